@@ -1,0 +1,39 @@
+# The two commands a fresh machine needs: `make run` and `make test`.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+# pip takes this CPU build from the machine's disk; a looser pin downloads gigabytes.
+TORCH  ?= torch==2.13.0
+PIP    := $(BIN)/python -m pip
+OUT    ?= out
+
+.PHONY: run test bench clean help
+
+help:
+	@echo "make run    set up .venv and score the bundled example with the embedded defaults"
+	@echo "make test   set up .venv with the test extras and run the test suite"
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+
+$(VENV)/.run-installed: pyproject.toml | $(BIN)/python
+	$(PIP) install -q $(TORCH)
+	$(PIP) install -q -e '.[default]'
+	touch $@
+
+$(VENV)/.test-installed: pyproject.toml | $(BIN)/python
+	$(PIP) install -q $(TORCH)
+	$(PIP) install -q -e '.[default,seq2seq,openai,train,dev]'
+	touch $@ $(VENV)/.run-installed
+
+run: $(VENV)/.run-installed
+	HF_HUB_OFFLINE=1 $(BIN)/conflictscore score examples/items.jsonl -o $(OUT)/example.scored.jsonl \
+		--summary $(OUT)/example.summary.json --cache $(OUT)/judgments.sqlite
+	@echo "per-item results: $(OUT)/example.scored.jsonl   summary: $(OUT)/example.summary.json"
+
+test: $(VENV)/.test-installed
+	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q
+
+clean:
+	rm -rf $(OUT) .pytest_cache

@@ -1,0 +1,93 @@
+"""conflictscore-local: ConflictScore with open-weights judges, offline.
+
+Measures how a response handles conflicting evidence: each claim is judged against each
+document separately, so a claim backed by one document and contradicted by five is
+reported as conflicted, not as "supported". Importing this package loads no model and no
+heavy library; backends import theirs when first used.
+
+    from conflictscore_local import Engine, read_items
+    engine = Engine(judge={"name": "nli", "model": "path/to/checkpoint"}, pruner="none")
+    results, report = engine.score_all(read_items("items.jsonl"))
+    print(report.macro["cs_c"], results[0].verdicts[0].conflicted)
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from .aggregate import bootstrap_ci, claim_verdict, document_judgment, item_metrics, macro, micro
+from .cache import JudgmentCache
+from .chunk import Chunker, split_sentences
+from .config import RunConfig, load_config
+from .decompose import Decomposer
+from .engine import Engine
+from .errors import BackendUnavailable, ConfigError, ConflictScoreError, InputError
+from .io import parse_item, read_items, read_results
+from .jobs import score_file
+from .judge import Judge
+from .prune import Pruner
+from .registry import available, build, register
+from .types import (
+    CONTRADICT,
+    IRRELEVANT,
+    LABELS,
+    SUPPORT,
+    Claim,
+    ClaimVerdict,
+    DocJudgment,
+    Document,
+    Item,
+    ItemMetrics,
+    ItemResult,
+    Judgment,
+    Label,
+    Pair,
+    Passage,
+    Report,
+)
+
+__all__ = [
+    "BackendUnavailable",
+    "CONTRADICT",
+    "Chunker",
+    "Claim",
+    "ClaimVerdict",
+    "ConfigError",
+    "ConflictScoreError",
+    "Decomposer",
+    "DocJudgment",
+    "Document",
+    "Engine",
+    "IRRELEVANT",
+    "InputError",
+    "Item",
+    "ItemMetrics",
+    "ItemResult",
+    "Judge",
+    "Judgment",
+    "JudgmentCache",
+    "LABELS",
+    "Label",
+    "Pair",
+    "Passage",
+    "Pruner",
+    "Report",
+    "RunConfig",
+    "SUPPORT",
+    "__version__",
+    "available",
+    "bootstrap_ci",
+    "build",
+    "claim_verdict",
+    "document_judgment",
+    "item_metrics",
+    "load_config",
+    "macro",
+    "micro",
+    "parse_item",
+    "read_items",
+    "read_results",
+    "register",
+    "score_file",
+    "split_sentences",
+]

@@ -1,0 +1,243 @@
+"""Passage judgments → document labels → claim verdicts → ConflictScore metrics.
+
+Pure Python on purpose: this is the part every number in a report goes through, and it
+must be exact and cheap to test by hand.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+from typing import Iterable, Mapping, Sequence
+
+from .types import (
+    CONTRADICT,
+    IRRELEVANT,
+    SUPPORT,
+    Claim,
+    ClaimVerdict,
+    DocJudgment,
+    ItemMetrics,
+    ItemResult,
+    Judgment,
+)
+
+METRIC_KEYS: tuple[str, ...] = ("cs_c", "cs_r", "cs_r_evidenced", "support_rate")
+
+
+def document_judgment(
+    doc_id: str,
+    passages: Sequence[Judgment],
+    *,
+    threshold: float = 0.0,
+    keep_both: bool = False,
+) -> DocJudgment:
+    """Decide a claim's label against a document from its passages' judgments.
+
+    SUPPORT if any passage is labelled SUPPORT with p(SUPPORT) ≥ ``threshold``, CONTRADICT
+    likewise; when both, the label with the higher probability wins (or, with
+    ``keep_both``, the document counts on both sides and the label is CONTRADICT, the rarer
+    and costlier signal). When no passage takes a side and some passage is unscored, the
+    document is unscored: an IRRELEVANT verdict would be a guess.
+    """
+    if not passages:
+        raise ValueError(f"document {doc_id!r} has no passage judgments")
+    n = len(passages)
+    best: dict[str, tuple[float, Judgment] | None] = {SUPPORT: None, CONTRADICT: None}
+    for j in passages:
+        if j.label in best:
+            p = j.prob(j.label)  # type: ignore[arg-type]
+            cur = best[j.label]
+            if p >= threshold and (cur is None or p > cur[0]):
+                best[j.label] = (p, j)
+    sup, con = best[SUPPORT], best[CONTRADICT]
+    if sup and con and keep_both:
+        note = f"also SUPPORT by passage {sup[1].pair.passage.index} (p={sup[0]:.3f})"
+        return _doc(doc_id, con[1], n, CONTRADICT, note=note, both=True)
+    if sup and con:
+        decider = sup[1] if sup[0] > con[0] else con[1]
+    elif sup or con:
+        decider = (sup or con)[1]  # type: ignore[index]
+    else:
+        unscored = [j for j in passages if j.label is None]
+        if unscored:
+            return _doc(doc_id, unscored[0], n, None)
+        # every passage IRRELEVANT (or below threshold): record the passage that came
+        # closest to taking a side, so a user can see how near the call was
+        decider = max(passages, key=lambda j: max(j.prob(SUPPORT), j.prob(CONTRADICT)))
+        return _doc(doc_id, decider, n, IRRELEVANT)
+    return _doc(doc_id, decider, n, decider.label)
+
+
+def _doc(
+    doc_id: str, j: Judgment, n: int, label: str | None, *, note: str | None = None, both: bool = False
+) -> DocJudgment:
+    return DocJudgment(
+        doc_id=doc_id,
+        label=label,  # type: ignore[arg-type]
+        probs=j.probs,
+        source=j.source,
+        passage=j.pair.passage.index if n > 1 else None,
+        n_passages=n,
+        similarity=j.pair.similarity,
+        note=note if note is not None else j.note,
+        both=both,
+    )
+
+
+def claim_verdict(claim: Claim, doc_judgments: Sequence[DocJudgment]) -> ClaimVerdict:
+    """Split documents into D+, D−, irrelevant and unscored for one claim.
+
+    A document judged ``both`` (see ``document_judgment(keep_both=True)``) is in D+ and D−.
+    """
+    sup: list[str] = []
+    con: list[str] = []
+    irr: list[str] = []
+    uns: list[str] = []
+    for d in doc_judgments:
+        if d.label is None:
+            uns.append(d.doc_id)
+        elif d.label == SUPPORT:
+            sup.append(d.doc_id)
+        elif d.label == CONTRADICT:
+            con.append(d.doc_id)
+            if d.both:
+                sup.append(d.doc_id)
+        else:
+            irr.append(d.doc_id)
+    return ClaimVerdict(claim, tuple(sup), tuple(con), tuple(irr), tuple(uns), tuple(doc_judgments))
+
+
+def item_metrics(verdicts: Sequence[ClaimVerdict]) -> ItemMetrics:
+    """CS-C, CS-R, cs_r_evidenced and support rate of one item (None where undefined)."""
+    n = len(verdicts)
+    conflicted = [v.ratio for v in verdicts if v.conflicted]
+    evidenced = [v.ratio for v in verdicts if v.evidenced]
+    return ItemMetrics(
+        n_claims=n,
+        cs_c=len(conflicted) / n if n else None,
+        cs_r=_mean(conflicted),  # type: ignore[arg-type]
+        cs_r_evidenced=_mean(evidenced),  # type: ignore[arg-type]
+        support_rate=sum(1 for v in verdicts if v.support) / n if n else None,
+    )
+
+
+def _mean(xs: Sequence[float]) -> float | None:
+    return math.fsum(xs) / len(xs) if xs else None
+
+
+def macro(metrics: Sequence[ItemMetrics]) -> dict[str, float | None]:
+    """Mean over items of each per-item value that is not None."""
+    return {k: _mean([v for m in metrics if (v := getattr(m, k)) is not None]) for k in METRIC_KEYS}
+
+
+def micro(results: Sequence[ItemResult]) -> dict[str, float | None]:
+    """The metrics pooled over all claims of all items, as if they were one item."""
+    pooled = [v for r in results for v in r.verdicts]
+    m = item_metrics(pooled)
+    return {k: getattr(m, k) for k in METRIC_KEYS}
+
+
+def bootstrap_ci(
+    metrics: Sequence[ItemMetrics],
+    *,
+    n_resamples: int = 1000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> dict[str, tuple[float, float] | None]:
+    """Percentile bootstrap interval over items for each macro value.
+
+    Items are resampled with replacement; each resample's macro value skips None as the
+    macro does. None when fewer than two items have a value.
+    """
+    rng = random.Random(seed)
+    out: dict[str, tuple[float, float] | None] = {}
+    lo_q, hi_q = (1 - level) / 2, 1 - (1 - level) / 2
+    for k in METRIC_KEYS:
+        vals = [getattr(m, k) for m in metrics]
+        if sum(v is not None for v in vals) < 2:
+            out[k] = None
+            continue
+        n = len(vals)
+        stats: list[float] = []
+        for _ in range(n_resamples):
+            s = 0.0
+            c = 0
+            for _i in range(n):
+                v = vals[rng.randrange(n)]
+                if v is not None:
+                    s += v
+                    c += 1
+            if c:
+                stats.append(s / c)
+        stats.sort()
+        out[k] = (_quantile(stats, lo_q), _quantile(stats, hi_q))
+    return out
+
+
+def _quantile(sorted_xs: Sequence[float], q: float) -> float:
+    pos = q * (len(sorted_xs) - 1)
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(sorted_xs) - 1)
+    return sorted_xs[lo] + (sorted_xs[hi] - sorted_xs[lo]) * (pos - lo)
+
+
+def pair_counts(results: Iterable[ItemResult]) -> dict[str, int]:
+    """Document-level judgment counts by source, plus unscored, over a set of results."""
+    c: Counter[str] = Counter()
+    total = 0
+    unscored = 0
+    for r in results:
+        for v in r.verdicts:
+            for j in v.judgments:
+                total += 1
+                c[j.source] += 1
+                unscored += j.label is None
+    return {
+        "total": total,
+        "judged": c["judge"],
+        "pruned": c["pruned"],
+        "cached": c["cache"],
+        "given": c["given"],
+        "unscored": unscored,
+    }
+
+
+def label_counts(results: Iterable[ItemResult]) -> dict[str, int]:
+    """How many claim × document judgments carry each label (None → ``unscored``)."""
+    c: Counter[str] = Counter()
+    for r in results:
+        for v in r.verdicts:
+            for j in v.judgments:
+                c[j.label or "unscored"] += 1
+    return {k: c[k] for k in (SUPPORT, CONTRADICT, IRRELEVANT, "unscored")}
+
+
+def summarize_metrics(results: Sequence[ItemResult], *, seed: int = 0) -> Mapping[str, object]:
+    """The dataset-level numbers of a report: macro, micro, ci95, pair and label counts."""
+    ms = [r.metrics for r in results]
+    return {
+        "n_items": len(results),
+        "n_claims": sum(m.n_claims for m in ms),
+        "macro": macro(ms),
+        "micro": micro(results),
+        "ci95": bootstrap_ci(ms, seed=seed),
+        "pairs": pair_counts(results),
+        "labels": label_counts(results),
+    }
+
+
+__all__ = [
+    "METRIC_KEYS",
+    "bootstrap_ci",
+    "claim_verdict",
+    "document_judgment",
+    "item_metrics",
+    "label_counts",
+    "macro",
+    "micro",
+    "pair_counts",
+    "summarize_metrics",
+]
+

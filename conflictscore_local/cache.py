@@ -1,0 +1,121 @@
+"""A SQLite judgment cache: reruns and overlapping sweeps judge only new pairs.
+
+Key = sha256(judge spec, claim text, passage text). The judge spec holds everything that
+changes a label (backend, model path and revision, prompt version, thresholds), so a new
+model or prompt never reads an old answer. WAL mode and a busy timeout make it safe for
+several processes writing at once. Unscored judgments are not cached: a retry may succeed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+from .types import Judgment, Pair
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS judgments (
+    key TEXT PRIMARY KEY,
+    label TEXT NOT NULL,
+    probs TEXT,
+    spec TEXT NOT NULL,
+    created REAL NOT NULL DEFAULT (julianday('now'))
+)
+"""
+
+
+def default_cache_path() -> Path:
+    """``$CONFLICTSCORE_CACHE``, else ``$XDG_CACHE_HOME/conflictscore/judgments.sqlite``."""
+    if os.environ.get("CONFLICTSCORE_CACHE"):
+        return Path(os.environ["CONFLICTSCORE_CACHE"])
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "conflictscore" / "judgments.sqlite"
+
+
+def spec_digest(spec: Mapping[str, Any]) -> str:
+    """A stable short hash of a judge spec."""
+    return hashlib.sha256(json.dumps(spec, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def pair_key(spec_hash: str, claim: str, passage: str) -> str:
+    h = hashlib.sha256()
+    for part in (spec_hash, claim, passage):
+        b = part.encode("utf-8")
+        h.update(len(b).to_bytes(8, "little"))
+        h.update(b)
+    return h.hexdigest()
+
+
+class JudgmentCache:
+    """Look up and store judgments of one judge spec."""
+
+    def __init__(self, path: str | os.PathLike[str], spec: Mapping[str, Any], *, timeout_s: float = 60.0):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.spec = dict(spec)
+        self.spec_hash = spec_digest(self.spec)
+        self._spec_json = json.dumps(self.spec, sort_keys=True, default=str)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(str(self.path), timeout=timeout_s, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute(f"PRAGMA busy_timeout={int(timeout_s * 1000)}")
+        with self._db:
+            self._db.execute(_SCHEMA)
+
+    def key(self, pair: Pair) -> str:
+        return pair_key(self.spec_hash, pair.claim.text, pair.passage.text)
+
+    def get_many(self, pairs: Sequence[Pair]) -> list[Judgment | None]:
+        """The cached judgment of each pair (``source="cache"``), or None on a miss."""
+        keys = [self.key(p) for p in pairs]
+        found: dict[str, tuple[str, str | None]] = {}
+        with self._lock:
+            for i in range(0, len(keys), 500):
+                chunk = keys[i:i + 500]
+                q = f"SELECT key, label, probs FROM judgments WHERE key IN ({','.join('?' * len(chunk))})"
+                for k, label, probs in self._db.execute(q, chunk):
+                    found[k] = (label, probs)
+        out: list[Judgment | None] = []
+        for p, k in zip(pairs, keys):
+            hit = found.get(k)
+            if hit is None:
+                out.append(None)
+            else:
+                probs = json.loads(hit[1]) if hit[1] else None
+                out.append(Judgment(p, hit[0], probs, "cache"))  # type: ignore[arg-type]
+        return out
+
+    def put_many(self, judgments: Iterable[Judgment]) -> int:
+        """Store the scored judgments; returns how many were written."""
+        rows = [
+            (self.key(j.pair), j.label, json.dumps(dict(j.probs)) if j.probs is not None else None, self._spec_json)
+            for j in judgments
+            if j.label is not None
+        ]
+        if not rows:
+            return 0
+        with self._lock, self._db:
+            self._db.executemany(
+                "INSERT OR REPLACE INTO judgments (key, label, probs, spec) VALUES (?, ?, ?, ?)", rows
+            )
+        return len(rows)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return self._db.execute("SELECT COUNT(*) FROM judgments").fetchone()[0]
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> "JudgmentCache":
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        self.close()

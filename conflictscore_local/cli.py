@@ -1,0 +1,210 @@
+"""The ``conflictscore`` command: argument parsing only; the work is in the library.
+
+Subcommands live beside the code they drive and register here by module path, so
+``conflictscore --help`` imports none of them (and no torch).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from typing import Any, Callable, Sequence
+
+from . import __version__
+from .config import STAGES, RunConfig, apply_overrides, load_config, parse_assignment
+from .errors import ConflictScoreError
+
+# name → "module:function" adding the subparser; the function sets ``func`` on it.
+SUBCOMMANDS: dict[str, str] = {
+    "score": "conflictscore_local.cli:add_score_parser",
+    "backends": "conflictscore_local.cli:add_backends_parser",
+    "bench": "conflictscore_local.bench.cli:add_parser",
+    "train-judge": "conflictscore_local.train_cli:add_parser",
+}
+
+EXIT_BAD_INPUT = 2
+
+SCORE_EPILOG = """\
+input format (JSONL, one item a line):
+  {"id": "q1", "question": "...", "response": "...",
+   "documents": [{"id": "d1", "text": "..."}, ...],
+   "claims": ["..."],                      optional: skips decomposition
+   "labels": [["SUPPORT", "CONTRADICT", ...], ...]}   optional: labels[i][j] = claim i vs document j; skips judging
+
+examples:
+  conflictscore score examples/items.jsonl -o scored.jsonl --summary summary.json
+  conflictscore score items.jsonl -o out.jsonl --judge nli --judge-arg model=./my-judge --pruner none
+  conflictscore score items.jsonl -o out.jsonl --config run.toml --set chunk.max_tokens=256 --resume
+  conflictscore score items.jsonl -o out.jsonl --config previous_summary.json   (replay a run)
+
+exit status: 0 done, 2 bad input or configuration (the message names file, line and field), 1 other errors.
+"""
+
+
+def add_pipeline_args(p: argparse.ArgumentParser) -> None:
+    """Flags that choose and configure the pipeline; shared by ``score`` and ``bench run``."""
+    g = p.add_argument_group("pipeline (flags override --config)")
+    g.add_argument("--config", metavar="FILE", help="TOML config file, or a summary JSON of an earlier run to replay")
+    for stage in STAGES:
+        g.add_argument(f"--{stage}", metavar="NAME", help=f"{stage} backend (see `conflictscore backends`); "
+                       + ("'none' judges every pair" if stage == "pruner" else ""))
+        g.add_argument(f"--{stage}-arg", metavar="KEY=VALUE", action="append", default=[],
+                       help=f"an argument of the {stage} backend (repeatable; VALUE read as JSON when it parses)")
+    g.add_argument("--set", metavar="SECTION.KEY=VALUE", action="append", default=[],
+                   help="any config value, e.g. chunk.max_tokens=256, aggregate.keep_both=true")
+    g.add_argument("--cache", metavar="PATH", help="judgment cache file (default ~/.cache/conflictscore/judgments.sqlite)")
+    g.add_argument("--no-cache", action="store_true", help="neither read nor write the judgment cache")
+
+
+def config_from_args(args: argparse.Namespace) -> RunConfig:
+    """One :class:`RunConfig` from the embedded defaults, ``--config`` and the flags."""
+    cfg = _load_any_config(args.config) if args.config else load_config()
+    data: dict[str, dict[str, Any]] = {}
+    for stage in STAGES:
+        name = getattr(args, stage)
+        body: dict[str, Any] = {}
+        if name:
+            body["name"] = name
+        for a in getattr(args, f"{stage}_arg"):
+            k, v = parse_assignment(a, flag=f"--{stage}-arg")
+            body[k] = v
+        if body:
+            data[stage] = body
+    if args.cache:
+        data["cache"] = {"path": args.cache}
+    if args.no_cache:
+        data.setdefault("cache", {})["enabled"] = False
+    cfg = cfg.updated(data, where="command line")
+    return apply_overrides(cfg, args.set)
+
+
+def _load_any_config(path: str) -> RunConfig:
+    if path.endswith(".json"):
+        try:
+            with open(path, encoding="utf-8") as fh:
+                data = json.load(fh)
+        except (OSError, json.JSONDecodeError) as e:
+            raise ConflictScoreError(f"{path}: cannot read as JSON: {e}") from None
+        run = data.get("config", {}).get("run") if isinstance(data, dict) else None
+        if not isinstance(run, dict):
+            raise ConflictScoreError(f"{path}: not a summary JSON (no config.run to replay)")
+        return RunConfig.from_mapping(run, where=path)
+    return RunConfig.from_toml(path)
+
+
+def add_score_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "score",
+        help="score responses against their documents (ConflictScore)",
+        description="Decompose each response into claims, judge every claim against every document, "
+        "and report CS-C (share of conflicted claims), CS-R (contradiction ratio of conflicted claims), "
+        "cs_r_evidenced and the pooled support rate.",
+        epilog=SCORE_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("input", metavar="INPUT", help="items, JSONL")
+    p.add_argument("-o", "--output", required=True, metavar="OUTPUT", help="per-item results, JSONL (written atomically)")
+    p.add_argument("--summary", metavar="SUMMARY.json", help="dataset metrics, pair counts, timing, config, versions")
+    p.add_argument("--resume", action="store_true", help="keep the finished items of an interrupted run; score the rest")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bars, no text summary")
+    add_pipeline_args(p)
+    p.set_defaults(func=cmd_score)
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    from .jobs import score_file
+
+    cfg = config_from_args(args)
+    progress = not args.quiet and sys.stderr.isatty()
+    report = score_file(args.input, args.output, config=cfg, summary_path=args.summary,
+                        resume=args.resume, progress=progress)
+    if args.json:
+        print(json.dumps(report.to_json(), indent=2))
+    elif not args.quiet:
+        print(format_report(report))
+    return 0
+
+
+def format_report(report: Any) -> str:
+    """A short human-readable summary of a :class:`Report`."""
+
+    def f(v: Any) -> str:
+        return "  -  " if v is None else f"{v:.3f}"
+
+    lines = [f"items {report.n_items}   claims {report.n_claims}", f"{'':16}{'macro':>8}{'micro':>8}   95% CI (macro)"]
+    for k in ("cs_c", "cs_r", "cs_r_evidenced", "support_rate"):
+        ci = report.ci95.get(k)
+        cis = f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "-"
+        lines.append(f"{k:16}{f(report.macro[k]):>8}{f(report.micro[k]):>8}   {cis}")
+    pr = report.pairs
+    lines.append("pairs " + ", ".join(f"{k} {pr[k]}" for k in pr))
+    return "\n".join(lines)
+
+
+def add_backends_parser(sub: Any) -> None:
+    p = sub.add_parser("backends", help="list the registered backends of each role and their arguments")
+    p.add_argument("--role", choices=STAGES, help="only this role")
+    p.set_defaults(func=cmd_backends)
+
+
+def cmd_backends(args: argparse.Namespace) -> int:
+    import dataclasses
+
+    from . import registry
+
+    for role in [args.role] if args.role else STAGES:
+        print(f"{role}:")
+        for name in registry.available(role):
+            try:
+                cls = registry.resolve(role, name)
+                fields = ", ".join(
+                    f"{f.name}={f.default!r}" if f.default is not dataclasses.MISSING else f.name
+                    for f in dataclasses.fields(cls.Config)
+                )
+                print(f"  {name:12} {fields}")
+            except ConflictScoreError as e:
+                print(f"  {name:12} (unavailable: {e})")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="conflictscore",
+        description="ConflictScore, locally: measure how an LLM answer handles conflicting evidence "
+        "in its grounding documents, with open-weights judges and no network.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, target in SUBCOMMANDS.items():
+        mod, _, fn = target.partition(":")
+        try:
+            add: Callable[[Any], None] = getattr(importlib.import_module(mod), fn)
+        except ModuleNotFoundError as e:
+            if e.name and mod.startswith(e.name):
+                continue
+            raise
+        add(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return EXIT_BAD_INPUT
+    try:
+        return int(args.func(args) or 0)
+    except ConflictScoreError as e:
+        print(f"conflictscore {args.command}: error: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("conflictscore: interrupted; rerun with --resume to continue", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

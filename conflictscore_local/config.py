@@ -1,0 +1,197 @@
+"""One run configuration, filled from the embedded defaults, a TOML file and CLI flags.
+
+```toml
+[decomposer]
+name = "spacy"            # the remaining keys are the backend's arguments
+
+[pruner]
+name = "embedding"
+threshold = 0.25
+
+[judge]
+name = "nli"
+model = "path/to/checkpoint"
+batch_size = 64
+
+[chunk]                   # long documents → passages (max_tokens defaults to the judge's window)
+overlap = 1
+
+[aggregate]
+threshold = 0.0           # min probability for a passage to put its document in D+ / D−
+keep_both = false         # a document with supporting and contradicting passages counts on both sides
+
+[cache]
+enabled = true
+path = "~/.cache/conflictscore/judgments.sqlite"
+
+[engine]
+step_items = 1024         # items per engine step: batching scope and resume granularity
+seed = 0                  # bootstrap seed
+```
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from .errors import ConfigError
+from .registry import make_config
+
+STAGES = ("decomposer", "pruner", "judge")
+
+
+@dataclass
+class StageConfig:
+    """A backend chosen by name, plus its arguments."""
+
+    name: str
+    args: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, **self.args}
+
+
+@dataclass(frozen=True)
+class ChunkConfig:
+    max_tokens: int | None = None
+    overlap: int = 1
+
+
+@dataclass(frozen=True)
+class AggregateConfig:
+    threshold: float = 0.0
+    keep_both: bool = False
+
+
+@dataclass(frozen=True)
+class CacheConfig:
+    enabled: bool = True
+    path: str | None = None
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    step_items: int = 1024
+    seed: int = 0
+    bootstrap: int = 1000
+
+
+_SECTIONS: dict[str, type] = {
+    "chunk": ChunkConfig,
+    "aggregate": AggregateConfig,
+    "cache": CacheConfig,
+    "engine": EngineConfig,
+}
+
+DEFAULT_STAGES: dict[str, str] = {"decomposer": "spacy", "pruner": "embedding", "judge": "nli"}
+
+
+@dataclass
+class RunConfig:
+    """Everything that decides a run's results; written into every summary."""
+
+    decomposer: StageConfig = field(default_factory=lambda: StageConfig(DEFAULT_STAGES["decomposer"]))
+    pruner: StageConfig = field(default_factory=lambda: StageConfig(DEFAULT_STAGES["pruner"]))
+    judge: StageConfig = field(default_factory=lambda: StageConfig(DEFAULT_STAGES["judge"]))
+    chunk: ChunkConfig = field(default_factory=ChunkConfig)
+    aggregate: AggregateConfig = field(default_factory=AggregateConfig)
+    cache: CacheConfig = field(default_factory=CacheConfig)
+    engine: EngineConfig = field(default_factory=EngineConfig)
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any], *, where: str = "config") -> "RunConfig":
+        """Build from a dict shaped like the TOML file; unknown sections or keys are errors."""
+        cfg = cls()
+        return cfg.updated(data, where=where)
+
+    @classmethod
+    def from_toml(cls, path: str | os.PathLike[str]) -> "RunConfig":
+        try:
+            with open(path, "rb") as fh:
+                data = tomllib.load(fh)
+        except OSError as e:
+            raise ConfigError(f"{path}: cannot read: {e.strerror}") from None
+        except tomllib.TOMLDecodeError as e:
+            raise ConfigError(f"{path}: invalid TOML: {e}") from None
+        return cls.from_mapping(data, where=str(path))
+
+    def updated(self, data: Mapping[str, Any], *, where: str = "config") -> "RunConfig":
+        """A copy with ``data`` (TOML-shaped) laid over this config.
+
+        Choosing another backend name for a stage drops the arguments given for the old one.
+        """
+        new = copy.deepcopy(self)
+        allowed = list(STAGES) + list(_SECTIONS)
+        for section, body in data.items():
+            if section not in allowed:
+                raise ConfigError(f"{where}: unknown section [{section}]; allowed: {', '.join(allowed)}")
+            if not isinstance(body, Mapping):
+                raise ConfigError(f"{where}: [{section}] must be a table")
+            if section in STAGES:
+                stage: StageConfig = getattr(new, section)
+                body = dict(body)
+                name = body.pop("name", None)
+                if name is not None:
+                    if not isinstance(name, str):
+                        raise ConfigError(f"{where}: [{section}] name must be a string")
+                    if name != stage.name:
+                        stage = StageConfig(name)
+                stage.args.update(body)
+                setattr(new, section, stage)
+            else:
+                cur = dataclasses.asdict(getattr(new, section))
+                cur.update(body)
+                setattr(new, section, make_config(_SECTIONS[section], cur, where=f"{where}: [{section}]"))
+        return new
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {s: getattr(self, s).to_json() for s in STAGES}
+        for s in _SECTIONS:
+            out[s] = dataclasses.asdict(getattr(self, s))
+        return json.loads(json.dumps(out, default=str))
+
+    def cache_path(self) -> Path:
+        from .cache import default_cache_path
+
+        return Path(os.path.expanduser(self.cache.path)) if self.cache.path else default_cache_path()
+
+
+def parse_assignment(text: str, *, flag: str) -> tuple[str, Any]:
+    """``key=value`` from a CLI flag; the value is read as JSON when it parses, else a string."""
+    key, sep, raw = text.partition("=")
+    if not sep or not key.strip():
+        raise ConfigError(f"{flag} expects KEY=VALUE, got {text!r}")
+    try:
+        value: Any = json.loads(raw)
+    except json.JSONDecodeError:
+        value = raw
+    return key.strip(), value
+
+
+def apply_overrides(cfg: RunConfig, sets: list[str]) -> RunConfig:
+    """Apply ``--set section.key=value`` overrides."""
+    data: dict[str, dict[str, Any]] = {}
+    for s in sets:
+        key, value = parse_assignment(s, flag="--set")
+        section, dot, k = key.partition(".")
+        if not dot:
+            raise ConfigError(f"--set expects SECTION.KEY=VALUE, got {s!r}")
+        data.setdefault(section, {})[k] = value
+    return cfg.updated(data, where="--set")
+
+
+def load_config(path: str | os.PathLike[str] | None = None) -> RunConfig:
+    """The embedded defaults, overlaid with a TOML file when given."""
+    return RunConfig.from_toml(path) if path else RunConfig()
+
+
+def repo_root() -> Path:
+    """The source checkout this package runs from (where ``models/`` lives)."""
+    return Path(__file__).resolve().parent.parent

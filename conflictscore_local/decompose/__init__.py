@@ -1,0 +1,5 @@
+"""Claim decomposition backends (registered by name in :mod:`conflictscore_local.registry`)."""
+
+from ._base import Decomposer
+
+__all__ = ["Decomposer"]

@@ -1,0 +1,25 @@
+"""The ``Decomposer`` role: a response → atomic, self-contained claims."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, Sequence, runtime_checkable
+
+from ..types import Claim, Item
+
+
+@runtime_checkable
+class Decomposer(Protocol):
+    """Split each item's response into claims.
+
+    Called once per engine step with every item that has no given claims, so model
+    backends can batch across items. Returns one list of claims per item, in order, with
+    ``Claim.item_id`` set and ``Claim.index`` counting from 0 within the item.
+    """
+
+    name: str
+
+    def decompose(self, items: Sequence[Item]) -> list[list[Claim]]: ...
+
+    def describe(self) -> dict[str, Any]: ...
+
+    def stats(self) -> dict[str, Any]: ...

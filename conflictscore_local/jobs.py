@@ -1,0 +1,60 @@
+"""File-level jobs behind the CLI: read and validate, score, write atomically, resume."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import Any, Callable
+
+from .config import RunConfig
+from .engine import Engine
+from .io import ResumableJsonlWriter, read_items, write_json_atomic
+from .types import ItemResult, Report
+
+
+def score_file(
+    input_path: str | os.PathLike[str],
+    output_path: str | os.PathLike[str],
+    *,
+    config: RunConfig | None = None,
+    summary_path: str | os.PathLike[str] | None = None,
+    resume: bool = False,
+    progress: bool = False,
+    warn: Callable[[str], Any] = lambda m: print(f"warning: {m}", file=sys.stderr),
+) -> Report:
+    """Score a JSONL file into OUTPUT (one line per item) and return the run's report.
+
+    Every input line is validated before any model loads. OUTPUT appears only when the
+    run finishes (rows accumulate in ``OUTPUT.partial``); ``resume`` keeps the rows of an
+    interrupted run with the same configuration and scores only the remaining items.
+    """
+    t0 = time.perf_counter()
+    items = read_items(input_path)
+    config = config if config is not None else RunConfig()
+    fingerprint = {"input": os.path.abspath(input_path), "config": config.to_json()}
+    wanted = {it.id for it in items}
+    with ResumableJsonlWriter(
+        output_path, resume=resume, fingerprint=fingerprint, keep=lambda r: r.get("id") in wanted
+    ) as writer:
+        if writer.dropped:
+            warn(f"--resume: dropped {writer.dropped} finished rows whose ids are not in {input_path}")
+        done = [ItemResult.from_json(r) for r in writer.done]
+        done_ids = {r.item_id for r in done}
+        todo = [it for it in items if it.id not in done_ids]
+        engine = Engine(config, progress=progress)
+        try:
+            new: list[ItemResult] = []
+            for r in engine.score(todo):
+                writer.write(r.to_json())
+                new.append(r)
+            by_id = {r.item_id: r for r in done + new}
+            results = [by_id[it.id] for it in items]
+            report = engine.summarize(results, timing={"total_s": round(time.perf_counter() - t0, 4)})
+        finally:
+            engine.close()
+    if resume:
+        report = Report(**{**report.__dict__, "stages": {**report.stages, "resumed_items": len(done)}})
+    if summary_path is not None:
+        write_json_atomic(summary_path, report.to_json())
+    return report

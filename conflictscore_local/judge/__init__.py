@@ -1,0 +1,5 @@
+"""Judge backends (registered by name in :mod:`conflictscore_local.registry`)."""
+
+from ._base import Judge
+
+__all__ = ["Judge"]

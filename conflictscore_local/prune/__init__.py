@@ -1,0 +1,5 @@
+"""Pair pruning backends (registered by name in :mod:`conflictscore_local.registry`)."""
+
+from ._base import Pruner
+
+__all__ = ["Pruner"]

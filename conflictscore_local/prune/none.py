@@ -1,0 +1,19 @@
+"""``none``: judge every pair."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from ..backend import Backend
+from ..types import Judgment, Pair
+
+
+class NoPruner(Backend):
+    """Keeps every pair: the exhaustive claims × documents matrix."""
+
+    name = "none"
+    role = "pruner"
+
+    def select(self, pairs: Sequence[Pair]) -> tuple[list[Pair], list[Judgment]]:
+        self.count("kept", len(pairs))
+        return list(pairs), []

