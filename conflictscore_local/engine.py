@@ -7,6 +7,7 @@ every model call is batched across items; results come back in input order.
 
 from __future__ import annotations
 
+import copy
 import platform
 import sys
 import time
@@ -69,7 +70,7 @@ class Engine:
         judge: StageArg | None = None,
         progress: bool = False,
     ):
-        self.config = config if config is not None else RunConfig()
+        self.config = copy.deepcopy(config) if config is not None else RunConfig()
         self.progress = progress
         self._backends: dict[str, Any] = {}
         for stage, arg in (("decomposer", decomposer), ("pruner", pruner), ("judge", judge)):
@@ -111,7 +112,10 @@ class Engine:
             kw: dict[str, Any] = {"max_tokens": max_tokens, "overlap": self.config.chunk.overlap}
             if count is not None:
                 kw["count"] = count
-            self._chunker = Chunker(**kw)
+            try:
+                self._chunker = Chunker(**kw)
+            except ValueError as e:
+                raise ConfigError(f"[chunk]: {e}") from None
         return self._chunker
 
     def cache(self) -> Any:

@@ -1,0 +1,185 @@
+"""The engine end to end with a rule-based judge defined here (the model judges have their own tests)."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+from typing import Any, Sequence
+
+import pytest
+
+from conflictscore_local import Engine, Item, RunConfig, parse_item
+from conflictscore_local.backend import Backend
+from conflictscore_local.errors import BackendUnavailable, ConfigError
+from conflictscore_local.registry import available, build, make_config, register
+from conflictscore_local.types import Claim, Judgment, Pair
+
+
+class RuleJudge(Backend):
+    """SUPPORT when the passage says 'yes: <claim>', CONTRADICT for 'no: <claim>', '???' → unscored."""
+
+    name = "rule"
+    role = "judge"
+
+    @dataclasses.dataclass(frozen=True)
+    class Config:
+        version: int = 1
+
+    def __init__(self, config: Any = None):
+        super().__init__(config)
+        self.calls: list[int] = []
+
+    def judge(self, pairs: Sequence[Pair], on_progress: Any = None) -> list[Judgment]:
+        self.calls.append(len(pairs))
+        out = []
+        for p in pairs:
+            text, claim = p.passage.text.lower(), p.claim.text.lower().rstrip(".")
+            if "???" in text:
+                out.append(Judgment(p, None, None, "judge", "unreadable output"))
+            elif f"no: {claim}" in text:
+                out.append(Judgment(p, "CONTRADICT", {"SUPPORT": 0.1, "CONTRADICT": 0.8, "IRRELEVANT": 0.1}))
+            elif f"yes: {claim}" in text:
+                out.append(Judgment(p, "SUPPORT", {"SUPPORT": 0.9, "CONTRADICT": 0.05, "IRRELEVANT": 0.05}))
+            else:
+                out.append(Judgment(p, "IRRELEVANT", {"SUPPORT": 0.1, "CONTRADICT": 0.1, "IRRELEVANT": 0.8}))
+            if on_progress:
+                on_progress(1)
+        return out
+
+    def spec(self) -> dict:
+        return {"name": "rule", "version": self.config.version}
+
+    def passage_budget(self) -> None:
+        return None
+
+
+class SentenceDecomposer(Backend):
+    name = "sentences"
+    role = "decomposer"
+
+    def decompose(self, items: Sequence[Item]) -> list[list[Claim]]:
+        self.count("calls")
+        out = []
+        for it in items:
+            parts = [s.strip() for s in it.response.split(".") if s.strip()]
+            out.append([Claim(it.id, i, p + ".") for i, p in enumerate(parts)])
+        return out
+
+
+def item(i: int, docs: list[str], claims: list[str] | None = None, response: str = "") -> Item:
+    d: dict[str, Any] = {"id": f"i{i}", "response": response, "documents": [
+        {"id": f"d{j}", "text": t} for j, t in enumerate(docs)]}
+    if claims is not None:
+        d["claims"] = claims
+    return parse_item(d)
+
+
+ITEMS = [
+    item(0, ["yes: sky is blue", "no: sky is blue", "cats purr"], ["Sky is blue.", "Grass is red."]),
+    item(1, ["yes: water is wet", "???"], ["Water is wet."]),
+    item(2, ["yes: fire is hot", "no: ice is hot"], response="Fire is hot. Ice is hot."),
+]
+
+
+def test_scores_with_given_claims_and_decomposition():
+    judge = RuleJudge()
+    eng = Engine(RunConfig(), judge=judge, pruner="none", decomposer=SentenceDecomposer())
+    results, report = eng.score_all(ITEMS)
+    r0, r1, r2 = results
+    assert r0.verdicts[0].support == ("d0",) and r0.verdicts[0].contradict == ("d1",)
+    assert r0.verdicts[0].conflicted and r0.metrics.cs_c == 0.5 and r0.metrics.cs_r == 0.5
+    assert r1.verdicts[0].unscored == ("d1",) and r1.verdicts[0].judgments[1].note == "unreadable output"
+    assert [v.claim.text for v in r2.verdicts] == ["Fire is hot.", "Ice is hot."]
+    assert r2.verdicts[1].contradict == ("d1",)
+    # every pair of the step went to the judge in one call: 2×3 + 1×2 + 2×2
+    assert judge.calls == [12]
+    assert report.pairs == {"total": 12, "judged": 12, "pruned": 0, "cached": 0, "given": 0, "unscored": 1}
+    assert report.config["backends"]["judge"]["name"] == "rule"
+    assert report.stages["decomposer"] == {"calls": 1}
+
+
+def test_steps_batch_across_items_and_keep_order():
+    judge = RuleJudge()
+    cfg = RunConfig().updated({"engine": {"step_items": 2}})
+    eng = Engine(cfg, judge=judge, pruner="none", decomposer=SentenceDecomposer())
+    results = list(eng.score(ITEMS))
+    assert [r.item_id for r in results] == ["i0", "i1", "i2"]
+    assert judge.calls == [8, 4]
+
+
+def test_cache_serves_the_second_run_and_keys_on_the_judge_spec():
+    items = ITEMS[:1]
+    first, _ = Engine(judge=RuleJudge(), pruner="none").score_all(items)
+    judge = RuleJudge()
+    second, report = Engine(judge=judge, pruner="none").score_all(items)
+    assert judge.calls == []
+    assert report.pairs["cached"] == 6
+    assert [j.label for j in second[0].verdicts[0].judgments] == [j.label for j in first[0].verdicts[0].judgments]
+    v2 = RuleJudge(RuleJudge.Config(version=2))
+    Engine(judge=v2, pruner="none").score_all(items)
+    assert v2.calls == [6]
+    no_cache = RuleJudge()
+    Engine(RunConfig().updated({"cache": {"enabled": False}}), judge=no_cache, pruner="none").score_all(items)
+    assert no_cache.calls == [6]
+
+
+def test_given_labels_load_no_backend():
+    it = parse_item({"id": "a", "response": "", "documents": [{"id": "d", "text": "t"}],
+                     "claims": ["c"], "labels": [["contradict"]]})
+    eng = Engine(judge="vllm")  # would need a GPU and vllm: must never be built
+    (r,), report = eng.score_all([it])
+    assert r.verdicts[0].contradict == ("d",)
+    assert report.config["backends"]["judge"] == {"name": "vllm", "loaded": False}
+
+
+def test_unknown_backend_names_the_allowed_ones():
+    with pytest.raises(ConfigError, match=r"unknown judge 'gpt5'; allowed: .*nli"):
+        Engine(judge="gpt5")
+    with pytest.raises(ConfigError, match=r"unknown pruner 'x'; allowed: embedding, none"):
+        Engine(pruner="x")
+
+
+def test_backend_arguments_are_checked_and_coerced():
+    register("judge", "rule-test", RuleJudge)
+    assert "rule-test" in available("judge")
+    assert build("judge", "rule-test", {"version": "3"}).config.version == 3
+    with pytest.raises(ConfigError, match=r"judge 'rule-test': unknown argument 'modle'; allowed: version"):
+        build("judge", "rule-test", {"modle": "x"})
+    with pytest.raises(ConfigError, match="expected an integer"):
+        build("judge", "rule-test", {"version": "three"})
+
+
+def test_config_coercion():
+    @dataclasses.dataclass(frozen=True)
+    class Cfg:
+        flag: bool = False
+        ratio: float = 0.5
+        size: int | None = None
+        names: list[str] = dataclasses.field(default_factory=list)
+        mode: "str" = "a"
+
+    c = make_config(Cfg, {"flag": "true", "ratio": "0.25", "size": "none", "names": "a,b"}, where="x")
+    assert (c.flag, c.ratio, c.size, c.names) == (True, 0.25, None, ["a", "b"])
+    with pytest.raises(ConfigError, match="expected true/false"):
+        make_config(Cfg, {"flag": "maybe"}, where="x")
+
+
+def test_missing_backend_module_says_what_to_do(monkeypatch: pytest.MonkeyPatch):
+    from conflictscore_local import registry
+
+    monkeypatch.setitem(registry._REGISTRY["judge"], "future", "conflictscore_local.judge.not_written:X")
+    with pytest.raises(BackendUnavailable, match="not implemented in this version.*give claims and labels"):
+        registry.resolve("judge", "future")
+
+
+def test_import_and_help_do_not_import_heavy_libraries():
+    code = (
+        "import sys, conflictscore_local\n"
+        "from conflictscore_local.cli import build_parser\n"
+        "p = build_parser(); p.format_help()\n"
+        "[a.choices[c].format_help() for a in p._subparsers._group_actions for c in a.choices]\n"
+        "heavy = [m for m in ('torch', 'transformers', 'vllm', 'faiss', 'spacy', 'sentence_transformers') if m in sys.modules]\n"
+        "assert not heavy, heavy\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
