@@ -136,14 +136,15 @@ def coerce(value: Any, hint: Any, *, where: str) -> Any:
             return None
         if isinstance(value, str) and value.lower() in ("none", "null") and type(None) in options:
             return None
+        real = [o for o in options if o is not type(None)]
         errors = []
-        for opt in options:
-            if opt is type(None):
-                continue
+        for opt in real:
             try:
                 return coerce(value, opt, where=where)
             except ConfigError as e:
-                errors.append(str(e))
+                errors.append(e)
+        if len(real) == 1:
+            raise ConfigError(f"{errors[0]}" + (" (or none)" if len(options) > 1 else "")) from None
         raise ConfigError(f"{where}: {value!r} is not a valid {_hint_name(hint)}")
     if origin is typing.Literal:
         allowed = typing.get_args(hint)
