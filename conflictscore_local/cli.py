@@ -160,14 +160,21 @@ def cmd_backends(args: argparse.Namespace) -> int:
         for name in registry.available(role):
             try:
                 cls = registry.resolve(role, name)
-                fields = ", ".join(
-                    f"{f.name}={f.default!r}" if f.default is not dataclasses.MISSING else f.name
-                    for f in dataclasses.fields(cls.Config)
-                )
+                fields = ", ".join(_field_doc(f) for f in dataclasses.fields(cls.Config))
                 print(f"  {name:12} {fields}")
             except ConflictScoreError as e:
                 print(f"  {name:12} (unavailable: {e})")
     return 0
+
+
+def _field_doc(f: Any) -> str:
+    import dataclasses
+
+    if f.default is not dataclasses.MISSING:
+        return f"{f.name}={f.default!r}"
+    if f.default_factory is not dataclasses.MISSING:
+        return f"{f.name}={f.default_factory()!r}"
+    return f.name
 
 
 def build_parser() -> argparse.ArgumentParser:
