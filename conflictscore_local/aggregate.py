@@ -64,8 +64,12 @@ def document_judgment(
         if unscored:
             return _doc(doc_id, unscored[0], n, None)
         # every passage IRRELEVANT (or below threshold): record the passage that came
-        # closest to taking a side, so a user can see how near the call was
-        decider = max(passages, key=lambda j: max(j.prob(SUPPORT), j.prob(CONTRADICT)))
+        # closest to taking a side (then the most similar one), so a user can see how near
+        # the call was
+        decider = max(
+            passages,
+            key=lambda j: (max(j.prob(SUPPORT), j.prob(CONTRADICT)), j.pair.similarity or -1.0),
+        )
         return _doc(doc_id, decider, n, IRRELEVANT)
     return _doc(doc_id, decider, n, decider.label)
 

@@ -144,3 +144,12 @@ def test_bootstrap_interval():
     assert ci["cs_r"] is None  # one item only has a cs_r
     same = [item_metrics(verdicts([[S, C]]))] * 5
     assert bootstrap_ci(same)["cs_c"] == (1.0, 1.0)
+
+
+def test_irrelevant_document_reports_its_most_similar_passage():
+    def pruned(idx: int, sim: float) -> Judgment:
+        pair = Pair(Claim("x", 0, "c"), Passage("x", "d", idx, f"p{idx}"), similarity=sim)
+        return Judgment(pair, I, None, "pruned")
+
+    d = document_judgment("d", [pruned(0, 0.05), pruned(1, 0.12), pruned(2, 0.01)])
+    assert (d.label, d.source, d.passage, d.similarity) == (I, "pruned", 1, 0.12)
