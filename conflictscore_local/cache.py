@@ -1,8 +1,9 @@
 """A SQLite judgment cache: reruns and overlapping sweeps judge only new pairs.
 
 Key = sha256(judge spec, claim text, passage text). The judge spec holds everything that
-changes a label (backend, model path and revision, prompt version, thresholds), so a new
-model or prompt never reads an old answer. WAL mode and a busy timeout make it safe for
+changes a label (backend, model weights or revision, prompt version, thresholds), so a new
+model or prompt never reads an old answer; each spec is stored once, in ``specs``, so a
+cache file says which judges filled it. WAL mode and a busy timeout make it safe for
 several processes writing at once. Unscored judgments are not cached: a retry may succeed.
 """
 
@@ -13,20 +14,28 @@ import json
 import os
 import sqlite3
 import threading
+import time
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from .errors import ConfigError
 from .types import Judgment, Pair
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS judgments (
-    key TEXT PRIMARY KEY,
-    label TEXT NOT NULL,
-    probs TEXT,
-    spec TEXT NOT NULL,
-    created REAL NOT NULL DEFAULT (julianday('now'))
+SCHEMA_VERSION = 2
+_SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS specs (
+        hash TEXT PRIMARY KEY,
+        spec TEXT NOT NULL,
+        created REAL NOT NULL DEFAULT (julianday('now'))
+    )""",
+    """CREATE TABLE IF NOT EXISTS judgments (
+        key TEXT PRIMARY KEY,
+        spec_hash TEXT NOT NULL,
+        label TEXT NOT NULL,
+        probs TEXT,
+        created REAL NOT NULL DEFAULT (julianday('now'))
+    )""",
 )
-"""
 
 
 def default_cache_path() -> Path:
@@ -62,11 +71,49 @@ class JudgmentCache:
         self._spec_json = json.dumps(self.spec, sort_keys=True, default=str)
         self._lock = threading.Lock()
         self._db = sqlite3.connect(str(self.path), timeout=timeout_s, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute(f"PRAGMA busy_timeout={int(timeout_s * 1000)}")
-        with self._db:
-            self._db.execute(_SCHEMA)
+        try:
+            self._init_schema(timeout_s)
+        except sqlite3.DatabaseError as e:
+            self._db.close()
+            raise ConfigError(
+                f"judgment cache {self.path}: {e}; delete the file or choose another with --cache PATH"
+            ) from None
+        except BaseException:
+            self._db.close()
+            raise
+
+    def _init_schema(self, timeout_s: float) -> None:
+        """Create or check the tables, one process at a time (``BEGIN IMMEDIATE``)."""
+        db = self._db
+        db.execute(f"PRAGMA busy_timeout={int(timeout_s * 1000)}")
+        # Switching to WAL while another process opens the same new file can fail at once with
+        # "database is locked" (SQLite does not wait on its busy handler there): retry until timeout.
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                db.execute("PRAGMA journal_mode=WAL")
+                break
+            except sqlite3.OperationalError as e:
+                if "locked" not in str(e) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+            if version != SCHEMA_VERSION and db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0]:
+                raise ConfigError(
+                    f"judgment cache {self.path} has schema version {version}, this version uses "
+                    f"{SCHEMA_VERSION}; delete the file or choose another with --cache PATH"
+                )
+            for stmt in _SCHEMA:
+                db.execute(stmt)
+            db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            db.execute("INSERT OR IGNORE INTO specs (hash, spec) VALUES (?, ?)", (self.spec_hash, self._spec_json))
+            db.commit()
+        except BaseException:
+            db.rollback()
+            raise
 
     def key(self, pair: Pair) -> str:
         return pair_key(self.spec_hash, pair.claim.text, pair.passage.text)
@@ -94,7 +141,7 @@ class JudgmentCache:
     def put_many(self, judgments: Iterable[Judgment]) -> int:
         """Store the scored judgments; returns how many were written."""
         rows = [
-            (self.key(j.pair), j.label, json.dumps(dict(j.probs)) if j.probs is not None else None, self._spec_json)
+            (self.key(j.pair), self.spec_hash, j.label, json.dumps(dict(j.probs)) if j.probs is not None else None)
             for j in judgments
             if j.label is not None
         ]
@@ -102,13 +149,15 @@ class JudgmentCache:
             return 0
         with self._lock, self._db:
             self._db.executemany(
-                "INSERT OR REPLACE INTO judgments (key, label, probs, spec) VALUES (?, ?, ?, ?)", rows
+                "INSERT OR REPLACE INTO judgments (key, spec_hash, label, probs) VALUES (?, ?, ?, ?)", rows
             )
         return len(rows)
 
     def __len__(self) -> int:
+        """Judgments stored under this cache's judge spec."""
         with self._lock:
-            return self._db.execute("SELECT COUNT(*) FROM judgments").fetchone()[0]
+            row = self._db.execute("SELECT COUNT(*) FROM judgments WHERE spec_hash = ?", (self.spec_hash,)).fetchone()
+            return row[0]
 
     def close(self) -> None:
         with self._lock:

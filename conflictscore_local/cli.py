@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 from typing import Any, Callable, Sequence
 
@@ -203,6 +204,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_BAD_INPUT
+    if getattr(args, "quiet", False) or not sys.stderr.isatty():
+        # model-loading bars of transformers / huggingface_hub, read when they are imported
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     try:
         return int(args.func(args) or 0)
     except ConflictScoreError as e:

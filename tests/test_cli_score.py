@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 
 from conflictscore_local.cli import main
-from conflictscore_local.registry import register
 
 from .test_engine import RuleJudge
 
@@ -121,8 +120,8 @@ class CountingJudge(RuleJudge):
         return super().judge(pairs, on_progress)
 
 
-def test_crash_leaves_no_output_and_resume_scores_only_the_rest(tmp_path: Path):
-    register("judge", "counting-test", CountingJudge)
+def test_crash_leaves_no_output_and_resume_scores_only_the_rest(tmp_path: Path, register_backend):
+    register_backend("judge", "counting-test", CountingJudge)
     items = [{"id": f"i{k}", "response": "", "documents": [{"id": "d", "text": f"yes: claim {k}"}],
               "claims": [f"claim {k}"]} for k in range(4)]
     inp = write_jsonl(tmp_path / "in.jsonl", items)
@@ -149,8 +148,8 @@ def test_crash_leaves_no_output_and_resume_scores_only_the_rest(tmp_path: Path):
     assert not (tmp_path / "out.jsonl.partial").exists()
 
 
-def test_config_file_and_replay_from_summary(tmp_path: Path):
-    register("judge", "rule-test", RuleJudge)
+def test_config_file_and_replay_from_summary(tmp_path: Path, register_backend):
+    register_backend("judge", "rule-test", RuleJudge)
     inp = write_jsonl(tmp_path / "in.jsonl", [{"id": "a", "response": "", "claims": ["x is y"],
                                                "documents": [{"id": "d", "text": "no: x is y"}]}])
     cfg = tmp_path / "run.toml"

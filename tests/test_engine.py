@@ -12,7 +12,7 @@ import pytest
 from conflictscore_local import Engine, Item, RunConfig, parse_item
 from conflictscore_local.backend import Backend
 from conflictscore_local.errors import BackendUnavailable, ConfigError
-from conflictscore_local.registry import available, build, make_config, register
+from conflictscore_local.registry import available, build, make_config
 from conflictscore_local.types import Claim, Judgment, Pair
 
 
@@ -140,8 +140,8 @@ def test_unknown_backend_names_the_allowed_ones():
         Engine(pruner="x")
 
 
-def test_backend_arguments_are_checked_and_coerced():
-    register("judge", "rule-test", RuleJudge)
+def test_backend_arguments_are_checked_and_coerced(register_backend):
+    register_backend("judge", "rule-test", RuleJudge)
     assert "rule-test" in available("judge")
     assert build("judge", "rule-test", {"version": "3"}).config.version == 3
     with pytest.raises(ConfigError, match=r"judge 'rule-test': unknown argument 'modle'; allowed: version"):

@@ -1,0 +1,90 @@
+"""``build_bench``: every selected source loaded into one list of ConflictBench items."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+from ..config import repo_root
+from ..errors import ConfigError, InputError
+from ..registry import make_config
+from .sources import DEFAULT_SOURCES, SOURCES
+
+
+def default_data_dir() -> Path:
+    """``$CONFLICTSCORE_DATA``, else ``<repo>/../shared/data`` (read at call time)."""
+    env = os.environ.get("CONFLICTSCORE_DATA")
+    return Path(env) if env else repo_root().parent / "shared" / "data"
+
+
+def _check_names(names: Iterable[str], what: str) -> None:
+    for n in names:
+        if n not in SOURCES:
+            raise ConfigError(f"{what}: unknown source {n!r}; allowed: {', '.join(SOURCES)}")
+
+
+def build_bench(
+    data_dir: str | Path | None = None,
+    only: Sequence[str] | None = None,
+    sources: Mapping[str, str | Path] | None = None,
+    *,
+    options: Mapping[str, Mapping[str, Any]] | None = None,
+) -> list[dict[str, Any]]:
+    """Build ConflictBench items (JSON-ready dicts) from the public source files.
+
+    ``only`` names the sources to build (default: every source with a file in the shared
+    data, plus any named in ``sources``); ``sources`` maps a source name to a file (or
+    directory) that replaces its default path; ``options`` maps a source name to its
+    options (e.g. ``{"climate_fever": {"max_entropy": 0.7}}``). A selected source whose
+    file is missing is an error naming the source and the path.
+    """
+    sources = dict(sources or {})
+    options = dict(options or {})
+    _check_names(sources, "--source")
+    _check_names(options, "--source-opt")
+    if only is not None:
+        _check_names(only, "--only")
+        for what, given in (("--source", sources), ("--source-opt", options)):
+            extra = [n for n in given if n not in only]
+            if extra:
+                raise ConfigError(f"{what} {', '.join(extra)}: not selected by --only {' '.join(only)}")
+        names = list(dict.fromkeys(only))
+    else:
+        names = list(DEFAULT_SOURCES) + [n for n in sources if n not in DEFAULT_SOURCES]
+    base = Path(data_dir) if data_dir is not None else default_data_dir()
+    opts = {n: make_config(SOURCES[n].Options, options.get(n, {}), where=f"source {n!r}") for n in names}
+    items: list[dict[str, Any]] = []
+    for name in names:
+        src = SOURCES[name]
+        if name in sources:
+            path = Path(sources[name])
+        elif src.default_path is not None:
+            path = base / src.default_path
+        else:
+            raise ConfigError(f"source {name!r} has no file in the shared data; give one with --source {name}=PATH")
+        if not path.exists():
+            raise InputError(f"source {name!r}: file not found (give another with --source {name}=PATH, "
+                             f"or leave the source out with --only)", path=str(path))
+        items.extend(src.load(path, opts[name]))
+    dup = [k for k, c in Counter(it["id"] for it in items).items() if c > 1]
+    if dup:
+        raise InputError(f"duplicate item id {dup[0]!r} across the selected sources")
+    return items
+
+
+def bench_stats(items: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """Counts of items, claims, conflicted claims and pairs by source, conflict type and split."""
+    out: dict[str, Any] = {}
+    for it in items:
+        n_claims = len(it["claims"])
+        n_conf = sum(it["gold_conflicted"])
+        n_pairs = n_claims * len(it["documents"])
+        for axis, key in (("total", "all"), ("source", it["source"]), ("conflict_type", it["conflict_type"]),
+                          ("split", it["split"]), ("source_split", f"{it['source']}/{it['split']}")):
+            c = out.setdefault(axis, {}).setdefault(key, Counter())
+            c.update(items=1, claims=n_claims, conflicted=n_conf, pairs=n_pairs)
+            for row in it["gold_labels"]:
+                c.update(row)
+    return {axis: {k: dict(v) for k, v in sorted(d.items())} for axis, d in out.items()}

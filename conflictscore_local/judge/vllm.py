@@ -1,0 +1,139 @@
+"""``vllm``: an LLM judge (Qwen3-32B class) run in-process by vLLM.
+
+One generated token per pair, read from its log-probabilities (see :mod:`.llm`); prompts
+that share a passage are submitted together so vLLM's prefix cache prefills each passage
+once. Engine arguments (tensor parallelism, context length, GPU memory share, anything
+else through ``engine_args``) are passed through to ``vllm.LLM``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from ..errors import ConfigError
+from ..generate.common import model_fingerprint
+from ..generate.vllm import VLLMConfig, VLLMGenerator
+from ..types import LABELS
+from .labels import check_thresholds, token_label
+from .llm import LLMJudge
+from .prompts import judge_messages, judge_text
+
+
+@dataclass(frozen=True)
+class VLLMJudgeConfig(VLLMConfig):
+    """The ``vllm`` generator's arguments plus the judge's own.
+
+    ``top_logprobs``: alternatives read at the answer token (vLLM allows 20 by default).
+    ``max_tokens``: tokens generated per pair (the first non-blank one is read).
+    ``min_label_mass``: the least probability the label tokens must hold at that position.
+    ``thresholds``: calibrated SUPPORT / CONTRADICT thresholds (see ``labels.decide``).
+    ``chat=false``: plain-text prompt for base models. ``passage_tokens``: the most tokens
+    a passage may have (documents are split to fit, and always to fit ``max_model_len``).
+    ``claim_room``: tokens kept free for the claim.
+    """
+
+    top_logprobs: int = 20
+    max_tokens: int = 1
+    chat: bool = True
+    min_label_mass: float = 0.5
+    thresholds: dict | None = None
+    passage_tokens: int = 4096
+    claim_room: int = 128
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not 1 <= self.top_logprobs <= 100:
+            raise ValueError(f"top_logprobs must be between 1 and 100, got {self.top_logprobs}")
+        if self.max_tokens < 1:
+            raise ValueError(f"max_tokens must be at least 1, got {self.max_tokens}")
+        if self.passage_tokens < 8:
+            raise ValueError(f"passage_tokens must be at least 8, got {self.passage_tokens}")
+        if not 0.0 <= self.min_label_mass <= 1.0:
+            raise ValueError(f"min_label_mass must be between 0 and 1, got {self.min_label_mass}")
+        if self.thresholds is not None:
+            check_thresholds(self.thresholds, source="judge vllm: thresholds")
+
+
+class VLLMJudge(LLMJudge):
+    """SUPPORT / CONTRADICT / IRRELEVANT from an in-process vLLM model's first-token logprobs."""
+
+    name = "vllm"
+    Config = VLLMJudgeConfig
+
+    def __init__(self, config: VLLMJudgeConfig | None = None):
+        super().__init__(config)
+        self._identity: dict[str, Any] | None = None
+
+    def generator(self) -> VLLMGenerator:
+        if self._generator is None:
+            names = {f.name for f in fields(VLLMConfig)}
+            args = {k: v for k, v in vars(self.config).items() if k in names}
+            self._generator = VLLMGenerator(VLLMConfig(**args))
+            self.check_label_tokens()
+        return self._generator
+
+    def chat(self) -> bool:
+        return self.config.chat
+
+    def model_identity(self) -> Mapping[str, Any]:
+        if self._identity is None:
+            path = self.generator().model_path()
+            self._identity = {**model_fingerprint(path), "dtype": self.config.dtype,
+                              "enable_thinking": self.config.enable_thinking}
+            self.resolved["model_fingerprint"] = self._identity
+        return self._identity
+
+    def check_label_tokens(self) -> dict[str, list[str]]:
+        """How the tokenizer spells each label word; its first token must announce the label.
+
+        Single-token words are read exactly; a word split into several tokens is read from
+        its first token, which must still be recognisable (and differ between labels).
+        """
+        tok = self.generator().tokenizer()
+        pieces: dict[str, list[str]] = {}
+        for label in LABELS:
+            ids = tok(label, add_special_tokens=False)["input_ids"]
+            pieces[label] = [tok.decode([i]) for i in ids]
+            if not ids or token_label(pieces[label][0]) != label:
+                raise ConfigError(
+                    f"judge vllm: the tokenizer spells {label} as {pieces[label]}; its first token does "
+                    "not identify the label, so the answer cannot be read from first-token log-probabilities"
+                )
+        self.resolved["label_tokens"] = pieces
+        self.resolved["label_single_tokens"] = all(len(v) == 1 for v in pieces.values())
+        return pieces
+
+    def passage_budget(self) -> tuple[Callable[[str], int], int]:
+        """Count with the model's tokenizer; passages fit ``max_model_len`` next to prompt and claim."""
+        gen = self.generator()
+        tok = gen.tokenizer()
+
+        def count(text: str) -> int:
+            return len(tok(text, add_special_tokens=False)["input_ids"])
+
+        window = self.config.max_model_len or _context_length(gen.model_path() / "config.json")
+        budget = self.config.passage_tokens
+        if window is not None:
+            empty = judge_messages("", "") if self.chat() else judge_text("", "")
+            encoded = gen.encode(empty)
+            overhead = len(encoded["prompt_token_ids"]) if isinstance(encoded, dict) else count(encoded)
+            budget = min(budget, window - overhead - self.config.claim_room - self.config.max_tokens)
+            if budget < 8:
+                raise ConfigError(f"judge vllm: max_model_len {window} leaves no room for passages")
+        self.resolved["passage_tokens"] = budget
+        return count, budget
+
+
+def _context_length(config_json: Path) -> int | None:
+    """``max_position_embeddings`` of a checkpoint (or of its text model), when declared."""
+    try:
+        cfg = json.loads(config_json.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+    for c in (cfg, cfg.get("text_config") or {}):
+        if isinstance(c.get("max_position_embeddings"), int):
+            return c["max_position_embeddings"]
+    return None

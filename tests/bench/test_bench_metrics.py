@@ -1,0 +1,71 @@
+"""Pair and detection metrics on hand-made predictions with hand-computed values."""
+
+from __future__ import annotations
+
+import pytest
+
+from conflictscore_local.bench.metrics import detection_metrics, grouped_detection, pair_metrics, prf
+
+S, C, IR = "SUPPORT", "CONTRADICT", "IRRELEVANT"
+
+
+def test_prf_edge_cases():
+    assert prf(0, 0, 0) == {"precision": None, "recall": None, "f1": None}
+    assert prf(0, 1, 1) == {"precision": 0.0, "recall": 0.0, "f1": 0.0}
+    assert prf(0, 0, 3) == {"precision": None, "recall": 0.0, "f1": 0.0}  # flagged nothing: F1 0, not undefined
+    assert prf(0, 2, 0) == {"precision": 0.0, "recall": None, "f1": None}  # no gold positive: F1 undefined
+    assert prf(3, 1, 0) == {"precision": 0.75, "recall": 1.0, "f1": pytest.approx(6 / 7)}
+
+
+def test_pair_metrics_hand_computed():
+    pairs = [(S, S), (S, C), (S, None), (C, C), (C, IR), (IR, IR), (IR, IR), (IR, S)]
+    m = pair_metrics(pairs)
+    assert m["n_pairs"] == 8 and m["n_scored"] == 7 and m["unscored"] == 1
+    assert m["unscored_by_gold"] == {S: 1, C: 0, IR: 0}
+    assert m["accuracy"] == pytest.approx(4 / 7)
+    assert m["confusion"] == {S: {S: 1, C: 1, IR: 0}, C: {S: 0, C: 1, IR: 1}, IR: {S: 1, C: 0, IR: 2}}
+    assert m["per_label"][S] == {"precision": 0.5, "recall": 0.5, "f1": 0.5, "support": 2}
+    assert m["per_label"][C] == {"precision": 0.5, "recall": 0.5, "f1": 0.5, "support": 2}
+    assert m["per_label"][IR]["precision"] == pytest.approx(2 / 3)
+    assert m["per_label"][IR]["recall"] == pytest.approx(2 / 3)
+    assert m["macro_f1"] == pytest.approx((0.5 + 0.5 + 2 / 3) / 3)
+
+
+def test_pair_metrics_unknown_gold_label():
+    with pytest.raises(ValueError, match="allowed: SUPPORT, CONTRADICT, IRRELEVANT"):
+        pair_metrics([("support", S)])
+
+
+def test_pair_metrics_all_unscored():
+    m = pair_metrics([(S, None)])
+    assert m["accuracy"] is None and m["macro_f1"] is None and m["unscored"] == 1
+
+
+def test_detection_grouped_hand_computed():
+    rows = [
+        {"gold": True, "pred": True, "conflict_type": "ambiguity", "source": "a"},
+        {"gold": True, "pred": False, "conflict_type": "ambiguity", "source": "a"},
+        {"gold": False, "pred": True, "conflict_type": "ambiguity", "source": "a"},
+        {"gold": True, "pred": True, "conflict_type": "misinformation", "source": "b"},
+        {"gold": False, "pred": True, "conflict_type": "none", "source": "b"},
+        {"gold": False, "pred": False, "conflict_type": "none", "source": "b"},
+        {"gold": False, "pred": False, "conflict_type": "none", "source": "a"},
+    ]
+    d = grouped_detection(rows, ["conflict_type", "source"])
+    o = d["overall"]
+    assert (o["tp"], o["fp"], o["fn"], o["tn"]) == (2, 2, 1, 2)
+    assert o["precision"] == 0.5 and o["recall"] == pytest.approx(2 / 3) and o["f1"] == pytest.approx(4 / 7)
+    assert o["false_positive_rate"] == 0.5 and o["n_claims"] == 7 and o["n_gold_conflicted"] == 3
+    t = d["by_conflict_type"]
+    assert (t["ambiguity"]["precision"], t["ambiguity"]["recall"], t["ambiguity"]["f1"]) == (0.5, 0.5, 0.5)
+    assert t["ambiguity"]["false_positive_rate"] == 1.0
+    assert t["misinformation"]["f1"] == 1.0 and t["misinformation"]["false_positive_rate"] is None
+    assert t["none"]["recall"] is None and t["none"]["f1"] is None and t["none"]["precision"] == 0.0
+    assert t["none"]["false_positive_rate"] == pytest.approx(1 / 3)
+    s = d["by_source"]
+    assert s["a"]["f1"] == 0.5 and s["b"]["recall"] == 1.0 and s["b"]["f1"] == pytest.approx(2 / 3)
+
+
+def test_detection_no_claims():
+    m = detection_metrics([])
+    assert m["precision"] is None and m["recall"] is None and m["n_claims"] == 0

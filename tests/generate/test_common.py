@@ -1,0 +1,75 @@
+"""Shared helpers of the local-model backends: offline model resolution, fingerprints, text."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from conflictscore_local.errors import BackendUnavailable
+from conflictscore_local.generate import common
+from conflictscore_local.generate.common import cut_at_stop, model_fingerprint, resolve_model, strip_thinking
+
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+
+
+def checkpoint(path: Path) -> Path:
+    path.mkdir(parents=True)
+    (path / "config.json").write_text("{}")
+    (path / "model.safetensors").write_bytes(b"weights-1")
+    (path / "extra.bin").write_bytes(b"weights-2")
+    return path
+
+
+def test_directory_fingerprint_is_a_content_hash(tmp_path: Path) -> None:
+    path = checkpoint(tmp_path / "ckpt")
+    h = hashlib.sha256()
+    for name, data in (("extra.bin", b"weights-2"), ("model.safetensors", b"weights-1")):
+        h.update(name.encode())
+        h.update(data)
+    assert model_fingerprint(path) == {"weights_sha256": h.hexdigest()}
+    copy = checkpoint(tmp_path / "elsewhere")
+    assert model_fingerprint(copy) == model_fingerprint(path)  # same weights, another place: same key
+    (copy / "model.safetensors").write_bytes(b"weights-X")
+    assert model_fingerprint(copy) != model_fingerprint(path)
+
+
+def test_large_checkpoints_are_identified_by_path_and_file_stats(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(common, "FULL_HASH_LIMIT", 0)
+    path = checkpoint(tmp_path / "big")
+    fp = model_fingerprint(path)
+    assert fp["path"] == str(path) and len(fp["weights_stat"]) == 16
+    (path / "model.safetensors").write_bytes(b"retrained in place")
+    assert model_fingerprint(path) != fp
+
+
+def test_no_weights_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text("{}")
+    with pytest.raises(BackendUnavailable, match="no weight files"):
+        model_fingerprint(tmp_path)
+
+
+def test_hub_ids_resolve_from_the_local_cache_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = tmp_path / "hub" / "models--org--tiny-judge"
+    snapshot = checkpoint(repo / "snapshots" / COMMIT)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(COMMIT)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    import huggingface_hub.constants
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    resolved = resolve_model("org/tiny-judge", what="test")
+    assert resolved == snapshot and model_fingerprint(resolved) == {"commit": COMMIT}
+    assert resolve_model(str(snapshot), what="test") == snapshot.resolve()
+    with pytest.raises(BackendUnavailable, match="'org/absent' is neither a directory nor in the local Hugging Face"):
+        resolve_model("org/absent", what="test")
+
+
+def test_text_helpers() -> None:
+    assert strip_thinking("<think>\nlet me see\n</think>\n\nSUPPORT") == "SUPPORT"
+    assert strip_thinking("SUPPORT <think>x</think>") == "SUPPORT <think>x</think>"
+    assert cut_at_stop("a. b\nc", ["\n", ". "]) == ("a", True)
+    assert cut_at_stop("abc", ["x"]) == ("abc", False) and cut_at_stop("abc", None) == ("abc", False)

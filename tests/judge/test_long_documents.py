@@ -1,0 +1,129 @@
+"""Long documents end to end: split into passages within the judge's window, labels found
+past the first window, the deciding passage recorded."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+import pytest
+
+from conflictscore_local import Engine, RunConfig
+from conflictscore_local.types import Document, Item, Judgment, Pair
+
+FILLER = [f"The committee met again in session {k} to discuss the border question." for k in range(30)]
+LONG_DOC = " ".join(FILLER[:20]) + " The treaty was finally signed in 1921. " + " ".join(FILLER[20:])
+CLAIM = "The treaty was signed in 1919."
+
+
+class WindowJudge:
+    """A rule-based judge that, like a real cross-encoder, only sees the first ``window``
+    tokens of a passage. For a claim about the treaty: CONTRADICT (p=0.85) when it sees
+    "signed in 1921", SUPPORT (p=0.95) for "signed in 1919"; IRRELEVANT otherwise."""
+
+    name = "window-rule"
+
+    def __init__(self, count: Callable[[str], int], window: int):
+        self.count, self.window, self.seen = count, window, []
+
+    def visible(self, text: str) -> str:
+        words = text.split()
+        while self.count(" ".join(words)) > self.window:
+            words.pop()
+        return " ".join(words)
+
+    def judge(self, pairs: Sequence[Pair], on_progress: Any = None) -> list[Judgment]:
+        out = []
+        for p in pairs:
+            text = self.visible(p.passage.text)
+            self.seen.append(p.passage)
+            label, prob = "IRRELEVANT", 0.9
+            if "treaty" in p.claim.text and "signed in 1921" in text:
+                label, prob = "CONTRADICT", 0.85
+            elif "treaty" in p.claim.text and "signed in 1919" in text:
+                label, prob = "SUPPORT", 0.95
+            probs = {lab: (prob if lab == label else (1 - prob) / 2) for lab in ("SUPPORT", "CONTRADICT", "IRRELEVANT")}
+            out.append(Judgment(p, label, probs, "judge"))
+        return out
+
+    def spec(self) -> Mapping[str, Any]:
+        return {"backend": self.name, "window": self.window}
+
+    def passage_budget(self) -> tuple[Callable[[str], int], int]:
+        return self.count, self.window
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name}
+
+    def stats(self) -> dict[str, Any]:
+        return {}
+
+
+@pytest.fixture(scope="module")
+def count(tokenizer_dir: Path) -> Callable[[str], int]:
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(str(tokenizer_dir))
+    return lambda text: len(tok(text, add_special_tokens=False)["input_ids"])
+
+
+def items() -> list[Item]:
+    docs = (Document("long", LONG_DOC), Document("short", "Records show the treaty was signed in 1919 in Paris."))
+    return [Item("q1", "r", docs, claims=(CLAIM, "The committee met in Geneva."))]
+
+
+def test_contradiction_past_the_first_window_is_found(count: Callable[[str], int]) -> None:
+    assert count(LONG_DOC) > 300 and count(LONG_DOC[: LONG_DOC.index("1921")]) > 64
+    judge = WindowJudge(count, 64)
+    with Engine(judge=judge, pruner="none") as engine:
+        (result,), report = engine.score_all(items())
+    verdict = result.verdicts[0]
+    assert verdict.contradict == ("long",) and verdict.support == ("short",) and verdict.conflicted
+    long_j = verdict.judgments[0].to_json()
+    assert long_j["label"] == "CONTRADICT" and long_j["n_passages"] > 1 and long_j["passage"] > 0
+    passages = [p for p in judge.seen if p.doc_id == "long" and p.index == long_j["passage"]]
+    assert "signed in 1921" in passages[0].text
+    assert all(count(p.text) <= 64 for p in judge.seen)
+    assert LONG_DOC[slice(*passages[0].span)] == passages[0].text
+    assert result.metrics.cs_c == 0.5 and report.pairs["judged"] == 4
+
+
+def test_without_splitting_the_same_judge_misses_it(count: Callable[[str], int]) -> None:
+    judge = WindowJudge(count, 64)
+    cfg = RunConfig().updated({"chunk": {"max_tokens": 100_000}})
+    with Engine(cfg, judge=judge, pruner="none") as engine:
+        (result,), _ = engine.score_all(items())
+    assert result.verdicts[0].contradict == () and not result.verdicts[0].conflicted
+
+
+def test_a_document_that_both_supports_and_contradicts(count: Callable[[str], int]) -> None:
+    both = Document(
+        "both",
+        "The treaty was signed in 1919 according to the first draft. "
+        + " ".join(FILLER)
+        + " A later archive says the treaty was signed in 1921.",
+    )
+    item = Item("q2", "r", (both,), claims=(CLAIM,))
+    with Engine(judge=WindowJudge(count, 64), pruner="none") as engine:
+        (one,), _ = engine.score_all([item])
+    assert one.verdicts[0].judgments[0].label == "SUPPORT"  # both sides found: the more probable wins
+    assert one.verdicts[0].judgments[0].passage == 0 and not one.verdicts[0].conflicted
+    cfg = RunConfig().updated({"aggregate": {"keep_both": True}})
+    with Engine(cfg, judge=WindowJudge(count, 64), pruner="none") as engine:
+        (kept,), _ = engine.score_all([item])
+    v = kept.verdicts[0]
+    assert v.support == ("both",) and v.contradict == ("both",) and v.conflicted
+    assert v.judgments[0].both and v.judgments[0].label == "CONTRADICT"
+
+
+def test_nli_judge_splits_long_documents_to_its_window(tiny_nli_dir: Path, count: Callable[[str], int]) -> None:
+    judge = {"name": "nli", "model": str(tiny_nli_dir), "max_length": 96, "claim_room": 32}
+    with Engine(judge=judge, pruner="none") as engine:
+        (result,), _ = engine.score_all(items())
+        nli = engine.backend("judge")
+        passages = engine.chunker().split("q1", items()[0].documents)
+    assert nli.passage_budget()[1] == 96 - 3 - 32
+    long_passages = [p for p in passages if p.doc_id == "long"]
+    assert len(long_passages) >= 6 and all(count(p.text) <= 61 for p in long_passages)
+    assert result.verdicts[0].judgments[0].n_passages == len(long_passages)
+    assert nli.stats()["pairs"] == 2 * len(passages) and "passage_truncated" not in nli.stats()

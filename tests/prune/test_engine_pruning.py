@@ -1,0 +1,98 @@
+"""The ``embedding`` pruner inside the engine and ``conflictscore score`` (the default pipeline)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import pytest
+
+from conflictscore_local import Engine, RunConfig, cli, registry
+from conflictscore_local.backend import Backend
+from conflictscore_local.prune.embedding import EmbeddingPruner
+from conflictscore_local.types import CONTRADICT, IRRELEVANT, SUPPORT, Document, Item, Judgment, Pair
+
+
+class RuleJudge(Backend):
+    """SUPPORT when the passage names Warsaw, CONTRADICT when it names Krakow, else IRRELEVANT."""
+
+    name = "rule"
+    role = "judge"
+
+    def __init__(self, config: Any = None):
+        super().__init__(config)
+        self.seen: list[Pair] = []
+
+    def judge(self, pairs: Sequence[Pair], on_progress: Callable[[int], None] | None = None) -> list[Judgment]:
+        self.seen.extend(pairs)
+        out = []
+        for p in pairs:
+            text = p.passage.text
+            label = SUPPORT if "Warsaw" in text else CONTRADICT if "Krakow" in text else IRRELEVANT
+            out.append(Judgment(p, label))
+        return out
+
+    def spec(self) -> dict[str, Any]:
+        return {"name": self.name, "version": 1}
+
+    def passage_budget(self) -> None:
+        return None
+
+
+CURIE = Item(
+    id="curie",
+    response="Marie Curie was born in Warsaw in 1867.",
+    claims=("Marie Curie was born in Warsaw in 1867.",),
+    documents=(
+        Document("wiki", "Maria Sklodowska-Curie was born in Warsaw on 7 November 1867."),
+        Document("hoax", "Marie Curie was born in Krakow in 1868, a blog claims."),
+        Document("bread", "Sourdough bread rises slowly because wild yeast ferments the dough. "
+                          "Bakers feed the starter with flour and water every day. It keeps for years."),
+        Document("ocean", "Coral reefs bleach when the sea water warms."),
+    ),
+)
+
+
+def test_engine_reports_pruned_documents(tmp_path: Path) -> None:
+    judge = RuleJudge()
+    cfg = RunConfig().updated({"chunk": {"max_tokens": 12, "overlap": 0}})
+    engine = Engine(cfg, pruner={"name": "embedding", "threshold": 0.3, "k": 1}, judge=judge)
+    results, report = engine.score_all([CURIE])
+    verdict = results[0].verdicts[0]
+    assert (verdict.support, verdict.contradict, verdict.conflicted) == (("wiki",), ("hoax",), True)
+    by_doc = {d.doc_id: d for d in verdict.judgments}
+    for doc in ("bread", "ocean"):
+        d = by_doc[doc]
+        assert (d.label, d.source) == (IRRELEVANT, "pruned")
+        assert d.similarity is not None and d.similarity < 0.3
+        assert d.note.startswith("document cosine ")
+    assert by_doc["bread"].n_passages == 3
+    assert {p.passage.doc_id for p in judge.seen} == {"wiki", "hoax"}
+    assert report.pairs["total"] == 4 and report.pairs["pruned"] == 2 and report.pairs["judged"] == 2
+    stats = report.stages["pruner"]
+    assert (stats["pairs"], stats["kept"], stats["pruned"]) == (6, 2, 4)
+    assert report.config["backends"]["pruner"]["resolved"]["unit"] == "document"
+
+
+def test_default_pipeline_prunes_with_embedding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(registry._REGISTRY["judge"], "rule", RuleJudge)
+    src = tmp_path / "items.jsonl"
+    src.write_text(json.dumps({
+        "id": CURIE.id, "response": CURIE.response, "claims": list(CURIE.claims),
+        "documents": [{"id": d.id, "text": d.text} for d in CURIE.documents],
+    }) + "\n")
+    out, summary = tmp_path / "out.jsonl", tmp_path / "summary.json"
+    assert cli.main(["score", str(src), "-o", str(out), "--summary", str(summary), "--judge", "rule", "-q"]) == 0
+    report = json.loads(summary.read_text())
+    pruner = report["config"]["backends"]["pruner"]
+    assert pruner["name"] == "embedding"
+    assert pruner["args"] == {**pruner["args"], "threshold": EmbeddingPruner.Config.threshold,
+                              "k": EmbeddingPruner.Config.k, "guard": True}
+    row = json.loads(out.read_text())
+    sources = {j["doc_id"]: j["source"] for j in row["claims"][0]["judgments"]}
+    assert sources["wiki"] == sources["hoax"] == "judge"
+    pairs = report["pairs"]
+    assert pairs["total"] == 4 == pairs["judged"] + pairs["pruned"]
+    assert pairs["pruned"] == sum(s == "pruned" for s in sources.values())
+    assert report["stages"]["pruner"]["pairs"] == 4

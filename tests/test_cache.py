@@ -1,0 +1,100 @@
+"""The SQLite judgment cache: hits and misses, what the key depends on, two processes writing."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conflictscore_local.cache import JudgmentCache
+from conflictscore_local.errors import ConfigError
+from conflictscore_local.types import Claim, Judgment, Pair, Passage
+
+SPEC = {"backend": "nli", "model": {"weights_sha256": "ab" * 32}, "prompt_version": None, "thresholds": None}
+
+
+def pair(claim: str, passage: str, item: str = "i1", doc: str = "d1") -> Pair:
+    return Pair(Claim(item, 0, claim), Passage(item, doc, 0, passage))
+
+
+def judged(p: Pair, label: str | None = "SUPPORT", probs: dict | None = None) -> Judgment:
+    return Judgment(p, label, probs, "judge", None if label else "timeout")  # type: ignore[arg-type]
+
+
+def test_hit_and_miss(tmp_path: Path) -> None:
+    a, b, c = pair("c1", "p1"), pair("c2", "p1"), pair("c1", "p2")
+    probs = {"SUPPORT": 0.7, "CONTRADICT": 0.1, "IRRELEVANT": 0.2}
+    with JudgmentCache(tmp_path / "j.sqlite", SPEC) as cache:
+        assert cache.get_many([a, b]) == [None, None]
+        assert cache.put_many([judged(a, "CONTRADICT", probs), judged(b, None)]) == 1  # unscored is not cached
+        hit, miss, other = cache.get_many([a, b, c])
+        assert miss is None and other is None
+        assert hit == Judgment(a, "CONTRADICT", probs, "cache")
+        assert len(cache) == 1
+
+
+def test_key_is_judge_spec_claim_text_and_passage_text(tmp_path: Path) -> None:
+    path = tmp_path / "j.sqlite"
+    a = pair("The bridge opened in 1932.", "Some passage.")
+    with JudgmentCache(path, SPEC) as cache:
+        cache.put_many([judged(a, "SUPPORT")])
+    with JudgmentCache(path, json.loads(json.dumps(SPEC))) as again:
+        # a rerun or another sweep: same texts under other item and document ids hit
+        (hit,) = again.get_many([pair(a.claim.text, a.passage.text, item="other", doc="d9")])
+        assert hit is not None and hit.label == "SUPPORT" and hit.pair.claim.item_id == "other"
+        assert again.get_many([pair(a.claim.text + " ", a.passage.text)]) == [None]
+    for changed in (
+        {**SPEC, "prompt_version": "judge-v2"},
+        {**SPEC, "thresholds": {"SUPPORT": 0.5, "CONTRADICT": 0.5}},
+        {**SPEC, "model": {"weights_sha256": "cd" * 32}},
+    ):
+        with JudgmentCache(path, changed) as other:
+            assert other.get_many([a]) == [None]
+            assert len(other) == 0
+    with sqlite3.connect(path) as db:
+        specs = [json.loads(s) for (s,) in db.execute("SELECT spec FROM specs")]
+    assert SPEC in specs and len(specs) == 4
+
+
+def _writer(path: str, worker: int, start: Any, n: int) -> None:
+    start.wait()
+    with JudgmentCache(path, SPEC, timeout_s=30) as cache:
+        for k in range(0, n, 10):
+            batch = [pair(f"claim {i}", "shared" if i % 2 else f"passage {worker}") for i in range(k, k + 10)]
+            cache.put_many([judged(p, "CONTRADICT" if worker else "SUPPORT") for p in batch])
+            cache.get_many(batch)
+
+
+def test_two_processes_writing_at_once(tmp_path: Path) -> None:
+    path = str(tmp_path / "shared.sqlite")
+    ctx = multiprocessing.get_context("fork")
+    start = ctx.Barrier(2)
+    procs = [ctx.Process(target=_writer, args=(path, w, start, 300)) for w in (0, 1)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+    assert [p.exitcode for p in procs] == [0, 0]
+    with JudgmentCache(path, SPEC) as cache:
+        # odd claims share the passage (both wrote them: one row each), even claims have one row per worker
+        assert len(cache) == 150 + 2 * 150
+        got = cache.get_many([pair("claim 2", "passage 0"), pair("claim 2", "passage 1"), pair("claim 3", "shared")])
+        assert [g.label for g in got[:2]] == ["SUPPORT", "CONTRADICT"] and got[2].label in ("SUPPORT", "CONTRADICT")
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_incompatible_files_are_refused(tmp_path: Path) -> None:
+    old = tmp_path / "old.sqlite"
+    with sqlite3.connect(old) as db:
+        db.execute("CREATE TABLE judgments (key TEXT PRIMARY KEY, label TEXT, probs TEXT, spec TEXT)")
+    with pytest.raises(ConfigError, match="schema version 0, this version uses 2; delete the file"):
+        JudgmentCache(old, SPEC)
+    junk = tmp_path / "junk.sqlite"
+    junk.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(ConfigError, match="junk.sqlite: file is not a database"):
+        JudgmentCache(junk, SPEC)

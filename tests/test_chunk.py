@@ -1,0 +1,112 @@
+"""Sentence splitting and packing documents into passages within a token budget."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from conflictscore_local.chunk import Chunker, split_sentences
+from conflictscore_local.types import Document
+
+
+def sentences(text: str) -> list[str]:
+    return [text[a:b] for a, b in split_sentences(text)]
+
+
+def test_sentence_boundaries() -> None:
+    text = (
+        'Dr. Smith moved to the U.S. in Jan. 2020. He earned 3.5 million. "Is it true?" she asked. '
+        "J. R. R. Tolkien wrote it. e.g. this stays. Done!"
+    )
+    assert sentences(text) == [
+        "Dr. Smith moved to the U.S. in Jan. 2020.",
+        "He earned 3.5 million.",
+        '"Is it true?" she asked.',
+        "J. R. R. Tolkien wrote it. e.g. this stays.",
+        "Done!",
+    ]
+
+
+def test_blank_lines_end_sentences() -> None:
+    text = "Results\n\nthe bridge opened in 1932.\n  \nSee also: rivers\nand lakes"
+    assert sentences(text) == ["Results", "the bridge opened in 1932.", "See also: rivers\nand lakes"]
+    assert split_sentences("") == [] and split_sentences("  \n\n ") == []
+
+
+def test_short_document_is_one_passage() -> None:
+    doc = Document("d", "One sentence. Two sentences.")
+    (p,) = Chunker(max_tokens=8).passages("it", doc)
+    assert (p.item_id, p.doc_id, p.index, p.text, p.span) == ("it", "d", 0, doc.text, (0, len(doc.text)))
+
+
+def words(k: int, tag: str) -> str:
+    """A sentence of exactly ``k`` whitespace words."""
+    return " ".join([tag] + ["w"] * (k - 2) + ["end."])
+
+
+def test_packing_with_overlap_hand_computed() -> None:
+    s = [words(4, "A"), words(4, "B"), words(3, "C"), words(5, "D"), words(2, "E")]
+    doc = Document("d", " ".join(s))
+    got = [p.text for p in Chunker(max_tokens=10, overlap=1).passages("it", doc)]
+    # A+B (8; +C would be 11) | B+C (7; +D 12) | C+D (8; +E 10) — E fits: C+D+E = 10
+    assert got == [f"{s[0]} {s[1]}", f"{s[1]} {s[2]}", f"{s[2]} {s[3]} {s[4]}"]
+    no_overlap = [p.text for p in Chunker(max_tokens=10, overlap=0).passages("it", doc)]
+    assert no_overlap == [f"{s[0]} {s[1]}", f"{s[2]} {s[3]} {s[4]}"]
+
+
+def test_overlap_shrinks_when_it_leaves_no_room() -> None:
+    s = [words(6, "A"), words(3, "B"), words(7, "C")]
+    got = [p.text for p in Chunker(max_tokens=10, overlap=2).passages("it", Document("d", " ".join(s)))]
+    # A+B = 9; then B (3) + C (7) = 10 fits, A+B+C does not: the overlap keeps only B
+    assert got == [f"{s[0]} {s[1]}", f"{s[1]} {s[2]}"]
+
+
+def test_spans_index_the_document_and_every_sentence_is_covered() -> None:
+    text = "\n\n".join(" ".join(words(3 + (i * 5) % 9, f"S{i}") for i in range(p * 4, p * 4 + 4)) for p in range(6))
+    doc = Document("d", text)
+    ps = Chunker(max_tokens=16, overlap=1).passages("it", doc)
+    assert [p.index for p in ps] == list(range(len(ps))) and len(ps) > 5
+    for p in ps:
+        assert text[p.span[0] : p.span[1]] == p.text and len(p.text.split()) <= 16
+    covered = {m.group(0) for p in ps for m in re.finditer(r"S\d+", p.text)}
+    assert covered == {f"S{i}" for i in range(24)}
+
+
+def test_long_sentence_cut_at_words_and_long_word_at_characters() -> None:
+    sentence = " ".join(f"w{i}" for i in range(25))
+    ps = Chunker(max_tokens=10, overlap=1).passages("it", Document("d", sentence))
+    assert [p.text for p in ps] == [" ".join(f"w{i}" for i in range(a, min(a + 10, 25))) for a in (0, 10, 20)]
+
+    def chars(text: str) -> int:  # a counter under which long words are expensive
+        return sum(-(-len(w) // 4) for w in text.split())
+
+    blob = "x" * 100
+    ps = Chunker(max_tokens=8, count=chars).passages("it", Document("d", f"Short start. {blob} tail."))
+    assert all(chars(p.text) <= 8 for p in ps)
+    assert "".join(p.text for p in ps if "x" in p.text).replace(" tail.", "").count("x") == 100
+
+
+def test_real_count_is_checked_not_only_the_sum_of_sentences() -> None:
+    def count(text: str) -> int:  # like byte-level BPE: the newlines between sentences cost tokens too
+        return len(re.findall(r"\S+|\n", text))
+
+    text = "\n\n\n".join(words(3, f"S{i}") for i in range(12))
+    chunker = Chunker(max_tokens=10, overlap=1, count=count)
+    ps = chunker.passages("it", Document("d", text))
+    assert all(count(p.text) <= 10 for p in ps)
+    # three sentences (9 words) would fit by their sum, but the 6 newlines between them push it to 15
+    assert all(p.text.count("S") <= 2 for p in ps) and len(ps) == 11
+
+
+def test_split_keeps_document_order() -> None:
+    docs = [Document("a", words(12, "A") + " " + words(12, "B")), Document("b", "tiny.")]
+    ps = Chunker(max_tokens=12).split("it", docs)
+    assert [(p.doc_id, p.index) for p in ps] == [("a", 0), ("a", 1), ("b", 0)]
+
+
+def test_bad_arguments() -> None:
+    with pytest.raises(ValueError, match="at least 8"):
+        Chunker(max_tokens=4)
+    with pytest.raises(ValueError, match="overlap must be >= 0"):
+        Chunker(overlap=-1)
