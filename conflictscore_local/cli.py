@@ -49,8 +49,8 @@ def add_pipeline_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("pipeline (flags override --config)")
     g.add_argument("--config", metavar="FILE", help="TOML config file, or a summary JSON of an earlier run to replay")
     for stage in STAGES:
-        g.add_argument(f"--{stage}", metavar="NAME", help=f"{stage} backend (see `conflictscore backends`); "
-                       + ("'none' judges every pair" if stage == "pruner" else ""))
+        extra = "; 'none' judges every pair" if stage == "pruner" else ""
+        g.add_argument(f"--{stage}", metavar="NAME", help=f"{stage} backend (see `conflictscore backends`){extra}")
         g.add_argument(f"--{stage}-arg", metavar="KEY=VALUE", action="append", default=[],
                        help=f"an argument of the {stage} backend (repeatable; VALUE read as JSON when it parses)")
     g.add_argument("--set", metavar="SECTION.KEY=VALUE", action="append", default=[],
