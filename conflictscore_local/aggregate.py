@@ -152,30 +152,19 @@ def bootstrap_ci(
 ) -> dict[str, tuple[float, float] | None]:
     """Percentile bootstrap interval over items for each macro value.
 
-    Items are resampled with replacement; each resample's macro value skips None as the
-    macro does. None when fewer than two items have a value.
+    For each metric the items where it is defined are resampled with replacement (the
+    macro skips the others). None when fewer than two items have a value.
     """
     rng = random.Random(seed)
     out: dict[str, tuple[float, float] | None] = {}
     lo_q, hi_q = (1 - level) / 2, 1 - (1 - level) / 2
     for k in METRIC_KEYS:
-        vals = [getattr(m, k) for m in metrics]
-        if sum(v is not None for v in vals) < 2:
+        vals = [v for m in metrics if (v := getattr(m, k)) is not None]
+        if len(vals) < 2 or n_resamples < 1:
             out[k] = None
             continue
         n = len(vals)
-        stats: list[float] = []
-        for _ in range(n_resamples):
-            s = 0.0
-            c = 0
-            for _i in range(n):
-                v = vals[rng.randrange(n)]
-                if v is not None:
-                    s += v
-                    c += 1
-            if c:
-                stats.append(s / c)
-        stats.sort()
+        stats = sorted(math.fsum(rng.choices(vals, k=n)) / n for _ in range(n_resamples))
         out[k] = (_quantile(stats, lo_q), _quantile(stats, hi_q))
     return out
 
@@ -218,7 +207,9 @@ def label_counts(results: Iterable[ItemResult]) -> dict[str, int]:
     return {k: c[k] for k in (SUPPORT, CONTRADICT, IRRELEVANT, "unscored")}
 
 
-def summarize_metrics(results: Sequence[ItemResult], *, seed: int = 0) -> Mapping[str, object]:
+def summarize_metrics(
+    results: Sequence[ItemResult], *, seed: int = 0, n_resamples: int = 1000
+) -> Mapping[str, object]:
     """The dataset-level numbers of a report: macro, micro, ci95, pair and label counts."""
     ms = [r.metrics for r in results]
     return {
@@ -226,7 +217,7 @@ def summarize_metrics(results: Sequence[ItemResult], *, seed: int = 0) -> Mappin
         "n_claims": sum(m.n_claims for m in ms),
         "macro": macro(ms),
         "micro": micro(results),
-        "ci95": bootstrap_ci(ms, seed=seed),
+        "ci95": bootstrap_ci(ms, seed=seed, n_resamples=n_resamples),
         "pairs": pair_counts(results),
         "labels": label_counts(results),
     }

@@ -27,6 +27,7 @@ path = "~/.cache/conflictscore/judgments.sqlite"
 [engine]
 step_items = 1024         # items per engine step: batching scope and resume granularity
 seed = 0                  # bootstrap seed
+bootstrap = 1000          # bootstrap resamples for the 95% intervals (0: none)
 ```
 """
 

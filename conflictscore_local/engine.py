@@ -11,6 +11,7 @@ import copy
 import platform
 import sys
 import time
+import warnings
 from collections import defaultdict
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -21,7 +22,7 @@ from .aggregate import claim_verdict, document_judgment, item_metrics, summarize
 from .chunk import Chunker
 from .config import STAGES, RunConfig, StageConfig
 from .errors import ConfigError
-from .types import Claim, DocJudgment, Item, ItemResult, Judgment, Pair, Passage, Report
+from .types import IRRELEVANT, Claim, DocJudgment, Item, ItemResult, Judgment, Pair, Passage, Report
 
 _VERSIONED = (
     "conflictscore-local", "torch", "transformers", "sentence-transformers", "faiss-cpu", "faiss-gpu",
@@ -107,8 +108,17 @@ class Engine:
         if self._chunker is None:
             budget = self.backend("judge").passage_budget()
             count, max_tokens = budget if budget else (None, 384)
-            if self.config.chunk.max_tokens is not None:
-                max_tokens = self.config.chunk.max_tokens
+            wanted = self.config.chunk.max_tokens
+            if wanted is not None:
+                if budget and wanted > max_tokens:
+                    # a longer passage would be truncated by the judge: its tail never judged
+                    warnings.warn(
+                        f"chunk.max_tokens={wanted} exceeds the judge's passage budget of {max_tokens} "
+                        f"tokens; using {max_tokens}",
+                        stacklevel=2,
+                    )
+                else:
+                    max_tokens = wanted
             kw: dict[str, Any] = {"max_tokens": max_tokens, "overlap": self.config.chunk.overlap}
             if count is not None:
                 kw["count"] = count
@@ -149,6 +159,8 @@ class Engine:
 
     def score_all(self, items: Iterable[Item]) -> tuple[list[ItemResult], Report]:
         """Score every item and summarize: the one-call Python API."""
+        self.timing = _Timing()
+        self.counts = defaultdict(int)
         t0 = time.perf_counter()
         results = list(self.score(items))
         self.timing.add("total_s", t0)
@@ -199,26 +211,37 @@ class Engine:
     ) -> None:
         t0 = time.perf_counter()
         chunker = self.chunker()
-        passages: dict[str, list[Passage]] = {it.id: chunker.split(it.id, it.documents) for it in items}
+        passages: dict[str, list[Passage]] = {
+            it.id: chunker.split(it.id, [d for d in it.documents if d.text.strip()]) for it in items
+        }
         self.timing.add("chunk_s", t0)
         pairs = [Pair(c, p) for it in items for c in claims[it.id] for p in passages[it.id]]
-        self.counts["pairs"] += len(pairs)
+        self.counts["passage_pairs"] += len(pairs)
+        # a blank document can neither support nor contradict anything: never ask a model
+        judgments: list[Judgment] = [
+            Judgment(Pair(c, Passage(it.id, d.id, 0, d.text)), IRRELEVANT, None, "pruned", "empty document")
+            for it in items
+            for d in it.documents
+            if not d.text.strip()
+            for c in claims[it.id]
+        ]
 
         t0 = time.perf_counter()
-        kept, pruned = self.backend("pruner").select(pairs)
+        kept, pruned = self.backend("pruner").select(pairs) if pairs else ([], [])
         self.timing.add("prune_s", t0)
         if len(kept) + len(pruned) != len(pairs):
             raise RuntimeError(
                 f"pruner returned {len(kept)} kept + {len(pruned)} pruned pairs for {len(pairs)} candidates"
             )
 
-        cache = self.cache()
-        judgments: list[Judgment] = list(pruned)
+        cache = self.cache() if kept else None
+        judgments.extend(pruned)
         misses = kept
         if cache is not None:
             t0 = time.perf_counter()
             hits = cache.get_many(kept)
             judgments.extend(h for h in hits if h is not None)
+            self.counts["passage_pairs_cached"] += len(kept) - sum(h is None for h in hits)
             misses = [p for p, h in zip(kept, hits) if h is None]
             self.timing.add("cache_s", t0)
         if misses:
@@ -231,7 +254,7 @@ class Engine:
             self.timing.add("judge_s", t0)
             if len(new) != len(misses):
                 raise RuntimeError(f"judge returned {len(new)} judgments for {len(misses)} pairs")
-            self.counts["pairs_judged"] += len(new)
+            self.counts["passage_pairs_judged"] += len(new)
             judgments.extend(new)
             if cache is not None:
                 cache.put_many(new)
@@ -265,13 +288,14 @@ class Engine:
 
     def summarize(self, results: Sequence[ItemResult], *, timing: Mapping[str, float] | None = None) -> Report:
         """The :class:`Report` of a set of results (this engine's config and timing)."""
-        m = summarize_metrics(results, seed=self.config.engine.seed)
+        m = summarize_metrics(results, seed=self.config.engine.seed, n_resamples=self.config.engine.bootstrap)
         t = {k: round(v, 4) for k, v in self.timing.seconds.items()}
         if timing:
             t.update(timing)
-        if t.get("judge_s") and self.counts.get("pairs_judged"):
-            t["judge_pairs_per_s"] = round(self.counts["pairs_judged"] / t["judge_s"], 2)
+        if t.get("judge_s") and self.counts.get("passage_pairs_judged"):
+            t["judge_passage_pairs_per_s"] = round(self.counts["passage_pairs_judged"] / t["judge_s"], 2)
         stages = {s: b.stats() for s, b in self._backends.items() if hasattr(b, "stats")}
+        stages["engine"] = dict(self.counts)
         labels = m.pop("labels")
         return Report(
             n_items=m["n_items"],  # type: ignore[arg-type]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
@@ -109,6 +110,34 @@ def parse_item(obj: Any, *, path: str | None = None, line: int | None = None) ->
     return Item(item_id, response, tuple(docs), question, claims, labels, meta)
 
 
+def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:
+    """Yield ``(line, value)`` for every non-blank line of a JSONL file, ``line`` 1-based.
+
+    Lines end at ``\\n`` only, as JSON Lines defines them: U+2028, U+0085 and the other
+    characters ``str.splitlines`` breaks at may stand unescaped inside JSON strings. An
+    unreadable file, a line that is not UTF-8 or not JSON is an :class:`InputError`
+    naming the file and the line.
+    """
+    p = str(path)
+    try:
+        fh = open(p, "rb")
+    except OSError as e:
+        raise InputError(f"cannot open: {e.strerror}", path=p) from None
+    with fh:
+        for n, raw in enumerate(fh, 1):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise InputError(f"not UTF-8 text: {e.reason} (byte {e.start + 1})", path=p, line=n) from None
+            if not text.strip():
+                continue
+            try:
+                obj = json.loads(text)
+            except json.JSONDecodeError as e:
+                raise InputError(f"invalid JSON: {e.msg} (column {e.colno})", path=p, line=n) from None
+            yield n, obj
+
+
 def iter_items(path: str | os.PathLike[str]) -> Iterator[Item]:
     """Yield the items of a JSONL file, validating as it goes (duplicate ids included).
 
@@ -116,23 +145,12 @@ def iter_items(path: str | os.PathLike[str]) -> Iterator[Item]:
     """
     p = str(path)
     seen: dict[str, int] = {}
-    try:
-        fh = open(p, encoding="utf-8")
-    except OSError as e:
-        raise InputError(f"cannot open: {e.strerror}", path=p) from None
-    with fh:
-        for n, raw in enumerate(fh, 1):
-            if not raw.strip():
-                continue
-            try:
-                obj = json.loads(raw)
-            except json.JSONDecodeError as e:
-                raise InputError(f"invalid JSON: {e.msg} (column {e.colno})", path=p, line=n) from None
-            item = parse_item(obj, path=p, line=n)
-            if item.id in seen:
-                raise InputError(f"duplicate id {item.id!r} (first on line {seen[item.id]})", path=p, line=n, field="id")
-            seen[item.id] = n
-            yield item
+    for n, obj in iter_jsonl(p):
+        item = parse_item(obj, path=p, line=n)
+        if item.id in seen:
+            raise InputError(f"duplicate id {item.id!r} (first on line {seen[item.id]})", path=p, line=n, field="id")
+        seen[item.id] = n
+        yield item
 
 
 def read_items(path: str | os.PathLike[str]) -> list[Item]:
@@ -153,6 +171,15 @@ def item_to_json(item: Item) -> dict[str, Any]:
         out["labels"] = [list(r) for r in item.labels]
     out.update(item.meta)
     return out
+
+
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    """The sha256 of a file's bytes (inputs are fingerprinted by content, not by name)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 def write_json_atomic(path: str | os.PathLike[str], obj: Any) -> None:
@@ -184,7 +211,8 @@ class ResumableJsonlWriter:
 
     Rows go to ``PATH.partial`` (flushed per row); ``close()`` renames it to ``PATH``. After a
     crash the partial file holds every finished row; with ``resume=True`` those rows (minus
-    a truncated last line) are read back as :attr:`done` and kept. ``fingerprint`` (the
+    a truncated last line) are read back as :attr:`done` and kept (``resumed`` says whether
+    there was a partial file; a finished ``PATH`` is never resumed from). ``fingerprint`` (the
     run's config) is stored beside the partial file, and resuming a run made with another
     config is refused rather than silently mixing results; ``keep`` filters recovered rows.
     """
@@ -202,6 +230,7 @@ class ResumableJsonlWriter:
         self.meta_path = self.path.with_name(self.path.name + ".partial.meta.json")
         self.done: list[dict[str, Any]] = []
         self.dropped = 0
+        self.resumed = False
         self.path.parent.mkdir(parents=True, exist_ok=True)
         if resume:
             rows = self._recover(fingerprint)
@@ -216,10 +245,11 @@ class ResumableJsonlWriter:
         self.closed = False
 
     def _recover(self, fingerprint: Mapping[str, Any] | None) -> list[dict[str, Any]]:
-        src = self.partial if self.partial.exists() else self.path if self.path.exists() else None
-        if src is None:
+        if not self.partial.exists():
             return []
-        if src == self.partial and fingerprint is not None and self.meta_path.exists():
+        self.resumed = True
+        src = self.partial
+        if fingerprint is not None and self.meta_path.exists():
             old = json.loads(self.meta_path.read_text(encoding="utf-8"))
             if old != json.loads(json.dumps(dict(fingerprint))):
                 from .errors import ConfigError
@@ -230,13 +260,16 @@ class ResumableJsonlWriter:
                 )
         rows: list[dict[str, Any]] = []
         with open(src, encoding="utf-8") as fh:
-            for raw in fh:
+            for n, raw in enumerate(fh, 1):
                 if not raw.endswith("\n"):
                     break  # the line a crash cut off
                 try:
-                    rows.append(json.loads(raw))
+                    row = json.loads(raw)
                 except json.JSONDecodeError:
                     break
+                if not isinstance(row, dict):
+                    raise InputError(f"--resume: not a scored result (a JSON {_type_name(row)})", path=str(src), line=n)
+                rows.append(row)
         return rows
 
     def _write_line(self, row: Mapping[str, Any]) -> None:

@@ -9,7 +9,8 @@ from typing import Any, Callable
 
 from .config import RunConfig
 from .engine import Engine
-from .io import ResumableJsonlWriter, read_items, write_json_atomic
+from .errors import InputError
+from .io import ResumableJsonlWriter, file_sha256, read_items, write_json_atomic
 from .types import ItemResult, Report
 
 
@@ -27,34 +28,46 @@ def score_file(
 
     Every input line is validated before any model loads. OUTPUT appears only when the
     run finishes (rows accumulate in ``OUTPUT.partial``); ``resume`` keeps the rows of an
-    interrupted run with the same configuration and scores only the remaining items.
+    interrupted run with the same configuration and the same input bytes, and scores only
+    the remaining items.
     """
     t0 = time.perf_counter()
     items = read_items(input_path)
     config = config if config is not None else RunConfig()
-    fingerprint = {"input": os.path.abspath(input_path), "config": config.to_json()}
+    fingerprint = {"input_sha256": file_sha256(input_path), "config": config.to_json()}
     wanted = {it.id for it in items}
-    with ResumableJsonlWriter(
-        output_path, resume=resume, fingerprint=fingerprint, keep=lambda r: r.get("id") in wanted
-    ) as writer:
-        if writer.dropped:
-            warn(f"--resume: dropped {writer.dropped} finished rows whose ids are not in {input_path}")
-        done = [ItemResult.from_json(r) for r in writer.done]
-        done_ids = {r.item_id for r in done}
-        todo = [it for it in items if it.id not in done_ids]
-        engine = Engine(config, progress=progress)
-        try:
+    with Engine(config, progress=progress) as engine:  # bad backend names fail before any file is touched
+        writer = ResumableJsonlWriter(
+            output_path, resume=resume, fingerprint=fingerprint, keep=lambda r: r.get("id") in wanted
+        )
+        with writer:
+            if resume and not writer.resumed:
+                warn(f"--resume: no interrupted run of {output_path} to resume; scoring every item")
+            if writer.dropped:
+                warn(f"--resume: dropped {writer.dropped} finished rows whose ids are not in {input_path}")
+            done = _parse_done(writer)
+            done_ids = {r.item_id for r in done}
             new: list[ItemResult] = []
-            for r in engine.score(todo):
+            for r in engine.score([it for it in items if it.id not in done_ids]):
                 writer.write(r.to_json())
                 new.append(r)
-            by_id = {r.item_id: r for r in done + new}
-            results = [by_id[it.id] for it in items]
-            report = engine.summarize(results, timing={"total_s": round(time.perf_counter() - t0, 4)})
-        finally:
-            engine.close()
+        by_id = {r.item_id: r for r in done + new}
+        results = [by_id[it.id] for it in items]
+        report = engine.summarize(results, timing={"total_s": round(time.perf_counter() - t0, 4)})
     if resume:
         report = Report(**{**report.__dict__, "stages": {**report.stages, "resumed_items": len(done)}})
     if summary_path is not None:
         write_json_atomic(summary_path, report.to_json())
     return report
+
+
+def _parse_done(writer: ResumableJsonlWriter) -> list[ItemResult]:
+    out = []
+    for n, row in enumerate(writer.done, 1):
+        try:
+            out.append(ItemResult.from_json(row))
+        except (KeyError, TypeError, AttributeError, ValueError) as e:
+            raise InputError(f"--resume: not a scored result ({type(e).__name__}: {e})", path=str(writer.partial),
+                             line=n) from None
+    return out
+

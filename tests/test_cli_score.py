@@ -169,3 +169,44 @@ def test_json_flag_prints_the_summary(tmp_path: Path, capsys: pytest.CaptureFixt
     inp = write_jsonl(tmp_path / "in.jsonl", [WORKED])
     assert main(["score", str(inp), "-o", str(tmp_path / "o.jsonl"), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["macro"]["cs_c"] == 0.5
+
+
+def test_resume_never_reuses_a_finished_run(tmp_path: Path, capsys: pytest.CaptureFixture):
+    inp = write_jsonl(tmp_path / "in.jsonl", [WORKED])
+    out = tmp_path / "out.jsonl"
+    assert main(["score", str(inp), "-o", str(out), "-q"]) == 0
+    changed = dict(WORKED, labels=[["SUPPORT"] * 3] * 4)
+    write_jsonl(inp, [changed])
+    assert main(["score", str(inp), "-o", str(out), "-q", "--resume"]) == 0
+    assert "no interrupted run" in capsys.readouterr().err
+    assert read_jsonl(out)[0]["metrics"]["cs_c"] == 0.0
+
+
+def test_resume_refuses_a_changed_input(tmp_path: Path, register_backend):
+    register_backend("judge", "counting-test", CountingJudge)
+    items = [{"id": f"i{k}", "response": "", "documents": [{"id": "d", "text": f"yes: c{k}"}], "claims": [f"c{k}"]}
+             for k in range(2)]
+    inp = write_jsonl(tmp_path / "in.jsonl", items)
+    args = ["score", str(inp), "-o", str(tmp_path / "o.jsonl"), "--judge", "counting-test", "--pruner", "none",
+            "--set", "engine.step_items=1", "--no-cache", "-q"]
+    CountingJudge.seen, CountingJudge.fail_on = [], "i1"
+    with pytest.raises(RuntimeError):
+        main(args)
+    CountingJudge.fail_on = None
+    write_jsonl(inp, [dict(items[0], claims=["other"]), items[1]])
+    assert main(args + ["--resume"]) == 2
+
+
+def test_bad_configuration_touches_no_file(tmp_path: Path):
+    inp = write_jsonl(tmp_path / "in.jsonl", [WORKED])
+    (tmp_path / "o.jsonl.partial").write_text("earlier interrupted work\n")
+    assert main(["score", str(inp), "-o", str(tmp_path / "o.jsonl"), "--judge", "nope", "-q"]) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl", "o.jsonl.partial"]
+    assert (tmp_path / "o.jsonl.partial").read_text() == "earlier interrupted work\n"
+
+
+def test_resume_from_a_file_that_is_not_a_result(tmp_path: Path, capsys: pytest.CaptureFixture):
+    inp = write_jsonl(tmp_path / "in.jsonl", [WORKED])
+    (tmp_path / "o.jsonl.partial").write_text(json.dumps("just a string") + "\n")
+    assert main(["score", str(inp), "-o", str(tmp_path / "o.jsonl"), "--resume", "-q"]) == 2
+    assert f"{tmp_path / 'o.jsonl.partial'}:1: --resume: not a scored result" in capsys.readouterr().err

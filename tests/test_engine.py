@@ -183,3 +183,34 @@ def test_import_and_help_do_not_import_heavy_libraries():
         "assert not heavy, heavy\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_blank_documents_are_irrelevant_without_asking_the_judge():
+    judge = RuleJudge()
+    it = item(9, ["yes: sky is blue", "", "  \n "], ["Sky is blue."])
+    (r,), report = Engine(judge=judge, pruner="none").score_all([it])
+    js = r.verdicts[0].judgments
+    assert [j.label for j in js] == ["SUPPORT", "IRRELEVANT", "IRRELEVANT"]
+    assert [(j.source, j.note) for j in js[1:]] == [("pruned", "empty document")] * 2
+    assert judge.calls == [1]
+
+
+def test_a_chunk_size_beyond_the_judge_window_is_capped():
+    class Windowed(RuleJudge):
+        def passage_budget(self):  # type: ignore[override]
+            return (lambda text: len(text.split())), 10
+
+    eng = Engine(RunConfig().updated({"chunk": {"max_tokens": 50}}), judge=Windowed(), pruner="none")
+    with pytest.warns(UserWarning, match="exceeds the judge's passage budget of 10"):
+        assert eng.chunker().max_tokens == 10
+    assert Engine(RunConfig().updated({"chunk": {"max_tokens": 8}}), judge=Windowed()).chunker().max_tokens == 8
+
+
+def test_report_reflects_one_run_and_the_bootstrap_setting():
+    eng = Engine(RunConfig().updated({"engine": {"bootstrap": 0}}), judge=RuleJudge(), pruner="none",
+                 decomposer=SentenceDecomposer())
+    _, first = eng.score_all(ITEMS)
+    _, second = eng.score_all(ITEMS)
+    assert first.stages["engine"]["passage_pairs"] == second.stages["engine"]["passage_pairs"] == 12
+    assert second.stages["engine"]["passage_pairs_cached"] == 11  # the unscored pair is retried
+    assert all(v is None for v in second.ci95.values())
