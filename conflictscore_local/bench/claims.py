@@ -168,8 +168,9 @@ def strip_qualifier(entity: str) -> str:
 def name_entity(claim: str, entity: str) -> str:
     """The claim made specific to ``entity``.
 
-    When the entity's bare name (or its part before the first comma) occurs in the claim,
-    it is replaced by the full entity (``Jeff Green`` → ``Jeff Green (basketball)``,
+    When the entity's bare name (or its part before the first comma) occurs in the claim
+    as whole words, in any case (``Reg Park`` is not in ``Reg Parker``), it is replaced by
+    the full entity (``Jeff Green`` → ``Jeff Green (basketball)``,
     ``Washington Township, Michigan`` → ``Washington Township, Gratiot County, Michigan``);
     otherwise the claim is prefixed with ``Regarding <entity>,``.
     """
@@ -177,7 +178,7 @@ def name_entity(claim: str, entity: str) -> str:
     base = strip_qualifier(entity)
     head, *segments = [s.strip() for s in base.split(",")]
     for name in (base, head):
-        m = re.search(re.escape(name), claim, re.I) if name else None
+        m = re.search(rf"(?<!\w){re.escape(name)}(?!\w)", claim, re.I) if name else None
         if m:
             end = m.end()
             for seg in segments if name == head else ():

@@ -8,7 +8,6 @@ from ..types import CONTRADICT, LABELS, SUPPORT
 from .split import split_for
 
 CONFLICT_TYPES: tuple[str, ...] = ("ambiguity", "misinformation", "counterfactual", "contradiction", "opinion", "none")
-GOLD_FIELDS: tuple[str, ...] = ("gold_labels", "gold_conflicted", "conflict_type", "source", "split")
 
 
 def make_item(

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ..errors import InputError
+from ..io import iter_jsonl
 
 _TYPE_NAMES = {str: "a string", list: "an array", dict: "an object", int: "an integer", float: "a number"}
 
@@ -79,46 +80,63 @@ class Record:
 def iter_records(path: str | Path) -> Iterator[Record]:
     """Records of a JSONL file or of a JSON array file, each with the line it starts on."""
     p = str(path)
+    if not _is_json_array(p):
+        for n, obj in iter_jsonl(p):
+            yield Record(obj, p, n)
+        return
     try:
         text = Path(p).read_text(encoding="utf-8")
     except OSError as e:
-        raise InputError(f"cannot read: {e.strerror}", path=p) from None
+        raise InputError(f"cannot open: {e.strerror}", path=p) from None
     except UnicodeDecodeError as e:
-        raise InputError(f"not UTF-8 text: {e.reason}", path=p) from None
-    start = len(text) - len(text.lstrip())
-    if text[start:start + 1] == "[":
-        yield from _array_records(text, p, start + 1)
-        return
-    for n, raw in enumerate(text.splitlines(), 1):
-        if not raw.strip():
-            continue
-        try:
-            obj = json.loads(raw)
-        except json.JSONDecodeError as e:
-            raise InputError(f"invalid JSON: {e.msg} (column {e.colno})", path=p, line=n) from None
-        yield Record(obj, p, n)
+        raise InputError(f"not UTF-8 text: {e.reason} (byte {e.start + 1})", path=p) from None
+    yield from _array_records(text, p)
 
 
-def _array_records(text: str, path: str, pos: int) -> Iterator[Record]:
+def _is_json_array(path: str) -> bool:
+    """Whether the file's first non-blank character is ``[``; False when it cannot be opened
+    (:func:`iter_jsonl` then reports why)."""
+    try:
+        with open(path, "rb") as fh:
+            while chunk := fh.read(4096):
+                head = chunk.lstrip(b" \t\r\n")
+                if head:
+                    return head[:1] == b"["
+    except OSError:
+        pass
+    return False
+
+
+def _array_records(text: str, path: str) -> Iterator[Record]:
+    """The elements of a JSON array, each decoded alone; line numbers are counted
+    incrementally, so the whole file is scanned once."""
     decoder = json.JSONDecoder()
+    pos = _skip_space(text, 0) + 1
+    line, counted = 1, 0
+
+    def line_at(p: int) -> int:
+        nonlocal line, counted
+        line += text.count("\n", counted, p)
+        counted = p
+        return line
+
     i = 0
     while True:
         pos = _skip_space(text, pos)
         if text[pos:pos + 1] == "]":
             return
-        line = text.count("\n", 0, pos) + 1
+        start = line_at(pos)
         try:
             obj, end = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as e:
             raise InputError(f"invalid JSON: {e.msg} (record {i})", path=path, line=e.lineno) from None
-        yield Record(obj, path, line, f"[{i}].")
+        yield Record(obj, path, start, f"[{i}].")
         i += 1
         pos = _skip_space(text, end)
         if text[pos:pos + 1] == ",":
             pos += 1
         elif text[pos:pos + 1] != "]":
-            line = text.count("\n", 0, pos) + 1
-            raise InputError("invalid JSON: expected ',' or ']' after a record", path=path, line=line)
+            raise InputError("invalid JSON: expected ',' or ']' after a record", path=path, line=line_at(pos))
 
 
 def _skip_space(text: str, pos: int) -> int:

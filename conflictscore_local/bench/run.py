@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import hashlib
 import os
 import time
 from pathlib import Path
@@ -13,7 +12,7 @@ from typing import Any, Iterable, Sequence
 from ..config import RunConfig
 from ..engine import Engine
 from ..errors import InputError
-from ..io import read_items, write_json_atomic, write_jsonl_atomic
+from ..io import file_sha256, read_items, write_json_atomic, write_jsonl_atomic
 from ..types import CONTRADICT, IRRELEVANT, LABELS, SUPPORT, Item, ItemResult
 from .items import CONFLICT_TYPES
 from .metrics import grouped_detection, pair_metrics
@@ -127,14 +126,6 @@ def evaluate(items: Sequence[Item], results: Sequence[ItemResult]) -> dict[str, 
     }
 
 
-def _sha256(path: str | os.PathLike[str]) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def run_bench(
     input_path: str | os.PathLike[str],
     output_path: str | os.PathLike[str],
@@ -165,7 +156,7 @@ def run_bench(
         "bench": {
             "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "input": str(Path(input_path).resolve()),
-            "input_sha256": _sha256(input_path),
+            "input_sha256": file_sha256(input_path),
             "split": split,
             "limit": limit,
             "source_filter": list(source_filter) if source_filter else None,

@@ -8,6 +8,7 @@ onto SUPPORT / CONTRADICT / IRRELEVANT is documented in ``benchmarks/conflictben
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
@@ -271,11 +272,21 @@ def load_climate_fever(path: Path, options: ClimateFeverOptions) -> Iterator[dic
 # -- counterfactual passages (MacNoise), misinformation (ContraQA by Pan et al.) -------------
 
 _PERT_KEY = re.compile(r"^pert_lbls(_\w+)?$")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+_NON_WORD = re.compile(r"[\W_]+")
+
+
+def _words(text: str) -> str:
+    """NFKC, case-folded words joined by single spaces, with a space at both ends;
+    punctuation separates words and thousands separators go (``1,000`` → ``1000``)."""
+    t = _THOUSANDS.sub("", unicodedata.normalize("NFKC", text).casefold())
+    return f" {_NON_WORD.sub(' ', t).strip()} "
 
 
 def _contains_answer(text: str, answers: Sequence[str]) -> bool:
-    t = normalize_text(text)
-    return any(normalize_text(a) and normalize_text(a) in t for a in answers)
+    """Whether some answer occurs in ``text`` as whole words (``four`` is not in ``fourth``)."""
+    t = _words(text)
+    return any(a.strip() and _words(a) in t for a in answers)
 
 
 def load_macnoise(path: Path, options: MacNoiseOptions) -> Iterator[dict[str, Any]]:
@@ -283,7 +294,8 @@ def load_macnoise(path: Path, options: MacNoiseOptions) -> Iterator[dict[str, An
 
     One item per question and perturbation level (each ``pert_lbls*`` vector, identical
     vectors once): a perturbed passage (``text_pert``) CONTRADICTs the gold answer; an
-    unperturbed one (``text``) SUPPORTs it when it contains the answer, else is IRRELEVANT.
+    unperturbed one (``text``) SUPPORTs it when it contains an answer as whole words, else is
+    IRRELEVANT.
     ``path`` is a file or a directory of ``*.json`` / ``*.jsonl`` files. Option
     ``levels``: the ``pert_lbls*`` keys to use (default all).
     """

@@ -108,6 +108,19 @@ def test_macnoise_full_format_jsonl_and_levels_option(tmp_path: Path):
     assert [it["variant"] for it in only50] == ["full:pert_lbls_50"]
 
 
+def test_macnoise_answer_must_occur_as_whole_words(tmp_path: Path):
+    """An unperturbed passage SUPPORTs only when an answer occurs in it as whole words,
+    up to case, spacing, punctuation and thousands separators."""
+    texts = ["ABC renewed the show for a fourth season.", "It stars Kim and Aytes as the FOUR lead characters.",
+             "Its population is 1,000 people.", "Its population is 10,000 people.", "Seen on Jay-Z's  tour."]
+    rec = {"question": "how many seasons are there", "answers": ["four", "1000", "jay z"],
+           "ctxs": [{"id": str(j), "title": "t", "text": t, "text_pert": "p"} for j, t in enumerate(texts)],
+           "pert_lbls": [0] * len(texts)}
+    path = _jsonl(tmp_path / "m.jsonl", [rec])
+    [it] = build_bench(tmp_path, only=["macnoise"], sources={"macnoise": path})
+    assert it["gold_labels"] == [[IR, S, S, IR, S]]
+
+
 def test_en555_python_repr_fields(tmp_path: Path):
     rec = {"claim_id": 5, "claim": " Masks should be worn. ", "evidences": ["Masks help.", "Masks do not help."],
            "labels": ["Supports", "Refutes"], "paragraph_id": [0, 1], "dataset_name": "healthver",

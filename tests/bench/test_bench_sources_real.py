@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
 
-from conflictscore_local.bench import build_bench, normalize_text, split_for
+from conflictscore_local.bench import CONFLICT_TYPES, build_bench, normalize_text, split_for
 from conflictscore_local.io import parse_item
 
 S, C, IR = "SUPPORT", "CONTRADICT", "IRRELEVANT"
@@ -36,7 +37,9 @@ def test_items_are_valid_score_input_without_labels(bench_items):
         assert "labels" not in it
         item = parse_item(json.loads(json.dumps(it)), path="bench", line=n)
         assert len(item.claims) == len(it["gold_labels"]) == len(it["gold_conflicted"])
-        assert item.meta["conflict_type"] == ("none" if not any(it["gold_conflicted"]) else item.meta["conflict_type"])
+        assert it["gold_conflicted"] == [S in row and C in row for row in it["gold_labels"]]
+        assert (item.meta["conflict_type"] == "none") == (not any(it["gold_conflicted"]))
+        assert item.meta["conflict_type"] in CONFLICT_TYPES
         assert it["split"] == split_for(it["split_key"])
 
 
@@ -92,6 +95,21 @@ def test_ramdocs_ambiguity_variants(bench_items, shared_data):
         for lab, doc, a in zip(row, ent["documents"], answers):
             if doc["type"] == "correct":
                 assert lab == (S if a == answer else IR)
+
+
+def test_ramdocs_entity_claims_name_their_entity(bench_items, shared_data):
+    rows = [json.loads(x) for x in (shared_data / "ramdocs/RAMDocs_test.jsonl").read_text().splitlines()]
+    checked = 0
+    for it in bench_items:
+        if it["source"] == "ramdocs" and it["variant"] == "entity":
+            k = int(it["id"].split(":")[1])
+            for claim, entity in zip(it["claims"], rows[k]["disambig_entity"]):
+                assert re.search(rf"(?<!\w){re.escape(' '.join(entity.split()))}(?!\w)", claim), (claim, entity)
+                checked += 1
+    assert checked == 161 * 2 + 160 * 3 + 80
+    k = next(i for i, r in enumerate(rows) if r["question"] == "What sport is Reg Parker associated with?")
+    ent = next(x for x in bench_items if x["id"] == f"ramdocs:{k}:entity")
+    assert ent["claims"][2].startswith("Regarding Reg Park, Reg Parker ")
 
 
 def test_ramdocs_misinfo_answer_equal_to_claim_answer_supports(bench_items, shared_data):
@@ -156,6 +174,16 @@ def test_macnoise_levels(by_id):
     assert "macnoise:GPT_trainx_longpre_samples:0:pert_lbls_50" not in by_id
     assert "macnoise:GPT_trainx_longpre_samples:0:pert_lbls_100" not in by_id
     assert by_id["macnoise:GPT_trainx_longpre_samples:0:pert_lbls_00"]["conflict_type"] == "none"
+
+
+def test_macnoise_answer_in_passage_is_a_whole_word(by_id):
+    # how many seasons of the mistresses are there — four; pert_lbls_25 = [0, 0, 1, 0, 1]: passage 3
+    # speaks of a "fourth season" only (IRRELEVANT); passages 0, 1 say "the four lead characters"
+    it = next(v for k, v in by_id.items()
+              if k.startswith("macnoise:GPT_trainx_longpre_samples:") and k.endswith(":pert_lbls_25")
+              and v["question"] == "how many seasons of the mistresses are there")
+    assert it["claims"] == ["There are four seasons of the mistresses."]
+    assert it["gold_labels"] == [[S, S, C, IR, C]]
 
 
 def test_only_and_override(shared_data, tmp_path: Path):

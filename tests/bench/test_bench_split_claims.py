@@ -66,3 +66,18 @@ def test_name_entity():
         "Regarding Roland Ritchie, Justice Ritchie was born on June 19, 1910."
     assert name_entity("The Giff was first held in 1995.", "Geneva International Film Festival") == \
         "Regarding Geneva International Film Festival, the Giff was first held in 1995."
+
+
+def test_name_entity_matches_whole_words_only():
+    # RAMDocs: "Reg Park" (the bodybuilder) is not the "Reg Parker" of the question
+    assert name_entity("Reg Parker is associated with bodybuilding.", "Reg Park") == \
+        "Regarding Reg Park, Reg Parker is associated with bodybuilding."
+    assert name_entity("José Núñez was born in 1980.", "José Núñez (boxer)") == \
+        "José Núñez (boxer) was born in 1980."
+    assert name_entity("Josée Núñez was born in 1980.", "José Núñez") == \
+        "Regarding José Núñez, Josée Núñez was born in 1980."
+    assert name_entity("The capital of ÅLAND is Mariehamn.", "Åland (islands)") == \
+        "The capital of Åland (islands) is Mariehamn."
+    assert name_entity("Lahu Ke Do Rang's director is X.", "Lahu Ke Do Rang (1979 film)") == \
+        "Lahu Ke Do Rang (1979 film)'s director is X."
+
