@@ -11,6 +11,7 @@ import re
 from typing import Iterator, Sequence
 
 from ..chunk import split_sentences
+from ..generate.common import strip_thinking
 from ..types import Claim, Item
 
 ClaimText = tuple[str, tuple[int, int]]
@@ -18,52 +19,72 @@ ClaimText = tuple[str, tuple[int, int]]
 
 _BULLET = re.compile(r"(?:[-*•+‣▪◦]|\d{1,3}[.)]|\(\d{1,3}\)|\(?[a-z][.)])[ \t]+")
 _SKIP_LINE = re.compile(r"\s*(?:#{1,6}\s|\||```|---+\s*$|===+\s*$)")
-_EMPHASIS = re.compile(r"\*\*|__|`")
 _QUOTES = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"'})
 
-# Whole sentences that carry no fact: acknowledgements, greetings, closers, meta remarks.
+# Inline markdown delimiters: code ticks and strong runs anywhere; single * or _ only as a pair
+# around words (not "5 * 3" or snake_case); a link's brackets and target (its text stays).
+_MARKUP_RUNS = re.compile(r"`+|\*{2,}|_{2,}")
+_MARKUP_PAIRS = re.compile(
+    r"(?<![\w*])(\*)[^\s*](?:[^*\n]*?[^\s*])?(\*)(?![\w*])"
+    r"|(?<![\w_])(_)[^\s_](?:[^_\n]*?[^\s_])?(_)(?![\w_])"
+    r"|(!?\[)[^\[\]\n]+(\]\([^()\s]*\))"
+)
+
+_INTERJECTION = r"""
+    (?:sure|certainly|absolutely|of\ course|definitely|okay|ok|alright|yes|yeah|no\ problem|great|
+       hi|hello|hey|greetings|thanks|thank\ you(?:\ (?:so|very)\ much)?|you'?re\ welcome|happy\ to\ help|
+       good\ luck|cheers|sure\ thing|got\ it|understood|good\ morning|good\ afternoon|good\ evening)(?:\ there)?"""
+_PRAISE = r"""
+    (?:(?:that'?s|this\ is|what)\ )?(?:an?\ )?(?:very\ |really\ )?
+    (?:great|good|excellent|interesting|fascinating|wonderful|nice|fair|important|tricky)\ question"""
+_THANKS_FOR = r"thanks?\ (?:you\ )?for\ (?:asking|your\ question|the\ question|reaching\ out)"
+_HERE = r"(?:here\ (?:is|are)|here'?s|below\ (?:is|are)|the\ following\ (?:is|are))"
+_EXPLAIN = r"(?:let\ me|i'?ll|i\ will)\ (?:explain|break\ (?:it|this)\ down|summari[sz]e|elaborate)"
+_TAIL = r"[^,;:.!?]*"
+"""More words of the same remark, up to the next clause break (a fact after a comma or colon stays out)."""
+
+# A remark with no fact in it: acknowledgement, greeting, closer, meta remark, list intro.
+_REMARK = rf"""(?:
+      {_INTERJECTION}
+    | {_PRAISE}
+    | {_THANKS_FOR}{_TAIL}
+    | (?:i\ )?hope\ (?:this|that|it|my\ answer)\ (?:helps|answers|clarifies|is\ helpful){_TAIL}
+    | (?:please\ )?let\ me\ know{_TAIL}
+    | (?:please\ )?feel\ free\ to{_TAIL}
+    | (?:please\ )?(?:don'?t|do\ not)\ hesitate\ to{_TAIL}
+    | if\ you\ have\ (?:any\ )?(?:other\ |more\ |further\ |additional\ )?questions{_TAIL}
+    | i'?(?:d|\ would)\ be\ (?:happy|glad)\ to{_TAIL}
+    | i'?(?:m|\ am)\ (?:happy|glad)\ to\ help{_TAIL}
+    | (?:i\ )?(?:hope|wish)\ you\ (?:find|have|enjoy){_TAIL}
+    | have\ a\ (?:great|good|nice|wonderful){_TAIL}
+    | as\ an\ ai{_TAIL}
+    | i\ (?:don'?t|do\ not|cannot|can'?t)\ (?:have\ )?(?:access|browse|provide\ real-time){_TAIL}
+    | {_HERE}{_TAIL}:
+    | (?:here\ (?:is|are)|here'?s)\ (?:(?:a|an|the|some|my)\ )?(?:\w+\ )?
+        (?:summary|overview|answer|list|breakdown|facts?|information|details|explanation|rundown){_TAIL}
+    | {_EXPLAIN}{_TAIL}
+    )"""
+
+# Whole sentences made only of such remarks ("If you have questions, feel free to ask.").
 _FILLERS = re.compile(
-    r"""^(?:
-      (?:sure|certainly|absolutely|of\ course|definitely|okay|ok|alright|yes|yeah|no\ problem|great|
-         hi|hello|hey|greetings|thanks|thank\ you(?:\ (?:so|very)\ much)?|you'?re\ welcome|happy\ to\ help|
-         good\ luck|cheers|sure\ thing|got\ it|understood|good\ morning|good\ afternoon|good\ evening)
-        (?:\ there)?
-    | (?:(?:that'?s|this\ is|what)\ )?(?:an?\ )?(?:very\ |really\ )?
-        (?:great|good|excellent|interesting|fascinating|wonderful|nice|fair|important|tricky)\ question
-    | thanks?\ (?:you\ )?for\ (?:asking|your\ question|the\ question|reaching\ out)\b.*
-    | (?:i\ )?hope\ (?:this|that|it|my\ answer)\ (?:helps|answers|clarifies|is\ helpful)\b.*
-    | (?:please\ )?let\ me\ know\b.*
-    | (?:please\ )?feel\ free\ to\b.*
-    | (?:please\ )?(?:don'?t|do\ not)\ hesitate\ to\b.*
-    | if\ you\ have\ (?:any\ )?(?:other|more|further|additional)?\ ?questions\b.*
-    | i'?(?:d|\ would)\ be\ (?:happy|glad)\ to\b.*
-    | i'?(?:m|\ am)\ (?:happy|glad)\ to\ help\b.*
-    | (?:i\ )?(?:hope|wish)\ you\ (?:find|have|enjoy)\b.*
-    | have\ a\ (?:great|good|nice|wonderful)\b.*
-    | as\ an\ ai\b.*
-    | i\ (?:don'?t|do\ not|cannot|can'?t)\ (?:have\ )?(?:access|browse|provide\ real-time)\b.*
-    | (?:here\ (?:is|are)|here'?s|below\ (?:is|are)|the\ following\ (?:is|are))\b[^:]*:
-    | (?:here\ (?:is|are)|here'?s)\ (?:a|an|the|some|my)?\ ?(?:\w+\ )?
-        (?:summary|overview|answer|list|breakdown|facts?|information|details|explanation|rundown)\b.*
-    | (?:let\ me|i'?ll|i\ will)\ (?:explain|break\ (?:it|this)\ down|summari[sz]e|elaborate)\b.*
-    )[\s.!:]*$""",
+    rf"^{_REMARK}(?:\s*[,;]\s*(?:(?:and|but|so|or)\ )?{_REMARK})*[\s.!:]*$",
     re.VERBOSE,
 )
 
-# Leading discourse markers stripped from a claim (the rest of the sentence keeps its fact).
+# Leading discourse markers and intros stripped from a claim (the rest of the sentence keeps its fact).
 _MARKERS = re.compile(
-    r"""(?:
+    rf"""(?:
       (?:however|additionally|moreover|furthermore|also|besides|overall|indeed|actually|basically|essentially|
          notably|importantly|interestingly|specifically|similarly|likewise|meanwhile|nevertheless|nonetheless|
-         therefore|thus|hence|consequently|accordingly|so|well|now|yes|no|sure|certainly|absolutely|of\ course|
+         therefore|thus|hence|consequently|accordingly|so|well|now|no|
          first(?:ly)?|second(?:ly)?|third(?:ly)?|fourth(?:ly)?|next|then|finally|lastly|in\ addition|
          in\ summary|in\ conclusion|in\ short|in\ brief|in\ fact|in\ general|to\ summari[sz]e|to\ sum\ up|
          that\ said|as\ a\ result|as\ such|on\ the\ other\ hand|by\ contrast|in\ contrast|for\ example|
-         for\ instance|to\ answer\ your\ question|great\ question|good\ question)\s*[,:]
+         for\ instance|to\ answer\ your\ question|{_INTERJECTION}|{_PRAISE}|{_THANKS_FOR})\s*[,:]
     | (?:please\ )?note\ that
     | (?:it\ is|it'?s)\ (?:worth\ noting|important\ to\ note|interesting\ to\ note|worth\ mentioning)\ that
     | keep\ in\ mind\ that
-    | (?:here\ (?:is|are)|here'?s|below\ (?:is|are))\b[^:]{0,60}:
+    | (?:{_HERE}|{_EXPLAIN})[^:]{{0,60}}:
     )\s+""",
     re.VERBOSE | re.IGNORECASE,
 )
@@ -71,7 +92,6 @@ _MARKERS = re.compile(
 _NONE_OUTPUT = re.compile(
     r"^[\s\-*•]*(?:none|no\s+(?:atomic\s+)?(?:facts?|claims?)(?:\s+\w+)*|n/a)[\s.!]*$", re.IGNORECASE
 )
-_THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
 _NUMBERED_LINE = re.compile(r"\d{1,2}[.)]\s")
 _NEXT_NUMBER = re.compile(r"\s+(?=\d{1,2}[.)]\s)")
 _INLINE_SEPARATORS = re.compile(r"\s*(?:;|\s\|\s|\s•\s)\s*")
@@ -107,8 +127,35 @@ def response_blocks(text: str) -> Iterator[tuple[int, int]]:
             yield b[0], b[1]
 
 
+def mask_markup(text: str) -> str:
+    """``text`` with its inline markdown delimiters (emphasis, code ticks, link brackets and
+    targets) turned into spaces: the same length, so offsets into it are offsets into ``text``.
+
+    The spaCy parser reads the masked text, so ``**Paris** is`` parses as ``Paris is``.
+    """
+    out = list(text)
+    for m in _MARKUP_RUNS.finditer(text):
+        out[m.start():m.end()] = " " * (m.end() - m.start())
+    for m in _MARKUP_PAIRS.finditer(text):
+        for g in range(1, _MARKUP_PAIRS.groups + 1):
+            if m.group(g) is not None:
+                a, b = m.span(g)
+                out[a:b] = " " * (b - a)
+    return "".join(out)
+
+
+def unmask(text: str, masked: str) -> str:
+    """The characters of ``text`` that ``masked`` (its :func:`mask_markup`, or an aligned slice of it) kept."""
+    return "".join(c for c, m in zip(text, masked) if c == m)
+
+
+def strip_markup(text: str) -> str:
+    """``text`` without its inline markdown delimiters (``**Paris**'s`` → ``Paris's``)."""
+    return unmask(text, mask_markup(text))
+
+
 def _plain(text: str) -> str:
-    return _EMPHASIS.sub("", text).translate(_QUOTES).strip()
+    return " ".join(strip_markup(text).translate(_QUOTES).split())
 
 
 def is_question(text: str) -> bool:
@@ -117,8 +164,13 @@ def is_question(text: str) -> bool:
 
 
 def is_filler(text: str) -> bool:
-    """A sentence with no fact in it: greeting, acknowledgement, closer, meta remark."""
+    """A sentence with no fact in it: greeting, acknowledgement, closer, meta remark.
+
+    Leading discourse markers and intros are looked past first, so "Here is the
+    information: Paris has 2.1 million inhabitants." is not a filler.
+    """
     body = _plain(text).lower()
+    body = body[marker_length(body):]
     return not re.search(r"\w", body) or bool(_FILLERS.match(body))
 
 
@@ -134,8 +186,8 @@ def marker_length(text: str) -> int:
 
 
 def finish_claim(text: str) -> str:
-    """A claim as written out: no markdown emphasis, capital first letter, one final period."""
-    t = _EMPHASIS.sub("", text).strip()
+    """A claim as written out: no inline markdown, capital first letter, one final period."""
+    t = strip_markup(text).strip()
     t = re.sub(r"\s+", " ", t)
     t = t.rstrip(_TRAILING + " ")
     if t.endswith(("!", "?")):
@@ -153,14 +205,6 @@ def claim_key(text: str) -> str:
     return " ".join(re.findall(r"\w+", text.lower()))
 
 
-def drop_thinking(text: str) -> str | None:
-    """The answer part of a reasoning model's output; None when a thinking block never closes."""
-    out = _THINK.sub("", text)
-    if "<think>" in out:
-        return None
-    return out.replace("</think>", "")
-
-
 def parse_claims(text: str | None, *, markers_required: bool) -> list[str] | None:
     """Claims read from model output, or None when nothing in it can be read as claims.
 
@@ -168,16 +212,13 @@ def parse_claims(text: str | None, *, markers_required: bool) -> list[str] | Non
     false, for seq2seq models that emit plain text) plain lines, split further at ``;``,
     `` | `` and sentence ends. An explicit "none" / "no facts" answer is an empty list.
     With ``markers_required``, prose around the bullet lines is ignored, and output with no
-    bullet line at all is unreadable.
+    bullet line at all is unreadable, and so is a thinking block that never closes.
     """
     if text is None:
         return None
-    body = drop_thinking(text)
-    if body is None:
-        return None
-    body = body.strip()
-    if not body:
-        return None
+    body = strip_thinking(text).strip()
+    if not body or "<think>" in body:
+        return None  # nothing, or cut off while still thinking
     if _NONE_OUTPUT.match(body):
         return []
     listed = _json_list(body)

