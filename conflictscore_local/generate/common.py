@@ -1,9 +1,10 @@
 """What the local-model backends share (NLI judge, generators, LLM judges).
 
 Resolving a checkpoint offline (a directory, or a model already in the local Hugging Face
-cache), a fingerprint of its weights for cache keys and reports, the device and dtype
-choice, and chat-prompt rendering with Qwen3-style thinking switched off. Heavy libraries
-are imported inside the functions that need them.
+cache), fingerprints of its weights and of its tokenizer (chat template included) for cache
+keys and reports, counting tokens, the device and dtype choice, and chat-prompt rendering
+with Qwen3-style thinking switched off. Heavy libraries are imported inside the functions
+that need them.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from ..errors import BackendUnavailable, ConfigError
 
@@ -25,6 +26,9 @@ DTYPES: tuple[str, ...] = ("auto", "float32", "bfloat16", "float16")
 WEIGHT_SUFFIXES: tuple[str, ...] = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
 FULL_HASH_LIMIT = 2 << 30
 """Checkpoints up to this many bytes of weights are identified by a content hash."""
+TOKENIZER_FILE_PREFIXES: tuple[str, ...] = (
+    "tokenizer", "vocab", "merges", "special_tokens_map", "added_tokens", "chat_template",
+)
 
 _THINK = re.compile(r"^\s*<think>.*?</think>\s*", re.DOTALL)
 
@@ -79,6 +83,44 @@ def model_fingerprint(path: Path) -> dict[str, Any]:
         st = p.stat()
         h.update(f"{p.name}:{st.st_size}:{st.st_mtime_ns}\n".encode())
     return {"path": str(path), "weights_stat": h.hexdigest()[:16]}
+
+
+def _is_tokenizer_file(path: Path) -> bool:
+    name = path.name
+    return name.endswith(".model") or name.startswith(TOKENIZER_FILE_PREFIXES)
+
+
+def tokenizer_fingerprint(path: Path) -> dict[str, Any]:
+    """What identifies a checkpoint's tokenizer and chat templates, which the weights'
+    fingerprint leaves out although they change what the model is given.
+
+    A Hugging Face cache snapshot is named by its commit; a directory gets a sha256 of its
+    vocabulary, merges, special-token and chat-template files (sentencepiece ``*.model``
+    and ``additional_chat_templates/`` included).
+    """
+    if path.parent.name == "snapshots":
+        return {"commit": path.name}
+    files = [p for p in path.iterdir() if p.is_file() and _is_tokenizer_file(p)]
+    extra = path / "additional_chat_templates"
+    if extra.is_dir():
+        files += [p for p in extra.iterdir() if p.is_file()]
+    h = hashlib.sha256()
+    for p in sorted(files):
+        data = p.read_bytes()
+        for part in (p.relative_to(path).as_posix().encode(), data):
+            h.update(len(part).to_bytes(8, "little"))
+            h.update(part)
+    return {"tokenizer_sha256": h.hexdigest()}
+
+
+def token_counter(tokenizer: Any) -> Callable[[str], int]:
+    """``count(text)``: the tokens ``tokenizer`` makes of ``text``, special tokens left out
+    and nothing cut at the model's window (what passage budgets are measured in)."""
+
+    def count(text: str) -> int:
+        return len(tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
+
+    return count
 
 
 def torch_device(device: str) -> "torch.device":

@@ -20,9 +20,9 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
-from typing import Any, Literal, Mapping, Sequence
+from typing import Any, Callable, Literal, Mapping, Sequence
 
 from ..backend import Backend
 from ..errors import BackendUnavailable, ConfigError
@@ -221,8 +221,10 @@ class OpenAIGenerator(Backend):
         temperature: float = 0.0,
         stop: Sequence[str] | None = None,
         logprobs: int | None = None,
+        on_progress: Callable[[int], None] | None = None,
     ) -> list[Generation]:
-        """One completion per prompt, in input order, at most ``max_concurrency`` in flight."""
+        """One completion per prompt, in input order, at most ``max_concurrency`` in flight;
+        ``on_progress(1)`` (in this thread) as each request is answered."""
         if not prompts:
             return []
         self.model_name()
@@ -230,12 +232,16 @@ class OpenAIGenerator(Backend):
         workers = min(self.config.max_concurrency, len(prompts))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="openai") as pool:
             try:
-                out = list(pool.map(lambda p: self._one(p, kw), prompts))
+                futures = [pool.submit(self._one, p, kw) for p in prompts]
+                for done in as_completed(futures):
+                    done.result()
+                    if on_progress is not None:
+                        on_progress(1)
             except BaseException:
                 pool.shutdown(cancel_futures=True)
                 raise
         self.count("prompts", len(prompts))
-        return out
+        return [f.result() for f in futures]
 
 
 def parse_reply(reply: Any, endpoint: str) -> Generation:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Sequence
+from typing import Any, Callable, Literal, Sequence
 
 from ..backend import Backend
 from ..errors import BackendUnavailable, ConfigError
@@ -69,6 +69,7 @@ class VLLMGenerator(Backend):
     def __init__(self, config: VLLMConfig | None = None):
         super().__init__(config)
         self._path: Path | None = None
+        self._tokenizer_path: Path | None = None
         self._tokenizer: Any = None
         self._llm: Any = None
 
@@ -78,11 +79,20 @@ class VLLMGenerator(Backend):
             self.resolved["model_path"] = str(self._path)
         return self._path
 
+    def tokenizer_path(self) -> Path:
+        """Where the tokenizer (and chat template) comes from: ``tokenizer``, else the model."""
+        if self.config.tokenizer is None:
+            return self.model_path()
+        if self._tokenizer_path is None:
+            self._tokenizer_path = resolve_model(self.config.tokenizer, what="vllm tokenizer")
+            self.resolved["tokenizer_path"] = str(self._tokenizer_path)
+        return self._tokenizer_path
+
     def tokenizer(self) -> Any:
         """The model's tokenizer, loaded with transformers (no engine start needed)."""
         if self._tokenizer is None:
-            src = Path(self.config.tokenizer).expanduser() if self.config.tokenizer else self.model_path()
-            self._tokenizer = load_tokenizer(src, None if self.config.tokenizer else self.config.revision)
+            revision = None if self.config.tokenizer else self.config.revision
+            self._tokenizer = load_tokenizer(self.tokenizer_path(), revision)
         return self._tokenizer
 
     def engine_kwargs(self) -> dict[str, Any]:
@@ -90,7 +100,7 @@ class VLLMGenerator(Backend):
         cfg = self.config
         kw: dict[str, Any] = {
             "model": str(self.model_path()),
-            "tokenizer": cfg.tokenizer,
+            "tokenizer": str(self.tokenizer_path()) if cfg.tokenizer else None,
             "tensor_parallel_size": cfg.tensor_parallel_size,
             "max_model_len": cfg.max_model_len,
             "gpu_memory_utilization": cfg.gpu_memory_utilization,
@@ -129,8 +139,10 @@ class VLLMGenerator(Backend):
         temperature: float = 0.0,
         stop: Sequence[str] | None = None,
         logprobs: int | None = None,
+        on_progress: Callable[[int], None] | None = None,
     ) -> list[Generation]:
-        """One completion per prompt, in input order, from one engine call."""
+        """One completion per prompt, in input order, from one engine call;
+        ``on_progress(n)`` as requests finish."""
         if not prompts:
             return []
         vllm = import_vllm()
@@ -139,11 +151,41 @@ class VLLMGenerator(Backend):
             max_tokens=max_tokens, temperature=temperature, stop=list(stop) if stop else None,
             logprobs=logprobs, seed=self.config.seed,
         )
-        outputs = llm.generate([self.encode(p) for p in prompts], params, use_tqdm=False)
+        bar = progress_bar(on_progress) if on_progress is not None else False
+        outputs = llm.generate([self.encode(p) for p in prompts], params, use_tqdm=bar)
         if len(outputs) != len(prompts):
             raise RuntimeError(f"vLLM returned {len(outputs)} outputs for {len(prompts)} prompts")
         self.count("prompts", len(prompts))
         return [to_generation(o) for o in outputs]
+
+
+def progress_bar(on_progress: Callable[[int], None]) -> Callable[..., Any]:
+    """A ``tqdm`` class for vLLM's ``use_tqdm`` that draws nothing and hands the counting
+    bar's ``update(n)`` (requests finished) to ``on_progress``.
+
+    vLLM builds it like its own bars and reads its ``format_dict``, so it is a real ``tqdm``
+    writing nowhere. Bars over an iterable (vLLM's "Adding requests") count no progress.
+    """
+    from tqdm import tqdm
+
+    class Nowhere:
+        def write(self, text: str) -> int:
+            return len(text)
+
+        def flush(self) -> None:
+            pass
+
+    class Forward(tqdm):  # type: ignore[misc]
+        def __init__(self, iterable: Any = None, *args: Any, **kwargs: Any) -> None:
+            self.counts_requests = iterable is None
+            super().__init__(iterable, *args, **{**kwargs, "file": Nowhere()})
+
+        def update(self, n: float | None = 1) -> bool | None:
+            if self.counts_requests and n:
+                on_progress(int(n))
+            return super().update(n)
+
+    return Forward
 
 
 def to_generation(output: Any) -> Generation:

@@ -106,14 +106,20 @@ def decide(probs: Mapping[str, float], thresholds: Mapping[Label, float] | None 
     return max(candidates, key=lambda lab: probs.get(lab, 0.0))
 
 
-def token_label(token: str) -> Label | None:
-    """The label a generated token starts, when it is a non-empty prefix of one label word.
+MIN_LABEL_PREFIX = 2
+"""Letters a token must share with a label word to stand for it: one letter does not ("I
+cannot tell", "Sure", "Certainly" start like IRRELEVANT, SUPPORT, CONTRADICT)."""
 
-    The three words start with different letters, so a prefix names at most one of them
-    ("SUP", " Sup", "CON", "IR" …) however the tokenizer splits the words.
+
+def token_label(token: str) -> Label | None:
+    """The label a generated token starts: a prefix of one label word ("SUP", " Sup", "CON",
+    "IR" …, case ignored) of at least ``MIN_LABEL_PREFIX`` letters, else None.
+
+    Both LLM judges read answers with this rule; the ``vllm`` judge also checks at start-up
+    that its tokenizer's first token of each label word passes it.
     """
     t = token.strip().upper()
-    if not t:
+    if len(t) < MIN_LABEL_PREFIX:
         return None
     return next((lab for lab in LABELS if lab.startswith(t)), None)
 

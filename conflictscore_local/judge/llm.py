@@ -2,7 +2,7 @@
 
 Pairs are de-duplicated, ordered so that prompts sharing a passage are submitted together
 (prefix caching), sent to a :class:`~conflictscore_local.generate._base.Generator` in
-chunks (progress is reported per chunk) and read back:
+calls of ``chunk_size`` prompts (progress is reported per answered prompt) and read back:
 
 1. from the log-probabilities of the first non-blank answer token: the tokens that start
    SUPPORT / CONTRADICT / IRRELEVANT, renormalised over the three labels, provided they
@@ -10,6 +10,13 @@ chunks (progress is reported per chunk) and read back:
    say something else, and renormalising would turn noise into a label);
 2. else from the reply text, only when the whole reply is one label word;
 3. else unscored (``label=None``) with the reason in ``note``: never a guess.
+
+Why calls of ``chunk_size`` prompts and not one call: every prompt of a call is rendered
+and held until the call returns (for vLLM a Python list of token ids, about 150 kB for a
+4096-token passage), and an engine step can hold hundreds of thousands of pairs. Within a
+call vLLM batches continuously; only at the end of a call do the last requests run in a
+partly filled batch, about one scheduler step lost per call (an estimate, not measured
+here: no GPU), small next to the hundreds of steps of a default 8192-prompt call.
 """
 
 from __future__ import annotations
@@ -20,11 +27,24 @@ from ..backend import Backend
 from ..generate._base import Generation, Prompt
 from ..types import Judgment, Label, Pair
 from ._base import ProgressFn
+from .distinct import distinct
 from .labels import check_thresholds, decide, label_distribution, parse_label_text
 from .prompts import PROMPT_VERSION, judge_messages, judge_text, passage_order
 
-CHUNK = 1024
-"""Prompts per generator call: large enough to keep an engine busy, small enough for progress."""
+
+def check_judge_args(cfg: Any, *, name: str, top_logprobs: tuple[int, int]) -> None:
+    """The checks of the arguments both LLM judges have (``ValueError`` naming the range)."""
+    lo, hi = top_logprobs
+    if not lo <= cfg.top_logprobs <= hi:
+        raise ValueError(f"top_logprobs must be between {lo} and {hi}, got {cfg.top_logprobs}")
+    if cfg.max_tokens < 1:
+        raise ValueError(f"max_tokens must be at least 1, got {cfg.max_tokens}")
+    if not 0.0 <= cfg.min_label_mass <= 1.0:
+        raise ValueError(f"min_label_mass must be between 0 and 1, got {cfg.min_label_mass}")
+    if cfg.chunk_size < 1:
+        raise ValueError(f"chunk_size must be at least 1, got {cfg.chunk_size}")
+    if cfg.thresholds is not None:
+        check_thresholds(cfg.thresholds, source=f"judge {name}: thresholds")
 
 
 class LLMJudge(Backend):
@@ -77,35 +97,32 @@ class LLMJudge(Backend):
             return []
         gen = self.generator()
         thresholds = self.thresholds()
-        slot: dict[tuple[str, str], int] = {}
-        firsts: list[int] = []
-        for i in passage_order(pairs):
-            key = (pairs[i].passage.text, pairs[i].claim.text)
-            if key not in slot:
-                slot[key] = len(firsts)
-                firsts.append(i)
-        owner = [slot[(p.passage.text, p.claim.text)] for p in pairs]
-        weight = [0] * len(firsts)
-        for u in owner:
-            weight[u] += 1
+        uniq = distinct(pairs, passage_order(pairs))
+        answered = 0
+
+        def progress(n: int) -> None:
+            nonlocal answered
+            answered += n
+            if on_progress is not None:
+                on_progress(n)
+
+        size = self.config.chunk_size
         read: list[Judgment] = []
-        for start in range(0, len(firsts), CHUNK):
-            batch = firsts[start:start + CHUNK]
+        for start in range(0, len(uniq.first), size):
+            batch = uniq.first[start:start + size]
+            answered = 0
             outs = gen.generate(
                 [self.prompt(pairs[i]) for i in batch], max_tokens=self.config.max_tokens, temperature=0.0,
-                logprobs=self.config.top_logprobs or None,
+                logprobs=self.config.top_logprobs or None, on_progress=progress,
             )
             if len(outs) != len(batch):
                 raise RuntimeError(f"generator returned {len(outs)} answers for {len(batch)} prompts")
             read.extend(self.read(pairs[i], g, thresholds) for i, g in zip(batch, outs))
-            if on_progress is not None:
-                on_progress(sum(weight[start:start + len(batch)]))
+            rest = sum(uniq.weight[start:start + len(batch)]) - answered  # the duplicates, now read
+            if on_progress is not None and rest > 0:
+                on_progress(rest)
         self.count("pairs", len(pairs))
-        out = []
-        for p, u in zip(pairs, owner):
-            j = read[u]
-            out.append(j if j.pair is p else Judgment(p, j.label, j.probs, j.source, j.note))
-        return out
+        return uniq.spread(pairs, read)
 
     def read(self, pair: Pair, g: Generation, thresholds: Mapping[Label, float] | None) -> Judgment:
         """The judgment in one generation: logprobs first, then strict text, else unscored."""

@@ -3,8 +3,9 @@
 Any NLI-style cross-encoder works (DeBERTa-v3 MNLI/FEVER/ANLI fine-tunes, MiniCheck, the
 project's default judge): its ``config.id2label`` names are mapped onto SUPPORT /
 CONTRADICT / IRRELEVANT by name. Pairs are tokenized as (premise = passage, hypothesis =
-claim), the NLI convention, truncating only the passage. All pairs of a job are
-de-duplicated, sorted by length and batched with dynamic padding.
+claim), the NLI convention, truncating only the passage; a judgment whose input was cut
+says how much of it the model saw in its note. All pairs of a job are de-duplicated, sorted
+by length and batched with dynamic padding.
 
 A checkpoint may carry ``conflictscore.json`` = ``{"format": 1, "thresholds": {"SUPPORT": t,
 "CONTRADICT": t}}`` (written by ``conflictscore train-judge`` after calibration); its
@@ -22,9 +23,19 @@ from typing import Any, Callable, Literal, Mapping, Sequence
 from ..backend import Backend
 from ..config import repo_root
 from ..errors import BackendUnavailable, ConfigError
-from ..generate.common import check_device, load_tokenizer, model_fingerprint, resolve_model, torch_device, torch_dtype
+from ..generate.common import (
+    check_device,
+    load_tokenizer,
+    model_fingerprint,
+    resolve_model,
+    token_counter,
+    tokenizer_fingerprint,
+    torch_device,
+    torch_dtype,
+)
 from ..types import LABELS, Judgment, Label, Pair
 from ._base import ProgressFn
+from .distinct import distinct
 from .labels import check_thresholds, decide, map_id2label
 
 DEFAULT_JUDGE_ENV = "CONFLICTSCORE_DEFAULT_JUDGE"
@@ -94,20 +105,33 @@ class NLIJudge(Backend):
 
     # -- resolution (no weights loaded) ---------------------------------------------------
     def checkpoint(self) -> Path:
-        """The checkpoint directory; ``BackendUnavailable`` when it is missing."""
+        """The checkpoint directory; ``BackendUnavailable`` when it is missing or has no config.json."""
         if self._path is None:
             cfg = self.config
             if cfg.model is None:
                 path = default_judge_path()
+                how = (
+                    "build it with models/build_default_judge.sh, or pass a local sequence-classification "
+                    f"checkpoint with --judge-arg model=PATH (or set {DEFAULT_JUDGE_ENV})"
+                )
                 if not path.is_dir():
                     raise BackendUnavailable(
-                        f"judge nli: no model given and the default judge is not installed at {path}; "
-                        f"pass a local sequence-classification checkpoint with --judge-arg model=PATH "
-                        f"(or set {DEFAULT_JUDGE_ENV})"
+                        f"judge nli: no model given and the default judge is not installed at {path}; {how}"
                     )
-                self._path = path.resolve()
+                path = path.resolve()
+                if not (path / "config.json").is_file():
+                    raise BackendUnavailable(
+                        f"judge nli: no model given and the default judge at {path} is incomplete: no config.json "
+                        f"({_listing(path)}); {how}"
+                    )
             else:
-                self._path = resolve_model(cfg.model, cfg.revision, what="judge nli")
+                path = resolve_model(cfg.model, cfg.revision, what="judge nli")
+                if not (path / "config.json").is_file():
+                    raise BackendUnavailable(
+                        f"judge nli: {path} is not a complete checkpoint: no config.json ({_listing(path)}); "
+                        "a sequence-classification checkpoint holds config.json, its weights and tokenizer files"
+                    )
+            self._path = path
             self.resolved["model_path"] = str(self._path)
         return self._path
 
@@ -162,7 +186,13 @@ class NLIJudge(Backend):
 
     def tokenizer(self) -> Any:
         if self._tokenizer is None:
-            self._tokenizer = load_tokenizer(self.checkpoint(), self.config.revision)
+            path = self.checkpoint()
+            try:
+                self._tokenizer = load_tokenizer(path, self.config.revision)
+            except Exception as e:
+                raise BackendUnavailable(
+                    f"judge nli: cannot load the tokenizer of {path}: {type(e).__name__}: {e}"
+                ) from e
         return self._tokenizer
 
     def max_length(self) -> int:
@@ -183,7 +213,8 @@ class NLIJudge(Backend):
         return min(limits)
 
     def spec(self) -> Mapping[str, Any]:
-        """Everything that changes labels: the weights, label mapping, thresholds, dtype, length."""
+        """Everything that changes labels: the weights and tokenizer, label mapping, thresholds,
+        dtype, length."""
         if self._spec is None:
             path = self.checkpoint()
             fingerprint = model_fingerprint(path)
@@ -191,6 +222,7 @@ class NLIJudge(Backend):
             self._spec = {
                 "backend": "nli",
                 "model": fingerprint,
+                "tokenizer": tokenizer_fingerprint(path),
                 "revision": self.config.revision,
                 "labels": {str(k): v for k, v in sorted(self.labels().items())},
                 "thresholds": self.thresholds(),
@@ -208,7 +240,7 @@ class NLIJudge(Backend):
                 f"judge nli: max_length {self.max_length()} leaves no room for passages "
                 f"after claim_room {self.config.claim_room}"
             )
-        return (lambda text: len(tok(text, add_special_tokens=False, verbose=False)["input_ids"])), budget
+        return token_counter(tok), budget
 
     # -- model --------------------------------------------------------------------------
     def _dtype_name(self) -> str:
@@ -222,9 +254,14 @@ class NLIJudge(Backend):
             labels = self.labels()
             device = torch_device(self.config.device)
             dtype = torch_dtype(self.config.dtype, device)
-            model = AutoModelForSequenceClassification.from_pretrained(
-                str(path), revision=self.config.revision, dtype=dtype
-            )
+            try:
+                model = AutoModelForSequenceClassification.from_pretrained(
+                    str(path), revision=self.config.revision, dtype=dtype
+                )
+            except Exception as e:
+                raise BackendUnavailable(
+                    f"judge nli: cannot load the model in {path} as a sequence classifier: {type(e).__name__}: {e}"
+                ) from e
             if model.config.num_labels != len(labels):
                 raise ConfigError(
                     f"judge nli: {path} has {model.config.num_labels} output classes but "
@@ -236,28 +273,39 @@ class NLIJudge(Backend):
             self.resolved["thresholds"] = self.thresholds()
         return self._model
 
-    def _encode(self, passages: list[str], claims: list[str]) -> list[dict[str, list[int]]]:
-        """Token ids of each (passage, claim) input, the passage truncated to fit."""
+    def _encode(self, passages: list[str], claims: list[str]) -> tuple[list[dict[str, list[int]]], list[str | None]]:
+        """Token ids of each (passage, claim) input, the passage truncated to fit, and for each
+        input cut short a note saying how much of it the model sees."""
         tok = self.tokenizer()
         limit = self.max_length()
+        room = limit - tok.num_special_tokens_to_add(pair=True)
         keys = [k for k in tok.model_input_names if k in ("input_ids", "token_type_ids", "attention_mask")]
         enc = tok(passages, claims, truncation=False, verbose=False)
         feats = [{k: enc[k][i] for k in keys} for i in range(len(passages))]
+        notes: list[str | None] = [None] * len(passages)
+        count = token_counter(tok)
         for i, f in enumerate(feats):
             if len(f["input_ids"]) <= limit:
                 continue
-            try:
+            p_len, c_len = count(passages[i]), count(claims[i])
+            if c_len < room:
                 one = tok(passages[i], claims[i], truncation="only_first", max_length=limit, verbose=False)
+                notes[i] = f"passage truncated to {room - c_len} of {p_len} tokens (max_length {limit})"
                 self.count("passage_truncated")
-            except Exception:
-                # the claim alone exceeds the window: cut both rather than fail the run
+            else:
+                # the claim alone fills the window: cut both rather than fail the run
                 one = tok(passages[i], claims[i], truncation="longest_first", max_length=limit, verbose=False)
+                notes[i] = (
+                    f"claim too long ({c_len} tokens) for max_length {limit}: "
+                    f"claim and passage truncated together (passage of {p_len} tokens)"
+                )
                 self.count("claim_truncated")
             feats[i] = {k: one[k] for k in keys}
-        return feats
+        return feats, notes
 
     def judge(self, pairs: Sequence[Pair], on_progress: ProgressFn | None = None) -> list[Judgment]:
-        """Label every pair (input order kept); identical (passage, claim) texts are judged once."""
+        """Label every pair (input order kept); identical (passage, claim) texts are judged once.
+        A pair whose input was cut to fit the window says so in its note."""
         if not pairs:
             return []
         import torch
@@ -268,15 +316,11 @@ class NLIJudge(Backend):
         tok = self.tokenizer()
         device = next(model.parameters()).device
 
-        slot: dict[tuple[str, str], int] = {}
-        owner = [slot.setdefault((p.passage.text, p.claim.text), len(slot)) for p in pairs]
-        uniq = list(slot)
-        weight = [0] * len(uniq)
-        for u in owner:
-            weight[u] += 1
-        feats = self._encode([u[0] for u in uniq], [u[1] for u in uniq])
-        order = sorted(range(len(uniq)), key=lambda i: -len(feats[i]["input_ids"]))
-        probs: list[dict[str, float]] = [{}] * len(uniq)
+        uniq = distinct(pairs)
+        firsts = [pairs[i] for i in uniq.first]
+        feats, notes = self._encode([p.passage.text for p in firsts], [p.claim.text for p in firsts])
+        order = sorted(range(len(firsts)), key=lambda i: -len(feats[i]["input_ids"]))
+        probs: list[dict[str, float]] = [{}] * len(firsts)
         bs = self.config.batch_size
         for start in range(0, len(order), bs):
             idx = order[start:start + bs]
@@ -292,7 +336,16 @@ class NLIJudge(Backend):
                 probs[i] = {k: round(v, 6) for k, v in p.items()}
             self.count("batches")
             if on_progress is not None:
-                on_progress(sum(weight[i] for i in idx))
+                on_progress(sum(uniq.weight[i] for i in idx))
         self.count("pairs", len(pairs))
-        self.count("forward_inputs", len(uniq))
-        return [Judgment(p, decide(probs[u], thresholds), probs[u], "judge") for p, u in zip(pairs, owner)]
+        self.count("forward_inputs", len(firsts))
+        judged = [Judgment(p, decide(probs[u], thresholds), probs[u], "judge", notes[u]) for u, p in enumerate(firsts)]
+        return uniq.spread(pairs, judged)
+
+
+def _listing(path: Path) -> str:
+    """What a directory holds, for an error message: ``it holds: last/, notes.txt`` or ``it is empty``."""
+    names = sorted(p.name + ("/" if p.is_dir() else "") for p in path.iterdir())
+    if not names:
+        return "it is empty"
+    return "it holds: " + ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")

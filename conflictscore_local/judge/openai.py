@@ -13,8 +13,7 @@ from typing import Any, Callable, Mapping
 
 from ..chunk import word_count
 from ..generate.openai import OpenAIConfig, OpenAIGenerator
-from .labels import check_thresholds
-from .llm import LLMJudge
+from .llm import LLMJudge, check_judge_args
 
 
 @dataclass(frozen=True)
@@ -26,6 +25,7 @@ class OpenAIJudgeConfig(OpenAIConfig):
     ``min_label_mass``: the least probability the label tokens must hold at the answer token.
     ``thresholds``: calibrated SUPPORT / CONTRADICT thresholds (see ``labels.decide``).
     ``passage_words``: the most words a passage may have (no tokenizer here: words stand in).
+    ``chunk_size``: prompts handed to the request pool at once (bounds what is held in memory).
     """
 
     top_logprobs: int = 10
@@ -33,19 +33,13 @@ class OpenAIJudgeConfig(OpenAIConfig):
     min_label_mass: float = 0.5
     thresholds: dict | None = None
     passage_words: int = 1500
+    chunk_size: int = 8192
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if not 0 <= self.top_logprobs <= 20:
-            raise ValueError(f"top_logprobs must be between 0 and 20, got {self.top_logprobs}")
-        if self.max_tokens < 1:
-            raise ValueError(f"max_tokens must be at least 1, got {self.max_tokens}")
+        check_judge_args(self, name="openai", top_logprobs=(0, 20))
         if self.passage_words < 8:
             raise ValueError(f"passage_words must be at least 8, got {self.passage_words}")
-        if not 0.0 <= self.min_label_mass <= 1.0:
-            raise ValueError(f"min_label_mass must be between 0 and 1, got {self.min_label_mass}")
-        if self.thresholds is not None:
-            check_thresholds(self.thresholds, source="judge openai: thresholds")
 
 
 class OpenAIJudge(LLMJudge):
@@ -65,10 +59,12 @@ class OpenAIJudge(LLMJudge):
         return self.config.endpoint == "chat"
 
     def model_identity(self) -> Mapping[str, Any]:
-        """The served model's name and anything sent with every request that may change answers."""
+        """The served model's name, the server, and anything sent with every request that may
+        change answers (how requests are paced and retried does not)."""
         cfg = self.config
         return {
             "name": self.generator().model_name(),
+            "base_url": cfg.base_url,
             "enable_thinking": cfg.enable_thinking,
             "chat_template_kwargs": cfg.chat_template_kwargs,
             "extra_body": cfg.extra_body,

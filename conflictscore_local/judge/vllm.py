@@ -8,17 +8,18 @@ else through ``engine_args``) are passed through to ``vllm.LLM``.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from ..errors import ConfigError
-from ..generate.common import model_fingerprint
+from ..generate.common import model_fingerprint, token_counter, tokenizer_fingerprint
 from ..generate.vllm import VLLMConfig, VLLMGenerator
 from ..types import LABELS
-from .labels import check_thresholds, token_label
-from .llm import LLMJudge
+from .labels import token_label
+from .llm import LLMJudge, check_judge_args
 from .prompts import judge_messages, judge_text
 
 
@@ -32,7 +33,8 @@ class VLLMJudgeConfig(VLLMConfig):
     ``thresholds``: calibrated SUPPORT / CONTRADICT thresholds (see ``labels.decide``).
     ``chat=false``: plain-text prompt for base models. ``passage_tokens``: the most tokens
     a passage may have (documents are split to fit, and always to fit ``max_model_len``).
-    ``claim_room``: tokens kept free for the claim.
+    ``claim_room``: tokens kept free for the claim. ``chunk_size``: prompts per engine call
+    (bounds the rendered prompts held at once; see :mod:`.llm`).
     """
 
     top_logprobs: int = 20
@@ -42,19 +44,13 @@ class VLLMJudgeConfig(VLLMConfig):
     thresholds: dict | None = None
     passage_tokens: int = 4096
     claim_room: int = 128
+    chunk_size: int = 8192
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if not 1 <= self.top_logprobs <= 100:
-            raise ValueError(f"top_logprobs must be between 1 and 100, got {self.top_logprobs}")
-        if self.max_tokens < 1:
-            raise ValueError(f"max_tokens must be at least 1, got {self.max_tokens}")
+        check_judge_args(self, name="vllm", top_logprobs=(1, 100))
         if self.passage_tokens < 8:
             raise ValueError(f"passage_tokens must be at least 8, got {self.passage_tokens}")
-        if not 0.0 <= self.min_label_mass <= 1.0:
-            raise ValueError(f"min_label_mass must be between 0 and 1, got {self.min_label_mass}")
-        if self.thresholds is not None:
-            check_thresholds(self.thresholds, source="judge vllm: thresholds")
 
 
 class VLLMJudge(LLMJudge):
@@ -79,10 +75,22 @@ class VLLMJudge(LLMJudge):
         return self.config.chat
 
     def model_identity(self) -> Mapping[str, Any]:
+        """The weights, and everything that turns a pair into the tokens the model sees: the
+        tokenizer's files, the chat template in force and the variables it is rendered with."""
         if self._identity is None:
-            path = self.generator().model_path()
-            self._identity = {**model_fingerprint(path), "dtype": self.config.dtype,
-                              "enable_thinking": self.config.enable_thinking}
+            cfg = self.config
+            gen = self.generator()
+            template = gen.tokenizer().chat_template
+            self._identity = {
+                **model_fingerprint(gen.model_path()),
+                "tokenizer": tokenizer_fingerprint(gen.tokenizer_path()),
+                "chat_template_sha256": None if template is None else hashlib.sha256(
+                    json.dumps(template, sort_keys=True).encode()
+                ).hexdigest(),
+                "chat_template_kwargs": cfg.chat_template_kwargs,
+                "enable_thinking": cfg.enable_thinking,
+                "dtype": cfg.dtype,
+            }
             self.resolved["model_fingerprint"] = self._identity
         return self._identity
 
@@ -109,11 +117,7 @@ class VLLMJudge(LLMJudge):
     def passage_budget(self) -> tuple[Callable[[str], int], int]:
         """Count with the model's tokenizer; passages fit ``max_model_len`` next to prompt and claim."""
         gen = self.generator()
-        tok = gen.tokenizer()
-
-        def count(text: str) -> int:
-            return len(tok(text, add_special_tokens=False)["input_ids"])
-
+        count = token_counter(gen.tokenizer())
         window = self.config.max_model_len or _context_length(gen.model_path() / "config.json")
         budget = self.config.passage_tokens
         if window is not None:

@@ -47,14 +47,16 @@ import os
 import time
 from collections import defaultdict
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from importlib import metadata
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ..backend import Backend
 from ..chunk import Chunker
 from ..errors import BackendUnavailable, ConfigError
+from ..generate.common import token_counter
 from ..types import IRRELEVANT, Document, Judgment, Pair, Passage
-from .guard import shared_keys
+from .guard import lexical_keys
 
 if TYPE_CHECKING:
     import numpy as np
@@ -122,7 +124,7 @@ class EmbeddingPruner(Backend):
             model = SentenceTransformer(path, device=self.config.device, local_files_only=True)
             tokenizer = model.tokenizer
             window = int(model.max_seq_length) - tokenizer.num_special_tokens_to_add()
-            self._windows = Chunker(max_tokens=window, overlap=1, count=_token_counter(tokenizer))
+            self._windows = Chunker(max_tokens=window, overlap=1, count=token_counter(tokenizer))
             self._model = model
             self.resolved.update(
                 model=str(path),
@@ -181,6 +183,7 @@ class EmbeddingPruner(Backend):
         keep = np.zeros(len(pairs), dtype=bool)
         doc_score = np.empty(len(pairs), dtype=np.float32)
         guarded = 0
+        keys = lru_cache(maxsize=None)(lexical_keys)  # texts recur across claims; freed after this call
         cfg = self.config
         for passages, claims in groups.items():
             c_texts = [pairs[idx[0]].claim.text for idx in claims]
@@ -194,7 +197,7 @@ class EmbeddingPruner(Backend):
                 row_keep = kept[r, doc_of]
                 if cfg.guard and not row_keep.all():
                     rescued = {
-                        doc_of[j] for j in np.flatnonzero(~row_keep) if shared_keys(c_texts[r], p_texts[j])
+                        doc_of[j] for j in np.flatnonzero(~row_keep) if keys(c_texts[r]) & keys(p_texts[j])
                     }
                     if rescued:
                         extra = np.isin(doc_of, list(rescued))
@@ -292,13 +295,6 @@ def _doc_index(passages: Sequence[Passage]) -> np.ndarray:
 
     ids: dict[tuple[str, str], int] = {}
     return np.array([ids.setdefault((p.item_id, p.doc_id), len(ids)) for p in passages], dtype=np.intp)
-
-
-def _token_counter(tokenizer: Any) -> Callable[[str], int]:
-    def count(text: str) -> int:
-        return len(tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
-
-    return count
 
 
 def _packaged_model_path() -> str:

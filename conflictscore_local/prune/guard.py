@@ -15,7 +15,6 @@ cheap surface heuristics (regular expressions and capitalisation, no parser):
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
 _MONTHS = {
     "january": "jan", "february": "feb", "march": "mar", "april": "apr", "may": "may", "june": "jun",
@@ -47,9 +46,12 @@ def _number_key(raw: str) -> str:
     return f"#{whole}.{frac}" if frac else f"#{whole}"
 
 
-@lru_cache(maxsize=1 << 16)
 def lexical_keys(text: str) -> frozenset[str]:
-    """The numbers (``#1867``), months (``@sep``) and names (``curie``) in ``text``."""
+    """The numbers (``#1867``), months (``@sep``) and names (``curie``) in ``text``.
+
+    Not memoised here: a process-wide cache would keep every passage it saw alive. A caller
+    that meets the same texts again memoises for the length of its own work.
+    """
     keys = {_number_key(m.group(0)) for m in _NUMBER.finditer(text)}
     for m in _WORD.finditer(text):
         word = m.group(0)

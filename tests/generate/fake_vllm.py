@@ -58,10 +58,26 @@ class LLM:
         LLM.instances.append(self)
 
     def generate(
-        self, prompts: Sequence[Any], sampling_params: SamplingParams, use_tqdm: bool = True
+        self, prompts: Sequence[Any], sampling_params: SamplingParams, use_tqdm: bool | Callable[..., Any] = True
     ) -> list[RequestOutput]:
+        """Answers every prompt; a callable ``use_tqdm`` is used as vLLM's ``LLM._run_engine``
+        uses it (an iterable bar while adding requests, then a counting bar updated per
+        finished request, whose ``format_dict`` and ``postfix`` are touched too)."""
         self.calls.append((list(prompts), sampling_params))
-        return [LLM.answer(p, sampling_params) for p in prompts]
+        bar = use_tqdm if callable(use_tqdm) else None
+        for _ in bar(prompts, desc="Adding requests") if bar else prompts:
+            pass
+        pbar = bar(total=len(prompts), desc="Processed prompts", dynamic_ncols=True, postfix="") if bar else None
+        outputs = []
+        for p in prompts:
+            out = LLM.answer(p, sampling_params)
+            outputs.append(out)
+            if pbar is not None:
+                pbar.postfix = f"elapsed {pbar.format_dict['elapsed']:.2f}s"
+                pbar.update(len(out.outputs))
+        if pbar is not None:
+            pbar.close()
+        return outputs
 
 
 def output(text: str, steps: list[list[tuple[int, str, float]]], finish: str = "stop") -> RequestOutput:

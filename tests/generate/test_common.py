@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import hashlib
+import shutil
 from pathlib import Path
 
 import pytest
 
 from conflictscore_local.errors import BackendUnavailable
 from conflictscore_local.generate import common
-from conflictscore_local.generate.common import cut_at_stop, model_fingerprint, resolve_model, strip_thinking
+from conflictscore_local.generate.common import (
+    cut_at_stop,
+    load_tokenizer,
+    model_fingerprint,
+    resolve_model,
+    strip_thinking,
+    token_counter,
+    tokenizer_fingerprint,
+)
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
@@ -52,6 +61,37 @@ def test_no_weights_is_an_error(tmp_path: Path) -> None:
         model_fingerprint(tmp_path)
 
 
+def test_tokenizer_fingerprint_covers_vocabulary_and_chat_template_not_weights(tmp_path: Path) -> None:
+    path = checkpoint(tmp_path / "ckpt")
+    (path / "tokenizer.json").write_text('{"vocab": 1}')
+    (path / "chat_template.jinja").write_text("{{ messages }}")
+    (path / "additional_chat_templates").mkdir()
+    (path / "additional_chat_templates" / "tools.jinja").write_text("{{ tools }}")
+    fp = tokenizer_fingerprint(path)
+    assert set(fp) == {"tokenizer_sha256"} and len(fp["tokenizer_sha256"]) == 64
+    (path / "model.safetensors").write_bytes(b"retrained")
+    (path / "config.json").write_text('{"hidden_size": 8}')
+    assert tokenizer_fingerprint(path) == fp
+    copy = tmp_path / "copy"
+    shutil.copytree(path, copy)
+    assert tokenizer_fingerprint(copy) == fp
+    for changed, text in (
+        ("chat_template.jinja", "{{ messages }}!"),
+        ("tokenizer.json", '{"vocab": 2}'),
+        ("additional_chat_templates/tools.jinja", "{{ tools }}!"),
+    ):
+        edited = tmp_path / changed.replace("/", "-")
+        shutil.copytree(path, edited)
+        (edited / changed).write_text(text)
+        assert tokenizer_fingerprint(edited) != fp, changed
+
+
+def test_token_counter_counts_text_tokens_only(tokenizer_dir: Path) -> None:
+    count = token_counter(load_tokenizer(tokenizer_dir))
+    assert count("The Eiffel Tower opened in 1889.") == 9  # no [CLS] / [SEP]
+    assert count("") == 0 and count("word " * 600) == 600  # longer than the model's window: no cut
+
+
 def test_hub_ids_resolve_from_the_local_cache_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     repo = tmp_path / "hub" / "models--org--tiny-judge"
     snapshot = checkpoint(repo / "snapshots" / COMMIT)
@@ -63,6 +103,7 @@ def test_hub_ids_resolve_from_the_local_cache_only(tmp_path: Path, monkeypatch: 
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
     resolved = resolve_model("org/tiny-judge", what="test")
     assert resolved == snapshot and model_fingerprint(resolved) == {"commit": COMMIT}
+    assert tokenizer_fingerprint(resolved) == {"commit": COMMIT}
     assert resolve_model(str(snapshot), what="test") == snapshot.resolve()
     with pytest.raises(BackendUnavailable, match="'org/absent' is neither a directory nor in the local Hugging Face"):
         resolve_model("org/absent", what="test")

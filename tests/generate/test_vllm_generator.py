@@ -11,7 +11,7 @@ import pytest
 
 from conflictscore_local import registry
 from conflictscore_local.errors import BackendUnavailable, ConfigError
-from conflictscore_local.generate.vllm import to_generation
+from conflictscore_local.generate.vllm import progress_bar, to_generation
 
 
 def test_missing_vllm_names_the_extra(monkeypatch: pytest.MonkeyPatch, tiny_causal_lm_dir: Path) -> None:
@@ -94,3 +94,33 @@ def test_outputs_come_back_in_input_order(fake_vllm: Any, tiny_causal_lm_dir: Pa
     out = gen.generate(["a", "b", "c"])
     assert [g.text for g in out] == ["echo a", "echo b", "echo c"]
     assert gen.stats() == {"prompts": 3}
+
+
+def test_progress_bar_forwards_finished_requests_only() -> None:
+    seen: list[int] = []
+    bar_class = progress_bar(seen.append)
+    assert list(bar_class(range(50), desc="Adding requests", mininterval=0, miniters=1)) == list(range(50))
+    assert seen == []  # adding requests is no progress
+    bar = bar_class(total=3, desc="Processed prompts", dynamic_ncols=True, postfix="")
+    for _ in range(3):
+        assert bar.format_dict["elapsed"] >= 0
+        bar.postfix = "est. speed"
+        bar.update(1)
+    bar.close()
+    assert seen == [1, 1, 1] and bar.n == 3
+
+
+def test_generate_reports_progress_per_finished_request(fake_vllm: Any, tiny_causal_lm_dir: Path) -> None:
+    fake_vllm.LLM.answer = staticmethod(lambda p, sp: fake_vllm.output("ok", []))
+    gen = registry.build("generator", "vllm", {"model": str(tiny_causal_lm_dir)})
+    seen: list[int] = []
+    out = gen.generate(["a", "b", "c"], on_progress=seen.append)
+    assert [g.text for g in out] == ["ok"] * 3 and seen == [1, 1, 1]
+
+
+def test_a_separate_tokenizer_is_resolved_once_for_both_sides(fake_vllm: Any, tiny_causal_lm_dir: Path) -> None:
+    gen = registry.build("generator", "vllm", {"model": str(tiny_causal_lm_dir), "tokenizer": str(tiny_causal_lm_dir)})
+    gen.generate(["hello"])
+    resolved = str(tiny_causal_lm_dir.resolve())
+    assert fake_vllm.LLM.instances[0].kwargs["tokenizer"] == resolved  # vLLM and the chat rendering agree
+    assert gen.describe()["resolved"]["tokenizer_path"] == resolved

@@ -4,6 +4,7 @@ then read back from the judgment cache; ``--no-cache`` and ``--cache PATH``."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -152,3 +153,45 @@ def test_bad_judge_arguments_exit_2(
         ]
     )
     assert code == 2 and "neither a directory nor in the local Hugging Face cache" in capsys.readouterr().err
+
+
+def run_score(items: Path, out: Path, *extra: str) -> int:
+    return main(["score", str(items), "-o", str(out), "--quiet", "--pruner", "none", "--judge", "nli", *extra])
+
+
+def test_incomplete_default_judge_exits_2_saying_how_to_build_it(
+    items_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "default-judge"
+    (folder / "last").mkdir(parents=True)  # what an unfinished training run leaves behind
+    monkeypatch.setenv("CONFLICTSCORE_DEFAULT_JUDGE", str(folder))
+    assert run_score(items_file, tmp_path / "o.jsonl") == 2
+    err = capsys.readouterr().err
+    assert f"default judge at {folder.resolve()} is incomplete: no config.json" in err
+    assert "models/build_default_judge.sh" in err and "--judge-arg model=PATH" in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "damage, what",
+    [
+        (lambda p: (p / "config.json").unlink(), "is not a complete checkpoint: no config.json"),
+        (lambda p: (p / "tokenizer.json").write_text("{not json"), "cannot load the tokenizer of"),
+        (lambda p: (p / "model.safetensors").write_bytes(b"\0" * 64), "cannot load the model in"),
+    ],
+    ids=["no-config", "bad-tokenizer", "bad-weights"],
+)
+def test_damaged_checkpoint_exits_2_naming_it(
+    items_file: Path,
+    tmp_path: Path,
+    tiny_nli_dir: Path,
+    capsys: pytest.CaptureFixture[str],
+    damage: Any,
+    what: str,
+) -> None:
+    ckpt = tmp_path / "ckpt"
+    shutil.copytree(tiny_nli_dir, ckpt)
+    damage(ckpt)
+    assert run_score(items_file, tmp_path / "o.jsonl", "--judge-arg", f"model={ckpt}", "--no-cache") == 2
+    err = capsys.readouterr().err
+    assert what in err and str(ckpt.resolve()) in err and "Traceback" not in err

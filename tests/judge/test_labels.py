@@ -108,7 +108,11 @@ def test_check_thresholds() -> None:
     [
         ("SUP", "SUPPORT"),
         (" Support", "SUPPORT"),
-        ("S", "SUPPORT"),
+        ("Su", "SUPPORT"),
+        ("S", None),  # one letter names no label: "I cannot…", "Sure", "Certainly" start like the labels
+        ("I", None),
+        (" I", None),
+        ("C", None),
         ("CON", "CONTRADICT"),
         ("contr", "CONTRADICT"),
         ("IR", "IRRELEVANT"),
@@ -135,6 +139,9 @@ def test_label_distribution_sums_prefix_tokens_and_renormalises() -> None:
         "IRRELEVANT": pytest.approx(0.1 / 0.9, abs=1e-6),
     }
     assert label_distribution({"The": -0.1, "**": -3.0}) is None
+    # "I" of "I cannot tell" holds 90% but is no label token: only "IR" counts
+    probs, mass = label_distribution({"I": math.log(0.9), "IR": math.log(0.05)})  # type: ignore[misc]
+    assert probs == {"SUPPORT": 0.0, "CONTRADICT": 0.0, "IRRELEVANT": 1.0} and mass == pytest.approx(0.05)
     assert label_distribution({"IR": -float("inf"), "The": -0.1}) is None
 
 

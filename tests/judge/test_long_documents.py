@@ -9,7 +9,7 @@ from typing import Any, Callable, Mapping, Sequence
 import pytest
 
 from conflictscore_local import Engine, RunConfig
-from conflictscore_local.types import Document, Item, Judgment, Pair
+from conflictscore_local.types import Claim, Document, Item, Judgment, Pair, Passage
 
 FILLER = [f"The committee met again in session {k} to discuss the border question." for k in range(30)]
 LONG_DOC = " ".join(FILLER[:20]) + " The treaty was finally signed in 1921. " + " ".join(FILLER[20:])
@@ -88,12 +88,14 @@ def test_contradiction_past_the_first_window_is_found(count: Callable[[str], int
     assert result.metrics.cs_c == 0.5 and report.pairs["judged"] == 4
 
 
-def test_without_splitting_the_same_judge_misses_it(count: Callable[[str], int]) -> None:
-    judge = WindowJudge(count, 64)
+def test_passages_larger_than_the_judge_budget_are_refused(count: Callable[[str], int]) -> None:
+    whole = Pair(Claim("q1", 0, CLAIM), Passage("q1", "long", 0, LONG_DOC))
+    assert WindowJudge(count, 64).judge([whole])[0].label == "IRRELEVANT"  # unsplit, the judge misses it
     cfg = RunConfig().updated({"chunk": {"max_tokens": 100_000}})
-    with Engine(cfg, judge=judge, pruner="none") as engine:
+    warning = "chunk.max_tokens=100000 exceeds the judge's passage budget of 64"
+    with pytest.warns(UserWarning, match=warning), Engine(cfg, judge=WindowJudge(count, 64), pruner="none") as engine:
         (result,), _ = engine.score_all(items())
-    assert result.verdicts[0].contradict == () and not result.verdicts[0].conflicted
+    assert result.verdicts[0].contradict == ("long",) and result.verdicts[0].conflicted
 
 
 def test_a_document_that_both_supports_and_contradicts(count: Callable[[str], int]) -> None:

@@ -205,6 +205,17 @@ def test_spec_names_the_weights_and_not_the_batch_size(tiny_nli_factory: Callabl
     assert spec != judge(a, max_length=64).spec()
 
 
+def test_spec_names_the_tokenizer(tiny_nli_dir: Path, tmp_path: Path) -> None:
+    spec = judge(tiny_nli_dir).spec()
+    copy = tmp_path / "copy"
+    shutil.copytree(tiny_nli_dir, copy)
+    assert judge(copy).spec() == spec
+    config = json.loads((copy / "tokenizer_config.json").read_text())
+    (copy / "tokenizer_config.json").write_text(json.dumps({**config, "do_lower_case": False}))
+    changed = judge(copy).spec()
+    assert changed["model"] == spec["model"] and changed != spec  # same weights, other tokenization
+
+
 def test_passage_budget_uses_the_judge_tokenizer(tiny_nli_dir: Path) -> None:
     count, budget = judge(tiny_nli_dir).passage_budget()
     assert budget == 512 - 3 - 64  # window − [CLS]/[SEP]/[SEP] − room for the claim
@@ -219,9 +230,19 @@ def test_long_inputs_truncate_the_passage_only(tiny_nli_dir: Path) -> None:
     j = judge(tiny_nli_dir, max_length=32)
     long_passage = Passage("it", "d", 0, "word " * 200)
     long_claim = Claim("it", 1, "claim " * 40)
-    out = j.judge([Pair(Claim("it", 0, "short claim"), long_passage), Pair(long_claim, Passage("it", "d", 1, "tiny"))])
+    fits = Pair(Claim("it", 2, "short claim"), Passage("it", "d", 2, "word " * 10))
+    out = j.judge(
+        [Pair(Claim("it", 0, "short claim"), long_passage), Pair(long_claim, Passage("it", "d", 1, "tiny")), fits]
+    )
     assert all(o.label is not None for o in out)
     assert j.stats()["passage_truncated"] == 1 and j.stats()["claim_truncated"] == 1
-    feats = j._encode(["word " * 200], ["short claim"])
-    assert len(feats[0]["input_ids"]) == 32
-    assert j.tokenizer().decode(feats[0]["input_ids"]).endswith("[SEP] short claim [SEP]")
+    # 32 − [CLS]/[SEP]/[SEP] − 2 claim tokens = 27 passage tokens judged: the cut is on the judgment
+    assert out[0].note == "passage truncated to 27 of 200 tokens (max_length 32)"
+    assert out[1].note == (
+        "claim too long (40 tokens) for max_length 32: claim and passage truncated together (passage of 1 tokens)"
+    )
+    assert out[2].note is None
+    feats, notes = j._encode(["word " * 200], ["short claim"])
+    assert len(feats[0]["input_ids"]) == 32 and notes == ["passage truncated to 27 of 200 tokens (max_length 32)"]
+    text = j.tokenizer().decode(feats[0]["input_ids"])
+    assert text.endswith("[SEP] short claim [SEP]") and text.count("word") == 27

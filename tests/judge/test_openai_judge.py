@@ -80,9 +80,29 @@ def test_logprobs_that_name_no_label_fall_back_to_the_text(openai_server: Any, o
         body=openai_stub.chat_reply("The document", [{"The": -0.01, " I": -6.0}, {" document": -0.1}])
     )
     (out,) = build(openai_server).judge(pairs("The bridge opened in 1932."))
-    assert out.label is None and out.note == (
-        "label tokens hold 0.2% of the answer token's probability (min_label_mass 0.5); "
+    assert out.label is None and out.note == (  # " I" is one letter: no label token
+        "label tokens hold 0.0% of the answer token's probability (min_label_mass 0.5); "
         "unparseable reply 'The document'"
+    )
+
+
+def test_progress_is_reported_per_answered_request(openai_server: Any, openai_stub: Any) -> None:
+    openai_server.respond = lambda r: openai_stub.Reply(body=openai_stub.chat_reply("SUPPORT"))
+    asked = pairs(*(f"The bridge opened in {1900 + k}." for k in range(5)))
+    seen: list[int] = []
+    out = build(openai_server, max_concurrency=2).judge(asked + asked[:2], on_progress=seen.append)
+    assert [o.label for o in out] == ["SUPPORT"] * 7 and seen == [1, 1, 1, 1, 1, 2]
+
+
+def test_a_reply_opening_with_a_label_letter_is_no_label(openai_server: Any, openai_stub: Any) -> None:
+    # "I" (of "I cannot tell") starts IRRELEVANT letter by letter, but one letter names no label
+    openai_server.respond = lambda r: openai_stub.Reply(
+        body=openai_stub.chat_reply("I cannot tell.", [{"I": -0.01, "IR": -6.0, "SUP": -7.0}])
+    )
+    (out,) = build(openai_server).judge(pairs("The bridge opened in 1932."))
+    assert out.label is None and out.note == (
+        "label tokens hold 0.3% of the answer token's probability (min_label_mass 0.5); "
+        "unparseable reply 'I cannot tell.'"
     )
 
 
@@ -134,12 +154,17 @@ def test_spec_names_the_served_model(openai_server: Any) -> None:
     spec = build(openai_server).spec()
     assert spec["model"] == {
         "name": "Qwen/Qwen3-32B",
+        "base_url": openai_server.url,
         "enable_thinking": False,
         "chat_template_kwargs": None,
         "extra_body": None,
     }
     assert spec["prompt_version"] == "judge-v1" and spec != build(openai_server, top_logprobs=5).spec()
-    assert spec == build(openai_server, max_concurrency=64).spec()
+    assert spec == build(openai_server, max_concurrency=64, timeout_s=5, max_retries=9, chunk_size=100).spec()
+    assert spec != build(openai_server, chat_template_kwargs='{"reasoning_effort": "high"}').spec()
+    assert spec != build(openai_server, extra_body='{"top_k": 1}').spec()
+    elsewhere = registry.build("judge", "openai", {"base_url": "http://127.0.0.2:9/v1", "model": "Qwen/Qwen3-32B"})
+    assert elsewhere.spec()["model"] == {**spec["model"], "base_url": "http://127.0.0.2:9/v1"}
 
 
 def test_through_the_engine_unscored_pairs_are_counted_and_asked_again(openai_server: Any, openai_stub: Any) -> None:

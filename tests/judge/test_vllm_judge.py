@@ -3,7 +3,9 @@ recorded first-token log-probabilities (stand-in ``vllm`` module, real tokenizer
 
 from __future__ import annotations
 
+import json
 import math
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -109,9 +111,9 @@ def test_labels_and_probabilities_from_recorded_logprobs(vjudge: Any, fake_vllm:
     assert out[1].probs["CONTRADICT"] == pytest.approx(
         math.exp(-0.1019) / (math.exp(-0.1019) + math.exp(-2.9347) + math.exp(-3.3083)), abs=1e-6
     )
-    # the model wanted to say "The": " I" (an IRRELEVANT prefix) holds 0.25%, far below min_label_mass
+    # the model wanted to say "The"; " I" is one letter, no label token
     assert out[3].note == (
-        "label tokens hold 0.2% of the answer token's probability (min_label_mass 0.5); unparseable reply 'The'"
+        "label tokens hold 0.0% of the answer token's probability (min_label_mass 0.5); unparseable reply 'The'"
     )
     assert all(o.source == "judge" for o in out)
     assert vjudge.stats() == {
@@ -141,6 +143,40 @@ def test_identical_pairs_are_asked_once_and_progress_counts_all(vjudge: Any, ans
     assert len(answering.LLM.instances[0].calls[0][0]) == 1 and sum(seen) == 3
 
 
+def test_pairs_go_to_the_engine_in_large_calls_with_progress_per_prompt(
+    answering: Any, tiny_causal_lm_dir: Path
+) -> None:
+    pairs = [pair(f"opened in 1932 near pier {k}", DOC_A, k) for k in range(1100)]
+    pairs += pairs[:3]  # asked once, counted as done when their twin is read
+    seen: list[int] = []
+    out = registry.build("judge", "vllm", {"model": str(tiny_causal_lm_dir)}).judge(pairs, on_progress=seen.append)
+    assert {o.label for o in out} == {"SUPPORT"}
+    (llm,) = answering.LLM.instances
+    assert [len(c[0]) for c in llm.calls] == [1100]  # one engine call: continuous batching is never drained
+    assert seen == [1] * 1100 + [3]
+    chunked = registry.build("judge", "vllm", {"model": str(tiny_causal_lm_dir), "chunk_size": 400})
+    seen.clear()
+    chunked.judge(pairs, on_progress=seen.append)
+    assert [len(c[0]) for c in answering.LLM.instances[1].calls] == [400, 400, 300]
+    assert sum(seen) == len(pairs) and len(seen) == 1101
+
+
+@pytest.mark.parametrize("backend", ["vllm", "openai"])
+@pytest.mark.parametrize(
+    "arg, value, message",
+    [
+        ("max_tokens", "0", "max_tokens must be at least 1"),
+        ("min_label_mass", "1.5", "min_label_mass must be between 0 and 1"),
+        ("chunk_size", "0", "chunk_size must be at least 1"),
+        ("thresholds", '{"SUPPORT": 0.5}', "thresholds need both SUPPORT and CONTRADICT"),
+        ("top_logprobs", "101", "top_logprobs must be between"),
+    ],
+)
+def test_llm_judge_arguments_are_checked(backend: str, arg: str, value: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        registry.build("judge", backend, {"model": "m", arg: value})
+
+
 def test_spec_and_resolved(vjudge: Any, tiny_causal_lm_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     spec = vjudge.spec()
     assert spec["backend"] == "vllm" and spec["prompt_version"] == "judge-v1" and spec["chat"] is True
@@ -157,6 +193,33 @@ def test_spec_and_resolved(vjudge: Any, tiny_causal_lm_dir: Path, monkeypatch: p
     assert parallel.spec() == spec  # how the model is served does not change its answers
     monkeypatch.setattr(llm_module, "PROMPT_VERSION", "judge-v2")
     assert vjudge.spec() == {**spec, "prompt_version": "judge-v2"}
+
+
+def test_spec_follows_what_renders_the_prompt(vjudge: Any, tiny_causal_lm_dir: Path, tmp_path: Path) -> None:
+    def spec(**kw: Any) -> Any:
+        return registry.build("judge", "vllm", {"model": str(tiny_causal_lm_dir), **kw}).spec()
+
+    base = vjudge.spec()
+    assert base["model"]["chat_template_kwargs"] is None and len(base["model"]["chat_template_sha256"]) == 64
+    assert spec(chat_template_kwargs='{"reasoning_effort": "high"}') != base
+    assert spec(enable_thinking="true") != base
+    same = tmp_path / "same-tokenizer"
+    shutil.copytree(tiny_causal_lm_dir, same)
+    assert spec(tokenizer=str(same)) == base  # the same tokenizer files elsewhere: the same prompts
+    edited = tmp_path / "edited-template"
+    shutil.copytree(tiny_causal_lm_dir, edited)
+    template = edited / "chat_template.jinja"
+    template.write_text(template.read_text().replace("<|im_start|>assistant", "<|im_start|>assistant\nAnswer:"))
+    assert spec(tokenizer=str(edited)) != base
+    # the same weights with a changed template in the model folder itself
+    assert spec(model=str(edited))["model"]["weights_sha256"] == base["model"]["weights_sha256"]
+    assert spec(model=str(edited)) != base
+    vocab = tmp_path / "other-vocab"
+    shutil.copytree(tiny_causal_lm_dir, vocab)
+    config = json.loads((vocab / "tokenizer_config.json").read_text())
+    added = {**config, "extra_special_tokens": [*config["extra_special_tokens"], "<tool_call>"]}
+    (vocab / "tokenizer_config.json").write_text(json.dumps(added))
+    assert spec(tokenizer=str(vocab)) != base  # the template is unchanged, the tokenization is not
 
 
 def test_label_words_must_be_readable_from_their_first_token(vjudge: Any) -> None:

@@ -36,3 +36,20 @@ def test_lexical_keys(text: str, keys: set[str]) -> None:
 )
 def test_shared_keys(claim: str, passage: str, shared: set[str]) -> None:
     assert shared_keys(claim, passage) == shared
+
+
+def test_passage_texts_are_not_kept_alive_after_use() -> None:
+    import gc
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        texts = [f"passage {k} " + "word " * 20_000 for k in range(100)]  # 100 texts of 100 kB, keys tiny
+        assert all(lexical_keys(t) == {f"#{k}"} for k, t in enumerate(texts))
+        del texts
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert held < 1_000_000, f"{held} bytes still held after the texts were dropped"
