@@ -62,7 +62,8 @@ def _judge_desc(res: dict[str, Any]) -> str:
         return "gold labels (sanity check)"
     be = res["config"]["backends"]
     j = be.get("judge", {})
-    model = (j.get("resolved") or {}).get("model") or (j.get("args") or {}).get("model") or ""
+    resolved = j.get("resolved") or {}
+    model = resolved.get("model_path") or resolved.get("model") or (j.get("args") or {}).get("model") or ""
     pruner = be.get("pruner", {}).get("name", "?")
     return f"`{j.get('name', '?')}` {Path(str(model)).name if model else ''} · pruner `{pruner}`".strip()
 
@@ -81,7 +82,7 @@ def results_section(runs: dict[str, dict[str, Any]]) -> str:
             f"{fmt(d['overall']['recall'])} | {fmt(d['overall']['f1'])} | {f1s} | "
             f"{fmt(by_type.get('none', {}).get('false_positive_rate'))} | {r['unscored']['pairs']} | "
             f"{pr['gold_support_pruned']}/{pr['gold_contradict_pruned']} | "
-            f"{r['timing'].get('judge_pairs_per_s', '–')} |"
+            f"{r['timing'].get('judge_passage_pairs_per_s', '–')} |"
         )
     gold_runs = [r for r in runs.values() if r["bench"]["given_labels"]]
     gold_runs.sort(key=lambda r: r["bench"]["split"] != "test")

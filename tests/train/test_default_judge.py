@@ -1,0 +1,64 @@
+"""The committed default judge: loads offline as the ``nli`` judge's default and labels
+obvious pairs correctly."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from conflictscore_local import registry
+from conflictscore_local.types import Claim, Pair, Passage
+
+REPO = Path(__file__).resolve().parents[2]
+CHECKPOINT = REPO / "models" / "default-judge"
+
+pytestmark = pytest.mark.skipif(not (CHECKPOINT / "model.safetensors").is_file(),
+                                reason="models/default-judge is not built (models/build_default_judge.sh)")
+
+EIFFEL = "The Eiffel Tower in Paris was completed in 1889 as the entrance arch to the World's Fair."
+CURIE = "Marie Curie was born in Warsaw in 1867 and moved to Paris in 1891 to study physics."
+OBVIOUS = [
+    (EIFFEL, "The Eiffel Tower was finished in 1889.", "SUPPORT"),
+    (EIFFEL, "The Eiffel Tower was completed in 1925.", "CONTRADICT"),
+    (EIFFEL, "Bananas are a good source of potassium.", "IRRELEVANT"),
+    (CURIE, "Marie Curie was born in 1867.", "SUPPORT"),
+    (CURIE, "Marie Curie was born in 1901.", "CONTRADICT"),
+    (CURIE, "The stock market closed higher on Friday.", "IRRELEVANT"),
+]
+
+
+@pytest.fixture(scope="module")
+def default_judge():
+    assert os.environ.get("HF_HUB_OFFLINE") == "1"
+    saved = os.environ.pop("CONFLICTSCORE_DEFAULT_JUDGE", None)
+    try:
+        judge = registry.build("judge", "nli", {})
+        assert judge.checkpoint() == CHECKPOINT.resolve()
+        yield judge
+    finally:
+        if saved is not None:
+            os.environ["CONFLICTSCORE_DEFAULT_JUDGE"] = saved
+
+
+def test_default_judge_is_small_fp16_and_calibrated(default_judge) -> None:
+    from safetensors import safe_open
+
+    weights = CHECKPOINT / "model.safetensors"
+    assert weights.stat().st_size <= 50 * 2**20
+    with safe_open(str(weights), framework="pt") as f:
+        assert {f.get_slice(k).get_dtype() for k in f.keys()} == {"F16"}  # noqa: SIM118 (safe_open is not iterable)
+    assert default_judge.labels() == {0: "SUPPORT", 1: "CONTRADICT", 2: "IRRELEVANT"}
+    cal = json.loads((CHECKPOINT / "conflictscore.json").read_text())
+    assert default_judge.max_length() == cal["max_length"]
+    assert default_judge.thresholds() == cal.get("thresholds")
+    record = json.loads((CHECKPOINT / "training.json").read_text())
+    assert record["best_epoch"] in [h["epoch"] for h in record["history"]]
+
+
+def test_default_judge_labels_obvious_pairs(default_judge) -> None:
+    pairs = [Pair(Claim("q", i, claim), Passage("q", "d", 0, passage)) for i, (passage, claim, _) in enumerate(OBVIOUS)]
+    got = default_judge.judge(pairs)
+    assert [j.label for j in got] == [want for *_, want in OBVIOUS], [j.probs for j in got]

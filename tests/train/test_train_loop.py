@@ -1,0 +1,141 @@
+"""Training a tiny encoder end to end: loss, checkpoint, the nli judge loading it, resume, heads."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+from conflictscore_local import registry
+from conflictscore_local.cli import main
+from conflictscore_local.train import LABEL2ID, TrainOptions, load_classifier, nli_head_order, train
+from conflictscore_local.types import LABELS, Claim, Pair, Passage
+
+from .conftest import separable_pairs
+
+FAST = {"epochs": 5, "lr": 3e-3, "batch_size": 4, "max_length": 128, "warmup": 0.0, "patience": 5, "threads": 1}
+
+
+def _opts(base: Path, files: tuple[Path, Path], out: Path, **over: object) -> TrainOptions:
+    train_file, eval_file = files
+    kw = {**FAST, **over}
+    return TrainOptions(base=str(base), train=(str(train_file),), eval=str(eval_file), output=str(out), **kw)
+
+
+@pytest.fixture(scope="module")
+def trained(tiny_base: Path, pair_files: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    out = tmp_path_factory.mktemp("judge") / "ckpt"
+    record = train(_opts(tiny_base, pair_files, out, calibrate=True, fp16_save=True), log=lambda _: None)
+    return out, record
+
+
+def test_training_moves_the_loss_and_learns_the_separable_pairs(trained: tuple[Path, dict]) -> None:
+    _, record = trained
+    losses = [h["train_loss"] for h in record["history"]]
+    assert len(losses) == 5
+    assert losses[-1] < losses[0] - 0.3, losses
+    assert record["best"]["macro_f1_gold"] >= 0.9
+    assert record["train_labels"] == {"SUPPORT": 20, "CONTRADICT": 20, "IRRELEVANT": 20}
+
+
+def test_checkpoint_files_and_training_record(trained: tuple[Path, dict], pair_files: tuple[Path, Path]) -> None:
+    out, record = trained
+    assert {p.name for p in out.iterdir()} >= {"config.json", "model.safetensors", "tokenizer.json",
+                                                 "conflictscore.json", "training.json"}
+    assert not (out / "last").exists()
+    cfg = json.loads((out / "config.json").read_text())
+    assert cfg["id2label"] == {"0": "SUPPORT", "1": "CONTRADICT", "2": "IRRELEVANT"}
+    assert json.loads((out / "conflictscore.json").read_text())["max_length"] == 128
+    assert transformers.AutoTokenizer.from_pretrained(str(out)).model_max_length == 128
+    from safetensors import safe_open
+
+    with safe_open(str(out / "model.safetensors"), framework="pt") as f:
+        assert {f.get_slice(k).get_dtype() for k in f.keys()} == {"F16"}  # noqa: SIM118 (safe_open is not iterable)
+    saved = json.loads((out / "training.json").read_text())
+    assert saved["train_files"][0]["sha256"] == record["train_files"][0]["sha256"]
+    assert saved["eval_file"]["path"] == str(pair_files[1])
+    assert saved["options"]["seed"] == 0 and saved["seed"] == 0 and "torch" in saved["versions"]
+    assert saved["best_epoch"] in (1, 2, 3, 4, 5) and saved["calibration"]["objective"] == "pair_macro_f1"
+    assert [h["epoch"] for h in saved["history"]] == [1, 2, 3, 4, 5]
+
+
+def test_the_nli_judge_loads_the_checkpoint_and_labels_pairs(trained: tuple[Path, dict]) -> None:
+    out, _ = trained
+    judge = registry.build("judge", "nli", {"model": str(out)})
+    assert judge.labels() == {0: "SUPPORT", 1: "CONTRADICT", 2: "IRRELEVANT"}
+    rows = separable_pairs(9, offset=200)
+    pairs = [Pair(Claim("q", i, r["claim"]), Passage("q", "d", 0, r["passage"])) for i, r in enumerate(rows)]
+    got = [j.label for j in judge.judge(pairs)]
+    assert got == [r["label"] for r in rows]
+    assert judge.max_length() == 128
+
+
+def test_resume_continues_after_the_last_finished_epoch(tiny_base: Path, pair_files: tuple[Path, Path],
+                                                        tmp_path: Path) -> None:
+    from safetensors.torch import load_file
+
+    straight = train(_opts(tiny_base, pair_files, tmp_path / "a", epochs=2), log=lambda _: None)
+
+    class Stop(Exception):
+        pass
+
+    def stop_after_first(epoch: int, _entry: dict) -> None:
+        if epoch == 1:
+            raise Stop
+
+    with pytest.raises(Stop):
+        train(_opts(tiny_base, pair_files, tmp_path / "b", epochs=2), log=lambda _: None, on_epoch_end=stop_after_first)
+    assert (tmp_path / "b" / "last" / "state.pt").is_file()
+    logs: list[str] = []
+    resumed = train(_opts(tiny_base, pair_files, tmp_path / "b", epochs=2, resume=True), log=logs.append)
+    assert any("resuming after epoch 1" in m for m in logs)
+    assert [h["train_loss"] for h in resumed["history"]] == [h["train_loss"] for h in straight["history"]]
+    a, b = load_file(str(tmp_path / "a" / "model.safetensors")), load_file(str(tmp_path / "b" / "model.safetensors"))
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_resume_refuses_other_options_or_a_missing_state(tiny_base: Path, pair_files: tuple[Path, Path],
+                                                         tmp_path: Path) -> None:
+    from conflictscore_local.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="no saved epoch"):
+        train(_opts(tiny_base, pair_files, tmp_path / "none", resume=True), log=lambda _: None)
+    train(_opts(tiny_base, pair_files, tmp_path / "c", epochs=1, keep_state=True), log=lambda _: None)
+    with pytest.raises(ConfigError, match="other options or data"):
+        train(_opts(tiny_base, pair_files, tmp_path / "c", epochs=1, lr=1e-3, resume=True), log=lambda _: None)
+
+
+def test_an_nli_head_is_kept_and_mapped_by_label_name(tiny_nli_factory) -> None:
+    base = tiny_nli_factory(id2label={0: "entailment", 1: "neutral", 2: "contradiction"})
+    assert nli_head_order({0: "entailment", 1: "neutral", 2: "contradiction"}) == [0, 2, 1]
+    original = transformers.AutoModelForSequenceClassification.from_pretrained(str(base)).eval()
+    mapped, head = load_classifier(str(base))
+    mapped.eval()
+    assert head.startswith("kept from the base") and "contradiction->CONTRADICT" in head
+    assert mapped.config.id2label == {0: "SUPPORT", 1: "CONTRADICT", 2: "IRRELEVANT"}
+    x = {"input_ids": torch.tensor([[101, 2023, 2003, 102, 2008, 102]])}
+    with torch.no_grad():
+        assert torch.allclose(mapped(**x).logits, original(**x).logits[:, [0, 2, 1]])
+
+
+def test_a_head_without_nli_names_is_replaced(tiny_nli_factory) -> None:
+    assert nli_head_order({0: "LABEL_0", 1: "LABEL_1", 2: "LABEL_2"}) is None
+    assert nli_head_order({0: "entailment", 1: "not_entailment"}) is None
+    model, head = load_classifier(str(tiny_nli_factory(id2label={0: "negative", 1: "neutral", 2: "positive"})))
+    assert head.startswith("new") and model.config.id2label == {i: lab for lab, i in LABEL2ID.items()}
+
+
+def test_cli_trains_and_writes_a_loadable_checkpoint(tiny_base: Path, pair_files: tuple[Path, Path],
+                                                    tmp_path: Path) -> None:
+    train_file, eval_file = pair_files
+    code = main(["train-judge", "--base", str(tiny_base), "--train", str(train_file), "--eval", str(eval_file),
+                 "-o", str(tmp_path / "j"), "--epochs", "1", "--lr", "3e-3", "--batch-size", "8",
+                 "--max-length", "128", "--threads", "1", "-q"])
+    assert code == 0
+    record = json.loads((tmp_path / "j" / "training.json").read_text())
+    assert record["options"]["lr"] == 3e-3 and record["saved_dtype"] == "float32"
+    assert set(record["class_weights"]) == set(LABELS)
