@@ -379,15 +379,13 @@ def predicted_conflicts(ev: EvalSet, unit_labels: np.ndarray) -> list[bool]:
 def evaluate(probs: np.ndarray, ev: EvalSet, thresholds: Mapping[str, float] | None = None) -> dict[str, Any]:
     """Unit-level pair metrics and, when the eval set has ConflictBench items, detection.
 
-    ``macro_f1_gold`` (what early stopping and calibration use) averages the F1 of every
-    label present in the gold, a label never predicted counting 0; ``pairs.macro_f1`` (the
-    benchmark's figure) leaves such a label out, which would reward a model that stops
-    predicting a class.
+    ``macro_f1_gold`` (what early stopping and calibration use) is the benchmark's pair
+    macro-F1: the mean F1 of every label present in the gold, a label never predicted
+    counting 0.
     """
     units = document_labels(probs, decide(probs, thresholds), ev.offsets)
     pm = pair_metrics((ID2LABEL[g], ID2LABEL[int(p)]) for g, p in zip(ev.labels, units))
-    present = [v["f1"] or 0.0 for v in pm["per_label"].values() if v["support"]]
-    out: dict[str, Any] = {"macro_f1_gold": sum(present) / len(present), "pairs": pm}
+    out: dict[str, Any] = {"macro_f1_gold": pm["macro_f1"] or 0.0, "pairs": pm}
     if ev.conflicted:
         out["detection"] = detection_metrics(list(zip(ev.conflicted, predicted_conflicts(ev, units))))
     return out
