@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import IO, Any, Callable, Iterable, Iterator, Mapping
 
 from .errors import InputError
-from .types import Document, Item, ItemResult, normalize_label
+from .types import Document, Item, ItemResult, Label, normalize_label
 
 ITEM_FIELDS = ("id", "question", "response", "documents", "claims", "labels")
 
@@ -85,26 +85,7 @@ def parse_item(obj: Any, *, path: str | None = None, line: int | None = None) ->
         lr = obj["labels"]
         if claims is None:
             raise err("labels", "given without 'claims' (labels[i][j] is claims[i] against documents[j])")
-        if not isinstance(lr, list):
-            raise err("labels", f"expected an array of arrays, got {_type_name(lr)}")
-        if len(lr) != len(claims):
-            raise err("labels", f"has {len(lr)} rows but there are {len(claims)} claims (need claims × documents)")
-        rows = []
-        for i, row in enumerate(lr):
-            if not isinstance(row, list):
-                raise err(f"labels[{i}]", f"expected an array, got {_type_name(row)}")
-            if len(row) != len(docs):
-                raise err(
-                    f"labels[{i}]", f"has {len(row)} labels but there are {len(docs)} documents (need claims × documents)"
-                )
-            out_row = []
-            for j, lab in enumerate(row):
-                try:
-                    out_row.append(normalize_label(lab))
-                except ValueError as e:
-                    raise err(f"labels[{i}][{j}]", str(e)) from None
-            rows.append(tuple(out_row))
-        labels = tuple(rows)
+        labels = parse_label_matrix(lr, len(claims), len(docs), "labels", err)
 
     meta = {k: v for k, v in obj.items() if k not in ITEM_FIELDS}
     return Item(item_id, response, tuple(docs), question, claims, labels, meta)
@@ -136,6 +117,33 @@ def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:
             except json.JSONDecodeError as e:
                 raise InputError(f"invalid JSON: {e.msg} (column {e.colno})", path=p, line=n) from None
             yield n, obj
+
+
+def parse_label_matrix(
+    raw: Any, n_claims: int, n_docs: int, field: str, err: Callable[[str, str], InputError]
+) -> tuple[tuple[Label, ...], ...]:
+    """Validate a claims × documents label matrix (``labels`` or a benchmark's ``gold_labels``).
+
+    ``err(field, message)`` builds the error, so it names the caller's file and line.
+    """
+    if not isinstance(raw, list):
+        raise err(field, f"expected an array of arrays, got {_type_name(raw)}")
+    if len(raw) != n_claims:
+        raise err(field, f"has {len(raw)} rows but there are {n_claims} claims (need claims × documents)")
+    rows = []
+    for i, row in enumerate(raw):
+        if not isinstance(row, list):
+            raise err(f"{field}[{i}]", f"expected an array, got {_type_name(row)}")
+        if len(row) != n_docs:
+            raise err(f"{field}[{i}]", f"has {len(row)} labels but there are {n_docs} documents (need claims × documents)")
+        out_row = []
+        for j, lab in enumerate(row):
+            try:
+                out_row.append(normalize_label(lab))
+            except ValueError as e:
+                raise err(f"{field}[{i}][{j}]", str(e)) from None
+        rows.append(tuple(out_row))
+    return tuple(rows)
 
 
 def iter_items(path: str | os.PathLike[str]) -> Iterator[Item]:

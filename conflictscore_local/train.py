@@ -32,7 +32,7 @@ from .bench.metrics import detection_metrics, pair_metrics
 from .chunk import Chunker
 from .errors import ConfigError, InputError
 from .generate.common import check_device, resolve_model, torch_device
-from .io import file_sha256, iter_jsonl, parse_item, write_json_atomic
+from .io import file_sha256, iter_jsonl, parse_item, parse_label_matrix, write_json_atomic
 from .judge.labels import map_id2label
 from .judge.nli import CALIBRATION_FILE, NLIConfig
 from .types import CONTRADICT, IRRELEVANT, LABELS, SUPPORT, Document, Item, Label, normalize_label
@@ -187,21 +187,7 @@ def _parse_bench(obj: dict[str, Any], err: Callable[[str | None, str], InputErro
     item = parse_item(obj, path=path, line=line)
     if item.claims is None:
         raise err("claims", "missing: a ConflictBench item needs its claims")
-    gold_raw = obj["gold_labels"]
-    if not isinstance(gold_raw, list) or len(gold_raw) != len(item.claims):
-        n = len(gold_raw) if isinstance(gold_raw, list) else type(gold_raw).__name__
-        raise err("gold_labels", f"expected {len(item.claims)} rows (one per claim), got {n}")
-    gold = []
-    for i, row in enumerate(gold_raw):
-        if not isinstance(row, list) or len(row) != len(item.documents):
-            raise err(f"gold_labels[{i}]", f"expected {len(item.documents)} labels (one per document)")
-        out = []
-        for j, lab in enumerate(row):
-            try:
-                out.append(normalize_label(lab))
-            except ValueError as e:
-                raise err(f"gold_labels[{i}][{j}]", str(e)) from None
-        gold.append(tuple(out))
+    gold = parse_label_matrix(obj["gold_labels"], len(item.claims), len(item.documents), "gold_labels", err)
     derived = tuple(SUPPORT in r and CONTRADICT in r for r in gold)
     conflicted = obj.get("gold_conflicted", list(derived))
     if (not isinstance(conflicted, list) or len(conflicted) != len(gold)
@@ -210,7 +196,7 @@ def _parse_bench(obj: dict[str, Any], err: Callable[[str | None, str], InputErro
     split = obj.get("split")
     if split is not None and not isinstance(split, str):
         raise err("split", "expected a string")
-    return BenchRecord(item, tuple(gold), tuple(conflicted), split)
+    return BenchRecord(item, gold, tuple(conflicted), split)
 
 
 def iter_records(path: str) -> Iterator[tuple[int, Example | BenchRecord]]:

@@ -12,7 +12,7 @@ from typing import Any, Iterable, Sequence
 from ..config import RunConfig
 from ..engine import Engine
 from ..errors import InputError
-from ..io import file_sha256, read_items, write_json_atomic, write_jsonl_atomic
+from ..io import file_sha256, parse_label_matrix, read_items, write_json_atomic, write_jsonl_atomic
 from ..types import CONTRADICT, IRRELEVANT, LABELS, SUPPORT, Item, ItemResult
 from .items import CONFLICT_TYPES
 from .metrics import grouped_detection, pair_metrics
@@ -27,7 +27,9 @@ def _item_lines(path: str | os.PathLike[str]) -> list[int]:
         return [n for n, raw in enumerate(fh, 1) if raw.strip()]
 
 
-def _check_gold(item: Item, path: str, line: int) -> None:
+def _check_gold(item: Item, path: str, line: int) -> Item:
+    """The item with its gold fields validated and its gold labels in canonical spelling."""
+
     def err(field: str, msg: str) -> InputError:
         return InputError(f"item {item.id!r}: {msg}", path=path, line=line, field=field)
 
@@ -37,15 +39,9 @@ def _check_gold(item: Item, path: str, line: int) -> None:
                             "use --given-labels to score the gold labels")
     if item.claims is None:
         raise err("claims", "missing (ConflictBench items give their claims)")
-    gold = m.get("gold_labels")
-    if not isinstance(gold, list) or len(gold) != len(item.claims):
-        raise err("gold_labels", f"expected {len(item.claims)} rows (one per claim)")
-    for i, row in enumerate(gold):
-        if not isinstance(row, list) or len(row) != len(item.documents):
-            raise err(f"gold_labels[{i}]", f"expected {len(item.documents)} labels (one per document)")
-        for j, lab in enumerate(row):
-            if lab not in LABELS:
-                raise err(f"gold_labels[{i}][{j}]", f"{lab!r}; allowed: {', '.join(LABELS)}")
+    if "gold_labels" not in m:
+        raise err("gold_labels", "missing (claims × documents gold labels)")
+    gold = parse_label_matrix(m["gold_labels"], len(item.claims), len(item.documents), "gold_labels", err)
     conf = m.get("gold_conflicted")
     derived = [SUPPORT in row and CONTRADICT in row for row in gold]
     if conf != derived:
@@ -56,6 +52,7 @@ def _check_gold(item: Item, path: str, line: int) -> None:
         raise err("split", f"{m.get('split')!r}; allowed: {', '.join(SPLITS)}")
     if not isinstance(m.get("source"), str):
         raise err("source", "missing (the name of the source data set)")
+    return dataclasses.replace(item, meta={**m, "gold_labels": [list(row) for row in gold]})
 
 
 def load_bench_items(
@@ -67,9 +64,7 @@ def load_bench_items(
 ) -> list[Item]:
     """Read and validate ConflictBench items; keep ``split`` and ``source_filter``, then the first ``limit``."""
     p = str(path)
-    items = read_items(p)
-    for it, line in zip(items, _item_lines(p)):
-        _check_gold(it, p, line)
+    items = [_check_gold(it, p, line) for it, line in zip(read_items(p), _item_lines(p))]
     if split is not None:
         items = [it for it in items if it.meta["split"] == split]
     if source_filter:

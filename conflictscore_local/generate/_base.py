@@ -4,7 +4,7 @@ server, or transformers), shared by the LLM decomposer, the LLM judges and the e
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 
 Message = Mapping[str, str]
 """A chat message: ``{"role": "system" | "user" | "assistant", "content": str}``."""
@@ -33,6 +33,7 @@ class Generator(Protocol):
 
     Returns results in input order. Chat prompts are rendered with the model's chat
     template; ``enable_thinking=False`` is passed for Qwen3-style templates by default.
+    ``on_progress(n)`` is called as requests finish.
     """
 
     name: str
@@ -45,6 +46,7 @@ class Generator(Protocol):
         temperature: float = 0.0,
         stop: Sequence[str] | None = None,
         logprobs: int | None = None,
+        on_progress: Callable[[int], None] | None = None,
     ) -> list[Generation]: ...
 
     def describe(self) -> dict[str, Any]: ...

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Mapping, Sequence
+from typing import Any, Callable, Literal, Mapping, Sequence
 
 from ..backend import Backend
 from ._base import Generation, Prompt
@@ -103,8 +103,10 @@ class TransformersGenerator(Backend):
         temperature: float = 0.0,
         stop: Sequence[str] | None = None,
         logprobs: int | None = None,
+        on_progress: Callable[[int], None] | None = None,
     ) -> list[Generation]:
-        """One completion per prompt, in input order (batched by length, left-padded)."""
+        """One completion per prompt, in input order (batched by length, left-padded);
+        ``on_progress(n)`` after each batch."""
         if not prompts:
             return []
         import torch
@@ -143,6 +145,8 @@ class TransformersGenerator(Backend):
                 scores = steps[row] if steps is not None else None
                 out[i] = self._finish(new[row], scores, eos, max_tokens, stop, logprobs or 0)
             self.count("batches")
+            if on_progress is not None:
+                on_progress(len(idx))
         self.count("prompts", len(prompts))
         return out  # type: ignore[return-value]
 

@@ -83,3 +83,9 @@ def test_chat_prompt_needs_a_chat_template(tokenizer_dir: Path) -> None:
 
     with pytest.raises(ConfigError, match="needs a model with a chat template"):
         render_prompt(AutoTokenizer.from_pretrained(str(tokenizer_dir)), [{"role": "user", "content": "x"}], {})
+
+
+def test_progress_is_reported_per_batch(gen: Any) -> None:
+    seen: list[int] = []
+    out = gen.generate(["one", "two", "three"], max_tokens=2, on_progress=seen.append)
+    assert len(out) == 3 and seen == [2, 1]
