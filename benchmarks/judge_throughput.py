@@ -76,19 +76,23 @@ def build_minilm_classifier(out: Path) -> Path:
 
 
 def measure(model_dir: Path, pairs: list[Any], batch_sizes: list[int], repeats: int) -> list[dict[str, Any]]:
-    """Median wall time of judging all pairs, per batch size.
+    """Median wall time of judging all pairs, per batch size, and with the judge's defaults.
 
-    One judge per batch size, loaded and warmed up first; the repeats go round-robin over
-    the batch sizes so that load from other processes on a shared machine hits them alike.
+    Fixed batch sizes run without a token budget; ``"default"`` is the judge as shipped
+    (``batch_size`` 64 capped by ``max_batch_tokens``, 2048 tokens per forward on CPU). One
+    judge per configuration, loaded and warmed up first; the repeats go round-robin over
+    the configurations so that load from other processes on a shared machine hits them alike.
     """
     from conflictscore_local import registry
 
-    judges = [
-        registry.build("judge", "nli", {"model": str(model_dir), "batch_size": bs, "device": "cpu"})
-        for bs in batch_sizes
-    ]
-    for j, bs in zip(judges, batch_sizes):
-        j.judge(pairs[: min(len(pairs), 2 * bs)])
+    base = {"model": str(model_dir), "device": "cpu"}
+    configs: list[tuple[int | str, dict[str, Any]]] = [
+        (bs, {**base, "batch_size": bs, "max_batch_tokens": 10**9}) for bs in batch_sizes
+    ] + [("default", base)]
+    batch_sizes = [label for label, _ in configs]  # type: ignore[misc]
+    judges = [registry.build("judge", "nli", args) for _, args in configs]
+    for j in judges:
+        j.judge(pairs[: min(len(pairs), 64)])
     times: list[list[float]] = [[] for _ in judges]
     labels: list[list[Any]] = [[] for _ in judges]
     for _ in range(repeats):

@@ -18,7 +18,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Literal, Mapping, Sequence
+from typing import Any, Callable, Iterator, Literal, Mapping, Sequence
 
 from ..backend import Backend
 from ..config import repo_root
@@ -54,7 +54,10 @@ class NLIConfig:
     """Arguments of the ``nli`` judge.
 
     ``model``: checkpoint directory or cached hub id (None → the project's default judge).
-    ``batch_size``: pairs per forward (inputs of similar length go together).
+    ``batch_size``: at most this many pairs per forward; ``max_batch_tokens``: and at most
+    this many (padded) tokens per forward (None → 2048 on CPU, where small batches of long
+    inputs run fastest, 65536 on a GPU). Inputs are sorted by length, so short pairs go in
+    large batches and long ones in small batches.
     ``max_length``: tokens per (passage, claim) input (None → the window the checkpoint
     was trained with, else the model's own limit, at most 512). ``claim_room``: tokens kept free for the
     claim when long documents are split. ``negative_label``: what the negative class of a
@@ -65,7 +68,8 @@ class NLIConfig:
 
     model: str | None = None
     revision: str | None = None
-    batch_size: int = 32
+    batch_size: int = 64
+    max_batch_tokens: int | None = None
     max_length: int | None = None
     device: str = "auto"
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
@@ -78,6 +82,8 @@ class NLIConfig:
     def __post_init__(self) -> None:
         if self.batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {self.batch_size}")
+        if self.max_batch_tokens is not None and self.max_batch_tokens < 1:
+            raise ValueError(f"max_batch_tokens must be at least 1, got {self.max_batch_tokens}")
         if self.max_length is not None and self.max_length < 16:
             raise ValueError(f"max_length must be at least 16, got {self.max_length}")
         if self.claim_room < 0:
@@ -321,9 +327,9 @@ class NLIJudge(Backend):
         feats, notes = self._encode([p.passage.text for p in firsts], [p.claim.text for p in firsts])
         order = sorted(range(len(firsts)), key=lambda i: -len(feats[i]["input_ids"]))
         probs: list[dict[str, float]] = [{}] * len(firsts)
-        bs = self.config.batch_size
-        for start in range(0, len(order), bs):
-            idx = order[start:start + bs]
+        budget = self.config.max_batch_tokens or (2048 if device.type == "cpu" else 65536)
+        lengths = [len(feats[i]["input_ids"]) for i in order]
+        for idx in token_batches(order, lengths, self.config.batch_size, budget):
             batch = tok.pad([feats[i] for i in idx], return_tensors="pt")
             batch = {k: v.to(device) for k, v in batch.items()}
             with torch.inference_mode():
@@ -341,6 +347,16 @@ class NLIJudge(Backend):
         self.count("forward_inputs", len(firsts))
         judged = [Judgment(p, decide(probs[u], thresholds), probs[u], "judge", notes[u]) for u, p in enumerate(firsts)]
         return uniq.spread(pairs, judged)
+
+
+def token_batches(order: Sequence[int], lengths: Sequence[int], max_pairs: int, max_tokens: int) -> Iterator[list[int]]:
+    """Consecutive batches of ``order`` (sorted longest first, ``lengths`` aligned with it) of at
+    most ``max_pairs`` items and ``max_tokens`` padded tokens; one item always makes a batch."""
+    start = 0
+    while start < len(order):
+        n = max(1, min(max_pairs, max_tokens // max(lengths[start], 1), len(order) - start))
+        yield list(order[start:start + n])
+        start += n
 
 
 def _listing(path: Path) -> str:

@@ -246,3 +246,25 @@ def test_long_inputs_truncate_the_passage_only(tiny_nli_dir: Path) -> None:
     assert len(feats[0]["input_ids"]) == 32 and notes == ["passage truncated to 27 of 200 tokens (max_length 32)"]
     text = j.tokenizer().decode(feats[0]["input_ids"])
     assert text.endswith("[SEP] short claim [SEP]") and text.count("word") == 27
+
+
+def test_token_batches_respect_both_limits() -> None:
+    from conflictscore_local.judge.nli import token_batches
+
+    order = [4, 0, 3, 1, 2]
+    lengths = [100, 60, 50, 20, 20]  # sorted longest first, aligned with order
+    assert list(token_batches(order, lengths, max_pairs=8, max_tokens=120)) == [[4], [0, 3], [1, 2]]
+    assert list(token_batches(order, lengths, max_pairs=1, max_tokens=10_000)) == [[4], [0], [3], [1], [2]]
+    # an input longer than the budget still goes, alone
+    assert list(token_batches([7, 8], [500, 10], max_pairs=4, max_tokens=64)) == [[7], [8]]
+
+
+def test_token_budget_splits_batches_and_keeps_results(spread_nli: Callable[[str], Path]) -> None:
+    path = spread_nli("bert")
+    pairs = pairs_of(9)
+    roomy = judge(path, batch_size=64, max_batch_tokens=100_000)
+    tight = judge(path, batch_size=64, max_batch_tokens=1)
+    a, b = roomy.judge(pairs), tight.judge(pairs)
+    assert roomy.stats()["batches"] == 1 and tight.stats()["batches"] == 9
+    assert [x.label for x in a] == [x.label for x in b]
+    assert all(x.probs == pytest.approx(y.probs, abs=1e-4) for x, y in zip(a, b))
