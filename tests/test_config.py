@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parent.parent
 def test_bundled_example_config_loads():
     cfg = RunConfig.from_toml(REPO / "examples" / "run.toml")
     assert (cfg.decomposer.name, cfg.pruner.name, cfg.judge.name) == ("spacy", "embedding", "nli")
-    assert cfg.judge.args == {"batch_size": 32}
+    assert cfg.judge.args == {"max_batch_tokens": 2048}
     assert cfg.aggregate.keep_both is False
 
 
