@@ -66,8 +66,8 @@ class Sentence:
     ``span``: the sentence in the response; ``start``: where its content begins once list
     markers and discourse markers are skipped; ``text``: that content, without inline
     markdown; ``offset``: the response position of character 0 of the layout block
-    ``source``, whose masked text (:func:`._text.mask_markup`) was parsed into the doc that
-    ``tokens`` (a spaCy ``Span``) belongs to.
+    ``source``, whose masked text ``masked`` (:func:`._text.mask_markup`) was parsed into
+    the doc that ``tokens`` (a spaCy ``Span``) belongs to.
     """
 
     item: int
@@ -77,10 +77,11 @@ class Sentence:
     offset: int
     source: str
     tokens: Any
+    masked: str
 
     def plain(self, a: int, b: int) -> str:
         """Characters ``a:b`` of the block as written, without inline markdown."""
-        return unmask(self.source[a:b], self.tokens.doc.text[a:b])
+        return unmask(self.source[a:b], self.masked[a:b])
 
 
 @dataclass(frozen=True)
@@ -172,6 +173,7 @@ class SpacyDecomposer(Backend):
         ]
         out: list[list[Sentence]] = [[] for _ in items]
         for doc, (i, offset, source) in nlp.pipe(blocks, as_tuples=True, batch_size=cfg.batch_size):
+            masked = doc.text  # a property rebuilt from the tokens on every access: read it once
             for sent in doc.sents:
                 raw = source[sent.start_char:sent.end_char]
                 a = sent.start_char + len(raw) - len(raw.lstrip())
@@ -179,7 +181,7 @@ class SpacyDecomposer(Backend):
                 if a >= b:
                     continue
                 self.count("sentences")
-                kept = [k for k in range(a, b) if source[k] == doc.text[k]]
+                kept = [k for k in range(a, b) if source[k] == masked[k]]
                 text = "".join(source[k] for k in kept)
                 if cfg.drop_questions and is_question(text):
                     self.count("dropped_questions")
@@ -188,8 +190,10 @@ class SpacyDecomposer(Backend):
                     self.count("dropped_fillers")
                     continue
                 skip = marker_length(text) if cfg.strip_markers else 0
-                start = _widen(source, doc.text, kept[skip], b)[0] if skip else a
-                out[i].append(Sentence(i, (offset + a, offset + b), offset + start, text[skip:], offset, source, sent))
+                start = _widen(source, masked, kept[skip], b)[0] if skip else a
+                out[i].append(
+                    Sentence(i, (offset + a, offset + b), offset + start, text[skip:], offset, source, sent, masked)
+                )
         return out
 
     def split(self, sentence: Sentence) -> list[ClaimText]:
@@ -207,7 +211,7 @@ class SpacyDecomposer(Backend):
         self.count("coordination_splits")
         out: list[ClaimText] = []
         for prefix, a, b in parts:
-            a, b = _widen(sentence.source, sentence.tokens.doc.text, max(a, sentence.start - sentence.offset), b)
+            a, b = _widen(sentence.source, sentence.masked, max(a, sentence.start - sentence.offset), b)
             text = " ".join([sentence.plain(x, y) for x, y in prefix] + [sentence.plain(a, b)])
             out.append((text, (sentence.offset + a, sentence.offset + b)))
         return out
@@ -335,7 +339,7 @@ def split_coordination(sent: Any) -> list[Part] | None:
         lo, hi = ranges[h.i]
         if h is not root and doc[lo].is_punct:
             return None  # a clause that opens with a quote or bracket is a title or an aside
-        if not _balanced(doc[lo:hi + 1].text) or not _balanced(" ".join(doc.text[a:b] for a, b in prefix)):
+        if not _balanced(doc[lo:hi + 1].text) or not _balanced(" ".join(doc.char_span(a, b, alignment_mode="expand").text for a, b in prefix)):
             return None
         parts.append((prefix, doc[lo].idx, doc[hi].idx + len(doc[hi])))
     return parts
