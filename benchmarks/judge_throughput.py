@@ -26,14 +26,15 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
 CONFLICT_FILE = "contraqa_en555/raw_data/healthver_climate-fever_conflcits_with_questions_and_answers.json"
 CLIMATE_FEVER = "climate_fever/dataset/climate-fever.jsonl"
 
 
 def data_dir(arg: str | None) -> Path:
     """``--data-dir``, else ``$CONFLICTSCORE_DATA``, else ``<repo>/../shared/data``."""
-    return Path(arg or os.environ.get("CONFLICTSCORE_DATA") or REPO.parent / "shared" / "data")
+    from conflictscore_local.bench import default_data_dir
+
+    return Path(arg) if arg else default_data_dir()
 
 
 def load_pairs(root: Path, kind: str, n: int) -> list[Any]:

@@ -15,22 +15,14 @@ from typing import Any, Iterator
 
 import pytest
 
+from conflictscore_local.bench import default_data_dir
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
-REPO = Path(__file__).resolve().parent.parent
-SHARED_DATA = Path(os.environ.get("CONFLICTSCORE_DATA", REPO.parent / "shared" / "data"))
-
-QWEN_STYLE_CHAT_TEMPLATE = (
-    "{%- for message in messages %}"
-    "{{- '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}"
-    "{%- endfor %}"
-    "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}"
-    "{%- if enable_thinking is defined and enable_thinking is false %}"
-    "{{- '<think>\\n\\n</think>\\n\\n' }}{%- endif %}{%- endif %}"
-)
+SHARED_DATA = default_data_dir()
 
 
 @pytest.fixture
@@ -129,44 +121,19 @@ def tiny_nli_dir(tiny_nli_factory) -> Path:
 @pytest.fixture(scope="session")
 def tiny_t5_dir(tokenizer_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny random T5 (seq2seq) with a real tokenizer."""
-    transformers = pytest.importorskip("transformers")
-    torch = pytest.importorskip("torch")
-    tok = transformers.AutoTokenizer.from_pretrained(str(tokenizer_dir), model_input_names=["input_ids", "attention_mask"])
-    cfg = transformers.T5Config(
-        vocab_size=tok.vocab_size, d_model=32, d_kv=8, d_ff=64, num_layers=2, num_decoder_layers=2,
-        num_heads=2, pad_token_id=tok.pad_token_id, eos_token_id=tok.sep_token_id,
-        decoder_start_token_id=tok.pad_token_id,
-    )
-    torch.manual_seed(0)
-    model = transformers.T5ForConditionalGeneration(cfg)
-    model.generation_config.max_new_tokens = 16
-    return _save_tiny(model, tok, tmp_path_factory.mktemp("tiny-t5"))
+    pytest.importorskip("transformers")
+    from conflictscore_local.testing import build_tiny_t5
+
+    return build_tiny_t5(tokenizer_dir, tmp_path_factory.mktemp("tiny-t5"))
 
 
 @pytest.fixture(scope="session")
 def tiny_causal_lm_dir(tokenizer_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A tiny random Qwen3-architecture causal LM with a Qwen3-style chat template (thinking switch).
+    """A tiny random Qwen3-architecture causal LM with a Qwen3-style chat template (thinking switch)."""
+    pytest.importorskip("transformers")
+    from conflictscore_local.testing import build_tiny_causal_lm
 
-    Qwen3, not Qwen2: transformers 5 loads a ``qwen2`` checkpoint's tokenizer as
-    ``Qwen2Tokenizer`` whatever the checkpoint declares, which garbles the WordPiece
-    tokenizer used here. Untied input/output embeddings make the random model continue with
-    varied words instead of repeating its last special token.
-    """
-    transformers = pytest.importorskip("transformers")
-    torch = pytest.importorskip("torch")
-    tok = transformers.AutoTokenizer.from_pretrained(str(tokenizer_dir), model_input_names=["input_ids", "attention_mask"])
-    tok.add_special_tokens({"additional_special_tokens": ["<|im_start|>", "<|im_end|>", "<think>", "</think>"]})
-    tok.chat_template = QWEN_STYLE_CHAT_TEMPLATE
-    tok.eos_token = "<|im_end|>"
-    cfg = transformers.Qwen3Config(
-        vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-        num_attention_heads=2, num_key_value_heads=1, head_dim=16, max_position_embeddings=512,
-        eos_token_id=tok.convert_tokens_to_ids("<|im_end|>"), pad_token_id=tok.pad_token_id,
-        tie_word_embeddings=False,
-    )
-    torch.manual_seed(0)
-    model = transformers.Qwen3ForCausalLM(cfg)
-    return _save_tiny(model, tok, tmp_path_factory.mktemp("tiny-qwen3"))
+    return build_tiny_causal_lm(tokenizer_dir, tmp_path_factory.mktemp("tiny-qwen3"))
 
 
 @pytest.fixture(scope="session")
