@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import time
@@ -55,7 +56,7 @@ def score_file(
         results = [by_id[it.id] for it in items]
         report = engine.summarize(results, timing={"total_s": round(time.perf_counter() - t0, 4)})
     if resume:
-        report = Report(**{**report.__dict__, "stages": {**report.stages, "resumed_items": len(done)}})
+        report = dataclasses.replace(report, stages={**report.stages, "resumed_items": len(done)})
     if summary_path is not None:
         write_json_atomic(summary_path, report.to_json())
     return report
