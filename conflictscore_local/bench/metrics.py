@@ -3,9 +3,14 @@
 Pure Python and exact, so every figure can be checked by hand.
 
 Pair level: each claim × document pair, gold label against the predicted document label.
-Unscored predictions (label None) are counted apart and left out of accuracy, the
-confusion matrix and the per-label scores; macro-F1 averages the labels whose F1 is
-defined.
+Unscored predictions (label None) are counted apart and left out of the confusion
+matrix and the per-label scores. Two accuracies are reported beside ``coverage`` (scored /
+all pairs): ``accuracy`` over scored pairs and ``accuracy_all`` counting every unscored
+pair as wrong, so a run that scored 1 of 10 pairs cannot read as accurate. Macro-F1
+follows the usual convention (scikit-learn's ``f1_score(average="macro")`` with
+``zero_division=0``): it averages over every label that occurs in gold *or* in the
+predictions, a label's F1 counting 0 where it is undefined. Per-label F1 is still None
+where it is undefined, so the table shows why.
 
 Claim level (conflict detection): a claim is predicted conflicted when some document is
 labelled SUPPORT and another CONTRADICT; gold from ``gold_conflicted``. For any group of
@@ -62,17 +67,39 @@ def pair_metrics(pairs: Iterable[tuple[str, str | None]]) -> dict[str, Any]:
         fp = sum(confusion[g][lab] for g in LABELS if g != lab)
         fn = sum(confusion[lab].values()) - tp
         per_label[lab] = {**prf(tp, fp, fn), "support": sum(confusion[lab].values())}
-    f1s = [v["f1"] for v in per_label.values() if v["f1"] is not None]
+    n_pairs = scored + sum(unscored.values())
+    correct = sum(confusion[g][g] for g in LABELS)
     return {
-        "n_pairs": scored + sum(unscored.values()),
+        "n_pairs": n_pairs,
         "n_scored": scored,
         "unscored": sum(unscored.values()),
         "unscored_by_gold": {g: unscored[g] for g in LABELS},
-        "accuracy": _div(sum(confusion[g][g] for g in LABELS), scored),
+        "coverage": _div(scored, n_pairs),
+        "accuracy": _div(correct, scored),
+        "accuracy_all": _div(correct, n_pairs),
         "per_label": per_label,
-        "macro_f1": sum(f1s) / len(f1s) if f1s else None,
+        "macro_f1": macro_f1(confusion),
         "confusion": {g: {p: confusion[g][p] for p in LABELS} for g in LABELS},
     }
+
+
+def macro_f1(confusion: Mapping[str, Mapping[str, int]]) -> float | None:
+    """Macro-F1 over the labels present in gold or predictions (scikit-learn's convention,
+    ``zero_division=0``): a label predicted but never gold, or gold but never predicted,
+    counts with F1 0. None when there is no scored pair."""
+    present = [
+        lab for lab in LABELS
+        if sum(confusion.get(lab, {}).values()) or sum(confusion.get(g, {}).get(lab, 0) for g in LABELS)
+    ]
+    if not present:
+        return None
+    total = 0.0
+    for lab in present:
+        tp = confusion.get(lab, {}).get(lab, 0)
+        fp = sum(confusion.get(g, {}).get(lab, 0) for g in LABELS if g != lab)
+        fn = sum(confusion.get(lab, {}).values()) - tp
+        total += 2 * tp / (2 * tp + fp + fn) if tp else 0.0
+    return total / len(present)
 
 
 def detection_counts(claims: Iterable[tuple[bool, bool]]) -> dict[str, int]:

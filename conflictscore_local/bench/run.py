@@ -184,7 +184,8 @@ def format_results(res: dict[str, Any]) -> str:
     lines = [
         f"ConflictBench  items {b['n_items']}  claims {b['n_claims']}  split {b['split'] or 'all'}  "
         f"judge {'gold labels' if b['given_labels'] else judge}",
-        f"pairs  accuracy {f(pm['accuracy'])}  macro-F1 {f(pm['macro_f1'])}  unscored {pm['unscored']}  "
+        f"pairs  accuracy {f(pm['accuracy'])} (coverage {f(pm['coverage'])}, unscored as wrong "
+        f"{f(pm['accuracy_all'])})  macro-F1 {f(pm['macro_f1'])}  unscored {pm['unscored']}  "
         f"pruned {res['pruning']['pairs_pruned']} (gold SUPPORT {res['pruning']['gold_support_pruned']}, "
         f"CONTRADICT {res['pruning']['gold_contradict_pruned']})",
         f"{'detection':28}{'P':>7}{'R':>7}{'F1':>7}{'FPR':>7}{'claims':>8}{'gold+':>7}",

@@ -31,6 +31,25 @@ def test_pair_metrics_hand_computed():
     assert m["macro_f1"] == pytest.approx((0.5 + 0.5 + 2 / 3) / 3)
 
 
+def test_macro_f1_counts_labels_predicted_but_not_in_gold():
+    # gold has no CONTRADICT; predicting it three times must cost: scikit-learn gives 0.4667
+    m = pair_metrics([(S, S), (IR, IR), (IR, C), (IR, C), (IR, C)])
+    assert m["per_label"][C]["f1"] is None  # undefined per label (no gold CONTRADICT) ...
+    assert m["macro_f1"] == pytest.approx((1.0 + 0.4 + 0.0) / 3)  # ... but it counts 0 in the macro
+
+
+def test_macro_f1_label_never_predicted_counts_zero():
+    m = pair_metrics([(S, S), (C, S)])
+    assert m["macro_f1"] == pytest.approx((2 / 3 + 0.0) / 2)
+
+
+def test_accuracy_reports_coverage_and_counts_unscored_as_wrong():
+    m = pair_metrics([(S, S)] + [(S, None)] * 9)
+    assert m["accuracy"] == 1.0
+    assert m["coverage"] == pytest.approx(0.1)
+    assert m["accuracy_all"] == pytest.approx(0.1)
+
+
 def test_pair_metrics_unknown_gold_label():
     with pytest.raises(ValueError, match="allowed: SUPPORT, CONTRADICT, IRRELEVANT"):
         pair_metrics([("support", S)])
@@ -39,6 +58,7 @@ def test_pair_metrics_unknown_gold_label():
 def test_pair_metrics_all_unscored():
     m = pair_metrics([(S, None)])
     assert m["accuracy"] is None and m["macro_f1"] is None and m["unscored"] == 1
+    assert m["coverage"] == 0.0 and m["accuracy_all"] == 0.0
 
 
 def test_detection_grouped_hand_computed():
