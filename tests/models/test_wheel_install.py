@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from conflictscore_local.bench import default_data_dir
+
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
@@ -102,7 +104,7 @@ def test_bench_build_outside_a_checkout_needs_a_data_folder(installed: tuple[Pat
     assert r.returncode == 2 and r.stderr.strip() == (
         "conflictscore bench: error: no data folder: conflictscore-local is installed, not run from a checkout, so "
         "there is no default; pass --data-dir DIR or set CONFLICTSCORE_DATA to the folder of the public data sets")
-    data = REPO.parent / "shared" / "data"
+    data = default_data_dir()  # this checkout's: $CONFLICTSCORE_DATA or ../shared/data
     if not (data / "macnoise").is_dir():
         pytest.skip(f"shared data not found at {data}")
     r = run(cmd, work, {**env, "CONFLICTSCORE_DATA": str(data)})
