@@ -95,3 +95,18 @@ def test_cli_exit_status_and_json(staged: Path, capsys: pytest.CaptureFixture[st
     assert out["ok"] is False and "missing file config.json" in out["problems"]
     assert main(["models", "verify", "no-such-model"]) == 2
     assert "'no-such-model' is neither a directory nor a known model name" in capsys.readouterr().err
+
+
+def test_list_and_show_say_what_is_here(staged: Path, staging: Staging, capsys: pytest.CaptureFixture[str]) -> None:
+    staging.manifest("elsewhere")
+    assert main(["models", "list", "--json"]) == 0
+    rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
+    assert (rows["tiny"]["state"], rows["tiny"]["path"]) == ("staged", str(staged))
+    assert (rows["elsewhere"]["state"], rows["elsewhere"]["path"]) == ("not staged", None)
+    assert "models pull elsewhere" in rows["elsewhere"]["detail"]
+    assert rows["default-judge"]["state"] == "shipped" and rows["qwen3-8b"]["uses"] == ["judge vllm", "decomposer llm"]
+    assert main(["models", "show", "tiny"]) == 0
+    out = capsys.readouterr().out
+    assert f"  here      staged at {staged}" in out
+    assert "  labels    0=entailment→SUPPORT, 1=neutral→IRRELEVANT, 2=contradiction→CONTRADICT" in out
+    assert "  run       --judge nli --judge-arg model=tiny" in out
