@@ -23,6 +23,7 @@ SUBCOMMANDS: dict[str, str] = {
     "backends": "conflictscore_local.cli:add_backends_parser",
     "bench": "conflictscore_local.bench.cli:add_parser",
     "train-judge": "conflictscore_local.train_cli:add_parser",
+    "models": "conflictscore_local.models.cli:add_parser",
 }
 
 EXIT_BAD_INPUT = 2

@@ -194,5 +194,12 @@ def load_config(path: str | os.PathLike[str] | None = None) -> RunConfig:
 
 
 def repo_root() -> Path:
-    """The source checkout this package runs from (where ``models/`` lives)."""
+    """The folder above the package: the source checkout when running from one (where
+    ``models/`` lives), site-packages when installed (see :func:`checkout_root`)."""
     return Path(__file__).resolve().parent.parent
+
+
+def checkout_root() -> Path | None:
+    """The source checkout this package runs from, or None when it is installed (a wheel)."""
+    root = repo_root()
+    return root if (root / "pyproject.toml").is_file() and (root / "conflictscore_local").is_dir() else None

@@ -21,11 +21,8 @@ from .items import CONFLICT_TYPES, make_item
 from .sources import DEFAULT_SOURCES, SOURCES
 from .split import SPLITS, normalize_text, split_for
 
-DEFAULT_DATA_DIR = default_data_dir()
-
 __all__ = [
     "CONFLICT_TYPES",
-    "DEFAULT_DATA_DIR",
     "DEFAULT_SOURCES",
     "SOURCES",
     "SPLITS",

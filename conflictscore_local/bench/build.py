@@ -7,16 +7,36 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..config import repo_root
+from ..config import checkout_root
 from ..errors import ConfigError, InputError
 from ..registry import make_config
 from .sources import DEFAULT_SOURCES, SOURCES
 
 
+DATA_ENV = "CONFLICTSCORE_DATA"
+
+
 def default_data_dir() -> Path:
-    """``$CONFLICTSCORE_DATA``, else ``<repo>/../shared/data`` (read at call time)."""
-    env = os.environ.get("CONFLICTSCORE_DATA")
-    return Path(env) if env else repo_root().parent / "shared" / "data"
+    """``$CONFLICTSCORE_DATA``, else ``<checkout>/../shared/data`` when running from a source
+    checkout (read at call time). An installed package has no default: ``ConfigError`` saying
+    to pass ``--data-dir`` or set the variable."""
+    env = os.environ.get(DATA_ENV)
+    if env:
+        return Path(env).expanduser()
+    root = checkout_root()
+    if root is None:
+        raise ConfigError(f"no data folder: conflictscore-local is installed, not run from a checkout, so there is "
+                          f"no default; pass --data-dir DIR or set {DATA_ENV} to the folder of the public data sets")
+    return root.parent / "shared" / "data"
+
+
+def data_folder(data_dir: str | Path | None = None) -> Path:
+    """``data_dir``, else :func:`default_data_dir`; ``ConfigError`` when that folder does not exist."""
+    base = Path(data_dir).expanduser() if data_dir is not None else default_data_dir()
+    if not base.is_dir():
+        how = "--data-dir" if data_dir is not None else f"${DATA_ENV}" if os.environ.get(DATA_ENV) else "default"
+        raise ConfigError(f"data folder {base} ({how}) does not exist; pass --data-dir DIR or set {DATA_ENV}")
+    return base
 
 
 def _check_names(names: Iterable[str], what: str) -> None:
@@ -53,7 +73,7 @@ def build_bench(
         names = list(dict.fromkeys(only))
     else:
         names = list(DEFAULT_SOURCES) + [n for n in sources if n not in DEFAULT_SOURCES]
-    base = Path(data_dir) if data_dir is not None else default_data_dir()
+    base: list[Path] = []  # found on first use: a build that names every file needs no data folder
     opts = {n: make_config(SOURCES[n].Options, options.get(n, {}), where=f"source {n!r}") for n in names}
     items: list[dict[str, Any]] = []
     for name in names:
@@ -61,7 +81,8 @@ def build_bench(
         if name in sources:
             path = Path(sources[name])
         elif src.default_path is not None:
-            path = base / src.default_path
+            base = base or [data_folder(data_dir)]
+            path = base[0] / src.default_path
         else:
             raise ConfigError(f"source {name!r} has no file in the shared data; give one with --source {name}=PATH")
         if not path.exists():

@@ -50,7 +50,7 @@ def add_parser(sub: Any) -> None:
     b.add_argument("-o", "--output", required=True, metavar="OUTPUT",
                    help="ConflictBench items, JSONL (written atomically)")
     b.add_argument("--data-dir", metavar="DIR", help="folder of the public data (default $CONFLICTSCORE_DATA, "
-                   "else <repo>/../shared/data)")
+                   "else <checkout>/../shared/data when run from a source checkout; an installed package needs one)")
     b.add_argument("--source", metavar="NAME=PATH", action="append", default=[],
                    help="read source NAME from PATH (same format as the original); repeatable")
     b.add_argument("--only", metavar="NAME", nargs="+", help="build only these sources")

@@ -39,23 +39,21 @@ def check_device(device: str) -> None:
         raise ValueError(f"device {device!r} is not allowed; allowed: auto, cpu, mps, cuda, cuda:N")
 
 
-def resolve_model(model: str, revision: str | None = None, *, what: str) -> Path:
-    """The local directory of ``model``: a checkpoint directory, or a hub id already cached.
+def resolve_model(
+    model: str, revision: str | None = None, *, what: str, record: dict[str, Any] | None = None
+) -> Path:
+    """The local directory of ``model``: a checkpoint directory, a model name from ``models/*.toml``,
+    or a hub id already cached (see :func:`conflictscore_local.models.locate`).
 
-    Runs are offline, so a hub id is looked up in the local Hugging Face cache only.
+    Runs are offline: nothing is downloaded. ``record`` (a backend's ``resolved``) receives
+    what identifies the model: path, manifest, revision, lock digest.
     """
-    path = Path(model).expanduser()
-    if path.is_dir():
-        return path.resolve()
-    try:
-        from huggingface_hub import snapshot_download
+    from ..models.store import locate
 
-        return Path(snapshot_download(repo_id=model, revision=revision, local_files_only=True))
-    except Exception:
-        raise BackendUnavailable(
-            f"{what}: model {model!r} is neither a directory nor in the local Hugging Face cache "
-            "(runs are offline: nothing is downloaded); pass the path of a local checkpoint"
-        ) from None
+    found = locate(model, revision, what=what)
+    if record is not None:
+        record.update(found.identity)
+    return found.path
 
 
 def model_fingerprint(path: Path) -> dict[str, Any]:

@@ -65,7 +65,9 @@ class TransformersGenerator(Backend):
 
     def tokenizer(self) -> Any:
         if self._tokenizer is None:
-            self._path = resolve_model(self.config.model, self.config.revision, what="generator transformers")
+            self._path = resolve_model(
+                self.config.model, self.config.revision, what="generator transformers", record=self.resolved
+            )
             self._tokenizer = load_tokenizer(self._path, self.config.revision)
             self.resolved["model_path"] = str(self._path)
         return self._tokenizer

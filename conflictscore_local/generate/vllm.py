@@ -75,7 +75,7 @@ class VLLMGenerator(Backend):
 
     def model_path(self) -> Path:
         if self._path is None:
-            self._path = resolve_model(self.config.model, self.config.revision, what="vllm")
+            self._path = resolve_model(self.config.model, self.config.revision, what="vllm", record=self.resolved)
             self.resolved["model_path"] = str(self._path)
         return self._path
 

@@ -21,13 +21,11 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Literal, Mapping, Sequence
 
 from ..backend import Backend
-from ..config import repo_root
 from ..errors import BackendUnavailable, ConfigError
 from ..generate.common import (
     check_device,
     load_tokenizer,
     model_fingerprint,
-    resolve_model,
     token_counter,
     tokenizer_fingerprint,
     torch_device,
@@ -39,14 +37,18 @@ from .distinct import distinct
 from .labels import check_thresholds, decide, map_id2label
 
 DEFAULT_JUDGE_ENV = "CONFLICTSCORE_DEFAULT_JUDGE"
+DEFAULT_JUDGE_MANIFEST = "default-judge"
 CALIBRATION_FILE = "conflictscore.json"
 _MAX_DEFAULT_LENGTH = 512
 
 
 def default_judge_path() -> Path:
-    """``$CONFLICTSCORE_DEFAULT_JUDGE``, else ``<repo>/models/default-judge``."""
+    """``$CONFLICTSCORE_DEFAULT_JUDGE``, else the default judge shipped inside the package
+    (``models/default-judge`` of the repository, package data in a wheel)."""
+    from ..models.manifest import shipped_dir
+
     env = os.environ.get(DEFAULT_JUDGE_ENV)
-    return Path(env).expanduser() if env else repo_root() / "models" / "default-judge"
+    return Path(env).expanduser() if env else shipped_dir() / DEFAULT_JUDGE_MANIFEST
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,7 @@ class NLIJudge(Backend):
     def __init__(self, config: NLIConfig | None = None):
         super().__init__(config)
         self._path: Path | None = None
+        self._manifest: Any = None
         self._labels: dict[int, Label] | None = None
         self._tokenizer: Any = None
         self._model: Any = None
@@ -111,8 +114,14 @@ class NLIJudge(Backend):
 
     # -- resolution (no weights loaded) ---------------------------------------------------
     def checkpoint(self) -> Path:
-        """The checkpoint directory; ``BackendUnavailable`` when it is missing or has no config.json."""
+        """The checkpoint directory; ``BackendUnavailable`` when it is missing or has no config.json.
+
+        ``model`` may be a directory, a model name from ``models/*.toml`` or a cached hub id;
+        what identifies it (manifest, revision, lock digest) goes into ``resolved``.
+        """
         if self._path is None:
+            from ..models.store import locate
+
             cfg = self.config
             if cfg.model is None:
                 path = default_judge_path()
@@ -130,23 +139,36 @@ class NLIJudge(Backend):
                         f"judge nli: no model given and the default judge at {path} is incomplete: no config.json "
                         f"({_listing(path)}); {how}"
                     )
+                found = locate(str(path) if os.environ.get(DEFAULT_JUDGE_ENV) else DEFAULT_JUDGE_MANIFEST,
+                               what="judge nli")
             else:
-                path = resolve_model(cfg.model, cfg.revision, what="judge nli")
-                if not (path / "config.json").is_file():
+                found = locate(cfg.model, cfg.revision, what="judge nli")
+                if not (found.path / "config.json").is_file():
                     raise BackendUnavailable(
-                        f"judge nli: {path} is not a complete checkpoint: no config.json ({_listing(path)}); "
-                        "a sequence-classification checkpoint holds config.json, its weights and tokenizer files"
+                        f"judge nli: {found.path} is not a complete checkpoint: no config.json "
+                        f"({_listing(found.path)}); a sequence-classification checkpoint holds config.json, "
+                        "its weights and tokenizer files"
                     )
-            self._path = path
-            self.resolved["model_path"] = str(self._path)
+            self._path, self._manifest = found.path, found.manifest
+            self.resolved.update(found.identity)
         return self._path
 
     def labels(self) -> dict[int, Label]:
         """Class index → label, from the checkpoint's ``id2label`` (or the ``id2label`` argument)."""
         if self._labels is None:
             path = self.checkpoint()
+            manifest_labels = self._manifest.labels if self._manifest is not None else None
             if self.config.id2label is not None:
                 raw, source = self.config.id2label, "judge nli: id2label argument"
+            elif manifest_labels is not None:
+                found = {str(k): v for k, v in (self._json("config.json").get("id2label") or {}).items()}
+                if found != dict(manifest_labels.id2label):
+                    raise ConfigError(
+                        f"judge nli: {path / 'config.json'} has id2label {found}, but manifest "
+                        f"{self._manifest.name!r} pins {dict(manifest_labels.id2label)}: these files are not the "
+                        f"model the manifest names (check them with `conflictscore models verify {path}`)"
+                    )
+                raw, source = manifest_labels.map, f"judge nli: manifest {self._manifest.name!r}"
             else:
                 raw, source = self._json("config.json").get("id2label") or {}, f"judge nli: checkpoint {path}"
             self._labels = map_id2label(raw, negative_label=self.config.negative_label, source=source)

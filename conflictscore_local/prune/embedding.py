@@ -43,7 +43,6 @@ the documents of 5 / 20 other items are pooled in (``benchmarks/results/prune_sw
 
 from __future__ import annotations
 
-import os
 import time
 from collections import defaultdict
 from dataclasses import dataclass, replace
@@ -53,8 +52,8 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ..backend import Backend
 from ..chunk import Chunker
-from ..errors import BackendUnavailable, ConfigError
-from ..generate.common import token_counter
+from ..errors import BackendUnavailable
+from ..generate.common import resolve_model, token_counter
 from ..types import IRRELEVANT, Document, Judgment, Pair, Passage
 from .guard import lexical_keys
 
@@ -119,9 +118,8 @@ class EmbeddingPruner(Backend):
             if self.config.model is None:
                 path, source = _packaged_model_path(), f"{PACKAGED_MODEL}=={metadata.version(PACKAGED_MODEL)}"
             else:
-                path, source = os.path.expanduser(self.config.model), "local path"
-                if not os.path.isdir(path):
-                    raise ConfigError(f"pruner 'embedding': model {self.config.model!r} is not a local directory")
+                path = str(resolve_model(self.config.model, what="pruner 'embedding'", record=self.resolved))
+                source = self.resolved.get("model_source", "local path")
             model = SentenceTransformer(path, device=self.config.device, local_files_only=True)
             tokenizer = model.tokenizer
             window = int(model.max_seq_length) - tokenizer.num_special_tokens_to_add()

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from conflictscore_local import registry
-from conflictscore_local.errors import ConfigError
+from conflictscore_local.errors import BackendUnavailable, ConfigError
 from conflictscore_local.prune.embedding import EmbeddingPruner, keep_documents, passage_similarity
 from conflictscore_local.types import IRRELEVANT, Claim, Pair, Passage
 
@@ -170,7 +170,7 @@ def test_bad_arguments_are_refused(args: dict[str, object], message: str) -> Non
 
 def test_missing_model_directory_is_refused(tmp_path) -> None:  # type: ignore[no-untyped-def]
     pruner = registry.build("pruner", "embedding", {"model": str(tmp_path / "nowhere")})
-    with pytest.raises(ConfigError, match="model '.*nowhere' is not a local directory"):
+    with pytest.raises(BackendUnavailable, match="pruner 'embedding': model '.*nowhere' is neither a directory"):
         pruner.select(_pairs(["a claim"], [["a passage"]]))
 
 

