@@ -171,7 +171,12 @@ class ClaimVerdict:
 
     @property
     def conflicted(self) -> bool:
-        return bool(self.support) and bool(self.contradict)
+        """Some document supports the claim and a *different* one contradicts it.
+
+        ConflictBench's gold definition. Only ``aggregate.keep_both`` can put one document in
+        both D+ and D−; such a document alone does not make the claim conflicted.
+        """
+        return any(s != c for s in self.support for c in self.contradict)
 
     @property
     def evidenced(self) -> bool:
