@@ -35,6 +35,7 @@ import numpy as np
 
 from conflictscore_local.bench import build_bench
 from conflictscore_local.engine import versions
+from conflictscore_local.paths import portable
 from conflictscore_local.prune.embedding import EmbeddingPruner, keep_documents, passage_similarity
 from conflictscore_local.types import Claim, Pair, Passage
 
@@ -218,6 +219,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "select": select,
         "search": search,
     }
+    result = portable(result)  # repository-relative paths: the files are committed
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.with_suffix(".json").write_text(json.dumps(result, indent=1) + "\n")

@@ -35,6 +35,7 @@ from .generate.common import check_device, resolve_model, torch_device
 from .io import file_sha256, iter_jsonl, parse_item, parse_label_matrix, write_json_atomic
 from .judge.labels import map_id2label
 from .judge.nli import CALIBRATION_FILE, DEFAULT_CLAIM_ROOM
+from .paths import portable
 from .types import CONTRADICT, IRRELEVANT, LABELS, SUPPORT, Document, Item, Label, normalize_label
 
 if TYPE_CHECKING:
@@ -756,6 +757,7 @@ def train(opts: TrainOptions, *, progress: bool = False, log: Callable[[str], No
         "epochs_s": round(sum(h["train_s"] + h["eval_s"] for h in history), 1),
         "versions": versions(),
     }
+    record = portable(record)  # committed beside the checkpoint: no machine paths
     write_json_atomic(out_dir / TRAINING_RECORD, record)
     if not opts.keep_state:
         shutil.rmtree(state_dir)
