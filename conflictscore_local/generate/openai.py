@@ -206,7 +206,7 @@ class OpenAIGenerator(Backend):
             try:
                 entries = self.models()["data"]
                 entry = next(e for e in entries if isinstance(e, dict) and e.get("id") == name)
-            except _Failure as e:
+            except (_Failure, BackendUnavailable) as e:  # a server without /models still serves
                 self.resolved["served_model"] = f"unknown: GET /models failed: {e}"
             except (KeyError, TypeError, StopIteration):
                 self.resolved["served_model"] = f"unknown: GET /models does not list {name!r}"

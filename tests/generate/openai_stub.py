@@ -2,8 +2,8 @@
 
 Each test sets ``server.respond(request) -> Reply``; the server records every request and
 the highest number of requests it was serving at once. ``server.models`` is what ``GET
-/models`` lists: names, or whole entries (``{"id": ..., "root": ...}``). Loaded by path
-from the conftests of ``tests/generate`` and ``tests/judge``.
+/models`` lists: names, or whole entries (``{"id": ..., "root": ...}``); None: no such route
+(404). Loaded by path from the conftests of ``tests/generate`` and ``tests/judge``.
 """
 
 from __future__ import annotations
@@ -87,7 +87,9 @@ class StubServer:
                     stub.in_flight += 1
                     stub.max_in_flight = max(stub.max_in_flight, stub.in_flight)
                 try:
-                    if method == "GET" and self.path.endswith("/models"):
+                    if method == "GET" and self.path.endswith("/models") and stub.models is None:
+                        reply = Reply(404, {"error": "no such route"})
+                    elif method == "GET" and self.path.endswith("/models"):
                         data = [m if isinstance(m, dict) else {"id": m} for m in stub.models]
                         reply = Reply(body={"object": "list", "data": data})
                     else:

@@ -136,6 +136,14 @@ def test_a_server_that_reports_nothing_is_keyed_by_name_with_a_warning(openai_se
     assert judge.describe()["generator"]["served_model"] == "unknown: GET /models does not list 'judge'"
 
 
+def test_a_server_without_a_models_route_still_judges(openai_server: Any, openai_stub: Any) -> None:
+    openai_server.models = None  # GET /models: 404
+    openai_server.respond = lambda r: openai_stub.Reply(body=openai_stub.chat_reply("SUPPORT", [{"SUP": -0.01}]))
+    with pytest.warns(UserWarning, match=r"GET /models failed: .*HTTP 404"):
+        got = labels_and_sources({"name": "openai", "base_url": openai_server.url, "model": "judge"})
+    assert got == [("SUPPORT", "judge")]
+
+
 # -- (5) logprobs switched off mid-run: the spec still said top_logprobs=10 -------------------
 def refusing(openai_stub: Any, refuse_for: tuple[str, ...]) -> Callable[[Any], Any]:
     """Answers SUPPORT (with logprobs when asked), but refuses logprobs for the named claims."""
