@@ -43,6 +43,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 from conflictscore_local import registry  # noqa: E402
 from conflictscore_local.bench import default_data_dir  # noqa: E402
 from conflictscore_local.errors import BackendUnavailable  # noqa: E402
+from conflictscore_local.paths import portable, portable_text  # noqa: E402
 from conflictscore_local.testing import build_tiny_causal_lm, build_tiny_t5  # noqa: E402
 from conflictscore_local.types import Item  # noqa: E402
 
@@ -192,15 +193,15 @@ def main() -> None:
             "load_average_after": [round(x, 2) for x in load_after],
             "args": {k: v for k, v in vars(args).items() if k != "out"},
         }
-        out = Path(args.out)
-        out.with_suffix(".json").write_text(json.dumps({"meta": meta, "results": results}, indent=1) + "\n",
+        out = Path(args.out)  # repository-relative paths (and <tmp> for the tiny models): the files are committed
+        out.with_suffix(".json").write_text(json.dumps(portable({"meta": meta, "results": results}), indent=1) + "\n",
                                             encoding="utf-8")
         header = out.read_text(encoding="utf-8").split("<!-- results -->")[0] if out.exists() else ""
         body = (f"<!-- results -->\nDate {meta['date']}, `{cmd}`; Python {meta['python']} on {meta['platform']}, "
                 f"{meta['cpus']} CPUs, no GPU. The machine was shared with other jobs: load average "
                 f"{meta['load_average_before'][0]} before, {meta['load_average_after'][0]} after the run.\n\n"
                 f"{md}\n")
-        out.write_text(header + body, encoding="utf-8")
+        out.write_text(header + portable_text(body), encoding="utf-8")
 
 
 if __name__ == "__main__":

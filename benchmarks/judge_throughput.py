@@ -169,7 +169,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"| {r['batch_size']} | {r['seconds']} | {r['pairs_per_s']} | {r['speedup']} |")
     print(f"\nnli judge, MiniLM-L6 classifier, {info['machine']}, median of {args.repeats} runs")
     if args.json:
-        Path(args.json).write_text(json.dumps(info, indent=2) + "\n")
+        from conflictscore_local.paths import portable
+
+        Path(args.json).write_text(json.dumps(portable(info), indent=2) + "\n")  # committed: no machine paths
     return 0
 
 

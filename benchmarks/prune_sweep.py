@@ -45,6 +45,7 @@ from conflictscore_local.bench import build_bench
 from conflictscore_local.config import parse_assignment
 from conflictscore_local.engine import versions
 from conflictscore_local.io import parse_item
+from conflictscore_local.paths import portable
 from conflictscore_local.prune.embedding import EmbeddingPruner, keep_documents, passage_similarity
 from conflictscore_local.prune.guard import shared_keys
 from conflictscore_local.types import CONTRADICT, SUPPORT, Claim, Item, Pair, Passage
@@ -404,6 +405,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "chosen": chosen,
         "grid": grid,
     }
+    result = portable(result)  # repository-relative paths: the files are committed
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.with_suffix(".json").write_text(json.dumps(result, indent=1) + "\n")

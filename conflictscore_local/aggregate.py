@@ -35,25 +35,32 @@ def document_judgment(
 ) -> DocJudgment:
     """Decide a claim's label against a document from its passages' judgments.
 
-    SUPPORT if any passage is labelled SUPPORT with p(SUPPORT) ≥ ``threshold``, CONTRADICT
-    likewise; when both, the label with the higher probability wins (or, with
-    ``keep_both``, the document counts on both sides and the label is CONTRADICT, the rarer
-    and costlier signal). When no passage takes a side and some passage is unscored, the
-    document is unscored: an IRRELEVANT verdict would be a guess.
+    SUPPORT if some passage is labelled SUPPORT with p(SUPPORT) ≥ ``threshold``, CONTRADICT
+    likewise. A label without probabilities (an LLM reply read from its text) carries no
+    confidence to compare: the threshold does not apply to it (its document judgment shows
+    ``probs: null`` and the summary counts it, ``stages.labels.sided_without_probs``),
+    and it ranks below every label that has probabilities. When a document has both sides,
+    the higher-ranked one wins, CONTRADICT on a tie (or, with ``keep_both``, the document
+    counts on both sides and the label is CONTRADICT, the rarer and costlier signal). When
+    no passage takes a side and some passage is unscored, the document is unscored: an
+    IRRELEVANT verdict would be a guess.
     """
     if not passages:
         raise ValueError(f"document {doc_id!r} has no passage judgments")
     n = len(passages)
-    best: dict[str, tuple[float, Judgment] | None] = {SUPPORT: None, CONTRADICT: None}
+    best: dict[str, tuple[tuple[int, float], Judgment] | None] = {SUPPORT: None, CONTRADICT: None}
     for j in passages:
         if j.label in best:
-            p = j.prob(j.label)  # type: ignore[arg-type]
+            rank = side_rank(j)
+            if rank is None or (rank[0] == 1 and rank[1] < threshold):
+                continue
             cur = best[j.label]
-            if p >= threshold and (cur is None or p > cur[0]):
-                best[j.label] = (p, j)
+            if cur is None or rank > cur[0]:
+                best[j.label] = (rank, j)
     sup, con = best[SUPPORT], best[CONTRADICT]
     if sup and con and keep_both:
-        note = f"also SUPPORT by passage {sup[1].pair.passage.index} (p={sup[0]:.3f})"
+        shown = f"p={sup[0][1]:.3f}" if sup[0][0] else "no probabilities"
+        note = f"also SUPPORT by passage {sup[1].pair.passage.index} ({shown})"
         return _doc(doc_id, con[1], n, CONTRADICT, note=note, both=True)
     if sup and con:
         decider = sup[1] if sup[0] > con[0] else con[1]
@@ -72,6 +79,16 @@ def document_judgment(
         )
         return _doc(doc_id, decider, n, IRRELEVANT)
     return _doc(doc_id, decider, n, decider.label)
+
+
+def side_rank(j: Judgment) -> tuple[int, float] | None:
+    """How strongly a passage judgment takes its side: ``(1, p(label))`` with probabilities,
+    ``(0, 0.0)`` without (below any judgment that has them), None when it takes no side."""
+    if j.label not in (SUPPORT, CONTRADICT):
+        return None
+    if j.probs is None or j.label not in j.probs:
+        return (0, 0.0)
+    return (1, float(j.probs[j.label]))
 
 
 def _doc(
@@ -198,13 +215,16 @@ def pair_counts(results: Iterable[ItemResult]) -> dict[str, int]:
 
 
 def label_counts(results: Iterable[ItemResult]) -> dict[str, int]:
-    """How many claim × document judgments carry each label (None → ``unscored``)."""
+    """How many claim × document judgments carry each label (None → ``unscored``), and
+    ``sided_without_probs``: SUPPORT / CONTRADICT labels a model gave without probabilities
+    (text-read LLM replies), to which ``aggregate.threshold`` does not apply."""
     c: Counter[str] = Counter()
     for r in results:
         for v in r.verdicts:
             for j in v.judgments:
                 c[j.label or "unscored"] += 1
-    return {k: c[k] for k in (SUPPORT, CONTRADICT, IRRELEVANT, "unscored")}
+                c["sided_without_probs"] += j.label in (SUPPORT, CONTRADICT) and j.probs is None and j.source != "given"
+    return {k: c[k] for k in (SUPPORT, CONTRADICT, IRRELEVANT, "unscored", "sided_without_probs")}
 
 
 def summarize_metrics(

@@ -138,8 +138,23 @@ class JudgmentCache:
                 out.append(Judgment(p, hit[0], probs, "cache"))  # type: ignore[arg-type]
         return out
 
-    def put_many(self, judgments: Iterable[Judgment]) -> int:
-        """Store the scored judgments; returns how many were written."""
+    def use_spec(self, spec: Mapping[str, Any]) -> None:
+        """Look up and store under another judge spec from now on (a judge whose way of reading
+        labels changed during the run, e.g. a server that stopped returning logprobs)."""
+        spec = dict(spec)
+        if spec == self.spec:
+            return
+        spec_json = json.dumps(spec, sort_keys=True, default=str)
+        spec_hash = spec_digest(spec)
+        with self._lock, self._db:
+            self._db.execute("INSERT OR IGNORE INTO specs (hash, spec) VALUES (?, ?)", (spec_hash, spec_json))
+        self.spec, self.spec_hash, self._spec_json = spec, spec_hash, spec_json
+
+    def put_many(self, judgments: Iterable[Judgment], *, spec: Mapping[str, Any] | None = None) -> int:
+        """Store the scored judgments; returns how many were written. ``spec``: the spec the
+        judge names now, which made them (see :meth:`use_spec`)."""
+        if spec is not None:
+            self.use_spec(spec)
         rows = [
             (self.key(j.pair), self.spec_hash, j.label, json.dumps(dict(j.probs)) if j.probs is not None else None)
             for j in judgments

@@ -17,8 +17,10 @@ batch_size = 64
 overlap = 1
 
 [aggregate]
-threshold = 0.0           # min probability for a passage to put its document in D+ / D−
+threshold = 0.0           # min probability for a passage to put its document in D+ / D− (labels
+                          # without probabilities are exempt: see aggregate.document_judgment)
 keep_both = false         # a document with supporting and contradicting passages counts on both sides
+                          # (alone it does not make a claim conflicted: that takes two documents)
 
 [cache]
 enabled = true

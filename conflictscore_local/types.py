@@ -1,7 +1,9 @@
 """The data model: one frozen dataclass per thing that flows through the pipeline.
 
 items → claims → passages → pairs → judgments → per-claim verdicts → metrics → report.
-Everything here is plain Python (no heavy imports) and JSON-round-trippable.
+Everything here is plain Python and imports nothing from the package (the leaf every other
+module builds on). ``to_json`` writes the output format; reading it back, which recomputes
+the metrics, lives in :mod:`conflictscore_local.io` (``result_from_json``).
 """
 
 from __future__ import annotations
@@ -143,20 +145,6 @@ class DocJudgment:
             out["both"] = True
         return out
 
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> "DocJudgment":
-        return cls(
-            doc_id=d["doc_id"],
-            label=d["label"],
-            probs=d.get("probs"),
-            source=d["source"],
-            passage=d.get("passage"),
-            n_passages=d.get("n_passages", 1),
-            similarity=d.get("similarity"),
-            note=d.get("note"),
-            both=d.get("both", False),
-        )
-
 
 @dataclass(frozen=True)
 class ClaimVerdict:
@@ -171,7 +159,12 @@ class ClaimVerdict:
 
     @property
     def conflicted(self) -> bool:
-        return bool(self.support) and bool(self.contradict)
+        """Some document supports the claim and a *different* one contradicts it.
+
+        ConflictBench's gold definition. Only ``aggregate.keep_both`` can put one document in
+        both D+ and D−; such a document alone does not make the claim conflicted.
+        """
+        return any(s != c for s in self.support for c in self.contradict)
 
     @property
     def evidenced(self) -> bool:
@@ -198,18 +191,6 @@ class ClaimVerdict:
         if self.claim.span is not None:
             out["span"] = list(self.claim.span)
         return out
-
-    @classmethod
-    def from_json(cls, item_id: str, index: int, d: Mapping[str, Any]) -> "ClaimVerdict":
-        span = d.get("span")
-        return cls(
-            claim=Claim(item_id, index, d["text"], tuple(span) if span else None),  # type: ignore[arg-type]
-            support=tuple(d["support"]),
-            contradict=tuple(d["contradict"]),
-            irrelevant=tuple(d["irrelevant"]),
-            unscored=tuple(d.get("unscored", ())),
-            judgments=tuple(DocJudgment.from_json(j) for j in d["judgments"]),
-        )
 
 
 @dataclass(frozen=True)
@@ -246,13 +227,6 @@ class ItemResult:
             "claims": [v.to_json() for v in self.verdicts],
             "metrics": self.metrics.to_json(),
         }
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> "ItemResult":
-        from .aggregate import item_metrics
-
-        verdicts = tuple(ClaimVerdict.from_json(d["id"], i, c) for i, c in enumerate(d["claims"]))
-        return cls(d["id"], verdicts, item_metrics(verdicts))
 
 
 @dataclass(frozen=True)

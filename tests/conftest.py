@@ -25,6 +25,22 @@ os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 SHARED_DATA = default_data_dir()
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked ``gpu`` skip where torch sees no CUDA device."""
+    gpu = [item for item in items if item.get_closest_marker("gpu")]
+    if not gpu:
+        return
+    try:
+        import torch
+
+        cuda = torch.cuda.is_available()
+    except ImportError:
+        cuda = False
+    if not cuda:
+        for item in gpu:
+            item.add_marker(pytest.mark.skip(reason="needs a CUDA GPU (marked gpu)"))
+
+
 @pytest.fixture
 def register_backend(monkeypatch: pytest.MonkeyPatch):
     """Register a backend class for one test only: ``register_backend("judge", "rule", RuleJudge)``."""

@@ -120,7 +120,7 @@ def test_document_with_both_sides_takes_higher_probability_or_keeps_both():
     both = document_judgment("d", ps, keep_both=True)
     assert both.both and both.label == C
     v = claim_verdict(Claim("x", 0, "c"), [both])
-    assert v.support == ("d",) and v.contradict == ("d",) and v.conflicted
+    assert v.support == ("d",) and v.contradict == ("d",) and not v.conflicted  # one document: no conflict
 
 
 def test_document_threshold():

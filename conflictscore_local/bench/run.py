@@ -13,6 +13,7 @@ from ..config import RunConfig
 from ..engine import Engine
 from ..errors import InputError
 from ..io import file_sha256, parse_label_matrix, read_items, write_json_atomic, write_jsonl_atomic
+from ..paths import portable
 from ..types import CONTRADICT, IRRELEVANT, LABELS, SUPPORT, Item, ItemResult
 from .items import CONFLICT_TYPES
 from .metrics import grouped_detection, pair_metrics
@@ -136,7 +137,8 @@ def run_bench(
     """Score a ConflictBench file with the engine and write the results JSON atomically.
 
     Claims are given, so nothing is decomposed; judgments go through the judgment cache,
-    so an interrupted run resumes by rerunning it. ``given_labels`` scores the gold labels
+    so an interrupted run resumes by rerunning it. Paths in the results are written
+    repository-relative (:func:`~conflictscore_local.paths.portable`). ``given_labels`` scores the gold labels
     instead of judging (a check of the aggregation: detection F1 must be 1.0).
     """
     t0 = time.perf_counter()
@@ -167,6 +169,7 @@ def run_bench(
         "versions": dict(report.versions),
         "stages": dict(report.stages),
     }
+    out = portable(out)  # results get committed and compared across machines: no machine paths
     write_json_atomic(output_path, out)
     if predictions_path is not None:
         write_jsonl_atomic(predictions_path, (r.to_json() for r in results))

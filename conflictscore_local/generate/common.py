@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 from ..errors import BackendUnavailable, ConfigError
 
@@ -25,7 +25,9 @@ DEVICE_PATTERN = re.compile(r"auto|cpu|mps|cuda(:\d+)?")
 DTYPES: tuple[str, ...] = ("auto", "float32", "bfloat16", "float16")
 WEIGHT_SUFFIXES: tuple[str, ...] = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
 FULL_HASH_LIMIT = 2 << 30
-"""Checkpoints up to this many bytes of weights are identified by a content hash."""
+"""Checkpoints up to this many bytes of weights (2 GiB) are identified by a content hash."""
+MODEL_CONFIG_FILES: tuple[str, ...] = ("config.json", "generation_config.json")
+_BLOB_NAME = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 TOKENIZER_FILE_PREFIXES: tuple[str, ...] = (
     "tokenizer", "vocab", "merges", "special_tokens_map", "added_tokens", "chat_template",
 )
@@ -57,30 +59,65 @@ def resolve_model(
 
 
 def model_fingerprint(path: Path) -> dict[str, Any]:
-    """What identifies a checkpoint's weights, for cache keys and reports.
+    """What identifies a checkpoint's weights and configuration, for cache keys and reports.
 
-    A Hugging Face cache snapshot is named by its commit; small checkpoints get a sha256 of
-    their weight files; large ones (where hashing would take minutes) the path with each
-    weight file's name, size and modification time.
+    Always from content, never from a folder's name: the config files (``config.json``,
+    ``generation_config.json``) are hashed, and so are the weight files up to
+    ``FULL_HASH_LIMIT`` bytes. Larger weights inside a Hugging Face cache snapshot (symlinks
+    to ``blobs/<sha256>``) are identified by those blob names, content hashes the hub
+    computed; other large weights fall back to path, size and modification time, and the
+    fingerprint says so (``"hash": "skipped (...)"``): a file replaced in place with the
+    same size and time would go unnoticed.
     """
-    if path.parent.name == "snapshots":
-        return {"commit": path.name}
     files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix in WEIGHT_SUFFIXES)
     if not files:
         raise BackendUnavailable(f"{path}: no weight files ({', '.join(WEIGHT_SUFFIXES)}) in this directory")
-    if sum(p.stat().st_size for p in files) <= FULL_HASH_LIMIT:
-        h = hashlib.sha256()
-        for p in files:
-            h.update(p.name.encode())
-            with p.open("rb") as fh:
-                while block := fh.read(1 << 22):
-                    h.update(block)
-        return {"weights_sha256": h.hexdigest()}
-    h = hashlib.sha256()
+    out: dict[str, Any] = {}
+    size = sum(p.stat().st_size for p in files)
+    blobs = _hub_blobs(files)
+    if size <= FULL_HASH_LIMIT:
+        out["weights_sha256"] = _content_sha256(path, files)
+    elif blobs is not None:
+        out["weights_blobs_sha256"] = _sha256_lines(f"{p.name}:{b}" for p, b in zip(files, blobs))
+    else:
+        out["path"] = str(path)
+        out["weights_stat"] = _sha256_lines(f"{p.name}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in files)[:16]
+        out["hash"] = (f"skipped ({size} bytes of weights > FULL_HASH_LIMIT {FULL_HASH_LIMIT}): "
+                       "identified by path, file sizes and modification times")
+    configs = [path / name for name in MODEL_CONFIG_FILES if (path / name).is_file()]
+    if configs:
+        out["config_sha256"] = _content_sha256(path, configs)
+    return out
+
+
+def _hub_blobs(files: Sequence[Path]) -> list[str] | None:
+    """The blob names (content hashes) behind Hugging Face cache symlinks, or None unless
+    every file is such a link."""
+    names = []
     for p in files:
-        st = p.stat()
-        h.update(f"{p.name}:{st.st_size}:{st.st_mtime_ns}\n".encode())
-    return {"path": str(path), "weights_stat": h.hexdigest()[:16]}
+        if not p.is_symlink():
+            return None
+        target = p.resolve()
+        if target.parent.name != "blobs" or not _BLOB_NAME.fullmatch(target.name):
+            return None
+        names.append(target.name)
+    return names
+
+
+def _content_sha256(root: Path, files: Sequence[Path]) -> str:
+    """sha256 over each file's relative name and bytes, length-prefixed (no two file sets collide)."""
+    h = hashlib.sha256()
+    for p in sorted(files):
+        h.update(p.relative_to(root).as_posix().encode() + b"\0")
+        h.update(p.stat().st_size.to_bytes(8, "little"))
+        with p.open("rb") as fh:
+            while block := fh.read(1 << 22):
+                h.update(block)
+    return h.hexdigest()
+
+
+def _sha256_lines(lines: Iterable[str]) -> str:
+    return hashlib.sha256("".join(f"{line}\n" for line in lines).encode()).hexdigest()
 
 
 def _is_tokenizer_file(path: Path) -> bool:
@@ -92,23 +129,15 @@ def tokenizer_fingerprint(path: Path) -> dict[str, Any]:
     """What identifies a checkpoint's tokenizer and chat templates, which the weights'
     fingerprint leaves out although they change what the model is given.
 
-    A Hugging Face cache snapshot is named by its commit; a directory gets a sha256 of its
-    vocabulary, merges, special-token and chat-template files (sentencepiece ``*.model``
-    and ``additional_chat_templates/`` included).
+    A sha256 of its vocabulary, merges, special-token and chat-template files
+    (sentencepiece ``*.model`` and ``additional_chat_templates/`` included), whatever
+    the folder is called.
     """
-    if path.parent.name == "snapshots":
-        return {"commit": path.name}
     files = [p for p in path.iterdir() if p.is_file() and _is_tokenizer_file(p)]
     extra = path / "additional_chat_templates"
     if extra.is_dir():
         files += [p for p in extra.iterdir() if p.is_file()]
-    h = hashlib.sha256()
-    for p in sorted(files):
-        data = p.read_bytes()
-        for part in (p.relative_to(path).as_posix().encode(), data):
-            h.update(len(part).to_bytes(8, "little"))
-            h.update(part)
-    return {"tokenizer_sha256": h.hexdigest()}
+    return {"tokenizer_sha256": _content_sha256(path, files)}
 
 
 def token_counter(tokenizer: Any) -> Callable[[str], int]:
@@ -186,3 +215,23 @@ def cut_at_stop(text: str, stop: Sequence[str] | None) -> tuple[str, bool]:
     """``text`` up to the earliest stop string, and whether one was found."""
     cut = min((i for s in stop or () if s and (i := text.find(s)) >= 0), default=-1)
     return (text[:cut], True) if cut >= 0 else (text, False)
+
+
+REDACTED = "[redacted]"
+_CREDENTIAL = re.compile(
+    r"(?i)(\bbearer\s+)(?!\[redacted\])[A-Za-z0-9._~+/=-]{8,}"
+    r"|(\b(?:authorization|proxy-authorization|api[-_]?key|x-api-key|access[-_]?token)[\"']?\s*[:=]\s*[\"']?)"
+    r"(?:(?:bearer|basic)\s+)?(?!\[redacted\])[^\s\"',;}\]]+"
+)
+
+
+def redact(text: str, secrets: Iterable[str] = ()) -> str:
+    """``text`` with credentials replaced by ``[redacted]``: whatever follows ``Bearer`` or an
+    ``Authorization`` / ``api_key``-style field, and every value in ``secrets`` (an API key)
+    wherever it appears. Every note made from a server's text goes through here, so a server
+    that echoes request headers cannot put a key into an output file."""
+    text = _CREDENTIAL.sub(lambda m: (m.group(1) or m.group(2)) + REDACTED, text)
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, REDACTED)
+    return text

@@ -1,12 +1,15 @@
 """``openai``: any server speaking the OpenAI API (``vllm serve``, llama.cpp, hosted APIs).
 
 Standard library only (``urllib`` + a thread pool): bounded concurrency, a timeout per
-request, retries with exponential backoff and jitter on 429, 5xx and connection errors
-(honouring ``Retry-After``). A request that never gets a proper answer comes back as a
-:class:`Generation` with ``text=None`` and the reason in ``error``; a wrong URL, model or
-key (401/403/404) stops the run instead, since every other request would fail the same way.
-Both ``/chat/completions`` (with ``chat_template_kwargs`` for vLLM servers) and
-``/completions``.
+request, retries with exponential backoff and jitter on 408, 429, 5xx, timeouts and
+transport errors (refused or reset connections, TLS errors while reading; honouring
+``Retry-After``). A request that never gets a proper answer (or whose answer is malformed,
+logprob values included) comes back as a :class:`Generation` with ``text=None`` and the
+reason in ``error``; a wrong URL, model, key or certificate (401/403/404, a TLS certificate
+that does not verify) stops the run instead, since every other request would fail the same
+way. Whatever server text goes into an error passes through :func:`~.common.redact` first,
+so an API key the server echoes never reaches a note. Both ``/chat/completions`` (with
+``chat_template_kwargs`` for vLLM servers) and ``/completions``.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import http.client
 import json
 import os
 import random
+import ssl
 import threading
 import time
 import urllib.error
@@ -27,9 +31,15 @@ from typing import Any, Callable, Literal, Mapping, Sequence
 from ..backend import Backend
 from ..errors import BackendUnavailable, ConfigError
 from ._base import Generation, Prompt
-from .common import strip_thinking
+from .common import redact, strip_thinking
 
 _FATAL = (401, 403, 404)
+_RETRIED = (408, 429)
+"""Client-side HTTP statuses worth retrying (request timeout, rate limit); every 5xx is retried too."""
+SERVED_MODEL_FIELDS: tuple[str, ...] = ("id", "root", "parent", "owned_by", "max_model_len")
+"""The fields of a ``GET /models`` entry that identify what is served (vLLM: ``root`` is the
+checkpoint it was started with). ``created`` is reported but not part of the identity: vLLM
+fills it with the time of each listing."""
 
 
 @dataclass(frozen=True)
@@ -82,7 +92,11 @@ class OpenAIGenerator(Backend):
     def __init__(self, config: OpenAIConfig | None = None):
         super().__init__(config)
         self._model: str | None = self.config.model
-        self._no_logprobs = False
+        self._listing: Any = None
+        self._served: dict[str, Any] | None = None
+        self._served_known = False
+        self.logprobs_refused: str | None = None
+        """Why the server refused logprobs (requests are sent without them from then on), or None."""
         self._lock = threading.Lock()
 
     # -- HTTP ---------------------------------------------------------------------------
@@ -92,6 +106,14 @@ class OpenAIGenerator(Backend):
         if key:
             headers["Authorization"] = f"Bearer {key}"
         return headers
+
+    def secrets(self) -> tuple[str, ...]:
+        """The values no stored note may contain: the API key, when one is set."""
+        key = os.environ.get(self.config.api_key_env)
+        return (key,) if key else ()
+
+    def _redact(self, text: str) -> str:
+        return redact(text, self.secrets())
 
     def _count(self, key: str) -> None:
         with self._lock:
@@ -116,31 +138,38 @@ class OpenAIGenerator(Backend):
                 with urllib.request.urlopen(req, timeout=cfg.timeout_s) as resp:
                     raw = resp.read()
             except urllib.error.HTTPError as e:
-                detail = _snippet(e.read())
+                detail = self._redact(_snippet(_error_body(e)))
                 if e.code in _FATAL:
                     raise BackendUnavailable(
                         f"{url}: HTTP {e.code} {detail} (check base_url, model and {cfg.api_key_env})"
                     ) from None
-                if e.code != 429 and e.code < 500:
+                if e.code not in _RETRIED and e.code < 500:
                     raise _Failure(f"HTTP {e.code}: {detail}") from None
                 reason, wait = f"HTTP {e.code}: {detail}", _retry_after(e.headers.get("Retry-After"))
             except TimeoutError:
                 reason = f"timeout after {cfg.timeout_s:g}s"
             except urllib.error.URLError as e:
+                if isinstance(e.reason, ssl.SSLCertVerificationError):
+                    raise BackendUnavailable(
+                        f"{url}: TLS certificate not verified ({e.reason.verify_message or e.reason}); "
+                        "check base_url, or point SSL_CERT_FILE at the server's CA bundle"
+                    ) from None
                 if isinstance(e.reason, TimeoutError):
                     reason = f"timeout after {cfg.timeout_s:g}s"
                 else:
                     reason = f"connection error: {e.reason}"
-            except (ConnectionError, http.client.HTTPException) as e:
+            except (OSError, http.client.HTTPException) as e:
+                # a reset or refused connection, a TLS error while reading the reply (ssl.SSLError),
+                # a reply cut short: all transport trouble that another attempt may not meet
                 reason = f"connection error: {type(e).__name__}: {e}"
             else:
                 try:
                     return json.loads(raw)
                 except (json.JSONDecodeError, UnicodeDecodeError):
-                    raise _Failure(f"malformed JSON reply: {_snippet(raw)}") from None
+                    raise _Failure(f"malformed JSON reply: {self._redact(_snippet(raw))}") from None
             if attempt < cfg.max_retries:
                 time.sleep(self._backoff(attempt, wait))
-        raise _Failure(f"{reason} (gave up after {cfg.max_retries + 1} attempts)")
+        raise _Failure(f"{self._redact(reason)} (gave up after {cfg.max_retries + 1} attempts)")
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         """Exponential backoff with jitter; a server's Retry-After wins when it asks for longer."""
@@ -150,18 +179,44 @@ class OpenAIGenerator(Backend):
             delay = max(delay, min(retry_after, cfg.max_backoff_s))
         return delay
 
+    def models(self) -> Any:
+        """The server's ``GET /models`` reply (asked once); ``_Failure`` when it gives none."""
+        if self._listing is None:
+            self._listing = self.request("/models")
+        return self._listing
+
     def model_name(self) -> str:
         """The configured model, else the first model the server lists (``GET /models``)."""
         if self._model is None:
             try:
-                listed = self.request("/models")
-                self._model = str(listed["data"][0]["id"])
+                self._model = str(self.models()["data"][0]["id"])
             except _Failure as e:
                 raise BackendUnavailable(f"{self.config.base_url}/models: cannot list models: {e}") from None
             except (KeyError, IndexError, TypeError):
                 raise BackendUnavailable(f"{self.config.base_url}/models lists no model; pass model=NAME") from None
         self.resolved.setdefault("model", self._model)
         return self._model
+
+    def served_model(self) -> dict[str, Any] | None:
+        """What ``GET /models`` says about the model in use: its ``SERVED_MODEL_FIELDS``, or
+        None when the server does not say (no listing, or the model is not in it). The whole
+        entry, or why there is none, goes into ``resolved["served_model"]``."""
+        if not self._served_known:
+            name = self.model_name()
+            try:
+                entries = self.models()["data"]
+                entry = next(e for e in entries if isinstance(e, dict) and e.get("id") == name)
+            except (_Failure, BackendUnavailable) as e:  # a server without /models still serves
+                self.resolved["served_model"] = f"unknown: GET /models failed: {e}"
+            except (KeyError, TypeError, StopIteration):
+                self.resolved["served_model"] = f"unknown: GET /models does not list {name!r}"
+            else:
+                self._served = {k: entry[k] for k in SERVED_MODEL_FIELDS if entry.get(k) is not None}
+                self.resolved["served_model"] = {
+                    k: v for k, v in entry.items() if isinstance(v, (str, int, float, bool)) or v is None
+                }
+            self._served_known = True
+        return self._served
 
     # -- generation -----------------------------------------------------------------------
     def body(self, prompt: Prompt, *, max_tokens: int, temperature: float, stop: Sequence[str] | None,
@@ -173,7 +228,7 @@ class OpenAIGenerator(Backend):
             body["stop"] = list(stop)
         if cfg.seed is not None:
             body["seed"] = cfg.seed
-        want_logprobs = bool(logprobs) and not self._no_logprobs
+        want_logprobs = bool(logprobs) and self.logprobs_refused is None
         if cfg.endpoint == "chat":
             messages = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else [dict(m) for m in prompt]
             body["messages"] = messages
@@ -201,17 +256,20 @@ class OpenAIGenerator(Backend):
             try:
                 reply = self.request(path, body)
             except _Failure as e:
-                if not (str(e).startswith("HTTP 400") and "logprob" in str(e).lower() and kw.get("logprobs")):
+                asked = "logprobs" in body
+                if not (asked and str(e).startswith("HTTP 400") and "logprob" in str(e).lower()):
                     raise
                 # the server refuses logprobs: ask without them from now on, parse text instead
-                self._no_logprobs = True
-                self._count("logprobs_refused")
+                with self._lock:
+                    if self.logprobs_refused is None:
+                        self.logprobs_refused = str(e)
+                    self.count("logprobs_refused")
                 path, body = self.body(prompt, **kw)
                 reply = self.request(path, body)
             return parse_reply(reply, self.config.endpoint)
         except _Failure as e:
             self._count("failed")
-            return Generation(None, error=str(e))
+            return Generation(None, error=self._redact(str(e)))
 
     def generate(
         self,
@@ -253,7 +311,8 @@ def parse_reply(reply: Any, endpoint: str) -> Generation:
             text = choice["message"].get("content")
             steps = (choice.get("logprobs") or {}).get("content")
             top = None if not steps else tuple(
-                {**{a["token"]: a["logprob"] for a in s.get("top_logprobs") or []}, **{s["token"]: s["logprob"]}}
+                {**{_token(a["token"]): _logprob(a["logprob"]) for a in s.get("top_logprobs") or []},
+                 **{_token(s["token"]): _logprob(s["logprob"])}}
                 for s in steps
             )
         else:
@@ -262,9 +321,13 @@ def parse_reply(reply: Any, endpoint: str) -> Generation:
             alts = lp.get("top_logprobs")
             chosen = list(zip(lp.get("tokens") or [], lp.get("token_logprobs") or []))
             top = None if not alts else tuple(
-                {**(a or {}), **({chosen[k][0]: chosen[k][1]} if k < len(chosen) and chosen[k][1] is not None else {})}
+                {**{_token(t): _logprob(v) for t, v in (a or {}).items()},
+                 **({_token(chosen[k][0]): _logprob(chosen[k][1])}
+                    if k < len(chosen) and chosen[k][1] is not None else {})}
                 for k, a in enumerate(alts)
             )
+    except _Malformed as e:
+        raise _Failure(f"malformed reply: {e}: {_snippet(json.dumps(reply)[:300].encode())}") from None
     except (KeyError, IndexError, TypeError, AttributeError) as e:
         raise _Failure(f"malformed reply (missing {e}): {_snippet(json.dumps(reply)[:300].encode())}") from None
     if text is None:
@@ -272,6 +335,31 @@ def parse_reply(reply: Any, endpoint: str) -> Generation:
     if not isinstance(text, str):
         raise _Failure(f"malformed reply: text is {type(text).__name__}")
     return Generation(strip_thinking(text), top, None, finish)
+
+
+class _Malformed(ValueError):
+    """A reply field of the wrong type."""
+
+
+def _logprob(value: Any) -> float:
+    """A log-probability from a reply: a JSON number (a string, null or boolean is malformed)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _Malformed(f"logprob {value!r} is not a number")
+    return float(value)
+
+
+def _token(value: Any) -> str:
+    if not isinstance(value, str):
+        raise _Malformed(f"token {value!r} is not a string")
+    return value
+
+
+def _error_body(e: urllib.error.HTTPError) -> bytes:
+    """The body of an HTTP error reply, or nothing when reading it fails too."""
+    try:
+        return e.read()
+    except (OSError, http.client.HTTPException):
+        return b""
 
 
 def _retry_after(value: str | None) -> float | None:

@@ -11,6 +11,12 @@ calls of ``chunk_size`` prompts (progress is reported per answered prompt) and r
 2. else from the reply text, only when the whole reply is one label word;
 3. else unscored (``label=None``) with the reason in ``note``: never a guess.
 
+The spec says how labels are read (``top_logprobs``: 0 = from the text only). When a server
+stops taking logprobs during a run, the spec changes with it, and every judgment of the
+``judge`` call in which it happened is read the text-only way from its reply (the reply text
+does not depend on whether logprobs were asked for): each call returns judgments of one
+spec, the one ``spec()`` names after it, which the engine keys them under.
+
 Why calls of ``chunk_size`` prompts and not one call: every prompt of a call is rendered
 and held until the call returns (for vLLM a Python list of token ids, about 150 kB for a
 4096-token passage), and an engine step can hold hundreds of thousands of pairs. Within a
@@ -21,10 +27,12 @@ here: no GPU), small next to the hundreds of steps of a default 8192-prompt call
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Mapping, Sequence
 
 from ..backend import Backend
 from ..generate._base import Generation, Prompt
+from ..generate.common import redact
 from ..types import Judgment, Label, Pair
 from ._base import ProgressFn
 from .distinct import distinct
@@ -55,6 +63,7 @@ class LLMJudge(Backend):
     def __init__(self, config: Any = None):
         super().__init__(config)
         self._generator: Any = None
+        self._prompts_done = 0  # prompts answered by earlier judge calls
 
     def generator(self) -> Any:
         """The :class:`Generator` that answers the prompts (built once)."""
@@ -78,6 +87,14 @@ class LLMJudge(Backend):
             return None
         return check_thresholds(self.config.thresholds, source=f"judge {self.name}: thresholds")
 
+    def top_logprobs(self) -> int:
+        """Log-probability alternatives asked for now (0: labels are read from the text only)."""
+        return self.config.top_logprobs
+
+    def secrets(self) -> tuple[str, ...]:
+        """Values no note may contain (an API key); notes are redacted with them."""
+        return ()
+
     def spec(self) -> Mapping[str, Any]:
         """Model, prompt version, how the answer is read, thresholds: what changes labels."""
         return {
@@ -85,7 +102,7 @@ class LLMJudge(Backend):
             "model": dict(self.model_identity()),
             "prompt_version": PROMPT_VERSION,
             "chat": self.chat(),
-            "top_logprobs": self.config.top_logprobs,
+            "top_logprobs": self.top_logprobs(),
             "max_tokens": self.config.max_tokens,
             "min_label_mass": self.config.min_label_mass,
             "thresholds": self.thresholds(),
@@ -107,34 +124,55 @@ class LLMJudge(Backend):
                 on_progress(n)
 
         size = self.config.chunk_size
+        asked = self.top_logprobs()
+        replies: list[Generation] = []  # text only, for a re-read if the protocol changes mid-call
         read: list[Judgment] = []
         for start in range(0, len(uniq.first), size):
             batch = uniq.first[start:start + size]
             answered = 0
             outs = gen.generate(
                 [self.prompt(pairs[i]) for i in batch], max_tokens=self.config.max_tokens, temperature=0.0,
-                logprobs=self.config.top_logprobs or None, on_progress=progress,
+                logprobs=asked or None, on_progress=progress,
             )
             if len(outs) != len(batch):
                 raise RuntimeError(f"generator returned {len(outs)} answers for {len(batch)} prompts")
-            read.extend(self.read(pairs[i], g, thresholds) for i, g in zip(batch, outs))
+            if self.top_logprobs() != asked:
+                self._protocol_changed(asked, self._prompts_done + start)
+                asked = self.top_logprobs()
+                read = [self.read(pairs[i], g, thresholds, text_only=True) for i, g in zip(uniq.first, replies)]
+            read.extend(self.read(pairs[i], g, thresholds, text_only=not asked) for i, g in zip(batch, outs))
+            replies.extend(Generation(g.text, None, g.error, g.finish_reason) for g in outs)
             rest = sum(uniq.weight[start:start + len(batch)]) - answered  # the duplicates, now read
             if on_progress is not None and rest > 0:
                 on_progress(rest)
         self.count("pairs", len(pairs))
+        self._prompts_done += len(uniq.first)
+        for j in read:
+            self.count("unscored" if j.label is None else "from_text" if j.probs is None else "from_logprobs")
         return uniq.spread(pairs, read)
 
-    def read(self, pair: Pair, g: Generation, thresholds: Mapping[Label, float] | None) -> Judgment:
-        """The judgment in one generation: logprobs first, then strict text, else unscored."""
+    def _protocol_changed(self, before: int, prompts_done: int) -> None:
+        """Record (in ``resolved``, so in the summary) and warn that labels are read another way now."""
+        why = getattr(self.generator(), "logprobs_refused", None) or "the generator stopped asking for them"
+        msg = (f"judge {self.name}: logprobs refused by the server after {prompts_done} prompts ({why}); "
+               f"labels are read from the reply text from then on (top_logprobs {before} -> "
+               f"{self.top_logprobs()}, the spec and cache key change with it)")
+        self.resolved.setdefault("protocol_changes", []).append(
+            {"after_prompts": prompts_done, "top_logprobs": [before, self.top_logprobs()], "reason": why}
+        )
+        warnings.warn(msg, stacklevel=3)
+
+    def read(self, pair: Pair, g: Generation, thresholds: Mapping[Label, float] | None, *,
+             text_only: bool = False) -> Judgment:
+        """The judgment in one generation: logprobs first (unless ``text_only``), then strict
+        text, else unscored. Notes are redacted (:func:`~..generate.common.redact`)."""
         if g.text is None:
-            self.count("unscored")
-            return Judgment(pair, None, None, "judge", f"no answer: {g.error}")
+            return Judgment(pair, None, None, "judge", self._note(f"no answer: {g.error}"))
         why = ""
-        if g.top_logprobs:
+        if g.top_logprobs and not text_only:
             step = answer_step(g.top_logprobs)
             dist = label_distribution(step) if step is not None else None
             if dist is not None and dist[1] >= self.config.min_label_mass:
-                self.count("from_logprobs")
                 return Judgment(pair, decide(dist[0], thresholds), dist[0], "judge")
             mass = dist[1] if dist is not None else 0.0
             self.count("low_label_mass")
@@ -142,10 +180,11 @@ class LLMJudge(Backend):
                    f"(min_label_mass {self.config.min_label_mass:g}); ")
         label = parse_label_text(g.text)
         if label is not None:
-            self.count("from_text")
             return Judgment(pair, label, None, "judge")
-        self.count("unscored")
-        return Judgment(pair, None, None, "judge", f"{why}unparseable reply {g.text[:80]!r}")
+        return Judgment(pair, None, None, "judge", self._note(f"{why}unparseable reply {g.text[:80]!r}"))
+
+    def _note(self, text: str) -> str:
+        return redact(text, self.secrets())
 
     def describe(self) -> dict[str, Any]:
         out = super().describe()

@@ -7,9 +7,11 @@ claim), the NLI convention, truncating only the passage; a judgment whose input 
 says how much of it the model saw in its note. All pairs of a job are de-duplicated, sorted
 by length and batched with dynamic padding.
 
-A checkpoint may carry ``conflictscore.json`` = ``{"format": 1, "thresholds": {"SUPPORT": t,
-"CONTRADICT": t}}`` (written by ``conflictscore train-judge`` after calibration); its
-thresholds change the decision rule (see :func:`labels.decide`).
+A checkpoint may carry ``conflictscore.json`` = ``{"format": 1, "max_length": n, "claim_room":
+n, "thresholds": {"SUPPORT": t, "CONTRADICT": t}}`` (written by ``conflictscore
+train-judge``): the window it was trained with, the tokens it kept free for the claim when
+it split long documents, and calibrated thresholds, which change the decision rule (see
+:func:`labels.decide`). Each is used unless the judge's argument of the same name is given.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ from .labels import check_thresholds, decide, map_id2label
 DEFAULT_JUDGE_ENV = "CONFLICTSCORE_DEFAULT_JUDGE"
 DEFAULT_JUDGE_MANIFEST = "default-judge"
 CALIBRATION_FILE = "conflictscore.json"
+DEFAULT_CLAIM_ROOM = 64
+"""Tokens kept free for the claim when a checkpoint's ``conflictscore.json`` does not say."""
 _MAX_DEFAULT_LENGTH = 512
 
 
@@ -62,7 +66,8 @@ class NLIConfig:
     large batches and long ones in small batches.
     ``max_length``: tokens per (passage, claim) input (None → the window the checkpoint
     was trained with, else the model's own limit, at most 512). ``claim_room``: tokens kept free for the
-    claim when long documents are split. ``negative_label``: what the negative class of a
+    claim when long documents are split (None → what the checkpoint was trained with, else
+    ``DEFAULT_CLAIM_ROOM``). ``negative_label``: what the negative class of a
     2-way model means. ``id2label``: overrides the checkpoint's class names.
     ``thresholds``: override the calibrated ones in ``conflictscore.json``;
     ``calibration=false`` ignores them.
@@ -79,7 +84,7 @@ class NLIConfig:
     id2label: dict | None = None
     thresholds: dict | None = None
     calibration: bool = True
-    claim_room: int = 64
+    claim_room: int | None = None
 
     def __post_init__(self) -> None:
         if self.batch_size < 1:
@@ -88,7 +93,7 @@ class NLIConfig:
             raise ValueError(f"max_batch_tokens must be at least 1, got {self.max_batch_tokens}")
         if self.max_length is not None and self.max_length < 16:
             raise ValueError(f"max_length must be at least 16, got {self.max_length}")
-        if self.claim_room < 0:
+        if self.claim_room is not None and self.claim_room < 0:
             raise ValueError(f"claim_room must be >= 0, got {self.claim_room}")
         check_device(self.device)
         if self.thresholds is not None:
@@ -240,6 +245,18 @@ class NLIJudge(Backend):
             limits.append(pos)
         return min(limits)
 
+    def claim_room(self) -> int:
+        """Tokens kept free for the claim: the argument, else the checkpoint's training setting,
+        else ``DEFAULT_CLAIM_ROOM``."""
+        if self.config.claim_room is not None:
+            return self.config.claim_room
+        trained = self.checkpoint_meta().get("claim_room", DEFAULT_CLAIM_ROOM)
+        if isinstance(trained, bool) or not isinstance(trained, int) or trained < 0:
+            raise ConfigError(
+                f"{self.checkpoint() / CALIBRATION_FILE}: claim_room must be a whole number >= 0, got {trained!r}"
+            )
+        return trained
+
     def spec(self) -> Mapping[str, Any]:
         """Everything that changes labels: the weights and tokenizer, label mapping, thresholds,
         dtype, length."""
@@ -262,12 +279,13 @@ class NLIJudge(Backend):
     def passage_budget(self) -> tuple[Callable[[str], int], int]:
         """Count with the judge's own tokenizer; passages get the window minus the claim's room."""
         tok = self.tokenizer()
-        budget = self.max_length() - tok.num_special_tokens_to_add(pair=True) - self.config.claim_room
+        room = self.claim_room()
+        budget = self.max_length() - tok.num_special_tokens_to_add(pair=True) - room
         if budget < 8:
             raise ConfigError(
-                f"judge nli: max_length {self.max_length()} leaves no room for passages "
-                f"after claim_room {self.config.claim_room}"
+                f"judge nli: max_length {self.max_length()} leaves no room for passages after claim_room {room}"
             )
+        self.resolved["claim_room"] = room
         return token_counter(tok), budget
 
     # -- model --------------------------------------------------------------------------

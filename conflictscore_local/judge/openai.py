@@ -4,10 +4,17 @@ Labels come from the first answer token's ``top_logprobs`` when the server retur
 else from the reply text, accepted only when it is exactly one label word. A pair the
 server never answers properly (HTTP error after retries, timeout, malformed JSON,
 unparseable text) is unscored, with the reason in its note and counted in ``stats()``.
+
+The spec keys the model on what the server reports about it (``GET /models``: ``id``,
+``root``, ``parent``, ``owned_by``, ``max_model_len``), not only on the name it is served
+under, which is an alias: another checkpoint served as ``judge`` at the same URL must not
+read this one's cached labels. A server that reports nothing leaves the name (and a
+warning); ``model_fingerprint`` pins the identity instead (e.g. the weights' sha256).
 """
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, fields
 from typing import Any, Callable, Mapping
 
@@ -26,6 +33,9 @@ class OpenAIJudgeConfig(OpenAIConfig):
     ``thresholds``: calibrated SUPPORT / CONTRADICT thresholds (see ``labels.decide``).
     ``passage_words``: the most words a passage may have (no tokenizer here: words stand in).
     ``chunk_size``: prompts handed to the request pool at once (bounds what is held in memory).
+    ``model_fingerprint``: what identifies the served weights (e.g. their sha256, or a
+    release tag you control); when given it keys the cache instead of the name, URL and
+    ``GET /models`` fields, so the same weights keep their labels behind another URL or name.
     """
 
     top_logprobs: int = 10
@@ -34,10 +44,13 @@ class OpenAIJudgeConfig(OpenAIConfig):
     thresholds: dict | None = None
     passage_words: int = 1500
     chunk_size: int = 8192
+    model_fingerprint: str | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()
         check_judge_args(self, name="openai", top_logprobs=(0, 20))
+        if self.model_fingerprint is not None and not self.model_fingerprint.strip():
+            raise ValueError("model_fingerprint must not be empty")
         if self.passage_words < 8:
             raise ValueError(f"passage_words must be at least 8, got {self.passage_words}")
 
@@ -48,9 +61,13 @@ class OpenAIJudge(LLMJudge):
     name = "openai"
     Config = OpenAIJudgeConfig
 
+    def __init__(self, config: OpenAIJudgeConfig | None = None):
+        super().__init__(config)
+        self._warned = False  # about a model the server does not describe
+
     def generator(self) -> OpenAIGenerator:
         if self._generator is None:
-            names = {f.name for f in fields(OpenAIConfig)}
+            names = {f.name for f in fields(OpenAIConfig)}  # the judge's own arguments stay here
             args = {k: v for k, v in vars(self.config).items() if k in names}
             self._generator = OpenAIGenerator(OpenAIConfig(**args))
         return self._generator
@@ -59,16 +76,33 @@ class OpenAIJudge(LLMJudge):
         return self.config.endpoint == "chat"
 
     def model_identity(self) -> Mapping[str, Any]:
-        """The served model's name, the server, and anything sent with every request that may
-        change answers (how requests are paced and retried does not)."""
+        """The pinned ``model_fingerprint``, else the served name, the server and what the
+        server reports about the model; plus anything sent with every request that may change
+        answers (how requests are paced and retried does not)."""
         cfg = self.config
-        return {
-            "name": self.generator().model_name(),
-            "base_url": cfg.base_url,
+        sent = {
             "enable_thinking": cfg.enable_thinking,
             "chat_template_kwargs": cfg.chat_template_kwargs,
             "extra_body": cfg.extra_body,
         }
+        if cfg.model_fingerprint is not None:
+            return {"fingerprint": cfg.model_fingerprint, **sent}
+        gen = self.generator()
+        served = gen.served_model()
+        if served is None and not self._warned:
+            self._warned = True
+            warnings.warn(
+                f"judge openai: {gen.resolved['served_model']}; cached labels are keyed on the served name "
+                f"{gen.model_name()!r} alone, which another model could be served under: pass "
+                "--judge-arg model_fingerprint=... to pin what is served", stacklevel=2)
+        return {"name": gen.model_name(), "base_url": cfg.base_url, "served": served, **sent}
+
+    def top_logprobs(self) -> int:
+        """0 once the server has refused logprobs (labels are then read from the text)."""
+        return 0 if self.generator().logprobs_refused else self.config.top_logprobs
+
+    def secrets(self) -> tuple[str, ...]:
+        return self.generator().secrets()
 
     def passage_budget(self) -> tuple[Callable[[str], int], int]:
         """Whitespace words stand in for the server's tokens."""

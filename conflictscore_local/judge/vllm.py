@@ -22,6 +22,17 @@ from .labels import token_label
 from .llm import LLMJudge, check_judge_args
 from .prompts import judge_messages, judge_text
 
+ENGINE_ARGS_NOT_KEYED: frozenset[str] = frozenset({
+    "pipeline_parallel_size", "data_parallel_size", "distributed_executor_backend", "disable_custom_all_reduce",
+    "swap_space", "cpu_offload_gb", "kv_cache_memory_bytes", "max_num_seqs", "max_num_batched_tokens",
+    "enable_chunked_prefill", "enforce_eager", "max_seq_len_to_capture", "disable_log_stats", "download_dir",
+    "block_size",
+})
+"""``engine_args`` that only place or schedule the work (like ``tensor_parallel_size`` and a
+classifier's batch size, they leave answers alone up to floating-point order). Every other
+engine argument (``quantization``, ``kv_cache_dtype``, ``hf_overrides``, ``load_format``,
+``rope_scaling``, ... and any vLLM adds later) is part of the judge spec."""
+
 
 @dataclass(frozen=True)
 class VLLMJudgeConfig(VLLMConfig):
@@ -75,8 +86,10 @@ class VLLMJudge(LLMJudge):
         return self.config.chat
 
     def model_identity(self) -> Mapping[str, Any]:
-        """The weights, and everything that turns a pair into the tokens the model sees: the
-        tokenizer's files, the chat template in force and the variables it is rendered with."""
+        """The weights and config, everything that turns a pair into the tokens the model sees
+        (the tokenizer's files, the chat template in force and the variables it is rendered
+        with), and the engine arguments that change how the model computes (quantization,
+        KV-cache dtype, ...: every ``engine_args`` key outside ``ENGINE_ARGS_NOT_KEYED``)."""
         if self._identity is None:
             cfg = self.config
             gen = self.generator()
@@ -90,6 +103,8 @@ class VLLMJudge(LLMJudge):
                 "chat_template_kwargs": cfg.chat_template_kwargs,
                 "enable_thinking": cfg.enable_thinking,
                 "dtype": cfg.dtype,
+                "engine_args": {k: v for k, v in sorted((cfg.engine_args or {}).items())
+                                if k not in ENGINE_ARGS_NOT_KEYED},
             }
             self.resolved["model_fingerprint"] = self._identity
         return self._identity

@@ -23,8 +23,10 @@ Similarities are exact, always: one matrix product (numpy) per group of claims t
 their candidate passages (an item's claims in the engine). faiss is not used: the engine
 hands over every candidate pair and each one's similarity is recorded, so all of them are
 computed anyway, and one matrix product does that faster than faiss finds only the top k
-(200 claims against 10,000 / 50,000 shared passages: ``IndexFlatIP`` 1.6× / 3.1× slower,
-building an HNSW index 13× slower; ``benchmarks/results/embed_throughput.md``). The time
+(200 claims against 10,000 / 50,000 shared passages: ``IndexFlatIP`` 1.58× / 1.45× slower,
+building and searching an HNSW index 6.6× / 6.8× slower; ``benchmarks/results/embed_throughput.md``).
+So faiss is no dependency (``benchmarks/embed_throughput.py`` runs the comparison when it is
+installed). The time
 goes into embedding, which every distinct text of a step gets once: a passage costs about
 what one judge call of the same model size costs, so pruning pays where a passage meets
 many claims (a pooled corpus) or the judge is much larger than the embedder.

@@ -13,6 +13,7 @@ from conflictscore_local.backend import Backend
 from conflictscore_local.bench import make_item
 from conflictscore_local.cli import main
 from conflictscore_local.io import read_items, write_jsonl_atomic
+from conflictscore_local.paths import portable
 from conflictscore_local.types import CONTRADICT, IRRELEVANT, SUPPORT, Judgment, Pair
 
 S, C, IR = SUPPORT, CONTRADICT, IRRELEVANT
@@ -180,7 +181,7 @@ def test_real_nli_backend_on_a_tiny_checkpoint(small_bench: Path, tmp_path: Path
     assert res["engine_pairs"]["judged"] == 8 and res["pairs"]["n_scored"] + res["pairs"]["unscored"] == 8
     assert sum(sum(row.values()) for row in res["pairs"]["confusion"].values()) == res["pairs"]["n_scored"]
     assert res["config"]["backends"]["judge"]["name"] == "nli"
-    assert str(tiny_nli_dir) in json.dumps(res["config"]["backends"]["judge"])
+    assert portable(str(tiny_nli_dir)) in json.dumps(res["config"]["backends"]["judge"])  # recorded portably
     assert res["detection"]["overall"]["n_claims"] == 3
 
 

@@ -1,8 +1,9 @@
 """A small OpenAI-compatible HTTP server for tests: real sockets on 127.0.0.1, in a thread.
 
 Each test sets ``server.respond(request) -> Reply``; the server records every request and
-the highest number of requests it was serving at once. Loaded by path from the conftests
-of ``tests/generate`` and ``tests/judge``.
+the highest number of requests it was serving at once. ``server.models`` is what ``GET
+/models`` lists: names, or whole entries (``{"id": ..., "root": ...}``); None: no such route
+(404). Loaded by path from the conftests of ``tests/generate`` and ``tests/judge``.
 """
 
 from __future__ import annotations
@@ -86,8 +87,11 @@ class StubServer:
                     stub.in_flight += 1
                     stub.max_in_flight = max(stub.max_in_flight, stub.in_flight)
                 try:
-                    if method == "GET" and self.path.endswith("/models"):
-                        reply = Reply(body={"object": "list", "data": [{"id": m} for m in stub.models]})
+                    if method == "GET" and self.path.endswith("/models") and stub.models is None:
+                        reply = Reply(404, {"error": "no such route"})
+                    elif method == "GET" and self.path.endswith("/models"):
+                        data = [m if isinstance(m, dict) else {"id": m} for m in stub.models]
+                        reply = Reply(body={"object": "list", "data": data})
                     else:
                         reply = stub.respond(req)
                     if reply.delay_s:

@@ -114,7 +114,8 @@ def test_a_document_that_both_supports_and_contradicts(count: Callable[[str], in
     with Engine(cfg, judge=WindowJudge(count, 64), pruner="none") as engine:
         (kept,), _ = engine.score_all([item])
     v = kept.verdicts[0]
-    assert v.support == ("both",) and v.contradict == ("both",) and v.conflicted
+    # on both sides, but one document does not conflict with itself (ConflictBench's definition)
+    assert v.support == ("both",) and v.contradict == ("both",) and not v.conflicted and v.ratio == 0.5
     assert v.judgments[0].both and v.judgments[0].label == "CONTRADICT"
 
 

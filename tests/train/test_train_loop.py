@@ -12,6 +12,7 @@ transformers = pytest.importorskip("transformers")
 
 from conflictscore_local import registry
 from conflictscore_local.cli import main
+from conflictscore_local.paths import portable
 from conflictscore_local.train import LABEL2ID, TrainOptions, load_classifier, nli_head_order, train
 from conflictscore_local.types import LABELS, Claim, Pair, Passage
 
@@ -57,7 +58,7 @@ def test_checkpoint_files_and_training_record(trained: tuple[Path, dict], pair_f
         assert {f.get_slice(k).get_dtype() for k in f.keys()} == {"F16"}  # noqa: SIM118 (safe_open is not iterable)
     saved = json.loads((out / "training.json").read_text())
     assert saved["train_files"][0]["sha256"] == record["train_files"][0]["sha256"]
-    assert saved["eval_file"]["path"] == str(pair_files[1])
+    assert saved["eval_file"]["path"] == portable(str(pair_files[1]))  # recorded without machine paths
     assert saved["options"]["seed"] == 0 and saved["seed"] == 0 and "torch" in saved["versions"]
     assert saved["best_epoch"] in (1, 2, 3, 4, 5) and saved["calibration"]["objective"] == "pair_macro_f1"
     assert [h["epoch"] for h in saved["history"]] == [1, 2, 3, 4, 5]

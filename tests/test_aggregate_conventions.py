@@ -1,0 +1,113 @@
+"""Metric conventions: labels without probabilities and ``aggregate.threshold``; one
+document on both sides (``keep_both``) and the conflict definition ConflictBench gold uses."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Sequence
+
+from conflictscore_local import Engine, RunConfig, parse_item
+from conflictscore_local.aggregate import claim_verdict, document_judgment, item_metrics
+from conflictscore_local.backend import Backend
+from conflictscore_local.bench.run import evaluate
+from conflictscore_local.types import Claim, DocJudgment, ItemResult, Judgment, Pair, Passage
+
+S, C, I = "SUPPORT", "CONTRADICT", "IRRELEVANT"
+
+
+def pj(idx: int, label: str | None, probs: dict | None = None) -> Judgment:
+    pair = Pair(Claim("x", 0, "c"), Passage("x", "d", idx, f"p{idx}"))
+    return Judgment(pair, label, probs, "judge")  # type: ignore[arg-type]
+
+
+def test_a_label_without_probabilities_is_not_subject_to_the_threshold() -> None:
+    text_c = pj(0, C)  # an LLM reply read from its text: no probabilities
+    d = document_judgment("d", [text_c, pj(1, I, {S: 0.1, C: 0.1, I: 0.8})], threshold=0.9)
+    assert (d.label, d.probs, d.passage) == (C, None, 0)
+    weak = pj(0, C, {S: 0.2, C: 0.5, I: 0.3})
+    assert document_judgment("d", [weak], threshold=0.9).label == I  # probabilities: the threshold applies
+
+
+def test_a_label_without_probabilities_ranks_below_any_probabilistic_one() -> None:
+    # before: the text label counted as p = 1.0 and beat a passage the judge gave p(SUPPORT) = 0.55
+    ps = [pj(0, S, {S: 0.55, C: 0.40, I: 0.05}), pj(1, C)]
+    assert document_judgment("d", ps).label == S
+    assert document_judgment("d", list(reversed(ps))).label == S
+    # ... unless the probabilistic one is below the threshold: then the text label is the only side
+    assert document_judgment("d", ps, threshold=0.6).label == C
+    # two labels without probabilities: a tie, CONTRADICT wins (as for equal probabilities)
+    assert document_judgment("d", [pj(0, S), pj(1, C)]).label == C
+    assert document_judgment("d", [pj(0, S, {S: 0.6, C: 0.3, I: 0.1}), pj(1, C, {S: 0.3, C: 0.6, I: 0.1})]).label == C
+    both = document_judgment("d", [pj(0, S), pj(1, C, {S: 0.1, C: 0.7, I: 0.2})], keep_both=True)
+    assert both.both and both.note == "also SUPPORT by passage 0 (no probabilities)"
+
+
+class TextJudge(Backend):
+    """Reads like an LLM judge whose server returned no logprobs: 'yes: <claim>' → SUPPORT,
+    'no: <claim>' → CONTRADICT, else IRRELEVANT, all without probabilities."""
+
+    name = "text"
+    role = "judge"
+
+    @dataclasses.dataclass(frozen=True)
+    class Config:
+        pass
+
+    def judge(self, pairs: Sequence[Pair], on_progress: Any = None) -> list[Judgment]:
+        out = []
+        for p in pairs:
+            text, claim = p.passage.text.lower(), p.claim.text.lower().rstrip(".")
+            label = C if f"no: {claim}" in text else S if f"yes: {claim}" in text else I
+            out.append(Judgment(p, label, None))  # type: ignore[arg-type]
+        return out
+
+    def spec(self) -> dict:
+        return {"name": "text"}
+
+    def passage_budget(self) -> None:
+        return None
+
+
+def test_the_summary_counts_sided_labels_without_probabilities(register_backend: Any) -> None:
+    register_backend("judge", "text", TextJudge)
+    docs = [{"id": "d0", "text": "yes: sky is blue"}, {"id": "d1", "text": "no: sky is blue"},
+            {"id": "d2", "text": "cats"}]
+    it = parse_item({"id": "a", "claims": ["Sky is blue."], "documents": docs})
+    cfg = RunConfig.from_mapping({"judge": {"name": "text"}, "pruner": {"name": "none"},
+                                  "aggregate": {"threshold": 0.9}, "cache": {"enabled": False}})
+    with Engine(cfg) as engine:
+        (res,), report = engine.score_all([it])
+    v = res.verdicts[0]
+    assert (v.support, v.contradict, v.conflicted) == (("d0",), ("d1",), True)
+    assert report.stages["labels"] == {S: 1, C: 1, I: 1, "unscored": 0, "sided_without_probs": 2}
+    given = parse_item({"id": "g", "claims": ["x"], "labels": [[S, C]],
+                        "documents": [{"id": "a", "text": "t"}, {"id": "b", "text": "u"}]})
+    with Engine(cfg) as engine:
+        _, report = engine.score_all([given])
+    assert report.stages["labels"]["sided_without_probs"] == 0  # given labels are no model's
+
+
+def test_one_document_on_both_sides_does_not_make_a_conflict() -> None:
+    both = DocJudgment("A", C, {S: 0.4, C: 0.5, I: 0.1}, "judge", both=True)
+    v = claim_verdict(Claim("x", 0, "c"), [both, DocJudgment("B", I, None, "judge")])
+    assert (v.support, v.contradict, v.ratio) == (("A",), ("A",), 0.5)
+    assert not v.conflicted  # before: conflicted, though ConflictBench gold needs two documents
+    m = item_metrics((v,))
+    assert (m.cs_c, m.cs_r, m.cs_r_evidenced, m.support_rate) == (0.0, None, 0.5, 1.0)
+    # with a second document taking a side, the conflict is between two documents
+    v2 = claim_verdict(Claim("x", 0, "c"), [both, DocJudgment("B", C, None, "judge")])
+    assert (v2.support, v2.contradict, v2.conflicted) == (("A",), ("A", "B"), True)
+    v3 = claim_verdict(Claim("x", 0, "c"), [both, DocJudgment("B", S, None, "judge")])
+    assert (v3.support, v3.contradict, v3.conflicted) == (("A", "B"), ("A",), True)
+
+
+def test_bench_detection_and_the_score_agree_on_keep_both() -> None:
+    """A one-document claim whose document supports and contradicts it: gold says not
+    conflicted (one document), and so does the prediction."""
+    it = parse_item({"id": "q", "claims": ["c"], "documents": [{"id": "A", "text": "t"}, {"id": "B", "text": "u"}]})
+    it = dataclasses.replace(it, meta={"gold_labels": [[C, I]], "gold_conflicted": [False], "conflict_type": "none",
+                                       "source": "s", "split": "test"})
+    both = DocJudgment("A", C, {S: 0.4, C: 0.5, I: 0.1}, "judge", both=True)
+    v = claim_verdict(Claim("q", 0, "c"), [both, DocJudgment("B", I, None, "judge")])
+    det = evaluate([it], [ItemResult("q", (v,), item_metrics((v,)))])["detection"]["overall"]
+    assert (det["tp"], det["fp"], det["fn"], det["tn"]) == (0, 0, 0, 1)
