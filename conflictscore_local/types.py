@@ -110,8 +110,10 @@ class DocJudgment:
     """The label of a claim against a whole document, decided from its passages' judgments.
 
     ``passage`` is the index of the passage that decided the label (None for a one-passage
-    document); ``n_passages`` how many passages were looked at; ``both`` marks a document
-    that supports and contradicts the claim and is counted on both sides.
+    document) and ``passage_span`` its character range in the document, so a reader of the
+    output (the HTML report) can show the deciding text without re-chunking; ``n_passages``
+    how many passages were looked at; ``both`` marks a document that supports and
+    contradicts the claim and is counted on both sides.
     """
 
     doc_id: str
@@ -123,6 +125,7 @@ class DocJudgment:
     similarity: float | None = None
     note: str | None = None
     both: bool = False
+    passage_span: tuple[int, int] | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -133,6 +136,8 @@ class DocJudgment:
         }
         if self.passage is not None:
             out["passage"] = self.passage
+        if self.passage_span is not None:
+            out["passage_span"] = list(self.passage_span)
         if self.n_passages != 1:
             out["n_passages"] = self.n_passages
         if self.similarity is not None:
@@ -155,6 +160,7 @@ class DocJudgment:
             similarity=d.get("similarity"),
             note=d.get("note"),
             both=d.get("both", False),
+            passage_span=tuple(d["passage_span"]) if d.get("passage_span") else None,  # type: ignore[arg-type]
         )
 
 
