@@ -129,7 +129,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     if args.report:
         from .report import report_from_files
 
-        report_from_files(args.output, args.report, items=args.input, summary=report.to_json())
+        report_from_files(args.output, args.report, items=args.input, summary=args.summary or report.to_json())
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
     elif not args.quiet:

@@ -333,6 +333,6 @@ def read_results(path: str | os.PathLike[str]) -> list[ItemResult]:
             if raw.strip():
                 try:
                     out.append(ItemResult.from_json(json.loads(raw)))
-                except (json.JSONDecodeError, KeyError, TypeError) as e:
+                except (json.JSONDecodeError, KeyError, TypeError, AttributeError, ValueError) as e:
                     raise InputError(f"not a scored result line: {e}", path=str(path), line=n) from None
     return out

@@ -113,6 +113,9 @@ def load_inputs(
     warn: Warn = _stderr_warn,
 ) -> ReportInputs:
     """Read the files of a report: SCORED (score output), ITEMS (its input), SUMMARY (a path or a mapping)."""
+    for p in (scored, items):
+        if p is not None and not os.path.isfile(p):
+            raise InputError("no such file", path=str(p))
     results = read_results(scored)
     paths = {"scored": str(scored)}
     summ: Mapping[str, Any] | None
