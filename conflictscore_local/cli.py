@@ -134,6 +134,8 @@ def cmd_score(args: argparse.Namespace) -> int:
         print(json.dumps(report.to_json(), indent=2))
     elif not args.quiet:
         print(format_report(report))
+        if args.report:
+            print(f"report {args.report}")
     return 0
 
 

@@ -3,8 +3,8 @@
 The page needs nothing but itself: styles, script, plots (SVG data URIs) and data are in
 the file. The summary, tables and plots are plain HTML, so they paint before any script
 runs. Per-item records travel as gzip-compressed JSON in base64 (decompressed by the
-browser's ``DecompressionStream``): documents repeat across claims and items, and the
-compressed file is about a quarter of the plain one (``benchmarks/report_scale.py``).
+browser's ``DecompressionStream``): at 10,000 ConflictBench items they are 3.3× smaller
+than plain JSON, base64 included (``benchmarks/report_scale.py``).
 The index the item table sorts and filters on stays plain JSON, so the table is ready as
 soon as it is parsed and the details follow.
 """

@@ -19,12 +19,10 @@ import pytest
 
 from conflictscore_local import registry
 from conflictscore_local.cli import main
+from conflictscore_local.report.browser import CHROMIUM, launch
 
 from ..test_engine import RuleJudge
 
-CHROMIUM = os.environ.get("CONFLICTSCORE_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(os.environ.get("CONFLICTSCORE_ARTIFACTS", REPO / "test-artifacts")) / "report"
 
@@ -52,7 +50,8 @@ HOSTILE = {
     "documents": [{"id": "<i>d</i>", "text": "</script><script>document.title='pwned'</script>"}],
     "labels": [["SUPPORT"]],
 }
-ITEMS = [MIXED, UNSURE, WORKED, HOSTILE]
+EMPTY = {"id": "empty", "response": "", "documents": [], "claims": [], "labels": []}
+ITEMS = [MIXED, UNSURE, WORKED, HOSTILE, EMPTY]
 
 
 def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
@@ -106,7 +105,7 @@ def browser() -> Iterator[Any]:
     if problem:
         give_up(problem)
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        b = launch(p)
         yield b
         b.close()
 

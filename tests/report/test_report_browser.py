@@ -28,7 +28,7 @@ def open_item(page: Any, item_id: str) -> Any:
 def test_summary_numbers_equal_the_summary_json(run: dict[str, Path], open_report):
     s = json.loads(run["summary"].read_text())
     page = open_report(run["report"])
-    assert page.locator('[data-summary="n_items"]').get_attribute("data-value") == "4"
+    assert page.locator('[data-summary="n_items"]').get_attribute("data-value") == "5"
     assert page.locator('[data-summary="n_claims"]').get_attribute("data-value") == str(s["n_claims"]) == "8"
     for k in METRICS:
         row = page.locator(f'#metrics-table tr[data-metric="{k}"]')
@@ -41,7 +41,7 @@ def test_summary_numbers_equal_the_summary_json(run: dict[str, Path], open_repor
         assert json.loads(ci.get_attribute("data-value")) == [lo, hi]
         assert ci.inner_text() == f"[{lo:.3f}, {hi:.3f}]"
         assert page.locator(f'[data-summary="macro.{k}"]').inner_text() == f"{s['macro'][k]:.3f}"
-    # hand-computed: macro CS-C = (1/2 + 0 + 1/2 + 0) / 4
+    # hand-computed: macro CS-C = (1/2 + 0 + 1/2 + 0) / 4 (the empty item has no CS-C)
     assert page.locator('tr[data-metric="cs_c"] td[data-field="macro"]').inner_text() == "0.250"
     for key, value in s["pairs"].items():
         assert int(page.locator(f'td[data-pair="{key}"]').get_attribute("data-value")) == value
@@ -95,10 +95,10 @@ def test_clicking_a_cell_shows_its_passage_and_probabilities(run: dict[str, Path
 
 def test_filter_search_and_sort(run: dict[str, Path], open_report):
     page = open_report(run["report"])
-    assert rows(page) == ["mixed", "worked", "unsure", HOSTILE["id"]]  # CS-C descending, then input order
+    assert rows(page) == ["mixed", "worked", "unsure", HOSTILE["id"], "empty"]  # CS-C descending, undefined last
     page.select_option("#filter", "conflicted")
     assert rows(page) == ["mixed", "worked"]
-    assert page.locator("#count").inner_text() == "items 1–2 of 2 (filtered from 4)"
+    assert page.locator("#count").inner_text() == "items 1–2 of 2 (filtered from 5)"
     page.select_option("#filter", "unscored")
     assert rows(page) == ["unsure"]
     page.select_option("#filter", "all")
@@ -106,7 +106,8 @@ def test_filter_search_and_sort(run: dict[str, Path], open_report):
     assert rows(page) == ["worked"]
     page.fill("#search", "")
     page.locator('button[data-sort="cc"]').click()  # ascending now
-    assert rows(page) == ["unsure", HOSTILE["id"], "mixed", "worked"]
+    assert rows(page) == ["unsure", HOSTILE["id"], "mixed", "worked", "empty"]
+    assert open_item(page, "empty").locator("table.grid tbody tr").count() == 0
     page.locator('button[data-sort="id"]').click()
     assert rows(page) == sorted(rows(page))
 

@@ -18,7 +18,7 @@ def test_report_command_writes_the_page(run: dict[str, Path], tmp_path: Path, ca
     assert "<title>Sweep &lt;7&gt;</title>" in page
     assert capsys.readouterr().out.startswith(f"wrote {out} (")
     assert 'id="no-items-note"' not in page and 'id="computed-note"' not in page
-    assert 'data-summary="n_items" data-value="4"' in page
+    assert 'data-summary="n_items" data-value="5"' in page
 
 
 @pytest.mark.parametrize("args, message", [
@@ -50,4 +50,4 @@ def test_score_report_equals_the_report_command(run: dict[str, Path], tmp_path: 
         return re.sub(r"<b>scored</b> [^<]*", "", text)
 
     assert body(again) == body(run["report"])
-    assert json.loads(run["summary"].read_text())["n_items"] == 4
+    assert json.loads(run["summary"].read_text())["n_items"] == 5

@@ -25,7 +25,8 @@ from .conftest import HOSTILE, ITEMS, write_jsonl
 def test_item_records_hold_the_exact_cells_spans_and_index(run: dict[str, Path]):
     inputs = load_inputs(run["scored"], items=run["items"], summary=run["summary"])
     index, details = item_records(inputs)
-    assert [r["id"] for r in index] == ["mixed", "unsure", "worked", HOSTILE["id"]]
+    assert [r["id"] for r in index] == ["mixed", "unsure", "worked", HOSTILE["id"], "empty"]
+    assert index[4] == {"id": "empty", "nc": 0, "cc": None, "cr": None, "ce": None, "sr": None, "nk": 0, "nu": 0}
     assert index[0] == {"id": "mixed", "nc": 2, "cc": 0.5, "cr": 0.5, "ce": 0.75, "sr": 0.5, "nk": 1, "nu": 0}
     assert index[1] == {"id": "unsure", "nc": 1, "cc": 0.0, "cr": None, "ce": 0.0, "sr": 1.0, "nk": 0, "nu": 1}
     assert index[2]["cr"] == round(5 / 12, 6) and index[2]["ce"] == round(5 / 18, 6)
@@ -74,7 +75,7 @@ def test_the_summary_shown_is_the_file_or_else_computed_from_the_results(run: di
     (lambda t, items, summ: {"items": write_jsonl(t / "other.jsonl", items[1:])},
      r"other\.jsonl: no item with id 'mixed' \(scored in .*scored\.jsonl\): give the input file of this run"),
     (lambda t, items, summ: {"summary": _write(t / "s.json", {**summ, "n_items": 3})},
-     r"s\.json: the summary describes 3 items but the scored file holds 4: they are not from the same run"),
+     r"s\.json: the summary describes 3 items but the scored file holds 5: they are not from the same run"),
     (lambda t, items, summ: {"summary": _write(t / "s.json", {"accuracy": 1})},
      r"s\.json: neither a score summary .* nor a bench run results file"),
     (lambda t, items, summ: {"summary": _write(t / "s.json", {"bench": {}, "detection": {}})},
@@ -139,7 +140,7 @@ def test_plots_are_the_same_bytes_for_the_same_data(run: dict[str, Path]):
     a, b = plots_mod.make_plots(index, None), plots_mod.make_plots(index, None)
     assert [p.src for p in a] == [p.src for p in b] and [p.key for p in a] == ["distribution", "support_vs_cs_c"]
     svg = base64.b64decode(a[0].src.split(",", 1)[1]).decode()
-    assert "CS-C: 4 items; CS-R: 2 items, undefined for 2" in a[0].caption and "<svg" in svg
+    assert "CS-C: 4 items, undefined for 1; CS-R: 2 items, undefined for 3" in a[0].caption and "<svg" in svg
 
 
 def test_report_help_imports_no_template_engine_or_plotting_library():
