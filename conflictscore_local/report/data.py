@@ -15,7 +15,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from ..aggregate import METRIC_KEYS, bootstrap_ci, summarize_metrics
+from ..aggregate import METRIC_KEYS, bootstrap_ci, pair_counts, summarize_metrics
 from ..errors import InputError
 from ..io import file_sha256, read_items, read_results
 from ..types import CONTRADICT, IRRELEVANT, SUPPORT, ClaimVerdict, DocJudgment, Item, ItemResult
@@ -153,11 +153,8 @@ def summary_section(inputs: ReportInputs) -> dict[str, Any]:
     engine = (s.get("config") or {}).get("run", {}).get("engine", {})
     seed, n_resamples = int(engine.get("seed", 0)), int(engine.get("bootstrap", 1000))
 
-    def computed_metrics() -> Mapping[str, Any]:
-        return summarize_metrics(results, seed=seed, n_resamples=n_resamples)
-
     if not s:
-        m = computed_metrics()
+        m = summarize_metrics(results, seed=seed, n_resamples=n_resamples)
         n_items, n_claims = m["n_items"], m["n_claims"]
         macro, micro, ci, pairs = m["macro"], m["micro"], _ci_pairs(m["ci95"]), m["pairs"]  # type: ignore[arg-type]
         computed = ["all"]
@@ -172,10 +169,13 @@ def summary_section(inputs: ReportInputs) -> dict[str, Any]:
     else:
         kind = "score"
         n_items, n_claims, macro, micro = s["n_items"], s["n_claims"], s["macro"], s["micro"]
-        ci = s.get("ci95") or {}
+        ci = s.get("ci95")
         pairs = s.get("pairs")
+        if ci is None:
+            ci = _ci_pairs(bootstrap_ci([r.metrics for r in results], seed=seed, n_resamples=n_resamples))
+            computed.append("ci95")
     if pairs is None:
-        pairs = computed_metrics()["pairs"]
+        pairs = pair_counts(results)
         computed.append("pairs")
     if n_items != len(results):
         raise InputError(f"the summary describes {n_items} items but the scored file holds {len(results)}: "

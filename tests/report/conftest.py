@@ -59,22 +59,23 @@ def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
     return path
 
 
-@pytest.fixture(scope="session")
-def rule_judge() -> Iterator[None]:
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setitem(registry._REGISTRY["judge"], "rule", RuleJudge)
-        yield
+@pytest.fixture
+def rule_judge(register_backend: Any) -> None:
+    """The rule judge registered as ``rule`` for one test."""
+    register_backend("judge", "rule", RuleJudge)
 
 
 @pytest.fixture(scope="session")
-def run(rule_judge: None, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """``score ... --report`` on ITEMS: the input, scored output, summary and report paths."""
     d = tmp_path_factory.mktemp("report-run")
     paths = {"items": write_jsonl(d / "items.jsonl", ITEMS), "scored": d / "scored.jsonl",
              "summary": d / "summary.json", "report": d / "report.html"}
-    code = main(["score", str(paths["items"]), "-o", str(paths["scored"]), "--summary", str(paths["summary"]),
-                 "--report", str(paths["report"]), "--judge", "rule", "--pruner", "none", "--no-cache",
-                 "--set", "chunk.max_tokens=8", "-q"])
+    with pytest.MonkeyPatch.context() as mp:  # registered while this run is made, not for later tests
+        mp.setitem(registry._REGISTRY["judge"], "rule", RuleJudge)
+        code = main(["score", str(paths["items"]), "-o", str(paths["scored"]), "--summary", str(paths["summary"]),
+                     "--report", str(paths["report"]), "--judge", "rule", "--pruner", "none", "--no-cache",
+                     "--set", "chunk.max_tokens=8", "-q"])
     assert code == 0
     return paths
 

@@ -69,6 +69,10 @@ def test_the_summary_shown_is_the_file_or_else_computed_from_the_results(run: di
     assert computed["computed"] == ["all"] and computed["config"] == {}
     assert {x["key"]: x["macro"] for x in computed["metrics"]} == m["macro"] == s["macro"]
     assert {x["key"]: x["ci"] for x in computed["metrics"]} == {k: list(v) for k, v in m["ci95"].items()} == s["ci95"]
+    partial = summary_section(load_inputs(run["scored"], summary={k: v for k, v in s.items() if k not in ("ci95", "pairs")}))
+    assert partial["computed"] == ["ci95", "pairs"]
+    assert {x["key"]: x["ci"] for x in partial["metrics"]} == s["ci95"]
+    assert {p["key"]: p["value"] for p in partial["pairs"]} == s["pairs"]
 
 
 @pytest.mark.parametrize("change, message", [
