@@ -29,8 +29,8 @@ $(VENV)/.test-installed: pyproject.toml | $(BIN)/python
 
 run: $(VENV)/.run-installed
 	HF_HUB_OFFLINE=1 $(BIN)/conflictscore score examples/items.jsonl -o $(OUT)/example.scored.jsonl \
-		--summary $(OUT)/example.summary.json --cache $(OUT)/judgments.sqlite
-	@echo "per-item results: $(OUT)/example.scored.jsonl   summary: $(OUT)/example.summary.json"
+		--summary $(OUT)/example.summary.json --cache $(OUT)/judgments.sqlite --report $(OUT)/example.report.html
+	@echo "per-item results: $(OUT)/example.scored.jsonl   summary: $(OUT)/example.summary.json   report: $(OUT)/example.report.html"
 
 test: $(VENV)/.test-installed
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q

@@ -104,6 +104,7 @@ def _doc(
         similarity=j.pair.similarity,
         note=note if note is not None else j.note,
         both=both,
+        passage_span=j.pair.passage.span if n > 1 else None,
     )
 
 

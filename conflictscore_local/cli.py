@@ -24,6 +24,7 @@ SUBCOMMANDS: dict[str, str] = {
     "bench": "conflictscore_local.bench.cli:add_parser",
     "train-judge": "conflictscore_local.train_cli:add_parser",
     "models": "conflictscore_local.models.cli:add_parser",
+    "report": "conflictscore_local.report.cli:add_parser",
 }
 
 EXIT_BAD_INPUT = 2
@@ -40,6 +41,7 @@ examples:
   conflictscore score items.jsonl -o out.jsonl --judge nli --judge-arg model=./my-judge --pruner none
   conflictscore score items.jsonl -o out.jsonl --config run.toml --set chunk.max_tokens=256 --resume
   conflictscore score items.jsonl -o out.jsonl --config previous_summary.json   (replay a run)
+  conflictscore score items.jsonl -o out.jsonl --summary summary.json --report report.html   (HTML report)
 
 exit status: 0 done, 2 bad input or configuration (the message names file, line and field), 1 other errors.
 """
@@ -110,6 +112,8 @@ def add_score_parser(sub: Any) -> None:
     p.add_argument("-o", "--output", required=True, metavar="OUTPUT", help="per-item results, JSONL (written atomically)")
     p.add_argument("--summary", metavar="SUMMARY.json", help="dataset metrics, pair counts, timing, config, versions")
     p.add_argument("--resume", action="store_true", help="keep the finished items of an interrupted run; score the rest")
+    p.add_argument("--report", metavar="REPORT.html",
+                   help="also write a self-contained HTML report (see `conflictscore report --help`)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars, no text summary")
     add_pipeline_args(p)
@@ -123,10 +127,16 @@ def cmd_score(args: argparse.Namespace) -> int:
     progress = not args.quiet and sys.stderr.isatty()
     report = score_file(args.input, args.output, config=cfg, summary_path=args.summary,
                         resume=args.resume, progress=progress)
+    if args.report:
+        from .report import report_from_files
+
+        report_from_files(args.output, args.report, items=args.input, summary=args.summary or report.to_json())
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
     elif not args.quiet:
         print(format_report(report))
+        if args.report:
+            print(f"report {args.report}")
     return 0
 
 

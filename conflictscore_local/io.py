@@ -193,13 +193,24 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
 
 def write_json_atomic(path: str | os.PathLike[str], obj: Any) -> None:
     """Write JSON to a temporary file beside ``path`` and rename it into place."""
+    write_text_atomic(path, json.dumps(obj, indent=2, ensure_ascii=False) + "\n")
+
+
+def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
+    """Write UTF-8 text to a temporary file beside ``path`` and rename it into place.
+
+    The file gets the permissions a plain ``open`` would give (0666 less the umask), not
+    the owner-only mode of the temporary file: summaries and reports are meant to be shared.
+    """
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
     try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(obj, fh, indent=2, ensure_ascii=False)
-            fh.write("\n")
+            fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, p)
@@ -327,6 +338,7 @@ def doc_judgment_from_json(d: Mapping[str, Any]) -> DocJudgment:
         similarity=d.get("similarity"),
         note=d.get("note"),
         both=d.get("both", False),
+        passage_span=tuple(d["passage_span"]) if d.get("passage_span") else None,  # type: ignore[arg-type]
     )
 
 
@@ -358,6 +370,6 @@ def read_results(path: str | os.PathLike[str]) -> list[ItemResult]:
             if raw.strip():
                 try:
                     out.append(result_from_json(json.loads(raw)))
-                except (json.JSONDecodeError, KeyError, TypeError) as e:
+                except (json.JSONDecodeError, KeyError, TypeError, AttributeError, ValueError) as e:
                     raise InputError(f"not a scored result line: {e}", path=str(path), line=n) from None
     return out

@@ -112,8 +112,10 @@ class DocJudgment:
     """The label of a claim against a whole document, decided from its passages' judgments.
 
     ``passage`` is the index of the passage that decided the label (None for a one-passage
-    document); ``n_passages`` how many passages were looked at; ``both`` marks a document
-    that supports and contradicts the claim and is counted on both sides.
+    document) and ``passage_span`` its character range in the document, so a reader of the
+    output (the HTML report) can show the deciding text without re-chunking; ``n_passages``
+    how many passages were looked at; ``both`` marks a document that supports and
+    contradicts the claim and is counted on both sides.
     """
 
     doc_id: str
@@ -125,6 +127,7 @@ class DocJudgment:
     similarity: float | None = None
     note: str | None = None
     both: bool = False
+    passage_span: tuple[int, int] | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -135,6 +138,8 @@ class DocJudgment:
         }
         if self.passage is not None:
             out["passage"] = self.passage
+        if self.passage_span is not None:
+            out["passage_span"] = list(self.passage_span)
         if self.n_passages != 1:
             out["n_passages"] = self.n_passages
         if self.similarity is not None:

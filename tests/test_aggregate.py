@@ -15,6 +15,7 @@ from conflictscore_local.aggregate import (
     micro,
     pair_counts,
 )
+from conflictscore_local.io import doc_judgment_from_json
 from conflictscore_local.types import Claim, DocJudgment, ItemResult, Judgment, Pair, Passage
 
 S, C, I = "SUPPORT", "CONTRADICT", "IRRELEVANT"
@@ -153,3 +154,16 @@ def test_irrelevant_document_reports_its_most_similar_passage():
 
     d = document_judgment("d", [pruned(0, 0.05), pruned(1, 0.12), pruned(2, 0.01)])
     assert (d.label, d.source, d.passage, d.similarity) == (I, "pruned", 1, 0.12)
+
+
+def test_deciding_passage_span_is_recorded_and_round_trips():
+    def at(idx: int, span: tuple[int, int], label: str, p: float) -> Judgment:
+        pair = Pair(Claim("x", 0, "c"), Passage("x", "d", idx, f"p{idx}", span))
+        return Judgment(pair, label, {S: p if label == S else 0.0, C: p if label == C else 0.0, I: 1 - p})  # type: ignore[arg-type]
+
+    d = document_judgment("d", [at(0, (0, 40), I, 0.1), at(1, (31, 77), C, 0.8)])
+    assert (d.passage, d.passage_span) == (1, (31, 77))
+    assert d.to_json()["passage_span"] == [31, 77]
+    assert doc_judgment_from_json(d.to_json()) == d
+    whole = document_judgment("d", [at(0, (0, 12), S, 0.9)])
+    assert whole.passage_span is None and "passage_span" not in whole.to_json()

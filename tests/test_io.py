@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -116,3 +117,19 @@ def test_resume_refuses_another_configuration(tmp_path: Path):
         ResumableJsonlWriter(out, resume=True, fingerprint={"judge": "b"})
     with ResumableJsonlWriter(out, resume=True, fingerprint={"judge": "a"}) as w:
         assert w.done == [{"id": "a"}]
+
+
+def test_atomic_writes_get_the_umask_permissions_of_a_plain_open(tmp_path: Path):
+    from conflictscore_local.io import write_json_atomic, write_text_atomic
+
+    old = os.umask(0o022)
+    try:
+        write_json_atomic(tmp_path / "s.json", {"a": 1})
+        write_text_atomic(tmp_path / "r.html", "<p>é</p>")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "s.json").stat().st_mode & 0o777 == 0o644
+    assert (tmp_path / "r.html").stat().st_mode & 0o777 == 0o644
+    assert (tmp_path / "r.html").read_text(encoding="utf-8") == "<p>é</p>"
+    assert json.loads((tmp_path / "s.json").read_text()) == {"a": 1}
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []

@@ -26,6 +26,7 @@ examples:
   conflictscore bench run conflictbench.jsonl --split test --given-labels -o sanity.json
   conflictscore bench run conflictbench.jsonl --split test --judge nli --judge-arg model=models/default-judge -o r.json
   conflictscore bench run conflictbench.jsonl --split dev --source-filter ramdocs --pruner none --limit 50 -o r.json
+  conflictscore bench run conflictbench.jsonl --split test -o r.json --predictions pred.jsonl --report r.html
 
 An interrupted run resumes from the judgment cache: rerun the same command.
 """
@@ -70,6 +71,8 @@ def add_parser(sub: Any) -> None:
     r.add_argument("--given-labels", action="store_true",
                    help="score the gold labels instead of judging (sanity check: detection F1 must be 1.0)")
     r.add_argument("--predictions", metavar="OUT.jsonl", help="also write the per-item results (score output format)")
+    r.add_argument("--report", metavar="REPORT.html", help="also write the HTML report: gold beside the predictions, "
+                   "detection per conflict type, the confusion matrix (see `conflictscore report --help`)")
     r.add_argument("--json", action="store_true", help="print the results JSON on stdout")
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bars, no table")
     add_pipeline_args(r)
@@ -129,7 +132,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     cfg = config_from_args(args)
     res = run_bench(
         args.input, args.output, config=cfg, split=args.split, limit=args.limit, source_filter=args.source_filter,
-        given_labels=args.given_labels, predictions_path=args.predictions,
+        given_labels=args.given_labels, predictions_path=args.predictions, report_path=args.report,
         progress=not args.quiet and sys.stderr.isatty(),
     )
     if args.json:

@@ -132,6 +132,7 @@ def run_bench(
     source_filter: Sequence[str] | None = None,
     given_labels: bool = False,
     predictions_path: str | os.PathLike[str] | None = None,
+    report_path: str | os.PathLike[str] | None = None,
     progress: bool = False,
 ) -> dict[str, Any]:
     """Score a ConflictBench file with the engine and write the results JSON atomically.
@@ -140,6 +141,7 @@ def run_bench(
     so an interrupted run resumes by rerunning it. Paths in the results are written
     repository-relative (:func:`~conflictscore_local.paths.portable`). ``given_labels`` scores the gold labels
     instead of judging (a check of the aggregation: detection F1 must be 1.0).
+    ``report_path`` also writes the HTML report, gold labels beside the predictions.
     """
     t0 = time.perf_counter()
     items = load_bench_items(input_path, split=split, limit=limit, source_filter=source_filter)
@@ -173,6 +175,15 @@ def run_bench(
     write_json_atomic(output_path, out)
     if predictions_path is not None:
         write_jsonl_atomic(predictions_path, (r.to_json() for r in results))
+    if report_path is not None:
+        from ..report import ReportInputs, write_report
+
+        paths = {"items": str(input_path), "summary": str(output_path)}
+        if predictions_path is not None:
+            paths["scored"] = str(predictions_path)
+        names = {k: Path(v).name for k, v in paths.items()}
+        write_report(report_path, ReportInputs(results, {it.id: it for it in items}, out, names, paths),
+                     title=f"ConflictBench report: {Path(input_path).name}")
     return out
 
 

@@ -1,0 +1,342 @@
+"""What the HTML report shows, as plain data: the summary, the bench figures, one index row
+and one detail record per item.
+
+Inputs are the scored results, optionally the input items (response and document texts:
+the scored output holds ids, spans and passage ranges, not text) and optionally the run's
+summary (a ``score`` summary or a ``bench run`` results file). Whatever the summary lacks
+is computed from the results with the same functions a run uses, and the report says so.
+Pure Python: no template engine, no plotting library.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+from ..aggregate import METRIC_KEYS, bootstrap_ci, pair_counts, summarize_metrics
+from ..errors import InputError
+from ..io import file_sha256, read_items, read_results
+from ..types import CONTRADICT, IRRELEVANT, SUPPORT, ClaimVerdict, DocJudgment, Item, ItemResult
+
+METRIC_LABELS: dict[str, str] = {
+    "cs_c": "CS-C",
+    "cs_r": "CS-R",
+    "cs_r_evidenced": "cs_r_evidenced",
+    "support_rate": "support rate",
+}
+METRIC_HELP: dict[str, str] = {
+    "cs_c": "share of claims that some document supports and another contradicts",
+    "cs_r": "mean |D−| / (|D+| + |D−|) over conflicted claims",
+    "cs_r_evidenced": "the same ratio over every claim some document takes a side on",
+    "support_rate": "share of claims with a supporting document: what a pooled metric reports",
+}
+PAIR_KEYS: tuple[str, ...] = ("total", "judged", "pruned", "cached", "given", "unscored")
+LABEL_CODES: dict[str | None, str | None] = {SUPPORT: "S", CONTRADICT: "C", IRRELEVANT: "I", None: None}
+PROB_DIGITS = 4
+VALUE_DIGITS = 6
+
+Warn = Callable[[str], Any]
+
+
+def _stderr_warn(message: str) -> None:
+    print(f"warning: {message}", file=sys.stderr)
+
+
+@dataclass
+class ReportInputs:
+    """Everything one report is made from; ``names`` are the file names shown in the header,
+    ``paths`` the files as given (error messages name them)."""
+
+    results: Sequence[ItemResult]
+    items: Mapping[str, Item] | None = None
+    summary: Mapping[str, Any] | None = None
+    names: Mapping[str, str] = field(default_factory=dict)
+    paths: Mapping[str, str] = field(default_factory=dict)
+
+
+def is_bench_results(summary: Mapping[str, Any]) -> bool:
+    """True for a ``bench run`` results file, False for a ``score`` summary."""
+    return "bench" in summary and "detection" in summary
+
+
+def load_items(path: str | os.PathLike[str]) -> list[Item]:
+    """Input items for a report; ConflictBench items (with ``gold_labels``) get their gold checked."""
+    items = read_items(path)
+    if any("gold_labels" in it.meta for it in items):
+        from ..bench.run import load_bench_items
+
+        items = load_bench_items(path)
+    return items
+
+
+def load_summary(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """A ``score`` summary or a ``bench run`` results file, checked for the fields the report reads."""
+    import json
+
+    p = str(path)
+    try:
+        with open(p, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except OSError as e:
+        raise InputError(f"cannot open: {e.strerror}", path=p) from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise InputError(f"not JSON: {e}", path=p) from None
+    check_summary(data, p)
+    return data
+
+
+def check_summary(data: Any, where: str) -> None:
+    """Refuse anything that is neither a ``score`` summary nor a ``bench run`` results file."""
+    if not isinstance(data, dict):
+        raise InputError(f"expected a JSON object, got {type(data).__name__}", path=where)
+    if is_bench_results(data):
+        need = {"conflictscore": ("macro", "micro"), "bench": ("n_items", "n_claims"), "pairs": ("confusion",)}
+    elif "macro" in data and "micro" in data:
+        need = {"": ("n_items", "n_claims", "macro", "micro")}
+    else:
+        raise InputError("neither a score summary (n_items, macro, micro, ci95, pairs) nor a bench run results "
+                         "file (bench, detection, pairs)", path=where)
+    for section, keys in need.items():
+        body = data.get(section) if section else data
+        for k in keys:
+            if not isinstance(body, dict) or k not in body:
+                raise InputError("missing", path=where, field=f"{section}.{k}" if section else k)
+
+
+def load_inputs(
+    scored: str | os.PathLike[str],
+    *,
+    items: str | os.PathLike[str] | None = None,
+    summary: str | os.PathLike[str] | Mapping[str, Any] | None = None,
+    warn: Warn = _stderr_warn,
+) -> ReportInputs:
+    """Read the files of a report: SCORED (score output), ITEMS (its input), SUMMARY (a path or a mapping)."""
+    for p in (scored, items):
+        if p is not None and not os.path.isfile(p):
+            raise InputError("no such file", path=str(p))
+    results = read_results(scored)
+    paths = {"scored": str(scored)}
+    summ: Mapping[str, Any] | None
+    if summary is None or isinstance(summary, Mapping):
+        summ = summary
+        if summ is not None:
+            check_summary(summ, "summary")
+    else:
+        summ = load_summary(summary)
+        paths["summary"] = str(summary)
+    by_id: dict[str, Item] | None = None
+    if items is not None:
+        paths["items"] = str(items)
+        by_id = {it.id: it for it in load_items(items)}
+        recorded = (summ or {}).get("bench", {}).get("input_sha256") if summ else None
+        if recorded and recorded != file_sha256(items):
+            warn(f"{items} differs from the input the bench run recorded (sha256 {recorded[:12]}…); "
+                 "texts shown may not be what was judged")
+    names = {k: os.path.basename(v) for k, v in paths.items()}
+    return ReportInputs(results, by_id, summ, names, paths)
+
+
+# -- summary ---------------------------------------------------------------------------
+
+
+def _ci_pairs(ci: Mapping[str, Any]) -> dict[str, list[float] | None]:
+    return {k: (list(v) if v is not None else None) for k, v in ci.items()}
+
+
+def summary_section(inputs: ReportInputs) -> dict[str, Any]:
+    """The headline numbers: taken from the summary where it has them, else computed from the results."""
+    results = inputs.results
+    s = dict(inputs.summary or {})
+    computed: list[str] = []
+    engine = (s.get("config") or {}).get("run", {}).get("engine", {})
+    seed, n_resamples = int(engine.get("seed", 0)), int(engine.get("bootstrap", 1000))
+
+    if not s:
+        m = summarize_metrics(results, seed=seed, n_resamples=n_resamples)
+        n_items, n_claims = m["n_items"], m["n_claims"]
+        macro, micro, ci, pairs = m["macro"], m["micro"], _ci_pairs(m["ci95"]), m["pairs"]  # type: ignore[arg-type]
+        computed = ["all"]
+        kind = "results"
+    elif is_bench_results(s):
+        kind = "bench"
+        n_items, n_claims = s["bench"]["n_items"], s["bench"]["n_claims"]
+        macro, micro = s["conflictscore"]["macro"], s["conflictscore"]["micro"]
+        pairs = s.get("engine_pairs")
+        ci = _ci_pairs(bootstrap_ci([r.metrics for r in results], seed=seed, n_resamples=n_resamples))
+        computed.append("ci95")
+    else:
+        kind = "score"
+        n_items, n_claims, macro, micro = s["n_items"], s["n_claims"], s["macro"], s["micro"]
+        ci = s.get("ci95")
+        pairs = s.get("pairs")
+        if ci is None:
+            ci = _ci_pairs(bootstrap_ci([r.metrics for r in results], seed=seed, n_resamples=n_resamples))
+            computed.append("ci95")
+    if pairs is None:
+        pairs = pair_counts(results)
+        computed.append("pairs")
+    if n_items != len(results):
+        raise InputError(f"the summary describes {n_items} items but the scored file holds {len(results)}: "
+                         "they are not from the same run", path=inputs.paths.get("summary", "summary"))
+    metrics = [
+        {
+            "key": k,
+            "label": METRIC_LABELS[k],
+            "help": METRIC_HELP[k],
+            "macro": macro.get(k),
+            "micro": micro.get(k),
+            "ci": ci.get(k),
+        }
+        for k in METRIC_KEYS
+    ]
+    return {
+        "kind": kind,
+        "n_items": n_items,
+        "n_claims": n_claims,
+        "metrics": metrics,
+        "pairs": [{"key": k, "value": pairs.get(k)} for k in PAIR_KEYS if k in pairs],
+        "computed": computed,
+        "timing": s.get("timing") or {},
+        "config": s.get("config") or {},
+        "versions": s.get("versions") or {},
+        "stages": s.get("stages") or {},
+        "bench_info": s.get("bench") or {},
+    }
+
+
+def bench_section(inputs: ReportInputs) -> dict[str, Any] | None:
+    """Detection P/R/F1 per conflict type, the pair confusion matrix: from a bench results file, or
+    computed with ``bench run``'s own ``evaluate`` when every scored item has gold labels."""
+    s = inputs.summary
+    if s is not None and is_bench_results(s):
+        return {"detection": s["detection"], "pairs": s["pairs"], "computed": False}
+    if inputs.items is None:
+        return None
+    golds = [inputs.items[r.item_id] for r in inputs.results if r.item_id in inputs.items]
+    if not golds or len(golds) != len(inputs.results) or not all("gold_labels" in it.meta for it in golds):
+        return None
+    from ..bench.run import evaluate
+
+    ev = evaluate(golds, inputs.results)
+    return {"detection": ev["detection"], "pairs": ev["pairs"], "computed": True}
+
+
+# -- items -----------------------------------------------------------------------------
+
+
+def _round(v: float | None, digits: int = VALUE_DIGITS) -> float | None:
+    return None if v is None else round(float(v), digits)
+
+
+def _locate_spans(verdicts: Sequence[ClaimVerdict], response: str | None) -> list[list[int] | None]:
+    """Each claim's span in the response: as recorded, else the claim's exact text found after
+    the previous claim (given claims carry no span); None when it is not there."""
+    out: list[list[int] | None] = []
+    pos = 0
+    for v in verdicts:
+        span = v.claim.span
+        if span is None and response:
+            at = response.find(v.claim.text, pos)
+            if at < 0:
+                at = response.find(v.claim.text)
+            span = (at, at + len(v.claim.text)) if at >= 0 else None
+        if span is not None:
+            if response is not None and not (0 <= span[0] <= span[1] <= len(response)):
+                raise InputError(f"item {v.claim.item_id!r}: claim {v.claim.index} has span {list(span)} outside "
+                                 f"its response of {len(response)} characters: the items file is not this run's input")
+            pos = max(pos, span[1])
+        out.append(list(span) if span is not None else None)
+    return out
+
+
+def _cell(dj: DocJudgment, gold: str | None) -> dict[str, Any]:
+    c: dict[str, Any] = {"l": LABEL_CODES[dj.label], "s": dj.source}
+    if dj.probs is not None:
+        c["p"] = [_round(dj.probs.get(k), PROB_DIGITS) for k in (SUPPORT, CONTRADICT, IRRELEVANT)]
+    if dj.passage is not None:
+        c["k"] = dj.passage
+    if dj.n_passages != 1:
+        c["n"] = dj.n_passages
+    if dj.passage_span is not None:
+        c["a"] = list(dj.passage_span)
+    if dj.similarity is not None:
+        c["m"] = _round(dj.similarity, PROB_DIGITS)
+    if dj.note:
+        c["t"] = dj.note
+    if dj.both:
+        c["b"] = 1
+    if gold is not None:
+        c["g"] = LABEL_CODES[gold]
+    return c
+
+
+def item_records(inputs: ReportInputs) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """One index row (what the table sorts and filters on) and one detail record per item."""
+    index: list[dict[str, Any]] = []
+    details: list[dict[str, Any]] = []
+    items = inputs.items
+    for r in inputs.results:
+        it = items.get(r.item_id) if items is not None else None
+        if items is not None and it is None:
+            raise InputError(f"no item with id {r.item_id!r} (scored in {inputs.paths.get('scored', 'SCORED')}): "
+                             "give the input file of this run", path=inputs.paths.get("items"))
+        if it is not None:
+            doc_ids = [d.id for d in it.documents]
+        else:
+            doc_ids = list(dict.fromkeys(j.doc_id for v in r.verdicts for j in v.judgments))
+        col = {d: n for n, d in enumerate(doc_ids)}
+        gold = it.meta.get("gold_labels") if it is not None else None
+        if gold is not None and len(gold) != len(r.verdicts):
+            raise InputError(f"item {r.item_id!r}: {len(r.verdicts)} scored claims but gold_labels has {len(gold)} "
+                             "rows: the scored file is not from these bench items", path=inputs.paths.get("items"))
+        gold_conf = it.meta.get("gold_conflicted") if it is not None else None
+        cells: list[list[dict[str, Any] | None]] = []
+        for i, v in enumerate(r.verdicts):
+            row: list[dict[str, Any] | None] = [None] * len(doc_ids)
+            for dj in v.judgments:
+                if dj.doc_id not in col:
+                    raise InputError(f"item {r.item_id!r}: claim {i} is judged against document {dj.doc_id!r}, "
+                                     f"which the item does not have (documents: {', '.join(doc_ids)})",
+                                     path=inputs.paths.get("items"))
+                n = col[dj.doc_id]
+                row[n] = _cell(dj, gold[i][n] if gold is not None else None)
+            cells.append(row)
+        response = it.response if it is not None else None
+        spans = _locate_spans(r.verdicts, response)
+        claims = []
+        tp = fp = fn = 0
+        for i, v in enumerate(r.verdicts):
+            c: dict[str, Any] = {"x": v.claim.text, "a": spans[i], "k": int(v.conflicted)}
+            if v.ratio is not None:
+                c["r"] = _round(v.ratio)
+            if gold_conf is not None:
+                g = bool(gold_conf[i])
+                c["g"] = int(g)
+                tp += g and v.conflicted
+                fp += (not g) and v.conflicted
+                fn += g and not v.conflicted
+            claims.append(c)
+        m = r.metrics
+        row_ix: dict[str, Any] = {
+            "id": r.item_id,
+            "nc": m.n_claims,
+            "cc": _round(m.cs_c),
+            "cr": _round(m.cs_r),
+            "ce": _round(m.cs_r_evidenced),
+            "sr": _round(m.support_rate),
+            "nk": sum(v.conflicted for v in r.verdicts),
+            "nu": sum(j.label is None for v in r.verdicts for j in v.judgments),
+        }
+        if gold_conf is not None:
+            row_ix.update(tp=tp, fp=fp, fn=fn, ty=it.meta.get("conflict_type"), so=it.meta.get("source"))  # type: ignore[union-attr]
+        index.append(row_ix)
+        detail: dict[str, Any] = {"docs": doc_ids, "claims": claims, "cells": cells}
+        if it is not None:
+            detail["r"] = it.response
+            detail["dt"] = [d.text for d in it.documents]
+            if it.question:
+                detail["q"] = it.question
+        details.append(detail)
+    return index, details

@@ -1,0 +1,315 @@
+// The item table and item views of a ConflictScore report. Plain DOM, no library, no
+// network: the data sits in the page (cs-index: plain JSON; cs-details: gzip + base64).
+// Text from the data only ever becomes text nodes, never markup.
+(function () {
+  "use strict";
+
+  const $ = (id) => document.getElementById(id);
+  const META = JSON.parse($("cs-meta").textContent);
+  const INDEX = JSON.parse($("cs-index").textContent);
+  const LABEL = { S: "SUPPORT", C: "CONTRADICT", I: "IRRELEVANT" };
+  const SOURCE = { judge: "judged", cache: "from the judgment cache", pruned: "pruned (not sent to the judge)", given: "given in the input" };
+  const NCOLS = META.has_gold ? 10 : 8;
+  INDEX.forEach((r, i) => { r.i = i; r.err = (r.fp || 0) + (r.fn || 0); });
+
+  const state = { q: "", filter: "all", sort: "cc", dir: -1, page: 0, open: null };
+  let details = null;
+  let view = [];
+
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === null || v === undefined || v === false) continue;
+      if (k === "class") node.className = v;
+      else if (k === "text") node.textContent = v;
+      else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+      else node.setAttribute(k, v === true ? "" : String(v));
+    }
+    for (const c of children) if (c !== null && c !== undefined) node.append(c);
+    return node;
+  }
+  const fmt = (v, d = 3) => (v === null || v === undefined ? "–" : Number(v).toFixed(d));
+  const int = (v) => Number(v).toLocaleString("en-US");
+
+  // -- the per-item records ------------------------------------------------------------
+  function base64Bytes(b64) {
+    if (Uint8Array.fromBase64) return Uint8Array.fromBase64(b64);
+    const s = atob(b64);
+    const out = new Uint8Array(s.length);
+    for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
+    return out;
+  }
+  async function unpack() {
+    const node = $("cs-details");
+    if (typeof DecompressionStream === "undefined") {
+      throw new Error("this browser has no DecompressionStream; open the report in a current Chrome, Firefox, Edge or Safari");
+    }
+    const bytes = base64Bytes(node.textContent.trim());
+    const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+    const text = await new Response(stream).text();
+    node.textContent = "";
+    return JSON.parse(text);
+  }
+  const detailsReady = unpack().then((d) => {
+    details = d;
+    performance.mark("cs-details-ready");
+    document.body.dataset.details = "ready";
+    return d;
+  }, (e) => {
+    document.body.dataset.details = "failed";
+    $("count").textContent = "item details cannot be shown: " + e.message;
+    throw e;
+  });
+
+  // -- filter, search, sort --------------------------------------------------------------
+  const FILTERS = {
+    all: () => true,
+    conflicted: (r) => r.nk > 0,
+    unscored: (r) => r.nu > 0,
+    errors: (r) => r.err > 0,
+    missed: (r) => (r.fn || 0) > 0,
+    false: (r) => (r.fp || 0) > 0,
+  };
+  function compare(a, b) {
+    const k = state.sort;
+    const x = a[k], y = b[k];
+    const xn = x === null || x === undefined, yn = y === null || y === undefined;
+    if (xn || yn) return xn && yn ? a.i - b.i : xn ? 1 : -1; // undefined values last, either way
+    const c = typeof x === "string" ? x.localeCompare(y) : x - y;
+    return c !== 0 ? c * state.dir : a.i - b.i;
+  }
+  function recompute() {
+    const q = state.q.trim().toLowerCase();
+    const keep = FILTERS[state.filter] || FILTERS.all;
+    view = INDEX.filter((r) => keep(r) && (!q || r.id.toLowerCase().includes(q)));
+    view.sort(compare);
+    const pages = Math.max(1, Math.ceil(view.length / META.page_size));
+    state.page = Math.min(state.page, pages - 1);
+  }
+
+  // -- the table -----------------------------------------------------------------------
+  function itemRow(r) {
+    const tr = el("tr", {
+      class: "item-row" + (r.nk ? " has-conflict" : "") + (r.nu ? " has-unscored" : "") + (state.open === r.i ? " open" : ""),
+      "data-id": r.id, tabindex: 0, "aria-expanded": String(state.open === r.i),
+      onclick: () => toggle(r.i),
+      onkeydown: (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); toggle(r.i); } },
+    },
+      el("td", { class: "id", text: r.id }),
+      el("td", { class: "num", text: int(r.nc) }),
+      el("td", { class: "num", text: int(r.nk) }),
+      el("td", { class: "num", "data-field": "cs_c", text: fmt(r.cc) }),
+      el("td", { class: "num", text: fmt(r.cr) }),
+      el("td", { class: "num", text: fmt(r.ce) }),
+      el("td", { class: "num", text: fmt(r.sr) }),
+      el("td", { class: "num" + (r.nu ? " warn" : ""), text: int(r.nu) }));
+    if (META.has_gold) {
+      tr.append(el("td", { text: r.ty || "–" }),
+        el("td", { class: r.err ? "warn" : "", text: `TP ${r.tp} · FP ${r.fp} · FN ${r.fn}` }));
+    }
+    return tr;
+  }
+  function render() {
+    const body = $("items-body");
+    const size = META.page_size;
+    const start = state.page * size;
+    const rows = view.slice(start, start + size);
+    const frag = document.createDocumentFragment();
+    for (const r of rows) {
+      frag.append(itemRow(r));
+      if (state.open === r.i) frag.append(detailRow(r));
+    }
+    if (!rows.length) frag.append(el("tr", {}, el("td", { colspan: NCOLS, class: "note", text: "no item matches" })));
+    body.replaceChildren(frag);
+    const pages = Math.max(1, Math.ceil(view.length / size));
+    $("page").textContent = `page ${state.page + 1} of ${pages}`;
+    $("prev").disabled = state.page === 0;
+    $("next").disabled = state.page >= pages - 1;
+    const shown = view.length ? `items ${int(start + 1)}–${int(start + rows.length)} of ${int(view.length)}` : "0 items";
+    $("count").textContent = shown + (view.length !== INDEX.length ? ` (filtered from ${int(INDEX.length)})` : "");
+    for (const b of document.querySelectorAll("#items-table th button")) {
+      const th = b.parentElement;
+      if (b.dataset.sort === state.sort) th.setAttribute("aria-sort", state.dir > 0 ? "ascending" : "descending");
+      else th.removeAttribute("aria-sort");
+    }
+  }
+  function update() { recompute(); render(); }
+  function toggle(i) {
+    state.open = state.open === i ? null : i;
+    history.replaceState(null, "", state.open === null ? location.pathname : "#item=" + encodeURIComponent(INDEX[i].id));
+    render();
+  }
+
+  // -- one item --------------------------------------------------------------------------
+  function detailRow(r) {
+    const box = el("div", { class: "item-detail", "data-id": r.id });
+    const tr = el("tr", { class: "detail-row" }, el("td", { colspan: NCOLS }, box));
+    if (details) fillDetail(box, r, details[r.i]);
+    else {
+      box.append(el("p", { class: "note", text: "unpacking item details…" }));
+      detailsReady.then(() => { box.replaceChildren(); fillDetail(box, r, details[r.i]); });
+    }
+    return tr;
+  }
+
+  function fillDetail(box, r, d) {
+    const head = el("div", { class: "detail-head" }, el("h3", { text: r.id }));
+    if (r.ty) head.append(el("span", { class: "badge", text: `gold: ${r.ty}` }));
+    if (r.so) head.append(el("span", { class: "badge", text: `source: ${r.so}` }));
+    head.append(el("span", { class: "badge", text: `CS-C ${fmt(r.cc)} · CS-R ${fmt(r.cr)} · support ${fmt(r.sr)}` }));
+    box.append(head);
+    if (d.q) box.append(el("p", { class: "question" }, el("b", { text: "Question " }), d.q));
+    const grid = claimGrid(r, d);
+    const panel = el("aside", { class: "cell-panel", "aria-live": "polite" },
+      el("p", { class: "note", text: "Click a cell of the grid: the deciding passage and the probabilities show here." }));
+    if (d.r !== undefined) box.append(responseView(d, grid));
+    else box.append(el("p", { class: "note", text: "Response not available: the report was made without --items." }));
+    const unplaced = d.claims.map((c, i) => (c.a ? null : i + 1)).filter((x) => x !== null);
+    if (unplaced.length && d.r !== undefined) {
+      box.append(el("p", { class: "note", text: `Claims not found in the response text: ${unplaced.join(", ")}.` }));
+    }
+    box.append(el("div", { class: "grid-wrap" }, grid.table, panel));
+    grid.table.addEventListener("click", (e) => {
+      const b = e.target.closest("button.cell");
+      if (!b) return;
+      for (const s of grid.table.querySelectorAll("button.cell.selected")) s.classList.remove("selected");
+      b.classList.add("selected");
+      showCell(panel, d, Number(b.dataset.claim), Number(b.dataset.doc));
+    });
+  }
+
+  function responseView(d, grid) {
+    const text = d.r;
+    const cuts = new Set([0, text.length]);
+    d.claims.forEach((c) => { if (c.a) { cuts.add(c.a[0]); cuts.add(c.a[1]); } });
+    const at = [...cuts].sort((a, b) => a - b);
+    const p = el("p", { class: "response" }, el("b", { text: "Response " }));
+    for (let n = 0; n + 1 < at.length; n++) {
+      const s = at[n], e = at[n + 1];
+      const piece = text.slice(s, e);
+      const covering = [];
+      d.claims.forEach((c, i) => { if (c.a && c.a[0] <= s && e <= c.a[1] && s < e) covering.push(i); });
+      if (!covering.length) { p.append(piece); continue; }
+      const conflicted = covering.some((i) => d.claims[i].k);
+      const names = covering.map((i) => `claim ${i + 1}${d.claims[i].k ? " (conflicted)" : ""}`).join(", ");
+      p.append(el("mark", {
+        class: "claim" + (conflicted ? " conflicted" : ""), "data-claims": covering.join(" "), title: names,
+        onclick: () => grid.focus(covering),
+      }, piece));
+    }
+    return p;
+  }
+
+  function claimGrid(r, d) {
+    const table = el("table", { class: "grid" });
+    const head = el("tr", {}, el("th", { scope: "col", class: "claim-h", text: "claim × document" }));
+    d.docs.forEach((id) => head.append(el("th", { scope: "col", class: "doc-h", title: id }, el("span", { text: id }))));
+    table.append(el("thead", {}, head));
+    const body = el("tbody");
+    const rows = [];
+    d.claims.forEach((c, i) => {
+      const th = el("th", { scope: "row", class: "claim-text" }, el("span", { class: "claim-no", text: `${i + 1}` }), c.x);
+      if (c.k) th.append(el("span", { class: "badge conflicted", text: `conflicted · ratio ${fmt(c.r, 2)}` }));
+      if (c.g !== undefined) {
+        const tag = c.g && c.k ? "gold conflicted: found" : c.g ? "missed: gold conflicted" : c.k ? "false conflict: not in gold" : "";
+        if (tag) th.append(el("span", { class: "badge " + (c.g && c.k ? "ok" : "warn"), "data-gold": c.g ? (c.k ? "TP" : "FN") : "FP", text: tag }));
+      }
+      const tr = el("tr", { class: c.k ? "conflicted" : "", "data-claim": i }, th);
+      d.cells[i].forEach((cell, j) => {
+        const td = el("td");
+        if (cell) {
+          const code = cell.l === null ? "U" : cell.s === "pruned" ? "P" : cell.l;
+          const miss = cell.g && cell.g !== cell.l;
+          const label = cell.l ? LABEL[cell.l] : "unscored";
+          td.append(el("button", {
+            type: "button", class: `cell lab-${code}` + (miss ? " gold-miss" : "") + (cell.b ? " both" : ""),
+            "data-claim": i, "data-doc": j, "data-label": label, "data-source": cell.s,
+            title: `claim ${i + 1} × ${d.docs[j]}: ${label} (${cell.s})` + (cell.g ? `; gold ${LABEL[cell.g]}` : ""),
+            "aria-label": `claim ${i + 1} against ${d.docs[j]}: ${label}`,
+            text: code === "S" || code === "C" ? code : code === "U" ? "?" : "·",
+          }));
+        }
+        tr.append(td);
+      });
+      rows.push(tr);
+      body.append(tr);
+    });
+    table.append(body);
+    return {
+      table,
+      focus(claims) {
+        rows.forEach((tr, i) => tr.classList.toggle("focus", claims.includes(i)));
+        if (rows[claims[0]]) rows[claims[0]].scrollIntoView({ block: "nearest" });
+      },
+    };
+  }
+
+  function showCell(panel, d, i, j) {
+    const cell = d.cells[i][j];
+    const claim = d.claims[i];
+    const label = cell.l ? LABEL[cell.l] : "unscored";
+    const out = [
+      el("h4", { text: `claim ${i + 1} × ${d.docs[j]}` }),
+      el("p", { class: "claim-quote", text: claim.x }),
+      el("p", {}, el("span", { class: `tag lab-${cell.l === null ? "U" : cell.s === "pruned" ? "P" : cell.l}`, "data-role": "label", text: label }),
+        " " + (SOURCE[cell.s] || cell.s) + (cell.b ? "; this document also supports the claim (counted on both sides)" : "")),
+    ];
+    if (cell.g) out.push(el("p", { class: cell.g === cell.l ? "ok" : "warn", text: `gold label: ${LABEL[cell.g]}` }));
+    if (cell.p) {
+      const probs = el("table", { class: "probs", "data-role": "probs" });
+      ["S", "C", "I"].forEach((k, n) => {
+        const v = cell.p[n];
+        probs.append(el("tr", { "data-label": LABEL[k] }, el("th", { scope: "row", text: LABEL[k].toLowerCase() }),
+          el("td", { class: "bar" }, el("span", { class: `fill lab-${k}`, style: `width:${Math.round((v || 0) * 100)}%` })),
+          el("td", { class: "num", "data-value": v === null ? "" : String(v), text: fmt(v) })));
+      });
+      out.push(probs);
+    } else if (cell.l) {
+      out.push(el("p", { class: "note", text: cell.s === "given" ? "Given label: no probabilities." : "No probabilities recorded." }));
+    }
+    if (cell.m !== undefined) out.push(el("p", { class: "note", text: `embedding similarity ${fmt(cell.m)}` }));
+    if (cell.t) out.push(el("p", { class: cell.l ? "note" : "warn", "data-role": "note", text: `note: ${cell.t}` }));
+    const text = d.dt ? d.dt[j] : undefined;
+    const n = cell.n || 1;
+    const which = n > 1 ? `passage ${(cell.k ?? 0) + 1} of ${n}` : "the whole document (one passage)";
+    out.push(el("h5", { text: cell.l === "I" || cell.l === null ? `closest passage: ${which}` : `deciding passage: ${which}` }));
+    if (text === undefined) {
+      out.push(el("p", { class: "note", text: "Document text not available: the report was made without --items." }));
+    } else if (n > 1 && cell.a) {
+      out.push(el("blockquote", { class: "passage", "data-role": "passage", text: text.slice(cell.a[0], cell.a[1]) }));
+      const whole = el("p", { class: "doc-text" }, text.slice(0, cell.a[0]),
+        el("mark", { text: text.slice(cell.a[0], cell.a[1]) }), text.slice(cell.a[1]));
+      out.push(el("details", {}, el("summary", { text: "whole document" }), whole));
+    } else {
+      if (n > 1) out.push(el("p", { class: "note", text: "This output does not record the passage's range; the whole document is shown." }));
+      out.push(el("blockquote", { class: "passage", "data-role": "passage", text }));
+    }
+    panel.replaceChildren(...out);
+  }
+
+  // -- controls --------------------------------------------------------------------------
+  $("search").addEventListener("input", (e) => { state.q = e.target.value; state.page = 0; update(); });
+  $("filter").addEventListener("change", (e) => { state.filter = e.target.value; state.page = 0; update(); });
+  $("prev").addEventListener("click", () => { state.page = Math.max(0, state.page - 1); render(); });
+  $("next").addEventListener("click", () => { state.page += 1; render(); });
+  for (const b of document.querySelectorAll("#items-table th button")) {
+    b.addEventListener("click", () => {
+      const k = b.dataset.sort;
+      if (state.sort === k) state.dir = -state.dir;
+      else { state.sort = k; state.dir = k === "id" || k === "ty" ? 1 : -1; }
+      state.page = 0;
+      update();
+    });
+  }
+
+  recompute();
+  const wanted = decodeURIComponent((location.hash.match(/^#item=(.*)$/) || [])[1] || "");
+  const hit = wanted ? INDEX.find((r) => r.id === wanted) : null;
+  if (hit) {
+    state.open = hit.i;
+    state.page = Math.floor(view.indexOf(hit) / META.page_size);
+  }
+  render();
+  performance.mark("cs-table-ready");
+  document.body.dataset.table = "ready";
+})();
