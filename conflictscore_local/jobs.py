@@ -10,8 +10,9 @@ from typing import Any, Callable
 
 from .config import RunConfig
 from .engine import Engine
-from .errors import InputError
+from .errors import ConfigError, InputError
 from .io import ResumableJsonlWriter, file_sha256, read_items, result_from_json, write_json_atomic
+from .shards.split import Shard, shard_record
 from .types import ItemResult, Report
 
 
@@ -23,6 +24,7 @@ def score_file(
     summary_path: str | os.PathLike[str] | None = None,
     resume: bool = False,
     progress: bool = False,
+    shard: Shard | None = None,
     warn: Callable[[str], Any] = lambda m: print(f"warning: {m}", file=sys.stderr),
 ) -> Report:
     """Score a JSONL file into OUTPUT (one line per item) and return the run's report.
@@ -30,10 +32,16 @@ def score_file(
     Every input line is validated before any model loads. OUTPUT appears only when the
     run finishes (rows accumulate in ``OUTPUT.partial``); ``resume`` keeps the rows of an
     interrupted run with the same configuration and the same input bytes, and scores only
-    the remaining items.
+    the remaining items. ``shard`` scores only that shard's items (``--shard I/N``); the
+    summary, which it then needs, records it for ``conflictscore merge``.
     """
     t0 = time.perf_counter()
+    if shard is not None and summary_path is None:
+        raise ConfigError(f"--shard {shard} needs --summary: `conflictscore merge` reads each shard's summary")
     items = read_items(input_path)
+    n_input = len(items)
+    if shard is not None:
+        items = shard.select(items)
     config = config if config is not None else RunConfig()
     fingerprint = {"input_sha256": file_sha256(input_path), "config": config.to_json()}
     wanted = {it.id for it in items}
@@ -57,6 +65,9 @@ def score_file(
         report = engine.summarize(results, timing={"total_s": round(time.perf_counter() - t0, 4)})
     if resume:
         report = dataclasses.replace(report, stages={**report.stages, "resumed_items": len(done)})
+    if shard is not None:
+        record = shard_record(shard, input_sha256=fingerprint["input_sha256"], input_items=n_input, items=len(items))
+        report = dataclasses.replace(report, stages={**report.stages, "shard": record})
     if summary_path is not None:
         write_json_atomic(summary_path, report.to_json())
     return report
