@@ -23,7 +23,8 @@ examples:
   conflictscore merge bench.jsonl --outputs p.1.jsonl p.2.jsonl --summaries r.1.json r.2.json \\
       -o predictions.jsonl --summary results.json
 
-OUTPUT lists every shard's rows in the input's order: what one unsharded run writes. The summary
+OUTPUT lists every shard's rows in the input's order: what one unsharded run writes (an nli judge's
+probabilities may differ in the 6th decimal: each shard batched other pairs together). The summary
 (or bench results) is recomputed from them exactly as one run computes it (same metrics, same
 bootstrap intervals for the same engine.seed); timing and counters are the shards' sums.
 Refused, naming what is wrong (exit 2): shards of another split, input or configuration, a shard

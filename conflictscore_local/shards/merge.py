@@ -6,8 +6,10 @@ of another input file (its sha256) or another configuration (the settings that d
 a shard given twice or missing, an output that holds items of several shards or another
 number of rows than its summary says, items of the input that no output holds.
 
-The merged OUTPUT lists the shards' rows as they wrote them, in the input's order, so it
-is byte for byte what one unsharded run writes. The summary is recomputed from those rows
+The merged OUTPUT lists the shards' rows as they wrote them, in the input's order: what one
+unsharded run writes, except that a batched classifier's probabilities may differ in the last
+digits (each shard batched other pairs together; labels do not change; a deterministic judge
+gives the same bytes). The summary is recomputed from those rows
 with the functions a run uses (``aggregate.summarize_metrics``: macro, micro, the bootstrap
 intervals with the run's seed and resamples, pair and label counts), so it holds the same
 numbers; timing and backend counters are the shards' sums, ``config`` and ``versions`` the

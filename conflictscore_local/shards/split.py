@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, TypeVar
+from typing import Any, Iterable, TypeVar
 
 from ..errors import ConfigError
 
@@ -82,9 +82,3 @@ def shard_record(shard: Shard, *, input_sha256: str, input_items: int, items: in
     ``conflictscore merge`` checks shards against each other and the input with it."""
     return {**shard.to_json(), "input_sha256": input_sha256, "input_items": input_items, "items": items}
 
-
-def recorded_shard(record: Mapping[str, Any] | None) -> Shard | None:
-    """The :class:`Shard` of a summary's shard record, or None for an unsharded run."""
-    if not record:
-        return None
-    return Shard.from_json(record, where="shard record")
