@@ -207,16 +207,24 @@ def run_identity(run: ShardRun) -> dict[str, Any]:
     cfg = run.data.get("config") or {}
     ident: dict[str, Any] = {
         "run": {k: v for k, v in (cfg.get("run") or {}).items() if k not in IGNORED_SETTINGS},
-        "models": {
-            stage: (b.get("resolved") or {}).get("model_fingerprint")
-            for stage, b in (cfg.get("backends") or {}).items()
-            if isinstance(b, dict) and (b.get("resolved") or {}).get("model_fingerprint") is not None
-        },
+        "models": {stage: fp for stage, b in (cfg.get("backends") or {}).items() if (fp := _fingerprints(b))},
     }
     if run.kind == "bench":
         b = run.data["bench"]
         ident["bench"] = {k: b.get(k) for k in ("split", "limit", "source_filter", "given_labels")}
     return ident
+
+
+def _fingerprints(described: Any) -> list[Any]:
+    """The model fingerprints a backend's description holds, its wrapped judge's included
+    (the ``ray`` judge describes the judge it distributes under ``judge``)."""
+    out = []
+    while isinstance(described, dict):
+        fp = (described.get("resolved") or {}).get("model_fingerprint")
+        if fp is not None:
+            out.append(fp)
+        described = described.get("judge")
+    return out
 
 
 def differences(a: Any, b: Any, where: str = "") -> list[str]:

@@ -238,3 +238,19 @@ def test_sharded_nli_judge_rows_equal_one_run(tmp_path: Path, tiny_nli_dir: Path
     one, m = (json.loads((tmp_path / f).read_text()) for f in ("one.json", "m.json"))
     for key in SAME:
         assert m[key] == one[key], key
+
+
+def test_identity_holds_the_model_fingerprints_of_wrapped_judges() -> None:
+    """Two shards naming the same model path on two machines, with other weights there, differ."""
+    from conflictscore_local.shards.merge import ShardRun, differences, run_identity
+
+    def shard_run(sha: str) -> ShardRun:
+        judge = {"name": "ray", "args": {"workers": 2}, "judge": {
+            "name": "nli", "args": {"model": "/models/judge"}, "resolved": {"model_fingerprint": {"sha256": sha}}}}
+        data = {"config": {"run": {"judge": {"name": "ray"}, "cache": {"path": f"/cache/{sha}"}},
+                           "backends": {"judge": judge}}}
+        return ShardRun("s.json", data, "score", Shard(1, 2), {})
+
+    assert differences(run_identity(shard_run("aa")), run_identity(shard_run("aa"))) == []
+    assert differences(run_identity(shard_run("aa")), run_identity(shard_run("bb"))) == [
+        'models.judge: [{"sha256": "aa"}] vs [{"sha256": "bb"}]']
