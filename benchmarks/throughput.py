@@ -102,7 +102,9 @@ def pooled_job(questions: Sequence[Question], n_items: int, n_docs: int) -> list
         corpus.extend(t for t in q.docs if t not in corpus)
     corpus = corpus[:n_docs]
     docs = [{"id": f"c{j}", "text": t} for j, t in enumerate(corpus)]
-    return [parse_item({"id": q.key, "claims": q.claims, "documents": docs}) for q in questions[:n_items]]
+    return [parse_item({"id": q.key, "claims": q.claims, "documents": docs,
+                        "own_documents": [d["id"] for d in docs if d["text"] in q.docs]})
+            for q in questions[:n_items]]
 
 
 # -- measuring ---------------------------------------------------------------------------------
@@ -297,10 +299,12 @@ def measure(args: argparse.Namespace, bench: Bench, questions: Sequence[Question
             log: Callable[[str], None]) -> list[Run]:
     runs: list[Run] = []
 
+    own: dict[str, set[str]] = {}
+
     def add(r: Run, base: Run | None) -> Run:
         if base is not None:
             r.extra["speedup_vs_naive"] = round(base.wall_s / r.wall_s, 2)
-            r.extra.update(compare(r, base))
+            r.extra.update(compare(r, base, own))
         runs.append(r)
         row = r.row()
         log(f"{r.job:7}{r.size:>7} {r.variant:8}{row['wall_s']:9.2f}s {row['pairs_per_s']:9.1f} pairs/s "
@@ -311,6 +315,7 @@ def measure(args: argparse.Namespace, bench: Bench, questions: Sequence[Question
 
     for n_items, n_docs in args.pooled:
         items = pooled_job(questions, n_items, n_docs)
+        own.update({it.id: set(it.meta["own_documents"]) for it in items})
         size = f"{n_items}x{n_docs}"
         naive = add(bench.run_naive("pooled", size, items), None) if (n_items, n_docs) in args.pooled_naive else None
         cache = bench.new_cache()
@@ -334,19 +339,24 @@ def measure(args: argparse.Namespace, bench: Bench, questions: Sequence[Question
     return runs
 
 
-def compare(run: Run, naive: Run) -> dict[str, Any]:
-    """Document labels against the naive loop: equal where the judge ran; where the pruner
-    said IRRELEVANT, how many the judge would have called SUPPORT / CONTRADICT."""
-    same = differ = missed = 0
-    for key, lab in run.labels.items():
-        want = naive.labels.get(key)
+def compare(run: Run, naive: Run, own: dict[str, set[str]]) -> dict[str, Any]:
+    """Document labels against the naive loop's: equal where the judge ran; where the pruner
+    said IRRELEVANT, how many the judge calls SUPPORT / CONTRADICT, against the item's own
+    documents and (pooled jobs) against other questions' documents, irrelevant by construction."""
+    same = differ = missed_own = missed_other = 0
+    for (item, claim, doc), lab in run.labels.items():
+        want = naive.labels.get((item, claim, doc))
         if lab == want:
             same += 1
         elif lab == "IRRELEVANT" and want in ("SUPPORT", "CONTRADICT"):
-            missed += 1
+            if item in own and doc not in own[item]:
+                missed_other += 1
+            else:
+                missed_own += 1
         else:
             differ += 1
-    return {"labels_same_as_naive": same, "labels_other": differ, "sided_labels_not_found": missed}
+    return {"labels_same_as_naive": same, "labels_other": differ, "pruned_sided_own_docs": missed_own,
+            "pruned_sided_other_docs": missed_other}
 
 
 def profile(args: argparse.Namespace, out: Path) -> dict[str, Any]:
@@ -423,14 +433,17 @@ def summarize(runs: Sequence[Run]) -> dict[str, Any]:
 
 def write_table(runs: Sequence[Run], path: Path, head: str) -> None:
     lines = [head, "", "| job | size | variant | items | claim×doc pairs | wall s | pairs/s | items/s | peak RSS MB "
-             "| judged share | × naive | labels = naive | load |", "|" + "---|" * 13]
+             "| judged share | × naive | labels = naive | pruned, judge says S/C (own / others' docs) | load |",
+             "|" + "---|" * 14]
     for r in runs:
         w = r.row()
         same = (f"{r.extra['labels_same_as_naive']}/{len(r.labels)}" if "labels_same_as_naive" in r.extra else "")
+        missed = (f"{r.extra['pruned_sided_own_docs']} / {r.extra['pruned_sided_other_docs']}"
+                  if "pruned_sided_own_docs" in r.extra else "")
         lines.append(
             f"| {r.job} | {r.size} | {r.variant} | {r.items} | {r.doc_pairs} | {w['wall_s']:.2f} | {w['pairs_per_s']:.1f} "
             f"| {w['items_per_s']:.2f} | {w['peak_rss_mb']:.0f} | {w['judged_fraction'] if w['judged_fraction'] is not None else ''} "
-            f"| {r.extra.get('speedup_vs_naive', '')} | {same} | {w['load_avg_1m']} |")
+            f"| {r.extra.get('speedup_vs_naive', '')} | {same} | {missed} | {w['load_avg_1m']} |")
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
