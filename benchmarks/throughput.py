@@ -27,6 +27,11 @@ Printed per size and variant: wall time, claim × document pairs/s, items/s, pea
 compared with naive. Models load before any timing. ``--profile`` runs the cold engine on
 the largest pooled job under py-spy and sorts the samples by pipeline stage.
 
+Torch runs ``--threads`` threads (default 1). On this shared 2-core machine, with other
+processes keeping the load above 2, two OpenMP threads spin against them at every operator:
+measured, one forward of one pair took 433 ms with 2 threads and 59 ms with 1 (a batch of 32:
+50 vs 18 ms a pair), which would inflate the naive loop's cost many times over.
+
     .venv/bin/python benchmarks/throughput.py --out benchmarks/results/throughput [--profile]
 """
 
@@ -364,7 +369,8 @@ def profile(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     n_items, n_docs = args.pooled[-1]
     raw = out.with_name(out.name + "_profile.txt")
     cmd = [str(Path(sys.executable).with_name("py-spy")), "record", "--format", "raw", "--rate", "50",
-           "--nonblocking", "-o", str(raw), "--", sys.executable, __file__, "--profile-child", f"{n_items}x{n_docs}"]
+           "--nonblocking", "-o", str(raw), "--", sys.executable, __file__, "--profile-child", f"{n_items}x{n_docs}",
+           "--threads", str(args.threads)]
     if args.data_dir:
         cmd += ["--data-dir", args.data_dir]
     subprocess.run(cmd, check=True, capture_output=True, text=True)
@@ -483,8 +489,12 @@ def main() -> None:
     ap.add_argument("--sweep-naive", type=parse_sizes, default=SWEEP_NAIVE, help="sweep sizes that also run naive")
     ap.add_argument("--no-onnx", action="store_true", help="skip the ONNX Runtime row")
     ap.add_argument("--profile", action="store_true", help="also profile the cold engine (py-spy)")
+    ap.add_argument("--threads", type=int, default=1, help="torch threads (default 1; see the module docstring)")
     ap.add_argument("--profile-child", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    import torch
+
+    torch.set_num_threads(args.threads)
     if args.profile_child:
         profile_child(args)
         return
@@ -502,7 +512,8 @@ def main() -> None:
     record = {
         "command": " ".join(["python", "benchmarks/throughput.py"] + sys.argv[1:]),
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "load_avg_start": load0,
+        "machine": {"cpus": os.cpu_count(), "torch_threads": args.threads, "platform": platform.platform(),
+                    "load_avg_start": load0,
                     "load_avg_end": load1, "wall_s": round(time.time() - started, 1)},
         "versions": {k: v for k, v in versions().items() if k in ("python", "torch", "transformers",
                                                                   "sentence-transformers", "onnxruntime")},
@@ -515,7 +526,7 @@ def main() -> None:
     }
     out.with_suffix(".json").write_text(json.dumps(portable(record), indent=2) + "\n", encoding="utf-8")
     head = (f"# Whole-pipeline throughput\n\n`{record['command']}` on {record['date']}; {os.cpu_count()} CPUs, "
-            f"load average {load0[0]:.1f} at start, {load1[0]:.1f} at end (shared machine).")
+            f"torch threads {args.threads}; load average {load0[0]:.1f} at start, {load1[0]:.1f} at end (shared machine).")
     write_table(runs, out.with_suffix(".md"), head)
     plot(runs, out.with_suffix(".png"))
     print(json.dumps(record["cold_speedup"], indent=2))
