@@ -62,8 +62,9 @@ from conflictscore_local.io import parse_item
 from conflictscore_local.paths import portable
 from conflictscore_local.types import Claim, Item, Judgment, Pair, Passage
 
-POOLED_ENGINE = [(2, 8), (2, 16), (2, 32), (4, 8), (4, 16), (4, 32), (8, 8), (8, 16), (8, 32)]
-POOLED_NAIVE = [(2, 8), (4, 16), (8, 32)]
+POOLED_ENGINE = [(2, 8), (2, 16), (2, 32), (4, 8), (4, 16), (4, 32), (8, 8), (8, 16), (8, 32), (8, 64), (16, 32),
+                 (16, 64)]
+POOLED_NAIVE = [(2, 8), (4, 16), (8, 32), (16, 64)]
 SWEEP_SIZES = [(4, 4), (8, 4), (16, 4)]
 SWEEP_NAIVE = [(4, 4), (8, 4)]
 
