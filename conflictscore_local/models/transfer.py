@@ -14,7 +14,8 @@ import os
 import shutil
 import tarfile
 import tempfile
-from pathlib import Path
+import zlib
+from pathlib import Path, PurePosixPath
 from typing import Any, Sequence
 
 from ..errors import BackendUnavailable, ConfigError, ConflictScoreError
@@ -24,6 +25,8 @@ from .store import staged_path, store_dir
 from .verify import Verification, verify_folder
 
 _TAR_MODES = {".tar": "w", ".gz": "w:gz", ".tgz": "w:gz"}
+_DAMAGED = (tarfile.TarError, EOFError, zlib.error, OSError)
+"""What reading a cut or corrupted tar raises (tarfile, gzip) as it reaches the damage."""
 
 
 class VerificationFailed(ConflictScoreError):
@@ -125,10 +128,14 @@ def bundle(targets: Sequence[str], output: str | os.PathLike[str], *, progress: 
     if not all(c.ok for c in checks):
         raise VerificationFailed("models bundle: refusing to bundle models that fail verification", checks)
     tmp = out.with_name(out.name + ".partial")
-    with tarfile.open(tmp, mode) as tar:
-        for name, folder in folders:
-            tar.add(folder, arcname=name, filter=_skip_metadata)
-    os.replace(tmp, out)
+    try:
+        with tarfile.open(tmp, mode) as tar:
+            for name, folder in folders:
+                tar.add(folder, arcname=name, filter=_skip_metadata)
+        os.replace(tmp, out)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise ConflictScoreError(f"models bundle: cannot write {out}: {e.strerror or e}") from None
     return checks
 
 
@@ -147,9 +154,12 @@ def unpack(archive: str | os.PathLike[str], to: str | os.PathLike[str] | None = 
     except (OSError, tarfile.TarError) as e:
         raise ConfigError(f"models unpack: cannot read {archive} as a tar: {e}") from None
     with tar:
-        tops = sorted({Path(m.name).parts[0] for m in tar.getmembers() if Path(m.name).parts})
-        if not tops:
-            raise ConfigError(f"models unpack: {archive} is empty")
+        try:
+            members = tar.getmembers()
+        except _DAMAGED as e:
+            raise ConfigError(f"models unpack: {archive} is damaged (cut short in transit?): "
+                              f"{type(e).__name__}: {e}; nothing was installed") from None
+        tops = _model_folders(archive, members)
         clash = [t for t in tops if (root / t).exists()]
         if clash and not force:
             raise ConfigError(f"models unpack: {', '.join(str(root / t) for t in clash)} already exists; "
@@ -159,7 +169,11 @@ def unpack(archive: str | os.PathLike[str], to: str | os.PathLike[str] | None = 
         root.mkdir(parents=True, exist_ok=True)
         work = Path(tempfile.mkdtemp(prefix=".unpack-", dir=root))
         try:
-            tar.extractall(work, filter="data")
+            try:
+                tar.extractall(work, filter="data")
+            except _DAMAGED as e:
+                raise ConfigError(f"models unpack: cannot extract {archive}: {type(e).__name__}: {e}; "
+                                  "nothing was installed") from None
             checks = [_check_unpacked(work / t, progress=progress) for t in tops]
             if not all(c.ok for c in checks):
                 raise VerificationFailed(f"models unpack: {archive} does not match its locks; nothing was installed",
@@ -174,6 +188,23 @@ def unpack(archive: str | os.PathLike[str], to: str | os.PathLike[str] | None = 
         finally:
             shutil.rmtree(work, ignore_errors=True)
     return checks
+
+
+def _model_folders(archive: Path, members: Sequence[tarfile.TarInfo]) -> list[str]:
+    """The model folders at the top of a bundle; ``ConfigError`` for a member that is not
+    inside one (an absolute path, ``..``, a file at the top), as ``bundle`` never writes them."""
+    tops = set()
+    for m in members:
+        parts = PurePosixPath(m.name).parts
+        if not parts and m.isdir():
+            continue  # "./", as `tar -C STORE .` writes it
+        if not parts or parts[0] == "/" or ".." in parts or (len(parts) == 1 and not m.isdir()):
+            raise ConfigError(f"models unpack: {archive} holds {m.name!r}, which is not inside a model folder "
+                              "(not a bundle written by `conflictscore models bundle`); nothing was installed")
+        tops.add(parts[0])
+    if not tops:
+        raise ConfigError(f"models unpack: {archive} is empty")
+    return sorted(tops)
 
 
 def _check_unpacked(folder: Path, *, progress: bool) -> Verification:
