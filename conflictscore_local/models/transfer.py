@@ -67,6 +67,9 @@ def pull(name: str, to: str | os.PathLike[str] | None = None, *, force: bool = F
     if old is not None and (old["name"], old["revision"]) != (name, src.revision):
         raise ConfigError(f"models pull: {dest} already holds {old['name']} at {old['revision']}; remove it or "
                           "pull into another folder with --to")
+    if old is None and dest.exists() and not _resumable(dest):
+        raise ConfigError(f"models pull: {dest} exists and is not a model folder that `models pull` started (every "
+                          f"file in it would be locked as part of {name}); pull into a new or empty folder")
     try:
         from huggingface_hub import HfApi, constants, snapshot_download
     except ImportError:
@@ -74,7 +77,11 @@ def pull(name: str, to: str | os.PathLike[str] | None = None, *, force: bool = F
     if constants.HF_HUB_OFFLINE:
         raise ConfigError("models pull: HF_HUB_OFFLINE is set, so huggingface_hub will not download; "
                           "unset it on the connected machine that stages models")
-    revision = src.revision or HfApi().model_info(src.repo, revision="main").sha
+    try:
+        revision = src.revision or HfApi().model_info(src.repo, revision="main").sha
+    except Exception as e:  # whatever the hub client raises: connection, HTTP status, ...
+        raise ConflictScoreError(f"models pull: cannot ask {constants.ENDPOINT} about {src.repo}: "
+                                 f"{_hub_error(e)}") from None
     if revision is None:
         raise ConflictScoreError(f"models pull: the hub reported no commit for {src.repo}")
     dest.mkdir(parents=True, exist_ok=True)
@@ -85,6 +92,9 @@ def pull(name: str, to: str | os.PathLike[str] | None = None, *, force: bool = F
         disable_progress_bars()
     try:
         snapshot_download(repo_id=src.repo, revision=revision, local_dir=dest, allow_patterns=list(src.files) or None)
+    except Exception as e:
+        raise ConflictScoreError(f"models pull: downloading {src.repo}@{revision} from {constants.ENDPOINT} failed: "
+                                 f"{_hub_error(e)}; files fetched so far stay in {dest} (the same pull resumes)") from None
     finally:
         if quiet:
             enable_progress_bars()
@@ -95,6 +105,15 @@ def pull(name: str, to: str | os.PathLike[str] | None = None, *, force: bool = F
         raise VerificationFailed(f"models pull: {name} was downloaded to {dest} but does not match its manifest",
                                  [check])
     return dest, lock, check
+
+
+def _resumable(dest: Path) -> bool:
+    """An empty folder, or one an interrupted pull left (huggingface_hub's download metadata in it)."""
+    return dest.is_dir() and (not any(dest.iterdir()) or (dest / ".cache" / "huggingface").is_dir())
+
+
+def _hub_error(e: Exception) -> str:
+    return f"{type(e).__name__}: {' '.join(str(e).split())}"
 
 
 def bundle(targets: Sequence[str], output: str | os.PathLike[str], *, progress: bool = False) -> list[Verification]:
