@@ -92,7 +92,8 @@ class Seq2SeqDecomposer(Backend):
         from ..generate.common import load_tokenizer, model_fingerprint, resolve_model, torch_device, torch_dtype
 
         cfg = self.config
-        path = resolve_model(cfg.model, cfg.revision, what="seq2seq decomposer", record=self.resolved)
+        path = resolve_model(cfg.model, cfg.revision, what="seq2seq decomposer", record=self.resolved,
+                             use=("decomposer", "seq2seq"))
         device = torch_device(cfg.device)
         dtype = torch_dtype(cfg.dtype, device)
         try:

@@ -147,7 +147,7 @@ class NLIJudge(Backend):
                 found = locate(str(path) if os.environ.get(DEFAULT_JUDGE_ENV) else DEFAULT_JUDGE_MANIFEST,
                                what="judge nli")
             else:
-                found = locate(cfg.model, cfg.revision, what="judge nli")
+                found = locate(cfg.model, cfg.revision, what="judge nli", use=("judge", "nli"))
                 if not (found.path / "config.json").is_file():
                     raise BackendUnavailable(
                         f"judge nli: {found.path} is not a complete checkpoint: no config.json "

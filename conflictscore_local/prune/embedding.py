@@ -120,7 +120,8 @@ class EmbeddingPruner(Backend):
             if self.config.model is None:
                 path, source = _packaged_model_path(), f"{PACKAGED_MODEL}=={metadata.version(PACKAGED_MODEL)}"
             else:
-                path = str(resolve_model(self.config.model, what="pruner 'embedding'", record=self.resolved))
+                path = str(resolve_model(self.config.model, what="pruner 'embedding'", record=self.resolved,
+                                         use=("pruner", "embedding")))
                 source = self.resolved.get("model_source", "local path")
             model = SentenceTransformer(path, device=self.config.device, local_files_only=True)
             tokenizer = model.tokenizer
