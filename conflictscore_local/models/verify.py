@@ -19,7 +19,7 @@ from typing import Any, Mapping
 
 from ..errors import BackendUnavailable, ConfigError
 from .lock import LOCK_FILE, hash_files, lock_digest, model_files, read_lock
-from .manifest import Manifest, find_manifest
+from .manifest import Labels, Manifest, find_manifest
 from .store import locate_manifest, pypi_path, staged_path
 
 DISTRIBUTION = "conflictscore-local"
@@ -132,8 +132,6 @@ def verify_folder(folder: Path, manifest: Manifest | None = None, *, progress: b
     out.problems += [f"unexpected file {n} (not in the lock)" for n in extra]
     labels = manifest.labels if manifest is not None else None
     if labels is None and isinstance(lock.get("labels"), dict):
-        from .manifest import Labels
-
         labels = Labels(lock["labels"]["id2label"], lock["labels"]["map"])
     _check_labels(folder, labels, out)
     return out

@@ -110,3 +110,19 @@ def test_list_and_show_say_what_is_here(staged: Path, staging: Staging, capsys: 
     assert f"  here      staged at {staged}" in out
     assert "  labels    0=entailment→SUPPORT, 1=neutral→IRRELEVANT, 2=contradiction→CONTRADICT" in out
     assert "  run       --judge nli --judge-arg model=tiny" in out
+
+
+def test_a_lock_whose_manifest_is_unknown_here_is_checked_against_the_lock_alone(
+    staged: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CONFLICTSCORE_MANIFESTS")  # e.g. a bundle carried to a box without the user's manifests
+    result = verify(str(staged))
+    assert result.ok and result.name == "tiny" and result.files == 4, result.text()
+    assert result.notes == ["no manifest 'tiny' in this version: checked against the lock alone"]
+    config = json.loads((staged / "config.json").read_text())
+    config["id2label"] = {"0": "contradiction", "1": "neutral", "2": "entailment"}
+    (staged / "config.json").write_text(json.dumps(config))
+    problems = verify(str(staged)).problems
+    assert problems[0].startswith("config.json: ") and problems[1] == (  # the size or sha256, then the locked map
+        'config.json id2label {"0": "contradiction", "1": "neutral", "2": "entailment"} is not the manifest\'s '
+        '{"0": "entailment", "1": "neutral", "2": "contradiction"}')
