@@ -59,7 +59,8 @@ def default_judge_path() -> Path:
 class NLIConfig:
     """Arguments of the ``nli`` judge.
 
-    ``model``: checkpoint directory or cached hub id (None → the project's default judge).
+    ``model``: checkpoint directory, model name from ``conflictscore models list``, or cached
+    hub id (None → the project's default judge).
     ``batch_size``: at most this many pairs per forward; ``max_batch_tokens``: and at most
     this many (padded) tokens per forward (None → 2048 on CPU, where small batches of long
     inputs run fastest, 65536 on a GPU). Inputs are sorted by length, so short pairs go in
