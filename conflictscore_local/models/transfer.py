@@ -73,7 +73,7 @@ def pull(name: str, to: str | os.PathLike[str] | None = None, *, force: bool = F
     try:
         from huggingface_hub import HfApi, constants, snapshot_download
     except ImportError:
-        raise BackendUnavailable("models pull needs huggingface_hub: pip install huggingface_hub") from None
+        raise BackendUnavailable("models pull needs huggingface_hub: pip install 'conflictscore-local[hub]'") from None
     if constants.HF_HUB_OFFLINE:
         raise ConfigError("models pull: HF_HUB_OFFLINE is set, so huggingface_hub will not download; "
                           "unset it on the connected machine that stages models")

@@ -123,3 +123,14 @@ def test_pull_refuses_a_folder_that_holds_other_files(staging: Staging, tmp_path
     # was: downloaded into it and locked notes.txt as part of the model
     assert r.returncode == 2 and f"models pull: {home} exists and is not a model folder that `models pull` " in r.stderr
     assert sorted(p.name for p in home.iterdir()) == ["notes.txt"]
+
+
+def test_pull_without_huggingface_hub_names_the_extra(staging: Staging, monkeypatch: pytest.MonkeyPatch) -> None:
+    from conflictscore_local.errors import BackendUnavailable
+    from conflictscore_local.models import pull
+
+    staging.manifest("fake-nli", files=WANTED)
+    monkeypatch.setitem(sys.modules, "huggingface_hub", None)  # not installed
+    with pytest.raises(BackendUnavailable, match=r"^models pull needs huggingface_hub: pip install "
+                                                 r"'conflictscore-local\[hub\]'$"):
+        pull("fake-nli")
