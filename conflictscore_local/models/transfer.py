@@ -84,7 +84,10 @@ def pull(name: str, to: str | os.PathLike[str] | None = None, *, force: bool = F
                                  f"{_hub_error(e)}") from None
     if revision is None:
         raise ConflictScoreError(f"models pull: the hub reported no commit for {src.repo}")
-    dest.mkdir(parents=True, exist_ok=True)
+    try:
+        dest.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ConflictScoreError(f"models pull: cannot write into {dest}: {e.strerror or e}") from None
     from huggingface_hub.utils import are_progress_bars_disabled, disable_progress_bars, enable_progress_bars
 
     quiet = not progress and not are_progress_bars_disabled()
@@ -185,8 +188,11 @@ def unpack(archive: str | os.PathLike[str], to: str | os.PathLike[str] | None = 
                               "pass --force to replace it")
         if not hasattr(tarfile, "data_filter"):
             raise ConfigError("models unpack needs Python 3.11.4 or later (safe tar extraction filters)")
-        root.mkdir(parents=True, exist_ok=True)
-        work = Path(tempfile.mkdtemp(prefix=".unpack-", dir=root))
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+            work = Path(tempfile.mkdtemp(prefix=".unpack-", dir=root))
+        except OSError as e:
+            raise ConflictScoreError(f"models unpack: cannot write into {root}: {e.strerror or e}") from None
         try:
             try:
                 tar.extractall(work, filter="data")

@@ -187,3 +187,13 @@ def test_unpack_refuses_a_link_out_of_the_store(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"cannot extract .*link.tar: AbsoluteLinkError: .*nothing was installed"):
         unpack(archive, target)  # was the tarfile error's traceback
     assert list(target.iterdir()) == []
+
+
+def test_unpack_into_a_folder_that_cannot_be_made_is_an_error(
+    staging: Staging, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stage(staging, "alpha")
+    bundle(["alpha"], tmp_path / "a.tar")
+    blocked = tmp_path / "a.tar" / "store"  # below a file
+    assert main(["models", "unpack", str(tmp_path / "a.tar"), "--to", str(blocked), "-q"]) == 2  # was a traceback
+    assert f"models unpack: cannot write into {blocked}: Not a directory" in capsys.readouterr().err

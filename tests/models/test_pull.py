@@ -134,3 +134,13 @@ def test_pull_without_huggingface_hub_names_the_extra(staging: Staging, monkeypa
     with pytest.raises(BackendUnavailable, match=r"^models pull needs huggingface_hub: pip install "
                                                  r"'conflictscore-local\[hub\]'$"):
         pull("fake-nli")
+
+
+def test_pull_into_a_folder_that_cannot_be_made_is_an_error(staging: Staging, tmp_path: Path) -> None:
+    staging.manifest("fake-nli", files=WANTED)
+    (tmp_path / "file").write_text("x")
+    blocked = tmp_path / "file" / "fake-nli"
+    with FakeHub("org/fake-nli", COMMIT, FILES) as hub:
+        r = run_cli(["models", "pull", "fake-nli", "--to", str(blocked), "-q"], hub, staging, tmp_path)
+    assert hub.requests == [] and r.returncode == 2, r.stderr  # was 1, a NotADirectoryError traceback
+    assert r.stderr == f"conflictscore models: error: models pull: cannot write into {blocked}: Not a directory\n"
