@@ -151,7 +151,7 @@ def bundle(targets: Sequence[str], output: str | os.PathLike[str], *, progress: 
         raise VerificationFailed("models bundle: refusing to bundle models that fail verification", checks)
     tmp = out.with_name(out.name + ".partial")
     try:
-        with tarfile.open(tmp, mode) as tar:
+        with tarfile.open(tmp, mode, dereference=True) as tar:  # a linked file goes in as the file
             for name, folder in folders:
                 tar.add(folder, arcname=name, filter=_skip_metadata)
         os.replace(tmp, out)
@@ -162,8 +162,7 @@ def bundle(targets: Sequence[str], output: str | os.PathLike[str], *, progress: 
 
 
 def _skip_metadata(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
-    parts = Path(info.name).parts
-    return None if any(p in SKIPPED_DIRS for p in parts) or info.issym() or info.islnk() else info
+    return None if any(p in SKIPPED_DIRS for p in Path(info.name).parts) else info
 
 
 def unpack(archive: str | os.PathLike[str], to: str | os.PathLike[str] | None = None, *, force: bool = False,

@@ -197,3 +197,17 @@ def test_unpack_into_a_folder_that_cannot_be_made_is_an_error(
     blocked = tmp_path / "a.tar" / "store"  # below a file
     assert main(["models", "unpack", str(tmp_path / "a.tar"), "--to", str(blocked), "-q"]) == 2  # was a traceback
     assert f"models unpack: cannot write into {blocked}: Not a directory" in capsys.readouterr().err
+
+
+def test_a_linked_file_is_bundled_as_the_file(staging: Staging, tmp_path: Path) -> None:
+    staging.manifest("alpha")
+    folder = fake_checkpoint(staging.store / "alpha")
+    blob = tmp_path / "blobs" / "9f2c"  # a Hugging Face cache snapshot links its files to blobs like this
+    blob.parent.mkdir()
+    (folder / "model.safetensors").rename(blob)
+    (folder / "model.safetensors").symlink_to(blob)
+    write_lock(folder, make_lock(folder, get_manifest("alpha"), COMMIT))
+    bundle(["alpha"], tmp_path / "a.tar")  # verified: the link resolves
+    (result,) = unpack(tmp_path / "a.tar", tmp_path / "box")  # was: the link left out, unpack failed on the box
+    assert result.ok and (tmp_path / "box" / "alpha" / "model.safetensors").read_bytes() == blob.read_bytes()
+    assert not (tmp_path / "box" / "alpha" / "model.safetensors").is_symlink()
