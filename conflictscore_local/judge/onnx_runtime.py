@@ -1,8 +1,8 @@
 """``runtime=onnx``: the ``nli`` judge's classifier exported to ONNX once, run by ONNX Runtime.
 
-On CPU boxes ONNX Runtime ran the default judge faster than PyTorch with the same labels
-(``benchmarks/onnx_throughput.py``, ``benchmarks/results/onnx_throughput.md``), so ``auto``
-picks it on a CPU when the ``onnx`` extra is installed.
+On a 2-core CPU ONNX Runtime ran the default judge at 1.35–1.6× PyTorch's pairs/s with
+identical labels (``benchmarks/onnx_throughput.py``, ``benchmarks/results/onnx_throughput.md``),
+so ``auto`` picks it on a CPU when the ``onnx`` extra is installed.
 
 Tooling: transformers' own exporter (``transformers.exporters.OnnxExporter``, on
 ``torch.onnx.export`` + onnxscript) writes the graph, ONNX Runtime runs it, and int8 is
@@ -48,8 +48,8 @@ EXPORT_INFO = "conflictscore-onnx.json"
 FP32_FILE, INT8_FILE = "model.onnx", "model.int8.onnx"
 INSTALL_HINT = "pip install 'conflictscore-local[onnx]'"
 INT8_NOTE = (
-    "dynamic int8 quantization changes some labels (11% of the default judge's on real pairs in "
-    "benchmarks/results/onnx_throughput.md); measure it on your data with benchmarks/onnx_throughput.py"
+    "dynamic int8 quantization changes some labels (9-12.5% of the default judge's on real pairs in "
+    "benchmarks/results/onnx_throughput.md); measure it on your data with benchmarks/onnx_throughput.py --model DIR"
 )
 SAMPLE_PAIRS: tuple[tuple[str, str], ...] = (
     ("The bridge over the river opened in 1932 after four years of work.", "The bridge opened in 1932."),
