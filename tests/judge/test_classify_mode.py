@@ -45,7 +45,8 @@ def test_vllm_classify_gives_the_nli_labels_for_the_default_judge(fake_vllm: Any
     (llm,) = fake_vllm.LLM.instances
     assert llm.kwargs["runner"] == "pooling" and "enable_prefix_caching" not in llm.kwargs
     assert llm.kwargs["model"] == str(DEFAULT_JUDGE.resolve())
-    assert [len(p) for p, _ in llm.classify_calls] == [20, 20, 8]  # chunk_size inputs per engine call
+    assert len({(p.passage.text, p.claim.text) for p in pairs}) == 47  # one repeated pair: judged once
+    assert [len(p) for p, _ in llm.classify_calls] == [20, 20, 7]  # chunk_size inputs per engine call
     # the token ids vLLM got are the nli judge's inputs, segment ids passed in compressed form
     feats, _ = reference._encode([p.passage.text for p in pairs[:20]], [p.claim.text for p in pairs[:20]])
     prompts, params = llm.classify_calls[0]
