@@ -302,7 +302,9 @@ def report(path: Path) -> str:
         out.append(f"| {r['case']} | {r['pairs_per_s']} | {r['mean_input_tokens']} | {r['gflops_per_pair']} | "
                    f"{share} | {r['pairs']} pairs, {r['seconds']} s |")
     gpus = {r["gpu"] for r in rows if "gpu" in r}
-    return "\n".join(out) + (f"\n\nGPU: {', '.join(sorted(gpus))}" if gpus else "")
+    note = ("\n\nFLOPs per pair count the whole input (for the vllm cases the whole prompt, as without prefix "
+            "caching), so with prefix caching on the share of peak is the useful work done, not the GPU's load.")
+    return "\n".join(out) + (f"\n\nGPU: {', '.join(sorted(gpus))}" if gpus else "") + note
 
 
 def main(argv: list[str] | None = None) -> int:

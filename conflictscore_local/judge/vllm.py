@@ -177,7 +177,8 @@ class VLLMJudge(ClassifyMode, LLMJudge):
             empty = judge_messages("", "") if self.chat() else judge_text("", "")
             encoded = gen.encode(empty)
             overhead = len(encoded["prompt_token_ids"]) if isinstance(encoded, dict) else count(encoded)
-            budget = min(budget, window - overhead - (self.config.claim_room or 128) - self.config.max_tokens)
+            room = 128 if self.config.claim_room is None else self.config.claim_room
+            budget = min(budget, window - overhead - room - self.config.max_tokens)
             if budget < 8:
                 raise ConfigError(f"judge vllm: max_model_len {window} leaves no room for passages")
         self.resolved["passage_tokens"] = budget

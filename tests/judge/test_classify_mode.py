@@ -12,6 +12,7 @@ import pytest
 
 from conflictscore_local import registry
 from conflictscore_local.errors import ConfigError
+from conflictscore_local.judge.distinct import distinct
 from conflictscore_local.judge.runtime import pair_boundary
 
 REPO = Path(__file__).resolve().parents[2]
@@ -48,7 +49,8 @@ def test_vllm_classify_gives_the_nli_labels_for_the_default_judge(fake_vllm: Any
     assert len({(p.passage.text, p.claim.text) for p in pairs}) == 47  # one repeated pair: judged once
     assert [len(p) for p, _ in llm.classify_calls] == [20, 20, 7]  # chunk_size inputs per engine call
     # the token ids vLLM got are the nli judge's inputs, segment ids passed in compressed form
-    feats, _ = reference._encode([p.passage.text for p in pairs[:20]], [p.claim.text for p in pairs[:20]])
+    firsts = [pairs[i] for i in distinct(pairs).first][:20]
+    feats, _ = reference._encode([p.passage.text for p in firsts], [p.claim.text for p in firsts])
     prompts, params = llm.classify_calls[0]
     assert [p["prompt_token_ids"] for p in prompts] == [f["input_ids"] for f in feats]
     assert [q.extra_kwargs["compressed_token_type_ids"] for q in params] == [f["token_type_ids"].index(1) for f in feats]
@@ -137,7 +139,8 @@ def test_served_classify_gives_the_nli_labels(classify_server: Any, spread_nli: 
     assert distinct == 39  # one pair repeats: judged once
     assert sorted(len(r.body["input"]) for r in posts) == [7, 16, 16]
     assert all(r.body["model"] == "stub-model" for r in posts)
-    feats, _ = reference._encode([p.passage.text for p in pairs], [p.claim.text for p in pairs])
+    firsts = [pairs[i] for i in distinct(pairs).first]
+    feats, _ = reference._encode([p.passage.text for p in firsts], [p.claim.text for p in firsts])
     sent = sorted(ids for r in posts for ids in r.body["input"])
     assert sent == sorted(f["input_ids"] for f in feats)
     spec = judge.spec()
