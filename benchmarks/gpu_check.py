@@ -293,7 +293,8 @@ def run_case(case: str, workdir: Path, peak_override: float | None) -> dict[str,
 def report(path: Path) -> str:
     """The results file (one JSON object a line, a case or its failure) as a Markdown table."""
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    out = ["| case | pairs/s | input tokens | GFLOPs/pair | share of bf16 peak | note |", "|---|---:|---:|---:|---:|---|"]
+    out = ["| case | pairs/s | input tokens | GFLOPs/pair | share of bf16 peak | note |",
+           "|---|---:|---:|---:|---:|---|"]
     for r in rows:
         if "error" in r:
             out.append(f"| {r['case']} | – | – | – | – | failed: {r['error'][:160]} |")

@@ -144,7 +144,9 @@ class TorchRuntime:
             device = torch_device(cfg.device)
             dtype = torch_dtype(cfg.dtype, device)
             try:
-                model = AutoModelForSequenceClassification.from_pretrained(str(path), revision=cfg.revision, dtype=dtype)
+                model = AutoModelForSequenceClassification.from_pretrained(
+                    str(path), revision=cfg.revision, dtype=dtype
+                )
             except Exception as e:
                 raise BackendUnavailable(
                     f"judge nli: cannot load the model in {path} as a sequence classifier: {type(e).__name__}: {e}"

@@ -53,7 +53,8 @@ def test_vllm_classify_gives_the_nli_labels_for_the_default_judge(fake_vllm: Any
     feats, _ = reference._encode([p.passage.text for p in firsts], [p.claim.text for p in firsts])
     prompts, params = llm.classify_calls[0]
     assert [p["prompt_token_ids"] for p in prompts] == [f["input_ids"] for f in feats]
-    assert [q.extra_kwargs["compressed_token_type_ids"] for q in params] == [f["token_type_ids"].index(1) for f in feats]
+    boundaries = [q.extra_kwargs["compressed_token_type_ids"] for q in params]
+    assert boundaries == [f["token_type_ids"].index(1) for f in feats]
 
     spec, ref_spec = vj.spec(), reference.spec()
     assert (spec["backend"], spec["mode"], spec["runtime"], spec["dtype"]) == ("vllm", "classify", "vllm", "float32")
@@ -72,7 +73,8 @@ def test_without_segment_ids_the_default_judge_reads_pairs_differently(fake_vllm
     reference = nli(DEFAULT_JUDGE)
     feats, _ = reference._encode([p.passage.text for p in pairs], [p.claim.text for p in pairs])
     llm = fake_vllm.LLM(model=str(DEFAULT_JUDGE), runner="pooling", dtype="float32")
-    plain = llm.classify([{"prompt_token_ids": f["input_ids"]} for f in feats], pooling_params=fake_vllm.PoolingParams())
+    plain = llm.classify([{"prompt_token_ids": f["input_ids"]} for f in feats],
+                         pooling_params=fake_vllm.PoolingParams())
     with_ids = llm.classify([{"prompt_token_ids": f["input_ids"]} for f in feats], pooling_params=[
         fake_vllm.PoolingParams(extra_kwargs={"compressed_token_type_ids": pair_boundary(f)}) for f in feats])
     gap = max(abs(a - b) for x, y in zip(plain, with_ids) for a, b in zip(x.outputs.probs, y.outputs.probs))
@@ -135,8 +137,7 @@ def test_served_classify_gives_the_nli_labels(classify_server: Any, spread_nli: 
 
     posts = classify_server.posts()
     assert {r.path for r in posts} == {"/classify"}  # at the server root, not under /v1
-    distinct = len({(p.passage.text, p.claim.text) for p in pairs})
-    assert distinct == 39  # one pair repeats: judged once
+    assert len({(p.passage.text, p.claim.text) for p in pairs}) == 39  # one pair repeats: judged once
     assert sorted(len(r.body["input"]) for r in posts) == [7, 16, 16]
     assert all(r.body["model"] == "stub-model" for r in posts)
     firsts = [pairs[i] for i in distinct(pairs).first]

@@ -86,7 +86,9 @@ def test_export_is_reused_and_keyed_by_the_weights(
     assert onnx_runtime.export_key(a, None) != onnx_runtime.export_key(b, None)
 
 
-def test_int8_is_quantized_from_the_export_and_warns(torch_and_onnx: tuple, export_dir: Path, bench_pairs: list) -> None:
+def test_int8_is_quantized_from_the_export_and_warns(
+    torch_and_onnx: tuple, export_dir: Path, bench_pairs: list
+) -> None:
     judge = build(export_dir, runtime="onnx", int8=True)
     with pytest.warns(UserWarning, match="int8=true: dynamic int8 quantization changes some labels"):
         out = judge.judge(bench_pairs)
@@ -142,8 +144,8 @@ def pairs_for(judge: Any) -> list:
 def test_the_summary_shows_the_runtime(torch_and_onnx: tuple, export_dir: Path) -> None:
     item = Item("curie", "Curie was born in Warsaw.", (Document("wiki", "Marie Curie was born in Warsaw in 1867."),),
                 claims=("Curie was born in Warsaw.",))
-    engine = Engine(judge={"name": "nli", "model": str(DEFAULT_JUDGE), "runtime": "onnx", "export_dir": str(export_dir)},
-                    pruner="none")
+    args = {"model": str(DEFAULT_JUDGE), "runtime": "onnx", "export_dir": str(export_dir)}
+    engine = Engine(judge={"name": "nli", **args}, pruner="none")
     results, report = engine.score_all([item])
     assert results[0].verdicts[0].support == ("wiki",)
     judge = report.config["backends"]["judge"]
