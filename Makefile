@@ -24,7 +24,7 @@ $(VENV)/.run-installed: pyproject.toml | $(BIN)/python
 
 $(VENV)/.test-installed: pyproject.toml | $(BIN)/python
 	$(PIP) install -q $(TORCH)
-	$(PIP) install -q -e '.[default,seq2seq,train,dev]'
+	$(PIP) install -q -e '.[default,seq2seq,train,onnx,dev]'
 	touch $@ $(VENV)/.run-installed
 
 run: $(VENV)/.run-installed

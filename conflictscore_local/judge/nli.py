@@ -30,13 +30,12 @@ from ..generate.common import (
     model_fingerprint,
     token_counter,
     tokenizer_fingerprint,
-    torch_device,
-    torch_dtype,
 )
 from ..types import LABELS, Judgment, Label, Pair
 from ._base import ProgressFn
 from .distinct import distinct
 from .labels import check_thresholds, decide, map_id2label
+from .runtime import ClassifierRuntime, local_runtime, token_batches  # noqa: F401 - token_batches: public here too
 
 DEFAULT_JUDGE_ENV = "CONFLICTSCORE_DEFAULT_JUDGE"
 DEFAULT_JUDGE_MANIFEST = "default-judge"
@@ -72,6 +71,11 @@ class NLIConfig:
     2-way model means. ``id2label``: overrides the checkpoint's class names.
     ``thresholds``: override the calibrated ones in ``conflictscore.json``;
     ``calibration=false`` ignores them.
+    ``runtime``: where the forward pass runs (see :mod:`.runtime`): ``torch``, ``onnx`` (ONNX
+    Runtime on the CPU, the ``onnx`` extra; exported once per checkpoint into ``export_dir``,
+    default ``onnx/`` beside the judgment cache), or ``auto`` (``onnx`` on a CPU when the extra is
+    installed, else ``torch``). ``int8``: dynamic int8 quantization of the ONNX export, faster
+    but it changes some labels (measured in ``benchmarks/results/onnx_throughput.md``).
     """
 
     model: str | None = None
@@ -86,6 +90,9 @@ class NLIConfig:
     thresholds: dict | None = None
     calibration: bool = True
     claim_room: int | None = None
+    runtime: Literal["auto", "torch", "onnx"] = "auto"
+    int8: bool = False
+    export_dir: str | None = None
 
     def __post_init__(self) -> None:
         if self.batch_size < 1:
@@ -99,6 +106,8 @@ class NLIConfig:
         check_device(self.device)
         if self.thresholds is not None:
             check_thresholds(self.thresholds, source="judge nli: thresholds")
+        if self.int8 and self.runtime == "torch":
+            raise ValueError("int8=true needs runtime=onnx (dynamic int8 quantization of the ONNX export)")
 
 
 class NLIJudge(Backend):
@@ -108,13 +117,19 @@ class NLIJudge(Backend):
     role = "judge"
     Config = NLIConfig
 
-    def __init__(self, config: NLIConfig | None = None):
+    def __init__(
+        self, config: NLIConfig | None = None, *, runtime: Callable[["NLIJudge"], ClassifierRuntime] | None = None
+    ):
+        """``runtime``: builds the runtime that runs the forward pass, given this judge (the
+        ``vllm`` / ``openai`` judges' classify mode hand theirs in); default: the one the
+        ``runtime`` argument names."""
         super().__init__(config)
         self._path: Path | None = None
         self._manifest: Any = None
         self._labels: dict[int, Label] | None = None
         self._tokenizer: Any = None
-        self._model: Any = None
+        self._make_runtime = runtime or local_runtime
+        self._runtime: ClassifierRuntime | None = None
         self._spec: dict[str, Any] | None = None
         self._files: dict[str, dict[str, Any]] = {}
 
@@ -258,9 +273,15 @@ class NLIJudge(Backend):
             )
         return trained
 
+    def runtime(self) -> ClassifierRuntime:
+        """Where the forward pass runs (built once, loads nothing)."""
+        if self._runtime is None:
+            self._runtime = self._make_runtime(self)
+        return self._runtime
+
     def spec(self) -> Mapping[str, Any]:
         """Everything that changes labels: the weights and tokenizer, label mapping, thresholds,
-        dtype, length."""
+        length, and the runtime with its dtype or quantization."""
         if self._spec is None:
             path = self.checkpoint()
             fingerprint = model_fingerprint(path)
@@ -273,7 +294,7 @@ class NLIJudge(Backend):
                 "labels": {str(k): v for k, v in sorted(self.labels().items())},
                 "thresholds": self.thresholds(),
                 "max_length": self.max_length(),
-                "dtype": self._dtype_name(),
+                **self.runtime().spec(),
             }
         return self._spec
 
@@ -288,37 +309,6 @@ class NLIJudge(Backend):
             )
         self.resolved["claim_room"] = room
         return token_counter(tok), budget
-
-    # -- model --------------------------------------------------------------------------
-    def _dtype_name(self) -> str:
-        return str(torch_dtype(self.config.dtype, torch_device(self.config.device))).removeprefix("torch.")
-
-    def _load(self) -> Any:
-        if self._model is None:
-            from transformers import AutoModelForSequenceClassification
-
-            path = self.checkpoint()
-            labels = self.labels()
-            device = torch_device(self.config.device)
-            dtype = torch_dtype(self.config.dtype, device)
-            try:
-                model = AutoModelForSequenceClassification.from_pretrained(
-                    str(path), revision=self.config.revision, dtype=dtype
-                )
-            except Exception as e:
-                raise BackendUnavailable(
-                    f"judge nli: cannot load the model in {path} as a sequence classifier: {type(e).__name__}: {e}"
-                ) from e
-            if model.config.num_labels != len(labels):
-                raise ConfigError(
-                    f"judge nli: {path} has {model.config.num_labels} output classes but "
-                    f"{len(labels)} labels are mapped"
-                )
-            self._model = model.to(device).eval()
-            self.resolved.update(device=str(device), dtype=str(dtype).removeprefix("torch."),
-                                 max_length=self.max_length(), architecture=type(model).__name__)
-            self.resolved["thresholds"] = self.thresholds()
-        return self._model
 
     def _encode(self, passages: list[str], claims: list[str]) -> tuple[list[dict[str, list[int]]], list[str | None]]:
         """Token ids of each (passage, claim) input, the passage truncated to fit, and for each
@@ -355,49 +345,40 @@ class NLIJudge(Backend):
         A pair whose input was cut to fit the window says so in its note."""
         if not pairs:
             return []
-        import torch
-
-        model = self._load()
         labels = self.labels()
         thresholds = self.thresholds()
-        tok = self.tokenizer()
-        device = next(model.parameters()).device
+        runtime = self.runtime()
+        self.resolved.update(runtime=runtime.name, max_length=self.max_length(), thresholds=thresholds)
 
         uniq = distinct(pairs)
         firsts = [pairs[i] for i in uniq.first]
         feats, notes = self._encode([p.passage.text for p in firsts], [p.claim.text for p in firsts])
-        order = sorted(range(len(firsts)), key=lambda i: -len(feats[i]["input_ids"]))
-        probs: list[dict[str, float]] = [{}] * len(firsts)
-        budget = self.config.max_batch_tokens or (2048 if device.type == "cpu" else 65536)
-        lengths = [len(feats[i]["input_ids"]) for i in order]
-        for idx in token_batches(order, lengths, self.config.batch_size, budget):
-            batch = tok.pad([feats[i] for i in idx], return_tensors="pt")
-            batch = {k: v.to(device) for k, v in batch.items()}
-            with torch.inference_mode():
-                logits = model(**batch).logits
-            rows = torch.softmax(logits.float(), dim=-1).cpu().tolist()
-            for i, row in zip(idx, rows):
-                p = dict.fromkeys(LABELS, 0.0)
-                for k, v in enumerate(row):
-                    p[labels[k]] += v
-                probs[i] = {k: round(v, 6) for k, v in p.items()}
-            self.count("batches")
+
+        def done(idx: Sequence[int]) -> None:
             if on_progress is not None:
                 on_progress(sum(uniq.weight[i] for i in idx))
+
+        rows = runtime.classify(feats, done)
+        if len(rows) != len(firsts):
+            raise RuntimeError(f"runtime {runtime.name} returned {len(rows)} rows for {len(firsts)} inputs")
+        judged = []
+        for u, (p, row) in enumerate(zip(firsts, rows)):
+            if isinstance(row, str):
+                self.count("unscored")
+                judged.append(Judgment(p, None, None, "judge", row))
+                continue
+            if len(row) != len(labels):
+                raise RuntimeError(
+                    f"runtime {runtime.name} returned {len(row)} class probabilities for {len(labels)} classes"
+                )
+            probs = dict.fromkeys(LABELS, 0.0)
+            for k, v in enumerate(row):
+                probs[labels[k]] += v
+            probs = {k: round(v, 6) for k, v in probs.items()}
+            judged.append(Judgment(p, decide(probs, thresholds), probs, "judge", notes[u]))
         self.count("pairs", len(pairs))
         self.count("forward_inputs", len(firsts))
-        judged = [Judgment(p, decide(probs[u], thresholds), probs[u], "judge", notes[u]) for u, p in enumerate(firsts)]
         return uniq.spread(pairs, judged)
-
-
-def token_batches(order: Sequence[int], lengths: Sequence[int], max_pairs: int, max_tokens: int) -> Iterator[list[int]]:
-    """Consecutive batches of ``order`` (sorted longest first, ``lengths`` aligned with it) of at
-    most ``max_pairs`` items and ``max_tokens`` padded tokens; one item always makes a batch."""
-    start = 0
-    while start < len(order):
-        n = max(1, min(max_pairs, max_tokens // max(lengths[start], 1), len(order) - start))
-        yield list(order[start:start + n])
-        start += n
 
 
 def _listing(path: Path) -> str:
