@@ -153,3 +153,16 @@ def test_irrelevant_document_reports_its_most_similar_passage():
 
     d = document_judgment("d", [pruned(0, 0.05), pruned(1, 0.12), pruned(2, 0.01)])
     assert (d.label, d.source, d.passage, d.similarity) == (I, "pruned", 1, 0.12)
+
+
+def test_bootstrap_mean_ci_is_the_macro_bootstrap_of_plain_values():
+    from conflictscore_local.aggregate import bootstrap_ci, bootstrap_mean_ci
+    from conflictscore_local.types import ItemMetrics
+
+    values = [1, 0, 1, 1, 0, 1, 0, 1]
+    ci = bootstrap_mean_ci(values, n_resamples=500, seed=3)
+    as_items = [ItemMetrics(1, float(v), None, None, None) for v in values]
+    assert ci == bootstrap_ci(as_items, n_resamples=500, seed=3)["cs_c"]
+    assert 0.0 <= ci[0] < 5 / 8 < ci[1] <= 1.0
+    assert bootstrap_mean_ci([True, True, True]) == (1.0, 1.0)
+    assert bootstrap_mean_ci([1]) is None and bootstrap_mean_ci([]) is None
