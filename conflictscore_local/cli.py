@@ -23,6 +23,8 @@ SUBCOMMANDS: dict[str, str] = {
     "backends": "conflictscore_local.cli:add_backends_parser",
     "bench": "conflictscore_local.bench.cli:add_parser",
     "train-judge": "conflictscore_local.train_cli:add_parser",
+    "generate": "conflictscore_local.experiments.cli:add_generate_parser",
+    "regenerate": "conflictscore_local.experiments.cli:add_regenerate_parser",
 }
 
 EXIT_BAD_INPUT = 2
