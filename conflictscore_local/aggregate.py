@@ -244,9 +244,20 @@ def summarize_metrics(
     }
 
 
+def bootstrap_mean_ci(
+    values: Sequence[float], *, n_resamples: int = 1000, level: float = 0.95, seed: int = 0
+) -> tuple[float, float] | None:
+    """Percentile bootstrap interval of the mean of ``values`` (e.g. 0/1 correctness per
+    question), drawn exactly as :func:`bootstrap_ci` draws the macro CS-C: one resampling
+    implementation for every interval a report shows. None with fewer than two values."""
+    as_items = [ItemMetrics(1, float(v), None, None, None) for v in values]
+    return bootstrap_ci(as_items, n_resamples=n_resamples, level=level, seed=seed)["cs_c"]
+
+
 __all__ = [
     "METRIC_KEYS",
     "bootstrap_ci",
+    "bootstrap_mean_ci",
     "claim_verdict",
     "document_judgment",
     "item_metrics",

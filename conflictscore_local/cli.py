@@ -25,6 +25,8 @@ SUBCOMMANDS: dict[str, str] = {
     "train-judge": "conflictscore_local.train_cli:add_parser",
     "models": "conflictscore_local.models.cli:add_parser",
     "report": "conflictscore_local.report.cli:add_parser",
+    "generate": "conflictscore_local.experiments.cli:add_generate_parser",
+    "regenerate": "conflictscore_local.experiments.cli:add_regenerate_parser",
 }
 
 EXIT_BAD_INPUT = 2

@@ -167,3 +167,16 @@ def test_deciding_passage_span_is_recorded_and_round_trips():
     assert doc_judgment_from_json(d.to_json()) == d
     whole = document_judgment("d", [at(0, (0, 12), S, 0.9)])
     assert whole.passage_span is None and "passage_span" not in whole.to_json()
+
+
+def test_bootstrap_mean_ci_is_the_macro_bootstrap_of_plain_values():
+    from conflictscore_local.aggregate import bootstrap_ci, bootstrap_mean_ci
+    from conflictscore_local.types import ItemMetrics
+
+    values = [1, 0, 1, 1, 0, 1, 0, 1]
+    ci = bootstrap_mean_ci(values, n_resamples=500, seed=3)
+    as_items = [ItemMetrics(1, float(v), None, None, None) for v in values]
+    assert ci == bootstrap_ci(as_items, n_resamples=500, seed=3)["cs_c"]
+    assert 0.0 <= ci[0] < 5 / 8 < ci[1] <= 1.0
+    assert bootstrap_mean_ci([True, True, True]) == (1.0, 1.0)
+    assert bootstrap_mean_ci([1]) is None and bootstrap_mean_ci([]) is None
