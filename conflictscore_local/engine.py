@@ -290,7 +290,7 @@ class Engine:
                 misses.append(p)
             else:
                 known.append(h)
-        self.counts["passage_pairs_cached"] += len(kept) - (len(misses))
+                self.counts["passage_pairs_cached"] += 1
         return known
 
     def _select(self, groups: Sequence[Sequence[Pair]]) -> tuple[list[Pair], list[Judgment]]:

@@ -398,6 +398,10 @@ def write_json_atomic(path: str | os.PathLike[str], obj: Any, *, what: str = "fi
     """
     target = OutputTarget.of(path, what=what)
     text = dumps(obj, indent=2) + "\n"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a path given in bytes that are not UTF-8: kept as its \u escape
+        text = json.dumps(obj, ensure_ascii=True, allow_nan=False, indent=2) + "\n"
     if target.stream:
         with open(target.path, "a", encoding="utf-8") as fh:
             fh.write(text)

@@ -209,6 +209,8 @@ def test_json_to_a_symlink_or_fifo_keeps_them(tmp_path: Path):
     write_json_atomic(fifo, {"b": 2})
     reader.join(10)
     assert json.loads(got[0]) == {"b": 2} and fifo.is_fifo()
+    write_json_atomic(tmp_path / "paths.json", {"cache": "caches/\udcff.sqlite"})  # argv bytes that are not UTF-8
+    assert json.loads((tmp_path / "paths.json").read_text(encoding="utf-8")) == {"cache": "caches/\udcff.sqlite"}
     with pytest.raises(ValueError, match="Out of range float values are not JSON compliant"):
         write_json_atomic(tmp_path / "nan.json", {"x": float("nan")})
     assert not (tmp_path / "nan.json").exists()
@@ -300,3 +302,14 @@ def test_one_file_mode_for_everything_written(tmp_path: Path):
         assert stat.S_IMODE(out.stat().st_mode) == 0o600
     finally:
         os.umask(old)
+
+
+def test_names_of_open_files_are_streams_and_checked_without_writing(tmp_path: Path):
+    from conflictscore_local.io import OutputTarget
+
+    for name in ("/dev/stdout", "/dev/stderr", "/proc/self/fd/1", "/dev/fd/2"):
+        assert OutputTarget.of(name).stream, name  # written to directly: never renamed onto
+    regular = OutputTarget.of(tmp_path / "a" / "b.jsonl")
+    assert not regular.stream and regular.sibling(".partial") == tmp_path / "a" / "b.jsonl.partial"
+    with pytest.raises(ConfigError, match="is a directory; name a file"):
+        OutputTarget.of(tmp_path)

@@ -144,3 +144,13 @@ def test_timing_covers_the_whole_run_bootstrap_included(tmp_path: Path, monkeypa
     inp = write_jsonl(tmp_path / "in.jsonl", [WORKED])
     assert main(["score", str(inp), "-o", str(tmp_path / "o.jsonl"), "--summary", str(tmp_path / "s.json"), "-q"]) == 0
     assert json.loads((tmp_path / "s.json").read_text())["timing"]["total_s"] >= 0.5
+
+
+def test_a_second_run_on_the_same_output_is_refused(tmp_path: Path, capsys):
+    inp = write_jsonl(tmp_path / "in.jsonl", [WORKED])
+    out = tmp_path / "out.jsonl"
+    with ResumableJsonlWriter(out) as running:  # another run, still writing
+        running.write({"id": "x"})
+        assert main(["score", str(inp), "-o", str(out), "-q"]) == 2
+        assert f"output {out} is being written by another run" in capsys.readouterr().err
+    assert out.read_text() == '{"id": "x"}\n'

@@ -11,10 +11,12 @@ from ..types import Judgment, Pair
 class Pruner(Protocol):
     """Choose which candidate pairs go to the judge.
 
-    ``select`` receives every candidate pair of an engine step (each claim against every
-    passage of its own item's documents) and returns the pairs to judge (with
-    ``similarity`` filled in where computed) and, for the others, IRRELEVANT judgments
-    with ``source="pruned"``. Every input pair lands in exactly one of the two lists.
+    ``select`` receives candidate pairs (each claim against every passage of its own item's
+    documents), all of a claim's candidates in the same call: an engine step's worth, cut
+    into calls of about ``engine.checkpoint_s`` seconds at claim boundaries. It returns the
+    pairs to judge (with ``similarity`` filled in where computed) and, for the others,
+    IRRELEVANT judgments with ``source="pruned"``. Every input pair lands in exactly one of
+    the two lists.
 
     ``spec()`` is everything that changes the selection (model fingerprint, thresholds, rule
     version): it goes into the resume fingerprint. A pruner whose choice for a claim
