@@ -392,16 +392,22 @@ def _fsync_dir(folder: Path) -> None:
 
 
 def write_json_atomic(path: str | os.PathLike[str], obj: Any, *, what: str = "file") -> None:
-    """Write JSON to a temporary file beside ``path`` and rename it into place.
-
-    A symlink is written through to its target; a device or FIFO is written to directly.
-    """
-    target = OutputTarget.of(path, what=what)
+    """Write JSON (indented, UTF-8, never NaN) atomically: see :func:`write_text_atomic`."""
     text = dumps(obj, indent=2) + "\n"
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:  # a path given in bytes that are not UTF-8: kept as its \u escape
         text = json.dumps(obj, ensure_ascii=True, allow_nan=False, indent=2) + "\n"
+    write_text_atomic(path, text, what=what)
+
+
+def write_text_atomic(path: str | os.PathLike[str], text: str, *, what: str = "file") -> None:
+    """Write UTF-8 text to a temporary file beside ``path`` and rename it into place.
+
+    A symlink is written through to its target; a device or FIFO is written to directly.
+    The file gets :func:`file_mode` (0666 less the umask, or the mode of the file it replaces).
+    """
+    target = OutputTarget.of(path, what=what)
     if target.stream:
         with open(target.path, "a", encoding="utf-8") as fh:
             fh.write(text)

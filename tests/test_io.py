@@ -313,3 +313,21 @@ def test_names_of_open_files_are_streams_and_checked_without_writing(tmp_path: P
     assert not regular.stream and regular.sibling(".partial") == tmp_path / "a" / "b.jsonl.partial"
     with pytest.raises(ConfigError, match="is a directory; name a file"):
         OutputTarget.of(tmp_path)
+
+
+def test_text_is_written_atomically_through_the_same_rules(tmp_path: Path):
+    import os
+
+    from conflictscore_local.io import write_text_atomic
+
+    old = os.umask(0o022)
+    try:
+        target = tmp_path / "reports" / "r.html"
+        target.parent.mkdir()
+        (tmp_path / "r.html").symlink_to(target)
+        write_text_atomic(tmp_path / "r.html", "<p>é</p>")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "r.html").is_symlink() and target.read_text(encoding="utf-8") == "<p>é</p>"
+    assert target.stat().st_mode & 0o777 == 0o644
+    assert [p.name for p in target.parent.iterdir()] == ["r.html"]
