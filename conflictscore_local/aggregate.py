@@ -1,9 +1,9 @@
 """Passage judgments → document labels → claim verdicts → ConflictScore metrics.
 
 Pure Python on purpose: this is the part every number in a report goes through, and it
-must be exact and cheap to test by hand. The one exception is the bootstrap, thousands of
-resamples of every item: numpy (imported when it runs), as a pure-Python loop took 4.5
-minutes for 200k items (``benchmarks/bootstrap_speed.py``).
+must be exact and cheap to test by hand. The one exception is the bootstrap, a thousand
+resamples of every item: numpy (imported when it runs), as the pure-Python loop took
+minutes for 200k items (``benchmarks/results/bootstrap_speed.md``).
 """
 
 from __future__ import annotations
