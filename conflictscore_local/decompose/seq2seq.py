@@ -86,6 +86,28 @@ class Seq2SeqDecomposer(Backend):
         self._model: Any = None
         self._tokenizer: Any = None
 
+    def spec(self) -> dict[str, Any]:
+        """The checkpoint's weights and tokenizer (not its path), the prompt, the generation
+        settings that change claims, and the sentence splitter's spec; loads no model."""
+        from ..generate.common import model_fingerprint, resolve_model, tokenizer_fingerprint, torch_device, torch_dtype
+
+        cfg = self.config
+        path = resolve_model(cfg.model, cfg.revision, what="seq2seq decomposer", record=self.resolved,
+                             use=("decomposer", "seq2seq"))
+        return {
+            "backend": "seq2seq",
+            "model": model_fingerprint(path),
+            "tokenizer": tokenizer_fingerprint(path),
+            "revision": cfg.revision,
+            "prompt": cfg.prompt,
+            "max_input_tokens": cfg.max_input_tokens,
+            "max_new_tokens": cfg.max_new_tokens,
+            "num_beams": cfg.num_beams,
+            "max_claims_per_sentence": cfg.max_claims_per_sentence,
+            "dtype": str(torch_dtype(cfg.dtype, torch_device(cfg.device))).removeprefix("torch."),
+            "sentences": self.splitter.spec(),
+        }
+
     def _load(self) -> None:
         from transformers import AutoModelForSeq2SeqLM
 
