@@ -115,6 +115,10 @@ def test_auto_picks_onnx_on_a_cpu_when_installed(monkeypatch: pytest.MonkeyPatch
     assert resolve_runtime("auto", "cpu") == "onnx"
     assert resolve_runtime("auto", "cuda:1") == "torch"
     assert resolve_runtime("torch", "cpu") == "torch"
+    # ONNX runs float32 only: a half-precision dtype keeps auto on PyTorch instead of failing
+    assert resolve_runtime("auto", "cpu", "float32") == "onnx"
+    assert resolve_runtime("auto", "cpu", "bfloat16") == "torch"
+    assert resolve_runtime("auto", "auto", "float16") == "torch"
     with monkeypatch.context() as m:
         m.setattr("conflictscore_local.judge.runtime.onnx_available", lambda: False)
         assert resolve_runtime("auto", "cpu") == "torch"
@@ -123,6 +127,14 @@ def test_auto_picks_onnx_on_a_cpu_when_installed(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv(RUNTIME_ENV, "jax")
     with pytest.raises(ConfigError, match=r"\$CONFLICTSCORE_NLI_RUNTIME='jax' is not allowed; allowed: torch, onnx"):
         resolve_runtime("auto", "cpu")
+
+
+def test_auto_with_a_half_precision_dtype_runs_torch_on_a_cpu(
+    export_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(RUNTIME_ENV, raising=False)
+    judge = build(export_dir, device="cpu", dtype="bfloat16")
+    assert (judge.spec()["runtime"], judge.spec()["dtype"]) == ("torch", "bfloat16")
 
 
 def test_an_export_that_disagrees_with_torch_is_refused(
