@@ -147,6 +147,15 @@ def test_an_export_that_disagrees_with_torch_is_refused(
     assert list(tmp_path.iterdir()) == []  # nothing half-exported left behind
 
 
+def test_an_export_dir_that_cannot_be_made_is_a_config_error(tiny_nli_dir: Path, tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("x")
+    where = tmp_path / "a-file" / "onnx"
+    judge = registry.build("judge", "nli", {"model": str(tiny_nli_dir), "runtime": "onnx", "export_dir": str(where)})
+    with pytest.raises(ConfigError, match=rf"judge nli: cannot write the ONNX export into {where}: .*; set "
+                                          r"export_dir=DIR to a writable folder, or use runtime=torch"):
+        judge.judge(pairs_for(judge))
+
+
 def pairs_for(judge: Any) -> list:
     from conflictscore_local.types import Claim, Pair, Passage
 
