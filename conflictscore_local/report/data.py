@@ -93,16 +93,30 @@ def check_summary(data: Any, where: str) -> None:
         raise InputError(f"expected a JSON object, got {type(data).__name__}", path=where)
     if is_bench_results(data):
         need = {"conflictscore": ("macro", "micro"), "bench": ("n_items", "n_claims"), "pairs": ("confusion",)}
+        optional = ("detection", "engine_pairs", "timing", "config", "versions", "stages")
     elif "macro" in data and "micro" in data:
         need = {"": ("n_items", "n_claims", "macro", "micro")}
+        optional = ("ci95", "pairs", "timing", "config", "versions", "stages")
     else:
         raise InputError("neither a score summary (n_items, macro, micro, ci95, pairs) nor a bench run results "
                          "file (bench, detection, pairs)", path=where)
     for section, keys in need.items():
         body = data.get(section) if section else data
         for k in keys:
+            name = f"{section}.{k}" if section else k
             if not isinstance(body, dict) or k not in body:
-                raise InputError("missing", path=where, field=f"{section}.{k}" if section else k)
+                raise InputError("missing", path=where, field=name)
+            _check_type(body[k], int if k in ("n_items", "n_claims") else dict, where, name)
+    for k in optional:
+        if data.get(k) is not None:
+            _check_type(data[k], dict, where, k)
+
+
+def _check_type(value: Any, kind: type, where: str, name: str) -> None:
+    if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
+        raise InputError(f"expected a whole number, got {type(value).__name__}", path=where, field=name)
+    if kind is dict and not isinstance(value, dict):
+        raise InputError(f"expected an object, got {type(value).__name__}", path=where, field=name)
 
 
 def load_inputs(

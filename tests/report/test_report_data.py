@@ -84,6 +84,12 @@ def test_the_summary_shown_is_the_file_or_else_computed_from_the_results(run: di
      r"s\.json: neither a score summary .* nor a bench run results file"),
     (lambda t, items, summ: {"summary": _write(t / "s.json", {"bench": {}, "detection": {}})},
      r"s\.json: field 'conflictscore.macro': missing"),
+    (lambda t, items, summ: {"summary": _write(t / "s.json", {**summ, "macro": []})},
+     r"s\.json: field 'macro': expected an object, got list"),
+    (lambda t, items, summ: {"summary": _write(t / "s.json", {**summ, "pairs": 18})},
+     r"s\.json: field 'pairs': expected an object, got int"),
+    (lambda t, items, summ: {"summary": _write(t / "s.json", {**summ, "n_items": "5"})},
+     r"s\.json: field 'n_items': expected a whole number, got str"),
     (lambda t, items, summ: {"items": write_jsonl(t / "other.jsonl", [
         {**it, "documents": [{"id": "x", "text": "t"}] * 1} if it["id"] == "mixed" else it for it in items])},
      r"item 'mixed': claim 0 is judged against document 'pro', which the item does not have \(documents: x\)"),
