@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from ..aggregate import METRIC_KEYS, bootstrap_ci, pair_counts, summarize_metrics
+from ..bench.metrics import detection_counts
 from ..errors import InputError
 from ..io import file_sha256, read_items, read_results
 from ..types import CONTRADICT, IRRELEVANT, SUPPORT, ClaimVerdict, DocJudgment, Item, ItemResult
@@ -320,17 +321,12 @@ def item_records(inputs: ReportInputs) -> tuple[list[dict[str, Any]], list[dict[
         response = it.response if it is not None else None
         spans = _locate_spans(r.verdicts, response)
         claims = []
-        tp = fp = fn = 0
         for i, v in enumerate(r.verdicts):
             c: dict[str, Any] = {"x": v.claim.text, "a": spans[i], "k": int(v.conflicted)}
             if v.ratio is not None:
                 c["r"] = _round(v.ratio)
             if gold_conf is not None:
-                g = bool(gold_conf[i])
-                c["g"] = int(g)
-                tp += g and v.conflicted
-                fp += (not g) and v.conflicted
-                fn += g and not v.conflicted
+                c["g"] = int(bool(gold_conf[i]))
             claims.append(c)
         m = r.metrics
         row_ix: dict[str, Any] = {
@@ -344,7 +340,9 @@ def item_records(inputs: ReportInputs) -> tuple[list[dict[str, Any]], list[dict[
             "nu": sum(j.label is None for v in r.verdicts for j in v.judgments),
         }
         if gold_conf is not None:
-            row_ix.update(tp=tp, fp=fp, fn=fn, ty=it.meta.get("conflict_type"), so=it.meta.get("source"))  # type: ignore[union-attr]
+            counts = detection_counts((bool(g), v.conflicted) for g, v in zip(gold_conf, r.verdicts))
+            row_ix.update(tp=counts["tp"], fp=counts["fp"], fn=counts["fn"],
+                          ty=it.meta.get("conflict_type"), so=it.meta.get("source"))  # type: ignore[union-attr]
         index.append(row_ix)
         detail: dict[str, Any] = {"docs": doc_ids, "claims": claims, "cells": cells}
         if it is not None:
