@@ -186,3 +186,16 @@ def test_bench_items_give_detection_and_gold_per_item(tmp_path: Path):
     assert bench is not None and bench["computed"]
     assert bench["detection"]["overall"]["fp"] == 1
     assert bench["pairs"]["confusion"]["IRRELEVANT"]["CONTRADICT"] == 1
+
+
+def test_a_repeated_claim_without_a_span_is_marked_where_it_recurs(tmp_path: Path):
+    """Given claims carry no span: each is looked for after the claim before it, so a sentence the
+    response says twice is marked twice, not twice at its first place."""
+    item = {"id": "twice", "response": "It rained. It was cold. It rained.", "documents": [{"id": "d", "text": "t"}],
+            "claims": ["It rained.", "It was cold.", "It rained."], "labels": [["SUPPORT"]] * 3}
+    judged = [{"doc_id": "d", "label": "SUPPORT", "probs": None, "source": "given"}]
+    row = {"id": "twice", "claims": [{"text": c, "support": ["d"], "contradict": [], "irrelevant": [],
+                                      "judgments": judged} for c in item["claims"]]}
+    inputs = load_inputs(write_jsonl(tmp_path / "s.jsonl", [row]), items=write_jsonl(tmp_path / "i.jsonl", [item]))
+    _, details = item_records(inputs)
+    assert [c["a"] for c in details[0]["claims"]] == [[0, 10], [11, 23], [24, 34]]
