@@ -61,3 +61,12 @@ def test_score_report_equals_the_report_command(run: dict[str, Path], tmp_path: 
 
     assert body(again) == body(run["report"])
     assert json.loads(run["summary"].read_text())["n_items"] == 5
+
+
+def test_no_event_loop_is_left_running_after_the_browser_tests():
+    """Playwright's sync API runs an event loop in this thread while its browser is open; the browser
+    fixture closes it with its module, so later tests (this file runs after test_report_browser.py;
+    tests/integrations' batcher tests) can start their own with asyncio.run."""
+    import asyncio
+
+    assert asyncio.run(asyncio.sleep(0, result="ran")) == "ran"
