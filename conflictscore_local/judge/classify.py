@@ -96,16 +96,22 @@ class ClassifyMode:
 
 
 class VLLMClassifyRuntime:
-    """``vllm.LLM(runner="pooling").classify`` in this process, ``chunk_size`` inputs per call."""
+    """``vllm.LLM(runner="pooling").classify`` in this process, ``chunk_size`` inputs per call.
+
+    ``keyed_args``: the engine arguments that change outputs (quantization, ``hf_overrides``, ...),
+    keyed in the spec as the ``vllm`` judge keys them in generate mode.
+    """
 
     name = "vllm"
 
-    def __init__(self, nli: NLIJudge, generator: VLLMGenerator, chunk_size: int):
+    def __init__(self, nli: NLIJudge, generator: VLLMGenerator, chunk_size: int,
+                 keyed_args: Mapping[str, Any] | None = None):
         self.nli, self.generator, self.chunk_size = nli, generator, chunk_size
+        self.keyed_args = dict(keyed_args or {})
         self._llm: Any = None
 
     def spec(self) -> dict[str, Any]:
-        return {"runtime": self.name, "dtype": self.generator.config.dtype}
+        return {"runtime": self.name, "dtype": self.generator.config.dtype, "engine_args": self.keyed_args}
 
     def engine_kwargs(self) -> dict[str, Any]:
         """The generator's engine arguments with the pooling runner. Prefix caching is left to

@@ -233,9 +233,15 @@ class OnnxRuntime:
         folder = self.export_dir()
         judge = self.judge
         if not (folder / EXPORT_INFO).is_file():
-            folder.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                folder.parent.mkdir(parents=True, exist_ok=True)
+                tmp = Path(tempfile.mkdtemp(prefix=".export-", dir=folder.parent))
+            except OSError as e:
+                raise ConfigError(
+                    f"judge nli: cannot write the ONNX export into {folder.parent}: {e.strerror or e}; set "
+                    "export_dir=DIR to a writable folder, or use runtime=torch"
+                ) from None
             print(f"judge nli: exporting {judge.checkpoint()} to ONNX once, into {folder}", file=sys.stderr)
-            tmp = Path(tempfile.mkdtemp(prefix=".export-", dir=folder.parent))
             tmp.chmod(0o755)
             try:
                 info = export_classifier(judge.checkpoint(), tmp, judge.tokenizer(), revision=judge.config.revision)

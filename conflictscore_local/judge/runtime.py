@@ -59,10 +59,10 @@ def onnx_available() -> bool:
     return all(importlib.util.find_spec(m) is not None for m in ONNX_MODULES)
 
 
-def resolve_runtime(runtime: str, device: str) -> str:
+def resolve_runtime(runtime: str, device: str, dtype: str = "auto") -> str:
     """The local runtime ``auto`` stands for: ``$CONFLICTSCORE_NLI_RUNTIME`` when set, else ONNX
     Runtime on a CPU when the ``onnx`` extra is installed (it measured faster at equal labels,
-    ``benchmarks/results/onnx_throughput.md``), else PyTorch."""
+    ``benchmarks/results/onnx_throughput.md``) and the dtype is float32 (all ONNX runs), else PyTorch."""
     if runtime != "auto":
         return runtime
     env = os.environ.get(RUNTIME_ENV)
@@ -70,14 +70,14 @@ def resolve_runtime(runtime: str, device: str) -> str:
         if env not in LOCAL_RUNTIMES:
             raise ConfigError(f"${RUNTIME_ENV}={env!r} is not allowed; allowed: {', '.join(LOCAL_RUNTIMES)}")
         return env
-    if device not in ("auto", "cpu") or not onnx_available():
+    if device not in ("auto", "cpu") or dtype not in ("auto", "float32") or not onnx_available():
         return "torch"
     return "onnx" if torch_device(device).type == "cpu" else "torch"
 
 
 def local_runtime(judge: "NLIJudge") -> ClassifierRuntime:
     """The runtime the ``nli`` judge's ``runtime`` argument names (``auto`` resolved)."""
-    name = resolve_runtime(judge.config.runtime, judge.config.device)
+    name = resolve_runtime(judge.config.runtime, judge.config.device, judge.config.dtype)
     if judge.config.int8 and name != "onnx":
         raise ConfigError(f"judge nli: int8=true needs runtime=onnx (dynamic int8 quantization); runtime is {name}")
     if name == "onnx":

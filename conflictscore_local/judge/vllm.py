@@ -40,6 +40,11 @@ engine argument (``quantization``, ``kv_cache_dtype``, ``hf_overrides``, ``load_
 ``rope_scaling``, ... and any vLLM adds later) is part of the judge spec."""
 
 
+def keyed_engine_args(engine_args: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The ``engine_args`` that go into the judge spec (both modes): all but ``ENGINE_ARGS_NOT_KEYED``."""
+    return {k: v for k, v in sorted((engine_args or {}).items()) if k not in ENGINE_ARGS_NOT_KEYED}
+
+
 @dataclass(frozen=True)
 class VLLMJudgeConfig(VLLMConfig):
     """The ``vllm`` generator's arguments plus the judge's own.
@@ -106,7 +111,8 @@ class VLLMJudge(ClassifyMode, LLMJudge):
     def classify_runtime(self, nli: Any) -> VLLMClassifyRuntime:
         names = {f.name for f in fields(VLLMConfig)}
         args = {k: v for k, v in vars(self.config).items() if k in names}
-        return VLLMClassifyRuntime(nli, VLLMGenerator(VLLMConfig(**args)), self.config.chunk_size)
+        return VLLMClassifyRuntime(nli, VLLMGenerator(VLLMConfig(**args)), self.config.chunk_size,
+                                   keyed_engine_args(self.config.engine_args))
 
     def judge(self, pairs: Sequence[Pair], on_progress: ProgressFn | None = None) -> list[Judgment]:
         if self.config.mode == "classify":
@@ -153,8 +159,7 @@ class VLLMJudge(ClassifyMode, LLMJudge):
                 "chat_template_kwargs": cfg.chat_template_kwargs,
                 "enable_thinking": cfg.enable_thinking,
                 "dtype": cfg.dtype,
-                "engine_args": {k: v for k, v in sorted((cfg.engine_args or {}).items())
-                                if k not in ENGINE_ARGS_NOT_KEYED},
+                "engine_args": keyed_engine_args(cfg.engine_args),
             }
             self.resolved["model_fingerprint"] = self._identity
         return self._identity

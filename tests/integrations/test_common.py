@@ -222,6 +222,23 @@ def test_concurrent_calls_are_scored_in_one_engine_step() -> None:
     ]
 
 
+def test_a_call_arriving_within_the_window_joins_the_batch() -> None:
+    """Harnesses start their calls one after another (DeepEval's evaluate does): a call arriving
+    while the first one's window is open is scored in the same engine step."""
+    engine, judge = rule_engine()
+    batcher = Batcher(engine, wait_s=0.5)
+
+    async def main() -> list[Any]:
+        first = asyncio.create_task(batcher.score(row(0, "A is B.", ["yes: a is b"])))
+        await asyncio.sleep(0.05)
+        second = asyncio.create_task(batcher.score(row(1, "C is D.", ["no: c is d"])))
+        return await asyncio.gather(first, second)
+
+    results = asyncio.run(main())
+    assert batcher.batch_sizes == [2] and judge.calls == [2]
+    assert [r.metrics.support_rate for r in results] == [1.0, 0.0]
+
+
 def test_repeated_ids_are_scored_apart_and_identical_items_once() -> None:
     engine, judge = rule_engine()
     a = item_from("row", "A is B.", ["yes: a is b"], claims=["A is B."])

@@ -81,6 +81,9 @@ def test_measure_reports_score_reason_breakdown_and_success(labeled_row: dict[st
     assert metric.score_breakdown == pytest.approx(LABELED_VALUES)
     assert metric.reason == LABELED_EXPLANATION
     assert metric.success is False and metric.is_successful() is False  # 1/3 > 0.3: too many conflicts
+    at = ConflictScoreMetric(threshold=1 / 3, pruner="none")
+    at.measure(labeled_case(labeled_row))
+    assert at.score == 1 / 3 and at.success is True  # CS-C equal to the threshold passes (≤)
     assert metric.engine._backends == {}  # given labels: no model loaded
 
 

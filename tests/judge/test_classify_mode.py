@@ -60,7 +60,8 @@ def test_vllm_classify_gives_the_nli_labels_for_the_default_judge(fake_vllm: Any
     assert (spec["backend"], spec["mode"], spec["runtime"], spec["dtype"]) == ("vllm", "classify", "vllm", "float32")
     cal = json.loads((DEFAULT_JUDGE / "conflictscore.json").read_text())
     assert spec["thresholds"] == ref_spec["thresholds"] == cal["thresholds"]
-    assert {k: v for k, v in spec.items() if k not in ("backend", "mode", "runtime", "dtype")} == {
+    assert spec["engine_args"] == {}
+    assert {k: v for k, v in spec.items() if k not in ("backend", "mode", "runtime", "dtype", "engine_args")} == {
         k: v for k, v in ref_spec.items() if k not in ("backend", "runtime", "dtype")}
     assert vj.passage_budget()[1] == reference.passage_budget()[1]
     assert vj.stats()["engine_calls"] == 3 and vj.describe()["resolved"]["runtime"] == "vllm"
@@ -95,6 +96,23 @@ def test_vllm_classify_deberta_and_mode_arguments(fake_vllm: Any, spread_nli: An
         registry.build("judge", "vllm", {"model": str(model), "negative_label": "CONTRADICT"})
     with pytest.raises(ConfigError, match="'score' is not allowed; allowed: generate, classify"):
         registry.build("judge", "vllm", {"model": str(model), "mode": "score"})
+
+
+def test_vllm_classify_spec_keys_the_engine_arguments_that_change_outputs(fake_vllm: Any, spread_nli: Any) -> None:
+    """As in generate mode: quantization (and every other output-changing engine argument) keys the
+    judgment cache; a scheduling argument does not."""
+    model = str(spread_nli("deberta-v2"))
+
+    def spec(**engine_args: Any) -> dict:
+        args = {"model": model, "mode": "classify"}
+        if engine_args:
+            args["engine_args"] = engine_args
+        return dict(registry.build("judge", "vllm", args).spec())
+
+    plain, fp8 = spec(), spec(quantization="fp8")
+    assert fp8["engine_args"] == {"quantization": "fp8"} and plain["engine_args"] == {}
+    assert plain != fp8
+    assert spec(max_num_seqs=8, enforce_eager=True) == plain
 
 
 # -- vllm serve's /classify -------------------------------------------------------------------

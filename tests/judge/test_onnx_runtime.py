@@ -115,6 +115,10 @@ def test_auto_picks_onnx_on_a_cpu_when_installed(monkeypatch: pytest.MonkeyPatch
     assert resolve_runtime("auto", "cpu") == "onnx"
     assert resolve_runtime("auto", "cuda:1") == "torch"
     assert resolve_runtime("torch", "cpu") == "torch"
+    # ONNX runs float32 only: a half-precision dtype keeps auto on PyTorch instead of failing
+    assert resolve_runtime("auto", "cpu", "float32") == "onnx"
+    assert resolve_runtime("auto", "cpu", "bfloat16") == "torch"
+    assert resolve_runtime("auto", "auto", "float16") == "torch"
     with monkeypatch.context() as m:
         m.setattr("conflictscore_local.judge.runtime.onnx_available", lambda: False)
         assert resolve_runtime("auto", "cpu") == "torch"
@@ -125,6 +129,14 @@ def test_auto_picks_onnx_on_a_cpu_when_installed(monkeypatch: pytest.MonkeyPatch
         resolve_runtime("auto", "cpu")
 
 
+def test_auto_with_a_half_precision_dtype_runs_torch_on_a_cpu(
+    export_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(RUNTIME_ENV, raising=False)
+    judge = build(export_dir, device="cpu", dtype="bfloat16")
+    assert (judge.spec()["runtime"], judge.spec()["dtype"]) == ("torch", "bfloat16")
+
+
 def test_an_export_that_disagrees_with_torch_is_refused(
     tiny_nli_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -133,6 +145,15 @@ def test_an_export_that_disagrees_with_torch_is_refused(
     with pytest.raises(BackendUnavailable, match="disagrees with PyTorch .* on sample pairs\\); use runtime=torch"):
         judge.judge(pairs_for(judge))
     assert list(tmp_path.iterdir()) == []  # nothing half-exported left behind
+
+
+def test_an_export_dir_that_cannot_be_made_is_a_config_error(tiny_nli_dir: Path, tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("x")
+    where = tmp_path / "a-file" / "onnx"
+    judge = registry.build("judge", "nli", {"model": str(tiny_nli_dir), "runtime": "onnx", "export_dir": str(where)})
+    with pytest.raises(ConfigError, match=rf"judge nli: cannot write the ONNX export into {where}: .*; set "
+                                          r"export_dir=DIR to a writable folder, or use runtime=torch"):
+        judge.judge(pairs_for(judge))
 
 
 def pairs_for(judge: Any) -> list:

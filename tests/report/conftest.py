@@ -95,9 +95,12 @@ def _chromium_problem() -> str | None:
     return f"{CHROMIUM} is missing and cannot be installed here (needs root and apt-get): apt-get install -y chromium"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """Headless system Chromium through Playwright; skips with the reason where it cannot run (fails under CI)."""
+    """Headless system Chromium through Playwright; skips with the reason where it cannot run (fails under CI).
+
+    Module-scoped: while it is open, Playwright's sync API keeps an event loop running in this thread,
+    and any later test calling ``asyncio.run`` would fail."""
     give_up = pytest.fail if os.environ.get("CI") else pytest.skip
     try:
         from playwright.sync_api import sync_playwright
