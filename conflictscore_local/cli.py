@@ -22,7 +22,7 @@ SUBCOMMANDS: dict[str, str] = {
     "score": "conflictscore_local.cli:add_score_parser",
     "backends": "conflictscore_local.cli:add_backends_parser",
     "bench": "conflictscore_local.bench.cli:add_parser",
-    "train-judge": "conflictscore_local.train_cli:add_parser",
+    "train-judge": "conflictscore_local.train.cli:add_parser",
 }
 
 EXIT_BAD_INPUT = 2
