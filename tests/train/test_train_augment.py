@@ -93,3 +93,27 @@ def test_conflictbench_controls_are_capped_per_source_and_conflicts_kept() -> No
         assert sum(it["conflict_type"] == "none" for it in kept) == 1
         assert sum(it["conflict_type"] != "none" for it in kept) == 3
     assert [it["id"] for it in out] == [it["id"] for it in items if it in out]  # input order
+
+
+def test_prepare_drops_training_claims_and_abstracts_that_are_evaluation_texts() -> None:
+    from collections import Counter
+
+    from conflictscore_local.bench.leakage import TextIndex
+    from conflictscore_local.train.prepare import _filter_pairs, _filter_records
+    from conflictscore_local.train.sources import ClaimRecord, Evidence
+
+    corpus = {"1": ("Masks cut transmission by half in the trial.", "Funding came from the state."),
+              "2": ("Cats sleep for most of the day.",)}
+    index = TextIndex()
+    index.add_document("Masks cut transmission by half in the trial.")  # an eval snippet of abstract 1
+    index.add_claim("Cats are lazy.")
+    records = [ClaimRecord("Masks work.", (Evidence("1", "SUPPORT", (0,)), Evidence("2", "IRRELEVANT")), "hv"),
+               ClaimRecord("Cats are lazy.", (Evidence("2", "SUPPORT", (0,)),), "hv")]
+    counts: Counter[str] = Counter()
+    kept = _filter_records(records, corpus, index, counts)
+    assert kept == [ClaimRecord("Masks work.", (Evidence("2", "IRRELEVANT"),), "hv")]
+    assert counts == {"documents": 1, "claims": 1}
+    pairs = [Pair("x", "Masks cut transmission by half in the trial. More.", "SUPPORT", "s"),
+             Pair("cats are LAZY", "p", "SUPPORT", "s"), Pair("y", "Fine passage.", "IRRELEVANT", "s")]
+    counts = Counter()
+    assert _filter_pairs(pairs, index, counts) == pairs[2:] and counts == {"documents": 1, "claims": 1}
