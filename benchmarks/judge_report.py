@@ -6,8 +6,8 @@ Each folder holds ``bench run`` results (JSON) named after the evaluation file o
 ``conflictscore train-judge prepare``: ``scifact_dev``, ``check_covid_dev``, ``citint_dev``,
 ``healthver_dev`` (``--pruner none``: every claim × document pair judged); ConflictBench test
 and dev (default pipeline) are ``benchmarks/results/conflictbench_<NAME>.json`` and
-``conflictbench_<NAME>-dev.json`` with NAME ``default-judge-v1`` (before) and
-``default-judge`` (after), the rows of ``benchmarks/conflictbench.md``. Pair macro-F1 is recomputed from each run's
+``conflictbench_<NAME>-dev.json`` with NAME ``default-judge`` (before: the committed judge)
+and ``judge-v2-attempt`` (after), the rows of ``benchmarks/conflictbench.md``. Pair macro-F1 is recomputed from each run's
 confusion matrix with the benchmark's current definition (scikit-learn's convention: labels
 = gold ∪ predicted), so results recorded before that convention compare exactly. Writes
 ``benchmarks/results/default_judge_v1_vs_v2.{json,md}``; absolute paths inside the result
@@ -64,8 +64,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--before", default="benchmarks/results/judge-v1")
     ap.add_argument("--after", default="benchmarks/results/judge-v2")
-    ap.add_argument("--before-bench", default="default-judge-v1")
-    ap.add_argument("--after-bench", default="default-judge")
+    ap.add_argument("--before-bench", default="default-judge")
+    ap.add_argument("--after-bench", default="judge-v2-attempt")
     ap.add_argument("--out", default="benchmarks/results/default_judge_v1_vs_v2")
     ap.add_argument("--relativize", action="store_true", help="rewrite absolute paths in the result files first")
     args = ap.parse_args()
