@@ -66,6 +66,9 @@ def main() -> int:
     ap.add_argument("--after", default="benchmarks/results/judge-v2")
     ap.add_argument("--before-bench", default="default-judge")
     ap.add_argument("--after-bench", default="judge-v2-attempt")
+    ap.add_argument("--after-training", default="benchmarks/results/judge-v2-attempt_training.json",
+                    help="training.json of the after judge: its calibrated eval figures (the judge's own rule and "
+                    "aggregation, every pair judged) fill the sets with no `bench run` file (default: %(default)s)")
     ap.add_argument("--out", default="benchmarks/results/default_judge_v1_vs_v2")
     ap.add_argument("--relativize", action="store_true", help="rewrite absolute paths in the result files first")
     args = ap.parse_args()
@@ -80,6 +83,17 @@ def main() -> int:
             if args.relativize:
                 relativize(f)
             runs.setdefault(name, {})[tag] = figures(json.loads(f.read_text(encoding="utf-8")))
+    tr = REPO / args.after_training
+    if tr.is_file():
+        cal = (json.loads(tr.read_text(encoding="utf-8")).get("calibration") or {}).get("eval", {})
+        for name, m in cal.items():
+            if name in SETS and "after" not in runs.get(name, {}):
+                det = m.get("detection")
+                runs.setdefault(name, {})["after"] = {
+                    "source": "training.json", "n_pairs": m["pairs"]["n_pairs"], "macro_f1": m["macro_f1"],
+                    "per_label_f1": {k: v["f1"] for k, v in m["pairs"]["per_label"].items()},
+                    "detection": {k: det[k] for k in ("precision", "recall", "f1", "n_gold_conflicted")} if det else {},
+                    "by_conflict_type": {}, "by_source": {}}
     record = {"command": "python benchmarks/judge_report.py " + " ".join(sys.argv[1:]), "date": time.strftime("%Y-%m-%d"),
               "before": args.before, "after": args.after, "sets": runs}
     write_json_atomic(REPO / f"{args.out}.json", record)
@@ -90,16 +104,19 @@ def main() -> int:
 
 
 def report(r: dict) -> str:
-    lines = ["# Default judge: v1 (main) vs v2 (retrained), on the held-out evaluation sets", "",
+    lines = ["# Default judge: v1 (committed) vs the v2 attempt (not committed), on the held-out evaluation sets", "",
              f"`{r['command']}` ({r['date']}); before: `{r['before']}`, after: `{r['after']}`. Pair macro-F1 with "
-             "scikit-learn's convention, recomputed from each run's confusion matrix.", "",
+             "scikit-learn's convention, recomputed from each run's confusion matrix. After-figures marked * come from "
+             "the after judge's training.json (calibrated thresholds, the judge's rule and the engine's aggregation, "
+             "every pair judged: what `bench run --pruner none` computes); the dev files were tuned on.", "",
              "| evaluation set | pairs | macro-F1 before | after | detection F1 before | after |",
              "|---|---:|---:|---:|---:|---:|"]
     for name, v in r["sets"].items():
         b, a = v.get("before", {}), v.get("after", {})
         has_det = (b or a).get("detection", {}).get("n_gold_conflicted")
-        lines.append(f"| {name} | {(b or a).get('n_pairs')} | {_f(b.get('macro_f1'))} | {_f(a.get('macro_f1'))} | "
-                     + (f"{_f(b.get('detection', {}).get('f1'))} | {_f(a.get('detection', {}).get('f1'))} |"
+        star = "*" if a.get("source") == "training.json" else ""
+        lines.append(f"| {name} | {(b or a).get('n_pairs')} | {_f(b.get('macro_f1'))} | {_f(a.get('macro_f1'))}{star} | "
+                     + (f"{_f(b.get('detection', {}).get('f1'))} | {_f(a.get('detection', {}).get('f1'))}{star} |"
                         if has_det else "– | – |"))
     test = r["sets"].get("bench_test", {})
     if test:
