@@ -22,7 +22,7 @@ SUBCOMMANDS: dict[str, str] = {
     "score": "conflictscore_local.cli:add_score_parser",
     "backends": "conflictscore_local.cli:add_backends_parser",
     "bench": "conflictscore_local.bench.cli:add_parser",
-    "train-judge": "conflictscore_local.train_cli:add_parser",
+    "train-judge": "conflictscore_local.train.cli:add_parser",
     "models": "conflictscore_local.models.cli:add_parser",
     "report": "conflictscore_local.report.cli:add_parser",
     "generate": "conflictscore_local.experiments.cli:add_generate_parser",
