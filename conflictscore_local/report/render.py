@@ -100,7 +100,7 @@ def write_report(path: str | os.PathLike[str], inputs: ReportInputs, *, title: s
     """Render ``inputs`` and write the page atomically to ``path``; returns its size in bytes."""
     page = render_html(inputs, title=title)
     try:
-        write_text_atomic(path, page)
+        write_text_atomic(path, page, what="report")
     except OSError as e:
         raise InputError(f"cannot write the report: {e.strerror or e}", path=str(path)) from None
     return len(page.encode("utf-8"))

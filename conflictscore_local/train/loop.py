@@ -393,7 +393,7 @@ def train(opts: TrainOptions, *, progress: bool = False, log: Callable[[str], No
         "epochs_s": round(sum(h["train_s"] + h["eval_s"] for h in history), 1),
         "versions": versions(),
     }
-    write_json_atomic(out_dir / "training.json", record)
+    write_json_atomic(out_dir / TRAINING_RECORD, portable(record))  # no machine path in a committed record
     if not opts.keep_state:
         shutil.rmtree(state_dir)
     say(f"train-judge: best epoch {best_epoch} (mean eval macro-F1 "

@@ -42,7 +42,7 @@ def test_a_report_that_cannot_be_written_exits_2_naming_it(run: dict[str, Path],
     for target in (tmp_path, tmp_path / "a-file" / "r.html"):  # a folder; below a file
         assert main(["report", str(run["scored"]), "-o", str(target)]) == 2
         err = capsys.readouterr().err
-        assert err.startswith(f"conflictscore report: error: {target}: cannot write the report: ")
+        assert err.startswith("conflictscore report: error: ") and str(target) in err and "report" in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]  # no temporary file left
 
 
