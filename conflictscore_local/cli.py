@@ -138,7 +138,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     cfg = config_from_args(args)
     progress = not args.quiet and sys.stderr.isatty()
     report = score_file(args.input, args.output, config=cfg, summary_path=args.summary,
-                        resume=args.resume, progress=progress)
+                        resume=args.resume, progress=progress, report_path=args.report)
     if args.report:
         from .report import report_from_files
 

@@ -108,7 +108,10 @@ class Engine:
         """The backend of ``stage`` ("decomposer", "pruner", "judge"), built on first use."""
         if stage not in self._backends:
             cls, cfg = self._stage_configs[stage]
-            self._backends[stage] = cls(cfg)
+            backend = cls(cfg)
+            if self.config.cache.enabled and hasattr(backend, "use_cache_dir"):
+                backend.use_cache_dir(self.config.cache_path().parent)  # derived files (ONNX exports) go beside it
+            self._backends[stage] = backend
         return self._backends[stage]
 
     def chunker(self) -> Chunker:

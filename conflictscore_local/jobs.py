@@ -29,12 +29,13 @@ def score_file(
     resume: bool = False,
     progress: bool = False,
     warn: Callable[[str], Any] = lambda m: print(f"warning: {m}", file=sys.stderr),
+    report_path: str | os.PathLike[str] | None = None,
 ) -> Report:
     """Score a JSONL file into OUTPUT (one line per item) and return the run's report.
 
     In this order, so that nothing is touched before everything is known to be right: the
-    configuration and every backend's arguments are checked; OUTPUT, the summary and the
-    cache are checked (none may be the input or each other, none a directory, each
+    configuration and every backend's arguments are checked; OUTPUT, the summary, the HTML
+    report the caller will write afterwards (``report_path``) and the cache are checked (none may be the input or each other, none a directory, each
     writable); every input line is validated; then OUTPUT is locked and scoring starts.
     OUTPUT appears only when the run finishes (rows accumulate in ``OUTPUT.partial``);
     ``resume`` keeps the rows of an interrupted run whose input bytes, result-changing
@@ -51,7 +52,7 @@ def score_file(
         warn(message)
 
     with Engine(config, progress=progress) as engine:  # every backend's arguments checked: nothing touched yet
-        check_destinations(input_path, output_path, summary_path, engine.config)
+        check_destinations(input_path, output_path, summary_path, engine.config, report_path=report_path)
         stats = InputStats()
         items = read_items(input_path, stats=stats)
         empty = [it.id for it in items if it.claims is None and not it.response.strip()]
@@ -109,11 +110,13 @@ def check_destinations(
     output_path: str | os.PathLike[str],
     summary_path: str | os.PathLike[str] | None,
     config: RunConfig,
+    *,
+    report_path: str | os.PathLike[str] | None = None,
 ) -> None:
     """:class:`ConfigError` when a run would destroy data or could not write its results.
 
-    OUTPUT must not be the input; the summary must be none of input, OUTPUT and OUTPUT's
-    partial files; the cache none of them either. Each must be writable and not a
+    OUTPUT must not be the input; the summary (and the HTML report) must be none of input,
+    OUTPUT, OUTPUT's partial files and each other; the cache none of them either. Each must be writable and not a
     directory. Devices, FIFOs and ``/dev/stdout`` are streamed to, so they are exempt from
     the same-file rule (``-o /dev/stdout`` with a terminal for input is fine).
     """
@@ -128,15 +131,17 @@ def check_destinations(
     if not out.stream:
         taken.update({"OUTPUT (-o)": out.real, "OUTPUT's .partial file": out.sibling(".partial"),
                       "OUTPUT's .partial.meta.json file": out.sibling(".partial.meta.json")})
-    if summary_path is not None:
-        summary = OutputTarget.of(summary_path, what="--summary")
-        if not summary.stream:
+    for flag, path in (("--summary", summary_path), ("--report", report_path)):
+        if path is None:
+            continue
+        target = OutputTarget.of(path, what=flag)
+        if not target.stream:
             for what, other in taken.items():
-                if same_file(summary.real, other):
-                    raise ConfigError(f"--summary {summary_path} is {what}: writing the summary would replace it; "
+                if same_file(target.real, other):
+                    raise ConfigError(f"{flag} {path} is {what}: writing it would replace that file; "
                                       "choose another path")
-            taken["--summary"] = summary.real
-        summary.check_writable(what="--summary")
+            taken[flag] = target.real
+        target.check_writable(what=flag)
     if config.cache.enabled:
         cache = config.cache_path()
         for what, other in taken.items():

@@ -130,6 +130,7 @@ class NLIJudge(Backend):
         self._tokenizer: Any = None
         self._make_runtime = runtime or local_runtime
         self._runtime: ClassifierRuntime | None = None
+        self.cache_dir: Path | None = None
         self._spec: dict[str, Any] | None = None
         self._files: dict[str, dict[str, Any]] = {}
 
@@ -272,6 +273,11 @@ class NLIJudge(Backend):
                 f"{self.checkpoint() / CALIBRATION_FILE}: claim_room must be a whole number >= 0, got {trained!r}"
             )
         return trained
+
+    def use_cache_dir(self, folder: Path) -> None:
+        """The judgment cache's folder: derived files such as ONNX exports default to it, so
+        ``--cache PATH`` moves them too (where they are kept never changes a label)."""
+        self.cache_dir = Path(folder)
 
     def runtime(self) -> ClassifierRuntime:
         """Where the forward pass runs (built once, loads nothing)."""

@@ -224,7 +224,12 @@ class OnnxRuntime:
     def export_dir(self) -> Path:
         """This checkpoint's export folder (not created)."""
         cfg = self.judge.config
-        root = Path(cfg.export_dir).expanduser() if cfg.export_dir else default_export_dir()
+        if cfg.export_dir:
+            root = Path(cfg.export_dir).expanduser()
+        elif self.judge.cache_dir is not None:
+            root = self.judge.cache_dir / "onnx"
+        else:
+            root = default_export_dir()
         ckpt = self.judge.checkpoint()
         return root / f"{ckpt.name}-{export_key(ckpt, cfg.revision)}"
 

@@ -171,3 +171,14 @@ def test_the_summary_shows_the_runtime(torch_and_onnx: tuple, export_dir: Path) 
     assert results[0].verdicts[0].support == ("wiki",)
     judge = report.config["backends"]["judge"]
     assert judge["args"]["runtime"] == "onnx" and judge["resolved"]["runtime"] == "onnx"
+
+
+def test_exports_go_beside_the_judgment_cache_the_run_names(tmp_path: Path) -> None:
+    from conflictscore_local import Engine, RunConfig
+
+    cfg = RunConfig().updated({"judge": {"name": "nli", "model": str(DEFAULT_JUDGE), "runtime": "onnx"},
+                               "cache": {"path": str(tmp_path / "caches" / "j.sqlite")}})
+    runtime = Engine(cfg).backend("judge").runtime()
+    assert runtime.export_dir().parent == tmp_path / "caches" / "onnx"  # loads nothing, exports nothing
+    pinned = cfg.updated({"judge": {"export_dir": str(tmp_path / "mine")}})
+    assert Engine(pinned).backend("judge").runtime().export_dir().parent == tmp_path / "mine"
