@@ -391,14 +391,18 @@ class Engine:
 
     # -- reporting --------------------------------------------------------------------
     def describe(self) -> dict[str, Any]:
-        """The run config plus what each backend used resolved (model paths, revisions)."""
+        """The run config plus what each backend used resolved (model paths, revisions) and its
+        ``spec()``: the content-derived identity (weights hashes, settings) that keys the cache
+        and the resume fingerprint, so a summary says exactly what produced its labels."""
         backends = {}
         for stage in STAGES:
             b = self._backends.get(stage)
-            backends[stage] = b.describe() if b is not None and hasattr(b, "describe") else {
-                **getattr(self.config, stage).to_json(),
-                "loaded": False,
-            }
+            if b is not None and hasattr(b, "describe"):
+                backends[stage] = b.describe()
+                if hasattr(b, "spec"):
+                    backends[stage]["spec"] = json.loads(json.dumps(b.spec(), default=str))
+            else:
+                backends[stage] = {**getattr(self.config, stage).to_json(), "loaded": False}
         return {"run": self.config.to_json(), "backends": backends}
 
     def summarize(self, results: Sequence[ItemResult], *, timing: Mapping[str, float] | None = None) -> Report:

@@ -97,6 +97,7 @@ def test_scores_with_given_claims_and_decomposition():
     assert judge.calls == [12]
     assert report.pairs == {"total": 12, "judged": 12, "pruned": 0, "cached": 0, "given": 0, "unscored": 1}
     assert report.config["backends"]["judge"]["name"] == "rule"
+    assert report.config["backends"]["judge"]["spec"] == {"name": "rule", "version": 1}  # what produced the labels
     assert report.stages["decomposer"] == {"calls": 1}
 
 
