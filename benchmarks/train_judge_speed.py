@@ -20,7 +20,8 @@ import time
 import torch
 from transformers import AutoModelForSequenceClassification, logging
 
-from conflictscore_local.train import ID2LABEL, LABEL2ID, freeze_word_embeddings, resolve_base
+from conflictscore_local.train import ID2LABEL, LABEL2ID
+from conflictscore_local.train.model import freeze_word_embeddings, resolve_base
 
 
 def main() -> None:

@@ -1,13 +1,14 @@
 """Passage judgments → document labels → claim verdicts → ConflictScore metrics.
 
 Pure Python on purpose: this is the part every number in a report goes through, and it
-must be exact and cheap to test by hand.
+must be exact and cheap to test by hand. The one exception is the bootstrap, a thousand
+resamples of every item: numpy (imported when it runs), as the pure-Python loop took
+minutes for 200k items (``benchmarks/results/bootstrap_speed.md``).
 """
 
 from __future__ import annotations
 
 import math
-import random
 from collections import Counter
 from typing import Iterable, Mapping, Sequence
 
@@ -161,6 +162,10 @@ def micro(results: Sequence[ItemResult]) -> dict[str, float | None]:
     return {k: getattr(m, k) for k in METRIC_KEYS}
 
 
+BOOTSTRAP_BLOCK = 1 << 22
+"""Indices drawn at once by :func:`bootstrap_ci` (32 MiB of int64): memory stays flat for any number of items."""
+
+
 def bootstrap_ci(
     metrics: Sequence[ItemMetrics],
     *,
@@ -171,27 +176,42 @@ def bootstrap_ci(
     """Percentile bootstrap interval over items for each macro value.
 
     For each metric the items where it is defined are resampled with replacement (the
-    macro skips the others). None when fewer than two items have a value.
+    macro skips the others): ``n_resamples`` means of ``n`` draws from those ``n`` values,
+    and the interval is their ``(1 - level) / 2`` and ``1 - (1 - level) / 2`` quantiles,
+    linearly interpolated. One numpy generator (PCG64 from ``seed``) draws for all metrics
+    in :data:`METRIC_KEYS` order, vectorised in blocks of resamples. None when fewer than
+    two items have a value.
+
+    Per-item values repeat a lot (``cs_c`` of a 3-claim item is 0, 1/3, 2/3 or 1): when
+    there are at most an eighth as many distinct values as items, a resample is drawn as
+    multinomial counts over the distinct values, the same distribution as ``n`` index draws
+    at a cost that grows with the distinct values rather than the items (measured in
+    ``benchmarks/bootstrap_speed.py``).
     """
-    rng = random.Random(seed)
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
     out: dict[str, tuple[float, float] | None] = {}
     lo_q, hi_q = (1 - level) / 2, 1 - (1 - level) / 2
     for k in METRIC_KEYS:
-        vals = [v for m in metrics if (v := getattr(m, k)) is not None]
-        if len(vals) < 2 or n_resamples < 1:
+        vals = np.array([v for m in metrics if (v := getattr(m, k)) is not None], dtype=np.float64)
+        n = len(vals)
+        if n < 2 or n_resamples < 1:
             out[k] = None
             continue
-        n = len(vals)
-        stats = sorted(math.fsum(rng.choices(vals, k=n)) / n for _ in range(n_resamples))
-        out[k] = (_quantile(stats, lo_q), _quantile(stats, hi_q))
+        distinct, counts = np.unique(vals, return_counts=True)
+        grouped = len(distinct) * 8 <= n
+        means = np.empty(n_resamples, dtype=np.float64)
+        block = max(1, BOOTSTRAP_BLOCK // (len(distinct) if grouped else n))
+        for start in range(0, n_resamples, block):
+            rows = min(block, n_resamples - start)
+            if grouped:
+                means[start:start + rows] = rng.multinomial(n, counts / n, size=rows) @ distinct / n
+            else:
+                means[start:start + rows] = vals[rng.integers(0, n, size=(rows, n))].mean(axis=1)
+        lo, hi = np.quantile(means, [lo_q, hi_q])
+        out[k] = (float(lo), float(hi))
     return out
-
-
-def _quantile(sorted_xs: Sequence[float], q: float) -> float:
-    pos = q * (len(sorted_xs) - 1)
-    lo = math.floor(pos)
-    hi = min(lo + 1, len(sorted_xs) - 1)
-    return sorted_xs[lo] + (sorted_xs[hi] - sorted_xs[lo]) * (pos - lo)
 
 
 def pair_counts(results: Iterable[ItemResult]) -> dict[str, int]:
@@ -244,9 +264,20 @@ def summarize_metrics(
     }
 
 
+def bootstrap_mean_ci(
+    values: Sequence[float], *, n_resamples: int = 1000, level: float = 0.95, seed: int = 0
+) -> tuple[float, float] | None:
+    """Percentile bootstrap interval of the mean of ``values`` (e.g. 0/1 correctness per
+    question), drawn exactly as :func:`bootstrap_ci` draws the macro CS-C: one resampling
+    implementation for every interval a report shows. None with fewer than two values."""
+    as_items = [ItemMetrics(1, float(v), None, None, None) for v in values]
+    return bootstrap_ci(as_items, n_resamples=n_resamples, level=level, seed=seed)["cs_c"]
+
+
 __all__ = [
     "METRIC_KEYS",
     "bootstrap_ci",
+    "bootstrap_mean_ci",
     "claim_verdict",
     "document_judgment",
     "item_metrics",

@@ -5,6 +5,11 @@ changes a label (backend, model weights or revision, prompt version, thresholds)
 model or prompt never reads an old answer; each spec is stored once, in ``specs``, so a
 cache file says which judges filled it. WAL mode and a busy timeout make it safe for
 several processes writing at once. Unscored judgments are not cached: a retry may succeed.
+
+The same file holds the pruner's selections (table ``selections``), keyed by the pruner's
+spec, the claim text and its candidate passages: a rerun looks them up before pruning, so
+a fully cached rerun neither prunes nor judges, and reports every pair (pruned ones with
+their similarity and note) exactly as the first run did.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
+from dataclasses import replace
 from typing import Any, Iterable, Mapping, Sequence
 
 from .errors import ConfigError
@@ -33,6 +39,13 @@ _SCHEMA = (
         spec_hash TEXT NOT NULL,
         label TEXT NOT NULL,
         probs TEXT,
+        created REAL NOT NULL DEFAULT (julianday('now'))
+    )""",
+    # added within schema 2: older versions ignore the table, this one creates it when missing
+    """CREATE TABLE IF NOT EXISTS selections (
+        key TEXT PRIMARY KEY,
+        spec_hash TEXT NOT NULL,
+        selection TEXT NOT NULL,
         created REAL NOT NULL DEFAULT (julianday('now'))
     )""",
 )
@@ -60,17 +73,57 @@ def pair_key(spec_hash: str, claim: str, passage: str) -> str:
     return h.hexdigest()
 
 
+def selection_key(spec_hash: str, group: Sequence[Pair]) -> str:
+    """The key of a pruner's selection for one claim: its spec, the claim text, and each
+    candidate passage's text with which of the candidates' documents it belongs to (by order
+    of appearance; ids are left out, as in judgment keys)."""
+    h = hashlib.sha256()
+    docs: dict[str, int] = {}
+    parts = [spec_hash, group[0].claim.text if group else ""]
+    for p in group:
+        parts.append(f"{docs.setdefault(p.passage.doc_id, len(docs))}:{p.passage.text}")
+    for part in parts:
+        b = part.encode("utf-8")
+        h.update(len(b).to_bytes(8, "little"))
+        h.update(b)
+    return h.hexdigest()
+
+
+def check_cache_path(path: str | os.PathLike[str]) -> None:
+    """:class:`ConfigError` unless a cache file can live at ``path`` (checked before a run starts)."""
+    p = Path(path)
+    if p.is_dir():
+        raise ConfigError(f"judgment cache {p} is a directory; name a file (--cache PATH) or use --no-cache")
+    folder = p.parent
+    while not folder.exists():
+        folder = folder.parent
+    if not folder.is_dir():
+        raise ConfigError(f"judgment cache {p}: {folder} is not a directory")
+    target = p if p.exists() else folder
+    if not os.access(target, os.W_OK):
+        raise ConfigError(f"judgment cache {p}: {target} is not writable; choose another with --cache PATH or use --no-cache")
+
+
 class JudgmentCache:
-    """Look up and store judgments of one judge spec."""
+    """Look up and store judgments of one judge spec (and selections of any pruner spec)."""
 
     def __init__(self, path: str | os.PathLike[str], spec: Mapping[str, Any], *, timeout_s: float = 60.0):
+        from .io import FILE_MODE
+
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self.spec = dict(spec)
         self.spec_hash = spec_digest(self.spec)
         self._spec_json = json.dumps(self.spec, sort_keys=True, default=str)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(str(self.path), timeout=timeout_s, check_same_thread=False)
+        self._known_specs: set[str] = {self.spec_hash}
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            # created here, not by SQLite, so it gets the mode every output file gets
+            os.close(os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), FILE_MODE))
+            self._db = sqlite3.connect(str(self.path), timeout=timeout_s, check_same_thread=False)
+        except (OSError, sqlite3.Error) as e:
+            why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+            raise ConfigError(f"judgment cache {self.path}: {why}; choose another with --cache PATH or use --no-cache") from None
         try:
             self._init_schema(timeout_s)
         except sqlite3.DatabaseError as e:
@@ -166,6 +219,71 @@ class JudgmentCache:
             self._db.executemany(
                 "INSERT OR REPLACE INTO judgments (key, spec_hash, label, probs) VALUES (?, ?, ?, ?)", rows
             )
+        return len(rows)
+
+    def get_selections(
+        self, spec: Mapping[str, Any], groups: Sequence[Sequence[Pair]]
+    ) -> list[tuple[list[Pair], list[Judgment]] | None]:
+        """A pruner's stored selection of each group (one claim's candidate pairs): the kept
+        pairs with their similarity and the pruned judgments, as the pruner returned them; None
+        where there is none."""
+        h = spec_digest(spec)
+        keys = [selection_key(h, g) for g in groups]
+        found: dict[str, str] = {}
+        with self._lock:
+            for i in range(0, len(keys), 500):
+                chunk = keys[i:i + 500]
+                q = f"SELECT key, selection FROM selections WHERE key IN ({','.join('?' * len(chunk))})"
+                found.update(self._db.execute(q, chunk).fetchall())
+        out: list[tuple[list[Pair], list[Judgment]] | None] = []
+        for g, k in zip(groups, keys):
+            raw = found.get(k)
+            if raw is None:
+                out.append(None)
+                continue
+            sel = json.loads(raw)
+            kept: list[Pair] = []
+            pruned: list[Judgment] = []
+            for i, p in enumerate(g):
+                scored = replace(p, similarity=sel["sim"][i])
+                drop = sel["pruned"].get(str(i))
+                if drop is None:
+                    kept.append(scored)
+                else:
+                    pruned.append(Judgment(scored, drop[0], drop[1], "pruned", drop[2]))
+            out.append((kept, pruned))
+        return out
+
+    def put_selections(
+        self, spec: Mapping[str, Any], groups: Sequence[Sequence[Pair]], kept: Iterable[Pair],
+        pruned: Iterable[Judgment],
+    ) -> int:
+        """Store what a pruner returned for ``groups`` (each one claim's candidates)."""
+        h = spec_digest(spec)
+        sim: dict[tuple[Any, Any], float | None] = {}
+        dropped: dict[tuple[Any, Any], list[Any]] = {}
+        for p in kept:
+            sim[(p.claim, p.passage)] = p.similarity
+        for j in pruned:
+            key = (j.pair.claim, j.pair.passage)
+            sim[key] = j.pair.similarity
+            dropped[key] = [j.label, dict(j.probs) if j.probs is not None else None, j.note]
+        rows = []
+        for g in groups:
+            keys = [(p.claim, p.passage) for p in g]
+            sel = {
+                "sim": [sim[k] for k in keys],
+                "pruned": {str(i): dropped[k] for i, k in enumerate(keys) if k in dropped},
+            }
+            rows.append((selection_key(h, g), h, json.dumps(sel, allow_nan=False)))
+        if not rows:
+            return 0
+        with self._lock, self._db:
+            if h not in self._known_specs:
+                self._db.execute("INSERT OR IGNORE INTO specs (hash, spec) VALUES (?, ?)",
+                                 (h, json.dumps(dict(spec), sort_keys=True, default=str)))
+                self._known_specs.add(h)
+            self._db.executemany("INSERT OR REPLACE INTO selections (key, spec_hash, selection) VALUES (?, ?, ?)", rows)
         return len(rows)
 
     def __len__(self) -> int:

@@ -6,6 +6,11 @@ character span in the document. The token counter comes from the judge (its own
 tokenizer); without one a whitespace word count stands in. Every passage is checked with
 the counter itself, not only by adding up its sentences' counts, so a judge never has to
 truncate one (truncation would silently drop the passage's last sentences).
+
+The counter never sees more than ``max_tokens * MAX_CHARS_PER_TOKEN`` characters at once:
+a document is counted sentence by sentence and passage by passage, and an over-long
+sentence piece by piece, so the memory a tokenizer needs is bounded by the window, not by
+the document (a 50 MB document tokenized whole takes gigabytes).
 """
 
 from __future__ import annotations
@@ -33,6 +38,13 @@ _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 
 Unit = tuple[int, int, int]  # (start, end, tokens)
 
+MAX_CHARS_PER_TOKEN = 32
+"""Text longer than this many characters per token of budget is taken to be over budget
+without counting it. Real text runs at 3–6 characters a token; a passage of text beyond 32
+(long runs of whitespace, words the tokenizer maps to one unknown token) is cut smaller
+than its token budget, never larger."""
+_WORD = re.compile(r"\S+")
+
 
 def split_sentences(text: str) -> list[tuple[int, int]]:
     """Character spans of the sentences of ``text`` (whitespace between them excluded)."""
@@ -44,7 +56,8 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
         body = sep.rstrip()
         if not _BLANK_LINE.search(sep[len(body):]):
             end = m.start() + 1
-            word = re.search(r"([\w.]+)$", text[start:end - 1])
+            # the word before the dot; a bounded look-back keeps a run of non-boundaries linear
+            word = re.search(r"([\w.]+)$", text[max(start, end - 65):end - 1])
             w = word.group(1).lower() if word else ""
             initial = len(w) == 1 and w.isalpha()
             if text[end - 1] == "." and (w in _ABBREV or initial or re.fullmatch(r"(\w\.)+\w", w)):
@@ -94,15 +107,27 @@ class Chunker:
         if self.overlap < 0:
             raise ValueError(f"chunk overlap must be >= 0, got {self.overlap}")
 
+    @property
+    def max_chars(self) -> int:
+        """The most characters handed to ``count`` at once."""
+        return self.max_tokens * MAX_CHARS_PER_TOKEN
+
+    def _fit(self, text: str, a: int, b: int) -> int | None:
+        """The token count of ``text[a:b]`` when it fits the budget, else None (too long to count is None)."""
+        if b - a > self.max_chars:
+            return None
+        t = self.count(text[a:b])
+        return t if t <= self.max_tokens else None
+
     def passages(self, item_id: str, doc: Document) -> list[Passage]:
         """The passages of one document; one passage when it fits."""
         text = doc.text
-        if self.count(text) <= self.max_tokens:
+        if self._fit(text, 0, len(text)) is not None:
             return [Passage(item_id, doc.id, 0, text, (0, len(text)))]
         units: list[Unit] = []
         for a, b in split_sentences(text):
-            t = self.count(text[a:b])
-            units.extend([(a, b, t)] if t <= self.max_tokens else self._cut(text, a, b))
+            t = self._fit(text, a, b)
+            units.extend([(a, b, t)] if t is not None else self._cut(text, a, b))
         spans = self._pack(text, units, self.overlap)
         return [Passage(item_id, doc.id, i, text[s:e], (s, e)) for i, (s, e) in enumerate(spans)]
 
@@ -119,8 +144,8 @@ class Chunker:
         limit = self.max_tokens
         sums = [0, *accumulate(u[2] for u in units)]
 
-        def real(a: int, b: int) -> int:
-            return self.count(text[units[a][0]:units[b - 1][1]])
+        def over(a: int, b: int) -> bool:
+            return self._fit(text, units[a][0], units[b - 1][1]) is None
 
         spans: list[tuple[int, int]] = []
         n, done, a = len(units), 0, 0
@@ -130,9 +155,9 @@ class Chunker:
             b = done + 1
             while b < n and sums[b + 1] - sums[a] <= limit:
                 b += 1
-            while b > done + 1 and real(a, b) > limit:
+            while b > done + 1 and over(a, b):
                 b -= 1
-            if a < done and real(a, b) > limit:
+            if a < done and over(a, b):
                 a += 1
                 continue
             spans.append((units[a][0], units[b - 1][1]))
@@ -141,25 +166,61 @@ class Chunker:
         return spans
 
     def _cut(self, text: str, a: int, b: int) -> list[Unit]:
-        """An over-long sentence as word-boundary pieces within budget."""
-        words: list[Unit] = []
-        for m in re.finditer(r"\S+", text[a:b]):
-            s, e = a + m.start(), a + m.end()
-            t = self.count(text[s:e])
-            words.extend([(s, e, t)] if t <= self.max_tokens else self._cut_chars(text, s, e))
-        return [(s, e, self.count(text[s:e])) for s, e in self._pack(text, words, 0)]
+        """An over-long sentence as the longest word-boundary pieces within budget; a word
+        longer than the budget is cut at characters. Each count sees one piece at most."""
+        out: list[Unit] = []
+        s, guess = a, 0
+        while s < b:
+            m = _WORD.search(text, s, b)
+            if m is None:
+                break
+            s = m.start()
+            window_end = min(b, s + self.max_chars)
+            ends = [s + w.end() for w in _WORD.finditer(text[s:window_end])]
+            if window_end < b and not text[window_end].isspace():
+                ends.pop()  # the window cut that word: it is not a boundary
+            k, t = self._longest(text, s, ends, guess)
+            if k == 0:  # the first word alone is over budget
+                word_end = _WORD.match(text, s).end()  # type: ignore[union-attr]
+                out.extend(self._cut_chars(text, s, min(word_end, b)))
+                s = min(word_end, b)
+                continue
+            out.append((s, ends[k - 1], t))
+            s, guess = ends[k - 1], k
+        return out
 
     def _cut_chars(self, text: str, a: int, b: int) -> list[Unit]:
-        """An over-long word (a URL, a base64 blob) as character pieces within budget."""
+        """An over-long word (a URL, a base64 blob) as the longest character pieces within budget."""
         out: list[Unit] = []
-        step = max(1, (b - a) // 2)
-        s = a
+        s, guess = a, 0
         while s < b:
-            e = min(b, s + step)
-            t = self.count(text[s:e])
-            while t > self.max_tokens and e - s > 1:
-                e = s + max(1, (e - s) // 2)
-                t = self.count(text[s:e])
-            out.append((s, e, t))
-            s = e
+            ends = range(s + 1, min(b, s + self.max_chars) + 1)
+            k, t = self._longest(text, s, ends, guess)
+            k = max(k, 1)  # one character over budget: no smaller piece exists
+            if t == 0 and k == 1:
+                t = self.count(text[s:s + 1])
+            out.append((s, ends[k - 1], t))
+            s, guess = ends[k - 1], k
         return out
+
+    def _longest(self, text: str, s: int, ends: Sequence[int], guess: int) -> tuple[int, int]:
+        """The largest k with ``text[s:ends[k - 1]]`` within budget (0: none), and its count.
+
+        ``ends`` increase; counts are taken to grow with them. The search starts at
+        ``guess`` (the previous piece's size: pieces tend to be alike) and gallops up or
+        bisects down, a few counts per piece.
+        """
+        n = len(ends)
+        if n == 0:
+            return 0, 0
+        lo, lo_t, hi = 0, 0, n + 1
+        k = min(max(guess, 1), n)
+        while True:
+            t = self.count(text[s:ends[k - 1]])
+            if t <= self.max_tokens:
+                lo, lo_t = k, t
+            else:
+                hi = k
+            if hi - lo <= 1:
+                return lo, lo_t
+            k = min(n, max(lo + 1, 2 * lo)) if hi == n + 1 else (lo + hi) // 2

@@ -23,9 +23,11 @@ SUBCOMMANDS: dict[str, str] = {
     "score": "conflictscore_local.cli:add_score_parser",
     "backends": "conflictscore_local.cli:add_backends_parser",
     "bench": "conflictscore_local.bench.cli:add_parser",
-    "train-judge": "conflictscore_local.train_cli:add_parser",
+    "train-judge": "conflictscore_local.train.cli:add_parser",
     "models": "conflictscore_local.models.cli:add_parser",
     "report": "conflictscore_local.report.cli:add_parser",
+    "generate": "conflictscore_local.experiments.cli:add_generate_parser",
+    "regenerate": "conflictscore_local.experiments.cli:add_regenerate_parser",
     "merge": "conflictscore_local.shards.cli:add_parser",
 }
 
@@ -41,12 +43,16 @@ input format (JSONL, one item a line):
 examples:
   conflictscore score examples/items.jsonl -o scored.jsonl --summary summary.json
   conflictscore score items.jsonl -o out.jsonl --judge nli --judge-arg model=./my-judge --pruner none
+  conflictscore score items.jsonl -o out.jsonl --judge-arg model=deberta-v3-large-nli   (a name from `conflictscore models list`)
   conflictscore score items.jsonl -o out.jsonl --config run.toml --set chunk.max_tokens=256 --resume
   conflictscore score items.jsonl -o out.jsonl --config previous_summary.json   (replay a run)
   conflictscore score items.jsonl -o out.jsonl --summary summary.json --report report.html   (HTML report)
   conflictscore score items.jsonl --shard 2/4 -o out.2.jsonl --summary out.2.json   (one of four shards; see merge)
 
-exit status: 0 done, 2 bad input or configuration (the message names file, line and field), 1 other errors.
+exit status: 0 done; 2 bad input or configuration (the message names file, line and field), an OUTPUT that
+  would overwrite the input or is being written by another run, a --resume that would mix results;
+  3 finished and written, but more judgments unscored than engine.max_unscored_share allows;
+  130 interrupted (rerun with --resume); 1 anything else.
 """
 
 
@@ -92,8 +98,12 @@ def _load_any_config(path: str) -> RunConfig:
         try:
             with open(path, encoding="utf-8") as fh:
                 data = json.load(fh)
-        except (OSError, json.JSONDecodeError) as e:
-            raise ConflictScoreError(f"{path}: cannot read as JSON: {e}") from None
+        except OSError as e:
+            raise ConflictScoreError(f"{path}: cannot read: {e.strerror}") from None
+        except RecursionError:
+            raise ConflictScoreError(f"{path}: cannot read as JSON: nested too deeply") from None
+        except ValueError as e:  # not JSON, not UTF-8, or an integer too long to convert
+            raise ConflictScoreError(f"{path}: cannot read as JSON: {str(e).split('; use sys.')[0]}") from None
         run = data.get("config", {}).get("run") if isinstance(data, dict) else None
         if not isinstance(run, dict):
             raise ConflictScoreError(f"{path}: not a summary JSON (no config.run to replay)")
@@ -127,21 +137,24 @@ def add_score_parser(sub: Any) -> None:
 def cmd_score(args: argparse.Namespace) -> int:
     from .jobs import score_file
 
+    from .jobs import EXIT_UNSCORED, too_many_unscored
+
     cfg = config_from_args(args)
     progress = not args.quiet and sys.stderr.isatty()
     report = score_file(args.input, args.output, config=cfg, summary_path=args.summary,
-                        resume=args.resume, progress=progress, shard=args.shard)
+                        resume=args.resume, progress=progress, report_path=args.report,
+                        shard=args.shard)
     if args.report:
         from .report import report_from_files
 
         report_from_files(args.output, args.report, items=args.input, summary=args.summary or report.to_json())
     if args.json:
-        print(json.dumps(report.to_json(), indent=2))
+        print(json.dumps(report.to_json(), indent=2, allow_nan=False))
     elif not args.quiet:
         print(format_report(report))
         if args.report:
             print(f"report {args.report}")
-    return 0
+    return EXIT_UNSCORED if too_many_unscored(report, cfg) else 0
 
 
 def format_report(report: Any) -> str:

@@ -27,10 +27,16 @@ enabled = true
 path = "~/.cache/conflictscore/judgments.sqlite"
 
 [engine]
-step_items = 1024         # items per engine step: batching scope and resume granularity
+step_items = 1024         # items per engine step: the batching scope
+checkpoint_s = 60         # judge (and prune) in calls of about this many seconds; after each, the
+                          # judgments are in the cache and finished items in OUTPUT.partial
 seed = 0                  # bootstrap seed
 bootstrap = 1000          # bootstrap resamples for the 95% intervals (0: none)
+max_unscored_share = 0.1  # above this share of unscored judgments the run warns and exits 3
 ```
+
+Every value is checked when the configuration is built (types and ranges), so a bad
+setting stops the run before any file is touched or any model is loaded.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+import math
 import os
 import tomllib
 from dataclasses import dataclass, field
@@ -61,16 +68,34 @@ class StageConfig:
         return {"name": self.name, **self.args}
 
 
+def _at_least(value: int, low: int, name: str) -> None:
+    if not value >= low:
+        raise ValueError(f"{name} must be at least {low}, got {value!r}")
+
+
+def _between(value: float, low: float, high: float, name: str) -> None:
+    if not (math.isfinite(value) and low <= value <= high):
+        raise ValueError(f"{name} must be a finite number in [{low:g}, {high:g}], got {value!r}")
+
+
 @dataclass(frozen=True)
 class ChunkConfig:
     max_tokens: int | None = None
     overlap: int = 1
+
+    def __post_init__(self) -> None:
+        if self.max_tokens is not None:
+            _at_least(self.max_tokens, 8, "max_tokens (or leave it unset: the judge's window)")
+        _at_least(self.overlap, 0, "overlap (sentences)")
 
 
 @dataclass(frozen=True)
 class AggregateConfig:
     threshold: float = 0.0
     keep_both: bool = False
+
+    def __post_init__(self) -> None:
+        _between(self.threshold, 0.0, 1.0, "threshold (a probability)")
 
 
 @dataclass(frozen=True)
@@ -82,8 +107,17 @@ class CacheConfig:
 @dataclass(frozen=True)
 class EngineConfig:
     step_items: int = 1024
+    checkpoint_s: float = 60.0
     seed: int = 0
     bootstrap: int = 1000
+    max_unscored_share: float = 0.1
+
+    def __post_init__(self) -> None:
+        _at_least(self.step_items, 1, "step_items")
+        _between(self.checkpoint_s, 0.001, 86400.0, "checkpoint_s (seconds)")
+        _at_least(self.seed, 0, "seed")
+        _at_least(self.bootstrap, 0, "bootstrap (0: no intervals)")
+        _between(self.max_unscored_share, 0.0, 1.0, "max_unscored_share")
 
 
 _SECTIONS: dict[str, type] = {
@@ -123,6 +157,12 @@ class RunConfig:
             raise ConfigError(f"{path}: cannot read: {e.strerror}") from None
         except tomllib.TOMLDecodeError as e:
             raise ConfigError(f"{path}: invalid TOML: {e}") from None
+        except UnicodeDecodeError as e:
+            raise ConfigError(f"{path}: not UTF-8 text (byte {e.start + 1}: {e.reason}); TOML files are UTF-8") from None
+        except RecursionError:
+            raise ConfigError(f"{path}: invalid TOML: arrays or tables nested too deeply") from None
+        except ValueError as e:  # an integer beyond Python's int-string conversion limit
+            raise ConfigError(f"{path}: invalid TOML: {str(e).split('; use sys.')[0]}") from None
         return cls.from_mapping(data, where=str(path))
 
     def updated(self, data: Mapping[str, Any], *, where: str = "config") -> "RunConfig":
@@ -173,7 +213,7 @@ def parse_assignment(text: str, *, flag: str) -> tuple[str, Any]:
         raise ConfigError(f"{flag} expects KEY=VALUE, got {text!r}")
     try:
         value: Any = json.loads(raw)
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # not JSON (or an integer too long to convert): the text itself
         value = raw
     return key.strip(), value
 

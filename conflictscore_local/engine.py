@@ -8,6 +8,9 @@ every model call is batched across items; results come back in input order.
 from __future__ import annotations
 
 import copy
+import dataclasses
+import json
+import math
 import platform
 import sys
 import time
@@ -58,8 +61,9 @@ class Engine:
     ``Engine()`` uses the embedded defaults; ``Engine(config)`` a :class:`RunConfig`;
     stages can be overridden by keyword: a backend name (``judge="nli"``), a mapping with
     a name and arguments (``judge={"name": "nli", "model": "path"}``) or an object that
-    already implements the role. Backends are built and models loaded only when a stage is
-    first needed, and once per engine.
+    already implements the role. Every backend's arguments are checked here, before
+    anything runs; backends are built and models loaded only when a stage is first
+    needed, and once per engine.
     """
 
     def __init__(
@@ -74,6 +78,7 @@ class Engine:
         self.config = copy.deepcopy(config) if config is not None else RunConfig()
         self.progress = progress
         self._backends: dict[str, Any] = {}
+        self._stage_configs: dict[str, tuple[type, Any]] = {}
         for stage, arg in (("decomposer", decomposer), ("pruner", pruner), ("judge", judge)):
             if arg is None:
                 continue
@@ -89,7 +94,9 @@ class Engine:
                 setattr(self.config, stage, StageConfig(getattr(arg, "name", type(arg).__name__)))
         for stage in STAGES:
             if stage not in self._backends:
-                registry.check_name(stage, getattr(self.config, stage).name)
+                sc: StageConfig = getattr(self.config, stage)
+                cls = registry.resolve(stage, sc.name)
+                self._stage_configs[stage] = (cls, registry.make_config(cls.Config, sc.args, where=f"{stage} {sc.name!r}"))
         self._chunker: Chunker | None = None
         self._cache: Any = None
         self._cache_ready = False
@@ -100,8 +107,11 @@ class Engine:
     def backend(self, stage: str) -> Any:
         """The backend of ``stage`` ("decomposer", "pruner", "judge"), built on first use."""
         if stage not in self._backends:
-            sc: StageConfig = getattr(self.config, stage)
-            self._backends[stage] = registry.build(stage, sc.name, sc.args)
+            cls, cfg = self._stage_configs[stage]
+            backend = cls(cfg)
+            if self.config.cache.enabled and hasattr(backend, "use_cache_dir"):
+                backend.use_cache_dir(self.config.cache_path().parent)  # derived files (ONNX exports) go beside it
+            self._backends[stage] = backend
         return self._backends[stage]
 
     def chunker(self) -> Chunker:
@@ -137,10 +147,42 @@ class Engine:
                 self._cache = JudgmentCache(self.config.cache_path(), self.backend("judge").spec())
         return self._cache
 
+    # -- what decides the results -------------------------------------------------------
+    def fingerprint(self, items: Sequence[Item]) -> dict[str, Any]:
+        """Everything that decides the output rows of ``items``, for refusing a resume that
+        would mix results: the settings that change rows and the ``spec()`` of each backend
+        the items need (what it resolved: weights, tokenizer, pipeline version, thresholds).
+        Batch sizes, cache and checkpoint settings, bootstrap and how paths are spelled are
+        left out: they change no row. Loads no model (weights are hashed, not loaded)."""
+        decompose = any(it.claims is None for it in items)
+        judge = any(it.labels is None and it.documents for it in items)
+        settings: dict[str, Any] = {}
+        backends: dict[str, Any] = {}
+        if decompose:
+            backends["decomposer"] = self._spec("decomposer")
+        if judge:
+            settings["chunk"] = dataclasses.asdict(self.config.chunk)
+            settings["aggregate"] = dataclasses.asdict(self.config.aggregate)
+            backends["pruner"] = self._spec("pruner")
+            backends["judge"] = self._spec("judge")
+        return json.loads(json.dumps({"settings": settings, "backends": backends}, sort_keys=True, default=str))
+
+    def _spec(self, stage: str) -> Any:
+        b = self.backend(stage)
+        if hasattr(b, "spec"):
+            return dict(b.spec())
+        return b.describe() if hasattr(b, "describe") else {"class": f"{type(b).__module__}.{type(b).__qualname__}"}
+
     # -- scoring ----------------------------------------------------------------------
     def score(self, items: Iterable[Item]) -> Iterator[ItemResult]:
-        """Score items, yielding one :class:`ItemResult` per item in input order."""
-        step = max(1, self.config.engine.step_items)
+        """Score items, yielding one :class:`ItemResult` per item in input order.
+
+        Items are taken ``engine.step_items`` at a time (the batching scope); within a step
+        the pruner and the judge run in calls of about ``engine.checkpoint_s`` seconds, and
+        after each call the judgments are in the cache and every finished item is yielded,
+        so an interrupted run loses about one call's work.
+        """
+        step = self.config.engine.step_items
         total = len(items) if isinstance(items, Sequence) else None
         bar = _bar(total, "items", self.progress)
         buf: list[Item] = []
@@ -148,12 +190,14 @@ class Engine:
             for it in items:
                 buf.append(it)
                 if len(buf) >= step:
-                    yield from self._step(buf)
-                    bar.update(len(buf))
+                    for r in self._step(buf):
+                        bar.update(1)
+                        yield r
                     buf = []
             if buf:
-                yield from self._step(buf)
-                bar.update(len(buf))
+                for r in self._step(buf):
+                    bar.update(1)
+                    yield r
         finally:
             bar.close()
 
@@ -163,10 +207,10 @@ class Engine:
         self.counts = defaultdict(int)
         t0 = time.perf_counter()
         results = list(self.score(items))
-        self.timing.add("total_s", t0)
-        return results, self.summarize(results)
+        report = self.summarize(results)
+        return results, dataclasses.replace(report, timing={**report.timing, "total_s": round(time.perf_counter() - t0, 4)})
 
-    def _step(self, items: Sequence[Item]) -> list[ItemResult]:
+    def _step(self, items: Sequence[Item]) -> Iterator[ItemResult]:
         ids = [it.id for it in items]
         if len(set(ids)) != len(ids):
             dup = next(i for i in ids if ids.count(i) > 1)
@@ -175,6 +219,8 @@ class Engine:
         for it in items:
             if it.claims is not None:
                 claims[it.id] = [Claim(it.id, i, c) for i, c in enumerate(it.claims)]
+            elif not it.response.strip():
+                self.counts["empty_responses"] += 1
         todo = [it for it in items if it.claims is None]
         if todo:
             t0 = time.perf_counter()
@@ -186,104 +232,177 @@ class Engine:
                 claims[it.id] = list(cs)
             self.counts["claims_decomposed"] += sum(len(c) for c in dec)
 
-        doc_judgments: dict[tuple[str, int], list[DocJudgment]] = {}
         judged_items = [it for it in items if it.labels is None and claims[it.id] and it.documents]
-        for it in items:
-            if it.labels is not None:
-                for c in claims[it.id]:
-                    doc_judgments[(it.id, c.index)] = [
-                        DocJudgment(d.id, lab, None, "given") for d, lab in zip(it.documents, it.labels[c.index])
-                    ]
+        by_doc: dict[tuple[str, int, str], list[Judgment]] = defaultdict(list)
+        pending: dict[str, int] = defaultdict(int)
+        misses: list[Pair] = []
         if judged_items:
-            self._judge_items(judged_items, claims, doc_judgments)
+            for j in self._prepare(judged_items, claims, misses):
+                c, p = j.pair.claim, j.pair.passage
+                by_doc[(c.item_id, c.index, p.doc_id)].append(j)
+            for pair in misses:
+                pending[pair.claim.item_id] += 1
 
-        out = []
-        for it in items:
-            verdicts = tuple(claim_verdict(c, doc_judgments.get((it.id, c.index), [])) for c in claims[it.id])
-            out.append(ItemResult(it.id, verdicts, item_metrics(verdicts)))
-        return out
+        done = 0
 
-    def _judge_items(
-        self,
-        items: Sequence[Item],
-        claims: Mapping[str, list[Claim]],
-        doc_judgments: dict[tuple[str, int], list[DocJudgment]],
-    ) -> None:
+        def finished() -> Iterator[ItemResult]:
+            nonlocal done
+            while done < len(items) and not pending[items[done].id]:
+                yield self._result(items[done], claims[items[done].id], by_doc)
+                done += 1
+
+        yield from finished()
+        for new in self._judge(misses):
+            for j in new:
+                c, p = j.pair.claim, j.pair.passage
+                by_doc[(c.item_id, c.index, p.doc_id)].append(j)
+                pending[c.item_id] -= 1
+            yield from finished()
+        yield from finished()
+
+    def _prepare(self, items: Sequence[Item], claims: Mapping[str, list[Claim]], misses: list[Pair]) -> list[Judgment]:
+        """Passages, candidate pairs, pruning and cache lookups of a step: the judgments
+        known without the judge; the pairs it must judge are appended to ``misses``."""
         t0 = time.perf_counter()
         chunker = self.chunker()
         passages: dict[str, list[Passage]] = {
             it.id: chunker.split(it.id, [d for d in it.documents if d.text.strip()]) for it in items
         }
         self.timing.add("chunk_s", t0)
-        pairs = [Pair(c, p) for it in items for c in claims[it.id] for p in passages[it.id]]
-        self.counts["passage_pairs"] += len(pairs)
+        groups = [[Pair(c, p) for p in passages[it.id]] for it in items if passages[it.id] for c in claims[it.id]]
+        self.counts["passage_pairs"] += sum(len(g) for g in groups)
         # a blank document can neither support nor contradict anything: never ask a model
-        judgments: list[Judgment] = [
+        known: list[Judgment] = [
             Judgment(Pair(c, Passage(it.id, d.id, 0, d.text)), IRRELEVANT, None, "pruned", "empty document")
             for it in items
             for d in it.documents
             if not d.text.strip()
             for c in claims[it.id]
         ]
-
-        t0 = time.perf_counter()
-        kept, pruned = self.backend("pruner").select(pairs) if pairs else ([], [])
-        self.timing.add("prune_s", t0)
-        if len(kept) + len(pruned) != len(pairs):
-            raise RuntimeError(
-                f"pruner returned {len(kept)} kept + {len(pruned)} pruned pairs for {len(pairs)} candidates"
-            )
-
+        kept, pruned = self._select(groups)
+        known.extend(pruned)
         cache = self.cache() if kept else None
-        judgments.extend(pruned)
-        misses = kept
-        if cache is not None:
-            t0 = time.perf_counter()
-            hits = cache.get_many(kept)
-            judgments.extend(h for h in hits if h is not None)
-            self.counts["passage_pairs_cached"] += len(kept) - sum(h is None for h in hits)
-            misses = [p for p, h in zip(kept, hits) if h is None]
-            self.timing.add("cache_s", t0)
-        if misses:
-            t0 = time.perf_counter()
-            bar = _bar(len(misses), "pairs", self.progress)
-            try:
-                new = self.backend("judge").judge(misses, on_progress=bar.update)
-            finally:
-                bar.close()
-            self.timing.add("judge_s", t0)
-            if len(new) != len(misses):
-                raise RuntimeError(f"judge returned {len(new)} judgments for {len(misses)} pairs")
-            self.counts["passage_pairs_judged"] += len(new)
-            judgments.extend(new)
-            if cache is not None:
-                cache.put_many(new, spec=self.backend("judge").spec())  # the spec that made them
-
+        if cache is None:
+            misses.extend(kept)
+            return known
         t0 = time.perf_counter()
-        by_doc: dict[tuple[str, int, str], list[Judgment]] = defaultdict(list)
-        for j in judgments:
-            c, p = j.pair.claim, j.pair.passage
-            by_doc[(c.item_id, c.index, p.doc_id)].append(j)
+        hits = cache.get_many(kept)
+        self.timing.add("cache_s", t0)
+        for p, h in zip(kept, hits):
+            if h is None:
+                misses.append(p)
+            else:
+                known.append(h)
+                self.counts["passage_pairs_cached"] += 1
+        return known
+
+    def _select(self, groups: Sequence[Sequence[Pair]]) -> tuple[list[Pair], list[Judgment]]:
+        """The pruner's choice over every claim's candidates. With the cache on and a pruner
+        that stores its selections (``cache_selections``), stored ones are looked up first:
+        only claims never seen by this pruner are pruned, and reported exactly as before."""
+        if not groups:
+            return [], []
+        pruner = self.backend("pruner")
+        stored: list[Any] = [None] * len(groups)
+        spec = None
+        if getattr(pruner, "cache_selections", False) and self.config.cache.enabled:
+            spec = dict(pruner.spec())
+            t0 = time.perf_counter()
+            stored = self.cache().get_selections(spec, groups)
+            self.timing.add("cache_s", t0)
+        kept: list[Pair] = []
+        pruned: list[Judgment] = []
+        for sel in stored:
+            if sel is not None:
+                kept.extend(sel[0])
+                pruned.extend(sel[1])
+        self.counts["claims_selection_cached"] += sum(s is not None for s in stored)
+        todo = [g for g, s in zip(groups, stored) if s is None]
+        pacer = self._pacer()
+        for batch in pacer.batches(todo):
+            pairs = [p for g in batch for p in g]
+            t0 = time.perf_counter()
+            k, pr = pruner.select(pairs)
+            self.timing.add("prune_s", t0)
+            pacer.took(len(pairs), time.perf_counter() - t0)
+            if len(k) + len(pr) != len(pairs):
+                raise RuntimeError(
+                    f"pruner returned {len(k)} kept + {len(pr)} pruned pairs for {len(pairs)} candidates"
+                )
+            k = [p if _finite(p.similarity) else dataclasses.replace(p, similarity=None) for p in k]
+            pr = [j if _finite(j.pair.similarity) else dataclasses.replace(j, pair=dataclasses.replace(
+                j.pair, similarity=None)) for j in pr]
+            if spec is not None:
+                t0 = time.perf_counter()
+                self.cache().put_selections(spec, batch, k, pr)
+                self.timing.add("cache_s", t0)
+            kept.extend(k)
+            pruned.extend(pr)
+        return kept, pruned
+
+    def _judge(self, pairs: Sequence[Pair]) -> Iterator[list[Judgment]]:
+        """Judge ``pairs`` in checkpointed calls, yielding each call's judgments once they are
+        in the cache. A judgment with a probability that is not a finite number is unscored."""
+        if not pairs:
+            return
+        judge = self.backend("judge")
+        cache = self.cache()
+        bar = _bar(len(pairs), "pairs", self.progress)
+        pacer = self._pacer()
+        try:
+            for batch in pacer.batches([[p] for p in pairs]):
+                chunk = [g[0] for g in batch]
+                t0 = time.perf_counter()
+                new = judge.judge(chunk, on_progress=bar.update)
+                self.timing.add("judge_s", t0)
+                pacer.took(len(chunk), time.perf_counter() - t0)
+                if len(new) != len(chunk):
+                    raise RuntimeError(f"judge returned {len(new)} judgments for {len(chunk)} pairs")
+                new = [_checked(j) for j in new]
+                self.counts["passage_pairs_judged"] += len(new)
+                if cache is not None:
+                    t0 = time.perf_counter()
+                    cache.put_many(new, spec=judge.spec())  # the spec that made them (it can change mid-run)
+                    self.timing.add("cache_s", t0)
+                self.counts["checkpoints"] += 1
+                yield new
+        finally:
+            bar.close()
+
+    def _pacer(self) -> "_Pacer":
+        return _Pacer(self.config.engine.checkpoint_s)
+
+    def _result(self, it: Item, claims: list[Claim], by_doc: Mapping[tuple[str, int, str], list[Judgment]]) -> ItemResult:
+        t0 = time.perf_counter()
         agg = self.config.aggregate
-        for it in items:
-            for c in claims[it.id]:
+        verdicts = []
+        for c in claims:
+            if it.labels is not None:
+                djs = [DocJudgment(d.id, lab, None, "given") for d, lab in zip(it.documents, it.labels[c.index])]
+            else:
                 djs = []
                 for d in it.documents:
-                    js = sorted(by_doc[(it.id, c.index, d.id)], key=lambda j: j.pair.passage.index)
-                    djs.append(document_judgment(d.id, js, threshold=agg.threshold, keep_both=agg.keep_both))
-                doc_judgments[(it.id, c.index)] = djs
+                    js = sorted(by_doc.get((it.id, c.index, d.id), ()), key=lambda j: j.pair.passage.index)
+                    if js:
+                        djs.append(document_judgment(d.id, js, threshold=agg.threshold, keep_both=agg.keep_both))
+            verdicts.append(claim_verdict(c, djs))
         self.timing.add("aggregate_s", t0)
+        return ItemResult(it.id, tuple(verdicts), item_metrics(verdicts))
 
     # -- reporting --------------------------------------------------------------------
     def describe(self) -> dict[str, Any]:
-        """The run config plus what each backend used resolved (model paths, revisions)."""
+        """The run config plus what each backend used resolved (model paths, revisions) and its
+        ``spec()``: the content-derived identity (weights hashes, settings) that keys the cache
+        and the resume fingerprint, so a summary says exactly what produced its labels."""
         backends = {}
         for stage in STAGES:
             b = self._backends.get(stage)
-            backends[stage] = b.describe() if b is not None and hasattr(b, "describe") else {
-                **getattr(self.config, stage).to_json(),
-                "loaded": False,
-            }
+            if b is not None and hasattr(b, "describe"):
+                backends[stage] = b.describe()
+                if hasattr(b, "spec"):
+                    backends[stage]["spec"] = json.loads(json.dumps(b.spec(), default=str))
+            else:
+                backends[stage] = {**getattr(self.config, stage).to_json(), "loaded": False}
         return {"run": self.config.to_json(), "backends": backends}
 
     def summarize(self, results: Sequence[ItemResult], *, timing: Mapping[str, float] | None = None) -> Report:
@@ -324,6 +443,51 @@ class Engine:
 
     def __exit__(self, *_: Any) -> None:
         self.close()
+
+
+FIRST_CALL_PAIRS = 64
+"""Pairs in a step's first pruner or judge call, and the fewest in any: one full batch of the
+``nli`` judge, small enough that the first checkpoint comes soon."""
+
+
+@dataclass
+class _Pacer:
+    """Cuts a step's pruner or judge work into calls of about ``every`` seconds each.
+
+    The first call is :data:`FIRST_CALL_PAIRS` pairs (the first checkpoint comes soon even
+    while a model loads); each next one is sized by the pairs per second of the last
+    (:meth:`took`), growing at most 16-fold at a time and never below the first size, so a
+    slow judge still gets whole batches (``benchmarks/results/checkpoint_overhead.md``).
+    """
+
+    every: float
+    size: int = FIRST_CALL_PAIRS
+
+    def batches(self, units: Sequence[Sequence[Pair]]) -> Iterator[Sequence[Sequence[Pair]]]:
+        """Consecutive runs of ``units`` (each kept whole) of about ``size`` pairs."""
+        i = 0
+        while i < len(units):
+            j, n = i, 0
+            while j < len(units) and (j == i or n + len(units[j]) <= self.size):
+                n += len(units[j])
+                j += 1
+            yield units[i:j]
+            i = j
+
+    def took(self, pairs: int, seconds: float) -> None:
+        """Record that the last call of ``pairs`` pairs took ``seconds``."""
+        self.size = max(FIRST_CALL_PAIRS, min(16 * self.size, int(pairs / max(seconds, 1e-6) * self.every)))
+
+
+def _finite(x: float | None) -> bool:
+    return x is None or math.isfinite(x)
+
+
+def _checked(j: Judgment) -> Judgment:
+    """``j``, or an unscored judgment when a probability is not a finite number (never written as NaN)."""
+    if j.probs is not None and not all(isinstance(v, (int, float)) and math.isfinite(v) for v in j.probs.values()):
+        return Judgment(j.pair, None, None, j.source, f"the judge returned probabilities that are not numbers: {dict(j.probs)}")
+    return j
 
 
 class _NoBar:

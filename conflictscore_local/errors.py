@@ -25,3 +25,7 @@ class ConfigError(ConflictScoreError, ValueError):
 
 class BackendUnavailable(ConflictScoreError, RuntimeError):
     """A backend needs an optional extra or a model that is not installed here."""
+
+
+class OutputBusy(ConflictScoreError):
+    """Another process is writing the same output file."""

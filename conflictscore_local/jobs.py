@@ -1,4 +1,4 @@
-"""File-level jobs behind the CLI: read and validate, score, write atomically, resume."""
+"""File-level jobs behind the CLI: check, read and validate, score, write atomically, resume."""
 
 from __future__ import annotations
 
@@ -6,14 +6,19 @@ import dataclasses
 import os
 import sys
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from .config import RunConfig
 from .engine import Engine
 from .errors import ConfigError, InputError
-from .io import ResumableJsonlWriter, file_sha256, read_items, result_from_json, write_json_atomic
+from .io import InputStats, OutputTarget, ResumableJsonlWriter, read_items, result_from_json, same_file, write_json_atomic
 from .shards.split import Shard, shard_record
 from .types import ItemResult, Report
+
+FINGERPRINT_FORMAT = 2
+EXIT_UNSCORED = 3
+"""Exit status of a run that finished and wrote everything, but with more unscored judgments
+than ``engine.max_unscored_share`` allows (a judge server down, a model answering nonsense)."""
 
 
 def score_file(
@@ -26,34 +31,54 @@ def score_file(
     progress: bool = False,
     shard: Shard | None = None,
     warn: Callable[[str], Any] = lambda m: print(f"warning: {m}", file=sys.stderr),
+    report_path: str | os.PathLike[str] | None = None,
 ) -> Report:
     """Score a JSONL file into OUTPUT (one line per item) and return the run's report.
 
-    Every input line is validated before any model loads. OUTPUT appears only when the
-    run finishes (rows accumulate in ``OUTPUT.partial``); ``resume`` keeps the rows of an
-    interrupted run with the same configuration and the same input bytes, and scores only
-    the remaining items. ``shard`` scores only that shard's items (``--shard I/N``); the
-    summary, which it then needs, records it for ``conflictscore merge``.
+    In this order, so that nothing is touched before everything is known to be right: the
+    configuration and every backend's arguments are checked; OUTPUT, the summary, the HTML
+    report the caller will write afterwards (``report_path``) and the cache are checked (none may be the input or each other, none a directory, each
+    writable); every input line is validated; then OUTPUT is locked and scoring starts.
+    OUTPUT appears only when the run finishes (rows accumulate in ``OUTPUT.partial``);
+    ``resume`` keeps the rows of an interrupted run whose input bytes, result-changing
+    settings and backend specs are the same, and scores only the remaining items.
+    ``report.warnings`` lists what deserves a look (empty input, empty responses, too many
+    unscored judgments); :func:`too_many_unscored` says whether the last is the case.
+    ``shard`` scores only that shard's items (``--shard I/N``); the summary, which it then
+    needs, records it (``stages.shard``) for ``conflictscore merge``.
     """
     t0 = time.perf_counter()
     if shard is not None and summary_path is None:
         raise ConfigError(f"--shard {shard} needs --summary: `conflictscore merge` reads each shard's summary")
-    items = read_items(input_path)
-    n_input = len(items)
-    if shard is not None:
-        items = shard.select(items)
     config = config if config is not None else RunConfig()
-    fingerprint = {"input_sha256": file_sha256(input_path), "config": config.to_json()}
-    wanted = {it.id for it in items}
-    with Engine(config, progress=progress) as engine:  # bad backend names fail before any file is touched
-        writer = ResumableJsonlWriter(
-            output_path, resume=resume, fingerprint=fingerprint, keep=lambda r: r.get("id") in wanted
-        )
+    notes: list[str] = []
+
+    def note(message: str) -> None:
+        notes.append(message)
+        warn(message)
+
+    with Engine(config, progress=progress) as engine:  # every backend's arguments checked: nothing touched yet
+        check_destinations(input_path, output_path, summary_path, engine.config, report_path=report_path)
+        stats = InputStats()
+        items = read_items(input_path, stats=stats)
+        empty = [it.id for it in items if it.claims is None and not it.response.strip()]
+        _check_input(input_path, stats, len(items), empty, note)
+        n_input = len(items)
+        if shard is not None:
+            items = shard.select(items)
+        fingerprint = {
+            "format": FINGERPRINT_FORMAT,
+            "input": {"sha256": stats.sha256},
+            **engine.fingerprint(items),
+        }
+        wanted = {it.id for it in items}
+        writer = ResumableJsonlWriter(output_path, resume=resume, fingerprint=fingerprint,
+                                      keep=lambda r: r.get("id") in wanted, explain=explain_fingerprint_change)
         with writer:
             if resume and not writer.resumed:
-                warn(f"--resume: no interrupted run of {output_path} to resume; scoring every item")
+                note(f"--resume: no interrupted run of {output_path} to resume; scoring every item")
             if writer.dropped:
-                warn(f"--resume: dropped {writer.dropped} finished rows whose ids are not in {input_path}")
+                note(f"--resume: dropped {writer.dropped} finished rows whose ids are not in {input_path}")
             done = _parse_done(writer)
             done_ids = {r.item_id for r in done}
             new: list[ItemResult] = []
@@ -61,16 +86,141 @@ def score_file(
                 writer.write(r.to_json())
                 new.append(r)
         by_id = {r.item_id: r for r in done + new}
-        results = [by_id[it.id] for it in items]
-        report = engine.summarize(results, timing={"total_s": round(time.perf_counter() - t0, 4)})
+        report = engine.summarize([by_id[it.id] for it in items])
+    stages: dict[str, Any] = {
+        **report.stages,
+        "input": {"lines": stats.lines, "blank_lines": stats.blank_lines, "items": n_input,
+                  "empty_responses": len(empty)},
+    }
     if resume:
-        report = dataclasses.replace(report, stages={**report.stages, "resumed_items": len(done)})
+        stages["resumed_items"] = len(done)
     if shard is not None:
-        record = shard_record(shard, input_sha256=fingerprint["input_sha256"], input_items=n_input, items=len(items))
-        report = dataclasses.replace(report, stages={**report.stages, "shard": record})
+        stages["shard"] = shard_record(shard, input_sha256=stats.sha256, input_items=n_input, items=len(items))
+    share = unscored_share(report)
+    limit = engine.config.engine.max_unscored_share
+    if share > limit:
+        note(
+            f"{report.pairs['unscored']} of {_judge_bound(report)} judgments ({share:.1%}) are UNSCORED, above "
+            f"engine.max_unscored_share={limit:g}: the metrics leave them out and read as less conflict than there "
+            "may be. Each one's note in OUTPUT says why (a server that did not answer, an unreadable reply); "
+            f"rerun to retry them (scored ones come from the cache). Exit status {EXIT_UNSCORED}."
+        )
+    report = dataclasses.replace(
+        report,
+        stages=stages,
+        warnings=tuple(notes),
+        timing={**report.timing, "total_s": round(time.perf_counter() - t0, 4)},
+    )
     if summary_path is not None:
-        write_json_atomic(summary_path, report.to_json())
+        write_json_atomic(summary_path, report.to_json(), what="--summary")
     return report
+
+
+def check_destinations(
+    input_path: str | os.PathLike[str],
+    output_path: str | os.PathLike[str],
+    summary_path: str | os.PathLike[str] | None,
+    config: RunConfig,
+    *,
+    report_path: str | os.PathLike[str] | None = None,
+) -> None:
+    """:class:`ConfigError` when a run would destroy data or could not write its results.
+
+    OUTPUT must not be the input; the summary (and the HTML report) must be none of input,
+    OUTPUT, OUTPUT's partial files and each other; the cache none of them either. Each must be writable and not a
+    directory. Devices, FIFOs and ``/dev/stdout`` are streamed to, so they are exempt from
+    the same-file rule (``-o /dev/stdout`` with a terminal for input is fine).
+    """
+    from .cache import check_cache_path
+
+    out = OutputTarget.of(output_path, what="output (-o)")
+    if not out.stream and same_file(input_path, out.real):
+        raise ConfigError(f"output (-o) {output_path} is the input file: scoring would overwrite the items; "
+                          "choose another OUTPUT")
+    out.check_writable(what="output (-o)")
+    taken = {"the input file": input_path}
+    if not out.stream:
+        taken.update({"OUTPUT (-o)": out.real, "OUTPUT's .partial file": out.sibling(".partial"),
+                      "OUTPUT's .partial.meta.json file": out.sibling(".partial.meta.json")})
+    for flag, path in (("--summary", summary_path), ("--report", report_path)):
+        if path is None:
+            continue
+        target = OutputTarget.of(path, what=flag)
+        if not target.stream:
+            for what, other in taken.items():
+                if same_file(target.real, other):
+                    raise ConfigError(f"{flag} {path} is {what}: writing it would replace that file; "
+                                      "choose another path")
+            taken[flag] = target.real
+        target.check_writable(what=flag)
+    if config.cache.enabled:
+        cache = config.cache_path()
+        for what, other in taken.items():
+            if same_file(cache, other):
+                raise ConfigError(f"judgment cache {cache} is {what}; choose another with --cache PATH")
+        check_cache_path(cache)
+
+
+def _check_input(path: Any, stats: InputStats, n_items: int, empty: list[str], note: Callable[[str], None]) -> None:
+    if n_items == 0:
+        if stats.lines == 0:
+            note(f"{path} is empty: no items to score")
+        else:
+            note(f"{path} holds only blank lines ({stats.blank_lines}): no items to score")
+    if empty:
+        shown = ", ".join(repr(i) for i in empty[:5]) + (f" and {len(empty) - 5} more" if len(empty) > 5 else "")
+        note(f"{len(empty)} item(s) have an empty response and no claims, so no claims and no metrics: {shown}")
+
+
+def _judge_bound(report: Report) -> int:
+    """Claim × document judgments that needed the judge (judged now or earlier, from the cache)."""
+    return int(report.pairs.get("judged", 0)) + int(report.pairs.get("cached", 0))
+
+
+def unscored_share(report: Report) -> float:
+    """Unscored judgments over those that needed the judge (0.0 when none did)."""
+    bound = _judge_bound(report)
+    return int(report.pairs.get("unscored", 0)) / bound if bound else 0.0
+
+
+def too_many_unscored(report: Report, config: RunConfig) -> bool:
+    """Whether the unscored share is above ``engine.max_unscored_share`` (exit status 3)."""
+    return unscored_share(report) > config.engine.max_unscored_share
+
+
+def explain_fingerprint_change(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
+    """What differs between an interrupted run's fingerprint and this run's, in words."""
+    if old.get("format") != new.get("format"):
+        return "it was written by another version of conflictscore, whose runs cannot be compared with this one's"
+    if old.get("input") != new.get("input"):
+        o, n = (str((f.get("input") or {}).get("sha256", "?"))[:12] for f in (old, new))
+        return f"the input file changed since (sha256 {o}… then, {n}… now)"
+    parts = []
+    for section, what in (("settings", "setting"), ("backends", "backend")):
+        diffs = _diff(old.get(section) or {}, new.get(section) or {})
+        if diffs:
+            parts.append(f"{what}s differ: " + "; ".join(diffs[:6]) + (f"; and {len(diffs) - 6} more" if len(diffs) > 6 else ""))
+    return ", and ".join(parts) or "its fingerprint differs"
+
+
+def _diff(old: Any, new: Any, where: str = "") -> list[str]:
+    if isinstance(old, Mapping) and isinstance(new, Mapping):
+        out: list[str] = []
+        for k in list(old) + [k for k in new if k not in old]:
+            sub = f"{where}.{k}" if where else str(k)
+            if k not in new:
+                out.append(f"{sub} was {_short(old[k])}, now absent")
+            elif k not in old:
+                out.append(f"{sub} is new ({_short(new[k])})")
+            else:
+                out.extend(_diff(old[k], new[k], sub))
+        return out
+    return [] if old == new else [f"{where}: {_short(old)} then, {_short(new)} now"]
+
+
+def _short(v: Any, limit: int = 48) -> str:
+    text = repr(v)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _parse_done(writer: ResumableJsonlWriter) -> list[ItemResult]:
@@ -82,4 +232,3 @@ def _parse_done(writer: ResumableJsonlWriter) -> list[ItemResult]:
             raise InputError(f"--resume: not a scored result ({type(e).__name__}: {e})", path=str(writer.partial),
                              line=n) from None
     return out
-

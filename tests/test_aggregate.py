@@ -147,6 +147,39 @@ def test_bootstrap_interval():
     assert bootstrap_ci(same)["cs_c"] == (1.0, 1.0)
 
 
+def test_bootstrap_hand_checked_with_a_fixed_seed():
+    """Values 0, 0.5, 1; 5 resamples from numpy's PCG64 seeded 7, whose index draws are
+    [2,1,2] [2,1,2] [2,0,0] [0,0,2] [2,0,1]: means 5/6, 5/6, 1/3, 1/3, 1/2, sorted
+    1/3 1/3 1/2 5/6 5/6. A 30% interval takes the 35% and 65% quantiles, at positions
+    0.35·4 = 1.4 and 0.65·4 = 2.6: 1/3 + 0.4·(1/2 − 1/3) = 0.4 and 1/2 + 0.6·(5/6 − 1/2) = 0.7."""
+    from conflictscore_local.types import ItemMetrics
+
+    ms = [ItemMetrics(1, v, None, None, None) for v in (0.0, 0.5, 1.0)]
+    ci = bootstrap_ci(ms, n_resamples=5, level=0.3, seed=7)
+    assert ci["cs_c"] == pytest.approx((0.4, 0.7), abs=1e-12)
+    assert ci["cs_r"] is None and ci["support_rate"] is None
+    assert bootstrap_ci(ms, n_resamples=0)["cs_c"] is None
+
+
+@pytest.mark.parametrize("levels", [7, 900])  # few distinct values: multinomial counts; many: index draws
+def test_bootstrap_of_many_items_in_blocks(monkeypatch, levels: int):
+    """Many items: resamples come a block at a time (the blocks give what one draw would),
+    and the interval is close to the normal one for a mean, m ± 1.96·sd/√n."""
+    from conflictscore_local import aggregate
+    from conflictscore_local.types import ItemMetrics
+
+    n = 8000
+    ms = [ItemMetrics(1, (i % levels) / (levels - 1), None, None, None) for i in range(n)]
+    whole = bootstrap_ci(ms, n_resamples=400, seed=1)["cs_c"]
+    monkeypatch.setattr(aggregate, "BOOTSTRAP_BLOCK", 3 * max(levels, n) if levels * 8 > n else 3 * levels)
+    assert bootstrap_ci(ms, n_resamples=400, seed=1)["cs_c"] == pytest.approx(whole, rel=1e-12)
+    vals = [m.cs_c for m in ms]
+    mean = sum(vals) / n
+    half = 1.96 * (sum((v - mean) ** 2 for v in vals) / n) ** 0.5 / n**0.5  # type: ignore[operator]
+    lo, hi = whole  # type: ignore[misc]
+    assert lo == pytest.approx(mean - half, abs=0.2 * half) and hi == pytest.approx(mean + half, abs=0.2 * half)
+
+
 def test_irrelevant_document_reports_its_most_similar_passage():
     def pruned(idx: int, sim: float) -> Judgment:
         pair = Pair(Claim("x", 0, "c"), Passage("x", "d", idx, f"p{idx}"), similarity=sim)
@@ -167,3 +200,16 @@ def test_deciding_passage_span_is_recorded_and_round_trips():
     assert doc_judgment_from_json(d.to_json()) == d
     whole = document_judgment("d", [at(0, (0, 12), S, 0.9)])
     assert whole.passage_span is None and "passage_span" not in whole.to_json()
+
+
+def test_bootstrap_mean_ci_is_the_macro_bootstrap_of_plain_values():
+    from conflictscore_local.aggregate import bootstrap_ci, bootstrap_mean_ci
+    from conflictscore_local.types import ItemMetrics
+
+    values = [1, 0, 1, 1, 0, 1, 0, 1]
+    ci = bootstrap_mean_ci(values, n_resamples=500, seed=3)
+    as_items = [ItemMetrics(1, float(v), None, None, None) for v in values]
+    assert ci == bootstrap_ci(as_items, n_resamples=500, seed=3)["cs_c"]
+    assert 0.0 <= ci[0] < 5 / 8 < ci[1] <= 1.0
+    assert bootstrap_mean_ci([True, True, True]) == (1.0, 1.0)
+    assert bootstrap_mean_ci([1]) is None and bootstrap_mean_ci([]) is None

@@ -98,3 +98,39 @@ def test_incompatible_files_are_refused(tmp_path: Path) -> None:
     junk.write_bytes(b"this is not a database" * 100)
     with pytest.raises(ConfigError, match="junk.sqlite: file is not a database"):
         JudgmentCache(junk, SPEC)
+
+
+def test_pruner_selections_round_trip_under_their_own_spec(tmp_path: Path) -> None:
+    prune_spec = {"backend": "embedding", "model": {"weights_sha256": "ef" * 32}, "threshold": 0.14}
+    group = [pair("c1", "p1", doc="a"), pair("c1", "p2", doc="a"), pair("c1", "p3", doc="b")]
+    kept = [Pair(group[0].claim, group[0].passage, 0.5), Pair(group[1].claim, group[1].passage, 0.25)]
+    pruned = [Judgment(Pair(group[2].claim, group[2].passage, 0.0625), "IRRELEVANT", None, "pruned", "cosine 0.062")]
+    with JudgmentCache(tmp_path / "j.sqlite", SPEC) as cache:
+        assert cache.get_selections(prune_spec, [group]) == [None]
+        assert cache.put_selections(prune_spec, [group], kept, pruned) == 1
+    with JudgmentCache(tmp_path / "j.sqlite", {**SPEC, "model": "another judge"}) as cache:
+        # the same texts under other ids, read by a run of another judge: the selection still applies
+        moved = [pair("c1", "p1", item="i9", doc="x"), pair("c1", "p2", item="i9", doc="x"),
+                 pair("c1", "p3", item="i9", doc="y")]
+        ((k, pr),) = cache.get_selections(prune_spec, [moved])  # type: ignore[misc]
+        assert [(p.passage.doc_id, p.similarity) for p in k] == [("x", 0.5), ("x", 0.25)]
+        assert pr == [Judgment(Pair(moved[2].claim, moved[2].passage, 0.0625), "IRRELEVANT", None, "pruned",
+                               "cosine 0.062")]
+        regrouped = [moved[0], pair("c1", "p2", item="i9", doc="y"), moved[2]]  # p2 now in the other document
+        assert cache.get_selections(prune_spec, [regrouped]) == [None]
+        assert cache.get_selections({**prune_spec, "threshold": 0.2}, [moved]) == [None]
+
+
+def test_cache_file_mode_and_a_directory_for_a_path(tmp_path: Path) -> None:
+    import os
+    import stat
+
+    old = os.umask(0o027)
+    try:
+        with JudgmentCache(tmp_path / "new" / "j.sqlite", SPEC) as cache:
+            cache.put_many([judged(pair("c", "p"))])
+        assert stat.S_IMODE((tmp_path / "new" / "j.sqlite").stat().st_mode) == 0o640
+    finally:
+        os.umask(old)
+    with pytest.raises(ConfigError, match=r"judgment cache .*/new: Is a directory; choose another with --cache PATH"):
+        JudgmentCache(tmp_path / "new", SPEC)

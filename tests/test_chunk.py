@@ -110,3 +110,28 @@ def test_bad_arguments() -> None:
         Chunker(max_tokens=4)
     with pytest.raises(ValueError, match="overlap must be >= 0"):
         Chunker(overlap=-1)
+
+
+def test_counting_is_bounded_by_the_window_not_the_document() -> None:
+    """A tokenizer never gets more than the window's worth of text, however long the document:
+    sentences, a long run without sentence ends, and a blob without spaces."""
+    given: list[int] = []
+
+    def count(text: str) -> int:  # a tokenizer that records the largest string it was given
+        given.append(len(text))
+        return sum(-(-len(w) // 6) for w in text.split())
+
+    prose = " ".join(f"Sentence {i} has exactly seven words here." for i in range(20_000))
+    run_on = " ".join(f"word{i}" for i in range(40_000))
+    blob = "x" * 200_000
+    text = f"{prose}\n\n{run_on}\n\n{blob}\n\nThe end."
+    chunker = Chunker(max_tokens=64, overlap=1, count=count)
+    ps = chunker.passages("it", Document("d", text))
+    assert len(text) > 1_400_000 and max(given) <= chunker.max_chars == 64 * 32
+    given.clear()
+    assert all(count(p.text) <= 64 for p in ps)
+    covered = "".join(text[p.span[0]:p.span[1]] for p in ps)
+    assert "Sentence 19999 has" in covered and "word39999" in covered and "The end." in covered
+    assert sum(text[p.span[0]:p.span[1]].count("x") for p in ps) >= 200_000
+    assert all(text[p.span[0]:p.span[1]] == p.text for p in ps)
+

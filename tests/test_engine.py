@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import subprocess
 import sys
+import time
 from typing import Any, Sequence
 
 import pytest
@@ -96,6 +97,7 @@ def test_scores_with_given_claims_and_decomposition():
     assert judge.calls == [12]
     assert report.pairs == {"total": 12, "judged": 12, "pruned": 0, "cached": 0, "given": 0, "unscored": 1}
     assert report.config["backends"]["judge"]["name"] == "rule"
+    assert report.config["backends"]["judge"]["spec"] == {"name": "rule", "version": 1}  # what produced the labels
     assert report.stages["decomposer"] == {"calls": 1}
 
 
@@ -127,10 +129,10 @@ def test_cache_serves_the_second_run_and_keys_on_the_judge_spec():
 def test_given_labels_load_no_backend():
     it = parse_item({"id": "a", "response": "", "documents": [{"id": "d", "text": "t"}],
                      "claims": ["c"], "labels": [["contradict"]]})
-    eng = Engine(judge="vllm")  # would need a GPU and vllm: must never be built
+    eng = Engine(judge={"name": "vllm", "model": "/no/such/model"})  # would need a GPU and vllm: never built
     (r,), report = eng.score_all([it])
     assert r.verdicts[0].contradict == ("d",)
-    assert report.config["backends"]["judge"] == {"name": "vllm", "loaded": False}
+    assert report.config["backends"]["judge"] == {"name": "vllm", "model": "/no/such/model", "loaded": False}
 
 
 def test_unknown_backend_names_the_allowed_ones():
@@ -179,7 +181,8 @@ def test_import_and_help_do_not_import_heavy_libraries():
         "from conflictscore_local.cli import build_parser\n"
         "p = build_parser(); p.format_help()\n"
         "[a.choices[c].format_help() for a in p._subparsers._group_actions for c in a.choices]\n"
-        "heavy = [m for m in ('torch', 'transformers', 'vllm', 'faiss', 'spacy', 'sentence_transformers') if m in sys.modules]\n"
+        "heavy = [m for m in ('torch', 'transformers', 'vllm', 'faiss', 'spacy', 'sentence_transformers', 'onnxruntime',\n"
+        "                     'onnx', 'matplotlib', 'jinja2', 'playwright', 'ray') if m in sys.modules]\n"
         "assert not heavy, heavy\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
@@ -214,3 +217,67 @@ def test_report_reflects_one_run_and_the_bootstrap_setting():
     assert first.stages["engine"]["passage_pairs"] == second.stages["engine"]["passage_pairs"] == 12
     assert second.stages["engine"]["passage_pairs_cached"] == 11  # the unscored pair is retried
     assert all(v is None for v in second.ci95.values())
+
+
+def test_judgments_are_checkpointed_within_a_step(tmp_path):
+    """One step of 20 items (200 pairs): the judge gets 64 pairs first, then calls sized to
+    engine.checkpoint_s but never below 64; after each call the judgments are cached and
+    finished items come out."""
+    from conflictscore_local.cache import JudgmentCache
+
+    class Slow(RuleJudge):
+        def judge(self, pairs, on_progress=None):  # type: ignore[override]
+            time.sleep(0.01)  # about 6 pairs in a 1 ms checkpoint: calls stay at the floor of 64
+            return super().judge(pairs, on_progress)
+
+    judge = Slow()
+    items = [item(i, [f"yes: claim {i}"] + [f"noise {j}" for j in range(9)], [f"claim {i}"]) for i in range(20)]
+    cfg = RunConfig().updated({"engine": {"checkpoint_s": 0.001}, "cache": {"path": str(tmp_path / "c.sqlite")}})
+    eng = Engine(cfg, judge=judge, pruner="none")
+    results = eng.score(items)
+    first = next(results)
+    assert judge.calls == [64] and first.item_id == "i0"
+    with JudgmentCache(tmp_path / "c.sqlite", judge.spec()) as cache:
+        assert len(cache) == 64  # in the cache before the step is over
+    rest = list(results)
+    assert [r.item_id for r in [first, *rest]] == [f"i{i}" for i in range(20)]
+    assert judge.calls == [64, 64, 64, 8]
+    assert [r.verdicts[0].support for r in [first, *rest]] == [("d0",)] * 20
+
+
+def test_a_kill_mid_step_keeps_the_finished_items_and_the_cache(tmp_path, register_backend):
+    from conflictscore_local.cache import JudgmentCache
+    from conflictscore_local.cli import main
+
+    class Dying(RuleJudge):
+        def judge(self, pairs, on_progress=None):  # type: ignore[override]
+            if self.calls:
+                raise KeyboardInterrupt  # the second call: Ctrl-C, or as good as a kill
+            return super().judge(pairs, on_progress)
+
+    register_backend("judge", "dying-test", Dying)
+    rows = [{"id": f"i{i}", "response": "", "claims": [f"claim {i}"],
+             "documents": [{"id": f"d{j}", "text": f"yes: claim {i}" if j == 0 else f"noise {j}"} for j in range(10)]}
+            for i in range(10)]
+    inp = tmp_path / "in.jsonl"
+    inp.write_text("".join(__import__("json").dumps(r) + "\n" for r in rows))
+    out = tmp_path / "out.jsonl"
+    assert main(["score", str(inp), "-o", str(out), "--judge", "dying-test", "--pruner", "none", "--cache",
+                 str(tmp_path / "c.sqlite"), "-q"]) == 130
+    partial = (tmp_path / "out.jsonl.partial").read_text().splitlines()
+    assert [__import__("json").loads(x)["id"] for x in partial] == [f"i{i}" for i in range(6)]  # 64 pairs: 6 items
+    with JudgmentCache(tmp_path / "c.sqlite", Dying().spec()) as cache:
+        assert len(cache) == 64
+
+
+def test_non_finite_probabilities_become_unscored_judgments():
+    class NaNJudge(RuleJudge):
+        def judge(self, pairs, on_progress=None):  # type: ignore[override]
+            return [Judgment(p, "SUPPORT", {"SUPPORT": float("nan"), "CONTRADICT": 0.0, "IRRELEVANT": 0.0})
+                    for p in pairs]
+
+    (r,), report = Engine(RunConfig().updated({"cache": {"enabled": False}}), judge=NaNJudge(),
+                          pruner="none").score_all([item(0, ["yes: a"], ["a"])])
+    (dj,) = r.verdicts[0].judgments
+    assert dj.label is None and dj.note.startswith("the judge returned probabilities that are not numbers")
+    assert report.pairs["unscored"] == 1

@@ -10,6 +10,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from ..config import checkout_root
 from ..errors import ConfigError, InputError
 from ..registry import make_config
+from .leakage import bench_leaks, check_disjoint, separate_splits
 from .sources import DEFAULT_SOURCES, SOURCES
 
 
@@ -51,6 +52,7 @@ def build_bench(
     sources: Mapping[str, str | Path] | None = None,
     *,
     options: Mapping[str, Mapping[str, Any]] | None = None,
+    leak_free: bool = True,
 ) -> list[dict[str, Any]]:
     """Build ConflictBench items (JSON-ready dicts) from the public source files.
 
@@ -59,6 +61,11 @@ def build_bench(
     directory) that replaces its default path; ``options`` maps a source name to its
     options (e.g. ``{"climate_fever": {"max_entropy": 0.7}}``). A selected source whose
     file is missing is an error naming the source and the path.
+
+    Items are split by claim or question (``split_for``); with ``leak_free`` (the default)
+    train items then lose every document and claim that a dev or test item uses
+    (:func:`~conflictscore_local.bench.leakage.separate_splits`), and the build fails if any
+    is left. ``leak_free=False`` gives the claim-only split (to measure what it leaked).
     """
     sources = dict(sources or {})
     options = dict(options or {})
@@ -92,6 +99,9 @@ def build_bench(
     dup = [k for k, c in Counter(it["id"] for it in items).items() if c > 1]
     if dup:
         raise InputError(f"duplicate item id {dup[0]!r} across the selected sources")
+    if leak_free:
+        items, _ = separate_splits(items)
+        check_disjoint(bench_leaks(items), what="bench build")
     return items
 
 

@@ -78,28 +78,17 @@ def pair_metrics(pairs: Iterable[tuple[str, str | None]]) -> dict[str, Any]:
         "accuracy": _div(correct, scored),
         "accuracy_all": _div(correct, n_pairs),
         "per_label": per_label,
-        "macro_f1": macro_f1(confusion),
+        "macro_f1": _macro_f1(per_label, confusion),
         "confusion": {g: {p: confusion[g][p] for p in LABELS} for g in LABELS},
     }
 
 
-def macro_f1(confusion: Mapping[str, Mapping[str, int]]) -> float | None:
+def _macro_f1(per_label: Mapping[str, Mapping[str, Any]], confusion: Mapping[str, Counter[str]]) -> float | None:
     """Macro-F1 over the labels present in gold or predictions (scikit-learn's convention,
     ``zero_division=0``): a label predicted but never gold, or gold but never predicted,
     counts with F1 0. None when there is no scored pair."""
-    present = [
-        lab for lab in LABELS
-        if sum(confusion.get(lab, {}).values()) or sum(confusion.get(g, {}).get(lab, 0) for g in LABELS)
-    ]
-    if not present:
-        return None
-    total = 0.0
-    for lab in present:
-        tp = confusion.get(lab, {}).get(lab, 0)
-        fp = sum(confusion.get(g, {}).get(lab, 0) for g in LABELS if g != lab)
-        fn = sum(confusion.get(lab, {}).values()) - tp
-        total += 2 * tp / (2 * tp + fp + fn) if tp else 0.0
-    return total / len(present)
+    present = [lab for lab in LABELS if per_label[lab]["support"] or any(confusion[g][lab] for g in LABELS)]
+    return sum(per_label[lab]["f1"] or 0.0 for lab in present) / len(present) if present else None
 
 
 def detection_counts(claims: Iterable[tuple[bool, bool]]) -> dict[str, int]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol, Sequence, runtime_checkable
+from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
 
 from ..types import Claim, Item
 
@@ -14,11 +14,17 @@ class Decomposer(Protocol):
     Called once per engine step with every item that has no given claims, so model
     backends can batch across items. Returns one list of claims per item, in order, with
     ``Claim.item_id`` set and ``Claim.index`` counting from 0 within the item.
+
+    ``spec()`` is everything that changes the claims (pipeline and its version, model
+    fingerprint, prompt, generation settings), not how fast they come: it goes into the
+    resume fingerprint.
     """
 
     name: str
 
     def decompose(self, items: Sequence[Item]) -> list[list[Claim]]: ...
+
+    def spec(self) -> Mapping[str, Any]: ...
 
     def describe(self) -> dict[str, Any]: ...
 

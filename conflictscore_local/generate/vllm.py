@@ -34,7 +34,8 @@ def import_vllm() -> Any:
 class VLLMConfig:
     """Arguments of the ``vllm`` generator; ``engine_args`` are passed to ``vllm.LLM`` as they are.
 
-    ``model``: checkpoint directory or cached hub id (at ``revision``), resolved offline to
+    ``model``: checkpoint directory, model name from ``conflictscore models list``, or cached
+    hub id (at ``revision``), resolved offline to
     a directory before vLLM sees it. ``enable_thinking``: passed to the chat
     template (None: not passed). ``chat_template_kwargs``: other template variables.
     """

@@ -30,13 +30,12 @@ from ..generate.common import (
     model_fingerprint,
     token_counter,
     tokenizer_fingerprint,
-    torch_device,
-    torch_dtype,
 )
 from ..types import LABELS, Judgment, Label, Pair
 from ._base import ProgressFn
 from .distinct import distinct
 from .labels import check_thresholds, decide, map_id2label
+from .runtime import ClassifierRuntime, local_runtime, token_batches  # noqa: F401 - token_batches: public here too
 
 DEFAULT_JUDGE_ENV = "CONFLICTSCORE_DEFAULT_JUDGE"
 DEFAULT_JUDGE_MANIFEST = "default-judge"
@@ -59,7 +58,8 @@ def default_judge_path() -> Path:
 class NLIConfig:
     """Arguments of the ``nli`` judge.
 
-    ``model``: checkpoint directory or cached hub id (None → the project's default judge).
+    ``model``: checkpoint directory, model name from ``conflictscore models list``, or cached
+    hub id (None → the project's default judge).
     ``batch_size``: at most this many pairs per forward; ``max_batch_tokens``: and at most
     this many (padded) tokens per forward (None → 2048 on CPU, where small batches of long
     inputs run fastest, 65536 on a GPU). Inputs are sorted by length, so short pairs go in
@@ -71,6 +71,11 @@ class NLIConfig:
     2-way model means. ``id2label``: overrides the checkpoint's class names.
     ``thresholds``: override the calibrated ones in ``conflictscore.json``;
     ``calibration=false`` ignores them.
+    ``runtime``: where the forward pass runs (see :mod:`.runtime`): ``torch``, ``onnx`` (ONNX
+    Runtime on the CPU, the ``onnx`` extra; exported once per checkpoint into ``export_dir``,
+    default ``onnx/`` beside the default judgment cache, whatever ``--cache`` says), or ``auto`` (``onnx`` on a CPU when the extra is
+    installed and ``dtype`` is ``auto`` or ``float32``, else ``torch``). ``int8``: dynamic int8 quantization of the ONNX export, faster
+    but it changes some labels (measured in ``benchmarks/results/onnx_throughput.md``).
     """
 
     model: str | None = None
@@ -85,6 +90,9 @@ class NLIConfig:
     thresholds: dict | None = None
     calibration: bool = True
     claim_room: int | None = None
+    runtime: Literal["auto", "torch", "onnx"] = "auto"
+    int8: bool = False
+    export_dir: str | None = None
 
     def __post_init__(self) -> None:
         if self.batch_size < 1:
@@ -98,6 +106,8 @@ class NLIConfig:
         check_device(self.device)
         if self.thresholds is not None:
             check_thresholds(self.thresholds, source="judge nli: thresholds")
+        if self.int8 and self.runtime == "torch":
+            raise ValueError("int8=true needs runtime=onnx (dynamic int8 quantization of the ONNX export)")
 
 
 class NLIJudge(Backend):
@@ -107,13 +117,20 @@ class NLIJudge(Backend):
     role = "judge"
     Config = NLIConfig
 
-    def __init__(self, config: NLIConfig | None = None):
+    def __init__(
+        self, config: NLIConfig | None = None, *, runtime: Callable[["NLIJudge"], ClassifierRuntime] | None = None
+    ):
+        """``runtime``: builds the runtime that runs the forward pass, given this judge (the
+        ``vllm`` / ``openai`` judges' classify mode hand theirs in); default: the one the
+        ``runtime`` argument names."""
         super().__init__(config)
         self._path: Path | None = None
         self._manifest: Any = None
         self._labels: dict[int, Label] | None = None
         self._tokenizer: Any = None
-        self._model: Any = None
+        self._make_runtime = runtime or local_runtime
+        self._runtime: ClassifierRuntime | None = None
+        self.cache_dir: Path | None = None
         self._spec: dict[str, Any] | None = None
         self._files: dict[str, dict[str, Any]] = {}
 
@@ -147,7 +164,7 @@ class NLIJudge(Backend):
                 found = locate(str(path) if os.environ.get(DEFAULT_JUDGE_ENV) else DEFAULT_JUDGE_MANIFEST,
                                what="judge nli")
             else:
-                found = locate(cfg.model, cfg.revision, what="judge nli")
+                found = locate(cfg.model, cfg.revision, what="judge nli", use=("judge", "nli"))
                 if not (found.path / "config.json").is_file():
                     raise BackendUnavailable(
                         f"judge nli: {found.path} is not a complete checkpoint: no config.json "
@@ -257,9 +274,20 @@ class NLIJudge(Backend):
             )
         return trained
 
+    def use_cache_dir(self, folder: Path) -> None:
+        """The judgment cache's folder: derived files such as ONNX exports default to it, so
+        ``--cache PATH`` moves them too (where they are kept never changes a label)."""
+        self.cache_dir = Path(folder)
+
+    def runtime(self) -> ClassifierRuntime:
+        """Where the forward pass runs (built once, loads nothing)."""
+        if self._runtime is None:
+            self._runtime = self._make_runtime(self)
+        return self._runtime
+
     def spec(self) -> Mapping[str, Any]:
         """Everything that changes labels: the weights and tokenizer, label mapping, thresholds,
-        dtype, length."""
+        length, and the runtime with its dtype or quantization."""
         if self._spec is None:
             path = self.checkpoint()
             fingerprint = model_fingerprint(path)
@@ -272,131 +300,115 @@ class NLIJudge(Backend):
                 "labels": {str(k): v for k, v in sorted(self.labels().items())},
                 "thresholds": self.thresholds(),
                 "max_length": self.max_length(),
-                "dtype": self._dtype_name(),
+                **self.runtime().spec(),
             }
         return self._spec
 
     def passage_budget(self) -> tuple[Callable[[str], int], int]:
         """Count with the judge's own tokenizer; passages get the window minus the claim's room."""
-        tok = self.tokenizer()
         room = self.claim_room()
-        budget = self.max_length() - tok.num_special_tokens_to_add(pair=True) - room
-        if budget < 8:
-            raise ConfigError(
-                f"judge nli: max_length {self.max_length()} leaves no room for passages after claim_room {room}"
-            )
         self.resolved["claim_room"] = room
-        return token_counter(tok), budget
-
-    # -- model --------------------------------------------------------------------------
-    def _dtype_name(self) -> str:
-        return str(torch_dtype(self.config.dtype, torch_device(self.config.device))).removeprefix("torch.")
-
-    def _load(self) -> Any:
-        if self._model is None:
-            from transformers import AutoModelForSequenceClassification
-
-            path = self.checkpoint()
-            labels = self.labels()
-            device = torch_device(self.config.device)
-            dtype = torch_dtype(self.config.dtype, device)
-            try:
-                model = AutoModelForSequenceClassification.from_pretrained(
-                    str(path), revision=self.config.revision, dtype=dtype
-                )
-            except Exception as e:
-                raise BackendUnavailable(
-                    f"judge nli: cannot load the model in {path} as a sequence classifier: {type(e).__name__}: {e}"
-                ) from e
-            if model.config.num_labels != len(labels):
-                raise ConfigError(
-                    f"judge nli: {path} has {model.config.num_labels} output classes but "
-                    f"{len(labels)} labels are mapped"
-                )
-            self._model = model.to(device).eval()
-            self.resolved.update(device=str(device), dtype=str(dtype).removeprefix("torch."),
-                                 max_length=self.max_length(), architecture=type(model).__name__)
-            self.resolved["thresholds"] = self.thresholds()
-        return self._model
+        return passage_budget(self.tokenizer(), self.max_length(), room)
 
     def _encode(self, passages: list[str], claims: list[str]) -> tuple[list[dict[str, list[int]]], list[str | None]]:
-        """Token ids of each (passage, claim) input, the passage truncated to fit, and for each
-        input cut short a note saying how much of it the model sees."""
-        tok = self.tokenizer()
-        limit = self.max_length()
-        room = limit - tok.num_special_tokens_to_add(pair=True)
-        keys = [k for k in tok.model_input_names if k in ("input_ids", "token_type_ids", "attention_mask")]
-        enc = tok(passages, claims, truncation=False, verbose=False)
-        feats = [{k: enc[k][i] for k in keys} for i in range(len(passages))]
-        notes: list[str | None] = [None] * len(passages)
-        count = token_counter(tok)
-        for i, f in enumerate(feats):
-            if len(f["input_ids"]) <= limit:
-                continue
-            p_len, c_len = count(passages[i]), count(claims[i])
-            if c_len < room:
-                one = tok(passages[i], claims[i], truncation="only_first", max_length=limit, verbose=False)
-                notes[i] = f"passage truncated to {room - c_len} of {p_len} tokens (max_length {limit})"
-                self.count("passage_truncated")
-            else:
-                # the claim alone fills the window: cut both rather than fail the run
-                one = tok(passages[i], claims[i], truncation="longest_first", max_length=limit, verbose=False)
-                notes[i] = (
-                    f"claim too long ({c_len} tokens) for max_length {limit}: "
-                    f"claim and passage truncated together (passage of {p_len} tokens)"
-                )
-                self.count("claim_truncated")
-            feats[i] = {k: one[k] for k in keys}
-        return feats, notes
+        """:func:`encode_pairs` with this judge's tokenizer and window; truncations are counted."""
+        feats, cuts = encode_pairs(self.tokenizer(), passages, claims, self.max_length())
+        for cut in cuts:
+            if cut is not None:
+                self.count(cut[0])
+        return feats, [cut[1] if cut else None for cut in cuts]
 
     def judge(self, pairs: Sequence[Pair], on_progress: ProgressFn | None = None) -> list[Judgment]:
         """Label every pair (input order kept); identical (passage, claim) texts are judged once.
         A pair whose input was cut to fit the window says so in its note."""
         if not pairs:
             return []
-        import torch
-
-        model = self._load()
         labels = self.labels()
         thresholds = self.thresholds()
-        tok = self.tokenizer()
-        device = next(model.parameters()).device
+        runtime = self.runtime()
+        self.resolved.update(runtime=runtime.name, max_length=self.max_length(), thresholds=thresholds)
 
         uniq = distinct(pairs)
         firsts = [pairs[i] for i in uniq.first]
         feats, notes = self._encode([p.passage.text for p in firsts], [p.claim.text for p in firsts])
-        order = sorted(range(len(firsts)), key=lambda i: -len(feats[i]["input_ids"]))
-        probs: list[dict[str, float]] = [{}] * len(firsts)
-        budget = self.config.max_batch_tokens or (2048 if device.type == "cpu" else 65536)
-        lengths = [len(feats[i]["input_ids"]) for i in order]
-        for idx in token_batches(order, lengths, self.config.batch_size, budget):
-            batch = tok.pad([feats[i] for i in idx], return_tensors="pt")
-            batch = {k: v.to(device) for k, v in batch.items()}
-            with torch.inference_mode():
-                logits = model(**batch).logits
-            rows = torch.softmax(logits.float(), dim=-1).cpu().tolist()
-            for i, row in zip(idx, rows):
-                p = dict.fromkeys(LABELS, 0.0)
-                for k, v in enumerate(row):
-                    p[labels[k]] += v
-                probs[i] = {k: round(v, 6) for k, v in p.items()}
-            self.count("batches")
+
+        def done(idx: Sequence[int]) -> None:
             if on_progress is not None:
                 on_progress(sum(uniq.weight[i] for i in idx))
+
+        rows = runtime.classify(feats, done)
+        if len(rows) != len(firsts):
+            raise RuntimeError(f"runtime {runtime.name} returned {len(rows)} rows for {len(firsts)} inputs")
+        judged = []
+        for u, (p, row) in enumerate(zip(firsts, rows)):
+            if isinstance(row, str):
+                self.count("unscored")
+                judged.append(Judgment(p, None, None, "judge", row))
+                continue
+            if len(row) != len(labels):
+                raise RuntimeError(
+                    f"runtime {runtime.name} returned {len(row)} class probabilities for {len(labels)} classes"
+                )
+            probs = dict.fromkeys(LABELS, 0.0)
+            for k, v in enumerate(row):
+                probs[labels[k]] += v
+            probs = {k: round(v, 6) for k, v in probs.items()}
+            judged.append(Judgment(p, decide(probs, thresholds), probs, "judge", notes[u]))
         self.count("pairs", len(pairs))
         self.count("forward_inputs", len(firsts))
-        judged = [Judgment(p, decide(probs[u], thresholds), probs[u], "judge", notes[u]) for u, p in enumerate(firsts)]
         return uniq.spread(pairs, judged)
 
 
-def token_batches(order: Sequence[int], lengths: Sequence[int], max_pairs: int, max_tokens: int) -> Iterator[list[int]]:
-    """Consecutive batches of ``order`` (sorted longest first, ``lengths`` aligned with it) of at
-    most ``max_pairs`` items and ``max_tokens`` padded tokens; one item always makes a batch."""
-    start = 0
-    while start < len(order):
-        n = max(1, min(max_pairs, max_tokens // max(lengths[start], 1), len(order) - start))
-        yield list(order[start:start + n])
-        start += n
+
+def passage_budget(tokenizer: Any, max_length: int, claim_room: int) -> tuple[Callable[[str], int], int]:
+    """``(count, budget)`` for splitting documents: tokens as ``tokenizer`` counts them, and the
+    window less the special tokens of a pair and the room kept for the claim.
+
+    The one definition of the ``nli`` judge's passage budget: the judge, training
+    (:mod:`conflictscore_local.train`) and any other runtime of an ``nli`` checkpoint call it,
+    so a checkpoint sees passages cut exactly as it was trained on them.
+    """
+    budget = max_length - tokenizer.num_special_tokens_to_add(pair=True) - claim_room
+    if budget < 8:
+        raise ConfigError(f"judge nli: max_length {max_length} leaves no room for passages after claim_room {claim_room}")
+    return token_counter(tokenizer), budget
+
+
+Truncation = tuple[str, str]  # (counter name, note for the judgment)
+
+
+def encode_pairs(
+    tokenizer: Any, passages: Sequence[str], claims: Sequence[str], max_length: int
+) -> tuple[list[dict[str, list[int]]], list[Truncation | None]]:
+    """Model inputs of (premise = passage, hypothesis = claim) pairs within ``max_length`` tokens.
+
+    The one definition of how an ``nli`` checkpoint reads a pair, shared by the judge and by
+    training. Only the passage is cut when the pair is too long; when the claim alone fills
+    the window both are cut (``longest_first``) rather than failing the run. Returns the
+    features (the tokenizer's ``input_ids`` / ``token_type_ids`` / ``attention_mask``) and, for
+    each input cut short, ``(kind, note)``: kind ``passage_truncated`` or ``claim_truncated``,
+    the note saying how much of the input the model sees.
+    """
+    limit = max_length
+    room = limit - tokenizer.num_special_tokens_to_add(pair=True)
+    keys = [k for k in tokenizer.model_input_names if k in ("input_ids", "token_type_ids", "attention_mask")]
+    enc = tokenizer(list(passages), list(claims), truncation=False, verbose=False)
+    feats = [{k: enc[k][i] for k in keys} for i in range(len(passages))]
+    cuts: list[Truncation | None] = [None] * len(passages)
+    count = token_counter(tokenizer)
+    for i, f in enumerate(feats):
+        if len(f["input_ids"]) <= limit:
+            continue
+        p_len, c_len = count(passages[i]), count(claims[i])
+        if c_len < room:
+            one = tokenizer(passages[i], claims[i], truncation="only_first", max_length=limit, verbose=False)
+            cuts[i] = ("passage_truncated", f"passage truncated to {room - c_len} of {p_len} tokens (max_length {limit})")
+        else:
+            one = tokenizer(passages[i], claims[i], truncation="longest_first", max_length=limit, verbose=False)
+            cuts[i] = ("claim_truncated", f"claim too long ({c_len} tokens) for max_length {limit}: "
+                       f"claim and passage truncated together (passage of {p_len} tokens)")
+        feats[i] = {k: one[k] for k in keys}
+    return feats, cuts
 
 
 def _listing(path: Path) -> str:

@@ -10,16 +10,22 @@ The spec keys the model on what the server reports about it (``GET /models``: ``
 under, which is an alias: another checkpoint served as ``judge`` at the same URL must not
 read this one's cached labels. A server that reports nothing leaves the name (and a
 warning); ``model_fingerprint`` pins the identity instead (e.g. the weights' sha256).
+
+``mode=classify`` sends a sequence-classification checkpoint's inputs (the ``nli`` judge's
+encoding) to ``vllm serve``'s ``/classify`` endpoint instead (see :mod:`.classify`).
 """
 
 from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, fields
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Literal, Mapping, Sequence
 
 from ..chunk import word_count
 from ..generate.openai import OpenAIConfig, OpenAIGenerator
+from ..types import Judgment, Pair
+from ._base import ProgressFn
+from .classify import ClassifyMode, ServeClassifyRuntime, check_mode_args
 from .llm import LLMJudge, check_judge_args
 
 
@@ -36,6 +42,15 @@ class OpenAIJudgeConfig(OpenAIConfig):
     ``model_fingerprint``: what identifies the served weights (e.g. their sha256, or a
     release tag you control); when given it keys the cache instead of the name, URL and
     ``GET /models`` fields, so the same weights keep their labels behind another URL or name.
+
+    ``mode=classify``: the server runs a sequence-classification checkpoint (``vllm serve
+    MODEL --runner pooling``) and pairs go to its ``/classify`` endpoint (at the root of
+    ``base_url``'s server), ``batch_size`` inputs per request; ``checkpoint`` is a local copy of
+    that checkpoint (directory or cached hub id; default: ``model``) whose tokenizer encodes
+    the pairs and whose labels and calibration apply. ``revision``, ``max_length``,
+    ``negative_label``, ``id2label``, ``calibration``, ``claim_room`` (and ``thresholds``) mean
+    what they mean for the ``nli`` judge; the generation arguments (``top_logprobs``,
+    ``max_tokens``, ``min_label_mass``, ``passage_words``, ``endpoint``) do not apply.
     """
 
     top_logprobs: int = 10
@@ -45,6 +60,15 @@ class OpenAIJudgeConfig(OpenAIConfig):
     passage_words: int = 1500
     chunk_size: int = 8192
     model_fingerprint: str | None = None
+    mode: Literal["generate", "classify"] = "generate"
+    checkpoint: str | None = None
+    revision: str | None = None
+    batch_size: int = 32
+    max_length: int | None = None
+    negative_label: Literal["IRRELEVANT", "CONTRADICT"] | None = None
+    id2label: dict | None = None
+    calibration: bool = True
+    claim_room: int | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -53,10 +77,21 @@ class OpenAIJudgeConfig(OpenAIConfig):
             raise ValueError("model_fingerprint must not be empty")
         if self.passage_words < 8:
             raise ValueError(f"passage_words must be at least 8, got {self.passage_words}")
+        if self.batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {self.batch_size}")
+        check_mode_args(
+            self, name="openai",
+            generate_only=("top_logprobs", "max_tokens", "min_label_mass", "passage_words", "endpoint"),
+            classify_only=("checkpoint", "revision", "batch_size", "max_length", "negative_label", "id2label",
+                           "calibration", "claim_room"),
+        )
+        if self.mode == "classify" and self.checkpoint is None and self.model is None:
+            raise ValueError("mode=classify needs checkpoint=DIR (a local copy of the served classifier) or model=NAME")
 
 
-class OpenAIJudge(LLMJudge):
-    """SUPPORT / CONTRADICT / IRRELEVANT from a model behind an OpenAI-compatible API."""
+class OpenAIJudge(ClassifyMode, LLMJudge):
+    """SUPPORT / CONTRADICT / IRRELEVANT from a model behind an OpenAI-compatible API, or
+    (``mode=classify``) from a sequence classifier behind ``vllm serve``'s ``/classify``."""
 
     name = "openai"
     Config = OpenAIJudgeConfig
@@ -64,6 +99,29 @@ class OpenAIJudge(LLMJudge):
     def __init__(self, config: OpenAIJudgeConfig | None = None):
         super().__init__(config)
         self._warned = False  # about a model the server does not describe
+
+    # -- classify mode: the nli judge with vllm serve's /classify as its forward pass --------
+    def classifier_model(self) -> str:
+        return self.config.checkpoint or self.config.model
+
+    def classify_runtime(self, nli: Any) -> ServeClassifyRuntime:
+        return ServeClassifyRuntime(nli, self.generator(), self.config.batch_size)
+
+    def judge(self, pairs: Sequence[Pair], on_progress: ProgressFn | None = None) -> list[Judgment]:
+        if self.config.mode == "classify":
+            return self.classify_judge(pairs, on_progress)
+        return super().judge(pairs, on_progress)
+
+    def spec(self) -> Mapping[str, Any]:
+        return self.classify_spec() if self.config.mode == "classify" else super().spec()
+
+    def describe(self) -> dict[str, Any]:
+        out = super().describe()
+        return self.classify_describe(out) if self.config.mode == "classify" else out
+
+    def stats(self) -> dict[str, Any]:
+        out = super().stats()
+        return self.classify_stats(out) if self.config.mode == "classify" else out
 
     def generator(self) -> OpenAIGenerator:
         if self._generator is None:
@@ -105,5 +163,8 @@ class OpenAIJudge(LLMJudge):
         return self.generator().secrets()
 
     def passage_budget(self) -> tuple[Callable[[str], int], int]:
-        """Whitespace words stand in for the server's tokens."""
+        """Whitespace words stand in for the server's tokens (classify mode: the ``nli`` judge's
+        budget, counted with the checkpoint's tokenizer)."""
+        if self.config.mode == "classify":
+            return self.classifier().passage_budget()
         return word_count, self.config.passage_words

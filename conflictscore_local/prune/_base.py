@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol, Sequence, runtime_checkable
+from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
 
 from ..types import Judgment, Pair
 
@@ -11,15 +11,25 @@ from ..types import Judgment, Pair
 class Pruner(Protocol):
     """Choose which candidate pairs go to the judge.
 
-    ``select`` receives every candidate pair of an engine step (each claim against every
-    passage of its own item's documents) and returns the pairs to judge (with
-    ``similarity`` filled in where computed) and, for the others, IRRELEVANT judgments
-    with ``source="pruned"``. Every input pair lands in exactly one of the two lists.
+    ``select`` receives candidate pairs (each claim against every passage of its own item's
+    documents), all of a claim's candidates in the same call: an engine step's worth, cut
+    into calls of about ``engine.checkpoint_s`` seconds at claim boundaries. It returns the
+    pairs to judge (with ``similarity`` filled in where computed) and, for the others,
+    IRRELEVANT judgments with ``source="pruned"``. Every input pair lands in exactly one of
+    the two lists.
+
+    ``spec()`` is everything that changes the selection (model fingerprint, thresholds, rule
+    version): it goes into the resume fingerprint. A pruner whose choice for a claim
+    depends only on that claim's candidates may set ``cache_selections = True``: the engine
+    then stores its selections in the judgment cache under its spec and looks them up
+    before pruning again.
     """
 
     name: str
 
     def select(self, pairs: Sequence[Pair]) -> tuple[list[Pair], list[Judgment]]: ...
+
+    def spec(self) -> Mapping[str, Any]: ...
 
     def describe(self) -> dict[str, Any]: ...
 

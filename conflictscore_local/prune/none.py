@@ -14,6 +14,10 @@ class NoPruner(Backend):
     name = "none"
     role = "pruner"
 
+    def spec(self) -> dict[str, str]:
+        """Nothing here changes results but the choice itself."""
+        return {"backend": "none"}
+
     def select(self, pairs: Sequence[Pair]) -> tuple[list[Pair], list[Judgment]]:
         self.count("kept", len(pairs))
         return list(pairs), []

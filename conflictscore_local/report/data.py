@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from ..aggregate import METRIC_KEYS, bootstrap_ci, pair_counts, summarize_metrics
+from ..bench.metrics import detection_counts
 from ..errors import InputError
 from ..io import file_sha256, read_items, read_results
 from ..types import CONTRADICT, IRRELEVANT, SUPPORT, ClaimVerdict, DocJudgment, Item, ItemResult
@@ -93,16 +94,30 @@ def check_summary(data: Any, where: str) -> None:
         raise InputError(f"expected a JSON object, got {type(data).__name__}", path=where)
     if is_bench_results(data):
         need = {"conflictscore": ("macro", "micro"), "bench": ("n_items", "n_claims"), "pairs": ("confusion",)}
+        optional = ("detection", "engine_pairs", "timing", "config", "versions", "stages")
     elif "macro" in data and "micro" in data:
         need = {"": ("n_items", "n_claims", "macro", "micro")}
+        optional = ("ci95", "pairs", "timing", "config", "versions", "stages")
     else:
         raise InputError("neither a score summary (n_items, macro, micro, ci95, pairs) nor a bench run results "
                          "file (bench, detection, pairs)", path=where)
     for section, keys in need.items():
         body = data.get(section) if section else data
         for k in keys:
+            name = f"{section}.{k}" if section else k
             if not isinstance(body, dict) or k not in body:
-                raise InputError("missing", path=where, field=f"{section}.{k}" if section else k)
+                raise InputError("missing", path=where, field=name)
+            _check_type(body[k], int if k in ("n_items", "n_claims") else dict, where, name)
+    for k in optional:
+        if data.get(k) is not None:
+            _check_type(data[k], dict, where, k)
+
+
+def _check_type(value: Any, kind: type, where: str, name: str) -> None:
+    if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
+        raise InputError(f"expected a whole number, got {type(value).__name__}", path=where, field=name)
+    if kind is dict and not isinstance(value, dict):
+        raise InputError(f"expected an object, got {type(value).__name__}", path=where, field=name)
 
 
 def load_inputs(
@@ -306,17 +321,12 @@ def item_records(inputs: ReportInputs) -> tuple[list[dict[str, Any]], list[dict[
         response = it.response if it is not None else None
         spans = _locate_spans(r.verdicts, response)
         claims = []
-        tp = fp = fn = 0
         for i, v in enumerate(r.verdicts):
             c: dict[str, Any] = {"x": v.claim.text, "a": spans[i], "k": int(v.conflicted)}
             if v.ratio is not None:
                 c["r"] = _round(v.ratio)
             if gold_conf is not None:
-                g = bool(gold_conf[i])
-                c["g"] = int(g)
-                tp += g and v.conflicted
-                fp += (not g) and v.conflicted
-                fn += g and not v.conflicted
+                c["g"] = int(bool(gold_conf[i]))
             claims.append(c)
         m = r.metrics
         row_ix: dict[str, Any] = {
@@ -330,7 +340,9 @@ def item_records(inputs: ReportInputs) -> tuple[list[dict[str, Any]], list[dict[
             "nu": sum(j.label is None for v in r.verdicts for j in v.judgments),
         }
         if gold_conf is not None:
-            row_ix.update(tp=tp, fp=fp, fn=fn, ty=it.meta.get("conflict_type"), so=it.meta.get("source"))  # type: ignore[union-attr]
+            counts = detection_counts((bool(g), v.conflicted) for g, v in zip(gold_conf, r.verdicts))
+            row_ix.update(tp=counts["tp"], fp=counts["fp"], fn=counts["fn"],
+                          ty=it.meta.get("conflict_type"), so=it.meta.get("source"))  # type: ignore[union-attr]
         index.append(row_ix)
         detail: dict[str, Any] = {"docs": doc_ids, "claims": claims, "cells": cells}
         if it is not None:

@@ -20,7 +20,7 @@ from importlib import resources
 from typing import Any, Mapping
 
 from .. import __version__
-from ..errors import BackendUnavailable
+from ..errors import BackendUnavailable, InputError
 from ..io import write_text_atomic
 from .data import ReportInputs, bench_section, item_records, load_inputs, summary_section
 from .plots import MISSING_MATPLOTLIB, make_plots, matplotlib_available
@@ -99,7 +99,10 @@ def render_html(inputs: ReportInputs, *, title: str | None = None) -> str:
 def write_report(path: str | os.PathLike[str], inputs: ReportInputs, *, title: str | None = None) -> int:
     """Render ``inputs`` and write the page atomically to ``path``; returns its size in bytes."""
     page = render_html(inputs, title=title)
-    write_text_atomic(path, page)
+    try:
+        write_text_atomic(path, page, what="report")
+    except OSError as e:
+        raise InputError(f"cannot write the report: {e.strerror or e}", path=str(path)) from None
     return len(page.encode("utf-8"))
 
 

@@ -12,8 +12,8 @@ digits (each shard batched other pairs together; labels do not change; a determi
 gives the same bytes). The summary is recomputed from those rows
 with the functions a run uses (``aggregate.summarize_metrics``: macro, micro, the bootstrap
 intervals with the run's seed and resamples, pair and label counts), so it holds the same
-numbers; timing and backend counters are the shards' sums, ``config`` and ``versions`` the
-first shard's. For ``bench run`` shards (``--predictions`` written) the results JSON is
+numbers; timing and backend counters are the shards' sums, ``config``, ``versions`` and the
+input counts the first shard's, the warnings every shard's (prefixed with the shard). For ``bench run`` shards (``--predictions`` written) the results JSON is
 rebuilt by ``bench.run.bench_results`` from the same items, results and report.
 """
 
@@ -323,8 +323,10 @@ def merged_report(runs: Sequence[ShardRun], results: Sequence[ItemResult]) -> Re
     labels = m.pop("labels")
     timing = _sum([r.data.get("timing") or {} for r in runs])
     timing.pop("judge_passage_pairs_per_s", None)
-    stages = _sum([{k: v for k, v in (r.data.get("stages") or {}).items() if k not in ("labels", "shard")}
+    stages = _sum([{k: v for k, v in (r.data.get("stages") or {}).items() if k not in ("labels", "shard", "input")}
                    for r in runs])
+    if "input" in (runs[0].data.get("stages") or {}):  # every shard read the whole file: the same counts
+        stages["input"] = runs[0].data["stages"]["input"]
     judged = (stages.get("engine") or {}).get("passage_pairs_judged")
     if timing.get("judge_s") and judged:
         timing["judge_passage_pairs_per_s"] = round(judged / timing["judge_s"], 2)
@@ -332,6 +334,7 @@ def merged_report(runs: Sequence[ShardRun], results: Sequence[ItemResult]) -> Re
         n_items=m["n_items"], n_claims=m["n_claims"], macro=m["macro"], micro=m["micro"],
         ci95=m["ci95"], pairs=m["pairs"], timing=timing, config=runs[0].data.get("config") or {},
         versions=runs[0].data.get("versions") or {}, stages={**stages, "labels": labels},
+        warnings=tuple(f"shard {r.shard}: {w}" for r in runs for w in r.data.get("warnings") or ()),
     )
 
 

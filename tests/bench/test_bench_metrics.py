@@ -89,3 +89,17 @@ def test_detection_grouped_hand_computed():
 def test_detection_no_claims():
     m = detection_metrics([])
     assert m["precision"] is None and m["recall"] is None and m["n_claims"] == 0
+
+
+def test_macro_f1_is_scikit_learns_on_random_predictions():
+    metrics = pytest.importorskip("sklearn.metrics")
+    import random
+
+    rng = random.Random(7)
+    for n in (1, 2, 5, 40):
+        for _ in range(50):
+            labels = rng.sample([S, C, IR], rng.randint(1, 3))
+            pairs = [(rng.choice(labels), rng.choice([S, C, IR])) for _ in range(n)]
+            gold, pred = zip(*pairs)
+            expected = metrics.f1_score(gold, pred, average="macro", zero_division=0)
+            assert pair_metrics(pairs)["macro_f1"] == pytest.approx(expected), pairs

@@ -19,7 +19,8 @@ def _by_source(items, source):
     return [it for it in items if it["source"] == source]
 
 
-def test_counts_per_source(bench_items):
+def test_counts_per_source(loaded_items):
+    bench_items = loaded_items  # as the loaders map them (train documents not yet removed)
     count = Counter(it["source"] for it in bench_items)
     assert count == {"ramdocs": 802, "climate_fever": 1535, "contraqa_en555": 267, "macnoise": 34}
     conflicted = Counter()
@@ -53,14 +54,16 @@ def test_no_split_leakage_across_sources(bench_items):
     assert leaked == {}
 
 
-def test_en555_overlap_with_climate_fever_lands_in_one_split(bench_items):
+def test_en555_overlap_with_climate_fever_lands_in_one_split(loaded_items):
+    bench_items = loaded_items  # as the loaders map them (train documents not yet removed)
     cf = {normalize_text(it["claims"][0]): it["split"] for it in _by_source(bench_items, "climate_fever")}
     overlap = [it for it in _by_source(bench_items, "contraqa_en555") if normalize_text(it["claims"][0]) in cf]
     assert len(overlap) == 178
     assert all(it["split"] == cf[normalize_text(it["claims"][0])] for it in overlap)
 
 
-def test_ramdocs_single_answer_no_conflict(by_id):
+def test_ramdocs_single_answer_no_conflict(loaded_by_id):
+    by_id = loaded_by_id  # as the loaders map them (train documents not yet removed)
     it = by_id["ramdocs:0:no_entity"]  # What is the population of Broken Bow? correct, correct, noise
     assert it["claims"] == ["The population of Broken Bow is 3,559 people."]
     assert it["gold_labels"] == [[S, S, IR]]
@@ -122,7 +125,8 @@ def test_ramdocs_misinfo_answer_equal_to_claim_answer_supports(bench_items, shar
             assert doc["answer"] == "Railway" and lab == S
 
 
-def test_climate_fever_mapping(by_id, shared_data):
+def test_climate_fever_mapping(loaded_by_id, shared_data):
+    by_id = loaded_by_id  # as the loaders map them (train documents not yet removed)
     it = by_id["climate_fever:0"]  # SUPPORTS claim: NEI, SUPPORTS, NEI, SUPPORTS, NEI
     assert it["claims"] == ["Global warming is driving polar bears toward extinction"]
     assert it["gold_labels"] == [[IR, S, IR, S, IR]] and it["conflict_type"] == "none"
@@ -143,7 +147,8 @@ def test_climate_fever_entropy_filter(shared_data):
     assert sum(sum(it["gold_conflicted"]) for it in items) < 154
 
 
-def test_en555_mapping(by_id):
+def test_en555_mapping(loaded_by_id):
+    by_id = loaded_by_id  # as the loaders map them (train documents not yet removed)
     it = by_id["contraqa_en555:conflict:0"]  # claim_id 775, vitamin supplements
     assert it["claim_id"] == 775 and it["variant"] == "conflict"
     assert it["claims"][0].startswith("New findings have confirmed the efficacy of dietary vitamin supplements")

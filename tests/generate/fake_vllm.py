@@ -4,6 +4,14 @@
 ``LLM.answer(prompt, params) -> RequestOutput``. Outputs have the real shapes:
 ``RequestOutput.outputs[0]`` is a ``CompletionOutput`` whose ``logprobs`` is a list (one
 entry per generated token) of ``{token_id: Logprob(logprob, rank, decoded_token)}``.
+
+``LLM(runner="pooling").classify(prompts, pooling_params=...)`` runs the checkpoint in
+``model`` with transformers, one unpadded input at a time as vLLM's pooling runner sees it:
+token ids from ``{"prompt_token_ids": ids}``, segment ids rebuilt from
+``PoolingParams.extra_kwargs["compressed_token_type_ids"]`` (0 before that index, 1 from it;
+all 0 without it), and returns ``ClassificationRequestOutput``s whose ``outputs.probs`` are
+the softmaxed logits — so a test comparing it with the ``nli`` judge compares two real
+forward passes (vLLM ≥ 0.11 shapes).
 Loaded by path from the conftests of ``tests/generate`` and ``tests/judge``.
 """
 
@@ -48,6 +56,24 @@ class SamplingParams:
             setattr(self, k, v)
 
 
+class PoolingParams:
+    def __init__(self, task: str | None = None, extra_kwargs: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        self.task, self.extra_kwargs, self.kwargs = task, extra_kwargs, kwargs
+
+
+@dataclass
+class ClassificationOutput:
+    probs: list[float]
+
+
+@dataclass
+class ClassificationRequestOutput:
+    request_id: str
+    outputs: ClassificationOutput
+    prompt_token_ids: list[int]
+    finished: bool = True
+
+
 class LLM:
     instances: list["LLM"] = []
     answer: Callable[[Any, SamplingParams], RequestOutput] = staticmethod(lambda p, sp: output("", []))
@@ -55,7 +81,37 @@ class LLM:
     def __init__(self, **kwargs: Any) -> None:
         self.kwargs = kwargs
         self.calls: list[tuple[list[Any], SamplingParams]] = []
+        self.classify_calls: list[tuple[list[Any], list[PoolingParams]]] = []
+        self._classifier: Any = None
         LLM.instances.append(self)
+
+    def classify(
+        self, prompts: Sequence[Any], *, pooling_params: Any = None, use_tqdm: Any = True, **kwargs: Any
+    ) -> list[ClassificationRequestOutput]:
+        import torch
+        from transformers import AutoModelForSequenceClassification
+
+        if self.kwargs.get("runner") != "pooling":
+            raise ValueError("LLM.encode() is only supported for pooling models. Try passing `--runner pooling`.")
+        params = list(pooling_params) if isinstance(pooling_params, Sequence) else [pooling_params] * len(prompts)
+        if len(params) != len(prompts):
+            raise ValueError(f"The lengths of prompts ({len(prompts)}) and params ({len(params)}) must be the same.")
+        self.classify_calls.append((list(prompts), params))
+        if self._classifier is None:
+            dtype = self.kwargs.get("dtype", "auto")  # "auto": the checkpoint's own, as vLLM keeps it
+            self._classifier = AutoModelForSequenceClassification.from_pretrained(
+                self.kwargs["model"], dtype=dtype if dtype == "auto" else getattr(torch, dtype)
+            ).eval()
+        outputs = []
+        for k, (prompt, param) in enumerate(zip(prompts, params)):
+            ids = list(prompt["prompt_token_ids"])
+            start = ((param.extra_kwargs if param is not None else None) or {}).get("compressed_token_type_ids")
+            types = [0] * len(ids) if start is None else [int(i >= start) for i in range(len(ids))]
+            with torch.inference_mode():
+                logits = self._classifier(input_ids=torch.tensor([ids]), token_type_ids=torch.tensor([types])).logits
+            probs = torch.softmax(logits.float(), dim=-1)[0].tolist()
+            outputs.append(ClassificationRequestOutput(str(k), ClassificationOutput(probs), ids))
+        return outputs
 
     def generate(
         self, prompts: Sequence[Any], sampling_params: SamplingParams, use_tqdm: bool | Callable[..., Any] = True

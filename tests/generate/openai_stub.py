@@ -1,4 +1,5 @@
 """A small OpenAI-compatible HTTP server for tests: real sockets on 127.0.0.1, in a thread.
+``self.url`` ends in ``/v1``; ``vllm serve``'s ``/classify`` sits at the root (``self.root``).
 
 Each test sets ``server.respond(request) -> Reply``; the server records every request and
 the highest number of requests it was serving at once. ``server.models`` is what ``GET
@@ -61,6 +62,14 @@ def completion_reply(text: str, top: list[dict[str, float]] | None = None, finis
     return {"id": "x", "object": "text_completion", "choices": [choice]}
 
 
+def classify_reply(probs: list[list[float]], model: str = "stub-model") -> dict:
+    """A ``/classify`` reply as vLLM's ``ClassificationResponse`` (vLLM 0.11 – 0.33)."""
+    data = [{"index": i, "label": str(max(range(len(p)), key=p.__getitem__)), "probs": p, "num_classes": len(p)}
+            for i, p in enumerate(probs)]
+    return {"id": "classify-x", "object": "list", "created": 0, "model": model, "data": data,
+            "usage": {"prompt_tokens": 0, "total_tokens": 0, "completion_tokens": 0, "prompt_tokens_details": None}}
+
+
 class StubServer:
     def __init__(self) -> None:
         self.requests: list[Request] = []
@@ -118,7 +127,8 @@ class StubServer:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.root = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.url = f"{self.root}/v1"
         self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
         self._thread.start()
 

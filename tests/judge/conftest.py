@@ -79,3 +79,21 @@ def spread_nli(
         return built[arch]
 
     return make
+
+
+@pytest.fixture(scope="session")
+def bench_pairs(shared_data: Path) -> list:
+    """Real claim × document pairs: ConflictBench test items of each source (built from
+    ``../shared/data``), every claim against every document of its item, 96 pairs."""
+    from conflictscore_local.bench import build_bench
+    from conflictscore_local.types import Claim, Pair, Passage
+
+    items = [it for it in build_bench(shared_data) if it["split"] == "test"]
+    pairs = []
+    for source in ("contraqa_en555", "ramdocs", "climate_fever"):
+        chosen = [it for it in items if it["source"] == source][:12]
+        pairs += [
+            Pair(Claim(it["id"], k, claim), Passage(it["id"], doc["id"], 0, doc["text"]))
+            for it in chosen for k, claim in enumerate(it["claims"]) for doc in it["documents"]
+        ][:32]
+    return pairs

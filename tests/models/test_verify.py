@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -110,3 +111,40 @@ def test_list_and_show_say_what_is_here(staged: Path, staging: Staging, capsys: 
     assert f"  here      staged at {staged}" in out
     assert "  labels    0=entailment→SUPPORT, 1=neutral→IRRELEVANT, 2=contradiction→CONTRADICT" in out
     assert "  run       --judge nli --judge-arg model=tiny" in out
+
+
+def test_a_lock_whose_manifest_is_unknown_here_is_checked_against_the_lock_alone(
+    staged: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CONFLICTSCORE_MANIFESTS")  # e.g. a bundle carried to a box without the user's manifests
+    result = verify(str(staged))
+    assert result.ok and result.name == "tiny" and result.files == 4, result.text()
+    assert result.notes == ["no manifest 'tiny' in this version: checked against the lock alone"]
+    config = json.loads((staged / "config.json").read_text())
+    config["id2label"] = {"0": "contradiction", "1": "neutral", "2": "entailment"}
+    (staged / "config.json").write_text(json.dumps(config))
+    problems = verify(str(staged)).problems
+    assert problems[0].startswith("config.json: ") and problems[1] == (  # the size or sha256, then the locked map
+        'config.json id2label {"0": "contradiction", "1": "neutral", "2": "entailment"} is not the manifest\'s '
+        '{"0": "entailment", "1": "neutral", "2": "contradiction"}')
+
+
+@pytest.mark.parametrize("edit, field", [
+    (lambda lock: lock["files"].update({"config.json": 5}), "files.config.json"),
+    (lambda lock: lock["files"]["tokenizer.json"].pop("size"), "files.tokenizer.json"),
+    (lambda lock: lock.update(name=["tiny"]), "name"),
+    (lambda lock: lock.update(revision=7), "revision"),
+    (lambda lock: lock.update(labels={"map": {}}), "labels"),
+])
+def test_a_malformed_lock_is_a_problem_and_stops_a_run_not_a_traceback(
+    staged: Path, tmp_path: Path, edit: Any, field: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lock = json.loads((staged / LOCK_FILE).read_text())
+    edit(lock)
+    (staged / LOCK_FILE).write_text(json.dumps(lock))
+    (problem,) = verify("tiny").problems  # was an AttributeError / KeyError traceback
+    assert problem.startswith(f"{staged / LOCK_FILE}: field '{field}': expected ")
+    items = Path(__file__).resolve().parents[2] / "examples" / "items.jsonl"
+    assert main(["score", str(items), "-o", str(tmp_path / "o.jsonl"), "-q", "--no-cache", "--pruner", "none",
+                 "--judge-arg", "model=tiny"]) == 2
+    assert f"conflictscore score: error: {staged / LOCK_FILE}: field '{field}'" in capsys.readouterr().err

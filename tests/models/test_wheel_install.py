@@ -110,3 +110,27 @@ def test_bench_build_outside_a_checkout_needs_a_data_folder(installed: tuple[Pat
     r = run(cmd, work, {**env, "CONFLICTSCORE_DATA": str(data)})
     assert r.returncode == 0, r.stderr[-2000:]
     assert len((work / "bench.jsonl").read_text().splitlines()) > 0
+
+
+def test_verify_checks_the_shipped_judge_against_the_install_record(
+    installed: tuple[Path, Path, dict[str, str]]
+) -> None:
+    venv, work, env = installed
+    verify = [str(venv / "bin" / "conflictscore"), "models", "verify", "default-judge", "--json"]
+    ok = json.loads(run(verify, work, env).stdout)
+    assert ok["ok"] and ok["notes"] == ["checked against the sha256 pip recorded when it installed conflictscore-local"]
+    weights = Path(ok["path"]) / "model.safetensors"
+    original = weights.read_bytes()
+    try:
+        weights.write_bytes(original[:-1] + bytes([original[-1] ^ 1]))
+        r = run(verify, work, env)
+        (Path(ok["path"]) / "extra.bin").write_bytes(b"x")
+        (problem,) = json.loads(r.stdout)["problems"]  # was: OK, only config.json and a weight file were looked for
+        assert r.returncode == 1 and problem.startswith("model.safetensors: sha256 ")
+        assert problem.endswith("differs from the one recorded at install (the file changed)")
+        assert json.loads(run(verify, work, env).stdout)["problems"][-1] == \
+            "unexpected file extra.bin (not installed with the package)"
+    finally:
+        weights.write_bytes(original)
+        (Path(ok["path"]) / "extra.bin").unlink(missing_ok=True)
+    assert run(verify, work, env).returncode == 0

@@ -96,3 +96,38 @@ def test_default_pipeline_prunes_with_embedding(tmp_path: Path, monkeypatch: pyt
     assert pairs["total"] == 4 == pairs["judged"] + pairs["pruned"]
     assert pairs["pruned"] == sum(s == "pruned" for s in sources.values())
     assert report["stages"]["pruner"]["pairs"] == 4
+
+
+def _as_first_run(row: dict) -> dict:
+    """An output row with cache hits spelled as the judge's: how a rerun must equal the first run."""
+    return json.loads(json.dumps(row).replace('"source": "cache"', '"source": "judge"'))
+
+
+def test_a_cached_rerun_looks_up_before_pruning_and_reports_identically(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setitem(registry._REGISTRY["judge"], "rule", RuleJudge)
+    other = Item("other", "Bread rises.", (Document("wiki", "Maria was born in Warsaw."),
+                                           Document("bread", CURIE.documents[2].text)), claims=("Bread rises slowly.",))
+    src = tmp_path / "items.jsonl"
+    src.write_text("".join(json.dumps({"id": it.id, "response": it.response, "claims": list(it.claims),
+                                       "documents": [{"id": d.id, "text": d.text} for d in it.documents]}) + "\n"
+                           for it in (CURIE, other)))
+    args = ["score", str(src), "--judge", "rule", "--pruner-arg", "threshold=0.3", "--pruner-arg", "k=1",
+            "--set", "chunk.max_tokens=12", "-q"]
+    calls: list[int] = []
+    real = EmbeddingPruner.select
+    monkeypatch.setattr(EmbeddingPruner, "select", lambda self, pairs: calls.append(len(pairs)) or real(self, pairs))
+    assert cli.main(args + ["-o", str(tmp_path / "cold.jsonl"), "--summary", str(tmp_path / "cold.json")]) == 0
+    assert calls == [10]
+    assert cli.main(args + ["-o", str(tmp_path / "warm.jsonl"), "--summary", str(tmp_path / "warm.json")]) == 0
+    assert calls == [10]  # the rerun did not prune
+    cold = [json.loads(x) for x in (tmp_path / "cold.jsonl").read_text().splitlines()]
+    warm = [json.loads(x) for x in (tmp_path / "warm.jsonl").read_text().splitlines()]
+    assert [_as_first_run(r) for r in warm] == cold
+    pruned = [j for r in warm for c in r["claims"] for j in c["judgments"] if j["source"] == "pruned"]
+    assert {j["doc_id"] for j in pruned} >= {"bread", "ocean"} and all("similarity" in j for j in pruned)
+    s = json.loads((tmp_path / "warm.json").read_text())
+    assert s["stages"]["engine"]["claims_selection_cached"] == 2 and s["pairs"]["judged"] == 0
+    assert "pruner" not in s["stages"] or s["stages"]["pruner"] == {}  # its model was never loaded
+    # another rule is another spec: stored selections do not apply
+    assert cli.main(args[:-1] + ["--pruner-arg", "k=2", "-q", "-o", str(tmp_path / "k2.jsonl")]) == 0
+    assert calls == [10, 10]

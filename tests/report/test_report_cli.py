@@ -36,6 +36,16 @@ def test_bad_inputs_exit_2_naming_the_file(run: dict[str, Path], tmp_path: Path,
     assert not (tmp_path / "r.html").exists()
 
 
+def test_a_report_that_cannot_be_written_exits_2_naming_it(run: dict[str, Path], tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture):
+    (tmp_path / "a-file").write_text("x")
+    for target in (tmp_path, tmp_path / "a-file" / "r.html"):  # a folder; below a file
+        assert main(["report", str(run["scored"]), "-o", str(target)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("conflictscore report: error: ") and str(target) in err and "report" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]  # no temporary file left
+
+
 def test_score_report_equals_the_report_command(run: dict[str, Path], tmp_path: Path):
     """`score --report` and `report` on the same files show the same numbers and records."""
     import re
@@ -51,3 +61,12 @@ def test_score_report_equals_the_report_command(run: dict[str, Path], tmp_path: 
 
     assert body(again) == body(run["report"])
     assert json.loads(run["summary"].read_text())["n_items"] == 5
+
+
+def test_no_event_loop_is_left_running_after_the_browser_tests():
+    """Playwright's sync API runs an event loop in this thread while its browser is open; the browser
+    fixture closes it with its module, so later tests (this file runs after test_report_browser.py;
+    tests/integrations' batcher tests) can start their own with asyncio.run."""
+    import asyncio
+
+    assert asyncio.run(asyncio.sleep(0, result="ran")) == "ran"

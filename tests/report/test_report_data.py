@@ -84,6 +84,12 @@ def test_the_summary_shown_is_the_file_or_else_computed_from_the_results(run: di
      r"s\.json: neither a score summary .* nor a bench run results file"),
     (lambda t, items, summ: {"summary": _write(t / "s.json", {"bench": {}, "detection": {}})},
      r"s\.json: field 'conflictscore.macro': missing"),
+    (lambda t, items, summ: {"summary": _write(t / "s.json", {**summ, "macro": []})},
+     r"s\.json: field 'macro': expected an object, got list"),
+    (lambda t, items, summ: {"summary": _write(t / "s.json", {**summ, "pairs": 18})},
+     r"s\.json: field 'pairs': expected an object, got int"),
+    (lambda t, items, summ: {"summary": _write(t / "s.json", {**summ, "n_items": "5"})},
+     r"s\.json: field 'n_items': expected a whole number, got str"),
     (lambda t, items, summ: {"items": write_jsonl(t / "other.jsonl", [
         {**it, "documents": [{"id": "x", "text": "t"}] * 1} if it["id"] == "mixed" else it for it in items])},
      r"item 'mixed': claim 0 is judged against document 'pro', which the item does not have \(documents: x\)"),
@@ -180,3 +186,16 @@ def test_bench_items_give_detection_and_gold_per_item(tmp_path: Path):
     assert bench is not None and bench["computed"]
     assert bench["detection"]["overall"]["fp"] == 1
     assert bench["pairs"]["confusion"]["IRRELEVANT"]["CONTRADICT"] == 1
+
+
+def test_a_repeated_claim_without_a_span_is_marked_where_it_recurs(tmp_path: Path):
+    """Given claims carry no span: each is looked for after the claim before it, so a sentence the
+    response says twice is marked twice, not twice at its first place."""
+    item = {"id": "twice", "response": "It rained. It was cold. It rained.", "documents": [{"id": "d", "text": "t"}],
+            "claims": ["It rained.", "It was cold.", "It rained."], "labels": [["SUPPORT"]] * 3}
+    judged = [{"doc_id": "d", "label": "SUPPORT", "probs": None, "source": "given"}]
+    row = {"id": "twice", "claims": [{"text": c, "support": ["d"], "contradict": [], "irrelevant": [],
+                                      "judgments": judged} for c in item["claims"]]}
+    inputs = load_inputs(write_jsonl(tmp_path / "s.jsonl", [row]), items=write_jsonl(tmp_path / "i.jsonl", [item]))
+    _, details = item_records(inputs)
+    assert [c["a"] for c in details[0]["claims"]] == [[0, 10], [11, 23], [24, 34]]

@@ -10,7 +10,7 @@ import pytest
 from conflictscore_local.chunk import Chunker
 from conflictscore_local.cli import main
 from conflictscore_local.errors import InputError
-from conflictscore_local.train import (
+from conflictscore_local.train.data import (
     LABEL2ID,
     evidence_passage,
     expand_item,
@@ -146,7 +146,7 @@ def test_cli_reports_a_bad_training_file_with_exit_2(tmp_path: Path, capsys: pyt
     train = tmp_path / "train.jsonl"
     train.write_text(json.dumps({"claim": "c", "passage": "p", "label": "SUPPORT"}) + "\n"
                      + json.dumps({"claim": "c", "passage": "p", "label": "entails?"}) + "\n", encoding="utf-8")
-    code = main(["train-judge", "--base", str(tiny_base), "--train", str(train), "--eval", str(train),
+    code = main(["train-judge", "fit", "--base", str(tiny_base), "--train", str(train), "--eval", str(train),
                  "-o", str(tmp_path / "out"), "-q"])
     err = capsys.readouterr().err
     assert code == 2
@@ -166,7 +166,7 @@ def test_cli_reports_a_bad_training_file_with_exit_2(tmp_path: Path, capsys: pyt
 def test_cli_rejects_bad_options(tmp_path: Path, capsys: pytest.CaptureFixture[str], tiny_base: Path,
                                  flags: list[str], message: str) -> None:
     f = write_jsonl(tmp_path / "t.jsonl", [{"claim": "c", "passage": "p", "label": "SUPPORT"}])
-    args = ["train-judge", "--base", str(tiny_base), "--train", str(f), "--eval", str(f), "-o", str(tmp_path / "o"), "-q"]
+    args = ["train-judge", "fit", "--base", str(tiny_base), "--train", str(f), "--eval", str(f), "-o", str(tmp_path / "o"), "-q"]
     code = main(args + flags)
     assert code == 2
     assert message in capsys.readouterr().err

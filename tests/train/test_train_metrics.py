@@ -1,64 +1,39 @@
-"""The training-side decision rule, document aggregation and threshold calibration."""
+"""Eval metrics and calibration: the judge's decision rule and the engine's aggregation, on hand-made cases."""
 
 from __future__ import annotations
-
-import random
 
 import numpy as np
 import pytest
 
-from conflictscore_local.aggregate import document_judgment
-from conflictscore_local.judge import labels as judge_labels
-from conflictscore_local.train import ID2LABEL, LABEL2ID, EvalSet, calibrate, decide, document_labels, evaluate
-from conflictscore_local.types import LABELS, Claim, Judgment, Pair, Passage
+from conflictscore_local.train import LABEL2ID, EvalSet, calibrate, evaluate
+from conflictscore_local.train.evaluate import MIN_CONFLICTS, objective
+from conflictscore_local.types import LABELS
 
 S, C, I = (LABEL2ID[x] for x in LABELS)
 
 
-def _probs(rng: random.Random, n: int) -> np.ndarray:
-    raw = np.array([[rng.random() for _ in LABELS] for _ in range(n)])
-    return raw / raw.sum(axis=1, keepdims=True)
-
-
-@pytest.mark.parametrize("thresholds", [None, {"SUPPORT": 0.3, "CONTRADICT": 0.2}, {"SUPPORT": 0.6, "CONTRADICT": 0.6}])
-def test_decide_is_the_nli_judges_rule(thresholds: dict | None) -> None:
-    probs = _probs(random.Random(1), 500)
-    ours = decide(probs, thresholds)
-    theirs = [judge_labels.decide(dict(zip(LABELS, row)), thresholds) for row in probs.tolist()]
-    assert [ID2LABEL[int(x)] for x in ours] == theirs
-    assert len(set(theirs)) == 3
-
-
-def test_decide_breaks_a_support_contradict_tie_like_the_judge() -> None:
-    probs = np.array([[0.4, 0.4, 0.2]])
-    th = {"SUPPORT": 0.3, "CONTRADICT": 0.3}
-    assert ID2LABEL[int(decide(probs, th)[0])] == judge_labels.decide(dict(zip(LABELS, probs[0])), th) == "SUPPORT"
-
-
-def test_document_labels_match_the_engines_aggregation() -> None:
-    rng = random.Random(7)
-    sizes = [rng.randint(1, 4) for _ in range(300)]
-    offsets = np.concatenate([[0], np.cumsum(sizes)]).tolist()
-    probs = _probs(rng, offsets[-1])
-    th = {"SUPPORT": 0.35, "CONTRADICT": 0.3}
-    passage_labels = decide(probs, th)
-    ours = document_labels(probs, passage_labels, offsets)
-    claim = Claim("q", 0, "c")
-    for u in range(len(sizes)):
-        js = [
-            Judgment(Pair(claim, Passage("q", "d", k, "p")), ID2LABEL[int(passage_labels[r])],
-                     dict(zip(LABELS, probs[r].tolist())))
-            for k, r in enumerate(range(offsets[u], offsets[u + 1]))
-        ]
-        assert ID2LABEL[int(ours[u])] == document_judgment("d", js).label, u
-    assert set(ours.tolist()) == {S, C, I}
+def test_a_long_document_takes_its_most_confident_side_like_the_engine() -> None:
+    ev = EvalSet(name="x")
+    # unit 0: passages S 0.6 and C 0.7 → CONTRADICT (the more probable side)
+    ev.add("c", ["p0", "p1"], C, -1)
+    # unit 1: S 0.9 and C 0.5 → SUPPORT; unit 2: both passages IRRELEVANT → IRRELEVANT
+    ev.add("c", ["p0", "p1"], S, -1)
+    ev.add("c", ["p0", "p1"], I, -1)
+    probs = np.array([[0.6, 0.1, 0.3], [0.2, 0.7, 0.1],
+                      [0.9, 0.05, 0.05], [0.3, 0.5, 0.2],
+                      [0.1, 0.1, 0.8], [0.2, 0.2, 0.6]])
+    m = evaluate(probs, ev)
+    assert m["macro_f1"] == 1.0 and m["pairs"]["accuracy"] == 1.0
+    # a SUPPORT threshold of 0.95 leaves unit 1 with only its CONTRADICT passage
+    m = evaluate(probs, ev, {"SUPPORT": 0.95, "CONTRADICT": 0.4})
+    assert m["pairs"]["confusion"]["SUPPORT"] == {"SUPPORT": 0, "CONTRADICT": 1, "IRRELEVANT": 0}
 
 
 def _hand_made() -> tuple[np.ndarray, EvalSet]:
     """Five claims × two one-passage documents. Argmax never says CONTRADICT; the
     contradicting documents have p(C) 0.40 and 0.38, the others at most 0.30; one
     irrelevant document has p(S) 0.15 and the weakest supporting one p(S) 0.60."""
-    ev = EvalSet()
+    ev = EvalSet(name="hand")
     rows = [
         ([0.80, 0.10, 0.10], S, 0), ([0.10, 0.40, 0.50], C, 0),  # A: conflicted
         ([0.70, 0.20, 0.10], S, 1), ([0.20, 0.38, 0.42], C, 1),  # B: conflicted
@@ -77,29 +52,36 @@ def test_evaluate_hand_made_case_with_argmax() -> None:
     m = evaluate(probs, ev)
     assert m["detection"]["tp"] == 0 and m["detection"]["fn"] == 2 and m["detection"]["recall"] == 0.0
     # SUPPORT 5/5; CONTRADICT never predicted (F1 0); IRRELEVANT P 3/5, R 1 → F1 0.75
-    assert m["macro_f1_gold"] == pytest.approx((1.0 + 0.0 + 0.75) / 3)
+    assert m["macro_f1"] == pytest.approx((1.0 + 0.0 + 0.75) / 3)
     assert m["pairs"]["confusion"]["CONTRADICT"] == {"SUPPORT": 0, "CONTRADICT": 0, "IRRELEVANT": 2}
 
 
-def test_calibration_finds_thresholds_that_detect_the_conflicts() -> None:
+def test_calibration_finds_the_thresholds_that_get_every_pair_right() -> None:
     probs, ev = _hand_made()
-    cal = calibrate(probs, ev)
-    assert cal.objective == "detection_f1"
-    assert cal.argmax_score == 0.0 and cal.score == 1.0
-    # the first grid point with detection F1 1 and every pair right: p(S) threshold above
-    # 0.15 (E's irrelevant document), p(C) threshold in (0.30, 0.38]
-    assert cal.thresholds == {"SUPPORT": 0.175, "CONTRADICT": 0.325}
+    cal = calibrate([probs], [ev])
+    # two gold conflicts are fewer than MIN_CONFLICTS: the objective is pair macro-F1
+    assert MIN_CONFLICTS > 2 and cal.objective == "mean of (hand: pair macro-F1)"
+    assert cal.argmax_score == pytest.approx(1.75 / 3) and cal.score == 1.0
+    # the first grid point (step 0.05) with every pair right: p(S) threshold above 0.15
+    # (E's irrelevant document), p(C) threshold in (0.30, 0.38]
+    assert cal.thresholds == {"SUPPORT": 0.2, "CONTRADICT": 0.35}
     m = evaluate(probs, ev, cal.thresholds)
-    assert m["detection"]["f1"] == 1.0 and m["macro_f1_gold"] == 1.0
-    judged = [judge_labels.decide(dict(zip(LABELS, row)), cal.thresholds) for row in probs.tolist()]
-    assert judged == [ID2LABEL[x] for x in ev.labels]
+    assert m["detection"]["f1"] == 1.0 and m["macro_f1"] == 1.0
 
 
-def test_calibration_on_pairs_optimises_macro_f1_and_keeps_argmax_when_nothing_beats_it() -> None:
-    ev = EvalSet()
+def test_objective_is_detection_f1_only_with_enough_gold_conflicts() -> None:
+    few = {"macro_f1": 0.5, "detection": {"f1": 0.9, "n_gold_conflicted": MIN_CONFLICTS - 1}}
+    many = {"macro_f1": 0.5, "detection": {"f1": 0.9, "n_gold_conflicted": MIN_CONFLICTS}}
+    assert objective(few) == 0.5 and objective(many) == 0.9 and objective({"macro_f1": 0.4}) == 0.4
+
+
+def test_calibration_on_several_sets_averages_and_keeps_argmax_when_nothing_beats_it() -> None:
+    ev = EvalSet(name="a")
     probs = np.array([[0.9, 0.05, 0.05], [0.05, 0.9, 0.05], [0.05, 0.05, 0.9]])
     for label in (S, C, I):
         ev.add("c", ["p"], label, -1)
-    cal = calibrate(probs, ev)
-    assert cal.objective == "pair_macro_f1"
+    other = EvalSet(name="b")
+    other.add("c", ["p"], S, -1)
+    cal = calibrate([probs, np.array([[0.9, 0.05, 0.05]])], [ev, other])
+    assert cal.objective == "mean of (a: pair macro-F1, b: pair macro-F1)"
     assert cal.thresholds is None and cal.score == cal.argmax_score == 1.0

@@ -16,7 +16,7 @@ def test_training_record_holds_no_machine_path(tiny_base: Path, tmp_path: Path) 
              "label": ("SUPPORT", "CONTRADICT", "IRRELEVANT")[i % 3]} for i in range(12)]
     data = tmp_path / "pairs.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    opts = TrainOptions(base=str(tiny_base), train=(str(data),), eval=str(data), output=str(tmp_path / "out"),
+    opts = TrainOptions(base=str(tiny_base), train=(str(data),), eval=(str(data),), output=str(tmp_path / "out"),
                         epochs=1, batch_size=4, max_length=128, threads=1)
     train(opts, log=lambda _: None)
     text = (tmp_path / "out" / "training.json").read_text(encoding="utf-8")

