@@ -14,8 +14,9 @@ questions, documents split by the engine's chunker for both variants):
 Variants, interleaved per size so that load from other processes hits them alike:
 
 - ``engine``: ``Engine`` as shipped (embedding pruner, de-duplication, token-budget batches,
-  judgment cache), on a new, empty cache file (cold); ``warm``: the same run again on the
-  filled cache; ``onnx``: the engine with ``--judge-arg runtime=onnx`` (where installed);
+  judgment cache; the ``nli`` judge's ``runtime=auto``: ONNX Runtime on a CPU where the
+  ``onnx`` extra is installed), on a new, empty cache file (cold); ``warm``: the same run again
+  on the filled cache; ``torch`` / ``onnx``: the engine with the other runtime (where installed);
 - ``naive``: every claim × passage pair, one forward each (tokenizer + model + softmax, the
   judge's label rule), no de-duplication, no cache;
 - on sweeps also ``batched`` (every pair, no de-duplication, the judge's token-budget
@@ -181,12 +182,23 @@ class Bench:
         self.judge = registry.build("judge", "nli", {})
         self.pruner = registry.build("pruner", "embedding", {})
         self.none = registry.build("pruner", "none", {})
+        # the judge as shipped resolves runtime=auto (ONNX Runtime on a CPU where the onnx extra is
+        # installed, else torch); the other runtime is measured as an extra row
+        self.runtime, self.alt = "torch", "onnx"
+        try:
+            from conflictscore_local.judge.runtime import resolve_runtime
+
+            self.runtime = resolve_runtime("auto", "auto")
+            self.alt = "torch" if self.runtime == "onnx" else "onnx"
+        except ImportError:  # an nli judge without runtimes
+            pass
         self.onnx_judge, self.onnx_note = None, "not measured"
         if onnx:
             try:
-                self.onnx_judge = registry.build("judge", "nli", {"runtime": "onnx"})
+                self.onnx_judge = registry.build("judge", "nli", {"runtime": self.alt})
+                self.onnx_judge.spec()
             except Exception as e:  # an nli judge without the runtime argument, or no onnx extra
-                self.onnx_note = f"skipped: {type(e).__name__}: {e}"
+                self.onnx_judge, self.onnx_note = None, f"skipped: {type(e).__name__}: {e}"
         self.chunker = self.engine(None, self.pruner).chunker()
         self._naive: Any = None
         self.cache_n = 0
@@ -200,7 +212,7 @@ class Bench:
         self.run_engine("warmup", "-", "engine", items[:2], cache=None)
         self.run_naive("warmup", "-", items[:1])
         if self.onnx_judge is not None:
-            self.run_engine("warmup", "-", "onnx", items[:2], cache=None, judge=self.onnx_judge)
+            self.run_engine("warmup", "-", self.alt, items[:2], cache=None, judge=self.onnx_judge)
 
     def new_cache(self) -> Path:
         self.cache_n += 1
@@ -329,7 +341,8 @@ def measure(args: argparse.Namespace, bench: Bench, questions: Sequence[Question
         warm = add(bench.run_engine("pooled", size, "warm", items, cache=cache), naive)
         warm.extra["cold_over_warm"] = round(cold.wall_s / warm.wall_s, 1)
         if bench.onnx_judge is not None and naive is not None:
-            add(bench.run_engine("pooled", size, "onnx", items, cache=bench.new_cache(), judge=bench.onnx_judge), naive)
+            add(bench.run_engine("pooled", size, bench.alt, items, cache=bench.new_cache(), judge=bench.onnx_judge),
+                naive)
     for n_q, n_r in args.sweep:
         items = sweep_job(questions, n_q, n_r)
         size = f"{n_q}x{n_r}"
@@ -463,7 +476,7 @@ def plot(runs: Sequence[Run], path: Path) -> None:
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     for ax, job in zip(axes, ("pooled", "sweep")):
         for variant, style in (("naive", "o-"), ("batched", "v--"), ("dedup", "^--"), ("engine", "s-"),
-                               ("warm", "d:"), ("onnx", "x-")):
+                               ("warm", "d:"), ("onnx", "x-"), ("torch", "x-")):
             pts = sorted((r.doc_pairs, r.wall_s) for r in runs if r.job == job and r.variant == variant)
             if pts:
                 ax.loglog(*zip(*pts), style, label=variant)
@@ -519,7 +532,8 @@ def main() -> None:
         "versions": {k: v for k, v in versions().items() if k in ("python", "torch", "transformers",
                                                                   "sentence-transformers", "onnxruntime")},
         "judge": portable(bench.judge.describe()),
-        "onnx": bench.onnx_note if bench.onnx_judge is None else "measured",
+        "runtime_as_shipped": bench.runtime,
+        "other_runtime": bench.alt if bench.onnx_judge is not None else bench.onnx_note,
         "cold_speedup": summarize(runs),
         "runs": [r.row() for r in runs],
         "profile": prof,
@@ -527,7 +541,7 @@ def main() -> None:
     }
     out.with_suffix(".json").write_text(json.dumps(portable(record), indent=2) + "\n", encoding="utf-8")
     head = (f"# Whole-pipeline throughput\n\n`{record['command']}` on {record['date']}; {os.cpu_count()} CPUs, "
-            f"torch threads {args.threads}; load average {load0[0]:.1f} at start, {load1[0]:.1f} at end (shared machine).")
+            f"nli runtime as shipped: {bench.runtime}; torch threads {args.threads}; load average {load0[0]:.1f} at start, {load1[0]:.1f} at end (shared machine).")
     write_table(runs, out.with_suffix(".md"), head)
     plot(runs, out.with_suffix(".png"))
     print(json.dumps(record["cold_speedup"], indent=2))
