@@ -441,7 +441,7 @@ def summarize(runs: Sequence[Run]) -> dict[str, Any]:
             naive = by[(job, size, "naive")]
             entry = out[job].setdefault(size, {})
             entry["cold_speedup"] = round(naive.wall_s / r.wall_s, 2)
-            entry["warm_over_cold"] = round(r.wall_s / by[(job, size, "warm")].wall_s, 1)
+            entry["cold_over_warm"] = round(r.wall_s / by[(job, size, "warm")].wall_s, 1)
             if job == "sweep" and (job, size, "batched") in by:
                 b, d = by[(job, size, "batched")], by[(job, size, "dedup")]
                 entry["batching"] = round(naive.wall_s / b.wall_s, 2)
