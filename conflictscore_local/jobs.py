@@ -12,6 +12,7 @@ from .config import RunConfig
 from .engine import Engine
 from .errors import ConfigError, InputError
 from .io import InputStats, OutputTarget, ResumableJsonlWriter, read_items, result_from_json, same_file, write_json_atomic
+from .shards.split import Shard, shard_record
 from .types import ItemResult, Report
 
 FINGERPRINT_FORMAT = 2
@@ -28,6 +29,7 @@ def score_file(
     summary_path: str | os.PathLike[str] | None = None,
     resume: bool = False,
     progress: bool = False,
+    shard: Shard | None = None,
     warn: Callable[[str], Any] = lambda m: print(f"warning: {m}", file=sys.stderr),
     report_path: str | os.PathLike[str] | None = None,
 ) -> Report:
@@ -42,8 +44,12 @@ def score_file(
     settings and backend specs are the same, and scores only the remaining items.
     ``report.warnings`` lists what deserves a look (empty input, empty responses, too many
     unscored judgments); :func:`too_many_unscored` says whether the last is the case.
+    ``shard`` scores only that shard's items (``--shard I/N``); the summary, which it then
+    needs, records it (``stages.shard``) for ``conflictscore merge``.
     """
     t0 = time.perf_counter()
+    if shard is not None and summary_path is None:
+        raise ConfigError(f"--shard {shard} needs --summary: `conflictscore merge` reads each shard's summary")
     config = config if config is not None else RunConfig()
     notes: list[str] = []
 
@@ -57,6 +63,9 @@ def score_file(
         items = read_items(input_path, stats=stats)
         empty = [it.id for it in items if it.claims is None and not it.response.strip()]
         _check_input(input_path, stats, len(items), empty, note)
+        n_input = len(items)
+        if shard is not None:
+            items = shard.select(items)
         fingerprint = {
             "format": FINGERPRINT_FORMAT,
             "input": {"sha256": stats.sha256},
@@ -80,11 +89,13 @@ def score_file(
         report = engine.summarize([by_id[it.id] for it in items])
     stages: dict[str, Any] = {
         **report.stages,
-        "input": {"lines": stats.lines, "blank_lines": stats.blank_lines, "items": len(items),
+        "input": {"lines": stats.lines, "blank_lines": stats.blank_lines, "items": n_input,
                   "empty_responses": len(empty)},
     }
     if resume:
         stages["resumed_items"] = len(done)
+    if shard is not None:
+        stages["shard"] = shard_record(shard, input_sha256=stats.sha256, input_items=n_input, items=len(items))
     share = unscored_share(report)
     limit = engine.config.engine.max_unscored_share
     if share > limit:

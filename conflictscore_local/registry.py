@@ -35,6 +35,7 @@ _REGISTRY: dict[str, dict[str, str | type]] = {
         "nli": "conflictscore_local.judge.nli:NLIJudge",
         "vllm": "conflictscore_local.judge.vllm:VLLMJudge",
         "openai": "conflictscore_local.judge.openai:OpenAIJudge",
+        "ray": "conflictscore_local.judge.ray_data:RayJudge",
     },
     "generator": {
         "vllm": "conflictscore_local.generate.vllm:VLLMGenerator",

@@ -27,6 +27,7 @@ examples:
   conflictscore bench run conflictbench.jsonl --split test --judge nli --judge-arg model=models/default-judge -o r.json
   conflictscore bench run conflictbench.jsonl --split dev --source-filter ramdocs --pruner none --limit 50 -o r.json
   conflictscore bench run conflictbench.jsonl --split test -o r.json --predictions pred.jsonl --report r.html
+  conflictscore bench run conflictbench.jsonl --split test --shard 1/2 -o r.1.json --predictions p.1.jsonl  (see merge)
 
 An interrupted run resumes from the judgment cache: rerun the same command.
 """
@@ -35,6 +36,7 @@ An interrupted run resumes from the judgment cache: rerun the same command.
 def add_parser(sub: Any) -> None:
     """Add ``bench`` with its ``build`` and ``run`` subcommands."""
     from ..cli import add_pipeline_args
+    from ..shards.cli import add_shard_arg
     from .sources import SOURCES
 
     p = sub.add_parser("bench", help="ConflictBench: build the benchmark, measure conflict detection",
@@ -75,6 +77,7 @@ def add_parser(sub: Any) -> None:
                    "detection per conflict type, the confusion matrix (see `conflictscore report --help`)")
     r.add_argument("--json", action="store_true", help="print the results JSON on stdout")
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bars, no table")
+    add_shard_arg(r)
     add_pipeline_args(r)
     r.set_defaults(func=cmd_run)
 
@@ -133,7 +136,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     res = run_bench(
         args.input, args.output, config=cfg, split=args.split, limit=args.limit, source_filter=args.source_filter,
         given_labels=args.given_labels, predictions_path=args.predictions, report_path=args.report,
-        progress=not args.quiet and sys.stderr.isatty(),
+        progress=not args.quiet and sys.stderr.isatty(), shard=args.shard,
     )
     if args.json:
         print(json.dumps(res, indent=2))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Literal, Sequence
+from typing import Any, Callable, Iterable, Literal, Sequence
 
 from ..backend import Backend
 from ..errors import BackendUnavailable, ConfigError
@@ -200,12 +200,15 @@ def to_generation(output: Any) -> Generation:
     c = output.outputs[0]
     top = None
     if c.logprobs is not None:
-        steps = []
-        for step in c.logprobs:
-            ranked = sorted(step.items(), key=lambda kv: -kv[1].logprob)
-            alts: dict[str, float] = {}
-            for tid, lp in ranked:
-                alts.setdefault(lp.decoded_token if lp.decoded_token is not None else str(tid), lp.logprob)
-            steps.append(alts)
-        top = tuple(steps)
+        top = tuple(alternatives((tid, lp.logprob, lp.decoded_token) for tid, lp in step.items()) for step in c.logprobs)
     return Generation(strip_thinking(c.text), top, None, c.finish_reason)
+
+
+def alternatives(step: Iterable[tuple[Any, float, str | None]]) -> dict[str, float]:
+    """One generated position's ``(token id, logprob, decoded text)`` alternatives as
+    ``{decoded text: logprob}``, most probable first; a text that two ids decode to keeps
+    the more probable, an id without decoded text is named by its number."""
+    alts: dict[str, float] = {}
+    for tid, lp, text in sorted(step, key=lambda t: -t[1]):
+        alts.setdefault(text if text is not None else str(tid), lp)
+    return alts

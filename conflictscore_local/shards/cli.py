@@ -1,0 +1,89 @@
+"""``--shard I/N`` (for ``score`` and ``bench run``) and ``conflictscore merge``: argument parsing only."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from ..errors import ConfigError
+from .split import Shard
+
+SHARD_HELP = ("score only shard I of N (1 <= I <= N): the items whose id hashes to it (sha256), the same on "
+              "every machine; combine the shards with `conflictscore merge`")
+
+MERGE_EPILOG = """\
+examples:
+  # four processes (or machines), one input, one configuration:
+  conflictscore score items.jsonl --shard 1/4 -o out.1.jsonl --summary out.1.json   (... 2/4, 3/4, 4/4)
+  conflictscore merge items.jsonl --outputs out.*.jsonl --summaries out.*.json -o out.jsonl --summary summary.json
+
+  conflictscore bench run bench.jsonl --split test --shard 1/2 -o r.1.json --predictions p.1.jsonl   (... 2/2)
+  conflictscore merge bench.jsonl --outputs p.1.jsonl p.2.jsonl --summaries r.1.json r.2.json \\
+      -o predictions.jsonl --summary results.json
+
+OUTPUT lists every shard's rows in the input's order: what one unsharded run writes (an nli judge's
+probabilities may differ in the 6th decimal: each shard batched other pairs together). The summary
+(or bench results) is recomputed from them exactly as one run computes it (same metrics, same
+bootstrap intervals for the same engine.seed); timing and counters are the shards' sums.
+Refused, naming what is wrong (exit 2): shards of another split, input or configuration, a shard
+missing or given twice, an output holding items of several shards or fewer rows than its summary.
+"""
+
+
+def shard_arg(text: str) -> Shard:
+    """argparse ``type=`` for ``--shard``: the message of a bad value says the form."""
+    try:
+        return Shard.parse(text)
+    except ConfigError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix("--shard ")) from None
+
+
+def add_shard_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--shard", metavar="I/N", type=shard_arg, help=SHARD_HELP)
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "merge", help="combine the outputs of --shard I/N runs into one run's output and summary",
+        description="Combine the outputs and summaries of `score --shard I/N` (or `bench run --shard I/N`) "
+        "runs into the output and summary one run over the whole input would have written.",
+        epilog=MERGE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("input", metavar="INPUT", help="the input every shard read (score items, or the ConflictBench file)")
+    p.add_argument("--outputs", nargs="+", required=True, metavar="SHARD.jsonl",
+                   help="each shard's per-item output (-o of score, --predictions of bench run), any order")
+    p.add_argument("--summaries", nargs="+", required=True, metavar="SHARD.json",
+                   help="each shard's --summary (score) or results JSON (bench run), any order")
+    p.add_argument("-o", "--output", required=True, metavar="OUTPUT", help="merged per-item output, JSONL (atomic)")
+    p.add_argument("--summary", metavar="SUMMARY.json", help="merged summary (score) or results JSON (bench run)")
+    p.add_argument("--report", metavar="REPORT.html", help="also write the HTML report of the merged run")
+    p.add_argument("--json", action="store_true", help="print the merged summary as JSON on stdout")
+    p.add_argument("-q", "--quiet", action="store_true", help="no text summary, no warnings")
+    p.set_defaults(func=cmd_merge)
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    from .merge import merge_shards
+
+    warn = (lambda m: None) if args.quiet else (lambda m: print(f"warning: {m}", file=sys.stderr))
+    merged = merge_shards(args.input, args.outputs, args.summaries, args.output, summary_path=args.summary, warn=warn)
+    if args.report:
+        from ..report import report_from_files
+
+        report_from_files(args.output, args.report, items=args.input, summary=merged.summary)
+    if args.json:
+        print(json.dumps(merged.summary, indent=2))
+    elif not args.quiet:
+        if merged.kind == "bench":
+            from ..bench.run import format_results
+
+            print(format_results(merged.summary))
+        else:
+            from ..cli import format_report
+
+            print(format_report(merged.report))
+        if args.report:
+            print(f"report {args.report}")
+    return 0

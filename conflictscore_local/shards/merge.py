@@ -1,0 +1,374 @@
+"""``conflictscore merge``: the outputs of ``--shard I/N`` runs → the output and summary of one run.
+
+Every check comes before anything is written, and each refusal names what is wrong: a
+summary of an unsharded or already merged run, shards of different splits (another N),
+of another input file (its sha256) or another configuration (the settings that differ),
+a shard given twice or missing, an output that holds items of several shards or another
+number of rows than its summary says, items of the input that no output holds.
+
+The merged OUTPUT lists the shards' rows as they wrote them, in the input's order: what one
+unsharded run writes, except that a batched classifier's probabilities may differ in the last
+digits (each shard batched other pairs together; labels do not change; a deterministic judge
+gives the same bytes). The summary is recomputed from those rows
+with the functions a run uses (``aggregate.summarize_metrics``: macro, micro, the bootstrap
+intervals with the run's seed and resamples, pair and label counts), so it holds the same
+numbers; timing and backend counters are the shards' sums, ``config``, ``versions`` and the
+input counts the first shard's, the warnings every shard's (prefixed with the shard). For ``bench run`` shards (``--predictions`` written) the results JSON is
+rebuilt by ``bench.run.bench_results`` from the same items, results and report.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+from ..aggregate import summarize_metrics
+from ..errors import ConfigError, InputError
+from ..io import file_sha256, iter_jsonl, read_items, result_from_json, write_json_atomic, write_jsonl_atomic
+from ..types import Item, ItemResult, Report
+from .split import Shard, shard_of
+
+IGNORED_SETTINGS: tuple[str, ...] = ("cache",)
+"""``config.run`` sections that may differ between shards: where the judgment cache lives
+(or whether one is used) changes no row."""
+
+_SHARD_AT = {"score": "stages.shard", "bench": "bench.shard"}
+
+
+@dataclass
+class ShardRun:
+    """One shard as its summary and its output describe it."""
+
+    summary_path: str
+    data: dict[str, Any]
+    kind: str  # "score" or "bench"
+    shard: Shard
+    record: dict[str, Any]
+    output_path: str | None = None
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    results: list[ItemResult] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return f"shard {self.shard} ({self.summary_path})"
+
+
+@dataclass(frozen=True)
+class Merged:
+    """What :func:`merge_shards` produced: the summary (``score``) or results JSON (``bench run``)."""
+
+    kind: str
+    summary: dict[str, Any]
+    report: Report
+    results: list[ItemResult]
+    warnings: tuple[str, ...] = ()
+
+
+def merge_shards(
+    input_path: str | os.PathLike[str],
+    outputs: Sequence[str | os.PathLike[str]],
+    summaries: Sequence[str | os.PathLike[str]],
+    output_path: str | os.PathLike[str],
+    *,
+    summary_path: str | os.PathLike[str] | None = None,
+    warn: Callable[[str], Any] | None = None,
+) -> Merged:
+    """Check the shards against each other and the input, then write the merged OUTPUT (and
+    summary): see the module docstring. ``input_path`` is the file every shard read (for
+    ``bench run``, the ConflictBench file); its sha256 must be the one the shards recorded."""
+    notes: list[str] = []
+
+    def note(message: str) -> None:
+        notes.append(message)
+        if warn is not None:
+            warn(message)
+
+    if not summaries:
+        raise ConfigError("merge: no shard summaries given (--summaries)")
+    runs = [_read_summary(str(p)) for p in summaries]
+    first = _check_together(runs, str(input_path), note)
+    runs = sorted(runs, key=lambda r: r.shard.index)
+    _attach_outputs(runs, [str(p) for p in outputs])
+    items = _input_items(first, str(input_path))
+    by_id: dict[str, tuple[dict[str, Any], ItemResult]] = {}
+    for run in runs:
+        for row, res in zip(run.rows, run.results):
+            by_id[res.item_id] = (row, res)
+    missing = [it.id for it in items if it.id not in by_id]
+    if missing:
+        where = sorted({shard_of(i, first.shard.count) for i in missing})
+        raise InputError(
+            f"{len(missing)} item(s) of the input are in no shard output: {_ids(missing)} (of shard(s) "
+            f"{', '.join(f'{i}/{first.shard.count}' for i in where)}); was that run interrupted? "
+            "Finish it with --resume, then merge",
+            path=str(input_path),
+        )
+    extra = sorted(set(by_id) - {it.id for it in items})
+    if extra:
+        raise InputError(f"the shard outputs hold {len(extra)} item(s) that are not in the input: {_ids(extra)}",
+                         path=str(input_path))
+    rows = [by_id[it.id][0] for it in items]
+    results = [by_id[it.id][1] for it in items]
+    report = merged_report(runs, results)
+    if first.kind == "bench":
+        from ..bench.run import bench_results
+
+        b = first.data["bench"]
+        summary = bench_results(
+            items, results, report, input_path=input_path, split=b.get("split"), limit=b.get("limit"),
+            source_filter=b.get("source_filter"), given_labels=bool(b.get("given_labels")),
+            shard=merged_record(runs, len(items)),
+        )
+    else:
+        report = dataclasses.replace(report, stages={**report.stages, "shard": merged_record(runs, len(items))})
+        summary = report.to_json()
+    write_jsonl_atomic(output_path, rows)
+    if summary_path is not None:
+        write_json_atomic(summary_path, summary)
+    return Merged(first.kind, summary, report, results, tuple(notes))
+
+
+def _read_summary(path: str) -> ShardRun:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except OSError as e:
+        raise InputError(f"cannot read: {e.strerror}", path=path) from None
+    except ValueError as e:
+        raise InputError(f"not a summary JSON: {e}", path=path) from None
+    if not isinstance(data, dict) or not isinstance(data.get("config"), dict):
+        raise InputError("not the summary of a `score` run nor the results of a `bench run` (no config)", path=path)
+    kind = "bench" if isinstance(data.get("bench"), dict) else "score"
+    record = data["bench"].get("shard") if kind == "bench" else (data.get("stages") or {}).get("shard")
+    if not record:
+        raise InputError(f"not the summary of a sharded run (no {_SHARD_AT[kind]}): run each shard with "
+                         "--shard I/N and merge those", path=path)
+    if record.get("merged"):
+        raise InputError(f"already the merge of {record.get('count')} shards; merge the shards' own summaries",
+                         path=path)
+    shard = Shard.from_json(record, where=f"{path}: {_SHARD_AT[kind]}")
+    if not isinstance(record.get("input_sha256"), str):
+        raise InputError(f"{_SHARD_AT[kind]} records no input_sha256", path=path)
+    return ShardRun(path, data, kind, shard, dict(record))
+
+
+def _check_together(runs: list[ShardRun], input_path: str, note: Callable[[str], None]) -> ShardRun:
+    """The shards form one split of one input under one configuration, each given once: the
+    first of them (lowest index), or :class:`ConfigError` naming what differs."""
+    kinds = {r.kind for r in runs}
+    if len(kinds) > 1:
+        raise ConfigError("merge: summaries of `score` runs and results of `bench run` mixed: "
+                          + ", ".join(f"{r.summary_path} ({r.kind})" for r in runs))
+    counts = {r.shard.count for r in runs}
+    if len(counts) > 1:
+        raise ConfigError("merge: the summaries come from different splits: "
+                          + ", ".join(f"{r.summary_path} is shard {r.shard}" for r in runs))
+    count = counts.pop()
+    seen: dict[int, ShardRun] = {}
+    for r in runs:
+        if r.shard.index in seen:
+            raise ConfigError(f"merge: shard {r.shard} given twice: {seen[r.shard.index].summary_path} and "
+                              f"{r.summary_path}")
+        seen[r.shard.index] = r
+    absent = [i for i in range(1, count + 1) if i not in seen]
+    if absent:
+        raise ConfigError(f"merge: shard(s) {', '.join(f'{i}/{count}' for i in absent)} missing: "
+                          f"{len(runs)} of {count} summaries given")
+    first = seen[1]
+    sha = file_sha256(input_path)
+    for r in runs:
+        if r.record["input_sha256"] != sha:
+            raise ConfigError(
+                f"merge: {r.name} was run on another input than {input_path} (sha256 "
+                f"{str(r.record['input_sha256'])[:12]}… recorded, {sha[:12]}… now)"
+            )
+    want = run_identity(first)
+    for r in runs:
+        if r is first:
+            continue
+        diffs = differences(want, run_identity(r))
+        if diffs:
+            shown = "; ".join(diffs[:6]) + (f"; and {len(diffs) - 6} more" if len(diffs) > 6 else "")
+            raise ConfigError(f"merge: {r.name} was run with another configuration than {first.name}: {shown}")
+        if r.data.get("versions") != first.data.get("versions"):
+            vd = differences(first.data.get("versions") or {}, r.data.get("versions") or {})
+            note(f"{r.name} ran with other library versions than {first.name}: {'; '.join(vd[:4])}")
+    return first
+
+
+def run_identity(run: ShardRun) -> dict[str, Any]:
+    """What must be equal across shards for their rows to be one run's: the run configuration
+    (less :data:`IGNORED_SETTINGS`), each backend's model fingerprint, and for ``bench run``
+    the item selection (split, source filter, limit, gold labels)."""
+    cfg = run.data.get("config") or {}
+    ident: dict[str, Any] = {
+        "run": {k: v for k, v in (cfg.get("run") or {}).items() if k not in IGNORED_SETTINGS},
+        "models": {stage: fp for stage, b in (cfg.get("backends") or {}).items() if (fp := _fingerprints(b))},
+    }
+    if run.kind == "bench":
+        b = run.data["bench"]
+        ident["bench"] = {k: b.get(k) for k in ("split", "limit", "source_filter", "given_labels")}
+    return ident
+
+
+def _fingerprints(described: Any) -> list[Any]:
+    """The model fingerprints a backend's description holds, its wrapped judge's included
+    (the ``ray`` judge describes the judge it distributes under ``judge``)."""
+    out = []
+    while isinstance(described, dict):
+        fp = (described.get("resolved") or {}).get("model_fingerprint")
+        if fp is not None:
+            out.append(fp)
+        described = described.get("judge")
+    return out
+
+
+def differences(a: Any, b: Any, where: str = "") -> list[str]:
+    """``path: A vs B`` for every leaf where two JSON-like values differ."""
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        out: list[str] = []
+        for k in list(a) + [k for k in b if k not in a]:
+            sub = f"{where}.{k}" if where else str(k)
+            if k not in b:
+                out.append(f"{sub}: {_short(a[k])} vs absent")
+            elif k not in a:
+                out.append(f"{sub}: absent vs {_short(b[k])}")
+            else:
+                out.extend(differences(a[k], b[k], sub))
+        return out
+    return [] if a == b else [f"{where or 'value'}: {_short(a)} vs {_short(b)}"]
+
+
+def _short(v: Any, limit: int = 60) -> str:
+    text = json.dumps(v, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _attach_outputs(runs: list[ShardRun], outputs: list[str]) -> None:
+    """Read each output and give it to the shard its rows belong to (an output holds the items
+    of one shard: their ids say which); an output without rows goes to a shard that scored none."""
+    if len(outputs) != len(runs):
+        raise ConfigError(f"merge: {len(outputs)} outputs for {len(runs)} summaries; give each shard's output "
+                          "(-o of score, --predictions of bench run) and its summary")
+    count = runs[0].shard.count
+    by_index = {r.shard.index: r for r in runs}
+    empty: list[tuple[str, list[dict[str, Any]]]] = []
+    for path in outputs:
+        rows, results = _read_output(path)
+        shards = sorted({shard_of(r.item_id, count) for r in results})
+        if len(shards) > 1:
+            parts = [f"{s}/{count} ({_ids([r.item_id for r in results if shard_of(r.item_id, count) == s], 2)})"
+                     for s in shards]
+            raise InputError(f"holds items of several shards: {', '.join(parts)}; not the output of one "
+                             f"--shard run of {count}", path=path)
+        if not shards:
+            empty.append((path, rows))
+            continue
+        run = by_index[shards[0]]
+        if run.output_path is not None:
+            raise ConfigError(f"merge: {run.output_path} and {path} both hold the items of shard {run.shard}")
+        run.output_path, run.rows, run.results = path, rows, results
+    for path, rows in empty:
+        run = next((r for r in runs if r.output_path is None and not r.record.get("items")), None)
+        if run is None:
+            raise InputError("holds no rows, but every shard without an output scored items", path=path)
+        run.output_path = path
+    for r in runs:
+        if r.output_path is None:
+            raise ConfigError(f"merge: no output holds the items of {r.name}")
+        if len(r.rows) != r.record.get("items"):
+            raise InputError(f"has {len(r.rows)} rows but {r.name} says it scored {r.record.get('items')} items; "
+                             "was the output replaced or the run interrupted?", path=r.output_path)
+
+
+def _read_output(path: str) -> tuple[list[dict[str, Any]], list[ItemResult]]:
+    rows: list[dict[str, Any]] = []
+    results: list[ItemResult] = []
+    seen: set[str] = set()
+    for n, row in iter_jsonl(path):
+        try:
+            res = result_from_json(row)
+        except (KeyError, TypeError, AttributeError, ValueError) as e:
+            raise InputError(f"not a scored result line ({type(e).__name__}: {e})", path=path, line=n) from None
+        if res.item_id in seen:
+            raise InputError(f"item {res.item_id!r} twice", path=path, line=n, field="id")
+        seen.add(res.item_id)
+        rows.append(row)
+        results.append(res)
+    return rows, results
+
+
+def _input_items(first: ShardRun, input_path: str) -> list[Item]:
+    """The items of the unsharded run, in its order (for ``bench run``: after its split,
+    source filter and limit, as the shards selected them)."""
+    if first.kind == "bench":
+        from ..bench.run import load_bench_items
+
+        b = first.data["bench"]
+        return load_bench_items(input_path, split=b.get("split"), limit=b.get("limit"),
+                                source_filter=b.get("source_filter"))
+    return read_items(input_path)
+
+
+def merged_report(runs: Sequence[ShardRun], results: Sequence[ItemResult]) -> Report:
+    """The report one run over ``results`` would give: metrics recomputed (bootstrap with the
+    shards' seed and resamples); timing and backend counters summed over the shards."""
+    run_cfg = (runs[0].data.get("config") or {}).get("run") or {}
+    eng = run_cfg.get("engine") or {}
+    m = dict(summarize_metrics(results, seed=int(eng.get("seed", 0)), n_resamples=int(eng.get("bootstrap", 1000))))
+    labels = m.pop("labels")
+    timing = _sum([r.data.get("timing") or {} for r in runs])
+    timing.pop("judge_passage_pairs_per_s", None)
+    stages = _sum([{k: v for k, v in (r.data.get("stages") or {}).items() if k not in ("labels", "shard", "input")}
+                   for r in runs])
+    if "input" in (runs[0].data.get("stages") or {}):  # every shard read the whole file: the same counts
+        stages["input"] = runs[0].data["stages"]["input"]
+    judged = (stages.get("engine") or {}).get("passage_pairs_judged")
+    if timing.get("judge_s") and judged:
+        timing["judge_passage_pairs_per_s"] = round(judged / timing["judge_s"], 2)
+    return Report(
+        n_items=m["n_items"], n_claims=m["n_claims"], macro=m["macro"], micro=m["micro"],
+        ci95=m["ci95"], pairs=m["pairs"], timing=timing, config=runs[0].data.get("config") or {},
+        versions=runs[0].data.get("versions") or {}, stages={**stages, "labels": labels},
+        warnings=tuple(f"shard {r.shard}: {w}" for r in runs for w in r.data.get("warnings") or ()),
+    )
+
+
+def merged_record(runs: Sequence[ShardRun], n_items: int) -> dict[str, Any]:
+    """The merged summary's shard record: how many shards, the input, every shard's items."""
+    first = runs[0].record
+    return {
+        "count": runs[0].shard.count,
+        "merged": True,
+        "input_sha256": first["input_sha256"],
+        "input_items": n_items,
+        "items": n_items,
+        "shard_items": [r.record.get("items") for r in runs],
+    }
+
+
+def _sum(values: Sequence[Any]) -> Any:
+    """Numbers summed (seconds rounded to 4 places), mappings merged key by key, anything
+    else kept when every shard has the same, else listed per shard."""
+    present = [v for v in values if v is not None]
+    if not present:
+        return None
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
+        total = math.fsum(present)
+        return int(total) if all(isinstance(v, int) for v in present) else round(total, 4)
+    if all(isinstance(v, Mapping) for v in present):
+        keys = list(dict.fromkeys(k for v in present for k in v))
+        return {k: _sum([v.get(k) for v in present]) for k in keys}
+    return present[0] if all(v == present[0] for v in present) else list(values)
+
+
+def _ids(ids: Sequence[str], shown: int = 5) -> str:
+    head = ", ".join(repr(i) for i in ids[:shown])
+    return head + (f" and {len(ids) - shown} more" if len(ids) > shown else "")
+
+
+__all__ = ["Merged", "ShardRun", "differences", "merge_shards", "merged_report", "run_identity"]
