@@ -16,7 +16,7 @@ the document (a 50 MB document tokenized whole takes gigabytes).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Callable, Sequence
 
@@ -100,12 +100,21 @@ class Chunker:
     max_tokens: int = 384
     overlap: int = 1
     count: CountFn = word_count
+    memo_chars: int = 16_000_000
+    """Spans already computed are kept per document text, up to this many characters of text
+    in all (oldest forgotten first; a text over 1/16 of it is never kept): pooled corpora and
+    sweeps hand the same documents to many items, and counting tokens is most of a warm
+    rerun (benchmarks/results/throughput.md). 0 turns the memo off."""
+    _memo: dict[str, tuple[tuple[int, int], ...]] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _memo_size: list[int] = field(default_factory=lambda: [0], init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.max_tokens < 8:
             raise ValueError(f"chunk max_tokens must be at least 8, got {self.max_tokens}")
         if self.overlap < 0:
             raise ValueError(f"chunk overlap must be >= 0, got {self.overlap}")
+        if self.memo_chars < 0:
+            raise ValueError(f"chunk memo_chars must be >= 0, got {self.memo_chars}")
 
     @property
     def max_chars(self) -> int:
@@ -122,14 +131,33 @@ class Chunker:
     def passages(self, item_id: str, doc: Document) -> list[Passage]:
         """The passages of one document; one passage when it fits."""
         text = doc.text
+        return [Passage(item_id, doc.id, i, text[s:e], (s, e)) for i, (s, e) in enumerate(self.spans(text))]
+
+    def spans(self, text: str) -> tuple[tuple[int, int], ...]:
+        """The character spans of the passages of ``text`` (the same text gives the same spans,
+        computed once while it stays in the memo)."""
+        hit = self._memo.get(text)
+        if hit is not None:
+            return hit
+        spans = tuple(self._spans(text))
+        if 0 < len(text) <= self.memo_chars // 16:
+            memo, size = self._memo, self._memo_size
+            while memo and size[0] + len(text) > self.memo_chars:
+                oldest = next(iter(memo))
+                del memo[oldest]
+                size[0] -= len(oldest)
+            memo[text] = spans
+            size[0] += len(text)
+        return spans
+
+    def _spans(self, text: str) -> list[tuple[int, int]]:
         if self._fit(text, 0, len(text)) is not None:
-            return [Passage(item_id, doc.id, 0, text, (0, len(text)))]
+            return [(0, len(text))]
         units: list[Unit] = []
         for a, b in split_sentences(text):
             t = self._fit(text, a, b)
             units.extend([(a, b, t)] if t is not None else self._cut(text, a, b))
-        spans = self._pack(text, units, self.overlap)
-        return [Passage(item_id, doc.id, i, text[s:e], (s, e)) for i, (s, e) in enumerate(spans)]
+        return self._pack(text, units, self.overlap)
 
     def split(self, item_id: str, docs: Sequence[Document]) -> list[Passage]:
         """All passages of an item's documents, in document order."""

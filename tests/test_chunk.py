@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 import pytest
 
@@ -110,6 +111,53 @@ def test_bad_arguments() -> None:
         Chunker(max_tokens=4)
     with pytest.raises(ValueError, match="overlap must be >= 0"):
         Chunker(overlap=-1)
+    with pytest.raises(ValueError, match="memo_chars must be >= 0"):
+        Chunker(memo_chars=-1)
+
+
+def counting_words() -> tuple[list[str], Callable[[str], int]]:
+    seen: list[str] = []
+
+    def count(text: str) -> int:
+        seen.append(text)
+        return len(text.split())
+
+    return seen, count
+
+
+def test_the_same_text_is_split_once_and_gives_the_same_passages_under_its_own_ids() -> None:
+    seen, count = counting_words()
+    text = words(12, "A") + " " + words(12, "B")
+    chunker = Chunker(max_tokens=12, count=count)
+    first = chunker.passages("it1", Document("a", text))
+    calls = len(seen)
+    again = chunker.passages("it2", Document("z", text))
+    assert len(seen) == calls > 0  # no token counted the second time
+    assert [(p.item_id, p.doc_id) for p in again] == [("it2", "z"), ("it2", "z")]
+    assert [(p.index, p.text, p.span) for p in again] == [(p.index, p.text, p.span) for p in first]
+    chunker.passages("it3", Document("a", text + " C."))  # another text is counted afresh
+    assert len(seen) > calls
+
+
+def test_the_memo_forgets_oldest_texts_beyond_its_size_and_can_be_off() -> None:
+    seen, count = counting_words()
+    chunker = Chunker(max_tokens=8, count=count, memo_chars=80)  # 80 characters in all, texts of up to 5 kept
+    texts = [f"W{k:02d}." for k in range(25)]  # 4 characters each: 20 fit
+    for t in texts:
+        chunker.passages("i", Document("d", t))
+    assert list(chunker._memo) == texts[5:] and chunker._memo_size == [80]
+    chunker.passages("i", Document("d", "Longer."))  # 7 characters: over 80 // 16, split but not kept
+    assert "Longer." not in chunker._memo and chunker._memo_size == [80]
+    seen.clear()
+    chunker.passages("i", Document("d", texts[0]))  # forgotten: counted again, and kept in place of W05
+    assert seen and list(chunker._memo)[-1] == texts[0] and texts[5] not in chunker._memo
+    off = Chunker(max_tokens=8, count=count, memo_chars=0)
+    seen.clear()
+    off.passages("i", Document("d", texts[0]))
+    n = len(seen)
+    off.passages("i", Document("d", texts[0]))
+    assert len(seen) == 2 * n > 0 and off._memo == {}
+
 
 
 def test_counting_is_bounded_by_the_window_not_the_document() -> None:

@@ -48,7 +48,8 @@ def test_generate_writes_score_input_with_the_strategy_recorded(
     assert (gen["strategy"], gen["prompts_version"], gen["instruction"]) == (strategy, PROMPTS_VERSION,
                                                                             STRATEGIES[strategy])
     assert gen["generator"]["name"] == "openai" and gen["generator"]["resolved"]["model"] == "stub-model"
-    first = openai_server.posts()[0].body
+    # requests run concurrently: pick item a's by content, not by arrival order
+    (first,) = [p.body for p in openai_server.posts() if "coffee" in p.body["messages"][0]["content"]]
     assert first["max_tokens"] == 64 and first["messages"][0]["content"].startswith(STRATEGIES[strategy])
     assert "[d1] Coffee lowers risk." in first["messages"][0]["content"]
     assert [it.response for it in read_items(out)] == [r["response"] for r in rows]  # ready for `score`

@@ -57,7 +57,7 @@ def scripted(openai_server: Any, openai_stub: Any) -> Any:
         k = int(question[1])
         what = SCRIPT[(k, condition, pass_)]
         if what is TIMEOUT:
-            return openai_stub.Reply(body=openai_stub.chat_reply("A"), delay_s=1.5)
+            return openai_stub.Reply(body=openai_stub.chat_reply("A"), delay_s=8.0)
         if isinstance(what, tuple):
             text = what[0].format(**{t: letter_of(messages, t) for t in ("W2", "R5") if f"{{{t}}}" in what[0]})
         else:
@@ -68,8 +68,10 @@ def scripted(openai_server: Any, openai_stub: Any) -> Any:
     return openai_server
 
 
+# a timed-out reply waits well past the client's timeout; the timeout leaves room for a loaded
+# machine (at 0.5 s, ordinary replies timed out under load)
 def generator_flags(server: Any) -> list[str]:
-    return ["--generator", "openai", "--generator-arg", f"base_url={server.url}", "--generator-arg", "timeout_s=0.5",
+    return ["--generator", "openai", "--generator-arg", f"base_url={server.url}", "--generator-arg", "timeout_s=3",
             "--generator-arg", "max_retries=0"]
 
 
@@ -129,7 +131,7 @@ def test_only_regenerated_rag_runs_rag_first(tmp_path: Path, scripted: Any) -> N
     questions = read_truthfulqa(write_csv(tmp_path))[:4]
     from conflictscore_local import registry
 
-    gen = registry.build("generator", "openai", {"base_url": scripted.url, "timeout_s": 0.5, "max_retries": 0})
+    gen = registry.build("generator", "openai", {"base_url": scripted.url, "timeout_s": 3, "max_retries": 0})
     engine = Engine(RunConfig().updated({"cache": {"enabled": False}}), judge=RuleJudge(), pruner="none")
     res = run_regenerate(questions, gen, engine, conditions=["regenerated-rag"])
     assert list(res) == ["rag", "regenerated-rag"]
