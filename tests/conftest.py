@@ -21,8 +21,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-# runtime=auto would export every tiny test checkpoint to ONNX when the onnx extra is installed;
-# the ONNX tests (tests/judge/test_onnx_runtime.py) ask for it by name.
+# runtime=auto is PyTorch unless this names another runtime: pinned so a developer's environment
+# cannot switch the suite to ONNX; the ONNX tests (tests/judge/test_onnx_runtime.py) ask for it by name.
 os.environ.setdefault("CONFLICTSCORE_NLI_RUNTIME", "torch")
 
 SHARED_DATA = default_data_dir()

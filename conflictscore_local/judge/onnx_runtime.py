@@ -1,8 +1,10 @@
 """``runtime=onnx``: the ``nli`` judge's classifier exported to ONNX once, run by ONNX Runtime.
 
-On a 2-core CPU ONNX Runtime ran the default judge at 1.35–1.6× PyTorch's pairs/s with
-identical labels (``benchmarks/onnx_throughput.py``, ``benchmarks/results/onnx_throughput.md``),
-so ``auto`` picks it on a CPU when the ``onnx`` extra is installed.
+Opt-in (``runtime=onnx``), never what ``auto`` picks: on an idle 2-core CPU ONNX Runtime ran
+the default judge at 0.82–0.89× PyTorch's pairs/s with identical labels; it won (1.35–1.6×)
+only on a machine overloaded by other jobs (``benchmarks/onnx_throughput.py``,
+``benchmarks/results/onnx_throughput.md``). Dynamic int8 (``int8=true``) is faster than both
+and changes some labels.
 
 Tooling: transformers' own exporter (``transformers.exporters.OnnxExporter``, on
 ``torch.onnx.export`` + onnxscript) writes the graph, ONNX Runtime runs it, and int8 is
