@@ -27,11 +27,16 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from conflictscore_local.bench import default_data_dir  # noqa: E402
-from conflictscore_local.bench.metrics import macro_f1  # noqa: E402
+from conflictscore_local.bench.metrics import pair_metrics  # noqa: E402
 from conflictscore_local.io import write_json_atomic  # noqa: E402
 
 SETS = ("bench_test", "bench_dev", "healthver_dev", "check_covid_dev", "citint_dev", "scifact_dev")
 TYPES = ("ambiguity", "misinformation", "counterfactual", "contradiction", "opinion")
+
+
+def macro_f1(confusion: dict) -> float | None:
+    """Pair macro-F1 of a recorded confusion matrix, by the benchmark's own definition."""
+    return pair_metrics((g, p) for g, row in confusion.items() for p, n in row.items() for _ in range(n))["macro_f1"]
 
 
 def relativize(path: Path) -> None:
@@ -64,9 +69,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--before", default="benchmarks/results/judge-v1")
     ap.add_argument("--after", default="benchmarks/results/judge-v2")
-    ap.add_argument("--before-bench", default="default-judge")
-    ap.add_argument("--after-bench", default="judge-v2-attempt")
-    ap.add_argument("--after-training", default="benchmarks/results/judge-v2-attempt_training.json",
+    ap.add_argument("--before-bench", default="default-judge-v1")
+    ap.add_argument("--after-bench", default="default-judge")
+    ap.add_argument("--after-training", default="models/default-judge/training.json",
                     help="training.json of the after judge: its calibrated eval figures (the judge's own rule and "
                     "aggregation, every pair judged) fill the sets with no `bench run` file (default: %(default)s)")
     ap.add_argument("--out", default="benchmarks/results/default_judge_v1_vs_v2")
@@ -104,7 +109,7 @@ def main() -> int:
 
 
 def report(r: dict) -> str:
-    lines = ["# Default judge: v1 (committed) vs the v2 attempt (not committed), on the held-out evaluation sets", "",
+    lines = ["# Default judge: v1 (before) vs v2 (after; committed as models/default-judge), on the held-out evaluation sets", "",
              f"`{r['command']}` ({r['date']}); before: `{r['before']}`, after: `{r['after']}`. Pair macro-F1 with "
              "scikit-learn's convention, recomputed from each run's confusion matrix. After-figures marked * come from "
              "the after judge's training.json (calibrated thresholds, the judge's rule and the engine's aggregation, "
