@@ -514,6 +514,9 @@ def main() -> None:
         return
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
+    spy = Path(sys.executable).with_name("py-spy")
+    if args.profile and not spy.is_file():  # found before measuring, not after
+        sys.exit(f"--profile needs py-spy beside this Python ({spy}): pip install py-spy")
     questions = ramdocs_questions(Path(args.data_dir) if args.data_dir else None)
     started = time.time()
     load0 = os.getloadavg()
