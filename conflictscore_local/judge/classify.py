@@ -59,7 +59,8 @@ def check_mode_args(cfg: Any, *, name: str, generate_only: Sequence[str], classi
 
 class ClassifyMode:
     """What the ``vllm`` and ``openai`` judges do in classify mode: delegate to an ``nli`` judge
-    over the same checkpoint whose forward pass is the given runtime."""
+    over the same checkpoint whose forward pass is the given runtime. Listed before the LLM
+    judge base, so ``judge``/``spec``/``describe``/``stats`` fall through to it in other modes."""
 
     name: str
     config: Any
@@ -93,6 +94,22 @@ class ClassifyMode:
 
     def classify_stats(self, out: dict[str, Any]) -> dict[str, Any]:
         return {**out, **self.classifier().stats()}
+
+    def judge(self, pairs: Sequence[Pair], on_progress: ProgressFn | None = None) -> list[Judgment]:
+        if self.config.mode == "classify":
+            return self.classify_judge(pairs, on_progress)
+        return super().judge(pairs, on_progress)  # type: ignore[misc]
+
+    def spec(self) -> Mapping[str, Any]:
+        return self.classify_spec() if self.config.mode == "classify" else super().spec()  # type: ignore[misc]
+
+    def describe(self) -> dict[str, Any]:
+        out = super().describe()  # type: ignore[misc]
+        return self.classify_describe(out) if self.config.mode == "classify" else out
+
+    def stats(self) -> dict[str, Any]:
+        out = super().stats()  # type: ignore[misc]
+        return self.classify_stats(out) if self.config.mode == "classify" else out
 
 
 class VLLMClassifyRuntime:

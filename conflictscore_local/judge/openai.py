@@ -19,12 +19,10 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, fields
-from typing import Any, Callable, Literal, Mapping, Sequence
+from typing import Any, Callable, Literal, Mapping
 
 from ..chunk import word_count
 from ..generate.openai import OpenAIConfig, OpenAIGenerator
-from ..types import Judgment, Pair
-from ._base import ProgressFn
 from .classify import ClassifyMode, ServeClassifyRuntime, check_mode_args
 from .llm import LLMJudge, check_judge_args
 
@@ -106,22 +104,6 @@ class OpenAIJudge(ClassifyMode, LLMJudge):
 
     def classify_runtime(self, nli: Any) -> ServeClassifyRuntime:
         return ServeClassifyRuntime(nli, self.generator(), self.config.batch_size)
-
-    def judge(self, pairs: Sequence[Pair], on_progress: ProgressFn | None = None) -> list[Judgment]:
-        if self.config.mode == "classify":
-            return self.classify_judge(pairs, on_progress)
-        return super().judge(pairs, on_progress)
-
-    def spec(self) -> Mapping[str, Any]:
-        return self.classify_spec() if self.config.mode == "classify" else super().spec()
-
-    def describe(self) -> dict[str, Any]:
-        out = super().describe()
-        return self.classify_describe(out) if self.config.mode == "classify" else out
-
-    def stats(self) -> dict[str, Any]:
-        out = super().stats()
-        return self.classify_stats(out) if self.config.mode == "classify" else out
 
     def generator(self) -> OpenAIGenerator:
         if self._generator is None:

@@ -16,13 +16,12 @@ import hashlib
 import json
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Callable, Literal, Mapping, Sequence
+from typing import Any, Callable, Literal, Mapping
 
 from ..errors import ConfigError
 from ..generate.common import model_fingerprint, token_counter, tokenizer_fingerprint
 from ..generate.vllm import VLLMConfig, VLLMGenerator
-from ..types import LABELS, Judgment, Pair
-from ._base import ProgressFn
+from ..types import LABELS
 from .classify import ClassifyMode, VLLMClassifyRuntime, check_mode_args
 from .labels import token_label
 from .llm import LLMJudge, check_judge_args
@@ -113,22 +112,6 @@ class VLLMJudge(ClassifyMode, LLMJudge):
         args = {k: v for k, v in vars(self.config).items() if k in names}
         return VLLMClassifyRuntime(nli, VLLMGenerator(VLLMConfig(**args)), self.config.chunk_size,
                                    keyed_engine_args(self.config.engine_args))
-
-    def judge(self, pairs: Sequence[Pair], on_progress: ProgressFn | None = None) -> list[Judgment]:
-        if self.config.mode == "classify":
-            return self.classify_judge(pairs, on_progress)
-        return super().judge(pairs, on_progress)
-
-    def spec(self) -> Mapping[str, Any]:
-        return self.classify_spec() if self.config.mode == "classify" else super().spec()
-
-    def describe(self) -> dict[str, Any]:
-        out = super().describe()
-        return self.classify_describe(out) if self.config.mode == "classify" else out
-
-    def stats(self) -> dict[str, Any]:
-        out = super().stats()
-        return self.classify_stats(out) if self.config.mode == "classify" else out
 
     def generator(self) -> VLLMGenerator:
         if self._generator is None:
