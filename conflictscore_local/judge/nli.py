@@ -73,8 +73,9 @@ class NLIConfig:
     ``calibration=false`` ignores them.
     ``runtime``: where the forward pass runs (see :mod:`.runtime`): ``torch``, ``onnx`` (ONNX
     Runtime on the CPU, the ``onnx`` extra; exported once per checkpoint into ``export_dir``,
-    default ``onnx/`` beside the default judgment cache, whatever ``--cache`` says), or ``auto`` (``onnx`` on a CPU when the extra is
-    installed and ``dtype`` is ``auto`` or ``float32``, else ``torch``). ``int8``: dynamic int8 quantization of the ONNX export, faster
+    default ``onnx/`` beside the judgment cache), or ``auto`` (``torch``, unless
+    ``$CONFLICTSCORE_NLI_RUNTIME`` names another: ONNX Runtime measured slower on an idle CPU).
+    ``int8``: dynamic int8 quantization of the ONNX export, faster
     but it changes some labels (measured in ``benchmarks/results/onnx_throughput.md``).
     """
 
