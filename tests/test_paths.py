@@ -66,17 +66,20 @@ def test_bench_results_record_no_machine_path(tmp_path: Path) -> None:
 
 
 MACHINE_PATH = re.compile(r"(?<![\w./~$<>-])/(?:work|tmp|root|home|Users|var/folders|private)/[^\s\"'`)]*")
+CHECKED_DIRS = ("benchmarks", "models", "examples")
+CHECKED_DOCS = ("README.md", "CONTRIBUTING.md")
 PENDING: set[str] = set()  # files known to hold machine paths until they are regenerated (none now)
 
 
 def committed_text_files() -> list[str]:
     root = repo_root()
     try:
-        listed = subprocess.run(["git", "ls-files", "benchmarks", "models"], cwd=root, capture_output=True,
+        listed = subprocess.run(["git", "ls-files", *CHECKED_DIRS, *CHECKED_DOCS], cwd=root, capture_output=True,
                                 text=True, check=True).stdout.split()
     except (OSError, subprocess.CalledProcessError):
-        listed = [p.relative_to(root).as_posix() for d in ("benchmarks", "models") for p in (root / d).rglob("*")
+        listed = [p.relative_to(root).as_posix() for d in CHECKED_DIRS for p in (root / d).rglob("*")
                   if p.is_file() and "work" not in p.relative_to(root / d).parts]
+        listed += [d for d in CHECKED_DOCS if (root / d).is_file()]
     out = []
     for name in listed:
         try:
