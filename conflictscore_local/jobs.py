@@ -9,6 +9,7 @@ import time
 from typing import Any, Callable, Mapping
 
 from .config import RunConfig
+from .diff import ABSENT, leaf_differences
 from .engine import Engine
 from .errors import ConfigError, InputError
 from .io import InputStats, OutputTarget, ResumableJsonlWriter, read_items, result_from_json, same_file, write_json_atomic
@@ -203,19 +204,16 @@ def explain_fingerprint_change(old: Mapping[str, Any], new: Mapping[str, Any]) -
     return ", and ".join(parts) or "its fingerprint differs"
 
 
-def _diff(old: Any, new: Any, where: str = "") -> list[str]:
-    if isinstance(old, Mapping) and isinstance(new, Mapping):
-        out: list[str] = []
-        for k in list(old) + [k for k in new if k not in old]:
-            sub = f"{where}.{k}" if where else str(k)
-            if k not in new:
-                out.append(f"{sub} was {_short(old[k])}, now absent")
-            elif k not in old:
-                out.append(f"{sub} is new ({_short(new[k])})")
-            else:
-                out.extend(_diff(old[k], new[k], sub))
-        return out
-    return [] if old == new else [f"{where}: {_short(old)} then, {_short(new)} now"]
+def _diff(old: Any, new: Any) -> list[str]:
+    out = []
+    for where, o, n in leaf_differences(old, new):
+        if n is ABSENT:
+            out.append(f"{where} was {_short(o)}, now absent")
+        elif o is ABSENT:
+            out.append(f"{where} is new ({_short(n)})")
+        else:
+            out.append(f"{where}: {_short(o)} then, {_short(n)} now")
+    return out
 
 
 def _short(v: Any, limit: int = 48) -> str:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from ..aggregate import summarize_metrics
+from ..diff import ABSENT, leaf_differences
 from ..errors import ConfigError, InputError
 from ..io import file_sha256, iter_jsonl, read_items, result_from_json, write_json_atomic, write_jsonl_atomic
 from ..types import Item, ItemResult, Report
@@ -227,20 +228,10 @@ def _fingerprints(described: Any) -> list[Any]:
     return out
 
 
-def differences(a: Any, b: Any, where: str = "") -> list[str]:
+def differences(a: Any, b: Any) -> list[str]:
     """``path: A vs B`` for every leaf where two JSON-like values differ."""
-    if isinstance(a, Mapping) and isinstance(b, Mapping):
-        out: list[str] = []
-        for k in list(a) + [k for k in b if k not in a]:
-            sub = f"{where}.{k}" if where else str(k)
-            if k not in b:
-                out.append(f"{sub}: {_short(a[k])} vs absent")
-            elif k not in a:
-                out.append(f"{sub}: absent vs {_short(b[k])}")
-            else:
-                out.extend(differences(a[k], b[k], sub))
-        return out
-    return [] if a == b else [f"{where or 'value'}: {_short(a)} vs {_short(b)}"]
+    return [f"{where or 'value'}: {'absent' if x is ABSENT else _short(x)} vs {'absent' if y is ABSENT else _short(y)}"
+            for where, x, y in leaf_differences(a, b)]
 
 
 def _short(v: Any, limit: int = 60) -> str:
