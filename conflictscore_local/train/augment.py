@@ -200,6 +200,28 @@ def entity_edit(claim: str, passage: str, ents: Sequence[tuple[str, str]], pool:
     return None
 
 
+def subject_edit(claim: str, passage: str, ents: Sequence[tuple[str, str]], pool: dict[str, list[str]],
+                 rng: random.Random) -> tuple[str, str] | None:
+    """``(old, new)``: the claim's subject (its first named entity, within its first three
+    words, named once in the claim and in the passage) and another entity of the same type
+    that neither names; None otherwise. A claim about another subject is IRRELEVANT to the
+    passage (what holds for one town says nothing about another), not contradicted by it."""
+    if not ents:
+        return None
+    text, label = ents[0]
+    start = claim.find(text)
+    if start < 0 or len(claim[:start].split()) > 2 or claim.count(text) != 1 or text not in passage:
+        return None
+    if len(pool.get(label, ())) < 2:
+        return None
+    for _ in range(10):
+        new = rng.choice(pool[label])
+        if new != text and new not in passage and new.casefold() not in claim.casefold() and text not in new \
+                and new not in text:
+            return text, new
+    return None
+
+
 def named_entities(claims: Sequence[str]) -> list[list[tuple[str, str]]]:
     """(text, type) of the named entities of each claim, with spaCy's small English pipeline."""
     import spacy
@@ -237,6 +259,9 @@ def augment(support: Sequence[Pair], passages: Sequence[str], rng: random.Random
       IRRELEVANT (``irrelevant``);
     - ``aug_entity``: the claim's object entity swapped → CONTRADICT (``claim_edit``), swapped
       in claim and passage alike → SUPPORT (``both_edit``);
+    - ``aug_subject``: the claim's subject swapped for another entity of its type (:func:`subject_edit`)
+      → IRRELEVANT (``claim_edit``; also with a changed number, ``claim_edit_value``), swapped in
+      the passage alone → IRRELEVANT (``passage_edit``), in both → SUPPORT (``both_edit``);
     - ``aug_unrelated``: the claim against a passage drawn from the whole pool that shares at
       most one content word → IRRELEVANT.
 
@@ -305,6 +330,21 @@ def augment(support: Sequence[Pair], passages: Sequence[str], rng: random.Random
         old, new = edit
         add(p.claim.replace(old, new, 1), p.passage, CONTRADICT, "aug_entity", "claim_edit")
         add(p.claim.replace(old, new, 1), p.passage.replace(old, new), SUPPORT, "aug_entity", "both_edit")
+    for p, es in zip(sample, ents):
+        if used["aug_subject"] >= per_kind // 2:
+            break
+        edit = subject_edit(p.claim, p.passage, es, pool, rng)
+        if edit is None:
+            continue
+        used["aug_subject"] += 1
+        old, new = edit
+        other_claim = p.claim.replace(old, new, 1)
+        add(other_claim, p.passage, IRRELEVANT, "aug_subject", "claim_edit")
+        add(p.claim, p.passage.replace(old, new), IRRELEVANT, "aug_subject", "passage_edit")
+        add(other_claim, p.passage.replace(old, new), SUPPORT, "aug_subject", "both_edit")
+        number = number_edit(other_claim, p.passage, rng)
+        if number is not None:  # another subject with another value: still irrelevant, not a contradiction
+            add(_replace_token(other_claim, *number), p.passage, IRRELEVANT, "aug_subject", "claim_edit_value")
     for p in order[:per_kind]:
         words = _content_words(p.claim)
         for _ in range(10):

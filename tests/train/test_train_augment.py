@@ -9,6 +9,7 @@ from conflictscore_local.train.augment import (
     feature_balance,
     negate,
     negate_both,
+    subject_edit,
     rebalance,
     swap_entity,
     swap_number,
@@ -100,6 +101,23 @@ def test_augment_makes_every_edit_in_both_directions() -> None:
                        ("Marie Curie was born in Paris.", "Marie Curie was born in Paris in 1867.", "SUPPORT"),
                        ("Pierre Curie was born in Warsaw.", "Pierre Curie was born in Paris.", "CONTRADICT"),
                        ("Pierre Curie was born in Warsaw.", "Pierre Curie was born in Warsaw.", "SUPPORT")}
+    # the subject swapped: another person's birth place is irrelevant, unless the passage is swapped too
+    subject = {(p.claim, p.passage, p.label, p.kind) for p in out if p.source == "aug_subject"}
+    assert {("Pierre Curie was born in Warsaw.", "Marie Curie was born in Warsaw in 1867.", "IRRELEVANT", "claim_edit"),
+            ("Marie Curie was born in Warsaw.", "Pierre Curie was born in Warsaw in 1867.", "IRRELEVANT", "passage_edit"),
+            ("Pierre Curie was born in Warsaw.", "Pierre Curie was born in Warsaw in 1867.", "SUPPORT", "both_edit"),
+            ("Marie Curie was born in Paris.", "Pierre Curie was born in Paris.", "IRRELEVANT", "claim_edit")} <= subject
+
+
+def test_subject_edit_swaps_only_a_subject_the_passage_names() -> None:
+    pool = {"PERSON": ["Marie Curie", "Niels Bohr"], "GPE": ["Warsaw", "Paris"]}
+    ents = [("Marie Curie", "PERSON"), ("Warsaw", "GPE")]
+    claim = "Marie Curie was born in Warsaw."
+    assert subject_edit(claim, "Marie Curie was born in Warsaw in 1867.", ents, pool, random.Random(0)) == \
+        ("Marie Curie", "Niels Bohr")
+    assert subject_edit(claim, "She was born in Warsaw.", ents, pool, random.Random(0)) is None  # not named there
+    late = [("Warsaw", "GPE")]  # the first entity is not at the start: not the subject
+    assert subject_edit("In 1867 a girl was born in Warsaw.", "Warsaw, 1867.", late, pool, random.Random(0)) is None
 
 
 def test_negate_both_needs_the_same_predicate_in_the_passage() -> None:
