@@ -56,6 +56,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--dev", nargs="*", default=[], metavar="NAME", help="dev files (NAME.jsonl in --data)")
     p.add_argument("--anchors", nargs="*", default=[], metavar="NAME", help="anchor files (anchor_NAME.jsonl)")
     p.add_argument("--rules", nargs="*", default=list(DOCUMENT_RULES), choices=DOCUMENT_RULES)
+    p.add_argument("--apply-best", metavar="CHECKPOINT",
+                   help="write the best rule's calibrated thresholds into CHECKPOINT/conflictscore.json "
+                   "(and the rule under 'document_rule', for the record)")
     p.add_argument("--threads", type=int, default=None, help="torch threads (default: the cores available)")
     p.add_argument("--out-dir", default=str(RESULTS))
     return p.parse_args(argv)
@@ -126,6 +129,15 @@ def main(argv: list[str] | None = None) -> int:
             }
         best = max(rules, key=lambda r: (rules[r]["objective_calibrated"], r == "max"))
         record["document_rules"] = {"objective": cal.objective, "best": best, "rules": rules}
+        if args.apply_best:
+            path = Path(args.apply_best) / "conflictscore.json"
+            cfg = json.loads(path.read_text())
+            cfg["thresholds"] = rules[best]["thresholds"]
+            if cfg["thresholds"] is None:
+                del cfg["thresholds"]
+            cfg["document_rule"] = best
+            path.write_text(json.dumps(cfg, indent=1) + "\n")
+            record["applied_to"] = portable(str(path))
     anchors = {}
     for name in args.anchors:
         ev, _ = read_eval_set(str(data / f"anchor_{name}.jsonl"), chunker)

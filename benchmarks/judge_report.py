@@ -52,13 +52,24 @@ def relativize(path: Path) -> None:
 def figures(result: dict) -> dict:
     det = result["detection"]
     out = {"n_pairs": result["pairs"]["n_pairs"], "macro_f1": macro_f1(result["pairs"]["confusion"]),
+           "every_claim_conflicted_f1": _all_conflicted_f1(det["overall"]),
            "per_label_f1": {k: v["f1"] for k, v in result["pairs"]["per_label"].items()},
            "detection": {k: det["overall"][k] for k in ("precision", "recall", "f1", "n_gold_conflicted")}}
-    out["by_conflict_type"] = {t: {k: v[k] for k in ("precision", "recall", "f1", "n_claims", "n_gold_conflicted")}
+    out["by_conflict_type"] = {t: {k: v.get(k) for k in ("precision", "recall", "f1", "n_claims", "n_gold_conflicted",
+                                                          "false_positive_rate")}
                                for t, v in det.get("by_conflict_type", {}).items()}
     out["by_source"] = {s: {k: v[k] for k in ("precision", "recall", "f1", "n_gold_conflicted")}
                         for s, v in det.get("by_source", {}).items()}
     return out
+
+
+def _all_conflicted_f1(overall: dict) -> float | None:
+    """Detection F1 of the trivial rule "every claim is conflicted": recall 1, precision = the gold share."""
+    n, pos = overall.get("n_claims"), overall.get("n_gold_conflicted")
+    if not n or not pos:
+        return None
+    p = pos / n
+    return 2 * p / (1 + p)
 
 
 def _f(x: float | None) -> str:
@@ -74,9 +85,12 @@ def main() -> int:
     ap.add_argument("--after-training", default="models/default-judge/training.json",
                     help="training.json of the after judge: its calibrated eval figures (the judge's own rule and "
                     "aggregation, every pair judged) fill the sets with no `bench run` file (default: %(default)s)")
-    ap.add_argument("--out", default="benchmarks/results/default_judge_v1_vs_v2")
+    ap.add_argument("--names", nargs=2, default=("v1", "v2"), metavar=("BEFORE", "AFTER"),
+                    help="what the two judges are called in the tables (default: v1 v2)")
+    ap.add_argument("--out", default=None, help="results file stem (default benchmarks/results/default_judge_BEFORE_vs_AFTER)")
     ap.add_argument("--relativize", action="store_true", help="rewrite absolute paths in the result files first")
     args = ap.parse_args()
+    args.out = args.out or f"benchmarks/results/default_judge_{args.names[0]}_vs_{args.names[1]}"
     runs: dict[str, dict[str, dict]] = {}
     for tag, folder, bench in (("before", args.before, args.before_bench), ("after", args.after, args.after_bench)):
         for name in SETS:
@@ -100,7 +114,7 @@ def main() -> int:
                     "detection": {k: det[k] for k in ("precision", "recall", "f1", "n_gold_conflicted")} if det else {},
                     "by_conflict_type": {}, "by_source": {}}
     record = {"command": "python benchmarks/judge_report.py " + " ".join(sys.argv[1:]), "date": time.strftime("%Y-%m-%d"),
-              "before": args.before, "after": args.after, "sets": runs}
+              "before": args.before, "after": args.after, "names": list(args.names), "sets": runs}
     write_json_atomic(REPO / f"{args.out}.json", record)
     md = report(record)
     (REPO / f"{args.out}.md").write_text(md, encoding="utf-8")
@@ -109,7 +123,9 @@ def main() -> int:
 
 
 def report(r: dict) -> str:
-    lines = ["# Default judge: v1 (before) vs v2 (after; committed as models/default-judge), on the held-out evaluation sets", "",
+    before, after = r.get("names", ("v1", "v2"))
+    lines = [f"# Default judge: {before} (before) vs {after} (after; committed as models/default-judge), on the held-out "
+             "evaluation sets", "",
              f"`{r['command']}` ({r['date']}); before: `{r['before']}`, after: `{r['after']}`. Pair macro-F1 with "
              "scikit-learn's convention, recomputed from each run's confusion matrix. After-figures marked * come from "
              "the after judge's training.json (calibrated thresholds, the judge's rule and the engine's aggregation, "
@@ -130,6 +146,7 @@ def report(r: dict) -> str:
         groups = [("overall", test.get("before", test.get("after"))["detection"], None)]
         groups += [(t, None, t) for t in TYPES] + [(f"source {s}", None, s) for s in
                                                     (test.get("after") or test["before"])["by_source"]]
+        trivial = (test.get("after") or test["before"]).get("every_claim_conflicted_f1")
         for label, _, key in groups:
             cells = []
             meta = None
@@ -147,6 +164,11 @@ def report(r: dict) -> str:
             if meta is not None:
                 lines.append(f"| {label} | {meta.get('n_claims', '')} | {meta['n_gold_conflicted']} | {cells[0]} | "
                              f"{cells[1]} |")
+        fprs = [(test.get(t) or {}).get("by_conflict_type", {}).get("none", {}).get("false_positive_rate")
+                for t in ("before", "after")]
+        lines += ["", f"False-positive rate on control claims (items without a gold conflict): {_f(fprs[0])} → {_f(fprs[1])}."]
+        if trivial is not None:
+            lines += ["", f"For scale: the rule \"every claim is conflicted\" scores detection F1 {trivial:.3f} on this split."]
     return "\n".join(lines) + "\n"
 
 
