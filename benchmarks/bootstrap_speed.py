@@ -29,9 +29,9 @@ from typing import Any, Sequence
 
 from conflictscore_local.aggregate import METRIC_KEYS, bootstrap_ci
 from conflictscore_local.config import RunConfig
-from conflictscore_local.engine import versions
-from conflictscore_local.io import read_results
+from conflictscore_local.environment import versions
 from conflictscore_local.jobs import score_file
+from conflictscore_local.results import read_results
 from conflictscore_local.types import ItemMetrics
 
 LABELS = ("SUPPORT", "CONTRADICT", "IRRELEVANT")

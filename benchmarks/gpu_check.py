@@ -104,7 +104,7 @@ def build_tokenizer(out: Path, kind: str, vocab_size: int = 8000) -> Any:
     from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
     from transformers import PreTrainedTokenizerFast
 
-    from conflictscore_local.testing import QWEN_STYLE_CHAT_TEMPLATE
+    from tests.support.tiny_models import QWEN_STYLE_CHAT_TEMPLATE
 
     if kind == "bert":
         specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]

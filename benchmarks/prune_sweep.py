@@ -43,8 +43,8 @@ import numpy as np
 from conflictscore_local import Engine, RunConfig
 from conflictscore_local.bench import build_bench
 from conflictscore_local.config import parse_assignment
-from conflictscore_local.engine import versions
-from conflictscore_local.io import parse_item
+from conflictscore_local.environment import versions
+from conflictscore_local.inputs import parse_item
 from conflictscore_local.paths import portable
 from conflictscore_local.prune.embedding import EmbeddingPruner, keep_documents, passage_similarity
 from conflictscore_local.prune.guard import shared_keys

@@ -58,8 +58,8 @@ from typing import Any, Callable, Sequence
 from conflictscore_local import Engine, RunConfig
 from conflictscore_local.aggregate import claim_verdict, document_judgment, item_metrics, macro
 from conflictscore_local.bench import build_bench
-from conflictscore_local.engine import versions
-from conflictscore_local.io import parse_item
+from conflictscore_local.environment import versions
+from conflictscore_local.inputs import parse_item
 from conflictscore_local.paths import portable
 from conflictscore_local.types import Claim, Item, Judgment, Pair, Passage
 

@@ -22,11 +22,12 @@ from .config import RunConfig, load_config
 from .decompose import Decomposer
 from .engine import Engine
 from .errors import BackendUnavailable, ConfigError, ConflictScoreError, InputError
-from .io import parse_item, read_items, read_results
+from .inputs import parse_item, read_items
 from .jobs import score_file
 from .judge import Judge
 from .prune import Pruner
 from .registry import available, build, register
+from .results import read_results
 from .types import (
     CONTRADICT,
     IRRELEVANT,

@@ -11,37 +11,20 @@ import copy
 import dataclasses
 import json
 import math
-import platform
 import sys
 import time
 import warnings
 from collections import defaultdict
 from dataclasses import dataclass, field
-from importlib import metadata
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from . import registry
 from .aggregate import claim_verdict, document_judgment, item_metrics, summarize_metrics
 from .chunk import Chunker
 from .config import STAGES, RunConfig, StageConfig
+from .environment import versions
 from .errors import ConfigError
 from .types import IRRELEVANT, Claim, DocJudgment, Item, ItemResult, Judgment, Pair, Passage, Report
-
-_VERSIONED = (
-    "conflictscore-local", "torch", "transformers", "sentence-transformers", "faiss-cpu", "faiss-gpu",
-    "spacy", "vllm", "openai", "numpy", "tokenizers",
-)
-
-
-def versions() -> dict[str, str]:
-    """Python, platform and the versions of the installed libraries a run may use."""
-    out = {"python": sys.version.split()[0], "platform": platform.platform()}
-    for dist in _VERSIONED:
-        try:
-            out[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            pass
-    return out
 
 
 @dataclass

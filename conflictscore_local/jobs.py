@@ -6,17 +6,25 @@ import dataclasses
 import os
 import sys
 import time
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
 from .config import RunConfig
-from .diff import ABSENT, leaf_differences
 from .engine import Engine
 from .errors import ConfigError, InputError
-from .io import InputStats, OutputTarget, ResumableJsonlWriter, read_items, result_from_json, same_file, write_json_atomic
+from .inputs import read_items
+from .jsonl import InputStats
+from .results import result_from_json
 from .shards.split import Shard, shard_record
 from .types import ItemResult, Report
+from .writing import (
+    FINGERPRINT_FORMAT,
+    OutputTarget,
+    ResumableJsonlWriter,
+    explain_fingerprint_change,
+    same_file,
+    write_json_atomic,
+)
 
-FINGERPRINT_FORMAT = 2
 EXIT_UNSCORED = 3
 """Exit status of a run that finished and wrote everything, but with more unscored judgments
 than ``engine.max_unscored_share`` allows (a judge server down, a model answering nonsense)."""
@@ -187,38 +195,6 @@ def unscored_share(report: Report) -> float:
 def too_many_unscored(report: Report, config: RunConfig) -> bool:
     """Whether the unscored share is above ``engine.max_unscored_share`` (exit status 3)."""
     return unscored_share(report) > config.engine.max_unscored_share
-
-
-def explain_fingerprint_change(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
-    """What differs between an interrupted run's fingerprint and this run's, in words."""
-    if old.get("format") != new.get("format"):
-        return "it was written by another version of conflictscore, whose runs cannot be compared with this one's"
-    if old.get("input") != new.get("input"):
-        o, n = (str((f.get("input") or {}).get("sha256", "?"))[:12] for f in (old, new))
-        return f"the input file changed since (sha256 {o}… then, {n}… now)"
-    parts = []
-    for section, what in (("settings", "setting"), ("backends", "backend")):
-        diffs = _diff(old.get(section) or {}, new.get(section) or {})
-        if diffs:
-            parts.append(f"{what}s differ: " + "; ".join(diffs[:6]) + (f"; and {len(diffs) - 6} more" if len(diffs) > 6 else ""))
-    return ", and ".join(parts) or "its fingerprint differs"
-
-
-def _diff(old: Any, new: Any) -> list[str]:
-    out = []
-    for where, o, n in leaf_differences(old, new):
-        if n is ABSENT:
-            out.append(f"{where} was {_short(o)}, now absent")
-        elif o is ABSENT:
-            out.append(f"{where} is new ({_short(n)})")
-        else:
-            out.append(f"{where}: {_short(o)} then, {_short(n)} now")
-    return out
-
-
-def _short(v: Any, limit: int = 48) -> str:
-    text = repr(v)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _parse_done(writer: ResumableJsonlWriter) -> list[ItemResult]:

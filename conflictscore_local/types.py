@@ -2,14 +2,15 @@
 
 items → claims → passages → pairs → judgments → per-claim verdicts → metrics → report.
 Everything here is plain Python and imports nothing from the package (the leaf every other
-module builds on). ``to_json`` writes the output format; reading it back, which recomputes
-the metrics, lives in :mod:`conflictscore_local.io` (``result_from_json``).
+module builds on). ``to_json`` writes the output format and ``from_json`` reads it back, beside
+it; an item's metrics are never read back but recomputed from its verdicts, by the function
+the reader hands ``ItemResult.from_json`` (see :mod:`conflictscore_local.results`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping
+from typing import Any, Callable, Literal, Mapping, Sequence
 
 Label = Literal["SUPPORT", "CONTRADICT", "IRRELEVANT"]
 SUPPORT: Label = "SUPPORT"
@@ -150,6 +151,23 @@ class DocJudgment:
             out["both"] = True
         return out
 
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> "DocJudgment":
+        """The document judgment of its output JSON (inverse of :meth:`to_json`)."""
+        span = d.get("passage_span")
+        return cls(
+            doc_id=d["doc_id"],
+            label=d["label"],
+            probs=d.get("probs"),
+            source=d["source"],
+            passage=d.get("passage"),
+            n_passages=d.get("n_passages", 1),
+            similarity=d.get("similarity"),
+            note=d.get("note"),
+            both=d.get("both", False),
+            passage_span=tuple(span) if span else None,  # type: ignore[arg-type]
+        )
+
 
 @dataclass(frozen=True)
 class ClaimVerdict:
@@ -197,6 +215,19 @@ class ClaimVerdict:
             out["span"] = list(self.claim.span)
         return out
 
+    @classmethod
+    def from_json(cls, item_id: str, index: int, d: Mapping[str, Any]) -> "ClaimVerdict":
+        """The verdict of claim ``index`` of item ``item_id`` from its output JSON (inverse of :meth:`to_json`)."""
+        span = d.get("span")
+        return cls(
+            claim=Claim(item_id, index, d["text"], tuple(span) if span else None),  # type: ignore[arg-type]
+            support=tuple(d["support"]),
+            contradict=tuple(d["contradict"]),
+            irrelevant=tuple(d["irrelevant"]),
+            unscored=tuple(d.get("unscored", ())),
+            judgments=tuple(DocJudgment.from_json(j) for j in d["judgments"]),
+        )
+
 
 @dataclass(frozen=True)
 class ItemMetrics:
@@ -232,6 +263,15 @@ class ItemResult:
             "claims": [v.to_json() for v in self.verdicts],
             "metrics": self.metrics.to_json(),
         }
+
+    @classmethod
+    def from_json(
+        cls, d: Mapping[str, Any], metrics: Callable[[Sequence[ClaimVerdict]], ItemMetrics]
+    ) -> "ItemResult":
+        """One output line read back; ``metrics`` recomputes the item's metrics from its verdicts
+        (the file's own numbers are not trusted)."""
+        verdicts = tuple(ClaimVerdict.from_json(d["id"], i, c) for i, c in enumerate(d["claims"]))
+        return cls(d["id"], verdicts, metrics(verdicts))
 
 
 @dataclass(frozen=True)

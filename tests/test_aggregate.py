@@ -15,7 +15,6 @@ from conflictscore_local.aggregate import (
     micro,
     pair_counts,
 )
-from conflictscore_local.io import doc_judgment_from_json
 from conflictscore_local.types import Claim, DocJudgment, ItemResult, Judgment, Pair, Passage
 
 S, C, I = "SUPPORT", "CONTRADICT", "IRRELEVANT"
@@ -197,7 +196,7 @@ def test_deciding_passage_span_is_recorded_and_round_trips():
     d = document_judgment("d", [at(0, (0, 40), I, 0.1), at(1, (31, 77), C, 0.8)])
     assert (d.passage, d.passage_span) == (1, (31, 77))
     assert d.to_json()["passage_span"] == [31, 77]
-    assert doc_judgment_from_json(d.to_json()) == d
+    assert DocJudgment.from_json(d.to_json()) == d
     whole = document_judgment("d", [at(0, (0, 12), S, 0.9)])
     assert whole.passage_span is None and "passage_span" not in whole.to_json()
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from conflictscore_local.cli import main
-from conflictscore_local.io import ResumableJsonlWriter
+from conflictscore_local.writing import ResumableJsonlWriter
 
 from .test_cli_score import WORKED, read_jsonl, write_jsonl
 from .test_engine import RuleJudge

@@ -11,7 +11,7 @@ import pytest
 
 import conflictscore_local.types as types_module
 from conflictscore_local.aggregate import claim_verdict, item_metrics
-from conflictscore_local.io import read_results, result_from_json
+from conflictscore_local.results import read_results, result_from_json
 from conflictscore_local.types import Claim, DocJudgment, ItemResult
 
 S, C, I = "SUPPORT", "CONTRADICT", "IRRELEVANT"

@@ -7,28 +7,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..config import checkout_root
 from ..errors import ConfigError, InputError
+from ..locations import DATA_ENV, default_data_dir
 from ..registry import make_config
 from .leakage import bench_leaks, check_disjoint, separate_splits
 from .sources import DEFAULT_SOURCES, SOURCES
-
-
-DATA_ENV = "CONFLICTSCORE_DATA"
-
-
-def default_data_dir() -> Path:
-    """``$CONFLICTSCORE_DATA``, else ``<checkout>/../shared/data`` when running from a source
-    checkout (read at call time). An installed package has no default: ``ConfigError`` saying
-    to pass ``--data-dir`` or set the variable."""
-    env = os.environ.get(DATA_ENV)
-    if env:
-        return Path(env).expanduser()
-    root = checkout_root()
-    if root is None:
-        raise ConfigError(f"no data folder: conflictscore-local is installed, not run from a checkout, so there is "
-                          f"no default; pass --data-dir DIR or set {DATA_ENV} to the folder of the public data sets")
-    return root.parent / "shared" / "data"
 
 
 def data_folder(data_dir: str | Path | None = None) -> Path:

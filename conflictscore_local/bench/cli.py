@@ -98,7 +98,7 @@ def _pairs(values: list[str], flag: str, sep: str) -> list[tuple[str, str]]:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from ..io import write_json_atomic, write_jsonl_atomic
+    from ..writing import write_json_atomic, write_jsonl_atomic
     from .build import bench_stats, build_bench
 
     sources = dict(_pairs(args.source, "--source", "="))

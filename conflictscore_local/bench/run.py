@@ -12,10 +12,12 @@ from typing import Any, Iterable, Mapping, Sequence
 from ..config import RunConfig
 from ..engine import Engine
 from ..errors import ConfigError, InputError
-from ..io import file_sha256, parse_label_matrix, read_items, write_json_atomic, write_jsonl_atomic
+from ..inputs import parse_label_matrix, read_items
+from ..jsonl import file_sha256
 from ..paths import portable
 from ..shards.split import Shard, shard_record
 from ..types import CONTRADICT, IRRELEVANT, LABELS, SUPPORT, Item, ItemResult, Report
+from ..writing import write_json_atomic, write_jsonl_atomic
 from .items import CONFLICT_TYPES
 from .metrics import grouped_detection, pair_metrics
 from .split import SPLITS

@@ -150,7 +150,7 @@ class LLMDecomposer(Backend):
             model = {"backend": getattr(gen, "name", type(gen).__name__)}
             model.update((k, v) for k, v in registry.config_dict(gen.config).items() if k not in PACING_ARGS)
             if isinstance(model.get("model"), str) and model["backend"] in ("vllm", "transformers"):
-                from ..generate.common import model_fingerprint, resolve_model, tokenizer_fingerprint
+                from ..checkpoints import model_fingerprint, resolve_model, tokenizer_fingerprint
 
                 path = resolve_model(model["model"], model.get("revision"), what="llm decomposer")
                 model.update(model=model_fingerprint(path), tokenizer=tokenizer_fingerprint(path))

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Sequence
 
 from ..backend import Backend
+from ..devices import DTYPES, check_device
 from ..errors import BackendUnavailable
-from ..generate.common import DTYPES, check_device
 from ..types import Claim, Item
 from ._text import ClaimText, assemble, parse_claims
 from .spacy import Sentence, SpacyConfig, SpacyDecomposer
@@ -89,7 +89,8 @@ class Seq2SeqDecomposer(Backend):
     def spec(self) -> dict[str, Any]:
         """The checkpoint's weights and tokenizer (not its path), the prompt, the generation
         settings that change claims, and the sentence splitter's spec; loads no model."""
-        from ..generate.common import model_fingerprint, resolve_model, tokenizer_fingerprint, torch_device, torch_dtype
+        from ..checkpoints import model_fingerprint, resolve_model, tokenizer_fingerprint
+        from ..devices import torch_device, torch_dtype
 
         cfg = self.config
         path = resolve_model(cfg.model, cfg.revision, what="seq2seq decomposer", record=self.resolved,
@@ -111,7 +112,8 @@ class Seq2SeqDecomposer(Backend):
     def _load(self) -> None:
         from transformers import AutoModelForSeq2SeqLM
 
-        from ..generate.common import load_tokenizer, model_fingerprint, resolve_model, torch_device, torch_dtype
+        from ..checkpoints import load_tokenizer, model_fingerprint, resolve_model
+        from ..devices import torch_device, torch_dtype
 
         cfg = self.config
         path = resolve_model(cfg.model, cfg.revision, what="seq2seq decomposer", record=self.resolved,

@@ -16,8 +16,10 @@ from typing import Any, Callable, Mapping, Sequence
 from .. import registry
 from ..errors import ConfigError, InputError
 from ..generate import Generator
-from ..io import item_to_json, iter_jsonl, parse_item, write_jsonl_atomic
+from ..inputs import item_to_json, parse_item
+from ..jsonl import iter_jsonl
 from ..types import Item
+from ..writing import write_jsonl_atomic
 from .prompts import PROMPTS_VERSION, STRATEGIES, report_prompt
 
 

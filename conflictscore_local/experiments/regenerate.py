@@ -29,11 +29,13 @@ from typing import IO, Any, Callable, Mapping, Sequence
 
 from .. import registry
 from ..aggregate import bootstrap_mean_ci
-from ..engine import Engine, versions
+from ..engine import Engine
+from ..environment import versions
 from ..errors import ConfigError
 from ..generate import Generation, Generator
-from ..io import file_sha256, write_json_atomic
+from ..jsonl import file_sha256
 from ..types import Document, Item, ItemResult
+from ..writing import write_json_atomic
 from .prompts import CONDITIONS, feedback_prompt, letter, mc_prompt, prompt_record
 from .truthfulqa import MCQuestion, parse_option, read_truthfulqa, sample
 

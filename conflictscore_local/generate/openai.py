@@ -31,7 +31,7 @@ from typing import Any, Callable, Literal, Mapping, Sequence
 from ..backend import Backend
 from ..errors import BackendUnavailable, ConfigError
 from ._base import Generation, Prompt
-from .common import redact, strip_thinking
+from .text import redact, strip_thinking
 
 _FATAL = (401, 403, 404)
 _RETRIED = (408, 429)
@@ -78,7 +78,7 @@ class OpenAIConfig:
             raise ValueError(f"max_retries must be >= 0, got {self.max_retries}")
 
 
-class _Failure(Exception):
+class RequestFailed(Exception):
     """A request that failed for good (after retries where they apply)."""
 
 
@@ -122,7 +122,7 @@ class OpenAIGenerator(Backend):
     def request(self, path: str, body: Mapping[str, Any] | None = None) -> Any:
         """POST ``body`` (or GET when None) to ``base_url + path``; the decoded JSON reply.
 
-        Retries 408, 429, 5xx, timeouts and connection errors; raises ``_Failure`` with the
+        Retries 408, 429, 5xx, timeouts and connection errors; raises ``RequestFailed`` with the
         reason when it gives up, ``BackendUnavailable`` on 401/403/404.
         """
         cfg = self.config
@@ -144,7 +144,7 @@ class OpenAIGenerator(Backend):
                         f"{url}: HTTP {e.code} {detail} (check base_url, model and {cfg.api_key_env})"
                     ) from None
                 if e.code not in _RETRIED and e.code < 500:
-                    raise _Failure(f"HTTP {e.code}: {detail}") from None
+                    raise RequestFailed(f"HTTP {e.code}: {detail}") from None
                 reason, wait = f"HTTP {e.code}: {detail}", _retry_after(e.headers.get("Retry-After"))
             except TimeoutError:
                 reason = f"timeout after {cfg.timeout_s:g}s"
@@ -166,10 +166,10 @@ class OpenAIGenerator(Backend):
                 try:
                     return json.loads(raw)
                 except (json.JSONDecodeError, UnicodeDecodeError):
-                    raise _Failure(f"malformed JSON reply: {self._redact(_snippet(raw))}") from None
+                    raise RequestFailed(f"malformed JSON reply: {self._redact(_snippet(raw))}") from None
             if attempt < cfg.max_retries:
                 time.sleep(self._backoff(attempt, wait))
-        raise _Failure(f"{self._redact(reason)} (gave up after {cfg.max_retries + 1} attempts)")
+        raise RequestFailed(f"{self._redact(reason)} (gave up after {cfg.max_retries + 1} attempts)")
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         """Exponential backoff with jitter; a server's Retry-After wins when it asks for longer."""
@@ -180,7 +180,7 @@ class OpenAIGenerator(Backend):
         return delay
 
     def models(self) -> Any:
-        """The server's ``GET /models`` reply (asked once); ``_Failure`` when it gives none."""
+        """The server's ``GET /models`` reply (asked once); ``RequestFailed`` when it gives none."""
         if self._listing is None:
             self._listing = self.request("/models")
         return self._listing
@@ -190,7 +190,7 @@ class OpenAIGenerator(Backend):
         if self._model is None:
             try:
                 self._model = str(self.models()["data"][0]["id"])
-            except _Failure as e:
+            except RequestFailed as e:
                 raise BackendUnavailable(f"{self.config.base_url}/models: cannot list models: {e}") from None
             except (KeyError, IndexError, TypeError):
                 raise BackendUnavailable(f"{self.config.base_url}/models lists no model; pass model=NAME") from None
@@ -206,7 +206,7 @@ class OpenAIGenerator(Backend):
             try:
                 entries = self.models()["data"]
                 entry = next(e for e in entries if isinstance(e, dict) and e.get("id") == name)
-            except (_Failure, BackendUnavailable) as e:  # a server without /models still serves
+            except (RequestFailed, BackendUnavailable) as e:  # a server without /models still serves
                 self.resolved["served_model"] = f"unknown: GET /models failed: {e}"
             except (KeyError, TypeError, StopIteration):
                 self.resolved["served_model"] = f"unknown: GET /models does not list {name!r}"
@@ -255,7 +255,7 @@ class OpenAIGenerator(Backend):
         try:
             try:
                 reply = self.request(path, body)
-            except _Failure as e:
+            except RequestFailed as e:
                 asked = "logprobs" in body
                 if not (asked and str(e).startswith("HTTP 400") and "logprob" in str(e).lower()):
                     raise
@@ -267,7 +267,7 @@ class OpenAIGenerator(Backend):
                 path, body = self.body(prompt, **kw)
                 reply = self.request(path, body)
             return parse_reply(reply, self.config.endpoint)
-        except _Failure as e:
+        except RequestFailed as e:
             self._count("failed")
             return Generation(None, error=self._redact(str(e)))
 
@@ -303,7 +303,7 @@ class OpenAIGenerator(Backend):
 
 
 def parse_reply(reply: Any, endpoint: str) -> Generation:
-    """A :class:`Generation` from a chat or completions reply; ``_Failure`` when malformed."""
+    """A :class:`Generation` from a chat or completions reply; ``RequestFailed`` when malformed."""
     try:
         choice = reply["choices"][0]
         finish = choice.get("finish_reason")
@@ -327,13 +327,13 @@ def parse_reply(reply: Any, endpoint: str) -> Generation:
                 for k, a in enumerate(alts)
             )
     except _Malformed as e:
-        raise _Failure(f"malformed reply: {e}: {_snippet(json.dumps(reply)[:300].encode())}") from None
+        raise RequestFailed(f"malformed reply: {e}: {_snippet(json.dumps(reply)[:300].encode())}") from None
     except (KeyError, IndexError, TypeError, AttributeError) as e:
-        raise _Failure(f"malformed reply (missing {e}): {_snippet(json.dumps(reply)[:300].encode())}") from None
+        raise RequestFailed(f"malformed reply (missing {e}): {_snippet(json.dumps(reply)[:300].encode())}") from None
     if text is None:
-        raise _Failure(f"reply without text (finish_reason {finish!r})")
+        raise RequestFailed(f"reply without text (finish_reason {finish!r})")
     if not isinstance(text, str):
-        raise _Failure(f"malformed reply: text is {type(text).__name__}")
+        raise RequestFailed(f"malformed reply: text is {type(text).__name__}")
     return Generation(strip_thinking(text), top, None, finish)
 
 

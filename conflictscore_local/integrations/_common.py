@@ -22,7 +22,7 @@ from ..aggregate import METRIC_KEYS
 from ..config import RunConfig, load_config
 from ..engine import Engine, StageArg
 from ..errors import InputError
-from ..io import parse_item
+from ..inputs import parse_item
 from ..types import Item, ItemResult
 
 _ENGINES: dict[str, Engine] = {}

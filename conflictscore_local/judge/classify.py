@@ -32,8 +32,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any, Mapping, Sequence
 
 from ..errors import ConfigError
-from ..generate.openai import OpenAIGenerator
-from ..generate.openai import _Failure as RequestFailed
+from ..generate.openai import OpenAIGenerator, RequestFailed
 from ..generate.vllm import VLLMGenerator, import_vllm
 from ..types import Judgment, Pair
 from ._base import ProgressFn

@@ -32,7 +32,7 @@ from typing import Any, Mapping, Sequence
 
 from ..backend import Backend
 from ..generate._base import Generation, Prompt
-from ..generate.common import redact
+from ..generate.text import redact
 from ..types import Judgment, Label, Pair
 from ._base import ProgressFn
 from .distinct import distinct

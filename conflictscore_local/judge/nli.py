@@ -23,14 +23,9 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Literal, Mapping, Sequence
 
 from ..backend import Backend
+from ..checkpoints import load_tokenizer, model_fingerprint, token_counter, tokenizer_fingerprint
+from ..devices import check_device
 from ..errors import BackendUnavailable, ConfigError
-from ..generate.common import (
-    check_device,
-    load_tokenizer,
-    model_fingerprint,
-    token_counter,
-    tokenizer_fingerprint,
-)
 from ..types import LABELS, Judgment, Label, Pair
 from ._base import ProgressFn
 from .distinct import distinct

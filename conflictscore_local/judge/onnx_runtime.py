@@ -32,12 +32,12 @@ import shutil
 import sys
 import tempfile
 import warnings
-from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
+from ..checkpoints import model_fingerprint
+from ..environment import library_versions
 from ..errors import BackendUnavailable, ConfigError
-from ..generate.common import model_fingerprint
 from .runtime import DoneFn, Features, Row, check_num_labels, run_batched
 
 if TYPE_CHECKING:
@@ -49,6 +49,7 @@ EXPORT_TOLERANCE = 1e-4
 EXPORT_INFO = "conflictscore-onnx.json"
 FP32_FILE, INT8_FILE = "model.onnx", "model.int8.onnx"
 INSTALL_HINT = "pip install 'conflictscore-local[onnx]'"
+EXPORT_LIBRARIES: tuple[str, ...] = ("torch", "transformers", "onnx", "onnxscript", "onnxruntime")
 INT8_NOTE = (
     "dynamic int8 quantization changes some labels (9-12.5% of the default judge's on real pairs in "
     "benchmarks/results/onnx_throughput.md); measure it on your data with benchmarks/onnx_throughput.py --model DIR"
@@ -66,26 +67,20 @@ SAMPLE_PAIRS: tuple[tuple[str, str], ...] = (
 
 def default_export_dir() -> Path:
     """``onnx/`` in the folder of the default judgment cache."""
-    from ..cache import default_cache_path
+    from ..locations import default_cache_path
 
     return default_cache_path().parent / "onnx"
 
 
-def versions() -> dict[str, str]:
+def export_versions() -> dict[str, str]:
     """The libraries an export depends on (part of its cache key and of its record)."""
-    out = {}
-    for dist in ("torch", "transformers", "onnx", "onnxscript", "onnxruntime"):
-        try:
-            out[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            out[dist] = "missing"
-    return out
+    return library_versions(EXPORT_LIBRARIES, missing="missing")
 
 
 def export_key(checkpoint: Path, revision: str | None) -> str:
     """What names a checkpoint's export: its weights' hash, its config.json, the exporting versions."""
     config = (checkpoint / "config.json").read_bytes()
-    v = versions()
+    v = export_versions()
     ident = {
         "format": EXPORT_FORMAT,
         "weights": model_fingerprint(checkpoint),
@@ -179,7 +174,7 @@ def export_classifier(checkpoint: Path, out: Path, tokenizer: Any, *, revision: 
             f"by {diff:.2g} > {EXPORT_TOLERANCE:g} on sample pairs); use runtime=torch"
         )
     return {"format": EXPORT_FORMAT, "checkpoint": str(checkpoint), "weights": model_fingerprint(checkpoint),
-            "versions": versions(), "max_prob_diff_vs_torch": diff, "tolerance": EXPORT_TOLERANCE}
+            "versions": export_versions(), "max_prob_diff_vs_torch": diff, "tolerance": EXPORT_TOLERANCE}
 
 
 def quantize_int8(fp32: Path, out: Path) -> None:

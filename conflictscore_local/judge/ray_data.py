@@ -35,7 +35,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from ..backend import Backend
 from ..errors import BackendUnavailable, ConfigError
 from ..generate._base import Generation, Prompt
-from ..generate.common import strip_thinking
+from ..generate.text import strip_thinking
 from ..generate.vllm import VLLMConfig, VLLMGenerator, alternatives
 from ..types import Claim, Judgment, Pair, Passage
 from ._base import ProgressFn

@@ -23,8 +23,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Protocol, Sequence
 
+from ..devices import torch_device, torch_dtype
 from ..errors import BackendUnavailable, ConfigError
-from ..generate.common import torch_device, torch_dtype
 
 if TYPE_CHECKING:
     from .nli import NLIJudge

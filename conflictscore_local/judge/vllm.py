@@ -18,8 +18,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Callable, Literal, Mapping
 
+from ..checkpoints import model_fingerprint, token_counter, tokenizer_fingerprint
 from ..errors import ConfigError
-from ..generate.common import model_fingerprint, token_counter, tokenizer_fingerprint
 from ..generate.vllm import VLLMConfig, VLLMGenerator
 from ..types import LABELS
 from .classify import ClassifyMode, VLLMClassifyRuntime, check_mode_args

@@ -55,9 +55,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ..backend import Backend
+from ..checkpoints import model_fingerprint, resolve_model, token_counter, tokenizer_fingerprint
 from ..chunk import Chunker
 from ..errors import BackendUnavailable
-from ..generate.common import model_fingerprint, resolve_model, token_counter, tokenizer_fingerprint
 from ..types import IRRELEVANT, Document, Judgment, Pair, Passage
 from .guard import lexical_keys
 

@@ -18,7 +18,9 @@ from typing import Any, Callable, Mapping, Sequence
 from ..aggregate import METRIC_KEYS, bootstrap_ci, pair_counts, summarize_metrics
 from ..bench.metrics import detection_counts
 from ..errors import InputError
-from ..io import file_sha256, read_items, read_results
+from ..inputs import read_items
+from ..jsonl import file_sha256
+from ..results import read_results
 from ..types import CONTRADICT, IRRELEVANT, SUPPORT, ClaimVerdict, DocJudgment, Item, ItemResult
 
 METRIC_LABELS: dict[str, str] = {

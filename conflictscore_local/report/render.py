@@ -21,7 +21,7 @@ from typing import Any, Mapping
 
 from .. import __version__
 from ..errors import BackendUnavailable, InputError
-from ..io import write_text_atomic
+from ..writing import write_text_atomic
 from .data import ReportInputs, bench_section, item_records, load_inputs, summary_section
 from .plots import MISSING_MATPLOTLIB, make_plots, matplotlib_available
 

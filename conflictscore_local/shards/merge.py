@@ -29,8 +29,11 @@ from typing import Any, Callable, Mapping, Sequence
 from ..aggregate import summarize_metrics
 from ..diff import ABSENT, leaf_differences
 from ..errors import ConfigError, InputError
-from ..io import file_sha256, iter_jsonl, read_items, result_from_json, write_json_atomic, write_jsonl_atomic
+from ..inputs import read_items
+from ..jsonl import file_sha256, iter_jsonl
+from ..results import result_from_json
 from ..types import Item, ItemResult, Report
+from ..writing import write_json_atomic, write_jsonl_atomic
 from .split import Shard, shard_of
 
 IGNORED_SETTINGS: tuple[str, ...] = ("cache",)

@@ -35,7 +35,8 @@ from typing import Any, Iterable, Sequence
 from ..bench import build_bench, make_item, normalize_text
 from ..bench.leakage import TextIndex, check_disjoint, eval_index, find_leaks, separate_splits
 from ..chunk import Chunker
-from ..io import file_sha256, write_json_atomic, write_jsonl_atomic
+from ..jsonl import file_sha256
+from ..writing import write_json_atomic, write_jsonl_atomic
 from ..types import CONTRADICT, IRRELEVANT, LABELS, SUPPORT
 from .augment import augment, bench_support_pairs, thin_entity_twins
 from .pairs import cap, corpus_pairs

@@ -14,9 +14,10 @@ from conflictscore_local import registry
 from conflictscore_local.backend import Backend
 from conflictscore_local.bench import make_item
 from conflictscore_local.cli import main
-from conflictscore_local.io import read_items, write_jsonl_atomic
+from conflictscore_local.inputs import read_items
 from conflictscore_local.paths import portable
 from conflictscore_local.types import CONTRADICT, IRRELEVANT, SUPPORT, Judgment, Pair
+from conflictscore_local.writing import write_jsonl_atomic
 
 S, C, IR = SUPPORT, CONTRADICT, IRRELEVANT
 

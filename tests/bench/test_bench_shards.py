@@ -7,7 +7,8 @@ from pathlib import Path
 
 from conflictscore_local.cli import main
 from conflictscore_local.shards import shard_of
-from conflictscore_local.testing import row_differences
+
+from ..support.rows import row_differences
 
 VOLATILE = ("created",)  # the bench record's own time stamp
 

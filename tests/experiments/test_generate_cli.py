@@ -12,7 +12,7 @@ import pytest
 from conflictscore_local.cli import main
 from conflictscore_local.experiments import STRATEGIES, read_truthfulqa, run_regenerate
 from conflictscore_local.experiments.prompts import PROMPTS_VERSION
-from conflictscore_local.io import read_items
+from conflictscore_local.inputs import read_items
 
 from .conftest import RuleJudge
 

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from conflictscore_local import registry
+from conflictscore_local.checkpoints import installed_model_file
 from conflictscore_local.errors import BackendUnavailable, ConfigError
 from conflictscore_local.experiments import parse_option
 from conflictscore_local.experiments.prompts import mc_prompt
-from conflictscore_local.generate.common import installed_model_file
 from conflictscore_local.types import Document
 
 GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"

@@ -12,8 +12,7 @@ from typing import Any, Callable
 
 import pytest
 
-from conflictscore_local import Engine, RunConfig, registry
-from conflictscore_local.generate import common
+from conflictscore_local import Engine, RunConfig, checkpoints, registry
 from conflictscore_local.types import Claim, Document, Item, Pair, Passage
 
 MNLI = {0: "entailment", 1: "neutral", 2: "contradiction"}
@@ -57,7 +56,7 @@ def test_a_changed_config_json_changes_the_nli_spec(crafted_nli: Callable[..., P
 def test_a_skipped_weights_hash_is_said_in_the_summary(
     crafted_nli: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(common, "FULL_HASH_LIMIT", 1024)
+    monkeypatch.setattr(checkpoints, "FULL_HASH_LIMIT", 1024)
     path = crafted_nli(MNLI, 0)
     with Engine(judge={"name": "nli", "model": str(path)}, pruner="none") as engine:
         _, report = engine.score_all([ITEM])

@@ -19,13 +19,14 @@ from typing import Any
 import pytest
 
 from conflictscore_local import registry
+from conflictscore_local.checkpoints import load_tokenizer
 from conflictscore_local.config import RunConfig
 from conflictscore_local.errors import ConfigError
-from conflictscore_local.generate.common import load_tokenizer
 from conflictscore_local.jobs import score_file
 from conflictscore_local.judge.ray_data import RayJudgeConfig, from_engine_row, generation_from_row
-from conflictscore_local.testing import row_differences
 from conflictscore_local.types import Claim, Pair, Passage
+
+from ..support.rows import row_differences
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install '.[ray]')")
 pytestmark = pytest.mark.timeout(300)

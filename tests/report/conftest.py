@@ -19,8 +19,8 @@ import pytest
 
 from conflictscore_local import registry
 from conflictscore_local.cli import main
-from conflictscore_local.report.browser import CHROMIUM, launch
 
+from ..support.browser import CHROMIUM, launch
 from ..test_engine import RuleJudge
 
 REPO = Path(__file__).resolve().parents[2]

@@ -14,10 +14,10 @@ import pytest
 
 from conflictscore_local.aggregate import summarize_metrics
 from conflictscore_local.errors import InputError
-from conflictscore_local.io import read_results
 from conflictscore_local.report import load_inputs, render_html
 from conflictscore_local.report import plots as plots_mod
 from conflictscore_local.report.data import item_records, summary_section
+from conflictscore_local.results import read_results
 
 from .conftest import HOSTILE, ITEMS, write_jsonl
 

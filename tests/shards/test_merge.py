@@ -16,8 +16,9 @@ from conflictscore_local.config import RunConfig
 from conflictscore_local.errors import ConfigError, InputError
 from conflictscore_local.jobs import score_file
 from conflictscore_local.shards import Shard, merge_shards, shard_of
-from conflictscore_local.testing import row_differences
 from conflictscore_local.types import CONTRADICT, IRRELEVANT, SUPPORT, Judgment, Pair
+
+from ..support.rows import row_differences
 
 N_ITEMS = 40
 
