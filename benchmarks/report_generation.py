@@ -34,7 +34,7 @@ from typing import Any
 
 from conflictscore_local import Engine, registry
 from conflictscore_local.bench import build_bench, default_data_dir
-from conflictscore_local.cli import add_pipeline_args, config_from_args
+from conflictscore_local.cli_flags import add_pipeline_args, config_from_args
 from conflictscore_local.config import parse_assignment
 from conflictscore_local.environment import versions
 from conflictscore_local.experiments import STRATEGIES, generate_reports

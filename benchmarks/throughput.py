@@ -249,7 +249,7 @@ class Bench:
         """Every claim × passage pair judged: one forward each (``batched``: the judge's
         token-budget batches, still without de-duplication), the judge's label rule."""
         from conflictscore_local.judge.labels import decide
-        from conflictscore_local.judge.nli import token_batches
+        from conflictscore_local.judge.runtime import token_batches
         from conflictscore_local.types import LABELS
 
         torch, model, tok, labels, max_length = self.naive_model()

@@ -14,9 +14,10 @@ import sys
 from typing import Any, Callable, Sequence
 
 from . import __version__
-from .config import STAGES, RunConfig, apply_overrides, load_config, parse_assignment
+from .cli_flags import add_pipeline_args, add_shard_arg, config_from_args
+from .cli_text import format_report
+from .config import STAGES
 from .errors import ConflictScoreError
-from .shards.cli import add_shard_arg
 
 # name → "module:function" adding the subparser; the function sets ``func`` on it.
 SUBCOMMANDS: dict[str, str] = {
@@ -54,61 +55,6 @@ exit status: 0 done; 2 bad input or configuration (the message names file, line 
   3 finished and written, but more judgments unscored than engine.max_unscored_share allows;
   130 interrupted (rerun with --resume); 1 anything else.
 """
-
-
-def add_pipeline_args(p: argparse.ArgumentParser) -> None:
-    """Flags that choose and configure the pipeline; shared by ``score`` and ``bench run``."""
-    g = p.add_argument_group("pipeline (flags override --config)")
-    g.add_argument("--config", metavar="FILE", help="TOML config file, or a summary JSON of an earlier run to replay")
-    for stage in STAGES:
-        extra = "; 'none' judges every pair" if stage == "pruner" else ""
-        g.add_argument(f"--{stage}", metavar="NAME", help=f"{stage} backend (see `conflictscore backends`){extra}")
-        g.add_argument(f"--{stage}-arg", metavar="KEY=VALUE", action="append", default=[],
-                       help=f"an argument of the {stage} backend (repeatable; VALUE read as JSON when it parses)")
-    g.add_argument("--set", metavar="SECTION.KEY=VALUE", action="append", default=[],
-                   help="any config value, e.g. chunk.max_tokens=256, aggregate.keep_both=true")
-    g.add_argument("--cache", metavar="PATH", help="judgment cache file (default ~/.cache/conflictscore/judgments.sqlite)")
-    g.add_argument("--no-cache", action="store_true", help="neither read nor write the judgment cache")
-
-
-def config_from_args(args: argparse.Namespace) -> RunConfig:
-    """One :class:`RunConfig` from the embedded defaults, ``--config`` and the flags."""
-    cfg = _load_any_config(args.config) if args.config else load_config()
-    data: dict[str, dict[str, Any]] = {}
-    for stage in STAGES:
-        name = getattr(args, stage)
-        body: dict[str, Any] = {}
-        if name:
-            body["name"] = name
-        for a in getattr(args, f"{stage}_arg"):
-            k, v = parse_assignment(a, flag=f"--{stage}-arg")
-            body[k] = v
-        if body:
-            data[stage] = body
-    if args.cache:
-        data["cache"] = {"path": args.cache}
-    if args.no_cache:
-        data.setdefault("cache", {})["enabled"] = False
-    cfg = cfg.updated(data, where="command line")
-    return apply_overrides(cfg, args.set)
-
-
-def _load_any_config(path: str) -> RunConfig:
-    if path.endswith(".json"):
-        try:
-            with open(path, encoding="utf-8") as fh:
-                data = json.load(fh)
-        except OSError as e:
-            raise ConflictScoreError(f"{path}: cannot read: {e.strerror}") from None
-        except RecursionError:
-            raise ConflictScoreError(f"{path}: cannot read as JSON: nested too deeply") from None
-        except ValueError as e:  # not JSON, not UTF-8, or an integer too long to convert
-            raise ConflictScoreError(f"{path}: cannot read as JSON: {str(e).split('; use sys.')[0]}") from None
-        run = data.get("config", {}).get("run") if isinstance(data, dict) else None
-        if not isinstance(run, dict):
-            raise ConflictScoreError(f"{path}: not a summary JSON (no config.run to replay)")
-        return RunConfig.from_mapping(run, where=path)
-    return RunConfig.from_toml(path)
 
 
 def add_score_parser(sub: Any) -> None:
@@ -155,22 +101,6 @@ def cmd_score(args: argparse.Namespace) -> int:
         if args.report:
             print(f"report {args.report}")
     return EXIT_UNSCORED if too_many_unscored(report, cfg) else 0
-
-
-def format_report(report: Any) -> str:
-    """A short human-readable summary of a :class:`Report`."""
-
-    def f(v: Any) -> str:
-        return "  -  " if v is None else f"{v:.3f}"
-
-    lines = [f"items {report.n_items}   claims {report.n_claims}", f"{'':16}{'macro':>8}{'micro':>8}   95% CI (macro)"]
-    for k in ("cs_c", "cs_r", "cs_r_evidenced", "support_rate"):
-        ci = report.ci95.get(k)
-        cis = f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "-"
-        lines.append(f"{k:16}{f(report.macro[k]):>8}{f(report.micro[k]):>8}   {cis}")
-    pr = report.pairs
-    lines.append("pairs " + ", ".join(f"{k} {pr[k]}" for k in pr))
-    return "\n".join(lines)
 
 
 def add_backends_parser(sub: Any) -> None:

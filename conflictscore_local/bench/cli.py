@@ -35,8 +35,7 @@ An interrupted run resumes from the judgment cache: rerun the same command.
 
 def add_parser(sub: Any) -> None:
     """Add ``bench`` with its ``build`` and ``run`` subcommands."""
-    from ..cli import add_pipeline_args
-    from ..shards.cli import add_shard_arg
+    from ..cli_flags import add_pipeline_args, add_shard_arg
     from .sources import SOURCES
 
     p = sub.add_parser("bench", help="ConflictBench: build the benchmark, measure conflict detection",
@@ -127,8 +126,9 @@ def format_stats(stats: dict[str, Any]) -> str:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from ..cli import config_from_args
-    from .run import format_results, run_bench
+    from ..cli_flags import config_from_args
+    from ..cli_text import format_bench
+    from .run import run_bench
 
     if args.limit is not None and args.limit < 1:
         raise ConfigError(f"--limit must be a positive integer, got {args.limit}")
@@ -141,5 +141,5 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(res, indent=2))
     elif not args.quiet:
-        print(format_results(res))
+        print(format_bench(res))
     return 0

@@ -100,7 +100,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def add_regenerate_parser(sub: Any) -> None:
-    from ..cli import add_pipeline_args
+    from ..cli_flags import add_pipeline_args
 
     p = sub.add_parser(
         "regenerate", help="Regenerated-RAG on TruthfulQA multiple choice: accuracy, fix and harm rates",
@@ -125,7 +125,7 @@ def add_regenerate_parser(sub: Any) -> None:
 
 
 def cmd_regenerate(args: argparse.Namespace) -> int:
-    from ..cli import config_from_args
+    from ..cli_flags import config_from_args
     from ..engine import Engine
     from .regenerate import format_results, regenerate_file
 

@@ -31,13 +31,13 @@ import dataclasses
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any, Mapping, Sequence
 
+from .. import registry
 from ..errors import ConfigError
 from ..generate.openai import OpenAIGenerator, RequestFailed
 from ..generate.vllm import VLLMGenerator, import_vllm
 from ..types import Judgment, Pair
 from ._base import ProgressFn
-from .nli import NLIConfig, NLIJudge
-from .runtime import DoneFn, Features, Row, pair_boundary
+from .runtime import Classifier, DoneFn, Features, Row, pair_boundary
 
 MODES: tuple[str, ...] = ("generate", "classify")
 NLI_ARGS: tuple[str, ...] = (
@@ -69,30 +69,33 @@ class ClassifyMode:
         """The local checkpoint (directory or cached hub id) whose tokenizer and labels are used."""
         raise NotImplementedError
 
-    def classify_runtime(self, nli: NLIJudge) -> Any:
+    def classify_runtime(self, classifier: Classifier) -> Any:
+        """The runtime that runs the forward pass of ``classifier`` (the ``nli`` judge's checkpoint)."""
         raise NotImplementedError
 
-    def classifier(self) -> NLIJudge:
-        """The ``nli`` judge that encodes pairs and reads labels for this mode (built once)."""
-        if getattr(self, "_classifier", None) is None:
+    def nli_judge(self) -> Any:
+        """The ``nli`` judge that encodes pairs and reads labels for this mode (built once, through
+        the registry, with :meth:`classify_runtime` as its forward pass)."""
+        if getattr(self, "_nli", None) is None:
             cfg = self.config
             args = {k: getattr(cfg, k) for k in NLI_ARGS if getattr(cfg, k, None) is not None}
-            self._classifier = NLIJudge(NLIConfig(model=self.classifier_model(), **args), runtime=self.classify_runtime)
-        return self._classifier
+            nli = registry.build("judge", "nli", {"model": self.classifier_model(), **args})
+            nli.use_runtime(self.classify_runtime)
+            self._nli = nli
+        return self._nli
 
     def classify_spec(self) -> Mapping[str, Any]:
-        return {**self.classifier().spec(), "backend": self.name, "mode": "classify"}
+        return {**self.nli_judge().spec(), "backend": self.name, "mode": "classify"}
 
     def classify_judge(self, pairs: Sequence[Pair], on_progress: ProgressFn | None) -> list[Judgment]:
-        return self.classifier().judge(pairs, on_progress)
+        return self.nli_judge().judge(pairs, on_progress)
 
     def classify_describe(self, out: dict[str, Any]) -> dict[str, Any]:
-        nli = self.classifier()
-        out["resolved"] = {**out.get("resolved", {}), **nli.resolved}
+        out["resolved"] = {**out.get("resolved", {}), **self.nli_judge().resolved}
         return out
 
     def classify_stats(self, out: dict[str, Any]) -> dict[str, Any]:
-        return {**out, **self.classifier().stats()}
+        return {**out, **self.nli_judge().stats()}
 
     def judge(self, pairs: Sequence[Pair], on_progress: ProgressFn | None = None) -> list[Judgment]:
         if self.config.mode == "classify":
@@ -120,9 +123,9 @@ class VLLMClassifyRuntime:
 
     name = "vllm"
 
-    def __init__(self, nli: NLIJudge, generator: VLLMGenerator, chunk_size: int,
+    def __init__(self, classifier: Classifier, generator: VLLMGenerator, chunk_size: int,
                  keyed_args: Mapping[str, Any] | None = None):
-        self.nli, self.generator, self.chunk_size = nli, generator, chunk_size
+        self.classifier, self.generator, self.chunk_size = classifier, generator, chunk_size
         self.keyed_args = dict(keyed_args or {})
         self._llm: Any = None
 
@@ -141,7 +144,7 @@ class VLLMClassifyRuntime:
             vllm = import_vllm()
             kw = self.engine_kwargs()
             self._llm = vllm.LLM(**kw)
-            self.nli.resolved.update(engine_args=kw, vllm=getattr(vllm, "__version__", "unknown"))
+            self.classifier.record(engine_args=kw, vllm=getattr(vllm, "__version__", "unknown"))
         return self._llm
 
     def classify(self, feats: Sequence[Features], on_done: DoneFn | None = None) -> list[Row]:
@@ -161,7 +164,7 @@ class VLLMClassifyRuntime:
             if len(outs) != len(chunk):
                 raise RuntimeError(f"vLLM returned {len(outs)} classifications for {len(chunk)} inputs")
             rows.extend(list(o.outputs.probs) for o in outs)
-            self.nli.count("engine_calls")
+            self.classifier.count("engine_calls")
             if on_done is not None:
                 on_done(range(start, start + len(chunk)))
         return rows
@@ -172,8 +175,8 @@ class ServeClassifyRuntime:
 
     name = "vllm-serve"
 
-    def __init__(self, nli: NLIJudge, api: OpenAIGenerator, batch_size: int):
-        self.nli, self.api, self.batch_size = nli, api, batch_size
+    def __init__(self, classifier: Classifier, api: OpenAIGenerator, batch_size: int):
+        self.classifier, self.api, self.batch_size = classifier, api, batch_size
         cfg = api.config
         self.root = cfg.base_url.rstrip("/").removesuffix("/v1")
         self.endpoint = OpenAIGenerator(dataclasses.replace(cfg, base_url=self.root))
@@ -189,11 +192,11 @@ class ServeClassifyRuntime:
         endpoint cannot take them, and the claim would be read as part of the passage."""
         if self._checked:
             return
-        config = self.nli._json("config.json")
-        one = self.nli.tokenizer()("passage", "claim")
+        config = self.classifier.config
+        one = self.classifier.tokenizer()("passage", "claim")
         if (config.get("type_vocab_size") or 0) > 1 and pair_boundary(dict(one)) is not None:
             raise ConfigError(
-                f"judge openai: mode=classify cannot serve {self.nli.checkpoint()}: its inputs carry segment ids "
+                f"judge openai: mode=classify cannot serve {self.classifier.path}: its inputs carry segment ids "
                 f"(token_type_ids, type_vocab_size {config['type_vocab_size']}) and vLLM's /classify endpoint takes "
                 "none, so the claim would be read as segment 0; use the vllm judge with mode=classify (in-process "
                 "vLLM passes them), the nli judge, or a checkpoint without segment ids (DeBERTa-v3, RoBERTa)"
@@ -230,7 +233,7 @@ class ServeClassifyRuntime:
                     s = futures[fut]
                     got = fut.result()
                     rows[s:s + len(got)] = got
-                    self.nli.count("requests")
+                    self.classifier.count("requests")
                     if on_done is not None:
                         on_done(range(s, s + len(got)))
             except BaseException:

@@ -25,6 +25,7 @@ from ..chunk import word_count
 from ..generate.openai import OpenAIConfig, OpenAIGenerator
 from .classify import ClassifyMode, ServeClassifyRuntime, check_mode_args
 from .llm import LLMJudge, check_judge_args
+from .runtime import Classifier
 
 
 @dataclass(frozen=True)
@@ -102,8 +103,8 @@ class OpenAIJudge(ClassifyMode, LLMJudge):
     def classifier_model(self) -> str:
         return self.config.checkpoint or self.config.model
 
-    def classify_runtime(self, nli: Any) -> ServeClassifyRuntime:
-        return ServeClassifyRuntime(nli, self.generator(), self.config.batch_size)
+    def classify_runtime(self, classifier: Classifier) -> ServeClassifyRuntime:
+        return ServeClassifyRuntime(classifier, self.generator(), self.config.batch_size)
 
     def generator(self) -> OpenAIGenerator:
         if self._generator is None:
@@ -148,5 +149,5 @@ class OpenAIJudge(ClassifyMode, LLMJudge):
         """Whitespace words stand in for the server's tokens (classify mode: the ``nli`` judge's
         budget, counted with the checkpoint's tokenizer)."""
         if self.config.mode == "classify":
-            return self.classifier().passage_budget()
+            return self.nli_judge().passage_budget()
         return word_count, self.config.passage_words

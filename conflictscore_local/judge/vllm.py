@@ -26,6 +26,7 @@ from .classify import ClassifyMode, VLLMClassifyRuntime, check_mode_args
 from .labels import token_label
 from .llm import LLMJudge, check_judge_args
 from .prompts import judge_messages, judge_text
+from .runtime import Classifier
 
 ENGINE_ARGS_NOT_KEYED: frozenset[str] = frozenset({
     "pipeline_parallel_size", "data_parallel_size", "distributed_executor_backend", "disable_custom_all_reduce",
@@ -107,10 +108,10 @@ class VLLMJudge(ClassifyMode, LLMJudge):
     def classifier_model(self) -> str:
         return self.config.model
 
-    def classify_runtime(self, nli: Any) -> VLLMClassifyRuntime:
+    def classify_runtime(self, classifier: Classifier) -> VLLMClassifyRuntime:
         names = {f.name for f in fields(VLLMConfig)}
         args = {k: v for k, v in vars(self.config).items() if k in names}
-        return VLLMClassifyRuntime(nli, VLLMGenerator(VLLMConfig(**args)), self.config.chunk_size,
+        return VLLMClassifyRuntime(classifier, VLLMGenerator(VLLMConfig(**args)), self.config.chunk_size,
                                    keyed_engine_args(self.config.engine_args))
 
     def generator(self) -> VLLMGenerator:
@@ -171,7 +172,7 @@ class VLLMJudge(ClassifyMode, LLMJudge):
         """Count with the model's tokenizer; passages fit ``max_model_len`` next to prompt and claim
         (classify mode: the ``nli`` judge's budget)."""
         if self.config.mode == "classify":
-            return self.classifier().passage_budget()
+            return self.nli_judge().passage_budget()
         gen = self.generator()
         count = token_counter(gen.tokenizer())
         window = self.config.max_model_len or _context_length(gen.model_path() / "config.json")

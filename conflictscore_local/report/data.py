@@ -68,7 +68,7 @@ def load_items(path: str | os.PathLike[str]) -> list[Item]:
     """Input items for a report; ConflictBench items (with ``gold_labels``) get their gold checked."""
     items = read_items(path)
     if any("gold_labels" in it.meta for it in items):
-        from ..bench.run import load_bench_items
+        from ..bench.gold import load_bench_items
 
         items = load_bench_items(path)
     return items
@@ -234,7 +234,7 @@ def bench_section(inputs: ReportInputs) -> dict[str, Any] | None:
     golds = [inputs.items[r.item_id] for r in inputs.results if r.item_id in inputs.items]
     if not golds or len(golds) != len(inputs.results) or not all("gold_labels" in it.meta for it in golds):
         return None
-    from ..bench.run import evaluate
+    from ..bench.gold import evaluate
 
     ev = evaluate(golds, inputs.results)
     return {"detection": ev["detection"], "pairs": ev["pairs"], "computed": True}

@@ -1,4 +1,4 @@
-"""``--shard I/N`` (for ``score`` and ``bench run``) and ``conflictscore merge``: argument parsing only."""
+"""``conflictscore merge``: argument parsing only (``--shard I/N`` itself is in :mod:`..cli_flags`)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,7 @@ import json
 import sys
 from typing import Any
 
-from ..errors import ConfigError
-from .split import Shard
-
-SHARD_HELP = ("score only shard I of N (1 <= I <= N): the items whose id hashes to it (sha256), the same on "
-              "every machine; combine the shards with `conflictscore merge`")
+from ..cli_text import format_bench, format_report
 
 MERGE_EPILOG = """\
 examples:
@@ -30,18 +26,6 @@ bootstrap intervals for the same engine.seed); timing and counters are the shard
 Refused, naming what is wrong (exit 2): shards of another split, input or configuration, a shard
 missing or given twice, an output holding items of several shards or fewer rows than its summary.
 """
-
-
-def shard_arg(text: str) -> Shard:
-    """argparse ``type=`` for ``--shard``: the message of a bad value says the form."""
-    try:
-        return Shard.parse(text)
-    except ConfigError as e:
-        raise argparse.ArgumentTypeError(str(e).removeprefix("--shard ")) from None
-
-
-def add_shard_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--shard", metavar="I/N", type=shard_arg, help=SHARD_HELP)
 
 
 def add_parser(sub: Any) -> None:
@@ -77,12 +61,8 @@ def cmd_merge(args: argparse.Namespace) -> int:
         print(json.dumps(merged.summary, indent=2))
     elif not args.quiet:
         if merged.kind == "bench":
-            from ..bench.run import format_results
-
-            print(format_results(merged.summary))
+            print(format_bench(merged.summary))
         else:
-            from ..cli import format_report
-
             print(format_report(merged.report))
         if args.report:
             print(f"report {args.report}")

@@ -300,7 +300,7 @@ def _input_items(first: ShardRun, input_path: str) -> list[Item]:
     """The items of the unsharded run, in its order (for ``bench run``: after its split,
     source filter and limit, as the shards selected them)."""
     if first.kind == "bench":
-        from ..bench.run import load_bench_items
+        from ..bench.gold import load_bench_items
 
         b = first.data["bench"]
         return load_bench_items(input_path, split=b.get("split"), limit=b.get("limit"),

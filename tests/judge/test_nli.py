@@ -249,7 +249,7 @@ def test_long_inputs_truncate_the_passage_only(tiny_nli_dir: Path) -> None:
 
 
 def test_token_batches_respect_both_limits() -> None:
-    from conflictscore_local.judge.nli import token_batches
+    from conflictscore_local.judge.runtime import token_batches
 
     order = [4, 0, 3, 1, 2]
     lengths = [100, 60, 50, 20, 20]  # sorted longest first, aligned with order
