@@ -56,7 +56,8 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from conflictscore_local import Engine, RunConfig
-from conflictscore_local.aggregate import claim_verdict, document_judgment, item_metrics, macro
+from conflictscore_local.aggregate import claim_verdict, document_judgment
+from conflictscore_local.metrics import item_metrics, macro
 from conflictscore_local.bench import build_bench
 from conflictscore_local.environment import versions
 from conflictscore_local.inputs import parse_item

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from .aggregate import bootstrap_ci, claim_verdict, document_judgment, item_metrics, macro, micro
+from .aggregate import claim_verdict, document_judgment
 from .cache import JudgmentCache
 from .chunk import Chunker, split_sentences
 from .config import RunConfig, load_config
@@ -25,6 +25,7 @@ from .errors import BackendUnavailable, ConfigError, ConflictScoreError, InputEr
 from .inputs import parse_item, read_items
 from .jobs import score_file
 from .judge import Judge
+from .metrics import METRICS, Metric, bootstrap_ci, item_metrics, macro, micro
 from .prune import Pruner
 from .registry import available, build, register
 from .results import read_results
@@ -69,6 +70,8 @@ __all__ = [
     "JudgmentCache",
     "LABELS",
     "Label",
+    "METRICS",
+    "Metric",
     "Pair",
     "Passage",
     "Pruner",

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .metrics import METRICS
+
 
 def format_report(report: Any) -> str:
     """A short human-readable summary of a :class:`Report`."""
@@ -12,7 +14,7 @@ def format_report(report: Any) -> str:
         return "  -  " if v is None else f"{v:.3f}"
 
     lines = [f"items {report.n_items}   claims {report.n_claims}", f"{'':16}{'macro':>8}{'micro':>8}   95% CI (macro)"]
-    for k in ("cs_c", "cs_r", "cs_r_evidenced", "support_rate"):
+    for k in METRICS:
         ci = report.ci95.get(k)
         cis = f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "-"
         lines.append(f"{k:16}{f(report.macro[k]):>8}{f(report.micro[k]):>8}   {cis}")

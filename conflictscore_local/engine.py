@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from . import registry
-from .aggregate import claim_verdict, document_judgment, item_metrics, summarize_metrics
+from .aggregate import claim_verdict, document_judgment
+from .metrics import item_metrics, summarize_metrics
 from .chunk import Chunker
 from .config import STAGES, RunConfig, StageConfig
 from .environment import versions

@@ -10,7 +10,7 @@ import json
 import os
 from typing import Any, Mapping
 
-from .aggregate import item_metrics
+from .metrics import item_metrics
 from .errors import InputError
 from .types import ItemResult
 

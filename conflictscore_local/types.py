@@ -231,22 +231,25 @@ class ClaimVerdict:
 
 @dataclass(frozen=True)
 class ItemMetrics:
-    """Per-item ConflictScore values; None where the quantity is undefined."""
+    """Per-item metric values, keyed and ordered as the metric table lists them
+    (:mod:`conflictscore_local.metrics`); None where a value is undefined. ``m.cs_c`` reads
+    ``m.values["cs_c"]``."""
 
     n_claims: int
-    cs_c: float | None
-    cs_r: float | None
-    cs_r_evidenced: float | None
-    support_rate: float | None
+    values: Mapping[str, float | None] = field(default_factory=dict, hash=False)
+
+    def __getattr__(self, name: str) -> float | None:
+        values = self.__dict__.get("values")
+        if values is None or name.startswith("__") or name not in values:
+            raise AttributeError(f"{type(self).__name__} has no metric {name!r}")
+        return values[name]
+
+    def get(self, key: str) -> float | None:
+        """The value of metric ``key`` (None when undefined or not computed)."""
+        return self.values.get(key)
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "n_claims": self.n_claims,
-            "cs_c": self.cs_c,
-            "cs_r": self.cs_r,
-            "cs_r_evidenced": self.cs_r_evidenced,
-            "support_rate": self.support_rate,
-        }
+        return {"n_claims": self.n_claims, **self.values}
 
 
 @dataclass(frozen=True)

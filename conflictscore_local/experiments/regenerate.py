@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import IO, Any, Callable, Mapping, Sequence
 
 from .. import registry
-from ..aggregate import bootstrap_mean_ci
+from ..metrics import bootstrap_mean_ci
 from ..engine import Engine
 from ..environment import versions
 from ..errors import ConfigError

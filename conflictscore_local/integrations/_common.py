@@ -18,11 +18,11 @@ import weakref
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
-from ..aggregate import METRIC_KEYS
 from ..config import RunConfig, load_config
 from ..engine import Engine, StageArg
 from ..errors import InputError
 from ..inputs import parse_item
+from ..metrics import METRICS
 from ..types import Item, ItemResult
 
 _ENGINES: dict[str, Engine] = {}
@@ -100,10 +100,10 @@ def item_from(
 
 
 def metric_values(result: ItemResult, undefined: float | None = None) -> dict[str, float | None]:
-    """CS-C, CS-R, cs_r_evidenced and support rate of one item; ``undefined`` where a value is not
-    defined (no claims, or no conflicted claim for CS-R)."""
+    """Every metric of the table (CS-C, CS-R, cs_r_evidenced, support rate) of one item;
+    ``undefined`` where a value is not defined (no claims, or no conflicted claim for CS-R)."""
     m = result.metrics
-    return {k: (v if (v := getattr(m, k)) is not None else undefined) for k in METRIC_KEYS}
+    return {k: (v if (v := m.get(k)) is not None else undefined) for k in METRICS}
 
 
 def explain(result: ItemResult) -> str:
@@ -114,10 +114,9 @@ def explain(result: ItemResult) -> str:
     def fmt(x: float | None) -> str:
         return "undefined" if x is None else f"{x:.3f}"
 
-    lines = [
-        f"CS-C {fmt(m.cs_c)} ({n_conf} of {m.n_claims} claims conflicted), CS-R {fmt(m.cs_r)}, "
-        f"cs_r_evidenced {fmt(m.cs_r_evidenced)}, support rate {fmt(m.support_rate)}"
-    ]
+    values = [f"{metric.label} {fmt(m.get(k))}" for k, metric in METRICS.items()]
+    values[list(METRICS).index("cs_c")] += f" ({n_conf} of {m.n_claims} claims conflicted)"
+    lines = [", ".join(values)]
     for v in result.verdicts:
         if v.conflicted:
             lines.append(

@@ -15,7 +15,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from ..aggregate import METRIC_KEYS, bootstrap_ci, pair_counts, summarize_metrics
+from ..metrics import METRICS, bootstrap_ci, pair_counts, summarize_metrics
 from ..bench.metrics import detection_counts
 from ..errors import InputError
 from ..inputs import read_items
@@ -23,18 +23,6 @@ from ..jsonl import file_sha256
 from ..results import read_results
 from ..types import CONTRADICT, IRRELEVANT, SUPPORT, ClaimVerdict, DocJudgment, Item, ItemResult
 
-METRIC_LABELS: dict[str, str] = {
-    "cs_c": "CS-C",
-    "cs_r": "CS-R",
-    "cs_r_evidenced": "cs_r_evidenced",
-    "support_rate": "support rate",
-}
-METRIC_HELP: dict[str, str] = {
-    "cs_c": "share of claims that some document supports and another contradicts",
-    "cs_r": "mean |D−| / (|D+| + |D−|) over conflicted claims",
-    "cs_r_evidenced": "the same ratio over every claim some document takes a side on",
-    "support_rate": "share of claims with a supporting document: what a pooled metric reports",
-}
 PAIR_KEYS: tuple[str, ...] = ("total", "judged", "pruned", "cached", "given", "unscored")
 LABEL_CODES: dict[str | None, str | None] = {SUPPORT: "S", CONTRADICT: "C", IRRELEVANT: "I", None: None}
 PROB_DIGITS = 4
@@ -200,13 +188,15 @@ def summary_section(inputs: ReportInputs) -> dict[str, Any]:
     metrics = [
         {
             "key": k,
-            "label": METRIC_LABELS[k],
-            "help": METRIC_HELP[k],
+            "label": m.label,
+            "column": m.column,
+            "code": m.code,
+            "help": m.help,
             "macro": macro.get(k),
             "micro": micro.get(k),
             "ci": ci.get(k),
         }
-        for k in METRIC_KEYS
+        for k, m in METRICS.items()
     ]
     return {
         "kind": kind,
@@ -330,14 +320,10 @@ def item_records(inputs: ReportInputs) -> tuple[list[dict[str, Any]], list[dict[
             if gold_conf is not None:
                 c["g"] = int(bool(gold_conf[i]))
             claims.append(c)
-        m = r.metrics
         row_ix: dict[str, Any] = {
             "id": r.item_id,
-            "nc": m.n_claims,
-            "cc": _round(m.cs_c),
-            "cr": _round(m.cs_r),
-            "ce": _round(m.cs_r_evidenced),
-            "sr": _round(m.support_rate),
+            "nc": r.metrics.n_claims,
+            **{metric.code: _round(r.metrics.get(k)) for k, metric in METRICS.items()},
             "nk": sum(v.conflicted for v in r.verdicts),
             "nu": sum(j.label is None for v in r.verdicts for j in v.judgments),
         }

@@ -26,7 +26,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from ..aggregate import summarize_metrics
+from ..metrics import summarize_metrics
 from ..diff import ABSENT, leaf_differences
 from ..errors import ConfigError, InputError
 from ..inputs import read_items
