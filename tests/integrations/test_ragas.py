@@ -21,7 +21,7 @@ from conflictscore_local.integrations import shared_engine  # noqa: E402
 from conflictscore_local.integrations._common import batcher_for  # noqa: E402
 from conflictscore_local.integrations.ragas import ConflictScoreMetric, ConflictScoreSingleTurnMetric  # noqa: E402
 
-from .conftest import EXAMPLES, LABELED_EXPLANATION, LABELED_VALUES, known, known_explanation  # noqa: E402
+from .conftest import EXAMPLES, LABELED_EXPLANATION, LABELED_VALUES, known_explanation  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
