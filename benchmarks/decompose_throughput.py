@@ -99,10 +99,10 @@ def backends(args: argparse.Namespace, workdir: Path) -> dict[str, Callable[[], 
             "model": str(t5_dir), "batch_size": args.batch_size, "max_new_tokens": args.max_new_tokens})
 
         def llm() -> Any:
-            from conflictscore_local.decompose.llm import LLMConfig, LLMDecomposer
-
             gen = registry.build("generator", "transformers", {"model": str(qwen_dir), "batch_size": args.batch_size})
-            return LLMDecomposer(LLMConfig(max_tokens=args.max_new_tokens), generator=gen)
+            dec = registry.build("decomposer", "llm", {"max_tokens": args.max_new_tokens})
+            dec.use_generator(gen)
+            return dec
 
         out["llm-tiny"] = llm
     return {k: v for k, v in out.items() if k in args.backends}

@@ -113,27 +113,19 @@ def cmd_backends(args: argparse.Namespace) -> int:
     import dataclasses
 
     from . import registry
+    from .arguments import argument_defaults
 
     for role in [args.role] if args.role else STAGES:
         print(f"{role}:")
         for name in registry.available(role):
             try:
                 cls = registry.resolve(role, name)
-                fields = ", ".join(_field_doc(f) for f in dataclasses.fields(cls.Config))
+                fields = ", ".join(k if v is dataclasses.MISSING else f"{k}={v!r}"
+                                   for k, v in argument_defaults(cls.Config).items())
                 print(f"  {name:12} {fields}")
             except ConflictScoreError as e:
                 print(f"  {name:12} (unavailable: {e})")
     return 0
-
-
-def _field_doc(f: Any) -> str:
-    import dataclasses
-
-    if f.default is not dataclasses.MISSING:
-        return f"{f.name}={f.default!r}"
-    if f.default_factory is not dataclasses.MISSING:
-        return f"{f.name}={f.default_factory()!r}"
-    return f.name
 
 
 def build_parser() -> argparse.ArgumentParser:

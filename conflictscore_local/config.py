@@ -53,7 +53,7 @@ from typing import Any, Mapping
 
 from .errors import ConfigError
 from .locations import default_cache_path
-from .registry import make_config
+from .arguments import make_config
 
 STAGES = ("decomposer", "pruner", "judge")
 

@@ -45,9 +45,9 @@ class Engine:
     ``Engine()`` uses the embedded defaults; ``Engine(config)`` a :class:`RunConfig`;
     stages can be overridden by keyword: a backend name (``judge="nli"``), a mapping with
     a name and arguments (``judge={"name": "nli", "model": "path"}``) or an object that
-    already implements the role. Every backend's arguments are checked here, before
-    anything runs; backends are built and models loaded only when a stage is first
-    needed, and once per engine.
+    already implements the role (checked against its Protocol). Every backend's arguments
+    are checked here, before anything runs; backends are built (by ``registry.build``) and
+    models loaded only when a stage is first needed, and once per engine.
     """
 
     def __init__(
@@ -62,7 +62,7 @@ class Engine:
         self.config = copy.deepcopy(config) if config is not None else RunConfig()
         self.progress = progress
         self._backends: dict[str, Any] = {}
-        self._stage_configs: dict[str, tuple[type, Any]] = {}
+        self._stage_configs: dict[str, Any] = {}
         for stage, arg in (("decomposer", decomposer), ("pruner", pruner), ("judge", judge)):
             if arg is None:
                 continue
@@ -74,13 +74,13 @@ class Engine:
                     raise ConfigError(f"{stage}: a mapping needs a 'name'")
                 setattr(self.config, stage, StageConfig(body.pop("name"), body))
             else:
+                registry.check_role(stage, arg, where=f"{stage} {type(arg).__name__}")
                 self._backends[stage] = arg
-                setattr(self.config, stage, StageConfig(getattr(arg, "name", type(arg).__name__)))
+                setattr(self.config, stage, StageConfig(arg.name or type(arg).__name__))
         for stage in STAGES:
             if stage not in self._backends:
                 sc: StageConfig = getattr(self.config, stage)
-                cls = registry.resolve(stage, sc.name)
-                self._stage_configs[stage] = (cls, registry.make_config(cls.Config, sc.args, where=f"{stage} {sc.name!r}"))
+                self._stage_configs[stage] = registry.config_for(stage, sc.name, sc.args)
         self._chunker: Chunker | None = None
         self._cache: Any = None
         self._cache_ready = False
@@ -91,12 +91,15 @@ class Engine:
     def backend(self, stage: str) -> Any:
         """The backend of ``stage`` ("decomposer", "pruner", "judge"), built on first use."""
         if stage not in self._backends:
-            cls, cfg = self._stage_configs[stage]
-            backend = cls(cfg)
-            if self.config.cache.enabled and hasattr(backend, "use_cache_dir"):
+            backend = registry.build(stage, getattr(self.config, stage).name, self._stage_configs[stage])
+            if self.config.cache.enabled:
                 backend.use_cache_dir(self.config.cache_path().parent)  # derived files (ONNX exports) go beside it
             self._backends[stage] = backend
         return self._backends[stage]
+
+    def built(self) -> tuple[str, ...]:
+        """The stages whose backend is built so far (a run whose items carry labels builds none)."""
+        return tuple(s for s in STAGES if s in self._backends)
 
     def chunker(self) -> Chunker:
         if self._chunker is None:
@@ -152,10 +155,7 @@ class Engine:
         return json.loads(json.dumps({"settings": settings, "backends": backends}, sort_keys=True, default=str))
 
     def _spec(self, stage: str) -> Any:
-        b = self.backend(stage)
-        if hasattr(b, "spec"):
-            return dict(b.spec())
-        return b.describe() if hasattr(b, "describe") else {"class": f"{type(b).__module__}.{type(b).__qualname__}"}
+        return dict(self.backend(stage).spec())
 
     # -- scoring ----------------------------------------------------------------------
     def score(self, items: Iterable[Item]) -> Iterator[ItemResult]:
@@ -289,7 +289,7 @@ class Engine:
         pruner = self.backend("pruner")
         stored: list[Any] = [None] * len(groups)
         spec = None
-        if getattr(pruner, "cache_selections", False) and self.config.cache.enabled:
+        if pruner.cache_selections and self.config.cache.enabled:
             spec = dict(pruner.spec())
             t0 = time.perf_counter()
             stored = self.cache().get_selections(spec, groups)
@@ -381,10 +381,8 @@ class Engine:
         backends = {}
         for stage in STAGES:
             b = self._backends.get(stage)
-            if b is not None and hasattr(b, "describe"):
-                backends[stage] = b.describe()
-                if hasattr(b, "spec"):
-                    backends[stage]["spec"] = json.loads(json.dumps(b.spec(), default=str))
+            if b is not None:
+                backends[stage] = {**b.describe(), "spec": json.loads(json.dumps(b.spec(), default=str))}
             else:
                 backends[stage] = {**getattr(self.config, stage).to_json(), "loaded": False}
         return {"run": self.config.to_json(), "backends": backends}
@@ -397,7 +395,7 @@ class Engine:
             t.update(timing)
         if t.get("judge_s") and self.counts.get("passage_pairs_judged"):
             t["judge_passage_pairs_per_s"] = round(self.counts["passage_pairs_judged"] / t["judge_s"], 2)
-        stages = {s: b.stats() for s, b in self._backends.items() if hasattr(b, "stats")}
+        stages = {s: b.stats() for s, b in self._backends.items()}
         stages["engine"] = dict(self.counts)
         labels = m.pop("labels")
         return Report(
@@ -419,8 +417,7 @@ class Engine:
             self._cache = None
             self._cache_ready = False
         for b in self._backends.values():
-            if hasattr(b, "close"):
-                b.close()
+            b.close()
 
     def __enter__(self) -> "Engine":
         return self

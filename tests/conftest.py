@@ -7,11 +7,12 @@ through the same path as real checkpoints. Nothing is downloaded.
 
 from __future__ import annotations
 
-import os
+import contextlib
 import importlib.util
+import os
 import sys
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import pytest
 
@@ -45,15 +46,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture
-def register_backend(monkeypatch: pytest.MonkeyPatch):
+def register_backend() -> Iterator[Callable[[str, str, type], type]]:
     """Register a backend class for one test only: ``register_backend("judge", "rule", RuleJudge)``."""
     from conflictscore_local import registry
 
-    def add(role: str, name: str, cls: type) -> type:
-        monkeypatch.setitem(registry._REGISTRY[role], name, cls)
-        return cls
+    with contextlib.ExitStack() as stack:
 
-    return add
+        def add(role: str, name: str, cls: type) -> type:
+            stack.enter_context(registry.registered(role, name, cls))
+            return cls
+
+        yield add
 
 
 @pytest.fixture(autouse=True)

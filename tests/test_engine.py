@@ -13,7 +13,8 @@ import pytest
 from conflictscore_local import Engine, Item, RunConfig, parse_item
 from conflictscore_local.backend import Backend
 from conflictscore_local.errors import BackendUnavailable, ConfigError
-from conflictscore_local.registry import available, build, make_config
+from conflictscore_local.arguments import make_config
+from conflictscore_local.registry import available, build
 from conflictscore_local.types import Claim, Judgment, Pair
 
 
@@ -167,10 +168,10 @@ def test_config_coercion():
         make_config(Cfg, {"flag": "maybe"}, where="x")
 
 
-def test_missing_backend_module_says_what_to_do(monkeypatch: pytest.MonkeyPatch):
+def test_missing_backend_module_says_what_to_do(register_backend: Any):
     from conflictscore_local import registry
 
-    monkeypatch.setitem(registry._REGISTRY["judge"], "future", "conflictscore_local.judge.not_written:X")
+    register_backend("judge", "future", "conflictscore_local.judge.not_written:X")
     with pytest.raises(BackendUnavailable, match="not implemented in this version.*give claims and labels"):
         registry.resolve("judge", "future")
 

@@ -9,7 +9,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from ..errors import ConfigError, InputError
 from ..locations import DATA_ENV, default_data_dir
-from ..registry import make_config
+from ..arguments import make_config
 from .leakage import bench_leaks, check_disjoint, separate_splits
 from .sources import DEFAULT_SOURCES, SOURCES
 

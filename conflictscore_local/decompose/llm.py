@@ -24,7 +24,7 @@ from ..backend import Backend
 from ..generate._base import Generation, Generator
 from ..types import Claim, Item
 from ._text import ClaimText, assemble, parse_claims
-from .spacy import Sentence, SpacyConfig, SpacyDecomposer
+from .spacy import Sentence
 
 PROMPT_VERSION = "facts-v1"
 
@@ -107,9 +107,8 @@ class LLMConfig:
     max_claims_per_sentence: int = 16
 
     def __post_init__(self) -> None:
-        registry.check_name("generator", self.generator)
-        gen = registry.resolve("generator", self.generator)
-        registry.make_config(gen.Config, self.generator_args, where=f"generator {self.generator!r} (generator_args)")
+        registry.config_for("generator", self.generator, self.generator_args,
+                            where=f"generator {self.generator!r} (generator_args)")
         if not 0 <= self.demonstrations <= len(DEMONSTRATIONS):
             raise ValueError(f"demonstrations must be between 0 and {len(DEMONSTRATIONS)}, got {self.demonstrations}")
         if self.max_tokens < 1 or self.max_claims_per_sentence < 1:
@@ -119,22 +118,27 @@ class LLMConfig:
 class LLMDecomposer(Backend):
     """Claims written by an LLM through the ``Generator`` role, with the spaCy split as the fallback.
 
-    ``generator``: a ready object implementing the role (Python users, tests); when None,
-    the one named in the config is built on first use.
+    The generator named in the config is built on first use, unless one was handed in with
+    :meth:`use_generator` (Python users, tests).
     """
 
     name: ClassVar[str] = "llm"
     role: ClassVar[str] = "decomposer"
     Config: ClassVar[type] = LLMConfig
 
-    def __init__(self, config: LLMConfig | None = None, *, generator: Generator | None = None):
+    def __init__(self, config: LLMConfig | None = None):
         super().__init__(config)
-        self.splitter = SpacyDecomposer(SpacyConfig(pipeline=self.config.pipeline))
-        self._generator = generator
+        self.splitter = registry.build("decomposer", "spacy", {"pipeline": self.config.pipeline})
+        self._generator: Generator | None = None
         self.resolved["prompt"] = {"version": PROMPT_VERSION, "sha256": self._prompt_hash()}
 
+    def use_generator(self, generator: Generator) -> None:
+        """Answer the prompts with ``generator`` (an object implementing the role) instead of the
+        one the config names."""
+        self._generator = generator
+
     def generator(self) -> Generator:
-        """The generator, built from the config on first use unless one was given."""
+        """The generator, built from the config on first use unless one was handed in."""
         if self._generator is None:
             self._generator = registry.build("generator", self.config.generator, self.config.generator_args)
         return self._generator

@@ -15,12 +15,13 @@ import string
 from dataclasses import dataclass
 from typing import Any, ClassVar, Sequence
 
+from .. import registry
 from ..backend import Backend
 from ..devices import DTYPES, check_device
 from ..errors import BackendUnavailable
 from ..types import Claim, Item
 from ._text import ClaimText, assemble, parse_claims
-from .spacy import Sentence, SpacyConfig, SpacyDecomposer
+from .spacy import Sentence
 
 PROMPT_FIELDS: tuple[str, ...] = ("sentence", "question", "context")
 
@@ -82,7 +83,7 @@ class Seq2SeqDecomposer(Backend):
 
     def __init__(self, config: Seq2SeqConfig):
         super().__init__(config)
-        self.splitter = SpacyDecomposer(SpacyConfig(pipeline=self.config.pipeline))
+        self.splitter = registry.build("decomposer", "spacy", {"pipeline": self.config.pipeline})
         self._model: Any = None
         self._tokenizer: Any = None
 

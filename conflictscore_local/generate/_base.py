@@ -4,7 +4,9 @@ server, or transformers), shared by the LLM decomposer, the LLM judges and the e
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
+from typing import Callable, Mapping, Protocol, Sequence, runtime_checkable
+
+from ..backend import Role
 
 Message = Mapping[str, str]
 """A chat message: ``{"role": "system" | "user" | "assistant", "content": str}``."""
@@ -28,15 +30,13 @@ class Generation:
 
 
 @runtime_checkable
-class Generator(Protocol):
+class Generator(Role, Protocol):
     """Generate one completion per prompt, batched or concurrent as the backend allows.
 
     Returns results in input order. Chat prompts are rendered with the model's chat
     template; ``enable_thinking=False`` is passed for Qwen3-style templates by default.
     ``on_progress(n)`` is called as requests finish.
     """
-
-    name: str
 
     def generate(
         self,
@@ -48,7 +48,3 @@ class Generator(Protocol):
         logprobs: int | None = None,
         on_progress: Callable[[int], None] | None = None,
     ) -> list[Generation]: ...
-
-    def describe(self) -> dict[str, Any]: ...
-
-    def stats(self) -> dict[str, Any]: ...

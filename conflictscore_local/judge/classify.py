@@ -32,6 +32,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any, Mapping, Sequence
 
 from .. import registry
+from ..arguments import argument_defaults, argument_values
 from ..errors import ConfigError
 from ..generate.openai import OpenAIGenerator, RequestFailed
 from ..generate.vllm import VLLMGenerator, import_vllm
@@ -47,9 +48,9 @@ NLI_ARGS: tuple[str, ...] = (
 
 def check_mode_args(cfg: Any, *, name: str, generate_only: Sequence[str], classify_only: Sequence[str]) -> None:
     """``ValueError`` when an argument of the other mode is set (differs from its default)."""
-    defaults = {f.name: f.default for f in dataclasses.fields(cfg)}
+    defaults, values = argument_defaults(type(cfg)), argument_values(cfg)
     wrong = classify_only if cfg.mode == "generate" else generate_only
-    bad = [k for k in wrong if getattr(cfg, k) != defaults[k]]
+    bad = [k for k in wrong if values[k] != defaults[k]]
     if bad:
         other = "classify" if cfg.mode == "generate" else "generate"
         raise ValueError(f"{', '.join(bad)} only appl{'ies' if len(bad) == 1 else 'y'} with mode={other} "
@@ -77,8 +78,8 @@ class ClassifyMode:
         """The ``nli`` judge that encodes pairs and reads labels for this mode (built once, through
         the registry, with :meth:`classify_runtime` as its forward pass)."""
         if getattr(self, "_nli", None) is None:
-            cfg = self.config
-            args = {k: getattr(cfg, k) for k in NLI_ARGS if getattr(cfg, k, None) is not None}
+            values = argument_values(self.config)
+            args = {k: values[k] for k in NLI_ARGS if values.get(k) is not None}
             nli = registry.build("judge", "nli", {"model": self.classifier_model(), **args})
             nli.use_runtime(self.classify_runtime)
             self._nli = nli
@@ -179,7 +180,7 @@ class ServeClassifyRuntime:
         self.classifier, self.api, self.batch_size = classifier, api, batch_size
         cfg = api.config
         self.root = cfg.base_url.rstrip("/").removesuffix("/v1")
-        self.endpoint = OpenAIGenerator(dataclasses.replace(cfg, base_url=self.root))
+        self.endpoint = registry.build("generator", "openai", dataclasses.replace(cfg, base_url=self.root))
         self._checked = False
 
     def spec(self) -> dict[str, Any]:

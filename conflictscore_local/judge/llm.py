@@ -69,6 +69,11 @@ class LLMJudge(Backend):
         """The :class:`Generator` that answers the prompts (built once)."""
         raise NotImplementedError
 
+    def use_generator(self, generator: Any) -> None:
+        """Answer the prompts with ``generator`` instead of building the one the config names (the
+        ``ray`` judge hands the ``vllm`` judge one whose engines are Ray's)."""
+        self._generator = generator
+
     def chat(self) -> bool:
         """Whether prompts are chat conversations (else plain text)."""
         raise NotImplementedError

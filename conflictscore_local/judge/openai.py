@@ -18,9 +18,11 @@ encoding) to ``vllm serve``'s ``/classify`` endpoint instead (see :mod:`.classif
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, Callable, Literal, Mapping
 
+from .. import registry
+from ..arguments import flat
 from ..chunk import word_count
 from ..generate.openai import OpenAIConfig, OpenAIGenerator
 from .classify import ClassifyMode, ServeClassifyRuntime, check_mode_args
@@ -29,8 +31,8 @@ from .runtime import Classifier
 
 
 @dataclass(frozen=True)
-class OpenAIJudgeConfig(OpenAIConfig):
-    """The ``openai`` generator's arguments plus the judge's own.
+class OpenAIJudgeConfig:
+    """The ``openai`` generator's arguments (``generator``, given flat beside the rest) plus the judge's own.
 
     ``top_logprobs``: alternatives asked for at each answer token (0: text only).
     ``max_tokens``: room for the one-word reply (the text path needs the whole word).
@@ -52,6 +54,7 @@ class OpenAIJudgeConfig(OpenAIConfig):
     ``max_tokens``, ``min_label_mass``, ``passage_words``, ``endpoint``) do not apply.
     """
 
+    generator: OpenAIConfig = flat(default_factory=OpenAIConfig)
     top_logprobs: int = 10
     max_tokens: int = 8
     min_label_mass: float = 0.5
@@ -70,7 +73,6 @@ class OpenAIJudgeConfig(OpenAIConfig):
     claim_room: int | None = None
 
     def __post_init__(self) -> None:
-        super().__post_init__()
         check_judge_args(self, name="openai", top_logprobs=(0, 20))
         if self.model_fingerprint is not None and not self.model_fingerprint.strip():
             raise ValueError("model_fingerprint must not be empty")
@@ -84,7 +86,7 @@ class OpenAIJudgeConfig(OpenAIConfig):
             classify_only=("checkpoint", "revision", "batch_size", "max_length", "negative_label", "id2label",
                            "calibration", "claim_room"),
         )
-        if self.mode == "classify" and self.checkpoint is None and self.model is None:
+        if self.mode == "classify" and self.checkpoint is None and self.generator.model is None:
             raise ValueError("mode=classify needs checkpoint=DIR (a local copy of the served classifier) or model=NAME")
 
 
@@ -101,33 +103,31 @@ class OpenAIJudge(ClassifyMode, LLMJudge):
 
     # -- classify mode: the nli judge with vllm serve's /classify as its forward pass --------
     def classifier_model(self) -> str:
-        return self.config.checkpoint or self.config.model
+        return self.config.checkpoint or self.config.generator.model
 
     def classify_runtime(self, classifier: Classifier) -> ServeClassifyRuntime:
         return ServeClassifyRuntime(classifier, self.generator(), self.config.batch_size)
 
     def generator(self) -> OpenAIGenerator:
         if self._generator is None:
-            names = {f.name for f in fields(OpenAIConfig)}  # the judge's own arguments stay here
-            args = {k: v for k, v in vars(self.config).items() if k in names}
-            self._generator = OpenAIGenerator(OpenAIConfig(**args))
+            self._generator = registry.build("generator", "openai", self.config.generator)
         return self._generator
 
     def chat(self) -> bool:
-        return self.config.endpoint == "chat"
+        return self.config.generator.endpoint == "chat"
 
     def model_identity(self) -> Mapping[str, Any]:
         """The pinned ``model_fingerprint``, else the served name, the server and what the
         server reports about the model; plus anything sent with every request that may change
         answers (how requests are paced and retried does not)."""
-        cfg = self.config
+        cfg = self.config.generator
         sent = {
             "enable_thinking": cfg.enable_thinking,
             "chat_template_kwargs": cfg.chat_template_kwargs,
             "extra_body": cfg.extra_body,
         }
-        if cfg.model_fingerprint is not None:
-            return {"fingerprint": cfg.model_fingerprint, **sent}
+        if self.config.model_fingerprint is not None:
+            return {"fingerprint": self.config.model_fingerprint, **sent}
         gen = self.generator()
         served = gen.served_model()
         if served is None and not self._warned:

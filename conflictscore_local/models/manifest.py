@@ -16,7 +16,6 @@ recommended arguments for each role the model can play.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import os
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from .. import registry
+from ..arguments import argument_names, make_config
 from ..errors import ConfigError
 from ..judge.labels import canonical_label
 from ..types import LABELS, SUPPORT, Label
@@ -279,12 +279,12 @@ def _uses(r: _Reader, data: Mapping[str, Any], name: str) -> tuple[Use, ...]:
         if "model" in args:
             raise r.fail(f"{where}.args.model", "the model is the manifest itself; leave model out")
         cls = registry.resolve(role, backend)
-        takes_model = "model" in {f.name for f in dataclasses.fields(cls.Config)}
+        takes_model = "model" in argument_names(cls.Config)
         if not takes_model and not _mentions(args, name):
             raise r.fail(f"{where}.args", f"the {role} {backend!r} takes no model argument: name this model "
                          f"({name!r}) where its arguments expect one, e.g. generator_args = {{ model = {name!r} }}")
         full = {**args, "model": name} if takes_model else args
-        registry.make_config(cls.Config, full, where=f"{r.path}: field '{where}.args'")
+        make_config(cls.Config, full, where=f"{r.path}: field '{where}.args'")
         out.append(Use(role, backend, dict(args), takes_model))
     return tuple(out)
 

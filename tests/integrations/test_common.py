@@ -193,7 +193,7 @@ def test_shared_engine_is_one_per_effective_configuration(tmp_path: Any) -> None
     own, _ = rule_engine()
     assert shared_engine(own) is own
     assert batcher_for(a) is batcher_for(a) and batcher_for(a) is not batcher_for(own)
-    assert a._backends == {}  # nothing built, no model loaded, until the first score
+    assert a.built() == ()  # nothing built, no model loaded, until the first score
 
 
 # -- batching ----------------------------------------------------------------------------

@@ -84,7 +84,7 @@ def test_measure_reports_score_reason_breakdown_and_success(labeled_row: dict[st
     at = ConflictScoreMetric(threshold=1 / 3, pruner="none")
     at.measure(labeled_case(labeled_row))
     assert at.score == 1 / 3 and at.success is True  # CS-C equal to the threshold passes (≤)
-    assert metric.engine._backends == {}  # given labels: no model loaded
+    assert metric.engine.built() == ()  # given labels: no model loaded
 
 
 def test_a_response_without_claims_is_an_error_not_a_score(labeled_row: dict[str, Any]) -> None:

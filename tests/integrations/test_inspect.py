@@ -62,7 +62,7 @@ def test_eval_with_given_labels_gives_the_hand_computed_values(labeled_row: dict
     assert known_explanation(score.explanation) == LABELED_EXPLANATION
     assert score.metadata["claims"][0]["support"] == ["d1"] and score.metadata["claims"][0]["contradict"] == ["d2"]
     assert known(task_means(log)) == pytest.approx(LABELED_VALUES)
-    assert engine._backends == {}  # given labels: no backend built, no model loaded
+    assert engine.built() == ()  # given labels: no backend built, no model loaded
 
 
 def test_eval_scores_the_bundled_example_like_the_engine_in_one_step(example_rows: list[dict[str, Any]], tmp_path: Path) -> None:

@@ -92,7 +92,7 @@ def test_batch_score_with_given_labels_gives_the_hand_computed_value_and_reason(
     assert known_explanation(res.reason) == LABELED_EXPLANATION
     (res,) = ConflictScoreMetric(key="cs_r_evidenced", pruner="none").batch_score([row])
     assert res.value == pytest.approx(LABELED_VALUES["cs_r_evidenced"])
-    assert metric.engine._backends == {}
+    assert metric.engine.built() == ()
 
 
 def test_ascore_in_an_experiment_over_a_dataset(example_rows: list[dict[str, Any]], direct: Any, tmp_path: Path) -> None:
