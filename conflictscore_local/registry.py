@@ -146,6 +146,15 @@ def build(role: str, name: str, args: Mapping[str, Any] | Any = None) -> Any:
     return backend
 
 
+def as_backend(role: str, given: Any, args: Mapping[str, Any] | None = None, *, where: str) -> Any:
+    """``given`` as a backend of ``role``: built when it is a name (with ``args``), else an object
+    the caller made, checked against the role's Protocol (:func:`check_role`)."""
+    if isinstance(given, str):
+        return build(role, given, args)
+    check_role(role, given, where=where)
+    return given
+
+
 _PROTOCOLS: dict[str, str] = {
     "decomposer": "conflictscore_local.decompose._base:Decomposer",
     "pruner": "conflictscore_local.prune._base:Pruner",

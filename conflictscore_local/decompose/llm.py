@@ -13,7 +13,6 @@ sentence, counted as ``llm_fallback``.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -75,13 +74,6 @@ DEMONSTRATIONS: tuple[tuple[str | None, str, str], ...] = (
 )
 
 
-PACING_ARGS = frozenset({
-    "api_key_env", "max_concurrency", "timeout_s", "max_retries", "backoff_s", "max_backoff_s", "batch_size",
-    "tensor_parallel_size", "gpu_memory_utilization", "enable_prefix_caching", "device",
-})
-"""Generator arguments that change how fast answers come, never what they say."""
-
-
 def user_message(question: str | None, sentence: str) -> str:
     """The user turn for one sentence, with the question as context when there is one."""
     context = f"Question: {question.strip()}\n" if question and question.strip() else ""
@@ -133,9 +125,9 @@ class LLMDecomposer(Backend):
         self.resolved["prompt"] = {"version": PROMPT_VERSION, "sha256": self._prompt_hash()}
 
     def use_generator(self, generator: Generator) -> None:
-        """Answer the prompts with ``generator`` (an object implementing the role) instead of the
-        one the config names."""
-        self._generator = generator
+        """Answer the prompts with ``generator`` (an object implementing the role, checked) instead
+        of the one the config names."""
+        self._generator = registry.as_backend("generator", generator, where="decomposer 'llm': generator")
 
     def generator(self) -> Generator:
         """The generator, built from the config on first use unless one was handed in."""
@@ -147,19 +139,7 @@ class LLMDecomposer(Backend):
         """The prompt, the generation settings, the generator's model (weights and tokenizer
         for a local one, the served name for a server) and the sentence splitter's spec;
         how requests are paced, batched or retried is left out."""
-        gen = self.generator()
-        if hasattr(gen, "spec"):
-            model: dict[str, Any] = dict(gen.spec())
-        elif hasattr(gen, "config") and dataclasses.is_dataclass(gen.config):
-            model = {"backend": getattr(gen, "name", type(gen).__name__)}
-            model.update((k, v) for k, v in registry.config_dict(gen.config).items() if k not in PACING_ARGS)
-            if isinstance(model.get("model"), str) and model["backend"] in ("vllm", "transformers"):
-                from ..checkpoints import model_fingerprint, resolve_model, tokenizer_fingerprint
-
-                path = resolve_model(model["model"], model.get("revision"), what="llm decomposer")
-                model.update(model=model_fingerprint(path), tokenizer=tokenizer_fingerprint(path))
-        else:
-            model = gen.describe() if hasattr(gen, "describe") else {"class": type(gen).__qualname__}
+        model = dict(self.generator().spec())
         cfg = self.config
         return {
             "backend": "llm",
@@ -191,8 +171,7 @@ class LLMDecomposer(Backend):
             gens = gen.generate(prompts, max_tokens=self.config.max_tokens, temperature=self.config.temperature)
             if len(gens) != len(prompts):
                 raise RuntimeError(f"generator returned {len(gens)} completions for {len(prompts)} prompts")
-            if hasattr(gen, "describe"):
-                self.resolved["generator"] = gen.describe()
+            self.resolved["generator"] = gen.describe()
         per_item: list[list[ClaimText]] = [[] for _ in items]
         for s, g in zip(sentences, gens):
             per_item[s.item].extend(self._claims(s, g))
@@ -224,7 +203,7 @@ class LLMDecomposer(Backend):
 
     def stats(self) -> dict[str, Any]:
         out = {**self.splitter.stats(), **self.counters}
-        if self._generator is not None and hasattr(self._generator, "stats"):
+        if self._generator is not None:
             out["generator"] = self._generator.stats()
         return out
 

@@ -53,7 +53,7 @@ def generate_reports(
     gens = generator.generate(prompts, max_tokens=max_tokens, temperature=temperature, on_progress=on_progress)
     if len(gens) != len(items):
         raise RuntimeError(f"generator returned {len(gens)} completions for {len(items)} prompts")
-    described = generator.describe() if hasattr(generator, "describe") else {"name": getattr(generator, "name", "?")}
+    described = generator.describe()
     out = []
     for it, g in zip(items, gens):
         row = item_to_json(it)
@@ -103,7 +103,7 @@ def generate_file(
     if not items:
         raise InputError("holds no item", path=p)
     check_report_items(items, p, lines)
-    gen = registry.build("generator", generator, generator_args or {}) if isinstance(generator, str) else generator
+    gen = registry.as_backend("generator", generator, generator_args, where="generate: generator")
     from tqdm import tqdm
 
     with tqdm(total=len(items), desc=f"generate ({strategy})", unit="item", disable=not progress,
@@ -112,5 +112,4 @@ def generate_file(
                                 on_progress=bar.update)
     write_jsonl_atomic(output_path, rows)
     return {"items": len(rows), "failed": sum("error" in r["generation"] for r in rows),
-            "generator": rows[0]["generation"]["generator"], "generator_stats": gen.stats()
-            if hasattr(gen, "stats") else {}}
+            "generator": rows[0]["generation"]["generator"], "generator_stats": gen.stats()}

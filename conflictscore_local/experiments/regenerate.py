@@ -252,7 +252,7 @@ def regenerate_file(
         questions = sample(questions, sample_size)
     if limit is not None:
         questions = questions[:limit]
-    gen = registry.build("generator", generator, generator_args or {}) if isinstance(generator, str) else generator
+    gen = registry.as_backend("generator", generator, generator_args, where="regenerate: generator")
     t0 = time.perf_counter()
     tmp_trace, fh = _open_trace(trace_path)
     try:
@@ -277,8 +277,8 @@ def regenerate_file(
             "n_questions": len(questions), "limit": limit, "sample": sample_size, "seed": seed,
             "conditions": [c for c in CONDITIONS if c in conditions], "max_tokens": max_tokens,
             "temperature": temperature, "prompts": prompt_record("multiple-choice"),
-            "generator": gen.describe() if hasattr(gen, "describe") else {"name": getattr(gen, "name", "?")},
-            "generator_stats": gen.stats() if hasattr(gen, "stats") else {},
+            "generator": gen.describe(),
+            "generator_stats": gen.stats(),
             "conflictscore": engine.describe(),
         },
         "timing": {"total_s": round(time.perf_counter() - t0, 3)},

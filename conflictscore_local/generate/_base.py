@@ -4,7 +4,7 @@ server, or transformers), shared by the LLM decomposer, the LLM judges and the e
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Mapping, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 
 from ..backend import Role
 
@@ -27,6 +27,29 @@ class Generation:
     top_logprobs: tuple[Mapping[str, float], ...] | None = None
     error: str | None = None
     finish_reason: str | None = None
+
+
+PACING_ARGS = frozenset({
+    "api_key_env", "max_concurrency", "timeout_s", "max_retries", "backoff_s", "max_backoff_s", "batch_size",
+    "tensor_parallel_size", "gpu_memory_utilization", "enable_prefix_caching", "device",
+})
+"""Generator arguments that change how fast answers come, never what they say."""
+
+
+def generation_spec(generator: Any) -> dict[str, Any]:
+    """What decides a generator's answers, for the spec of whatever it answers for (the ``llm``
+    decomposer): its name and every argument but :data:`PACING_ARGS`, with a local model (``vllm``,
+    ``transformers``) named by its weights' and tokenizer's fingerprints, not its path."""
+    from ..arguments import config_dict
+
+    out: dict[str, Any] = {"backend": generator.name}
+    out.update((k, v) for k, v in config_dict(generator.config).items() if k not in PACING_ARGS)
+    if isinstance(out.get("model"), str) and out["backend"] in ("vllm", "transformers"):
+        from ..checkpoints import model_fingerprint, resolve_model, tokenizer_fingerprint
+
+        path = resolve_model(out["model"], out.get("revision"), what="llm decomposer")
+        out.update(model=model_fingerprint(path), tokenizer=tokenizer_fingerprint(path))
+    return out
 
 
 @runtime_checkable

@@ -30,7 +30,7 @@ from typing import Any, Callable, Literal, Mapping, Sequence
 
 from ..backend import Backend
 from ..errors import BackendUnavailable, ConfigError
-from ._base import Generation, Prompt
+from ._base import Generation, Prompt, generation_spec
 from .text import redact, strip_thinking
 
 _FATAL = (401, 403, 404)
@@ -88,6 +88,10 @@ class OpenAIGenerator(Backend):
     name = "openai"
     role = "generator"
     Config = OpenAIConfig
+
+    def spec(self) -> dict[str, Any]:
+        """What decides the answers (see :func:`._base.generation_spec`)."""
+        return generation_spec(self)
 
     def __init__(self, config: OpenAIConfig | None = None):
         super().__init__(config)

@@ -22,7 +22,7 @@ from ..checkpoints import installed_model_file, load_tokenizer, resolve_model
 from ..devices import check_device, torch_device, torch_dtype
 from ..errors import BackendUnavailable, ConfigError
 from ..jsonl import file_sha256
-from ._base import Generation, Prompt
+from ._base import Generation, Prompt, generation_spec
 from .text import cut_at_stop, render_prompt, strip_thinking, template_kwargs
 
 
@@ -59,6 +59,10 @@ class TransformersGenerator(Backend):
     name = "transformers"
     role = "generator"
     Config = TransformersConfig
+
+    def spec(self) -> dict[str, Any]:
+        """What decides the answers (see :func:`._base.generation_spec`)."""
+        return generation_spec(self)
 
     def __init__(self, config: TransformersConfig | None = None):
         super().__init__(config)
