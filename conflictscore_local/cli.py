@@ -7,15 +7,17 @@ Subcommands live beside the code they drive and register here by module path, so
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
+import logging
 import os
 import sys
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from . import __version__
-from .cli_flags import add_pipeline_args, add_shard_arg, config_from_args
-from .cli_text import format_report
+from .cli_flags import add_output_args, add_pipeline_args, add_shard_arg, config_from_args, show_progress
+from .cli_text import emit, format_report
 from .config import STAGES
 from .errors import ConflictScoreError
 
@@ -73,39 +75,31 @@ def add_score_parser(sub: Any) -> None:
     p.add_argument("--resume", action="store_true", help="keep the finished items of an interrupted run; score the rest")
     p.add_argument("--report", metavar="REPORT.html",
                    help="also write a self-contained HTML report (see `conflictscore report --help`)")
-    p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress bars, no text summary")
+    add_output_args(p, json_help="the summary as JSON")
     add_shard_arg(p)
     add_pipeline_args(p)
     p.set_defaults(func=cmd_score)
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    from .jobs import score_file
-
-    from .jobs import EXIT_UNSCORED, too_many_unscored
+    from .jobs import EXIT_UNSCORED, score_file, too_many_unscored
 
     cfg = config_from_args(args)
-    progress = not args.quiet and sys.stderr.isatty()
     report = score_file(args.input, args.output, config=cfg, summary_path=args.summary,
-                        resume=args.resume, progress=progress, report_path=args.report,
+                        resume=args.resume, progress=show_progress(args), report_path=args.report,
                         shard=args.shard)
     if args.report:
         from .report import report_from_files
 
         report_from_files(args.output, args.report, items=args.input, summary=args.summary or report.to_json())
-    if args.json:
-        print(json.dumps(report.to_json(), indent=2, allow_nan=False))
-    elif not args.quiet:
-        print(format_report(report))
-        if args.report:
-            print(f"report {args.report}")
+    emit(args, report.to_json(), lambda: format_report(report) + (f"\nreport {args.report}" if args.report else ""))
     return EXIT_UNSCORED if too_many_unscored(report, cfg) else 0
 
 
 def add_backends_parser(sub: Any) -> None:
     p = sub.add_parser("backends", help="list the registered backends of each role and their arguments")
     p.add_argument("--role", choices=STAGES, help="only this role")
+    add_output_args(p, json_help="each backend's arguments and defaults as JSON")
     p.set_defaults(func=cmd_backends)
 
 
@@ -115,16 +109,30 @@ def cmd_backends(args: argparse.Namespace) -> int:
     from . import registry
     from .arguments import argument_defaults
 
+    listing: dict[str, dict[str, Any]] = {}
     for role in [args.role] if args.role else STAGES:
-        print(f"{role}:")
+        listing[role] = {}
         for name in registry.available(role):
             try:
-                cls = registry.resolve(role, name)
-                fields = ", ".join(k if v is dataclasses.MISSING else f"{k}={v!r}"
-                                   for k, v in argument_defaults(cls.Config).items())
-                print(f"  {name:12} {fields}")
+                defaults = argument_defaults(registry.resolve(role, name).Config)
+                listing[role][name] = {"args": {k: None if v is dataclasses.MISSING else v for k, v in defaults.items()},
+                                       "required": [k for k, v in defaults.items() if v is dataclasses.MISSING]}
             except ConflictScoreError as e:
-                print(f"  {name:12} (unavailable: {e})")
+                listing[role][name] = {"unavailable": str(e)}
+
+    def text() -> str:
+        lines = []
+        for role, names in listing.items():
+            lines.append(f"{role}:")
+            for name, entry in names.items():
+                if "unavailable" in entry:
+                    lines.append(f"  {name:12} (unavailable: {entry['unavailable']})")
+                    continue
+                shown = [k if k in entry["required"] else f"{k}={v!r}" for k, v in entry["args"].items()]
+                lines.append(f"  {name:12} {', '.join(shown)}")
+        return "\n".join(lines)
+
+    emit(args, json.loads(json.dumps(listing, default=str)), text)
     return 0
 
 
@@ -148,23 +156,52 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _Lines(logging.Formatter):
+    """What the library logs, as the command shows it on stderr: ``warning: ...`` or the note itself."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = record.getMessage()
+        if record.levelno >= logging.ERROR:
+            return f"error: {text}"
+        return f"warning: {text}" if record.levelno >= logging.WARNING else text
+
+
+@contextlib.contextmanager
+def command_logging(quiet: bool) -> Iterator[None]:
+    """The library's log on stderr for the length of one command: notes (``INFO``) unless
+    ``-q``, warnings always; the logger is left as it was found afterwards."""
+    logger = logging.getLogger("conflictscore_local")
+    saved = logger.handlers[:], logger.level, logger.propagate
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_Lines())
+    logger.handlers[:] = [handler]
+    logger.setLevel(logging.WARNING if quiet else logging.INFO)
+    logger.propagate = False
+    try:
+        yield
+    finally:
+        logger.handlers[:], logger.level, logger.propagate = saved[0], saved[1], saved[2]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_BAD_INPUT
-    if getattr(args, "quiet", False) or not sys.stderr.isatty():
+    quiet = bool(getattr(args, "quiet", False))
+    if quiet or not sys.stderr.isatty():
         # model-loading bars of transformers / huggingface_hub, read when they are imported
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    try:
-        return int(args.func(args) or 0)
-    except ConflictScoreError as e:
-        print(f"conflictscore {args.command}: error: {e}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except KeyboardInterrupt:
-        print("conflictscore: interrupted; rerun with --resume to continue", file=sys.stderr)
-        return 130
+    with command_logging(quiet):
+        try:
+            return int(args.func(args) or 0)
+        except ConflictScoreError as e:
+            print(f"conflictscore {args.command}: error: {e}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        except KeyboardInterrupt:
+            print("conflictscore: interrupted; rerun with --resume to continue", file=sys.stderr)
+            return 130
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any
 
 from .config import STAGES, RunConfig, apply_overrides, load_config, parse_assignment
@@ -26,6 +27,20 @@ def shard_arg(text: str) -> Shard:
 
 def add_shard_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--shard", metavar="I/N", type=shard_arg, help=SHARD_HELP)
+
+
+def add_output_args(p: argparse.ArgumentParser, *, json_help: str = "the result as JSON") -> None:
+    """``--json`` and ``-q``, meaning the same for every command: ``--json`` prints the command's
+    result as JSON on stdout and nothing else there; ``-q`` prints nothing on stdout but that,
+    and shows no progress bars and no notes; warnings and errors go to stderr either way."""
+    p.add_argument("--json", action="store_true", help=f"print {json_help} on stdout, and nothing else there")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="no progress bars, no notes, no text on stdout (warnings and errors still on stderr)")
+
+
+def show_progress(args: argparse.Namespace) -> bool:
+    """Progress bars for a command: on a terminal, unless ``-q``."""
+    return not getattr(args, "quiet", False) and sys.stderr.isatty()
 
 
 def add_pipeline_args(p: argparse.ArgumentParser) -> None:

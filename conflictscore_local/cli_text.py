@@ -1,8 +1,11 @@
-"""What the commands print: a ``score`` summary and a ``bench run`` result as short text tables."""
+"""What the commands print on stdout: their result as JSON (``--json``) or as short text
+(a ``score`` summary, a ``bench run`` result as tables), nothing under ``-q``."""
 
 from __future__ import annotations
 
-from typing import Any
+import argparse
+import json
+from typing import Any, Callable
 
 from .metrics import METRICS
 
@@ -47,3 +50,23 @@ def format_bench(res: dict[str, Any]) -> str:
         lines.append(f"{name:28}{f(m['precision']):>7}{f(m['recall']):>7}{f(m['f1']):>7}"
                      f"{f(m['false_positive_rate']):>7}{m['n_claims']:>8}{m['n_gold_conflicted']:>7}")
     return "\n".join(lines)
+
+
+
+def format_bench_stats(stats: dict[str, Any]) -> str:
+    """Items, claims, conflicted claims and pairs per source, conflict type and split."""
+    lines = [f"{'':28}{'items':>7}{'claims':>8}{'confl.':>8}{'pairs':>8}"]
+    for axis in ("source", "conflict_type", "split", "total"):
+        for k, c in stats.get(axis, {}).items():
+            name = "total" if axis == "total" else f"{axis.replace('conflict_type', 'type')} {k}"
+            lines.append(f"{name:28}{c['items']:>7}{c['claims']:>8}{c['conflicted']:>8}{c['pairs']:>8}")
+    return "\n".join(lines)
+
+def emit(args: argparse.Namespace, result: Any, text: Callable[[], str]) -> None:
+    """A command's result on stdout: JSON with ``--json``, else ``text()`` unless ``-q``."""
+    if getattr(args, "json", False):
+        print(json.dumps(result, indent=2, allow_nan=False))
+    elif not getattr(args, "quiet", False):
+        out = text()
+        if out:
+            print(out)

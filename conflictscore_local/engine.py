@@ -10,22 +10,24 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+import logging
 import math
-import sys
 import time
-import warnings
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from . import registry
 from .aggregate import claim_verdict, document_judgment
-from .metrics import item_metrics, summarize_metrics
 from .chunk import Chunker
 from .config import STAGES, RunConfig, StageConfig
 from .environment import versions
 from .errors import ConfigError
+from .metrics import item_metrics, summarize_metrics
+from .progress import bar as progress_bar
 from .types import IRRELEVANT, Claim, DocJudgment, Item, ItemResult, Judgment, Pair, Passage, Report
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -109,10 +111,9 @@ class Engine:
             if wanted is not None:
                 if budget and wanted > max_tokens:
                     # a longer passage would be truncated by the judge: its tail never judged
-                    warnings.warn(
+                    log.warning(
                         f"chunk.max_tokens={wanted} exceeds the judge's passage budget of {max_tokens} "
-                        f"tokens; using {max_tokens}",
-                        stacklevel=2,
+                        f"tokens; using {max_tokens}"
                     )
                 else:
                     max_tokens = wanted
@@ -168,7 +169,7 @@ class Engine:
         """
         step = self.config.engine.step_items
         total = len(items) if isinstance(items, Sequence) else None
-        bar = _bar(total, "items", self.progress)
+        bar = progress_bar(total, "items", enabled=self.progress)
         buf: list[Item] = []
         try:
             for it in items:
@@ -331,7 +332,7 @@ class Engine:
             return
         judge = self.backend("judge")
         cache = self.cache()
-        bar = _bar(len(pairs), "pairs", self.progress)
+        bar = progress_bar(len(pairs), "pairs", enabled=self.progress)
         pacer = self._pacer()
         try:
             for batch in pacer.batches([[p] for p in pairs]):
@@ -469,19 +470,3 @@ def _checked(j: Judgment) -> Judgment:
     if j.probs is not None and not all(isinstance(v, (int, float)) and math.isfinite(v) for v in j.probs.values()):
         return Judgment(j.pair, None, None, j.source, f"the judge returned probabilities that are not numbers: {dict(j.probs)}")
     return j
-
-
-class _NoBar:
-    def update(self, n: int = 1) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
-def _bar(total: int | None, unit: str, enabled: bool) -> Any:
-    if not enabled:
-        return _NoBar()
-    from tqdm import tqdm
-
-    return tqdm(total=total, unit=unit, desc=unit, file=sys.stderr, dynamic_ncols=True, leave=False)

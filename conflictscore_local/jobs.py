@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
-import sys
 import time
 from typing import Any, Callable
 
@@ -25,6 +25,8 @@ from .writing import (
     write_json_atomic,
 )
 
+log = logging.getLogger(__name__)
+
 EXIT_UNSCORED = 3
 """Exit status of a run that finished and wrote everything, but with more unscored judgments
 than ``engine.max_unscored_share`` allows (a judge server down, a model answering nonsense)."""
@@ -39,7 +41,6 @@ def score_file(
     resume: bool = False,
     progress: bool = False,
     shard: Shard | None = None,
-    warn: Callable[[str], Any] = lambda m: print(f"warning: {m}", file=sys.stderr),
     report_path: str | os.PathLike[str] | None = None,
 ) -> Report:
     """Score a JSONL file into OUTPUT (one line per item) and return the run's report.
@@ -64,7 +65,7 @@ def score_file(
 
     def note(message: str) -> None:
         notes.append(message)
-        warn(message)
+        log.warning(message)
 
     with Engine(config, progress=progress) as engine:  # every backend's arguments checked: nothing touched yet
         check_destinations(input_path, output_path, summary_path, engine.config, report_path=report_path)

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import logging
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -57,6 +59,36 @@ def register_backend() -> Iterator[Callable[[str, str, type], type]]:
             return cls
 
         yield add
+
+
+class LoggedWarnings:
+    """The library's warnings (it logs them, ``logging.getLogger(__name__)``; it never calls
+    ``warnings.warn``): ``with logged.expect(pattern):`` the block logs one matching ``pattern``,
+    ``with logged.none():`` it logs none."""
+
+    def __init__(self, caplog: pytest.LogCaptureFixture):
+        self.caplog = caplog
+
+    def _during(self) -> Any:
+        start = len(self.caplog.records)
+        with self.caplog.at_level(logging.WARNING, logger="conflictscore_local"):
+            yield
+        self.messages = [r.getMessage() for r in self.caplog.records[start:] if r.levelno >= logging.WARNING]
+
+    @contextlib.contextmanager
+    def expect(self, pattern: str) -> Iterator[None]:
+        yield from self._during()
+        assert any(re.search(pattern, m) for m in self.messages), f"no warning matching {pattern!r}: {self.messages}"
+
+    @contextlib.contextmanager
+    def none(self) -> Iterator[None]:
+        yield from self._during()
+        assert self.messages == []
+
+
+@pytest.fixture
+def logged(caplog: pytest.LogCaptureFixture) -> LoggedWarnings:
+    return LoggedWarnings(caplog)
 
 
 @pytest.fixture(autouse=True)

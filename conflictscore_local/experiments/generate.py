@@ -9,8 +9,8 @@ version and text, and the generator (name, arguments, resolved model) under ``ge
 
 from __future__ import annotations
 
+import logging
 import os
-import sys
 from typing import Any, Callable, Mapping, Sequence
 
 from .. import registry
@@ -18,9 +18,12 @@ from ..errors import ConfigError, InputError
 from ..generate import Generator
 from ..inputs import item_to_json, parse_item
 from ..jsonl import iter_jsonl
+from ..progress import bar as progress_bar
 from ..types import Item
 from ..writing import write_jsonl_atomic
 from .prompts import PROMPTS_VERSION, STRATEGIES, report_prompt
+
+log = logging.getLogger(__name__)
 
 
 def check_report_items(items: Sequence[Item], path: str | None = None, lines: Sequence[int] | None = None) -> None:
@@ -104,12 +107,12 @@ def generate_file(
         raise InputError("holds no item", path=p)
     check_report_items(items, p, lines)
     gen = registry.as_backend("generator", generator, generator_args, where="generate: generator")
-    from tqdm import tqdm
-
-    with tqdm(total=len(items), desc=f"generate ({strategy})", unit="item", disable=not progress,
-              file=sys.stderr) as bar:
+    with progress_bar(len(items), "item", enabled=progress, desc=f"generate ({strategy})") as bar:
         rows = generate_reports(items, gen, strategy, max_tokens=max_tokens, temperature=temperature,
                                 on_progress=bar.update)
     write_jsonl_atomic(output_path, rows)
-    return {"items": len(rows), "failed": sum("error" in r["generation"] for r in rows),
-            "generator": rows[0]["generation"]["generator"], "generator_stats": gen.stats()}
+    failed = sum("error" in r["generation"] for r in rows)
+    if failed:
+        log.warning(f"{failed} of {len(rows)} items got no response (see generation.error in {output_path})")
+    return {"items": len(rows), "failed": failed, "generator": rows[0]["generation"]["generator"],
+            "generator_stats": gen.stats()}

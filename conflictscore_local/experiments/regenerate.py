@@ -22,18 +22,18 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 from dataclasses import dataclass
 from typing import IO, Any, Callable, Mapping, Sequence
 
 from .. import registry
-from ..metrics import bootstrap_mean_ci
 from ..engine import Engine
 from ..environment import versions
 from ..errors import ConfigError
 from ..generate import Generation, Generator
 from ..jsonl import file_sha256
+from ..metrics import bootstrap_mean_ci
+from ..progress import bar as progress_bar
 from ..types import Document, Item, ItemResult
 from ..writing import write_json_atomic
 from .prompts import CONDITIONS, feedback_prompt, letter, mc_prompt, prompt_record
@@ -84,9 +84,7 @@ def _generate(generator: Generator, prompts: Sequence[Any], *, max_tokens: int, 
               desc: str, progress: bool) -> list[Generation]:
     if not prompts:
         return []
-    from tqdm import tqdm
-
-    with tqdm(total=len(prompts), desc=desc, unit="prompt", disable=not progress, file=sys.stderr) as bar:
+    with progress_bar(len(prompts), "prompt", enabled=progress, desc=desc) as bar:
         out = generator.generate(list(prompts), max_tokens=max_tokens, temperature=temperature,
                                  on_progress=bar.update)
     if len(out) != len(prompts):

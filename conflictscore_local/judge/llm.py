@@ -27,7 +27,7 @@ here: no GPU), small next to the hundreds of steps of a default 8192-prompt call
 
 from __future__ import annotations
 
-import warnings
+import logging
 from typing import Any, Mapping, Sequence
 
 from ..backend import Backend
@@ -38,6 +38,8 @@ from ._base import ProgressFn
 from .distinct import distinct
 from .labels import check_thresholds, decide, label_distribution, parse_label_text
 from .prompts import PROMPT_VERSION, judge_messages, judge_text, passage_order
+
+log = logging.getLogger(__name__)
 
 
 def check_judge_args(cfg: Any, *, name: str, top_logprobs: tuple[int, int]) -> None:
@@ -165,7 +167,7 @@ class LLMJudge(Backend):
         self.resolved.setdefault("protocol_changes", []).append(
             {"after_prompts": prompts_done, "top_logprobs": [before, self.top_logprobs()], "reason": why}
         )
-        warnings.warn(msg, stacklevel=3)
+        log.warning(msg)
 
     def read(self, pair: Pair, g: Generation, thresholds: Mapping[Label, float] | None, *,
              text_only: bool = False) -> Judgment:

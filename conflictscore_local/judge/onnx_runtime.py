@@ -27,9 +27,9 @@ import contextlib
 import hashlib
 import io
 import json
+import logging
 import os
 import shutil
-import sys
 import tempfile
 import warnings
 from pathlib import Path
@@ -39,6 +39,8 @@ from ..checkpoints import model_fingerprint
 from ..environment import library_versions
 from ..errors import BackendUnavailable, ConfigError
 from .runtime import Classifier, DoneFn, Features, Row, check_num_labels, run_batched
+
+log = logging.getLogger(__name__)
 
 EXPORT_FORMAT = 1
 EXPORT_TOLERANCE = 1e-4
@@ -102,8 +104,6 @@ def import_ort() -> Any:
 def quiet() -> Any:
     """Keep the exporter's and quantizer's chatter out of the run's output: stdout (the CLI's
     ``--json``), warnings, and the log lines of torch.onnx, transformers and ONNX Runtime."""
-    import logging
-
     loggers = [logging.getLogger(n) for n in ("", "torch.onnx", "torch.export", "transformers")]
     levels = [lg.level for lg in loggers]
     for lg in loggers:
@@ -233,7 +233,7 @@ class OnnxRuntime:
                     f"judge nli: cannot write the ONNX export into {folder.parent}: {e.strerror or e}; set "
                     "export_dir=DIR to a writable folder, or use runtime=torch"
                 ) from None
-            print(f"judge nli: exporting {c.path} to ONNX once, into {folder}", file=sys.stderr)
+            log.info(f"judge nli: exporting {c.path} to ONNX once, into {folder}")
             tmp.chmod(0o755)
             try:
                 info = export_classifier(c.path, tmp, c.tokenizer(), revision=c.revision)
@@ -265,7 +265,7 @@ class OnnxRuntime:
             c = self.classifier
             path = self.ensure_export()
             if c.int8:
-                warnings.warn(f"judge nli: int8=true: {INT8_NOTE}", stacklevel=2)
+                log.warning(f"judge nli: int8=true: {INT8_NOTE}")
             options = ort.SessionOptions()
             options.intra_op_num_threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 0
             options.log_severity_level = 3

@@ -17,7 +17,7 @@ encoding) to ``vllm serve``'s ``/classify`` endpoint instead (see :mod:`.classif
 
 from __future__ import annotations
 
-import warnings
+import logging
 from dataclasses import dataclass
 from typing import Any, Callable, Literal, Mapping
 
@@ -28,6 +28,8 @@ from ..generate.openai import OpenAIConfig, OpenAIGenerator
 from .classify import ClassifyMode, ServeClassifyRuntime, check_mode_args
 from .llm import LLMJudge, check_judge_args
 from .runtime import Classifier
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -132,10 +134,10 @@ class OpenAIJudge(ClassifyMode, LLMJudge):
         served = gen.served_model()
         if served is None and not self._warned:
             self._warned = True
-            warnings.warn(
+            log.warning(
                 f"judge openai: {gen.resolved['served_model']}; cached labels are keyed on the served name "
                 f"{gen.model_name()!r} alone, which another model could be served under: pass "
-                "--judge-arg model_fingerprint=... to pin what is served", stacklevel=2)
+                "--judge-arg model_fingerprint=... to pin what is served")
         return {"name": gen.model_name(), "base_url": cfg.base_url, "served": served, **sent}
 
     def top_logprobs(self) -> int:

@@ -10,16 +10,16 @@ Pure Python: no template engine, no plotting library.
 
 from __future__ import annotations
 
+import logging
 import os
-import sys
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
-from ..metrics import METRICS, bootstrap_ci, pair_counts, summarize_metrics
 from ..bench.metrics import detection_counts
 from ..errors import InputError
 from ..inputs import read_items
 from ..jsonl import file_sha256
+from ..metrics import METRICS, bootstrap_ci, pair_counts, summarize_metrics
 from ..results import read_results
 from ..types import CONTRADICT, IRRELEVANT, SUPPORT, ClaimVerdict, DocJudgment, Item, ItemResult
 
@@ -28,11 +28,7 @@ LABEL_CODES: dict[str | None, str | None] = {SUPPORT: "S", CONTRADICT: "C", IRRE
 PROB_DIGITS = 4
 VALUE_DIGITS = 6
 
-Warn = Callable[[str], Any]
-
-
-def _stderr_warn(message: str) -> None:
-    print(f"warning: {message}", file=sys.stderr)
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -115,7 +111,6 @@ def load_inputs(
     *,
     items: str | os.PathLike[str] | None = None,
     summary: str | os.PathLike[str] | Mapping[str, Any] | None = None,
-    warn: Warn = _stderr_warn,
 ) -> ReportInputs:
     """Read the files of a report: SCORED (score output), ITEMS (its input), SUMMARY (a path or a mapping)."""
     for p in (scored, items):
@@ -137,7 +132,7 @@ def load_inputs(
         by_id = {it.id: it for it in load_items(items)}
         recorded = (summ or {}).get("bench", {}).get("input_sha256") if summ else None
         if recorded and recorded != file_sha256(items):
-            warn(f"{items} differs from the input the bench run recorded (sha256 {recorded[:12]}…); "
+            log.warning(f"{items} differs from the input the bench run recorded (sha256 {recorded[:12]}…); "
                  "texts shown may not be what was judged")
     names = {k: os.path.basename(v) for k, v in paths.items()}
     return ReportInputs(results, by_id, summ, names, paths)

@@ -21,20 +21,23 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import math
 import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from ..metrics import summarize_metrics
 from ..diff import ABSENT, leaf_differences
 from ..errors import ConfigError, InputError
 from ..inputs import read_items
 from ..jsonl import file_sha256, iter_jsonl
+from ..metrics import summarize_metrics
 from ..results import result_from_json
 from ..types import Item, ItemResult, Report
 from ..writing import write_json_atomic, write_jsonl_atomic
 from .split import Shard, shard_of
+
+log = logging.getLogger(__name__)
 
 IGNORED_SETTINGS: tuple[str, ...] = ("cache",)
 """``config.run`` sections that may differ between shards: where the judgment cache lives
@@ -79,17 +82,17 @@ def merge_shards(
     output_path: str | os.PathLike[str],
     *,
     summary_path: str | os.PathLike[str] | None = None,
-    warn: Callable[[str], Any] | None = None,
 ) -> Merged:
     """Check the shards against each other and the input, then write the merged OUTPUT (and
     summary): see the module docstring. ``input_path`` is the file every shard read (for
-    ``bench run``, the ConflictBench file); its sha256 must be the one the shards recorded."""
+    ``bench run``, the ConflictBench file); its sha256 must be the one the shards recorded.
+    What deserves a look (other library versions, shards' own warnings) is logged as a warning
+    and listed in ``Merged.warnings``."""
     notes: list[str] = []
 
     def note(message: str) -> None:
         notes.append(message)
-        if warn is not None:
-            warn(message)
+        log.warning(message)
 
     if not summaries:
         raise ConfigError("merge: no shard summaries given (--summaries)")

@@ -78,10 +78,10 @@ def test_score_command_decomposes_items_without_claims(tmp_path, register_backen
     assert report["stages"]["decomposer"]["claims"] == 2
 
 
-def test_engine_runs_a_blank_pipeline_and_reports_sentence_only_splitting():
+def test_engine_runs_a_blank_pipeline_and_reports_sentence_only_splitting(logged):
     items = [Item(ITEM["id"], ITEM["response"], tuple(Document(d["id"], d["text"]) for d in ITEM["documents"]))]
     engine = Engine(decomposer={"name": "spacy", "pipeline": "blank"}, judge=YearJudge(), pruner="none")
-    with pytest.warns(RuntimeWarning, match="no dependency parser"):
+    with logged.expect("no dependency parser"):
         results, report = engine.score_all(items)
     engine.close()
     assert [v.claim.text for v in results[0].verdicts] == [

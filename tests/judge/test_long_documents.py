@@ -91,12 +91,12 @@ def test_contradiction_past_the_first_window_is_found(count: Callable[[str], int
     assert result.metrics.cs_c == 0.5 and report.pairs["judged"] == 4
 
 
-def test_passages_larger_than_the_judge_budget_are_refused(count: Callable[[str], int]) -> None:
+def test_passages_larger_than_the_judge_budget_are_refused(count: Callable[[str], int], logged: Any) -> None:
     whole = Pair(Claim("q1", 0, CLAIM), Passage("q1", "long", 0, LONG_DOC))
     assert WindowJudge(count, 64).judge([whole])[0].label == "IRRELEVANT"  # unsplit, the judge misses it
     cfg = RunConfig().updated({"chunk": {"max_tokens": 100_000}})
     warning = "chunk.max_tokens=100000 exceeds the judge's passage budget of 64"
-    with pytest.warns(UserWarning, match=warning), Engine(cfg, judge=WindowJudge(count, 64), pruner="none") as engine:
+    with logged.expect(warning), Engine(cfg, judge=WindowJudge(count, 64), pruner="none") as engine:
         (result,), _ = engine.score_all(items())
     assert result.verdicts[0].contradict == ("long",) and result.verdicts[0].conflicted
 

@@ -87,10 +87,10 @@ def test_export_is_reused_and_keyed_by_the_weights(
 
 
 def test_int8_is_quantized_from_the_export_and_warns(
-    torch_and_onnx: tuple, export_dir: Path, bench_pairs: list
+    torch_and_onnx: tuple, export_dir: Path, bench_pairs: list, logged: Any
 ) -> None:
     judge = build(export_dir, runtime="onnx", int8=True)
-    with pytest.warns(UserWarning, match="int8=true: dynamic int8 quantization changes some labels"):
+    with logged.expect("int8=true: dynamic int8 quantization changes some labels"):
         out = judge.judge(bench_pairs)
     assert all(j.label in ("SUPPORT", "CONTRADICT", "IRRELEVANT") for j in out)
     folder = Path(judge.describe()["resolved"]["onnx_model"]).parent

@@ -61,7 +61,7 @@ def write_items(path: Path, n: int = 12) -> Path:
 
 def run(items: Path, out: Path, judge: dict[str, Any]) -> dict[str, Any]:
     cfg = RunConfig.from_mapping({"judge": judge, "pruner": {"name": "none"}, "cache": {"enabled": False}})
-    return score_file(items, out, config=cfg, summary_path=out.with_suffix(".json"), warn=lambda m: None).to_json()
+    return score_file(items, out, config=cfg, summary_path=out.with_suffix(".json")).to_json()
 
 
 def test_two_cpu_workers_give_the_rows_of_one_process(local_ray: Any, tmp_path: Path) -> None:
