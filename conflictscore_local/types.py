@@ -18,8 +18,8 @@ CONTRADICT: Label = "CONTRADICT"
 IRRELEVANT: Label = "IRRELEVANT"
 LABELS: tuple[Label, ...] = (SUPPORT, CONTRADICT, IRRELEVANT)
 
-Source = Literal["judge", "pruned", "given", "cache"]
-SOURCES: tuple[Source, ...] = ("judge", "pruned", "given", "cache")
+Provenance = Literal["judge", "pruned", "given", "cache"]
+PROVENANCES: tuple[Provenance, ...] = ("judge", "pruned", "given", "cache")
 
 
 def normalize_label(value: str) -> Label:
@@ -94,7 +94,7 @@ class Judgment:
     pair: Pair
     label: Label | None
     probs: Mapping[str, float] | None = None
-    source: Source = "judge"
+    source: Provenance = "judge"
     note: str | None = None
 
     @property
@@ -122,7 +122,7 @@ class DocJudgment:
     doc_id: str
     label: Label | None
     probs: Mapping[str, float] | None
-    source: Source
+    source: Provenance
     passage: int | None = None
     n_passages: int = 1
     similarity: float | None = None

@@ -11,7 +11,7 @@ from ..errors import ConfigError, InputError
 from ..locations import DATA_ENV, default_data_dir
 from ..arguments import make_config
 from .leakage import bench_leaks, check_disjoint, separate_splits
-from .sources import DEFAULT_SOURCES, SOURCES
+from .sources import DEFAULT_SOURCES, BENCH_SOURCES
 
 
 def data_folder(data_dir: str | Path | None = None) -> Path:
@@ -25,8 +25,8 @@ def data_folder(data_dir: str | Path | None = None) -> Path:
 
 def _check_names(names: Iterable[str], what: str) -> None:
     for n in names:
-        if n not in SOURCES:
-            raise ConfigError(f"{what}: unknown source {n!r}; allowed: {', '.join(SOURCES)}")
+        if n not in BENCH_SOURCES:
+            raise ConfigError(f"{what}: unknown source {n!r}; allowed: {', '.join(BENCH_SOURCES)}")
 
 
 def build_bench(
@@ -64,10 +64,10 @@ def build_bench(
     else:
         names = list(DEFAULT_SOURCES) + [n for n in sources if n not in DEFAULT_SOURCES]
     base: list[Path] = []  # found on first use: a build that names every file needs no data folder
-    opts = {n: make_config(SOURCES[n].Options, options.get(n, {}), where=f"source {n!r}") for n in names}
+    opts = {n: make_config(BENCH_SOURCES[n].Options, options.get(n, {}), where=f"source {n!r}") for n in names}
     items: list[dict[str, Any]] = []
     for name in names:
-        src = SOURCES[name]
+        src = BENCH_SOURCES[name]
         if name in sources:
             path = Path(sources[name])
         elif src.default_path is not None:

@@ -34,7 +34,7 @@ An interrupted run resumes from the judgment cache: rerun the same command.
 def add_parser(sub: Any) -> None:
     """Add ``bench`` with its ``build`` and ``run`` subcommands."""
     from ..cli_flags import add_output_args, add_pipeline_args, add_shard_arg
-    from .sources import SOURCES
+    from .sources import BENCH_SOURCES
 
     p = sub.add_parser("bench", help="ConflictBench: build the benchmark, measure conflict detection",
                        description="Build ConflictBench from public conflict data sets and measure how well a "
@@ -43,7 +43,7 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(func=lambda args: _help(p))
 
     listing = "\n".join(f"  {s.name:16}{s.default_path or '(no file here: give --source)':46}{s.description}"
-                        for s in SOURCES.values())
+                        for s in BENCH_SOURCES.values())
     b = bsub.add_parser("build", help="build ConflictBench items (JSONL) from the source files",
                         epilog=BUILD_EPILOG.format(sources=listing),
                         formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -21,7 +21,7 @@ from ..jsonl import iter_jsonl
 from ..progress import bar as progress_bar
 from ..types import Item
 from ..writing import write_jsonl_atomic
-from .prompts import PROMPTS_VERSION, STRATEGIES, report_prompt
+from .prompts import PROMPT_VERSION, STRATEGIES, report_prompt
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +63,7 @@ def generate_reports(
         row.pop("claims", None)
         row.pop("labels", None)
         row["response"] = (g.text or "").strip()
-        gen: dict[str, Any] = {"strategy": strategy, "prompts_version": PROMPTS_VERSION,
+        gen: dict[str, Any] = {"strategy": strategy, "prompts_version": PROMPT_VERSION,
                                "instruction": STRATEGIES[strategy], "finish_reason": g.finish_reason,
                                "max_tokens": max_tokens, "temperature": temperature, "generator": described}
         if g.text is None:

@@ -7,7 +7,7 @@ claim), the NLI convention, truncating only the passage; a judgment whose input 
 says how much of it the model saw in its note. All pairs of a job are de-duplicated, sorted
 by length and batched with dynamic padding.
 
-A checkpoint may carry ``conflictscore.json`` = ``{"format": 1, "max_length": n, "claim_room":
+A checkpoint may carry ``conflictscore.json`` = ``{"format": CALIBRATION_FORMAT, "max_length": n, "claim_room":
 n, "thresholds": {"SUPPORT": t, "CONTRADICT": t}}`` (written by ``conflictscore
 train-judge``): the window it was trained with, the tokens it kept free for the claim when
 it split long documents, and calibrated thresholds, which change the decision rule (see
@@ -35,6 +35,8 @@ from .runtime import Classifier, ClassifierRuntime, TorchRuntime, resolve_runtim
 DEFAULT_JUDGE_ENV = "CONFLICTSCORE_DEFAULT_JUDGE"
 DEFAULT_JUDGE_MANIFEST = "default-judge"
 CALIBRATION_FILE = "conflictscore.json"
+CALIBRATION_FORMAT = 1
+"""The ``format`` of a ``conflictscore.json`` this judge reads (what ``train-judge`` writes)."""
 DEFAULT_CLAIM_ROOM = 64
 """Tokens kept free for the claim when a checkpoint's ``conflictscore.json`` does not say."""
 _MAX_DEFAULT_LENGTH = 512
@@ -207,10 +209,10 @@ class NLIJudge(Backend):
     def checkpoint_meta(self) -> dict[str, Any]:
         """The checkpoint's ``conflictscore.json`` (training window, calibrated thresholds), or {}."""
         data = self._json(CALIBRATION_FILE, required=False)
-        if data and data.get("format") != 1:
+        if data and data.get("format") != CALIBRATION_FORMAT:
             raise ConfigError(
                 f"{self.checkpoint() / CALIBRATION_FILE}: unsupported calibration format {data.get('format')!r}; "
-                "expected 1"
+                f"expected {CALIBRATION_FORMAT}"
             )
         return data
 

@@ -12,7 +12,17 @@ from __future__ import annotations
 
 from ..locations import STORE_ENV, store_dir
 from .lock import LOCK_FILE, make_lock, read_lock, write_lock
-from .manifest import Labels, Manifest, Source, Use, find_manifest, get_manifest, load_manifest, manifests, shipped_dir
+from .manifest import (
+    Labels,
+    Manifest,
+    ModelSource,
+    Use,
+    find_manifest,
+    get_manifest,
+    load_manifest,
+    manifests,
+    shipped_dir,
+)
 from .store import Located, locate, locate_manifest, staged_path
 from .transfer import VerificationFailed, bundle, pull, unpack
 from .verify import Verification, verify, verify_folder, verify_manifest
@@ -22,8 +32,8 @@ __all__ = [
     "Labels",
     "Located",
     "Manifest",
+    "ModelSource",
     "STORE_ENV",
-    "Source",
     "Use",
     "Verification",
     "VerificationFailed",

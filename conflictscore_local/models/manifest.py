@@ -51,7 +51,7 @@ def shipped_dir() -> Path:
 
 
 @dataclass(frozen=True)
-class Source:
+class ModelSource:
     """Where a model's files come from.
 
     ``hub``: ``repo`` at ``revision`` (a commit), the files matching ``files`` (download
@@ -125,7 +125,7 @@ class Manifest:
     license: str
     size: str
     figures: str
-    source: Source
+    source: ModelSource
     uses: tuple[Use, ...]
     file: Path
     sha256: str
@@ -217,7 +217,7 @@ def load_manifest(path: str | os.PathLike[str]) -> Manifest:
     )
 
 
-def _source(r: _Reader, data: Mapping[str, Any]) -> Source:
+def _source(r: _Reader, data: Mapping[str, Any]) -> ModelSource:
     src = r.table(data, "source", "source")
     kind = src.get("kind")
     if kind not in SOURCE_KINDS:
@@ -240,13 +240,13 @@ def _source(r: _Reader, data: Mapping[str, Any]) -> Source:
         files = src.get("files", [])
         if not isinstance(files, list) or not all(isinstance(f, str) and f for f in files):
             raise r.fail("source.files", "expected a list of file names or patterns")
-        return Source(kind, repo=repo, revision=revision, unpinned=unpinned, files=tuple(files), checked=checked)
+        return ModelSource(kind, repo=repo, revision=revision, unpinned=unpinned, files=tuple(files), checked=checked)
     path = r.text(src, "path", "source.path")
     assert path is not None
     if Path(path).is_absolute() or ".." in Path(path).parts:
         raise r.fail("source.path", f"{path!r}: must be a relative path inside the package or the model folder")
     if kind == "bundled":
-        return Source(kind, path=path)
+        return ModelSource(kind, path=path)
     package = r.text(src, "package", "source.package")
     version = r.text(src, "version", "source.version")
     sha = r.table(src, "sha256", "source.sha256")
@@ -255,7 +255,7 @@ def _source(r: _Reader, data: Mapping[str, Any]) -> Source:
     for f, h in sha.items():
         if not isinstance(h, str) or not _SHA256.fullmatch(h):
             raise r.fail(f"source.sha256.{f}", f"{h!r} is not a sha256 (64 hex digits)")
-    return Source(kind, package=package, version=version, path=path, sha256=dict(sha), checked=checked)
+    return ModelSource(kind, package=package, version=version, path=path, sha256=dict(sha), checked=checked)
 
 
 def _uses(r: _Reader, data: Mapping[str, Any], name: str) -> tuple[Use, ...]:

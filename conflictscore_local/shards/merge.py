@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from ..diff import ABSENT, leaf_differences
-from ..errors import ConfigError, InputError
+from ..errors import ConfigError, InputError, shown
 from ..inputs import read_items
 from ..jsonl import file_sha256, iter_jsonl
 from ..metrics import summarize_metrics
@@ -236,13 +236,10 @@ def _fingerprints(described: Any) -> list[Any]:
 
 def differences(a: Any, b: Any) -> list[str]:
     """``path: A vs B`` for every leaf where two JSON-like values differ."""
-    return [f"{where or 'value'}: {'absent' if x is ABSENT else _short(x)} vs {'absent' if y is ABSENT else _short(y)}"
-            for where, x, y in leaf_differences(a, b)]
+    def quoted(v: Any) -> str:
+        return "absent" if v is ABSENT else shown(v, as_json=True)
 
-
-def _short(v: Any, limit: int = 60) -> str:
-    text = json.dumps(v, ensure_ascii=False, default=str)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return [f"{where or 'value'}: {quoted(x)} vs {quoted(y)}" for where, x, y in leaf_differences(a, b)]
 
 
 def _attach_outputs(runs: list[ShardRun], outputs: list[str]) -> None:
