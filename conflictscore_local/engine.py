@@ -15,7 +15,7 @@ import math
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from . import registry
 from .aggregate import claim_verdict, document_judgment
@@ -30,12 +30,20 @@ from .types import IRRELEVANT, Claim, DocJudgment, Item, ItemResult, Judgment, P
 log = logging.getLogger(__name__)
 
 
+Clock = Callable[[], float]
+"""Seconds from an arbitrary start (``time.perf_counter``; tests hand in one they move by hand)."""
+
+
 @dataclass
 class _Timing:
+    clock: Clock = time.perf_counter
     seconds: dict[str, float] = field(default_factory=lambda: defaultdict(float))
 
-    def add(self, key: str, t0: float) -> None:
-        self.seconds[key] += time.perf_counter() - t0
+    def add(self, key: str, t0: float) -> float:
+        """Add the time since ``t0`` to ``key``; returns it."""
+        took = self.clock() - t0
+        self.seconds[key] += took
+        return took
 
 
 StageArg = str | Mapping[str, Any] | Any
@@ -49,7 +57,8 @@ class Engine:
     a name and arguments (``judge={"name": "nli", "model": "path"}``) or an object that
     already implements the role (checked against its Protocol). Every backend's arguments
     are checked here, before anything runs; backends are built (by ``registry.build``) and
-    models loaded only when a stage is first needed, and once per engine.
+    models loaded only when a stage is first needed, and once per engine. ``clock`` is what the
+    timing and the checkpoint pacing read (:data:`Clock`).
     """
 
     def __init__(
@@ -60,6 +69,7 @@ class Engine:
         pruner: StageArg | None = None,
         judge: StageArg | None = None,
         progress: bool = False,
+        clock: Clock = time.perf_counter,
     ):
         self.config = copy.deepcopy(config) if config is not None else RunConfig()
         self.progress = progress
@@ -86,7 +96,8 @@ class Engine:
         self._chunker: Chunker | None = None
         self._cache: Any = None
         self._cache_ready = False
-        self.timing = _Timing()
+        self.clock = clock
+        self.timing = _Timing(clock)
         self.counts: dict[str, int] = defaultdict(int)
 
     # -- stages -----------------------------------------------------------------------
@@ -188,12 +199,12 @@ class Engine:
 
     def score_all(self, items: Iterable[Item]) -> tuple[list[ItemResult], Report]:
         """Score every item and summarize: the one-call Python API."""
-        self.timing = _Timing()
+        self.timing = _Timing(self.clock)
         self.counts = defaultdict(int)
-        t0 = time.perf_counter()
+        t0 = self.clock()
         results = list(self.score(items))
         report = self.summarize(results)
-        return results, dataclasses.replace(report, timing={**report.timing, "total_s": round(time.perf_counter() - t0, 4)})
+        return results, dataclasses.replace(report, timing={**report.timing, "total_s": round(self.clock() - t0, 4)})
 
     def _step(self, items: Sequence[Item]) -> Iterator[ItemResult]:
         ids = [it.id for it in items]
@@ -208,7 +219,7 @@ class Engine:
                 self.counts["empty_responses"] += 1
         todo = [it for it in items if it.claims is None]
         if todo:
-            t0 = time.perf_counter()
+            t0 = self.clock()
             dec = self.backend("decomposer").decompose(todo)
             self.timing.add("decompose_s", t0)
             if len(dec) != len(todo):
@@ -248,7 +259,7 @@ class Engine:
     def _prepare(self, items: Sequence[Item], claims: Mapping[str, list[Claim]], misses: list[Pair]) -> list[Judgment]:
         """Passages, candidate pairs, pruning and cache lookups of a step: the judgments
         known without the judge; the pairs it must judge are appended to ``misses``."""
-        t0 = time.perf_counter()
+        t0 = self.clock()
         chunker = self.chunker()
         passages: dict[str, list[Passage]] = {
             it.id: chunker.split(it.id, [d for d in it.documents if d.text.strip()]) for it in items
@@ -270,7 +281,7 @@ class Engine:
         if cache is None:
             misses.extend(kept)
             return known
-        t0 = time.perf_counter()
+        t0 = self.clock()
         hits = cache.get_many(kept)
         self.timing.add("cache_s", t0)
         for p, h in zip(kept, hits):
@@ -292,7 +303,7 @@ class Engine:
         spec = None
         if pruner.cache_selections and self.config.cache.enabled:
             spec = dict(pruner.spec())
-            t0 = time.perf_counter()
+            t0 = self.clock()
             stored = self.cache().get_selections(spec, groups)
             self.timing.add("cache_s", t0)
         kept: list[Pair] = []
@@ -306,10 +317,9 @@ class Engine:
         pacer = self._pacer()
         for batch in pacer.batches(todo):
             pairs = [p for g in batch for p in g]
-            t0 = time.perf_counter()
+            t0 = self.clock()
             k, pr = pruner.select(pairs)
-            self.timing.add("prune_s", t0)
-            pacer.took(len(pairs), time.perf_counter() - t0)
+            pacer.took(len(pairs), self.timing.add("prune_s", t0))
             if len(k) + len(pr) != len(pairs):
                 raise RuntimeError(
                     f"pruner returned {len(k)} kept + {len(pr)} pruned pairs for {len(pairs)} candidates"
@@ -318,7 +328,7 @@ class Engine:
             pr = [j if _finite(j.pair.similarity) else dataclasses.replace(j, pair=dataclasses.replace(
                 j.pair, similarity=None)) for j in pr]
             if spec is not None:
-                t0 = time.perf_counter()
+                t0 = self.clock()
                 self.cache().put_selections(spec, batch, k, pr)
                 self.timing.add("cache_s", t0)
             kept.extend(k)
@@ -337,16 +347,15 @@ class Engine:
         try:
             for batch in pacer.batches([[p] for p in pairs]):
                 chunk = [g[0] for g in batch]
-                t0 = time.perf_counter()
+                t0 = self.clock()
                 new = judge.judge(chunk, on_progress=bar.update)
-                self.timing.add("judge_s", t0)
-                pacer.took(len(chunk), time.perf_counter() - t0)
+                pacer.took(len(chunk), self.timing.add("judge_s", t0))
                 if len(new) != len(chunk):
                     raise RuntimeError(f"judge returned {len(new)} judgments for {len(chunk)} pairs")
                 new = [_checked(j) for j in new]
                 self.counts["passage_pairs_judged"] += len(new)
                 if cache is not None:
-                    t0 = time.perf_counter()
+                    t0 = self.clock()
                     cache.put_many(new, spec=judge.spec())  # the spec that made them (it can change mid-run)
                     self.timing.add("cache_s", t0)
                 self.counts["checkpoints"] += 1
@@ -358,7 +367,7 @@ class Engine:
         return _Pacer(self.config.engine.checkpoint_s)
 
     def _result(self, it: Item, claims: list[Claim], by_doc: Mapping[tuple[str, int, str], list[Judgment]]) -> ItemResult:
-        t0 = time.perf_counter()
+        t0 = self.clock()
         agg = self.config.aggregate
         verdicts = []
         for c in claims:

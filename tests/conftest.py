@@ -61,6 +61,25 @@ def register_backend() -> Iterator[Callable[[str, str, type], type]]:
         yield add
 
 
+class FakeClock:
+    """A clock that moves only when told (``advance``): what the engine's and jobs' timing read
+    in tests, instead of the wall clock."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
 class LoggedWarnings:
     """The library's warnings (it logs them, ``logging.getLogger(__name__)``; it never calls
     ``warnings.warn``): ``with logged.expect(pattern):`` the block logs one matching ``pattern``,

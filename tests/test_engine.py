@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import subprocess
 import sys
-import time
 from typing import Any, Sequence
 
 import pytest
@@ -220,7 +219,7 @@ def test_report_reflects_one_run_and_the_bootstrap_setting():
     assert all(v is None for v in second.ci95.values())
 
 
-def test_judgments_are_checkpointed_within_a_step(tmp_path):
+def test_judgments_are_checkpointed_within_a_step(tmp_path, clock):
     """One step of 20 items (200 pairs): the judge gets 64 pairs first, then calls sized to
     engine.checkpoint_s but never below 64; after each call the judgments are cached and
     finished items come out."""
@@ -228,13 +227,13 @@ def test_judgments_are_checkpointed_within_a_step(tmp_path):
 
     class Slow(RuleJudge):
         def judge(self, pairs, on_progress=None):  # type: ignore[override]
-            time.sleep(0.01)  # about 6 pairs in a 1 ms checkpoint: calls stay at the floor of 64
+            clock.advance(0.01)  # about 6 pairs in a 1 ms checkpoint: calls stay at the floor of 64
             return super().judge(pairs, on_progress)
 
     judge = Slow()
     items = [item(i, [f"yes: claim {i}"] + [f"noise {j}" for j in range(9)], [f"claim {i}"]) for i in range(20)]
     cfg = RunConfig().updated({"engine": {"checkpoint_s": 0.001}, "cache": {"path": str(tmp_path / "c.sqlite")}})
-    eng = Engine(cfg, judge=judge, pruner="none")
+    eng = Engine(cfg, judge=judge, pruner="none", clock=clock)
     results = eng.score(items)
     first = next(results)
     assert judge.calls == [64] and first.item_id == "i0"

@@ -101,6 +101,8 @@ class OpenAIGenerator(Backend):
         self._served_known = False
         self.logprobs_refused: str | None = None
         """Why the server refused logprobs (requests are sent without them from then on), or None."""
+        self.sleep: Callable[[float], Any] = time.sleep
+        """How a retry waits out its backoff (tests hand in one that records instead of waiting)."""
         self._lock = threading.Lock()
 
     # -- HTTP ---------------------------------------------------------------------------
@@ -172,7 +174,7 @@ class OpenAIGenerator(Backend):
                 except (json.JSONDecodeError, UnicodeDecodeError):
                     raise RequestFailed(f"malformed JSON reply: {self._redact(_snippet(raw))}") from None
             if attempt < cfg.max_retries:
-                time.sleep(self._backoff(attempt, wait))
+                self.sleep(self._backoff(attempt, wait))
         raise RequestFailed(f"{self._redact(reason)} (gave up after {cfg.max_retries + 1} attempts)")
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:

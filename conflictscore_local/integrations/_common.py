@@ -16,7 +16,7 @@ import json
 import threading
 import weakref
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping, Sequence
+from typing import Any, Awaitable, Callable, Mapping, Sequence
 
 from ..config import RunConfig, load_config
 from ..engine import Engine, StageArg
@@ -146,12 +146,15 @@ class Batcher:
     ``await batcher.score(item)`` queues the item; the first waiting call opens a window of
     ``wait_s`` seconds for others to join, then the batch goes to the engine in a worker thread.
     Items arriving while a batch is being scored form the next batch. ``batch_sizes`` records the
-    number of distinct items of every engine call.
+    number of distinct items of every engine call. ``sleep`` is how the window waits
+    (``asyncio.sleep``; tests hand in one they release by hand).
     """
 
-    def __init__(self, engine: Engine, wait_s: float = 0.05):
+    def __init__(self, engine: Engine, wait_s: float = 0.05,
+                 sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep):
         self.engine = engine
         self.wait_s = wait_s
+        self.sleep = sleep
         self.batch_sizes: list[int] = []
         self._lock = threading.Lock()
         self._queues: dict[asyncio.AbstractEventLoop, _LoopQueue] = {}
@@ -185,7 +188,7 @@ class Batcher:
 
     async def _drain(self, loop: asyncio.AbstractEventLoop, q: _LoopQueue) -> None:
         try:
-            await asyncio.sleep(self.wait_s)
+            await self.sleep(self.wait_s)
             while q.waiting:
                 batch, q.waiting = q.waiting, []
                 try:
