@@ -254,7 +254,7 @@ def run_case(case: str, workdir: Path, peak_override: float | None) -> dict[str,
             args.update(mode="classify", dtype="bfloat16", gpu_memory_utilization=0.5)
             judge = registry.build("judge", "vllm", args)
         nli = judge if case.startswith("nli") else judge.nli_judge()
-        feats, _ = nli._encode([p.passage.text for p in pairs], [p.claim.text for p in pairs])
+        feats, _ = nli.encode([p.passage.text for p in pairs], [p.claim.text for p in pairs])
         seqs = [len(f["input_ids"]) for f in feats]
         cfg = AutoConfig.from_pretrained(str(model))
         flops = sum(encoder_flops(cfg, s) for s in seqs) / len(seqs)

@@ -326,7 +326,7 @@ class NLIJudge(Backend):
         self.resolved["claim_room"] = room
         return passage_budget(self.tokenizer(), self.max_length(), room)
 
-    def _encode(self, passages: list[str], claims: list[str]) -> tuple[list[dict[str, list[int]]], list[str | None]]:
+    def encode(self, passages: list[str], claims: list[str]) -> tuple[list[dict[str, list[int]]], list[str | None]]:
         """:func:`encode_pairs` with this judge's tokenizer and window; truncations are counted."""
         feats, cuts = encode_pairs(self.tokenizer(), passages, claims, self.max_length())
         for cut in cuts:
@@ -346,7 +346,7 @@ class NLIJudge(Backend):
 
         uniq = distinct(pairs)
         firsts = [pairs[i] for i in uniq.first]
-        feats, notes = self._encode([p.passage.text for p in firsts], [p.claim.text for p in firsts])
+        feats, notes = self.encode([p.passage.text for p in firsts], [p.claim.text for p in firsts])
 
         def done(idx: Sequence[int]) -> None:
             if on_progress is not None:
