@@ -75,6 +75,7 @@ def generator_flags(server: Any) -> list[str]:
             "--generator-arg", "max_retries=0"]
 
 
+@pytest.mark.slow  # waits out a real client timeout
 def test_conditions_fix_and_harm_accounting(tmp_path: Path, scripted: Any, rule_judge: type,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     csv = write_csv(tmp_path)
@@ -127,6 +128,7 @@ def test_conditions_fix_and_harm_accounting(tmp_path: Path, scripted: Any, rule_
     assert len(kept7) == 1 and kept7[0]["state"] == "right"
 
 
+@pytest.mark.slow  # waits out a real client timeout
 def test_only_regenerated_rag_runs_rag_first(tmp_path: Path, scripted: Any) -> None:
     questions = read_truthfulqa(write_csv(tmp_path))[:4]
     from conflictscore_local import registry

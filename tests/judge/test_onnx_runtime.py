@@ -133,6 +133,7 @@ def test_auto_with_a_half_precision_dtype_runs_torch_on_a_cpu(
     assert (judge.spec()["runtime"], judge.spec()["dtype"]) == ("torch", "bfloat16")
 
 
+@pytest.mark.slow  # a second ONNX export
 def test_an_export_that_disagrees_with_torch_is_refused(
     tiny_nli_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -29,7 +29,7 @@ from conflictscore_local.types import Claim, Pair, Passage
 from ..support.rows import row_differences
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install '.[ray]')")
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]  # a local Ray instance: about a minute
 
 DOCS = [
     "Marie Curie was born in Warsaw in 1867 and moved to Paris in 1891.",

@@ -21,6 +21,7 @@ from .conftest import COMMIT, MNLI, Staging
 from .hub_stub import FakeHub
 
 pytest.importorskip("huggingface_hub")
+pytestmark = pytest.mark.slow  # a subprocess and a local hub per test
 
 FILES = {
     "config.json": json.dumps({"model_type": "bert", "id2label": MNLI}).encode(),

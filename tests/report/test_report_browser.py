@@ -14,6 +14,8 @@ from conflictscore_local.metrics import METRICS
 
 from .conftest import HOSTILE, LONG, artifact, write_jsonl
 
+pytestmark = pytest.mark.slow  # a real Chromium per module
+
 
 def rows(page: Any) -> list[str]:
     return page.locator("#items-body tr.item-row td.id").all_text_contents()
