@@ -104,7 +104,8 @@ def readings() -> dict[str, dict[str, Any]]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeats", type=int, default=15)
-    ap.add_argument("--extra-path", default="", help="a folder prepended to PYTHONPATH (cattrs installed with --target)")
+    ap.add_argument("--extra-path", default="",
+                    help="a folder prepended to PYTHONPATH (cattrs installed with --target)")
     ap.add_argument("--out", default="benchmarks/results/coerce_import_cost")
     args = ap.parse_args()
     env = dict(os.environ)
@@ -170,7 +171,8 @@ def decision(ms: dict[str, float | None], reads: dict[str, dict[str, Any]]) -> s
         as_false = reads["bool from 'false'"]["cattrs"]
         text += (f"; cattrs would add {cat:.0f} ms and reads {as_false!r} for `'false'` and a list of "
                  "characters for `'a,b'`, so it needs hooks as long as the code it replaces")
-    return text + ". The coercion is about a hundred lines, one function per kind of hint, tested in `tests/test_engine.py`.\n"
+    return text + (". The coercion is about a hundred lines, one function per kind of hint, tested in "
+                   "`tests/test_engine.py`.\n")
 
 
 def _version(dist: str) -> str:
