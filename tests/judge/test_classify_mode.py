@@ -31,6 +31,7 @@ def agree(a: list, b: list) -> float:
     return max(abs(x.probs[k] - y.probs[k]) for x, y in zip(a, b) for k in x.probs)
 
 
+@pytest.mark.slow  # the default judge on real pairs, batched and one at a time
 @pytest.mark.skipif(not (DEFAULT_JUDGE / "model.safetensors").is_file(), reason="models/default-judge is not built")
 def test_vllm_classify_gives_the_nli_labels_for_the_default_judge(fake_vllm: Any, bench_pairs: list) -> None:
     pairs = bench_pairs[:48]
@@ -67,6 +68,7 @@ def test_vllm_classify_gives_the_nli_labels_for_the_default_judge(fake_vllm: Any
     assert vj.stats()["engine_calls"] == 3 and vj.describe()["resolved"]["runtime"] == "vllm"
 
 
+@pytest.mark.slow  # the default judge on real pairs, twice
 @pytest.mark.skipif(not (DEFAULT_JUDGE / "model.safetensors").is_file(), reason="models/default-judge is not built")
 def test_without_segment_ids_the_default_judge_reads_pairs_differently(fake_vllm: Any, bench_pairs: list) -> None:
     """Why segment ids travel: the same ids with the claim as segment 0 change the probabilities."""

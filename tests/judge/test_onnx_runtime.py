@@ -25,8 +25,9 @@ TOLERANCE = 1e-4
 """The most any class probability may differ between ONNX Runtime fp32 and PyTorch (6-digit
 rounding included): the export check's own tolerance."""
 
-pytestmark = pytest.mark.skipif(not (DEFAULT_JUDGE / "model.safetensors").is_file(),
-                                reason="models/default-judge is not built")
+pytestmark = [pytest.mark.skipif(not (DEFAULT_JUDGE / "model.safetensors").is_file(),
+                                 reason="models/default-judge is not built"),
+              pytest.mark.slow]  # the default judge exported to ONNX and checked against torch
 
 
 @pytest.fixture(scope="module")
@@ -133,7 +134,6 @@ def test_auto_with_a_half_precision_dtype_runs_torch_on_a_cpu(
     assert (judge.spec()["runtime"], judge.spec()["dtype"]) == ("torch", "bfloat16")
 
 
-@pytest.mark.slow  # a second ONNX export
 def test_an_export_that_disagrees_with_torch_is_refused(
     tiny_nli_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
