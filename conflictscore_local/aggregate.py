@@ -6,9 +6,14 @@ must be exact and cheap to test by hand.
 
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
 from .types import CONTRADICT, IRRELEVANT, SUPPORT, Claim, ClaimVerdict, DocJudgment, Judgment
+
+
+DOCUMENT_RULES: tuple[str, ...] = ("max", "relevant", "on_topic")
+"""Which passages of a long document may decide its label (see :func:`document_judgment`)."""
 
 
 def document_judgment(
@@ -17,10 +22,20 @@ def document_judgment(
     *,
     threshold: float = 0.0,
     keep_both: bool = False,
+    rule: str = "max",
 ) -> DocJudgment:
     """Decide a claim's label against a document from its passages' judgments.
 
-    SUPPORT if some passage is labelled SUPPORT with p(SUPPORT) ≥ ``threshold``, CONTRADICT
+    ``rule`` says which passages of a multi-passage document may take a side (a one-passage
+    document is the same under every rule), so that one off-topic passage cannot decide:
+
+    - ``max``: every passage;
+    - ``relevant``: only the most relevant passage, the one with the lowest p(IRRELEVANT)
+      (ties: all tied; a judgment without probabilities cannot be ranked and may take a side);
+    - ``on_topic``: only passages sharing a word with the claim that not every passage of
+      the document holds (the document's subject, named in every passage, does not count).
+
+    SUPPORT if an allowed passage is labelled SUPPORT with p(SUPPORT) ≥ ``threshold``, CONTRADICT
     likewise. A label without probabilities (an LLM reply read from its text) carries no
     confidence to compare: the threshold does not apply to it (its document judgment shows
     ``probs: null`` and the summary counts it, ``stages.labels.sided_without_probs``),
@@ -32,10 +47,13 @@ def document_judgment(
     """
     if not passages:
         raise ValueError(f"document {doc_id!r} has no passage judgments")
+    if rule not in DOCUMENT_RULES:
+        raise ValueError(f"document rule {rule!r}; allowed: {', '.join(DOCUMENT_RULES)}")
     n = len(passages)
+    allowed = _allowed(passages, rule) if n > 1 else None
     best: dict[str, tuple[tuple[int, float], Judgment] | None] = {SUPPORT: None, CONTRADICT: None}
-    for j in passages:
-        if j.label in best:
+    for k, j in enumerate(passages):
+        if j.label in best and (allowed is None or k in allowed):
             rank = side_rank(j)
             if rank is None or (rank[0] == 1 and rank[1] < threshold):
                 continue
@@ -64,6 +82,36 @@ def document_judgment(
         )
         return _doc(doc_id, decider, n, IRRELEVANT)
     return _doc(doc_id, decider, n, decider.label)
+
+
+_WORD = re.compile(r"[^\W_]+")
+_STOP = frozenset("""about above after again against also among because been before being below between both
+could does doing down during each from further have having here into more most other over same should some such
+than that their them then there these they this those through under until very were what when where which while
+whom with would your""".split())
+
+
+def topic_words(text: str) -> set[str]:
+    """Lower-cased words of four or more letters that are not function words, and numbers."""
+    return {w for w in _WORD.findall(text.casefold()) if (len(w) >= 4 and w not in _STOP) or w.isdigit()}
+
+
+def _allowed(passages: Sequence[Judgment], rule: str) -> set[int] | None:
+    """Indices of the passages that may take a side under ``rule`` (None: all)."""
+    if rule == "relevant":
+        ranked = [(float(j.probs[IRRELEVANT]), k) for k, j in enumerate(passages)
+                  if j.probs is not None and IRRELEVANT in j.probs]
+        if not ranked:
+            return None
+        low = min(p for p, _ in ranked)
+        unranked = {k for k, j in enumerate(passages) if j.probs is None or IRRELEVANT not in j.probs}
+        return {k for p, k in ranked if p == low} | unranked
+    if rule == "on_topic":
+        claim = topic_words(passages[0].pair.claim.text)
+        words = [topic_words(j.pair.passage.text) for j in passages]
+        common = set.intersection(*words)
+        return {k for k, w in enumerate(words) if (claim & w) - common}
+    return None
 
 
 def side_rank(j: Judgment) -> tuple[int, float] | None:

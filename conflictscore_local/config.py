@@ -21,6 +21,9 @@ threshold = 0.0           # min probability for a passage to put its document in
                           # without probabilities are exempt: see aggregate.document_judgment)
 keep_both = false         # a document with supporting and contradicting passages counts on both sides
                           # (alone it does not make a claim conflicted: that takes two documents)
+document_rule = "max"     # which passages of a long document may decide it: max (any), relevant (the
+                          # one with the lowest p(IRRELEVANT)), on_topic (sharing a word with the claim
+                          # that not every passage holds)
 
 [cache]
 enabled = true
@@ -94,9 +97,14 @@ class ChunkConfig:
 class AggregateConfig:
     threshold: float = 0.0
     keep_both: bool = False
+    document_rule: str = "max"
 
     def __post_init__(self) -> None:
         _between(self.threshold, 0.0, 1.0, "threshold (a probability)")
+        from .aggregate import DOCUMENT_RULES
+
+        if self.document_rule not in DOCUMENT_RULES:
+            raise ConfigError(f"aggregate.document_rule {self.document_rule!r}; allowed: {', '.join(DOCUMENT_RULES)}")
 
 
 @dataclass(frozen=True)

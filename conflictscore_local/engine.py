@@ -378,7 +378,8 @@ class Engine:
                 for d in it.documents:
                     js = sorted(by_doc.get((it.id, c.index, d.id), ()), key=lambda j: j.pair.passage.index)
                     if js:
-                        djs.append(document_judgment(d.id, js, threshold=agg.threshold, keep_both=agg.keep_both))
+                        djs.append(document_judgment(d.id, js, threshold=agg.threshold, keep_both=agg.keep_both,
+                                                     rule=agg.document_rule))
             verdicts.append(claim_verdict(c, djs))
         self.timing.add("aggregate_s", t0)
         return ItemResult(it.id, tuple(verdicts), item_metrics(verdicts))

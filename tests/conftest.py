@@ -232,12 +232,25 @@ def openai_server(openai_stub: Any) -> Iterator[Any]:
     server.close()
 
 
-def _load(name: str) -> Any:
-    spec = importlib.util.spec_from_file_location(name, Path(__file__).parent / "generate" / f"{name}.py")
+def load_module(path: Path) -> Any:
+    """The Python file at ``path`` imported as the module named after it."""
+    spec = importlib.util.spec_from_file_location(path.stem, path)
     mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    sys.modules[name] = mod  # dataclasses look their module up there
+    sys.modules[path.stem] = mod  # dataclasses look their module up there
     spec.loader.exec_module(mod)  # type: ignore[union-attr]
     return mod
+
+
+def _load(name: str) -> Any:
+    return load_module(Path(__file__).parent / "generate" / f"{name}.py")
+
+
+@pytest.fixture(scope="session")
+def benchmark_script() -> Any:
+    """``benchmark_script("gpu_check")``: a script of ``benchmarks/`` imported as a module, to
+    test its parts that need no run."""
+    folder = Path(__file__).resolve().parents[1] / "benchmarks"
+    return lambda name: load_module(folder / f"{name}.py")
 
 
 @pytest.fixture

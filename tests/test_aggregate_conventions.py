@@ -112,3 +112,43 @@ def test_bench_detection_and_the_score_agree_on_keep_both() -> None:
     v = claim_verdict(Claim("q", 0, "c"), [both, DocJudgment("B", I, None, "judge")])
     det = evaluate([it], [ItemResult("q", (v,), item_metrics((v,)))])["detection"]["overall"]
     assert (det["tp"], det["fp"], det["fn"], det["tn"]) == (0, 0, 0, 1)
+
+
+def _tj(idx: int, claim: str, text: str, label: str, probs: dict | None) -> Judgment:
+    return Judgment(Pair(Claim("x", 0, claim), Passage("x", "d", idx, text)), label, probs, "judge")  # type: ignore[arg-type]
+
+
+def test_document_rules_decide_who_may_take_a_side() -> None:
+    claim = "Pierre Dupont was born in 1901 in Lyon."
+    birth = _tj(0, claim, "Pierre Dupont was born in Lyon in 1901.", S, {S: 0.80, C: 0.05, I: 0.15})
+    sons = _tj(1, claim, "Pierre Dupont had two sons, who ran the family firm.", C, {S: 0.01, C: 0.95, I: 0.04})
+    # max: the most confident side wins, the off-topic passage about the sons
+    assert document_judgment("d", [birth, sons]).label == C
+    # relevant: only the passage with the lowest p(IRRELEVANT) (0.04, the sons) may decide
+    assert document_judgment("d", [birth, sons], rule="relevant").label == C
+    # on_topic: "pierre" and "dupont" are in every passage; the sons share no other claim word
+    d = document_judgment("d", [birth, sons], rule="on_topic")
+    assert (d.label, d.passage) == (S, 0)
+    # a judge that knows the sons' passage is off topic: relevant picks the birth passage
+    sons_irr = _tj(1, claim, sons.pair.passage.text, C, {S: 0.01, C: 0.60, I: 0.39})
+    assert document_judgment("d", [birth, sons_irr], rule="relevant").label == S
+    # ties on p(IRRELEVANT) all stay, then the usual ranking (CONTRADICT 0.6 over SUPPORT 0.5)
+    a = _tj(0, claim, "x", S, {S: 0.5, C: 0.3, I: 0.2})
+    b = _tj(1, claim, "y", C, {S: 0.2, C: 0.6, I: 0.2})
+    assert document_judgment("d", [a, b], rule="relevant").label == C
+    # one passage: every rule is the same
+    for rule in ("max", "relevant", "on_topic"):
+        assert document_judgment("d", [sons], rule=rule).label == C
+    try:
+        document_judgment("d", [sons], rule="vote")
+    except ValueError as e:
+        assert str(e) == "document rule 'vote'; allowed: max, relevant, on_topic"
+    else:
+        raise AssertionError("an unknown rule must be refused")
+
+
+def test_on_topic_without_any_distinctive_passage_is_irrelevant() -> None:
+    claim = "Acme was founded in 1901."
+    ps = [_tj(0, claim, "Acme makes anvils.", C, {S: 0.1, C: 0.7, I: 0.2}),
+          _tj(1, claim, "Acme sells anvils worldwide.", S, {S: 0.6, C: 0.1, I: 0.3})]
+    assert document_judgment("d", ps, rule="on_topic").label == I  # only "acme" is shared, and every passage has it

@@ -3,25 +3,18 @@ built tokenizers, the FLOP counts, the peak table, the report, and a clear exit 
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 pytest.importorskip("transformers")
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "gpu_check.py"
 
 
 @pytest.fixture(scope="module")
-def gc() -> Any:
-    spec = importlib.util.spec_from_file_location("gpu_check", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    sys.modules["gpu_check"] = mod
-    spec.loader.exec_module(mod)  # type: ignore[union-attr]
-    return mod
+def gc(benchmark_script: Any) -> Any:
+    return benchmark_script("gpu_check")
 
 
 def n_params(model_cls: Any, cfg: Any) -> int:

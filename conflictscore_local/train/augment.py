@@ -1,5 +1,14 @@
-"""Pairs generated from supported pairs (contradictions by changed numbers, swapped entities,
-negation; unrelated passages), and the thinning of RAMDocs' near-duplicate entity twins."""
+"""Pairs generated from real training pairs, label-symmetric, and the thinning of RAMDocs' entity twins.
+
+A judge learns any surface feature that predicts a label by itself. Generating only
+"negated claim vs original evidence → CONTRADICT" teaches "a negation → CONTRADICT"
+(default judge v2 did exactly that), and only "changed number → CONTRADICT" teaches
+nothing about numbers that agree. So every edit here is made in both directions
+(:func:`augment`): the same supported pair yields a CONTRADICT pair with the edit in the
+claim, one with the edit in the passage, and a SUPPORT pair with the same edit in both; a
+negation also meets irrelevant passages (→ IRRELEVANT). :func:`feature_balance` measures
+what is left: the label distribution conditioned on each surface feature.
+"""
 
 from __future__ import annotations
 
@@ -51,19 +60,42 @@ def bench_support_pairs(items: Iterable[dict[str, Any]], max_words: int) -> list
             for d, lab in zip(it["documents"], row) if lab == SUPPORT and len(d["text"].split()) <= max_words]
 
 
-# -- augmentation ------------------------------------------------------------------------
+# -- edits ---------------------------------------------------------------------------------------
+_DAY_MONTH = re.compile(r"^(\d{1,2})$")
+
+
+def _near_miss(value: int, rng: random.Random, *, year: bool) -> int:
+    """A value one small step off: a year by 1–3, a small count by 1–2, a larger one by 1–5 %."""
+    if year:
+        return value + rng.choice((-1, 1)) * rng.randint(1, 3)
+    step = rng.randint(1, 2) if value < 50 else max(1, round(value * rng.uniform(0.01, 0.05)))
+    new = value + rng.choice((-1, 1)) * step
+    return new if new > 0 else value + step
+
+
 def _other_number(token: str, rng: random.Random) -> str:
-    """A different number in the same format: years move by 1–30, other values by 20–90 %."""
+    """A different number in the same format. Half the edits are near misses (a year moved by
+    1–3, a count by a few units or per cent), half far (years by 1–30, values by 20–90 %): a
+    judge must not let "almost the same number" pass as support."""
     plain = token.replace(",", "")
+    near = rng.random() < 0.5
     if "." in plain:
+        decimals = len(plain.split(".")[1])
         value = float(plain)
-        new = round(value * rng.choice((rng.uniform(0.2, 0.8), rng.uniform(1.2, 1.9))), len(plain.split(".")[1]))
-        return f"{new:.{len(plain.split('.')[1])}f}" if new != value else f"{value + 1:.{len(plain.split('.')[1])}f}"
+        factor = rng.uniform(1.02, 1.1) if near else rng.choice((rng.uniform(0.2, 0.8), rng.uniform(1.2, 1.9)))
+        new = round(value * factor, decimals)
+        return f"{new:.{decimals}f}" if new != value else f"{value + 10 ** -decimals:.{decimals}f}"
     value = int(plain)
-    if 1000 <= value <= 2100 and "," not in token:
-        return str(value + rng.choice((-1, 1)) * rng.randint(1, 30))
-    new = value + rng.choice((-1, 1)) * max(1, round(value * rng.uniform(0.2, 0.9)))
-    new = new if new > 0 and new != value else value + rng.randint(1, 9)
+    year = 1000 <= value <= 2100 and "," not in token
+    if near:
+        new = _near_miss(value, rng, year=year)
+    elif year:
+        new = value + rng.choice((-1, 1)) * rng.randint(1, 30)
+    else:
+        new = value + rng.choice((-1, 1)) * max(1, round(value * rng.uniform(0.2, 0.9)))
+        new = new if new > 0 and new != value else value + rng.randint(1, 9)
+    if value <= 31 and not year:  # days of the month stay days of the month
+        new = min(max(new, 1), 28) if new != value else value % 28 + 1
     return f"{new:,}" if "," in token else str(new)
 
 
@@ -72,19 +104,35 @@ def _mentions(text: str, token: str) -> int:
     return len(re.findall(rf"(?<![\w.,])(?<![A-Za-z]-){re.escape(token)}(?!\w|[.,]\d)", text))
 
 
-def swap_number(text: str, other: str, rng: random.Random) -> str | None:
-    """``text`` with one number or month that ``other`` also states (and ``text`` states
-    once) changed to a value ``other`` does not state; None when there is none."""
-    spans = [(m.start(), m.end(), kind) for pattern, kind in ((_NUMBER, "n"), (_MONTH, "m"))
-             for m in pattern.finditer(text) if _mentions(other, m.group()) and _mentions(text, m.group()) == 1]
+def _number_spans(text: str, other: str) -> list[tuple[int, int, str]]:
+    """Numbers and months of ``text`` that ``text`` states once and ``other`` states too."""
+    return [(m.start(), m.end(), kind) for pattern, kind in ((_NUMBER, "n"), (_MONTH, "m"))
+            for m in pattern.finditer(text) if _mentions(other, m.group()) and _mentions(text, m.group()) == 1]
+
+
+def _replace_token(text: str, old: str, new: str) -> str:
+    return re.sub(rf"(?<![\w.,])(?<![A-Za-z]-){re.escape(old)}(?!\w|[.,]\d)", new, text)
+
+
+def number_edit(claim: str, passage: str, rng: random.Random) -> tuple[str, str] | None:
+    """``(old, new)``: a number or month the claim states once and the passage states too,
+    and a value neither states; None when there is none."""
+    spans = _number_spans(claim, passage)
     if not spans:
         return None
     a, b, kind = rng.choice(spans)
-    old = text[a:b]
+    old = claim[a:b]
     new = _other_number(old, rng) if kind == "n" else rng.choice([m for m in _MONTHS if m != old])
-    if _mentions(other, new):
+    if new == old or _mentions(passage, new) or _mentions(claim, new):
         return None
-    return text[:a] + new + text[b:]
+    return old, new
+
+
+def swap_number(text: str, other: str, rng: random.Random) -> str | None:
+    """``text`` with one number or month that ``other`` also states (and ``text`` states
+    once) changed to a value ``other`` does not state; None when there is none."""
+    edit = number_edit(text, other, rng)
+    return None if edit is None else _replace_token(text, *edit)
 
 
 def negate(claim: str, max_words: int = 25) -> str | None:
@@ -99,6 +147,31 @@ def negate(claim: str, max_words: int = 25) -> str | None:
     return claim[:m.start()] + word + claim[m.end():]
 
 
+_AUX_BIGRAM = re.compile(_AUX.pattern + r"\s+(\w+)")
+
+
+def negate_both(claim: str, passage: str, max_words: int = 25) -> tuple[str, str] | None:
+    """The claim and the passage negated at the same predicate: the claim's first "auxiliary
+    + next word" ("was completed") when the passage states it exactly once; None when the
+    claim cannot be negated (see :func:`negate`), the passage already holds a negation, or
+    the predicate is not shared. Aligning the two keeps the SUPPORT label of the doubly
+    negated pair true (negating another clause of the passage would not)."""
+    if negate(claim, max_words) is None or _NEGATION.search(passage):
+        return None
+    m = _AUX_BIGRAM.search(claim)
+    if m is None or m.start() != _AUX.search(claim).start():  # type: ignore[union-attr]
+        return None
+    bigram = re.compile(rf"\b{re.escape(m.group(1))}\s+{re.escape(m.group(2))}\b")
+    hits = list(bigram.finditer(passage))
+    if len(hits) != 1:
+        return None
+    word = "cannot" if m.group(1) == "can" else f"{m.group(1)} not"
+    h = hits[0]
+    new_passage = passage[:h.start()] + f"{word} {m.group(2)}" + passage[h.end():]
+    new_claim = claim[:m.start()] + f"{word} {m.group(2)}" + claim[m.end():]
+    return new_claim, new_passage
+
+
 def swap_entity(claim: str, passage: str, ents: Sequence[tuple[str, str]], pool: dict[str, list[str]],
                 rng: random.Random) -> str | None:
     """The claim with its last named entity, when the passage names it too and it is not the
@@ -108,15 +181,44 @@ def swap_entity(claim: str, passage: str, ents: Sequence[tuple[str, str]], pool:
     Only the object side is swapped: a claim about another subject would be IRRELEVANT to
     the passage, not contradicted by it.
     """
+    edit = entity_edit(claim, passage, ents, pool, rng)
+    return None if edit is None else claim.replace(edit[0], edit[1], 1)
+
+
+def entity_edit(claim: str, passage: str, ents: Sequence[tuple[str, str]], pool: dict[str, list[str]],
+                rng: random.Random) -> tuple[str, str] | None:
+    """``(old, new)`` for :func:`swap_entity`: the claim's object entity and its replacement."""
     if len(ents) < 2:
         return None
     text, label = ents[-1]
-    if text not in passage or len(pool.get(label, ())) < 2 or claim.count(text) != 1:
+    if text not in passage or len(pool.get(label, ())) < 2 or claim.count(text) != 1 or text == ents[0][0]:
         return None
     for _ in range(10):
         new = rng.choice(pool[label])
-        if new != text and new not in passage and new.casefold() not in claim.casefold():
-            return claim.replace(text, new, 1)
+        if new != text and new not in passage and new.casefold() not in claim.casefold() and text not in new:
+            return text, new
+    return None
+
+
+def subject_edit(claim: str, passage: str, ents: Sequence[tuple[str, str]], pool: dict[str, list[str]],
+                 rng: random.Random) -> tuple[str, str] | None:
+    """``(old, new)``: the claim's subject (its first named entity, within its first three
+    words, named once in the claim and in the passage) and another entity of the same type
+    that neither names; None otherwise. A claim about another subject is IRRELEVANT to the
+    passage (what holds for one town says nothing about another), not contradicted by it."""
+    if not ents:
+        return None
+    text, label = ents[0]
+    start = claim.find(text)
+    if start < 0 or len(claim[:start].split()) > 2 or claim.count(text) != 1 or text not in passage:
+        return None
+    if len(pool.get(label, ())) < 2:
+        return None
+    for _ in range(10):
+        new = rng.choice(pool[label])
+        if new != text and new not in passage and new.casefold() not in claim.casefold() and text not in new \
+                and new not in text:
+            return text, new
     return None
 
 
@@ -133,40 +235,84 @@ def named_entities(claims: Sequence[str]) -> list[list[tuple[str, str]]]:
     return [[(e.text, e.label_) for e in doc.ents if e.label_ in _ENTITY_TYPES] for doc in nlp.pipe(claims, batch_size=256)]
 
 
-def augment(support: Sequence[Pair], passages: Sequence[str], rng: random.Random, *,
-            per_kind: int, entities: Callable[[Sequence[str]], list[list[tuple[str, str]]]] = named_entities
-            ) -> list[Pair]:
-    """Pairs generated from supported training pairs, up to ``per_kind`` of each kind.
+# -- the generated pairs ---------------------------------------------------------------------------
+def _content_words(text: str) -> set[str]:
+    return {w for w in normalize_text(text).split() if len(w) > 3}
 
-    - ``aug_number``: a number, year or month the passage states, changed in the claim →
-      CONTRADICT (and, as often, the passage changed instead, claim intact → CONTRADICT);
-    - ``aug_entity`` (half as many): the claim's object entity swapped (:func:`swap_entity`)
-      → CONTRADICT;
-    - ``aug_negation`` (half as many): the claim negated → CONTRADICT;
-    - ``aug_unrelated``: the claim against a passage drawn from the whole training pool → IRRELEVANT.
+
+def augment(support: Sequence[Pair], passages: Sequence[str], rng: random.Random, *, per_kind: int,
+            contradict: Sequence[Pair] = (), irrelevant: Sequence[Pair] = (),
+            entities: Callable[[Sequence[str]], list[list[tuple[str, str]]]] = named_entities) -> list[Pair]:
+    """Label-symmetric pairs generated from supported (and irrelevant) training pairs.
+
+    Each kind is made in every direction from the same source pair, so the edit itself
+    predicts no label (``kind`` names the direction):
+
+    - ``aug_number``: a number, year or month both state, changed in the claim → CONTRADICT
+      (``claim_edit``), in the passage → CONTRADICT (``passage_edit``), to the same new value
+      in both → SUPPORT (``both_edit``). Half the changes are near misses (a year by 1–3);
+    - ``aug_negation``: the claim of a supported pair negated → CONTRADICT (``claim_edit``);
+      claim and passage negated at the same predicate (:func:`negate_both`) → SUPPORT
+      (``both_edit``), and the passage alone → CONTRADICT (``passage_edit``); as many
+      negated claims of ``contradict`` pairs against their passage, which states the
+      negative → SUPPORT (``contradicted_claim_negated``), and of ``irrelevant`` pairs →
+      IRRELEVANT (``irrelevant``);
+    - ``aug_entity``: the claim's object entity swapped → CONTRADICT (``claim_edit``), swapped
+      in claim and passage alike → SUPPORT (``both_edit``);
+    - ``aug_subject``: the claim's subject swapped for another entity of its type (:func:`subject_edit`)
+      → IRRELEVANT (``claim_edit``; also with a changed number, ``claim_edit_value``), swapped in
+      the passage alone → IRRELEVANT (``passage_edit``), in both → SUPPORT (``both_edit``);
+    - ``aug_unrelated``: the claim against a passage drawn from the whole pool that shares at
+      most one content word → IRRELEVANT.
+
+    ``per_kind`` bounds the source pairs used per kind (each yields up to three pairs).
     """
     order = list(support)
     rng.shuffle(order)
     out: list[Pair] = []
-    made: Counter[str] = Counter()
+    used: Counter[str] = Counter()
+
+    def add(claim: str, passage: str, label: str, source: str, direction: str) -> None:
+        out.append(Pair(claim, passage, label, source, direction))  # type: ignore[arg-type]
+
     for p in order:
-        if made["aug_number"] >= per_kind:
+        if used["aug_number"] >= per_kind:
             break
-        new = swap_number(p.claim, p.passage, rng)
-        if new is not None:
-            out.append(Pair(new, p.passage, CONTRADICT, "aug_number", "generated"))
-            made["aug_number"] += 1
-            new_passage = swap_number(p.passage, p.claim, rng)
-            if new_passage is not None and made["aug_number"] < per_kind:
-                out.append(Pair(p.claim, new_passage, CONTRADICT, "aug_number", "generated"))
-                made["aug_number"] += 1
+        edit = number_edit(p.claim, p.passage, rng)
+        if edit is None:
+            continue
+        old, new = edit
+        used["aug_number"] += 1
+        changed_claim, changed_passage = _replace_token(p.claim, old, new), _replace_token(p.passage, old, new)
+        add(changed_claim, p.passage, CONTRADICT, "aug_number", "claim_edit")
+        add(p.claim, changed_passage, CONTRADICT, "aug_number", "passage_edit")
+        add(changed_claim, changed_passage, SUPPORT, "aug_number", "both_edit")
     for p in order:
-        if made["aug_negation"] >= per_kind // 2:
+        if used["aug_negation"] >= per_kind:
             break
-        new = negate(p.claim)
-        if new is not None:
-            out.append(Pair(new, p.passage, CONTRADICT, "aug_negation", "generated"))
-            made["aug_negation"] += 1
+        both = negate_both(p.claim, p.passage)
+        neg = negate(p.claim)
+        if neg is None:
+            continue
+        used["aug_negation"] += 1
+        add(neg, p.passage, CONTRADICT, "aug_negation", "claim_edit")
+        if both is not None:
+            add(both[0], both[1], SUPPORT, "aug_negation", "both_edit")
+            add(p.claim, both[1], CONTRADICT, "aug_negation", "passage_edit")
+    # a negated claim is supported by evidence that contradicts the claim (the evidence states
+    # the negative), and stays irrelevant to a passage that was irrelevant to the claim
+    for pool_pairs, label, direction in ((contradict, SUPPORT, "contradicted_claim_negated"),
+                                         (irrelevant, IRRELEVANT, "irrelevant")):
+        shuffled = list(pool_pairs)
+        rng.shuffle(shuffled)
+        made = 0
+        for p in shuffled:
+            if made >= used["aug_negation"]:
+                break
+            neg = negate(p.claim)
+            if neg is not None:
+                add(neg, p.passage, label, "aug_negation", direction)
+                made += 1
     sample = order[: per_kind * 4]
     ents = entities([p.claim for p in sample])
     pool: dict[str, list[str]] = {}
@@ -175,23 +321,96 @@ def augment(support: Sequence[Pair], passages: Sequence[str], rng: random.Random
             pool.setdefault(label, []).append(text)
     pool = {k: sorted(set(v)) for k, v in pool.items()}
     for p, es in zip(sample, ents):
-        if made["aug_entity"] >= per_kind // 2:
+        if used["aug_entity"] >= per_kind // 2:
             break
-        new = swap_entity(p.claim, p.passage, es, pool, rng)
-        if new is not None:
-            out.append(Pair(new, p.passage, CONTRADICT, "aug_entity", "generated"))
-            made["aug_entity"] += 1
+        edit = entity_edit(p.claim, p.passage, es, pool, rng)
+        if edit is None:
+            continue
+        used["aug_entity"] += 1
+        old, new = edit
+        add(p.claim.replace(old, new, 1), p.passage, CONTRADICT, "aug_entity", "claim_edit")
+        add(p.claim.replace(old, new, 1), p.passage.replace(old, new), SUPPORT, "aug_entity", "both_edit")
+    for p, es in zip(sample, ents):
+        if used["aug_subject"] >= per_kind // 2:
+            break
+        edit = subject_edit(p.claim, p.passage, es, pool, rng)
+        if edit is None:
+            continue
+        used["aug_subject"] += 1
+        old, new = edit
+        other_claim = p.claim.replace(old, new, 1)
+        add(other_claim, p.passage, IRRELEVANT, "aug_subject", "claim_edit")
+        add(p.claim, p.passage.replace(old, new), IRRELEVANT, "aug_subject", "passage_edit")
+        add(other_claim, p.passage.replace(old, new), SUPPORT, "aug_subject", "both_edit")
+        number = number_edit(other_claim, p.passage, rng)
+        if number is not None:  # another subject with another value: still irrelevant, not a contradiction
+            add(_replace_token(other_claim, *number), p.passage, IRRELEVANT, "aug_subject", "claim_edit_value")
     for p in order[:per_kind]:
         words = _content_words(p.claim)
         for _ in range(10):
             other = rng.choice(passages)
             if len(words & _content_words(other)) <= 1:
-                out.append(Pair(p.claim, other, IRRELEVANT, "aug_unrelated", "generated"))
+                add(p.claim, other, IRRELEVANT, "aug_unrelated", "random")
                 break
     return out
 
 
-def _content_words(text: str) -> set[str]:
-    return {w for w in normalize_text(text).split() if len(w) > 3}
+# -- balance ---------------------------------------------------------------------------------------
+_DIGIT = re.compile(r"\d")
 
 
+def surface_features(p: Pair) -> dict[str, str]:
+    """The surface features a label must not follow by itself: a negation cue in the claim
+    or the passage, a digit in the claim, and the passage's length (words)."""
+    words = len(p.passage.split())
+    return {
+        "negation_in_claim": "yes" if _NEGATION.search(p.claim) else "no",
+        "negation_in_passage": "yes" if _NEGATION.search(p.passage) else "no",
+        "digit_in_claim": "yes" if _DIGIT.search(p.claim) else "no",
+        "passage_words": "<=25" if words <= 25 else "26-60" if words <= 60 else ">60",
+    }
+
+
+def feature_balance(pairs: Sequence[Pair]) -> dict[str, dict[str, dict[str, Any]]]:
+    """Per surface feature and value: pairs, and the share of each label (3 decimals)."""
+    cells: dict[str, dict[str, Counter[str]]] = {}
+    for p in pairs:
+        for name, value in surface_features(p).items():
+            cells.setdefault(name, {}).setdefault(value, Counter())[p.label] += 1
+    labels = (SUPPORT, CONTRADICT, IRRELEVANT)
+    return {name: {value: {"pairs": sum(c.values()), **{lab: round(c[lab] / sum(c.values()), 3) for lab in labels}}
+                   for value, c in sorted(values.items())}
+            for name, values in cells.items()}
+
+
+BALANCED_FEATURES = ("negation_in_claim", "negation_in_passage", "digit_in_claim")
+
+
+def rebalance(pairs: Sequence[Pair], rng: random.Random, *, features: Sequence[str] = BALANCED_FEATURES,
+              tolerance: float = 1.3, rounds: int = 2) -> tuple[list[Pair], int]:
+    """Drop pairs (sampled) until, for each of ``features``, no label's share in a feature
+    cell exceeds ``tolerance`` × its share in the feature's largest cell (the common case:
+    no negation, no digit), which is never trimmed. Returns the pairs (input order) and how
+    many were dropped."""
+    keep = list(range(len(pairs)))
+    feats = [surface_features(p) for p in pairs]
+    for _ in range(rounds):
+        for name in features:
+            cells: dict[str, dict[str, list[int]]] = {}
+            for i in keep:
+                cells.setdefault(feats[i][name], {}).setdefault(pairs[i].label, []).append(i)
+            ref_cell = max(cells.values(), key=lambda c: sum(map(len, c.values())))
+            n_ref = sum(map(len, ref_cell.values()))
+            share = {lab: len(idx) / n_ref for lab, idx in ref_cell.items()}
+            drop: set[int] = set()
+            for by_label in cells.values():
+                if by_label is ref_cell:
+                    continue
+                # the cell's size if it followed the reference shares, from its scarcest label
+                scale = min(len(by_label.get(lab, ())) / share[lab] for lab in share)
+                for lab, idx in by_label.items():
+                    limit = max(1, round(tolerance * share.get(lab, 0.0) * scale))
+                    if len(idx) > limit:
+                        drop |= set(idx) - set(rng.sample(idx, limit))
+            keep = [i for i in keep if i not in drop]
+    return [pairs[i] for i in keep], len(pairs) - len(keep)

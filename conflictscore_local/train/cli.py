@@ -74,6 +74,9 @@ def add_parser(sub: Any) -> None:
     g.add_argument("--weight-decay", type=float, default=0.01, help="(default 0.01)")
     g.add_argument("--patience", type=int, default=2,
                    help="stop after this many epochs without a better mean eval macro-F1 (default 2)")
+    g.add_argument("--eval-every", type=float, default=1.0, metavar="SHARE",
+                   help="evaluate and checkpoint every SHARE of an epoch (default 1: once an epoch; 0.5: twice); "
+                   "--patience counts evaluations")
     g.add_argument("--max-train-pairs", type=int, metavar="N",
                    help="train on a seeded sample of N pairs (pilots on a subset)")
     g.add_argument("--class-weights", default="balanced", choices=("balanced", "none"),
@@ -107,7 +110,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         class_weights=args.class_weights, freeze_embeddings=args.freeze_embeddings,
         max_train_pairs=args.max_train_pairs, calibrate=args.calibrate, fp16_save=args.fp16_save, resume=args.resume,
         keep_state=args.keep_state, allow_eval_splits=args.allow_eval_splits, device=args.device, bf16=args.bf16,
-        threads=args.threads,
+        threads=args.threads, eval_every=args.eval_every,
     )
     progress = not args.quiet and sys.stderr.isatty()
     train(opts, progress=progress, log=(lambda _msg: None) if args.quiet else None)

@@ -37,11 +37,12 @@ class _Judged:
                 claim = claims.setdefault(ev.claims[r], Claim("eval", len(claims), ev.claims[r]))
                 self.pairs.append(Pair(claim, Passage("eval", f"u{u}", r - ev.offsets[u], ev.passages[r])))
 
-    def unit_labels(self, thresholds: Mapping[str, float] | None) -> tuple[list[str | None], list[bool]]:
+    def unit_labels(self, thresholds: Mapping[str, float] | None,
+                    rule: str = "max") -> tuple[list[str | None], list[bool]]:
         """Document label of every unit and predicted conflict of every claim group."""
         ev = self.ev
         judged = [Judgment(p, decide(pr, thresholds), pr, "judge") for p, pr in zip(self.pairs, self.probs)]
-        docs = [document_judgment(f"u{u}", judged[ev.offsets[u]:ev.offsets[u + 1]]) for u in range(len(ev))]
+        docs = [document_judgment(f"u{u}", judged[ev.offsets[u]:ev.offsets[u + 1]], rule=rule) for u in range(len(ev))]
         by_group: dict[int, list] = {}
         for u, g in enumerate(ev.groups):
             if g >= 0:
@@ -51,9 +52,10 @@ class _Judged:
         return [d.label for d in docs], conflicted
 
 
-def evaluate_judged(judged: _Judged, thresholds: Mapping[str, float] | None = None) -> dict[str, Any]:
+def evaluate_judged(judged: _Judged, thresholds: Mapping[str, float] | None = None,
+                    rule: str = "max") -> dict[str, Any]:
     ev = judged.ev
-    labels, conflicted = judged.unit_labels(thresholds)
+    labels, conflicted = judged.unit_labels(thresholds, rule)
     pm = pair_metrics((ID2LABEL[g], p) for g, p in zip(ev.labels, labels))
     out: dict[str, Any] = {"macro_f1": pm["macro_f1"] or 0.0, "pairs": pm}
     if any(ev.conflicted):
@@ -61,10 +63,12 @@ def evaluate_judged(judged: _Judged, thresholds: Mapping[str, float] | None = No
     return out
 
 
-def evaluate(probs: np.ndarray, ev: EvalSet, thresholds: Mapping[str, float] | None = None) -> dict[str, Any]:
+def evaluate(probs: np.ndarray, ev: EvalSet, thresholds: Mapping[str, float] | None = None,
+             rule: str = "max") -> dict[str, Any]:
     """Unit-level pair metrics (``macro_f1``: the benchmark's pair macro-F1) and, when the
-    set has gold-conflicted claims, conflict detection."""
-    return evaluate_judged(_Judged(ev, probs), thresholds)
+    set has gold-conflicted claims, conflict detection; ``rule``: the document rule
+    (:func:`conflictscore_local.aggregate.document_judgment`)."""
+    return evaluate_judged(_Judged(ev, probs), thresholds, rule)
 
 
 MIN_CONFLICTS = 20
@@ -92,7 +96,8 @@ class Calibration:
 GRID: tuple[float, ...] = tuple(round(0.05 + 0.05 * i, 2) for i in range(19))
 
 
-def calibrate(probs: Sequence[np.ndarray], sets: Sequence[EvalSet], grid: Sequence[float] = GRID) -> Calibration:
+def calibrate(probs: Sequence[np.ndarray], sets: Sequence[EvalSet], grid: Sequence[float] = GRID,
+              rule: str = "max") -> Calibration:
     """Fit SUPPORT and CONTRADICT thresholds under the judge's rule by grid search.
 
     Objective: the mean over eval sets of :func:`objective`, ties broken by the mean pair
@@ -101,7 +106,7 @@ def calibrate(probs: Sequence[np.ndarray], sets: Sequence[EvalSet], grid: Sequen
     judged = [_Judged(ev, p) for ev, p in zip(sets, probs)]
 
     def score(th: Mapping[str, float] | None) -> tuple[float, float]:
-        ms = [evaluate_judged(j, th) for j in judged]
+        ms = [evaluate_judged(j, th, rule) for j in judged]
         return sum(objective(m) for m in ms) / len(ms), sum(m["macro_f1"] for m in ms) / len(ms)
 
     base = score(None)

@@ -83,6 +83,7 @@ class TrainOptions:
     device: str = "auto"
     bf16: bool = False
     threads: int | None = None
+    eval_every: float = 1.0
 
     def __post_init__(self) -> None:
         for name in ("train", "eval"):
@@ -90,15 +91,18 @@ class TrainOptions:
             object.__setattr__(self, name, (value,) if isinstance(value, str) else tuple(value))
         checks = [
             (self.epochs >= 1, f"--epochs must be >= 1, got {self.epochs}"),
-            (self.lr > 0, f"--lr must be > 0, got {self.lr}"),
+            (math.isfinite(self.lr) and self.lr > 0, f"--lr must be a finite number > 0, got {self.lr}"),
             (self.batch_size >= 1, f"--batch-size must be >= 1, got {self.batch_size}"),
             (self.eval_batch_size >= 1, f"--eval-batch-size must be >= 1, got {self.eval_batch_size}"),
             (self.max_length >= 2 * CLAIM_ROOM, f"--max-length must be >= {2 * CLAIM_ROOM}, got {self.max_length}"),
             (0 <= self.warmup < 1, f"--warmup must be in [0, 1), got {self.warmup}"),
+            (math.isfinite(self.weight_decay) and self.weight_decay >= 0,
+             f"--weight-decay must be a finite number >= 0, got {self.weight_decay}"),
             (self.patience >= 1, f"--patience must be >= 1, got {self.patience}"),
             (self.class_weights in CLASS_WEIGHTS,
              f"--class-weights {self.class_weights!r}; allowed: {', '.join(CLASS_WEIGHTS)}"),
             (self.threads is None or self.threads >= 1, f"--threads must be >= 1, got {self.threads}"),
+            (0 < self.eval_every <= 1, f"--eval-every must be in (0, 1] (a share of an epoch), got {self.eval_every}"),
             (self.max_train_pairs is None or self.max_train_pairs >= 1,
              f"--max-train-pairs must be >= 1, got {self.max_train_pairs}"),
             (bool(self.train), "--train needs at least one file"),
@@ -137,8 +141,9 @@ def class_weights(labels: Sequence[int], mode: str) -> list[float]:
 
 
 class _Callbacks:
-    """Timing per epoch, epoch lines, and the caller's per-epoch hook (called once the epoch's
-    checkpoint is on disk, so an interrupted run can resume from it)."""
+    """Timing per evaluation (training time since the previous one, evaluation time), a line per
+    evaluation, and the caller's hook (called once that evaluation's checkpoint is on disk, so an
+    interrupted run can resume from it)."""
 
     def __init__(self, say: Callable[[str], None], hook: Callable[[int, dict[str, Any]], None] | None):
         from transformers import TrainerCallback
@@ -146,15 +151,18 @@ class _Callbacks:
         outer = self
 
         class CB(TrainerCallback):  # type: ignore[misc]
-            def on_epoch_begin(self, args, state, control, **kw):  # noqa: ANN001, ANN003
+            def on_train_begin(self, args, state, control, **kw):  # noqa: ANN001, ANN003
                 outer.t0 = time.perf_counter()
 
+            def on_step_end(self, args, state, control, **kw):  # noqa: ANN001, ANN003
+                outer.mark(control)
+
             def on_epoch_end(self, args, state, control, **kw):  # noqa: ANN001, ANN003
-                outer.train_s = time.perf_counter() - outer.t0
-                outer.t1 = time.perf_counter()
+                outer.mark(control)
 
             def on_evaluate(self, args, state, control, metrics=None, **kw):  # noqa: ANN001, ANN003
-                epoch = round(state.epoch or 0)
+                epoch = round(state.epoch or 0, 2)
+                epoch = int(epoch) if epoch == int(epoch) else epoch
                 loss = next((h["loss"] for h in reversed(state.log_history) if "loss" in h), None)
                 outer.last = {"epoch": epoch, "train_loss": round(loss, 5) if loss is not None else None,
                               "train_s": round(outer.train_s, 1), "eval_s": round(time.perf_counter() - outer.t1, 1),
@@ -163,6 +171,7 @@ class _Callbacks:
                 outer.say(f"epoch {epoch}: loss {loss if loss is None else round(loss, 4)}, eval macro-F1 "
                           f"{outer.last['eval'].get('macro_f1', float('nan')):.4f} "
                           f"({outer.last['train_s']:.0f}s train, {outer.last['eval_s']:.0f}s eval)")
+                outer.t0 = time.perf_counter()
 
             def on_save(self, args, state, control, **kw):  # noqa: ANN001, ANN003
                 if outer.hook is not None and outer.last is not None:
@@ -173,6 +182,12 @@ class _Callbacks:
         self.train_s = 0.0
         self.last: dict[str, Any] | None = None
         self.callback = CB()
+
+    def mark(self, control: Any) -> None:
+        """The training segment ends where the Trainer is about to evaluate."""
+        if control.should_evaluate:
+            self.train_s = time.perf_counter() - self.t0
+            self.t1 = time.perf_counter()
 
 
 def _split_probs(probs: Any, sets: Sequence[EvalSet]) -> list[Any]:
@@ -305,22 +320,30 @@ def train(opts: TrainOptions, *, progress: bool = False, log: Callable[[str], No
             return torch.utils.data.SequentialSampler(eval_dataset)
 
     callbacks = _Callbacks(say, on_epoch_end)
+    # evaluate and checkpoint each epoch, or every share of one (a killed run loses less, and
+    # early stopping sees the curve more often)
+    steps_per_epoch = math.ceil(len(train_ds) / opts.batch_size)
+    strategy = "epoch" if opts.eval_every >= 1 else "steps"
+    every = max(1, math.ceil(opts.eval_every * steps_per_epoch)) if strategy == "steps" else None
     args = TrainingArguments(
         output_dir=str(state_dir),
         num_train_epochs=opts.epochs,
         learning_rate=opts.lr,
         per_device_train_batch_size=opts.batch_size,
         per_device_eval_batch_size=opts.eval_batch_size,
-        warmup_steps=math.ceil(opts.warmup * opts.epochs * math.ceil(len(train_ds) / opts.batch_size)),
+        warmup_steps=math.ceil(opts.warmup * opts.epochs * steps_per_epoch),
         weight_decay=opts.weight_decay,
         lr_scheduler_type="linear",
         max_grad_norm=1.0,
         seed=opts.seed,
         data_seed=opts.seed,
         train_sampling_strategy="group_by_length",
-        eval_strategy="epoch",
-        save_strategy="epoch",
-        logging_strategy="epoch",
+        eval_strategy=strategy,
+        save_strategy=strategy,
+        logging_strategy=strategy,
+        eval_steps=every,
+        save_steps=every,
+        logging_steps=every,
         load_best_model_at_end=True,
         metric_for_best_model="macro_f1",
         greater_is_better=True,

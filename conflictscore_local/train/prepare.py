@@ -1,20 +1,31 @@
-"""The default judge's data: training mix, held-out evaluation splits, and the leakage check.
+"""The default judge's data: training mix, held-out evaluation splits, anchors and the leakage check.
 
 ``conflictscore train-judge prepare -o DIR`` writes, from ``../shared/data`` only:
 
 - ``pairs.jsonl``: plain training pairs (claim, passage, label, source, kind) from HealthVer
   train, SciFact train, Check-COVID train and Citation-Integrity train (claims × cited
-  abstracts: :mod:`.pairs`), COVID-Fact, FEVER, e-SNLI, SICK, WiCE and pairs generated from
-  supported pairs (:mod:`.augment`), each source capped per label (:class:`Mix`);
+  abstracts: :mod:`.pairs`), COVID-Fact, FEVER, e-SNLI, SICK, WiCE, the ``nli_extra`` sets
+  the shipped judge may train on (:mod:`.nli_extra`: VitaminC, ScoNe, MED, MoNLI, Hossain
+  et al.'s negation sets, FEVER-Symmetric dev, adversarial FEVER, CAD-SNLI, Breaking NLI,
+  ConjNLI), label-symmetric generated pairs and off-topic negatives (:mod:`.augment`), each
+  source capped per label (:class:`Mix`), then rebalanced so that no surface feature
+  (negation cue, digits) predicts a label by itself (:func:`.augment.rebalance`);
 - ``bench_train.jsonl``: ConflictBench train items (RAMDocs twins thinned);
 - evaluation files, never trained on (items in the ``score`` input format plus gold, split
   ``dev``): ``bench_dev.jsonl``, ``bench_test.jsonl`` (the report's held-out test),
   ``scifact_dev.jsonl``, ``check_covid_dev.jsonl``, ``citint_dev.jsonl`` (each claim against
-  its cited abstracts), ``healthver_dev.jsonl`` (each claim against its evidence texts);
-- ``data.json``: the mix (pairs per source, kind and label), leak counts before and after
-  filtering, licences, settings and file hashes.
+  its cited abstracts), ``healthver_dev.jsonl`` (each claim against its evidence texts), and
+  the held-out parts of the new sets, sampled: ``vitaminc_dev.jsonl`` (pages no training pair
+  comes from), ``scone_dev.jsonl`` (ScoNe test), ``cad_dev.jsonl`` (CAD-SNLI dev);
+- anchors, never trained on and not used for model selection (``anchor_*.jsonl``, one claim
+  against one document per item): ANLI R1–R3 test, TaxiNLI (≈ MNLI dev), ConTRoL, AVeriTeC,
+  NaN-NLI, FEVER-Symmetric test, ConjNLI dev, CAD-SNLI test — non-commercial sets (ANLI,
+  ConTRoL, AVeriTeC) are only ever evaluated on;
+- ``data.json``: the mix (pairs per source, kind and label), the label balance per surface
+  feature before and after rebalancing, leak counts before and after filtering, licences,
+  settings and file hashes.
 
-No text is in both: every document and claim of an evaluation file is indexed
+No text is in both: every document and claim of an evaluation or anchor file is indexed
 (:class:`~conflictscore_local.bench.leakage.TextIndex`: the same normalised text, or a
 shared sentence); training documents and claims found there are dropped before pairs are
 built (ConflictBench train items lose them too), and the build fails if any pair still
@@ -28,22 +39,23 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from ..bench import build_bench, make_item, normalize_text
 from ..bench.leakage import TextIndex, check_disjoint, eval_index, find_leaks, separate_splits
 from ..chunk import Chunker
+from ..errors import ConfigError
 from ..jsonl import file_sha256
 from ..writing import write_json_atomic, write_jsonl_atomic
 from ..types import CONTRADICT, IRRELEVANT, LABELS, SUPPORT
-from .augment import augment, bench_support_pairs, thin_entity_twins
-from .pairs import cap, corpus_pairs
+from . import nli_extra
+from .augment import BALANCED_FEATURES, augment, bench_support_pairs, feature_balance, rebalance, thin_entity_twins
+from .pairs import cap, content_words, corpus_pairs
 from .sources import (
     ClaimRecord,
     Corpus,
-    Evidence,
     Pair,
     document_text,
     load_check_covid,
@@ -58,7 +70,7 @@ from .sources import (
 )
 
 # path under the data folder, licence as stated by the source (../shared/data/README.md)
-SOURCES: dict[str, dict[str, str]] = {
+LICENCES: dict[str, dict[str, str]] = {
     "conflictbench": {"path": "(bench build: ramdocs, contraqa_en555, climate_fever, macnoise)",
                       "licence": "RAMDocs MIT; ContraQA EN555, Climate-FEVER, MacNoise none stated"},
     "healthver_train": {"path": "healthver_train/claims_train.jsonl + corpus.jsonl", "licence": "none stated"},
@@ -72,27 +84,45 @@ SOURCES: dict[str, dict[str, str]] = {
     "esnli": {"path": "esnli/s1/s2/labels.{dev,test}", "licence": "SNLI CC BY-SA 4.0"},
     "sick": {"path": "sick/SICK.txt", "licence": "none in the mirror"},
     "wice": {"path": "wice/data/entailment_retrieval/claim/dev.jsonl", "licence": "annotations ODC-BY"},
+    **{s.name: {"path": s.path, "licence": s.licence} for s in nli_extra.extra_sets().values() if s.use == "train"},
     "generated": {"path": "(from the training pairs above)", "licence": "as their sources"},
 }
 EVAL_SOURCES: dict[str, str] = {
     "bench_dev": "ConflictBench dev split", "bench_test": "ConflictBench test split (the report's held-out test)",
     "scifact_dev": "scifact/claims_dev_cited.jsonl", "check_covid_dev": "check_covid/dev/…composed+extracted.json",
     "citint_dev": "citint/claims_dev.jsonl", "healthver_dev": "healthver/data/healthver_dev.csv",
+    "vitaminc_dev": "VitaminC real+synthetic test, pages held out of training (sampled)",
+    "scone_dev": "ScoNe test (sampled)", "cad_dev": "CAD-SNLI dev (sampled)",
 }
+ANCHORS: dict[str, tuple[str, ...]] = {
+    "anli": ("anli_test",), "taxinli": ("taxinli",), "control": ("control_dev", "control_test"),
+    "averitec": ("averitec",), "nan_nli": ("nan_nli",), "fever_symmetric": ("fever_symmetric_test",),
+    "conjnli": ("conjnli_dev",), "cad_test": ("cad_snli_test",),
+}
+"""Anchor files (``anchor_<name>.jsonl``) and the :func:`.nli_extra.extra_sets` they hold."""
+EVAL_ONLY_EXTRA: tuple[str, ...] = ("anli_dev",)
+"""Evaluation-only sets indexed for the leakage check without an anchor file (the checklist mines them)."""
 
 
 @dataclass(frozen=True)
 class Mix:
     """How much of each source goes in (caps are per label; None keeps everything).
 
-    CONTRADICT is the class the old judge missed, so every corpus source's CONTRADICT pairs
-    are kept whole; noisy or easy sources are capped: COVID-Fact's refutations are
-    automatic word swaps, SNLI and SICK are short caption sentences, FEVER's
-    ``not_entailment`` mixes refutations with unverifiable claims (only its SUPPORT pairs are
-    used). Each abstract corpus (HealthVer, SciFact, Check-COVID, Citation-Integrity) gives
-    at most ``corpus_*`` pairs per label, sampled across pair kinds; ConflictBench train keeps
-    every item with a gold conflict and ``bench_controls_per_source`` control items per source.
-    The defaults size the mix for about an hour of one epoch on a 2-core CPU.
+    The v2 part: every corpus source's CONTRADICT pairs are kept whole; noisy or easy
+    sources are capped: COVID-Fact's refutations are automatic word swaps, SNLI and SICK
+    are short caption sentences, FEVER's ``not_entailment`` mixes refutations with
+    unverifiable claims (only its SUPPORT pairs are used). Each abstract corpus (HealthVer,
+    SciFact, Check-COVID, Citation-Integrity) gives at most ``corpus_*`` pairs per label;
+    ConflictBench train keeps every item with a gold conflict and
+    ``bench_controls_per_source`` control items per source.
+
+    The v3 part: ``extra`` caps each trainable ``nli_extra`` set per label (VitaminC for
+    numbers, dates and minimal contrastive edits; ScoNe, MED, MoNLI and Hossain et al. for
+    negation and monotonicity; CAD-SNLI, Breaking NLI, ConjNLI and the FEVER variants for
+    minimal edits); ``augment_per_kind`` source pairs per generated kind (each yields up to
+    three label-symmetric pairs); ``offtopic_per_source`` same-source and cross-source
+    off-topic passages (IRRELEVANT) per source; then :func:`.augment.rebalance` with
+    ``balance_tolerance``.
     """
 
     seed: int = 0
@@ -106,11 +136,39 @@ class Mix:
     fever_support: int = 300
     esnli_per_label: int = 150
     sick_per_label: int = 100
-    augment_per_kind: int = 400
+    augment_per_kind: int = 1500
     augment_max_words: int = 100
+    offtopic_per_source: int = 400
+    extra: dict[str, int] = field(default_factory=lambda: {
+        "vitaminc_real": 5000, "vitaminc_synthetic": 2500, "scone_train": 3006, "monli": 738,
+        "negnli_hossain": 1500, "med": 2705, "fever_symmetric_dev": 354, "fever_adversarial": 401,
+        "cad_snli_train": 2000, "breaking_nli": 1000, "conjnli_train": 1000,
+    })
+    vitaminc_holdout: float = 0.1
+    dev_pairs: int = 600
+    balance_tolerance: float = 1.3
 
     def corpus_caps(self) -> dict[str, int]:
         return {SUPPORT: self.corpus_support, CONTRADICT: self.corpus_contradict, IRRELEVANT: self.corpus_irrelevant}
+
+    def __post_init__(self) -> None:
+        sets = nli_extra.extra_sets()
+        for name, n in self.extra.items():
+            if name not in sets or sets[name].use != "train":
+                allowed = ", ".join(k for k, s in sets.items() if s.use == "train")
+                raise ConfigError(f"Mix.extra: {name!r} is not a trainable nli_extra set; allowed: {allowed}")
+            if n < 0:
+                raise ConfigError(f"Mix.extra[{name!r}] must be >= 0, got {n}")
+        ints = ("easy_negatives", "corpus_support", "corpus_contradict", "corpus_irrelevant",
+                "bench_controls_per_source", "covidfact_per_label", "fever_support", "esnli_per_label",
+                "sick_per_label", "augment_per_kind", "augment_max_words", "offtopic_per_source", "dev_pairs")
+        for name in ints:
+            if getattr(self, name) < 0:
+                raise ConfigError(f"Mix.{name} must be >= 0, got {getattr(self, name)}")
+        if not 0 < self.vitaminc_holdout < 1:
+            raise ConfigError(f"Mix.vitaminc_holdout must be in (0, 1), got {self.vitaminc_holdout}")
+        if not self.balance_tolerance >= 1:
+            raise ConfigError(f"Mix.balance_tolerance must be >= 1, got {self.balance_tolerance}")
 
 
 def _chunker(base: str, max_length: int) -> Chunker:
@@ -212,14 +270,39 @@ def mix_table(pairs: Sequence[Pair]) -> dict[str, dict[str, dict[str, int]]]:
             for s, kinds in sorted(out.items())}
 
 
-def build(data_dir: Path, out_dir: Path, *, base: str = "minilm", mix: Mix = Mix(),
-          chunker: Chunker | None = None) -> dict[str, Any]:
-    """Write the training and evaluation files into ``out_dir``; return the ``data.json`` record."""
-    rng = random.Random(mix.seed)
-    chunker = chunker or _chunker(base, mix.max_length)
-    d = Path(data_dir)
+def _pair_items(name: str, pairs: Sequence[Pair]) -> list[dict[str, Any]]:
+    """Plain pairs as one-claim, one-document items (split ``dev``), so that long passages are
+    split and judged as a run judges them."""
+    return [_eval_item(name, f"{name}:{i}", p.claim, [{"id": "d0", "text": p.passage}], [p.label])
+            for i, p in enumerate(pairs)]
 
-    # -- evaluation side -------------------------------------------------------------
+
+def _group_split(pairs: Sequence[Pair], share: float, seed: int) -> tuple[list[Pair], list[Pair]]:
+    """(train, held out): whole groups held out, chosen by a seeded hash of the group."""
+    import hashlib
+
+    def held(p: Pair) -> bool:
+        key = f"{seed}:{p.group or p.claim}".encode()
+        return int.from_bytes(hashlib.sha256(key).digest()[:8], "big") / 2 ** 64 < share
+
+    out: tuple[list[Pair], list[Pair]] = ([], [])
+    for p in pairs:
+        out[held(p)].append(p)
+    return out
+
+
+@dataclass
+class _EvalSide:
+    evals: dict[str, list[dict[str, Any]]]
+    anchors: dict[str, list[dict[str, Any]]]
+    index: TextIndex
+    corpora: dict[str, Corpus]
+    vitaminc_train: list[Pair]
+    healthver_rows: dict[str, int]
+
+
+def _evaluation_side(d: Path, mix: Mix, rng: random.Random) -> _EvalSide:
+    """Every evaluation and anchor file, the held-out VitaminC pages, and the index of their texts."""
     bench = build_bench(d)
     by_split: dict[str, list[dict[str, Any]]] = {"train": [], "dev": [], "test": []}
     for it in bench:
@@ -237,7 +320,8 @@ def build(data_dir: Path, out_dir: Path, *, base: str = "minilm", mix: Mix = Mix
                                                  corpora["check_covid"], "check_covid_dev")),
         "citint_dev": list(load_multivers_claims(d / "citint/claims_dev.jsonl", "citint_dev", corpora["citint"])),
     }
-    evals: dict[str, list[dict[str, Any]]] = {"bench_dev": by_split["dev"], "bench_test": by_split["test"]}
+    evals: dict[str, list[dict[str, Any]]] = {"bench_dev": by_split["dev"], "bench_test": by_split["test"],
+                                              "train": by_split["train"]}
     for name, recs in dev_records.items():
         corpus = corpora[name.removesuffix("_dev")]
         evals[name] = [_corpus_item(name, i, r, corpus) for i, r in enumerate(recs)]
@@ -247,13 +331,76 @@ def build(data_dir: Path, out_dir: Path, *, base: str = "minilm", mix: Mix = Mix
     hv_dev = list(load_healthver_csv(d / "healthver/data/healthver_dev.csv"))
     hv_kept = [p for p in hv_dev if not hv_train_docs.document_leaks(p.passage)]
     evals["healthver_dev"] = _healthver_items(hv_kept)
+
+    vitaminc = [p for name in ("vitaminc_real", "vitaminc_synthetic") for p in nli_extra.load_extra(d, name)]
+    vitaminc_train, vitaminc_held = _group_split(vitaminc, mix.vitaminc_holdout, mix.seed)
+    sample = (lambda ps: ps if len(ps) <= mix.dev_pairs else rng.sample(ps, mix.dev_pairs))
+    evals["vitaminc_dev"] = _pair_items("vitaminc_dev", sample(vitaminc_held))
+    evals["scone_dev"] = _pair_items("scone_dev", sample(nli_extra.load_extra(d, "scone_test")))
+    evals["cad_dev"] = _pair_items("cad_dev", sample(list(nli_extra.load_cad(d / "nli_extra/cad-snli", "dev"))))
+    anchors = {name: _pair_items(f"anchor_{name}", [p for s in sets for p in nli_extra.load_extra(d, s)])
+               for name, sets in ANCHORS.items()}
+
     index = TextIndex()
-    for items in evals.values():
+    for items in [*evals.values(), *anchors.values()]:
         part = eval_index(items, splits=("dev", "test"))
         index.documents |= part.documents
         index.claims |= part.claims
+    for p in vitaminc_held + [p for s in EVAL_ONLY_EXTRA for p in nli_extra.load_extra(d, s)]:
+        index.add_document(p.passage)
+        index.add_claim(p.claim)
+    return _EvalSide(evals, anchors, index, corpora, vitaminc_train,
+                     {"all": len(hv_dev), "kept": len(hv_kept),
+                      "dropped_evidence_in_healthver_train_corpus": len(hv_dev) - len(hv_kept)})
 
-    # -- training side: load, measure what would leak, drop it --------------------------
+
+@dataclass
+class _TrainSide:
+    pairs: list[Pair]
+    bench_train: list[dict[str, Any]]
+    leaks_before: dict[str, dict[str, int]]
+    removed: dict[str, Any]
+    bench_notes: dict[str, int]
+    balance_before: dict[str, Any]
+    rebalanced_dropped: int
+    skipped_labels: dict[str, int]
+
+
+def _offtopic(pairs: Sequence[Pair], per_source: int, rng: random.Random) -> list[Pair]:
+    """Off-topic passages for claims of each source → IRRELEVANT, half from the same source
+    (sharing two or three content words with the claim, from another group and never the
+    claim's own passage: same domain, shared words, nothing said about the claim), half
+    from another source (another domain)."""
+    by_source: dict[str, list[Pair]] = {}
+    for p in pairs:
+        if len(p.passage.split()) <= 120:
+            by_source.setdefault(p.source, []).append(p)
+    sources = sorted(by_source)
+    out: list[Pair] = []
+    for src in sources:
+        own = by_source[src]
+        claims = rng.sample(own, min(len(own), per_source))
+        for k, p in enumerate(claims):
+            words = content_words(p.claim)
+            if k % 2 == 0:
+                for _ in range(30):
+                    q = rng.choice(own)
+                    shared = len(words & content_words(q.passage))
+                    if q.passage != p.passage and (q.group is None or q.group != p.group) and q.claim != p.claim \
+                            and 2 <= shared <= 3:
+                        out.append(Pair(p.claim, q.passage, IRRELEVANT, "offtopic", "same_source"))
+                        break
+            elif len(sources) > 1:
+                other = by_source[rng.choice([s for s in sources if s != src])]
+                q = rng.choice(other)
+                if len(words & content_words(q.passage)) <= 1:
+                    out.append(Pair(p.claim, q.passage, IRRELEVANT, "offtopic", "other_source"))
+    return out
+
+
+def _training_side(d: Path, ev: _EvalSide, chunker: Chunker, mix: Mix, rng: random.Random) -> _TrainSide:
+    """The training pairs and ConflictBench train items, without any evaluation text."""
+    index, corpora = ev.index, ev.corpora
     train_records = {
         "healthver_train": list(load_multivers_claims(d / "healthver_train/claims_train.jsonl", "healthver_train",
                                                       corpora["healthver_train"])),
@@ -262,11 +409,11 @@ def build(data_dir: Path, out_dir: Path, *, base: str = "minilm", mix: Mix = Mix
                                              corpora["check_covid"])),
         "citint": list(load_multivers_claims(d / "citint/claims_train.jsonl", "citint", corpora["citint"])),
     }
-    leaks_before = {}
+    leaks_before: dict[str, dict[str, int]] = {}
     for name, recs in train_records.items():
         docs = [document_text(corpora[name][e.doc_id]) for r in recs for e in r.evidence]
         leaks_before[name] = find_leaks(index, docs, [r.claim for r in recs]).as_dict()
-    removed: dict[str, Counter[str]] = {}
+    removed: dict[str, Any] = {}
     pairs: list[Pair] = []
     for name, recs in train_records.items():
         corpus = corpora[name]
@@ -276,6 +423,7 @@ def build(data_dir: Path, out_dir: Path, *, base: str = "minilm", mix: Mix = Mix
         built = corpus_pairs(kept, corpus, chunker, rng, easy_negatives=mix.easy_negatives, pool=pool)
         pairs += cap(built, mix.corpus_caps(), rng)
 
+    nli_extra.skipped.clear()
     plain: dict[str, list[Pair]] = {
         "covidfact": cap(list(load_covidfact(d / "covidfact/COVIDFACT_dataset.jsonl")), mix.covidfact_per_label, rng),
         "fever_nli": cap([p for p in load_fever_nli(d / "fever_nli") if p.label == SUPPORT], mix.fever_support, rng),
@@ -283,65 +431,112 @@ def build(data_dir: Path, out_dir: Path, *, base: str = "minilm", mix: Mix = Mix
         "sick": cap(list(load_sick(d / "sick/SICK.txt")), mix.sick_per_label, rng),
         "wice": list(load_wice(d / "wice/data/entailment_retrieval/claim/dev.jsonl")),
     }
-    for name, ps in plain.items():
-        leaks_before[name] = find_leaks(index, [p.passage for p in ps], [p.claim for p in ps]).as_dict()
+    for name, per_label in mix.extra.items():
+        source = ev.vitaminc_train if name.startswith("vitaminc") else nli_extra.load_extra(d, name)
+        if name.startswith("vitaminc"):
+            source = [p for p in source if p.source == name]
+        # leaking pairs go before the cap, so that the cap counts clean pairs
         removed[name] = Counter()
-        pairs += _filter_pairs(ps, index, removed[name])
+        leaks_before[name] = find_leaks(index, [p.passage for p in source], [p.claim for p in source]).as_dict()
+        plain[name] = cap(_filter_pairs(source, index, removed[name]), per_label, rng)
+    for name, ps in plain.items():
+        if name not in leaks_before:
+            leaks_before[name] = find_leaks(index, [p.passage for p in ps], [p.claim for p in ps]).as_dict()
+            removed[name] = Counter()
+            ps = _filter_pairs(ps, index, removed[name])
+        pairs += ps
 
+    by_split_train = ev.evals.pop("train")
     leaks_before["conflictbench_train"] = find_leaks(
-        index, [doc["text"] for it in by_split["train"] for _ in it["claims"] for doc in it["documents"]],
-        [c for it in by_split["train"] for c in it["claims"]]).as_dict()
-    bench_train, bench_removed = separate_splits(by_split["train"], index)
+        index, [doc["text"] for it in by_split_train for _ in it["claims"] for doc in it["documents"]],
+        [c for it in by_split_train for c in it["claims"]]).as_dict()
+    bench_train, bench_removed = separate_splits(by_split_train, index)
     bench_train, twin_pairs_dropped = thin_entity_twins(bench_train)
     bench_train, controls_dropped = _cap_controls(bench_train, mix.bench_controls_per_source, rng)
+    removed["conflictbench_train"] = bench_removed
 
-    support = [p for p in pairs if p.label == SUPPORT and len(p.passage.split()) <= mix.augment_max_words]
-    support += bench_support_pairs(bench_train, mix.augment_max_words)
-    passages = sorted({p.passage for p in pairs if len(p.passage.split()) <= mix.augment_max_words})
-    generated = augment(_dedupe(support), passages, rng, per_kind=mix.augment_per_kind)
+    short = [p for p in pairs if len(p.passage.split()) <= mix.augment_max_words]
+    support = [p for p in short if p.label == SUPPORT] + bench_support_pairs(bench_train, mix.augment_max_words)
+    contradict = [p for p in short if p.label == CONTRADICT and p.source not in ("breaking_nli", "cad_snli")]
+    irrelevant = [p for p in short if p.label == IRRELEVANT]
+    passages = sorted({p.passage for p in short})
+    generated = augment(_dedupe(support), passages, rng, per_kind=mix.augment_per_kind, contradict=contradict,
+                        irrelevant=irrelevant)
+    generated += _offtopic(pairs, mix.offtopic_per_source, rng)
     removed["generated"] = Counter()
     pairs = _dedupe(pairs + _filter_pairs(generated, index, removed["generated"]))
+    balance_before = feature_balance(pairs)
+    pairs, dropped = rebalance(pairs, rng, tolerance=mix.balance_tolerance)
     rng.shuffle(pairs)
+    return _TrainSide(pairs, bench_train, leaks_before, {k: dict(v) for k, v in removed.items()},
+                      {"entity_twin_pairs_dropped": twin_pairs_dropped, "control_items_dropped": controls_dropped},
+                      balance_before, dropped, dict(nli_extra.skipped))
 
-    after = find_leaks(index, [p.passage for p in pairs] + [doc["text"] for it in bench_train for doc in it["documents"]],
-                       [p.claim for p in pairs] + [c for it in bench_train for c in it["claims"]])
+
+def build(data_dir: Path, out_dir: Path, *, base: str = "minilm", mix: Mix = Mix(),
+          chunker: Chunker | None = None) -> dict[str, Any]:
+    """Write the training, evaluation and anchor files into ``out_dir``; return the ``data.json`` record."""
+    rng = random.Random(mix.seed)
+    chunker = chunker or _chunker(base, mix.max_length)
+    d = Path(data_dir)
+    ev = _evaluation_side(d, mix, rng)
+    tr = _training_side(d, ev, chunker, mix, rng)
+    after = find_leaks(ev.index, [p.passage for p in tr.pairs] + [doc["text"] for it in tr.bench_train
+                                                                  for doc in it["documents"]],
+                       [p.claim for p in tr.pairs] + [c for it in tr.bench_train for c in it["claims"]])
     check_disjoint(after, what="train-judge prepare", path=str(out_dir))
 
     out_dir.mkdir(parents=True, exist_ok=True)
     files = {"pairs": out_dir / "pairs.jsonl", "bench_train": out_dir / "bench_train.jsonl",
-             **{name: out_dir / f"{name}.jsonl" for name in evals}}
-    write_jsonl_atomic(files["pairs"], (p.as_json() for p in pairs))
-    write_jsonl_atomic(files["bench_train"], bench_train)
-    for name, items in evals.items():
+             **{name: out_dir / f"{name}.jsonl" for name in ev.evals},
+             **{f"anchor_{name}": out_dir / f"anchor_{name}.jsonl" for name in ev.anchors}}
+    write_jsonl_atomic(files["pairs"], (p.as_json() for p in tr.pairs))
+    write_jsonl_atomic(files["bench_train"], tr.bench_train)
+    for name, items in [*ev.evals.items(), *((f"anchor_{k}", v) for k, v in ev.anchors.items())]:
         write_jsonl_atomic(files[name], items)
-    bench_pairs = Counter(lab for it in bench_train for row in it["gold_labels"] for lab in row)
-    record = {
+    record = _record(mix, base, chunker, tr, ev, after, files)
+    write_json_atomic(out_dir / "data.json", record)
+    return record
+
+
+def _item_counts(items: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    return {"items": len(items), "claims": sum(len(it["claims"]) for it in items),
+            "pairs_by_label": dict(Counter(lab for it in items for row in it["gold_labels"] for lab in row))}
+
+
+def _record(mix: Mix, base: str, chunker: Chunker, tr: _TrainSide, ev: _EvalSide, after: Any,
+            files: dict[str, Path]) -> dict[str, Any]:
+    bench_pairs = Counter(lab for it in tr.bench_train for row in it["gold_labels"] for lab in row)
+    return {
         "data_dir": "$CONFLICTSCORE_DATA (default ../shared/data)",
         "mix": asdict(mix),
         "base_tokenizer": base,
         "passage_budget_tokens": chunker.max_tokens,
-        "sources": SOURCES,
-        "pairs_by_source": mix_table(pairs),
-        "pairs_by_label": {lab: sum(1 for p in pairs if p.label == lab) for lab in LABELS},
-        "bench_train": {"items": len(bench_train), "claims": sum(len(it["claims"]) for it in bench_train),
-                        "pairs_by_label": {lab: bench_pairs[lab] for lab in LABELS},
-                        "entity_twin_pairs_dropped": twin_pairs_dropped,
-                        "control_items_dropped": controls_dropped},
-        "evaluation": {name: {"what": EVAL_SOURCES[name], "items": len(items),
-                              "claims": sum(len(it["claims"]) for it in items),
-                              "pairs_by_label": dict(Counter(lab for it in items for row in it["gold_labels"]
-                                                             for lab in row))}
-                       for name, items in evals.items()},
-        "healthver_dev_rows": {"all": len(hv_dev), "kept": len(hv_kept),
-                               "dropped_evidence_in_healthver_train_corpus": len(hv_dev) - len(hv_kept)},
+        "sources": LICENCES,
+        "pairs_by_source": mix_table(tr.pairs),
+        "pairs_by_label": {lab: sum(1 for p in tr.pairs if p.label == lab) for lab in LABELS},
+        "label_balance": {
+            "rule": f"for {', '.join(BALANCED_FEATURES)}, no label's share in a feature cell above "
+                    f"{mix.balance_tolerance} x its share in the feature's largest cell (pairs dropped at random)",
+            "dropped": tr.rebalanced_dropped,
+            "before": tr.balance_before,
+            "after": feature_balance(tr.pairs),
+        },
+        "skipped_labels": {"what": "pairs whose label merges CONTRADICT and IRRELEVANT (or empty evidence), left out",
+                           **tr.skipped_labels},
+        "bench_train": {**_item_counts(tr.bench_train), "pairs_by_label": {lab: bench_pairs[lab] for lab in LABELS},
+                        **tr.bench_notes},
+        "evaluation": {name: {"what": EVAL_SOURCES[name], **_item_counts(items)} for name, items in ev.evals.items()},
+        "anchors": {name: {"sets": list(ANCHORS[name]),
+                           "licences": sorted({nli_extra.extra_sets()[s].licence for s in ANCHORS[name]}),
+                           **_item_counts(items)} for name, items in ev.anchors.items()},
+        "healthver_dev_rows": ev.healthver_rows,
         "leakage": {
-            "rule": "same normalised text, or a shared sentence of >= 6 words, with any evaluation document; "
-                    "same normalised claim",
-            "before_filtering": leaks_before,
-            "removed": {**{k: dict(v) for k, v in removed.items()}, "conflictbench_train": bench_removed},
+            "rule": "same normalised text, or a shared sentence of >= 6 words, with any evaluation or anchor "
+                    "document; same normalised claim",
+            "before_filtering": tr.leaks_before,
+            "removed": tr.removed,
             "after": after.as_dict(),
         },
         "files": {k: {"path": v.name, "sha256": file_sha256(v)} for k, v in files.items()},
     }
-    write_json_atomic(out_dir / "data.json", record)
-    return record

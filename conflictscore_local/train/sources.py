@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import csv
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
@@ -35,6 +35,8 @@ class Pair:
     label: Label
     source: str
     kind: str = "pair"
+    group: str | None = field(default=None, compare=False)
+    """What must stay on one side of a split (a VitaminC case, an ANLI round); not written out."""
 
     def as_json(self) -> dict[str, str]:
         return {"claim": self.claim, "passage": self.passage, "label": self.label, "source": self.source,

@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import random
 
-from conflictscore_local.train.augment import augment, negate, swap_entity, swap_number, thin_entity_twins
+from conflictscore_local.train.augment import (
+    augment,
+    feature_balance,
+    negate,
+    negate_both,
+    subject_edit,
+    rebalance,
+    swap_entity,
+    swap_number,
+    thin_entity_twins,
+)
 from conflictscore_local.train.prepare import _cap_controls
 from conflictscore_local.train.sources import Pair
 
@@ -44,28 +54,107 @@ def test_swap_entity_swaps_only_the_object() -> None:
     assert swap_entity("Warsaw is old.", "Warsaw is old.", [("Warsaw", "GPE")], pool, random.Random(0)) is None
 
 
-def test_augment_labels_each_kind() -> None:
+def test_augment_makes_every_edit_in_both_directions() -> None:
     support = [
         Pair("The tower was completed in 1889.", EIFFEL, "SUPPORT", "x"),
         Pair("Marie Curie was born in Warsaw.", "Marie Curie was born in Warsaw in 1867.", "SUPPORT", "x"),
     ]
+    contradict = [Pair("The bridge was opened in 1901.", "The bridge opened to traffic in 1899.", "CONTRADICT", "x")]
+    irrelevant = [Pair("The museum is closed on Mondays.", "Tickets cost ten euros.", "IRRELEVANT", "x")]
     passages = ["Bananas are yellow fruit.", "Stock markets closed higher today."]
 
     def fake_entities(claims: list[str]) -> list[list[tuple[str, str]]]:
         return [[("Marie Curie", "PERSON"), ("Warsaw", "GPE")] if "Curie" in c else [] for c in claims]
 
-    out = augment(support, passages, random.Random(0), per_kind=4, entities=fake_entities)
-    kinds = {(p.source, p.label) for p in out}
-    assert kinds == {("aug_number", "CONTRADICT"), ("aug_negation", "CONTRADICT"), ("aug_unrelated", "IRRELEVANT")}
+    out = augment(support, passages, random.Random(0), per_kind=4, entities=fake_entities, contradict=contradict,
+                  irrelevant=irrelevant)
+    by = {(p.source, p.kind): p for p in out if "Curie" not in p.claim}
+    tower = "The tower was completed in "
+    number = [by[("aug_number", k)] for k in ("claim_edit", "passage_edit", "both_edit")]
+    assert [p.label for p in number] == ["CONTRADICT", "CONTRADICT", "SUPPORT"]
+    changed = number[0].claim
+    assert changed != support[0].claim and changed.startswith(tower) and number[0].passage == EIFFEL
+    assert number[1].claim == support[0].claim and number[1].passage != EIFFEL
+    assert number[2].claim == changed and number[2].passage == number[1].passage  # the same new value in both
+    assert changed.removeprefix(tower).rstrip(".") in number[2].passage
+    negation = {k: by[("aug_negation", k)] for k in ("claim_edit", "both_edit", "passage_edit",
+                                                     "contradicted_claim_negated", "irrelevant")}
+    assert negation["claim_edit"].claim == "The tower was not completed in 1889." and \
+        negation["claim_edit"].label == "CONTRADICT"
+    assert negation["both_edit"].passage.startswith("The Eiffel Tower was not completed in 1889") and \
+        negation["both_edit"].label == "SUPPORT"
+    assert negation["passage_edit"].claim == support[0].claim and negation["passage_edit"].label == "CONTRADICT"
+    assert negation["contradicted_claim_negated"] == Pair("The bridge was not opened in 1901.",
+                                                          "The bridge opened to traffic in 1899.", "SUPPORT",
+                                                          "aug_negation", "contradicted_claim_negated")
+    assert negation["irrelevant"].claim == "The museum is not closed on Mondays." and \
+        negation["irrelevant"].label == "IRRELEVANT"
     unrelated = [p for p in out if p.source == "aug_unrelated"]
     assert {p.passage for p in unrelated} <= set(passages) and len(unrelated) == 2
-    # with a pool of two places, the Warsaw claim's object can be swapped
+    # with a pool of two places, the object is swapped: in the claim alone, and in claim and passage alike
     out = augment(support + [Pair("Pierre Curie was born in Paris.", "Pierre Curie was born in Paris.", "SUPPORT", "x")],
                   passages, random.Random(0), per_kind=4,
                   entities=lambda cs: [[("Marie Curie", "PERSON"), ("Warsaw", "GPE")] if "Marie" in c else
                                        [("Pierre Curie", "PERSON"), ("Paris", "GPE")] if "Pierre" in c else [] for c in cs])
-    swapped = {p.claim for p in out if p.source == "aug_entity"}
-    assert swapped == {"Marie Curie was born in Paris.", "Pierre Curie was born in Warsaw."}
+    swapped = {(p.claim, p.passage, p.label) for p in out if p.source == "aug_entity"}
+    assert swapped == {("Marie Curie was born in Paris.", "Marie Curie was born in Warsaw in 1867.", "CONTRADICT"),
+                       ("Marie Curie was born in Paris.", "Marie Curie was born in Paris in 1867.", "SUPPORT"),
+                       ("Pierre Curie was born in Warsaw.", "Pierre Curie was born in Paris.", "CONTRADICT"),
+                       ("Pierre Curie was born in Warsaw.", "Pierre Curie was born in Warsaw.", "SUPPORT")}
+    # the subject swapped: another person's birth place is irrelevant, unless the passage is swapped too
+    subject = {(p.claim, p.passage, p.label, p.kind) for p in out if p.source == "aug_subject"}
+    assert {("Pierre Curie was born in Warsaw.", "Marie Curie was born in Warsaw in 1867.", "IRRELEVANT", "claim_edit"),
+            ("Marie Curie was born in Warsaw.", "Pierre Curie was born in Warsaw in 1867.", "IRRELEVANT", "passage_edit"),
+            ("Pierre Curie was born in Warsaw.", "Pierre Curie was born in Warsaw in 1867.", "SUPPORT", "both_edit"),
+            ("Marie Curie was born in Paris.", "Pierre Curie was born in Paris.", "IRRELEVANT", "claim_edit")} <= subject
+
+
+def test_subject_edit_swaps_only_a_subject_the_passage_names() -> None:
+    pool = {"PERSON": ["Marie Curie", "Niels Bohr"], "GPE": ["Warsaw", "Paris"]}
+    ents = [("Marie Curie", "PERSON"), ("Warsaw", "GPE")]
+    claim = "Marie Curie was born in Warsaw."
+    assert subject_edit(claim, "Marie Curie was born in Warsaw in 1867.", ents, pool, random.Random(0)) == \
+        ("Marie Curie", "Niels Bohr")
+    assert subject_edit(claim, "She was born in Warsaw.", ents, pool, random.Random(0)) is None  # not named there
+    late = [("Warsaw", "GPE")]  # the first entity is not at the start: not the subject
+    assert subject_edit("In 1867 a girl was born in Warsaw.", "Warsaw, 1867.", late, pool, random.Random(0)) is None
+
+
+def test_negate_both_needs_the_same_predicate_in_the_passage() -> None:
+    assert negate_both("Cats can spread the virus.", "Studies show that cats can spread the virus.") == \
+        ("Cats cannot spread the virus.", "Studies show that cats cannot spread the virus.")
+    # another clause's auxiliary is not the claim's predicate
+    assert negate_both("The tower was completed in 1889.", "The tower was designed by Eiffel and finished in 1889.") \
+        is None
+    assert negate_both("The tower was completed in 1889.", "It was not completed in 1889.") is None  # already negative
+    assert negate_both("The tower was completed.", "The tower was completed, and the hall was completed.") is None
+
+
+def test_near_misses_are_one_small_step_off() -> None:
+    rng = random.Random(3)
+    years = set()
+    for _ in range(200):
+        new = swap_number("It opened in 1889.", "It opened in 1889.", rng)
+        assert new is not None
+        years.add(int(new.removeprefix("It opened in ").rstrip(".")))
+    assert 1889 not in years and {1886, 1887, 1888, 1890, 1891, 1892} <= years  # near misses are among them
+    days = {swap_number("Born on 7 November.", "She was born on 7 November 1867.", random.Random(s)) for s in range(50)}
+    assert all(d is not None and 1 <= int(d.split()[2]) <= 28 for d in days if d and d.split()[2].isdigit())
+
+
+def test_rebalance_removes_a_feature_that_predicts_the_label() -> None:
+    pairs = [Pair(f"It is not {i}.", "p", "CONTRADICT", "s") for i in range(60)]
+    pairs += [Pair(f"It is not {i}.", "p", lab, "s") for i in range(10) for lab in ("SUPPORT", "IRRELEVANT")]
+    pairs += [Pair(f"It is {i}.", "p", lab, "s") for i in range(40) for lab in ("SUPPORT", "CONTRADICT", "IRRELEVANT")]
+    before = feature_balance(pairs)["negation_in_claim"]["yes"]
+    assert before["CONTRADICT"] == 0.75
+    kept, dropped = rebalance(pairs, random.Random(0), features=("negation_in_claim",), tolerance=1.3, rounds=2)
+    after = feature_balance(kept)["negation_in_claim"]
+    # reference: the larger "no negation" cell, 1/3 each; the negated cell's scarcest label (10) allows
+    # round(1.3 * 1/3 * 30) = 13 CONTRADICT pairs of its 60
+    assert dropped == 47
+    assert after["yes"] == {"pairs": 33, "SUPPORT": 0.303, "CONTRADICT": 0.394, "IRRELEVANT": 0.303}
+    assert [p for p in kept if "not" not in p.claim] == [p for p in pairs if "not" not in p.claim]  # only the skewed cell
 
 
 def test_thin_entity_twins_keeps_only_documents_whose_label_differs() -> None:
