@@ -4,7 +4,7 @@ vectorised numpy one, and a whole `score_file` run of 200k labelled items (does
 
 1. ``bootstrap_ci`` as it was before it was vectorised (``random.Random.choices`` and a
    ``math.fsum`` per resample, kept below only as the baseline) and as it is now
-   (``conflictscore_local.aggregate.bootstrap_ci``), on the same 200k items' metrics, 1000
+   (``conflictscore_local.metrics.bootstrap_ci``), on the same 200k items' metrics, 1000
    resamples (the default): seconds each and the ratio, plus how far apart the two
    intervals are (different random streams, same definition: they agree to resampling noise).
 2. ``score_file`` on 200k generated labelled items (3 claims × 3 documents each, no model):
@@ -27,11 +27,11 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from conflictscore_local.aggregate import METRIC_KEYS, bootstrap_ci
+from conflictscore_local.metrics import METRICS, bootstrap_ci
 from conflictscore_local.config import RunConfig
-from conflictscore_local.engine import versions
-from conflictscore_local.io import read_results
+from conflictscore_local.environment import versions
 from conflictscore_local.jobs import score_file
+from conflictscore_local.results import read_results
 from conflictscore_local.types import ItemMetrics
 
 LABELS = ("SUPPORT", "CONTRADICT", "IRRELEVANT")
@@ -43,8 +43,8 @@ def pure_python_bootstrap(metrics: Sequence[ItemMetrics], n_resamples: int, leve
     rng = random.Random(seed)
     out: dict[str, tuple[float, float] | None] = {}
     lo_q, hi_q = (1 - level) / 2, 1 - (1 - level) / 2
-    for k in METRIC_KEYS:
-        vals = [v for m in metrics if (v := getattr(m, k)) is not None]
+    for k in METRICS:
+        vals = [v for m in metrics if (v := m.get(k)) is not None]
         if len(vals) < 2 or n_resamples < 1:
             out[k] = None
             continue
@@ -91,7 +91,7 @@ def main() -> None:
     t0 = time.perf_counter()
     before = pure_python_bootstrap(metrics, args.resamples)
     before_s = time.perf_counter() - t0
-    gap = max(abs(a - b) for k in METRIC_KEYS if before[k] and after[k] for a, b in zip(before[k], after[k]))
+    gap = max(abs(a - b) for k in METRICS if before[k] and after[k] for a, b in zip(before[k], after[k]))
 
     record = {
         "command": "python benchmarks/bootstrap_speed.py" + (f" --items {args.items}" if args.items != 200_000 else ""),
@@ -117,7 +117,7 @@ def main() -> None:
         f"load average {record['load_average']} (start, end), shared with other jobs.\n\n"
         f"| {args.resamples} resamples, 4 metrics | seconds |\n|---|---|\n"
         f"| pure Python (`random.choices`, before) | {b['pure_python_s']} |\n"
-        f"| numpy (`aggregate.bootstrap_ci`, now) | {b['numpy_s']} |\n"
+        f"| numpy (`metrics.bootstrap_ci`, now) | {b['numpy_s']} |\n"
         f"| ratio | **{b['speedup']}×** |\n\n"
         f"The two draw from different random streams; their intervals differ by at most "
         f"{b['max_interval_difference']} (resampling noise).\n\n"

@@ -34,8 +34,8 @@ from typing import Any
 from conflictscore_local import Engine, RunConfig
 from conflictscore_local.bench import build_bench
 from conflictscore_local.cache import JudgmentCache
-from conflictscore_local.engine import versions
-from conflictscore_local.io import parse_item
+from conflictscore_local.environment import versions
+from conflictscore_local.inputs import parse_item
 from conflictscore_local.types import Pair
 
 

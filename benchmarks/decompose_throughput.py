@@ -44,10 +44,10 @@ from conflictscore_local import registry  # noqa: E402
 from conflictscore_local.bench import default_data_dir  # noqa: E402
 from conflictscore_local.errors import BackendUnavailable  # noqa: E402
 from conflictscore_local.paths import portable, portable_text  # noqa: E402
-from conflictscore_local.testing import build_tiny_causal_lm, build_tiny_t5  # noqa: E402
 from conflictscore_local.types import Item  # noqa: E402
 
-
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tiny models of tests/support
+from tests.support.tiny_models import build_tiny_causal_lm, build_tiny_t5  # noqa: E402
 
 
 def data_dir(arg: str | None) -> Path:
@@ -99,10 +99,10 @@ def backends(args: argparse.Namespace, workdir: Path) -> dict[str, Callable[[], 
             "model": str(t5_dir), "batch_size": args.batch_size, "max_new_tokens": args.max_new_tokens})
 
         def llm() -> Any:
-            from conflictscore_local.decompose.llm import LLMConfig, LLMDecomposer
-
             gen = registry.build("generator", "transformers", {"model": str(qwen_dir), "batch_size": args.batch_size})
-            return LLMDecomposer(LLMConfig(max_tokens=args.max_new_tokens), generator=gen)
+            dec = registry.build("decomposer", "llm", {"max_tokens": args.max_new_tokens})
+            dec.use_generator(gen)
+            return dec
 
         out["llm-tiny"] = llm
     return {k: v for k, v in out.items() if k in args.backends}

@@ -104,7 +104,7 @@ def build_tokenizer(out: Path, kind: str, vocab_size: int = 8000) -> Any:
     from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
     from transformers import PreTrainedTokenizerFast
 
-    from conflictscore_local.testing import QWEN_STYLE_CHAT_TEMPLATE
+    from tests.support.tiny_models import QWEN_STYLE_CHAT_TEMPLATE
 
     if kind == "bert":
         specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
@@ -253,8 +253,8 @@ def run_case(case: str, workdir: Path, peak_override: float | None) -> dict[str,
         else:
             args.update(mode="classify", dtype="bfloat16", gpu_memory_utilization=0.5)
             judge = registry.build("judge", "vllm", args)
-        nli = judge if case.startswith("nli") else judge.classifier()
-        feats, _ = nli._encode([p.passage.text for p in pairs], [p.claim.text for p in pairs])
+        nli = judge if case.startswith("nli") else judge.nli_judge()
+        feats, _ = nli.encode([p.passage.text for p in pairs], [p.claim.text for p in pairs])
         seqs = [len(f["input_ids"]) for f in feats]
         cfg = AutoConfig.from_pretrained(str(model))
         flops = sum(encoder_flops(cfg, s) for s in seqs) / len(seqs)

@@ -43,14 +43,14 @@ import numpy as np
 from conflictscore_local import Engine, RunConfig
 from conflictscore_local.bench import build_bench
 from conflictscore_local.config import parse_assignment
-from conflictscore_local.engine import versions
-from conflictscore_local.io import parse_item
+from conflictscore_local.environment import versions
+from conflictscore_local.inputs import parse_item
 from conflictscore_local.paths import portable
 from conflictscore_local.prune.embedding import EmbeddingPruner, keep_documents, passage_similarity
 from conflictscore_local.prune.guard import shared_keys
 from conflictscore_local.types import CONTRADICT, SUPPORT, Claim, Item, Pair, Passage
 
-SOURCES = ("ramdocs", "contraqa_en555")
+SWEEP_SOURCES = ("ramdocs", "contraqa_en555")
 THRESHOLDS = (0.0, 0.05, 0.1, 0.12, 0.14, 0.16, 0.18, 0.2, 0.25, 0.3, 0.4)
 NEAR = 0.005  # pooled reductions this close to the best count as equal; then the larger k wins
 KS = (0, 1, 2, 3, 5)
@@ -95,7 +95,7 @@ class Candidates:
 
 
 def load_items(data_dir: str | None) -> list[Item]:
-    return [parse_item(obj) for obj in build_bench(data_dir, only=list(SOURCES))]
+    return [parse_item(obj) for obj in build_bench(data_dir, only=list(SWEEP_SOURCES))]
 
 
 def engine_chunker(judge: str, judge_args: list[str]) -> Any:
@@ -175,7 +175,7 @@ def measure(c: Candidates, threshold: float, k: int, guard: bool, mask: np.ndarr
         "relevant": int(rel.sum()),
         "doc_pairs": int(m.sum()),
     }
-    for s in SOURCES:
+    for s in SWEEP_SOURCES:
         out[f"recall_{s}"] = _share(keep, rel & (c.source == s))
     return out
 
@@ -263,7 +263,7 @@ def markdown(result: dict[str, Any]) -> str:
         f"Chunker: the engine's, from judge `{result['chunker']['judge']}`: max_tokens "
         f"{result['chunker']['max_tokens']}, overlap {result['chunker']['overlap']}.  ",
         f"Data: {result['data']['items']} items, {result['data']['claims']} claims, {result['data']['documents']} "
-        f"documents, {result['data']['passages']} passages ({', '.join(SOURCES)}); "
+        f"documents, {result['data']['passages']} passages ({', '.join(SWEEP_SOURCES)}); "
         f"relevant = gold SUPPORT or CONTRADICT. Embedding took {result['embed_s']} s.",
         "",
         "Settings: `own` = each claim against its own documents; `poolN` = plus the documents of N other "
@@ -396,7 +396,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "chunker": {"judge": judge_desc.get("resolved", {}).get("model_path", args.judge),
                     "max_tokens": chunker.max_tokens, "overlap": chunker.overlap},
         "data": {"items": len(items), "claims": len(claims), "documents": len(docs), "passages": len(passages),
-                 "sources": list(SOURCES)},
+                 "sources": list(SWEEP_SOURCES)},
         "embed_s": embed_s,
         "load_average": [load_start, round(os.getloadavg()[0], 1)],
         "settings": list(settings),

@@ -24,11 +24,11 @@ from typing import Any
 
 from conflictscore_local import Engine
 from conflictscore_local.bench import default_data_dir
-from conflictscore_local.cli import add_pipeline_args, config_from_args
-from conflictscore_local.config import parse_assignment, repo_root
+from conflictscore_local.cli_flags import add_pipeline_args, config_from_args
+from conflictscore_local.config import parse_assignment
 from conflictscore_local.experiments import regenerate_file
 from conflictscore_local.experiments.regenerate import format_results
-
+from conflictscore_local.locations import repo_root
 from conflictscore_local.paths import portable
 
 PAPER = """Paper (reference figures, not measured here), TruthfulQA multiple choice, 779 questions, accuracy

@@ -34,13 +34,15 @@ from typing import Any
 
 from conflictscore_local import Engine, registry
 from conflictscore_local.bench import build_bench, default_data_dir
-from conflictscore_local.cli import add_pipeline_args, config_from_args
-from conflictscore_local.config import parse_assignment, repo_root
-from conflictscore_local.engine import versions
+from conflictscore_local.cli_flags import add_pipeline_args, config_from_args
+from conflictscore_local.config import parse_assignment
+from conflictscore_local.environment import versions
 from conflictscore_local.experiments import STRATEGIES, generate_reports
 from conflictscore_local.experiments.prompts import prompt_record
-from conflictscore_local.io import parse_item, write_json_atomic, write_jsonl_atomic
+from conflictscore_local.inputs import parse_item
+from conflictscore_local.locations import repo_root
 from conflictscore_local.paths import portable
+from conflictscore_local.writing import write_json_atomic, write_jsonl_atomic
 
 KEYS = ("cs_c", "cs_r", "cs_r_evidenced", "support_rate")
 PAPER = (

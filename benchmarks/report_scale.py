@@ -34,12 +34,12 @@ from typing import Any, Sequence
 from conflictscore_local import RunConfig, parse_item, registry
 from conflictscore_local.backend import Backend
 from conflictscore_local.bench import build_bench, default_data_dir
-from conflictscore_local.engine import versions
-from conflictscore_local.io import write_jsonl_atomic
+from conflictscore_local.environment import versions
 from conflictscore_local.jobs import score_file
 from conflictscore_local.report import load_inputs, report_from_files
 from conflictscore_local.report.data import item_records
 from conflictscore_local.types import Judgment, Pair
+from conflictscore_local.writing import write_jsonl_atomic
 
 
 class HashJudge(Backend):
@@ -112,7 +112,8 @@ MEASURE = """async () => {
 def browser_times(path: Path, repeats: int) -> dict[str, Any]:
     from playwright.sync_api import sync_playwright
 
-    from conflictscore_local.report.browser import launch
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the system Chromium of tests/support
+    from tests.support.browser import launch
 
     runs = []
     with sync_playwright() as p:

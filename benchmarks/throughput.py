@@ -56,10 +56,11 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from conflictscore_local import Engine, RunConfig
-from conflictscore_local.aggregate import claim_verdict, document_judgment, item_metrics, macro
+from conflictscore_local.aggregate import claim_verdict, document_judgment
+from conflictscore_local.metrics import item_metrics, macro
 from conflictscore_local.bench import build_bench
-from conflictscore_local.engine import versions
-from conflictscore_local.io import parse_item
+from conflictscore_local.environment import versions
+from conflictscore_local.inputs import parse_item
 from conflictscore_local.paths import portable
 from conflictscore_local.types import Claim, Item, Judgment, Pair, Passage
 
@@ -249,7 +250,7 @@ class Bench:
         """Every claim × passage pair judged: one forward each (``batched``: the judge's
         token-budget batches, still without de-duplication), the judge's label rule."""
         from conflictscore_local.judge.labels import decide
-        from conflictscore_local.judge.nli import token_batches
+        from conflictscore_local.judge.runtime import token_batches
         from conflictscore_local.types import LABELS
 
         torch, model, tok, labels, max_length = self.naive_model()

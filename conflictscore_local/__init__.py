@@ -15,18 +15,20 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from .aggregate import bootstrap_ci, claim_verdict, document_judgment, item_metrics, macro, micro
+from .aggregate import claim_verdict, document_judgment
 from .cache import JudgmentCache
 from .chunk import Chunker, split_sentences
 from .config import RunConfig, load_config
 from .decompose import Decomposer
 from .engine import Engine
 from .errors import BackendUnavailable, ConfigError, ConflictScoreError, InputError
-from .io import parse_item, read_items, read_results
+from .inputs import parse_item, read_items
 from .jobs import score_file
 from .judge import Judge
+from .metrics import METRICS, Metric, bootstrap_ci, item_metrics, macro, micro
 from .prune import Pruner
 from .registry import available, build, register
+from .results import read_results
 from .types import (
     CONTRADICT,
     IRRELEVANT,
@@ -68,6 +70,8 @@ __all__ = [
     "JudgmentCache",
     "LABELS",
     "Label",
+    "METRICS",
+    "Metric",
     "Pair",
     "Passage",
     "Pruner",

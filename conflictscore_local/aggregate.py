@@ -1,31 +1,15 @@
-"""Passage judgments → document labels → claim verdicts → ConflictScore metrics.
+"""Passage judgments → document labels → claim verdicts (the metrics over verdicts: :mod:`.metrics`).
 
 Pure Python on purpose: this is the part every number in a report goes through, and it
-must be exact and cheap to test by hand. The one exception is the bootstrap, a thousand
-resamples of every item: numpy (imported when it runs), as the pure-Python loop took
-minutes for 200k items (``benchmarks/results/bootstrap_speed.md``).
+must be exact and cheap to test by hand.
 """
 
 from __future__ import annotations
 
-import math
 import re
-from collections import Counter
-from typing import Iterable, Mapping, Sequence
+from typing import Sequence
 
-from .types import (
-    CONTRADICT,
-    IRRELEVANT,
-    SUPPORT,
-    Claim,
-    ClaimVerdict,
-    DocJudgment,
-    ItemMetrics,
-    ItemResult,
-    Judgment,
-)
-
-METRIC_KEYS: tuple[str, ...] = ("cs_c", "cs_r", "cs_r_evidenced", "support_rate")
+from .types import CONTRADICT, IRRELEVANT, SUPPORT, Claim, ClaimVerdict, DocJudgment, Judgment
 
 
 DOCUMENT_RULES: tuple[str, ...] = ("max", "relevant", "on_topic")
@@ -180,159 +164,4 @@ def claim_verdict(claim: Claim, doc_judgments: Sequence[DocJudgment]) -> ClaimVe
     return ClaimVerdict(claim, tuple(sup), tuple(con), tuple(irr), tuple(uns), tuple(doc_judgments))
 
 
-def item_metrics(verdicts: Sequence[ClaimVerdict]) -> ItemMetrics:
-    """CS-C, CS-R, cs_r_evidenced and support rate of one item (None where undefined)."""
-    n = len(verdicts)
-    conflicted = [v.ratio for v in verdicts if v.conflicted]
-    evidenced = [v.ratio for v in verdicts if v.evidenced]
-    return ItemMetrics(
-        n_claims=n,
-        cs_c=len(conflicted) / n if n else None,
-        cs_r=_mean(conflicted),  # type: ignore[arg-type]
-        cs_r_evidenced=_mean(evidenced),  # type: ignore[arg-type]
-        support_rate=sum(1 for v in verdicts if v.support) / n if n else None,
-    )
-
-
-def _mean(xs: Sequence[float]) -> float | None:
-    return math.fsum(xs) / len(xs) if xs else None
-
-
-def macro(metrics: Sequence[ItemMetrics]) -> dict[str, float | None]:
-    """Mean over items of each per-item value that is not None."""
-    return {k: _mean([v for m in metrics if (v := getattr(m, k)) is not None]) for k in METRIC_KEYS}
-
-
-def micro(results: Sequence[ItemResult]) -> dict[str, float | None]:
-    """The metrics pooled over all claims of all items, as if they were one item."""
-    pooled = [v for r in results for v in r.verdicts]
-    m = item_metrics(pooled)
-    return {k: getattr(m, k) for k in METRIC_KEYS}
-
-
-BOOTSTRAP_BLOCK = 1 << 22
-"""Indices drawn at once by :func:`bootstrap_ci` (32 MiB of int64): memory stays flat for any number of items."""
-
-
-def bootstrap_ci(
-    metrics: Sequence[ItemMetrics],
-    *,
-    n_resamples: int = 1000,
-    level: float = 0.95,
-    seed: int = 0,
-) -> dict[str, tuple[float, float] | None]:
-    """Percentile bootstrap interval over items for each macro value.
-
-    For each metric the items where it is defined are resampled with replacement (the
-    macro skips the others): ``n_resamples`` means of ``n`` draws from those ``n`` values,
-    and the interval is their ``(1 - level) / 2`` and ``1 - (1 - level) / 2`` quantiles,
-    linearly interpolated. One numpy generator (PCG64 from ``seed``) draws for all metrics
-    in :data:`METRIC_KEYS` order, vectorised in blocks of resamples. None when fewer than
-    two items have a value.
-
-    Per-item values repeat a lot (``cs_c`` of a 3-claim item is 0, 1/3, 2/3 or 1): when
-    there are at most an eighth as many distinct values as items, a resample is drawn as
-    multinomial counts over the distinct values, the same distribution as ``n`` index draws
-    at a cost that grows with the distinct values rather than the items (measured in
-    ``benchmarks/bootstrap_speed.py``).
-    """
-    import numpy as np
-
-    rng = np.random.default_rng(seed)
-    out: dict[str, tuple[float, float] | None] = {}
-    lo_q, hi_q = (1 - level) / 2, 1 - (1 - level) / 2
-    for k in METRIC_KEYS:
-        vals = np.array([v for m in metrics if (v := getattr(m, k)) is not None], dtype=np.float64)
-        n = len(vals)
-        if n < 2 or n_resamples < 1:
-            out[k] = None
-            continue
-        distinct, counts = np.unique(vals, return_counts=True)
-        grouped = len(distinct) * 8 <= n
-        means = np.empty(n_resamples, dtype=np.float64)
-        block = max(1, BOOTSTRAP_BLOCK // (len(distinct) if grouped else n))
-        for start in range(0, n_resamples, block):
-            rows = min(block, n_resamples - start)
-            if grouped:
-                means[start:start + rows] = rng.multinomial(n, counts / n, size=rows) @ distinct / n
-            else:
-                means[start:start + rows] = vals[rng.integers(0, n, size=(rows, n))].mean(axis=1)
-        lo, hi = np.quantile(means, [lo_q, hi_q])
-        out[k] = (float(lo), float(hi))
-    return out
-
-
-def pair_counts(results: Iterable[ItemResult]) -> dict[str, int]:
-    """Document-level judgment counts by source, plus unscored, over a set of results."""
-    c: Counter[str] = Counter()
-    total = 0
-    unscored = 0
-    for r in results:
-        for v in r.verdicts:
-            for j in v.judgments:
-                total += 1
-                c[j.source] += 1
-                unscored += j.label is None
-    return {
-        "total": total,
-        "judged": c["judge"],
-        "pruned": c["pruned"],
-        "cached": c["cache"],
-        "given": c["given"],
-        "unscored": unscored,
-    }
-
-
-def label_counts(results: Iterable[ItemResult]) -> dict[str, int]:
-    """How many claim × document judgments carry each label (None → ``unscored``), and
-    ``sided_without_probs``: SUPPORT / CONTRADICT labels a model gave without probabilities
-    (text-read LLM replies), to which ``aggregate.threshold`` does not apply."""
-    c: Counter[str] = Counter()
-    for r in results:
-        for v in r.verdicts:
-            for j in v.judgments:
-                c[j.label or "unscored"] += 1
-                c["sided_without_probs"] += j.label in (SUPPORT, CONTRADICT) and j.probs is None and j.source != "given"
-    return {k: c[k] for k in (SUPPORT, CONTRADICT, IRRELEVANT, "unscored", "sided_without_probs")}
-
-
-def summarize_metrics(
-    results: Sequence[ItemResult], *, seed: int = 0, n_resamples: int = 1000
-) -> Mapping[str, object]:
-    """The dataset-level numbers of a report: macro, micro, ci95, pair and label counts."""
-    ms = [r.metrics for r in results]
-    return {
-        "n_items": len(results),
-        "n_claims": sum(m.n_claims for m in ms),
-        "macro": macro(ms),
-        "micro": micro(results),
-        "ci95": bootstrap_ci(ms, seed=seed, n_resamples=n_resamples),
-        "pairs": pair_counts(results),
-        "labels": label_counts(results),
-    }
-
-
-def bootstrap_mean_ci(
-    values: Sequence[float], *, n_resamples: int = 1000, level: float = 0.95, seed: int = 0
-) -> tuple[float, float] | None:
-    """Percentile bootstrap interval of the mean of ``values`` (e.g. 0/1 correctness per
-    question), drawn exactly as :func:`bootstrap_ci` draws the macro CS-C: one resampling
-    implementation for every interval a report shows. None with fewer than two values."""
-    as_items = [ItemMetrics(1, float(v), None, None, None) for v in values]
-    return bootstrap_ci(as_items, n_resamples=n_resamples, level=level, seed=seed)["cs_c"]
-
-
-__all__ = [
-    "METRIC_KEYS",
-    "bootstrap_ci",
-    "bootstrap_mean_ci",
-    "claim_verdict",
-    "document_judgment",
-    "item_metrics",
-    "label_counts",
-    "macro",
-    "micro",
-    "pair_counts",
-    "summarize_metrics",
-]
-
+__all__ = ["claim_verdict", "document_judgment", "side_rank"]

@@ -1,11 +1,43 @@
-"""What every backend shares: a ``Config`` dataclass, ``describe()`` and ``stats()``."""
+"""What every backend shares: a ``Config`` dataclass and the optional members of every role.
+
+A role's Protocol (``decompose/_base.py``, ``prune/_base.py``, ``judge/_base.py``,
+``generate/_base.py``) lists what the engine calls; :class:`Role` holds the members every
+role has, which :class:`Backend` implements with defaults, so a backend writes only its
+role's own methods. :func:`conflictscore_local.registry.build` checks a backend against its
+Protocol when it builds it.
+"""
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar
+from pathlib import Path
+from typing import Any, ClassVar, Mapping, Protocol
 
-from .registry import config_dict
+from .arguments import config_dict
+
+
+class Role(Protocol):
+    """Members every role has (defaults in :class:`Backend`).
+
+    ``spec()``: everything that changes the backend's output, from content (weights hashes,
+    thresholds, prompt versions), nothing that does not (batch sizes, devices, paths as
+    spelled): it keys the judgment cache and the resume fingerprint. ``describe()``: name,
+    arguments and what was resolved (model path, revision), so a run can be replayed.
+    ``stats()``: counters worth reporting. ``use_cache_dir(folder)``: the judgment cache's
+    folder, where derived files (ONNX exports) may be kept. ``close()``: release what was loaded.
+    """
+
+    name: str
+
+    def spec(self) -> Mapping[str, Any]: ...
+
+    def describe(self) -> dict[str, Any]: ...
+
+    def stats(self) -> dict[str, Any]: ...
+
+    def use_cache_dir(self, folder: Path) -> None: ...
+
+    def close(self) -> None: ...
 
 
 @dataclasses.dataclass(frozen=True)
@@ -16,20 +48,25 @@ class NoConfig:
 class Backend:
     """Base class of registered backends.
 
-    Subclasses set ``name`` and ``Config``; ``__init__`` stores the config and loads
-    nothing. ``describe()`` goes into every report so a run can be replayed: name,
-    arguments, and whatever a backend resolved while running (model path, revision).
-    ``stats()`` holds counters worth reporting (fallbacks, unscored outputs, ...).
+    Subclasses set ``name``, ``role`` and ``Config``; ``__init__`` stores the config and loads
+    nothing. Put what was resolved at load time (model path, revision) in ``resolved`` and
+    counters in :meth:`count`: both go into every summary.
     """
 
     name: ClassVar[str] = ""
     role: ClassVar[str] = ""
     Config: ClassVar[type] = NoConfig
+    cache_selections: ClassVar[bool] = False
+    """Pruners only: whether the engine may store and reuse this pruner's selections (see ``Pruner``)."""
 
     def __init__(self, config: Any = None):
         self.config = config if config is not None else self.Config()
         self.resolved: dict[str, Any] = {}
         self.counters: dict[str, Any] = {}
+
+    def spec(self) -> Mapping[str, Any]:
+        """Default: the backend's name and arguments (override with what it resolved from content)."""
+        return {"name": self.name, "args": config_dict(self.config)}
 
     def describe(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "args": config_dict(self.config)}
@@ -42,3 +79,9 @@ class Backend:
 
     def count(self, key: str, n: int = 1) -> None:
         self.counters[key] = self.counters.get(key, 0) + n
+
+    def use_cache_dir(self, folder: Path) -> None:
+        """Default: this backend derives no files."""
+
+    def close(self) -> None:
+        """Default: nothing to release."""

@@ -51,14 +51,6 @@ _SCHEMA = (
 )
 
 
-def default_cache_path() -> Path:
-    """``$CONFLICTSCORE_CACHE``, else ``$XDG_CACHE_HOME/conflictscore/judgments.sqlite``."""
-    if os.environ.get("CONFLICTSCORE_CACHE"):
-        return Path(os.environ["CONFLICTSCORE_CACHE"])
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "conflictscore" / "judgments.sqlite"
-
-
 def spec_digest(spec: Mapping[str, Any]) -> str:
     """A stable short hash of a judge spec."""
     return hashlib.sha256(json.dumps(spec, sort_keys=True, default=str).encode()).hexdigest()[:16]
@@ -108,7 +100,7 @@ class JudgmentCache:
     """Look up and store judgments of one judge spec (and selections of any pruner spec)."""
 
     def __init__(self, path: str | os.PathLike[str], spec: Mapping[str, Any], *, timeout_s: float = 60.0):
-        from .io import FILE_MODE
+        from .writing import FILE_MODE
 
         self.path = Path(path)
         self.spec = dict(spec)

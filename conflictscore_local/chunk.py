@@ -121,6 +121,14 @@ class Chunker:
         """The most characters handed to ``count`` at once."""
         return self.max_tokens * MAX_CHARS_PER_TOKEN
 
+    def remembered(self) -> list[str]:
+        """The texts whose spans are memoised now, the oldest first (the next to be forgotten)."""
+        return list(self._memo)
+
+    def remembered_chars(self) -> int:
+        """How many characters of text the memo holds (at most ``memo_chars``)."""
+        return self._memo_size[0]
+
     def _fit(self, text: str, a: int, b: int) -> int | None:
         """The token count of ``text[a:b]`` when it fits the budget, else None (too long to count is None)."""
         if b - a > self.max_chars:

@@ -7,16 +7,19 @@ Subcommands live beside the code they drive and register here by module path, so
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
+import logging
 import os
 import sys
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from . import __version__
-from .config import STAGES, RunConfig, apply_overrides, load_config, parse_assignment
+from .cli_flags import add_output_args, add_pipeline_args, add_shard_arg, config_from_args, show_progress
+from .cli_text import emit, format_report
+from .config import STAGES
 from .errors import ConflictScoreError
-from .shards.cli import add_shard_arg
 
 # name → "module:function" adding the subparser; the function sets ``func`` on it.
 SUBCOMMANDS: dict[str, str] = {
@@ -56,61 +59,6 @@ exit status: 0 done; 2 bad input or configuration (the message names file, line 
 """
 
 
-def add_pipeline_args(p: argparse.ArgumentParser) -> None:
-    """Flags that choose and configure the pipeline; shared by ``score`` and ``bench run``."""
-    g = p.add_argument_group("pipeline (flags override --config)")
-    g.add_argument("--config", metavar="FILE", help="TOML config file, or a summary JSON of an earlier run to replay")
-    for stage in STAGES:
-        extra = "; 'none' judges every pair" if stage == "pruner" else ""
-        g.add_argument(f"--{stage}", metavar="NAME", help=f"{stage} backend (see `conflictscore backends`){extra}")
-        g.add_argument(f"--{stage}-arg", metavar="KEY=VALUE", action="append", default=[],
-                       help=f"an argument of the {stage} backend (repeatable; VALUE read as JSON when it parses)")
-    g.add_argument("--set", metavar="SECTION.KEY=VALUE", action="append", default=[],
-                   help="any config value, e.g. chunk.max_tokens=256, aggregate.keep_both=true")
-    g.add_argument("--cache", metavar="PATH", help="judgment cache file (default ~/.cache/conflictscore/judgments.sqlite)")
-    g.add_argument("--no-cache", action="store_true", help="neither read nor write the judgment cache")
-
-
-def config_from_args(args: argparse.Namespace) -> RunConfig:
-    """One :class:`RunConfig` from the embedded defaults, ``--config`` and the flags."""
-    cfg = _load_any_config(args.config) if args.config else load_config()
-    data: dict[str, dict[str, Any]] = {}
-    for stage in STAGES:
-        name = getattr(args, stage)
-        body: dict[str, Any] = {}
-        if name:
-            body["name"] = name
-        for a in getattr(args, f"{stage}_arg"):
-            k, v = parse_assignment(a, flag=f"--{stage}-arg")
-            body[k] = v
-        if body:
-            data[stage] = body
-    if args.cache:
-        data["cache"] = {"path": args.cache}
-    if args.no_cache:
-        data.setdefault("cache", {})["enabled"] = False
-    cfg = cfg.updated(data, where="command line")
-    return apply_overrides(cfg, args.set)
-
-
-def _load_any_config(path: str) -> RunConfig:
-    if path.endswith(".json"):
-        try:
-            with open(path, encoding="utf-8") as fh:
-                data = json.load(fh)
-        except OSError as e:
-            raise ConflictScoreError(f"{path}: cannot read: {e.strerror}") from None
-        except RecursionError:
-            raise ConflictScoreError(f"{path}: cannot read as JSON: nested too deeply") from None
-        except ValueError as e:  # not JSON, not UTF-8, or an integer too long to convert
-            raise ConflictScoreError(f"{path}: cannot read as JSON: {str(e).split('; use sys.')[0]}") from None
-        run = data.get("config", {}).get("run") if isinstance(data, dict) else None
-        if not isinstance(run, dict):
-            raise ConflictScoreError(f"{path}: not a summary JSON (no config.run to replay)")
-        return RunConfig.from_mapping(run, where=path)
-    return RunConfig.from_toml(path)
-
-
 def add_score_parser(sub: Any) -> None:
     p = sub.add_parser(
         "score",
@@ -127,55 +75,31 @@ def add_score_parser(sub: Any) -> None:
     p.add_argument("--resume", action="store_true", help="keep the finished items of an interrupted run; score the rest")
     p.add_argument("--report", metavar="REPORT.html",
                    help="also write a self-contained HTML report (see `conflictscore report --help`)")
-    p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress bars, no text summary")
+    add_output_args(p, json_help="the summary as JSON")
     add_shard_arg(p)
     add_pipeline_args(p)
     p.set_defaults(func=cmd_score)
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    from .jobs import score_file
-
-    from .jobs import EXIT_UNSCORED, too_many_unscored
+    from .jobs import EXIT_UNSCORED, score_file, too_many_unscored
 
     cfg = config_from_args(args)
-    progress = not args.quiet and sys.stderr.isatty()
     report = score_file(args.input, args.output, config=cfg, summary_path=args.summary,
-                        resume=args.resume, progress=progress, report_path=args.report,
+                        resume=args.resume, progress=show_progress(args), report_path=args.report,
                         shard=args.shard)
     if args.report:
         from .report import report_from_files
 
         report_from_files(args.output, args.report, items=args.input, summary=args.summary or report.to_json())
-    if args.json:
-        print(json.dumps(report.to_json(), indent=2, allow_nan=False))
-    elif not args.quiet:
-        print(format_report(report))
-        if args.report:
-            print(f"report {args.report}")
+    emit(args, report.to_json(), lambda: format_report(report) + (f"\nreport {args.report}" if args.report else ""))
     return EXIT_UNSCORED if too_many_unscored(report, cfg) else 0
-
-
-def format_report(report: Any) -> str:
-    """A short human-readable summary of a :class:`Report`."""
-
-    def f(v: Any) -> str:
-        return "  -  " if v is None else f"{v:.3f}"
-
-    lines = [f"items {report.n_items}   claims {report.n_claims}", f"{'':16}{'macro':>8}{'micro':>8}   95% CI (macro)"]
-    for k in ("cs_c", "cs_r", "cs_r_evidenced", "support_rate"):
-        ci = report.ci95.get(k)
-        cis = f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "-"
-        lines.append(f"{k:16}{f(report.macro[k]):>8}{f(report.micro[k]):>8}   {cis}")
-    pr = report.pairs
-    lines.append("pairs " + ", ".join(f"{k} {pr[k]}" for k in pr))
-    return "\n".join(lines)
 
 
 def add_backends_parser(sub: Any) -> None:
     p = sub.add_parser("backends", help="list the registered backends of each role and their arguments")
     p.add_argument("--role", choices=STAGES, help="only this role")
+    add_output_args(p, json_help="each backend's arguments and defaults as JSON")
     p.set_defaults(func=cmd_backends)
 
 
@@ -183,27 +107,33 @@ def cmd_backends(args: argparse.Namespace) -> int:
     import dataclasses
 
     from . import registry
+    from .arguments import argument_defaults
 
+    listing: dict[str, dict[str, Any]] = {}
     for role in [args.role] if args.role else STAGES:
-        print(f"{role}:")
+        listing[role] = {}
         for name in registry.available(role):
             try:
-                cls = registry.resolve(role, name)
-                fields = ", ".join(_field_doc(f) for f in dataclasses.fields(cls.Config))
-                print(f"  {name:12} {fields}")
+                defaults = argument_defaults(registry.resolve(role, name).Config)
+                listing[role][name] = {"args": {k: None if v is dataclasses.MISSING else v for k, v in defaults.items()},
+                                       "required": [k for k, v in defaults.items() if v is dataclasses.MISSING]}
             except ConflictScoreError as e:
-                print(f"  {name:12} (unavailable: {e})")
+                listing[role][name] = {"unavailable": str(e)}
+
+    def text() -> str:
+        lines = []
+        for role, names in listing.items():
+            lines.append(f"{role}:")
+            for name, entry in names.items():
+                if "unavailable" in entry:
+                    lines.append(f"  {name:12} (unavailable: {entry['unavailable']})")
+                    continue
+                shown = [k if k in entry["required"] else f"{k}={v!r}" for k, v in entry["args"].items()]
+                lines.append(f"  {name:12} {', '.join(shown)}")
+        return "\n".join(lines)
+
+    emit(args, json.loads(json.dumps(listing, default=str)), text)
     return 0
-
-
-def _field_doc(f: Any) -> str:
-    import dataclasses
-
-    if f.default is not dataclasses.MISSING:
-        return f"{f.name}={f.default!r}"
-    if f.default_factory is not dataclasses.MISSING:
-        return f"{f.name}={f.default_factory()!r}"
-    return f.name
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -226,23 +156,52 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _Lines(logging.Formatter):
+    """What the library logs, as the command shows it on stderr: ``warning: ...`` or the note itself."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = record.getMessage()
+        if record.levelno >= logging.ERROR:
+            return f"error: {text}"
+        return f"warning: {text}" if record.levelno >= logging.WARNING else text
+
+
+@contextlib.contextmanager
+def command_logging(quiet: bool) -> Iterator[None]:
+    """The library's log on stderr for the length of one command: notes (``INFO``) unless
+    ``-q``, warnings always; the logger is left as it was found afterwards."""
+    logger = logging.getLogger("conflictscore_local")
+    saved = logger.handlers[:], logger.level, logger.propagate
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_Lines())
+    logger.handlers[:] = [handler]
+    logger.setLevel(logging.WARNING if quiet else logging.INFO)
+    logger.propagate = False
+    try:
+        yield
+    finally:
+        logger.handlers[:], logger.level, logger.propagate = saved[0], saved[1], saved[2]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_BAD_INPUT
-    if getattr(args, "quiet", False) or not sys.stderr.isatty():
+    quiet = bool(getattr(args, "quiet", False))
+    if quiet or not sys.stderr.isatty():
         # model-loading bars of transformers / huggingface_hub, read when they are imported
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    try:
-        return int(args.func(args) or 0)
-    except ConflictScoreError as e:
-        print(f"conflictscore {args.command}: error: {e}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except KeyboardInterrupt:
-        print("conflictscore: interrupted; rerun with --resume to continue", file=sys.stderr)
-        return 130
+    with command_logging(quiet):
+        try:
+            return int(args.func(args) or 0)
+        except ConflictScoreError as e:
+            print(f"conflictscore {args.command}: error: {e}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        except KeyboardInterrupt:
+            print("conflictscore: interrupted; rerun with --resume to continue", file=sys.stderr)
+            return 130
 
 
 if __name__ == "__main__":

@@ -55,7 +55,8 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from .errors import ConfigError
-from .registry import make_config
+from .locations import default_cache_path
+from .arguments import make_config
 
 STAGES = ("decomposer", "pruner", "judge")
 
@@ -209,8 +210,6 @@ class RunConfig:
         return json.loads(json.dumps(out, default=str))
 
     def cache_path(self) -> Path:
-        from .cache import default_cache_path
-
         return Path(os.path.expanduser(self.cache.path)) if self.cache.path else default_cache_path()
 
 
@@ -242,14 +241,3 @@ def load_config(path: str | os.PathLike[str] | None = None) -> RunConfig:
     """The embedded defaults, overlaid with a TOML file when given."""
     return RunConfig.from_toml(path) if path else RunConfig()
 
-
-def repo_root() -> Path:
-    """The folder above the package: the source checkout when running from one (where
-    ``models/`` lives), site-packages when installed (see :func:`checkout_root`)."""
-    return Path(__file__).resolve().parent.parent
-
-
-def checkout_root() -> Path | None:
-    """The source checkout this package runs from, or None when it is installed (a wheel)."""
-    root = repo_root()
-    return root if (root / "pyproject.toml").is_file() and (root / "conflictscore_local").is_dir() else None

@@ -10,46 +10,40 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+import logging
 import math
-import platform
-import sys
 import time
-import warnings
 from collections import defaultdict
 from dataclasses import dataclass, field
-from importlib import metadata
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from . import registry
-from .aggregate import claim_verdict, document_judgment, item_metrics, summarize_metrics
+from .aggregate import claim_verdict, document_judgment
 from .chunk import Chunker
 from .config import STAGES, RunConfig, StageConfig
+from .environment import versions
 from .errors import ConfigError
+from .metrics import item_metrics, summarize_metrics
+from .progress import bar as progress_bar
 from .types import IRRELEVANT, Claim, DocJudgment, Item, ItemResult, Judgment, Pair, Passage, Report
 
-_VERSIONED = (
-    "conflictscore-local", "torch", "transformers", "sentence-transformers", "faiss-cpu", "faiss-gpu",
-    "spacy", "vllm", "openai", "numpy", "tokenizers",
-)
+log = logging.getLogger(__name__)
 
 
-def versions() -> dict[str, str]:
-    """Python, platform and the versions of the installed libraries a run may use."""
-    out = {"python": sys.version.split()[0], "platform": platform.platform()}
-    for dist in _VERSIONED:
-        try:
-            out[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            pass
-    return out
+Clock = Callable[[], float]
+"""Seconds from an arbitrary start (``time.perf_counter``; tests hand in one they move by hand)."""
 
 
 @dataclass
 class _Timing:
+    clock: Clock = time.perf_counter
     seconds: dict[str, float] = field(default_factory=lambda: defaultdict(float))
 
-    def add(self, key: str, t0: float) -> None:
-        self.seconds[key] += time.perf_counter() - t0
+    def add(self, key: str, t0: float) -> float:
+        """Add the time since ``t0`` to ``key``; returns it."""
+        took = self.clock() - t0
+        self.seconds[key] += took
+        return took
 
 
 StageArg = str | Mapping[str, Any] | Any
@@ -61,9 +55,10 @@ class Engine:
     ``Engine()`` uses the embedded defaults; ``Engine(config)`` a :class:`RunConfig`;
     stages can be overridden by keyword: a backend name (``judge="nli"``), a mapping with
     a name and arguments (``judge={"name": "nli", "model": "path"}``) or an object that
-    already implements the role. Every backend's arguments are checked here, before
-    anything runs; backends are built and models loaded only when a stage is first
-    needed, and once per engine.
+    already implements the role (checked against its Protocol). Every backend's arguments
+    are checked here, before anything runs; backends are built (by ``registry.build``) and
+    models loaded only when a stage is first needed, and once per engine. ``clock`` is what the
+    timing and the checkpoint pacing read (:data:`Clock`).
     """
 
     def __init__(
@@ -74,11 +69,12 @@ class Engine:
         pruner: StageArg | None = None,
         judge: StageArg | None = None,
         progress: bool = False,
+        clock: Clock = time.perf_counter,
     ):
         self.config = copy.deepcopy(config) if config is not None else RunConfig()
         self.progress = progress
         self._backends: dict[str, Any] = {}
-        self._stage_configs: dict[str, tuple[type, Any]] = {}
+        self._stage_configs: dict[str, Any] = {}
         for stage, arg in (("decomposer", decomposer), ("pruner", pruner), ("judge", judge)):
             if arg is None:
                 continue
@@ -90,29 +86,33 @@ class Engine:
                     raise ConfigError(f"{stage}: a mapping needs a 'name'")
                 setattr(self.config, stage, StageConfig(body.pop("name"), body))
             else:
+                registry.check_role(stage, arg, where=f"{stage} {type(arg).__name__}")
                 self._backends[stage] = arg
-                setattr(self.config, stage, StageConfig(getattr(arg, "name", type(arg).__name__)))
+                setattr(self.config, stage, StageConfig(arg.name or type(arg).__name__))
         for stage in STAGES:
             if stage not in self._backends:
                 sc: StageConfig = getattr(self.config, stage)
-                cls = registry.resolve(stage, sc.name)
-                self._stage_configs[stage] = (cls, registry.make_config(cls.Config, sc.args, where=f"{stage} {sc.name!r}"))
+                self._stage_configs[stage] = registry.config_for(stage, sc.name, sc.args)
         self._chunker: Chunker | None = None
         self._cache: Any = None
         self._cache_ready = False
-        self.timing = _Timing()
+        self.clock = clock
+        self.timing = _Timing(clock)
         self.counts: dict[str, int] = defaultdict(int)
 
     # -- stages -----------------------------------------------------------------------
     def backend(self, stage: str) -> Any:
         """The backend of ``stage`` ("decomposer", "pruner", "judge"), built on first use."""
         if stage not in self._backends:
-            cls, cfg = self._stage_configs[stage]
-            backend = cls(cfg)
-            if self.config.cache.enabled and hasattr(backend, "use_cache_dir"):
+            backend = registry.build(stage, getattr(self.config, stage).name, self._stage_configs[stage])
+            if self.config.cache.enabled:
                 backend.use_cache_dir(self.config.cache_path().parent)  # derived files (ONNX exports) go beside it
             self._backends[stage] = backend
         return self._backends[stage]
+
+    def built(self) -> tuple[str, ...]:
+        """The stages whose backend is built so far (a run whose items carry labels builds none)."""
+        return tuple(s for s in STAGES if s in self._backends)
 
     def chunker(self) -> Chunker:
         if self._chunker is None:
@@ -122,10 +122,9 @@ class Engine:
             if wanted is not None:
                 if budget and wanted > max_tokens:
                     # a longer passage would be truncated by the judge: its tail never judged
-                    warnings.warn(
+                    log.warning(
                         f"chunk.max_tokens={wanted} exceeds the judge's passage budget of {max_tokens} "
-                        f"tokens; using {max_tokens}",
-                        stacklevel=2,
+                        f"tokens; using {max_tokens}"
                     )
                 else:
                     max_tokens = wanted
@@ -168,10 +167,7 @@ class Engine:
         return json.loads(json.dumps({"settings": settings, "backends": backends}, sort_keys=True, default=str))
 
     def _spec(self, stage: str) -> Any:
-        b = self.backend(stage)
-        if hasattr(b, "spec"):
-            return dict(b.spec())
-        return b.describe() if hasattr(b, "describe") else {"class": f"{type(b).__module__}.{type(b).__qualname__}"}
+        return dict(self.backend(stage).spec())
 
     # -- scoring ----------------------------------------------------------------------
     def score(self, items: Iterable[Item]) -> Iterator[ItemResult]:
@@ -184,7 +180,7 @@ class Engine:
         """
         step = self.config.engine.step_items
         total = len(items) if isinstance(items, Sequence) else None
-        bar = _bar(total, "items", self.progress)
+        bar = progress_bar(total, "items", enabled=self.progress)
         buf: list[Item] = []
         try:
             for it in items:
@@ -203,12 +199,12 @@ class Engine:
 
     def score_all(self, items: Iterable[Item]) -> tuple[list[ItemResult], Report]:
         """Score every item and summarize: the one-call Python API."""
-        self.timing = _Timing()
+        self.timing = _Timing(self.clock)
         self.counts = defaultdict(int)
-        t0 = time.perf_counter()
+        t0 = self.clock()
         results = list(self.score(items))
         report = self.summarize(results)
-        return results, dataclasses.replace(report, timing={**report.timing, "total_s": round(time.perf_counter() - t0, 4)})
+        return results, dataclasses.replace(report, timing={**report.timing, "total_s": round(self.clock() - t0, 4)})
 
     def _step(self, items: Sequence[Item]) -> Iterator[ItemResult]:
         ids = [it.id for it in items]
@@ -223,7 +219,7 @@ class Engine:
                 self.counts["empty_responses"] += 1
         todo = [it for it in items if it.claims is None]
         if todo:
-            t0 = time.perf_counter()
+            t0 = self.clock()
             dec = self.backend("decomposer").decompose(todo)
             self.timing.add("decompose_s", t0)
             if len(dec) != len(todo):
@@ -263,7 +259,7 @@ class Engine:
     def _prepare(self, items: Sequence[Item], claims: Mapping[str, list[Claim]], misses: list[Pair]) -> list[Judgment]:
         """Passages, candidate pairs, pruning and cache lookups of a step: the judgments
         known without the judge; the pairs it must judge are appended to ``misses``."""
-        t0 = time.perf_counter()
+        t0 = self.clock()
         chunker = self.chunker()
         passages: dict[str, list[Passage]] = {
             it.id: chunker.split(it.id, [d for d in it.documents if d.text.strip()]) for it in items
@@ -285,7 +281,7 @@ class Engine:
         if cache is None:
             misses.extend(kept)
             return known
-        t0 = time.perf_counter()
+        t0 = self.clock()
         hits = cache.get_many(kept)
         self.timing.add("cache_s", t0)
         for p, h in zip(kept, hits):
@@ -305,9 +301,9 @@ class Engine:
         pruner = self.backend("pruner")
         stored: list[Any] = [None] * len(groups)
         spec = None
-        if getattr(pruner, "cache_selections", False) and self.config.cache.enabled:
+        if pruner.cache_selections and self.config.cache.enabled:
             spec = dict(pruner.spec())
-            t0 = time.perf_counter()
+            t0 = self.clock()
             stored = self.cache().get_selections(spec, groups)
             self.timing.add("cache_s", t0)
         kept: list[Pair] = []
@@ -321,10 +317,9 @@ class Engine:
         pacer = self._pacer()
         for batch in pacer.batches(todo):
             pairs = [p for g in batch for p in g]
-            t0 = time.perf_counter()
+            t0 = self.clock()
             k, pr = pruner.select(pairs)
-            self.timing.add("prune_s", t0)
-            pacer.took(len(pairs), time.perf_counter() - t0)
+            pacer.took(len(pairs), self.timing.add("prune_s", t0))
             if len(k) + len(pr) != len(pairs):
                 raise RuntimeError(
                     f"pruner returned {len(k)} kept + {len(pr)} pruned pairs for {len(pairs)} candidates"
@@ -333,7 +328,7 @@ class Engine:
             pr = [j if _finite(j.pair.similarity) else dataclasses.replace(j, pair=dataclasses.replace(
                 j.pair, similarity=None)) for j in pr]
             if spec is not None:
-                t0 = time.perf_counter()
+                t0 = self.clock()
                 self.cache().put_selections(spec, batch, k, pr)
                 self.timing.add("cache_s", t0)
             kept.extend(k)
@@ -347,21 +342,20 @@ class Engine:
             return
         judge = self.backend("judge")
         cache = self.cache()
-        bar = _bar(len(pairs), "pairs", self.progress)
+        bar = progress_bar(len(pairs), "pairs", enabled=self.progress)
         pacer = self._pacer()
         try:
             for batch in pacer.batches([[p] for p in pairs]):
                 chunk = [g[0] for g in batch]
-                t0 = time.perf_counter()
+                t0 = self.clock()
                 new = judge.judge(chunk, on_progress=bar.update)
-                self.timing.add("judge_s", t0)
-                pacer.took(len(chunk), time.perf_counter() - t0)
+                pacer.took(len(chunk), self.timing.add("judge_s", t0))
                 if len(new) != len(chunk):
                     raise RuntimeError(f"judge returned {len(new)} judgments for {len(chunk)} pairs")
                 new = [_checked(j) for j in new]
                 self.counts["passage_pairs_judged"] += len(new)
                 if cache is not None:
-                    t0 = time.perf_counter()
+                    t0 = self.clock()
                     cache.put_many(new, spec=judge.spec())  # the spec that made them (it can change mid-run)
                     self.timing.add("cache_s", t0)
                 self.counts["checkpoints"] += 1
@@ -373,7 +367,7 @@ class Engine:
         return _Pacer(self.config.engine.checkpoint_s)
 
     def _result(self, it: Item, claims: list[Claim], by_doc: Mapping[tuple[str, int, str], list[Judgment]]) -> ItemResult:
-        t0 = time.perf_counter()
+        t0 = self.clock()
         agg = self.config.aggregate
         verdicts = []
         for c in claims:
@@ -398,10 +392,8 @@ class Engine:
         backends = {}
         for stage in STAGES:
             b = self._backends.get(stage)
-            if b is not None and hasattr(b, "describe"):
-                backends[stage] = b.describe()
-                if hasattr(b, "spec"):
-                    backends[stage]["spec"] = json.loads(json.dumps(b.spec(), default=str))
+            if b is not None:
+                backends[stage] = {**b.describe(), "spec": json.loads(json.dumps(b.spec(), default=str))}
             else:
                 backends[stage] = {**getattr(self.config, stage).to_json(), "loaded": False}
         return {"run": self.config.to_json(), "backends": backends}
@@ -414,7 +406,7 @@ class Engine:
             t.update(timing)
         if t.get("judge_s") and self.counts.get("passage_pairs_judged"):
             t["judge_passage_pairs_per_s"] = round(self.counts["passage_pairs_judged"] / t["judge_s"], 2)
-        stages = {s: b.stats() for s, b in self._backends.items() if hasattr(b, "stats")}
+        stages = {s: b.stats() for s, b in self._backends.items()}
         stages["engine"] = dict(self.counts)
         labels = m.pop("labels")
         return Report(
@@ -436,8 +428,7 @@ class Engine:
             self._cache = None
             self._cache_ready = False
         for b in self._backends.values():
-            if hasattr(b, "close"):
-                b.close()
+            b.close()
 
     def __enter__(self) -> "Engine":
         return self
@@ -489,19 +480,3 @@ def _checked(j: Judgment) -> Judgment:
     if j.probs is not None and not all(isinstance(v, (int, float)) and math.isfinite(v) for v in j.probs.values()):
         return Judgment(j.pair, None, None, j.source, f"the judge returned probabilities that are not numbers: {dict(j.probs)}")
     return j
-
-
-class _NoBar:
-    def update(self, n: int = 1) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
-def _bar(total: int | None, unit: str, enabled: bool) -> Any:
-    if not enabled:
-        return _NoBar()
-    from tqdm import tqdm
-
-    return tqdm(total=total, unit=unit, desc=unit, file=sys.stderr, dynamic_ncols=True, leave=False)

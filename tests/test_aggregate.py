@@ -6,16 +6,8 @@ from fractions import Fraction
 
 import pytest
 
-from conflictscore_local.aggregate import (
-    bootstrap_ci,
-    claim_verdict,
-    document_judgment,
-    item_metrics,
-    macro,
-    micro,
-    pair_counts,
-)
-from conflictscore_local.io import doc_judgment_from_json
+from conflictscore_local.aggregate import claim_verdict, document_judgment
+from conflictscore_local.metrics import bootstrap_ci, item_metrics, macro, micro, pair_counts
 from conflictscore_local.types import Claim, DocJudgment, ItemResult, Judgment, Pair, Passage
 
 S, C, I = "SUPPORT", "CONTRADICT", "IRRELEVANT"
@@ -154,7 +146,7 @@ def test_bootstrap_hand_checked_with_a_fixed_seed():
     0.35·4 = 1.4 and 0.65·4 = 2.6: 1/3 + 0.4·(1/2 − 1/3) = 0.4 and 1/2 + 0.6·(5/6 − 1/2) = 0.7."""
     from conflictscore_local.types import ItemMetrics
 
-    ms = [ItemMetrics(1, v, None, None, None) for v in (0.0, 0.5, 1.0)]
+    ms = [ItemMetrics(1, {"cs_c": v}) for v in (0.0, 0.5, 1.0)]
     ci = bootstrap_ci(ms, n_resamples=5, level=0.3, seed=7)
     assert ci["cs_c"] == pytest.approx((0.4, 0.7), abs=1e-12)
     assert ci["cs_r"] is None and ci["support_rate"] is None
@@ -165,13 +157,13 @@ def test_bootstrap_hand_checked_with_a_fixed_seed():
 def test_bootstrap_of_many_items_in_blocks(monkeypatch, levels: int):
     """Many items: resamples come a block at a time (the blocks give what one draw would),
     and the interval is close to the normal one for a mean, m ± 1.96·sd/√n."""
-    from conflictscore_local import aggregate
+    from conflictscore_local import metrics
     from conflictscore_local.types import ItemMetrics
 
     n = 8000
-    ms = [ItemMetrics(1, (i % levels) / (levels - 1), None, None, None) for i in range(n)]
+    ms = [ItemMetrics(1, {"cs_c": (i % levels) / (levels - 1)}) for i in range(n)]
     whole = bootstrap_ci(ms, n_resamples=400, seed=1)["cs_c"]
-    monkeypatch.setattr(aggregate, "BOOTSTRAP_BLOCK", 3 * max(levels, n) if levels * 8 > n else 3 * levels)
+    monkeypatch.setattr(metrics, "BOOTSTRAP_BLOCK", 3 * max(levels, n) if levels * 8 > n else 3 * levels)
     assert bootstrap_ci(ms, n_resamples=400, seed=1)["cs_c"] == pytest.approx(whole, rel=1e-12)
     vals = [m.cs_c for m in ms]
     mean = sum(vals) / n
@@ -197,18 +189,18 @@ def test_deciding_passage_span_is_recorded_and_round_trips():
     d = document_judgment("d", [at(0, (0, 40), I, 0.1), at(1, (31, 77), C, 0.8)])
     assert (d.passage, d.passage_span) == (1, (31, 77))
     assert d.to_json()["passage_span"] == [31, 77]
-    assert doc_judgment_from_json(d.to_json()) == d
+    assert DocJudgment.from_json(d.to_json()) == d
     whole = document_judgment("d", [at(0, (0, 12), S, 0.9)])
     assert whole.passage_span is None and "passage_span" not in whole.to_json()
 
 
 def test_bootstrap_mean_ci_is_the_macro_bootstrap_of_plain_values():
-    from conflictscore_local.aggregate import bootstrap_ci, bootstrap_mean_ci
+    from conflictscore_local.metrics import bootstrap_ci, bootstrap_mean_ci
     from conflictscore_local.types import ItemMetrics
 
     values = [1, 0, 1, 1, 0, 1, 0, 1]
     ci = bootstrap_mean_ci(values, n_resamples=500, seed=3)
-    as_items = [ItemMetrics(1, float(v), None, None, None) for v in values]
+    as_items = [ItemMetrics(1, {"cs_c": float(v)}) for v in values]
     assert ci == bootstrap_ci(as_items, n_resamples=500, seed=3)["cs_c"]
     assert 0.0 <= ci[0] < 5 / 8 < ci[1] <= 1.0
     assert bootstrap_mean_ci([True, True, True]) == (1.0, 1.0)

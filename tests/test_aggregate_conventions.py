@@ -7,9 +7,10 @@ import dataclasses
 from typing import Any, Sequence
 
 from conflictscore_local import Engine, RunConfig, parse_item
-from conflictscore_local.aggregate import claim_verdict, document_judgment, item_metrics
+from conflictscore_local.aggregate import claim_verdict, document_judgment
+from conflictscore_local.metrics import item_metrics
 from conflictscore_local.backend import Backend
-from conflictscore_local.bench.run import evaluate
+from conflictscore_local.bench.gold import evaluate
 from conflictscore_local.types import Claim, DocJudgment, ItemResult, Judgment, Pair, Passage
 
 S, C, I = "SUPPORT", "CONTRADICT", "IRRELEVANT"

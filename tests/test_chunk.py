@@ -145,18 +145,18 @@ def test_the_memo_forgets_oldest_texts_beyond_its_size_and_can_be_off() -> None:
     texts = [f"W{k:02d}." for k in range(25)]  # 4 characters each: 20 fit
     for t in texts:
         chunker.passages("i", Document("d", t))
-    assert list(chunker._memo) == texts[5:] and chunker._memo_size == [80]
+    assert chunker.remembered() == texts[5:] and chunker.remembered_chars() == 80
     chunker.passages("i", Document("d", "Longer."))  # 7 characters: over 80 // 16, split but not kept
-    assert "Longer." not in chunker._memo and chunker._memo_size == [80]
+    assert "Longer." not in chunker.remembered() and chunker.remembered_chars() == 80
     seen.clear()
     chunker.passages("i", Document("d", texts[0]))  # forgotten: counted again, and kept in place of W05
-    assert seen and list(chunker._memo)[-1] == texts[0] and texts[5] not in chunker._memo
+    assert seen and chunker.remembered()[-1] == texts[0] and texts[5] not in chunker.remembered()
     off = Chunker(max_tokens=8, count=count, memo_chars=0)
     seen.clear()
     off.passages("i", Document("d", texts[0]))
     n = len(seen)
     off.passages("i", Document("d", texts[0]))
-    assert len(seen) == 2 * n > 0 and off._memo == {}
+    assert len(seen) == 2 * n > 0 and off.remembered() == []
 
 
 

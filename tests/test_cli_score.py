@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from conflictscore_local.cli import main
+from conflictscore_local.metrics import METRICS
 
 from .test_engine import RuleJudge
 
@@ -35,6 +36,11 @@ NINE_TO_ONE = {
 EMPTY = {"id": "empty", "response": "", "documents": [], "claims": [], "labels": []}
 
 
+def known(metrics: dict[str, Any]) -> dict[str, Any]:
+    """The item's count and the four ConflictScore metrics (a metric added to the table adds a key)."""
+    return {k: metrics[k] for k in ("n_claims", "cs_c", "cs_r", "cs_r_evidenced", "support_rate")}
+
+
 def write_jsonl(path: Path, rows: list[Any]) -> Path:
     path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows))
     return path
@@ -51,21 +57,22 @@ def test_given_labels_reproduce_hand_computed_values(tmp_path: Path, capsys: pyt
     rows = read_jsonl(out)
     assert [r["id"] for r in rows] == ["worked", "nine", "empty"]
     w = rows[0]
-    assert w["metrics"] == {"n_claims": 4, "cs_c": 0.5, "cs_r": pytest.approx(5 / 12), "cs_r_evidenced":
-                            pytest.approx(5 / 18), "support_rate": 0.75}
+    assert known(w["metrics"]) == {"n_claims": 4, "cs_c": 0.5, "cs_r": pytest.approx(5 / 12), "cs_r_evidenced":
+                                   pytest.approx(5 / 18), "support_rate": 0.75}
     c2 = w["claims"][1]
     assert (c2["support"], c2["contradict"], c2["irrelevant"], c2["conflicted"]) == (["d1", "d2"], ["d3"], [], True)
     assert c2["ratio"] == pytest.approx(1 / 3)
     assert c2["judgments"][2] == {"doc_id": "d3", "label": "CONTRADICT", "probs": None, "source": "given"}
     assert rows[1]["metrics"]["cs_r"] == pytest.approx(0.1)
-    assert rows[2]["metrics"] == {"n_claims": 0, "cs_c": None, "cs_r": None, "cs_r_evidenced": None, "support_rate": None}
+    assert known(rows[2]["metrics"]) == {"n_claims": 0, "cs_c": None, "cs_r": None, "cs_r_evidenced": None,
+                                         "support_rate": None}
     s = json.loads(summ.read_text())
     assert (s["n_items"], s["n_claims"]) == (3, 5)
     assert s["macro"]["cs_c"] == pytest.approx(0.75)
     assert s["micro"]["cs_c"] == pytest.approx(0.6)
     assert s["micro"]["cs_r"] == pytest.approx((1 / 2 + 1 / 3 + 1 / 10) / 3)
     assert s["pairs"] == {"total": 22, "judged": 0, "pruned": 0, "cached": 0, "given": 22, "unscored": 0}
-    assert set(s["ci95"]) == {"cs_c", "cs_r", "cs_r_evidenced", "support_rate"}
+    assert list(s["ci95"]) == list(s["macro"]) == list(s["micro"]) == list(METRICS)  # every metric, table order
     assert s["config"]["run"]["judge"]["name"] == "nli" and "python" in s["versions"]
     assert "cs_c" in capsys.readouterr().out
 

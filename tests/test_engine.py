@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import subprocess
 import sys
-import time
 from typing import Any, Sequence
 
 import pytest
@@ -13,7 +12,8 @@ import pytest
 from conflictscore_local import Engine, Item, RunConfig, parse_item
 from conflictscore_local.backend import Backend
 from conflictscore_local.errors import BackendUnavailable, ConfigError
-from conflictscore_local.registry import available, build, make_config
+from conflictscore_local.arguments import make_config
+from conflictscore_local.registry import available, build
 from conflictscore_local.types import Claim, Judgment, Pair
 
 
@@ -167,10 +167,10 @@ def test_config_coercion():
         make_config(Cfg, {"flag": "maybe"}, where="x")
 
 
-def test_missing_backend_module_says_what_to_do(monkeypatch: pytest.MonkeyPatch):
+def test_missing_backend_module_says_what_to_do(register_backend: Any):
     from conflictscore_local import registry
 
-    monkeypatch.setitem(registry._REGISTRY["judge"], "future", "conflictscore_local.judge.not_written:X")
+    register_backend("judge", "future", "conflictscore_local.judge.not_written:X")
     with pytest.raises(BackendUnavailable, match="not implemented in this version.*give claims and labels"):
         registry.resolve("judge", "future")
 
@@ -198,13 +198,13 @@ def test_blank_documents_are_irrelevant_without_asking_the_judge():
     assert judge.calls == [1]
 
 
-def test_a_chunk_size_beyond_the_judge_window_is_capped():
+def test_a_chunk_size_beyond_the_judge_window_is_capped(logged):
     class Windowed(RuleJudge):
         def passage_budget(self):  # type: ignore[override]
             return (lambda text: len(text.split())), 10
 
     eng = Engine(RunConfig().updated({"chunk": {"max_tokens": 50}}), judge=Windowed(), pruner="none")
-    with pytest.warns(UserWarning, match="exceeds the judge's passage budget of 10"):
+    with logged.expect("exceeds the judge's passage budget of 10"):
         assert eng.chunker().max_tokens == 10
     assert Engine(RunConfig().updated({"chunk": {"max_tokens": 8}}), judge=Windowed()).chunker().max_tokens == 8
 
@@ -219,7 +219,7 @@ def test_report_reflects_one_run_and_the_bootstrap_setting():
     assert all(v is None for v in second.ci95.values())
 
 
-def test_judgments_are_checkpointed_within_a_step(tmp_path):
+def test_judgments_are_checkpointed_within_a_step(tmp_path, clock):
     """One step of 20 items (200 pairs): the judge gets 64 pairs first, then calls sized to
     engine.checkpoint_s but never below 64; after each call the judgments are cached and
     finished items come out."""
@@ -227,13 +227,13 @@ def test_judgments_are_checkpointed_within_a_step(tmp_path):
 
     class Slow(RuleJudge):
         def judge(self, pairs, on_progress=None):  # type: ignore[override]
-            time.sleep(0.01)  # about 6 pairs in a 1 ms checkpoint: calls stay at the floor of 64
+            clock.advance(0.01)  # about 6 pairs in a 1 ms checkpoint: calls stay at the floor of 64
             return super().judge(pairs, on_progress)
 
     judge = Slow()
     items = [item(i, [f"yes: claim {i}"] + [f"noise {j}" for j in range(9)], [f"claim {i}"]) for i in range(20)]
     cfg = RunConfig().updated({"engine": {"checkpoint_s": 0.001}, "cache": {"path": str(tmp_path / "c.sqlite")}})
-    eng = Engine(cfg, judge=judge, pruner="none")
+    eng = Engine(cfg, judge=judge, pruner="none", clock=clock)
     results = eng.score(items)
     first = next(results)
     assert judge.calls == [64] and first.item_id == "i0"

@@ -62,7 +62,7 @@ def test_peak_table(gc: Any) -> None:
 def test_local_tokenizers_work_with_the_judges(gc: Any, tmp_path: Path) -> None:
     from transformers import AutoTokenizer
 
-    from conflictscore_local.generate.common import render_prompt
+    from conflictscore_local.generate.text import render_prompt
     from conflictscore_local.judge.labels import token_label
     from conflictscore_local.judge.prompts import judge_messages
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from conflictscore_local.cli import main
-from conflictscore_local.io import ResumableJsonlWriter
+from conflictscore_local.writing import ResumableJsonlWriter
 
 from .test_cli_score import WORKED, read_jsonl, write_jsonl
 from .test_engine import RuleJudge
@@ -129,21 +129,21 @@ def test_a_mostly_unscored_run_warns_loudly_exits_3_and_still_writes(tmp_path: P
     assert "UNSCORED" not in capsys.readouterr().err
 
 
-def test_timing_covers_the_whole_run_bootstrap_included(tmp_path: Path, monkeypatch):
-    import time
-
+def test_timing_covers_the_whole_run_bootstrap_included(tmp_path: Path, monkeypatch, clock: Any):
     from conflictscore_local import engine as engine_mod
+    from conflictscore_local.jobs import score_file
 
     real = engine_mod.summarize_metrics
 
-    def slow(*a: Any, **kw: Any) -> Any:
-        time.sleep(0.5)
+    def slow(*a: Any, **kw: Any) -> Any:  # the summary's bootstrap takes half a second
+        clock.advance(0.5)
         return real(*a, **kw)
 
     monkeypatch.setattr(engine_mod, "summarize_metrics", slow)
     inp = write_jsonl(tmp_path / "in.jsonl", [WORKED])
-    assert main(["score", str(inp), "-o", str(tmp_path / "o.jsonl"), "--summary", str(tmp_path / "s.json"), "-q"]) == 0
-    assert json.loads((tmp_path / "s.json").read_text())["timing"]["total_s"] >= 0.5
+    report = score_file(inp, tmp_path / "o.jsonl", summary_path=tmp_path / "s.json", clock=clock)
+    assert report.timing["total_s"] == 0.5 and report.timing["aggregate_s"] == 0.0  # only the bootstrap took time
+    assert json.loads((tmp_path / "s.json").read_text())["timing"]["total_s"] == 0.5
 
 
 def test_a_second_run_on_the_same_output_is_refused(tmp_path: Path, capsys):

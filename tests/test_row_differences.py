@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conflictscore_local.testing import row_differences
+from .support.rows import row_differences
 
 ROW = {"id": "a", "claims": [{"text": "c", "judgments": [
     {"doc_id": "d", "label": "SUPPORT", "probs": {"SUPPORT": 0.900001, "CONTRADICT": 0.05, "IRRELEVANT": 0.049999},

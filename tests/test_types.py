@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 import conflictscore_local.types as types_module
-from conflictscore_local.aggregate import claim_verdict, item_metrics
-from conflictscore_local.io import read_results, result_from_json
+from conflictscore_local.aggregate import claim_verdict
+from conflictscore_local.metrics import item_metrics
+from conflictscore_local.results import read_results, result_from_json
 from conflictscore_local.types import Claim, DocJudgment, ItemResult
 
 S, C, I = "SUPPORT", "CONTRADICT", "IRRELEVANT"

@@ -16,15 +16,16 @@ both RAMDocs variants of a question share it). Data built elsewhere from the sam
 
 from __future__ import annotations
 
-from .build import bench_stats, build_bench, default_data_dir
+from ..locations import default_data_dir
+from .build import bench_stats, build_bench
 from .items import CONFLICT_TYPES, make_item
-from .sources import DEFAULT_SOURCES, SOURCES
+from .sources import BENCH_SOURCES, DEFAULT_SOURCES
 from .split import SPLITS, normalize_text, split_for
 
 __all__ = [
+    "BENCH_SOURCES",
     "CONFLICT_TYPES",
     "DEFAULT_SOURCES",
-    "SOURCES",
     "SPLITS",
     "bench_stats",
     "build_bench",

@@ -7,28 +7,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..config import checkout_root
 from ..errors import ConfigError, InputError
-from ..registry import make_config
+from ..locations import DATA_ENV, default_data_dir
+from ..arguments import make_config
 from .leakage import bench_leaks, check_disjoint, separate_splits
-from .sources import DEFAULT_SOURCES, SOURCES
-
-
-DATA_ENV = "CONFLICTSCORE_DATA"
-
-
-def default_data_dir() -> Path:
-    """``$CONFLICTSCORE_DATA``, else ``<checkout>/../shared/data`` when running from a source
-    checkout (read at call time). An installed package has no default: ``ConfigError`` saying
-    to pass ``--data-dir`` or set the variable."""
-    env = os.environ.get(DATA_ENV)
-    if env:
-        return Path(env).expanduser()
-    root = checkout_root()
-    if root is None:
-        raise ConfigError(f"no data folder: conflictscore-local is installed, not run from a checkout, so there is "
-                          f"no default; pass --data-dir DIR or set {DATA_ENV} to the folder of the public data sets")
-    return root.parent / "shared" / "data"
+from .sources import DEFAULT_SOURCES, BENCH_SOURCES
 
 
 def data_folder(data_dir: str | Path | None = None) -> Path:
@@ -42,8 +25,8 @@ def data_folder(data_dir: str | Path | None = None) -> Path:
 
 def _check_names(names: Iterable[str], what: str) -> None:
     for n in names:
-        if n not in SOURCES:
-            raise ConfigError(f"{what}: unknown source {n!r}; allowed: {', '.join(SOURCES)}")
+        if n not in BENCH_SOURCES:
+            raise ConfigError(f"{what}: unknown source {n!r}; allowed: {', '.join(BENCH_SOURCES)}")
 
 
 def build_bench(
@@ -81,10 +64,10 @@ def build_bench(
     else:
         names = list(DEFAULT_SOURCES) + [n for n in sources if n not in DEFAULT_SOURCES]
     base: list[Path] = []  # found on first use: a build that names every file needs no data folder
-    opts = {n: make_config(SOURCES[n].Options, options.get(n, {}), where=f"source {n!r}") for n in names}
+    opts = {n: make_config(BENCH_SOURCES[n].Options, options.get(n, {}), where=f"source {n!r}") for n in names}
     items: list[dict[str, Any]] = []
     for name in names:
-        src = SOURCES[name]
+        src = BENCH_SOURCES[name]
         if name in sources:
             path = Path(sources[name])
         elif src.default_path is not None:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from typing import Any
 
 from ..config import parse_assignment
@@ -35,9 +33,8 @@ An interrupted run resumes from the judgment cache: rerun the same command.
 
 def add_parser(sub: Any) -> None:
     """Add ``bench`` with its ``build`` and ``run`` subcommands."""
-    from ..cli import add_pipeline_args
-    from ..shards.cli import add_shard_arg
-    from .sources import SOURCES
+    from ..cli_flags import add_output_args, add_pipeline_args, add_shard_arg
+    from .sources import BENCH_SOURCES
 
     p = sub.add_parser("bench", help="ConflictBench: build the benchmark, measure conflict detection",
                        description="Build ConflictBench from public conflict data sets and measure how well a "
@@ -46,7 +43,7 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(func=lambda args: _help(p))
 
     listing = "\n".join(f"  {s.name:16}{s.default_path or '(no file here: give --source)':46}{s.description}"
-                        for s in SOURCES.values())
+                        for s in BENCH_SOURCES.values())
     b = bsub.add_parser("build", help="build ConflictBench items (JSONL) from the source files",
                         epilog=BUILD_EPILOG.format(sources=listing),
                         formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -60,7 +57,7 @@ def add_parser(sub: Any) -> None:
     b.add_argument("--source-opt", metavar="NAME.KEY=VALUE", action="append", default=[],
                    help="a source option, e.g. climate_fever.max_entropy=0.7, macnoise.levels=pert_lbls_50")
     b.add_argument("--stats", metavar="STATS.json", help="also write the counts by source, type and split")
-    b.add_argument("-q", "--quiet", action="store_true", help="no table on stdout")
+    add_output_args(b, json_help="the counts by source, type and split as JSON")
     b.set_defaults(func=cmd_build)
 
     r = bsub.add_parser("run", help="score ConflictBench items and report pair and conflict-detection metrics",
@@ -75,8 +72,7 @@ def add_parser(sub: Any) -> None:
     r.add_argument("--predictions", metavar="OUT.jsonl", help="also write the per-item results (score output format)")
     r.add_argument("--report", metavar="REPORT.html", help="also write the HTML report: gold beside the predictions, "
                    "detection per conflict type, the confusion matrix (see `conflictscore report --help`)")
-    r.add_argument("--json", action="store_true", help="print the results JSON on stdout")
-    r.add_argument("-q", "--quiet", action="store_true", help="no progress bars, no table")
+    add_output_args(r, json_help="the results JSON")
     add_shard_arg(r)
     add_pipeline_args(r)
     r.set_defaults(func=cmd_run)
@@ -98,7 +94,8 @@ def _pairs(values: list[str], flag: str, sep: str) -> list[tuple[str, str]]:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from ..io import write_json_atomic, write_jsonl_atomic
+    from ..cli_text import emit, format_bench_stats
+    from ..writing import write_json_atomic, write_jsonl_atomic
     from .build import bench_stats, build_bench
 
     sources = dict(_pairs(args.source, "--source", "="))
@@ -111,24 +108,14 @@ def cmd_build(args: argparse.Namespace) -> int:
     stats = bench_stats(items)
     if args.stats:
         write_json_atomic(args.stats, stats)
-    if not args.quiet:
-        print(format_stats(stats))
+    emit(args, stats, lambda: format_bench_stats(stats))
     return 0
 
 
-def format_stats(stats: dict[str, Any]) -> str:
-    """Items, claims, conflicted claims and pairs per source, conflict type and split."""
-    lines = [f"{'':28}{'items':>7}{'claims':>8}{'confl.':>8}{'pairs':>8}"]
-    for axis in ("source", "conflict_type", "split", "total"):
-        for k, c in stats.get(axis, {}).items():
-            name = "total" if axis == "total" else f"{axis.replace('conflict_type', 'type')} {k}"
-            lines.append(f"{name:28}{c['items']:>7}{c['claims']:>8}{c['conflicted']:>8}{c['pairs']:>8}")
-    return "\n".join(lines)
-
-
 def cmd_run(args: argparse.Namespace) -> int:
-    from ..cli import config_from_args
-    from .run import format_results, run_bench
+    from ..cli_flags import config_from_args, show_progress
+    from ..cli_text import emit, format_bench
+    from .run import run_bench
 
     if args.limit is not None and args.limit < 1:
         raise ConfigError(f"--limit must be a positive integer, got {args.limit}")
@@ -136,10 +123,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     res = run_bench(
         args.input, args.output, config=cfg, split=args.split, limit=args.limit, source_filter=args.source_filter,
         given_labels=args.given_labels, predictions_path=args.predictions, report_path=args.report,
-        progress=not args.quiet and sys.stderr.isatty(), shard=args.shard,
+        progress=show_progress(args), shard=args.shard,
     )
-    if args.json:
-        print(json.dumps(res, indent=2))
-    elif not args.quiet:
-        print(format_results(res))
+    emit(args, res, lambda: format_bench(res))
     return 0

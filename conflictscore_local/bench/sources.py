@@ -43,7 +43,7 @@ class MacNoiseOptions:
 
 
 @dataclass(frozen=True)
-class Source:
+class BenchSource:
     """A registered source: its loader, default path under the data dir, and options class."""
 
     name: str
@@ -418,20 +418,20 @@ def load_conflictingqa(path: Path, options: NoOptions) -> Iterator[dict[str, Any
         )
 
 
-SOURCES: dict[str, Source] = {
+BENCH_SOURCES: dict[str, BenchSource] = {
     s.name: s
     for s in (
-        Source("ramdocs", load_ramdocs, "ramdocs/RAMDocs_test.jsonl",
+        BenchSource("ramdocs", load_ramdocs, "ramdocs/RAMDocs_test.jsonl",
                "RAMDocs: ambiguity (other entity) and misinformation, two variants per question"),
-        Source("contraqa_en555", load_contraqa_en555, "contraqa_en555/raw_data",
+        BenchSource("contraqa_en555", load_contraqa_en555, "contraqa_en555/raw_data",
                "ContraQA (EN555): HealthVer / Climate-FEVER claims, conflict / support / neutral files"),
-        Source("climate_fever", load_climate_fever, "climate_fever/dataset/climate-fever.jsonl",
+        BenchSource("climate_fever", load_climate_fever, "climate_fever/dataset/climate-fever.jsonl",
                "Climate-FEVER: DISPUTED claims conflicted, single-sided claims controls", ClimateFeverOptions),
-        Source("macnoise", load_macnoise, "macnoise/DATA/GPT",
+        BenchSource("macnoise", load_macnoise, "macnoise/DATA/GPT",
                "MacNoise: counterfactual passages, one item per perturbation level", MacNoiseOptions),
-        Source("ambigdocs", load_ambigdocs, None, "AmbigDocs original format: ambiguity"),
-        Source("conflictingqa", load_conflictingqa, None, "ConflictingQA: yes/no opinion conflicts"),
-        Source("contraqa_pan", load_contraqa_pan, None, "ContraQA (Pan et al.): misinformation passages"),
+        BenchSource("ambigdocs", load_ambigdocs, None, "AmbigDocs original format: ambiguity"),
+        BenchSource("conflictingqa", load_conflictingqa, None, "ConflictingQA: yes/no opinion conflicts"),
+        BenchSource("contraqa_pan", load_contraqa_pan, None, "ContraQA (Pan et al.): misinformation passages"),
     )
 }
-DEFAULT_SOURCES: tuple[str, ...] = tuple(n for n, s in SOURCES.items() if s.default_path is not None)
+DEFAULT_SOURCES: tuple[str, ...] = tuple(n for n, s in BENCH_SOURCES.items() if s.default_path is not None)

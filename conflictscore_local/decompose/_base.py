@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
+from typing import Protocol, Sequence, runtime_checkable
 
+from ..backend import Role
 from ..types import Claim, Item
 
 
 @runtime_checkable
-class Decomposer(Protocol):
+class Decomposer(Role, Protocol):
     """Split each item's response into claims.
 
     Called once per engine step with every item that has no given claims, so model
@@ -20,12 +21,4 @@ class Decomposer(Protocol):
     resume fingerprint.
     """
 
-    name: str
-
     def decompose(self, items: Sequence[Item]) -> list[list[Claim]]: ...
-
-    def spec(self) -> Mapping[str, Any]: ...
-
-    def describe(self) -> dict[str, Any]: ...
-
-    def stats(self) -> dict[str, Any]: ...

@@ -11,7 +11,7 @@ import re
 from typing import Iterator, Sequence
 
 from ..chunk import split_sentences
-from ..generate.common import strip_thinking
+from ..generate.text import strip_thinking
 from ..types import Claim, Item
 
 ClaimText = tuple[str, tuple[int, int]]

@@ -13,7 +13,6 @@ sentence, counted as ``llm_fallback``.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -24,7 +23,7 @@ from ..backend import Backend
 from ..generate._base import Generation, Generator
 from ..types import Claim, Item
 from ._text import ClaimText, assemble, parse_claims
-from .spacy import Sentence, SpacyConfig, SpacyDecomposer
+from .spacy import Sentence
 
 PROMPT_VERSION = "facts-v1"
 
@@ -75,13 +74,6 @@ DEMONSTRATIONS: tuple[tuple[str | None, str, str], ...] = (
 )
 
 
-PACING_ARGS = frozenset({
-    "api_key_env", "max_concurrency", "timeout_s", "max_retries", "backoff_s", "max_backoff_s", "batch_size",
-    "tensor_parallel_size", "gpu_memory_utilization", "enable_prefix_caching", "device",
-})
-"""Generator arguments that change how fast answers come, never what they say."""
-
-
 def user_message(question: str | None, sentence: str) -> str:
     """The user turn for one sentence, with the question as context when there is one."""
     context = f"Question: {question.strip()}\n" if question and question.strip() else ""
@@ -107,9 +99,8 @@ class LLMConfig:
     max_claims_per_sentence: int = 16
 
     def __post_init__(self) -> None:
-        registry.check_name("generator", self.generator)
-        gen = registry.resolve("generator", self.generator)
-        registry.make_config(gen.Config, self.generator_args, where=f"generator {self.generator!r} (generator_args)")
+        registry.config_for("generator", self.generator, self.generator_args,
+                            where=f"generator {self.generator!r} (generator_args)")
         if not 0 <= self.demonstrations <= len(DEMONSTRATIONS):
             raise ValueError(f"demonstrations must be between 0 and {len(DEMONSTRATIONS)}, got {self.demonstrations}")
         if self.max_tokens < 1 or self.max_claims_per_sentence < 1:
@@ -119,22 +110,27 @@ class LLMConfig:
 class LLMDecomposer(Backend):
     """Claims written by an LLM through the ``Generator`` role, with the spaCy split as the fallback.
 
-    ``generator``: a ready object implementing the role (Python users, tests); when None,
-    the one named in the config is built on first use.
+    The generator named in the config is built on first use, unless one was handed in with
+    :meth:`use_generator` (Python users, tests).
     """
 
     name: ClassVar[str] = "llm"
     role: ClassVar[str] = "decomposer"
     Config: ClassVar[type] = LLMConfig
 
-    def __init__(self, config: LLMConfig | None = None, *, generator: Generator | None = None):
+    def __init__(self, config: LLMConfig | None = None):
         super().__init__(config)
-        self.splitter = SpacyDecomposer(SpacyConfig(pipeline=self.config.pipeline))
-        self._generator = generator
+        self.splitter = registry.build("decomposer", "spacy", {"pipeline": self.config.pipeline})
+        self._generator: Generator | None = None
         self.resolved["prompt"] = {"version": PROMPT_VERSION, "sha256": self._prompt_hash()}
 
+    def use_generator(self, generator: Generator) -> None:
+        """Answer the prompts with ``generator`` (an object implementing the role, checked) instead
+        of the one the config names."""
+        self._generator = registry.as_backend("generator", generator, where="decomposer 'llm': generator")
+
     def generator(self) -> Generator:
-        """The generator, built from the config on first use unless one was given."""
+        """The generator, built from the config on first use unless one was handed in."""
         if self._generator is None:
             self._generator = registry.build("generator", self.config.generator, self.config.generator_args)
         return self._generator
@@ -143,19 +139,7 @@ class LLMDecomposer(Backend):
         """The prompt, the generation settings, the generator's model (weights and tokenizer
         for a local one, the served name for a server) and the sentence splitter's spec;
         how requests are paced, batched or retried is left out."""
-        gen = self.generator()
-        if hasattr(gen, "spec"):
-            model: dict[str, Any] = dict(gen.spec())
-        elif hasattr(gen, "config") and dataclasses.is_dataclass(gen.config):
-            model = {"backend": getattr(gen, "name", type(gen).__name__)}
-            model.update((k, v) for k, v in registry.config_dict(gen.config).items() if k not in PACING_ARGS)
-            if isinstance(model.get("model"), str) and model["backend"] in ("vllm", "transformers"):
-                from ..generate.common import model_fingerprint, resolve_model, tokenizer_fingerprint
-
-                path = resolve_model(model["model"], model.get("revision"), what="llm decomposer")
-                model.update(model=model_fingerprint(path), tokenizer=tokenizer_fingerprint(path))
-        else:
-            model = gen.describe() if hasattr(gen, "describe") else {"class": type(gen).__qualname__}
+        model = dict(self.generator().spec())
         cfg = self.config
         return {
             "backend": "llm",
@@ -187,8 +171,7 @@ class LLMDecomposer(Backend):
             gens = gen.generate(prompts, max_tokens=self.config.max_tokens, temperature=self.config.temperature)
             if len(gens) != len(prompts):
                 raise RuntimeError(f"generator returned {len(gens)} completions for {len(prompts)} prompts")
-            if hasattr(gen, "describe"):
-                self.resolved["generator"] = gen.describe()
+            self.resolved["generator"] = gen.describe()
         per_item: list[list[ClaimText]] = [[] for _ in items]
         for s, g in zip(sentences, gens):
             per_item[s.item].extend(self._claims(s, g))
@@ -220,7 +203,7 @@ class LLMDecomposer(Backend):
 
     def stats(self) -> dict[str, Any]:
         out = {**self.splitter.stats(), **self.counters}
-        if self._generator is not None and hasattr(self._generator, "stats"):
+        if self._generator is not None:
             out["generator"] = self._generator.stats()
         return out
 

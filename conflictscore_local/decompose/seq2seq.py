@@ -15,12 +15,13 @@ import string
 from dataclasses import dataclass
 from typing import Any, ClassVar, Sequence
 
+from .. import registry
 from ..backend import Backend
+from ..devices import DTYPES, check_device
 from ..errors import BackendUnavailable
-from ..generate.common import DTYPES, check_device
 from ..types import Claim, Item
 from ._text import ClaimText, assemble, parse_claims
-from .spacy import Sentence, SpacyConfig, SpacyDecomposer
+from .spacy import Sentence
 
 PROMPT_FIELDS: tuple[str, ...] = ("sentence", "question", "context")
 
@@ -82,14 +83,15 @@ class Seq2SeqDecomposer(Backend):
 
     def __init__(self, config: Seq2SeqConfig):
         super().__init__(config)
-        self.splitter = SpacyDecomposer(SpacyConfig(pipeline=self.config.pipeline))
+        self.splitter = registry.build("decomposer", "spacy", {"pipeline": self.config.pipeline})
         self._model: Any = None
         self._tokenizer: Any = None
 
     def spec(self) -> dict[str, Any]:
         """The checkpoint's weights and tokenizer (not its path), the prompt, the generation
         settings that change claims, and the sentence splitter's spec; loads no model."""
-        from ..generate.common import model_fingerprint, resolve_model, tokenizer_fingerprint, torch_device, torch_dtype
+        from ..checkpoints import model_fingerprint, resolve_model, tokenizer_fingerprint
+        from ..devices import torch_device, torch_dtype
 
         cfg = self.config
         path = resolve_model(cfg.model, cfg.revision, what="seq2seq decomposer", record=self.resolved,
@@ -111,7 +113,8 @@ class Seq2SeqDecomposer(Backend):
     def _load(self) -> None:
         from transformers import AutoModelForSeq2SeqLM
 
-        from ..generate.common import load_tokenizer, model_fingerprint, resolve_model, torch_device, torch_dtype
+        from ..checkpoints import load_tokenizer, model_fingerprint, resolve_model
+        from ..devices import torch_device, torch_dtype
 
         cfg = self.config
         path = resolve_model(cfg.model, cfg.revision, what="seq2seq decomposer", record=self.resolved,

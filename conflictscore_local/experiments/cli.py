@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from typing import Any
 
+from ..cli_flags import add_output_args, add_pipeline_args, show_progress
+from ..cli_text import emit
 from ..config import parse_assignment
 from .prompts import CONDITIONS, STRATEGIES
 
@@ -79,7 +79,7 @@ def add_generate_parser(sub: Any) -> None:
     p.add_argument("-o", "--output", required=True, metavar="OUTPUT", help="items with responses, JSONL")
     p.add_argument("--strategy", required=True, choices=list(STRATEGIES), help="prompting strategy")
     p.add_argument("--limit", type=int, metavar="N", help="only the first N items")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no summary line")
+    add_output_args(p, json_help="the counts (items, failed) and the generator as JSON")
     _add_generator_args(p, 512)
     p.set_defaults(func=cmd_generate)
 
@@ -87,21 +87,14 @@ def add_generate_parser(sub: Any) -> None:
 def cmd_generate(args: argparse.Namespace) -> int:
     from .generate import generate_file
 
-    progress = not args.quiet and sys.stderr.isatty()
     out = generate_file(args.input, args.output, strategy=args.strategy, generator=args.generator,
                         generator_args=_generator_args(args), max_tokens=args.max_tokens,
-                        temperature=args.temperature, limit=args.limit, progress=progress)
-    if out["failed"]:
-        print(f"warning: {out['failed']} of {out['items']} items got no response (see generation.error in "
-              f"{args.output})", file=sys.stderr)
-    if not args.quiet:
-        print(f"{out['items']} items, {out['items'] - out['failed']} responses -> {args.output}")
+                        temperature=args.temperature, limit=args.limit, progress=show_progress(args))
+    emit(args, out, lambda: f"{out['items']} items, {out['items'] - out['failed']} responses -> {args.output}")
     return 1 if out["failed"] == out["items"] else 0
 
 
 def add_regenerate_parser(sub: Any) -> None:
-    from ..cli import add_pipeline_args
-
     p = sub.add_parser(
         "regenerate", help="Regenerated-RAG on TruthfulQA multiple choice: accuracy, fix and harm rates",
         description="Answer TruthfulQA as multiple choice closed-book, with conflicting documents (RAG), with a "
@@ -117,19 +110,18 @@ def add_regenerate_parser(sub: Any) -> None:
     p.add_argument("--limit", type=int, metavar="N", help="only the first N questions (after --sample)")
     p.add_argument("--sample", type=int, metavar="N", help="a fixed sample of N questions across categories")
     p.add_argument("--seed", type=int, default=0, help="shuffle seed for options and documents (default 0)")
-    p.add_argument("--json", action="store_true", help="print the results JSON on stdout")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress bars, no table")
+    add_output_args(p, json_help="the results JSON")
     _add_generator_args(p, 32)
     add_pipeline_args(p)
     p.set_defaults(func=cmd_regenerate)
 
 
 def cmd_regenerate(args: argparse.Namespace) -> int:
-    from ..cli import config_from_args
+    from ..cli_flags import config_from_args
     from ..engine import Engine
     from .regenerate import format_results, regenerate_file
 
-    progress = not args.quiet and sys.stderr.isatty()
+    progress = show_progress(args)
     with Engine(config_from_args(args), progress=progress) as engine:
         result = regenerate_file(
             args.truthfulqa, args.output, generator=args.generator, generator_args=_generator_args(args),
@@ -137,8 +129,5 @@ def cmd_regenerate(args: argparse.Namespace) -> int:
             sample_size=args.sample, seed=args.seed, max_tokens=args.max_tokens, temperature=args.temperature,
             progress=progress,
         )
-    if args.json:
-        print(json.dumps(result, indent=2))
-    elif not args.quiet:
-        print(format_results(result))
+    emit(args, result, lambda: format_results(result))
     return 0

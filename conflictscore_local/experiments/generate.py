@@ -9,16 +9,21 @@ version and text, and the generator (name, arguments, resolved model) under ``ge
 
 from __future__ import annotations
 
+import logging
 import os
-import sys
 from typing import Any, Callable, Mapping, Sequence
 
 from .. import registry
 from ..errors import ConfigError, InputError
 from ..generate import Generator
-from ..io import item_to_json, iter_jsonl, parse_item, write_jsonl_atomic
+from ..inputs import item_to_json, parse_item
+from ..jsonl import iter_jsonl
+from ..progress import bar as progress_bar
 from ..types import Item
-from .prompts import PROMPTS_VERSION, STRATEGIES, report_prompt
+from ..writing import write_jsonl_atomic
+from .prompts import PROMPT_VERSION, STRATEGIES, report_prompt
+
+log = logging.getLogger(__name__)
 
 
 def check_report_items(items: Sequence[Item], path: str | None = None, lines: Sequence[int] | None = None) -> None:
@@ -51,14 +56,14 @@ def generate_reports(
     gens = generator.generate(prompts, max_tokens=max_tokens, temperature=temperature, on_progress=on_progress)
     if len(gens) != len(items):
         raise RuntimeError(f"generator returned {len(gens)} completions for {len(items)} prompts")
-    described = generator.describe() if hasattr(generator, "describe") else {"name": getattr(generator, "name", "?")}
+    described = generator.describe()
     out = []
     for it, g in zip(items, gens):
         row = item_to_json(it)
         row.pop("claims", None)
         row.pop("labels", None)
         row["response"] = (g.text or "").strip()
-        gen: dict[str, Any] = {"strategy": strategy, "prompts_version": PROMPTS_VERSION,
+        gen: dict[str, Any] = {"strategy": strategy, "prompts_version": PROMPT_VERSION,
                                "instruction": STRATEGIES[strategy], "finish_reason": g.finish_reason,
                                "max_tokens": max_tokens, "temperature": temperature, "generator": described}
         if g.text is None:
@@ -101,14 +106,13 @@ def generate_file(
     if not items:
         raise InputError("holds no item", path=p)
     check_report_items(items, p, lines)
-    gen = registry.build("generator", generator, generator_args or {}) if isinstance(generator, str) else generator
-    from tqdm import tqdm
-
-    with tqdm(total=len(items), desc=f"generate ({strategy})", unit="item", disable=not progress,
-              file=sys.stderr) as bar:
+    gen = registry.as_backend("generator", generator, generator_args, where="generate: generator")
+    with progress_bar(len(items), "item", enabled=progress, desc=f"generate ({strategy})") as bar:
         rows = generate_reports(items, gen, strategy, max_tokens=max_tokens, temperature=temperature,
                                 on_progress=bar.update)
     write_jsonl_atomic(output_path, rows)
-    return {"items": len(rows), "failed": sum("error" in r["generation"] for r in rows),
-            "generator": rows[0]["generation"]["generator"], "generator_stats": gen.stats()
-            if hasattr(gen, "stats") else {}}
+    failed = sum("error" in r["generation"] for r in rows)
+    if failed:
+        log.warning(f"{failed} of {len(rows)} items got no response (see generation.error in {output_path})")
+    return {"items": len(rows), "failed": failed, "generator": rows[0]["generation"]["generator"],
+            "generator_stats": gen.stats()}

@@ -1,6 +1,6 @@
 """Every prompt the experiments send, in one versioned place.
 
-Change a text here → bump :data:`PROMPTS_VERSION`: outputs record the version and the
+Change a text here → bump :data:`PROMPT_VERSION`: outputs record the version and the
 texts (:func:`prompt_record`), so a number can always be traced to the words that produced it.
 Prompts are chat conversations of user (and assistant) turns only, no system turn: every chat
 template renders them, and a model's own default system prompt stays in place.
@@ -12,7 +12,7 @@ from typing import Any, Mapping, Sequence
 
 from ..types import Document
 
-PROMPTS_VERSION = "1"
+PROMPT_VERSION = "1"
 
 STRATEGIES: dict[str, str] = {
     "standard": (
@@ -109,9 +109,9 @@ def feedback_prompt(
 def prompt_record(kind: str) -> dict[str, Any]:
     """The version and texts of one experiment's prompts, for its outputs."""
     if kind == "report":
-        return {"version": PROMPTS_VERSION, "template": REPORT_TEMPLATE, "strategies": dict(STRATEGIES)}
+        return {"version": PROMPT_VERSION, "template": REPORT_TEMPLATE, "strategies": dict(STRATEGIES)}
     if kind == "multiple-choice":
-        return {"version": PROMPTS_VERSION, "template": MC_TEMPLATE, "rule": MC_REPLY_RULE,
+        return {"version": PROMPT_VERSION, "template": MC_TEMPLATE, "rule": MC_REPLY_RULE,
                 "instructions": dict(MC_INSTRUCTIONS), "feedback": FEEDBACK_TEMPLATE,
                 "feedback_claim": FEEDBACK_CLAIM}
     raise ValueError(f"unknown prompt kind {kind!r}; allowed: report, multiple-choice")

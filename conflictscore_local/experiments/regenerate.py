@@ -22,18 +22,20 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 from dataclasses import dataclass
 from typing import IO, Any, Callable, Mapping, Sequence
 
 from .. import registry
-from ..aggregate import bootstrap_mean_ci
-from ..engine import Engine, versions
+from ..engine import Engine
+from ..environment import versions
 from ..errors import ConfigError
 from ..generate import Generation, Generator
-from ..io import file_sha256, write_json_atomic
+from ..jsonl import file_sha256
+from ..metrics import bootstrap_mean_ci
+from ..progress import bar as progress_bar
 from ..types import Document, Item, ItemResult
+from ..writing import write_json_atomic
 from .prompts import CONDITIONS, feedback_prompt, letter, mc_prompt, prompt_record
 from .truthfulqa import MCQuestion, parse_option, read_truthfulqa, sample
 
@@ -82,9 +84,7 @@ def _generate(generator: Generator, prompts: Sequence[Any], *, max_tokens: int, 
               desc: str, progress: bool) -> list[Generation]:
     if not prompts:
         return []
-    from tqdm import tqdm
-
-    with tqdm(total=len(prompts), desc=desc, unit="prompt", disable=not progress, file=sys.stderr) as bar:
+    with progress_bar(len(prompts), "prompt", enabled=progress, desc=desc) as bar:
         out = generator.generate(list(prompts), max_tokens=max_tokens, temperature=temperature,
                                  on_progress=bar.update)
     if len(out) != len(prompts):
@@ -250,7 +250,7 @@ def regenerate_file(
         questions = sample(questions, sample_size)
     if limit is not None:
         questions = questions[:limit]
-    gen = registry.build("generator", generator, generator_args or {}) if isinstance(generator, str) else generator
+    gen = registry.as_backend("generator", generator, generator_args, where="regenerate: generator")
     t0 = time.perf_counter()
     tmp_trace, fh = _open_trace(trace_path)
     try:
@@ -275,8 +275,8 @@ def regenerate_file(
             "n_questions": len(questions), "limit": limit, "sample": sample_size, "seed": seed,
             "conditions": [c for c in CONDITIONS if c in conditions], "max_tokens": max_tokens,
             "temperature": temperature, "prompts": prompt_record("multiple-choice"),
-            "generator": gen.describe() if hasattr(gen, "describe") else {"name": getattr(gen, "name", "?")},
-            "generator_stats": gen.stats() if hasattr(gen, "stats") else {},
+            "generator": gen.describe(),
+            "generator_stats": gen.stats(),
             "conflictscore": engine.describe(),
         },
         "timing": {"total_s": round(time.perf_counter() - t0, 3)},

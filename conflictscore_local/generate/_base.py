@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 
+from ..backend import Role
+
 Message = Mapping[str, str]
 """A chat message: ``{"role": "system" | "user" | "assistant", "content": str}``."""
 
@@ -27,16 +29,37 @@ class Generation:
     finish_reason: str | None = None
 
 
+PACING_ARGS = frozenset({
+    "api_key_env", "max_concurrency", "timeout_s", "max_retries", "backoff_s", "max_backoff_s", "batch_size",
+    "tensor_parallel_size", "gpu_memory_utilization", "enable_prefix_caching", "device",
+})
+"""Generator arguments that change how fast answers come, never what they say."""
+
+
+def generation_spec(generator: Any) -> dict[str, Any]:
+    """What decides a generator's answers, for the spec of whatever it answers for (the ``llm``
+    decomposer): its name and every argument but :data:`PACING_ARGS`, with a local model (``vllm``,
+    ``transformers``) named by its weights' and tokenizer's fingerprints, not its path."""
+    from ..arguments import config_dict
+
+    out: dict[str, Any] = {"backend": generator.name}
+    out.update((k, v) for k, v in config_dict(generator.config).items() if k not in PACING_ARGS)
+    if isinstance(out.get("model"), str) and out["backend"] in ("vllm", "transformers"):
+        from ..checkpoints import model_fingerprint, resolve_model, tokenizer_fingerprint
+
+        path = resolve_model(out["model"], out.get("revision"), what="llm decomposer")
+        out.update(model=model_fingerprint(path), tokenizer=tokenizer_fingerprint(path))
+    return out
+
+
 @runtime_checkable
-class Generator(Protocol):
+class Generator(Role, Protocol):
     """Generate one completion per prompt, batched or concurrent as the backend allows.
 
     Returns results in input order. Chat prompts are rendered with the model's chat
     template; ``enable_thinking=False`` is passed for Qwen3-style templates by default.
     ``on_progress(n)`` is called as requests finish.
     """
-
-    name: str
 
     def generate(
         self,
@@ -48,7 +71,3 @@ class Generator(Protocol):
         logprobs: int | None = None,
         on_progress: Callable[[int], None] | None = None,
     ) -> list[Generation]: ...
-
-    def describe(self) -> dict[str, Any]: ...
-
-    def stats(self) -> dict[str, Any]: ...

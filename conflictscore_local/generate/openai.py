@@ -30,8 +30,8 @@ from typing import Any, Callable, Literal, Mapping, Sequence
 
 from ..backend import Backend
 from ..errors import BackendUnavailable, ConfigError
-from ._base import Generation, Prompt
-from .common import redact, strip_thinking
+from ._base import Generation, Prompt, generation_spec
+from .text import redact, strip_thinking
 
 _FATAL = (401, 403, 404)
 _RETRIED = (408, 429)
@@ -78,7 +78,7 @@ class OpenAIConfig:
             raise ValueError(f"max_retries must be >= 0, got {self.max_retries}")
 
 
-class _Failure(Exception):
+class RequestFailed(Exception):
     """A request that failed for good (after retries where they apply)."""
 
 
@@ -89,6 +89,10 @@ class OpenAIGenerator(Backend):
     role = "generator"
     Config = OpenAIConfig
 
+    def spec(self) -> dict[str, Any]:
+        """What decides the answers (see :func:`._base.generation_spec`)."""
+        return generation_spec(self)
+
     def __init__(self, config: OpenAIConfig | None = None):
         super().__init__(config)
         self._model: str | None = self.config.model
@@ -97,6 +101,8 @@ class OpenAIGenerator(Backend):
         self._served_known = False
         self.logprobs_refused: str | None = None
         """Why the server refused logprobs (requests are sent without them from then on), or None."""
+        self.sleep: Callable[[float], Any] = time.sleep
+        """How a retry waits out its backoff (tests hand in one that records instead of waiting)."""
         self._lock = threading.Lock()
 
     # -- HTTP ---------------------------------------------------------------------------
@@ -122,7 +128,7 @@ class OpenAIGenerator(Backend):
     def request(self, path: str, body: Mapping[str, Any] | None = None) -> Any:
         """POST ``body`` (or GET when None) to ``base_url + path``; the decoded JSON reply.
 
-        Retries 408, 429, 5xx, timeouts and connection errors; raises ``_Failure`` with the
+        Retries 408, 429, 5xx, timeouts and connection errors; raises ``RequestFailed`` with the
         reason when it gives up, ``BackendUnavailable`` on 401/403/404.
         """
         cfg = self.config
@@ -144,7 +150,7 @@ class OpenAIGenerator(Backend):
                         f"{url}: HTTP {e.code} {detail} (check base_url, model and {cfg.api_key_env})"
                     ) from None
                 if e.code not in _RETRIED and e.code < 500:
-                    raise _Failure(f"HTTP {e.code}: {detail}") from None
+                    raise RequestFailed(f"HTTP {e.code}: {detail}") from None
                 reason, wait = f"HTTP {e.code}: {detail}", _retry_after(e.headers.get("Retry-After"))
             except TimeoutError:
                 reason = f"timeout after {cfg.timeout_s:g}s"
@@ -166,10 +172,10 @@ class OpenAIGenerator(Backend):
                 try:
                     return json.loads(raw)
                 except (json.JSONDecodeError, UnicodeDecodeError):
-                    raise _Failure(f"malformed JSON reply: {self._redact(_snippet(raw))}") from None
+                    raise RequestFailed(f"malformed JSON reply: {self._redact(_snippet(raw))}") from None
             if attempt < cfg.max_retries:
-                time.sleep(self._backoff(attempt, wait))
-        raise _Failure(f"{self._redact(reason)} (gave up after {cfg.max_retries + 1} attempts)")
+                self.sleep(self._backoff(attempt, wait))
+        raise RequestFailed(f"{self._redact(reason)} (gave up after {cfg.max_retries + 1} attempts)")
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         """Exponential backoff with jitter; a server's Retry-After wins when it asks for longer."""
@@ -180,7 +186,7 @@ class OpenAIGenerator(Backend):
         return delay
 
     def models(self) -> Any:
-        """The server's ``GET /models`` reply (asked once); ``_Failure`` when it gives none."""
+        """The server's ``GET /models`` reply (asked once); ``RequestFailed`` when it gives none."""
         if self._listing is None:
             self._listing = self.request("/models")
         return self._listing
@@ -190,7 +196,7 @@ class OpenAIGenerator(Backend):
         if self._model is None:
             try:
                 self._model = str(self.models()["data"][0]["id"])
-            except _Failure as e:
+            except RequestFailed as e:
                 raise BackendUnavailable(f"{self.config.base_url}/models: cannot list models: {e}") from None
             except (KeyError, IndexError, TypeError):
                 raise BackendUnavailable(f"{self.config.base_url}/models lists no model; pass model=NAME") from None
@@ -206,7 +212,7 @@ class OpenAIGenerator(Backend):
             try:
                 entries = self.models()["data"]
                 entry = next(e for e in entries if isinstance(e, dict) and e.get("id") == name)
-            except (_Failure, BackendUnavailable) as e:  # a server without /models still serves
+            except (RequestFailed, BackendUnavailable) as e:  # a server without /models still serves
                 self.resolved["served_model"] = f"unknown: GET /models failed: {e}"
             except (KeyError, TypeError, StopIteration):
                 self.resolved["served_model"] = f"unknown: GET /models does not list {name!r}"
@@ -255,7 +261,7 @@ class OpenAIGenerator(Backend):
         try:
             try:
                 reply = self.request(path, body)
-            except _Failure as e:
+            except RequestFailed as e:
                 asked = "logprobs" in body
                 if not (asked and str(e).startswith("HTTP 400") and "logprob" in str(e).lower()):
                     raise
@@ -267,7 +273,7 @@ class OpenAIGenerator(Backend):
                 path, body = self.body(prompt, **kw)
                 reply = self.request(path, body)
             return parse_reply(reply, self.config.endpoint)
-        except _Failure as e:
+        except RequestFailed as e:
             self._count("failed")
             return Generation(None, error=self._redact(str(e)))
 
@@ -303,7 +309,7 @@ class OpenAIGenerator(Backend):
 
 
 def parse_reply(reply: Any, endpoint: str) -> Generation:
-    """A :class:`Generation` from a chat or completions reply; ``_Failure`` when malformed."""
+    """A :class:`Generation` from a chat or completions reply; ``RequestFailed`` when malformed."""
     try:
         choice = reply["choices"][0]
         finish = choice.get("finish_reason")
@@ -327,13 +333,13 @@ def parse_reply(reply: Any, endpoint: str) -> Generation:
                 for k, a in enumerate(alts)
             )
     except _Malformed as e:
-        raise _Failure(f"malformed reply: {e}: {_snippet(json.dumps(reply)[:300].encode())}") from None
+        raise RequestFailed(f"malformed reply: {e}: {_snippet(json.dumps(reply)[:300].encode())}") from None
     except (KeyError, IndexError, TypeError, AttributeError) as e:
-        raise _Failure(f"malformed reply (missing {e}): {_snippet(json.dumps(reply)[:300].encode())}") from None
+        raise RequestFailed(f"malformed reply (missing {e}): {_snippet(json.dumps(reply)[:300].encode())}") from None
     if text is None:
-        raise _Failure(f"reply without text (finish_reason {finish!r})")
+        raise RequestFailed(f"reply without text (finish_reason {finish!r})")
     if not isinstance(text, str):
-        raise _Failure(f"malformed reply: text is {type(text).__name__}")
+        raise RequestFailed(f"malformed reply: text is {type(text).__name__}")
     return Generation(strip_thinking(text), top, None, finish)
 
 

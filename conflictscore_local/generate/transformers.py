@@ -18,21 +18,12 @@ from pathlib import Path
 from typing import Any, Callable, Literal, Mapping, Sequence
 
 from ..backend import Backend
+from ..checkpoints import installed_model_file, load_tokenizer, resolve_model
+from ..devices import check_device, torch_device, torch_dtype
 from ..errors import BackendUnavailable, ConfigError
-from ..io import file_sha256
-from ._base import Generation, Prompt
-from .common import (
-    check_device,
-    cut_at_stop,
-    installed_model_file,
-    load_tokenizer,
-    render_prompt,
-    resolve_model,
-    strip_thinking,
-    template_kwargs,
-    torch_device,
-    torch_dtype,
-)
+from ..jsonl import file_sha256
+from ._base import Generation, Prompt, generation_spec
+from .text import cut_at_stop, render_prompt, strip_thinking, template_kwargs
 
 
 @dataclass(frozen=True)
@@ -68,6 +59,10 @@ class TransformersGenerator(Backend):
     name = "transformers"
     role = "generator"
     Config = TransformersConfig
+
+    def spec(self) -> dict[str, Any]:
+        """What decides the answers (see :func:`._base.generation_spec`)."""
+        return generation_spec(self)
 
     def __init__(self, config: TransformersConfig | None = None):
         super().__init__(config)

@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Literal, Sequence
 
 from ..backend import Backend
+from ..checkpoints import load_tokenizer, resolve_model
 from ..errors import BackendUnavailable, ConfigError
-from ._base import Generation, Prompt
-from .common import load_tokenizer, render_prompt, resolve_model, strip_thinking, template_kwargs
+from ._base import Generation, Prompt, generation_spec
+from .text import render_prompt, strip_thinking, template_kwargs
 
 INSTALL_HINT = "pip install 'conflictscore-local[vllm]' (needs a CUDA GPU)"
 
@@ -66,6 +67,10 @@ class VLLMGenerator(Backend):
     name = "vllm"
     role = "generator"
     Config = VLLMConfig
+
+    def spec(self) -> dict[str, Any]:
+        """What decides the answers (see :func:`._base.generation_spec`)."""
+        return generation_spec(self)
 
     def __init__(self, config: VLLMConfig | None = None):
         super().__init__(config)

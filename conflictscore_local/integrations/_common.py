@@ -16,13 +16,13 @@ import json
 import threading
 import weakref
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping, Sequence
+from typing import Any, Awaitable, Callable, Mapping, Sequence
 
-from ..aggregate import METRIC_KEYS
 from ..config import RunConfig, load_config
 from ..engine import Engine, StageArg
 from ..errors import InputError
-from ..io import parse_item
+from ..inputs import parse_item
+from ..metrics import METRICS
 from ..types import Item, ItemResult
 
 _ENGINES: dict[str, Engine] = {}
@@ -100,10 +100,10 @@ def item_from(
 
 
 def metric_values(result: ItemResult, undefined: float | None = None) -> dict[str, float | None]:
-    """CS-C, CS-R, cs_r_evidenced and support rate of one item; ``undefined`` where a value is not
-    defined (no claims, or no conflicted claim for CS-R)."""
+    """Every metric of the table (CS-C, CS-R, cs_r_evidenced, support rate) of one item;
+    ``undefined`` where a value is not defined (no claims, or no conflicted claim for CS-R)."""
     m = result.metrics
-    return {k: (v if (v := getattr(m, k)) is not None else undefined) for k in METRIC_KEYS}
+    return {k: (v if (v := m.get(k)) is not None else undefined) for k in METRICS}
 
 
 def explain(result: ItemResult) -> str:
@@ -114,10 +114,9 @@ def explain(result: ItemResult) -> str:
     def fmt(x: float | None) -> str:
         return "undefined" if x is None else f"{x:.3f}"
 
-    lines = [
-        f"CS-C {fmt(m.cs_c)} ({n_conf} of {m.n_claims} claims conflicted), CS-R {fmt(m.cs_r)}, "
-        f"cs_r_evidenced {fmt(m.cs_r_evidenced)}, support rate {fmt(m.support_rate)}"
-    ]
+    values = [f"{metric.label} {fmt(m.get(k))}" for k, metric in METRICS.items()]
+    values[list(METRICS).index("cs_c")] += f" ({n_conf} of {m.n_claims} claims conflicted)"
+    lines = [", ".join(values)]
     for v in result.verdicts:
         if v.conflicted:
             lines.append(
@@ -147,12 +146,15 @@ class Batcher:
     ``await batcher.score(item)`` queues the item; the first waiting call opens a window of
     ``wait_s`` seconds for others to join, then the batch goes to the engine in a worker thread.
     Items arriving while a batch is being scored form the next batch. ``batch_sizes`` records the
-    number of distinct items of every engine call.
+    number of distinct items of every engine call. ``sleep`` is how the window waits
+    (``asyncio.sleep``; tests hand in one they release by hand).
     """
 
-    def __init__(self, engine: Engine, wait_s: float = 0.05):
+    def __init__(self, engine: Engine, wait_s: float = 0.05,
+                 sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep):
         self.engine = engine
         self.wait_s = wait_s
+        self.sleep = sleep
         self.batch_sizes: list[int] = []
         self._lock = threading.Lock()
         self._queues: dict[asyncio.AbstractEventLoop, _LoopQueue] = {}
@@ -186,7 +188,7 @@ class Batcher:
 
     async def _drain(self, loop: asyncio.AbstractEventLoop, q: _LoopQueue) -> None:
         try:
-            await asyncio.sleep(self.wait_s)
+            await self.sleep(self.wait_s)
             while q.waiting:
                 batch, q.waiting = q.waiting, []
                 try:

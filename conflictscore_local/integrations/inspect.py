@@ -13,7 +13,7 @@ The scorer judges the model's output against the sample's documents, each kept a
 strings or ``{"id", "text"}`` objects, read from the task state's store under ``documents_key``
 (where a retrieval solver puts what it retrieved) or else from the sample metadata. Metadata
 ``claims`` / ``labels`` skip decomposition / judging as in the JSONL input. The score's value holds
-``cs_c``, ``cs_r``, ``cs_r_evidenced`` and ``support_rate`` (NaN where undefined, which inspect's
+every metric of the table, ``cs_c``, ``cs_r``, ``cs_r_evidenced`` and ``support_rate`` (NaN where undefined, which inspect's
 metrics skip, so the task's means equal ConflictScore's macro averages); its explanation lists the
 conflicted claims with their supporting and contradicting documents; its metadata holds every
 claim's verdict as ``conflictscore score`` writes it.
@@ -26,6 +26,7 @@ from typing import Any
 
 from ..engine import Engine
 from ..errors import InputError
+from ..metrics import METRICS
 from ._common import batcher_for, explain, item_from, metric_values, missing_extra, shared_engine
 
 try:
@@ -37,14 +38,7 @@ except ImportError as e:
 __all__ = ["conflictscore"]
 
 
-@scorer(
-    metrics={
-        "cs_c": [mean(), stderr()],
-        "cs_r": [mean()],
-        "cs_r_evidenced": [mean()],
-        "support_rate": [mean()],
-    }
-)
+@scorer(metrics={k: [mean(), stderr()] if k == "cs_c" else [mean()] for k in METRICS})
 def conflictscore(
     documents_key: str = "documents",
     config: str | None = None,

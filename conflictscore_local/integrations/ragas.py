@@ -24,9 +24,9 @@ import math
 import typing as t
 from dataclasses import dataclass, field
 
-from ..aggregate import METRIC_KEYS
 from ..engine import Engine
 from ..errors import ConfigError, InputError
+from ..metrics import METRICS
 from ..types import Item, ItemResult
 from ._common import batcher_for, explain, item_from, metric_values, missing_extra, shared_engine
 
@@ -46,8 +46,8 @@ __all__ = ["ConflictScoreMetric", "ConflictScoreSingleTurnMetric"]
 
 
 def _check_key(key: str) -> str:
-    if key not in METRIC_KEYS:
-        raise ConfigError(f"ConflictScore RAGAS metric: unknown key {key!r}; allowed: {', '.join(METRIC_KEYS)}")
+    if key not in METRICS:
+        raise ConfigError(f"ConflictScore RAGAS metric: unknown key {key!r}; allowed: {', '.join(METRICS)}")
     return key
 
 

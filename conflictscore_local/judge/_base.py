@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
+from typing import Callable, Protocol, Sequence, runtime_checkable
 
+from ..backend import Role
 from ..types import Judgment, Pair
 
 ProgressFn = Callable[[int], None]
 
 
 @runtime_checkable
-class Judge(Protocol):
+class Judge(Role, Protocol):
     """Label pairs; the cost centre, so backends batch over everything they are given.
 
     ``judge`` returns one :class:`Judgment` per input pair, in input order, with
@@ -25,14 +26,6 @@ class Judge(Protocol):
     the backend has no such limit.
     """
 
-    name: str
-
     def judge(self, pairs: Sequence[Pair], on_progress: ProgressFn | None = None) -> list[Judgment]: ...
 
-    def spec(self) -> Mapping[str, Any]: ...
-
     def passage_budget(self) -> tuple[Callable[[str], int], int] | None: ...
-
-    def describe(self) -> dict[str, Any]: ...
-
-    def stats(self) -> dict[str, Any]: ...

@@ -31,14 +31,14 @@ import dataclasses
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any, Mapping, Sequence
 
+from .. import registry
+from ..arguments import argument_defaults, argument_values
 from ..errors import ConfigError
-from ..generate.openai import OpenAIGenerator
-from ..generate.openai import _Failure as RequestFailed
+from ..generate.openai import OpenAIGenerator, RequestFailed
 from ..generate.vllm import VLLMGenerator, import_vllm
 from ..types import Judgment, Pair
 from ._base import ProgressFn
-from .nli import NLIConfig, NLIJudge
-from .runtime import DoneFn, Features, Row, pair_boundary
+from .runtime import Classifier, DoneFn, Features, Row, pair_boundary
 
 MODES: tuple[str, ...] = ("generate", "classify")
 NLI_ARGS: tuple[str, ...] = (
@@ -48,9 +48,9 @@ NLI_ARGS: tuple[str, ...] = (
 
 def check_mode_args(cfg: Any, *, name: str, generate_only: Sequence[str], classify_only: Sequence[str]) -> None:
     """``ValueError`` when an argument of the other mode is set (differs from its default)."""
-    defaults = {f.name: f.default for f in dataclasses.fields(cfg)}
+    defaults, values = argument_defaults(type(cfg)), argument_values(cfg)
     wrong = classify_only if cfg.mode == "generate" else generate_only
-    bad = [k for k in wrong if getattr(cfg, k) != defaults[k]]
+    bad = [k for k in wrong if values[k] != defaults[k]]
     if bad:
         other = "classify" if cfg.mode == "generate" else "generate"
         raise ValueError(f"{', '.join(bad)} only appl{'ies' if len(bad) == 1 else 'y'} with mode={other} "
@@ -70,30 +70,33 @@ class ClassifyMode:
         """The local checkpoint (directory or cached hub id) whose tokenizer and labels are used."""
         raise NotImplementedError
 
-    def classify_runtime(self, nli: NLIJudge) -> Any:
+    def classify_runtime(self, classifier: Classifier) -> Any:
+        """The runtime that runs the forward pass of ``classifier`` (the ``nli`` judge's checkpoint)."""
         raise NotImplementedError
 
-    def classifier(self) -> NLIJudge:
-        """The ``nli`` judge that encodes pairs and reads labels for this mode (built once)."""
-        if getattr(self, "_classifier", None) is None:
-            cfg = self.config
-            args = {k: getattr(cfg, k) for k in NLI_ARGS if getattr(cfg, k, None) is not None}
-            self._classifier = NLIJudge(NLIConfig(model=self.classifier_model(), **args), runtime=self.classify_runtime)
-        return self._classifier
+    def nli_judge(self) -> Any:
+        """The ``nli`` judge that encodes pairs and reads labels for this mode (built once, through
+        the registry, with :meth:`classify_runtime` as its forward pass)."""
+        if getattr(self, "_nli", None) is None:
+            values = argument_values(self.config)
+            args = {k: values[k] for k in NLI_ARGS if values.get(k) is not None}
+            nli = registry.build("judge", "nli", {"model": self.classifier_model(), **args})
+            nli.use_runtime(self.classify_runtime)
+            self._nli = nli
+        return self._nli
 
     def classify_spec(self) -> Mapping[str, Any]:
-        return {**self.classifier().spec(), "backend": self.name, "mode": "classify"}
+        return {**self.nli_judge().spec(), "backend": self.name, "mode": "classify"}
 
     def classify_judge(self, pairs: Sequence[Pair], on_progress: ProgressFn | None) -> list[Judgment]:
-        return self.classifier().judge(pairs, on_progress)
+        return self.nli_judge().judge(pairs, on_progress)
 
     def classify_describe(self, out: dict[str, Any]) -> dict[str, Any]:
-        nli = self.classifier()
-        out["resolved"] = {**out.get("resolved", {}), **nli.resolved}
+        out["resolved"] = {**out.get("resolved", {}), **self.nli_judge().resolved}
         return out
 
     def classify_stats(self, out: dict[str, Any]) -> dict[str, Any]:
-        return {**out, **self.classifier().stats()}
+        return {**out, **self.nli_judge().stats()}
 
     def judge(self, pairs: Sequence[Pair], on_progress: ProgressFn | None = None) -> list[Judgment]:
         if self.config.mode == "classify":
@@ -121,9 +124,9 @@ class VLLMClassifyRuntime:
 
     name = "vllm"
 
-    def __init__(self, nli: NLIJudge, generator: VLLMGenerator, chunk_size: int,
+    def __init__(self, classifier: Classifier, generator: VLLMGenerator, chunk_size: int,
                  keyed_args: Mapping[str, Any] | None = None):
-        self.nli, self.generator, self.chunk_size = nli, generator, chunk_size
+        self.classifier, self.generator, self.chunk_size = classifier, generator, chunk_size
         self.keyed_args = dict(keyed_args or {})
         self._llm: Any = None
 
@@ -142,7 +145,7 @@ class VLLMClassifyRuntime:
             vllm = import_vllm()
             kw = self.engine_kwargs()
             self._llm = vllm.LLM(**kw)
-            self.nli.resolved.update(engine_args=kw, vllm=getattr(vllm, "__version__", "unknown"))
+            self.classifier.record(engine_args=kw, vllm=getattr(vllm, "__version__", "unknown"))
         return self._llm
 
     def classify(self, feats: Sequence[Features], on_done: DoneFn | None = None) -> list[Row]:
@@ -162,7 +165,7 @@ class VLLMClassifyRuntime:
             if len(outs) != len(chunk):
                 raise RuntimeError(f"vLLM returned {len(outs)} classifications for {len(chunk)} inputs")
             rows.extend(list(o.outputs.probs) for o in outs)
-            self.nli.count("engine_calls")
+            self.classifier.count("engine_calls")
             if on_done is not None:
                 on_done(range(start, start + len(chunk)))
         return rows
@@ -173,11 +176,11 @@ class ServeClassifyRuntime:
 
     name = "vllm-serve"
 
-    def __init__(self, nli: NLIJudge, api: OpenAIGenerator, batch_size: int):
-        self.nli, self.api, self.batch_size = nli, api, batch_size
+    def __init__(self, classifier: Classifier, api: OpenAIGenerator, batch_size: int):
+        self.classifier, self.api, self.batch_size = classifier, api, batch_size
         cfg = api.config
         self.root = cfg.base_url.rstrip("/").removesuffix("/v1")
-        self.endpoint = OpenAIGenerator(dataclasses.replace(cfg, base_url=self.root))
+        self.endpoint = registry.build("generator", "openai", dataclasses.replace(cfg, base_url=self.root))
         self._checked = False
 
     def spec(self) -> dict[str, Any]:
@@ -190,11 +193,11 @@ class ServeClassifyRuntime:
         endpoint cannot take them, and the claim would be read as part of the passage."""
         if self._checked:
             return
-        config = self.nli._json("config.json")
-        one = self.nli.tokenizer()("passage", "claim")
+        config = self.classifier.config
+        one = self.classifier.tokenizer()("passage", "claim")
         if (config.get("type_vocab_size") or 0) > 1 and pair_boundary(dict(one)) is not None:
             raise ConfigError(
-                f"judge openai: mode=classify cannot serve {self.nli.checkpoint()}: its inputs carry segment ids "
+                f"judge openai: mode=classify cannot serve {self.classifier.path}: its inputs carry segment ids "
                 f"(token_type_ids, type_vocab_size {config['type_vocab_size']}) and vLLM's /classify endpoint takes "
                 "none, so the claim would be read as segment 0; use the vllm judge with mode=classify (in-process "
                 "vLLM passes them), the nli judge, or a checkpoint without segment ids (DeBERTa-v3, RoBERTa)"
@@ -231,7 +234,7 @@ class ServeClassifyRuntime:
                     s = futures[fut]
                     got = fut.result()
                     rows[s:s + len(got)] = got
-                    self.nli.count("requests")
+                    self.classifier.count("requests")
                     if on_done is not None:
                         on_done(range(s, s + len(got)))
             except BaseException:

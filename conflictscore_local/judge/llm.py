@@ -27,17 +27,19 @@ here: no GPU), small next to the hundreds of steps of a default 8192-prompt call
 
 from __future__ import annotations
 
-import warnings
+import logging
 from typing import Any, Mapping, Sequence
 
 from ..backend import Backend
 from ..generate._base import Generation, Prompt
-from ..generate.common import redact
+from ..generate.text import redact
 from ..types import Judgment, Label, Pair
 from ._base import ProgressFn
 from .distinct import distinct
 from .labels import check_thresholds, decide, label_distribution, parse_label_text
 from .prompts import PROMPT_VERSION, judge_messages, judge_text, passage_order
+
+log = logging.getLogger(__name__)
 
 
 def check_judge_args(cfg: Any, *, name: str, top_logprobs: tuple[int, int]) -> None:
@@ -68,6 +70,11 @@ class LLMJudge(Backend):
     def generator(self) -> Any:
         """The :class:`Generator` that answers the prompts (built once)."""
         raise NotImplementedError
+
+    def use_generator(self, generator: Any) -> None:
+        """Answer the prompts with ``generator`` instead of building the one the config names (the
+        ``ray`` judge hands the ``vllm`` judge one whose engines are Ray's)."""
+        self._generator = generator
 
     def chat(self) -> bool:
         """Whether prompts are chat conversations (else plain text)."""
@@ -160,12 +167,12 @@ class LLMJudge(Backend):
         self.resolved.setdefault("protocol_changes", []).append(
             {"after_prompts": prompts_done, "top_logprobs": [before, self.top_logprobs()], "reason": why}
         )
-        warnings.warn(msg, stacklevel=3)
+        log.warning(msg)
 
     def read(self, pair: Pair, g: Generation, thresholds: Mapping[Label, float] | None, *,
              text_only: bool = False) -> Judgment:
         """The judgment in one generation: logprobs first (unless ``text_only``), then strict
-        text, else unscored. Notes are redacted (:func:`~..generate.common.redact`)."""
+        text, else unscored. Notes are redacted (:func:`~..generate.text.redact`)."""
         if g.text is None:
             return Judgment(pair, None, None, "judge", self._note(f"no answer: {g.error}"))
         why = ""

@@ -7,7 +7,7 @@ claim), the NLI convention, truncating only the passage; a judgment whose input 
 says how much of it the model saw in its note. All pairs of a job are de-duplicated, sorted
 by length and batched with dynamic padding.
 
-A checkpoint may carry ``conflictscore.json`` = ``{"format": 1, "max_length": n, "claim_room":
+A checkpoint may carry ``conflictscore.json`` = ``{"format": CALIBRATION_FORMAT, "max_length": n, "claim_room":
 n, "thresholds": {"SUPPORT": t, "CONTRADICT": t}}`` (written by ``conflictscore
 train-judge``): the window it was trained with, the tokens it kept free for the claim when
 it split long documents, and calibrated thresholds, which change the decision rule (see
@@ -20,26 +20,23 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Literal, Mapping, Sequence
+from typing import Any, Callable, Literal, Mapping, Sequence
 
 from ..backend import Backend
+from ..checkpoints import load_tokenizer, model_fingerprint, token_counter, tokenizer_fingerprint
+from ..devices import check_device
 from ..errors import BackendUnavailable, ConfigError
-from ..generate.common import (
-    check_device,
-    load_tokenizer,
-    model_fingerprint,
-    token_counter,
-    tokenizer_fingerprint,
-)
 from ..types import LABELS, Judgment, Label, Pair
 from ._base import ProgressFn
 from .distinct import distinct
 from .labels import check_thresholds, decide, map_id2label
-from .runtime import ClassifierRuntime, local_runtime, token_batches  # noqa: F401 - token_batches: public here too
+from .runtime import Classifier, ClassifierRuntime, TorchRuntime, resolve_runtime
 
 DEFAULT_JUDGE_ENV = "CONFLICTSCORE_DEFAULT_JUDGE"
 DEFAULT_JUDGE_MANIFEST = "default-judge"
 CALIBRATION_FILE = "conflictscore.json"
+CALIBRATION_FORMAT = 1
+"""The ``format`` of a ``conflictscore.json`` this judge reads (what ``train-judge`` writes)."""
 DEFAULT_CLAIM_ROOM = 64
 """Tokens kept free for the claim when a checkpoint's ``conflictscore.json`` does not say."""
 _MAX_DEFAULT_LENGTH = 512
@@ -118,18 +115,13 @@ class NLIJudge(Backend):
     role = "judge"
     Config = NLIConfig
 
-    def __init__(
-        self, config: NLIConfig | None = None, *, runtime: Callable[["NLIJudge"], ClassifierRuntime] | None = None
-    ):
-        """``runtime``: builds the runtime that runs the forward pass, given this judge (the
-        ``vllm`` / ``openai`` judges' classify mode hand theirs in); default: the one the
-        ``runtime`` argument names."""
+    def __init__(self, config: NLIConfig | None = None):
         super().__init__(config)
         self._path: Path | None = None
         self._manifest: Any = None
         self._labels: dict[int, Label] | None = None
         self._tokenizer: Any = None
-        self._make_runtime = runtime or local_runtime
+        self._make_runtime: RuntimeFactory | None = None
         self._runtime: ClassifierRuntime | None = None
         self.cache_dir: Path | None = None
         self._spec: dict[str, Any] | None = None
@@ -217,10 +209,10 @@ class NLIJudge(Backend):
     def checkpoint_meta(self) -> dict[str, Any]:
         """The checkpoint's ``conflictscore.json`` (training window, calibrated thresholds), or {}."""
         data = self._json(CALIBRATION_FILE, required=False)
-        if data and data.get("format") != 1:
+        if data and data.get("format") != CALIBRATION_FORMAT:
             raise ConfigError(
                 f"{self.checkpoint() / CALIBRATION_FILE}: unsupported calibration format {data.get('format')!r}; "
-                "expected 1"
+                f"expected {CALIBRATION_FORMAT}"
             )
         return data
 
@@ -280,10 +272,33 @@ class NLIJudge(Backend):
         ``--cache PATH`` moves them too (where they are kept never changes a label)."""
         self.cache_dir = Path(folder)
 
+    def use_runtime(self, factory: "RuntimeFactory") -> None:
+        """Run the forward pass elsewhere: ``factory(classifier)`` builds the runtime (the ``vllm``
+        and ``openai`` judges' classify mode hand theirs in); default :func:`local_runtime`."""
+        if self._runtime is not None:
+            raise RuntimeError("judge nli: the runtime is chosen before the judge first runs")
+        self._make_runtime = factory
+
+    def classifier(self) -> Classifier:
+        """What a runtime may use of this judge: the checkpoint, its labels and tokenizer, the
+        batch limits, where to count and record."""
+        cfg = self.config
+        if cfg.export_dir:
+            export_dir: Path | None = Path(cfg.export_dir).expanduser()
+        else:
+            export_dir = self.cache_dir / "onnx" if self.cache_dir is not None else None
+        return Classifier(
+            path=self.checkpoint(), labels=self.labels(), tokenizer=self.tokenizer, revision=cfg.revision,
+            config=self._json("config.json"), device=cfg.device, dtype=cfg.dtype, batch_size=cfg.batch_size,
+            max_batch_tokens=cfg.max_batch_tokens, int8=cfg.int8, export_dir=export_dir, count=self.count,
+            record=self.resolved.update,
+        )
+
     def runtime(self) -> ClassifierRuntime:
         """Where the forward pass runs (built once, loads nothing)."""
         if self._runtime is None:
-            self._runtime = self._make_runtime(self)
+            factory = self._make_runtime or (lambda c: local_runtime(c, self.config.runtime))
+            self._runtime = factory(self.classifier())
         return self._runtime
 
     def spec(self) -> Mapping[str, Any]:
@@ -311,7 +326,7 @@ class NLIJudge(Backend):
         self.resolved["claim_room"] = room
         return passage_budget(self.tokenizer(), self.max_length(), room)
 
-    def _encode(self, passages: list[str], claims: list[str]) -> tuple[list[dict[str, list[int]]], list[str | None]]:
+    def encode(self, passages: list[str], claims: list[str]) -> tuple[list[dict[str, list[int]]], list[str | None]]:
         """:func:`encode_pairs` with this judge's tokenizer and window; truncations are counted."""
         feats, cuts = encode_pairs(self.tokenizer(), passages, claims, self.max_length())
         for cut in cuts:
@@ -331,7 +346,7 @@ class NLIJudge(Backend):
 
         uniq = distinct(pairs)
         firsts = [pairs[i] for i in uniq.first]
-        feats, notes = self._encode([p.passage.text for p in firsts], [p.claim.text for p in firsts])
+        feats, notes = self.encode([p.passage.text for p in firsts], [p.claim.text for p in firsts])
 
         def done(idx: Sequence[int]) -> None:
             if on_progress is not None:
@@ -359,6 +374,22 @@ class NLIJudge(Backend):
         self.count("forward_inputs", len(firsts))
         return uniq.spread(pairs, judged)
 
+
+
+RuntimeFactory = Callable[[Classifier], ClassifierRuntime]
+
+
+def local_runtime(classifier: Classifier, runtime: str = "auto") -> ClassifierRuntime:
+    """The runtime in this process that the ``nli`` judge's ``runtime`` argument names (``auto``
+    resolved, see :func:`.runtime.resolve_runtime`): PyTorch, or ONNX Runtime."""
+    name = resolve_runtime(runtime, classifier.device, classifier.dtype)
+    if classifier.int8 and name != "onnx":
+        raise ConfigError(f"judge nli: int8=true needs runtime=onnx (dynamic int8 quantization); runtime is {name}")
+    if name == "onnx":
+        from .onnx_runtime import OnnxRuntime
+
+        return OnnxRuntime(classifier)
+    return TorchRuntime(classifier)
 
 
 def passage_budget(tokenizer: Any, max_length: int, claim_room: int) -> tuple[Callable[[str], int], int]:

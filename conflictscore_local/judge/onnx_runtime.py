@@ -27,21 +27,20 @@ import contextlib
 import hashlib
 import io
 import json
+import logging
 import os
 import shutil
-import sys
 import tempfile
 import warnings
-from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
+from ..checkpoints import model_fingerprint
+from ..environment import library_versions
 from ..errors import BackendUnavailable, ConfigError
-from ..generate.common import model_fingerprint
-from .runtime import DoneFn, Features, Row, check_num_labels, run_batched
+from .runtime import Classifier, DoneFn, Features, Row, check_num_labels, run_batched
 
-if TYPE_CHECKING:
-    from .nli import NLIJudge
+log = logging.getLogger(__name__)
 
 EXPORT_FORMAT = 1
 EXPORT_TOLERANCE = 1e-4
@@ -49,6 +48,7 @@ EXPORT_TOLERANCE = 1e-4
 EXPORT_INFO = "conflictscore-onnx.json"
 FP32_FILE, INT8_FILE = "model.onnx", "model.int8.onnx"
 INSTALL_HINT = "pip install 'conflictscore-local[onnx]'"
+EXPORT_LIBRARIES: tuple[str, ...] = ("torch", "transformers", "onnx", "onnxscript", "onnxruntime")
 INT8_NOTE = (
     "dynamic int8 quantization changes some labels (9-12.5% of the default judge's on real pairs in "
     "benchmarks/results/onnx_throughput.md); measure it on your data with benchmarks/onnx_throughput.py --model DIR"
@@ -66,26 +66,20 @@ SAMPLE_PAIRS: tuple[tuple[str, str], ...] = (
 
 def default_export_dir() -> Path:
     """``onnx/`` in the folder of the default judgment cache."""
-    from ..cache import default_cache_path
+    from ..locations import default_cache_path
 
     return default_cache_path().parent / "onnx"
 
 
-def versions() -> dict[str, str]:
+def export_versions() -> dict[str, str]:
     """The libraries an export depends on (part of its cache key and of its record)."""
-    out = {}
-    for dist in ("torch", "transformers", "onnx", "onnxscript", "onnxruntime"):
-        try:
-            out[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            out[dist] = "missing"
-    return out
+    return library_versions(EXPORT_LIBRARIES, missing="missing")
 
 
 def export_key(checkpoint: Path, revision: str | None) -> str:
     """What names a checkpoint's export: its weights' hash, its config.json, the exporting versions."""
     config = (checkpoint / "config.json").read_bytes()
-    v = versions()
+    v = export_versions()
     ident = {
         "format": EXPORT_FORMAT,
         "weights": model_fingerprint(checkpoint),
@@ -110,8 +104,6 @@ def import_ort() -> Any:
 def quiet() -> Any:
     """Keep the exporter's and quantizer's chatter out of the run's output: stdout (the CLI's
     ``--json``), warnings, and the log lines of torch.onnx, transformers and ONNX Runtime."""
-    import logging
-
     loggers = [logging.getLogger(n) for n in ("", "torch.onnx", "torch.export", "transformers")]
     levels = [lg.level for lg in loggers]
     for lg in loggers:
@@ -179,7 +171,7 @@ def export_classifier(checkpoint: Path, out: Path, tokenizer: Any, *, revision: 
             f"by {diff:.2g} > {EXPORT_TOLERANCE:g} on sample pairs); use runtime=torch"
         )
     return {"format": EXPORT_FORMAT, "checkpoint": str(checkpoint), "weights": model_fingerprint(checkpoint),
-            "versions": versions(), "max_prob_diff_vs_torch": diff, "tolerance": EXPORT_TOLERANCE}
+            "versions": export_versions(), "max_prob_diff_vs_torch": diff, "tolerance": EXPORT_TOLERANCE}
 
 
 def quantize_int8(fp32: Path, out: Path) -> None:
@@ -207,38 +199,31 @@ class OnnxRuntime:
 
     name = "onnx"
 
-    def __init__(self, judge: "NLIJudge"):
-        self.judge = judge
+    def __init__(self, classifier: Classifier):
+        self.classifier = c = classifier
         self._session: Any = None
-        cfg = judge.config
-        if cfg.device not in ("auto", "cpu"):
+        if c.device not in ("auto", "cpu"):
             raise ConfigError(
-                f"judge nli: runtime=onnx runs on the CPU; device={cfg.device} needs runtime=torch (or the vllm judge)"
+                f"judge nli: runtime=onnx runs on the CPU; device={c.device} needs runtime=torch (or the vllm judge)"
             )
-        if cfg.dtype not in ("auto", "float32"):
-            raise ConfigError(f"judge nli: runtime=onnx runs float32 (int8 with int8=true); dtype={cfg.dtype} needs "
+        if c.dtype not in ("auto", "float32"):
+            raise ConfigError(f"judge nli: runtime=onnx runs float32 (int8 with int8=true); dtype={c.dtype} needs "
                               "runtime=torch")
 
     def spec(self) -> dict[str, Any]:
         return {"runtime": self.name, "dtype": "float32",
-                "quantization": "dynamic-int8" if self.judge.config.int8 else None}
+                "quantization": "dynamic-int8" if self.classifier.int8 else None}
 
     def export_dir(self) -> Path:
         """This checkpoint's export folder (not created)."""
-        cfg = self.judge.config
-        if cfg.export_dir:
-            root = Path(cfg.export_dir).expanduser()
-        elif self.judge.cache_dir is not None:
-            root = self.judge.cache_dir / "onnx"
-        else:
-            root = default_export_dir()
-        ckpt = self.judge.checkpoint()
-        return root / f"{ckpt.name}-{export_key(ckpt, cfg.revision)}"
+        c = self.classifier
+        root = c.export_dir if c.export_dir is not None else default_export_dir()
+        return root / f"{c.path.name}-{export_key(c.path, c.revision)}"
 
     def ensure_export(self) -> Path:
         """The ONNX file to run: exported (and quantized) now unless already there."""
         folder = self.export_dir()
-        judge = self.judge
+        c = self.classifier
         if not (folder / EXPORT_INFO).is_file():
             try:
                 folder.parent.mkdir(parents=True, exist_ok=True)
@@ -248,10 +233,10 @@ class OnnxRuntime:
                     f"judge nli: cannot write the ONNX export into {folder.parent}: {e.strerror or e}; set "
                     "export_dir=DIR to a writable folder, or use runtime=torch"
                 ) from None
-            print(f"judge nli: exporting {judge.checkpoint()} to ONNX once, into {folder}", file=sys.stderr)
+            log.info(f"judge nli: exporting {c.path} to ONNX once, into {folder}")
             tmp.chmod(0o755)
             try:
-                info = export_classifier(judge.checkpoint(), tmp, judge.tokenizer(), revision=judge.config.revision)
+                info = export_classifier(c.path, tmp, c.tokenizer(), revision=c.revision)
                 (tmp / EXPORT_INFO).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
                 try:
                     os.rename(tmp, folder)
@@ -260,8 +245,8 @@ class OnnxRuntime:
                         raise
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)
-            judge.count("onnx_exported")
-        if not judge.config.int8:
+            c.count("onnx_exported")
+        if not c.int8:
             return folder / FP32_FILE
         int8 = folder / INT8_FILE
         if not int8.is_file():
@@ -277,30 +262,30 @@ class OnnxRuntime:
         """The ONNX Runtime session (export first if needed), with as many threads as this process may use."""
         if self._session is None:
             ort = import_ort()
-            judge = self.judge
+            c = self.classifier
             path = self.ensure_export()
-            if judge.config.int8:
-                warnings.warn(f"judge nli: int8=true: {INT8_NOTE}", stacklevel=2)
+            if c.int8:
+                log.warning(f"judge nli: int8=true: {INT8_NOTE}")
             options = ort.SessionOptions()
             options.intra_op_num_threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 0
             options.log_severity_level = 3
             self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
             out = self._session.get_outputs()[0].shape
             if isinstance(out[-1], int):
-                check_num_labels(out[-1], judge.labels(), judge.checkpoint())
-            judge.resolved.update(device="cpu", dtype="float32", onnx_model=str(path),
-                                  quantization=self.spec()["quantization"], onnxruntime=ort.__version__)
+                check_num_labels(out[-1], c.labels, c.path)
+            c.record(device="cpu", dtype="float32", onnx_model=str(path), quantization=self.spec()["quantization"],
+                     onnxruntime=ort.__version__)
         return self._session
 
     def classify(self, feats: Sequence[Features], on_done: DoneFn | None = None) -> list[Row]:
         session = self.session()
-        tok = self.judge.tokenizer()
+        c = self.classifier
+        tok = c.tokenizer()
 
         def forward(batch: list[Features]) -> list[list[float]]:
             padded = tok.pad(batch, return_tensors="np")
-            self.judge.count("batches")
+            c.count("batches")
             return _softmax(session.run(None, _inputs(session, padded))[0])
 
-        cfg = self.judge.config
-        return run_batched(feats, forward, max_pairs=cfg.batch_size, max_tokens=cfg.max_batch_tokens or 2048,
+        return run_batched(feats, forward, max_pairs=c.batch_size, max_tokens=c.max_batch_tokens or 2048,
                            on_done=on_done)

@@ -17,19 +17,24 @@ encoding) to ``vllm serve``'s ``/classify`` endpoint instead (see :mod:`.classif
 
 from __future__ import annotations
 
-import warnings
-from dataclasses import dataclass, fields
+import logging
+from dataclasses import dataclass
 from typing import Any, Callable, Literal, Mapping
 
+from .. import registry
+from ..arguments import flat
 from ..chunk import word_count
 from ..generate.openai import OpenAIConfig, OpenAIGenerator
 from .classify import ClassifyMode, ServeClassifyRuntime, check_mode_args
 from .llm import LLMJudge, check_judge_args
+from .runtime import Classifier
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class OpenAIJudgeConfig(OpenAIConfig):
-    """The ``openai`` generator's arguments plus the judge's own.
+class OpenAIJudgeConfig:
+    """The ``openai`` generator's arguments (``generator``, given flat beside the rest) plus the judge's own.
 
     ``top_logprobs``: alternatives asked for at each answer token (0: text only).
     ``max_tokens``: room for the one-word reply (the text path needs the whole word).
@@ -51,6 +56,7 @@ class OpenAIJudgeConfig(OpenAIConfig):
     ``max_tokens``, ``min_label_mass``, ``passage_words``, ``endpoint``) do not apply.
     """
 
+    generator: OpenAIConfig = flat(default_factory=OpenAIConfig)
     top_logprobs: int = 10
     max_tokens: int = 8
     min_label_mass: float = 0.5
@@ -69,7 +75,6 @@ class OpenAIJudgeConfig(OpenAIConfig):
     claim_room: int | None = None
 
     def __post_init__(self) -> None:
-        super().__post_init__()
         check_judge_args(self, name="openai", top_logprobs=(0, 20))
         if self.model_fingerprint is not None and not self.model_fingerprint.strip():
             raise ValueError("model_fingerprint must not be empty")
@@ -83,7 +88,7 @@ class OpenAIJudgeConfig(OpenAIConfig):
             classify_only=("checkpoint", "revision", "batch_size", "max_length", "negative_label", "id2label",
                            "calibration", "claim_room"),
         )
-        if self.mode == "classify" and self.checkpoint is None and self.model is None:
+        if self.mode == "classify" and self.checkpoint is None and self.generator.model is None:
             raise ValueError("mode=classify needs checkpoint=DIR (a local copy of the served classifier) or model=NAME")
 
 
@@ -100,41 +105,39 @@ class OpenAIJudge(ClassifyMode, LLMJudge):
 
     # -- classify mode: the nli judge with vllm serve's /classify as its forward pass --------
     def classifier_model(self) -> str:
-        return self.config.checkpoint or self.config.model
+        return self.config.checkpoint or self.config.generator.model
 
-    def classify_runtime(self, nli: Any) -> ServeClassifyRuntime:
-        return ServeClassifyRuntime(nli, self.generator(), self.config.batch_size)
+    def classify_runtime(self, classifier: Classifier) -> ServeClassifyRuntime:
+        return ServeClassifyRuntime(classifier, self.generator(), self.config.batch_size)
 
     def generator(self) -> OpenAIGenerator:
         if self._generator is None:
-            names = {f.name for f in fields(OpenAIConfig)}  # the judge's own arguments stay here
-            args = {k: v for k, v in vars(self.config).items() if k in names}
-            self._generator = OpenAIGenerator(OpenAIConfig(**args))
+            self._generator = registry.build("generator", "openai", self.config.generator)
         return self._generator
 
     def chat(self) -> bool:
-        return self.config.endpoint == "chat"
+        return self.config.generator.endpoint == "chat"
 
     def model_identity(self) -> Mapping[str, Any]:
         """The pinned ``model_fingerprint``, else the served name, the server and what the
         server reports about the model; plus anything sent with every request that may change
         answers (how requests are paced and retried does not)."""
-        cfg = self.config
+        cfg = self.config.generator
         sent = {
             "enable_thinking": cfg.enable_thinking,
             "chat_template_kwargs": cfg.chat_template_kwargs,
             "extra_body": cfg.extra_body,
         }
-        if cfg.model_fingerprint is not None:
-            return {"fingerprint": cfg.model_fingerprint, **sent}
+        if self.config.model_fingerprint is not None:
+            return {"fingerprint": self.config.model_fingerprint, **sent}
         gen = self.generator()
         served = gen.served_model()
         if served is None and not self._warned:
             self._warned = True
-            warnings.warn(
+            log.warning(
                 f"judge openai: {gen.resolved['served_model']}; cached labels are keyed on the served name "
                 f"{gen.model_name()!r} alone, which another model could be served under: pass "
-                "--judge-arg model_fingerprint=... to pin what is served", stacklevel=2)
+                "--judge-arg model_fingerprint=... to pin what is served")
         return {"name": gen.model_name(), "base_url": cfg.base_url, "served": served, **sent}
 
     def top_logprobs(self) -> int:
@@ -148,5 +151,5 @@ class OpenAIJudge(ClassifyMode, LLMJudge):
         """Whitespace words stand in for the server's tokens (classify mode: the ``nli`` judge's
         budget, counted with the checkpoint's tokenizer)."""
         if self.config.mode == "classify":
-            return self.classifier().passage_budget()
+            return self.nli_judge().passage_budget()
         return word_count, self.config.passage_words

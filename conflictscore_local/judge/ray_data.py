@@ -28,15 +28,15 @@ from __future__ import annotations
 import json
 import logging
 import math
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..backend import Backend
 from ..errors import BackendUnavailable, ConfigError
 from ..generate._base import Generation, Prompt
-from ..generate.common import strip_thinking
-from ..generate.vllm import VLLMConfig, VLLMGenerator, alternatives
+from ..generate.text import strip_thinking
+from ..generate.vllm import VLLMGenerator, alternatives
 from ..types import Claim, Judgment, Pair, Passage
 from ._base import ProgressFn
 from .distinct import distinct
@@ -113,13 +113,12 @@ class RayJudgeConfig:
         return self.num_cpus if self.num_cpus is not None else math.ceil(self.worker_cpus()) + READER_CPUS
 
 
-def inner_config(cfg: RayJudgeConfig) -> tuple[type, Any]:
-    """The wrapped judge's class and its checked ``Config``."""
+def inner_config(cfg: RayJudgeConfig) -> Any:
+    """The wrapped judge's checked ``Config``."""
     from .. import registry
 
     args = {k: v for k, v in cfg.judge.items() if k != "name"}
-    cls = registry.resolve("judge", cfg.judge["name"])
-    return cls, registry.make_config(cls.Config, args, where=f"judge ray: judge {cfg.judge['name']!r}")
+    return registry.config_for("judge", cfg.judge["name"], args, where=f"judge ray: judge {cfg.judge['name']!r}")
 
 
 class RayJudge(Backend):
@@ -139,14 +138,16 @@ class RayJudge(Backend):
         """The wrapped judge, built here (driver side) for its spec and passage budget; on
         the ``nli`` path its model is never loaded here."""
         if self._inner is None:
-            cls, cfg = inner_config(self.config)
-            if issubclass(cls, VLLMJudge):
-                if getattr(cfg, "mode", "generate") != "generate":
-                    raise ConfigError(f"judge ray: the vllm judge's mode={cfg.mode} is not distributed over Ray; "
-                                      "run the nli judge on Ray workers, or vllm in-process")
-                self._inner = RayVLLMJudge(cfg, ray_config=self.config, start=self.start)
-            else:
-                self._inner = cls(cfg)
+            from .. import registry
+
+            judge = registry.build("judge", self.config.judge["name"], inner_config(self.config))
+            if isinstance(judge, VLLMJudge):
+                if judge.config.mode != "generate":
+                    raise ConfigError(f"judge ray: the vllm judge's mode={judge.config.mode} is not distributed over "
+                                      "Ray; run the nli judge on Ray workers, or vllm in-process")
+                local = registry.build("generator", "vllm", judge.config.generator)
+                judge.use_generator(RayEngineGenerator(local, ray_config=self.config, start=self.start))
+            self._inner = judge
         return self._inner
 
     def spec(self) -> Mapping[str, Any]:
@@ -181,7 +182,7 @@ class RayJudge(Backend):
         if not pairs:
             return []
         inner = self.inner()
-        if isinstance(inner, RayVLLMJudge):
+        if isinstance(inner, VLLMJudge):  # its generator is the engine replicas'
             return inner.judge(pairs, on_progress)
         ray = self.start()
         uniq = distinct(pairs)
@@ -191,10 +192,13 @@ class RayJudge(Backend):
         cfg = self.config
         blocks = max(cfg.workers, math.ceil(len(rows) / cfg.batch_size))
         threads = cfg.threads_per_worker or max(1, int(cfg.cpus_per_worker))
-        cls, inner_cfg = inner_config(cfg)
+        from .. import registry
+
+        name = cfg.judge["name"]
         ds = ray.data.from_items(rows, override_num_blocks=blocks).map_batches(
             JudgeWorker,
-            fn_constructor_kwargs={"judge_cls": cls, "config": inner_cfg, "threads": threads},
+            fn_constructor_kwargs={"name": name, "target": registry.resolve("judge", name),
+                                   "config": inner_config(cfg), "threads": threads},
             compute=ray.data.ActorPoolStrategy(size=cfg.workers),
             num_cpus=cfg.cpus_per_worker,
             num_gpus=cfg.gpus_per_worker or None,
@@ -244,14 +248,20 @@ class JudgeWorker:
     driver turns back into the judgment of its own pair.
     """
 
-    def __init__(self, judge_cls: type, config: Any, threads: int) -> None:
+    def __init__(self, name: str, target: type, config: Any, threads: int) -> None:
+        """``target``: the judge class the driver resolved ``name`` to, registered here too when
+        this process does not know the name (a judge registered by the user's code)."""
+        from .. import registry
+
         try:
             import torch
 
             torch.set_num_threads(threads)
         except ImportError:
             pass
-        self.judge = judge_cls(config)
+        if name not in registry.available("judge"):
+            registry.register("judge", name, target)
+        self.judge = registry.build("judge", name, config)
 
     def __call__(self, batch: Any) -> Any:
         pairs = [Pair(Claim("", 0, str(c)), Passage("", "", 0, str(p))) for p, c in zip(batch["passage"], batch["claim"])]
@@ -264,44 +274,33 @@ class JudgeWorker:
         ])[["u", "judgment"]]
 
 
-class RayVLLMJudge(VLLMJudge):
-    """The ``vllm`` judge with its engine calls made by ``ray.data.llm`` replicas: prompts,
-    de-duplication, passage grouping, label reading and spec are the ``vllm`` judge's own."""
+class RayEngineGenerator:
+    """The ``vllm`` generator with its generation done by vLLM engine replicas through Ray's LLM
+    batch API (``ray.data.llm``): handed to the ``vllm`` judge the ``ray`` judge distributes.
 
-    def __init__(self, config: Any, *, ray_config: RayJudgeConfig, start: Callable[[], Any]):
-        super().__init__(config)
-        self._ray_config = ray_config
-        self._start = start
-
-    def generator(self) -> "RayVLLMGenerator":
-        if self._generator is None:
-            names = {f.name for f in fields(VLLMConfig)}
-            args = {k: v for k, v in vars(self.config).items() if k in names}
-            self._generator = RayVLLMGenerator(VLLMConfig(**args), ray_config=self._ray_config, start=self._start)
-            self.check_label_tokens()
-        return self._generator
-
-
-class RayVLLMGenerator(VLLMGenerator):
-    """Generation by vLLM engine replicas through Ray's LLM batch API (``ray.data.llm``).
-
-    Prompts are rendered here exactly as the in-process generator renders them (chat prompts
-    to token ids, so no second BOS), and go to the engines with the chat-template, tokenize
-    and detokenize stages off; the engines' arguments are :meth:`engine_kwargs`. A row the
-    engine fails on comes back unscored (``should_continue_on_error``), never guessed.
+    Everything but :meth:`generate` is the wrapped in-process generator's (``local``, built by
+    the registry, whose engine never starts): prompts are rendered exactly as it renders them
+    (chat prompts to token ids, so no second BOS) and go to the engines with the chat-template,
+    tokenize and detokenize stages off; the engines' arguments are its ``engine_kwargs()``. A
+    row the engine fails on comes back unscored (``should_continue_on_error``), never guessed.
     """
 
-    def __init__(self, config: VLLMConfig, *, ray_config: RayJudgeConfig, start: Callable[[], Any]):
-        super().__init__(config)
+    def __init__(self, local: VLLMGenerator, *, ray_config: RayJudgeConfig, start: Callable[[], Any]):
+        self.local = local
         self._ray_config = ray_config
         self._start = start
 
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name == "local":
+            raise AttributeError(name)
+        return getattr(self.local, name)
+
     def llm(self) -> Any:
-        raise RuntimeError("RayVLLMGenerator runs no engine in this process")
+        raise RuntimeError("the ray judge's vllm generator runs no engine in this process")
 
     def processor_config(self) -> dict[str, Any]:
         """The arguments of ``ray.data.llm.vLLMEngineProcessorConfig``."""
-        engine = self.engine_kwargs()
+        engine = self.local.engine_kwargs()
         model = engine.pop("model")
         rc = self._ray_config
         out: dict[str, Any] = {
@@ -322,7 +321,7 @@ class RayVLLMGenerator(VLLMGenerator):
         """One input row per prompt: ``idx``, and the text (``prompt``) or token ids (``tokenized_prompt``)."""
         out = []
         for i, p in enumerate(prompts):
-            enc = self.encode(p)
+            enc = self.local.encode(p)
             out.append({"idx": i, "prompt": enc} if isinstance(enc, str)
                        else {"idx": i, "tokenized_prompt": list(enc["prompt_token_ids"])})
         return out
@@ -346,7 +345,7 @@ class RayVLLMGenerator(VLLMGenerator):
         except ImportError as e:
             raise BackendUnavailable(f"judge ray with vllm needs ray.data.llm ({e}); {INSTALL_HINT}") from None
         build = getattr(ray_llm, "build_processor", None) or ray_llm.build_llm_processor
-        params = {k: v for k, v in {"max_tokens": max_tokens, "temperature": temperature, "seed": self.config.seed,
+        params = {k: v for k, v in {"max_tokens": max_tokens, "temperature": temperature, "seed": self.local.config.seed,
                                     "stop": list(stop) if stop else None, "logprobs": logprobs}.items()
                   if v is not None}
         processor = build(ray_llm.vLLMEngineProcessorConfig(**self.processor_config()),
@@ -358,7 +357,7 @@ class RayVLLMGenerator(VLLMGenerator):
                 on_progress(1)
         if any(g is None for g in out):
             raise RuntimeError(f"ray.data.llm returned {sum(g is not None for g in out)} of {len(prompts)} answers")
-        self.count("prompts", len(prompts))
+        self.local.count("prompts", len(prompts))
         return out  # type: ignore[return-value]
 
 

@@ -13,6 +13,9 @@ token ids in, one row of class probabilities (in class-index order) per input ou
 - ``vllm-serve``: ``vllm serve``'s ``/classify`` endpoint (the ``openai`` judge's classify
   mode, :mod:`.classify`).
 
+A runtime is handed a :class:`Classifier`, what it may use of the judge (the checkpoint, its
+tokenizer, its labels, the batch limits, a counter), never the judge itself; the ``nli``
+judge's factory (:func:`conflictscore_local.judge.nli.local_runtime`) picks the local one.
 A runtime's ``spec()`` names it (and its precision) in the judge spec, so a label in the
 judgment cache says which runtime produced it. An input a runtime could not classify (a
 server that never answered) comes back as the reason, a string: the judgment is unscored.
@@ -21,13 +24,12 @@ server that never answered) comes back as the reason, a string: the judgment is 
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Protocol, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
 
+from ..devices import torch_device, torch_dtype
 from ..errors import BackendUnavailable, ConfigError
-from ..generate.common import torch_device, torch_dtype
-
-if TYPE_CHECKING:
-    from .nli import NLIJudge
 
 Features = Mapping[str, list[int]]
 """One encoded input: ``input_ids`` (+ ``token_type_ids``, ``attention_mask``)."""
@@ -38,6 +40,41 @@ DoneFn = Callable[[Sequence[int]], None]
 
 RUNTIME_ENV = "CONFLICTSCORE_NLI_RUNTIME"
 LOCAL_RUNTIMES: tuple[str, ...] = ("torch", "onnx")
+
+
+def _no_count(key: str, n: int = 1) -> None:
+    pass
+
+
+def _no_record(**found: Any) -> None:
+    pass
+
+
+@dataclass(frozen=True)
+class Classifier:
+    """What a runtime may use of the ``nli`` judge, handed over by the judge.
+
+    ``path`` / ``revision``: the checkpoint; ``labels``: class index → label (the model's class
+    count is checked against it); ``tokenizer()``: its tokenizer, loaded on first call;
+    ``config``: its ``config.json``; ``device``, ``dtype``, ``batch_size``, ``max_batch_tokens``:
+    the judge's arguments; ``int8`` and ``export_dir`` (None: the default) for the ONNX runtime;
+    ``count(key, n)`` adds to the judge's counters and ``record(**found)`` to what it resolved
+    (both go into the summary).
+    """
+
+    path: Path
+    labels: Mapping[int, str]
+    tokenizer: Callable[[], Any]
+    revision: str | None = None
+    config: Mapping[str, Any] = field(default_factory=dict)
+    device: str = "auto"
+    dtype: str = "auto"
+    batch_size: int = 64
+    max_batch_tokens: int | None = None
+    int8: bool = False
+    export_dir: Path | None = None
+    count: Callable[..., None] = _no_count
+    record: Callable[..., None] = _no_record
 
 
 class ClassifierRuntime(Protocol):
@@ -68,18 +105,6 @@ def resolve_runtime(runtime: str, device: str, dtype: str = "auto") -> str:
             raise ConfigError(f"${RUNTIME_ENV}={env!r} is not allowed; allowed: {', '.join(LOCAL_RUNTIMES)}")
         return env
     return "torch"
-
-
-def local_runtime(judge: "NLIJudge") -> ClassifierRuntime:
-    """The runtime the ``nli`` judge's ``runtime`` argument names (``auto`` resolved)."""
-    name = resolve_runtime(judge.config.runtime, judge.config.device, judge.config.dtype)
-    if judge.config.int8 and name != "onnx":
-        raise ConfigError(f"judge nli: int8=true needs runtime=onnx (dynamic int8 quantization); runtime is {name}")
-    if name == "onnx":
-        from .onnx_runtime import OnnxRuntime
-
-        return OnnxRuntime(judge)
-    return TorchRuntime(judge)
 
 
 def token_batches(order: Sequence[int], lengths: Sequence[int], max_pairs: int, max_tokens: int) -> Iterator[list[int]]:
@@ -118,13 +143,13 @@ class TorchRuntime:
 
     name = "torch"
 
-    def __init__(self, judge: "NLIJudge"):
-        self.judge = judge
+    def __init__(self, classifier: Classifier):
+        self.classifier = classifier
         self._model: Any = None
 
     def dtype_name(self) -> str:
-        cfg = self.judge.config
-        return str(torch_dtype(cfg.dtype, torch_device(cfg.device))).removeprefix("torch.")
+        c = self.classifier
+        return str(torch_dtype(c.dtype, torch_device(c.device))).removeprefix("torch.")
 
     def spec(self) -> dict[str, Any]:
         return {"runtime": self.name, "dtype": self.dtype_name()}
@@ -134,41 +159,40 @@ class TorchRuntime:
         if self._model is None:
             from transformers import AutoModelForSequenceClassification
 
-            judge, cfg = self.judge, self.judge.config
-            path, labels = judge.checkpoint(), judge.labels()
-            device = torch_device(cfg.device)
-            dtype = torch_dtype(cfg.dtype, device)
+            c = self.classifier
+            path = c.path
+            device = torch_device(c.device)
+            dtype = torch_dtype(c.dtype, device)
             try:
                 model = AutoModelForSequenceClassification.from_pretrained(
-                    str(path), revision=cfg.revision, dtype=dtype
+                    str(path), revision=c.revision, dtype=dtype
                 )
             except Exception as e:
                 raise BackendUnavailable(
                     f"judge nli: cannot load the model in {path} as a sequence classifier: {type(e).__name__}: {e}"
                 ) from e
-            check_num_labels(model.config.num_labels, labels, path)
+            check_num_labels(model.config.num_labels, c.labels, path)
             self._model = model.to(device).eval()
-            judge.resolved.update(device=str(device), dtype=str(dtype).removeprefix("torch."),
-                                  architecture=type(model).__name__)
+            c.record(device=str(device), dtype=str(dtype).removeprefix("torch."), architecture=type(model).__name__)
         return self._model
 
     def classify(self, feats: Sequence[Features], on_done: DoneFn | None = None) -> list[Row]:
         import torch
 
         model = self.model()
-        tok = self.judge.tokenizer()
+        tok = self.classifier.tokenizer()
         device = next(model.parameters()).device
 
         def forward(batch: list[Features]) -> list[list[float]]:
             padded = {k: v.to(device) for k, v in tok.pad(batch, return_tensors="pt").items()}
             with torch.inference_mode():
                 logits = model(**padded).logits
-            self.judge.count("batches")
+            self.classifier.count("batches")
             return torch.softmax(logits.float(), dim=-1).cpu().tolist()
 
-        cfg = self.judge.config
-        budget = cfg.max_batch_tokens or (2048 if device.type == "cpu" else 65536)
-        return run_batched(feats, forward, max_pairs=cfg.batch_size, max_tokens=budget, on_done=on_done)
+        c = self.classifier
+        budget = c.max_batch_tokens or (2048 if device.type == "cpu" else 65536)
+        return run_batched(feats, forward, max_pairs=c.batch_size, max_tokens=budget, on_done=on_done)
 
 
 def check_num_labels(num_labels: int, labels: Mapping[int, str], path: Any) -> None:

@@ -14,18 +14,21 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Literal, Mapping
 
+from .. import registry
+from ..arguments import flat
+from ..checkpoints import model_fingerprint, token_counter, tokenizer_fingerprint
 from ..errors import ConfigError
-from ..generate.common import model_fingerprint, token_counter, tokenizer_fingerprint
 from ..generate.vllm import VLLMConfig, VLLMGenerator
 from ..types import LABELS
 from .classify import ClassifyMode, VLLMClassifyRuntime, check_mode_args
 from .labels import token_label
 from .llm import LLMJudge, check_judge_args
 from .prompts import judge_messages, judge_text
+from .runtime import Classifier
 
 ENGINE_ARGS_NOT_KEYED: frozenset[str] = frozenset({
     "pipeline_parallel_size", "data_parallel_size", "distributed_executor_backend", "disable_custom_all_reduce",
@@ -45,8 +48,8 @@ def keyed_engine_args(engine_args: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
-class VLLMJudgeConfig(VLLMConfig):
-    """The ``vllm`` generator's arguments plus the judge's own.
+class VLLMJudgeConfig:
+    """The ``vllm`` generator's arguments (``generator``, given flat beside the rest) plus the judge's own.
 
     ``top_logprobs``: alternatives read at the answer token (vLLM allows 20 by default).
     ``max_tokens``: tokens generated per pair (the first non-blank one is read).
@@ -65,6 +68,7 @@ class VLLMJudgeConfig(VLLMConfig):
     ``passage_tokens``, ``tokenizer``, ``enable_thinking``, ``chat_template_kwargs``) do not apply.
     """
 
+    generator: VLLMConfig = flat()
     top_logprobs: int = 20
     max_tokens: int = 1
     chat: bool = True
@@ -80,7 +84,6 @@ class VLLMJudgeConfig(VLLMConfig):
     calibration: bool = True
 
     def __post_init__(self) -> None:
-        super().__post_init__()
         check_judge_args(self, name="vllm", top_logprobs=(1, 100))
         if self.passage_tokens < 8:
             raise ValueError(f"passage_tokens must be at least 8, got {self.passage_tokens}")
@@ -102,22 +105,24 @@ class VLLMJudge(ClassifyMode, LLMJudge):
     def __init__(self, config: VLLMJudgeConfig | None = None):
         super().__init__(config)
         self._identity: dict[str, Any] | None = None
+        self._labels_checked = False
 
     # -- classify mode: the nli judge with LLM.classify as its forward pass ------------------
     def classifier_model(self) -> str:
-        return self.config.model
+        return self.config.generator.model
 
-    def classify_runtime(self, nli: Any) -> VLLMClassifyRuntime:
-        names = {f.name for f in fields(VLLMConfig)}
-        args = {k: v for k, v in vars(self.config).items() if k in names}
-        return VLLMClassifyRuntime(nli, VLLMGenerator(VLLMConfig(**args)), self.config.chunk_size,
-                                   keyed_engine_args(self.config.engine_args))
+    def classify_runtime(self, classifier: Classifier) -> VLLMClassifyRuntime:
+        gen = self.config.generator
+        return VLLMClassifyRuntime(classifier, registry.build("generator", "vllm", gen), self.config.chunk_size,
+                                   keyed_engine_args(gen.engine_args))
 
     def generator(self) -> VLLMGenerator:
+        """The ``vllm`` generator (built from ``config.generator`` unless one was handed in with
+        :meth:`use_generator`), its tokenizer checked to spell the labels readably once."""
         if self._generator is None:
-            names = {f.name for f in fields(VLLMConfig)}
-            args = {k: v for k, v in vars(self.config).items() if k in names}
-            self._generator = VLLMGenerator(VLLMConfig(**args))
+            self._generator = registry.build("generator", "vllm", self.config.generator)
+        if not self._labels_checked:
+            self._labels_checked = True
             self.check_label_tokens()
         return self._generator
 
@@ -130,7 +135,7 @@ class VLLMJudge(ClassifyMode, LLMJudge):
         with), and the engine arguments that change how the model computes (quantization,
         KV-cache dtype, ...: every ``engine_args`` key outside ``ENGINE_ARGS_NOT_KEYED``)."""
         if self._identity is None:
-            cfg = self.config
+            cfg = self.config.generator
             gen = self.generator()
             template = gen.tokenizer().chat_template
             self._identity = {
@@ -171,10 +176,10 @@ class VLLMJudge(ClassifyMode, LLMJudge):
         """Count with the model's tokenizer; passages fit ``max_model_len`` next to prompt and claim
         (classify mode: the ``nli`` judge's budget)."""
         if self.config.mode == "classify":
-            return self.classifier().passage_budget()
+            return self.nli_judge().passage_budget()
         gen = self.generator()
         count = token_counter(gen.tokenizer())
-        window = self.config.max_model_len or _context_length(gen.model_path() / "config.json")
+        window = self.config.generator.max_model_len or _context_length(gen.model_path() / "config.json")
         budget = self.config.passage_tokens
         if window is not None:
             empty = judge_messages("", "") if self.chat() else judge_text("", "")

@@ -10,9 +10,20 @@ and check them on the air-gapped one. Nothing here imports torch or contacts a h
 
 from __future__ import annotations
 
+from ..locations import STORE_ENV, store_dir
 from .lock import LOCK_FILE, make_lock, read_lock, write_lock
-from .manifest import Labels, Manifest, Source, Use, find_manifest, get_manifest, load_manifest, manifests, shipped_dir
-from .store import STORE_ENV, Located, locate, locate_manifest, staged_path, store_dir
+from .manifest import (
+    Labels,
+    Manifest,
+    ModelSource,
+    Use,
+    find_manifest,
+    get_manifest,
+    load_manifest,
+    manifests,
+    shipped_dir,
+)
+from .store import Located, locate, locate_manifest, staged_path
 from .transfer import VerificationFailed, bundle, pull, unpack
 from .verify import Verification, verify, verify_folder, verify_manifest
 
@@ -21,8 +32,8 @@ __all__ = [
     "Labels",
     "Located",
     "Manifest",
+    "ModelSource",
     "STORE_ENV",
-    "Source",
     "Use",
     "Verification",
     "VerificationFailed",

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from typing import Any
+
+from ..cli_flags import add_output_args, show_progress
+from ..cli_text import emit
 
 EPILOG = """\
 staging for an air-gapped GPU box:
@@ -33,11 +34,12 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(func=lambda args: _help(p))
 
     ls = msub.add_parser("list", help="every known model, its source and whether it is on this machine")
-    ls.add_argument("--json", action="store_true", help="machine-readable output")
+    add_output_args(ls, json_help="one object per model")
     ls.set_defaults(func=cmd_list)
 
     sh = msub.add_parser("show", help="one manifest in full, with the flags that run the model")
     sh.add_argument("name", metavar="NAME")
+    add_output_args(sh, json_help="the manifest's fields and the model's state here")
     sh.set_defaults(func=cmd_show)
 
     pl = msub.add_parser("pull", help="download a model at its pinned revision and lock its files (needs network)")
@@ -45,26 +47,25 @@ def add_parser(sub: Any) -> None:
     pl.add_argument("--to", metavar="DIR", help="download into DIR instead of the store")
     pl.add_argument("--force", action="store_true", help="download a manifest with no pinned revision (locks the "
                     "commit it resolves to)")
-    pl.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+    add_output_args(pl, json_help="the model's folder and its lock")
     pl.set_defaults(func=cmd_pull)
 
     vf = msub.add_parser("verify", help="check a staged model against its lock and manifest (offline)")
     vf.add_argument("target", metavar="DIR|NAME", help="a model folder, or a model name (its copy a run would use)")
-    vf.add_argument("--json", action="store_true", help="machine-readable output")
-    vf.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    add_output_args(vf, json_help="every check and its outcome")
     vf.set_defaults(func=cmd_verify)
 
     bd = msub.add_parser("bundle", help="verify staged models and write them into one tar to carry")
     bd.add_argument("names", metavar="NAME|DIR", nargs="+", help="staged model names, or folders written by pull --to")
     bd.add_argument("-o", "--output", required=True, metavar="FILE.tar", help="the tar to write (.tar, .tar.gz)")
-    bd.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    add_output_args(bd, json_help="each model's verification and the tar written")
     bd.set_defaults(func=cmd_bundle)
 
     up = msub.add_parser("unpack", help="extract a bundle into the store, each model verified before it is installed")
     up.add_argument("archive", metavar="FILE.tar")
     up.add_argument("--to", metavar="DIR", help="extract into DIR instead of the store")
     up.add_argument("--force", action="store_true", help="replace models already there")
-    up.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    add_output_args(up, json_help="each model's verification")
     up.set_defaults(func=cmd_unpack)
 
 
@@ -73,25 +74,21 @@ def _help(p: argparse.ArgumentParser) -> int:
     return 2
 
 
-def _progress(args: argparse.Namespace) -> bool:
-    return not getattr(args, "quiet", False) and sys.stderr.isatty()
-
-
 def cmd_list(args: argparse.Namespace) -> int:
-    from .store import model_status
     from .manifest import manifests
+    from .store import model_status
 
     rows = [model_status(m) for m in manifests().values()]
-    if args.json:
-        print(json.dumps(rows, indent=2))
-        return 0
-    table = [("name", "use", "source", "here")] + [
-        (r["name"], ", ".join(r["uses"]), r["source"], r["state"] + (f" {r['path']}" if r["path"] else ""))
-        for r in rows
-    ]
-    widths = [max(len(row[i]) for row in table) + 2 for i in range(3)]
-    for row in table:
-        print("".join(cell.ljust(w) for cell, w in zip(row, widths)) + row[3])
+
+    def text() -> str:
+        table = [("name", "use", "source", "here")] + [
+            (r["name"], ", ".join(r["uses"]), r["source"], r["state"] + (f" {r['path']}" if r["path"] else ""))
+            for r in rows
+        ]
+        widths = [max(len(row[i]) for row in table) + 2 for i in range(3)]
+        return "\n".join("".join(cell.ljust(w) for cell, w in zip(row, widths)) + row[3] for row in table)
+
+    emit(args, rows, text)
     return 0
 
 
@@ -113,41 +110,45 @@ def cmd_show(args: argparse.Namespace) -> int:
     if m.notes:
         lines += ["", m.notes]
     lines.append(f"\n(manifest: {m.file})")
-    print("\n".join(lines))
+    shown = {"name": m.name, "summary": m.summary, "source": m.source.describe(), "unpinned": m.source.unpinned,
+             "license": m.license, "size": m.size, "figures": m.figures, "here": st,
+             "labels": {str(k): m.labels.map[k] for k in sorted(m.labels.map)} if m.labels else None,
+             "run": [u.flags(m.name) for u in m.uses], "notes": m.notes, "manifest": str(m.file)}
+    emit(args, shown, lambda: "\n".join(lines))
     return 0
 
 
 def cmd_pull(args: argparse.Namespace) -> int:
     from .transfer import pull
 
-    dest, lock, _ = pull(args.name, args.to, force=args.force, progress=_progress(args))
+    dest, lock, _ = pull(args.name, args.to, force=args.force, progress=show_progress(args))
     size = sum(f["size"] for f in lock["files"].values())
-    print(f"{args.name}: {len(lock['files'])} files, {size / 1e9:.2f} GB at revision {lock['revision']} in {dest}")
-    print(f"lock_sha256 {lock['lock_sha256']}")
+    emit(args, {"name": args.name, "path": str(dest), "lock": lock},
+         lambda: f"{args.name}: {len(lock['files'])} files, {size / 1e9:.2f} GB at revision {lock['revision']} in "
+                 f"{dest}\nlock_sha256 {lock['lock_sha256']}")
     return 0
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
     from .verify import verify
 
-    result = verify(args.target, progress=_progress(args) and not args.json)
-    print(json.dumps(result.to_json(), indent=2) if args.json else result.text())
+    result = verify(args.target, progress=show_progress(args) and not args.json)
+    emit(args, result.to_json(), result.text)
     return 0 if result.ok else 1
 
 
 def cmd_bundle(args: argparse.Namespace) -> int:
     from .transfer import bundle
 
-    checks = bundle(args.names, args.output, progress=_progress(args))
-    for c in checks:
-        print(c.text())
-    print(f"wrote {args.output}")
+    checks = bundle(args.names, args.output, progress=show_progress(args))
+    emit(args, {"models": [c.to_json() for c in checks], "output": args.output},
+         lambda: "\n".join([c.text() for c in checks] + [f"wrote {args.output}"]))
     return 0
 
 
 def cmd_unpack(args: argparse.Namespace) -> int:
     from .transfer import unpack
 
-    for c in unpack(args.archive, args.to, force=args.force, progress=_progress(args)):
-        print(c.text())
+    checks = unpack(args.archive, args.to, force=args.force, progress=show_progress(args))
+    emit(args, {"models": [c.to_json() for c in checks]}, lambda: "\n".join(c.text() for c in checks))
     return 0

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from ..errors import ConfigError
+from ..progress import bar as progress_bar
 from .manifest import Manifest
 
 LOCK_FILE = "conflictscore-lock.json"
@@ -52,11 +53,9 @@ def hash_files(
     folder: Path, names: list[str], *, progress: bool = False, what: str = "hashing"
 ) -> dict[str, dict[str, Any]]:
     """``{name: {"size": n, "sha256": h}}`` for the files ``names`` of ``folder``, with a byte progress bar."""
-    from tqdm import tqdm
-
     total = sum((folder / n).stat().st_size for n in names)
     out: dict[str, dict[str, Any]] = {}
-    with tqdm(total=total, unit="B", unit_scale=True, desc=what, disable=not progress, leave=False) as bar:
+    with progress_bar(total, "B", enabled=progress, desc=what, unit_scale=True) as bar:
         for n in names:
             p = folder / n
             out[n] = {"size": p.stat().st_size, "sha256": sha256_file(p, bar)}

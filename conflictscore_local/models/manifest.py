@@ -16,7 +16,6 @@ recommended arguments for each role the model can play.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import os
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from .. import registry
+from ..arguments import argument_names, make_config
 from ..errors import ConfigError
 from ..judge.labels import canonical_label
 from ..types import LABELS, SUPPORT, Label
@@ -51,7 +51,7 @@ def shipped_dir() -> Path:
 
 
 @dataclass(frozen=True)
-class Source:
+class ModelSource:
     """Where a model's files come from.
 
     ``hub``: ``repo`` at ``revision`` (a commit), the files matching ``files`` (download
@@ -125,7 +125,7 @@ class Manifest:
     license: str
     size: str
     figures: str
-    source: Source
+    source: ModelSource
     uses: tuple[Use, ...]
     file: Path
     sha256: str
@@ -217,7 +217,7 @@ def load_manifest(path: str | os.PathLike[str]) -> Manifest:
     )
 
 
-def _source(r: _Reader, data: Mapping[str, Any]) -> Source:
+def _source(r: _Reader, data: Mapping[str, Any]) -> ModelSource:
     src = r.table(data, "source", "source")
     kind = src.get("kind")
     if kind not in SOURCE_KINDS:
@@ -240,13 +240,13 @@ def _source(r: _Reader, data: Mapping[str, Any]) -> Source:
         files = src.get("files", [])
         if not isinstance(files, list) or not all(isinstance(f, str) and f for f in files):
             raise r.fail("source.files", "expected a list of file names or patterns")
-        return Source(kind, repo=repo, revision=revision, unpinned=unpinned, files=tuple(files), checked=checked)
+        return ModelSource(kind, repo=repo, revision=revision, unpinned=unpinned, files=tuple(files), checked=checked)
     path = r.text(src, "path", "source.path")
     assert path is not None
     if Path(path).is_absolute() or ".." in Path(path).parts:
         raise r.fail("source.path", f"{path!r}: must be a relative path inside the package or the model folder")
     if kind == "bundled":
-        return Source(kind, path=path)
+        return ModelSource(kind, path=path)
     package = r.text(src, "package", "source.package")
     version = r.text(src, "version", "source.version")
     sha = r.table(src, "sha256", "source.sha256")
@@ -255,7 +255,7 @@ def _source(r: _Reader, data: Mapping[str, Any]) -> Source:
     for f, h in sha.items():
         if not isinstance(h, str) or not _SHA256.fullmatch(h):
             raise r.fail(f"source.sha256.{f}", f"{h!r} is not a sha256 (64 hex digits)")
-    return Source(kind, package=package, version=version, path=path, sha256=dict(sha), checked=checked)
+    return ModelSource(kind, package=package, version=version, path=path, sha256=dict(sha), checked=checked)
 
 
 def _uses(r: _Reader, data: Mapping[str, Any], name: str) -> tuple[Use, ...]:
@@ -279,12 +279,12 @@ def _uses(r: _Reader, data: Mapping[str, Any], name: str) -> tuple[Use, ...]:
         if "model" in args:
             raise r.fail(f"{where}.args.model", "the model is the manifest itself; leave model out")
         cls = registry.resolve(role, backend)
-        takes_model = "model" in {f.name for f in dataclasses.fields(cls.Config)}
+        takes_model = "model" in argument_names(cls.Config)
         if not takes_model and not _mentions(args, name):
             raise r.fail(f"{where}.args", f"the {role} {backend!r} takes no model argument: name this model "
                          f"({name!r}) where its arguments expect one, e.g. generator_args = {{ model = {name!r} }}")
         full = {**args, "model": name} if takes_model else args
-        registry.make_config(cls.Config, full, where=f"{r.path}: field '{where}.args'")
+        make_config(cls.Config, full, where=f"{r.path}: field '{where}.args'")
         out.append(Use(role, backend, dict(args), takes_model))
     return tuple(out)
 

@@ -10,23 +10,15 @@ revision, lock digest) goes into the run summary.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from ..errors import BackendUnavailable, ConfigError
+from ..locations import STORE_ENV, store_dir
 from .lock import LOCK_FILE, read_lock
 from .manifest import Manifest, find_manifest, shipped_dir
-
-STORE_ENV = "CONFLICTSCORE_MODELS"
-
-
-def store_dir() -> Path:
-    """The model store: ``$CONFLICTSCORE_MODELS``, else ``~/.cache/conflictscore/models``."""
-    env = os.environ.get(STORE_ENV)
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "conflictscore" / "models"
 
 
 def staged_path(manifest: Manifest) -> Path:

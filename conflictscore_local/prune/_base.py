@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
+from typing import Protocol, Sequence, runtime_checkable
 
+from ..backend import Role
 from ..types import Judgment, Pair
 
 
 @runtime_checkable
-class Pruner(Protocol):
+class Pruner(Role, Protocol):
     """Choose which candidate pairs go to the judge.
 
     ``select`` receives candidate pairs (each claim against every passage of its own item's
@@ -25,12 +26,6 @@ class Pruner(Protocol):
     before pruning again.
     """
 
-    name: str
+    cache_selections: bool
 
     def select(self, pairs: Sequence[Pair]) -> tuple[list[Pair], list[Judgment]]: ...
-
-    def spec(self) -> Mapping[str, Any]: ...
-
-    def describe(self) -> dict[str, Any]: ...
-
-    def stats(self) -> dict[str, Any]: ...

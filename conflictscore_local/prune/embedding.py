@@ -55,9 +55,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ..backend import Backend
+from ..checkpoints import model_fingerprint, resolve_model, token_counter, tokenizer_fingerprint
 from ..chunk import Chunker
 from ..errors import BackendUnavailable
-from ..generate.common import model_fingerprint, resolve_model, token_counter, tokenizer_fingerprint
 from ..types import IRRELEVANT, Document, Judgment, Pair, Passage
 from .guard import lexical_keys
 
@@ -70,7 +70,7 @@ RULE_VERSION = 1
 
 
 @dataclass(frozen=True)
-class Config:
+class EmbeddingConfig:
     """Arguments of the ``embedding`` pruner.
 
     ``model``: a local sentence-transformers model directory or a model name from
@@ -103,13 +103,13 @@ class EmbeddingPruner(Backend):
 
     name = "embedding"
     role = "pruner"
-    Config = Config
+    Config = EmbeddingConfig
 
     cache_selections = True
     """Selections depend on one claim's candidates only (similarities are exact), so the
     engine may store them per claim and reuse them."""
 
-    def __init__(self, config: Config | None = None):
+    def __init__(self, config: EmbeddingConfig | None = None):
         super().__init__(config)
         self._model: Any = None
         self._windows: Chunker | None = None

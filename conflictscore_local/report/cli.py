@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..cli_flags import add_output_args
+from ..cli_text import emit
+
 EPILOG = """\
 what it writes: one HTML file that needs nothing else (no network, no external files):
   the summary (CS-C, CS-R, cs_r_evidenced, support rate; macro with 95% CI and micro; pair counts),
@@ -39,6 +42,7 @@ def add_parser(sub: Any) -> None:
                    help="the run's summary (`score --summary`) or `bench run` results; without it the "
                    "numbers are computed from SCORED and the run configuration is not shown")
     p.add_argument("--title", metavar="TEXT", help="page title (default: from the file name)")
+    add_output_args(p, json_help="the page's path and size as JSON")
     p.set_defaults(func=cmd_report)
 
 
@@ -46,5 +50,5 @@ def cmd_report(args: argparse.Namespace) -> int:
     from .render import report_from_files
 
     size = report_from_files(args.scored, args.output, items=args.items, summary=args.summary, title=args.title)
-    print(f"wrote {args.output} ({size / 1e6:.2f} MB)")
+    emit(args, {"output": args.output, "bytes": size}, lambda: f"wrote {args.output} ({size / 1e6:.2f} MB)")
     return 0

@@ -10,39 +10,25 @@ Pure Python: no template engine, no plotting library.
 
 from __future__ import annotations
 
+import logging
 import os
-import sys
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
-from ..aggregate import METRIC_KEYS, bootstrap_ci, pair_counts, summarize_metrics
 from ..bench.metrics import detection_counts
 from ..errors import InputError
-from ..io import file_sha256, read_items, read_results
+from ..inputs import read_items
+from ..jsonl import file_sha256
+from ..metrics import METRICS, bootstrap_ci, pair_counts, summarize_metrics
+from ..results import read_results
 from ..types import CONTRADICT, IRRELEVANT, SUPPORT, ClaimVerdict, DocJudgment, Item, ItemResult
 
-METRIC_LABELS: dict[str, str] = {
-    "cs_c": "CS-C",
-    "cs_r": "CS-R",
-    "cs_r_evidenced": "cs_r_evidenced",
-    "support_rate": "support rate",
-}
-METRIC_HELP: dict[str, str] = {
-    "cs_c": "share of claims that some document supports and another contradicts",
-    "cs_r": "mean |D−| / (|D+| + |D−|) over conflicted claims",
-    "cs_r_evidenced": "the same ratio over every claim some document takes a side on",
-    "support_rate": "share of claims with a supporting document: what a pooled metric reports",
-}
 PAIR_KEYS: tuple[str, ...] = ("total", "judged", "pruned", "cached", "given", "unscored")
 LABEL_CODES: dict[str | None, str | None] = {SUPPORT: "S", CONTRADICT: "C", IRRELEVANT: "I", None: None}
 PROB_DIGITS = 4
 VALUE_DIGITS = 6
 
-Warn = Callable[[str], Any]
-
-
-def _stderr_warn(message: str) -> None:
-    print(f"warning: {message}", file=sys.stderr)
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -66,7 +52,7 @@ def load_items(path: str | os.PathLike[str]) -> list[Item]:
     """Input items for a report; ConflictBench items (with ``gold_labels``) get their gold checked."""
     items = read_items(path)
     if any("gold_labels" in it.meta for it in items):
-        from ..bench.run import load_bench_items
+        from ..bench.gold import load_bench_items
 
         items = load_bench_items(path)
     return items
@@ -125,7 +111,6 @@ def load_inputs(
     *,
     items: str | os.PathLike[str] | None = None,
     summary: str | os.PathLike[str] | Mapping[str, Any] | None = None,
-    warn: Warn = _stderr_warn,
 ) -> ReportInputs:
     """Read the files of a report: SCORED (score output), ITEMS (its input), SUMMARY (a path or a mapping)."""
     for p in (scored, items):
@@ -147,7 +132,7 @@ def load_inputs(
         by_id = {it.id: it for it in load_items(items)}
         recorded = (summ or {}).get("bench", {}).get("input_sha256") if summ else None
         if recorded and recorded != file_sha256(items):
-            warn(f"{items} differs from the input the bench run recorded (sha256 {recorded[:12]}…); "
+            log.warning(f"{items} differs from the input the bench run recorded (sha256 {recorded[:12]}…); "
                  "texts shown may not be what was judged")
     names = {k: os.path.basename(v) for k, v in paths.items()}
     return ReportInputs(results, by_id, summ, names, paths)
@@ -198,13 +183,15 @@ def summary_section(inputs: ReportInputs) -> dict[str, Any]:
     metrics = [
         {
             "key": k,
-            "label": METRIC_LABELS[k],
-            "help": METRIC_HELP[k],
+            "label": m.label,
+            "column": m.column,
+            "code": m.code,
+            "help": m.help,
             "macro": macro.get(k),
             "micro": micro.get(k),
             "ci": ci.get(k),
         }
-        for k in METRIC_KEYS
+        for k, m in METRICS.items()
     ]
     return {
         "kind": kind,
@@ -232,7 +219,7 @@ def bench_section(inputs: ReportInputs) -> dict[str, Any] | None:
     golds = [inputs.items[r.item_id] for r in inputs.results if r.item_id in inputs.items]
     if not golds or len(golds) != len(inputs.results) or not all("gold_labels" in it.meta for it in golds):
         return None
-    from ..bench.run import evaluate
+    from ..bench.gold import evaluate
 
     ev = evaluate(golds, inputs.results)
     return {"detection": ev["detection"], "pairs": ev["pairs"], "computed": True}
@@ -328,14 +315,10 @@ def item_records(inputs: ReportInputs) -> tuple[list[dict[str, Any]], list[dict[
             if gold_conf is not None:
                 c["g"] = int(bool(gold_conf[i]))
             claims.append(c)
-        m = r.metrics
         row_ix: dict[str, Any] = {
             "id": r.item_id,
-            "nc": m.n_claims,
-            "cc": _round(m.cs_c),
-            "cr": _round(m.cs_r),
-            "ce": _round(m.cs_r_evidenced),
-            "sr": _round(m.support_rate),
+            "nc": r.metrics.n_claims,
+            **{metric.code: _round(r.metrics.get(k)) for k, metric in METRICS.items()},
             "nk": sum(v.conflicted for v in r.verdicts),
             "nu": sum(j.label is None for v in r.verdicts for j in v.judgments),
         }

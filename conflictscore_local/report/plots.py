@@ -14,6 +14,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from ..metrics import METRICS
 from ..types import CONTRADICT, IRRELEVANT, LABELS, SUPPORT
 
 COLORS = {SUPPORT: "#2e8540", CONTRADICT: "#c62828", IRRELEVANT: "#9e9e9e", "cs_c": "#6a3d9a", "cs_r": "#e66100"}
@@ -60,9 +61,10 @@ def distribution_plot(index: Sequence[Mapping[str, Any]]) -> Plot:
     axes = fig.subplots(1, 2, sharey=False)
     bins = [i / 20 for i in range(21)]
     notes = []
-    for ax, key, name in ((axes[0], "cc", "CS-C"), (axes[1], "cr", "CS-R")):
-        vals = [r[key] for r in index if r.get(key) is not None]
-        ax.hist(vals, bins=bins, color=COLORS["cs_c" if key == "cc" else "cs_r"], edgecolor="white", linewidth=0.5)
+    for ax, key in ((axes[0], "cs_c"), (axes[1], "cs_r")):
+        code, name = METRICS[key].code, METRICS[key].label
+        vals = [r[code] for r in index if r.get(code) is not None]
+        ax.hist(vals, bins=bins, color=COLORS[key], edgecolor="white", linewidth=0.5)
         ax.set_xlim(0, 1)
         ax.set_xlabel(f"per-item {name}")
         ax.set_ylabel("items")
@@ -76,7 +78,8 @@ def distribution_plot(index: Sequence[Mapping[str, Any]]) -> Plot:
 
 def support_vs_conflict_plot(index: Sequence[Mapping[str, Any]]) -> Plot:
     """Support rate against CS-C, one marker per distinct point sized by its number of items."""
-    pts = Counter((r["sr"], r["cc"]) for r in index if r.get("sr") is not None and r.get("cc") is not None)
+    sr, cc = METRICS["support_rate"].code, METRICS["cs_c"].code
+    pts = Counter((r[sr], r[cc]) for r in index if r.get(sr) is not None and r.get(cc) is not None)
     fig = _figure(4.6, 3.4)
     ax = fig.subplots()
     if pts:

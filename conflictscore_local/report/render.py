@@ -21,7 +21,7 @@ from typing import Any, Mapping
 
 from .. import __version__
 from ..errors import BackendUnavailable, InputError
-from ..io import write_text_atomic
+from ..writing import write_text_atomic
 from .data import ReportInputs, bench_section, item_records, load_inputs, summary_section
 from .plots import MISSING_MATPLOTLIB, make_plots, matplotlib_available
 
@@ -89,7 +89,8 @@ def render_html(inputs: ReportInputs, *, title: str | None = None) -> str:
         index=index,
         details_packed=pack_details(details),
         meta={"page_size": PAGE_SIZE, "has_items": inputs.items is not None,
-              "has_gold": any("tp" in r for r in index)},
+              "has_gold": any("tp" in r for r in index),
+              "metrics": [{"key": m["key"], "code": m["code"]} for m in summary["metrics"]]},
         css=Markup(_static("report.css")),
         js=Markup(_static("report.js")),
     )

@@ -1,17 +1,12 @@
-"""``--shard I/N`` (for ``score`` and ``bench run``) and ``conflictscore merge``: argument parsing only."""
+"""``conflictscore merge``: argument parsing only (``--shard I/N`` itself is in :mod:`..cli_flags`)."""
 
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from typing import Any
 
-from ..errors import ConfigError
-from .split import Shard
-
-SHARD_HELP = ("score only shard I of N (1 <= I <= N): the items whose id hashes to it (sha256), the same on "
-              "every machine; combine the shards with `conflictscore merge`")
+from ..cli_flags import add_output_args
+from ..cli_text import emit, format_bench, format_report
 
 MERGE_EPILOG = """\
 examples:
@@ -32,18 +27,6 @@ missing or given twice, an output holding items of several shards or fewer rows 
 """
 
 
-def shard_arg(text: str) -> Shard:
-    """argparse ``type=`` for ``--shard``: the message of a bad value says the form."""
-    try:
-        return Shard.parse(text)
-    except ConfigError as e:
-        raise argparse.ArgumentTypeError(str(e).removeprefix("--shard ")) from None
-
-
-def add_shard_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--shard", metavar="I/N", type=shard_arg, help=SHARD_HELP)
-
-
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "merge", help="combine the outputs of --shard I/N runs into one run's output and summary",
@@ -59,31 +42,18 @@ def add_parser(sub: Any) -> None:
     p.add_argument("-o", "--output", required=True, metavar="OUTPUT", help="merged per-item output, JSONL (atomic)")
     p.add_argument("--summary", metavar="SUMMARY.json", help="merged summary (score) or results JSON (bench run)")
     p.add_argument("--report", metavar="REPORT.html", help="also write the HTML report of the merged run")
-    p.add_argument("--json", action="store_true", help="print the merged summary as JSON on stdout")
-    p.add_argument("-q", "--quiet", action="store_true", help="no text summary, no warnings")
+    add_output_args(p, json_help="the merged summary (or bench results) as JSON")
     p.set_defaults(func=cmd_merge)
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
     from .merge import merge_shards
 
-    warn = (lambda m: None) if args.quiet else (lambda m: print(f"warning: {m}", file=sys.stderr))
-    merged = merge_shards(args.input, args.outputs, args.summaries, args.output, summary_path=args.summary, warn=warn)
+    merged = merge_shards(args.input, args.outputs, args.summaries, args.output, summary_path=args.summary)
     if args.report:
         from ..report import report_from_files
 
         report_from_files(args.output, args.report, items=args.input, summary=merged.summary)
-    if args.json:
-        print(json.dumps(merged.summary, indent=2))
-    elif not args.quiet:
-        if merged.kind == "bench":
-            from ..bench.run import format_results
-
-            print(format_results(merged.summary))
-        else:
-            from ..cli import format_report
-
-            print(format_report(merged.report))
-        if args.report:
-            print(f"report {args.report}")
+    text = format_bench(merged.summary) if merged.kind == "bench" else format_report(merged.report)
+    emit(args, merged.summary, lambda: text + (f"\nreport {args.report}" if args.report else ""))
     return 0

@@ -21,17 +21,23 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import math
 import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from ..aggregate import summarize_metrics
 from ..diff import ABSENT, leaf_differences
-from ..errors import ConfigError, InputError
-from ..io import file_sha256, iter_jsonl, read_items, result_from_json, write_json_atomic, write_jsonl_atomic
+from ..errors import ConfigError, InputError, shown
+from ..inputs import read_items
+from ..jsonl import file_sha256, iter_jsonl
+from ..metrics import summarize_metrics
+from ..results import result_from_json
 from ..types import Item, ItemResult, Report
+from ..writing import write_json_atomic, write_jsonl_atomic
 from .split import Shard, shard_of
+
+log = logging.getLogger(__name__)
 
 IGNORED_SETTINGS: tuple[str, ...] = ("cache",)
 """``config.run`` sections that may differ between shards: where the judgment cache lives
@@ -76,17 +82,17 @@ def merge_shards(
     output_path: str | os.PathLike[str],
     *,
     summary_path: str | os.PathLike[str] | None = None,
-    warn: Callable[[str], Any] | None = None,
 ) -> Merged:
     """Check the shards against each other and the input, then write the merged OUTPUT (and
     summary): see the module docstring. ``input_path`` is the file every shard read (for
-    ``bench run``, the ConflictBench file); its sha256 must be the one the shards recorded."""
+    ``bench run``, the ConflictBench file); its sha256 must be the one the shards recorded.
+    What deserves a look (other library versions, shards' own warnings) is logged as a warning
+    and listed in ``Merged.warnings``."""
     notes: list[str] = []
 
     def note(message: str) -> None:
         notes.append(message)
-        if warn is not None:
-            warn(message)
+        log.warning(message)
 
     if not summaries:
         raise ConfigError("merge: no shard summaries given (--summaries)")
@@ -230,13 +236,10 @@ def _fingerprints(described: Any) -> list[Any]:
 
 def differences(a: Any, b: Any) -> list[str]:
     """``path: A vs B`` for every leaf where two JSON-like values differ."""
-    return [f"{where or 'value'}: {'absent' if x is ABSENT else _short(x)} vs {'absent' if y is ABSENT else _short(y)}"
-            for where, x, y in leaf_differences(a, b)]
+    def quoted(v: Any) -> str:
+        return "absent" if v is ABSENT else shown(v, as_json=True)
 
-
-def _short(v: Any, limit: int = 60) -> str:
-    text = json.dumps(v, ensure_ascii=False, default=str)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return [f"{where or 'value'}: {quoted(x)} vs {quoted(y)}" for where, x, y in leaf_differences(a, b)]
 
 
 def _attach_outputs(runs: list[ShardRun], outputs: list[str]) -> None:
@@ -297,7 +300,7 @@ def _input_items(first: ShardRun, input_path: str) -> list[Item]:
     """The items of the unsharded run, in its order (for ``bench run``: after its split,
     source filter and limit, as the shards selected them)."""
     if first.kind == "bench":
-        from ..bench.run import load_bench_items
+        from ..bench.gold import load_bench_items
 
         b = first.data["bench"]
         return load_bench_items(input_path, split=b.get("split"), limit=b.get("limit"),

@@ -15,7 +15,8 @@ from typing import Any, Callable, Iterator, Sequence
 
 from ..chunk import Chunker
 from ..errors import InputError
-from ..io import file_sha256, iter_jsonl, parse_item, parse_label_matrix
+from ..inputs import parse_item, parse_label_matrix
+from ..jsonl import file_sha256, iter_jsonl
 from ..types import CONTRADICT, LABELS, SUPPORT, Document, Item, Label, normalize_label
 from .pairs import content_words
 

@@ -34,8 +34,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..chunk import Chunker
 from ..errors import ConfigError
-from ..generate.common import check_device
-from ..io import write_json_atomic
+from ..devices import check_device
+from ..writing import write_json_atomic
 from ..paths import portable
 from ..judge.nli import CALIBRATION_FILE, DEFAULT_CLAIM_ROOM, encode_pairs, passage_budget
 from ..types import LABELS
@@ -227,7 +227,7 @@ def train(opts: TrainOptions, *, progress: bool = False, log: Callable[[str], No
         TrainingArguments,
     )
 
-    from ..engine import versions
+    from ..environment import versions
 
     say = log or (lambda msg: print(msg, file=sys.stderr))
     t_start = time.perf_counter()

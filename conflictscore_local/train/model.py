@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..errors import ConfigError
-from ..generate.common import resolve_model
+from ..checkpoints import resolve_model
 from ..judge.labels import map_id2label
 from ..types import LABELS
 from .data import ID2LABEL, LABEL2ID

@@ -10,13 +10,13 @@ from typing import Any, Sequence
 
 import pytest
 
-from conflictscore_local import registry
 from conflictscore_local.backend import Backend
 from conflictscore_local.bench import make_item
 from conflictscore_local.cli import main
-from conflictscore_local.io import read_items, write_jsonl_atomic
+from conflictscore_local.inputs import read_items
 from conflictscore_local.paths import portable
 from conflictscore_local.types import CONTRADICT, IRRELEVANT, SUPPORT, Judgment, Pair
+from conflictscore_local.writing import write_jsonl_atomic
 
 S, C, IR = SUPPORT, CONTRADICT, IRRELEVANT
 
@@ -58,9 +58,9 @@ class KeywordPruner(Backend):
 
 
 @pytest.fixture()
-def rule_backends(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(registry._REGISTRY["judge"], "bench-rule", RuleJudge)
-    monkeypatch.setitem(registry._REGISTRY["pruner"], "bench-zzz", KeywordPruner)
+def rule_backends(register_backend: Any) -> None:
+    register_backend("judge", "bench-rule", RuleJudge)
+    register_backend("pruner", "bench-zzz", KeywordPruner)
 
 
 def _item(i: str, docs: list[str], gold: list[str], kind: str = "contradiction") -> dict[str, Any]:

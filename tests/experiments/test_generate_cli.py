@@ -11,8 +11,8 @@ import pytest
 
 from conflictscore_local.cli import main
 from conflictscore_local.experiments import STRATEGIES, read_truthfulqa, run_regenerate
-from conflictscore_local.experiments.prompts import PROMPTS_VERSION
-from conflictscore_local.io import read_items
+from conflictscore_local.experiments.prompts import PROMPT_VERSION
+from conflictscore_local.inputs import read_items
 
 from .conftest import RuleJudge
 
@@ -45,7 +45,7 @@ def test_generate_writes_score_input_with_the_strategy_recorded(
     assert "claims" not in rows[0] and "labels" not in rows[0]  # they described the old response
     assert rows[0]["documents"] == ITEMS[0]["documents"] and rows[1]["source"] == "x"
     gen = rows[0]["generation"]
-    assert (gen["strategy"], gen["prompts_version"], gen["instruction"]) == (strategy, PROMPTS_VERSION,
+    assert (gen["strategy"], gen["prompts_version"], gen["instruction"]) == (strategy, PROMPT_VERSION,
                                                                             STRATEGIES[strategy])
     assert gen["generator"]["name"] == "openai" and gen["generator"]["resolved"]["model"] == "stub-model"
     # requests run concurrently: pick item a's by content, not by arrival order

@@ -14,7 +14,7 @@ from conflictscore_local import Engine, RunConfig
 from conflictscore_local.cli import main
 from conflictscore_local.errors import ConfigError
 from conflictscore_local.experiments import read_truthfulqa, run_regenerate
-from conflictscore_local.experiments.prompts import PROMPTS_VERSION
+from conflictscore_local.experiments.prompts import PROMPT_VERSION
 
 from .conftest import RuleJudge, letter_of, prompt_facts
 
@@ -75,6 +75,7 @@ def generator_flags(server: Any) -> list[str]:
             "--generator-arg", "max_retries=0"]
 
 
+@pytest.mark.slow  # waits out a real client timeout
 def test_conditions_fix_and_harm_accounting(tmp_path: Path, scripted: Any, rule_judge: type,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     csv = write_csv(tmp_path)
@@ -101,7 +102,7 @@ def test_conditions_fix_and_harm_accounting(tmp_path: Path, scripted: Any, rule_
                                  "unparseable->unparseable": 1, "failed->failed": 1}
     assert rg["accuracy"] - c["rag"]["accuracy"] == pytest.approx((rg["fixed"] - rg["harmed"]) / 7)
     assert rg["conflictscore"]["scored"] == 5 and rg["conflictscore"]["report"]["n_claims"] == 5
-    assert res["config"]["prompts"]["version"] == PROMPTS_VERSION and res["config"]["n_questions"] == 7
+    assert res["config"]["prompts"]["version"] == PROMPT_VERSION and res["config"]["n_questions"] == 7
     assert res["config"]["generator"]["resolved"]["model"] == "stub-model"
     assert res["config"]["conflictscore"]["run"]["judge"]["name"] == "rule"
     # requests: 7 per first-pass condition, 4 regenerations
@@ -127,6 +128,7 @@ def test_conditions_fix_and_harm_accounting(tmp_path: Path, scripted: Any, rule_
     assert len(kept7) == 1 and kept7[0]["state"] == "right"
 
 
+@pytest.mark.slow  # waits out a real client timeout
 def test_only_regenerated_rag_runs_rag_first(tmp_path: Path, scripted: Any) -> None:
     questions = read_truthfulqa(write_csv(tmp_path))[:4]
     from conflictscore_local import registry

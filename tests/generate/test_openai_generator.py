@@ -101,10 +101,12 @@ def test_retries_429_and_500_then_succeeds(openai_server: Any, openai_stub: Any)
     )
     openai_server.respond = lambda r: next(script)
     gen = build(openai_server)
-    t0 = time.monotonic()
+    waits: list[float] = []
+    gen.sleep = waits.append
     (g,) = gen.generate(["x"])
     assert g.text == "ok" and g.error is None
-    assert time.monotonic() - t0 >= 0.3  # the server's Retry-After was honoured
+    assert len(waits) == 2 and waits[0] == 0.3  # the server's Retry-After was honoured (more than backoff_s 0.01)
+    assert 0.01 <= waits[1] <= 0.02  # then exponential backoff with jitter: 0.01 * 2 * [0.5, 1]
     assert len(openai_server.posts()) == 3 and gen.stats()["retries"] == 2
 
 

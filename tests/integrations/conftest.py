@@ -12,7 +12,7 @@ import json
 import os
 import socket
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Mapping
 
 import pytest
 
@@ -91,3 +91,17 @@ LABELED_EXPLANATION = (
     "CS-C 0.333 (1 of 3 claims conflicted), CS-R 0.500, cs_r_evidenced 0.167, support rate 1.000\n"
     "conflicted: 'Candidate A won the 2018 election.' supported by [d1]; contradicted by [d2]"
 )
+KNOWN_LABELS = ("CS-C", "CS-R", "cs_r_evidenced", "support rate")
+
+
+def known(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The four ConflictScore metrics of ``values``: a metric added to the table adds a key, and
+    no expectation here has to change."""
+    return {k: values[k] for k in LABELED_VALUES}
+
+
+def known_explanation(text: str) -> str:
+    """An explanation without the parts of metrics other than the four ConflictScore ones."""
+    head, sep, rest = text.partition("\n")
+    parts = [p for p in head.split(", ") if p.split(" (")[0].rsplit(" ", 1)[0] in KNOWN_LABELS]
+    return ", ".join(parts) + sep + rest

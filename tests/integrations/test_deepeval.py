@@ -23,7 +23,7 @@ from conflictscore_local.integrations import explain, shared_engine  # noqa: E40
 from conflictscore_local.integrations._common import batcher_for  # noqa: E402
 from conflictscore_local.integrations.deepeval import ConflictScoreMetric  # noqa: E402
 
-from .conftest import EXAMPLES, LABELED_EXPLANATION, LABELED_VALUES  # noqa: E402
+from .conftest import EXAMPLES, LABELED_EXPLANATION, LABELED_VALUES, known, known_explanation  # noqa: E402
 
 QUIET = DisplayConfig(print_results=False, show_indicator=False)
 
@@ -78,13 +78,13 @@ def test_assert_test_with_given_labels(labeled_row: dict[str, Any]) -> None:
 def test_measure_reports_score_reason_breakdown_and_success(labeled_row: dict[str, Any]) -> None:
     metric = ConflictScoreMetric(threshold=0.3, pruner="none")
     assert metric.measure(labeled_case(labeled_row)) == pytest.approx(1 / 3)
-    assert metric.score_breakdown == pytest.approx(LABELED_VALUES)
-    assert metric.reason == LABELED_EXPLANATION
+    assert known(metric.score_breakdown) == pytest.approx(LABELED_VALUES)
+    assert known_explanation(metric.reason) == LABELED_EXPLANATION
     assert metric.success is False and metric.is_successful() is False  # 1/3 > 0.3: too many conflicts
     at = ConflictScoreMetric(threshold=1 / 3, pruner="none")
     at.measure(labeled_case(labeled_row))
     assert at.score == 1 / 3 and at.success is True  # CS-C equal to the threshold passes (≤)
-    assert metric.engine._backends == {}  # given labels: no model loaded
+    assert metric.engine.built() == ()  # given labels: no model loaded
 
 
 def test_a_response_without_claims_is_an_error_not_a_score(labeled_row: dict[str, Any]) -> None:

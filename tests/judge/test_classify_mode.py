@@ -31,6 +31,7 @@ def agree(a: list, b: list) -> float:
     return max(abs(x.probs[k] - y.probs[k]) for x, y in zip(a, b) for k in x.probs)
 
 
+@pytest.mark.slow  # the default judge on real pairs, batched and one at a time
 @pytest.mark.skipif(not (DEFAULT_JUDGE / "model.safetensors").is_file(), reason="models/default-judge is not built")
 def test_vllm_classify_gives_the_nli_labels_for_the_default_judge(fake_vllm: Any, bench_pairs: list) -> None:
     pairs = bench_pairs[:48]
@@ -50,7 +51,7 @@ def test_vllm_classify_gives_the_nli_labels_for_the_default_judge(fake_vllm: Any
     assert [len(p) for p, _ in llm.classify_calls] == [20, 20, 7]  # chunk_size inputs per engine call
     # the token ids vLLM got are the nli judge's inputs, segment ids passed in compressed form
     firsts = [pairs[i] for i in distinct(pairs).first][:20]
-    feats, _ = reference._encode([p.passage.text for p in firsts], [p.claim.text for p in firsts])
+    feats, _ = reference.encode([p.passage.text for p in firsts], [p.claim.text for p in firsts])
     prompts, params = llm.classify_calls[0]
     assert [p["prompt_token_ids"] for p in prompts] == [f["input_ids"] for f in feats]
     boundaries = [q.extra_kwargs["compressed_token_type_ids"] for q in params]
@@ -67,12 +68,13 @@ def test_vllm_classify_gives_the_nli_labels_for_the_default_judge(fake_vllm: Any
     assert vj.stats()["engine_calls"] == 3 and vj.describe()["resolved"]["runtime"] == "vllm"
 
 
+@pytest.mark.slow  # the default judge on real pairs, twice
 @pytest.mark.skipif(not (DEFAULT_JUDGE / "model.safetensors").is_file(), reason="models/default-judge is not built")
 def test_without_segment_ids_the_default_judge_reads_pairs_differently(fake_vllm: Any, bench_pairs: list) -> None:
     """Why segment ids travel: the same ids with the claim as segment 0 change the probabilities."""
     pairs = bench_pairs[:16]
     reference = nli(DEFAULT_JUDGE)
-    feats, _ = reference._encode([p.passage.text for p in pairs], [p.claim.text for p in pairs])
+    feats, _ = reference.encode([p.passage.text for p in pairs], [p.claim.text for p in pairs])
     llm = fake_vllm.LLM(model=str(DEFAULT_JUDGE), runner="pooling", dtype="float32")
     plain = llm.classify([{"prompt_token_ids": f["input_ids"]} for f in feats],
                          pooling_params=fake_vllm.PoolingParams())
@@ -159,7 +161,7 @@ def test_served_classify_gives_the_nli_labels(classify_server: Any, spread_nli: 
     assert sorted(len(r.body["input"]) for r in posts) == [7, 16, 16]
     assert all(r.body["model"] == "stub-model" for r in posts)
     firsts = [pairs[i] for i in distinct(pairs).first]
-    feats, _ = reference._encode([p.passage.text for p in firsts], [p.claim.text for p in firsts])
+    feats, _ = reference.encode([p.passage.text for p in firsts], [p.claim.text for p in firsts])
     sent = sorted(ids for r in posts for ids in r.body["input"])
     assert sent == sorted(f["input_ids"] for f in feats)
     spec = judge.spec()

@@ -38,28 +38,16 @@ def items_file(tmp_path: Path) -> Path:
     return path
 
 
+def run_score(items: Path, out: Path, *extra: str) -> int:
+    """``conflictscore score`` of ``items`` with the nli judge and no pruner, quietly."""
+    return main(["score", str(items), "-o", str(out), "--quiet", "--pruner", "none", "--judge", "nli", *extra])
+
+
 def score(items: Path, out: Path, judge_dir: Path, *extra: str) -> tuple[list[dict], dict]:
+    """A run that must succeed with the checkpoint ``judge_dir``: its rows and summary."""
     summary = out.with_suffix(".summary.json")
-    code = main(
-        [
-            "score",
-            str(items),
-            "-o",
-            str(out),
-            "--summary",
-            str(summary),
-            "--quiet",
-            "--pruner",
-            "none",
-            "--judge",
-            "nli",
-            "--judge-arg",
-            f"model={judge_dir}",
-            "--judge-arg",
-            "batch_size=2",
-            *extra,
-        ]
-    )
+    code = run_score(items, out, "--summary", str(summary), "--judge-arg", f"model={judge_dir}",
+                     "--judge-arg", "batch_size=2", *extra)
     assert code == 0
     return [json.loads(line) for line in out.read_text().splitlines()], json.loads(summary.read_text())
 
@@ -115,48 +103,14 @@ def test_no_cache_and_cache_path(
 def test_bad_judge_arguments_exit_2(
     items_file: Path, tmp_path: Path, tiny_nli_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = main(
-        [
-            "score",
-            str(items_file),
-            "-o",
-            str(tmp_path / "o.jsonl"),
-            "--quiet",
-            "--pruner",
-            "none",
-            "--judge",
-            "nli",
-            "--judge-arg",
-            f"model={tiny_nli_dir}",
-            "--judge-arg",
-            "dtype=fp8",
-        ]
-    )
-    assert code == 2
+    out = tmp_path / "o.jsonl"
+    assert run_score(items_file, out, "--judge-arg", f"model={tiny_nli_dir}", "--judge-arg", "dtype=fp8") == 2
     assert (
         "judge 'nli': argument 'dtype': 'fp8' is not allowed; allowed: auto, float32, bfloat16, float16"
         in capsys.readouterr().err
     )
-    code = main(
-        [
-            "score",
-            str(items_file),
-            "-o",
-            str(tmp_path / "o.jsonl"),
-            "--quiet",
-            "--pruner",
-            "none",
-            "--judge",
-            "nli",
-            "--judge-arg",
-            f"model={tmp_path / 'absent'}",
-        ]
-    )
+    code = run_score(items_file, out, "--judge-arg", f"model={tmp_path / 'absent'}")
     assert code == 2 and "neither a directory nor in the local Hugging Face cache" in capsys.readouterr().err
-
-
-def run_score(items: Path, out: Path, *extra: str) -> int:
-    return main(["score", str(items), "-o", str(out), "--quiet", "--pruner", "none", "--judge", "nli", *extra])
 
 
 def test_incomplete_default_judge_exits_2_saying_how_to_build_it(

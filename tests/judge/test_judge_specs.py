@@ -12,8 +12,7 @@ from typing import Any, Callable
 
 import pytest
 
-from conflictscore_local import Engine, RunConfig, registry
-from conflictscore_local.generate import common
+from conflictscore_local import Engine, RunConfig, checkpoints, registry
 from conflictscore_local.types import Claim, Document, Item, Pair, Passage
 
 MNLI = {0: "entailment", 1: "neutral", 2: "contradiction"}
@@ -57,7 +56,7 @@ def test_a_changed_config_json_changes_the_nli_spec(crafted_nli: Callable[..., P
 def test_a_skipped_weights_hash_is_said_in_the_summary(
     crafted_nli: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(common, "FULL_HASH_LIMIT", 1024)
+    monkeypatch.setattr(checkpoints, "FULL_HASH_LIMIT", 1024)
     path = crafted_nli(MNLI, 0)
     with Engine(judge={"name": "nli", "model": str(path)}, pruner="none") as engine:
         _, report = engine.score_all([ITEM])
@@ -127,19 +126,19 @@ def test_a_pinned_model_fingerprint_keys_the_cache(openai_server: Any, openai_st
                                                       "model_fingerprint": "sha256:0000"}).spec()
 
 
-def test_a_server_that_reports_nothing_is_keyed_by_name_with_a_warning(openai_server: Any) -> None:
+def test_a_server_that_reports_nothing_is_keyed_by_name_with_a_warning(openai_server: Any, logged: Any) -> None:
     openai_server.models = ["someone-else"]
     judge = registry.build("judge", "openai", {"base_url": openai_server.url, "model": "judge", "max_retries": 0})
-    with pytest.warns(UserWarning, match=r"does not list 'judge'.*model_fingerprint"):
+    with logged.expect(r"does not list 'judge'.*model_fingerprint"):
         spec = judge.spec()
     assert spec["model"]["served"] is None and spec["model"]["name"] == "judge"
     assert judge.describe()["generator"]["served_model"] == "unknown: GET /models does not list 'judge'"
 
 
-def test_a_server_without_a_models_route_still_judges(openai_server: Any, openai_stub: Any) -> None:
+def test_a_server_without_a_models_route_still_judges(openai_server: Any, openai_stub: Any, logged: Any) -> None:
     openai_server.models = None  # GET /models: 404
     openai_server.respond = lambda r: openai_stub.Reply(body=openai_stub.chat_reply("SUPPORT", [{"SUP": -0.01}]))
-    with pytest.warns(UserWarning, match=r"GET /models failed: .*HTTP 404"):
+    with logged.expect(r"GET /models failed: .*HTTP 404"):
         got = labels_and_sources({"name": "openai", "base_url": openai_server.url, "model": "judge"})
     assert got == [("SUPPORT", "judge")]
 
@@ -160,13 +159,13 @@ def refusing(openai_stub: Any, refuse_for: tuple[str, ...]) -> Callable[[Any], A
 
 
 def test_judgments_after_a_protocol_switch_are_keyed_under_the_spec_that_made_them(
-    openai_server: Any, openai_stub: Any, tmp_path: Path
+    openai_server: Any, openai_stub: Any, tmp_path: Path, logged: Any
 ) -> None:
     items = [Item(f"i{k}", "r", (Document("d", DOC),), claims=(f"The bridge opened in {1930 + k}.",)) for k in (1, 2)]
     judge = {"name": "openai", "base_url": openai_server.url, "max_retries": 0}
     cfg = {"engine": {"step_items": 1}, "cache": {"path": str(tmp_path / "cache.sqlite")}}
     openai_server.respond = refusing(openai_stub, ("1932",))  # i2's request is refused: the switch
-    with pytest.warns(UserWarning, match=r"logprobs refused by the server after 1 prompts .*\(top_logprobs 10 -> 0"):
+    with logged.expect(r"logprobs refused by the server after 1 prompts .*\(top_logprobs 10 -> 0"):
         with Engine(RunConfig.from_mapping({"pruner": {"name": "none"}, **cfg}), judge=judge) as engine:
             results, report = engine.score_all(items)
             assert engine.backend("judge").spec()["top_logprobs"] == 0

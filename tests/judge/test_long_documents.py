@@ -9,6 +9,7 @@ from typing import Any, Callable, Mapping, Sequence
 import pytest
 
 from conflictscore_local import Engine, RunConfig
+from conflictscore_local.backend import Backend
 from conflictscore_local.types import Claim, Document, Item, Judgment, Pair, Passage
 
 FILLER = [f"The committee met again in session {k} to discuss the border question." for k in range(30)]
@@ -16,19 +17,21 @@ LONG_DOC = " ".join(FILLER[:20]) + " The treaty was finally signed in 1921. " + 
 CLAIM = "The treaty was signed in 1919."
 
 
-class WindowJudge:
+class WindowJudge(Backend):
     """A rule-based judge that, like a real cross-encoder, only sees the first ``window``
     tokens of a passage. For a claim about the treaty: CONTRADICT (p=0.85) when it sees
     "signed in 1921", SUPPORT (p=0.95) for "signed in 1919"; IRRELEVANT otherwise."""
 
     name = "window-rule"
+    role = "judge"
 
     def __init__(self, count: Callable[[str], int], window: int):
-        self.count, self.window, self.seen = count, window, []
+        super().__init__()
+        self.tokens, self.window, self.seen = count, window, []
 
     def visible(self, text: str) -> str:
         words = text.split()
-        while self.count(" ".join(words)) > self.window:
+        while self.tokens(" ".join(words)) > self.window:
             words.pop()
         return " ".join(words)
 
@@ -50,7 +53,7 @@ class WindowJudge:
         return {"backend": self.name, "window": self.window}
 
     def passage_budget(self) -> tuple[Callable[[str], int], int]:
-        return self.count, self.window
+        return self.tokens, self.window
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name}
@@ -88,12 +91,12 @@ def test_contradiction_past_the_first_window_is_found(count: Callable[[str], int
     assert result.metrics.cs_c == 0.5 and report.pairs["judged"] == 4
 
 
-def test_passages_larger_than_the_judge_budget_are_refused(count: Callable[[str], int]) -> None:
+def test_passages_larger_than_the_judge_budget_are_refused(count: Callable[[str], int], logged: Any) -> None:
     whole = Pair(Claim("q1", 0, CLAIM), Passage("q1", "long", 0, LONG_DOC))
     assert WindowJudge(count, 64).judge([whole])[0].label == "IRRELEVANT"  # unsplit, the judge misses it
     cfg = RunConfig().updated({"chunk": {"max_tokens": 100_000}})
     warning = "chunk.max_tokens=100000 exceeds the judge's passage budget of 64"
-    with pytest.warns(UserWarning, match=warning), Engine(cfg, judge=WindowJudge(count, 64), pruner="none") as engine:
+    with logged.expect(warning), Engine(cfg, judge=WindowJudge(count, 64), pruner="none") as engine:
         (result,), _ = engine.score_all(items())
     assert result.verdicts[0].contradict == ("long",) and result.verdicts[0].conflicted
 

@@ -242,14 +242,14 @@ def test_long_inputs_truncate_the_passage_only(tiny_nli_dir: Path) -> None:
         "claim too long (40 tokens) for max_length 32: claim and passage truncated together (passage of 1 tokens)"
     )
     assert out[2].note is None
-    feats, notes = j._encode(["word " * 200], ["short claim"])
+    feats, notes = j.encode(["word " * 200], ["short claim"])
     assert len(feats[0]["input_ids"]) == 32 and notes == ["passage truncated to 27 of 200 tokens (max_length 32)"]
     text = j.tokenizer().decode(feats[0]["input_ids"])
     assert text.endswith("[SEP] short claim [SEP]") and text.count("word") == 27
 
 
 def test_token_batches_respect_both_limits() -> None:
-    from conflictscore_local.judge.nli import token_batches
+    from conflictscore_local.judge.runtime import token_batches
 
     order = [4, 0, 3, 1, 2]
     lengths = [100, 60, 50, 20, 20]  # sorted longest first, aligned with order
@@ -278,7 +278,7 @@ def test_training_and_the_judge_share_one_encoding_and_one_budget(tiny_nli_dir: 
     tok = j.tokenizer()
     passages, claims = ["word " * 200, "a short passage"], ["short claim", "claim " * 40]
     feats, cuts = encode_pairs(tok, passages, claims, 32)
-    assert (feats, [c[1] if c else None for c in cuts]) == j._encode(passages, claims)
+    assert (feats, [c[1] if c else None for c in cuts]) == j.encode(passages, claims)
     assert [c[0] for c in cuts] == ["passage_truncated", "claim_truncated"]
     assert passage_budget(tok, 32, 8)[1] == 32 - 3 - 8
     assert make_chunker(tok, 192).max_tokens == judge(tiny_nli_dir, max_length=192).passage_budget()[1] == 192 - 3 - 64

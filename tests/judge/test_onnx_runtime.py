@@ -25,8 +25,9 @@ TOLERANCE = 1e-4
 """The most any class probability may differ between ONNX Runtime fp32 and PyTorch (6-digit
 rounding included): the export check's own tolerance."""
 
-pytestmark = pytest.mark.skipif(not (DEFAULT_JUDGE / "model.safetensors").is_file(),
-                                reason="models/default-judge is not built")
+pytestmark = [pytest.mark.skipif(not (DEFAULT_JUDGE / "model.safetensors").is_file(),
+                                 reason="models/default-judge is not built"),
+              pytest.mark.slow]  # the default judge exported to ONNX and checked against torch
 
 
 @pytest.fixture(scope="module")
@@ -87,10 +88,10 @@ def test_export_is_reused_and_keyed_by_the_weights(
 
 
 def test_int8_is_quantized_from_the_export_and_warns(
-    torch_and_onnx: tuple, export_dir: Path, bench_pairs: list
+    torch_and_onnx: tuple, export_dir: Path, bench_pairs: list, logged: Any
 ) -> None:
     judge = build(export_dir, runtime="onnx", int8=True)
-    with pytest.warns(UserWarning, match="int8=true: dynamic int8 quantization changes some labels"):
+    with logged.expect("int8=true: dynamic int8 quantization changes some labels"):
         out = judge.judge(bench_pairs)
     assert all(j.label in ("SUPPORT", "CONTRADICT", "IRRELEVANT") for j in out)
     folder = Path(judge.describe()["resolved"]["onnx_model"]).parent

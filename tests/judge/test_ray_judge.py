@@ -19,16 +19,17 @@ from typing import Any
 import pytest
 
 from conflictscore_local import registry
+from conflictscore_local.checkpoints import load_tokenizer
 from conflictscore_local.config import RunConfig
 from conflictscore_local.errors import ConfigError
-from conflictscore_local.generate.common import load_tokenizer
 from conflictscore_local.jobs import score_file
 from conflictscore_local.judge.ray_data import RayJudgeConfig, from_engine_row, generation_from_row
-from conflictscore_local.testing import row_differences
 from conflictscore_local.types import Claim, Pair, Passage
 
+from ..support.rows import row_differences
+
 ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install '.[ray]')")
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]  # a local Ray instance: about a minute
 
 DOCS = [
     "Marie Curie was born in Warsaw in 1867 and moved to Paris in 1891.",
@@ -60,7 +61,7 @@ def write_items(path: Path, n: int = 12) -> Path:
 
 def run(items: Path, out: Path, judge: dict[str, Any]) -> dict[str, Any]:
     cfg = RunConfig.from_mapping({"judge": judge, "pruner": {"name": "none"}, "cache": {"enabled": False}})
-    return score_file(items, out, config=cfg, summary_path=out.with_suffix(".json"), warn=lambda m: None).to_json()
+    return score_file(items, out, config=cfg, summary_path=out.with_suffix(".json")).to_json()
 
 
 def test_two_cpu_workers_give_the_rows_of_one_process(local_ray: Any, tmp_path: Path) -> None:

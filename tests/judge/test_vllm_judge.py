@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from conflictscore_local import Engine, registry
+from conflictscore_local.checkpoints import load_tokenizer
 from conflictscore_local.errors import BackendUnavailable, ConfigError
-from conflictscore_local.generate.common import load_tokenizer
 from conflictscore_local.judge import llm as llm_module
 from conflictscore_local.judge.prompts import INSTRUCTIONS, judge_messages, judge_text, passage_order
 from conflictscore_local.types import Claim, Document, Item, Pair, Passage

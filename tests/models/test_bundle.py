@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import tarfile
 from pathlib import Path
 
@@ -107,11 +108,12 @@ def test_bundle_refusals(staging: Staging, tmp_path: Path) -> None:
 def test_cli_round_trip(staging: Staging, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                         capsys: pytest.CaptureFixture[str]) -> None:
     stage(staging, "alpha")
-    assert main(["models", "bundle", "alpha", "-o", str(tmp_path / "m.tar"), "-q"]) == 0
+    assert main(["models", "bundle", "alpha", "-o", str(tmp_path / "m.tar")]) == 0
     assert f"wrote {tmp_path / 'm.tar'}" in capsys.readouterr().out
     monkeypatch.setenv("CONFLICTSCORE_MODELS", str(tmp_path / "box"))
-    assert main(["models", "unpack", str(tmp_path / "m.tar"), "-q"]) == 0
-    assert f"alpha: OK (4 files checked) {tmp_path / 'box' / 'alpha'}" in capsys.readouterr().out
+    assert main(["models", "unpack", str(tmp_path / "m.tar"), "--json"]) == 0
+    (unpacked,) = json.loads(capsys.readouterr().out)["models"]
+    assert unpacked["ok"] is True and unpacked["path"] == str(tmp_path / "box" / "alpha")
     assert (tmp_path / "box" / "alpha" / LOCK_FILE).is_file()
     assert main(["models", "verify", "alpha"]) == 0
     assert main(["models", "unpack", str(tmp_path / "nothing.tar")]) == 2

@@ -21,6 +21,7 @@ from .conftest import COMMIT, MNLI, Staging
 from .hub_stub import FakeHub
 
 pytest.importorskip("huggingface_hub")
+pytestmark = pytest.mark.slow  # a subprocess and a local hub per test
 
 FILES = {
     "config.json": json.dumps({"model_type": "bert", "id2label": MNLI}).encode(),
@@ -43,7 +44,7 @@ def run_cli(args: list[str], hub: FakeHub, staging: Staging, tmp_path: Path, **e
 def test_pull_downloads_the_pinned_commit_and_locks_it(staging: Staging, tmp_path: Path) -> None:
     staging.manifest("fake-nli", files=WANTED)
     with FakeHub("org/fake-nli", COMMIT, FILES) as hub:
-        r = run_cli(["models", "pull", "fake-nli", "-q"], hub, staging, tmp_path)
+        r = run_cli(["models", "pull", "fake-nli"], hub, staging, tmp_path)
     assert r.returncode == 0, r.stderr
     dest = staging.store / "fake-nli"
     assert f"fake-nli: 3 files, 0.00 GB at revision {COMMIT} in {dest}" in r.stdout

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from conflictscore_local import registry
+from conflictscore_local.arguments import make_config
 from conflictscore_local.errors import BackendUnavailable, ConfigError
 from conflictscore_local.prune.embedding import EmbeddingPruner, keep_documents, passage_similarity
 from conflictscore_local.types import IRRELEVANT, Claim, Pair, Passage
@@ -56,7 +57,7 @@ class FixedEmbeddings(EmbeddingPruner):
     """The real selection code over given unit vectors instead of a model (no model load)."""
 
     def __init__(self, vectors: dict[str, list[float]], **args: object):
-        super().__init__(registry.make_config(EmbeddingPruner.Config, args, where="test"))
+        super().__init__(make_config(EmbeddingPruner.Config, args, where="test"))
         self.vectors = vectors
 
     def model(self) -> object:

@@ -8,7 +8,7 @@ from typing import Any, Callable, Sequence
 
 import pytest
 
-from conflictscore_local import Engine, RunConfig, cli, registry
+from conflictscore_local import Engine, RunConfig, cli
 from conflictscore_local.backend import Backend
 from conflictscore_local.prune.embedding import EmbeddingPruner
 from conflictscore_local.types import CONTRADICT, IRRELEVANT, SUPPORT, Document, Item, Judgment, Pair
@@ -75,8 +75,8 @@ def test_engine_reports_pruned_documents(tmp_path: Path) -> None:
     assert report.config["backends"]["pruner"]["resolved"]["unit"] == "document"
 
 
-def test_default_pipeline_prunes_with_embedding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(registry._REGISTRY["judge"], "rule", RuleJudge)
+def test_default_pipeline_prunes_with_embedding(tmp_path: Path, register_backend: Any) -> None:
+    register_backend("judge", "rule", RuleJudge)
     src = tmp_path / "items.jsonl"
     src.write_text(json.dumps({
         "id": CURIE.id, "response": CURIE.response, "claims": list(CURIE.claims),
@@ -103,8 +103,10 @@ def _as_first_run(row: dict) -> dict:
     return json.loads(json.dumps(row).replace('"source": "cache"', '"source": "judge"'))
 
 
-def test_a_cached_rerun_looks_up_before_pruning_and_reports_identically(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setitem(registry._REGISTRY["judge"], "rule", RuleJudge)
+def test_a_cached_rerun_looks_up_before_pruning_and_reports_identically(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, register_backend: Any
+) -> None:
+    register_backend("judge", "rule", RuleJudge)
     other = Item("other", "Bread rises.", (Document("wiki", "Maria was born in Warsaw."),
                                            Document("bread", CURIE.documents[2].text)), claims=("Bread rises slowly.",))
     src = tmp_path / "items.jsonl"

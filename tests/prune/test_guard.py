@@ -38,6 +38,7 @@ def test_shared_keys(claim: str, passage: str, shared: set[str]) -> None:
     assert shared_keys(claim, passage) == shared
 
 
+@pytest.mark.slow  # tracemalloc over a whole pruning run
 def test_passage_texts_are_not_kept_alive_after_use() -> None:
     import gc
     import tracemalloc

@@ -19,8 +19,8 @@ import pytest
 
 from conflictscore_local import registry
 from conflictscore_local.cli import main
-from conflictscore_local.report.browser import CHROMIUM, launch
 
+from ..support.browser import CHROMIUM, launch
 from ..test_engine import RuleJudge
 
 REPO = Path(__file__).resolve().parents[2]
@@ -71,8 +71,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     d = tmp_path_factory.mktemp("report-run")
     paths = {"items": write_jsonl(d / "items.jsonl", ITEMS), "scored": d / "scored.jsonl",
              "summary": d / "summary.json", "report": d / "report.html"}
-    with pytest.MonkeyPatch.context() as mp:  # registered while this run is made, not for later tests
-        mp.setitem(registry._REGISTRY["judge"], "rule", RuleJudge)
+    with registry.registered("judge", "rule", RuleJudge):  # while this run is made, not for later tests
         code = main(["score", str(paths["items"]), "-o", str(paths["scored"]), "--summary", str(paths["summary"]),
                      "--report", str(paths["report"]), "--judge", "rule", "--pruner", "none", "--no-cache",
                      "--set", "chunk.max_tokens=8", "-q"])

@@ -10,10 +10,11 @@ import pytest
 
 from conflictscore_local.bench import make_item
 from conflictscore_local.cli import main
+from conflictscore_local.metrics import METRICS
 
 from .conftest import HOSTILE, LONG, artifact, write_jsonl
 
-METRICS = ("cs_c", "cs_r", "cs_r_evidenced", "support_rate")
+pytestmark = pytest.mark.slow  # a real Chromium per module
 
 
 def rows(page: Any) -> list[str]:

@@ -16,8 +16,9 @@ from conflictscore_local.config import RunConfig
 from conflictscore_local.errors import ConfigError, InputError
 from conflictscore_local.jobs import score_file
 from conflictscore_local.shards import Shard, merge_shards, shard_of
-from conflictscore_local.testing import row_differences
 from conflictscore_local.types import CONTRADICT, IRRELEVANT, SUPPORT, Judgment, Pair
+
+from ..support.rows import row_differences
 
 N_ITEMS = 40
 
@@ -86,7 +87,7 @@ def run_shards(items: Path, out: Path, n: int, cfg: RunConfig | None = None) -> 
     outputs, summaries = [], []
     for i in range(1, n + 1):
         o, s = out / f"out.{i}.jsonl", out / f"out.{i}.json"
-        score_file(items, o, config=cfg or config(), summary_path=s, shard=Shard(i, n), warn=lambda m: None)
+        score_file(items, o, config=cfg or config(), summary_path=s, shard=Shard(i, n))
         outputs.append(o)
         summaries.append(s)
     return outputs, summaries
@@ -97,8 +98,7 @@ SAME = ("n_items", "n_claims", "macro", "micro", "ci95", "pairs", "config")
 
 def test_merged_shards_equal_one_run(judge, tmp_path: Path) -> None:
     items = make_items(tmp_path / "items.jsonl")
-    one = score_file(items, tmp_path / "one.jsonl", config=config(), summary_path=tmp_path / "one.json",
-                     warn=lambda m: None).to_json()
+    one = score_file(items, tmp_path / "one.jsonl", config=config(), summary_path=tmp_path / "one.json").to_json()
     assert one["ci95"]["cs_c"] is not None and one["pairs"]["unscored"] > 0 and one["macro"]["cs_c"] > 0
     outputs, summaries = run_shards(items, tmp_path, 3)
     # each shard scored its own items, in input order, and recorded it
@@ -148,8 +148,7 @@ def test_merge_cli_and_bootstrap_seed(judge, tmp_path: Path, capsys) -> None:
     assert m["ci95"] == one["ci95"] and m["macro"] == one["macro"]
     assert f"items {N_ITEMS}" in text and "cs_c" in text
     # another seed gives other intervals: the merge used the shards' seed, not a default
-    other = score_file(items, tmp_path / "x.jsonl", config=config(engine__seed=12), summary_path=tmp_path / "x.json",
-                       warn=lambda m: None)
+    other = score_file(items, tmp_path / "x.jsonl", config=config(engine__seed=12), summary_path=tmp_path / "x.json")
     assert other.to_json()["ci95"] != m["ci95"]
 
 
@@ -176,17 +175,16 @@ def test_refusals_name_what_is_wrong(judge, tmp_path: Path) -> None:
     alt = tmp_path / "alt"
     alt.mkdir()
     score_file(items, alt / "o.jsonl", config=config(aggregate__threshold=0.7), summary_path=alt / "s.json",
-               shard=Shard(2, 3), warn=lambda m: None)
+               shard=Shard(2, 3))
     msg = refused([outputs[0], alt / "o.jsonl", outputs[2]], [summaries[0], alt / "s.json", summaries[2]])
     assert f"shard 2/3 ({alt / 's.json'}) was run with another configuration than shard 1/3" in msg
     assert "run.aggregate.threshold: 0.0 vs 0.7" in msg
     # another split
-    score_file(items, alt / "o2.jsonl", config=config(), summary_path=alt / "s2.json", shard=Shard(2, 2),
-               warn=lambda m: None)
+    score_file(items, alt / "o2.jsonl", config=config(), summary_path=alt / "s2.json", shard=Shard(2, 2))
     msg = refused(outputs, [summaries[0], alt / "s2.json", summaries[2]])
     assert "the summaries come from different splits" in msg and f"{alt / 's2.json'} is shard 2/2" in msg
     # an unsharded summary
-    score_file(items, alt / "one.jsonl", config=config(), summary_path=alt / "one.json", warn=lambda m: None)
+    score_file(items, alt / "one.jsonl", config=config(), summary_path=alt / "one.json")
     msg = refused(outputs, [summaries[0], summaries[1], alt / "one.json"], InputError)
     assert "not the summary of a sharded run (no stages.shard)" in msg
     # an output holding several shards' items
@@ -237,7 +235,7 @@ def test_sharded_nli_judge_rows_equal_one_run(tmp_path: Path, tiny_nli_dir: Path
     items = make_items(tmp_path / "items.jsonl", n=24, seed=5)
     cfg = RunConfig.from_mapping({"judge": {"name": "nli", "model": str(tiny_nli_dir)}, "pruner": {"name": "none"},
                                   "cache": {"enabled": False}})
-    score_file(items, tmp_path / "one.jsonl", config=cfg, summary_path=tmp_path / "one.json", warn=lambda m: None)
+    score_file(items, tmp_path / "one.jsonl", config=cfg, summary_path=tmp_path / "one.json")
     outputs, summaries = run_shards(items, tmp_path, 2, cfg)
     merge_shards(items, outputs, summaries, tmp_path / "m.jsonl", summary_path=tmp_path / "m.json")
     rows = [[json.loads(x) for x in (tmp_path / f).read_text().splitlines()] for f in ("one.jsonl", "m.jsonl")]

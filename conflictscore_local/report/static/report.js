@@ -9,7 +9,7 @@
   const INDEX = JSON.parse($("cs-index").textContent);
   const LABEL = { S: "SUPPORT", C: "CONTRADICT", I: "IRRELEVANT" };
   const SOURCE = { judge: "judged", cache: "from the judgment cache", pruned: "pruned (not sent to the judge)", given: "given in the input" };
-  const NCOLS = META.has_gold ? 10 : 8;
+  const NCOLS = 4 + META.metrics.length + (META.has_gold ? 2 : 0);
   INDEX.forEach((r, i) => { r.i = i; r.err = (r.fp || 0) + (r.fn || 0); });
 
   const state = { q: "", filter: "all", sort: "cc", dir: -1, page: 0, open: null };
@@ -98,10 +98,7 @@
       el("td", { class: "id", text: r.id }),
       el("td", { class: "num", text: int(r.nc) }),
       el("td", { class: "num", text: int(r.nk) }),
-      el("td", { class: "num", "data-field": "cs_c", text: fmt(r.cc) }),
-      el("td", { class: "num", text: fmt(r.cr) }),
-      el("td", { class: "num", text: fmt(r.ce) }),
-      el("td", { class: "num", text: fmt(r.sr) }),
+      ...META.metrics.map((m) => el("td", { class: "num", "data-field": m.key, text: fmt(r[m.code]) })),
       el("td", { class: "num" + (r.nu ? " warn" : ""), text: int(r.nu) }));
     if (META.has_gold) {
       tr.append(el("td", { text: r.ty || "–" }),

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from conflictscore_local.generate import common
-from conflictscore_local.generate.common import model_fingerprint, tokenizer_fingerprint
+from conflictscore_local import checkpoints
+from conflictscore_local.checkpoints import model_fingerprint, tokenizer_fingerprint
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
@@ -60,7 +60,7 @@ def hub_snapshot(root: Path, blob_of: dict[str, bytes]) -> Path:
 def test_large_weights_in_the_hub_cache_are_named_by_their_blobs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(common, "FULL_HASH_LIMIT", 4)
+    monkeypatch.setattr(checkpoints, "FULL_HASH_LIMIT", 4)
     a = hub_snapshot(tmp_path / "models--org--a", {"model.safetensors": b"weights-1", "config.json": b"{}"})
     b = hub_snapshot(tmp_path / "models--org--b", {"model.safetensors": b"weights-2", "config.json": b"{}"})
     fa, fb = model_fingerprint(a), model_fingerprint(b)
@@ -71,7 +71,7 @@ def test_large_weights_in_the_hub_cache_are_named_by_their_blobs(
 
 
 def test_skipped_hash_is_said_in_the_fingerprint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(common, "FULL_HASH_LIMIT", 4)
+    monkeypatch.setattr(checkpoints, "FULL_HASH_LIMIT", 4)
     path = checkpoint(tmp_path / "big")
     fp = model_fingerprint(path)
     assert fp["hash"] == ("skipped (9 bytes of weights > FULL_HASH_LIMIT 4): "

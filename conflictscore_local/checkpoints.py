@@ -1,10 +1,10 @@
-"""What the local-model backends share (NLI judge, generators, LLM judges).
+"""A local checkpoint: where it is (offline), what identifies it, its tokenizer.
 
-Resolving a checkpoint offline (a directory, or a model already in the local Hugging Face
-cache), fingerprints of its weights and of its tokenizer (chat template included) for cache
-keys and reports, counting tokens, the device and dtype choice, and chat-prompt rendering
-with Qwen3-style thinking switched off. Heavy libraries are imported inside the functions
-that need them.
+Shared by every backend that loads a model (the judges, the pruner, the decomposers, the
+generators) and by training. Resolving a model name goes through the model store
+(:func:`conflictscore_local.models.locate`); fingerprints come from the files' content, for
+cache keys, resume fingerprints and reports. Heavy libraries are imported inside the
+functions that need them.
 """
 
 from __future__ import annotations
@@ -12,17 +12,10 @@ from __future__ import annotations
 import hashlib
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
-from ..errors import BackendUnavailable, ConfigError
+from .errors import BackendUnavailable, ConfigError
 
-if TYPE_CHECKING:
-    import torch
-
-    from ._base import Prompt
-
-DEVICE_PATTERN = re.compile(r"auto|cpu|mps|cuda(:\d+)?")
-DTYPES: tuple[str, ...] = ("auto", "float32", "bfloat16", "float16")
 WEIGHT_SUFFIXES: tuple[str, ...] = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
 FULL_HASH_LIMIT = 2 << 30
 """Checkpoints up to this many bytes of weights (2 GiB) are identified by a content hash."""
@@ -31,14 +24,6 @@ _BLOB_NAME = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 TOKENIZER_FILE_PREFIXES: tuple[str, ...] = (
     "tokenizer", "vocab", "merges", "special_tokens_map", "added_tokens", "chat_template",
 )
-
-_THINK = re.compile(r"^\s*<think>.*?</think>\s*", re.DOTALL)
-
-
-def check_device(device: str) -> None:
-    """``ValueError`` unless ``device`` is auto, cpu, mps, cuda or cuda:N."""
-    if not DEVICE_PATTERN.fullmatch(device):
-        raise ValueError(f"device {device!r} is not allowed; allowed: auto, cpu, mps, cuda, cuda:N")
 
 
 def resolve_model(
@@ -52,7 +37,7 @@ def resolve_model(
     what identifies the model: path, manifest, revision, lock digest. ``use``: the asking
     ``(role, backend)``, which a manifest name must list.
     """
-    from ..models.store import locate
+    from .models.store import locate
 
     found = locate(model, revision, what=what, use=use)
     if record is not None:
@@ -142,40 +127,6 @@ def tokenizer_fingerprint(path: Path) -> dict[str, Any]:
     return {"tokenizer_sha256": _content_sha256(path, files)}
 
 
-def token_counter(tokenizer: Any) -> Callable[[str], int]:
-    """``count(text)``: the tokens ``tokenizer`` makes of ``text``, special tokens left out
-    and nothing cut at the model's window (what passage budgets are measured in)."""
-
-    def count(text: str) -> int:
-        return len(tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
-
-    return count
-
-
-def torch_device(device: str) -> "torch.device":
-    """``auto`` → the first CUDA device when there is one, else the CPU."""
-    import torch
-
-    if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise BackendUnavailable(f"device {device!r} asked for, but torch sees no CUDA device here")
-    return torch.device(device)
-
-
-def torch_dtype(dtype: str, device: "torch.device") -> "torch.dtype":
-    """``auto`` → bfloat16 on a GPU that supports it, float16 on other GPUs, float32 elsewhere."""
-    import torch
-
-    if dtype not in DTYPES:
-        raise ConfigError(f"dtype {dtype!r} is not allowed; allowed: {', '.join(DTYPES)}")
-    if dtype != "auto":
-        return getattr(torch, dtype)
-    if device.type == "cuda":
-        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-    return torch.float32
-
-
 def load_tokenizer(path: Path, revision: str | None = None, *, gguf_file: str | None = None) -> Any:
     """The checkpoint's tokenizer (transformers ``AutoTokenizer``); with ``gguf_file``, the
     tokenizer and chat template stored in that GGUF file of ``path``."""
@@ -185,60 +136,14 @@ def load_tokenizer(path: Path, revision: str | None = None, *, gguf_file: str | 
     return AutoTokenizer.from_pretrained(str(path), revision=revision, **kw)
 
 
-def template_kwargs(enable_thinking: bool | None, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Keyword arguments for a chat template: ``enable_thinking`` (unless None) plus ``extra``."""
-    out: dict[str, Any] = {} if enable_thinking is None else {"enable_thinking": enable_thinking}
-    out.update(extra or {})
-    return out
+def token_counter(tokenizer: Any) -> Callable[[str], int]:
+    """``count(text)``: the tokens ``tokenizer`` makes of ``text``, special tokens left out
+    and nothing cut at the model's window (what passage budgets are measured in)."""
 
+    def count(text: str) -> int:
+        return len(tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
 
-def render_prompt(tokenizer: Any, prompt: "Prompt", kwargs: Mapping[str, Any]) -> tuple[str, bool]:
-    """The text to feed the model, and whether it is a rendered chat (which carries its own
-    special tokens, so no others are added when tokenizing it).
-
-    A raw string is used as it is; a chat conversation goes through the tokenizer's chat
-    template with the generation prompt opened. Templates that do not know a keyword (a
-    non-Qwen3 template and ``enable_thinking``) ignore it.
-    """
-    if isinstance(prompt, str):
-        return prompt, False
-    if getattr(tokenizer, "chat_template", None) is None:
-        raise ConfigError("a chat prompt needs a model with a chat template; this tokenizer has none")
-    text = tokenizer.apply_chat_template(
-        [dict(m) for m in prompt], tokenize=False, add_generation_prompt=True, **kwargs
-    )
-    return text, True
-
-
-def strip_thinking(text: str) -> str:
-    """``text`` without a leading ``<think>…</think>`` block (a reasoning model's scratchpad)."""
-    return _THINK.sub("", text, count=1)
-
-
-def cut_at_stop(text: str, stop: Sequence[str] | None) -> tuple[str, bool]:
-    """``text`` up to the earliest stop string, and whether one was found."""
-    cut = min((i for s in stop or () if s and (i := text.find(s)) >= 0), default=-1)
-    return (text[:cut], True) if cut >= 0 else (text, False)
-
-
-REDACTED = "[redacted]"
-_CREDENTIAL = re.compile(
-    r"(?i)(\bbearer\s+)(?!\[redacted\])[A-Za-z0-9._~+/=-]{8,}"
-    r"|(\b(?:authorization|proxy-authorization|api[-_]?key|x-api-key|access[-_]?token)[\"']?\s*[:=]\s*[\"']?)"
-    r"(?:(?:bearer|basic)\s+)?(?!\[redacted\])[^\s\"',;}\]]+"
-)
-
-
-def redact(text: str, secrets: Iterable[str] = ()) -> str:
-    """``text`` with credentials replaced by ``[redacted]``: whatever follows ``Bearer`` or an
-    ``Authorization`` / ``api_key``-style field, and every value in ``secrets`` (an API key)
-    wherever it appears. Every note made from a server's text goes through here, so a server
-    that echoes request headers cannot put a key into an output file."""
-    text = _CREDENTIAL.sub(lambda m: (m.group(1) or m.group(2)) + REDACTED, text)
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, REDACTED)
-    return text
+    return count
 
 
 def installed_model_file(package: str, suffix: str = ".gguf") -> Path | None:

@@ -1,4 +1,4 @@
-"""The headless system Chromium the report is checked in (browser tests, the scale benchmark).
+"""The headless system Chromium the HTML report is checked in (browser tests, the scale benchmark).
 
 Debian's ``chromium`` package, driven by Playwright for Python; Playwright's own browser
 download is never used (it cannot work offline).

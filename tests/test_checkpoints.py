@@ -1,4 +1,4 @@
-"""Shared helpers of the local-model backends: offline model resolution, fingerprints, text."""
+"""A local checkpoint: offline model resolution, fingerprints from content, token counting."""
 
 from __future__ import annotations
 
@@ -9,13 +9,11 @@ from pathlib import Path
 import pytest
 
 from conflictscore_local.errors import BackendUnavailable
-from conflictscore_local.generate import common
-from conflictscore_local.generate.common import (
-    cut_at_stop,
+from conflictscore_local import checkpoints
+from conflictscore_local.checkpoints import (
     load_tokenizer,
     model_fingerprint,
     resolve_model,
-    strip_thinking,
     token_counter,
     tokenizer_fingerprint,
 )
@@ -53,7 +51,7 @@ def test_directory_fingerprint_is_a_content_hash(tmp_path: Path) -> None:
 def test_large_checkpoints_are_identified_by_path_and_file_stats(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(common, "FULL_HASH_LIMIT", 0)
+    monkeypatch.setattr(checkpoints, "FULL_HASH_LIMIT", 0)
     path = checkpoint(tmp_path / "big")
     fp = model_fingerprint(path)
     assert fp["path"] == str(path) and len(fp["weights_stat"]) == 16
@@ -117,9 +115,3 @@ def test_hub_ids_resolve_from_the_local_cache_only(tmp_path: Path, monkeypatch: 
     with pytest.raises(BackendUnavailable, match="'org/absent' is neither a directory nor in the local Hugging Face"):
         resolve_model("org/absent", what="test")
 
-
-def test_text_helpers() -> None:
-    assert strip_thinking("<think>\nlet me see\n</think>\n\nSUPPORT") == "SUPPORT"
-    assert strip_thinking("SUPPORT <think>x</think>") == "SUPPORT <think>x</think>"
-    assert cut_at_stop("a. b\nc", ["\n", ". "]) == ("a", True)
-    assert cut_at_stop("abc", ["x"]) == ("abc", False) and cut_at_stop("abc", None) == ("abc", False)

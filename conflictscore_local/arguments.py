@@ -1,0 +1,233 @@
+"""A backend's arguments: from a mapping (TOML, ``--judge-arg KEY=VALUE``, a replayed summary)
+to its typed ``Config`` dataclass, checked by name and type, and back to JSON.
+
+Strings are accepted for numbers, booleans, lists and objects (flags and environment
+variables arrive as strings) and converted; anything else of the wrong type is refused with
+the argument's name and what it expects. Hand-written rather than pydantic or cattrs: see
+:func:`coerce` and ``benchmarks/results/coerce_import_cost.md``.
+
+A field marked ``flat()`` holds another backend's config (the LLM judges' ``generator``): its
+arguments are given, listed and recorded beside the outer ones, as one flat set of names.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import types
+import typing
+from typing import Any, Callable, Mapping, Union
+
+from .errors import ConfigError, shown
+
+FLAT = "flat"
+
+
+def flat(**kw: Any) -> Any:
+    """A dataclass field holding a nested config whose arguments are spelled flat (no default)."""
+    return dataclasses.field(metadata={FLAT: True}, **kw)
+
+
+def _flat_fields(config_cls: Any) -> list[dataclasses.Field[Any]]:
+    return [f for f in dataclasses.fields(config_cls) if f.metadata.get(FLAT)]
+
+
+def _field_types(config_cls: Any) -> dict[str, Any]:
+    return typing.get_type_hints(config_cls)
+
+
+def argument_names(config_cls: Any) -> list[str]:
+    """Every argument a config takes, nested flat configs' arguments in their field's place."""
+    hints = _field_types(config_cls)
+    out: list[str] = []
+    for f in dataclasses.fields(config_cls):
+        out.extend(argument_names(hints[f.name]) if f.metadata.get(FLAT) else [f.name])
+    return out
+
+
+def argument_defaults(config_cls: Any) -> dict[str, Any]:
+    """Each argument's default (``dataclasses.MISSING`` when it has none), flat as :func:`argument_names`."""
+    hints = _field_types(config_cls)
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(config_cls):
+        if f.metadata.get(FLAT):
+            out.update(argument_defaults(hints[f.name]))
+        elif f.default is not dataclasses.MISSING:
+            out[f.name] = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            out[f.name] = f.default_factory()
+        else:
+            out[f.name] = dataclasses.MISSING
+    return out
+
+
+def argument_values(config: Any) -> dict[str, Any]:
+    """A config's arguments by flat name (the values :func:`make_config` was given, or defaults)."""
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(config):
+        value = getattr(config, f.name)
+        if f.metadata.get(FLAT):
+            out.update(argument_values(value))
+        else:
+            out[f.name] = value
+    return out
+
+
+def make_config(config_cls: Callable[..., Any], args: Mapping[str, Any], *, where: str) -> Any:
+    """Build a ``Config`` dataclass from a mapping, checking names and types (see :func:`coerce`)."""
+    hints = _field_types(config_cls)
+    names = argument_names(config_cls)
+    own = {f.name for f in dataclasses.fields(config_cls)}  # type: ignore[arg-type]
+    nested = {f.name: set(argument_names(hints[f.name])) for f in _flat_fields(config_cls)}
+    out: dict[str, Any] = {}
+    inner: dict[str, dict[str, Any]] = {name: {} for name in nested}
+    for k, v in args.items():
+        home = next((n for n, keys in nested.items() if k in keys), None)
+        if home is not None:
+            inner[home][k] = v
+        elif k in own and k not in nested:
+            out[k] = coerce(v, hints.get(k, Any), where=f"{where}: argument {k!r}")
+        elif k in nested and isinstance(v, Mapping):  # the nested config spelled as one object
+            inner[k].update(v)
+        else:
+            raise ConfigError(f"{where}: unknown argument {k!r}; allowed: {', '.join(names) or '(none)'}")
+    for name, given in inner.items():
+        out[name] = make_config(hints[name], given, where=where)
+    try:
+        return config_cls(**out)
+    except (TypeError, ValueError) as e:
+        raise ConfigError(f"{where}: {e}") from None
+
+
+def config_dict(config: Any) -> dict[str, Any]:
+    """A backend config as a JSON-ready dict of its flat arguments (for reports and cache keys)."""
+    return json.loads(json.dumps(argument_values(config), default=str))
+
+
+def coerce(value: Any, hint: Any, *, where: str) -> Any:
+    """Convert ``value`` to the type ``hint`` names, or raise ``ConfigError`` naming ``where``.
+
+    The few hints backend configs use: ``X | None``, ``Literal[...]``, ``list``/``tuple``/``dict``
+    (a JSON string, or a comma-separated list), ``bool`` (``true``/``1``/``yes``/``on`` and their
+    opposites), ``int``, ``float`` (finite), ``str``, and a nested config given as a mapping.
+    pydantic or cattrs would do this but do not pay their way here: every command builds configs,
+    and pydantic adds about a third to the import time of the CLI plus the building of a
+    validator per config class, yet still reads no comma-separated list; cattrs reads
+    ``"false"`` as ``True`` without hooks as long as this code (measured in
+    ``benchmarks/results/coerce_import_cost.md``).
+    """
+    if hint is Any:
+        return value
+    origin = typing.get_origin(hint)
+    if origin in (Union, types.UnionType):
+        return _union(value, hint, where)
+    if origin is typing.Literal:
+        return _literal(value, hint, where)
+    if origin in (list, tuple, dict) or hint in (list, tuple, dict):
+        return _container(value, hint, where)
+    if dataclasses.is_dataclass(hint) and isinstance(hint, type):
+        if isinstance(value, hint):
+            return value
+        if isinstance(value, Mapping):
+            return make_config(hint, value, where=where)
+        raise ConfigError(f"{where}: expected an object of {hint.__name__} arguments, got {shown(value)}")
+    convert = _SCALARS.get(hint)
+    return convert(value, where) if convert is not None else value
+
+
+def _union(value: Any, hint: Any, where: str) -> Any:
+    options = typing.get_args(hint)
+    if value is None and type(None) in options:
+        return None
+    if isinstance(value, str) and value.lower() in ("none", "null") and type(None) in options:
+        return None
+    real = [o for o in options if o is not type(None)]
+    errors = []
+    for opt in real:
+        try:
+            return coerce(value, opt, where=where)
+        except ConfigError as e:
+            errors.append(e)
+    if len(real) == 1:
+        raise ConfigError(f"{errors[0]}" + (" (or none)" if len(options) > 1 else "")) from None
+    raise ConfigError(f"{where}: {value!r} is not a valid {_hint_name(hint)}")
+
+
+def _literal(value: Any, hint: Any, where: str) -> Any:
+    allowed = typing.get_args(hint)
+    if value in allowed:
+        return value
+    raise ConfigError(f"{where}: {value!r} is not allowed; allowed: {', '.join(map(str, allowed))}")
+
+
+def _container(value: Any, hint: Any, where: str) -> Any:
+    base = typing.get_origin(hint) or hint
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            if base is dict:
+                raise ConfigError(f"{where}: expected a JSON object, got {value!r}") from None
+            value = [s for s in value.split(",") if s]
+    if base is dict and isinstance(value, dict):
+        return value
+    if base in (list, tuple) and isinstance(value, (list, tuple)):
+        args = typing.get_args(hint)
+        if args and args[-1] is not Ellipsis and base is list:
+            value = [coerce(x, args[0], where=where) for x in value]
+        return base(value)
+    raise ConfigError(f"{where}: expected {_hint_name(hint)}, got {type(value).__name__}")
+
+
+def _to_bool(value: Any, where: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "1", "yes", "on", "false", "0", "no", "off"):
+        return value.lower() in ("true", "1", "yes", "on")
+    raise ConfigError(f"{where}: expected true/false, got {value!r}")
+
+
+def _to_int(value: Any, where: str) -> int:
+    if isinstance(value, bool):
+        raise ConfigError(f"{where}: expected an integer, got {value!r}")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        try:
+            return int(value)
+        except ValueError:  # not an integer, or more digits than Python converts
+            pass
+    raise ConfigError(f"{where}: expected an integer, got {shown(value)}")
+
+
+def _to_float(value: Any, where: str) -> float:
+    number: float | None = None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        try:
+            number = float(value)
+        except OverflowError:
+            pass
+    elif isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            pass
+    if number is None:
+        raise ConfigError(f"{where}: expected a number, got {shown(value)}")
+    if not math.isfinite(number):
+        raise ConfigError(f"{where}: expected a finite number, got {value!r}")
+    return number
+
+
+def _to_str(value: Any, where: str) -> str:
+    if isinstance(value, str):
+        return value
+    raise ConfigError(f"{where}: expected a string, got {value!r}")
+
+
+_SCALARS: dict[Any, Callable[[Any, str], Any]] = {bool: _to_bool, int: _to_int, float: _to_float, str: _to_str}
+
+
+def _hint_name(hint: Any) -> str:
+    return getattr(hint, "__name__", None) or str(hint).replace("typing.", "")

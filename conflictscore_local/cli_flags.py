@@ -1,0 +1,98 @@
+"""Flags every command that scores shares, below every command: the pipeline and its
+configuration (``--config``, ``--judge``, ``--judge-arg``, ``--set`` ...), and ``--shard I/N``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from .config import STAGES, RunConfig, apply_overrides, load_config, parse_assignment
+from .errors import ConfigError, ConflictScoreError
+from .shards.split import Shard
+
+
+SHARD_HELP = ("score only shard I of N (1 <= I <= N): the items whose id hashes to it (sha256), the same on "
+              "every machine; combine the shards with `conflictscore merge`")
+
+
+def shard_arg(text: str) -> Shard:
+    """argparse ``type=`` for ``--shard``: the message of a bad value says the form."""
+    try:
+        return Shard.parse(text)
+    except ConfigError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix("--shard ")) from None
+
+
+def add_shard_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--shard", metavar="I/N", type=shard_arg, help=SHARD_HELP)
+
+
+def add_output_args(p: argparse.ArgumentParser, *, json_help: str = "the result as JSON") -> None:
+    """``--json`` and ``-q``, meaning the same for every command: ``--json`` prints the command's
+    result as JSON on stdout and nothing else there; ``-q`` prints nothing on stdout but that,
+    and shows no progress bars and no notes; warnings and errors go to stderr either way."""
+    p.add_argument("--json", action="store_true", help=f"print {json_help} on stdout, and nothing else there")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="no progress bars, no notes, no text on stdout (warnings and errors still on stderr)")
+
+
+def show_progress(args: argparse.Namespace) -> bool:
+    """Progress bars for a command: on a terminal, unless ``-q``."""
+    return not getattr(args, "quiet", False) and sys.stderr.isatty()
+
+
+def add_pipeline_args(p: argparse.ArgumentParser) -> None:
+    """Flags that choose and configure the pipeline; shared by ``score`` and ``bench run``."""
+    g = p.add_argument_group("pipeline (flags override --config)")
+    g.add_argument("--config", metavar="FILE", help="TOML config file, or a summary JSON of an earlier run to replay")
+    for stage in STAGES:
+        extra = "; 'none' judges every pair" if stage == "pruner" else ""
+        g.add_argument(f"--{stage}", metavar="NAME", help=f"{stage} backend (see `conflictscore backends`){extra}")
+        g.add_argument(f"--{stage}-arg", metavar="KEY=VALUE", action="append", default=[],
+                       help=f"an argument of the {stage} backend (repeatable; VALUE read as JSON when it parses)")
+    g.add_argument("--set", metavar="SECTION.KEY=VALUE", action="append", default=[],
+                   help="any config value, e.g. chunk.max_tokens=256, aggregate.keep_both=true")
+    g.add_argument("--cache", metavar="PATH", help="judgment cache file (default ~/.cache/conflictscore/judgments.sqlite)")
+    g.add_argument("--no-cache", action="store_true", help="neither read nor write the judgment cache")
+
+
+def config_from_args(args: argparse.Namespace) -> RunConfig:
+    """One :class:`RunConfig` from the embedded defaults, ``--config`` and the flags."""
+    cfg = _load_any_config(args.config) if args.config else load_config()
+    data: dict[str, dict[str, Any]] = {}
+    for stage in STAGES:
+        name = getattr(args, stage)
+        body: dict[str, Any] = {}
+        if name:
+            body["name"] = name
+        for a in getattr(args, f"{stage}_arg"):
+            k, v = parse_assignment(a, flag=f"--{stage}-arg")
+            body[k] = v
+        if body:
+            data[stage] = body
+    if args.cache:
+        data["cache"] = {"path": args.cache}
+    if args.no_cache:
+        data.setdefault("cache", {})["enabled"] = False
+    cfg = cfg.updated(data, where="command line")
+    return apply_overrides(cfg, args.set)
+
+
+def _load_any_config(path: str) -> RunConfig:
+    if path.endswith(".json"):
+        try:
+            with open(path, encoding="utf-8") as fh:
+                data = json.load(fh)
+        except OSError as e:
+            raise ConflictScoreError(f"{path}: cannot read: {e.strerror}") from None
+        except RecursionError:
+            raise ConflictScoreError(f"{path}: cannot read as JSON: nested too deeply") from None
+        except ValueError as e:  # not JSON, not UTF-8, or an integer too long to convert
+            raise ConflictScoreError(f"{path}: cannot read as JSON: {str(e).split('; use sys.')[0]}") from None
+        run = data.get("config", {}).get("run") if isinstance(data, dict) else None
+        if not isinstance(run, dict):
+            raise ConflictScoreError(f"{path}: not a summary JSON (no config.run to replay)")
+        return RunConfig.from_mapping(run, where=path)
+    return RunConfig.from_toml(path)

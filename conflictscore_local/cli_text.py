@@ -1,0 +1,72 @@
+"""What the commands print on stdout: their result as JSON (``--json``) or as short text
+(a ``score`` summary, a ``bench run`` result as tables), nothing under ``-q``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any, Callable
+
+from .metrics import METRICS
+
+
+def format_report(report: Any) -> str:
+    """A short human-readable summary of a :class:`Report`."""
+
+    def f(v: Any) -> str:
+        return "  -  " if v is None else f"{v:.3f}"
+
+    lines = [f"items {report.n_items}   claims {report.n_claims}", f"{'':16}{'macro':>8}{'micro':>8}   95% CI (macro)"]
+    for k in METRICS:
+        ci = report.ci95.get(k)
+        cis = f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "-"
+        lines.append(f"{k:16}{f(report.macro[k]):>8}{f(report.micro[k]):>8}   {cis}")
+    pr = report.pairs
+    lines.append("pairs " + ", ".join(f"{k} {pr[k]}" for k in pr))
+    return "\n".join(lines)
+
+
+def format_bench(res: dict[str, Any]) -> str:
+    """A short text table of a run's results for the terminal."""
+
+    def f(v: Any) -> str:
+        return "   -  " if v is None else f"{v:6.3f}"
+
+    b, pm, det = res["bench"], res["pairs"], res["detection"]
+    judge = res["config"].get("run", {}).get("judge", {}).get("name", "?")
+    lines = [
+        f"ConflictBench  items {b['n_items']}  claims {b['n_claims']}  split {b['split'] or 'all'}  "
+        f"judge {'gold labels' if b['given_labels'] else judge}",
+        f"pairs  accuracy {f(pm['accuracy'])} (coverage {f(pm['coverage'])}, unscored as wrong "
+        f"{f(pm['accuracy_all'])})  macro-F1 {f(pm['macro_f1'])}  unscored {pm['unscored']}  "
+        f"pruned {res['pruning']['pairs_pruned']} (gold SUPPORT {res['pruning']['gold_support_pruned']}, "
+        f"CONTRADICT {res['pruning']['gold_contradict_pruned']})",
+        f"{'detection':28}{'P':>7}{'R':>7}{'F1':>7}{'FPR':>7}{'claims':>8}{'gold+':>7}",
+    ]
+    groups = [("overall", det["overall"])]
+    groups += [(f"type {k}", v) for k, v in det["by_conflict_type"].items()]
+    groups += [(f"source {k}", v) for k, v in det["by_source"].items()]
+    for name, m in groups:
+        lines.append(f"{name:28}{f(m['precision']):>7}{f(m['recall']):>7}{f(m['f1']):>7}"
+                     f"{f(m['false_positive_rate']):>7}{m['n_claims']:>8}{m['n_gold_conflicted']:>7}")
+    return "\n".join(lines)
+
+
+
+def format_bench_stats(stats: dict[str, Any]) -> str:
+    """Items, claims, conflicted claims and pairs per source, conflict type and split."""
+    lines = [f"{'':28}{'items':>7}{'claims':>8}{'confl.':>8}{'pairs':>8}"]
+    for axis in ("source", "conflict_type", "split", "total"):
+        for k, c in stats.get(axis, {}).items():
+            name = "total" if axis == "total" else f"{axis.replace('conflict_type', 'type')} {k}"
+            lines.append(f"{name:28}{c['items']:>7}{c['claims']:>8}{c['conflicted']:>8}{c['pairs']:>8}")
+    return "\n".join(lines)
+
+def emit(args: argparse.Namespace, result: Any, text: Callable[[], str]) -> None:
+    """A command's result on stdout: JSON with ``--json``, else ``text()`` unless ``-q``."""
+    if getattr(args, "json", False):
+        print(json.dumps(result, indent=2, allow_nan=False))
+    elif not getattr(args, "quiet", False):
+        out = text()
+        if out:
+            print(out)

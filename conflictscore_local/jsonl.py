@@ -1,0 +1,120 @@
+"""JSON Lines reading: every way a line can be bad is an :class:`InputError` naming the file and the line."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from .errors import InputError
+
+
+def json_type_name(v: Any) -> str:
+    """How JSON names the type of a decoded value (``object``, ``array``, ``string``, ...), for error messages."""
+    return {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}.get(
+        type(v), type(v).__name__
+    )
+
+
+@dataclass
+class InputStats:
+    """What reading a JSONL file saw: its sha256 (of every byte read), lines and blank lines."""
+
+    sha256: str = ""
+    lines: int = 0
+    blank_lines: int = 0
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def iter_jsonl(path: str | os.PathLike[str], stats: InputStats | None = None) -> Iterator[tuple[int, Any]]:
+    """Yield ``(line, value)`` for every non-blank line of a JSONL file, ``line`` 1-based.
+
+    Lines end at ``\\n`` only, as JSON Lines defines them: U+2028, U+0085 and the other
+    characters ``str.splitlines`` breaks at may stand unescaped inside JSON strings. An
+    unreadable file, a line that is not UTF-8, not JSON, nested too deeply, holding an
+    integer too long to convert or a lone UTF-16 surrogate (``"\\ud800"``, which is no
+    text and cannot be written back) is an :class:`InputError` naming the file and the
+    line. ``stats``, when given, is filled in as the file is read (one pass, so a pipe
+    works too).
+    """
+    p = str(path)
+    try:
+        fh = open(p, "rb")
+    except OSError as e:
+        raise InputError(f"cannot open: {e.strerror}", path=p) from None
+    h = hashlib.sha256()
+    with fh:
+        try:
+            for n, raw in enumerate(fh, 1):
+                h.update(raw)
+                if stats is not None:
+                    stats.lines = n
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError as e:
+                    raise InputError(f"not UTF-8 text: {e.reason} (byte {e.start + 1})", path=p, line=n) from None
+                if not text.strip():
+                    if stats is not None:
+                        stats.blank_lines += 1
+                    continue
+                obj = _loads(text, path=p, line=n)
+                if "\\u" in text and _SURROGATE_ESCAPE.search(text):
+                    _check_surrogates(obj, path=p, line=n)
+                yield n, obj
+        except OSError as e:
+            raise InputError(f"cannot read: {e.strerror}", path=p) from None
+    if stats is not None:
+        stats.sha256 = h.hexdigest()
+
+
+def _loads(text: str, *, path: str | None, line: int | None) -> Any:
+    """``json.loads`` with every way it can fail on bad input turned into an :class:`InputError`."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InputError(f"invalid JSON: {e.msg} (column {e.colno})", path=path, line=line) from None
+    except RecursionError:
+        raise InputError("invalid JSON: arrays or objects nested too deeply", path=path, line=line) from None
+    except ValueError as e:  # an integer beyond Python's int-string conversion limit
+        raise InputError(f"invalid JSON: {e}".split("; use sys.")[0], path=path, line=line) from None
+
+
+def _check_surrogates(obj: Any, *, path: str | None, line: int | None) -> None:
+    """:class:`InputError` naming the field of the first string (or key) with a lone surrogate."""
+    stack: list[tuple[str, Any]] = [("", obj)]
+    while stack:
+        where, v = stack.pop()
+        if isinstance(v, dict):
+            subs = [(f"{where}.{k}" if where else str(k), k, x) for k, x in v.items()]
+            for sub, k, _ in subs:
+                _check_text(k, sub, path, line)
+            stack.extend((sub, x) for sub, _, x in reversed(subs))
+        elif isinstance(v, list):
+            stack.extend((f"{where}[{i}]", x) for i, x in reversed(list(enumerate(v))))
+        elif isinstance(v, str):
+            _check_text(v, where, path, line)
+
+
+def _check_text(s: str, where: str, path: str | None, line: int | None) -> None:
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise InputError(
+            f"lone surrogate \\u{ord(s[e.start]):04x} at character {e.start}: half of a UTF-16 pair, not text "
+            "(fix the program that wrote this file, or remove the character)",
+            path=path, line=line, field=where or None,
+        ) from None
+
+
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    """The sha256 of a file's bytes (inputs are fingerprinted by content, not by name)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
