@@ -2,10 +2,10 @@
 SmolLM2-135M-Instruct on CPU (session fixture ``served_smollm2``), and its spaCy fallback when
 the server does not answer in time.
 
-SmolLM2 writes poor facts; what is checked is that the served path gives what the in-process
-``transformers`` generator gives from the same weights and prompts, claim for claim and counter
-for counter, that the summary names the served model, and that every failed sentence falls
-back to exactly the spaCy claims of that sentence, counted.
+SmolLM2 writes poor facts; what is checked is that the served path gives the replies the
+in-process ``transformers`` generator gives from the same weights and prompts, that the CLI reads
+them into the claims and counters the library does, that the summary names the served model,
+and that every failed sentence falls back to exactly the spaCy claims of that sentence, counted.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import pytest
 
 from conflictscore_local import registry
 from conflictscore_local.cli import main
+from conflictscore_local.decompose.llm import LLMConfig, LLMDecomposer
 from conflictscore_local.types import Item
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
@@ -41,19 +42,42 @@ def score(server: Any, tmp_path: Path, name: str, **generator_args: Any) -> tupl
     return row, json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
 
 
-def test_served_claims_are_the_in_process_ones_and_the_summary_names_the_served_model(
+class Recording:
+    """A generator that keeps what the one it wraps answered."""
+
+    name = "recording"
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.answers = inner, []
+
+    def generate(self, prompts: Any, **kw: Any) -> list[Any]:
+        out = self.inner.generate(prompts, **kw)
+        self.answers.extend(out)
+        return out
+
+
+def test_served_replies_are_the_in_process_ones_and_the_cli_reads_them_as_the_library_does(
     served_smollm2: Any, smollm2_checkpoint_dir: Path, tmp_path: Path
 ) -> None:
     row, summary = score(served_smollm2, tmp_path, "served")
-    local = registry.build("decomposer", "llm", {
-        "generator": "transformers", "max_tokens": MAX_TOKENS,
-        "generator_args": {"model": str(smollm2_checkpoint_dir), "device": "cpu", "batch_size": 1}})
-    (expected,) = local.decompose([ITEM_ALONE])
-    assert [c["text"] for c in row["claims"]] == [c.text for c in expected]
-    assert [tuple(c["span"]) for c in row["claims"]] == [c.span for c in expected]
+    served = Recording(registry.build("generator", "openai", {"base_url": served_smollm2.url, "timeout_s": 120}))
+    local = Recording(registry.build("generator", "transformers", {
+        "model": str(smollm2_checkpoint_dir), "device": "cpu", "batch_size": 1}))
+    read = {}
+    for name, gen in (("served", served), ("local", local)):
+        dec = LLMDecomposer(LLMConfig(max_tokens=MAX_TOKENS), generator=gen)
+        (claims,) = dec.decompose([ITEM_ALONE])
+        read[name] = [(c.text, c.span) for c in claims], {k: v for k, v in dec.stats().items() if k != "generator"}
+    # the same weights and prompts give the same replies over HTTP as in-process ...
+    assert [g.text for g in served.answers] == [g.text for g in local.answers] and len(local.answers) == 2
+    # ... but transformers serve says "length" whenever it generated max_tokens tokens, the end of
+    # sequence included: a reply that ended on the last allowed token reads as cut (its last fact dropped)
+    for s, g in zip(served.answers, local.answers):
+        assert s.finish_reason == g.finish_reason or (s.finish_reason, g.finish_reason) == ("length", "stop")
+    # the CLI run: exactly the claims and counters the library reads from the served replies
+    assert [(c["text"], tuple(c["span"])) for c in row["claims"]] == read["served"][0]
     stats = summary["stages"]["decomposer"]
-    assert {k: v for k, v in stats.items() if k != "generator"} == {
-        k: v for k, v in local.stats().items() if k != "generator"}
+    assert {k: v for k, v in stats.items() if k != "generator"} == read["served"][1]
     assert stats["sentences_generated"] == 2 and stats["dropped_fillers"] == 1  # "I hope this helps!" is no fact
     assert stats["claims"] == len(row["claims"]) and stats.get("llm_failed", 0) == 0
     generator = summary["config"]["backends"]["decomposer"]["spec"]["generator"]
