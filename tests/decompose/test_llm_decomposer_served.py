@@ -66,7 +66,7 @@ def test_served_replies_are_the_in_process_ones_and_the_cli_reads_them_as_the_li
     read = {}
     torch = pytest.importorskip("torch")
     threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # as the server: on a loaded 2-core machine two threads ran several times slower
+    torch.set_num_threads(1)  # as the server: two threads spin against other jobs' load
     try:
         for name, gen in (("served", served), ("local", local)):
             dec = LLMDecomposer(LLMConfig(max_tokens=MAX_TOKENS), generator=gen)
