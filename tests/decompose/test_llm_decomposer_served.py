@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from conflictscore_local import registry
+from conflictscore_local.backend import Backend
 from conflictscore_local.cli import main
 from conflictscore_local.decompose.llm import LLMConfig, LLMDecomposer
 from conflictscore_local.types import Item
@@ -42,18 +43,23 @@ def score(server: Any, tmp_path: Path, name: str, **generator_args: Any) -> tupl
     return row, json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
 
 
-class Recording:
+class Recording(Backend):
     """A generator that keeps what the one it wraps answered."""
 
     name = "recording"
+    role = "generator"
 
     def __init__(self, inner: Any) -> None:
+        super().__init__()
         self.inner, self.answers = inner, []
 
     def generate(self, prompts: Any, **kw: Any) -> list[Any]:
         out = self.inner.generate(prompts, **kw)
         self.answers.extend(out)
         return out
+
+    def spec(self) -> dict[str, Any]:
+        return dict(self.inner.spec())
 
 
 def test_served_replies_are_the_in_process_ones_and_the_cli_reads_them_as_the_library_does(
@@ -69,7 +75,8 @@ def test_served_replies_are_the_in_process_ones_and_the_cli_reads_them_as_the_li
     torch.set_num_threads(1)  # as the server: two threads spin against other jobs' load
     try:
         for name, gen in (("served", served), ("local", local)):
-            dec = LLMDecomposer(LLMConfig(max_tokens=MAX_TOKENS), generator=gen)
+            dec = LLMDecomposer(LLMConfig(max_tokens=MAX_TOKENS))
+            dec.use_generator(gen)
             (claims,) = dec.decompose([ITEM_ALONE])
             read[name] = [(c.text, c.span) for c in claims], {k: v for k, v in dec.stats().items() if k != "generator"}
     finally:
