@@ -137,7 +137,8 @@ class LLMDecomposer(Backend):
 
     def spec(self) -> dict[str, Any]:
         """The prompt, the generation settings, the generator's model (weights and tokenizer
-        for a local one, the served name for a server) and the sentence splitter's spec;
+        for a local one; for a server the name in use and what ``GET /models`` reports about it)
+        and the sentence splitter's spec;
         how requests are paced, batched or retried is left out."""
         model = dict(self.generator().spec())
         cfg = self.config

@@ -6,8 +6,10 @@ transport errors (refused or reset connections, TLS errors while reading; honour
 ``Retry-After``). A request that never gets a proper answer (or whose answer is malformed,
 logprob values included) comes back as a :class:`Generation` with ``text=None`` and the
 reason in ``error``; a wrong URL, model, key or certificate (401/403/404, a TLS certificate
-that does not verify) stops the run instead, since every other request would fail the same
-way. Whatever server text goes into an error passes through :func:`~.common.redact` first,
+that does not verify, an HTTP 400 for a model the server does not list) stops the run
+instead, since every other request would fail the same way. A server that refuses
+``logprobs`` (HTTP 400 naming them) or ignores them (answers without any) is asked without
+them from then on (``logprobs_refused`` says why). Whatever server text goes into an error passes through :func:`~.common.redact` first,
 so an API key the server echoes never reaches a note. Both ``/chat/completions`` (with
 ``chat_template_kwargs`` for vLLM servers) and ``/completions``.
 """
@@ -40,6 +42,8 @@ SERVED_MODEL_FIELDS: tuple[str, ...] = ("id", "root", "parent", "owned_by", "max
 """The fields of a ``GET /models`` entry that identify what is served (vLLM: ``root`` is the
 checkpoint it was started with). ``created`` is reported but not part of the identity: vLLM
 fills it with the time of each listing."""
+LOGPROBS_IGNORED = "the server answered without log-probabilities (it ignores logprobs)"
+"""``logprobs_refused`` of a server that takes the ``logprobs`` field and returns none."""
 
 
 @dataclass(frozen=True)
@@ -90,8 +94,10 @@ class OpenAIGenerator(Backend):
     Config = OpenAIConfig
 
     def spec(self) -> dict[str, Any]:
-        """What decides the answers (see :func:`._base.generation_spec`)."""
-        return generation_spec(self)
+        """What decides the answers (see :func:`._base.generation_spec`), with the model named as the
+        server knows it: the name in use (the first one it lists when none is configured) and what
+        ``GET /models`` reports about it, so another model restarted behind the same URL changes it."""
+        return {**generation_spec(self), "model": self.model_name(), "served": self.served_model()}
 
     def __init__(self, config: OpenAIConfig | None = None):
         super().__init__(config)
@@ -100,7 +106,9 @@ class OpenAIGenerator(Backend):
         self._served: dict[str, Any] | None = None
         self._served_known = False
         self.logprobs_refused: str | None = None
-        """Why the server refused logprobs (requests are sent without them from then on), or None."""
+        """Why the server refused logprobs (an HTTP 400 naming them, or an answer without them:
+        :data:`LOGPROBS_IGNORED`); requests are sent without them from then on. None: not refused."""
+        self._logprobs_seen = False  # whether any answer came with the logprobs it was asked for
         self.sleep: Callable[[float], Any] = time.sleep
         """How a retry waits out its backoff (tests hand in one that records instead of waiting)."""
         self._lock = threading.Lock()
@@ -272,10 +280,39 @@ class OpenAIGenerator(Backend):
                     self.count("logprobs_refused")
                 path, body = self.body(prompt, **kw)
                 reply = self.request(path, body)
-            return parse_reply(reply, self.config.endpoint)
+            out = parse_reply(reply, self.config.endpoint)
         except RequestFailed as e:
+            if str(e).startswith("HTTP 400"):
+                self._check_listed(str(e))
             self._count("failed")
             return Generation(None, error=self._redact(str(e)))
+        if "logprobs" in body and out.text:
+            returned = reply["choices"][0].get("logprobs") is not None
+            with self._lock:
+                if returned:
+                    self._logprobs_seen = True
+                else:
+                    # asked, answered without them: a server that never returned any ignores the
+                    # field (``transformers serve``); after some answers with them, one is only counted
+                    self.count("answers_without_logprobs")
+                    if self.logprobs_refused is None and not self._logprobs_seen:
+                        self.logprobs_refused = LOGPROBS_IGNORED
+        return out
+
+    def _check_listed(self, failure: str) -> None:
+        """After an HTTP 400: stop the run (``BackendUnavailable``) when the server lists its
+        models and the configured one is not among them, since every request will be refused
+        alike (``transformers serve`` pinned to another model answers 400, not vLLM's 404)."""
+        try:
+            listed = [str(e["id"]) for e in self.models()["data"] if isinstance(e, dict) and "id" in e]
+        except (RequestFailed, BackendUnavailable, KeyError, TypeError):
+            return  # no listing to compare with (none, or no such route): the request's own failure stands
+        name = self.model_name()
+        if listed and name not in listed:
+            raise BackendUnavailable(
+                f"{self.config.base_url}: {self._redact(failure)}; the server lists {', '.join(map(repr, listed))}, "
+                f"not model={name!r}: check model="
+            )
 
     def generate(
         self,
