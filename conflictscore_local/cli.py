@@ -55,7 +55,8 @@ examples:
 exit status: 0 done; 2 bad input or configuration (the message names file, line and field), an OUTPUT that
   would overwrite the input or is being written by another run, a --resume that would mix results;
   3 finished and written, but more judgments unscored than engine.max_unscored_share allows;
-  130 interrupted (rerun with --resume); 1 anything else.
+  1 a write that failed (a full disk: the rows so far stay in OUTPUT.partial, rerun with --resume);
+  130 interrupted (rerun with --resume); 141 stdout closed by its reader (| head).
 """
 
 
@@ -82,16 +83,12 @@ def add_score_parser(sub: Any) -> None:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    from .jobs import EXIT_UNSCORED, score_file, too_many_unscored
+    from .scoring import EXIT_UNSCORED, score_file, too_many_unscored
 
     cfg = config_from_args(args)
     report = score_file(args.input, args.output, config=cfg, summary_path=args.summary,
                         resume=args.resume, progress=show_progress(args), report_path=args.report,
                         shard=args.shard)
-    if args.report:
-        from .report import report_from_files
-
-        report_from_files(args.output, args.report, items=args.input, summary=args.summary or report.to_json())
     emit(args, report.to_json(), lambda: format_report(report) + (f"\nreport {args.report}" if args.report else ""))
     return EXIT_UNSCORED if too_many_unscored(report, cfg) else 0
 
@@ -160,7 +157,9 @@ class _Lines(logging.Formatter):
     """What the library logs, as the command shows it on stderr: ``warning: ...`` or the note itself."""
 
     def format(self, record: logging.LogRecord) -> str:
-        text = record.getMessage()
+        from .jobs import scrub_text
+
+        text = scrub_text(record.getMessage())
         if record.levelno >= logging.ERROR:
             return f"error: {text}"
         return f"warning: {text}" if record.levelno >= logging.WARNING else text
@@ -196,12 +195,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     with command_logging(quiet):
         try:
             return int(args.func(args) or 0)
-        except ConflictScoreError as e:
-            print(f"conflictscore {args.command}: error: {e}", file=sys.stderr)
-            return EXIT_BAD_INPUT
         except KeyboardInterrupt:
             print("conflictscore: interrupted; rerun with --resume to continue", file=sys.stderr)
             return 130
+        except Exception as e:
+            from .jobs import failure
+
+            known = failure(e)
+            if known is None:
+                raise  # a bug: the traceback is what a report of it needs
+            status, line = known
+            if isinstance(e, BrokenPipeError):
+                _stdout_to_devnull()
+            if line is not None:
+                print(f"conflictscore {args.command}: error: {line}", file=sys.stderr)
+            return status
+
+
+def _stdout_to_devnull() -> None:
+    """After the reader of stdout went away (``| head``): nothing more can reach it, and the
+    interpreter's last flush must not fail again."""
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, sys.stdout.fileno())
+        os.close(fd)
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":
