@@ -87,12 +87,12 @@ def numeric_fields(config_cls: Any) -> list[tuple[str, Any, Range | None]]:
     for f in dataclasses.fields(config_cls):
         if f.metadata.get(FLAT):
             out.extend(numeric_fields(hints[f.name]))
-        elif _number_kind(hints[f.name]) is not None:
+        elif number_kind(hints[f.name]) is not None:
             out.append((f.name, hints[f.name], f.metadata.get(RANGE)))
     return out
 
 
-def _number_kind(hint: Any) -> type | None:
+def number_kind(hint: Any) -> type | None:
     """``int`` or ``float`` for a numeric hint (``X | None`` included), else None."""
     options = typing.get_args(hint) if typing.get_origin(hint) in (Union, types.UnionType) else (hint,)
     real = [o for o in options if o is not type(None)]

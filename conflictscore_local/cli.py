@@ -88,13 +88,14 @@ def cmd_score(args: argparse.Namespace) -> int:
     cfg = config_from_args(args)
     report = score_file(args.input, args.output, config=cfg, summary_path=args.summary,
                         resume=args.resume, progress=show_progress(args), report_path=args.report,
-                        shard=args.shard)
+                        shard=args.shard, config_file=args.config)
     emit(args, report.to_json(), lambda: format_report(report) + (f"\nreport {args.report}" if args.report else ""))
     return EXIT_UNSCORED if too_many_unscored(report, cfg) else 0
 
 
 def add_backends_parser(sub: Any) -> None:
-    p = sub.add_parser("backends", help="list the registered backends of each role and their arguments")
+    p = sub.add_parser("backends", help="list the registered backends of each role, their arguments, defaults "
+                       "and the range of each numeric one")
     p.add_argument("--role", choices=STAGES, help="only this role")
     add_output_args(p, json_help="each backend's arguments and defaults as JSON")
     p.set_defaults(func=cmd_backends)
@@ -104,16 +105,19 @@ def cmd_backends(args: argparse.Namespace) -> int:
     import dataclasses
 
     from . import registry
-    from .arguments import argument_defaults
+    from .arguments import argument_defaults, number_kind, numeric_fields
 
     listing: dict[str, dict[str, Any]] = {}
     for role in [args.role] if args.role else STAGES:
         listing[role] = {}
         for name in registry.available(role):
             try:
-                defaults = argument_defaults(registry.resolve(role, name).Config)
+                config = registry.resolve(role, name).Config
+                defaults = argument_defaults(config)
                 listing[role][name] = {"args": {k: None if v is dataclasses.MISSING else v for k, v in defaults.items()},
-                                       "required": [k for k, v in defaults.items() if v is dataclasses.MISSING]}
+                                       "required": [k for k, v in defaults.items() if v is dataclasses.MISSING],
+                                       "ranges": {k: r.text(number_kind(h) is int) for k, h, r in numeric_fields(config)
+                                                  if r is not None}}
             except ConflictScoreError as e:
                 listing[role][name] = {"unavailable": str(e)}
 
@@ -125,7 +129,9 @@ def cmd_backends(args: argparse.Namespace) -> int:
                 if "unavailable" in entry:
                     lines.append(f"  {name:12} (unavailable: {entry['unavailable']})")
                     continue
-                shown = [k if k in entry["required"] else f"{k}={v!r}" for k, v in entry["args"].items()]
+                shown = [(k if k in entry["required"] else f"{k}={v!r}")
+                         + (f" ({entry['ranges'][k].removeprefix('an integer ').removeprefix('a finite number ')})"
+                            if k in entry["ranges"] else "") for k, v in entry["args"].items()]
                 lines.append(f"  {name:12} {', '.join(shown)}")
         return "\n".join(lines)
 

@@ -143,6 +143,7 @@ def score_file(
     progress: bool = False,
     shard: Shard | None = None,
     report_path: str | os.PathLike[str] | None = None,
+    config_file: str | os.PathLike[str] | None = None,
     clock: Clock = time.perf_counter,
 ) -> Report:
     """Score a JSONL file into OUTPUT (one line per item), write the summary and the HTML report
@@ -151,11 +152,12 @@ def score_file(
     OUTPUT, the summary and the report may be none of the input, each other or OUTPUT's partial
     files; OUTPUT appears only when the run finishes. ``shard`` scores only that shard's items
     (``--shard I/N``); the summary, which it then needs, records it (``stages.shard``) for
-    ``conflictscore merge``.
+    ``conflictscore merge``. ``config_file``: the file ``config`` was read from (``--config``),
+    which no destination may be.
     """
     if shard is not None and summary_path is None:
         raise ConfigError(f"--shard {shard} needs --summary: `conflictscore merge` reads each shard's summary")
-    job = Job([Input(input_path, "the input file")], [
+    job = Job([Input(input_path, "the input file"), Input(config_file, "the --config file")], [
         Output(output_path, "output (-o)", "OUTPUT (-o)", kind="rows", replaces="scoring would overwrite the items",
                hint="choose another OUTPUT"),
         Output(summary_path, "--summary"),
@@ -173,7 +175,9 @@ def score_file(
         if report_path is not None:
             from .report import report_from_files
 
-            report_from_files(output_path, report_path, items=input_path, summary=report.to_json())
+            written = summary_path is not None and os.path.isfile(summary_path)  # not a device or a pipe
+            report_from_files(output_path, report_path, items=input_path,
+                              summary=summary_path if written else report.to_json())
         return report
 
     return run_scoring(job, lambda notes: read_input(input_path, shard, notes), finish, config=config,

@@ -127,7 +127,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     res = run_bench(
         args.input, args.output, config=cfg, split=args.split, limit=args.limit, source_filter=args.source_filter,
         given_labels=args.given_labels, predictions_path=args.predictions, report_path=args.report,
-        progress=show_progress(args), shard=args.shard,
+        progress=show_progress(args), shard=args.shard, config_file=args.config,
     )
     emit(args, res, lambda: format_bench(res))
     return 0

@@ -34,6 +34,7 @@ def run_bench(
     report_path: str | os.PathLike[str] | None = None,
     progress: bool = False,
     shard: Shard | None = None,
+    config_file: str | os.PathLike[str] | None = None,
     clock: Clock = time.perf_counter,
 ) -> dict[str, Any]:
     """Score a ConflictBench file with the engine and write the results JSON atomically.
@@ -47,13 +48,14 @@ def run_bench(
     detection F1 must be 1.0). ``report_path`` also writes the HTML report, gold labels beside
     the predictions. ``shard`` scores only that shard of the selected items (after split,
     source filter and limit); it needs ``predictions_path``, which ``conflictscore merge`` combines.
+    ``config_file``: the file ``config`` was read from (``--config``), which no destination may be.
     """
     if shard is not None and predictions_path is None:
         raise ConfigError(f"--shard {shard} needs --predictions: `conflictscore merge` combines the shards' "
                           "per-item results with their results JSON")
     if limit is not None and limit < 1:
         raise ConfigError(f"--limit must be a positive integer, got {limit}")
-    job = Job([Input(input_path, "the input file")], [
+    job = Job([Input(input_path, "the input file"), Input(config_file, "the --config file")], [
         Output(output_path, "-o", "the results (-o)"),
         Output(predictions_path, "--predictions", kind="rows"),
         Output(report_path, "--report"),

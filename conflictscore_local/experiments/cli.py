@@ -133,7 +133,7 @@ def cmd_regenerate(args: argparse.Namespace) -> int:
             args.truthfulqa, args.output, generator=args.generator, generator_args=_generator_args(args),
             engine=engine, trace_path=args.trace, conditions=args.conditions, limit=args.limit,
             sample_size=args.sample, seed=args.seed, max_tokens=args.max_tokens, temperature=args.temperature,
-            progress=progress,
+            progress=progress, config_file=args.config,
         )
     emit(args, result, lambda: format_results(result))
     return EXIT_UNSCORED if too_many_failed(result) else 0

@@ -242,6 +242,7 @@ def regenerate_file(
     max_tokens: int = 32,
     temperature: float = 0.0,
     progress: bool = False,
+    config_file: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]:
     """The ``conflictscore regenerate`` job: check every destination (``output``, the trace, the
     cache: none the CSV or each other), read the CSV, run, write ``output`` (JSON) and the trace
@@ -252,7 +253,7 @@ def regenerate_file(
         raise ConfigError(f"--limit must be at least 1, got {limit}")
     if sample_size is not None and sample_size < 1:
         raise ConfigError(f"--sample must be at least 1, got {sample_size}")
-    job = Job([Input(truthfulqa, "the TruthfulQA CSV (--truthfulqa)")],
+    job = Job([Input(truthfulqa, "the TruthfulQA CSV (--truthfulqa)"), Input(config_file, "the --config file")],
               [Output(output, "-o"), Output(trace_path, "--trace", kind="rows"), *cache_output(engine.config)])
     with job:
         questions = read_truthfulqa(truthfulqa, seed=seed)

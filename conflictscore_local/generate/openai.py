@@ -118,7 +118,7 @@ class OpenAIGenerator(Backend):
 
     def secrets(self) -> tuple[str, ...]:
         """The values no stored note may contain: the API key (every stored string passes the
-        redaction point with it, :mod:`..jobs.redact`), a password in ``base_url``."""
+        redaction point with it, :mod:`..jobs.redaction`), a password in ``base_url``."""
         key = os.environ.get(self.config.api_key_env)
         password = urllib.parse.urlsplit(self.config.base_url).password
         return tuple(v for v in (key, password) if v)

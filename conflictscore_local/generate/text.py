@@ -1,6 +1,6 @@
 """What the generators do to text: chat rendering (Qwen3-style thinking switched off), a
 reasoning model's ``<think>`` block stripped, stop strings. (Credentials are redacted at the
-one redaction point, :mod:`..jobs.redact`.)"""
+one redaction point, :mod:`..jobs.redaction`.)"""
 
 from __future__ import annotations
 

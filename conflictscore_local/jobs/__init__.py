@@ -23,7 +23,7 @@ from .atomic import dumps, write_binary_atomic, write_json_atomic, write_jsonl_a
 from .failures import EXIT_BROKEN_PIPE, failure
 from .fingerprint import FINGERPRINT_FORMAT, explain_fingerprint_change
 from .job import MIN_FREE_BYTES, Input, Job, Output
-from .redact import REDACTED, add_secret, redact, scrub, scrub_text
+from .redaction import REDACTED, add_secret, redact, scrub, scrub_text
 from .resumable import ResumableJsonlWriter
 from .target import FILE_MODE, OutputTarget, file_mode, same_file
 

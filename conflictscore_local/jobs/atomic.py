@@ -1,5 +1,5 @@
 """Files that appear whole or not at all: written as ``OUTPUT.partial`` under its lock, fsynced,
-renamed into place; every byte through the one redaction point (:mod:`.redact`)."""
+renamed into place; every byte through the one redaction point (:mod:`.redaction`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any, BinaryIO, Callable, Iterable, Mapping
 
 from ..errors import ConfigError, WriteFailed
 from .locks import Hold, hold, release, spend
-from .redact import scrub, scrub_text
+from .redaction import scrub, scrub_text
 from .target import OutputTarget, file_mode, os_reason
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import errno
 
 from ..errors import ConflictScoreError
-from .redact import scrub_text
+from .redaction import scrub_text
 from .target import os_reason
 
 EXIT_BROKEN_PIPE = 128 + 13

@@ -4,7 +4,7 @@ A command lists its inputs (:class:`Input`) and outputs (:class:`Output`) with t
 name them; :meth:`Job.check` refuses, before anything is read or loaded, every destination that
 would destroy data or cannot be written: an output that is an input or another output (as files:
 another spelling, a symlink or a hard link is caught), one of another output's ``.partial`` /
-``.partial.meta.json`` files, a file inside an input folder, another run's partial file (locked
+``.partial.meta.json`` files, a file inside a closed input folder (a model), another run's partial file (locked
 by that run, or left with its fingerprint for ``--resume``), a directory where a file goes (or a
 file where a folder goes), a place that cannot be written or a file system without room.
 ``with job:`` then takes the lock on every output's ``OUTPUT.partial`` (:mod:`.locks`) and holds
@@ -31,11 +31,13 @@ MIN_FREE_BYTES = 1 << 20
 @dataclass(frozen=True)
 class Input:
     """A file (or folder) the job reads: ``called`` is how a message names it ("the input file",
-    "--items")."""
+    "--items"). ``closed``: a folder no output may be written into (a model folder, whose every
+    file is locked)."""
 
     path: str | os.PathLike[str] | None
     called: str
     kind: Literal["file", "dir"] = "file"
+    closed: bool = False
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,7 @@ class _Taken:
     path: Path
     called: str
     folder: bool = False
+    closed: bool = False
 
 
 class Job:
@@ -90,8 +93,8 @@ class Job:
 
     def check(self) -> None:
         """Every destination checked against every other path of the job, before any work."""
-        taken = [_Taken(Path(os.path.realpath(i.path)) if i.kind == "dir" else Path(i.path), i.called, i.kind == "dir")
-                 for i in self.inputs]  # type: ignore[arg-type]
+        taken = [_Taken(Path(os.path.realpath(i.path)) if i.kind == "dir" else Path(i.path), i.called,  # type: ignore
+                        i.kind == "dir", i.closed) for i in self.inputs]
         for k, out in enumerate(self.outputs):
             if out.kind == "dir":
                 taken.append(self._check_folder(out, taken))
@@ -110,6 +113,13 @@ class Job:
                 continue
             where = target.real
             _refuse_clash(out, where, taken)
+            own = [(target.sibling(".partial"), "its .partial file")]
+            if out.kind == "rows":
+                own.append((target.sibling(".partial.meta.json"), "its .partial.meta.json file"))
+            for path, what in own:  # the files it writes on the way must be no other path either
+                for t in taken:
+                    if same_file(path, t.path):
+                        raise ConfigError(f"{out.label} {out.path}: {what} {path} is {t.called}; {out.hint}")
             _refuse_partial_of_another_run(out, where)
             if out.check is not None:
                 out.check(where)
@@ -117,9 +127,7 @@ class Job:
                 target.check_writable(what=out.label)
             _check_room(out, where)
             taken.append(_Taken(where, out.name))
-            taken.append(_Taken(target.sibling(".partial"), f"the .partial file of {out.name}"))
-            if out.kind == "rows":
-                taken.append(_Taken(target.sibling(".partial.meta.json"), f"the .partial.meta.json file of {out.name}"))
+            taken += [_Taken(path, f"{what.replace('its', 'the')} of {out.name}") for path, what in own]
 
     def _check_folder(self, out: Output, taken: list[_Taken]) -> _Taken:
         p = Path(out.path).expanduser()  # type: ignore[arg-type]
@@ -155,7 +163,8 @@ class Job:
         try:
             for k, out in enumerate(self.outputs):
                 target = self._targets.get(k)
-                if out.kind in ("file", "rows") and target is not None and not target.stream:
+                if out.kind in ("file", "rows") and target is not None and not target.stream \
+                        and target.real.parent.is_dir():  # else its writer makes the folder, then locks
                     self._holds.append(hold(target.sibling(".partial"), output=target.path))
         except BaseException:
             self._release()
@@ -177,7 +186,7 @@ class Job:
 
 def _refuse_clash(out: Output, where: Path, taken: list[_Taken]) -> None:
     for t in taken:
-        if t.folder and (where == t.path or t.path in where.parents):
+        if t.closed and (where == t.path or t.path in where.parents):
             raise ConfigError(f"{out.label} {out.path} is inside {t.called} {t.path}; {out.hint} outside it")
         if not t.folder and same_file(where, t.path):
             raise ConfigError(f"{out.label} {out.path} is {t.called}: {out.replaces}; {out.hint}")

@@ -18,7 +18,7 @@ from ..errors import ConfigError, InputError, WriteFailed
 from ..jsonl import json_type_name
 from .atomic import commit, dumps, write_json_atomic
 from .locks import close_quietly, hold, release
-from .redact import scrub
+from .redaction import scrub
 from .target import OutputTarget, file_mode, os_reason
 
 

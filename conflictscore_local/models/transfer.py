@@ -149,7 +149,7 @@ def bundle(targets: Sequence[str], output: str | os.PathLike[str], *, progress: 
         folders.append((name, folder))
     if not out.parent.is_dir():
         raise ConfigError(f"models bundle: cannot write {out}: No such file or directory (create {out.parent} first)")
-    job = Job([Input(folder, f"the model folder of {name}", "dir") for name, folder in folders],
+    job = Job([Input(folder, f"the model folder of {name}", "dir", closed=True) for name, folder in folders],
               [Output(out, "models bundle: -o")])
     with job:
         checks = [verify_folder(folder, progress=progress) for _, folder in folders]

@@ -104,13 +104,12 @@ def _option(g: Any, flag: str, field: str, help_text: str) -> None:
     import dataclasses
     import typing
 
-    from ..arguments import field_range
+    from ..arguments import field_range, number_kind
     from ..cli_flags import add_number
     from .loop import TrainOptions
 
     f = next(x for x in dataclasses.fields(TrainOptions) if x.name == field)
-    hint = typing.get_type_hints(TrainOptions)[field]
-    kind = int if hint in (int, int | None) else float
+    kind = number_kind(typing.get_type_hints(TrainOptions)[field]) or float
     metavar = {"eval_every": "SHARE", "max_train_pairs": "N"}.get(field)
     add_number(g, flag, kind, field_range(TrainOptions, field), default=f.default, help=help_text,
                **({"metavar": metavar} if metavar else {}))

@@ -201,12 +201,15 @@ MODEL_FILES = ("config.json", "model.safetensors", CALIBRATION_FILE, TRAINING_RE
 """What a finished checkpoint holds: a folder with one of them is a model ``fit`` will not replace."""
 
 
-def check_output_folder(folder: Path) -> None:
+def check_output_folder(folder: Path, *, resume: bool = False) -> None:
     """``ConfigError`` unless ``fit -o`` may write into ``folder``: missing, empty, or holding only the
-    state of an interrupted run (``last/``); never a trained model nor a folder of other files."""
+    state of an interrupted run (``last/``); never a trained model nor a folder of other files.
+    ``resume`` continues the run whose state ``last/`` holds, whatever it already exported."""
     if not folder.is_dir():
         return
     names = sorted(p.name for p in folder.iterdir())
+    if resume and STATE_DIR in names:
+        return
     model = [n for n in names if n in MODEL_FILES]
     if model:
         raise ConfigError(f"-o {folder} holds a trained model ({', '.join(model)}): fitting would replace it; "
@@ -229,7 +232,8 @@ def train(opts: TrainOptions, *, progress: bool = False, log: Callable[[str], No
     to ``OUTPUT``; ``last/`` is removed at the end unless ``keep_state``.
     """
     job = Job([*(Input(p, "the --train file") for p in opts.train), *(Input(p, "the --eval file") for p in opts.eval)],
-              [Output(opts.output, "-o", kind="dir", check=check_output_folder, hint="choose a new or empty folder")])
+              [Output(opts.output, "-o", kind="dir", check=lambda d: check_output_folder(d, resume=opts.resume),
+                      hint="choose a new or empty folder")])
     with job:
         return _train(opts, progress=progress, log=log, on_epoch_end=on_epoch_end)
 

@@ -1,4 +1,4 @@
-"""`score_file` as a job: resume fingerprints that say what differs, warnings counted in the
+"""`score_file` as a scoring run: resume fingerprints that say what differs, warnings counted in the
 summary, a loud exit status for unscored runs, timing over the whole run."""
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ A secret is still sent where it must go (a request's header or body): only never
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from typing import Any, Iterable
@@ -55,17 +56,32 @@ def known_secrets() -> list[str]:
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
     """``text`` with every credential replaced by ``[redacted]``: the known secrets, ``secrets``
     (an API key in use), URL passwords and header-shaped strings."""
-    return _text(text, [*sorted((s for s in secrets if s), key=len, reverse=True), *known_secrets()])
+    return _text(text, (*sorted((s for s in secrets if s), key=len, reverse=True), *known_secrets()))
 
 
 def scrub(value: Any) -> Any:
     """``value`` (JSON-like: mappings, lists, strings, numbers) with every secret replaced, as a
     new value; mapping keys named like secrets lose their string values whole."""
-    return _scrub(value, known_secrets())
+    return _scrub(value, tuple(known_secrets()))
 
 
-def _text(text: str, secrets: list[str]) -> str:
-    if "://" in text or _maybe_header(text):
+_HINT = re.compile(r"(?i)://|bearer|auth|key|token|pass")
+_SHORT = 256
+
+
+def _text(text: str, secrets: tuple[str, ...]) -> str:
+    if len(text) <= _SHORT:
+        return _short_text(text, secrets)  # output rows repeat the same short strings: decided once
+    return _replace(text, secrets)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _short_text(text: str, secrets: tuple[str, ...]) -> str:
+    return _replace(text, secrets)
+
+
+def _replace(text: str, secrets: tuple[str, ...]) -> str:
+    if _HINT.search(text):
         text = _TEXT.sub(_keep_prefix, text)
     for secret in secrets:
         if secret in text:
@@ -73,22 +89,22 @@ def _text(text: str, secrets: list[str]) -> str:
     return text
 
 
-def _maybe_header(text: str) -> bool:
-    low = text.lower()
-    return any(w in low for w in ("bearer", "auth", "key", "token", "pass"))
+@functools.lru_cache(maxsize=4096)
+def _secret_key(key: str) -> bool:
+    return _SECRET_KEY.match(key) is not None
 
 
 def _keep_prefix(m: re.Match[str]) -> str:
     return (m.group(1) or m.group(2) or m.group(3)) + REDACTED
 
 
-def _scrub(value: Any, secrets: list[str]) -> Any:
+def _scrub(value: Any, secrets: tuple[str, ...]) -> Any:
     if isinstance(value, str):
         return _text(value, secrets)
     if isinstance(value, dict):
         out = {}
         for k, v in value.items():
-            if isinstance(k, str) and isinstance(v, str) and v and _SECRET_KEY.match(k):
+            if isinstance(k, str) and isinstance(v, str) and v and _secret_key(k):
                 out[k] = REDACTED
             else:
                 out[_text(k, secrets) if isinstance(k, str) else k] = _scrub(v, secrets)
@@ -100,4 +116,4 @@ def _scrub(value: Any, secrets: list[str]) -> Any:
 
 def scrub_text(text: str) -> str:
     """A text (a page, a line) with every secret replaced, as :func:`scrub` replaces them in values."""
-    return _text(text, known_secrets())
+    return _text(text, tuple(known_secrets()))
