@@ -3,10 +3,11 @@ renamed into place; every byte through the one redaction point (:mod:`.redaction
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Iterable, Mapping
+from typing import Any, BinaryIO, Callable, Iterable, Iterator, Mapping
 
 from ..errors import ConfigError, WriteFailed
 from .locks import Hold, hold, release, spend
@@ -69,6 +70,27 @@ def write_lines_atomic(path: str | os.PathLike[str], chunks: Iterable[str], *, w
         except OSError as e:
             raise WriteFailed(f"cannot write {what} {target.path}: {os_reason(e)}") from None
         return
+    with _partial(target, what) as h:
+        for chunk in chunks:
+            h.fh.write(chunk)
+
+
+def write_binary_atomic(path: str | os.PathLike[str], write: Callable[[BinaryIO], None], *, what: str = "file") -> None:
+    """A binary file (a tar) that appears whole: ``write(fileobj)`` fills ``OUTPUT.partial`` under
+    its lock, which is then renamed into place; a failed write leaves the old file as it was."""
+    target = OutputTarget.of(path, what=what)
+    if target.stream:
+        raise ConfigError(f"{what} {target.path} is not a regular file (a device, a pipe or a terminal); name a file")
+    with _partial(target, what) as h:
+        h.fh.flush()
+        with open(h.fh.fileno(), "wb", closefd=False) as raw:
+            write(raw)
+
+
+@contextlib.contextmanager
+def _partial(target: OutputTarget, what: str) -> Iterator[Hold]:
+    """``OUTPUT.partial`` locked and emptied for the block to fill, then committed onto the target;
+    an ``OSError`` on the way is :class:`WriteFailed`, the target as it was."""
     try:
         target.real.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
@@ -79,8 +101,7 @@ def write_lines_atomic(path: str | os.PathLike[str], chunks: Iterable[str], *, w
         try:
             h.fh.seek(0)
             h.fh.truncate()
-            for chunk in chunks:
-                h.fh.write(chunk)
+            yield h
             commit(h, target)
         except OSError as e:
             try:
@@ -90,32 +111,6 @@ def write_lines_atomic(path: str | os.PathLike[str], chunks: Iterable[str], *, w
             raise WriteFailed(f"cannot write {what} {target.path}: {os_reason(e)}; "
                               f"{'the file there is as it was' if target.real.exists() else 'nothing was written'}"
                               ) from None
-    finally:
-        release(h)
-
-
-def write_binary_atomic(path: str | os.PathLike[str], write: Callable[[BinaryIO], None], *, what: str = "file") -> None:
-    """A binary file (a tar) that appears whole: ``write(fileobj)`` fills ``OUTPUT.partial`` under
-    its lock, which is then renamed into place; a failed write leaves the old file as it was."""
-    target = OutputTarget.of(path, what=what)
-    if target.stream:
-        raise ConfigError(f"{what} {target.path} is not a regular file (a device, a pipe or a terminal); name a file")
-    try:
-        target.real.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise ConfigError(f"{what} {target.path}: cannot create {target.real.parent}: {os_reason(e)}") from None
-    h = hold(target.sibling(".partial"), output=target.path)
-    try:
-        refuse_resume_state(h, target.path)
-        try:
-            h.fh.seek(0)
-            h.fh.truncate()
-            with open(h.fh.fileno(), "wb", closefd=False) as raw:
-                write(raw)
-            commit(h, target)
-        except OSError as e:
-            h.fh.truncate(0)
-            raise WriteFailed(f"cannot write {what} {target.path}: {os_reason(e)}; nothing was replaced") from None
     finally:
         release(h)
 
