@@ -9,13 +9,16 @@ reason in ``error``; a wrong URL, model, key or certificate (401/403/404, a TLS 
 that does not verify, an HTTP 400 for a model the server does not list) stops the run
 instead, since every other request would fail the same way. A server that refuses
 ``logprobs`` (HTTP 400 naming them) or ignores them (answers without any) is asked without
-them from then on (``logprobs_refused`` says why). Whatever server text goes into an error passes through :func:`~.common.redact` first,
-so an API key the server echoes never reaches a note. Both ``/chat/completions`` (with
+them from then on (``logprobs_refused`` says why). Whatever server text goes into an error
+passes through :func:`~..jobs.redact` first, so an API key the server echoes never reaches a
+note (and every stored string passes the same point). A ``base_url`` with ``user:password@``
+sends those as Basic credentials. Both ``/chat/completions`` (with
 ``chat_template_kwargs`` for vLLM servers) and ``/completions``.
 """
 
 from __future__ import annotations
 
+import base64
 import email.utils
 import http.client
 import json
@@ -25,15 +28,18 @@ import ssl
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any, Callable, Literal, Mapping, Sequence
 
+from ..arguments import ranged
 from ..backend import Backend
 from ..errors import BackendUnavailable, ConfigError
 from ._base import Generation, Prompt, generation_spec
-from .text import redact, strip_thinking
+from ..jobs import add_secret, redact
+from .text import strip_thinking
 
 _FATAL = (401, 403, 404)
 _RETRIED = (408, 429)
@@ -61,25 +67,19 @@ class OpenAIConfig:
     model: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
     endpoint: Literal["chat", "completions"] = "chat"
-    max_concurrency: int = 8
-    timeout_s: float = 120.0
-    max_retries: int = 4
-    backoff_s: float = 1.0
-    max_backoff_s: float = 60.0
+    max_concurrency: int = ranged(8, 1, 4096)
+    timeout_s: float = ranged(120.0, 0.0, 86400.0, low_open=True)
+    max_retries: int = ranged(4, 0, 100)
+    backoff_s: float = ranged(1.0, 0.0, 3600.0)
+    max_backoff_s: float = ranged(60.0, 0.0, 86400.0)
     enable_thinking: bool | None = False
     chat_template_kwargs: dict | None = None
     extra_body: dict | None = None
-    seed: int | None = 0
+    seed: int | None = ranged(0, 0, 2**63 - 1)
 
     def __post_init__(self) -> None:
         if not self.base_url.startswith(("http://", "https://")):
             raise ValueError(f"base_url must start with http:// or https://, got {self.base_url!r}")
-        if self.max_concurrency < 1:
-            raise ValueError(f"max_concurrency must be at least 1, got {self.max_concurrency}")
-        if self.timeout_s <= 0:
-            raise ValueError(f"timeout_s must be positive, got {self.timeout_s}")
-        if self.max_retries < 0:
-            raise ValueError(f"max_retries must be >= 0, got {self.max_retries}")
 
 
 class RequestFailed(Exception):
@@ -117,14 +117,20 @@ class OpenAIGenerator(Backend):
     def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         key = os.environ.get(self.config.api_key_env)
+        _, basic = _url_credentials(self.config.base_url)
         if key:
+            add_secret(key)
             headers["Authorization"] = f"Bearer {key}"
+        elif basic:
+            headers["Authorization"] = f"Basic {basic}"
         return headers
 
     def secrets(self) -> tuple[str, ...]:
-        """The values no stored note may contain: the API key, when one is set."""
+        """The values no stored note may contain: the API key (every stored string passes the
+        redaction point with it, :mod:`..jobs.redaction`), a password in ``base_url``."""
         key = os.environ.get(self.config.api_key_env)
-        return (key,) if key else ()
+        password = urllib.parse.urlsplit(self.config.base_url).password
+        return tuple(v for v in (key, password) if v)
 
     def _redact(self, text: str) -> str:
         return redact(text, self.secrets())
@@ -140,7 +146,7 @@ class OpenAIGenerator(Backend):
         reason when it gives up, ``BackendUnavailable`` on 401/403/404.
         """
         cfg = self.config
-        url = cfg.base_url.rstrip("/") + path
+        url = _url_credentials(cfg.base_url)[0].rstrip("/") + path
         data = json.dumps(body).encode() if body is not None else None
         reason = ""
         for attempt in range(cfg.max_retries + 1):
@@ -416,6 +422,19 @@ def _retry_after(value: str | None) -> float | None:
             return max(0.0, email.utils.parsedate_to_datetime(value).timestamp() - time.time())
         except (TypeError, ValueError):
             return None
+
+
+def _url_credentials(base_url: str) -> tuple[str, str | None]:
+    """``base_url`` without ``user:password@`` (urllib sends none of it), and the Basic credentials it held."""
+    parts = urllib.parse.urlsplit(base_url)
+    if parts.username is None and parts.password is None:
+        return base_url, None
+    add_secret(parts.password)
+    host = parts.netloc.rpartition("@")[2]
+    user = urllib.parse.unquote(parts.username or "")
+    secret = urllib.parse.unquote(parts.password or "")
+    basic = base64.b64encode(f"{user}:{secret}".encode()).decode("ascii")
+    return urllib.parse.urlunsplit(parts._replace(netloc=host)), basic
 
 
 def _snippet(raw: bytes) -> str:

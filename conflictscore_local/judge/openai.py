@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Literal, Mapping
 
 from .. import registry
+from ..arguments import ranged
 from ..arguments import flat
 from ..chunk import word_count
 from ..generate.openai import OpenAIConfig, OpenAIGenerator
@@ -61,31 +62,27 @@ class OpenAIJudgeConfig:
     """
 
     generator: OpenAIConfig = flat(default_factory=OpenAIConfig)
-    top_logprobs: int = 10
-    max_tokens: int = 8
-    min_label_mass: float = 0.5
+    top_logprobs: int = ranged(10, 0, 20)
+    max_tokens: int = ranged(8, 1, 1_000_000)
+    min_label_mass: float = ranged(0.5, 0.0, 1.0)
     thresholds: dict | None = None
-    passage_words: int = 1500
-    chunk_size: int = 8192
+    passage_words: int = ranged(1500, 8, 10_000_000)
+    chunk_size: int = ranged(8192, 1, 10_000_000)
     model_fingerprint: str | None = None
     mode: Literal["generate", "classify"] = "generate"
     checkpoint: str | None = None
     revision: str | None = None
-    batch_size: int = 32
-    max_length: int | None = None
+    batch_size: int = ranged(32, 1, 1_000_000)
+    max_length: int | None = ranged(None, 16, 1_000_000)
     negative_label: Literal["IRRELEVANT", "CONTRADICT"] | None = None
     id2label: dict | None = None
     calibration: bool = True
-    claim_room: int | None = None
+    claim_room: int | None = ranged(None, 0, 1_000_000)
 
     def __post_init__(self) -> None:
-        check_judge_args(self, name="openai", top_logprobs=(0, 20))
+        check_judge_args(self, name="openai")
         if self.model_fingerprint is not None and not self.model_fingerprint.strip():
             raise ValueError("model_fingerprint must not be empty")
-        if self.passage_words < 8:
-            raise ValueError(f"passage_words must be at least 8, got {self.passage_words}")
-        if self.batch_size < 1:
-            raise ValueError(f"batch_size must be at least 1, got {self.batch_size}")
         check_mode_args(
             self, name="openai",
             generate_only=("top_logprobs", "max_tokens", "min_label_mass", "passage_words", "endpoint"),

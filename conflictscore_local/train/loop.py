@@ -32,10 +32,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from ..arguments import check_ranges, ranged
 from ..chunk import Chunker
 from ..errors import ConfigError
 from ..devices import check_device
-from ..writing import write_json_atomic
+from ..jobs import Input, Job, Output, write_json_atomic
 from ..paths import portable
 from ..judge.nli import CALIBRATION_FILE, CALIBRATION_FORMAT, DEFAULT_CLAIM_ROOM, encode_pairs, passage_budget
 from ..types import LABELS
@@ -64,18 +65,18 @@ class TrainOptions:
     train: tuple[str, ...]
     eval: tuple[str, ...]
     output: str
-    epochs: int = 3
-    lr: float = 3e-5
-    batch_size: int = 16
-    eval_batch_size: int = 64
-    max_length: int = 256
-    seed: int = 0
-    warmup: float = 0.06
-    weight_decay: float = 0.01
-    patience: int = 2
+    epochs: int = ranged(3, 1, 100_000, what="--epochs")
+    lr: float = ranged(3e-5, 0.0, 1.0, low_open=True, what="--lr")
+    batch_size: int = ranged(16, 1, 1_000_000, what="--batch-size")
+    eval_batch_size: int = ranged(64, 1, 1_000_000, what="--eval-batch-size")
+    max_length: int = ranged(256, 2 * CLAIM_ROOM, 1_000_000, what="--max-length")
+    seed: int = ranged(0, 0, 2**32 - 1, what="--seed")
+    warmup: float = ranged(0.06, 0.0, 1.0, high_open=True, what="--warmup")
+    weight_decay: float = ranged(0.01, 0.0, 10.0, what="--weight-decay")
+    patience: int = ranged(2, 1, 100_000, what="--patience")
     class_weights: str = "balanced"
     freeze_embeddings: bool = False
-    max_train_pairs: int | None = None
+    max_train_pairs: int | None = ranged(None, 1, None, what="--max-train-pairs")
     calibrate: bool = False
     fp16_save: bool = False
     resume: bool = False
@@ -83,29 +84,17 @@ class TrainOptions:
     allow_eval_splits: bool = False
     device: str = "auto"
     bf16: bool = False
-    threads: int | None = None
-    eval_every: float = 1.0
+    threads: int | None = ranged(None, 1, 4096, what="--threads")
+    eval_every: float = ranged(1.0, 0.0, 1.0, low_open=True, what="--eval-every")
 
     def __post_init__(self) -> None:
         for name in ("train", "eval"):
             value = getattr(self, name)
             object.__setattr__(self, name, (value,) if isinstance(value, str) else tuple(value))
+        check_ranges(self, where="train-judge fit")
         checks = [
-            (self.epochs >= 1, f"--epochs must be >= 1, got {self.epochs}"),
-            (math.isfinite(self.lr) and self.lr > 0, f"--lr must be a finite number > 0, got {self.lr}"),
-            (self.batch_size >= 1, f"--batch-size must be >= 1, got {self.batch_size}"),
-            (self.eval_batch_size >= 1, f"--eval-batch-size must be >= 1, got {self.eval_batch_size}"),
-            (self.max_length >= 2 * CLAIM_ROOM, f"--max-length must be >= {2 * CLAIM_ROOM}, got {self.max_length}"),
-            (0 <= self.warmup < 1, f"--warmup must be in [0, 1), got {self.warmup}"),
-            (math.isfinite(self.weight_decay) and self.weight_decay >= 0,
-             f"--weight-decay must be a finite number >= 0, got {self.weight_decay}"),
-            (self.patience >= 1, f"--patience must be >= 1, got {self.patience}"),
             (self.class_weights in CLASS_WEIGHTS,
              f"--class-weights {self.class_weights!r}; allowed: {', '.join(CLASS_WEIGHTS)}"),
-            (self.threads is None or self.threads >= 1, f"--threads must be >= 1, got {self.threads}"),
-            (0 < self.eval_every <= 1, f"--eval-every must be in (0, 1] (a share of an epoch), got {self.eval_every}"),
-            (self.max_train_pairs is None or self.max_train_pairs >= 1,
-             f"--max-train-pairs must be >= 1, got {self.max_train_pairs}"),
             (bool(self.train), "--train needs at least one file"),
             (bool(self.eval), "--eval needs at least one file"),
         ]
@@ -220,6 +209,30 @@ class _Data:
     eval_files: list[dict[str, Any]]
     fingerprint: dict[str, Any]
     weights: list[float]
+
+
+MODEL_FILES = ("config.json", "model.safetensors", CALIBRATION_FILE, TRAINING_RECORD)
+"""What a finished checkpoint holds: a folder with one of them is a model ``fit`` will not replace."""
+
+
+def check_output_folder(folder: Path, *, resume: bool = False) -> None:
+    """``ConfigError`` unless ``fit -o`` may write into ``folder``: missing, empty, or holding only the
+    state of an interrupted run (``last/``); never a trained model nor a folder of other files.
+    ``resume`` continues the run whose state ``last/`` holds, whatever it already exported."""
+    if not folder.is_dir():
+        return
+    names = sorted(p.name for p in folder.iterdir())
+    if resume and STATE_DIR in names:
+        return
+    model = [n for n in names if n in MODEL_FILES]
+    if model:
+        raise ConfigError(f"-o {folder} holds a trained model ({', '.join(model)}): fitting would replace it; "
+                          "choose a new or empty folder (or delete that one first)")
+    other = [n for n in names if n != STATE_DIR]
+    if other:
+        shown = ", ".join(other[:3]) + (f" and {len(other) - 3} more" if len(other) > 3 else "")
+        raise ConfigError(f"-o {folder} is not empty and was not written by train-judge fit (it holds {shown}); "
+                          "choose a new or empty folder")
 
 
 def _load_data(opts: TrainOptions, base_path: str) -> _Data:
@@ -393,12 +406,23 @@ def train(opts: TrainOptions, *, progress: bool = False, log: Callable[[str], No
           on_epoch_end: Callable[[int, dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """Run a training job end to end and return its ``training.json`` record.
 
-    Every evaluation leaves a Trainer checkpoint (model, optimizer, scheduler, RNG state) in
+    Before any work, ``OUTPUT`` is checked (:func:`check_output_folder`; not a training or eval
+    file). Every evaluation leaves a Trainer checkpoint (model, optimizer, scheduler, RNG state) in
     ``OUTPUT/last/``, so ``resume=True`` continues from the last one and ends with the same
     weights as an uninterrupted run. The best evaluation by mean eval pair macro-F1 is exported
     to ``OUTPUT``; ``last/`` is removed at the end unless ``keep_state``. Progress lines go
     to ``log`` (default: this module's logger).
     """
+    job = Job([*(Input(p, "the --train file") for p in opts.train), *(Input(p, "the --eval file") for p in opts.eval)],
+              [Output(opts.output, "-o", kind="dir", check=lambda d: check_output_folder(d, resume=opts.resume),
+                      hint="choose a new or empty folder")])
+    with job:
+        return _train(opts, progress=progress, log=log, on_epoch_end=on_epoch_end)
+
+
+def _train(opts: TrainOptions, *, progress: bool, log: Callable[[str], None] | None,
+           on_epoch_end: Callable[[int, dict[str, Any]], None] | None) -> dict[str, Any]:
+    """The body of :func:`train`, once its job holds the output folder."""
     import torch
     from transformers import EarlyStoppingCallback
 

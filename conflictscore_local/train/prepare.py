@@ -48,7 +48,7 @@ from ..bench.leakage import TextIndex, check_disjoint, eval_index, find_leaks, s
 from ..chunk import Chunker
 from ..errors import ConfigError
 from ..jsonl import file_sha256
-from ..writing import write_json_atomic, write_jsonl_atomic
+from ..jobs import write_json_atomic, write_jsonl_atomic
 from ..types import CONTRADICT, IRRELEVANT, LABELS, SUPPORT
 from . import nli_extra
 from .augment import BALANCED_FEATURES, augment, bench_support_pairs, feature_balance, rebalance, thin_entity_twins

@@ -16,6 +16,7 @@ a label outside a source's vocabulary is an error naming file, line and field.
 from __future__ import annotations
 
 import csv
+import io
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,7 @@ from typing import Iterator
 
 from ..bench.records import Record, iter_records
 from ..errors import InputError
+from ..jsonl import read_text
 from ..types import CONTRADICT, IRRELEVANT, SUPPORT, Label
 
 
@@ -164,10 +166,7 @@ def load_covidfact(path: str | Path) -> Iterator[LabelledPair]:
 
 
 def _lines(path: Path) -> list[str]:
-    try:
-        return path.read_text(encoding="utf-8").splitlines()
-    except OSError as e:
-        raise InputError(f"cannot open: {e.strerror}", path=str(path)) from None
+    return read_text(path).splitlines()
 
 
 def _parallel(files: tuple[Path, Path, Path]) -> Iterator[tuple[int, str, str, str]]:
@@ -236,19 +235,14 @@ _HV_LABELS: dict[str, Label] = {"Supports": SUPPORT, "Refutes": CONTRADICT, "Neu
 
 def load_healthver_csv(path: str | Path) -> Iterator[LabelledPair]:
     """HealthVer's CSV split files: ``evidence, claim, label Supports/Refutes/Neutral, question``."""
-    try:
-        fh = open(path, encoding="utf-8", newline="")
-    except OSError as e:
-        raise InputError(f"cannot open: {e.strerror}", path=str(path)) from None
-    with fh:
-        for n, row in enumerate(csv.DictReader(fh), 2):
-            for k in ("evidence", "claim", "label"):
-                if not (row.get(k) or "").strip():
-                    raise InputError("missing or empty", path=str(path), line=n, field=k)
-            if row["label"] not in _HV_LABELS:
-                raise InputError(f"{row['label']!r}; allowed: {', '.join(_HV_LABELS)}", path=str(path), line=n,
-                                 field="label")
-            yield LabelledPair(row["claim"].strip(), row["evidence"].strip(), _HV_LABELS[row["label"]], "healthver_dev")
+    for n, row in enumerate(csv.DictReader(io.StringIO(read_text(path), newline="")), 2):
+        for k in ("evidence", "claim", "label"):
+            if not (row.get(k) or "").strip():
+                raise InputError("missing or empty", path=str(path), line=n, field=k)
+        if row["label"] not in _HV_LABELS:
+            raise InputError(f"{row['label']!r}; allowed: {', '.join(_HV_LABELS)}", path=str(path), line=n,
+                             field="label")
+        yield LabelledPair(row["claim"].strip(), row["evidence"].strip(), _HV_LABELS[row["label"]], "healthver_dev")
 
 
 def load_wice(path: str | Path) -> Iterator[LabelledPair]:
@@ -276,14 +270,9 @@ _SICK_LABELS: dict[str, Label] = {"ENTAILMENT": SUPPORT, "CONTRADICTION": CONTRA
 
 def load_sick(path: str | Path) -> Iterator[LabelledPair]:
     """SICK (tab-separated): premise ``sentence_A``, hypothesis (the claim) ``sentence_B``."""
-    try:
-        fh = open(path, encoding="utf-8", newline="")
-    except OSError as e:
-        raise InputError(f"cannot open: {e.strerror}", path=str(path)) from None
-    with fh:
-        for n, r in enumerate(csv.DictReader(fh, delimiter="\t"), 2):
-            label = r.get("entailment_judgment")
-            if label not in _SICK_LABELS:
-                raise InputError(f"{label!r}; allowed: {', '.join(_SICK_LABELS)}", path=str(path), line=n,
-                                 field="entailment_judgment")
-            yield LabelledPair(r["sentence_B"].strip(), r["sentence_A"].strip(), _SICK_LABELS[label], "sick")
+    for n, r in enumerate(csv.DictReader(io.StringIO(read_text(path), newline=""), delimiter="\t"), 2):
+        label = r.get("entailment_judgment")
+        if label not in _SICK_LABELS:
+            raise InputError(f"{label!r}; allowed: {', '.join(_SICK_LABELS)}", path=str(path), line=n,
+                             field="entailment_judgment")
+        yield LabelledPair(r["sentence_B"].strip(), r["sentence_A"].strip(), _SICK_LABELS[label], "sick")

@@ -185,7 +185,7 @@ def test_the_generator_is_built_from_the_registry_on_first_use(register_backend)
 def test_unknown_generator_and_bad_arguments_are_refused():
     with pytest.raises(ConfigError, match="unknown generator 'gpt'; allowed: openai, transformers, vllm"):
         registry.build("decomposer", "llm", {"generator": "gpt"})
-    with pytest.raises(ConfigError, match="demonstrations must be between 0 and 5"):
+    with pytest.raises(ConfigError, match=r"demonstrations must be an integer in \[0, 5\]"):
         registry.build("decomposer", "llm", {"demonstrations": "9"})
 
 

@@ -22,7 +22,7 @@ import pytest
 
 from conflictscore_local.cli import main
 from conflictscore_local.generate.openai import LOGPROBS_IGNORED
-from conflictscore_local.writing import ResumableJsonlWriter
+from conflictscore_local.jobs import ResumableJsonlWriter
 
 from ..support.rows import row_differences
 

@@ -22,7 +22,7 @@ from conflictscore_local import registry
 from conflictscore_local.checkpoints import load_tokenizer
 from conflictscore_local.config import RunConfig
 from conflictscore_local.errors import ConfigError
-from conflictscore_local.jobs import score_file
+from conflictscore_local.scoring import score_file
 from conflictscore_local.judge.ray_data import RayJudgeConfig, from_engine_row, generation_from_row
 from conflictscore_local.types import Claim, Pair, Passage
 
