@@ -21,9 +21,10 @@ threshold = 0.0           # (0 to 1) min probability for a passage to put its do
                           # without probabilities are exempt: see aggregate.document_judgment)
 keep_both = false         # a document with supporting and contradicting passages counts on both sides
                           # (alone it does not make a claim conflicted: that takes two documents)
-document_rule = "max"     # which passages of a long document may decide it: max (any), relevant (the
+document_rule = "auto"    # which passages of a long document may decide it: max (any), relevant (the
                           # one with the lowest p(IRRELEVANT)), on_topic (sharing a word with the claim
-                          # that not every passage holds)
+                          # that not every passage holds); auto: the rule the judge was evaluated with
+                          # (the nli checkpoint's conflictscore.json), else max
 
 [cache]
 enabled = true
@@ -88,14 +89,15 @@ class ChunkConfig:
 class AggregateConfig:
     threshold: float = ranged(0.0, 0.0, 1.0, what="threshold (a probability)")
     keep_both: bool = False
-    document_rule: str = "max"
+    document_rule: str = "auto"
 
     def __post_init__(self) -> None:
         check_ranges(self, where="[aggregate]")
         from .aggregate import DOCUMENT_RULES
 
-        if self.document_rule not in DOCUMENT_RULES:
-            raise ConfigError(f"aggregate.document_rule {self.document_rule!r}; allowed: {', '.join(DOCUMENT_RULES)}")
+        if self.document_rule not in ("auto", *DOCUMENT_RULES):
+            raise ConfigError(f"aggregate.document_rule {self.document_rule!r}; allowed: auto, "
+                              f"{', '.join(DOCUMENT_RULES)}")
 
 
 @dataclass(frozen=True)

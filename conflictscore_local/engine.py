@@ -74,6 +74,7 @@ class Engine:
         self.config = copy.deepcopy(config) if config is not None else RunConfig()
         self.progress = progress
         self._backends: dict[str, Any] = {}
+        self._document_rule: str | None = None
         self._stage_configs: dict[str, Any] = {}
         for stage, arg in (("decomposer", decomposer), ("pruner", pruner), ("judge", judge)):
             if arg is None:
@@ -395,10 +396,27 @@ class Engine:
                     js = sorted(by_doc.get((it.id, c.index, d.id), ()), key=lambda j: j.pair.passage.index)
                     if js:
                         djs.append(document_judgment(d.id, js, threshold=agg.threshold, keep_both=agg.keep_both,
-                                                     rule=agg.document_rule))
+                                                     rule=self.document_rule()))
             verdicts.append(claim_verdict(c, djs))
         self.timing.add("aggregate_s", t0)
         return ItemResult(it.id, tuple(verdicts), item_metrics(verdicts))
+
+    def document_rule(self) -> str:
+        """The document rule in force: ``aggregate.document_rule``, or with ``auto`` the rule the
+        judge's checkpoint was evaluated with (its ``document_rule()``, e.g. the ``nli`` judge's
+        ``conflictscore.json``), else ``max``."""
+        if self._document_rule is None:
+            from .aggregate import DOCUMENT_RULES
+
+            rule = self.config.aggregate.document_rule
+            if rule == "auto":
+                found = getattr(self.backend("judge"), "document_rule", lambda: None)()
+                if found is not None and found not in DOCUMENT_RULES:
+                    raise ConfigError(f"the judge recommends document_rule {found!r}; allowed: "
+                                      f"{', '.join(DOCUMENT_RULES)} (set aggregate.document_rule to one of them)")
+                rule = found or "max"
+            self._document_rule = rule
+        return self._document_rule
 
     # -- reporting --------------------------------------------------------------------
     def describe(self) -> dict[str, Any]:
@@ -424,6 +442,9 @@ class Engine:
             t["judge_passage_pairs_per_s"] = round(self.counts["passage_pairs_judged"] / t["judge_s"], 2)
         stages = {s: b.stats() for s, b in self._backends.items()}
         stages["engine"] = dict(self.counts)
+        if self._document_rule is not None:  # decided when the first judged document was aggregated
+            stages["aggregate"] = {"document_rule": self._document_rule,
+                                   "configured": self.config.aggregate.document_rule}
         labels = m.pop("labels")
         return Report(
             n_items=m["n_items"],  # type: ignore[arg-type]

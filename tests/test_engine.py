@@ -281,3 +281,48 @@ def test_non_finite_probabilities_become_unscored_judgments():
     (dj,) = r.verdicts[0].judgments
     assert dj.label is None and dj.note.startswith("the judge returned probabilities that are not numbers")
     assert report.pairs["unscored"] == 1
+
+
+class RuleRecommending(RuleJudge):
+    """Two passages of one document that ``max`` and ``relevant`` decide differently, and a
+    checkpoint-style recommendation of the document rule."""
+
+    recommended: Any = "relevant"
+
+    def judge(self, pairs: Sequence[Pair], on_progress: Any = None) -> list[Judgment]:
+        out = []
+        for p in pairs:
+            if "weakly" in p.passage.text:  # on topic, modest support
+                out.append(Judgment(p, "SUPPORT", {"SUPPORT": 0.6, "CONTRADICT": 0.35, "IRRELEVANT": 0.05}))
+            else:  # confident contradiction, but more likely off topic
+                out.append(Judgment(p, "CONTRADICT", {"SUPPORT": 0.02, "CONTRADICT": 0.9, "IRRELEVANT": 0.08}))
+        return out
+
+    def passage_budget(self):  # type: ignore[override]
+        return (lambda text: len(text.split())), 8
+
+    def document_rule(self) -> Any:
+        return self.recommended
+
+
+def test_auto_document_rule_is_the_judges_recommendation():
+    doc = "The report weakly says the sky is blue. His sons ran the family firm for years."
+    it = item(1, [doc], ["Sky is blue."])
+    cfg = RunConfig().updated({"chunk": {"overlap": 0}, "cache": {"enabled": False}})
+    (r,), report = Engine(cfg, judge=RuleRecommending(), pruner="none").score_all([it])
+    assert r.verdicts[0].judgments[0].label == "SUPPORT"  # relevant: the passage with p(IRRELEVANT) 0.05
+    assert report.stages["aggregate"] == {"document_rule": "relevant", "configured": "auto"}
+    forced = cfg.updated({"aggregate": {"document_rule": "max"}})
+    (r,), report = Engine(forced, judge=RuleRecommending(), pruner="none").score_all([it])
+    assert r.verdicts[0].judgments[0].label == "CONTRADICT"  # max: the most confident passage, 0.9
+    assert report.stages["aggregate"] == {"document_rule": "max", "configured": "max"}
+    none = RuleRecommending()
+    none.recommended = None
+    (r,), report = Engine(cfg, judge=none, pruner="none").score_all([it])
+    assert report.stages["aggregate"]["document_rule"] == "max"
+    bad = RuleRecommending()
+    bad.recommended = "vote"
+    with pytest.raises(ConfigError, match="the judge recommends document_rule 'vote'; allowed: max, relevant, on_topic"):
+        Engine(cfg, judge=bad, pruner="none").score_all([it])
+    with pytest.raises(ConfigError, match="allowed: auto, max, relevant, on_topic"):
+        RunConfig().updated({"aggregate": {"document_rule": "vote"}})
