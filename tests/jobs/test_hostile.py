@@ -158,9 +158,14 @@ JUDGED = ["--judge", "hostile-yes", "--pruner", "hostile-keep", "-q"]
 @pytest.fixture
 def shards(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, Path]:
     """``in.jsonl`` scored as two shards (``o1``/``s1``, ``o2``/``s2``), from given labels."""
-    p = {"in": labelled(tmp_path / "in.jsonl", 8)}
+    return scored_shards(tmp_path, capsys)
+
+
+def scored_shards(folder: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, Path]:
+    folder.mkdir(exist_ok=True)
+    p = {"in": labelled(folder / "in.jsonl", 8)}
     for i in (1, 2):
-        p[f"o{i}"], p[f"s{i}"] = tmp_path / f"o{i}.jsonl", tmp_path / f"s{i}.json"
+        p[f"o{i}"], p[f"s{i}"] = folder / f"o{i}.jsonl", folder / f"s{i}.json"
         assert cli(capsys, "score", str(p["in"]), "--shard", f"{i}/2", "-o", str(p[f"o{i}"]),
                    "--summary", str(p[f"s{i}"]), "-q")[0] == 0
     return p
@@ -361,6 +366,26 @@ def test_resume_refuses_a_partial_file_without_its_fingerprint(interrupted, tmp_
     write_jsonl(tmp_path / "in.jsonl", rows)
     refused(capsys, tmp_path, *interrupted, "--resume", says="--resume")
     assert not (tmp_path / "out.jsonl").exists()
+
+
+@pytest.mark.parametrize("case", ["report -o its fingerprint", "score --summary its fingerprint",
+                                  "score --summary its OUTPUT", "merge -o its OUTPUT"])
+def test_an_interrupted_runs_fingerprint_and_rows_are_never_overwritten(interrupted, tmp_path, capsys, case):
+    """Beyond the issue's list: what `report -o OUT.partial` was, for the fingerprint beside it (without
+    it the run cannot resume) and for OUTPUT itself (whose partial file another command's write would
+    empty): refused before any work, and the interrupted run still resumes."""
+    meta, out = tmp_path / "out.jsonl.partial.meta.json", tmp_path / "out.jsonl"
+    shards = scored_shards(tmp_path / "other", capsys)
+    args = {"report -o its fingerprint": ["report", str(shards["o1"]), "-o", str(meta), "-q"],
+            "score --summary its fingerprint": ["score", str(shards["in"]), "-o", str(tmp_path / "z.jsonl"),
+                                                "--summary", str(meta), "-q"],
+            "score --summary its OUTPUT": ["score", str(shards["in"]), "-o", str(tmp_path / "z.jsonl"),
+                                           "--summary", str(out), "-q"],
+            "merge -o its OUTPUT": merge_args(shards, o=out)}[case]
+    refused(capsys, tmp_path, *args, says="interrupted run")
+    rc, _, err = cli(capsys, *interrupted, "--resume", "--judge", "hostile-yes")
+    assert rc == 0, err
+    assert [json.loads(x)["id"] for x in out.read_text().splitlines()] == [f"item-{i:02d}" for i in range(6)]
 
 
 # == secrets: never in any file ===================================================================
