@@ -347,6 +347,18 @@ def test_bundle_refuses_a_tar_inside_the_folder_it_bundles(tmp_path, capsys):
     assert rc == 0, err
 
 
+@pytest.mark.parametrize("to", ["alpha", "alpha/sub"], ids=["the model folder", "a folder inside it"])
+def test_unpack_refuses_to_extract_into_a_model_folder(tmp_path, capsys, to):
+    """Beyond the issue's list, the twin of `bundle DIR -o DIR/self.tar`: `unpack --to` a model folder
+    put the bundle's models inside it, after which `models verify` of that folder failed."""
+    folder = locked_model(tmp_path / "alpha")
+    tar = tmp_path / "b.tar"
+    assert cli(capsys, "models", "bundle", str(folder), "-o", str(tar), "-q")[0] == 0
+    refused(capsys, tmp_path, "models", "unpack", str(tar), "--to", str(tmp_path / to), "-q", says="model folder")
+    rc, _, err = cli(capsys, "models", "verify", str(folder), "-q")
+    assert rc == 0, err
+
+
 @pytest.fixture
 def interrupted(tmp_path: Path, capsys: pytest.CaptureFixture[str], judges: None) -> list[str]:
     """A `score` run cut by Ctrl-C after two finished items: OUT.partial and its fingerprint remain."""
