@@ -450,6 +450,24 @@ def test_an_api_key_the_server_echoes_is_stored_nowhere(tmp_path, capsys, openai
     assert all(KEY not in t for t in text.values())
 
 
+@pytest.mark.parametrize("where", ["s.json", "r.html", "c.sqlite", "out.jsonl"],
+                         ids=["summary", "HTML report", "cache", "output rows"])
+def test_an_api_key_from_api_key_env_is_stored_nowhere(tmp_path, capsys, openai_server, openai_stub, monkeypatch,
+                                                       where):
+    """The key read through ``api_key_env=`` from a variable whose name says nothing of a secret:
+    only the generator knows it is one (what it hands the redaction point), echoed by `GET /models`
+    and in every reply."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("LLM_BOX", KEY)
+    openai_server.models = [{"id": "judge-model", "owned_by": f"Bearer {KEY}", "root": KEY}]
+    openai_server.respond = answering(openai_stub, f"SUPPORT ({KEY})")
+    score_with_openai(capsys, tmp_path, openai_server.url, "--judge-arg", "api_key_env=LLM_BOX")
+    assert openai_server.posts()[0].headers["Authorization"] == f"Bearer {KEY}"
+    text = stored_text(tmp_path, where)
+    assert "LLM_BOX" in text[where] or where in ("c.sqlite", "out.jsonl")
+    assert KEY not in text[where]
+
+
 @pytest.mark.parametrize("where", ["s.json", "r.html"], ids=["summary", "HTML report"])
 def test_an_api_key_in_extra_body_is_stored_nowhere(tmp_path, capsys, openai_server, openai_stub, where):
     openai_server.respond = answering(openai_stub, "SUPPORT")
