@@ -573,6 +573,34 @@ def test_a_write_that_fails_midway_keeps_the_rows_and_points_to_resume(tmp_path)
     assert [json.loads(x)["id"] for x in out.read_text().splitlines()] == [f"item-{i:02d}" for i in range(60)]
 
 
+def test_a_cache_write_that_fails_midway_is_one_line_and_keeps_the_rows(tmp_path):
+    """Beyond the issue's list: the judgment cache is an output too; a full disk (here a file-size
+    limit) under SQLite was a traceback (`sqlite3.OperationalError: disk I/O error`)."""
+    inp = unlabelled(tmp_path / "in.jsonl", 200)
+    out = tmp_path / "out.jsonl"
+    run = ("import sys; sys.path.insert(0, sys.argv[1]); import conflictscore_local as cs; "
+           "from tests.jobs.test_hostile import YesJudge, StoredPruner; cs.register('judge', 'hostile-yes', YesJudge); "
+           "cs.register('pruner', 'hostile-keep', StoredPruner); from conflictscore_local.cli import main; "
+           "sys.exit(main(sys.argv[2:]))")
+    cmd = [sys.executable, "-c", run, str(ROOT), "score", str(inp), "-o", str(out), "--cache", str(tmp_path / "c.sqlite"),
+           "--set", "engine.step_items=5", *JUDGED]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+
+    def limit() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (70000, 70000))
+
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, preexec_fn=limit, timeout=120)
+    assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr
+    line = one_error_line(p.stderr)
+    assert "judgment cache" in line and "disk I/O error" in line and "--resume" in line, line
+    kept = (tmp_path / "out.jsonl.partial").read_text()
+    assert kept.count("\n") >= 5 and not out.exists()
+    p = subprocess.run(cmd + ["--resume"], env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert [json.loads(x)["id"] for x in out.read_text().splitlines()] == [f"item-{i:02d}" for i in range(200)]
+
+
 @pytest.mark.parametrize("content", [bytes(range(128, 256)) + bytes(range(128)), "{\"id\": \"caf\xe9\"}\n".encode("latin-1")],
                          ids=["binary", "latin-1 text"])
 def test_report_on_a_file_that_is_not_utf8_names_file_and_line(tmp_path, capsys, content):
