@@ -262,6 +262,21 @@ def test_bench_build_never_replaces_its_source(tmp_path, capsys):
             "-q", says="is")
 
 
+@pytest.mark.parametrize("how", ["--data-dir", "$CONFLICTSCORE_DATA"])
+def test_bench_build_never_replaces_a_source_it_reads_from_the_data_folder(tmp_path, capsys, monkeypatch, how):
+    """Beyond the issue's list: `--source ramdocs=F -o F`, for the file the data folder gives ramdocs."""
+    data = tmp_path / "data"
+    (data / "ramdocs").mkdir(parents=True)
+    src = write_jsonl(data / "ramdocs" / "RAMDocs_test.jsonl", [RAMDOCS_ROW])
+    where = ["--data-dir", str(data)] if how == "--data-dir" else []
+    monkeypatch.setenv("CONFLICTSCORE_DATA", str(data if how != "--data-dir" else tmp_path / "elsewhere"))
+    for out in ([str(src)], [str(tmp_path / "b.jsonl"), "--stats", str(src)]):
+        refused(capsys, tmp_path, "bench", "build", *where, "--only", "ramdocs", "-o", *out, "-q",
+                says=f"{src} is the source file of ramdocs")
+    rc, _, err = cli(capsys, "bench", "build", *where, "--only", "ramdocs", "-o", str(data / "bench.jsonl"), "-q")
+    assert rc == 0, err  # the data folder itself is no input file
+
+
 def test_bench_build_output_and_stats_the_same_file_is_refused(tmp_path, capsys):
     src = write_jsonl(tmp_path / "ramdocs.jsonl", [RAMDOCS_ROW])
     out = tmp_path / "bench.jsonl"
