@@ -566,26 +566,35 @@ def test_disk_full_while_writing_the_summary_is_one_line_and_exit_1(tmp_path, ca
     assert len(out.read_text().splitlines()) == 6  # OUTPUT itself is whole
 
 
+def stopped_by_a_full_disk(cmd: list[str], out: Path, size: int, ids: list[str], rows_kept: int) -> str:
+    """Run ``cmd`` under a file-size limit (RLIMIT_FSIZE: writes fail as on a full disk); it must
+    exit 1 with one line, keep at least ``rows_kept`` rows in ``OUT.partial`` and nothing in OUT,
+    and the same command with ``--resume`` must finish OUT with ``ids``. Returns that one line."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+
+    def limit() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, preexec_fn=limit, timeout=120)
+    assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr
+    line = one_error_line(p.stderr)
+    kept = Path(f"{out}.partial").read_text()
+    assert kept.count("\n") >= rows_kept and not out.exists()
+    p = subprocess.run(cmd + ["--resume"], env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert [json.loads(x)["id"] for x in out.read_text().splitlines()] == ids
+    return line
+
+
 def test_a_write_that_fails_midway_keeps_the_rows_and_points_to_resume(tmp_path):
     """A file-size limit (RLIMIT_FSIZE) stops the writes after a few rows, as a full disk would."""
     inp = labelled(tmp_path / "in.jsonl", 60)
     out = tmp_path / "out.jsonl"
     cmd = [sys.executable, "-m", "conflictscore_local.cli", "score", str(inp), "-o", str(out), "-q",
            "--set", "engine.step_items=1", "--no-cache"]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-
-    def limit() -> None:
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-        resource.setrlimit(resource.RLIMIT_FSIZE, (6000, 6000))
-
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True, preexec_fn=limit, timeout=120)
-    assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr
-    assert "--resume" in one_error_line(p.stderr) and "File too large" in p.stderr
-    kept = (tmp_path / "out.jsonl.partial").read_text()
-    assert kept.count("\n") >= 3 and not out.exists()
-    p = subprocess.run(cmd + ["--resume"], env=env, capture_output=True, text=True, timeout=120)
-    assert p.returncode == 0, p.stderr
-    assert [json.loads(x)["id"] for x in out.read_text().splitlines()] == [f"item-{i:02d}" for i in range(60)]
+    line = stopped_by_a_full_disk(cmd, out, 6000, [f"item-{i:02d}" for i in range(60)], rows_kept=3)
+    assert "--resume" in line and "File too large" in line
 
 
 def test_a_cache_write_that_fails_midway_is_one_line_and_keeps_the_rows(tmp_path):
@@ -599,21 +608,8 @@ def test_a_cache_write_that_fails_midway_is_one_line_and_keeps_the_rows(tmp_path
            "sys.exit(main(sys.argv[2:]))")
     cmd = [sys.executable, "-c", run, str(ROOT), "score", str(inp), "-o", str(out), "--cache", str(tmp_path / "c.sqlite"),
            "--set", "engine.step_items=5", *JUDGED]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-
-    def limit() -> None:
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-        resource.setrlimit(resource.RLIMIT_FSIZE, (70000, 70000))
-
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True, preexec_fn=limit, timeout=120)
-    assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr
-    line = one_error_line(p.stderr)
+    line = stopped_by_a_full_disk(cmd, out, 70000, [f"item-{i:02d}" for i in range(200)], rows_kept=5)
     assert "judgment cache" in line and "disk I/O error" in line and "--resume" in line, line
-    kept = (tmp_path / "out.jsonl.partial").read_text()
-    assert kept.count("\n") >= 5 and not out.exists()
-    p = subprocess.run(cmd + ["--resume"], env=env, capture_output=True, text=True, timeout=120)
-    assert p.returncode == 0, p.stderr
-    assert [json.loads(x)["id"] for x in out.read_text().splitlines()] == [f"item-{i:02d}" for i in range(200)]
 
 
 @pytest.mark.parametrize("content", [bytes(range(128, 256)) + bytes(range(128)), "{\"id\": \"caf\xe9\"}\n".encode("latin-1")],
