@@ -39,7 +39,8 @@ _SCHEMA = (
         spec_hash TEXT NOT NULL,
         label TEXT NOT NULL,
         probs TEXT,
-        created REAL NOT NULL DEFAULT (julianday('now'))
+        created REAL NOT NULL DEFAULT (julianday('now')),
+        decided_by TEXT
     )""",
     # added within schema 2: older versions ignore the table, this one creates it when missing
     """CREATE TABLE IF NOT EXISTS selections (
@@ -153,6 +154,10 @@ class JudgmentCache:
                 )
             for stmt in _SCHEMA:
                 db.execute(stmt)
+            # added within schema 2 (which judge of a cascade decided): older versions name their
+            # columns and ignore it; a file they made gets it here
+            if "decided_by" not in {row[1] for row in db.execute("PRAGMA table_info(judgments)")}:
+                db.execute("ALTER TABLE judgments ADD COLUMN decided_by TEXT")
             db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
             db.execute("INSERT OR IGNORE INTO specs (hash, spec) VALUES (?, ?)", (self.spec_hash, self._spec_json))
             db.commit()
@@ -166,13 +171,13 @@ class JudgmentCache:
     def get_many(self, pairs: Sequence[Pair]) -> list[Judgment | None]:
         """The cached judgment of each pair (``source="cache"``), or None on a miss."""
         keys = [self.key(p) for p in pairs]
-        found: dict[str, tuple[str, str | None]] = {}
+        found: dict[str, tuple[str, str | None, str | None]] = {}
         with self._lock:
             for i in range(0, len(keys), 500):
                 chunk = keys[i:i + 500]
-                q = f"SELECT key, label, probs FROM judgments WHERE key IN ({','.join('?' * len(chunk))})"
-                for k, label, probs in self._db.execute(q, chunk):
-                    found[k] = (label, probs)
+                q = f"SELECT key, label, probs, decided_by FROM judgments WHERE key IN ({','.join('?' * len(chunk))})"
+                for k, label, probs, decided_by in self._db.execute(q, chunk):
+                    found[k] = (label, probs, decided_by)
         out: list[Judgment | None] = []
         for p, k in zip(pairs, keys):
             hit = found.get(k)
@@ -180,7 +185,7 @@ class JudgmentCache:
                 out.append(None)
             else:
                 probs = json.loads(hit[1]) if hit[1] else None
-                out.append(Judgment(p, hit[0], probs, "cache"))  # type: ignore[arg-type]
+                out.append(Judgment(p, hit[0], probs, "cache", decided_by=hit[2]))  # type: ignore[arg-type]
         return out
 
     def use_spec(self, spec: Mapping[str, Any]) -> None:
@@ -201,7 +206,8 @@ class JudgmentCache:
         if spec is not None:
             self.use_spec(spec)
         rows = [
-            (self.key(j.pair), self.spec_hash, j.label, json.dumps(dict(j.probs)) if j.probs is not None else None)
+            (self.key(j.pair), self.spec_hash, j.label, json.dumps(dict(j.probs)) if j.probs is not None else None,
+             j.decided_by)
             for j in judgments
             if j.label is not None
         ]
@@ -209,7 +215,8 @@ class JudgmentCache:
             return 0
         with self._lock, self._db:
             self._db.executemany(
-                "INSERT OR REPLACE INTO judgments (key, spec_hash, label, probs) VALUES (?, ?, ?, ?)", rows
+                "INSERT OR REPLACE INTO judgments (key, spec_hash, label, probs, decided_by) VALUES (?, ?, ?, ?, ?)",
+                rows,
             )
         return len(rows)
 

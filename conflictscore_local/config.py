@@ -24,6 +24,12 @@ keep_both = false         # a document with supporting and contradicting passage
 document_rule = "max"     # which passages of a long document may decide it: max (any), relevant (the
                           # one with the lowest p(IRRELEVANT)), on_topic (sharing a word with the claim
                           # that not every passage holds)
+min_side_weight = 0.5     # cs_c_weighted: each side's documents must weigh this much in all (documents'
+                          # "reliability", 1.0 where not given; only items with reliability are weighted)
+
+[sample]                  # score only some claims of each item (the claim × document matrix is quadratic)
+claims_per_item = 0       # 0: every claim; K: at most K claims of each item
+selection = "first"       # which: first, longest, salient (numbers, dates, names, the question's words), random
 
 [cache]
 enabled = true
@@ -98,13 +104,28 @@ class AggregateConfig:
     threshold: float = 0.0
     keep_both: bool = False
     document_rule: str = "max"
+    min_side_weight: float = 0.5
 
     def __post_init__(self) -> None:
         _between(self.threshold, 0.0, 1.0, "threshold (a probability)")
+        _between(self.min_side_weight, 0.0, 1e6, "min_side_weight (a sum of document reliabilities)")
         from .aggregate import DOCUMENT_RULES
 
         if self.document_rule not in DOCUMENT_RULES:
             raise ConfigError(f"aggregate.document_rule {self.document_rule!r}; allowed: {', '.join(DOCUMENT_RULES)}")
+
+
+@dataclass(frozen=True)
+class SampleConfig:
+    claims_per_item: int = 0
+    selection: str = "first"
+
+    def __post_init__(self) -> None:
+        _at_least(self.claims_per_item, 0, "claims_per_item (0: every claim)")
+        from .sampling import SELECTIONS
+
+        if self.selection not in SELECTIONS:
+            raise ConfigError(f"sample.selection {self.selection!r}; allowed: {', '.join(SELECTIONS)}")
 
 
 @dataclass(frozen=True)
@@ -132,6 +153,7 @@ class EngineConfig:
 _SECTIONS: dict[str, type] = {
     "chunk": ChunkConfig,
     "aggregate": AggregateConfig,
+    "sample": SampleConfig,
     "cache": CacheConfig,
     "engine": EngineConfig,
 }
@@ -148,6 +170,7 @@ class RunConfig:
     judge: StageConfig = field(default_factory=lambda: StageConfig(DEFAULT_STAGES["judge"]))
     chunk: ChunkConfig = field(default_factory=ChunkConfig)
     aggregate: AggregateConfig = field(default_factory=AggregateConfig)
+    sample: SampleConfig = field(default_factory=SampleConfig)
     cache: CacheConfig = field(default_factory=CacheConfig)
     engine: EngineConfig = field(default_factory=EngineConfig)
 

@@ -134,3 +134,21 @@ def test_cache_file_mode_and_a_directory_for_a_path(tmp_path: Path) -> None:
         os.umask(old)
     with pytest.raises(ConfigError, match=r"judgment cache .*/new: Is a directory; choose another with --cache PATH"):
         JudgmentCache(tmp_path / "new", SPEC)
+
+
+def test_which_cascade_judge_decided_is_kept_and_an_older_file_gains_the_column(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite"
+    a, b = pair("c1", "p1"), pair("c2", "p1")
+    with sqlite3.connect(path) as db:  # a file written before the column existed (schema 2 all the same)
+        db.execute("CREATE TABLE judgments (key TEXT PRIMARY KEY, spec_hash TEXT NOT NULL, label TEXT NOT NULL, "
+                   "probs TEXT, created REAL NOT NULL DEFAULT (julianday('now')))")
+        db.execute("PRAGMA user_version=2")
+    with JudgmentCache(path, SPEC) as cache:
+        db_key = cache.key(b)
+        cache.put_many([Judgment(a, "SUPPORT", None, "judge", decided_by="second")])
+        with sqlite3.connect(path) as db:  # a row an older version wrote, without the column
+            db.execute("INSERT INTO judgments (key, spec_hash, label, probs) VALUES (?, ?, 'IRRELEVANT', NULL)",
+                       (db_key, cache.spec_hash))
+        hit_a, hit_b = cache.get_many([a, b])
+    assert hit_a == Judgment(a, "SUPPORT", None, "cache", decided_by="second")
+    assert hit_b == Judgment(b, "IRRELEVANT", None, "cache")

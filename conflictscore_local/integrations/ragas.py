@@ -111,7 +111,8 @@ class ConflictScoreMetric(BaseMetric):
         super().__init__(name=name, allowed_values=(0.0, 1.0))
 
     def _result(self, result: ItemResult) -> MetricResult:
-        return MetricResult(value=metric_values(result, undefined=math.nan)[self.key], reason=explain(result))
+        value = metric_values(result, undefined=math.nan).get(self.key, math.nan)
+        return MetricResult(value=value, reason=explain(result))
 
     async def ascore(  # type: ignore[override]
         self,
@@ -176,4 +177,4 @@ class ConflictScoreSingleTurnMetric(SingleTurnMetric):
             getattr(sample, "retrieved_context_ids", None),
         )
         result = await batcher_for(self.engine).score(item)  # type: ignore[arg-type]
-        return float(metric_values(result, undefined=math.nan)[self.key])  # type: ignore[arg-type]
+        return float(metric_values(result, undefined=math.nan).get(self.key, math.nan))  # type: ignore[arg-type]
