@@ -90,7 +90,8 @@ def _row_item(where: str, row: t.Any) -> Item:
 class ConflictScoreMetric(BaseMetric):
     """ConflictScore on RAGAS's current metric API: ``ascore`` → ``MetricResult(value, reason)``.
 
-    ``key`` picks the value: ``cs_c`` (default), ``cs_r``, ``cs_r_evidenced`` or ``support_rate``.
+    ``key`` picks the value: ``cs_c`` (default), ``cs_r``, ``cs_r_evidenced``, ``support_rate``, or with
+    documents that carry reliability ``cs_c_weighted`` / ``cs_r_weighted`` (NaN for an item without).
     ``config`` (a run-configuration TOML path), ``decomposer``, ``pruner`` and ``judge`` (a backend
     name or ``{"name": ..., **args}``) choose the pipeline, or ``engine`` passes one; metrics with
     the same settings share one engine per process.

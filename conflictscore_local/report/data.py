@@ -262,6 +262,8 @@ def item_records(inputs: ReportInputs) -> tuple[list[dict[str, Any]], list[dict[
         claims = []
         for i, v in enumerate(r.verdicts):
             c: dict[str, Any] = {"x": v.claim.text, "a": spans[i], "k": int(v.conflicted)}
+            if r.claims_total is not None:
+                c["n"] = v.claim.index + 1  # its number among all the item's claims (a sampled run)
             if v.ratio is not None:
                 c["r"] = _round(v.ratio)
             if gold_conf is not None:

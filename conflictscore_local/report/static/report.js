@@ -100,7 +100,7 @@
     const body = el("tbody");
     const rows = [];
     d.claims.forEach((c, i) => {
-      const th = el("th", { scope: "row", class: "claim-text" }, el("span", { class: "claim-no", text: `${i + 1}` }), c.x);
+      const th = el("th", { scope: "row", class: "claim-text" }, el("span", { class: "claim-no", text: `${c.n || i + 1}` }), c.x);
       if (c.k) th.append(el("span", { class: "badge conflicted", text: `conflicted · ratio ${fmt(c.r, 2)}` }));
       if (c.wk !== undefined) {
         th.append(el("span", { class: "badge" + (c.wk ? " conflicted" : ""), "data-role": "weighted",
