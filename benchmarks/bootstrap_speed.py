@@ -30,7 +30,7 @@ from typing import Any, Sequence
 from conflictscore_local.metrics import METRICS, bootstrap_ci
 from conflictscore_local.config import RunConfig
 from conflictscore_local.environment import versions
-from conflictscore_local.jobs import score_file
+from conflictscore_local.scoring import score_file
 from conflictscore_local.results import read_results
 from conflictscore_local.types import ItemMetrics
 

@@ -185,23 +185,32 @@ def main() -> None:
     md = table(results)
     print(md)
     if args.out:
-        cmd = "python " + " ".join([Path(sys.argv[0]).as_posix()] + sys.argv[1:])
-        meta = {
-            "date": datetime.date.today().isoformat(), "command": cmd, "python": platform.python_version(),
-            "platform": platform.platform(), "cpus": os.cpu_count(),
-            "load_average_before": [round(x, 2) for x in load_before],
-            "load_average_after": [round(x, 2) for x in load_after],
-            "args": {k: v for k, v in vars(args).items() if k != "out"},
-        }
-        out = Path(args.out)  # repository-relative paths (and <tmp> for the tiny models): the files are committed
-        out.with_suffix(".json").write_text(json.dumps(portable({"meta": meta, "results": results}), indent=1) + "\n",
-                                            encoding="utf-8")
-        header = out.read_text(encoding="utf-8").split("<!-- results -->")[0] if out.exists() else ""
-        body = (f"<!-- results -->\nDate {meta['date']}, `{cmd}`; Python {meta['python']} on {meta['platform']}, "
-                f"{meta['cpus']} CPUs, no GPU. The machine was shared with other jobs: load average "
-                f"{meta['load_average_before'][0]} before, {meta['load_average_after'][0]} after the run.\n\n"
-                f"{md}\n")
-        out.write_text(header + portable_text(body), encoding="utf-8")
+        meta = run_meta(args, load_average_before=[round(x, 2) for x in load_before],
+                        load_average_after=[round(x, 2) for x in load_after])
+        write_results(Path(args.out), meta, results, (
+            f"Date {meta['date']}, `{meta['command']}`; Python {meta['python']} on {meta['platform']}, "
+            f"{meta['cpus']} CPUs, no GPU. The machine was shared with other jobs: load average "
+            f"{meta['load_average_before'][0]} before, {meta['load_average_after'][0]} after the run.\n\n{md}\n"))
+
+
+def run_meta(args: argparse.Namespace, **extra: Any) -> dict[str, Any]:
+    """Date, the command as typed, Python, platform, CPUs and the arguments (``--out`` aside) of a run."""
+    return {
+        "date": datetime.date.today().isoformat(),
+        "command": "python " + " ".join([Path(sys.argv[0]).as_posix()] + sys.argv[1:]),
+        "python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count(),
+        **extra, "args": {k: v for k, v in vars(args).items() if k != "out"},
+    }
+
+
+def write_results(out: Path, meta: dict[str, Any], results: Any, body: str) -> None:
+    """``{"meta", "results"}`` as JSON beside ``out``, and ``out`` = its hand-written header (what is
+    above ``<!-- results -->``) + ``body``; paths repository-relative (``<tmp>`` for temporary
+    ones): the files are committed."""
+    out.with_suffix(".json").write_text(json.dumps(portable({"meta": meta, "results": results}), indent=1) + "\n",
+                                        encoding="utf-8")
+    header = out.read_text(encoding="utf-8").split("<!-- results -->")[0] if out.exists() else ""
+    out.write_text(header + portable_text("<!-- results -->\n" + body), encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -295,7 +295,7 @@ def run(args: argparse.Namespace) -> int:
     from conflictscore_local.environment import versions
     from conflictscore_local.locations import default_data_dir
     from conflictscore_local.paths import portable
-    from conflictscore_local.writing import write_json_atomic
+    from conflictscore_local.jobs import write_json_atomic
 
     t0 = time.perf_counter()
     load0 = os.getloadavg()

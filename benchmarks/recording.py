@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 from conflictscore_local.environment import versions
 from conflictscore_local.locations import repo_root
 from conflictscore_local.paths import portable
-from conflictscore_local.writing import write_json_atomic, write_text_atomic
+from conflictscore_local.jobs import write_json_atomic, write_text_atomic
 
 
 def run_meta(script: str, argv: Sequence[str] | None, started: float, load: Sequence[float]) -> dict[str, Any]:

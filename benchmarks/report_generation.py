@@ -51,7 +51,7 @@ from conflictscore_local.experiments.prompts import prompt_record
 from conflictscore_local.inputs import parse_item
 from conflictscore_local.locations import repo_root
 from conflictscore_local.paths import portable
-from conflictscore_local.writing import write_json_atomic, write_jsonl_atomic
+from conflictscore_local.jobs import write_json_atomic, write_jsonl_atomic
 
 KEYS = ("cs_c", "cs_r", "cs_r_evidenced", "support_rate")
 PAPER = (

@@ -24,7 +24,7 @@ from .decompose import Decomposer
 from .engine import Engine
 from .errors import BackendUnavailable, ConfigError, ConflictScoreError, InputError
 from .inputs import parse_item, read_items
-from .jobs import score_file
+from .scoring import score_file
 from .judge import Judge
 from .metrics import METRICS, Metric, bootstrap_ci, item_metrics, macro, micro
 from .prune import Pruner

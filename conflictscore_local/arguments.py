@@ -6,6 +6,9 @@ variables arrive as strings) and converted; anything else of the wrong type is r
 the argument's name and what it expects. Hand-written rather than pydantic or cattrs: see
 :func:`coerce` and ``benchmarks/results/coerce_import_cost.md``.
 
+Every numeric argument has a range (:class:`Range`, declared with :func:`ranged`): a value outside it
+is refused naming the range, and ``conflictscore backends`` and ``--help`` show it.
+
 A field marked ``flat()`` holds another backend's config (the LLM judges' ``generator``): its
 arguments are given, listed and recorded beside the outer ones, as one flat set of names.
 """
@@ -22,6 +25,91 @@ from typing import Any, Callable, Mapping, Union
 from .errors import ConfigError, shown
 
 FLAT = "flat"
+RANGE = "range"
+
+
+@dataclasses.dataclass(frozen=True)
+class Range:
+    """The values a number may take: ``low``/``high`` (None: unbounded), each inclusive unless
+    ``low_open``/``high_open``; an integer when the field is an ``int``. NaN and infinity are never
+    in a range."""
+
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+
+    def text(self, integer: bool = False) -> str:
+        """``an integer in [1, 1024]``, ``a finite number in (0, 1]``, ``an integer >= 0``."""
+        kind = "an integer" if integer else "a finite number"
+        if self.high is None:
+            return f"{kind} {'>' if self.low_open else '>='} {_num(self.low)}" if self.low is not None else kind
+        if self.low is None:
+            return f"{kind} {'<' if self.high_open else '<='} {_num(self.high)}"
+        return (f"{kind} in {'(' if self.low_open else '['}{_num(self.low)}, {_num(self.high)}"
+                f"{')' if self.high_open else ']'}")
+
+    def holds(self, value: float) -> bool:
+        if isinstance(value, float) and not math.isfinite(value):
+            return False
+        if self.low is not None and (value <= self.low if self.low_open else value < self.low):
+            return False
+        return not (self.high is not None and (value >= self.high if self.high_open else value > self.high))
+
+    def check(self, value: Any, name: str, *, integer: bool = False) -> None:
+        """``ValueError`` ``NAME must be <range>, got VALUE`` unless ``value`` (a number or None) is in it."""
+        if value is not None and not self.holds(value):
+            raise ValueError(f"{name} must be {self.text(integer)}, got {shown(value)}")
+
+
+def _num(x: float) -> str:
+    if isinstance(x, int):
+        return str(x)
+    return str(int(x)) if x.is_integer() and abs(x) < 1e16 else f"{x:g}"
+
+
+def ranged(default: Any, low: float | None = None, high: float | None = None, *, low_open: bool = False,
+           high_open: bool = False, what: str | None = None) -> Any:
+    """A numeric dataclass field with its :class:`Range` (``what`` names it in messages)."""
+    return dataclasses.field(default=default, metadata={RANGE: Range(low, high, low_open, high_open), "what": what})
+
+
+def field_range(config_cls: Any, name: str) -> Range:
+    """The range declared for field ``name`` of ``config_cls``."""
+    f = next(f for f in dataclasses.fields(config_cls) if f.name == name)
+    return f.metadata[RANGE]
+
+
+def numeric_fields(config_cls: Any) -> list[tuple[str, Any, Range | None]]:
+    """``(name, hint, range)`` of every numeric argument (``int``/``float``, maybe ``| None``), flat."""
+    hints = _field_types(config_cls)
+    out: list[tuple[str, Any, Range | None]] = []
+    for f in dataclasses.fields(config_cls):
+        if f.metadata.get(FLAT):
+            out.extend(numeric_fields(hints[f.name]))
+        elif number_kind(hints[f.name]) is not None:
+            out.append((f.name, hints[f.name], f.metadata.get(RANGE)))
+    return out
+
+
+def number_kind(hint: Any) -> type | None:
+    """``int`` or ``float`` for a numeric hint (``X | None`` included), else None."""
+    options = typing.get_args(hint) if typing.get_origin(hint) in (Union, types.UnionType) else (hint,)
+    real = [o for o in options if o is not type(None)]
+    return real[0] if len(real) == 1 and real[0] in (int, float) else None
+
+
+def check_ranges(config: Any, *, where: str) -> None:
+    """``ConfigError`` for the first argument of ``config`` outside its declared range."""
+    for f in dataclasses.fields(config):
+        value = getattr(config, f.name)
+        if f.metadata.get(FLAT):
+            check_ranges(value, where=where)
+        elif RANGE in f.metadata:
+            try:
+                f.metadata[RANGE].check(value, f.metadata.get("what") or f.name, integer=isinstance(value, int))
+            except ValueError as e:
+                raise ConfigError(f"{where}: {e}") from None
 
 
 def flat(**kw: Any) -> Any:
@@ -94,6 +182,13 @@ def make_config(config_cls: Callable[..., Any], args: Mapping[str, Any], *, wher
             raise ConfigError(f"{where}: unknown argument {k!r}; allowed: {', '.join(names) or '(none)'}")
     for name, given in inner.items():
         out[name] = make_config(hints[name], given, where=where)
+    ranges = {f.name: f for f in dataclasses.fields(config_cls) if RANGE in f.metadata}  # type: ignore[arg-type]
+    for k, v in out.items():
+        if k in ranges and isinstance(v, (int, float)) and not isinstance(v, bool):
+            try:
+                ranges[k].metadata[RANGE].check(v, ranges[k].metadata.get("what") or k, integer=isinstance(v, int))
+            except ValueError as e:
+                raise ConfigError(f"{where}: {e}") from None
     try:
         return config_cls(**out)
     except (TypeError, ValueError) as e:

@@ -5,6 +5,11 @@ changes a label (backend, model weights or revision, prompt version, thresholds)
 model or prompt never reads an old answer; each spec is stored once, in ``specs``, so a
 cache file says which judges filled it. WAL mode and a busy timeout make it safe for
 several processes writing at once. Unscored judgments are not cached: a retry may succeed.
+A file of another schema is refused before a run starts (:func:`check_cache_file`); a row that
+cannot be read back (a label not in ``LABELS``, probabilities that are not a JSON object of
+finite numbers, a selection of another shape) is a miss, judged again and counted
+(:attr:`JudgmentCache.rejected`), never a crash. Specs are stored redacted (no secret a judge's
+identity may hold reaches the file) and keyed by what is stored.
 
 The same file holds the pruner's selections (table ``selections``), keyed by the pruner's
 spec, the claim text and its candidate passages: a rerun looks them up before pruning, so
@@ -16,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import sqlite3
 import threading
@@ -25,7 +31,8 @@ from dataclasses import replace
 from typing import Any, Iterable, Mapping, Sequence
 
 from .errors import ConfigError
-from .types import Judgment, Pair
+from .jobs import FILE_MODE, scrub
+from .types import LABELS, Judgment, Pair
 
 SCHEMA_VERSION = 2
 _SCHEMA = (
@@ -41,7 +48,7 @@ _SCHEMA = (
         probs TEXT,
         created REAL NOT NULL DEFAULT (julianday('now')),
         decided_by TEXT
-    )""",
+    )""",  # decided_by: which judge of a cascade gave the label (added within schema 2)
     # added within schema 2: older versions ignore the table, this one creates it when missing
     """CREATE TABLE IF NOT EXISTS selections (
         key TEXT PRIMARY KEY,
@@ -52,9 +59,25 @@ _SCHEMA = (
 )
 
 
+_COLUMNS: dict[str, tuple[str, ...]] = {
+    "specs": ("hash", "spec", "created"),
+    "judgments": ("key", "spec_hash", "label", "probs", "created", "decided_by"),
+    "selections": ("key", "spec_hash", "selection", "created"),
+}
+"""The columns of each table this version reads and writes."""
+
+_ADDED_COLUMNS: dict[str, tuple[str, ...]] = {"judgments": ("decided_by",)}
+"""Columns added within schema 2, last in their table: a file without them is read and gets them
+(``ALTER TABLE``); versions before them refuse a file that has them."""
+
+
 def spec_digest(spec: Mapping[str, Any]) -> str:
-    """A stable short hash of a judge spec."""
-    return hashlib.sha256(json.dumps(spec, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    """A stable short hash of a judge spec, as it is stored (redacted)."""
+    return hashlib.sha256(_spec_json(spec).encode()).hexdigest()[:16]
+
+
+def _spec_json(spec: Mapping[str, Any]) -> str:
+    return json.dumps(scrub(json.loads(json.dumps(dict(spec), default=str))), sort_keys=True)
 
 
 def pair_key(spec_hash: str, claim: str, passage: str) -> str:
@@ -97,16 +120,57 @@ def check_cache_path(path: str | os.PathLike[str]) -> None:
         raise ConfigError(f"judgment cache {p}: {target} is not writable; choose another with --cache PATH or use --no-cache")
 
 
+def check_cache_file(path: str | os.PathLike[str]) -> None:
+    """:func:`check_cache_path`, and a file already there must be a judgment cache of this schema
+    (read only, at once: a wrong file is refused before a run loads any model)."""
+    check_cache_path(path)
+    p = Path(path)
+    if not p.is_file() or p.stat().st_size == 0:
+        return
+    try:
+        db = sqlite3.connect(f"{p.absolute().as_uri()}?mode=ro", uri=True, timeout=5)
+    except sqlite3.Error as e:
+        raise ConfigError(f"judgment cache {p}: {e}; delete the file or choose another with --cache PATH") from None
+    try:
+        _check_schema(db, p)
+    except sqlite3.DatabaseError as e:
+        raise ConfigError(f"judgment cache {p}: {e}; delete the file or choose another with --cache PATH") from None
+    finally:
+        db.close()
+
+
+def _check_schema(db: sqlite3.Connection, path: Path) -> None:
+    """``ConfigError`` unless ``db`` is empty or a judgment cache of :data:`SCHEMA_VERSION` with its columns."""
+    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if not tables:
+        return
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    if version != SCHEMA_VERSION:
+        raise ConfigError(f"judgment cache {path} has schema version {version}, this version uses "
+                          f"{SCHEMA_VERSION}; delete the file or choose another with --cache PATH")
+    for table, columns in _COLUMNS.items():
+        if table not in tables:
+            if table == "selections":
+                continue  # added within schema 2: created when missing
+            raise ConfigError(f"judgment cache {path} has no table {table!r}: not a judgment cache of this "
+                              "version; delete the file or choose another with --cache PATH")
+        have = tuple(r[1] for r in db.execute(f"PRAGMA table_info({table})"))
+        added = _ADDED_COLUMNS.get(table, ())
+        if have != columns and have != columns[:len(columns) - len(added)]:
+            raise ConfigError(f"judgment cache {path}: table {table!r} has the columns {', '.join(have)}, this "
+                              f"version reads {', '.join(columns)}; delete the file or choose another with --cache PATH")
+
+
 class JudgmentCache:
     """Look up and store judgments of one judge spec (and selections of any pruner spec)."""
 
     def __init__(self, path: str | os.PathLike[str], spec: Mapping[str, Any], *, timeout_s: float = 60.0):
-        from .writing import FILE_MODE
-
         self.path = Path(path)
         self.spec = dict(spec)
         self.spec_hash = spec_digest(self.spec)
-        self._spec_json = json.dumps(self.spec, sort_keys=True, default=str)
+        self._spec_json = _spec_json(self.spec)
+        self.rejected = 0
+        """Rows read back that were not a valid judgment or selection: treated as misses."""
         self._lock = threading.Lock()
         self._known_specs: set[str] = {self.spec_hash}
         try:
@@ -146,18 +210,13 @@ class JudgmentCache:
         db.execute("PRAGMA synchronous=NORMAL")
         db.execute("BEGIN IMMEDIATE")
         try:
-            version = db.execute("PRAGMA user_version").fetchone()[0]
-            if version != SCHEMA_VERSION and db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0]:
-                raise ConfigError(
-                    f"judgment cache {self.path} has schema version {version}, this version uses "
-                    f"{SCHEMA_VERSION}; delete the file or choose another with --cache PATH"
-                )
+            _check_schema(db, self.path)
             for stmt in _SCHEMA:
                 db.execute(stmt)
-            # added within schema 2 (which judge of a cascade decided): older versions name their
-            # columns and ignore it; a file they made gets it here
-            if "decided_by" not in {row[1] for row in db.execute("PRAGMA table_info(judgments)")}:
-                db.execute("ALTER TABLE judgments ADD COLUMN decided_by TEXT")
+            have = {row[1] for row in db.execute("PRAGMA table_info(judgments)")}
+            for column in _ADDED_COLUMNS["judgments"]:
+                if column not in have:  # a file an earlier version of schema 2 made
+                    db.execute(f"ALTER TABLE judgments ADD COLUMN {column} TEXT")
             db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
             db.execute("INSERT OR IGNORE INTO specs (hash, spec) VALUES (?, ?)", (self.spec_hash, self._spec_json))
             db.commit()
@@ -181,11 +240,9 @@ class JudgmentCache:
         out: list[Judgment | None] = []
         for p, k in zip(pairs, keys):
             hit = found.get(k)
-            if hit is None:
-                out.append(None)
-            else:
-                probs = json.loads(hit[1]) if hit[1] else None
-                out.append(Judgment(p, hit[0], probs, "cache", decided_by=hit[2]))  # type: ignore[arg-type]
+            judgment = None if hit is None else _judgment(p, *hit)
+            self.rejected += hit is not None and judgment is None
+            out.append(judgment)
         return out
 
     def use_spec(self, spec: Mapping[str, Any]) -> None:
@@ -194,7 +251,7 @@ class JudgmentCache:
         spec = dict(spec)
         if spec == self.spec:
             return
-        spec_json = json.dumps(spec, sort_keys=True, default=str)
+        spec_json = _spec_json(spec)
         spec_hash = spec_digest(spec)
         with self._lock, self._db:
             self._db.execute("INSERT OR IGNORE INTO specs (hash, spec) VALUES (?, ?)", (spec_hash, spec_json))
@@ -237,20 +294,9 @@ class JudgmentCache:
         out: list[tuple[list[Pair], list[Judgment]] | None] = []
         for g, k in zip(groups, keys):
             raw = found.get(k)
-            if raw is None:
-                out.append(None)
-                continue
-            sel = json.loads(raw)
-            kept: list[Pair] = []
-            pruned: list[Judgment] = []
-            for i, p in enumerate(g):
-                scored = replace(p, similarity=sel["sim"][i])
-                drop = sel["pruned"].get(str(i))
-                if drop is None:
-                    kept.append(scored)
-                else:
-                    pruned.append(Judgment(scored, drop[0], drop[1], "pruned", drop[2]))
-            out.append((kept, pruned))
+            sel = None if raw is None else _selection(g, raw)
+            self.rejected += raw is not None and sel is None
+            out.append(sel)
         return out
 
     def put_selections(
@@ -279,8 +325,7 @@ class JudgmentCache:
             return 0
         with self._lock, self._db:
             if h not in self._known_specs:
-                self._db.execute("INSERT OR IGNORE INTO specs (hash, spec) VALUES (?, ?)",
-                                 (h, json.dumps(dict(spec), sort_keys=True, default=str)))
+                self._db.execute("INSERT OR IGNORE INTO specs (hash, spec) VALUES (?, ?)", (h, _spec_json(spec)))
                 self._known_specs.add(h)
             self._db.executemany("INSERT OR REPLACE INTO selections (key, spec_hash, selection) VALUES (?, ?, ?)", rows)
         return len(rows)
@@ -300,3 +345,53 @@ class JudgmentCache:
 
     def __exit__(self, *_: Any) -> None:
         self.close()
+
+
+def _judgment(pair: Pair, label: Any, probs: Any, decided_by: Any = None) -> Judgment | None:
+    """The cached judgment of a row, or None when the row is not one this version wrote
+    (``decided_by``: which judge of a cascade gave the label, a string or nothing)."""
+    if label not in LABELS or not (decided_by is None or isinstance(decided_by, str)):
+        return None
+    if probs is None:
+        return Judgment(pair, label, None, "cache", decided_by=decided_by)
+    try:
+        values = json.loads(probs)
+    except (TypeError, ValueError):
+        return None
+    if not _probabilities(values):
+        return None
+    return Judgment(pair, label, values, "cache", decided_by=decided_by)
+
+
+def _probabilities(values: Any) -> bool:
+    return isinstance(values, dict) and all(
+        k in LABELS and isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+        for k, v in values.items())
+
+
+def _selection(group: Sequence[Pair], raw: Any) -> tuple[list[Pair], list[Judgment]] | None:
+    """A stored selection of one claim's candidates, or None when the row has another shape."""
+    try:
+        sel = json.loads(raw)
+        sims, dropped = sel["sim"], sel["pruned"]
+        if not (isinstance(sims, list) and len(sims) == len(group) and isinstance(dropped, dict)):
+            return None
+        kept: list[Pair] = []
+        pruned: list[Judgment] = []
+        for i, p in enumerate(group):
+            sim = sims[i]
+            if sim is not None and not (isinstance(sim, (int, float)) and math.isfinite(sim)):
+                return None
+            scored = replace(p, similarity=sim)
+            drop = dropped.get(str(i))
+            if drop is None:
+                kept.append(scored)
+                continue
+            label, probs, note = drop
+            if label not in LABELS or (probs is not None and not _probabilities(probs)) or \
+                    (note is not None and not isinstance(note, str)):
+                return None
+            pruned.append(Judgment(scored, label, probs, "pruned", note))
+    except (TypeError, ValueError, KeyError, AttributeError):
+        return None
+    return kept, pruned

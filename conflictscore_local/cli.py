@@ -56,7 +56,8 @@ examples:
 exit status: 0 done; 2 bad input or configuration (the message names file, line and field), an OUTPUT that
   would overwrite the input or is being written by another run, a --resume that would mix results;
   3 finished and written, but more judgments unscored than engine.max_unscored_share allows;
-  130 interrupted (rerun with --resume); 1 anything else.
+  1 a write that failed (a full disk: the rows so far stay in OUTPUT.partial, rerun with --resume);
+  130 interrupted (rerun with --resume); 141 stdout closed by its reader (| head).
 """
 
 
@@ -83,22 +84,19 @@ def add_score_parser(sub: Any) -> None:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    from .jobs import EXIT_UNSCORED, score_file, too_many_unscored
+    from .scoring import EXIT_UNSCORED, score_file, too_many_unscored
 
     cfg = config_from_args(args)
     report = score_file(args.input, args.output, config=cfg, summary_path=args.summary,
                         resume=args.resume, progress=show_progress(args), report_path=args.report,
-                        shard=args.shard)
-    if args.report:
-        from .report import report_from_files
-
-        report_from_files(args.output, args.report, items=args.input, summary=args.summary or report.to_json())
+                        shard=args.shard, config_file=args.config)
     emit(args, report.to_json(), lambda: format_report(report) + (f"\nreport {args.report}" if args.report else ""))
     return EXIT_UNSCORED if too_many_unscored(report, cfg) else 0
 
 
 def add_backends_parser(sub: Any) -> None:
-    p = sub.add_parser("backends", help="list the registered backends of each role and their arguments")
+    p = sub.add_parser("backends", help="list the registered backends of each role, their arguments, defaults "
+                       "and the range of each numeric one")
     p.add_argument("--role", choices=STAGES, help="only this role")
     add_output_args(p, json_help="each backend's arguments and defaults as JSON")
     p.set_defaults(func=cmd_backends)
@@ -108,16 +106,19 @@ def cmd_backends(args: argparse.Namespace) -> int:
     import dataclasses
 
     from . import registry
-    from .arguments import argument_defaults
+    from .arguments import argument_defaults, number_kind, numeric_fields
 
     listing: dict[str, dict[str, Any]] = {}
     for role in [args.role] if args.role else STAGES:
         listing[role] = {}
         for name in registry.available(role):
             try:
-                defaults = argument_defaults(registry.resolve(role, name).Config)
+                config = registry.resolve(role, name).Config
+                defaults = argument_defaults(config)
                 listing[role][name] = {"args": {k: None if v is dataclasses.MISSING else v for k, v in defaults.items()},
-                                       "required": [k for k, v in defaults.items() if v is dataclasses.MISSING]}
+                                       "required": [k for k, v in defaults.items() if v is dataclasses.MISSING],
+                                       "ranges": {k: r.text(number_kind(h) is int) for k, h, r in numeric_fields(config)
+                                                  if r is not None}}
             except ConflictScoreError as e:
                 listing[role][name] = {"unavailable": str(e)}
 
@@ -129,7 +130,9 @@ def cmd_backends(args: argparse.Namespace) -> int:
                 if "unavailable" in entry:
                     lines.append(f"  {name:12} (unavailable: {entry['unavailable']})")
                     continue
-                shown = [k if k in entry["required"] else f"{k}={v!r}" for k, v in entry["args"].items()]
+                shown = [(k if k in entry["required"] else f"{k}={v!r}")
+                         + (f" ({entry['ranges'][k].removeprefix('an integer ').removeprefix('a finite number ')})"
+                            if k in entry["ranges"] else "") for k, v in entry["args"].items()]
                 lines.append(f"  {name:12} {', '.join(shown)}")
         return "\n".join(lines)
 
@@ -161,7 +164,9 @@ class _Lines(logging.Formatter):
     """What the library logs, as the command shows it on stderr: ``warning: ...`` or the note itself."""
 
     def format(self, record: logging.LogRecord) -> str:
-        text = record.getMessage()
+        from .jobs import scrub_text
+
+        text = scrub_text(record.getMessage())
         if record.levelno >= logging.ERROR:
             return f"error: {text}"
         return f"warning: {text}" if record.levelno >= logging.WARNING else text
@@ -197,12 +202,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     with command_logging(quiet):
         try:
             return int(args.func(args) or 0)
-        except ConflictScoreError as e:
-            print(f"conflictscore {args.command}: error: {e}", file=sys.stderr)
-            return EXIT_BAD_INPUT
         except KeyboardInterrupt:
             print("conflictscore: interrupted; rerun with --resume to continue", file=sys.stderr)
             return 130
+        except Exception as e:
+            from .jobs import failure
+
+            known = failure(e)
+            if known is None:
+                raise  # a bug: the traceback is what a report of it needs
+            status, line = known
+            if isinstance(e, BrokenPipeError):
+                _stdout_to_devnull()
+            if line is not None:
+                print(f"conflictscore {args.command}: error: {line}", file=sys.stderr)
+            return status
+
+
+def _stdout_to_devnull() -> None:
+    """After the reader of stdout went away (``| head``): nothing more can reach it, and the
+    interpreter's last flush must not fail again."""
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, sys.stdout.fileno())
+        os.close(fd)
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":

@@ -1,17 +1,50 @@
-"""Flags every command that scores shares, below every command: the pipeline and its
-configuration (``--config``, ``--judge``, ``--judge-arg``, ``--set`` ...), and ``--shard I/N``."""
+"""Flags every command shares, below every command: the pipeline and its configuration
+(``--config``, ``--judge``, ``--judge-arg``, ``--set`` ...), ``--shard I/N``, ``--json`` / ``-q``, and
+numeric flags with their range (:func:`add_number`: NaN, infinity and out-of-range values are
+refused by argparse, exit 2, before anything runs)."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from typing import Any
 
-from .config import STAGES, RunConfig, apply_overrides, load_config, parse_assignment
+from .arguments import Range, field_range
+from .config import SEED_MAX, STAGES, RunConfig, SampleConfig, apply_overrides, load_config, parse_assignment
 from .errors import ConfigError, ConflictScoreError
 from .sampling import SELECTIONS
 from .shards.split import Shard
+
+log = logging.getLogger(__name__)
+
+LIMIT = Range(1)
+"""``--limit N``, ``--sample N``: at least one."""
+SEED = Range(0, SEED_MAX)
+
+
+class NumberArg:
+    """argparse ``type=`` of a numeric flag: ``kind`` (``int`` or ``float``) within ``range``."""
+
+    def __init__(self, kind: type, range: Range):
+        self.kind, self.range = kind, range
+        self.__name__ = kind.__name__
+
+    def __call__(self, text: str) -> Any:
+        integer = self.kind is int
+        try:
+            value = self.kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {self.range.text(integer)}, got {text!r}") from None
+        if not self.range.holds(value):
+            raise argparse.ArgumentTypeError(f"must be {self.range.text(integer)}, got {text}")
+        return value
+
+
+def add_number(p: Any, flag: str, kind: type, range: Range, *, help: str, **kw: Any) -> None:
+    """A numeric flag whose help states its range and whose value argparse checks against it."""
+    p.add_argument(flag, type=NumberArg(kind, range), help=f"{help} [{range.text(kind is int)}]", **kw)
 
 
 SHARD_HELP = ("score only shard I of N (1 <= I <= N): the items whose id hashes to it (sha256), the same on "
@@ -53,9 +86,9 @@ def add_pipeline_args(p: argparse.ArgumentParser) -> None:
         g.add_argument(f"--{stage}", metavar="NAME", help=f"{stage} backend (see `conflictscore backends`){extra}")
         g.add_argument(f"--{stage}-arg", metavar="KEY=VALUE", action="append", default=[],
                        help=f"an argument of the {stage} backend (repeatable; VALUE read as JSON when it parses)")
-    g.add_argument("--claims-per-item", metavar="K", type=int,
-                   help="judge at most K claims of each item (sample.claims_per_item; default: every claim); the "
-                   "summary says how many were scored of how many, with the estimator's interval")
+    add_number(g, "--claims-per-item", int, field_range(SampleConfig, "claims_per_item"), metavar="K",
+               help="judge at most K claims of each item (sample.claims_per_item; default 0: every claim); the "
+               "summary says how many were scored of how many, with the estimator's interval")
     g.add_argument("--claim-selection", metavar="RULE", choices=SELECTIONS,
                    help="which K claims (sample.selection): first, longest, salient (numbers, dates, names and the "
                    "question's words: the most checkable) or random (seeded by engine.seed); default first")
@@ -91,6 +124,20 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
     return apply_overrides(cfg, args.set)
 
 
+def _check_version(path: str, versions: Any) -> None:
+    """Warn when a replayed summary was written by another major version (its settings and
+    backends may mean other things there) or says nothing of its version."""
+    from . import __version__
+
+    theirs = versions.get("conflictscore-local") if isinstance(versions, dict) else None
+    if not isinstance(theirs, str):
+        log.warning(f"--config {path}: the summary records no conflictscore-local version; replayed as if it were "
+                    f"{__version__}'s")
+    elif theirs.split(".")[0] != __version__.split(".")[0]:
+        log.warning(f"--config {path} was written by conflictscore-local {theirs}, this is {__version__}: another "
+                    "major version, whose settings and backends may mean other things; check the replayed run")
+
+
 def _load_any_config(path: str) -> RunConfig:
     if path.endswith(".json"):
         try:
@@ -105,5 +152,6 @@ def _load_any_config(path: str) -> RunConfig:
         run = data.get("config", {}).get("run") if isinstance(data, dict) else None
         if not isinstance(run, dict):
             raise ConflictScoreError(f"{path}: not a summary JSON (no config.run to replay)")
+        _check_version(path, data.get("versions"))
         return RunConfig.from_mapping(run, where=path)
     return RunConfig.from_toml(path)

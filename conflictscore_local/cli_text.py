@@ -68,11 +68,15 @@ def format_bench_stats(stats: dict[str, Any]) -> str:
             lines.append(f"{name:28}{c['items']:>7}{c['claims']:>8}{c['conflicted']:>8}{c['pairs']:>8}")
     return "\n".join(lines)
 
+
 def emit(args: argparse.Namespace, result: Any, text: Callable[[], str]) -> None:
-    """A command's result on stdout: JSON with ``--json``, else ``text()`` unless ``-q``."""
+    """A command's result on stdout: JSON with ``--json``, else ``text()`` unless ``-q``; through
+    the redaction point either way (stdout is often a file)."""
+    from .jobs import scrub, scrub_text
+
     if getattr(args, "json", False):
-        print(json.dumps(result, indent=2, allow_nan=False))
+        print(json.dumps(scrub(result), indent=2, allow_nan=False))
     elif not getattr(args, "quiet", False):
         out = text()
         if out:
-            print(out)
+            print(scrub_text(out))

@@ -13,11 +13,11 @@ name = "nli"
 model = "path/to/checkpoint"
 batch_size = 64
 
-[chunk]                   # long documents → passages (max_tokens defaults to the judge's window)
-overlap = 1
+[chunk]                   # long documents → passages (max_tokens, 8 to 1,000,000, defaults to the judge's window)
+overlap = 1               # sentences shared by neighbouring passages (0 to 1000)
 
 [aggregate]
-threshold = 0.0           # min probability for a passage to put its document in D+ / D− (labels
+threshold = 0.0           # (0 to 1) min probability for a passage to put its document in D+ / D− (labels
                           # without probabilities are exempt: see aggregate.document_judgment)
 keep_both = false         # a document with supporting and contradicting passages counts on both sides
                           # (alone it does not make a claim conflicted: that takes two documents)
@@ -36,16 +36,17 @@ enabled = true
 path = "~/.cache/conflictscore/judgments.sqlite"
 
 [engine]
-step_items = 1024         # items per engine step: the batching scope
-checkpoint_s = 60         # judge (and prune) in calls of about this many seconds; after each, the
+step_items = 1024         # items per engine step: the batching scope (1 to 10,000,000)
+checkpoint_s = 60         # (0.001 to 86400) judge (and prune) in calls of about this many seconds; after each, the
                           # judgments are in the cache and finished items in OUTPUT.partial
-seed = 0                  # bootstrap seed
-bootstrap = 1000          # bootstrap resamples for the 95% intervals (0: none)
-max_unscored_share = 0.1  # above this share of unscored judgments the run warns and exits 3
+seed = 0                  # bootstrap seed (0 to 2**63 - 1)
+bootstrap = 1000          # bootstrap resamples for the 95% intervals (0: none; at most 1,000,000)
+max_unscored_share = 0.1  # (0 to 1) above this share of unscored judgments the run warns and exits 3
 ```
 
-Every value is checked when the configuration is built (types and ranges), so a bad
-setting stops the run before any file is touched or any model is loaded.
+Every value is checked when the configuration is built (types and the range each numeric field
+declares, NaN and infinity never), so a bad setting stops the run before any file is touched or
+any model is loaded.
 """
 
 from __future__ import annotations
@@ -53,7 +54,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
-import math
 import os
 import tomllib
 from dataclasses import dataclass, field
@@ -62,7 +62,7 @@ from typing import Any, Mapping
 
 from .errors import ConfigError
 from .locations import default_cache_path
-from .arguments import make_config
+from .arguments import check_ranges, make_config, ranged
 
 STAGES = ("decomposer", "pruner", "judge")
 
@@ -78,37 +78,27 @@ class StageConfig:
         return {"name": self.name, **self.args}
 
 
-def _at_least(value: int, low: int, name: str) -> None:
-    if not value >= low:
-        raise ValueError(f"{name} must be at least {low}, got {value!r}")
-
-
-def _between(value: float, low: float, high: float, name: str) -> None:
-    if not (math.isfinite(value) and low <= value <= high):
-        raise ValueError(f"{name} must be a finite number in [{low:g}, {high:g}], got {value!r}")
+SEED_MAX = 2**63 - 1
 
 
 @dataclass(frozen=True)
 class ChunkConfig:
-    max_tokens: int | None = None
-    overlap: int = 1
+    max_tokens: int | None = ranged(None, 8, 1_000_000, what="max_tokens (or leave it unset: the judge's window)")
+    overlap: int = ranged(1, 0, 1000, what="overlap (sentences)")
 
     def __post_init__(self) -> None:
-        if self.max_tokens is not None:
-            _at_least(self.max_tokens, 8, "max_tokens (or leave it unset: the judge's window)")
-        _at_least(self.overlap, 0, "overlap (sentences)")
+        check_ranges(self, where="[chunk]")
 
 
 @dataclass(frozen=True)
 class AggregateConfig:
-    threshold: float = 0.0
+    threshold: float = ranged(0.0, 0.0, 1.0, what="threshold (a probability)")
     keep_both: bool = False
     document_rule: str = "max"
-    min_side_weight: float = 0.5
+    min_side_weight: float = ranged(0.5, 0.0, 1e6, what="min_side_weight (a sum of document reliabilities)")
 
     def __post_init__(self) -> None:
-        _between(self.threshold, 0.0, 1.0, "threshold (a probability)")
-        _between(self.min_side_weight, 0.0, 1e6, "min_side_weight (a sum of document reliabilities)")
+        check_ranges(self, where="[aggregate]")
         from .aggregate import DOCUMENT_RULES
 
         if self.document_rule not in DOCUMENT_RULES:
@@ -117,11 +107,11 @@ class AggregateConfig:
 
 @dataclass(frozen=True)
 class SampleConfig:
-    claims_per_item: int = 0
+    claims_per_item: int = ranged(0, 0, 1_000_000, what="claims_per_item (0: every claim)")
     selection: str = "first"
 
     def __post_init__(self) -> None:
-        _at_least(self.claims_per_item, 0, "claims_per_item (0: every claim)")
+        check_ranges(self, where="[sample]")
         from .sampling import SELECTIONS
 
         if self.selection not in SELECTIONS:
@@ -136,18 +126,14 @@ class CacheConfig:
 
 @dataclass(frozen=True)
 class EngineConfig:
-    step_items: int = 1024
-    checkpoint_s: float = 60.0
-    seed: int = 0
-    bootstrap: int = 1000
-    max_unscored_share: float = 0.1
+    step_items: int = ranged(1024, 1, 10_000_000)
+    checkpoint_s: float = ranged(60.0, 0.001, 86400.0, what="checkpoint_s (seconds)")
+    seed: int = ranged(0, 0, SEED_MAX)
+    bootstrap: int = ranged(1000, 0, 1_000_000, what="bootstrap (0: no intervals)")
+    max_unscored_share: float = ranged(0.1, 0.0, 1.0)
 
     def __post_init__(self) -> None:
-        _at_least(self.step_items, 1, "step_items")
-        _between(self.checkpoint_s, 0.001, 86400.0, "checkpoint_s (seconds)")
-        _at_least(self.seed, 0, "seed")
-        _at_least(self.bootstrap, 0, "bootstrap (0: no intervals)")
-        _between(self.max_unscored_share, 0.0, 1.0, "max_unscored_share")
+        check_ranges(self, where="[engine]")
 
 
 _SECTIONS: dict[str, type] = {

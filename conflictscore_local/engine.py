@@ -98,6 +98,7 @@ class Engine:
         self._salience: Salience | None = None
         self._cache: Any = None
         self._cache_ready = False
+        self._rejected_seen = 0
         self.clock = clock
         self.timing = _Timing(clock)
         self.counts: dict[str, int] = defaultdict(int)
@@ -309,6 +310,7 @@ class Engine:
         t0 = self.clock()
         hits = cache.get_many(kept)
         self.timing.add("cache_s", t0)
+        self._count_rejected(cache)
         for p, h in zip(kept, hits):
             if h is None:
                 misses.append(p)
@@ -331,6 +333,7 @@ class Engine:
             t0 = self.clock()
             stored = self.cache().get_selections(spec, groups)
             self.timing.add("cache_s", t0)
+            self._count_rejected(self.cache())
         kept: list[Pair] = []
         pruned: list[Judgment] = []
         for sel in stored:
@@ -390,6 +393,19 @@ class Engine:
                 yield new
         finally:
             bar.close()
+
+    def _count_rejected(self, cache: Any) -> None:
+        """Count the cache rows that could not be read back (judged again), warning at the first."""
+        new = cache.rejected - self._rejected_seen
+        if new <= 0:
+            return
+        self._rejected_seen = cache.rejected
+        if not self.counts.get("cache_rows_rejected"):
+            log.warning(f"judgment cache {cache.path}: {new} stored row(s) are not judgments or selections this "
+                        "version can read (a label outside SUPPORT/CONTRADICT/IRRELEVANT, probabilities that "
+                        "are not finite numbers, a damaged selection): judged again and replaced; counted in "
+                        "stages.engine.cache_rows_rejected")
+        self.counts["cache_rows_rejected"] += new
 
     def _pacer(self) -> "_Pacer":
         return _Pacer(self.config.engine.checkpoint_s)
@@ -488,6 +504,7 @@ class Engine:
             self._cache.close()
             self._cache = None
             self._cache_ready = False
+            self._rejected_seen = 0
         for b in self._backends.values():
             b.close()
 

@@ -8,7 +8,9 @@ from typing import Any
 
 
 class ConflictScoreError(Exception):
-    """Base class of the errors the CLI reports with exit status 2."""
+    """Base class of the errors the CLI reports in one line, with exit status :attr:`exit_status`."""
+
+    exit_status = 2
 
 
 class InputError(ConflictScoreError, ValueError):
@@ -33,6 +35,13 @@ class BackendUnavailable(ConflictScoreError, RuntimeError):
 
 class OutputBusy(ConflictScoreError):
     """Another process is writing the same output file."""
+
+
+class WriteFailed(ConflictScoreError):
+    """Writing an output failed on the machine's side (a full disk, a file-size limit, an I/O error):
+    exit status 1, and the message says what was kept."""
+
+    exit_status = 1
 
 
 def shown(value: Any, limit: int = 60, *, as_json: bool = False) -> str:

@@ -72,6 +72,24 @@ def iter_jsonl(path: str | os.PathLike[str], stats: InputStats | None = None) ->
         stats.sha256 = h.hexdigest()
 
 
+def read_text(path: str | os.PathLike[str]) -> str:
+    """A whole UTF-8 text file (a CSV, a TSV, a line-aligned corpus); bytes that are not UTF-8
+    are an :class:`InputError` naming the file and the line, an unreadable file one naming the file."""
+    p = str(path)
+    try:
+        with open(p, "rb") as fh:
+            raw = fh.read()
+    except OSError as e:
+        raise InputError(f"cannot open: {e.strerror}", path=p) from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw.count(b"\n", 0, e.start) + 1
+        start = raw.rfind(b"\n", 0, e.start) + 1
+        raise InputError(f"not UTF-8 text: {e.reason} (byte {e.start - start + 1} of the line)", path=p,
+                         line=line) from None
+
+
 def _loads(text: str, *, path: str | None, line: int | None) -> Any:
     """``json.loads`` with every way it can fail on bad input turned into an :class:`InputError`."""
     try:

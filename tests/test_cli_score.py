@@ -104,7 +104,7 @@ def test_bad_configuration_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture
     inp = write_jsonl(tmp_path / "in.jsonl", [WORKED])
     out = str(tmp_path / "o.jsonl")
     assert main(["score", str(inp), "-o", out, "--judge", "oracle"]) == 2
-    assert "unknown judge 'oracle'; allowed: nli, openai, ray, vllm" in capsys.readouterr().err
+    assert "unknown judge 'oracle'; allowed: cascade, nli, openai, ray, vllm" in capsys.readouterr().err
     assert main(["score", str(inp), "-o", out, "--set", "chunk.size=3"]) == 2
     assert "unknown argument 'size'" in capsys.readouterr().err
     assert main(["score", str(inp), "-o", out, "--set", "bogus.x=1"]) == 2
@@ -212,8 +212,17 @@ def test_bad_configuration_touches_no_file(tmp_path: Path):
     assert (tmp_path / "o.jsonl.partial").read_text() == "earlier interrupted work\n"
 
 
-def test_resume_from_a_file_that_is_not_a_result(tmp_path: Path, capsys: pytest.CaptureFixture):
+def test_resume_from_a_file_that_is_not_a_result(tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch):
+    from conflictscore_local.jobs import ResumableJsonlWriter
+
     inp = write_jsonl(tmp_path / "in.jsonl", [WORKED])
+    args = ["score", str(inp), "-o", str(tmp_path / "o.jsonl"), "-q"]
+    with monkeypatch.context() as m:  # interrupted just before the rename: OUTPUT.partial and its fingerprint stay
+        m.setattr(ResumableJsonlWriter, "close", lambda self: (_ for _ in ()).throw(KeyboardInterrupt))
+        assert main(args) == 130
     (tmp_path / "o.jsonl.partial").write_text(json.dumps("just a string") + "\n")
-    assert main(["score", str(inp), "-o", str(tmp_path / "o.jsonl"), "--resume", "-q"]) == 2
+    assert main(args + ["--resume"]) == 2
     assert f"{tmp_path / 'o.jsonl.partial'}:1: --resume: not a scored result" in capsys.readouterr().err
+    (tmp_path / "o.jsonl.partial.meta.json").unlink()
+    assert main(args + ["--resume"]) == 2
+    assert "its fingerprint (o.jsonl.partial.meta.json, what says which input" in capsys.readouterr().err

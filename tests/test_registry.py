@@ -86,7 +86,7 @@ def test_a_judge_holds_its_generator_config_nested_and_takes_its_arguments_flat(
                                             "top_logprobs": 5}).config == judge.config
     with pytest.raises(ConfigError, match=r"judge 'vllm': unknown argument 'modle'; allowed: model, revision, "):
         registry.build("judge", "vllm", {"modle": "/m"})
-    with pytest.raises(ConfigError, match="gpu_memory_utilization must be in"):
+    with pytest.raises(ConfigError, match=r"gpu_memory_utilization must be a finite number in \(0, 1\]"):
         registry.build("judge", "vllm", {"model": "/m", "gpu_memory_utilization": 2})
     openai = registry.build("judge", "openai", {"base_url": "http://judge:8000/v1", "passage_words": 100})
     assert openai.config.generator == OpenAIConfig(base_url="http://judge:8000/v1")

@@ -131,5 +131,10 @@ def test_bad_sampling_settings_name_the_allowed_values(tmp_path: Path, capsys: p
     inp = write_jsonl(tmp_path / "in.jsonl", [WORKED])
     assert main(["score", str(inp), "-o", str(tmp_path / "o.jsonl"), "--set", "sample.selection=best", "-q"]) == 2
     assert "sample.selection 'best'; allowed: first, longest, salient, random" in capsys.readouterr().err
-    assert main(["score", str(inp), "-o", str(tmp_path / "o.jsonl"), "--claims-per-item", "-1", "-q"]) == 2
-    assert "claims_per_item (0: every claim) must be at least 0" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        main(["score", str(inp), "-o", str(tmp_path / "o.jsonl"), "--claims-per-item", "-1", "-q"])
+    assert e.value.code == 2
+    assert "argument --claims-per-item: must be an integer in [0, 1000000], got -1" in capsys.readouterr().err
+    assert main(["score", str(inp), "-o", str(tmp_path / "o.jsonl"), "--set", "sample.claims_per_item=-1", "-q"]) == 2
+    assert "[sample]: claims_per_item (0: every claim) must be an integer in [0, 1000000]" in capsys.readouterr().err
+    assert not (tmp_path / "o.jsonl").exists()

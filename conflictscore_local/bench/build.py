@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections import Counter
 from pathlib import Path
@@ -12,6 +13,8 @@ from ..locations import DATA_ENV, default_data_dir
 from ..arguments import make_config
 from .leakage import bench_leaks, check_disjoint, separate_splits
 from .sources import DEFAULT_SOURCES, BENCH_SOURCES
+
+log = logging.getLogger(__name__)
 
 
 def data_folder(data_dir: str | Path | None = None) -> Path:
@@ -78,7 +81,11 @@ def build_bench(
         if not path.exists():
             raise InputError(f"source {name!r}: file not found (give another with --source {name}=PATH, "
                              f"or leave the source out with --only)", path=str(path))
-        items.extend(src.load(path, opts[name]))
+        loaded = list(src.load(path, opts[name]))
+        if not loaded:
+            log.warning(f"source {name!r} ({path}) holds no item: nothing of it is in the bench (an empty or "
+                        "truncated file?)")
+        items.extend(loaded)
     dup = [k for k, c in Counter(it["id"] for it in items).items() if c > 1]
     if dup:
         raise InputError(f"duplicate item id {dup[0]!r} across the selected sources")

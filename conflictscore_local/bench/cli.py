@@ -33,7 +33,7 @@ An interrupted run resumes from the judgment cache: rerun the same command.
 
 def add_parser(sub: Any) -> None:
     """Add ``bench`` with its ``build`` and ``run`` subcommands."""
-    from ..cli_flags import add_output_args, add_pipeline_args, add_shard_arg
+    from ..cli_flags import LIMIT, add_number, add_output_args, add_pipeline_args, add_shard_arg
     from .sources import BENCH_SOURCES
 
     p = sub.add_parser("bench", help="ConflictBench: build the benchmark, measure conflict detection",
@@ -65,7 +65,7 @@ def add_parser(sub: Any) -> None:
     r.add_argument("input", metavar="INPUT", help="ConflictBench items (from bench build)")
     r.add_argument("-o", "--output", required=True, metavar="RESULTS.json", help="metrics, counts, timing, config")
     r.add_argument("--split", choices=("train", "dev", "test"), help="only items of this split")
-    r.add_argument("--limit", type=int, metavar="N", help="only the first N items (after --split/--source-filter)")
+    add_number(r, "--limit", int, LIMIT, metavar="N", help="only the first N items (after --split/--source-filter)")
     r.add_argument("--source-filter", metavar="NAME", nargs="+", help="only items of these sources")
     r.add_argument("--given-labels", action="store_true",
                    help="score the gold labels instead of judging (sanity check: detection F1 must be 1.0)")
@@ -94,8 +94,10 @@ def _pairs(values: list[str], flag: str, sep: str) -> list[tuple[str, str]]:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from ..cli_text import emit, format_bench_stats
-    from ..writing import write_json_atomic, write_jsonl_atomic
+    from ..jobs import Input, Job, Output, write_json_atomic, write_jsonl_atomic
     from .build import bench_stats, build_bench
 
     sources = dict(_pairs(args.source, "--source", "="))
@@ -103,11 +105,15 @@ def cmd_build(args: argparse.Namespace) -> int:
     for name, assignment in _pairs(args.source_opt, "--source-opt", "."):
         k, v = parse_assignment(assignment, flag="--source-opt")
         options.setdefault(name, {})[k] = v
-    items = build_bench(args.data_dir, only=args.only, sources=sources, options=options)
-    write_jsonl_atomic(args.output, items)
-    stats = bench_stats(items)
-    if args.stats:
-        write_json_atomic(args.stats, stats)
+    reads = [Input(path, f"the source file of {name} (--source)", "dir" if Path(path).is_dir() else "file")
+             for name, path in sources.items()]
+    with Job(reads + [Input(args.data_dir, "--data-dir", "dir")],
+             [Output(args.output, "-o"), Output(args.stats, "--stats")]):
+        items = build_bench(args.data_dir, only=args.only, sources=sources, options=options)
+        write_jsonl_atomic(args.output, items, what="-o")
+        stats = bench_stats(items)
+        if args.stats:
+            write_json_atomic(args.stats, stats, what="--stats")
     emit(args, stats, lambda: format_bench_stats(stats))
     return 0
 
@@ -117,13 +123,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     from ..cli_text import emit, format_bench
     from .run import run_bench
 
-    if args.limit is not None and args.limit < 1:
-        raise ConfigError(f"--limit must be a positive integer, got {args.limit}")
     cfg = config_from_args(args)
     res = run_bench(
         args.input, args.output, config=cfg, split=args.split, limit=args.limit, source_filter=args.source_filter,
         given_labels=args.given_labels, predictions_path=args.predictions, report_path=args.report,
-        progress=show_progress(args), shard=args.shard,
+        progress=show_progress(args), shard=args.shard, config_file=args.config,
     )
     emit(args, res, lambda: format_bench(res))
     return 0

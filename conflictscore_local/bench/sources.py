@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
+from ..arguments import ranged
 from ..errors import InputError
 from ..types import CONTRADICT, IRRELEVANT, SUPPORT
 from .claims import declarative, name_entity
@@ -32,7 +33,7 @@ class NoOptions:
 class ClimateFeverOptions:
     """``max_entropy``: drop evidence whose annotator-vote entropy is above it (None keeps all)."""
 
-    max_entropy: float | None = None
+    max_entropy: float | None = ranged(None, 0.0, 10.0)
 
 
 @dataclass(frozen=True)

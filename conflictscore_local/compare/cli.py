@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..cli_flags import add_output_args
+from ..arguments import field_range
+from ..cli_flags import add_number, add_output_args
 from ..cli_text import emit
 
 EPILOG = """\
@@ -31,6 +32,8 @@ exit status: 0 written; 2 a bad input line (file, line and field named) or an ou
 
 
 def add_parser(sub: Any) -> None:
+    from .core import ComparisonSettings
+
     p = sub.add_parser(
         "compare",
         help="compare two scored runs: paired differences with intervals and p-values, claims that changed",
@@ -48,31 +51,25 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--summary-b", metavar="SUMMARY.json", help="B's summary")
     p.add_argument("--label-a", default="A", metavar="NAME", help="A's name in the output (default A)")
     p.add_argument("--label-b", default="B", metavar="NAME", help="B's name in the output (default B)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and the permutations (default 0)")
-    p.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples (default 1000)")
-    p.add_argument("--permutations", type=int, default=10000, metavar="N",
-                   help="random sign patterns when there are more than 16 differing items (default 10000)")
+    add_number(p, "--seed", int, field_range(ComparisonSettings, "seed"), default=0,
+               help="seed of the bootstrap and the permutations (default 0)")
+    add_number(p, "--bootstrap", int, field_range(ComparisonSettings, "bootstrap"), default=1000, metavar="N",
+               help="bootstrap resamples (default 1000; 0: no interval)")
+    add_number(p, "--permutations", int, field_range(ComparisonSettings, "permutations"), default=10000,
+               metavar="N", help="random sign patterns when there are more than 16 differing items (default 10000)")
     add_output_args(p, json_help="the comparison as JSON")
     p.set_defaults(func=cmd_compare)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from ..errors import ConfigError
     from .core import ComparisonSettings
     from .files import compare_files
     from .text import format_comparison
 
-    try:
-        settings = ComparisonSettings(seed=args.seed, bootstrap=args.bootstrap, permutations=args.permutations)
-    except ValueError as e:
-        raise ConfigError(str(e)) from None
+    settings = ComparisonSettings(seed=args.seed, bootstrap=args.bootstrap, permutations=args.permutations)
     done = compare_files(args.a, args.b, args.output, summary_a=args.summary_a, summary_b=args.summary_b,
                          labels=(args.label_a, args.label_b), report_path=args.report, settings=settings)
     result = done.result
-    if args.report:
-        from ..report.compare import write_compare_report
-
-        write_compare_report(args.report, result, done.a.results, done.b.results)
     emit(args, result, lambda: format_comparison(result) + "".join(
         f"\n{what} {path}" for what, path in (("comparison", args.output), ("report", args.report)) if path))
     return 0

@@ -24,6 +24,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from ..arguments import check_ranges, ranged
 from ..metrics import METRICS, bootstrap_columns, shown_keys
 from ..types import ClaimVerdict, ItemResult
 
@@ -41,16 +42,13 @@ CHANGES: tuple[str, ...] = (
 class ComparisonSettings:
     """How the uncertainty is drawn: bootstrap resamples (0: no interval), permutations and one seed."""
 
-    seed: int = 0
-    bootstrap: int = 1000
-    permutations: int = 10000
-    alpha: float = 0.05
+    seed: int = ranged(0, 0, 2**63 - 1)
+    bootstrap: int = ranged(1000, 0, 1_000_000, what="bootstrap (0: no interval)")
+    permutations: int = ranged(10000, 1, 10_000_000)
+    alpha: float = ranged(0.05, 0.0, 1.0, low_open=True, high_open=True)
 
     def __post_init__(self) -> None:
-        if self.seed < 0 or self.bootstrap < 0 or self.permutations < 1:
-            raise ValueError(f"seed and bootstrap must be at least 0 and permutations at least 1, got {self}")
-        if not 0 < self.alpha < 1:
-            raise ValueError(f"alpha must be between 0 and 1, got {self.alpha}")
+        check_ranges(self, where="compare")
 
 
 def sign_test(differences: Sequence[float]) -> float:

@@ -1,10 +1,10 @@
 """``conflictscore compare`` as a file job: read two scored runs (and their summaries), compare, write.
 
-Kept apart from the command line so the job layer can take it over whole: inputs (two scored
-files, two optional summaries), outputs (the comparison JSON, and the HTML page the caller
-writes afterwards with :func:`conflictscore_local.report.compare.write_compare_report`), each
-destination checked against every input and against the other before anything is read, and
-every file written atomically through :mod:`conflictscore_local.writing`.
+One job of the job layer (:mod:`conflictscore_local.jobs`): its inputs (two scored files, two
+optional summaries) and outputs (the comparison JSON, the HTML page of
+:mod:`conflictscore_local.report.compare`) are declared once, so every destination is checked
+against every input and against the other before anything is read, each output is locked while
+the job runs and written atomically, and every byte passes the one redaction point.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from typing import Any, Mapping, Sequence
 
 from ..diff import ABSENT, leaf_differences
 from ..errors import ConfigError, InputError
+from ..jobs import Input, Job, Output, write_json_atomic
 from ..jsonl import InputStats, iter_jsonl
 from ..results import load_summary, result_from_json
 from ..types import ItemResult
-from ..writing import OutputTarget, same_file, write_json_atomic
 from .core import ComparisonSettings, compare_results
 
 log = logging.getLogger(__name__)
@@ -57,11 +57,7 @@ def read_run(path: str | os.PathLike[str], *, label: str, summary: str | os.Path
     seen: dict[str, int] = {}
     for n, row in iter_jsonl(p, stats):
         body = row.get("scored") if isinstance(row, dict) and isinstance(row.get("scored"), dict) else row
-        try:
-            result = result_from_json(body)
-        except (KeyError, TypeError, AttributeError, ValueError) as e:
-            raise InputError(f"not a scored result ({type(e).__name__}: {e}); give the OUTPUT of `conflictscore "
-                             "score` or `bench run --predictions`", path=p, line=n) from None
+        result = result_from_json(body, path=p, line=n)
         if result.item_id in seen:
             raise InputError(f"duplicate id {result.item_id!r} (first on line {seen[result.item_id]})", path=p,
                              line=n, field="id")
@@ -87,23 +83,6 @@ def config_differences(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None)
             for where, x, y in leaf_differences(ca, cb)]
 
 
-def check_destinations(inputs: Sequence[str | os.PathLike[str] | None],
-                       outputs: Sequence[tuple[str, str | os.PathLike[str] | None]]) -> None:
-    """:class:`ConfigError` when an output would replace an input or another output, or cannot be written."""
-    taken = [("an input", str(p)) for p in inputs if p is not None]
-    for flag, path in outputs:
-        if path is None:
-            continue
-        target = OutputTarget.of(path, what=flag)
-        if not target.stream:
-            for what, other in taken:
-                if same_file(target.real, other):
-                    raise ConfigError(f"{flag} {path} is {what} ({other}): writing it would replace that file; "
-                                      "choose another path")
-            taken.append((flag, str(target.real)))
-        target.check_writable(what=flag)
-
-
 @dataclass
 class Comparison:
     """What :func:`compare_files` made: the comparison (as written) and the two runs it read."""
@@ -124,18 +103,27 @@ def compare_files(
     report_path: str | os.PathLike[str] | None = None,
     settings: ComparisonSettings | None = None,
 ) -> Comparison:
-    """Compare run B against run A and write the comparison JSON to ``output`` atomically.
+    """Compare run B against run A; write the comparison JSON to ``output`` and the HTML page to
+    ``report_path`` (either may be None, not both), each atomically.
 
-    Every destination (``output``, and ``report_path``, the HTML page the caller writes next)
-    is checked before anything is read: none may be an input or the other, each writable."""
+    Every destination is checked before anything is read: none may be an input or the other
+    (as files: another spelling or a link is caught), each writable and not being written by
+    another run."""
     if output is None and report_path is None:
         raise ConfigError("nothing to write: give -o COMPARE.json and/or --report COMPARE.html")
-    check_destinations([a, b, summary_a, summary_b], [("-o", output), ("--report", report_path)])
-    run_a = read_run(a, label=labels[0], summary=summary_a)
-    run_b = read_run(b, label=labels[1], summary=summary_b)
-    result = comparison(run_a, run_b, settings)
-    if output is not None:
-        write_json_atomic(output, result, what="comparison (-o)")
+    job = Job([Input(a, "A (the baseline run)"), Input(b, "B (the run compared)"),
+               Input(summary_a, "--summary-a"), Input(summary_b, "--summary-b")],
+              [Output(output, "-o"), Output(report_path, "--report")])
+    with job:
+        run_a = read_run(a, label=labels[0], summary=summary_a)
+        run_b = read_run(b, label=labels[1], summary=summary_b)
+        result = comparison(run_a, run_b, settings)
+        if output is not None:
+            write_json_atomic(output, result, what="comparison (-o)")
+        if report_path is not None:
+            from ..report.compare import write_compare_report
+
+            write_compare_report(report_path, result, run_a.results, run_b.results)
     return Comparison(result, run_a, run_b)
 
 
@@ -152,4 +140,4 @@ def comparison(run_a: Run, run_b: Run, settings: ComparisonSettings | None = Non
             "config_differences": config_differences(run_a.summary, run_b.summary)}
 
 
-__all__ = ["Comparison", "Run", "check_destinations", "compare_files", "comparison", "config_differences", "read_run"]
+__all__ = ["Comparison", "Run", "compare_files", "comparison", "config_differences", "read_run"]

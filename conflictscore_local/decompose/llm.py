@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Sequence
 
 from .. import registry
+from ..arguments import ranged
 from ..backend import Backend
 from ..generate._base import Generation, Generator
 from ..types import Claim, Item
@@ -93,18 +94,14 @@ class LLMConfig:
     generator: str = "openai"
     generator_args: dict[str, Any] = field(default_factory=dict)
     pipeline: str | None = None
-    demonstrations: int = len(DEMONSTRATIONS)
-    max_tokens: int = 512
-    temperature: float = 0.0
-    max_claims_per_sentence: int = 16
+    demonstrations: int = ranged(len(DEMONSTRATIONS), 0, len(DEMONSTRATIONS))
+    max_tokens: int = ranged(512, 1, 1_000_000)
+    temperature: float = ranged(0.0, 0.0, 10.0)
+    max_claims_per_sentence: int = ranged(16, 1, 10_000)
 
     def __post_init__(self) -> None:
         registry.config_for("generator", self.generator, self.generator_args,
                             where=f"generator {self.generator!r} (generator_args)")
-        if not 0 <= self.demonstrations <= len(DEMONSTRATIONS):
-            raise ValueError(f"demonstrations must be between 0 and {len(DEMONSTRATIONS)}, got {self.demonstrations}")
-        if self.max_tokens < 1 or self.max_claims_per_sentence < 1:
-            raise ValueError("max_tokens and max_claims_per_sentence must be at least 1")
 
 
 class LLMDecomposer(Backend):
@@ -137,7 +134,8 @@ class LLMDecomposer(Backend):
 
     def spec(self) -> dict[str, Any]:
         """The prompt, the generation settings, the generator's model (weights and tokenizer
-        for a local one, the served name for a server) and the sentence splitter's spec;
+        for a local one; for a server the name in use and what ``GET /models`` reports about it)
+        and the sentence splitter's spec;
         how requests are paced, batched or retried is left out."""
         model = dict(self.generator().spec())
         cfg = self.config

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Sequence
 
 from .. import registry
+from ..arguments import ranged
 from ..backend import Backend
 from ..devices import DTYPES, check_device
 from ..errors import BackendUnavailable
@@ -54,11 +55,11 @@ class Seq2SeqConfig:
     prompt: str = "{sentence}"
     revision: str | None = None
     pipeline: str | None = None
-    batch_size: int = 16
-    max_input_tokens: int = 512
-    max_new_tokens: int = 256
-    num_beams: int = 1
-    max_claims_per_sentence: int = 16
+    batch_size: int = ranged(16, 1, 1_000_000)
+    max_input_tokens: int = ranged(512, 1, 1_000_000)
+    max_new_tokens: int = ranged(256, 1, 1_000_000)
+    num_beams: int = ranged(1, 1, 256)
+    max_claims_per_sentence: int = ranged(16, 1, 10_000)
     device: str = "auto"
     dtype: str = "auto"
 
@@ -69,9 +70,6 @@ class Seq2SeqConfig:
         check_device(self.device)
         if self.dtype not in DTYPES:
             raise ValueError(f"dtype {self.dtype!r} is not allowed; allowed: {', '.join(DTYPES)}")
-        for field in ("batch_size", "max_input_tokens", "max_new_tokens", "num_beams", "max_claims_per_sentence"):
-            if getattr(self, field) < 1:
-                raise ValueError(f"{field} must be at least 1, got {getattr(self, field)}")
 
 
 class Seq2SeqDecomposer(Backend):

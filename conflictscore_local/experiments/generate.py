@@ -20,7 +20,7 @@ from ..inputs import item_to_json, parse_item
 from ..jsonl import iter_jsonl
 from ..progress import bar as progress_bar
 from ..types import Item
-from ..writing import write_jsonl_atomic
+from ..jobs import Input, Job, Output, write_jsonl_atomic
 from .prompts import PROMPT_VERSION, STRATEGIES, report_prompt
 
 log = logging.getLogger(__name__)
@@ -85,12 +85,22 @@ def generate_file(
     limit: int | None = None,
     progress: bool = False,
 ) -> dict[str, Any]:
-    """The ``conflictscore generate`` job: read and check every item before any model loads,
-    generate, write OUTPUT atomically. Returns counts (``items``, ``failed``) and the generator."""
+    """The ``conflictscore generate`` job: check OUTPUT (not the input, writable), read and check
+    every item before any model loads, generate, write OUTPUT atomically. Returns counts
+    (``items``, ``failed``) and the generator."""
     if strategy not in STRATEGIES:
         raise ConfigError(f"unknown strategy {strategy!r}; allowed: {', '.join(STRATEGIES)}")
     if limit is not None and limit < 1:
         raise ConfigError(f"--limit must be at least 1, got {limit}")
+    with Job([Input(input_path, "the input file")], [Output(output_path, "-o")]):
+        return _generate_file(input_path, output_path, strategy=strategy, generator=generator,
+                              generator_args=generator_args, max_tokens=max_tokens, temperature=temperature,
+                              limit=limit, progress=progress)
+
+
+def _generate_file(input_path: str | os.PathLike[str], output_path: str | os.PathLike[str], *, strategy: str,
+                   generator: str | Generator, generator_args: Mapping[str, Any] | None, max_tokens: int,
+                   temperature: float, limit: int | None, progress: bool) -> dict[str, Any]:
     p = str(input_path)
     items, lines, seen = [], [], {}
     for n, obj in iter_jsonl(p):
@@ -110,7 +120,7 @@ def generate_file(
     with progress_bar(len(items), "item", enabled=progress, desc=f"generate ({strategy})") as bar:
         rows = generate_reports(items, gen, strategy, max_tokens=max_tokens, temperature=temperature,
                                 on_progress=bar.update)
-    write_jsonl_atomic(output_path, rows)
+    write_jsonl_atomic(output_path, rows, what="-o")
     failed = sum("error" in r["generation"] for r in rows)
     if failed:
         log.warning(f"{failed} of {len(rows)} items got no response (see generation.error in {output_path})")

@@ -20,14 +20,17 @@ harmed) / n exactly.
 
 from __future__ import annotations
 
-import json
+import contextlib
+import logging
 import os
 import time
 from dataclasses import dataclass
-from typing import IO, Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from .. import registry
 from ..engine import Engine
+from ..jobs import Input, Job, Output, ResumableJsonlWriter, write_json_atomic
+from ..scoring import cache_output
 from ..environment import versions
 from ..errors import ConfigError
 from ..generate import Generation, Generator
@@ -35,9 +38,10 @@ from ..jsonl import file_sha256
 from ..metrics import bootstrap_mean_ci
 from ..progress import bar as progress_bar
 from ..types import Document, Item, ItemResult
-from ..writing import write_json_atomic
 from .prompts import CONDITIONS, feedback_prompt, letter, mc_prompt, prompt_record
 from .truthfulqa import MCQuestion, parse_option, read_truthfulqa, sample
+
+log = logging.getLogger(__name__)
 
 STATES: tuple[str, ...] = ("right", "wrong", "unparseable", "failed")
 FIRST_PASS: tuple[str, ...] = ("closed-book", "rag", "prompt-control")
@@ -238,63 +242,67 @@ def regenerate_file(
     max_tokens: int = 32,
     temperature: float = 0.0,
     progress: bool = False,
+    config_file: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]:
-    """The ``conflictscore regenerate`` job: read the CSV, run, write ``output`` (JSON) and the
-    trace (JSONL), both atomically; returns what was written to ``output``."""
+    """The ``conflictscore regenerate`` job: check every destination (``output``, the trace, the
+    cache: none the CSV or each other), read the CSV, run, write ``output`` (JSON) and the trace
+    (JSONL, a row as it happens, renamed into place at the end); returns what was written to
+    ``output``. More failed replies than ``engine.max_unscored_share`` is a warning in
+    ``warnings`` (the command's exit status 3: :func:`too_many_failed`)."""
     if limit is not None and limit < 1:
         raise ConfigError(f"--limit must be at least 1, got {limit}")
     if sample_size is not None and sample_size < 1:
         raise ConfigError(f"--sample must be at least 1, got {sample_size}")
-    questions = read_truthfulqa(truthfulqa, seed=seed)
-    if sample_size is not None:
-        questions = sample(questions, sample_size)
-    if limit is not None:
-        questions = questions[:limit]
-    gen = registry.as_backend("generator", generator, generator_args, where="regenerate: generator")
-    t0 = time.perf_counter()
-    tmp_trace, fh = _open_trace(trace_path)
-    try:
-        def emit(record: Mapping[str, Any]) -> None:
-            if fh is not None:
-                fh.write(json.dumps(record, ensure_ascii=False) + "\n")
-                fh.flush()
-
-        conds = run_regenerate(questions, gen, engine, conditions=conditions, max_tokens=max_tokens,
-                               temperature=temperature, trace=emit, progress=progress)
-    except BaseException:
-        if fh is not None:
-            fh.close()
-        raise
-    if fh is not None:
-        fh.close()
-        os.replace(tmp_trace, trace_path)  # type: ignore[arg-type]
-    result = {
-        "conditions": conds,
-        "config": {
-            "truthfulqa": str(truthfulqa), "truthfulqa_sha256": file_sha256(truthfulqa),
-            "n_questions": len(questions), "limit": limit, "sample": sample_size, "seed": seed,
-            "conditions": [c for c in CONDITIONS if c in conditions], "max_tokens": max_tokens,
-            "temperature": temperature, "prompts": prompt_record("multiple-choice"),
-            "generator": gen.describe(),
-            "generator_stats": gen.stats(),
-            "conflictscore": engine.describe(),
-        },
-        "timing": {"total_s": round(time.perf_counter() - t0, 3)},
-        "versions": versions(),
-    }
-    write_json_atomic(output, result)
+    job = Job([Input(truthfulqa, "the TruthfulQA CSV (--truthfulqa)"), Input(config_file, "the --config file")],
+              [Output(output, "-o"), Output(trace_path, "--trace", kind="rows"), *cache_output(engine.config)])
+    with job:
+        questions = read_truthfulqa(truthfulqa, seed=seed)
+        if sample_size is not None:
+            questions = sample(questions, sample_size)
+        if limit is not None:
+            questions = questions[:limit]
+        gen = registry.as_backend("generator", generator, generator_args, where="regenerate: generator")
+        t0 = time.perf_counter()
+        with contextlib.ExitStack() as stack:
+            trace = stack.enter_context(ResumableJsonlWriter(trace_path)) if trace_path is not None else None
+            conds = run_regenerate(questions, gen, engine, conditions=conditions, max_tokens=max_tokens,
+                                   temperature=temperature, trace=trace.write if trace is not None else None,
+                                   progress=progress)
+        result = {
+            "conditions": conds,
+            "config": {
+                "truthfulqa": str(truthfulqa), "truthfulqa_sha256": file_sha256(truthfulqa),
+                "n_questions": len(questions), "limit": limit, "sample": sample_size, "seed": seed,
+                "conditions": [c for c in CONDITIONS if c in conditions], "max_tokens": max_tokens,
+                "temperature": temperature, "prompts": prompt_record("multiple-choice"),
+                "generator": gen.describe(),
+                "generator_stats": gen.stats(),
+                "conflictscore": engine.describe(),
+            },
+            "timing": {"total_s": round(time.perf_counter() - t0, 3)},
+            "versions": versions(),
+            "warnings": _failed_warning(conds, engine.config.engine.max_unscored_share),
+        }
+        for w in result["warnings"]:
+            log.warning(w)
+        write_json_atomic(output, result, what="-o")
     return result
 
 
-def _open_trace(path: str | os.PathLike[str] | None) -> tuple[str | None, IO[str] | None]:
-    """A temporary file beside ``path`` (renamed into place when the run ends)."""
-    if path is None:
-        return None, None
-    tmp = f"{os.fspath(path)}.partial"
-    d = os.path.dirname(os.fspath(path))
-    if d:
-        os.makedirs(d, exist_ok=True)
-    return tmp, open(tmp, "w", encoding="utf-8")
+def _failed_warning(conds: Mapping[str, Mapping[str, Any]], limit: float) -> list[str]:
+    """The warning of a run with more failed replies (no answer from the generator) than ``limit`` allows."""
+    total = sum(c["n"] for c in conds.values())
+    failed = sum(c["failed"] for c in conds.values())
+    if not total or failed / total <= limit:
+        return []
+    return [f"{failed} of {total} replies ({failed / total:.1%}) FAILED (no answer: a server down, every request "
+            f"timed out), above engine.max_unscored_share={limit:g}: the accuracies count them as wrong. Each "
+            "one's note in the trace says why. Exit status 3."]
+
+
+def too_many_failed(result: Mapping[str, Any]) -> bool:
+    """Whether a :func:`regenerate_file` result warns of too many failed replies (exit status 3)."""
+    return bool(result.get("warnings"))
 
 
 def format_results(result: Mapping[str, Any]) -> str:

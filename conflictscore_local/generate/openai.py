@@ -6,14 +6,19 @@ transport errors (refused or reset connections, TLS errors while reading; honour
 ``Retry-After``). A request that never gets a proper answer (or whose answer is malformed,
 logprob values included) comes back as a :class:`Generation` with ``text=None`` and the
 reason in ``error``; a wrong URL, model, key or certificate (401/403/404, a TLS certificate
-that does not verify) stops the run instead, since every other request would fail the same
-way. Whatever server text goes into an error passes through :func:`~.common.redact` first,
-so an API key the server echoes never reaches a note. Both ``/chat/completions`` (with
+that does not verify, an HTTP 400 for a model the server does not list) stops the run
+instead, since every other request would fail the same way. A server that refuses
+``logprobs`` (HTTP 400 naming them) or ignores them (answers without any) is asked without
+them from then on (``logprobs_refused`` says why). Whatever server text goes into an error
+passes through :func:`~..jobs.redact` first, so an API key the server echoes never reaches a
+note (and every stored string passes the same point). A ``base_url`` with ``user:password@``
+sends those as Basic credentials. Both ``/chat/completions`` (with
 ``chat_template_kwargs`` for vLLM servers) and ``/completions``.
 """
 
 from __future__ import annotations
 
+import base64
 import email.utils
 import http.client
 import json
@@ -23,15 +28,18 @@ import ssl
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any, Callable, Literal, Mapping, Sequence
 
+from ..arguments import ranged
 from ..backend import Backend
 from ..errors import BackendUnavailable, ConfigError
 from ._base import Generation, Prompt, generation_spec
-from .text import redact, strip_thinking
+from ..jobs import add_secret, redact
+from .text import strip_thinking
 
 _FATAL = (401, 403, 404)
 _RETRIED = (408, 429)
@@ -40,6 +48,8 @@ SERVED_MODEL_FIELDS: tuple[str, ...] = ("id", "root", "parent", "owned_by", "max
 """The fields of a ``GET /models`` entry that identify what is served (vLLM: ``root`` is the
 checkpoint it was started with). ``created`` is reported but not part of the identity: vLLM
 fills it with the time of each listing."""
+LOGPROBS_IGNORED = "the server answered without log-probabilities (it ignores logprobs)"
+"""``logprobs_refused`` of a server that takes the ``logprobs`` field and returns none."""
 
 
 @dataclass(frozen=True)
@@ -57,25 +67,19 @@ class OpenAIConfig:
     model: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
     endpoint: Literal["chat", "completions"] = "chat"
-    max_concurrency: int = 8
-    timeout_s: float = 120.0
-    max_retries: int = 4
-    backoff_s: float = 1.0
-    max_backoff_s: float = 60.0
+    max_concurrency: int = ranged(8, 1, 4096)
+    timeout_s: float = ranged(120.0, 0.0, 86400.0, low_open=True)
+    max_retries: int = ranged(4, 0, 100)
+    backoff_s: float = ranged(1.0, 0.0, 3600.0)
+    max_backoff_s: float = ranged(60.0, 0.0, 86400.0)
     enable_thinking: bool | None = False
     chat_template_kwargs: dict | None = None
     extra_body: dict | None = None
-    seed: int | None = 0
+    seed: int | None = ranged(0, 0, 2**63 - 1)
 
     def __post_init__(self) -> None:
         if not self.base_url.startswith(("http://", "https://")):
             raise ValueError(f"base_url must start with http:// or https://, got {self.base_url!r}")
-        if self.max_concurrency < 1:
-            raise ValueError(f"max_concurrency must be at least 1, got {self.max_concurrency}")
-        if self.timeout_s <= 0:
-            raise ValueError(f"timeout_s must be positive, got {self.timeout_s}")
-        if self.max_retries < 0:
-            raise ValueError(f"max_retries must be >= 0, got {self.max_retries}")
 
 
 class RequestFailed(Exception):
@@ -90,8 +94,10 @@ class OpenAIGenerator(Backend):
     Config = OpenAIConfig
 
     def spec(self) -> dict[str, Any]:
-        """What decides the answers (see :func:`._base.generation_spec`)."""
-        return generation_spec(self)
+        """What decides the answers (see :func:`._base.generation_spec`), with the model named as the
+        server knows it: the name in use (the first one it lists when none is configured) and what
+        ``GET /models`` reports about it, so another model restarted behind the same URL changes it."""
+        return {**generation_spec(self), "model": self.model_name(), "served": self.served_model()}
 
     def __init__(self, config: OpenAIConfig | None = None):
         super().__init__(config)
@@ -100,7 +106,9 @@ class OpenAIGenerator(Backend):
         self._served: dict[str, Any] | None = None
         self._served_known = False
         self.logprobs_refused: str | None = None
-        """Why the server refused logprobs (requests are sent without them from then on), or None."""
+        """Why the server refused logprobs (an HTTP 400 naming them, or an answer without them:
+        :data:`LOGPROBS_IGNORED`); requests are sent without them from then on. None: not refused."""
+        self._logprobs_seen = False  # whether any answer came with the logprobs it was asked for
         self.sleep: Callable[[float], Any] = time.sleep
         """How a retry waits out its backoff (tests hand in one that records instead of waiting)."""
         self._lock = threading.Lock()
@@ -109,14 +117,20 @@ class OpenAIGenerator(Backend):
     def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         key = os.environ.get(self.config.api_key_env)
+        _, basic = _url_credentials(self.config.base_url)
         if key:
+            add_secret(key)
             headers["Authorization"] = f"Bearer {key}"
+        elif basic:
+            headers["Authorization"] = f"Basic {basic}"
         return headers
 
     def secrets(self) -> tuple[str, ...]:
-        """The values no stored note may contain: the API key, when one is set."""
+        """The values no stored note may contain: the API key (every stored string passes the
+        redaction point with it, :mod:`..jobs.redaction`), a password in ``base_url``."""
         key = os.environ.get(self.config.api_key_env)
-        return (key,) if key else ()
+        password = urllib.parse.urlsplit(self.config.base_url).password
+        return tuple(v for v in (key, password) if v)
 
     def _redact(self, text: str) -> str:
         return redact(text, self.secrets())
@@ -132,7 +146,7 @@ class OpenAIGenerator(Backend):
         reason when it gives up, ``BackendUnavailable`` on 401/403/404.
         """
         cfg = self.config
-        url = cfg.base_url.rstrip("/") + path
+        url = _url_credentials(cfg.base_url)[0].rstrip("/") + path
         data = json.dumps(body).encode() if body is not None else None
         reason = ""
         for attempt in range(cfg.max_retries + 1):
@@ -272,10 +286,39 @@ class OpenAIGenerator(Backend):
                     self.count("logprobs_refused")
                 path, body = self.body(prompt, **kw)
                 reply = self.request(path, body)
-            return parse_reply(reply, self.config.endpoint)
+            out = parse_reply(reply, self.config.endpoint)
         except RequestFailed as e:
+            if str(e).startswith("HTTP 400"):
+                self._check_listed(str(e))
             self._count("failed")
             return Generation(None, error=self._redact(str(e)))
+        if "logprobs" in body and out.text:
+            returned = reply["choices"][0].get("logprobs") is not None
+            with self._lock:
+                if returned:
+                    self._logprobs_seen = True
+                else:
+                    # asked, answered without them: a server that never returned any ignores the
+                    # field (``transformers serve``); after some answers with them, one is only counted
+                    self.count("answers_without_logprobs")
+                    if self.logprobs_refused is None and not self._logprobs_seen:
+                        self.logprobs_refused = LOGPROBS_IGNORED
+        return out
+
+    def _check_listed(self, failure: str) -> None:
+        """After an HTTP 400: stop the run (``BackendUnavailable``) when the server lists its
+        models and the configured one is not among them, since every request will be refused
+        alike (``transformers serve`` pinned to another model answers 400, not vLLM's 404)."""
+        try:
+            listed = [str(e["id"]) for e in self.models()["data"] if isinstance(e, dict) and "id" in e]
+        except (RequestFailed, BackendUnavailable, KeyError, TypeError):
+            return  # no listing to compare with (none, or no such route): the request's own failure stands
+        name = self.model_name()
+        if listed and name not in listed:
+            raise BackendUnavailable(
+                f"{self.config.base_url}: {self._redact(failure)}; the server lists {', '.join(map(repr, listed))}, "
+                f"not model={name!r}: check model="
+            )
 
     def generate(
         self,
@@ -379,6 +422,19 @@ def _retry_after(value: str | None) -> float | None:
             return max(0.0, email.utils.parsedate_to_datetime(value).timestamp() - time.time())
         except (TypeError, ValueError):
             return None
+
+
+def _url_credentials(base_url: str) -> tuple[str, str | None]:
+    """``base_url`` without ``user:password@`` (urllib sends none of it), and the Basic credentials it held."""
+    parts = urllib.parse.urlsplit(base_url)
+    if parts.username is None and parts.password is None:
+        return base_url, None
+    add_secret(parts.password)
+    host = parts.netloc.rpartition("@")[2]
+    user = urllib.parse.unquote(parts.username or "")
+    secret = urllib.parse.unquote(parts.password or "")
+    basic = base64.b64encode(f"{user}:{secret}".encode()).decode("ascii")
+    return urllib.parse.urlunsplit(parts._replace(netloc=host)), basic
 
 
 def _snippet(raw: bytes) -> str:

@@ -1,11 +1,11 @@
 """What the generators do to text: chat rendering (Qwen3-style thinking switched off), a
-reasoning model's ``<think>`` block stripped, stop strings, and credentials redacted from
-anything a server says before it reaches a note."""
+reasoning model's ``<think>`` block stripped, stop strings. (Credentials are redacted at the
+one redaction point, :mod:`..jobs.redaction`.)"""
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ..errors import ConfigError
 
@@ -49,23 +49,3 @@ def cut_at_stop(text: str, stop: Sequence[str] | None) -> tuple[str, bool]:
     """``text`` up to the earliest stop string, and whether one was found."""
     cut = min((i for s in stop or () if s and (i := text.find(s)) >= 0), default=-1)
     return (text[:cut], True) if cut >= 0 else (text, False)
-
-
-REDACTED = "[redacted]"
-_CREDENTIAL = re.compile(
-    r"(?i)(\bbearer\s+)(?!\[redacted\])[A-Za-z0-9._~+/=-]{8,}"
-    r"|(\b(?:authorization|proxy-authorization|api[-_]?key|x-api-key|access[-_]?token)[\"']?\s*[:=]\s*[\"']?)"
-    r"(?:(?:bearer|basic)\s+)?(?!\[redacted\])[^\s\"',;}\]]+"
-)
-
-
-def redact(text: str, secrets: Iterable[str] = ()) -> str:
-    """``text`` with credentials replaced by ``[redacted]``: whatever follows ``Bearer`` or an
-    ``Authorization`` / ``api_key``-style field, and every value in ``secrets`` (an API key)
-    wherever it appears. Every note made from a server's text goes through here, so a server
-    that echoes request headers cannot put a key into an output file."""
-    text = _CREDENTIAL.sub(lambda m: (m.group(1) or m.group(2)) + REDACTED, text)
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, REDACTED)
-    return text

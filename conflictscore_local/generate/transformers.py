@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Literal, Mapping, Sequence
 
+from ..arguments import ranged
 from ..backend import Backend
 from ..checkpoints import installed_model_file, load_tokenizer, resolve_model
 from ..devices import check_device, torch_device, torch_dtype
@@ -42,14 +43,12 @@ class TransformersConfig:
     gguf_file: str | None = None
     device: str = "auto"
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
-    batch_size: int = 8
+    batch_size: int = ranged(8, 1, 1_000_000)
     enable_thinking: bool | None = False
     chat_template_kwargs: dict | None = None
-    seed: int = 0
+    seed: int = ranged(0, 0, 2**63 - 1)
 
     def __post_init__(self) -> None:
-        if self.batch_size < 1:
-            raise ValueError(f"batch_size must be at least 1, got {self.batch_size}")
         check_device(self.device)
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Literal, Sequence
 
+from ..arguments import ranged
 from ..backend import Backend
 from ..checkpoints import load_tokenizer, resolve_model
 from ..errors import BackendUnavailable, ConfigError
@@ -44,21 +45,15 @@ class VLLMConfig:
     model: str
     revision: str | None = None
     tokenizer: str | None = None
-    tensor_parallel_size: int = 1
-    max_model_len: int | None = None
-    gpu_memory_utilization: float = 0.9
+    tensor_parallel_size: int = ranged(1, 1, 1024)
+    max_model_len: int | None = ranged(None, 1, 100_000_000)
+    gpu_memory_utilization: float = ranged(0.9, 0.0, 1.0, low_open=True)
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
     enable_prefix_caching: bool = True
-    seed: int = 0
+    seed: int = ranged(0, 0, 2**63 - 1)
     enable_thinking: bool | None = False
     chat_template_kwargs: dict | None = None
     engine_args: dict | None = None
-
-    def __post_init__(self) -> None:
-        if self.tensor_parallel_size < 1:
-            raise ValueError(f"tensor_parallel_size must be at least 1, got {self.tensor_parallel_size}")
-        if not 0.0 < self.gpu_memory_utilization <= 1.0:
-            raise ValueError(f"gpu_memory_utilization must be in (0, 1], got {self.gpu_memory_utilization}")
 
 
 class VLLMGenerator(Backend):

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import math
 import os
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -37,6 +36,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from .. import registry
 from ..aggregate import claim_verdict, document_judgment
+from ..arguments import check_ranges, ranged
 from ..backend import Backend
 from ..errors import ConfigError
 from ..types import CONTRADICT, LABELS, Judgment, Label, Pair
@@ -55,14 +55,13 @@ class CascadeConfig:
 
     first: dict[str, Any] = field(default_factory=lambda: {"name": "nli"})
     second: dict[str, Any] | None = None
-    escalate_below: float = 0.8
+    escalate_below: float = ranged(0.8, 0.0, 1.0, what="escalate_below (a probability)")
     escalate_flips: bool = True
 
     def __post_init__(self) -> None:
         for which in JUDGES:
             judge_config(getattr(self, which), which)
-        if not (math.isfinite(self.escalate_below) and 0.0 <= self.escalate_below <= 1.0):
-            raise ValueError(f"escalate_below must be a probability from 0 to 1, got {self.escalate_below!r}")
+        check_ranges(self, where="judge cascade")
 
 
 def judge_config(spec: Any, which: str) -> tuple[str, dict[str, Any]]:

@@ -32,7 +32,7 @@ from typing import Any, Mapping, Sequence
 
 from ..backend import Backend
 from ..generate._base import Generation, Prompt
-from ..generate.text import redact
+from ..jobs import redact
 from ..types import Judgment, Label, Pair
 from ._base import ProgressFn
 from .distinct import distinct
@@ -42,17 +42,8 @@ from .prompts import PROMPT_VERSION, judge_messages, judge_text, passage_order
 log = logging.getLogger(__name__)
 
 
-def check_judge_args(cfg: Any, *, name: str, top_logprobs: tuple[int, int]) -> None:
-    """The checks of the arguments both LLM judges have (``ValueError`` naming the range)."""
-    lo, hi = top_logprobs
-    if not lo <= cfg.top_logprobs <= hi:
-        raise ValueError(f"top_logprobs must be between {lo} and {hi}, got {cfg.top_logprobs}")
-    if cfg.max_tokens < 1:
-        raise ValueError(f"max_tokens must be at least 1, got {cfg.max_tokens}")
-    if not 0.0 <= cfg.min_label_mass <= 1.0:
-        raise ValueError(f"min_label_mass must be between 0 and 1, got {cfg.min_label_mass}")
-    if cfg.chunk_size < 1:
-        raise ValueError(f"chunk_size must be at least 1, got {cfg.chunk_size}")
+def check_judge_args(cfg: Any, *, name: str) -> None:
+    """The checks both LLM judges' arguments need beyond their ranges (``ValueError``)."""
     if cfg.thresholds is not None:
         check_thresholds(cfg.thresholds, source=f"judge {name}: thresholds")
 
@@ -172,7 +163,7 @@ class LLMJudge(Backend):
     def read(self, pair: Pair, g: Generation, thresholds: Mapping[Label, float] | None, *,
              text_only: bool = False) -> Judgment:
         """The judgment in one generation: logprobs first (unless ``text_only``), then strict
-        text, else unscored. Notes are redacted (:func:`~..generate.text.redact`)."""
+        text, else unscored. Notes are redacted (:func:`~..jobs.redact`)."""
         if g.text is None:
             return Judgment(pair, None, None, "judge", self._note(f"no answer: {g.error}"))
         why = ""

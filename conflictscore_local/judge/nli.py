@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Literal, Mapping, Sequence
 
+from ..arguments import ranged
 from ..backend import Backend
 from ..checkpoints import load_tokenizer, model_fingerprint, token_counter, tokenizer_fingerprint
 from ..devices import check_device
@@ -78,29 +79,21 @@ class NLIConfig:
 
     model: str | None = None
     revision: str | None = None
-    batch_size: int = 64
-    max_batch_tokens: int | None = None
-    max_length: int | None = None
+    batch_size: int = ranged(64, 1, 1_000_000)
+    max_batch_tokens: int | None = ranged(None, 1, 1_000_000_000)
+    max_length: int | None = ranged(None, 16, 1_000_000)
     device: str = "auto"
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
     negative_label: Literal["IRRELEVANT", "CONTRADICT"] | None = None
     id2label: dict | None = None
     thresholds: dict | None = None
     calibration: bool = True
-    claim_room: int | None = None
+    claim_room: int | None = ranged(None, 0, 1_000_000)
     runtime: Literal["auto", "torch", "onnx"] = "auto"
     int8: bool = False
     export_dir: str | None = None
 
     def __post_init__(self) -> None:
-        if self.batch_size < 1:
-            raise ValueError(f"batch_size must be at least 1, got {self.batch_size}")
-        if self.max_batch_tokens is not None and self.max_batch_tokens < 1:
-            raise ValueError(f"max_batch_tokens must be at least 1, got {self.max_batch_tokens}")
-        if self.max_length is not None and self.max_length < 16:
-            raise ValueError(f"max_length must be at least 16, got {self.max_length}")
-        if self.claim_room is not None and self.claim_room < 0:
-            raise ValueError(f"claim_room must be >= 0, got {self.claim_room}")
         check_device(self.device)
         if self.thresholds is not None:
             check_thresholds(self.thresholds, source="judge nli: thresholds")

@@ -1,7 +1,10 @@
 """``openai``: the LLM judge prompt against an OpenAI-compatible server (``vllm serve`` …).
 
 Labels come from the first answer token's ``top_logprobs`` when the server returns them,
-else from the reply text, accepted only when it is exactly one label word. A pair the
+else from the reply text, accepted only when it is exactly one label word. Whether it
+returns them is asked once, with a one-token probe, before the spec keys the cache: a
+server that refuses or ignores them (``transformers serve``) is read text-only from the
+start (``top_logprobs`` 0 in the spec, ``resolved["logprobs"]`` says why). A pair the
 server never answers properly (HTTP error after retries, timeout, malformed JSON,
 unparseable text) is unscored, with the reason in its note and counted in ``stats()``.
 
@@ -22,9 +25,11 @@ from dataclasses import dataclass
 from typing import Any, Callable, Literal, Mapping
 
 from .. import registry
+from ..arguments import ranged
 from ..arguments import flat
 from ..chunk import word_count
 from ..generate.openai import OpenAIConfig, OpenAIGenerator
+from ..types import Claim, Pair, Passage
 from .classify import ClassifyMode, ServeClassifyRuntime, check_mode_args
 from .llm import LLMJudge, check_judge_args
 from .runtime import Classifier
@@ -57,31 +62,27 @@ class OpenAIJudgeConfig:
     """
 
     generator: OpenAIConfig = flat(default_factory=OpenAIConfig)
-    top_logprobs: int = 10
-    max_tokens: int = 8
-    min_label_mass: float = 0.5
+    top_logprobs: int = ranged(10, 0, 20)
+    max_tokens: int = ranged(8, 1, 1_000_000)
+    min_label_mass: float = ranged(0.5, 0.0, 1.0)
     thresholds: dict | None = None
-    passage_words: int = 1500
-    chunk_size: int = 8192
+    passage_words: int = ranged(1500, 8, 10_000_000)
+    chunk_size: int = ranged(8192, 1, 10_000_000)
     model_fingerprint: str | None = None
     mode: Literal["generate", "classify"] = "generate"
     checkpoint: str | None = None
     revision: str | None = None
-    batch_size: int = 32
-    max_length: int | None = None
+    batch_size: int = ranged(32, 1, 1_000_000)
+    max_length: int | None = ranged(None, 16, 1_000_000)
     negative_label: Literal["IRRELEVANT", "CONTRADICT"] | None = None
     id2label: dict | None = None
     calibration: bool = True
-    claim_room: int | None = None
+    claim_room: int | None = ranged(None, 0, 1_000_000)
 
     def __post_init__(self) -> None:
-        check_judge_args(self, name="openai", top_logprobs=(0, 20))
+        check_judge_args(self, name="openai")
         if self.model_fingerprint is not None and not self.model_fingerprint.strip():
             raise ValueError("model_fingerprint must not be empty")
-        if self.passage_words < 8:
-            raise ValueError(f"passage_words must be at least 8, got {self.passage_words}")
-        if self.batch_size < 1:
-            raise ValueError(f"batch_size must be at least 1, got {self.batch_size}")
         check_mode_args(
             self, name="openai",
             generate_only=("top_logprobs", "max_tokens", "min_label_mass", "passage_words", "endpoint"),
@@ -102,6 +103,7 @@ class OpenAIJudge(ClassifyMode, LLMJudge):
     def __init__(self, config: OpenAIJudgeConfig | None = None):
         super().__init__(config)
         self._warned = False  # about a model the server does not describe
+        self._probed = False  # whether the server was asked if it returns logprobs
 
     # -- classify mode: the nli judge with vllm serve's /classify as its forward pass --------
     def classifier_model(self) -> str:
@@ -141,8 +143,36 @@ class OpenAIJudge(ClassifyMode, LLMJudge):
         return {"name": gen.model_name(), "base_url": cfg.base_url, "served": served, **sent}
 
     def top_logprobs(self) -> int:
-        """0 once the server has refused logprobs (labels are then read from the text)."""
-        return 0 if self.generator().logprobs_refused else self.config.top_logprobs
+        """0 once the server has refused or ignored logprobs (labels are then read from the text).
+
+        Unless the identity is pinned (``model_fingerprint``: the spec is then built without
+        asking the server anything), the first call asks the server first (:meth:`probe_logprobs`),
+        so the spec that keys the cache is the one the labels will be read under, run after run.
+        """
+        cfg = self.config
+        if cfg.top_logprobs and cfg.mode == "generate" and cfg.model_fingerprint is None and not self._probed:
+            self._probed = True
+            self.probe_logprobs()
+        return 0 if self.generator().logprobs_refused else cfg.top_logprobs
+
+    def probe_logprobs(self) -> None:
+        """One judge prompt of one token with logprobs asked, before any pair: a server that
+        refuses them (HTTP 400) or answers without them (``transformers serve`` ignores the
+        field) makes the judge read labels from the text from the start, with a logged warning.
+        What the probe found goes into ``resolved["logprobs"]`` (and so into the summary)."""
+        gen = self.generator()
+        if gen.logprobs_refused is None:
+            pair = Pair(Claim("probe", 0, "The sky is blue."), Passage("probe", "probe", 0, "The sky is blue."))
+            (g,) = gen.generate([self.prompt(pair)], max_tokens=1, temperature=0.0, logprobs=self.config.top_logprobs)
+            if gen.logprobs_refused is None:
+                self.resolved["logprobs"] = "returned" if g.top_logprobs else (
+                    f"undecided: the probe got {'no answer: ' + str(g.error) if g.text is None else 'an empty answer'}"
+                )
+                return
+        self.resolved["logprobs"] = f"refused: {gen.logprobs_refused}"
+        log.warning(
+            f"judge openai: {gen.logprobs_refused}; labels are read from the reply text (top_logprobs "
+            f"{self.config.top_logprobs} -> 0 in the spec; --judge-arg top_logprobs=0 says so and skips the probe)")
 
     def secrets(self) -> tuple[str, ...]:
         return self.generator().secrets()

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from ..arguments import ranged
 from ..backend import Backend
 from ..errors import BackendUnavailable, ConfigError
 from ..generate._base import Generation, Prompt
@@ -74,13 +75,13 @@ class RayJudgeConfig:
     """
 
     judge: dict = field(default_factory=lambda: {"name": "nli"})
-    workers: int = 2
-    cpus_per_worker: float = 1.0
-    gpus_per_worker: float = 0.0
-    threads_per_worker: int | None = None
-    batch_size: int = 256
+    workers: int = ranged(2, 1, 100_000)
+    cpus_per_worker: float = ranged(1.0, 0.0, 4096.0, low_open=True)
+    gpus_per_worker: float = ranged(0.0, 0.0, 64.0)
+    threads_per_worker: int | None = ranged(None, 1, 4096)
+    batch_size: int = ranged(256, 1, 1_000_000)
     address: str | None = None
-    num_cpus: int | None = None
+    num_cpus: int | None = ranged(None, 1, 1_000_000)
     accelerator_type: str | None = None
 
     def __post_init__(self) -> None:
@@ -89,15 +90,6 @@ class RayJudgeConfig:
             raise ValueError(f"judge must name the judge to distribute, e.g. {{\"name\": \"nli\"}}; got {self.judge!r}")
         if name == "ray":
             raise ValueError("judge: the ray judge cannot distribute itself; name the judge to run on the workers")
-        if self.workers < 1:
-            raise ValueError(f"workers must be at least 1, got {self.workers}")
-        if self.cpus_per_worker <= 0 or self.gpus_per_worker < 0:
-            raise ValueError(f"cpus_per_worker must be > 0 and gpus_per_worker >= 0, got {self.cpus_per_worker} "
-                             f"and {self.gpus_per_worker}")
-        if self.batch_size < 1:
-            raise ValueError(f"batch_size must be at least 1, got {self.batch_size}")
-        if self.threads_per_worker is not None and self.threads_per_worker < 1:
-            raise ValueError(f"threads_per_worker must be at least 1, got {self.threads_per_worker}")
         if self.num_cpus is not None and self.num_cpus < self.worker_cpus() + 1:
             raise ValueError(
                 f"num_cpus={self.num_cpus} leaves no CPU for Ray Data's read tasks beside {self.workers} workers of "

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable, Literal, Mapping
 
 from .. import registry
+from ..arguments import ranged
 from ..arguments import flat
 from ..checkpoints import model_fingerprint, token_counter, tokenizer_fingerprint
 from ..errors import ConfigError
@@ -69,24 +70,22 @@ class VLLMJudgeConfig:
     """
 
     generator: VLLMConfig = flat()
-    top_logprobs: int = 20
-    max_tokens: int = 1
+    top_logprobs: int = ranged(20, 1, 100)
+    max_tokens: int = ranged(1, 1, 1_000_000)
     chat: bool = True
-    min_label_mass: float = 0.5
+    min_label_mass: float = ranged(0.5, 0.0, 1.0)
     thresholds: dict | None = None
-    passage_tokens: int = 4096
-    claim_room: int | None = None
-    chunk_size: int = 8192
+    passage_tokens: int = ranged(4096, 8, 10_000_000)
+    claim_room: int | None = ranged(None, 0, 1_000_000)
+    chunk_size: int = ranged(8192, 1, 10_000_000)
     mode: Literal["generate", "classify"] = "generate"
-    max_length: int | None = None
+    max_length: int | None = ranged(None, 16, 1_000_000)
     negative_label: Literal["IRRELEVANT", "CONTRADICT"] | None = None
     id2label: dict | None = None
     calibration: bool = True
 
     def __post_init__(self) -> None:
-        check_judge_args(self, name="vllm", top_logprobs=(1, 100))
-        if self.passage_tokens < 8:
-            raise ValueError(f"passage_tokens must be at least 8, got {self.passage_tokens}")
+        check_judge_args(self, name="vllm")
         check_mode_args(
             self, name="vllm",
             generate_only=("top_logprobs", "max_tokens", "chat", "min_label_mass", "passage_tokens", "tokenizer",

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from ..errors import ConfigError
+from ..jobs import write_text_atomic
 from ..progress import bar as progress_bar
 from .manifest import Manifest
 
@@ -94,9 +95,7 @@ def make_lock(folder: Path, manifest: Manifest, revision: str | None, *, progres
 def write_lock(folder: Path, lock: Mapping[str, Any]) -> Path:
     """Write ``lock`` into ``folder`` atomically."""
     path = folder / LOCK_FILE
-    tmp = path.with_name(path.name + ".partial")
-    tmp.write_text(json.dumps(lock, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    write_text_atomic(path, json.dumps(lock, indent=2, sort_keys=True) + "\n", what="lock file")
     return path
 
 

@@ -16,9 +16,10 @@ import tarfile
 import tempfile
 import zlib
 from pathlib import Path, PurePosixPath
-from typing import Any, Sequence
+from typing import Any, BinaryIO, Sequence
 
 from ..errors import BackendUnavailable, ConfigError, ConflictScoreError
+from ..jobs import Input, Job, Output, write_binary_atomic
 from .lock import LOCK_FILE, SKIPPED_DIRS, make_lock, read_lock, write_lock
 from .manifest import Manifest, get_manifest
 from .store import staged_path, store_dir
@@ -146,18 +147,21 @@ def bundle(targets: Sequence[str], output: str | os.PathLike[str], *, progress: 
         if name in (n for n, _ in folders):
             raise ConfigError(f"models bundle: model {name} is named twice")
         folders.append((name, folder))
-    checks = [verify_folder(folder, progress=progress) for _, folder in folders]
-    if not all(c.ok for c in checks):
-        raise VerificationFailed("models bundle: refusing to bundle models that fail verification", checks)
-    tmp = out.with_name(out.name + ".partial")
-    try:
-        with tarfile.open(tmp, mode, dereference=True) as tar:  # a linked file goes in as the file
-            for name, folder in folders:
-                tar.add(folder, arcname=name, filter=_skip_metadata)
-        os.replace(tmp, out)
-    except OSError as e:
-        tmp.unlink(missing_ok=True)
-        raise ConflictScoreError(f"models bundle: cannot write {out}: {e.strerror or e}") from None
+    if not out.parent.is_dir():
+        raise ConfigError(f"models bundle: cannot write {out}: No such file or directory (create {out.parent} first)")
+    job = Job([Input(folder, f"the model folder of {name}", "dir", closed=True) for name, folder in folders],
+              [Output(out, "models bundle: -o")])
+    with job:
+        checks = [verify_folder(folder, progress=progress) for _, folder in folders]
+        if not all(c.ok for c in checks):
+            raise VerificationFailed("models bundle: refusing to bundle models that fail verification", checks)
+
+        def write(fh: BinaryIO) -> None:
+            with tarfile.open(fileobj=fh, mode=mode, dereference=True) as tar:  # a linked file goes in as the file
+                for name, folder in folders:
+                    tar.add(folder, arcname=name, filter=_skip_metadata)
+
+        write_binary_atomic(out, write, what="models bundle: -o")
     return checks
 
 
@@ -170,6 +174,12 @@ def unpack(archive: str | os.PathLike[str], to: str | os.PathLike[str] | None = 
     """Extract the models in ``archive`` into ``to`` (default: the store), each verified before it is moved in."""
     archive = Path(archive)
     root = Path(to).expanduser() if to is not None else store_dir()
+    with Job([Input(archive, "the bundle")], [Output(root, "models unpack: --to", kind="dir",
+                                                     hint="choose another folder with --to")]):
+        return _unpack(archive, root, force=force, progress=progress)
+
+
+def _unpack(archive: Path, root: Path, *, force: bool, progress: bool) -> list[Verification]:
     try:
         tar = tarfile.open(archive)
     except (OSError, tarfile.TarError) as e:
@@ -232,7 +242,14 @@ def _model_folders(archive: Path, members: Sequence[tarfile.TarInfo]) -> list[st
 
 
 def _check_unpacked(folder: Path, *, progress: bool) -> Verification:
+    """The unpacked folder verified against its lock, and named as its lock names the model: a
+    folder renamed in the tar would install one model's files under another's name."""
     if not folder.is_dir() or not (folder / LOCK_FILE).is_file():
         return Verification(folder, folder.name, problems=[f"{folder.name}: not a model folder with a {LOCK_FILE}"])
-    return verify_folder(folder, progress=progress)
+    check = verify_folder(folder, progress=progress)
+    if check.name is not None and check.name != folder.name:
+        check.problems.append(f"the folder {folder.name!r} holds the lock of model {check.name!r}: installing it "
+                              f"as {folder.name!r} would run {check.name!r}'s files under another name (was the "
+                              "folder renamed?)")
+    return check
 

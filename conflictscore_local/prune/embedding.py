@@ -54,6 +54,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
+from ..arguments import ranged
 from ..backend import Backend
 from ..checkpoints import model_fingerprint, resolve_model, token_counter, tokenizer_fingerprint
 from ..chunk import Chunker
@@ -84,18 +85,10 @@ class EmbeddingConfig:
 
     model: str | None = None
     device: str | None = None
-    batch_size: int | None = None
-    threshold: float = 0.14
-    k: int = 3
+    batch_size: int | None = ranged(None, 1, 1_000_000)
+    threshold: float = ranged(0.14, -1.0, 1.0, what="threshold (a cosine)")
+    k: int = ranged(3, 0, 1_000_000, what="k (0 keeps by threshold only)")
     guard: bool = True
-
-    def __post_init__(self) -> None:
-        if not -1.0 <= self.threshold <= 1.0:
-            raise ValueError(f"threshold must be a cosine in [-1, 1], got {self.threshold}")
-        if self.k < 0:
-            raise ValueError(f"k must be >= 0 (0 keeps by threshold only), got {self.k}")
-        if self.batch_size is not None and self.batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {self.batch_size}")
 
 
 class EmbeddingPruner(Backend):

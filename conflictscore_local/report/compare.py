@@ -17,7 +17,7 @@ from ..compare.core import CHANGES, match_claims
 from ..errors import InputError
 from ..metrics import METRICS
 from ..types import ClaimVerdict, ItemResult
-from ..writing import write_text_atomic
+from ..jobs import write_text_atomic
 from .data import VALUE_DIGITS
 from .render import PAGE_SIZE, _environment, _static, pack_details
 
@@ -134,10 +134,7 @@ def write_compare_report(path: str | os.PathLike[str], result: Mapping[str, Any]
                          b: Sequence[ItemResult], *, title: str | None = None) -> int:
     """Render the comparison page and write it atomically to ``path``; returns its size in bytes."""
     page = render_compare(result, a, b, title=title)
-    try:
-        write_text_atomic(path, page, what="report")
-    except OSError as e:
-        raise InputError(f"cannot write the comparison page: {e.strerror or e}", path=str(path)) from None
+    write_text_atomic(path, page, what="report")
     return len(page.encode("utf-8"))
 
 

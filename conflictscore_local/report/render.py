@@ -20,8 +20,8 @@ from importlib import resources
 from typing import Any, Mapping
 
 from .. import __version__
-from ..errors import BackendUnavailable, InputError
-from ..writing import write_text_atomic
+from ..errors import BackendUnavailable
+from ..jobs import Input, Job, Output, scrub, write_text_atomic
 from .data import ReportInputs, bench_section, item_records, load_inputs, summary_section
 from .plots import MISSING_MATPLOTLIB, make_plots, matplotlib_available
 
@@ -69,9 +69,8 @@ def render_html(inputs: ReportInputs, *, title: str | None = None) -> str:
     from markupsafe import Markup
 
     env = _environment()
-    summary = summary_section(inputs)
-    bench = bench_section(inputs)
-    index, details = item_records(inputs)
+    # everything shown passes the redaction point: a summary's config holds what backends resolved
+    summary, bench, (index, details) = scrub([summary_section(inputs), bench_section(inputs), item_records(inputs)])
     have_plots = matplotlib_available()
     plots = make_plots(index, bench) if have_plots else []
     names = dict(inputs.names)
@@ -100,10 +99,7 @@ def render_html(inputs: ReportInputs, *, title: str | None = None) -> str:
 def write_report(path: str | os.PathLike[str], inputs: ReportInputs, *, title: str | None = None) -> int:
     """Render ``inputs`` and write the page atomically to ``path``; returns its size in bytes."""
     page = render_html(inputs, title=title)
-    try:
-        write_text_atomic(path, page, what="report")
-    except OSError as e:
-        raise InputError(f"cannot write the report: {e.strerror or e}", path=str(path)) from None
+    write_text_atomic(path, page, what="report")
     return len(page.encode("utf-8"))
 
 
@@ -121,4 +117,8 @@ def report_from_files(
     gold labels); ``summary`` the run's summary JSON or ``bench run`` results, as a path or
     a mapping. Returns the page's size in bytes.
     """
-    return write_report(output, load_inputs(scored, items=items, summary=summary), title=title)
+    given = None if summary is None or isinstance(summary, Mapping) else summary
+    job = Job([Input(scored, "SCORED (the scored file)"), Input(items, "--items"), Input(given, "--summary")],
+              [Output(output, "-o")])
+    with job:
+        return write_report(output, load_inputs(scored, items=items, summary=summary), title=title)

@@ -49,11 +49,8 @@ def add_parser(sub: Any) -> None:
 def cmd_merge(args: argparse.Namespace) -> int:
     from .merge import merge_shards
 
-    merged = merge_shards(args.input, args.outputs, args.summaries, args.output, summary_path=args.summary)
-    if args.report:
-        from ..report import report_from_files
-
-        report_from_files(args.output, args.report, items=args.input, summary=merged.summary)
+    merged = merge_shards(args.input, args.outputs, args.summaries, args.output, summary_path=args.summary,
+                          report_path=args.report)
     text = format_bench(merged.summary) if merged.kind == "bench" else format_report(merged.report)
     emit(args, merged.summary, lambda: text + (f"\nreport {args.report}" if args.report else ""))
     return 0

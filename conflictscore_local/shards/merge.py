@@ -35,7 +35,7 @@ from ..metrics import summarize_metrics
 from ..sampling import sampling_summary
 from ..results import result_from_json
 from ..types import Item, ItemResult, Report
-from ..writing import write_json_atomic, write_jsonl_atomic
+from ..jobs import Input, Job, Output, write_json_atomic, write_jsonl_atomic
 from .split import Shard, shard_of
 
 log = logging.getLogger(__name__)
@@ -83,12 +83,34 @@ def merge_shards(
     output_path: str | os.PathLike[str],
     *,
     summary_path: str | os.PathLike[str] | None = None,
+    report_path: str | os.PathLike[str] | None = None,
 ) -> Merged:
     """Check the shards against each other and the input, then write the merged OUTPUT (and
-    summary): see the module docstring. ``input_path`` is the file every shard read (for
-    ``bench run``, the ConflictBench file); its sha256 must be the one the shards recorded.
-    What deserves a look (other library versions, shards' own warnings) is logged as a warning
-    and listed in ``Merged.warnings``."""
+    summary, and the HTML report): see the module docstring. ``input_path`` is the file every
+    shard read (for ``bench run``, the ConflictBench file); its sha256 must be the one the shards
+    recorded. Every destination is checked first: none may be the input, a shard's output or
+    summary, or another destination. What deserves a look (other library versions, shards' own
+    warnings) is logged as a warning and listed in ``Merged.warnings``."""
+    job = Job([Input(input_path, "the input file"), *(Input(p, "a shard output (--outputs)") for p in outputs),
+               *(Input(p, "a shard summary (--summaries)") for p in summaries)],
+              [Output(output_path, "-o", "OUTPUT (-o)"), Output(summary_path, "--summary"),
+               Output(report_path, "--report")])
+    with job:
+        merged = _merge(input_path, outputs, summaries, output_path, summary_path)
+        if report_path is not None:
+            from ..report import report_from_files
+
+            report_from_files(output_path, report_path, items=input_path, summary=merged.summary)
+    return merged
+
+
+def _merge(
+    input_path: str | os.PathLike[str],
+    outputs: Sequence[str | os.PathLike[str]],
+    summaries: Sequence[str | os.PathLike[str]],
+    output_path: str | os.PathLike[str],
+    summary_path: str | os.PathLike[str] | None,
+) -> Merged:
     notes: list[str] = []
 
     def note(message: str) -> None:
@@ -134,9 +156,9 @@ def merge_shards(
     else:
         report = dataclasses.replace(report, stages={**report.stages, "shard": merged_record(runs, len(items))})
         summary = report.to_json()
-    write_jsonl_atomic(output_path, rows)
+    write_jsonl_atomic(output_path, rows, what="-o")
     if summary_path is not None:
-        write_json_atomic(summary_path, summary)
+        write_json_atomic(summary_path, summary, what="--summary")
     return Merged(first.kind, summary, report, results, tuple(notes))
 
 
@@ -285,10 +307,7 @@ def _read_output(path: str) -> tuple[list[dict[str, Any]], list[ItemResult]]:
     results: list[ItemResult] = []
     seen: set[str] = set()
     for n, row in iter_jsonl(path):
-        try:
-            res = result_from_json(row)
-        except (KeyError, TypeError, AttributeError, ValueError) as e:
-            raise InputError(f"not a scored result line ({type(e).__name__}: {e})", path=path, line=n) from None
+        res = result_from_json(row, path=path, line=n)
         if res.item_id in seen:
             raise InputError(f"item {res.item_id!r} twice", path=path, line=n, field="id")
         seen.add(res.item_id)

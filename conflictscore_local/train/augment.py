@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from ..bench import normalize_text
 from ..types import CONTRADICT, IRRELEVANT, SUPPORT
-from .sources import Pair
+from .sources import LabelledPair
 
 _NUMBER = re.compile(r"(?<![\w.,])(?<![A-Za-z]-)(?:\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?!\w|[.,]\d)")
 _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
@@ -53,9 +53,9 @@ def thin_entity_twins(items: Sequence[dict[str, Any]]) -> tuple[list[dict[str, A
     return out, dropped
 
 
-def bench_support_pairs(items: Iterable[dict[str, Any]], max_words: int) -> list[Pair]:
+def bench_support_pairs(items: Iterable[dict[str, Any]], max_words: int) -> list[LabelledPair]:
     """(claim, document) pairs of ConflictBench items labelled SUPPORT, short documents only."""
-    return [Pair(c.strip(), d["text"].strip(), SUPPORT, it["source"], "bench_document")
+    return [LabelledPair(c.strip(), d["text"].strip(), SUPPORT, it["source"], "bench_document")
             for it in items for c, row in zip(it["claims"], it["gold_labels"])
             for d, lab in zip(it["documents"], row) if lab == SUPPORT and len(d["text"].split()) <= max_words]
 
@@ -240,9 +240,9 @@ def _content_words(text: str) -> set[str]:
     return {w for w in normalize_text(text).split() if len(w) > 3}
 
 
-def augment(support: Sequence[Pair], passages: Sequence[str], rng: random.Random, *, per_kind: int,
-            contradict: Sequence[Pair] = (), irrelevant: Sequence[Pair] = (),
-            entities: Callable[[Sequence[str]], list[list[tuple[str, str]]]] = named_entities) -> list[Pair]:
+def augment(support: Sequence[LabelledPair], passages: Sequence[str], rng: random.Random, *, per_kind: int,
+            contradict: Sequence[LabelledPair] = (), irrelevant: Sequence[LabelledPair] = (),
+            entities: Callable[[Sequence[str]], list[list[tuple[str, str]]]] = named_entities) -> list[LabelledPair]:
     """Label-symmetric pairs generated from supported (and irrelevant) training pairs.
 
     Each kind is made in every direction from the same source pair, so the edit itself
@@ -269,11 +269,11 @@ def augment(support: Sequence[Pair], passages: Sequence[str], rng: random.Random
     """
     order = list(support)
     rng.shuffle(order)
-    out: list[Pair] = []
+    out: list[LabelledPair] = []
     used: Counter[str] = Counter()
 
     def add(claim: str, passage: str, label: str, source: str, direction: str) -> None:
-        out.append(Pair(claim, passage, label, source, direction))  # type: ignore[arg-type]
+        out.append(LabelledPair(claim, passage, label, source, direction))  # type: ignore[arg-type]
 
     for p in order:
         if used["aug_number"] >= per_kind:
@@ -359,7 +359,7 @@ def augment(support: Sequence[Pair], passages: Sequence[str], rng: random.Random
 _DIGIT = re.compile(r"\d")
 
 
-def surface_features(p: Pair) -> dict[str, str]:
+def surface_features(p: LabelledPair) -> dict[str, str]:
     """The surface features a label must not follow by itself: a negation cue in the claim
     or the passage, a digit in the claim, and the passage's length (words)."""
     words = len(p.passage.split())
@@ -371,7 +371,7 @@ def surface_features(p: Pair) -> dict[str, str]:
     }
 
 
-def feature_balance(pairs: Sequence[Pair]) -> dict[str, dict[str, dict[str, Any]]]:
+def feature_balance(pairs: Sequence[LabelledPair]) -> dict[str, dict[str, dict[str, Any]]]:
     """Per surface feature and value: pairs, and the share of each label (3 decimals)."""
     cells: dict[str, dict[str, Counter[str]]] = {}
     for p in pairs:
@@ -386,8 +386,8 @@ def feature_balance(pairs: Sequence[Pair]) -> dict[str, dict[str, dict[str, Any]
 BALANCED_FEATURES = ("negation_in_claim", "negation_in_passage", "digit_in_claim")
 
 
-def rebalance(pairs: Sequence[Pair], rng: random.Random, *, features: Sequence[str] = BALANCED_FEATURES,
-              tolerance: float = 1.3, rounds: int = 2) -> tuple[list[Pair], int]:
+def rebalance(pairs: Sequence[LabelledPair], rng: random.Random, *, features: Sequence[str] = BALANCED_FEATURES,
+              tolerance: float = 1.3, rounds: int = 2) -> tuple[list[LabelledPair], int]:
     """Drop pairs (sampled) until, for each of ``features``, no label's share in a feature
     cell exceeds ``tolerance`` × its share in the feature's largest cell (the common case:
     no negation, no digit), which is never trimmed. Returns the pairs (input order) and how

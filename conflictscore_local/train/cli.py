@@ -63,22 +63,21 @@ def add_parser(sub: Any) -> None:
                    "--calibrate")
     p.add_argument("-o", "--output", required=True, metavar="DIR", help="checkpoint directory to write")
     g = p.add_argument_group("training")
-    g.add_argument("--epochs", type=int, default=3, help="at most this many epochs (default 3)")
-    g.add_argument("--lr", type=float, default=3e-5, help="peak learning rate, AdamW (default 3e-5)")
-    g.add_argument("--batch-size", type=int, default=16, help="training batch size (default 16)")
-    g.add_argument("--eval-batch-size", type=int, default=64, help="(default 64)")
-    g.add_argument("--max-length", type=int, default=256,
-                   help="tokens per (passage, claim) input; also the judge's window (default 256)")
-    g.add_argument("--seed", type=int, default=0, help="data order, head initialisation, dropout (default 0)")
-    g.add_argument("--warmup", type=float, default=0.06, help="share of steps with linear warm-up (default 0.06)")
-    g.add_argument("--weight-decay", type=float, default=0.01, help="(default 0.01)")
-    g.add_argument("--patience", type=int, default=2,
-                   help="stop after this many epochs without a better mean eval macro-F1 (default 2)")
-    g.add_argument("--eval-every", type=float, default=1.0, metavar="SHARE",
-                   help="evaluate and checkpoint every SHARE of an epoch (default 1: once an epoch; 0.5: twice); "
-                   "--patience counts evaluations")
-    g.add_argument("--max-train-pairs", type=int, metavar="N",
-                   help="train on a seeded sample of N pairs (pilots on a subset)")
+    for flag, field, help_text in (
+        ("--epochs", "epochs", "at most this many epochs (default 3)"),
+        ("--lr", "lr", "peak learning rate, AdamW (default 3e-5)"),
+        ("--batch-size", "batch_size", "training batch size (default 16)"),
+        ("--eval-batch-size", "eval_batch_size", "(default 64)"),
+        ("--max-length", "max_length", "tokens per (passage, claim) input; also the judge's window (default 256)"),
+        ("--seed", "seed", "data order, head initialisation, dropout (default 0)"),
+        ("--warmup", "warmup", "share of steps with linear warm-up (default 0.06)"),
+        ("--weight-decay", "weight_decay", "(default 0.01)"),
+        ("--patience", "patience", "stop after this many epochs without a better mean eval macro-F1 (default 2)"),
+        ("--eval-every", "eval_every", "evaluate and checkpoint every SHARE of an epoch (default 1: once an epoch; "
+                                       "0.5: twice); --patience counts evaluations"),
+        ("--max-train-pairs", "max_train_pairs", "train on a seeded sample of N pairs (pilots on a subset)"),
+    ):
+        _option(g, flag, field, help_text)
     g.add_argument("--class-weights", default="balanced", choices=("balanced", "none"),
                    help="loss weights against the skewed label distribution (default balanced: inverse frequency)")
     g.add_argument("--freeze-embeddings", action="store_true",
@@ -95,9 +94,25 @@ def add_parser(sub: Any) -> None:
     g.add_argument("--device", default="auto",
                    help="auto (the Trainer's choice: a GPU when there is one), cpu or cuda (default auto)")
     g.add_argument("--bf16", action="store_true", help="bfloat16 autocast over float32 master weights (GPU)")
-    g.add_argument("--threads", type=int, help="torch CPU threads (default: the cores available)")
+    _option(g, "--threads", "threads", "torch CPU threads (default: the cores available)")
     g.add_argument("-q", "--quiet", action="store_true", help="no progress bars or epoch lines")
     p.set_defaults(func=cmd_train)
+
+
+def _option(g: Any, flag: str, field: str, help_text: str) -> None:
+    """A numeric ``fit`` flag: its type, default and range are the :class:`TrainOptions` field's."""
+    import dataclasses
+    import typing
+
+    from ..arguments import field_range, number_kind
+    from ..cli_flags import add_number
+    from .loop import TrainOptions
+
+    f = next(x for x in dataclasses.fields(TrainOptions) if x.name == field)
+    kind = number_kind(typing.get_type_hints(TrainOptions)[field]) or float
+    metavar = {"eval_every": "SHARE", "max_train_pairs": "N"}.get(field)
+    add_number(g, flag, kind, field_range(TrainOptions, field), default=f.default, help=help_text,
+               **({"metavar": metavar} if metavar else {}))
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -137,7 +152,11 @@ normalised text, or a shared sentence of at least 6 words).
 
 
 def _add_prepare(tsub: Any) -> None:
+    from ..arguments import Range
+    from ..cli_flags import SEED, add_number
     from .prepare import Mix
+
+    COUNT = Range(0, 10_000_000)
 
     d = Mix()
     p = tsub.add_parser("prepare", help="build the training mix and held-out evaluation files from the shared data",
@@ -148,11 +167,11 @@ def _add_prepare(tsub: Any) -> None:
     p.add_argument("--data-dir", metavar="DIR", help="shared data (default $CONFLICTSCORE_DATA or ../shared/data)")
     p.add_argument("--base", default="minilm", metavar="MODEL",
                    help="whose tokenizer counts passage tokens (default minilm): use the base you will fit")
-    p.add_argument("--max-length", type=int, default=d.max_length,
-                   help=f"the judge window whole abstracts are split for (default {d.max_length}); use fit's")
-    p.add_argument("--seed", type=int, default=d.seed, help=f"sampling seed (default {d.seed})")
-    p.add_argument("--easy-negatives", type=int, default=d.easy_negatives,
-                   help=f"random same-corpus abstracts per claim, IRRELEVANT (default {d.easy_negatives})")
+    add_number(p, "--max-length", int, Range(128, 1_000_000), default=d.max_length,
+               help=f"the judge window whole abstracts are split for (default {d.max_length}); use fit's")
+    add_number(p, "--seed", int, SEED, default=d.seed, help=f"sampling seed (default {d.seed})")
+    add_number(p, "--easy-negatives", int, COUNT, default=d.easy_negatives,
+               help=f"random same-corpus abstracts per claim, IRRELEVANT (default {d.easy_negatives})")
     for flag, field, what in (("--corpus-support", "corpus_support", "SUPPORT pairs per abstract corpus"),
                               ("--corpus-contradict", "corpus_contradict", "CONTRADICT pairs per abstract corpus"),
                               ("--corpus-irrelevant", "corpus_irrelevant", "IRRELEVANT pairs per abstract corpus"),
@@ -163,7 +182,7 @@ def _add_prepare(tsub: Any) -> None:
                               ("--sick-per-label", "sick_per_label", "SICK pairs per label"),
                               ("--augment-per-kind", "augment_per_kind",
                                "generated number-swap and unrelated pairs (half as many entity swaps, negations)")):
-        p.add_argument(flag, type=int, default=getattr(d, field), help=f"{what} (default {getattr(d, field)})")
+        add_number(p, flag, int, COUNT, default=getattr(d, field), help=f"{what} (default {getattr(d, field)})")
     p.add_argument("-q", "--quiet", action="store_true", help="no summary on stdout")
     p.set_defaults(func=cmd_prepare)
 
@@ -173,11 +192,9 @@ def cmd_prepare(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from ..bench import default_data_dir
-    from ..errors import ConfigError
+    from ..jobs import Input, Job, Output
     from .prepare import Mix, build
 
-    if args.max_length < 128:
-        raise ConfigError(f"--max-length must be >= 128, got {args.max_length}")
     mix = Mix(seed=args.seed, max_length=args.max_length, easy_negatives=args.easy_negatives,
               corpus_support=args.corpus_support, corpus_contradict=args.corpus_contradict,
               corpus_irrelevant=args.corpus_irrelevant, bench_controls_per_source=args.bench_controls_per_source,
@@ -185,7 +202,9 @@ def cmd_prepare(args: argparse.Namespace) -> int:
               fever_support=args.fever_support, esnli_per_label=args.esnli_per_label,
               sick_per_label=args.sick_per_label, augment_per_kind=args.augment_per_kind)
     data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
-    record = build(data_dir, Path(args.output), base=args.base, mix=mix)
+    with Job([Input(data_dir, "the data folder (--data-dir)", "dir")],
+             [Output(args.output, "-o", kind="dir", hint="name a folder for the data files")]):
+        record = build(data_dir, Path(args.output), base=args.base, mix=mix)
     if not args.quiet:
         print(json.dumps({k: record[k] for k in ("pairs_by_label", "leakage", "evaluation")}, indent=1))
     return 0

@@ -1,7 +1,7 @@
 """Fine-tune a transformers encoder as a SUPPORT / CONTRADICT / IRRELEVANT judge with ``transformers.Trainer``.
 
 The Trainer runs the loop (AdamW, linear schedule with warm-up, length-grouped batches,
-bf16 autocast, per-epoch evaluation and checkpoints, resume, early stopping with the best
+bf16 autocast, evaluation and checkpoints every epoch or share of one, resume, early stopping with the best
 epoch kept); this module supplies what is the judge's own:
 
 - inputs encoded by :func:`conflictscore_local.judge.nli.encode_pairs` and long documents
@@ -25,19 +25,20 @@ import json
 import math
 import os
 import random
+import logging
 import shutil
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from ..arguments import check_ranges, ranged
 from ..chunk import Chunker
 from ..errors import ConfigError
 from ..devices import check_device
-from ..writing import write_json_atomic
+from ..jobs import Input, Job, Output, write_json_atomic
 from ..paths import portable
-from ..judge.nli import CALIBRATION_FILE, DEFAULT_CLAIM_ROOM, encode_pairs, passage_budget
+from ..judge.nli import CALIBRATION_FILE, CALIBRATION_FORMAT, DEFAULT_CLAIM_ROOM, encode_pairs, passage_budget
 from ..types import LABELS
 from .data import ID2LABEL, LABEL2ID, EvalSet, label_counts, read_eval_set, read_training_data
 from .evaluate import calibrate, evaluate
@@ -49,6 +50,7 @@ FINGERPRINT_FILE = "fingerprint.json"
 CLASS_WEIGHTS = ("balanced", "none")
 CLAIM_ROOM = DEFAULT_CLAIM_ROOM
 DEVICES = ("auto", "cpu", "cuda")
+logger = logging.getLogger(__name__)
 
 
 class TrainingDiverged(RuntimeError):
@@ -63,18 +65,18 @@ class TrainOptions:
     train: tuple[str, ...]
     eval: tuple[str, ...]
     output: str
-    epochs: int = 3
-    lr: float = 3e-5
-    batch_size: int = 16
-    eval_batch_size: int = 64
-    max_length: int = 256
-    seed: int = 0
-    warmup: float = 0.06
-    weight_decay: float = 0.01
-    patience: int = 2
+    epochs: int = ranged(3, 1, 100_000, what="--epochs")
+    lr: float = ranged(3e-5, 0.0, 1.0, low_open=True, what="--lr")
+    batch_size: int = ranged(16, 1, 1_000_000, what="--batch-size")
+    eval_batch_size: int = ranged(64, 1, 1_000_000, what="--eval-batch-size")
+    max_length: int = ranged(256, 2 * CLAIM_ROOM, 1_000_000, what="--max-length")
+    seed: int = ranged(0, 0, 2**32 - 1, what="--seed")
+    warmup: float = ranged(0.06, 0.0, 1.0, high_open=True, what="--warmup")
+    weight_decay: float = ranged(0.01, 0.0, 10.0, what="--weight-decay")
+    patience: int = ranged(2, 1, 100_000, what="--patience")
     class_weights: str = "balanced"
     freeze_embeddings: bool = False
-    max_train_pairs: int | None = None
+    max_train_pairs: int | None = ranged(None, 1, None, what="--max-train-pairs")
     calibrate: bool = False
     fp16_save: bool = False
     resume: bool = False
@@ -82,29 +84,17 @@ class TrainOptions:
     allow_eval_splits: bool = False
     device: str = "auto"
     bf16: bool = False
-    threads: int | None = None
-    eval_every: float = 1.0
+    threads: int | None = ranged(None, 1, 4096, what="--threads")
+    eval_every: float = ranged(1.0, 0.0, 1.0, low_open=True, what="--eval-every")
 
     def __post_init__(self) -> None:
         for name in ("train", "eval"):
             value = getattr(self, name)
             object.__setattr__(self, name, (value,) if isinstance(value, str) else tuple(value))
+        check_ranges(self, where="train-judge fit")
         checks = [
-            (self.epochs >= 1, f"--epochs must be >= 1, got {self.epochs}"),
-            (math.isfinite(self.lr) and self.lr > 0, f"--lr must be a finite number > 0, got {self.lr}"),
-            (self.batch_size >= 1, f"--batch-size must be >= 1, got {self.batch_size}"),
-            (self.eval_batch_size >= 1, f"--eval-batch-size must be >= 1, got {self.eval_batch_size}"),
-            (self.max_length >= 2 * CLAIM_ROOM, f"--max-length must be >= {2 * CLAIM_ROOM}, got {self.max_length}"),
-            (0 <= self.warmup < 1, f"--warmup must be in [0, 1), got {self.warmup}"),
-            (math.isfinite(self.weight_decay) and self.weight_decay >= 0,
-             f"--weight-decay must be a finite number >= 0, got {self.weight_decay}"),
-            (self.patience >= 1, f"--patience must be >= 1, got {self.patience}"),
             (self.class_weights in CLASS_WEIGHTS,
              f"--class-weights {self.class_weights!r}; allowed: {', '.join(CLASS_WEIGHTS)}"),
-            (self.threads is None or self.threads >= 1, f"--threads must be >= 1, got {self.threads}"),
-            (0 < self.eval_every <= 1, f"--eval-every must be in (0, 1] (a share of an epoch), got {self.eval_every}"),
-            (self.max_train_pairs is None or self.max_train_pairs >= 1,
-             f"--max-train-pairs must be >= 1, got {self.max_train_pairs}"),
             (bool(self.train), "--train needs at least one file"),
             (bool(self.eval), "--eval needs at least one file"),
         ]
@@ -208,35 +198,47 @@ def _eval_summary(metrics: Sequence[Mapping[str, Any]], sets: Sequence[EvalSet])
     return out
 
 
-def train(opts: TrainOptions, *, progress: bool = False, log: Callable[[str], None] | None = None,
-          on_epoch_end: Callable[[int, dict[str, Any]], None] | None = None) -> dict[str, Any]:
-    """Run a training job end to end and return its ``training.json`` record.
+@dataclass
+class _Data:
+    """What a run reads: tokenizer and passage splitting, training pairs, eval sets, their record."""
 
-    Every epoch leaves a Trainer checkpoint (model, optimizer, scheduler, RNG state) in
-    ``OUTPUT/last/``, so ``resume=True`` continues from the last one and ends with the same
-    weights as an uninterrupted run. The best epoch by mean eval pair macro-F1 is exported
-    to ``OUTPUT``; ``last/`` is removed at the end unless ``keep_state``.
-    """
-    import numpy as np
-    import torch
-    from transformers import (
-        AutoTokenizer,
-        DataCollatorWithPadding,
-        EarlyStoppingCallback,
-        Trainer,
-        TrainingArguments,
-    )
+    tokenizer: Any
+    examples: list[Any]
+    train_files: list[dict[str, Any]]
+    sets: list[EvalSet]
+    eval_files: list[dict[str, Any]]
+    fingerprint: dict[str, Any]
+    weights: list[float]
 
-    from ..environment import versions
 
-    say = log or (lambda msg: print(msg, file=sys.stderr))
-    t_start = time.perf_counter()
-    out_dir, state_dir = Path(opts.output), Path(opts.output) / STATE_DIR
-    if opts.resume and not any(state_dir.glob("checkpoint-*")):
-        raise ConfigError(f"--resume: no saved epoch in {state_dir}; run without --resume to start")
-    threads = opts.threads or len(os.sched_getaffinity(0))
-    torch.set_num_threads(threads)
-    base_path = resolve_base(opts.base)
+MODEL_FILES = ("config.json", "model.safetensors", CALIBRATION_FILE, TRAINING_RECORD)
+"""What a finished checkpoint holds: a folder with one of them is a model ``fit`` will not replace."""
+
+
+def check_output_folder(folder: Path, *, resume: bool = False) -> None:
+    """``ConfigError`` unless ``fit -o`` may write into ``folder``: missing, empty, or holding only the
+    state of an interrupted run (``last/``); never a trained model nor a folder of other files.
+    ``resume`` continues the run whose state ``last/`` holds, whatever it already exported."""
+    if not folder.is_dir():
+        return
+    names = sorted(p.name for p in folder.iterdir())
+    if resume and STATE_DIR in names:
+        return
+    model = [n for n in names if n in MODEL_FILES]
+    if model:
+        raise ConfigError(f"-o {folder} holds a trained model ({', '.join(model)}): fitting would replace it; "
+                          "choose a new or empty folder (or delete that one first)")
+    other = [n for n in names if n != STATE_DIR]
+    if other:
+        shown = ", ".join(other[:3]) + (f" and {len(other) - 3} more" if len(other) > 3 else "")
+        raise ConfigError(f"-o {folder} is not empty and was not written by train-judge fit (it holds {shown}); "
+                          "choose a new or empty folder")
+
+
+def _load_data(opts: TrainOptions, base_path: str) -> _Data:
+    """The training pairs and eval sets, split and encoded as the ``nli`` judge will see them."""
+    from transformers import AutoTokenizer
+
     tokenizer = AutoTokenizer.from_pretrained(base_path)
     chunker = make_chunker(tokenizer, opts.max_length)
     examples, train_files = read_training_data(opts.train, chunker, allow_eval_splits=opts.allow_eval_splits)
@@ -254,12 +256,13 @@ def train(opts: TrainOptions, *, progress: bool = False, log: Callable[[str], No
     train_files = [{**f, "path": portable(f["path"])} for f in train_files]
     fingerprint = json.loads(json.dumps(
         {**opts.fingerprint(), "data": [f["sha256"] for f in train_files] + [f["sha256"] for f in eval_files]}))
-    labels = [e.label for e in examples]
-    weights = class_weights(labels, opts.class_weights)
-    n_passages = sum(len(ev.passages) for ev in sets)
-    say(f"train-judge: {len(examples)} training pairs {label_counts(labels)}, {len(sets)} eval sets "
-        f"({sum(len(ev) for ev in sets)} units, {n_passages} passages), {threads} threads")
+    weights = class_weights([e.label for e in examples], opts.class_weights)
+    return _Data(tokenizer, examples, train_files, sets, eval_files, fingerprint, weights)
 
+
+def _state_dir(opts: TrainOptions, fingerprint: dict[str, Any]) -> Path:
+    """``OUTPUT/last/``: checked against the fingerprint on ``--resume``, emptied otherwise."""
+    state_dir = Path(opts.output) / STATE_DIR
     if opts.resume:
         saved = json.loads((state_dir / FINGERPRINT_FILE).read_text()) if (state_dir / FINGERPRINT_FILE).is_file() else None
         if saved != fingerprint:
@@ -269,40 +272,48 @@ def train(opts: TrainOptions, *, progress: bool = False, log: Callable[[str], No
         shutil.rmtree(state_dir)
     state_dir.mkdir(parents=True, exist_ok=True)
     write_json_atomic(state_dir / FINGERPRINT_FILE, fingerprint)
+    return state_dir
 
-    random.seed(opts.seed)
-    torch.manual_seed(opts.seed)
-    model, head = load_classifier(base_path)
-    frozen = freeze_word_embeddings(model) if opts.freeze_embeddings else 0
-    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
-    feats, _ = encode_pairs(tokenizer, [e.passage for e in examples], [e.claim for e in examples], opts.max_length)
+
+def _datasets(opts: TrainOptions, data: _Data) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Encoded training rows, and eval rows sorted by length (less padding) whose ``labels`` are
+    ``[unit gold label, row index]``: the Trainer computes metrics only with labels, in its
+    sampler's order, and the index maps each prediction back to its row."""
+    examples, sets = data.examples, data.sets
+    feats, _ = encode_pairs(data.tokenizer, [e.passage for e in examples], [e.claim for e in examples], opts.max_length)
     train_ds = [{**f, "labels": e.label} for f, e in zip(feats, examples)]
-    eval_feats, _ = encode_pairs(tokenizer, [p for ev in sets for p in ev.passages],
+    eval_feats, _ = encode_pairs(data.tokenizer, [p for ev in sets for p in ev.passages],
                                  [c for ev in sets for c in ev.claims], opts.max_length)
-    # each passage carries its unit's gold label: the Trainer computes metrics only with labels
-    # (the eval loss it logs is a loose proxy; the metrics come from the units)
     unit_gold = [ev.labels[u] for ev in sets for u in range(len(ev)) for _ in range(ev.offsets[u], ev.offsets[u + 1])]
     order = sorted(range(len(eval_feats)), key=lambda i: len(eval_feats[i]["input_ids"]))
-    eval_ds = [{**eval_feats[i], "labels": unit_gold[i]} for i in order]  # by length: less padding
+    return train_ds, [{**eval_feats[i], "labels": [unit_gold[i], i]} for i in order]
 
-    def eval_probs(logits: Any) -> Any:
-        x = torch.softmax(torch.as_tensor(np.asarray(logits), dtype=torch.float32), dim=-1).numpy().astype(np.float64)
-        probs = np.empty_like(x)
-        probs[order] = x
-        return probs
 
-    seen: dict[str, Any] = {}  # the last evaluation's probabilities, reused when it was the best epoch
+def _probs(predictions: Any, label_ids: Any, sets: Sequence[EvalSet]) -> list[Any]:
+    """Per eval set, the rows' class probabilities in row order (predictions come in the
+    sampler's order; column 1 of the labels is the row index)."""
+    import numpy as np
+    import torch
 
-    def compute_metrics(pred: Any) -> dict[str, float]:
-        probs = _split_probs(eval_probs(pred.predictions), sets)
-        seen["probs"] = probs
-        return _eval_summary([evaluate(p, ev) for p, ev in zip(probs, sets)], sets)
+    x = torch.softmax(torch.as_tensor(np.asarray(predictions), dtype=torch.float32), dim=-1).numpy().astype(np.float64)
+    probs = np.empty_like(x)
+    probs[np.asarray(label_ids)[:, 1].astype(int)] = x
+    return _split_probs(probs, sets)
 
-    loss_weight = torch.tensor(weights, dtype=torch.float32)
+
+def _trainer(opts: TrainOptions, data: _Data, model: Any, datasets: tuple[list[Any], list[Any]], state_dir: Path,
+             callbacks: list[Any], progress: bool, seen: dict[str, Any]) -> Any:
+    """The ``transformers.Trainer`` of this run: the judge's loss, metrics and schedule."""
+    import torch
+    from transformers import DataCollatorWithPadding, Trainer, TrainingArguments
+
+    loss_weight = torch.tensor(data.weights, dtype=torch.float32)
+    sets = data.sets
 
     class JudgeTrainer(Trainer):  # type: ignore[misc]
         def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):  # noqa: ANN001
             target = inputs.pop("labels")
+            target = target[:, 0] if target.dim() == 2 else target  # eval rows carry their index too
             outputs = model(**inputs)
             logits = outputs.logits.float()
             loss = torch.nn.functional.cross_entropy(logits, target, weight=loss_weight.to(logits.device))
@@ -314,12 +325,12 @@ def train(opts: TrainOptions, *, progress: bool = False, log: Callable[[str], No
                 )
             return (loss, outputs) if return_outputs else loss
 
-        def _get_eval_sampler(self, eval_dataset):  # noqa: ANN001, ANN202
-            # in order: the eval set is sorted by length already, and compute_metrics maps
-            # predictions back by position (group_by_length would shuffle evaluation too)
-            return torch.utils.data.SequentialSampler(eval_dataset)
+    def compute_metrics(pred: Any) -> dict[str, float]:
+        probs = _probs(pred.predictions, pred.label_ids, sets)
+        seen["probs"] = probs  # the last evaluation's probabilities, reused when it was the best one
+        return _eval_summary([evaluate(p, ev) for p, ev in zip(probs, sets)], sets)
 
-    callbacks = _Callbacks(say, on_epoch_end)
+    train_ds, eval_ds = datasets
     # evaluate and checkpoint each epoch, or every share of one (a killed run loses less, and
     # early stopping sees the curve more often)
     steps_per_epoch = math.ceil(len(train_ds) / opts.batch_size)
@@ -354,25 +365,23 @@ def train(opts: TrainOptions, *, progress: bool = False, log: Callable[[str], No
         disable_tqdm=not progress,
         dataloader_num_workers=0,
     )
-    trainer = JudgeTrainer(
-        model=model, args=args, train_dataset=train_ds, eval_dataset=eval_ds, processing_class=tokenizer,
-        data_collator=DataCollatorWithPadding(tokenizer), compute_metrics=compute_metrics,
-        callbacks=[EarlyStoppingCallback(early_stopping_patience=opts.patience), callbacks.callback],
-    )
-    if opts.resume:
-        say(f"train-judge: resuming from {state_dir}")
-    result = trainer.train(resume_from_checkpoint=True if opts.resume else None)
-    history = [h["conflictscore_epoch"] for h in trainer.state.log_history if "conflictscore_epoch" in h]
-    best_epoch = max(history, key=lambda h: (h["eval"]["macro_f1"], -h["epoch"]))["epoch"]
+    return JudgeTrainer(model=model, args=args, train_dataset=train_ds, eval_dataset=eval_ds,
+                        processing_class=data.tokenizer, data_collator=DataCollatorWithPadding(data.tokenizer),
+                        compute_metrics=compute_metrics, callbacks=callbacks)
 
+
+def _export(opts: TrainOptions, trainer: Any, data: _Data, eval_ds: list[Any], probs: list[Any] | None,
+            say: Callable[[str], None]) -> tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any]]:
+    """Write the best checkpoint into ``OUTPUT`` (weights, tokenizer, ``conflictscore.json``
+    with the calibrated thresholds); returns its eval figures, the calibration and the judge config."""
+    sets = data.sets
     model = trainer.model.float()
     model.eval()
-    if best_epoch == history[-1]["epoch"] and "probs" in seen:
-        probs = seen["probs"]
-    else:
-        probs = _split_probs(eval_probs(trainer.predict(eval_ds).predictions), sets)
+    if probs is None:
+        pred = trainer.predict(eval_ds)
+        probs = _probs(pred.predictions, pred.label_ids, sets)
     best_eval = {ev.name: evaluate(p, ev) for p, ev in zip(probs, sets)}
-    judge_cfg: dict[str, Any] = {"format": 1, "max_length": opts.max_length, "claim_room": CLAIM_ROOM}
+    judge_cfg: dict[str, Any] = {"format": CALIBRATION_FORMAT, "max_length": opts.max_length, "claim_room": CLAIM_ROOM}
     calibration = None
     if opts.calibrate:
         cal = calibrate(probs, sets)
@@ -382,14 +391,75 @@ def train(opts: TrainOptions, *, progress: bool = False, log: Callable[[str], No
             judge_cfg["thresholds"] = cal.thresholds
         say(f"calibration ({cal.objective}): argmax {cal.score if cal.thresholds is None else cal.argmax_score:.4f} -> "
             + (f"{cal.score:.4f} with {cal.thresholds}" if cal.thresholds else "no threshold pair beats argmax"))
-
+    out_dir = Path(opts.output)
     if opts.fp16_save:
         model.half()
     model.config.id2label, model.config.label2id = dict(ID2LABEL), dict(LABEL2ID)
     model.save_pretrained(out_dir)
-    tokenizer.model_max_length = opts.max_length  # the judge's window defaults to it
-    tokenizer.save_pretrained(out_dir)
+    data.tokenizer.model_max_length = opts.max_length  # the judge's window defaults to it
+    data.tokenizer.save_pretrained(out_dir)
     write_json_atomic(out_dir / CALIBRATION_FILE, judge_cfg)
+    return best_eval, calibration, judge_cfg
+
+
+def train(opts: TrainOptions, *, progress: bool = False, log: Callable[[str], None] | None = None,
+          on_epoch_end: Callable[[int, dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    """Run a training job end to end and return its ``training.json`` record.
+
+    Before any work, ``OUTPUT`` is checked (:func:`check_output_folder`; not a training or eval
+    file). Every evaluation leaves a Trainer checkpoint (model, optimizer, scheduler, RNG state) in
+    ``OUTPUT/last/``, so ``resume=True`` continues from the last one and ends with the same
+    weights as an uninterrupted run. The best evaluation by mean eval pair macro-F1 is exported
+    to ``OUTPUT``; ``last/`` is removed at the end unless ``keep_state``. Progress lines go
+    to ``log`` (default: this module's logger).
+    """
+    job = Job([*(Input(p, "the --train file") for p in opts.train), *(Input(p, "the --eval file") for p in opts.eval)],
+              [Output(opts.output, "-o", kind="dir", check=lambda d: check_output_folder(d, resume=opts.resume),
+                      hint="choose a new or empty folder")])
+    with job:
+        return _train(opts, progress=progress, log=log, on_epoch_end=on_epoch_end)
+
+
+def _train(opts: TrainOptions, *, progress: bool, log: Callable[[str], None] | None,
+           on_epoch_end: Callable[[int, dict[str, Any]], None] | None) -> dict[str, Any]:
+    """The body of :func:`train`, once its job holds the output folder."""
+    import torch
+    from transformers import EarlyStoppingCallback
+
+    from ..environment import versions
+
+    say = log or logger.info
+    t_start = time.perf_counter()
+    if opts.resume and not any((Path(opts.output) / STATE_DIR).glob("checkpoint-*")):
+        raise ConfigError(f"--resume: no saved epoch in {Path(opts.output) / STATE_DIR}; run without --resume to start")
+    threads = opts.threads or len(os.sched_getaffinity(0))
+    torch.set_num_threads(threads)
+    base_path = resolve_base(opts.base)
+    data = _load_data(opts, base_path)
+    labels = [e.label for e in data.examples]
+    say(f"train-judge: {len(data.examples)} training pairs {label_counts(labels)}, {len(data.sets)} eval sets "
+        f"({sum(len(ev) for ev in data.sets)} units, {sum(len(ev.passages) for ev in data.sets)} passages), "
+        f"{threads} threads")
+    state_dir = _state_dir(opts, data.fingerprint)
+
+    random.seed(opts.seed)
+    torch.manual_seed(opts.seed)
+    model, head = load_classifier(base_path)
+    frozen = freeze_word_embeddings(model) if opts.freeze_embeddings else 0
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    datasets = _datasets(opts, data)
+    seen: dict[str, Any] = {}
+    callbacks = _Callbacks(say, on_epoch_end)
+    trainer = _trainer(opts, data, model, datasets, state_dir,
+                       [EarlyStoppingCallback(early_stopping_patience=opts.patience), callbacks.callback], progress, seen)
+    if opts.resume:
+        say(f"train-judge: resuming from {state_dir}")
+    result = trainer.train(resume_from_checkpoint=True if opts.resume else None)
+    history = [h["conflictscore_epoch"] for h in trainer.state.log_history if "conflictscore_epoch" in h]
+    best_epoch = max(history, key=lambda h: (h["eval"]["macro_f1"], -h["epoch"]))["epoch"]
+    last_is_best = best_epoch == history[-1]["epoch"] and "probs" in seen
+    best_eval, calibration, judge_cfg = _export(opts, trainer, data, datasets[1], seen["probs"] if last_is_best else None,
+                                                say)
     train_s = sum(h["train_s"] for h in history)
     record = {
         "base": {"arg": opts.base, "path": portable(base_path), "head": head, "frozen_parameters": frozen,
@@ -400,25 +470,25 @@ def train(opts: TrainOptions, *, progress: bool = False, log: Callable[[str], No
         "device": str(trainer.args.device),
         "threads": threads,
         "trainer": "transformers.Trainer",
-        "train_files": train_files,
-        "eval_files": eval_files,
+        "train_files": data.train_files,
+        "eval_files": data.eval_files,
         "train_labels": label_counts(labels),
-        "class_weights": dict(zip(LABELS, [round(w, 4) for w in weights])),
+        "class_weights": dict(zip(LABELS, [round(w, 4) for w in data.weights])),
         "history": history,
         "best_epoch": best_epoch,
         "best": best_eval,
         "calibration": calibration,
         "judge_config": judge_cfg,
         "saved_dtype": "float16" if opts.fp16_save else "float32",
-        "train_pairs_per_s": round(len(train_ds) * len(history) / train_s, 2) if train_s else None,
+        "train_pairs_per_s": round(trainer.state.global_step * opts.batch_size / train_s, 2) if train_s else None,
         "trainer_metrics": {k: v for k, v in result.metrics.items() if isinstance(v, (int, float))},
         "wall_s": round(time.perf_counter() - t_start, 1),
         "epochs_s": round(sum(h["train_s"] + h["eval_s"] for h in history), 1),
         "versions": versions(),
     }
-    write_json_atomic(out_dir / TRAINING_RECORD, portable(record))  # no machine path in a committed record
+    write_json_atomic(Path(opts.output) / TRAINING_RECORD, portable(record))  # no machine path in a committed record
     if not opts.keep_state:
         shutil.rmtree(state_dir)
     say(f"train-judge: best epoch {best_epoch} (mean eval macro-F1 "
-        f"{next(h for h in history if h['epoch'] == best_epoch)['eval']['macro_f1']:.4f}); checkpoint in {out_dir}")
+        f"{next(h for h in history if h['epoch'] == best_epoch)['eval']['macro_f1']:.4f}); checkpoint in {opts.output}")
     return record

@@ -1,7 +1,7 @@
 """Loaders for ``nli_extra/``: public NLI and fact-verification sets aimed at known judge weaknesses.
 
 Each loader reads one set in its original format (``../shared/data/nli_extra/README.md``
-names the repository and commit of every file) and yields :class:`~.sources.Pair` s with
+names the repository and commit of every file) and yields :class:`~.sources.LabelledPair` s with
 premise / evidence as the passage and hypothesis / claim as the claim. Labels map as that
 README states (entailment / SUPPORTS → SUPPORT, contradiction / REFUTES → CONTRADICT,
 neutral / NOT ENOUGH INFO → IRRELEVANT); a label a set uses for "not entailed" (merging
@@ -27,7 +27,7 @@ from typing import Callable, Iterator
 from ..bench.records import iter_records
 from ..errors import InputError
 from ..types import CONTRADICT, IRRELEVANT, SUPPORT, Label
-from .sources import Pair, detokenize
+from .sources import LabelledPair, detokenize
 
 SKIP = "skip"
 """Mapped label of a class that merges CONTRADICT and IRRELEVANT: the pair is left out."""
@@ -76,11 +76,11 @@ def _rows(path: Path, *, delimiter: str = ",", encoding: str = "utf-8-sig",
 
 
 def _pair(claim: str, passage: str, label: Label, source: str, *, path: Path, line: int,
-          group: str | None = None, tokenized: bool = False) -> Pair:
+          group: str | None = None, tokenized: bool = False) -> LabelledPair:
     claim, passage = (detokenize(claim), detokenize(passage)) if tokenized else (claim.strip(), passage.strip())
     if not claim or not passage:
         raise InputError("empty premise or hypothesis", path=str(path), line=line)
-    return Pair(claim, passage, label, source, group=group)
+    return LabelledPair(claim, passage, label, source, group=group)
 
 
 # -- negation ---------------------------------------------------------------------------------
@@ -88,7 +88,7 @@ SCONE_FILES = ("no_negation", "one_not_scoped", "one_scoped", "one_scoped_one_no
                "two_scoped")
 
 
-def load_scone(directory: str | Path, split: str) -> Iterator[Pair]:
+def load_scone(directory: str | Path, split: str) -> Iterator[LabelledPair]:
     """ScoNe-NLI ``scone_nli/{split}/*.csv``: the ``*_edited`` columns (``one_scoped.csv``: the
     plain ones); entailment → SUPPORT, neutral → IRRELEVANT (ScoNe has no contradiction)."""
     d = Path(directory) / "scone_nli" / split
@@ -103,7 +103,7 @@ def load_scone(directory: str | Path, split: str) -> Iterator[Pair]:
                             group=f"{name}:{row.get('group_index', n)}")
 
 
-def load_nan_nli(path: str | Path) -> Iterator[Pair]:
+def load_nan_nli(path: str | Path) -> Iterator[LabelledPair]:
     """NaN-NLI ``data/nan.csv``: premise, hypothesis, label (entailment / contradiction / neutral)."""
     path = Path(path)
     for n, row in _rows(path, need=("premise", "hypothesis", "label")):
@@ -111,7 +111,7 @@ def load_nan_nli(path: str | Path) -> Iterator[Pair]:
         yield _pair(row["hypothesis"], row["premise"], label, "nan_nli", path=path, line=n)
 
 
-def load_monli(path: str | Path) -> Iterator[Pair]:
+def load_monli(path: str | Path) -> Iterator[LabelledPair]:
     """MoNLI's positive part ``pmonli.jsonl``: sentence1, sentence2, gold_label entailment / neutral."""
     for rec in iter_records(path):
         label = _map(_NLI, rec.get("gold_label", str), path=Path(path), line=rec.line, field="gold_label",
@@ -120,7 +120,7 @@ def load_monli(path: str | Path) -> Iterator[Pair]:
                     line=rec.line)
 
 
-def load_hossain(directory: str | Path, names: tuple[str, ...] = ("MNLI", "SNLI", "RTE")) -> Iterator[Pair]:
+def load_hossain(directory: str | Path, names: tuple[str, ...] = ("MNLI", "SNLI", "RTE")) -> Iterator[LabelledPair]:
     """Hossain et al.'s negation benchmarks ``data/new_benchmarks/clean_data/{MNLI,SNLI,RTE}.txt``
     (TSV in cp1252 with CRLF: index, Text, Hypothesis, gold_label). RTE's ``not_entailment``
     merges CONTRADICT and IRRELEVANT and is skipped."""
@@ -135,7 +135,7 @@ def load_hossain(directory: str | Path, names: tuple[str, ...] = ("MNLI", "SNLI"
                             group=f"{name}:{row['index']}")
 
 
-def load_med(path: str | Path) -> Iterator[Pair]:
+def load_med(path: str | Path) -> Iterator[LabelledPair]:
     """MED ``MED.tsv``: entailment → SUPPORT; its ``neutral`` is "not entailed" (neutral or
     contradiction) and is skipped."""
     path = Path(path)
@@ -147,7 +147,7 @@ def load_med(path: str | Path) -> Iterator[Pair]:
 
 
 # -- contrastive fact verification ------------------------------------------------------------
-def _fv_jsonl(path: str | Path, source: str, label_field: str, group_field: str | None) -> Iterator[Pair]:
+def _fv_jsonl(path: str | Path, source: str, label_field: str, group_field: str | None) -> Iterator[LabelledPair]:
     for rec in iter_records(path):
         label = _map(_FV, rec.get(label_field, str), path=Path(path), line=rec.line, field=label_field,
                      source=source)
@@ -160,25 +160,25 @@ def _fv_jsonl(path: str | Path, source: str, label_field: str, group_field: str 
                         line=rec.line, group=group, tokenized=True)
 
 
-def load_vitaminc(path: str | Path, source: str = "vitaminc") -> Iterator[Pair]:
+def load_vitaminc(path: str | Path, source: str = "vitaminc") -> Iterator[LabelledPair]:
     """VitaminC ``test.jsonl`` (real or synthetic): claim, evidence, label SUPPORTS / REFUTES /
     NOT ENOUGH INFO; the Wikipedia ``page`` is the group (its revisions give near-identical
     claims and evidence, so a held-out split must hold out whole pages)."""
     return _fv_jsonl(path, source, "label", "page")
 
 
-def load_fever_symmetric(path: str | Path) -> Iterator[Pair]:
+def load_fever_symmetric(path: str | Path) -> Iterator[LabelledPair]:
     """Symmetric FEVER v0.2 ``fever_symmetric_{dev,test}.jsonl``: claim, evidence, gold_label."""
     return _fv_jsonl(path, "fever_symmetric", "gold_label", "id")
 
 
-def load_fever_adversarial(path: str | Path) -> Iterator[Pair]:
+def load_fever_adversarial(path: str | Path) -> Iterator[LabelledPair]:
     """FEVER 2.0 fixers dev (adversarial FEVER) ``test.jsonl``: one row per evidence sentence."""
     return _fv_jsonl(path, "fever_adversarial", "label", "id")
 
 
 # -- general and adversarial NLI --------------------------------------------------------------
-def load_anli_test(path: str | Path) -> Iterator[Pair]:
+def load_anli_test(path: str | Path) -> Iterator[LabelledPair]:
     """ANLI R1–R3 test in fact-verification format (``vitaminc_format_test/test.jsonl``); the
     round (``tag`` r1_test / r2_test / r3_test) is the group. Non-commercial: evaluation only."""
     for rec in iter_records(path):
@@ -187,7 +187,7 @@ def load_anli_test(path: str | Path) -> Iterator[Pair]:
                     line=rec.line, group=rec.get("tag", str))
 
 
-def load_anli_dev(directory: str | Path, rounds: tuple[int, ...] = (1, 2, 3)) -> Iterator[Pair]:
+def load_anli_dev(directory: str | Path, rounds: tuple[int, ...] = (1, 2, 3)) -> Iterator[LabelledPair]:
     """ANLI dev with annotations ``anli_annot_v0.2/ANLI_analysis_r{n}_dev.csv`` (context,
     statement, gold_label e / n / c, tags); group = ``r{n}:{tags}``. Evaluation only."""
     for r in rounds:
@@ -198,7 +198,7 @@ def load_anli_dev(directory: str | Path, rounds: tuple[int, ...] = (1, 2, 3)) ->
                         group=f"r{r}:{row['tags']}")
 
 
-def load_taxinli(path: str | Path) -> Iterator[Pair]:
+def load_taxinli(path: str | Path) -> Iterator[LabelledPair]:
     """TaxiNLI ``taxinli10k.tsv`` (≈ MNLI dev): prem, hyp, label (the MNLI gold label);
     group = ``genre``. The MNLI-dev anchor: evaluation only."""
     path = Path(path)
@@ -211,7 +211,7 @@ def load_taxinli(path: str | Path) -> Iterator[Pair]:
 CAD_PARTS = ("original", "revised_premise", "revised_hypothesis")
 
 
-def load_cad(directory: str | Path, split: str) -> Iterator[Pair]:
+def load_cad(directory: str | Path, split: str) -> Iterator[LabelledPair]:
     """Counterfactually-augmented SNLI ``NLI/{original,revised_premise,revised_hypothesis}/{split}.tsv``
     (sentence1, sentence2, gold_label); group = the part."""
     for part in CAD_PARTS:
@@ -222,7 +222,7 @@ def load_cad(directory: str | Path, split: str) -> Iterator[Pair]:
                         group=part)
 
 
-def load_breaking_nli(path: str | Path) -> Iterator[Pair]:
+def load_breaking_nli(path: str | Path) -> Iterator[LabelledPair]:
     """Breaking NLI ``data/dataset.jsonl``: single-word substitutions; group = ``category``."""
     for rec in iter_records(path):
         label = _map(_NLI, rec.get("gold_label", str), path=Path(path), line=rec.line, field="gold_label",
@@ -231,7 +231,7 @@ def load_breaking_nli(path: str | Path) -> Iterator[Pair]:
                     path=Path(path), line=rec.line, group=rec.get("category", str, default=None))
 
 
-def load_conjnli(path: str | Path) -> Iterator[Pair]:
+def load_conjnli(path: str | Path) -> Iterator[LabelledPair]:
     """ConjNLI TSV (``conj_dev.tsv`` or ``adversarial_train_15k.tsv``, UTF-8 with BOM): Premise,
     Hypothesis, Label."""
     path = Path(path)
@@ -240,7 +240,7 @@ def load_conjnli(path: str | Path) -> Iterator[Pair]:
         yield _pair(row["Hypothesis"], row["Premise"], label, "conjnli", path=path, line=n)
 
 
-def load_control(path: str | Path) -> Iterator[Pair]:
+def load_control(path: str | Path) -> Iterator[LabelledPair]:
     """ConTRoL ``data/{dev,test}.jsonl``: premise (long passage), hypothesis, label e / c / n.
     Non-commercial: evaluation only."""
     for rec in iter_records(path):
@@ -250,7 +250,7 @@ def load_control(path: str | Path) -> Iterator[Pair]:
                     line=rec.line)
 
 
-def load_averitec(path: str | Path) -> Iterator[Pair]:
+def load_averitec(path: str | Path) -> Iterator[LabelledPair]:
     """AVeriTeC ``data/dev.json`` (one JSON array): the claim against its annotated evidence,
     the question–answer pairs written out as sentences ("Q? A."). Conflicting /
     cherry-picking verdicts are skipped. Non-commercial: evaluation only."""
@@ -276,7 +276,7 @@ def load_averitec(path: str | Path) -> Iterator[Pair]:
                 question = q.get("question", "").strip().rstrip("?")
                 parts.append(f"{question}? " + " ".join(a if a.endswith(".") else a + "." for a in answers))
         if parts:
-            yield Pair(rec["claim"].strip(), " ".join(parts), label, "averitec", group=str(k))
+            yield LabelledPair(rec["claim"].strip(), " ".join(parts), label, "averitec", group=str(k))
 
 
 # -- the sets, their licences and uses ----------------------------------------------------------
@@ -292,7 +292,7 @@ class ExtraSet:
     path: str
     licence: str
     use: str
-    load: Callable[[Path], Iterator[Pair]]
+    load: Callable[[Path], Iterator[LabelledPair]]
     note: str = ""
 
 
@@ -342,7 +342,7 @@ def extra_sets() -> dict[str, ExtraSet]:
     return {s.name: s for s in sets}
 
 
-def load_extra(data_dir: str | Path, name: str) -> list[Pair]:
+def load_extra(data_dir: str | Path, name: str) -> list[LabelledPair]:
     """All pairs of one set of :func:`extra_sets` under ``data_dir``."""
     sets = extra_sets()
     if name not in sets:

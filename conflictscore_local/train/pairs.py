@@ -23,7 +23,7 @@ from typing import Iterable, Sequence
 
 from ..chunk import Chunker
 from ..types import IRRELEVANT, Document
-from .sources import ClaimRecord, Corpus, Pair, document_text
+from .sources import ClaimRecord, Corpus, LabelledPair, document_text
 
 _WORD = re.compile(r"\w+")
 
@@ -53,10 +53,10 @@ def sentence_spans(sentences: Sequence[str]) -> list[tuple[int, int]]:
 
 
 def claim_pairs(rec: ClaimRecord, corpus: Corpus, chunker: Chunker, rng: random.Random, *,
-                easy_negatives: int = 1, hard_negatives: bool = True, pool: Sequence[str] = ()) -> list[Pair]:
+                easy_negatives: int = 1, hard_negatives: bool = True, pool: Sequence[str] = ()) -> list[LabelledPair]:
     """The pairs of one claim (see the module docstring); ``pool`` holds the corpus document
     ids random easy negatives may be drawn from (the claim's own documents are skipped)."""
-    out: list[Pair] = []
+    out: list[LabelledPair] = []
     src = rec.source
     for ev in rec.evidence:
         sentences = corpus[ev.doc_id]
@@ -71,26 +71,26 @@ def claim_pairs(rec: ClaimRecord, corpus: Corpus, chunker: Chunker, rng: random.
             return sum(1 for a, b in rationale if a < p_span[1] and b > p_span[0])
 
         if rationale:
-            out.append(Pair(rec.claim, " ".join(sentences[i].strip() for i in ev.rationale), ev.label, src,
+            out.append(LabelledPair(rec.claim, " ".join(sentences[i].strip() for i in ev.rationale), ev.label, src,
                             "rationale"))
         if ev.label == IRRELEVANT or not rationale:
             if ev.label == IRRELEVANT:
                 k = _closest(rec.claim, [p.text for p in passages])
-                out.append(Pair(rec.claim, passages[k].text, IRRELEVANT, src, "abstract"))
+                out.append(LabelledPair(rec.claim, passages[k].text, IRRELEVANT, src, "abstract"))
             continue
         counts = [held(p.span) for p in passages]  # type: ignore[arg-type]
         best = max(range(len(passages)), key=lambda i: (counts[i], -i))
-        out.append(Pair(rec.claim, passages[best].text, ev.label, src, "abstract"))
+        out.append(LabelledPair(rec.claim, passages[best].text, ev.label, src, "abstract"))
         if not hard_negatives:
             continue
         free = [p.text for p, c in zip(passages, counts) if c == 0]
         if free:
-            out.append(Pair(rec.claim, free[_closest(rec.claim, free)], IRRELEVANT, src, "hard_negative"))
+            out.append(LabelledPair(rec.claim, free[_closest(rec.claim, free)], IRRELEVANT, src, "hard_negative"))
         else:
             others = [sentences[i].strip() for i in range(len(sentences))
                       if i not in ev.rationale and len(sentences[i].split()) >= 6]
             if others:
-                out.append(Pair(rec.claim, others[_closest(rec.claim, others)], IRRELEVANT, src, "hard_negative"))
+                out.append(LabelledPair(rec.claim, others[_closest(rec.claim, others)], IRRELEVANT, src, "hard_negative"))
     own = {e.doc_id for e in rec.evidence}
     for _ in range(easy_negatives if pool else 0):
         doc_id = rng.choice(pool)
@@ -99,18 +99,18 @@ def claim_pairs(rec: ClaimRecord, corpus: Corpus, chunker: Chunker, rng: random.
         text = document_text(corpus[doc_id])
         if text:
             passages = chunker.passages("", Document(doc_id, text))
-            out.append(Pair(rec.claim, rng.choice(passages).text, IRRELEVANT, src, "easy_negative"))
+            out.append(LabelledPair(rec.claim, rng.choice(passages).text, IRRELEVANT, src, "easy_negative"))
     return out
 
 
 def corpus_pairs(records: Iterable[ClaimRecord], corpus: Corpus, chunker: Chunker, rng: random.Random, *,
-                 easy_negatives: int = 1, hard_negatives: bool = True, pool: Sequence[str] = ()) -> list[Pair]:
+                 easy_negatives: int = 1, hard_negatives: bool = True, pool: Sequence[str] = ()) -> list[LabelledPair]:
     """:func:`claim_pairs` of every record."""
     return [p for rec in records for p in claim_pairs(rec, corpus, chunker, rng, easy_negatives=easy_negatives,
                                                        hard_negatives=hard_negatives, pool=pool)]
 
 
-def cap(pairs: Sequence[Pair], per_label: dict[str, int] | int | None, rng: random.Random) -> list[Pair]:
+def cap(pairs: Sequence[LabelledPair], per_label: dict[str, int] | int | None, rng: random.Random) -> list[LabelledPair]:
     """At most ``per_label[label]`` pairs of each label (an int caps every label), sampled
     without replacement in a seeded order; None keeps all."""
     if per_label is None:

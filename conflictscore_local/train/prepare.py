@@ -48,7 +48,7 @@ from ..bench.leakage import TextIndex, check_disjoint, eval_index, find_leaks, s
 from ..chunk import Chunker
 from ..errors import ConfigError
 from ..jsonl import file_sha256
-from ..writing import write_json_atomic, write_jsonl_atomic
+from ..jobs import write_json_atomic, write_jsonl_atomic
 from ..types import CONTRADICT, IRRELEVANT, LABELS, SUPPORT
 from . import nli_extra
 from .augment import BALANCED_FEATURES, augment, bench_support_pairs, feature_balance, rebalance, thin_entity_twins
@@ -56,7 +56,7 @@ from .pairs import cap, content_words, corpus_pairs
 from .sources import (
     ClaimRecord,
     Corpus,
-    Pair,
+    LabelledPair,
     document_text,
     load_check_covid,
     load_corpus,
@@ -193,8 +193,8 @@ def _eval_item(source: str, id: str, claim: str, docs: list[dict[str, Any]], row
     return {**item, "split": "dev"}
 
 
-def _healthver_items(pairs: Iterable[Pair]) -> list[dict[str, Any]]:
-    by_claim: dict[str, list[Pair]] = {}
+def _healthver_items(pairs: Iterable[LabelledPair]) -> list[dict[str, Any]]:
+    by_claim: dict[str, list[LabelledPair]] = {}
     for p in pairs:
         by_claim.setdefault(p.claim, []).append(p)
     return [_eval_item("healthver_dev", f"healthver_dev:{i}", claim,
@@ -223,7 +223,7 @@ def _document_leaks(index: TextIndex, sentences: Sequence[str]) -> bool:
     return index.document_leaks(document_text(sentences)) or any(index.document_leaks(s) for s in sentences)
 
 
-def _filter_pairs(pairs: Iterable[Pair], index: TextIndex, counts: Counter[str]) -> list[Pair]:
+def _filter_pairs(pairs: Iterable[LabelledPair], index: TextIndex, counts: Counter[str]) -> list[LabelledPair]:
     out = []
     for p in pairs:
         if index.claim_leaks(p.claim):
@@ -250,7 +250,7 @@ def _cap_controls(items: Sequence[dict[str, Any]], per_source: int,
     return [it for i, it in enumerate(items) if i not in drop], len(drop)
 
 
-def _dedupe(pairs: Iterable[Pair]) -> list[Pair]:
+def _dedupe(pairs: Iterable[LabelledPair]) -> list[LabelledPair]:
     seen: set[tuple[str, str]] = set()
     out = []
     for p in pairs:
@@ -261,7 +261,7 @@ def _dedupe(pairs: Iterable[Pair]) -> list[Pair]:
     return out
 
 
-def mix_table(pairs: Sequence[Pair]) -> dict[str, dict[str, dict[str, int]]]:
+def mix_table(pairs: Sequence[LabelledPair]) -> dict[str, dict[str, dict[str, int]]]:
     """Pairs per source, kind and label."""
     out: dict[str, dict[str, Counter[str]]] = {}
     for p in pairs:
@@ -270,22 +270,22 @@ def mix_table(pairs: Sequence[Pair]) -> dict[str, dict[str, dict[str, int]]]:
             for s, kinds in sorted(out.items())}
 
 
-def _pair_items(name: str, pairs: Sequence[Pair]) -> list[dict[str, Any]]:
+def _pair_items(name: str, pairs: Sequence[LabelledPair]) -> list[dict[str, Any]]:
     """Plain pairs as one-claim, one-document items (split ``dev``), so that long passages are
     split and judged as a run judges them."""
     return [_eval_item(name, f"{name}:{i}", p.claim, [{"id": "d0", "text": p.passage}], [p.label])
             for i, p in enumerate(pairs)]
 
 
-def _group_split(pairs: Sequence[Pair], share: float, seed: int) -> tuple[list[Pair], list[Pair]]:
+def _group_split(pairs: Sequence[LabelledPair], share: float, seed: int) -> tuple[list[LabelledPair], list[LabelledPair]]:
     """(train, held out): whole groups held out, chosen by a seeded hash of the group."""
     import hashlib
 
-    def held(p: Pair) -> bool:
+    def held(p: LabelledPair) -> bool:
         key = f"{seed}:{p.group or p.claim}".encode()
         return int.from_bytes(hashlib.sha256(key).digest()[:8], "big") / 2 ** 64 < share
 
-    out: tuple[list[Pair], list[Pair]] = ([], [])
+    out: tuple[list[LabelledPair], list[LabelledPair]] = ([], [])
     for p in pairs:
         out[held(p)].append(p)
     return out
@@ -297,7 +297,7 @@ class _EvalSide:
     anchors: dict[str, list[dict[str, Any]]]
     index: TextIndex
     corpora: dict[str, Corpus]
-    vitaminc_train: list[Pair]
+    vitaminc_train: list[LabelledPair]
     healthver_rows: dict[str, int]
 
 
@@ -356,7 +356,7 @@ def _evaluation_side(d: Path, mix: Mix, rng: random.Random) -> _EvalSide:
 
 @dataclass
 class _TrainSide:
-    pairs: list[Pair]
+    pairs: list[LabelledPair]
     bench_train: list[dict[str, Any]]
     leaks_before: dict[str, dict[str, int]]
     removed: dict[str, Any]
@@ -366,17 +366,17 @@ class _TrainSide:
     skipped_labels: dict[str, int]
 
 
-def _offtopic(pairs: Sequence[Pair], per_source: int, rng: random.Random) -> list[Pair]:
+def _offtopic(pairs: Sequence[LabelledPair], per_source: int, rng: random.Random) -> list[LabelledPair]:
     """Off-topic passages for claims of each source → IRRELEVANT, half from the same source
     (sharing two or three content words with the claim, from another group and never the
     claim's own passage: same domain, shared words, nothing said about the claim), half
     from another source (another domain)."""
-    by_source: dict[str, list[Pair]] = {}
+    by_source: dict[str, list[LabelledPair]] = {}
     for p in pairs:
         if len(p.passage.split()) <= 120:
             by_source.setdefault(p.source, []).append(p)
     sources = sorted(by_source)
-    out: list[Pair] = []
+    out: list[LabelledPair] = []
     for src in sources:
         own = by_source[src]
         claims = rng.sample(own, min(len(own), per_source))
@@ -388,13 +388,13 @@ def _offtopic(pairs: Sequence[Pair], per_source: int, rng: random.Random) -> lis
                     shared = len(words & content_words(q.passage))
                     if q.passage != p.passage and (q.group is None or q.group != p.group) and q.claim != p.claim \
                             and 2 <= shared <= 3:
-                        out.append(Pair(p.claim, q.passage, IRRELEVANT, "offtopic", "same_source"))
+                        out.append(LabelledPair(p.claim, q.passage, IRRELEVANT, "offtopic", "same_source"))
                         break
             elif len(sources) > 1:
                 other = by_source[rng.choice([s for s in sources if s != src])]
                 q = rng.choice(other)
                 if len(words & content_words(q.passage)) <= 1:
-                    out.append(Pair(p.claim, q.passage, IRRELEVANT, "offtopic", "other_source"))
+                    out.append(LabelledPair(p.claim, q.passage, IRRELEVANT, "offtopic", "other_source"))
     return out
 
 
@@ -414,7 +414,7 @@ def _training_side(d: Path, ev: _EvalSide, chunker: Chunker, mix: Mix, rng: rand
         docs = [document_text(corpora[name][e.doc_id]) for r in recs for e in r.evidence]
         leaks_before[name] = find_leaks(index, docs, [r.claim for r in recs]).as_dict()
     removed: dict[str, Any] = {}
-    pairs: list[Pair] = []
+    pairs: list[LabelledPair] = []
     for name, recs in train_records.items():
         corpus = corpora[name]
         removed[name] = Counter()
@@ -424,7 +424,7 @@ def _training_side(d: Path, ev: _EvalSide, chunker: Chunker, mix: Mix, rng: rand
         pairs += cap(built, mix.corpus_caps(), rng)
 
     nli_extra.skipped.clear()
-    plain: dict[str, list[Pair]] = {
+    plain: dict[str, list[LabelledPair]] = {
         "covidfact": cap(list(load_covidfact(d / "covidfact/COVIDFACT_dataset.jsonl")), mix.covidfact_per_label, rng),
         "fever_nli": cap([p for p in load_fever_nli(d / "fever_nli") if p.label == SUPPORT], mix.fever_support, rng),
         "esnli": cap([*load_esnli(d / "esnli", "dev"), *load_esnli(d / "esnli", "test")], mix.esnli_per_label, rng),

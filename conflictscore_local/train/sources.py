@@ -6,7 +6,7 @@ Two shapes come out:
   HealthVer train, SciFact, Citation-Integrity; Check-COVID), each with a label and, where
   the source gives them, the rationale sentences (indices into the document's sentences).
   :mod:`.pairs` turns them into sentence pairs and whole-abstract passages.
-- :class:`Pair`: a ready (claim, passage, label) pair (HealthVer's CSV, COVID-Fact, FEVER
+- :class:`LabelledPair`: a ready (claim, passage, label) pair (HealthVer's CSV, COVID-Fact, FEVER
   NLI, e-SNLI, SICK, WiCE).
 
 Labels map onto SUPPORT / CONTRADICT / IRRELEVANT as ``../shared/data/README.md`` states;
@@ -16,6 +16,7 @@ a label outside a source's vocabulary is an error naming file, line and field.
 from __future__ import annotations
 
 import csv
+import io
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,11 +24,12 @@ from typing import Iterator
 
 from ..bench.records import Record, iter_records
 from ..errors import InputError
+from ..jsonl import read_text
 from ..types import CONTRADICT, IRRELEVANT, SUPPORT, Label
 
 
 @dataclass(frozen=True)
-class Pair:
+class LabelledPair:
     """A (claim, passage, label) training or evaluation pair; ``source`` and ``kind`` say where it came from."""
 
     claim: str
@@ -154,20 +156,17 @@ def load_check_covid(path: str | Path, corpus: Corpus, source: str = "check_covi
 _COVIDFACT_LABELS: dict[str, Label] = {"SUPPORTED": SUPPORT, "REFUTED": CONTRADICT}
 
 
-def load_covidfact(path: str | Path) -> Iterator[Pair]:
+def load_covidfact(path: str | Path) -> Iterator[LabelledPair]:
     """COVID-Fact: ``{claim, label SUPPORTED/REFUTED, evidence: [sentences]}``, the evidence
     sentences joined as the passage. Refuted claims are automatic word swaps of true ones."""
     for rec in iter_records(path):
         label = _label(rec, "label", rec.get("label", str), _COVIDFACT_LABELS)
-        yield Pair(rec.text("claim").strip(), " ".join(s.strip() for s in rec.str_list("evidence")), label,
+        yield LabelledPair(rec.text("claim").strip(), " ".join(s.strip() for s in rec.str_list("evidence")), label,
                    "covidfact", "evidence")
 
 
 def _lines(path: Path) -> list[str]:
-    try:
-        return path.read_text(encoding="utf-8").splitlines()
-    except OSError as e:
-        raise InputError(f"cannot open: {e.strerror}", path=str(path)) from None
+    return read_text(path).splitlines()
 
 
 def _parallel(files: tuple[Path, Path, Path]) -> Iterator[tuple[int, str, str, str]]:
@@ -183,7 +182,7 @@ def _parallel(files: tuple[Path, Path, Path]) -> Iterator[tuple[int, str, str, s
 _FEVER_LABELS: dict[str, Label] = {"entailment": SUPPORT, "not_entailment": CONTRADICT}
 
 
-def load_fever_nli(directory: str | Path, split: str = "dev") -> Iterator[Pair]:
+def load_fever_nli(directory: str | Path, split: str = "dev") -> Iterator[LabelledPair]:
     """FEVER as NLI pairs (``{split}.raw.input0`` evidence, ``.raw.input1`` claim, ``.label``):
     entailment → SUPPORT, not_entailment → CONTRADICT (the sampled refutations)."""
     d = Path(directory)
@@ -191,13 +190,13 @@ def load_fever_nli(directory: str | Path, split: str = "dev") -> Iterator[Pair]:
     for n, premise, claim, label in _parallel(files):
         if label not in _FEVER_LABELS:
             raise InputError(f"{label!r}; allowed: {', '.join(_FEVER_LABELS)}", path=str(files[2]), line=n)
-        yield Pair(detokenize(claim), detokenize(premise), _FEVER_LABELS[label], "fever_nli")
+        yield LabelledPair(detokenize(claim), detokenize(premise), _FEVER_LABELS[label], "fever_nli")
 
 
 _NLI_LABELS: dict[str, Label] = {"entailment": SUPPORT, "contradiction": CONTRADICT, "neutral": IRRELEVANT}
 
 
-def load_esnli(directory: str | Path, split: str) -> Iterator[Pair]:
+def load_esnli(directory: str | Path, split: str) -> Iterator[LabelledPair]:
     """e-SNLI's SNLI pairs (``s1.{split}`` premise, ``s2.{split}`` hypothesis, ``labels.{split}``),
     detokenised; entailment / contradiction / neutral."""
     d = Path(directory)
@@ -205,7 +204,7 @@ def load_esnli(directory: str | Path, split: str) -> Iterator[Pair]:
     for n, premise, hypothesis, label in _parallel(files):
         if label not in _NLI_LABELS:
             raise InputError(f"{label!r}; allowed: {', '.join(_NLI_LABELS)}", path=str(files[2]), line=n)
-        yield Pair(_sentence_case(detokenize(hypothesis)), _sentence_case(detokenize(premise)), _NLI_LABELS[label],
+        yield LabelledPair(_sentence_case(detokenize(hypothesis)), _sentence_case(detokenize(premise)), _NLI_LABELS[label],
                    "esnli")
 
 
@@ -234,24 +233,19 @@ def _sentence_case(text: str) -> str:
 _HV_LABELS: dict[str, Label] = {"Supports": SUPPORT, "Refutes": CONTRADICT, "Neutral": IRRELEVANT}
 
 
-def load_healthver_csv(path: str | Path) -> Iterator[Pair]:
+def load_healthver_csv(path: str | Path) -> Iterator[LabelledPair]:
     """HealthVer's CSV split files: ``evidence, claim, label Supports/Refutes/Neutral, question``."""
-    try:
-        fh = open(path, encoding="utf-8", newline="")
-    except OSError as e:
-        raise InputError(f"cannot open: {e.strerror}", path=str(path)) from None
-    with fh:
-        for n, row in enumerate(csv.DictReader(fh), 2):
-            for k in ("evidence", "claim", "label"):
-                if not (row.get(k) or "").strip():
-                    raise InputError("missing or empty", path=str(path), line=n, field=k)
-            if row["label"] not in _HV_LABELS:
-                raise InputError(f"{row['label']!r}; allowed: {', '.join(_HV_LABELS)}", path=str(path), line=n,
-                                 field="label")
-            yield Pair(row["claim"].strip(), row["evidence"].strip(), _HV_LABELS[row["label"]], "healthver_dev")
+    for n, row in enumerate(csv.DictReader(io.StringIO(read_text(path), newline="")), 2):
+        for k in ("evidence", "claim", "label"):
+            if not (row.get(k) or "").strip():
+                raise InputError("missing or empty", path=str(path), line=n, field=k)
+        if row["label"] not in _HV_LABELS:
+            raise InputError(f"{row['label']!r}; allowed: {', '.join(_HV_LABELS)}", path=str(path), line=n,
+                             field="label")
+        yield LabelledPair(row["claim"].strip(), row["evidence"].strip(), _HV_LABELS[row["label"]], "healthver_dev")
 
 
-def load_wice(path: str | Path) -> Iterator[Pair]:
+def load_wice(path: str | Path) -> Iterator[LabelledPair]:
     """WiCE ``supported`` claims against their smallest set of supporting sentences.
 
     Partially supported and not-supported claims are left out: the data says which
@@ -268,22 +262,17 @@ def load_wice(path: str | Path) -> Iterator[Pair]:
         sentences = [evidence[i] for i in sorted(best)]
         if any(s.startswith("(meta data)") for s in sentences):
             continue
-        yield Pair(rec.text("claim").strip(), " ".join(s.strip() for s in sentences), SUPPORT, "wice")
+        yield LabelledPair(rec.text("claim").strip(), " ".join(s.strip() for s in sentences), SUPPORT, "wice")
 
 
 _SICK_LABELS: dict[str, Label] = {"ENTAILMENT": SUPPORT, "CONTRADICTION": CONTRADICT, "NEUTRAL": IRRELEVANT}
 
 
-def load_sick(path: str | Path) -> Iterator[Pair]:
+def load_sick(path: str | Path) -> Iterator[LabelledPair]:
     """SICK (tab-separated): premise ``sentence_A``, hypothesis (the claim) ``sentence_B``."""
-    try:
-        fh = open(path, encoding="utf-8", newline="")
-    except OSError as e:
-        raise InputError(f"cannot open: {e.strerror}", path=str(path)) from None
-    with fh:
-        for n, r in enumerate(csv.DictReader(fh, delimiter="\t"), 2):
-            label = r.get("entailment_judgment")
-            if label not in _SICK_LABELS:
-                raise InputError(f"{label!r}; allowed: {', '.join(_SICK_LABELS)}", path=str(path), line=n,
-                                 field="entailment_judgment")
-            yield Pair(r["sentence_B"].strip(), r["sentence_A"].strip(), _SICK_LABELS[label], "sick")
+    for n, r in enumerate(csv.DictReader(io.StringIO(read_text(path), newline=""), delimiter="\t"), 2):
+        label = r.get("entailment_judgment")
+        if label not in _SICK_LABELS:
+            raise InputError(f"{label!r}; allowed: {', '.join(_SICK_LABELS)}", path=str(path), line=n,
+                             field="entailment_judgment")
+        yield LabelledPair(r["sentence_B"].strip(), r["sentence_A"].strip(), _SICK_LABELS[label], "sick")

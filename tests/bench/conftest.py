@@ -19,7 +19,7 @@ def bench_items(shared_data: Path) -> list[dict[str, Any]]:
 @pytest.fixture(scope="session")
 def bench_file(bench_items: list[dict[str, Any]], tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The built bench written as JSONL, as ``bench build`` writes it."""
-    from conflictscore_local.writing import write_jsonl_atomic
+    from conflictscore_local.jobs import write_jsonl_atomic
 
     path = tmp_path_factory.mktemp("bench") / "conflictbench.jsonl"
     write_jsonl_atomic(path, bench_items)

@@ -16,7 +16,7 @@ from conflictscore_local.cli import main
 from conflictscore_local.inputs import read_items
 from conflictscore_local.paths import portable
 from conflictscore_local.types import CONTRADICT, IRRELEVANT, SUPPORT, Judgment, Pair
-from conflictscore_local.writing import write_jsonl_atomic
+from conflictscore_local.jobs import write_jsonl_atomic
 
 S, C, IR = SUPPORT, CONTRADICT, IRRELEVANT
 

@@ -185,7 +185,7 @@ def test_the_generator_is_built_from_the_registry_on_first_use(register_backend)
 def test_unknown_generator_and_bad_arguments_are_refused():
     with pytest.raises(ConfigError, match="unknown generator 'gpt'; allowed: openai, transformers, vllm"):
         registry.build("decomposer", "llm", {"generator": "gpt"})
-    with pytest.raises(ConfigError, match="demonstrations must be between 0 and 5"):
+    with pytest.raises(ConfigError, match=r"demonstrations must be an integer in \[0, 5\]"):
         registry.build("decomposer", "llm", {"demonstrations": "9"})
 
 
@@ -205,3 +205,16 @@ def test_a_real_local_generator_runs_through_the_chat_template(tiny_causal_lm_di
         == {"sentences_generated": 2, "llm_unparseable": 2, "llm_fallback": 2, "llm_no_facts": 0}
     assert stats["generator"] == {"batches": 1, "prompts": 2}
     assert dec.describe()["resolved"]["generator"]["name"] == "transformers"
+
+
+def test_a_served_generator_is_keyed_by_what_the_server_reports_of_its_model(openai_server):
+    def spec():
+        dec = registry.build("decomposer", "llm", {"generator_args": {"base_url": openai_server.url}})
+        return dec.spec()["generator"]
+
+    openai_server.models = [{"id": "facts", "root": "/models/a", "created": 1}]
+    first = spec()  # no model named: the one the server lists first
+    assert (first["model"], first["served"]) == ("facts", {"id": "facts", "root": "/models/a"})
+    openai_server.models = [{"id": "facts", "root": "/models/b", "created": 2}]  # restarted with another checkpoint
+    assert spec()["served"] == {"id": "facts", "root": "/models/b"} and spec() != first
+    assert openai_server.posts() == []  # asked GET /models only

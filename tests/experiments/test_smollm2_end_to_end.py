@@ -1,5 +1,7 @@
-"""Both experiments end to end with a real model: SmolLM2-135M-Instruct (GGUF, through the
-``transformers`` generator and its own chat template), the bundled default judge, strict parsing.
+"""Both experiments end to end with a real model: SmolLM2-135M-Instruct, in-process (GGUF, through
+the ``transformers`` generator and its own chat template) and behind a real OpenAI-compatible
+server (``transformers serve`` of the same weights, through the ``openai`` generator), the
+bundled default judge, strict parsing.
 
 The model is weak; these tests check that every step ran and was accounted for, not its accuracy.
 """
@@ -8,35 +10,46 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from conflictscore_local import Engine, RunConfig
-from conflictscore_local.experiments import generate_file, parse_option, read_truthfulqa, regenerate_file
+from conflictscore_local.experiments import STRATEGIES, generate_file, parse_option, read_truthfulqa, regenerate_file
 from conflictscore_local.inputs import read_items
 
 pytestmark = pytest.mark.slow  # a real 135M-parameter model generating on the CPU: minutes
 
 DATA = Path(__file__).parent / "data"
+SERVED = "served_smollm2_generator"
+GENERATORS = ["smollm2_generator", SERVED]
 
 
-def test_generate_with_smollm2(tmp_path: Path, smollm2_generator: Any) -> None:
+@pytest.mark.parametrize("generator, strategy", [("smollm2_generator", "balanced")] + [(SERVED, s) for s in STRATEGIES])
+def test_generate_with_smollm2(tmp_path: Path, request: pytest.FixtureRequest, generator: str, strategy: str) -> None:
+    smollm2_generator = request.getfixturevalue(generator)
     items = tmp_path / "items.jsonl"
     items.write_text(json.dumps({"id": "tea", "question": "Is green tea good for you?", "documents": [
         {"id": "d1", "text": "Green tea lowers blood pressure in adults."},
         {"id": "d2", "text": "Green tea has no effect on blood pressure."}]}) + "\n")
     out = tmp_path / "responses.jsonl"
-    summary = generate_file(items, out, strategy="balanced", generator=smollm2_generator, max_tokens=24)
+    summary = generate_file(items, out, strategy=strategy, generator=smollm2_generator, max_tokens=24)
     assert summary["items"] == 1 and summary["failed"] == 0
     (row,) = [json.loads(line) for line in out.read_text().splitlines()]
     assert row["response"].strip() and row["generation"]["finish_reason"] in ("stop", "length")
-    assert row["generation"]["generator"]["resolved"]["gguf_file"] == "SmolLM2-135M-Instruct.Q4_1.gguf"
+    assert row["generation"]["strategy"] == strategy
+    resolved = row["generation"]["generator"]["resolved"]
+    if generator == SERVED:  # the name the server lists: the checkpoint folder it was started with
+        assert resolved["model"] == request.getfixturevalue("served_smollm2").model
+    else:
+        assert resolved["gguf_file"] == "SmolLM2-135M-Instruct.Q4_1.gguf"
     (item,) = read_items(out)
     assert item.response == row["response"]
 
 
-def test_regenerate_with_smollm2_and_the_default_judge(tmp_path: Path, smollm2_generator: Any) -> None:
+@pytest.mark.parametrize("generator", GENERATORS)
+def test_regenerate_with_smollm2_and_the_default_judge(tmp_path: Path, request: pytest.FixtureRequest,
+                                                       generator: str) -> None:
+    smollm2_generator = request.getfixturevalue(generator)
     csv = DATA / "truthfulqa_sample.csv"
     out, trace = tmp_path / "results.json", tmp_path / "trace.jsonl"
     engine = Engine(RunConfig().updated({"cache": {"enabled": False}}), pruner="none")

@@ -201,5 +201,5 @@ def test_bad_arguments() -> None:
         registry.build("generator", "openai", {"base_url": "localhost:8000"})
     with pytest.raises(ConfigError, match="allowed: chat, completions"):
         registry.build("generator", "openai", {"endpoint": "responses"})
-    with pytest.raises(ConfigError, match="max_concurrency must be at least 1"):
+    with pytest.raises(ConfigError, match=r"max_concurrency must be an integer in \[1, 4096\]"):
         registry.build("generator", "openai", {"max_concurrency": 0})

@@ -110,7 +110,8 @@ def test_malformed_logprob_values_make_the_pair_unscored(
     j = judge(openai_server)
     (out,) = j.judge([PAIR])  # before: TypeError out of the label reader
     assert out.label is None and out.note.startswith(f"no answer: malformed reply: {error}: ")
-    assert j.stats()["unscored"] == 1 and len(openai_server.posts()) == 1  # not retried: it would come back the same
+    # the logprobs probe and the pair, neither retried: it would come back the same
+    assert j.stats()["unscored"] == 1 and len(openai_server.posts()) == 2
 
 
 def test_malformed_completions_logprobs_and_tokens(openai_server: Any, openai_stub: Any) -> None:

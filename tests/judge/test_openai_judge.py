@@ -35,7 +35,7 @@ def test_labels_from_top_logprobs(openai_server: Any, openai_stub: Any) -> None:
     }
 
     def respond(r: Any) -> Any:
-        step = next(v for k, v in first.items() if k in claim_of(r))
+        step = next((v for k, v in first.items() if k in claim_of(r)), {"SUP": -0.01})  # else: the probe
         return openai_stub.Reply(body=openai_stub.chat_reply(next(iter(step)), [step]))
 
     openai_server.respond = respond
@@ -51,10 +51,11 @@ def test_labels_from_top_logprobs(openai_server: Any, openai_stub: Any) -> None:
     assert out[1].probs == pytest.approx(
         {"SUPPORT": s2 / (s2 + c2), "CONTRADICT": c2 / (s2 + c2), "IRRELEVANT": 0.0}, abs=1e-6
     )
-    req = openai_server.posts()[0]
+    probe, req = openai_server.posts()[0], openai_server.posts()[1]
+    assert claim_of(probe) == "The sky is blue." and probe.body["max_tokens"] == 1 and probe.body["top_logprobs"] == 10
     assert req.body["logprobs"] is True and req.body["top_logprobs"] == 10 and req.body["max_tokens"] == 8
     assert req.body["chat_template_kwargs"] == {"enable_thinking": False}
-    assert j.stats()["from_logprobs"] == 2
+    assert j.stats()["from_logprobs"] == 2 and j.describe()["resolved"]["logprobs"] == "returned"
 
 
 @pytest.mark.parametrize(
@@ -132,7 +133,8 @@ def test_failures_become_unscored_judgments(openai_server: Any, openai_stub: Any
     j = build(openai_server, timeout_s=0.2)
     (out,) = j.judge(pairs("The bridge opened in 1932."))
     assert out.label is None and out.probs is None and out.note == note and out.source == "judge"
-    assert j.stats()["unscored"] == 1 and j.stats()["generator"]["failed"] == 1
+    assert j.stats()["unscored"] == 1 and j.stats()["generator"]["failed"] == 2  # the logprobs probe, then the pair
+    assert j.describe()["resolved"]["logprobs"] == f"undecided: the probe got {note}"
 
 
 def test_completions_endpoint_uses_the_text_prompt(openai_server: Any, openai_stub: Any) -> None:
@@ -144,13 +146,14 @@ def test_completions_endpoint_uses_the_text_prompt(openai_server: Any, openai_st
     assert out.label == "IRRELEVANT" and out.probs["IRRELEVANT"] == pytest.approx(
         math.exp(-0.3) / (math.exp(-0.3) + math.exp(-1.6)), abs=1e-6
     )
-    body = openai_server.posts()[0].body
+    body = openai_server.posts()[-1].body  # after the logprobs probe
     assert body["prompt"].endswith("Claim: The bridge is painted red.\n\nAnswer (SUPPORT, CONTRADICT or IRRELEVANT):")
     assert body["logprobs"] == 2 and j.spec()["chat"] is False
 
 
-def test_spec_names_the_served_model(openai_server: Any, logged: Any) -> None:
+def test_spec_names_the_served_model(openai_server: Any, openai_stub: Any, logged: Any) -> None:
     openai_server.models = ["Qwen/Qwen3-32B"]
+    openai_server.respond = lambda r: openai_stub.Reply(body=openai_stub.chat_reply("SUPPORT", [{"SUP": -0.01}]))
     spec = build(openai_server).spec()
     assert spec["model"] == {
         "name": "Qwen/Qwen3-32B",
@@ -174,7 +177,7 @@ def test_spec_names_the_served_model(openai_server: Any, logged: Any) -> None:
 def test_through_the_engine_unscored_pairs_are_counted_and_asked_again(openai_server: Any, openai_stub: Any) -> None:
     def respond(r: Any) -> Any:
         claim = claim_of(r)
-        if "1932" in claim:
+        if "1932" in claim or claim == "The sky is blue.":  # the second: the logprobs probe
             return openai_stub.Reply(body=openai_stub.chat_reply("SUPPORT", [{"SUP": -0.01}]))
         return openai_stub.Reply(body=openai_stub.chat_reply("I cannot tell."))
 
@@ -195,4 +198,4 @@ def test_through_the_engine_unscored_pairs_are_counted_and_asked_again(openai_se
     with Engine(judge=cfg, pruner="none") as engine:
         (res,), report = engine.score_all([item])
     assert report.pairs["cached"] == 2 and report.pairs["unscored"] == 2
-    assert len(openai_server.posts()) - asked == 2  # only the unscored pairs are asked again
+    assert len(openai_server.posts()) - asked == 3  # the logprobs probe, then only the unscored pairs

@@ -22,7 +22,7 @@ from conflictscore_local import registry
 from conflictscore_local.checkpoints import load_tokenizer
 from conflictscore_local.config import RunConfig
 from conflictscore_local.errors import ConfigError
-from conflictscore_local.jobs import score_file
+from conflictscore_local.scoring import score_file
 from conflictscore_local.judge.ray_data import RayJudgeConfig, from_engine_row, generation_from_row
 from conflictscore_local.types import Claim, Pair, Passage
 
@@ -83,6 +83,27 @@ def test_two_cpu_workers_give_the_rows_of_one_process(local_ray: Any, tmp_path: 
     assert stats["distinct_pairs"] < stats["pairs"] == one["stages"]["judge"]["pairs"]
     assert stats["batches"] >= 2  # batches of 8 pairs over 2 workers
     assert ray.is_initialized()  # a Ray instance the judge did not start is left running
+
+
+@pytest.mark.slow
+def test_the_openai_judge_on_two_workers_gives_the_rows_of_one_process(
+    local_ray: Any, served_smollm2: Any, tmp_path: Path, logged: Any
+) -> None:
+    """The ``openai`` judge against a real server (``transformers serve``, which ignores
+    logprobs), in-process and from 2 Ray workers: each worker's judge finds that out as the
+    driver's did, so the rows and the spec are the same."""
+    items = write_items(tmp_path / "items.jsonl", n=2)
+    openai = {"name": "openai", "base_url": served_smollm2.url, "max_tokens": 3, "timeout_s": 120, "max_retries": 1}
+    with logged.expect("answered without log-probabilities"):
+        one = run(items, tmp_path / "one.jsonl", openai)
+    with logged.expect("answered without log-probabilities"):  # the driver's probe
+        dist = run(items, tmp_path / "ray.jsonl", {"name": "ray", "judge": openai, "workers": 2, "batch_size": 4})
+    rows = [[json.loads(x) for x in (tmp_path / f).read_text().splitlines()] for f in ("one.jsonl", "ray.jsonl")]
+    assert row_differences(rows[0], rows[1]) == []
+    assert dist["pairs"] == one["pairs"] and one["pairs"]["judged"] > 0
+    spec = one["config"]["backends"]["judge"]["spec"]
+    assert dist["config"]["backends"]["judge"]["spec"] == spec and spec["top_logprobs"] == 0
+    assert dist["stages"]["judge"]["distinct_pairs"] == one["stages"]["judge"]["pairs"]  # judged on the workers
 
 
 def test_spec_and_passage_budget_are_the_wrapped_judges(tiny_nli_dir: Path) -> None:

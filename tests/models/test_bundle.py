@@ -198,7 +198,7 @@ def test_unpack_into_a_folder_that_cannot_be_made_is_an_error(
     bundle(["alpha"], tmp_path / "a.tar")
     blocked = tmp_path / "a.tar" / "store"  # below a file
     assert main(["models", "unpack", str(tmp_path / "a.tar"), "--to", str(blocked), "-q"]) == 2  # was a traceback
-    assert f"models unpack: cannot write into {blocked}: Not a directory" in capsys.readouterr().err
+    assert f"models unpack: --to {blocked}: {tmp_path / 'a.tar'} is not a directory" in capsys.readouterr().err
 
 
 def test_a_linked_file_is_bundled_as_the_file(staging: Staging, tmp_path: Path) -> None:

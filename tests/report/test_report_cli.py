@@ -25,7 +25,7 @@ def test_report_command_writes_the_page(run: dict[str, Path], tmp_path: Path, ca
     (["missing.jsonl"], "missing.jsonl: no such file"),
     (["{scored}", "--items", "{summary}"], "summary.json:1: invalid JSON"),
     (["{scored}", "--summary", "{items}"], "items.jsonl: not JSON"),
-    (["{items}"], "items.jsonl:1: not a scored result line"),
+    (["{items}"], "items.jsonl:1: field 'claims[0]': not a scored result line"),
 ])
 def test_bad_inputs_exit_2_naming_the_file(run: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture,
                                            args: list[str], message: str):

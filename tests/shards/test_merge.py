@@ -14,7 +14,7 @@ from conflictscore_local.backend import Backend
 from conflictscore_local.cli import main
 from conflictscore_local.config import RunConfig
 from conflictscore_local.errors import ConfigError, InputError
-from conflictscore_local.jobs import score_file
+from conflictscore_local.scoring import score_file
 from conflictscore_local.shards import Shard, merge_shards, shard_of
 from conflictscore_local.types import CONTRADICT, IRRELEVANT, SUPPORT, Judgment, Pair
 

@@ -16,7 +16,7 @@ from conflictscore_local.train.augment import (
     thin_entity_twins,
 )
 from conflictscore_local.train.prepare import _cap_controls
-from conflictscore_local.train.sources import Pair
+from conflictscore_local.train.sources import LabelledPair
 
 EIFFEL = "The Eiffel Tower was completed in 1889 and drew 2,000,000 visitors in its first year."
 
@@ -56,11 +56,11 @@ def test_swap_entity_swaps_only_the_object() -> None:
 
 def test_augment_makes_every_edit_in_both_directions() -> None:
     support = [
-        Pair("The tower was completed in 1889.", EIFFEL, "SUPPORT", "x"),
-        Pair("Marie Curie was born in Warsaw.", "Marie Curie was born in Warsaw in 1867.", "SUPPORT", "x"),
+        LabelledPair("The tower was completed in 1889.", EIFFEL, "SUPPORT", "x"),
+        LabelledPair("Marie Curie was born in Warsaw.", "Marie Curie was born in Warsaw in 1867.", "SUPPORT", "x"),
     ]
-    contradict = [Pair("The bridge was opened in 1901.", "The bridge opened to traffic in 1899.", "CONTRADICT", "x")]
-    irrelevant = [Pair("The museum is closed on Mondays.", "Tickets cost ten euros.", "IRRELEVANT", "x")]
+    contradict = [LabelledPair("The bridge was opened in 1901.", "The bridge opened to traffic in 1899.", "CONTRADICT", "x")]
+    irrelevant = [LabelledPair("The museum is closed on Mondays.", "Tickets cost ten euros.", "IRRELEVANT", "x")]
     passages = ["Bananas are yellow fruit.", "Stock markets closed higher today."]
 
     def fake_entities(claims: list[str]) -> list[list[tuple[str, str]]]:
@@ -84,7 +84,7 @@ def test_augment_makes_every_edit_in_both_directions() -> None:
     assert negation["both_edit"].passage.startswith("The Eiffel Tower was not completed in 1889") and \
         negation["both_edit"].label == "SUPPORT"
     assert negation["passage_edit"].claim == support[0].claim and negation["passage_edit"].label == "CONTRADICT"
-    assert negation["contradicted_claim_negated"] == Pair("The bridge was not opened in 1901.",
+    assert negation["contradicted_claim_negated"] == LabelledPair("The bridge was not opened in 1901.",
                                                           "The bridge opened to traffic in 1899.", "SUPPORT",
                                                           "aug_negation", "contradicted_claim_negated")
     assert negation["irrelevant"].claim == "The museum is not closed on Mondays." and \
@@ -92,7 +92,7 @@ def test_augment_makes_every_edit_in_both_directions() -> None:
     unrelated = [p for p in out if p.source == "aug_unrelated"]
     assert {p.passage for p in unrelated} <= set(passages) and len(unrelated) == 2
     # with a pool of two places, the object is swapped: in the claim alone, and in claim and passage alike
-    out = augment(support + [Pair("Pierre Curie was born in Paris.", "Pierre Curie was born in Paris.", "SUPPORT", "x")],
+    out = augment(support + [LabelledPair("Pierre Curie was born in Paris.", "Pierre Curie was born in Paris.", "SUPPORT", "x")],
                   passages, random.Random(0), per_kind=4,
                   entities=lambda cs: [[("Marie Curie", "PERSON"), ("Warsaw", "GPE")] if "Marie" in c else
                                        [("Pierre Curie", "PERSON"), ("Paris", "GPE")] if "Pierre" in c else [] for c in cs])
@@ -143,9 +143,9 @@ def test_near_misses_are_one_small_step_off() -> None:
 
 
 def test_rebalance_removes_a_feature_that_predicts_the_label() -> None:
-    pairs = [Pair(f"It is not {i}.", "p", "CONTRADICT", "s") for i in range(60)]
-    pairs += [Pair(f"It is not {i}.", "p", lab, "s") for i in range(10) for lab in ("SUPPORT", "IRRELEVANT")]
-    pairs += [Pair(f"It is {i}.", "p", lab, "s") for i in range(40) for lab in ("SUPPORT", "CONTRADICT", "IRRELEVANT")]
+    pairs = [LabelledPair(f"It is not {i}.", "p", "CONTRADICT", "s") for i in range(60)]
+    pairs += [LabelledPair(f"It is not {i}.", "p", lab, "s") for i in range(10) for lab in ("SUPPORT", "IRRELEVANT")]
+    pairs += [LabelledPair(f"It is {i}.", "p", lab, "s") for i in range(40) for lab in ("SUPPORT", "CONTRADICT", "IRRELEVANT")]
     before = feature_balance(pairs)["negation_in_claim"]["yes"]
     assert before["CONTRADICT"] == 0.75
     kept, dropped = rebalance(pairs, random.Random(0), features=("negation_in_claim",), tolerance=1.3, rounds=2)
@@ -202,7 +202,7 @@ def test_prepare_drops_training_claims_and_abstracts_that_are_evaluation_texts()
     kept = _filter_records(records, corpus, index, counts)
     assert kept == [ClaimRecord("Masks work.", (Evidence("2", "IRRELEVANT"),), "hv")]
     assert counts == {"documents": 1, "claims": 1}
-    pairs = [Pair("x", "Masks cut transmission by half in the trial. More.", "SUPPORT", "s"),
-             Pair("cats are LAZY", "p", "SUPPORT", "s"), Pair("y", "Fine passage.", "IRRELEVANT", "s")]
+    pairs = [LabelledPair("x", "Masks cut transmission by half in the trial. More.", "SUPPORT", "s"),
+             LabelledPair("cats are LAZY", "p", "SUPPORT", "s"), LabelledPair("y", "Fine passage.", "IRRELEVANT", "s")]
     counts = Counter()
     assert _filter_pairs(pairs, index, counts) == pairs[2:] and counts == {"documents": 1, "claims": 1}

@@ -9,7 +9,7 @@ import pytest
 
 from conflictscore_local.errors import InputError
 from conflictscore_local.train import nli_extra as X
-from conflictscore_local.train.sources import Pair
+from conflictscore_local.train.sources import LabelledPair
 
 
 @pytest.fixture(autouse=True)
@@ -37,8 +37,8 @@ def test_scone_reads_the_edited_columns_and_one_scoped_the_plain_ones(tmp_path: 
                                            'The dog does not sleep.,neutral\n', encoding="utf-8")
     pairs = list(X.load_scone(tmp_path, "train"))
     assert len(pairs) == 6
-    assert pairs[2] == Pair("A man is not wearing a sunhat.", "A man is not wearing a hat.", "SUPPORT", "scone")
-    assert pairs[0] == Pair("The dog does not sleep.", "The cat, not the dog, sleeps.", "IRRELEVANT", "scone")
+    assert pairs[2] == LabelledPair("A man is not wearing a sunhat.", "A man is not wearing a hat.", "SUPPORT", "scone")
+    assert pairs[0] == LabelledPair("The dog does not sleep.", "The cat, not the dog, sleeps.", "IRRELEVANT", "scone")
     assert pairs[0].group == "no_negation:3"
 
 
@@ -50,8 +50,8 @@ def test_hossain_is_cp1252_with_crlf_and_rte_not_entailment_is_skipped(tmp_path:
     (d / "RTE.txt").write_bytes(b"index\tText\tHypothesis\tgold_label\r\n0\tA\tB\tnot_entailment\r\n"
                                 b"1\tC is D.\tC is not D.\tentailment\r\n")
     pairs = list(X.load_hossain(tmp_path, ("MNLI", "RTE")))
-    assert pairs == [Pair("It is closed.", "The café is not open.", "SUPPORT", "negnli_hossain"),
-                     Pair("C is not D.", "C is D.", "SUPPORT", "negnli_hossain")]
+    assert pairs == [LabelledPair("It is closed.", "The café is not open.", "SUPPORT", "negnli_hossain"),
+                     LabelledPair("C is not D.", "C is D.", "SUPPORT", "negnli_hossain")]
     assert X.skipped == {"negnli_hossain": 1}
 
 
@@ -60,7 +60,7 @@ def test_med_keeps_entailment_and_skips_its_not_entailed_neutral(tmp_path: Path)
     path.write_text("index\tpromptID\tpairID\tgenre\tsentence1\tsentence2\tgold_label\n"
                     "1\t1\t1\tg\tNo dog barked loudly.\tNo dog barked loudly at night.\tentailment\n"
                     "2\t2\t2\tg\tSome dog barked.\tSome dog barked loudly.\tneutral\n", encoding="utf-8")
-    assert list(X.load_med(path)) == [Pair("No dog barked loudly at night.", "No dog barked loudly.", "SUPPORT",
+    assert list(X.load_med(path)) == [LabelledPair("No dog barked loudly at night.", "No dog barked loudly.", "SUPPORT",
                                            "med")]
     assert X.skipped == {"med": 1}
 
@@ -73,7 +73,7 @@ def test_vitaminc_is_detokenised_and_grouped_by_page(tmp_path: Path) -> None:
          "evidence": "They toured .", "page": "Westlife"},
     ])
     pairs = list(X.load_vitaminc(path, "vitaminc_real"))
-    assert pairs[0] == Pair("Westlife sold under 23.5 million.", "Westlife (the band) sold 23 million.", "CONTRADICT",
+    assert pairs[0] == LabelledPair("Westlife sold under 23.5 million.", "Westlife (the band) sold 23 million.", "CONTRADICT",
                             "vitaminc_real")
     assert [p.label for p in pairs] == ["CONTRADICT", "IRRELEVANT"] and {p.group for p in pairs} == {"Westlife"}
 
@@ -95,7 +95,7 @@ def test_anli_test_and_dev_taxinli_cad_breaking_conjnli_control(tmp_path: Path) 
     dev.mkdir(parents=True)
     (dev / "ANLI_analysis_r1_dev.csv").write_text('context,statement,reason,gold_label,tags\n"A, B.",S.,r,c,'
                                                   '"Numerical, Negation"\n', encoding="utf-8")
-    assert list(X.load_anli_dev(tmp_path / "anli", (1,))) == [Pair("S.", "A, B.", "CONTRADICT", "anli")]
+    assert list(X.load_anli_dev(tmp_path / "anli", (1,))) == [LabelledPair("S.", "A, B.", "CONTRADICT", "anli")]
     tax = tmp_path / "taxinli10k.tsv"
     tax.write_text("prem\thyp\tlabel\tannotated_label\tgenre\nP \"quoted\" text\tH\tneutral\tneutral\tfiction\n",
                    encoding="utf-8")
@@ -111,7 +111,7 @@ def test_anli_test_and_dev_taxinli_cad_breaking_conjnli_control(tmp_path: Path) 
     conj = tmp_path / "conj.tsv"
     conj.write_bytes("Premise\tHypothesis\tLabel\nHe was born in Illinois, but moved.\tHe was born in Illinois."
                      "\tentailment\n".encode("utf-8-sig"))
-    assert list(X.load_conjnli(conj)) == [Pair("He was born in Illinois.", "He was born in Illinois, but moved.",
+    assert list(X.load_conjnli(conj)) == [LabelledPair("He was born in Illinois.", "He was born in Illinois, but moved.",
                                                "SUPPORT", "conjnli")]
     ctl = _jsonl(tmp_path / "c.jsonl", [{"uid": "id_0", "premise": "Long text.", "hypothesis": "H.", "label": "e"}])
     assert [p.label for p in X.load_control(ctl)] == ["SUPPORT"]
@@ -125,7 +125,7 @@ def test_averitec_writes_question_answer_pairs_out_and_skips_conflicting(tmp_pat
             {"question": "Is there a letter", "answers": [{"answer": "No answer could be found."}]}]},
         {"claim": "X.", "label": "Conflicting Evidence/Cherrypicking", "questions": []},
     ]), encoding="utf-8")
-    assert list(X.load_averitec(path)) == [Pair("Connery refused an ad.", "Where was it published? On a satire site.",
+    assert list(X.load_averitec(path)) == [LabelledPair("Connery refused an ad.", "Where was it published? On a satire site.",
                                                 "CONTRADICT", "averitec")]
     assert X.skipped == {"averitec": 1}
 

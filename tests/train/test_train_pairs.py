@@ -6,7 +6,7 @@ import random
 
 from conflictscore_local.chunk import Chunker
 from conflictscore_local.train.pairs import cap, claim_pairs
-from conflictscore_local.train.sources import ClaimRecord, Evidence, Pair
+from conflictscore_local.train.sources import ClaimRecord, Evidence, LabelledPair
 
 # whitespace words, 8 a passage: each 5-word sentence of the abstract is its own passage
 CHUNKER = Chunker(max_tokens=8, overlap=0)
@@ -20,18 +20,18 @@ def test_a_supported_claim_gives_rationale_abstract_and_negative_pairs() -> None
     rec = ClaimRecord("Masks halve transmission.", (Evidence("7", "SUPPORT", (1,)),), "hv")
     got = claim_pairs(rec, CORPUS, CHUNKER, random.Random(0), pool=["8"])
     assert got == [
-        Pair("Masks halve transmission.", "Masks cut transmission by half.", "SUPPORT", "hv", "rationale"),
-        Pair("Masks halve transmission.", "Masks cut transmission by half.", "SUPPORT", "hv", "abstract"),
+        LabelledPair("Masks halve transmission.", "Masks cut transmission by half.", "SUPPORT", "hv", "rationale"),
+        LabelledPair("Masks halve transmission.", "Masks cut transmission by half.", "SUPPORT", "hv", "abstract"),
         # of the passages without rationale, the one sharing a word ("masks") with the claim
-        Pair("Masks halve transmission.", "Masks were studied in 2020.", "IRRELEVANT", "hv", "hard_negative"),
-        Pair("Masks halve transmission.", "Cats sleep a lot. Dogs bark.", "IRRELEVANT", "hv", "easy_negative"),
+        LabelledPair("Masks halve transmission.", "Masks were studied in 2020.", "IRRELEVANT", "hv", "hard_negative"),
+        LabelledPair("Masks halve transmission.", "Cats sleep a lot. Dogs bark.", "IRRELEVANT", "hv", "easy_negative"),
     ]
 
 
 def test_an_uncited_abstract_gives_its_closest_passage_as_irrelevant() -> None:
     rec = ClaimRecord("State funding of masks.", (Evidence("7", "IRRELEVANT"),), "hv")
     got = claim_pairs(rec, CORPUS, CHUNKER, random.Random(0), pool=["7"])  # the only pool document is its own
-    assert got == [Pair("State funding of masks.", "Funding came from the state.", "IRRELEVANT", "hv", "abstract")]
+    assert got == [LabelledPair("State funding of masks.", "Funding came from the state.", "IRRELEVANT", "hv", "abstract")]
 
 
 def test_a_one_passage_abstract_gives_a_non_rationale_sentence_as_hard_negative() -> None:
@@ -47,7 +47,7 @@ def test_a_one_passage_abstract_gives_a_non_rationale_sentence_as_hard_negative(
 
 
 def test_cap_samples_per_label() -> None:
-    pairs = [Pair(f"c{i}", "p", lab, "s") for i, lab in enumerate(["SUPPORT"] * 5 + ["CONTRADICT"] * 2)]
+    pairs = [LabelledPair(f"c{i}", "p", lab, "s") for i, lab in enumerate(["SUPPORT"] * 5 + ["CONTRADICT"] * 2)]
     got = cap(pairs, {"SUPPORT": 3}, random.Random(0))
     assert sum(p.label == "SUPPORT" for p in got) == 3 and sum(p.label == "CONTRADICT" for p in got) == 2
     assert len(cap(pairs, 1, random.Random(0))) == 2 and cap(pairs, None, random.Random(0)) == pairs

@@ -11,7 +11,7 @@ from conflictscore_local.errors import InputError
 from conflictscore_local.train.sources import (
     ClaimRecord,
     Evidence,
-    Pair,
+    LabelledPair,
     detokenize,
     load_check_covid,
     load_corpus,
@@ -88,7 +88,7 @@ def test_covidfact_joins_its_evidence_sentences(tmp_path: Path) -> None:
     f = write_jsonl(tmp_path / "cf.jsonl", [
         {"claim": "Vitamin D cures covid", "label": "REFUTED", "evidence": ["No effect was seen.", "n = 40."],
          "gold_source": "x", "flair": "y"}])
-    assert list(load_covidfact(f)) == [Pair("Vitamin D cures covid", "No effect was seen. n = 40.", "CONTRADICT",
+    assert list(load_covidfact(f)) == [LabelledPair("Vitamin D cures covid", "No effect was seen. n = 40.", "CONTRADICT",
                                             "covidfact", "evidence")]
 
 
@@ -96,7 +96,7 @@ def test_line_aligned_nli_files_are_detokenised(tmp_path: Path) -> None:
     for name, text in {"dev.raw.input0": "Soul Food is a 1997 film by Kenneth `` Babyface '' Edmonds -LRB- US -RRB- .\n",
                        "dev.raw.input1": "Soul Food was released in 1997.\n", "dev.label": "entailment\n"}.items():
         (tmp_path / name).write_text(text, encoding="utf-8")
-    assert list(load_fever_nli(tmp_path)) == [Pair("Soul Food was released in 1997.",
+    assert list(load_fever_nli(tmp_path)) == [LabelledPair("Soul Food was released in 1997.",
                                                    'Soul Food is a 1997 film by Kenneth "Babyface" Edmonds (US).',
                                                    "SUPPORT", "fever_nli")]
     for name, text in {"s1.dev": "two women are embracing .\na man sleeps .\n",
@@ -127,11 +127,11 @@ def test_csv_and_tsv_sources(tmp_path: Path) -> None:
                   "e,c,Maybe,q\n", encoding="utf-8")
     with pytest.raises(InputError, match=r"hv.csv:3: field 'label': 'Maybe'; allowed: Supports, Refutes, Neutral"):
         list(load_healthver_csv(hv))
-    assert next(load_healthver_csv(hv)) == Pair("Masks work.", "Masks work, a trial found.", "SUPPORT", "healthver_dev")
+    assert next(load_healthver_csv(hv)) == LabelledPair("Masks work.", "Masks work, a trial found.", "SUPPORT", "healthver_dev")
     sick = tmp_path / "SICK.txt"
     sick.write_text("pair_ID\tsentence_A\tsentence_B\tentailment_judgment\n1\tA dog runs.\tNo dog runs.\tCONTRADICTION\n",
                     encoding="utf-8")
-    assert list(load_sick(sick)) == [Pair("No dog runs.", "A dog runs.", "CONTRADICT", "sick")]
+    assert list(load_sick(sick)) == [LabelledPair("No dog runs.", "A dog runs.", "CONTRADICT", "sick")]
 
 
 def test_wice_keeps_supported_claims_with_their_smallest_sentence_set(tmp_path: Path) -> None:
@@ -140,5 +140,5 @@ def test_wice_keeps_supported_claims_with_their_smallest_sentence_set(tmp_path: 
          "supporting_sentences": [[0, 2, 3], [0, 2]]},
         {"label": "partially_supported", "claim": "Y.", "evidence": ["a"], "supporting_sentences": [[0]]},
     ])
-    assert list(load_wice(f)) == [Pair("X won in 1990.", "X won. It was 1990.", "SUPPORT", "wice")]
+    assert list(load_wice(f)) == [LabelledPair("X won in 1990.", "X won. It was 1990.", "SUPPORT", "wice")]
     json.dumps([p.as_json() for p in load_wice(f)])

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from conflictscore_local.errors import ConfigError
-from conflictscore_local.writing import ResumableJsonlWriter
+from conflictscore_local.errors import ConfigError, WriteFailed
+from conflictscore_local.jobs import ResumableJsonlWriter
 
 
 def test_writer_is_atomic_under_a_crash(tmp_path: Path):
@@ -45,7 +45,7 @@ def test_resume_refuses_another_configuration(tmp_path: Path):
 
 
 def test_atomic_writes_get_the_umask_permissions_of_a_plain_open(tmp_path: Path):
-    from conflictscore_local.writing import write_json_atomic, write_text_atomic
+    from conflictscore_local.jobs import write_json_atomic, write_text_atomic
 
     old = os.umask(0o022)
     try:
@@ -100,7 +100,7 @@ def test_json_to_a_symlink_or_fifo_keeps_them(tmp_path: Path):
     import os
     import threading
 
-    from conflictscore_local.writing import write_json_atomic
+    from conflictscore_local.jobs import write_json_atomic
 
     target = tmp_path / "t.json"
     link = tmp_path / "link.json"
@@ -128,7 +128,7 @@ def test_a_second_writer_of_the_same_output_is_refused(tmp_path: Path):
     out = tmp_path / "out.jsonl"
     with ResumableJsonlWriter(out) as first:
         first.write({"id": "a"})
-        with pytest.raises(OutputBusy, match=r"out.jsonl is being written by another run .*choose another -o"):
+        with pytest.raises(OutputBusy, match=r"out.jsonl is being written by another run .*choose another path"):
             ResumableJsonlWriter(out)
         (tmp_path / "link.jsonl").symlink_to(out)
         with pytest.raises(OutputBusy):  # another name of the same file
@@ -146,7 +146,7 @@ def test_the_lock_is_held_across_processes(tmp_path: Path):
 
     out = tmp_path / "out.jsonl"
     code = (
-        "import sys\nfrom conflictscore_local.writing import ResumableJsonlWriter\n"
+        "import sys\nfrom conflictscore_local.jobs import ResumableJsonlWriter\n"
         "from conflictscore_local.errors import OutputBusy\n"
         "try:\n    ResumableJsonlWriter(sys.argv[1])\nexcept OutputBusy as e:\n    print('busy:', e)\n"
     )
@@ -159,7 +159,7 @@ def test_the_lock_is_held_across_processes(tmp_path: Path):
 
 
 def test_resume_rewrites_beside_the_partial_file_so_a_crash_loses_nothing(tmp_path: Path, monkeypatch):
-    from conflictscore_local.writing import atomic, resumable
+    from conflictscore_local.jobs import atomic, resumable
 
     out = tmp_path / "out.jsonl"
     partial = tmp_path / "out.jsonl.partial"
@@ -174,7 +174,7 @@ def test_resume_rewrites_beside_the_partial_file_so_a_crash_loses_nothing(tmp_pa
         return real_dumps(obj, **kw)
 
     monkeypatch.setattr(resumable, "dumps", failing)
-    with pytest.raises(OSError, match="No space left"):
+    with pytest.raises(WriteFailed, match="No space left on device; its rows are as they were"):
         ResumableJsonlWriter(out, resume=True)
     assert partial.read_text() == '{"id": "a"}\n{"id": "b"}\n'
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.jsonl.partial"]
@@ -187,7 +187,7 @@ def test_one_file_mode_for_everything_written(tmp_path: Path):
     import os
     import stat
 
-    from conflictscore_local.writing import write_json_atomic
+    from conflictscore_local.jobs import write_json_atomic
 
     old = os.umask(0o027)
     try:
@@ -211,7 +211,7 @@ def test_one_file_mode_for_everything_written(tmp_path: Path):
 
 
 def test_names_of_open_files_are_streams_and_checked_without_writing(tmp_path: Path):
-    from conflictscore_local.writing import OutputTarget
+    from conflictscore_local.jobs import OutputTarget
 
     for name in ("/dev/stdout", "/dev/stderr", "/proc/self/fd/1", "/dev/fd/2"):
         assert OutputTarget.of(name).stream, name  # written to directly: never renamed onto
@@ -224,7 +224,7 @@ def test_names_of_open_files_are_streams_and_checked_without_writing(tmp_path: P
 def test_text_is_written_atomically_through_the_same_rules(tmp_path: Path):
     import os
 
-    from conflictscore_local.writing import write_text_atomic
+    from conflictscore_local.jobs import write_text_atomic
 
     old = os.umask(0o022)
     try:

@@ -1,4 +1,4 @@
-"""`score_file` as a job: resume fingerprints that say what differs, warnings counted in the
+"""`score_file` as a scoring run: resume fingerprints that say what differs, warnings counted in the
 summary, a loud exit status for unscored runs, timing over the whole run."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from conflictscore_local.cli import main
-from conflictscore_local.writing import ResumableJsonlWriter
+from conflictscore_local.jobs import ResumableJsonlWriter
 
 from .test_cli_score import WORKED, read_jsonl, write_jsonl
 from .test_engine import RuleJudge
@@ -131,7 +131,7 @@ def test_a_mostly_unscored_run_warns_loudly_exits_3_and_still_writes(tmp_path: P
 
 def test_timing_covers_the_whole_run_bootstrap_included(tmp_path: Path, monkeypatch, clock: Any):
     from conflictscore_local import engine as engine_mod
-    from conflictscore_local.jobs import score_file
+    from conflictscore_local.scoring import score_file
 
     real = engine_mod.summarize_metrics
 

@@ -1,0 +1,54 @@
+"""The job layer: what every command that reads inputs or writes files goes through.
+
+It knows paths, bytes, locks, fingerprints and secrets, and nothing of items, engines or metrics.
+A command declares its inputs and outputs once (:class:`Job`, :class:`Input`, :class:`Output`):
+``with Job(...)`` checks every destination against every other path before any work and holds
+each output's lock while the job runs. Outputs are written whole through those locks, and every
+byte passes the one redaction point:
+
+- :func:`write_text_atomic`, :func:`write_json_atomic`, :func:`write_jsonl_atomic`,
+  :func:`write_binary_atomic`, :func:`dumps`:
+  files written as ``OUTPUT.partial`` and renamed into place (0666 less the umask, or the mode of
+  the file replaced: :func:`file_mode`); a failed write is :class:`~..errors.WriteFailed` (exit 1);
+- :class:`ResumableJsonlWriter`: rows to ``OUTPUT.partial``, renamed onto OUTPUT on ``close()``;
+  ``resume=True`` keeps an interrupted run's rows (``done``) when its stored fingerprint equals
+  this one's, else refuses with ``explain(old, new)`` (and refuses when the fingerprint is gone);
+- :data:`FINGERPRINT_FORMAT`, :func:`explain_fingerprint_change`: what a refused resume says;
+- :func:`scrub`, :func:`scrub_text`, :func:`redact`, :func:`add_secret`: the redaction point;
+- :class:`OutputTarget`, :func:`same_file`: where a write really lands;
+- :func:`failure`: any exception as the command's exit status and its one line.
+"""
+
+from .atomic import dumps, write_binary_atomic, write_json_atomic, write_jsonl_atomic, write_text_atomic
+from .failures import EXIT_BROKEN_PIPE, failure
+from .fingerprint import FINGERPRINT_FORMAT, explain_fingerprint_change
+from .job import MIN_FREE_BYTES, Input, Job, Output
+from .redaction import REDACTED, add_secret, redact, scrub, scrub_text
+from .resumable import ResumableJsonlWriter
+from .target import FILE_MODE, OutputTarget, file_mode, same_file
+
+__all__ = [
+    "EXIT_BROKEN_PIPE",
+    "FILE_MODE",
+    "FINGERPRINT_FORMAT",
+    "Input",
+    "Job",
+    "MIN_FREE_BYTES",
+    "Output",
+    "OutputTarget",
+    "REDACTED",
+    "ResumableJsonlWriter",
+    "add_secret",
+    "dumps",
+    "explain_fingerprint_change",
+    "failure",
+    "file_mode",
+    "redact",
+    "same_file",
+    "scrub",
+    "scrub_text",
+    "write_binary_atomic",
+    "write_json_atomic",
+    "write_jsonl_atomic",
+    "write_text_atomic",
+]

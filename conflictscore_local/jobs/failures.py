@@ -1,0 +1,37 @@
+"""What a command that failed says and exits with: one line, never a traceback, for what a user
+can meet (bad input, a full disk, a closed pipe); a traceback is left for bugs alone.
+
+| exit | what |
+|---|---|
+| 2 | a :class:`~..errors.ConflictScoreError` (bad input, configuration or destination), text that is not UTF-8 |
+| 1 | an I/O failure of the machine (``OSError``: a full disk, a read error), :class:`~..errors.WriteFailed` |
+| 141 | stdout closed by its reader (``| head``): 128 + SIGPIPE, as a Unix tool killed by it, and nothing said |
+"""
+
+from __future__ import annotations
+
+import errno
+
+from ..errors import ConflictScoreError
+from .redaction import scrub_text
+from .target import os_reason
+
+EXIT_BROKEN_PIPE = 128 + 13
+
+
+def failure(e: BaseException) -> tuple[int, str | None] | None:
+    """``(exit status, the line to show)`` for an exception a user can meet (``None`` as the line:
+    say nothing), or ``None`` for one that is a bug."""
+    if isinstance(e, ConflictScoreError):
+        return e.exit_status, scrub_text(str(e))
+    if isinstance(e, BrokenPipeError):
+        return EXIT_BROKEN_PIPE, None
+    if isinstance(e, UnicodeDecodeError):
+        return 2, f"not UTF-8 text: {e.reason} at byte {e.start + 1}; every text input is UTF-8"
+    if isinstance(e, MemoryError):
+        return 1, "out of memory: use fewer items per step (--set engine.step_items=N) or a smaller batch"
+    if isinstance(e, OSError):
+        where = f"{e.filename}: " if e.filename else ""
+        what = "no space left on device" if e.errno == errno.ENOSPC else os_reason(e)
+        return 1, scrub_text(f"{where}{what}")
+    return None

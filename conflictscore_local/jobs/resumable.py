@@ -1,0 +1,228 @@
+"""JSONL output that is never half-written, has one writer at a time and can resume.
+
+Rows go to ``OUTPUT.partial`` (flushed per row) under its exclusive lock (:mod:`.locks`); the
+partial file is renamed onto OUTPUT when the run finishes. A fingerprint of what decides the
+rows is kept beside it (``OUTPUT.partial.meta.json``), so a resume that would mix results is
+refused, and so is one whose fingerprint is gone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import IO, Any, Callable, Mapping, Sequence
+
+from ..errors import ConfigError, InputError, WriteFailed
+from ..jsonl import json_type_name
+from .atomic import commit, dumps, write_json_atomic
+from .locks import close_quietly, hold, release
+from .redaction import scrub
+from .target import OutputTarget, file_mode, os_reason
+
+
+class ResumableJsonlWriter:
+    """JSONL output that is never half-written, has one writer at a time and can resume.
+
+    Rows go to ``OUTPUT.partial`` beside the real target (flushed per row); ``close()``
+    renames it onto the target. The partial file is held under an exclusive lock from start
+    to rename, so a second writer of the same OUTPUT is refused (:class:`OutputBusy`). After
+    a crash the partial file holds every finished row; with ``resume=True`` those rows (minus
+    a truncated last line) are read back as :attr:`done`, written to a new file beside the
+    partial one and renamed over it, so a crash while resuming loses nothing (``resumed`` says
+    whether there was a partial file; a finished OUTPUT is never resumed from).
+    ``fingerprint`` (what decides the rows) is stored beside the partial file; resuming with
+    another one is refused, ``explain(old, new)`` saying what differs, and so is resuming a
+    partial file whose stored fingerprint is missing. ``keep`` filters recovered rows (those
+    left out are :attr:`dropped_ids`). A write that fails (a full disk) is :class:`WriteFailed`
+    and keeps the rows written so far. An OUTPUT that is a device, a FIFO or ``/dev/stdout``
+    is streamed to directly (no partial file, no lock, no resume).
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        resume: bool = False,
+        fingerprint: Mapping[str, Any] | None = None,
+        keep: Callable[[Mapping[str, Any]], bool] | None = None,
+        explain: Callable[[Mapping[str, Any], Mapping[str, Any]], str] | None = None,
+    ):
+        self.target = OutputTarget.of(path)
+        self.path = self.target.path
+        self.partial = self.target.sibling(".partial")
+        self.meta_path = self.target.sibling(".partial.meta.json")
+        self.done: list[dict[str, Any]] = []
+        self.dropped_ids: list[Any] = []
+        self.resumed = False
+        self.closed = False
+        self.written = 0
+        self._resumable = fingerprint is not None
+        if self.target.stream:
+            if resume:
+                raise ConfigError(
+                    f"--resume: output {self.path} is not a regular file (a device, a pipe or a terminal), "
+                    "so there is nothing to resume from; rerun without --resume"
+                )
+            self._hold = None
+            try:
+                self._fh: IO[str] = open(self.path, "a", encoding="utf-8")
+            except OSError as e:
+                raise WriteFailed(f"cannot write output {self.path}: {os_reason(e)}") from None
+            return
+        try:
+            self.target.real.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise ConfigError(f"output {self.path}: cannot create {self.target.real.parent}: {os_reason(e)}") from None
+        self._hold = hold(self.partial, output=self.path)
+        self._fh = self._hold.fh
+        try:
+            if resume and not self._hold.created:
+                self.resumed = True
+                rows = self._recover(fingerprint, explain)
+                self.done = [r for r in rows if keep is None or keep(r)]
+                self.dropped_ids = [r.get("id") for r in rows if keep is not None and not keep(r)]
+                self._rewrite(self.done)
+            else:
+                self._fh.seek(0)
+                self._fh.truncate(0)
+            if fingerprint is not None:
+                write_json_atomic(self.meta_path, dict(fingerprint), what="resume fingerprint")
+            else:
+                self.meta_path.unlink(missing_ok=True)
+        except BaseException:
+            self.abort()
+            raise
+
+    @property
+    def dropped(self) -> int:
+        """How many recovered rows ``keep`` left out."""
+        return len(self.dropped_ids)
+
+    def _recover(
+        self,
+        fingerprint: Mapping[str, Any] | None,
+        explain: Callable[[Mapping[str, Any], Mapping[str, Any]], str] | None,
+    ) -> list[dict[str, Any]]:
+        if fingerprint is not None:
+            if not self.meta_path.exists():
+                raise ConfigError(
+                    f"--resume: refusing to continue {self.partial}: its fingerprint ({self.meta_path.name}, what "
+                    "says which input, settings and models wrote its rows) is missing, so nothing shows they "
+                    "match this run; rerun without --resume to start over (the judgment cache keeps it cheap)"
+                )
+            try:
+                old = json.loads(self.meta_path.read_text(encoding="utf-8"))
+            except (OSError, ValueError) as e:
+                raise ConfigError(f"--resume: cannot read {self.meta_path}: {e}; rerun without --resume") from None
+            new = json.loads(json.dumps(scrub(dict(fingerprint))))  # as it was stored: redacted
+            if old != new:
+                why = explain(old, new) if explain is not None else "it was written with another configuration"
+                raise ConfigError(
+                    f"--resume: refusing to continue {self.partial}: {why}; rerun with what the interrupted run "
+                    "used, or without --resume to start over (the judgment cache keeps a fresh run cheap)"
+                )
+        rows: list[dict[str, Any]] = []
+        self._fh.seek(0)
+        try:
+            for n, raw in enumerate(self._fh, 1):
+                if not raw.endswith("\n"):
+                    break  # the line a crash cut off
+                try:
+                    row = json.loads(raw)
+                except (ValueError, RecursionError):
+                    break
+                if not isinstance(row, dict):
+                    raise InputError(f"--resume: not a scored result (a JSON {json_type_name(row)})",
+                                     path=str(self.partial), line=n)
+                rows.append(row)
+        except UnicodeDecodeError as e:
+            raise InputError(f"--resume: not UTF-8 text ({e.reason}); rerun without --resume",
+                             path=str(self.partial)) from None
+        return rows
+
+    def _rewrite(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Write ``rows`` to a new locked file beside the partial one, then rename it over it."""
+        import fcntl
+
+        fd, tmp = tempfile.mkstemp(dir=self.partial.parent, prefix=f".{self.partial.name}.", suffix=".tmp")
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            os.fchmod(fd, file_mode(self.partial))
+            fh = os.fdopen(fd, "r+", encoding="utf-8")
+        except BaseException:
+            os.close(fd)
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        try:
+            for row in rows:
+                fh.write(dumps(row) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+            os.replace(tmp, self.partial)
+        except OSError as e:
+            close_quietly(fh)
+            Path(tmp).unlink(missing_ok=True)
+            raise WriteFailed(f"--resume: cannot write {self.partial}: {os_reason(e)}; its rows are as they were, "
+                              "make room and rerun with --resume") from None
+        except BaseException:
+            close_quietly(fh)
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        close_quietly(self._fh)  # the old partial's lock: the new file already holds its own
+        assert self._hold is not None
+        self._hold.fh = self._fh = fh
+
+    def write(self, row: Mapping[str, Any]) -> None:
+        try:
+            self._fh.write(dumps(row) + "\n")
+            self._fh.flush()
+        except OSError as e:
+            raise WriteFailed(self._failed(e)) from None
+        self.written += 1
+
+    def _failed(self, e: OSError) -> str:
+        if self._hold is None:
+            return f"cannot write output {self.path}: {os_reason(e)}"
+        kept = len(self.done) + self.written
+        then = ("make room, then rerun the same command with --resume" if self._resumable
+                else "make room and rerun")
+        return f"cannot write {self.partial}: {os_reason(e)}; the {kept} rows written so far are kept there: {then}"
+
+    def close(self) -> None:
+        """Finish: fsync and rename the partial file onto the output's real target."""
+        if self.closed:
+            return
+        self.closed = True
+        if self._hold is None:
+            try:
+                self._fh.close()
+            except OSError as e:
+                raise WriteFailed(self._failed(e)) from None
+            return
+        try:
+            commit(self._hold, self.target)
+        except OSError as e:
+            raise WriteFailed(self._failed(e)) from None
+        finally:
+            release(self._hold)
+
+    def abort(self) -> None:
+        """Stop without finishing: the partial file stays for ``--resume``."""
+        if self.closed:
+            return
+        self.closed = True
+        if self._hold is None:
+            close_quietly(self._fh)
+        else:
+            release(self._hold)
+
+    def __enter__(self) -> "ResumableJsonlWriter":
+        return self
+
+    def __exit__(self, exc_type: Any, *_: Any) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()

@@ -1,0 +1,291 @@
+"""The scoring runner: the one way `score` and `bench run` (and any command that scores files)
+check, read, score, write and resume.
+
+:func:`run_scoring` takes the job (its inputs and outputs, :class:`~.jobs.Job`), a ``read`` hook
+(the items to score: ``score`` reads JSONL items, ``bench run`` a ConflictBench selection) and a
+``finish`` hook (what is written from the results: ``score``'s summary and report, ``bench run``'s
+results JSON with its gold and detection metrics). In this order, so that nothing is touched
+before everything is known to be right: every setting and backend argument is checked (the
+engine is built); every destination is checked (none an input or another output, the cache of
+the right schema, each writable) and locked; every input line is validated; then rows are
+scored into the resumable output, and ``finish`` writes the rest.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from .config import RunConfig
+from .engine import Clock, Engine
+from .errors import ConfigError, InputError
+from .inputs import read_items
+from .jobs import (
+    FINGERPRINT_FORMAT,
+    Input,
+    Job,
+    Output,
+    ResumableJsonlWriter,
+    explain_fingerprint_change,
+    write_json_atomic,
+)
+from .jsonl import InputStats
+from .results import result_from_json
+from .shards.split import Shard, shard_record
+from .types import Item, ItemResult, Report
+
+log = logging.getLogger(__name__)
+
+EXIT_UNSCORED = 3
+"""Exit status of a run that finished and wrote everything, but with more unscored judgments
+than ``engine.max_unscored_share`` allows (a judge server down, a model answering nonsense)."""
+
+
+class Notes(list):
+    """What deserves a look: kept for the summary's ``warnings`` and logged as it happens."""
+
+    def add(self, message: str) -> None:
+        self.append(message)
+        log.warning(message)
+
+
+@dataclass
+class ScoringInput:
+    """A run's input as read: the items to score (a shard's, for ``--shard``), every id the file
+    holds, what reading saw (sha256, lines; ``stats`` None when the reader keeps no counts), the
+    items with neither response nor claims, and the shard."""
+
+    path: str | os.PathLike[str]
+    items: list[Item]
+    all_ids: list[str]
+    stats: InputStats | None = None
+    empty: list[str] = field(default_factory=list)
+    shard: Shard | None = None
+
+
+@dataclass(frozen=True)
+class Scored:
+    """What a scoring run gives its ``finish`` hook: the input, its results in input order, the report."""
+
+    input: ScoringInput
+    results: list[ItemResult]
+    report: Report
+    engine: Engine
+
+
+def run_scoring(
+    job: Job,
+    read: Callable[[Notes], ScoringInput],
+    finish: Callable[[Scored], Any],
+    *,
+    config: RunConfig | None = None,
+    rows: str | os.PathLike[str] | None = None,
+    resume: bool = False,
+    progress: bool = False,
+    clock: Clock = time.perf_counter,
+) -> Any:
+    """Score what ``read`` gives under ``job`` and return what ``finish`` makes of it.
+
+    ``rows`` (one of ``job``'s outputs, kind ``rows``) receives one line per item as it is
+    scored (``OUTPUT.partial`` until the run ends); ``resume`` keeps the rows of an interrupted
+    run whose input bytes, result-changing settings and backend specs are the same and scores
+    only the rest. The report's ``warnings`` list what deserves a look, each also logged: an
+    empty input, empty responses, too many unscored judgments (:func:`too_many_unscored`).
+    The judgment cache is one of the job's outputs (shared with other runs, checked for its
+    schema before any work). ``clock`` times the run (``timing.total_s``).
+    """
+    t0 = clock()
+    notes = Notes()
+    with Engine(config if config is not None else RunConfig(), progress=progress, clock=clock) as engine:
+        # every backend's arguments are checked: nothing touched yet
+        job.outputs.extend(cache_output(engine.config))
+        with job:
+            inp = read(notes)
+            done, new = _score_into(engine, inp, rows, resume, notes)
+            by_id = {r.item_id: r for r in done + new}
+            results = [by_id[it.id] for it in inp.items]
+            report = engine.summarize(results)
+            stages = dict(report.stages)
+            if inp.stats is not None:
+                stages["input"] = {"lines": inp.stats.lines, "blank_lines": inp.stats.blank_lines,
+                                   "items": len(inp.all_ids), "empty_responses": len(inp.empty)}
+            if resume:
+                stages["resumed_items"] = len(done)
+            unscored = _unscored_warning(report, engine.config.engine.max_unscored_share)
+            if unscored is not None:
+                notes.add(unscored)
+            report = dataclasses.replace(report, stages=stages, warnings=tuple(notes),
+                                         timing={**report.timing, "total_s": round(clock() - t0, 4)})
+            return finish(Scored(inp, results, report, engine))
+
+
+def cache_output(config: RunConfig) -> list[Output]:
+    """The judgment cache as a job's output (shared with other runs, checked for its schema), if used."""
+    if not config.cache.enabled:
+        return []
+    from .cache import check_cache_file
+
+    return [Output(config.cache_path(), "judgment cache", kind="shared", check=check_cache_file,
+                   hint="choose another with --cache PATH")]
+
+
+def score_file(
+    input_path: str | os.PathLike[str],
+    output_path: str | os.PathLike[str],
+    *,
+    config: RunConfig | None = None,
+    summary_path: str | os.PathLike[str] | None = None,
+    resume: bool = False,
+    progress: bool = False,
+    shard: Shard | None = None,
+    report_path: str | os.PathLike[str] | None = None,
+    config_file: str | os.PathLike[str] | None = None,
+    clock: Clock = time.perf_counter,
+) -> Report:
+    """Score a JSONL file into OUTPUT (one line per item), write the summary and the HTML report
+    when asked, and return the run's report (see :func:`run_scoring` for the order of things).
+
+    OUTPUT, the summary and the report may be none of the input, each other or OUTPUT's partial
+    files; OUTPUT appears only when the run finishes. ``shard`` scores only that shard's items
+    (``--shard I/N``); the summary, which it then needs, records it (``stages.shard``) for
+    ``conflictscore merge``. ``config_file``: the file ``config`` was read from (``--config``),
+    which no destination may be.
+    """
+    if shard is not None and summary_path is None:
+        raise ConfigError(f"--shard {shard} needs --summary: `conflictscore merge` reads each shard's summary")
+    job = Job([Input(input_path, "the input file"), Input(config_file, "the --config file")], [
+        Output(output_path, "output (-o)", "OUTPUT (-o)", kind="rows", replaces="scoring would overwrite the items",
+               hint="choose another OUTPUT"),
+        Output(summary_path, "--summary"),
+        Output(report_path, "--report"),
+    ])
+
+    def finish(run: Scored) -> Report:
+        report = run.report
+        if shard is not None:
+            record = shard_record(shard, input_sha256=run.input.stats.sha256,  # type: ignore[union-attr]
+                                  input_items=len(run.input.all_ids), items=len(run.input.items))
+            report = dataclasses.replace(report, stages={**report.stages, "shard": record})
+        if summary_path is not None:
+            write_json_atomic(summary_path, report.to_json(), what="--summary")
+        if report_path is not None:
+            from .report import report_from_files
+
+            written = summary_path is not None and os.path.isfile(summary_path)  # not a device or a pipe
+            report_from_files(output_path, report_path, items=input_path,
+                              summary=summary_path if written else report.to_json())
+        return report
+
+    return run_scoring(job, lambda notes: read_input(input_path, shard, notes), finish, config=config,
+                       rows=output_path, resume=resume, progress=progress, clock=clock)
+
+
+def read_input(path: str | os.PathLike[str], shard: Shard | None, notes: Notes) -> ScoringInput:
+    """Every line of a `score` input validated before anything is written; an empty input and
+    empty responses noted."""
+    stats = InputStats()
+    items = read_items(path, stats=stats)
+    empty = [it.id for it in items if it.claims is None and not it.response.strip()]
+    _check_input(path, stats, len(items), empty, notes.add)
+    chosen = shard.select(items) if shard is not None else items
+    return ScoringInput(path, chosen, [it.id for it in items], stats, empty, shard)
+
+
+def _score_into(
+    engine: Engine, inp: ScoringInput, rows: str | os.PathLike[str] | None, resume: bool, notes: Notes
+) -> tuple[list[ItemResult], list[ItemResult]]:
+    """Score the input's items, into ``rows`` through the locked, resumable writer when given:
+    the rows an interrupted run left (``resume``, same fingerprint) and the rows scored now."""
+    if rows is None:
+        return [], list(engine.score(inp.items))
+    sha = inp.stats.sha256 if inp.stats is not None and inp.stats.sha256 else None
+    fingerprint = {"format": FINGERPRINT_FORMAT, "input": {"sha256": sha or _sha256(inp.path)},
+                   **engine.fingerprint(inp.items)}
+    wanted = {it.id for it in inp.items}
+    writer = ResumableJsonlWriter(rows, resume=resume, fingerprint=fingerprint,
+                                  keep=lambda r: r.get("id") in wanted, explain=explain_fingerprint_change)
+    with writer:
+        if resume and not writer.resumed:
+            notes.add(f"--resume: no interrupted run of {rows} to resume; scoring every item")
+        _note_dropped(writer.dropped_ids, inp, notes)
+        done = _parse_done(writer)
+        done_ids = {r.item_id for r in done}
+        new: list[ItemResult] = []
+        for r in engine.score([it for it in inp.items if it.id not in done_ids]):
+            writer.write(r.to_json())
+            new.append(r)
+    return done, new
+
+
+def _sha256(path: str | os.PathLike[str]) -> str:
+    from .jsonl import file_sha256
+
+    return file_sha256(path)
+
+
+def _note_dropped(dropped: Sequence[Any], inp: ScoringInput, notes: Notes) -> None:
+    """Say which recovered rows a resume left out: another shard's items, or items the input lacks."""
+    known = set(inp.all_ids)
+    elsewhere = [i for i in dropped if i in known]
+    gone = len(dropped) - len(elsewhere)
+    if elsewhere:
+        notes.add(f"--resume: dropped {len(elsewhere)} finished rows of items outside shard {inp.shard} (the "
+                  "interrupted run was not sharded as this one is: those items belong to the other shards)"
+                  if inp.shard is not None else f"--resume: dropped {len(elsewhere)} finished rows of items "
+                  "this run does not score")
+    if gone:
+        notes.add(f"--resume: dropped {gone} finished rows whose ids are not in {inp.path}")
+
+
+def _unscored_warning(report: Report, limit: float) -> str | None:
+    """The warning of a run with more unscored judgments than ``limit`` allows, else None."""
+    share = unscored_share(report)
+    if share <= limit:
+        return None
+    return (
+        f"{report.pairs['unscored']} of {_judge_bound(report)} judgments ({share:.1%}) are UNSCORED, above "
+        f"engine.max_unscored_share={limit:g}: the metrics leave them out and read as less conflict than there "
+        "may be. Each one's note in OUTPUT says why (a server that did not answer, an unreadable reply); "
+        f"rerun to retry them (scored ones come from the cache). Exit status {EXIT_UNSCORED}."
+    )
+
+
+def _check_input(path: Any, stats: InputStats, n_items: int, empty: list[str], note: Callable[[str], None]) -> None:
+    if n_items == 0:
+        if stats.lines == 0:
+            note(f"{path} is empty: no items to score")
+        else:
+            note(f"{path} holds only blank lines ({stats.blank_lines}): no items to score")
+    if empty:
+        shown = ", ".join(repr(i) for i in empty[:5]) + (f" and {len(empty) - 5} more" if len(empty) > 5 else "")
+        note(f"{len(empty)} item(s) have an empty response and no claims, so no claims and no metrics: {shown}")
+
+
+def _judge_bound(report: Report) -> int:
+    """Claim × document judgments that needed the judge (judged now or earlier, from the cache)."""
+    return int(report.pairs.get("judged", 0)) + int(report.pairs.get("cached", 0))
+
+
+def unscored_share(report: Report) -> float:
+    """Unscored judgments over those that needed the judge (0.0 when none did)."""
+    bound = _judge_bound(report)
+    return int(report.pairs.get("unscored", 0)) / bound if bound else 0.0
+
+
+def too_many_unscored(report: Report, config: RunConfig) -> bool:
+    """Whether the unscored share is above ``engine.max_unscored_share`` (exit status 3)."""
+    return unscored_share(report) > config.engine.max_unscored_share
+
+
+def _parse_done(writer: ResumableJsonlWriter) -> list[ItemResult]:
+    out = []
+    for n, row in enumerate(writer.done, 1):
+        try:
+            out.append(result_from_json(row, path=str(writer.partial), line=n))
+        except InputError as e:
+            raise InputError(f"--resume: {e.reason}", path=e.path, line=e.line, field=e.field) from None
+    return out
