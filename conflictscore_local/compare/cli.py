@@ -26,8 +26,9 @@ examples:
       (the summaries add where the two runs' configurations differ)
   conflictscore compare pred-v1.jsonl pred-v2.jsonl --label-a v1 --label-b v2 --json -o compare.json
 
-exit status: 0 written; 2 a bad input line (file, line and field named) or an output that would replace
-  an input.
+exit status: 0 written; 2 a bad input line (file, line and field named), a flag out of range, or a
+  destination refused before anything is read (an input, the other output, a file another run is
+  writing); 1 a write the machine refused (the file there is as it was).
 """
 
 
@@ -44,7 +45,7 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("a", metavar="A.jsonl", help="the baseline run's scored output")
     p.add_argument("b", metavar="B.jsonl", help="the run compared against it")
-    p.add_argument("-o", "--output", metavar="COMPARE.json", help="the comparison, JSON (written atomically)")
+    p.add_argument("-o", "--output", metavar="COMPARE.json", help="the comparison, JSON (written whole: OUTPUT.partial, then renamed)")
     p.add_argument("--report", metavar="COMPARE.html", help="also write a self-contained HTML page: metrics, "
                    "then the items side by side, filterable by what changed")
     p.add_argument("--summary-a", metavar="SUMMARY.json", help="A's summary (`score --summary`, `bench run -o`)")
