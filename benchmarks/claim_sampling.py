@@ -221,7 +221,7 @@ def plot(result: dict[str, Any], path: Path) -> None:
             ax.set_xticks(list(KS))
             ax.set_xlabel("K (claims per item)")
             ax.set_ylabel(f"|Δ {key.upper().replace('_', '-')}|")
-            ax.set_title(s["name"].replace(MULTI, " (items of ≥ 2 claims)"), fontsize=7.5)
+            ax.set_title(s["name"].replace(MULTI, ", ≥ 2 claims"), fontsize=7.5)
             ax.spines[["top", "right"]].set_visible(False)
     axes[0][1].legend(frameon=False, fontsize=8)
     fig.savefig(path, dpi=110, metadata={"Software": None})
