@@ -221,8 +221,8 @@ def test_report_reflects_one_run_and_the_bootstrap_setting():
 
 def test_judgments_are_checkpointed_within_a_step(tmp_path, clock):
     """One step of 20 items (200 pairs): the judge gets 64 pairs first, then calls sized to
-    engine.checkpoint_s but never below 64; after each call the judgments are cached and
-    finished items come out."""
+    engine.checkpoint_s but never below 64; a claim's pairs stay in one call (10 here, so 60 of
+    the 64); after each call the judgments are cached and finished items come out."""
     from conflictscore_local.cache import JudgmentCache
 
     class Slow(RuleJudge):
@@ -236,12 +236,12 @@ def test_judgments_are_checkpointed_within_a_step(tmp_path, clock):
     eng = Engine(cfg, judge=judge, pruner="none", clock=clock)
     results = eng.score(items)
     first = next(results)
-    assert judge.calls == [64] and first.item_id == "i0"
+    assert judge.calls == [60] and first.item_id == "i0"
     with JudgmentCache(tmp_path / "c.sqlite", judge.spec()) as cache:
-        assert len(cache) == 64  # in the cache before the step is over
+        assert len(cache) == 60  # in the cache before the step is over
     rest = list(results)
     assert [r.item_id for r in [first, *rest]] == [f"i{i}" for i in range(20)]
-    assert judge.calls == [64, 64, 64, 8]
+    assert judge.calls == [60, 60, 60, 20]
     assert [r.verdicts[0].support for r in [first, *rest]] == [("d0",)] * 20
 
 
@@ -265,9 +265,9 @@ def test_a_kill_mid_step_keeps_the_finished_items_and_the_cache(tmp_path, regist
     assert main(["score", str(inp), "-o", str(out), "--judge", "dying-test", "--pruner", "none", "--cache",
                  str(tmp_path / "c.sqlite"), "-q"]) == 130
     partial = (tmp_path / "out.jsonl.partial").read_text().splitlines()
-    assert [__import__("json").loads(x)["id"] for x in partial] == [f"i{i}" for i in range(6)]  # 64 pairs: 6 items
+    assert [__import__("json").loads(x)["id"] for x in partial] == [f"i{i}" for i in range(6)]  # 60 pairs: 6 items
     with JudgmentCache(tmp_path / "c.sqlite", Dying().spec()) as cache:
-        assert len(cache) == 64
+        assert len(cache) == 60
 
 
 def test_non_finite_probabilities_become_unscored_judgments():
