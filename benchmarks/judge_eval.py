@@ -128,6 +128,8 @@ def main(argv: list[str] | None = None) -> int:
         "load_before": round(os.getloadavg()[0], 2), "judge": portable(judge.describe()),
         "thresholds_shipped": judge.thresholds(),
     }
+    # what the judge decides with: its own thresholds and document rule, or those --apply-best writes
+    shipped, shipped_rule = judge.thresholds(), judge.document_rule() or "max"
     sets, probs = [], []
     for name in args.dev:
         ev, _ = read_eval_set(str(data / f"{name}.jsonl"), chunker)
@@ -156,6 +158,9 @@ def main(argv: list[str] | None = None) -> int:
             cfg["document_rule"] = best
             path.write_text(json.dumps(cfg, indent=1) + "\n")
             record["applied_to"] = portable(str(path))
+            shipped, shipped_rule = rules[best]["thresholds"], best
+    record["thresholds_in_force"] = shipped
+    record["document_rule_in_force"] = shipped_rule
     anchors = {}
     for name in args.anchors:
         full, _ = read_eval_set(str(data / f"anchor_{name}.jsonl"), chunker)
@@ -163,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
         p = judge_probs(judge, ev)
         anchors[name] = {"units": len(ev), "of": len(full),
                          "argmax": _figures(evaluate(p, ev, None)),
-                         "shipped": _figures(evaluate(p, ev, judge.thresholds()))}
+                         "shipped": _figures(evaluate(p, ev, shipped))}
     record["anchors"] = anchors
     record["wall_s"] = round(time.perf_counter() - t0, 1)
     record["load_after"] = round(os.getloadavg()[0], 2)

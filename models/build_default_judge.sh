@@ -6,10 +6,12 @@
 #      ../shared/data only, with the leakage check (no training document or claim is an
 #      evaluation or anchor text);
 #   2. the base: judge v2, the committed checkpoint of commit 8824ff0 (recovered with git);
-#   3. `train-judge fit` over the whole mix from v2: 1 epoch at lr 4e-5, batch 32, evaluated
-#      and checkpointed every quarter epoch on ConflictBench dev, the SciFact, Check-COVID,
-#      Citation-Integrity and HealthVer dev files and the held-out VitaminC, ScoNe and CAD-SNLI
-#      samples (early stopping on their mean pair macro-F1), saved in float16;
+#   3. `train-judge fit` over the whole mix from v2: the schedule of 1 epoch at lr 4e-5, batch 32,
+#      evaluated and checkpointed every quarter epoch on ConflictBench dev, the SciFact,
+#      Check-COVID, Citation-Integrity and HealthVer dev files and the held-out VitaminC, ScoNe
+#      and CAD-SNLI samples (the best by their mean pair macro-F1 is kept), saved in float16.
+#      v3 stopped after half of it (--stop-after 0.5, the time one session had on a 2-core CPU);
+#      `--resume --stop-after 1` on the same output continues the same schedule;
 #   4. the document rule and thresholds: benchmarks/judge_eval.py compares the document rules
 #      on the five dev sets, each with thresholds calibrated for it, and the best rule's
 #      thresholds are written into the checkpoint's conflictscore.json;
@@ -46,27 +48,33 @@ EVAL=()
 for s in "${DEV[@]}" vitaminc_dev scone_dev cad_dev; do EVAL+=("$DATA/$s.jsonl"); done
 "$CS" train-judge fit --base "$V2" --train "$DATA/pairs.jsonl" "$DATA/bench_train.jsonl" --eval "${EVAL[@]}" \
   --epochs 1 --lr 4e-5 --batch-size 32 --max-length 192 --threads 2 --freeze-embeddings --calibrate --fp16-save \
-  --eval-every 0.25 --patience 3 --seed 0 -o "$WORK/judge-v3"
+  --eval-every 0.25 --patience 3 --seed 0 --stop-after "${STOP_AFTER:-0.5}" -o "$WORK/judge-v3"
 
-# the document rule and its thresholds (rewrites conflictscore.json's thresholds), then install
-"$PY" benchmarks/judge_eval.py --tag v3-rules --judge-arg model="$WORK/judge-v3" --data "$DATA" --dev "${DEV[@]}" \
-  --apply-best "$WORK/judge-v3"
-rm -rf models/default-judge.new && cp -r "$WORK/judge-v3" models/default-judge.new
+ANCHORS=(anli taxinli control averitec nan_nli fever_symmetric conjnli cad_test)
+# v2 on the same dev sets and anchors (its own thresholds and document rule, max)
+"$PY" benchmarks/judge_eval.py --tag v2 --judge-arg model="$V2" --data "$DATA" --dev "${DEV[@]}" \
+  --anchors "${ANCHORS[@]}" --anchor-sample 600
+# v3: the document rules compared on the dev sets, the best one's thresholds and name written into
+# its conflictscore.json (--apply-best), then the anchors under them; then install
+"$PY" benchmarks/judge_eval.py --tag v3 --judge-arg model="$WORK/judge-v3" --data "$DATA" --dev "${DEV[@]}" \
+  --anchors "${ANCHORS[@]}" --anchor-sample 600 --apply-best "$WORK/judge-v3"
+rm -rf models/default-judge.new && mkdir models/default-judge.new
+for f in config.json conflictscore.json model.safetensors tokenizer.json tokenizer_config.json training.json; do
+  cp "$WORK/judge-v3/$f" models/default-judge.new/
+done
+cp models/default-judge/README.md models/default-judge.new/   # the card (its tables are refilled below)
 cp "$WORK/judge-v3/training.json" "$RES/default-judge-v3_training.json"
 cp "$DATA/data.json" "$RES/default-judge-v3_data.json"
 rm -rf models/default-judge && mv models/default-judge.new models/default-judge
 
-ANCHORS=(anli taxinli control averitec nan_nli fever_symmetric conjnli cad_test)
 for tag in v2 v3; do
   model=$([ "$tag" = v2 ] && echo "$V2" || echo models/default-judge)
-  "$PY" benchmarks/judge_eval.py --tag "$tag" --judge-arg model="$model" --data "$DATA" --dev "${DEV[@]}" \
-    --anchors "${ANCHORS[@]}"
   "$PY" benchmarks/judge_checklist.py --judge-arg model="$model" --tag "$tag"
 done
 
 "$CS" bench build -o "$WORK/conflictbench.jsonl" --stats "$RES/conflictbench_stats.json" -q
 # v2's ConflictBench rows (conflictbench_default-judge-v2*.json) and dev-file runs (judge-v2/) were recorded
-# with the same commands when v2 was the default
+# with the same commands when v2 was the default (the v2 runs' --judge-arg model=benchmarks/work/judge-v2 gives them again)
 mkdir -p "$RES/judge-v3"
 "$CS" bench run "$WORK/conflictbench.jsonl" --split test --judge nli --no-cache -q \
   -o "$RES/conflictbench_default-judge.json"
@@ -76,5 +84,7 @@ for s in healthver_dev check_covid_dev citint_dev scifact_dev; do
   "$CS" bench run "$DATA/$s.jsonl" --judge nli --pruner none --no-cache -q -o "$RES/judge-v3/$s.json"
 done
 "$PY" benchmarks/conflictbench_report.py             # refill the tables in benchmarks/conflictbench.md
-"$PY" benchmarks/judge_report.py --before "$RES/judge-v2" --after "$RES/judge-v3" --relativize
+"$PY" benchmarks/judge_report.py --before "$RES/judge-v2" --after "$RES/judge-v3" --names v2 v3 \
+  --before-bench default-judge-v2 --after-bench default-judge --relativize
+"$PY" benchmarks/judge_card.py                       # the card's tables, from the files above
 "$PY" benchmarks/leakage.py --data-json "$DATA/data.json"

@@ -146,8 +146,12 @@ class _Callbacks:
         class CB(TrainerCallback):  # type: ignore[misc]
             def on_train_begin(self, args, state, control, **kw):  # noqa: ANN001, ANN003
                 outer.t0 = time.perf_counter()
-                if outer.reached(state.epoch):  # resumed past the stop: nothing more to train
-                    control.should_training_stop = True
+                if outer.reached(state.epoch):  # resumed at the stop: nothing more to learn
+                    control.should_training_stop = outer.past_stop = True
+
+            def on_step_begin(self, args, state, control, **kw):  # noqa: ANN001, ANN003
+                if outer.past_stop:  # the Trainer runs one step before it looks: its update is
+                    control.should_training_stop = True  # dropped when the best checkpoint is loaded
 
             def on_step_end(self, args, state, control, **kw):  # noqa: ANN001, ANN003
                 outer.mark(control)
@@ -177,6 +181,7 @@ class _Callbacks:
                     outer.hook(outer.last["epoch"], outer.last)
 
         self.say, self.hook, self.stop_after = say, hook, stop_after
+        self.past_stop = False
         self.t0 = self.t1 = time.perf_counter()
         self.train_s = 0.0
         self.last: dict[str, Any] | None = None
@@ -188,7 +193,9 @@ class _Callbacks:
         return self.stop_after is not None and (epoch or 0) >= self.stop_after - 1e-3
 
     def mark(self, control: Any) -> None:
-        """The training segment ends where the Trainer is about to evaluate."""
+        """The training segment ends where the Trainer is about to evaluate (never past the stop)."""
+        if self.past_stop:
+            control.should_evaluate = control.should_save = control.should_log = False
         if control.should_evaluate:
             self.train_s = time.perf_counter() - self.t0
             self.t1 = time.perf_counter()

@@ -110,6 +110,10 @@ def test_stop_after_exports_the_first_part_of_the_same_schedule(tiny_base: Path,
     assert part["history"][0]["train_loss"] == straight["history"][0]["train_loss"]
     assert any("stopping after epoch 1 (--stop-after 1)" in m for m in logs)
     assert (tmp_path / "b" / "model.safetensors").is_file()
+    # resumed at the stop itself (a run killed after its last evaluation): nothing more is learned
+    again = train(_opts(tiny_base, pair_files, tmp_path / "b", epochs=2, stop_after=1, resume=True, keep_state=True),
+                  log=lambda _: None)
+    assert [h["epoch"] for h in again["history"]] == [1] and again["best"] == part["best"]
     # a later stop continues that run: stop_after is not part of what a resume must share
     rest = train(_opts(tiny_base, pair_files, tmp_path / "b", epochs=2, stop_after=2, resume=True), log=lambda _: None)
     assert [h["train_loss"] for h in rest["history"]] == [h["train_loss"] for h in straight["history"]]
