@@ -317,6 +317,13 @@ class NLIJudge(Backend):
             }
         return self._spec
 
+    def flops_per_token(self) -> float | None:
+        """Matmul FLOPs per token of the checkpoint's encoder, from its config (loads no weights):
+        what the ``auto`` pruner scales its judge-cost prior by."""
+        from ..flops import flops_per_token
+
+        return flops_per_token(self._json("config.json"))
+
     def passage_budget(self) -> tuple[Callable[[str], int], int]:
         """Count with the judge's own tokenizer; passages get the window minus the claim's room."""
         room = self.claim_room()
