@@ -27,6 +27,7 @@ from typing import Callable
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from throughput import ramdocs_questions  # noqa: E402
+from throughput_peers import uptime  # noqa: E402
 
 STAGES: list[tuple[str, Callable[[str], bool]]] = [
     ("imports", lambda f: "<frozen importlib._bootstrap" in f),
@@ -71,7 +72,6 @@ def main() -> None:
     ap.add_argument("--rate", type=int, default=50, help="py-spy samples per second")
     args = ap.parse_args()
     questions = ramdocs_questions(Path(args.data_dir) if args.data_dir else None)[: args.questions]
-    uptime = lambda: subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()  # noqa: E731
     before = uptime()
     with tempfile.TemporaryDirectory() as tmp:
         items = Path(tmp) / "items.jsonl"

@@ -24,7 +24,6 @@ import datetime as dt
 import json
 import os
 import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -33,6 +32,7 @@ from typing import Any, Sequence
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from throughput import ramdocs_questions  # noqa: E402
+from throughput_peers import rag_job, uptime  # noqa: E402
 
 from conflictscore_local import Engine  # noqa: E402
 from conflictscore_local.environment import versions  # noqa: E402
@@ -40,10 +40,6 @@ from conflictscore_local.inputs import parse_item  # noqa: E402
 from conflictscore_local.prune.auto import AutoConfig, decide_prune, expected_pruned_share  # noqa: E402
 from conflictscore_local.prune.embedding import EmbeddingPruner  # noqa: E402
 from conflictscore_local.types import Claim, Item, Pair  # noqa: E402
-
-
-def uptime() -> str:
-    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
 
 
 def candidate_groups(engine: Engine, items: Sequence[Item]) -> list[list[Pair]]:
@@ -55,12 +51,6 @@ def candidate_groups(engine: Engine, items: Sequence[Item]) -> list[list[Pair]]:
         for k, c in enumerate(it.claims or ()):
             groups.append([Pair(Claim(it.id, k, c), p) for p in passages])
     return groups
-
-
-def own_job(questions: Sequence[Any], n: int) -> list[Item]:
-    return [parse_item({"id": q.key, "claims": q.claims,
-                        "documents": [{"id": f"d{j}", "text": t} for j, t in enumerate(q.docs)]})
-            for q in questions[:n]]
 
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
@@ -75,7 +65,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     pruner.model()
     out["load_s"] = round(time.perf_counter() - t0, 3)
     pruner.embed(["warm-up text"])
-    own = own_job(questions, args.questions)
+    own = rag_job(questions, args.questions)
     groups = candidate_groups(engine, own)
     pairs = [p for g in groups for p in g]
     pruner.counters.clear()

@@ -237,23 +237,26 @@ class Peers:
         return [len(f["input_ids"]) for f in feats]
 
     def tokens(self, lengths: Sequence[int], *, in_order: bool) -> dict[str, Any]:
-        """Real and padded tokens and the matmul FLOPs of the forwards over inputs of ``lengths``:
-        ``in_order`` batches of 32 as given (the peers), else the engine's length-sorted token batches."""
-        real = sum(lengths)
-        flops = sum(sequence_flops(self.config, n) or 0.0 for n in lengths)
-        if in_order:
-            batches = [list(range(s, min(s + PEER_BATCH, len(lengths)))) for s in range(0, len(lengths), PEER_BATCH)]
-            order = list(range(len(lengths)))
-            ls = list(lengths)
-        else:
-            order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
-            ls = [lengths[i] for i in order]
-            batches = [list(b) for b in token_batches(list(range(len(order))), ls, self.judge.config.batch_size,
-                                                       self.judge.config.max_batch_tokens or 2048)]
-        padded = sum(len(b) * max(ls[i] for i in b) for b in batches if b)
-        del order
-        return {"real_tokens": real, "padded_tokens": padded, "padded_over_real": round(padded / real, 3) if real else None,
-                "judge_gflop": round(flops / 1e9, 3)}
+        return token_counts(lengths, self.config, in_order=in_order, batch_size=self.judge.config.batch_size,
+                            max_tokens=self.judge.config.max_batch_tokens or 2048)
+
+
+def token_counts(lengths: Sequence[int], config: Any, *, in_order: bool, batch_size: int,
+                 max_tokens: int) -> dict[str, Any]:
+    """Real and padded tokens and the matmul FLOPs of the forwards over inputs of ``lengths``:
+    ``in_order``: batches of ``PEER_BATCH`` as given (the peers), else the engine's length-sorted
+    batches of at most ``batch_size`` inputs and ``max_tokens`` padded tokens."""
+    real = sum(lengths)
+    flops = sum(sequence_flops(config, n) or 0.0 for n in lengths)
+    if in_order:
+        ls = list(lengths)
+        batches = [range(s, min(s + PEER_BATCH, len(ls))) for s in range(0, len(ls), PEER_BATCH)]
+    else:
+        ls = sorted(lengths, reverse=True)
+        batches = list(token_batches(list(range(len(ls))), ls, batch_size, max_tokens))
+    padded = sum(len(b) * max(ls[i] for i in b) for b in batches if len(b))
+    return {"real_tokens": real, "padded_tokens": padded, "padded_over_real": round(padded / real, 3) if real else None,
+            "judge_gflop": round(flops / 1e9, 3)}
 
 
 # -- the limit ---------------------------------------------------------------------------------
