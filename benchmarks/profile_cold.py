@@ -12,7 +12,6 @@ cache (SQLite), JSON reading and writing, model loading, imports, other.
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import json
 import os
@@ -27,7 +26,7 @@ from typing import Callable
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from throughput import ramdocs_questions  # noqa: E402
-from throughput_peers import uptime  # noqa: E402
+from throughput_peers import base_parser, uptime  # noqa: E402
 
 STAGES: list[tuple[str, Callable[[str], bool]]] = [
     ("imports", lambda f: "<frozen importlib._bootstrap" in f),
@@ -65,9 +64,7 @@ def shares(raw: str) -> dict[str, object]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", default="benchmarks/results/profile_cold", help="results prefix (.json, .md)")
-    ap.add_argument("--data-dir", help="the shared data folder (default ../shared/data)")
+    ap = base_parser(__doc__, "profile_cold")
     ap.add_argument("--questions", type=int, default=10, help="RAMDocs questions (default 10)")
     ap.add_argument("--rate", type=int, default=50, help="py-spy samples per second")
     args = ap.parse_args()

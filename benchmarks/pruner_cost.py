@@ -32,7 +32,7 @@ from typing import Any, Sequence
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from throughput import ramdocs_questions  # noqa: E402
-from throughput_peers import rag_job, uptime  # noqa: E402
+from throughput_peers import base_parser, rag_job, uptime  # noqa: E402
 
 from conflictscore_local import Engine  # noqa: E402
 from conflictscore_local.environment import versions  # noqa: E402
@@ -157,9 +157,7 @@ def write_md(data: dict[str, Any], path: Path) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", default="benchmarks/results/pruner_cost", help="results prefix (.json, .md)")
-    ap.add_argument("--data-dir", help="the shared data folder (default ../shared/data)")
+    ap = base_parser(__doc__, "pruner_cost")
     ap.add_argument("--questions", type=int, default=24, help="RAMDocs questions (default 24)")
     ap.add_argument("--judge-pairs", type=int, default=256, help="pairs the judge cost is measured on")
     ap.add_argument("--pools", default="5,10", help="other questions pooled in, comma-separated (default 5,10)")

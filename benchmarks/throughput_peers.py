@@ -69,6 +69,14 @@ def uptime() -> str:
     return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
 
 
+def base_parser(doc: str, out: str, suffixes: str = ".json, .md") -> argparse.ArgumentParser:
+    """The flags these speed benchmarks share: the results prefix and the data folder."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    ap.add_argument("--out", default=f"benchmarks/results/{out}", help=f"results prefix ({suffixes})")
+    ap.add_argument("--data-dir", help="the shared data folder (default ../shared/data)")
+    return ap
+
+
 # -- workloads ---------------------------------------------------------------------------------
 def rag_job(questions: Sequence[Any], n: int) -> list[Item]:
     return [parse_item({"id": q.key, "claims": q.claims,
@@ -438,9 +446,7 @@ def targets(data: dict[str, Any]) -> list[str]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", default="benchmarks/results/throughput_peers", help="results prefix (.json, .md, .png)")
-    ap.add_argument("--data-dir", help="the shared data folder (default ../shared/data)")
+    ap = base_parser(__doc__, "throughput_peers", ".json, .md, .png")
     ap.add_argument("--rag", type=int, default=8, help="RAMDocs questions of the rag workload")
     ap.add_argument("--pooled", default="4x16", help="ITEMSxDOCS of the pooled workload")
     ap.add_argument("--long", type=int, default=6, help="SciFact claims of the long workload")

@@ -16,7 +16,8 @@ the rule is, with the step's numbers:
   expected to prune; kept documents grow as ``4.85 + 0.127 * D``, the line through what
   ``benchmarks/prune_sweep.py`` measured on RAMDocs + ContraQA (own documents, D ≈ 5.9: 4.5%
   pruned; 5 and 20 other items' documents pooled in: 73% and 83%);
-- ``J``: the judge's seconds per pair: measured in this run once the judge has run,
+- ``J``: the judge's seconds per pair: measured in this run once the judge has run (its
+  first call includes loading the judge, so an early estimate errs towards pruning),
   else ``judge_s_per_pair`` scaled by the judge's FLOPs per token against the default
   judge's (an ``nli`` judge reads them from its config), else ``other_judge_s_per_pair``
   for judges that say nothing of their cost (LLM judges);
