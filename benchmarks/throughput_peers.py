@@ -245,8 +245,9 @@ class Peers:
         return [len(f["input_ids"]) for f in feats]
 
     def tokens(self, lengths: Sequence[int], *, in_order: bool) -> dict[str, Any]:
+        default = 2048 if self.device == "cpu" else 65536  # the torch runtime's defaults
         return token_counts(lengths, self.config, in_order=in_order, batch_size=self.judge.config.batch_size,
-                            max_tokens=self.judge.config.max_batch_tokens or 2048)
+                            max_tokens=self.judge.config.max_batch_tokens or default)
 
 
 def token_counts(lengths: Sequence[int], config: Any, *, in_order: bool, batch_size: int,
