@@ -5,8 +5,8 @@
 name = "spacy"            # the remaining keys are the backend's arguments
 
 [pruner]
-name = "embedding"
-threshold = 0.25
+name = "auto"             # embedding where it is expected to pay, none elsewhere (prune/auto.py); or embedding, none
+threshold = 0.25          # the embedding pruner's arguments (auto passes them on)
 
 [judge]
 name = "nli"
@@ -146,7 +146,7 @@ _SECTIONS: dict[str, type] = {
     "engine": EngineConfig,
 }
 
-DEFAULT_STAGES: dict[str, str] = {"decomposer": "spacy", "pruner": "embedding", "judge": "nli"}
+DEFAULT_STAGES: dict[str, str] = {"decomposer": "spacy", "pruner": "auto", "judge": "nli"}
 
 
 @dataclass

@@ -330,7 +330,7 @@ class Engine:
         stored: list[Any] = [None] * len(groups)
         spec = None
         if pruner.cache_selections and self.config.cache.enabled:
-            spec = dict(pruner.spec())
+            spec = dict(getattr(pruner, "selection_spec", pruner.spec)())
             t0 = self.clock()
             stored = self.cache().get_selections(spec, groups)
             self.timing.add("cache_s", t0)
@@ -343,6 +343,10 @@ class Engine:
                 pruned.extend(sel[1])
         self.counts["claims_selection_cached"] += sum(s is not None for s in stored)
         todo = [g for g, s in zip(groups, stored) if s is None]
+        decide = getattr(pruner, "decide", None)
+        if callable(decide) and todo and not decide(todo, judge=self.backend("judge"),
+                                                    judge_s_per_pair=self._judge_s_per_pair()):
+            spec = None  # a step decided not to prune stores no selections
         pacer = self._pacer()
         for batch in pacer.batches(todo):
             pairs = [p for g in batch for p in g]
@@ -363,6 +367,12 @@ class Engine:
             kept.extend(k)
             pruned.extend(pr)
         return kept, pruned
+
+    def _judge_s_per_pair(self) -> float | None:
+        """The judge's seconds per pair measured so far in this run (None before it has run):
+        what a pruner's decision hook (``decide``, the ``auto`` pruner) weighs pruning against."""
+        judged = self.counts.get("passage_pairs_judged")
+        return self.timing.seconds.get("judge_s", 0.0) / judged if judged else None
 
     def _judge(self, pairs: Sequence[Pair]) -> Iterator[list[Judgment]]:
         """Judge ``pairs`` in checkpointed calls, yielding each call's judgments once they are

@@ -28,6 +28,7 @@ _REGISTRY: dict[str, dict[str, str | type]] = {
         "llm": "conflictscore_local.decompose.llm:LLMDecomposer",
     },
     "pruner": {
+        "auto": "conflictscore_local.prune.auto:AutoPruner",
         "embedding": "conflictscore_local.prune.embedding:EmbeddingPruner",
         "none": "conflictscore_local.prune.none:NoPruner",
     },

@@ -138,7 +138,7 @@ def test_given_labels_load_no_backend():
 def test_unknown_backend_names_the_allowed_ones():
     with pytest.raises(ConfigError, match=r"unknown judge 'gpt5'; allowed: .*nli"):
         Engine(judge="gpt5")
-    with pytest.raises(ConfigError, match=r"unknown pruner 'x'; allowed: embedding, none"):
+    with pytest.raises(ConfigError, match=r"unknown pruner 'x'; allowed: auto, embedding, none"):
         Engine(pruner="x")
 
 

@@ -73,6 +73,10 @@ class NLIConfig:
     Runtime on the CPU, the ``onnx`` extra; exported once per checkpoint into ``export_dir``,
     default ``onnx/`` beside the judgment cache), or ``auto`` (``torch``, unless
     ``$CONFLICTSCORE_NLI_RUNTIME`` names another: ONNX Runtime measured slower on an idle CPU).
+    ``dtype``: ``auto`` is bfloat16 on GPUs that have it and on CPUs with native bf16
+    (AVX512-BF16 or AMX, detected at run time), float32 on other CPUs, where emulated bf16 is
+    several times slower (``docs/speed.md``); the choice and its reason go into the summary
+    (``resolved.dtype``, ``resolved.dtype_reason``) and the dtype into the spec.
     ``int8``: dynamic int8 quantization of the ONNX export, faster
     but it changes some labels (measured in ``benchmarks/results/onnx_throughput.md``).
     """
@@ -323,6 +327,13 @@ class NLIJudge(Backend):
                 **self.runtime().spec(),
             }
         return self._spec
+
+    def flops_per_token(self) -> float | None:
+        """Matmul FLOPs per token of the checkpoint's encoder, from its config (loads no weights):
+        what the ``auto`` pruner scales its judge-cost prior by."""
+        from ..flops import flops_per_token
+
+        return flops_per_token(self._json("config.json"))
 
     def passage_budget(self) -> tuple[Callable[[str], int], int]:
         """Count with the judge's own tokenizer; passages get the window minus the claim's room."""

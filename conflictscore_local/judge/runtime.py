@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
 
-from ..devices import torch_device, torch_dtype
+from ..devices import resolve_dtype, torch_device
 from ..errors import BackendUnavailable, ConfigError
 
 Features = Mapping[str, list[int]]
@@ -147,12 +147,17 @@ class TorchRuntime:
         self.classifier = classifier
         self._model: Any = None
 
-    def dtype_name(self) -> str:
+    def resolved_dtype(self) -> tuple[Any, str]:
+        """The dtype the model runs in and why: ``auto`` takes bf16 only on CPUs with native bf16
+        (AVX512-BF16 / AMX, detected here at run time) and on GPUs that have it; float32 elsewhere."""
         c = self.classifier
-        return str(torch_dtype(c.dtype, torch_device(c.device))).removeprefix("torch.")
+        return resolve_dtype(c.dtype, torch_device(c.device), cpu_bf16=True)
 
     def spec(self) -> dict[str, Any]:
-        return {"runtime": self.name, "dtype": self.dtype_name()}
+        dtype, why = self.resolved_dtype()
+        name = str(dtype).removeprefix("torch.")
+        self.classifier.record(dtype=name, dtype_reason=why)
+        return {"runtime": self.name, "dtype": name}
 
     def model(self) -> Any:
         """The classifier on its device, loaded once; its class count checked against the labels."""
@@ -162,7 +167,7 @@ class TorchRuntime:
             c = self.classifier
             path = c.path
             device = torch_device(c.device)
-            dtype = torch_dtype(c.dtype, device)
+            dtype, why = self.resolved_dtype()
             try:
                 model = AutoModelForSequenceClassification.from_pretrained(
                     str(path), revision=c.revision, dtype=dtype
@@ -173,7 +178,8 @@ class TorchRuntime:
                 ) from e
             check_num_labels(model.config.num_labels, c.labels, path)
             self._model = model.to(device).eval()
-            c.record(device=str(device), dtype=str(dtype).removeprefix("torch."), architecture=type(model).__name__)
+            c.record(device=str(device), dtype=str(dtype).removeprefix("torch."), dtype_reason=why,
+                     architecture=type(model).__name__)
         return self._model
 
     def classify(self, feats: Sequence[Features], on_done: DoneFn | None = None) -> list[Row]:

@@ -23,7 +23,13 @@ class Pruner(Role, Protocol):
     version): it goes into the resume fingerprint. A pruner whose choice for a claim
     depends only on that claim's candidates may set ``cache_selections = True``: the engine
     then stores its selections in the judgment cache under its spec and looks them up
-    before pruning again.
+    before pruning again; it may also name them by ``selection_spec()`` instead of ``spec()``.
+
+    Optional: ``decide(groups, judge=..., judge_s_per_pair=...) -> bool``, the engine's
+    pruner-decision hook, called once per engine step with the claims' candidates still to
+    select, the judge and its seconds per pair measured so far in the run (None before it has
+    run). False means the step is not pruned (the next ``select`` calls keep every pair) and
+    no selection of it is stored. The ``auto`` pruner decides there whether pruning pays.
     """
 
     cache_selections: bool

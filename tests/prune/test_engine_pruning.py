@@ -1,4 +1,4 @@
-"""The ``embedding`` pruner inside the engine and ``conflictscore score`` (the default pipeline)."""
+"""The ``embedding`` and ``auto`` pruners inside the engine and ``conflictscore score`` (``auto``: the default)."""
 
 from __future__ import annotations
 
@@ -75,15 +75,21 @@ def test_engine_reports_pruned_documents(tmp_path: Path) -> None:
     assert report.config["backends"]["pruner"]["resolved"]["unit"] == "document"
 
 
-def test_default_pipeline_prunes_with_embedding(tmp_path: Path, register_backend: Any) -> None:
-    register_backend("judge", "rule", RuleJudge)
+def _curie_file(tmp_path: Path) -> Path:
     src = tmp_path / "items.jsonl"
     src.write_text(json.dumps({
         "id": CURIE.id, "response": CURIE.response, "claims": list(CURIE.claims),
         "documents": [{"id": d.id, "text": d.text} for d in CURIE.documents],
     }) + "\n")
+    return src
+
+
+def test_the_embedding_pipeline_prunes(tmp_path: Path, register_backend: Any) -> None:
+    register_backend("judge", "rule", RuleJudge)
+    src = _curie_file(tmp_path)
     out, summary = tmp_path / "out.jsonl", tmp_path / "summary.json"
-    assert cli.main(["score", str(src), "-o", str(out), "--summary", str(summary), "--judge", "rule", "-q"]) == 0
+    assert cli.main(["score", str(src), "-o", str(out), "--summary", str(summary), "--judge", "rule",
+                     "--pruner", "embedding", "-q"]) == 0
     report = json.loads(summary.read_text())
     pruner = report["config"]["backends"]["pruner"]
     assert pruner["name"] == "embedding"
@@ -113,7 +119,8 @@ def test_a_cached_rerun_looks_up_before_pruning_and_reports_identically(
     src.write_text("".join(json.dumps({"id": it.id, "response": it.response, "claims": list(it.claims),
                                        "documents": [{"id": d.id, "text": d.text} for d in it.documents]}) + "\n"
                            for it in (CURIE, other)))
-    args = ["score", str(src), "--judge", "rule", "--pruner-arg", "threshold=0.3", "--pruner-arg", "k=1",
+    args = ["score", str(src), "--judge", "rule", "--pruner", "embedding", "--pruner-arg", "threshold=0.3",
+            "--pruner-arg", "k=1",
             "--set", "chunk.max_tokens=12", "-q"]
     calls: list[int] = []
     real = EmbeddingPruner.select
@@ -133,3 +140,36 @@ def test_a_cached_rerun_looks_up_before_pruning_and_reports_identically(
     # another rule is another spec: stored selections do not apply
     assert cli.main(args[:-1] + ["--pruner-arg", "k=2", "-q", "-o", str(tmp_path / "k2.jsonl")]) == 0
     assert calls == [10, 10]
+
+
+def test_the_default_auto_pruner_decides_per_step_and_records_it(tmp_path: Path, register_backend: Any) -> None:
+    register_backend("judge", "rule", RuleJudge)
+    src = _curie_file(tmp_path)
+    base = ["score", str(src), "--judge", "rule", "--pruner-arg", "threshold=0.3", "--pruner-arg", "k=1",
+            "--set", "chunk.max_tokens=12", "-q"]
+    # one claim x 4 documents keeps all 4 (4.85 + 0.127 * 4 > 4): nothing to gain, the embedder never loads
+    assert cli.main(base + ["-o", str(tmp_path / "a.jsonl"), "--summary", str(tmp_path / "a.json")]) == 0
+    a = json.loads((tmp_path / "a.json").read_text())
+    assert a["config"]["backends"]["pruner"]["name"] == "auto"
+    (decision,) = a["stages"]["pruner"]["decisions"]
+    assert (decision["prune"], decision["claims"], decision["pairs"], decision["docs_per_claim"]) == (False, 1, 6, 4.0)
+    assert decision["expected_pruned_share"] == 0.0 and decision["judge_cost_from"].startswith("other_judge_s_per_pair")
+    assert a["pairs"]["pruned"] == 0 and a["stages"]["pruner"]["kept_unpruned"] == 6
+    assert "resolved" not in a["config"]["backends"]["pruner"]  # no model loaded
+    # a rule that expects every document but one pruned and a costly judge: prunes, as embedding would
+    hard = ["--pruner-arg", "kept_docs_base=1", "--pruner-arg", "kept_docs_share=0", "--pruner-arg",
+            "other_judge_s_per_pair=1000"]
+    assert cli.main(base + hard + ["-o", str(tmp_path / "b.jsonl"), "--summary", str(tmp_path / "b.json")]) == 0
+    b = json.loads((tmp_path / "b.json").read_text())
+    (decision,) = b["stages"]["pruner"]["decisions"]
+    assert decision["prune"] is True and decision["expected_pruned_share"] == 0.75
+    assert b["pairs"]["pruned"] == 2  # bread and ocean, as in test_engine_reports_pruned_documents
+    assert b["stages"]["engine"].get("claims_selection_cached", 0) == 0  # the first run stored no selection
+    assert cli.main(["score", str(src), "--judge", "rule", "--pruner", "embedding", "--pruner-arg", "threshold=0.3",
+                     "--pruner-arg", "k=1", "--set", "chunk.max_tokens=12", "-q", "-o", str(tmp_path / "c.jsonl"),
+                     "--summary", str(tmp_path / "c.json")]) == 0
+    c = json.loads((tmp_path / "c.json").read_text())
+    assert c["stages"]["engine"]["claims_selection_cached"] == 1  # auto's selections are embedding's
+    assert [json.loads(x) for x in (tmp_path / "c.jsonl").read_text().splitlines()] == [
+        json.loads(x.replace('"source": "judge"', '"source": "cache"'))
+        for x in (tmp_path / "b.jsonl").read_text().splitlines()]

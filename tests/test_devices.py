@@ -1,0 +1,61 @@
+"""``dtype=auto``: bf16 only where the CPU has it natively, decided at run time (detection mocked both ways)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from conflictscore_local import devices
+from conflictscore_local.errors import ConfigError
+
+CPU = torch.device("cpu")
+
+
+def test_cpu_flags_read_the_first_flags_line(tmp_path: Path) -> None:
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor\t: 0\nmodel name\t: EPYC\nflags\t\t: fpu avx2 avx512_bf16\n\n"
+                    "processor\t: 1\nflags\t\t: fpu\n", encoding="utf-8")
+    assert devices.cpu_flags(info) == frozenset({"fpu", "avx2", "avx512_bf16"})
+    assert devices.cpu_flags(tmp_path / "missing") == frozenset()
+
+
+def _no_torch_probes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: False, raising=False)
+    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: False, raising=False)
+
+
+@pytest.mark.parametrize("flags, native, named", [
+    ({"avx2", "avx512f", "avx512_bf16"}, True, "avx512_bf16"),
+    ({"avx2", "amx_bf16", "amx_tile"}, True, "amx_bf16"),
+    ({"avx2", "avx512f", "avx512_vnni"}, False, "no avx512_bf16 or amx_bf16 flag"),
+    (set(), False, "no avx512_bf16 or amx_bf16 flag"),
+])
+def test_native_bf16_from_cpu_flags(monkeypatch: pytest.MonkeyPatch, flags: set, native: bool, named: str) -> None:
+    monkeypatch.setattr(devices, "cpu_flags", lambda: frozenset(flags))
+    _no_torch_probes(monkeypatch)
+    found, why = devices.native_cpu_bf16()
+    assert found is native and named in why
+    dtype, reason = devices.resolve_dtype("auto", CPU, cpu_bf16=True)
+    assert dtype == (torch.bfloat16 if native else torch.float32)
+    assert reason == f"auto: {why}"
+
+
+def test_native_bf16_from_torch_when_flags_say_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(devices, "cpu_flags", lambda: frozenset())
+    _no_torch_probes(monkeypatch)
+    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: True, raising=False)
+    assert devices.native_cpu_bf16() == (True, "the CPU has native bf16 (torch reports AMX)")
+
+
+def test_auto_on_cpu_without_opt_in_or_given_dtype_never_detects(monkeypatch: pytest.MonkeyPatch) -> None:
+    def boom() -> tuple[bool, str]:
+        raise AssertionError("detection ran")
+
+    monkeypatch.setattr(devices, "native_cpu_bf16", boom)
+    assert devices.resolve_dtype("auto", CPU) == (torch.float32, "auto: float32 on cpu")
+    assert devices.resolve_dtype("bfloat16", CPU, cpu_bf16=True) == (torch.bfloat16, "given")
+    assert devices.torch_dtype("float16", CPU) == torch.float16
+    with pytest.raises(ConfigError, match="allowed: auto, float32, bfloat16, float16"):
+        devices.resolve_dtype("fp8", CPU)
