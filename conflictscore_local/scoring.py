@@ -144,6 +144,7 @@ def score_file(
     shard: Shard | None = None,
     report_path: str | os.PathLike[str] | None = None,
     config_file: str | os.PathLike[str] | None = None,
+    limit: int | None = None,
     clock: Clock = time.perf_counter,
 ) -> Report:
     """Score a JSONL file into OUTPUT (one line per item), write the summary and the HTML report
@@ -153,8 +154,11 @@ def score_file(
     files; OUTPUT appears only when the run finishes. ``shard`` scores only that shard's items
     (``--shard I/N``); the summary, which it then needs, records it (``stages.shard``) for
     ``conflictscore merge``. ``config_file``: the file ``config`` was read from (``--config``),
-    which no destination may be.
+    which no destination may be. ``limit`` scores only the first N items (of the shard, with
+    ``shard``): a trial run on a large file (``--limit N``).
     """
+    if limit is not None and limit < 1:
+        raise ConfigError(f"--limit must be a positive integer, got {limit}")
     if shard is not None and summary_path is None:
         raise ConfigError(f"--shard {shard} needs --summary: `conflictscore merge` reads each shard's summary")
     job = Job([Input(input_path, "the input file"), Input(config_file, "the --config file")], [
@@ -180,18 +184,22 @@ def score_file(
                               summary=summary_path if written else report.to_json())
         return report
 
-    return run_scoring(job, lambda notes: read_input(input_path, shard, notes), finish, config=config,
+    return run_scoring(job, lambda notes: read_input(input_path, shard, notes, limit), finish, config=config,
                        rows=output_path, resume=resume, progress=progress, clock=clock)
 
 
-def read_input(path: str | os.PathLike[str], shard: Shard | None, notes: Notes) -> ScoringInput:
+def read_input(path: str | os.PathLike[str], shard: Shard | None, notes: Notes,
+               limit: int | None = None) -> ScoringInput:
     """Every line of a `score` input validated before anything is written; an empty input and
-    empty responses noted."""
+    empty responses noted; with ``limit``, only the first N items (of the shard) are scored."""
     stats = InputStats()
     items = read_items(path, stats=stats)
     empty = [it.id for it in items if it.claims is None and not it.response.strip()]
     _check_input(path, stats, len(items), empty, notes.add)
     chosen = shard.select(items) if shard is not None else items
+    if limit is not None and len(chosen) > limit:
+        log.info(f"--limit {limit}: scoring the first {limit} of {len(chosen)} items")
+        chosen = chosen[:limit]
     return ScoringInput(path, chosen, [it.id for it in items], stats, empty, shard)
 
 

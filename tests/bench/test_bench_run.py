@@ -162,8 +162,10 @@ def test_build_cli_missing_source_exit_2(tmp_path: Path, capsys):
     assert main(["bench", "build", "--data-dir", str(tmp_path), "-o", str(tmp_path / "b.jsonl")]) == 2
     err = capsys.readouterr().err
     assert "source 'ramdocs'" in err and "RAMDocs_test.jsonl" in err
-    assert main(["bench", "build", "--source", "ramdocs", "-o", str(tmp_path / "b.jsonl")]) == 2
+    assert main(["bench", "build", "--source", "=RAMDocs_test.jsonl", "-o", str(tmp_path / "b.jsonl")]) == 2
     assert "--source expects NAME=PATH" in capsys.readouterr().err
+    assert main(["bench", "build", "--source", "nope", "-o", str(tmp_path / "b.jsonl")]) == 2  # NAME selects
+    assert "nope" in capsys.readouterr().err
     assert not (tmp_path / "b.jsonl").exists()
 
 
