@@ -57,7 +57,7 @@ class Notes(list):
 class ScoringInput:
     """A run's input as read: the items to score (a shard's, for ``--shard``), every id the file
     holds, what reading saw (sha256, lines; ``stats`` None when the reader keeps no counts), the
-    items with neither response nor claims, and the shard."""
+    items with neither response nor claims, the shard, and the items with no document."""
 
     path: str | os.PathLike[str]
     items: list[Item]
@@ -65,6 +65,7 @@ class ScoringInput:
     stats: InputStats | None = None
     empty: list[str] = field(default_factory=list)
     shard: Shard | None = None
+    no_documents: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -112,7 +113,8 @@ def run_scoring(
             stages = dict(report.stages)
             if inp.stats is not None:
                 stages["input"] = {"lines": inp.stats.lines, "blank_lines": inp.stats.blank_lines,
-                                   "items": len(inp.all_ids), "empty_responses": len(inp.empty)}
+                                   "items": len(inp.all_ids), "empty_responses": len(inp.empty),
+                                   "no_documents": len(inp.no_documents)}
             if resume:
                 stages["resumed_items"] = len(done)
             unscored = _unscored_warning(report, engine.config.engine.max_unscored_share)
@@ -196,11 +198,15 @@ def read_input(path: str | os.PathLike[str], shard: Shard | None, notes: Notes,
     items = read_items(path, stats=stats)
     empty = [it.id for it in items if it.claims is None and not it.response.strip()]
     _check_input(path, stats, len(items), empty, notes.add)
+    no_documents = [it.id for it in items if not it.documents]
+    if no_documents:
+        notes.add(f"{len(no_documents)} item(s) have no documents, so none of their claims can be supported or "
+                  f"contradicted (CS-C 0 by construction, support rate 0): {_shown(no_documents)}")
     chosen = shard.select(items) if shard is not None else items
     if limit is not None and len(chosen) > limit:
         log.info(f"--limit {limit}: scoring the first {limit} of {len(chosen)} items")
         chosen = chosen[:limit]
-    return ScoringInput(path, chosen, [it.id for it in items], stats, empty, shard)
+    return ScoringInput(path, chosen, [it.id for it in items], stats, empty, shard, no_documents)
 
 
 def _score_into(
@@ -269,8 +275,12 @@ def _check_input(path: Any, stats: InputStats, n_items: int, empty: list[str], n
         else:
             note(f"{path} holds only blank lines ({stats.blank_lines}): no items to score")
     if empty:
-        shown = ", ".join(repr(i) for i in empty[:5]) + (f" and {len(empty) - 5} more" if len(empty) > 5 else "")
-        note(f"{len(empty)} item(s) have an empty response and no claims, so no claims and no metrics: {shown}")
+        note(f"{len(empty)} item(s) have an empty response and no claims, so no claims and no metrics: {_shown(empty)}")
+
+
+def _shown(ids: list[str]) -> str:
+    """The first five ids, and how many more."""
+    return ", ".join(repr(i) for i in ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
 
 
 def _judge_bound(report: Report) -> int:
