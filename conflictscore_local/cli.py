@@ -56,7 +56,8 @@ examples:
 
 exit status: 0 done; 2 bad input or configuration (the message names file, line and field), an OUTPUT that
   would overwrite the input or is being written by another run, a --resume that would mix results;
-  3 finished and written, but more judgments unscored than engine.max_unscored_share allows;
+  3 finished and written, but more judgments unscored than engine.max_unscored_share allows, or more
+  sentences the seq2seq / llm decomposer could not split than engine.max_fallback_share;
   1 a write that failed (a full disk: the rows so far stay in OUTPUT.partial, rerun with --resume);
   130 interrupted (rerun with --resume); 141 stdout closed by its reader (| head).
 """
@@ -86,14 +87,14 @@ def add_score_parser(sub: Any) -> None:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    from .scoring import EXIT_UNSCORED, score_file, too_many_unscored
+    from .scoring import EXIT_UNSCORED, score_file, too_many_fallbacks, too_many_unscored
 
     cfg = config_from_args(args)
     report = score_file(args.input, args.output, config=cfg, summary_path=args.summary,
                         resume=args.resume, progress=show_progress(args), report_path=args.report,
                         shard=args.shard, config_file=args.config, limit=args.limit)
     emit(args, report.to_json(), lambda: format_report(report) + (f"\nreport {args.report}" if args.report else ""))
-    return EXIT_UNSCORED if too_many_unscored(report, cfg) else 0
+    return EXIT_UNSCORED if too_many_unscored(report, cfg) or too_many_fallbacks(report, cfg) else 0
 
 
 def add_backends_parser(sub: Any) -> None:

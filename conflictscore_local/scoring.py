@@ -117,9 +117,10 @@ def run_scoring(
                                    "no_documents": len(inp.no_documents)}
             if resume:
                 stages["resumed_items"] = len(done)
-            unscored = _unscored_warning(report, engine.config.engine.max_unscored_share)
-            if unscored is not None:
-                notes.add(unscored)
+            for loud in (_unscored_warning(report, engine.config.engine.max_unscored_share),
+                         _fallback_warning(report, engine.config.engine.max_fallback_share)):
+                if loud is not None:
+                    notes.add(loud)
             report = dataclasses.replace(report, stages=stages, warnings=tuple(notes),
                                          timing={**report.timing, "total_s": round(clock() - t0, 4)})
             return finish(Scored(inp, results, report, engine))
@@ -198,7 +199,9 @@ def read_input(path: str | os.PathLike[str], shard: Shard | None, notes: Notes,
     items = read_items(path, stats=stats)
     empty = [it.id for it in items if it.claims is None and not it.response.strip()]
     _check_input(path, stats, len(items), empty, notes.add)
-    no_documents = [it.id for it in items if not it.documents]
+    # with claims to judge (or a response to find them in) but nothing to judge them against
+    no_documents = [it.id for it in items if not it.documents and (it.claims if it.claims is not None
+                                                                    else it.response.strip())]
     if no_documents:
         notes.add(f"{len(no_documents)} item(s) have no documents, so none of their claims can be supported or "
                   f"contradicted (CS-C 0 by construction, support rate 0): {_shown(no_documents)}")
@@ -253,6 +256,29 @@ def _note_dropped(dropped: Sequence[Any], inp: ScoringInput, notes: Notes) -> No
                   "this run does not score")
     if gone:
         notes.add(f"--resume: dropped {gone} finished rows whose ids are not in {inp.path}")
+
+
+def fallback_share(report: Report) -> tuple[int, int]:
+    """(sentences the seq2seq / llm decomposer fell back to spaCy for, sentences it generated for)."""
+    counters = report.stages.get("decomposer") or {}
+    fell = int(counters.get("llm_fallback", 0) or 0) + int(counters.get("fallback", 0) or 0)
+    return fell, int(counters.get("sentences_generated", 0) or 0)
+
+
+def too_many_fallbacks(report: Report, config: RunConfig) -> bool:
+    """Whether the decomposer fell back on more sentences than ``engine.max_fallback_share`` (exit status 3)."""
+    fell, generated = fallback_share(report)
+    return generated > 0 and fell / generated > config.engine.max_fallback_share
+
+
+def _fallback_warning(report: Report, limit: float) -> str | None:
+    """The warning of a run whose decomposer fell back on more sentences than ``limit`` allows, else None."""
+    fell, generated = fallback_share(report)
+    if not generated or fell / generated <= limit:
+        return None
+    return (f"the decomposer fell back to spaCy's claims for {fell} of {generated} sentences ({fell / generated:.1%}), "
+            f"above engine.max_fallback_share={limit:g}: its model or server did not give usable claims (is the "
+            f"server up? see stages.decomposer for why). Exit status {EXIT_UNSCORED}.")
 
 
 def _unscored_warning(report: Report, limit: float) -> str | None:

@@ -1,12 +1,16 @@
 """The words a newcomer needs on the usual first mistakes: JSONL, items without documents, a missing extra,
-and --limit on score."""
+--limit on score, and a decomposer that fell back on too many sentences."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any, Sequence
 
 import pytest
+
+from conflictscore_local import Claim, Item, Judgment, Pair
+from conflictscore_local.backend import Backend
 
 from conflictscore_local.cli import main
 from conflictscore_local.jobs import failure
@@ -65,3 +69,53 @@ def test_a_missing_extra_names_the_extra(module: str, extra: str) -> None:
 def test_other_missing_modules_stay_bugs() -> None:
     assert failure(ModuleNotFoundError("No module named 'conflictscore_local.nope'", name="conflictscore_local.nope")) is None
     assert missing_extra(ImportError("cannot import name 'x'")) is None
+
+
+class _Irrelevant(Backend):
+    """Every pair IRRELEVANT: the judge of a test about the decomposer."""
+
+    name, role = "irrelevant", "judge"
+
+    def judge(self, pairs: Sequence[Pair], on_progress: Any = None) -> list[Judgment]:
+        return [Judgment(p, "IRRELEVANT", None) for p in pairs]
+
+    def spec(self) -> dict:
+        return {"name": self.name}
+
+    def passage_budget(self) -> None:
+        return None
+
+
+class _FallsBack(Backend):
+    """A generating decomposer whose model fails on every sentence holding 'lost': it falls back, as llm does."""
+
+    name, role = "falls-back", "decomposer"
+
+    def decompose(self, items: Sequence[Item]) -> list[list[Claim]]:
+        out = []
+        for it in items:
+            parts = [s.strip() for s in it.response.split(".") if s.strip()]
+            for p in parts:
+                self.count("sentences_generated")
+                if "lost" in p:
+                    self.count("llm_fallback")
+            out.append([Claim(it.id, i, p + ".") for i, p in enumerate(parts)])
+        return out
+
+
+@pytest.mark.parametrize(("response", "status"), [("A is b. C is lost.", 3), ("A is b. C is d. E is f. G is h.", 0)])
+def test_decomposer_fallbacks_above_the_share_warn_and_exit_3(response: str, status: int, tmp_path: Path,
+                                                              register_backend: Any,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    register_backend("judge", "irrelevant", _Irrelevant)
+    register_backend("decomposer", "falls-back", _FallsBack)
+    src = write(tmp_path / "in.jsonl", [{"id": "x", "response": response, "documents": [{"id": "d", "text": "t"}]}])
+    summary = tmp_path / "s.json"
+    argv = ["score", str(src), "-o", str(tmp_path / "o.jsonl"), "--summary", str(summary), "--decomposer", "falls-back",
+            "--judge", "irrelevant", "--pruner", "none", "--no-cache", "-q"]
+    assert main(argv) == status
+    err = capsys.readouterr().err
+    loud = "the decomposer fell back to spaCy's claims for 1 of 2 sentences (50.0%), above engine.max_fallback_share=0.1"
+    assert (loud in err) == (status == 3)
+    assert any("fell back" in w for w in json.loads(summary.read_text())["warnings"]) == (status == 3)
+    assert main([*argv, "--set", "engine.max_fallback_share=0.5"]) == 0  # the share is a setting
