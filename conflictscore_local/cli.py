@@ -14,13 +14,14 @@ import logging
 import os
 import sys
 import textwrap
+import warnings
 from typing import Any, Callable, Iterator, Sequence
 
 from . import __version__
 from .cli_flags import (LIMIT, add_number, add_output_args, add_pipeline_args, add_shard_arg, config_from_args,
                         show_progress, warn_deprecated)
 from .cli_text import emit, format_report
-from .config import STAGES
+from .registry import ROLES
 from .errors import ConflictScoreError
 
 # name → "module:function" adding the subparser; the function sets ``func`` on it.
@@ -101,7 +102,7 @@ def add_backends_parser(sub: Any) -> None:
     p = sub.add_parser("backends", help="list the registered backends of each role, their arguments, defaults "
                        "and the range of each numeric one", epilog=BACKENDS_EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--role", choices=STAGES, help="only this role")
+    p.add_argument("--role", choices=ROLES, help="only this role (generator: the backends of generate and regenerate)")
     add_output_args(p, json_help="each backend's arguments and defaults as JSON")
     p.set_defaults(func=cmd_backends)
 
@@ -113,7 +114,7 @@ def cmd_backends(args: argparse.Namespace) -> int:
     from .arguments import argument_defaults, number_kind, numeric_fields
 
     listing: dict[str, dict[str, Any]] = {}
-    for role in [args.role] if args.role else STAGES:
+    for role in [args.role] if args.role else ROLES:
         listing[role] = {}
         for name in registry.available(role):
             try:
@@ -222,9 +223,16 @@ class _Lines(logging.Formatter):
 @contextlib.contextmanager
 def command_logging(quiet: bool) -> Iterator[None]:
     """The library's log on stderr for the length of one command: notes (``INFO``) unless
-    ``-q``, warnings always; the logger is left as it was found afterwards."""
+    ``-q``, warnings always; Python warnings (a library's ``UserWarning``) in the same one-line
+    form, without the file and line; the logger is left as it was found afterwards."""
     logger = logging.getLogger("conflictscore_local")
     saved = logger.handlers[:], logger.level, logger.propagate
+    shown = warnings.showwarning
+
+    def show(message: Any, category: type, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
+        logger.warning(f"{category.__name__}: {message}")
+
+    warnings.showwarning = show
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(_Lines())
     logger.handlers[:] = [handler]
@@ -234,6 +242,7 @@ def command_logging(quiet: bool) -> Iterator[None]:
         yield
     finally:
         logger.handlers[:], logger.level, logger.propagate = saved[0], saved[1], saved[2]
+        warnings.showwarning = shown
 
 
 def main(argv: Sequence[str] | None = None) -> int:

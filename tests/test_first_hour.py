@@ -119,3 +119,23 @@ def test_decomposer_fallbacks_above_the_share_warn_and_exit_3(response: str, sta
     assert (loud in err) == (status == 3)
     assert any("fell back" in w for w in json.loads(summary.read_text())["warnings"]) == (status == 3)
     assert main([*argv, "--set", "engine.max_fallback_share=0.5"]) == 0  # the share is a setting
+
+
+def test_backends_lists_the_generators(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["backends", "--role", "generator", "--json"]) == 0
+    listing = json.loads(capsys.readouterr().out)
+    assert sorted(listing["generator"]) == ["openai", "transformers", "vllm"]
+    assert main(["backends", "--json"]) == 0
+    assert "generator" in json.loads(capsys.readouterr().out)
+
+
+def test_python_warnings_show_in_the_one_warning_format(capsys: pytest.CaptureFixture[str]) -> None:
+    import warnings
+
+    from conflictscore_local.cli import command_logging
+
+    with command_logging(quiet=True), warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.warn("a library complains", UserWarning)
+    err = capsys.readouterr().err
+    assert err == "warning: UserWarning: a library complains\n"
