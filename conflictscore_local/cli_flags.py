@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import sys
 from typing import Any
 
 from .arguments import Range
@@ -99,8 +98,9 @@ def add_output_args(p: argparse.ArgumentParser, *, json_help: str = "the result 
 
 
 def show_progress(args: argparse.Namespace) -> bool:
-    """Progress bars for a command: on a terminal, unless ``-q``."""
-    return not getattr(args, "quiet", False) and sys.stderr.isatty()
+    """Progress for a command, unless ``-q``: bars on a terminal, a log line every
+    ``$CONFLICTSCORE_PROGRESS_S`` seconds elsewhere (:mod:`conflictscore_local.progress`)."""
+    return not getattr(args, "quiet", False)
 
 
 def add_pipeline_args(p: argparse.ArgumentParser) -> None:
