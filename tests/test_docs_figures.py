@@ -98,7 +98,8 @@ def test_default_judge_figures_resolve() -> None:
 
 def test_no_default_judge_figure_is_hand_written() -> None:
     """Pages quote the default judge's ConflictBench figures only through the results file."""
-    data = json.loads((ROOT / "benchmarks" / "results" / "conflictbench_default-judge.json").read_text())
+    name = re.search(r"^\s+conflictbench: (\S+)$", (ROOT / "mkdocs.yml").read_text(encoding="utf-8"), re.M).group(1)
+    data = json.loads((ROOT / "benchmarks" / "results" / name).read_text())
     overall = data["detection"]["overall"]
     figures = {f"{overall[k]:.3f}" for k in ("precision", "recall", "f1")} | {"P 0.83 / R 0.57"}
     for page in [ROOT / "README.md", *(ROOT / "docs").glob("*.md")]:
