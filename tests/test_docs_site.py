@@ -33,3 +33,13 @@ def test_the_site_builds_strictly_and_fetches_nothing(tmp_path: Path) -> None:
     assert 'href="quickstart.html"' in (site / "index.html").read_text(encoding="utf-8")  # no directory URLs
     assert "class=\"doc doc-heading\"" in (site / "api.html").read_text(encoding="utf-8")  # from the docstrings
     assert (site / "search" / "search_index.js").is_file()  # the offline plugin's search, from file:// too
+
+
+def test_the_readme_is_short_and_starts_with_the_two_commands() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(text.split()) <= 1500
+    first_block = text.split("```bash\n", 1)[1].split("```", 1)[0]
+    assert [line.split()[:2] for line in first_block.splitlines()] == [["make", "run"], ["make", "test"]]
+    assert (ROOT / "docs" / "report.jpg").stat().st_size <= 300 * 1024
+    for link in re.findall(r"\]\((docs/[^)#]+)", text):
+        assert (ROOT / link).is_file(), f"README links to {link}, which does not exist"
