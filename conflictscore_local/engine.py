@@ -345,7 +345,9 @@ class Engine:
             return
         judge = self.backend("judge")
         cache = self.cache()
-        bar = progress_bar(len(pairs), "pairs", enabled=self.progress)
+        # passage × claim pairs sent to the judge: more than the summary's claim × document pairs
+        # when documents are split into passages, so the bar says which it counts
+        bar = progress_bar(len(pairs), "pairs", enabled=self.progress, desc="judging passage pairs")
         pacer = self._pacer()
         try:
             for batch in pacer.batches([[p] for p in pairs]):
