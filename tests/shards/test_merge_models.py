@@ -52,3 +52,17 @@ def test_shards_that_loaded_other_models_are_refused(tmp_path: Path, capsys: pyt
     err = capsys.readouterr().err
     assert "was run with another configuration than" in err and 'models.judge' in err and '"bbb"' in err
     assert not (tmp_path / "m.jsonl").exists()
+
+
+def test_merge_q_still_says_what_the_shards_warned_about(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ROWS.append({"id": "empty", "response": "", "documents": [{"id": "d", "text": "t"}]})
+    try:
+        src, outs, sums = shards(tmp_path)
+    finally:
+        ROWS.pop()
+    capsys.readouterr()
+    assert merge(src, outs, sums, tmp_path) == 0
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == ("warning: shard 1/2, 2/2: 1 item(s) have an empty response and no claims, so no claims "
+                            "and no metrics: 'empty'\n")
