@@ -99,7 +99,7 @@ def test_the_installed_command_scores_the_example_with_the_default_judge(
 
 def test_bench_build_outside_a_checkout_needs_a_data_folder(installed: tuple[Path, Path, dict[str, str]]) -> None:
     venv, work, env = installed
-    cmd = [str(venv / "bin" / "conflictscore"), "bench", "build", "--only", "macnoise", "-q", "-o", "bench.jsonl"]
+    cmd = [str(venv / "bin" / "conflictscore"), "bench", "build", "--source", "macnoise", "-q", "-o", "bench.jsonl"]
     r = run(cmd, work, env)
     assert r.returncode == 2 and r.stderr.strip() == (
         "conflictscore bench: error: no data folder: conflictscore-local is installed, not run from a checkout, so "
