@@ -126,7 +126,7 @@ def test_verify_checks_the_shipped_judge_against_the_install_record(
         r = run(verify, work, env)
         (Path(ok["path"]) / "extra.bin").write_bytes(b"x")
         (problem,) = json.loads(r.stdout)["problems"]  # was: OK, only config.json and a weight file were looked for
-        assert r.returncode == 1 and problem.startswith("model.safetensors: sha256 ")
+        assert r.returncode == 4 and problem.startswith("model.safetensors: sha256 ")
         assert problem.endswith("differs from the one recorded at install (the file changed)")
         assert json.loads(run(verify, work, env).stdout)["problems"][-1] == \
             "unexpected file extra.bin (not installed with the package)"
