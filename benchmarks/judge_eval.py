@@ -55,6 +55,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--data", default="benchmarks/work/judge-data-v3", help="the folder `train-judge prepare` wrote")
     p.add_argument("--dev", nargs="*", default=[], metavar="NAME", help="dev files (NAME.jsonl in --data)")
     p.add_argument("--anchors", nargs="*", default=[], metavar="NAME", help="anchor files (anchor_NAME.jsonl)")
+    p.add_argument("--anchor-sample", type=int, default=None, metavar="N",
+                   help="judge a seeded sample of N units of each anchor (default: all; the count is recorded)")
     p.add_argument("--rules", nargs="*", default=list(DOCUMENT_RULES), choices=DOCUMENT_RULES)
     p.add_argument("--apply-best", metavar="CHECKPOINT",
                    help="write the best rule's calibrated thresholds into CHECKPOINT/conflictscore.json "
@@ -75,6 +77,22 @@ def judge_probs(judge: Any, ev: Any) -> Any:
         pairs.append(Pair(c, Passage("eval", f"r{r}", 0, text)))
     judged = judge.judge(pairs)
     return np.array([[j.probs[lab] for lab in LABELS] for j in judged], dtype=np.float64)
+
+
+def sample_units(ev: Any, n: int | None, seed: int = 0) -> Any:
+    """A seeded sample of ``n`` units of an eval set (all of them when ``n`` is None or larger),
+    in their original order, with their passages, labels and groups."""
+    import random
+
+    from conflictscore_local.train.data import EvalSet
+
+    if n is None or n >= len(ev):
+        return ev
+    out = EvalSet(name=ev.name, conflicted=list(ev.conflicted))
+    for u in sorted(random.Random(seed).sample(range(len(ev)), n)):
+        lo, hi = ev.offsets[u], ev.offsets[u + 1]
+        out.add(ev.claims[lo], ev.passages[lo:hi], ev.labels[u], ev.groups[u])
+    return out
 
 
 def _figures(m: dict[str, Any]) -> dict[str, Any]:
@@ -140,9 +158,11 @@ def main(argv: list[str] | None = None) -> int:
             record["applied_to"] = portable(str(path))
     anchors = {}
     for name in args.anchors:
-        ev, _ = read_eval_set(str(data / f"anchor_{name}.jsonl"), chunker)
+        full, _ = read_eval_set(str(data / f"anchor_{name}.jsonl"), chunker)
+        ev = sample_units(full, args.anchor_sample)
         p = judge_probs(judge, ev)
-        anchors[name] = {"argmax": _figures(evaluate(p, ev, None)),
+        anchors[name] = {"units": len(ev), "of": len(full),
+                         "argmax": _figures(evaluate(p, ev, None)),
                          "shipped": _figures(evaluate(p, ev, judge.thresholds()))}
     record["anchors"] = anchors
     record["wall_s"] = round(time.perf_counter() - t0, 1)
@@ -183,10 +203,11 @@ def markdown(tag: str, r: dict[str, Any]) -> str:
                              f"{det_c['false_positive_rate'] if det_c else '–'} |")
         lines.append("")
     if r.get("anchors"):
-        lines += ["## Anchors", "", "| set | pairs | accuracy argmax | macro-F1 argmax | accuracy (judge's rule) | "
-                  "macro-F1 (judge's rule) |", "|---|---:|---:|---:|---:|---:|"]
+        lines += ["## Anchors", "", "Units: a seeded sample of each anchor where `units` < `of` (`--anchor-sample`).", "",
+                  "| set | units (of) | pairs | accuracy argmax | macro-F1 argmax | accuracy (judge's rule) | "
+                  "macro-F1 (judge's rule) |", "|---|---:|---:|---:|---:|---:|---:|"]
         for name, v in r["anchors"].items():
-            lines.append(f"| {name} | {v['argmax']['pairs']} | {v['argmax']['accuracy']} | {v['argmax']['macro_f1']} | "
+            lines.append(f"| {name} | {v.get('units', '–')} ({v.get('of', '–')}) | {v['argmax']['pairs']} | {v['argmax']['accuracy']} | {v['argmax']['macro_f1']} | "
                          f"{v['shipped']['accuracy']} | {v['shipped']['macro_f1']} |")
         lines.append("")
     return "\n".join(lines)

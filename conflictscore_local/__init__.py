@@ -18,6 +18,7 @@ __version__ = "0.1.0"
 from .aggregate import claim_verdict, document_judgment
 from .cache import JudgmentCache
 from .chunk import Chunker, split_sentences
+from .compare import ComparisonSettings, compare_files, compare_results
 from .config import RunConfig, load_config
 from .decompose import Decomposer
 from .engine import Engine
@@ -29,6 +30,7 @@ from .metrics import METRICS, Metric, bootstrap_ci, item_metrics, macro, micro
 from .prune import Pruner
 from .registry import available, build, register
 from .results import read_results
+from .sampling import select_claims
 from .types import (
     CONTRADICT,
     IRRELEVANT,
@@ -54,6 +56,7 @@ __all__ = [
     "Chunker",
     "Claim",
     "ClaimVerdict",
+    "ComparisonSettings",
     "ConfigError",
     "ConflictScoreError",
     "Decomposer",
@@ -83,6 +86,8 @@ __all__ = [
     "bootstrap_ci",
     "build",
     "claim_verdict",
+    "compare_files",
+    "compare_results",
     "document_judgment",
     "item_metrics",
     "load_config",
@@ -93,5 +98,6 @@ __all__ = [
     "read_results",
     "register",
     "score_file",
+    "select_claims",
     "split_sentences",
 ]

@@ -7,9 +7,10 @@ must be exact and cheap to test by hand.
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from dataclasses import replace
+from typing import Mapping, Sequence
 
-from .types import CONTRADICT, IRRELEVANT, SUPPORT, Claim, ClaimVerdict, DocJudgment, Judgment
+from .types import CONTRADICT, IRRELEVANT, SUPPORT, Claim, ClaimVerdict, DocJudgment, Document, Judgment
 
 
 DOCUMENT_RULES: tuple[str, ...] = ("max", "relevant", "on_topic")
@@ -138,14 +139,30 @@ def _doc(
         note=note if note is not None else j.note,
         both=both,
         passage_span=j.pair.passage.span if n > 1 else None,
+        decided_by=j.decided_by,
     )
 
 
-def claim_verdict(claim: Claim, doc_judgments: Sequence[DocJudgment]) -> ClaimVerdict:
+def claim_verdict(
+    claim: Claim,
+    doc_judgments: Sequence[DocJudgment],
+    *,
+    weights: Mapping[str, float] | None = None,
+    min_side_weight: float | None = None,
+) -> ClaimVerdict:
     """Split documents into D+, D−, irrelevant and unscored for one claim.
 
     A document judged ``both`` (see ``document_judgment(keep_both=True)``) is in D+ and D−.
+    ``weights`` (document id → reliability, given when the item's documents carry any) are
+    recorded on the document judgments, and ``min_side_weight`` on the verdict, for the
+    weighted metrics; a document missing from ``weights`` counts 1.0.
     """
+    if weights is not None:
+        if min_side_weight is None:
+            raise ValueError("weights given without min_side_weight")
+        doc_judgments = [replace(d, weight=float(weights.get(d.doc_id, 1.0))) for d in doc_judgments]
+    else:
+        min_side_weight = None
     sup: list[str] = []
     con: list[str] = []
     irr: list[str] = []
@@ -161,7 +178,15 @@ def claim_verdict(claim: Claim, doc_judgments: Sequence[DocJudgment]) -> ClaimVe
                 sup.append(d.doc_id)
         else:
             irr.append(d.doc_id)
-    return ClaimVerdict(claim, tuple(sup), tuple(con), tuple(irr), tuple(uns), tuple(doc_judgments))
+    return ClaimVerdict(claim, tuple(sup), tuple(con), tuple(irr), tuple(uns), tuple(doc_judgments), min_side_weight)
 
 
-__all__ = ["claim_verdict", "document_judgment", "side_rank"]
+def document_weights(documents: Sequence[Document]) -> dict[str, float] | None:
+    """Each document's reliability weight (1.0 where not given), or None when no document of
+    the item gives one: the weighted metrics are then undefined for it."""
+    if all(d.reliability is None for d in documents):
+        return None
+    return {d.id: 1.0 if d.reliability is None else float(d.reliability) for d in documents}
+
+
+__all__ = ["claim_verdict", "document_judgment", "document_weights", "side_rank"]

@@ -46,8 +46,9 @@ _SCHEMA = (
         spec_hash TEXT NOT NULL,
         label TEXT NOT NULL,
         probs TEXT,
-        created REAL NOT NULL DEFAULT (julianday('now'))
-    )""",
+        created REAL NOT NULL DEFAULT (julianday('now')),
+        decided_by TEXT
+    )""",  # decided_by: which judge of a cascade gave the label (added within schema 2)
     # added within schema 2: older versions ignore the table, this one creates it when missing
     """CREATE TABLE IF NOT EXISTS selections (
         key TEXT PRIMARY KEY,
@@ -60,10 +61,14 @@ _SCHEMA = (
 
 _COLUMNS: dict[str, tuple[str, ...]] = {
     "specs": ("hash", "spec", "created"),
-    "judgments": ("key", "spec_hash", "label", "probs", "created"),
+    "judgments": ("key", "spec_hash", "label", "probs", "created", "decided_by"),
     "selections": ("key", "spec_hash", "selection", "created"),
 }
 """The columns of each table this version reads and writes."""
+
+_ADDED_COLUMNS: dict[str, tuple[str, ...]] = {"judgments": ("decided_by",)}
+"""Columns added within schema 2, last in their table: a file without them is read and gets them
+(``ALTER TABLE``); versions before them refuse a file that has them."""
 
 
 def spec_digest(spec: Mapping[str, Any]) -> str:
@@ -150,7 +155,8 @@ def _check_schema(db: sqlite3.Connection, path: Path) -> None:
             raise ConfigError(f"judgment cache {path} has no table {table!r}: not a judgment cache of this "
                               "version; delete the file or choose another with --cache PATH")
         have = tuple(r[1] for r in db.execute(f"PRAGMA table_info({table})"))
-        if have != columns:
+        added = _ADDED_COLUMNS.get(table, ())
+        if have != columns and have != columns[:len(columns) - len(added)]:
             raise ConfigError(f"judgment cache {path}: table {table!r} has the columns {', '.join(have)}, this "
                               f"version reads {', '.join(columns)}; delete the file or choose another with --cache PATH")
 
@@ -207,6 +213,10 @@ class JudgmentCache:
             _check_schema(db, self.path)
             for stmt in _SCHEMA:
                 db.execute(stmt)
+            have = {row[1] for row in db.execute("PRAGMA table_info(judgments)")}
+            for column in _ADDED_COLUMNS["judgments"]:
+                if column not in have:  # a file an earlier version of schema 2 made
+                    db.execute(f"ALTER TABLE judgments ADD COLUMN {column} TEXT")
             db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
             db.execute("INSERT OR IGNORE INTO specs (hash, spec) VALUES (?, ?)", (self.spec_hash, self._spec_json))
             db.commit()
@@ -220,13 +230,13 @@ class JudgmentCache:
     def get_many(self, pairs: Sequence[Pair]) -> list[Judgment | None]:
         """The cached judgment of each pair (``source="cache"``), or None on a miss."""
         keys = [self.key(p) for p in pairs]
-        found: dict[str, tuple[str, str | None]] = {}
+        found: dict[str, tuple[str, str | None, str | None]] = {}
         with self._lock:
             for i in range(0, len(keys), 500):
                 chunk = keys[i:i + 500]
-                q = f"SELECT key, label, probs FROM judgments WHERE key IN ({','.join('?' * len(chunk))})"
-                for k, label, probs in self._db.execute(q, chunk):
-                    found[k] = (label, probs)
+                q = f"SELECT key, label, probs, decided_by FROM judgments WHERE key IN ({','.join('?' * len(chunk))})"
+                for k, label, probs, decided_by in self._db.execute(q, chunk):
+                    found[k] = (label, probs, decided_by)
         out: list[Judgment | None] = []
         for p, k in zip(pairs, keys):
             hit = found.get(k)
@@ -253,7 +263,8 @@ class JudgmentCache:
         if spec is not None:
             self.use_spec(spec)
         rows = [
-            (self.key(j.pair), self.spec_hash, j.label, json.dumps(dict(j.probs)) if j.probs is not None else None)
+            (self.key(j.pair), self.spec_hash, j.label, json.dumps(dict(j.probs)) if j.probs is not None else None,
+             j.decided_by)
             for j in judgments
             if j.label is not None
         ]
@@ -261,7 +272,8 @@ class JudgmentCache:
             return 0
         with self._lock, self._db:
             self._db.executemany(
-                "INSERT OR REPLACE INTO judgments (key, spec_hash, label, probs) VALUES (?, ?, ?, ?)", rows
+                "INSERT OR REPLACE INTO judgments (key, spec_hash, label, probs, decided_by) VALUES (?, ?, ?, ?, ?)",
+                rows,
             )
         return len(rows)
 
@@ -335,19 +347,20 @@ class JudgmentCache:
         self.close()
 
 
-def _judgment(pair: Pair, label: Any, probs: Any) -> Judgment | None:
-    """The cached judgment of a row, or None when the row is not one this version wrote."""
-    if label not in LABELS:
+def _judgment(pair: Pair, label: Any, probs: Any, decided_by: Any = None) -> Judgment | None:
+    """The cached judgment of a row, or None when the row is not one this version wrote
+    (``decided_by``: which judge of a cascade gave the label, a string or nothing)."""
+    if label not in LABELS or not (decided_by is None or isinstance(decided_by, str)):
         return None
     if probs is None:
-        return Judgment(pair, label, None, "cache")
+        return Judgment(pair, label, None, "cache", decided_by=decided_by)
     try:
         values = json.loads(probs)
     except (TypeError, ValueError):
         return None
     if not _probabilities(values):
         return None
-    return Judgment(pair, label, values, "cache")
+    return Judgment(pair, label, values, "cache", decided_by=decided_by)
 
 
 def _probabilities(values: Any) -> bool:

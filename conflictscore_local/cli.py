@@ -35,6 +35,7 @@ SUBCOMMANDS: dict[str, str] = {
     "generate": "conflictscore_local.experiments.cli:add_generate_parser",
     "regenerate": "conflictscore_local.experiments.cli:add_regenerate_parser",
     "merge": "conflictscore_local.shards.cli:add_parser",
+    "compare": "conflictscore_local.compare.cli:add_parser",
 }
 
 EXIT_BAD_INPUT = 2

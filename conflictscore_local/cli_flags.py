@@ -10,9 +10,10 @@ import json
 import logging
 from typing import Any
 
-from .arguments import Range
-from .config import SEED_MAX, STAGES, RunConfig, apply_overrides, load_config, parse_assignment
+from .arguments import Range, field_range
+from .config import SEED_MAX, STAGES, RunConfig, SampleConfig, apply_overrides, load_config, parse_assignment
 from .errors import ConfigError, ConflictScoreError
+from .sampling import SELECTIONS
 from .shards.split import Shard
 
 log = logging.getLogger(__name__)
@@ -112,6 +113,12 @@ def add_pipeline_args(p: argparse.ArgumentParser) -> None:
         g.add_argument(f"--{stage}", metavar="NAME", help=f"{stage} backend (see `conflictscore backends`){extra}")
         g.add_argument(f"--{stage}-arg", metavar="KEY=VALUE", action="append", default=[],
                        help=f"an argument of the {stage} backend (repeatable; VALUE read as JSON when it parses)")
+    add_number(g, "--claims-per-item", int, field_range(SampleConfig, "claims_per_item"), metavar="K",
+               help="judge at most K claims of each item (sample.claims_per_item; default 0: every claim); the "
+               "summary says how many were scored of how many, with the estimator's interval")
+    g.add_argument("--claim-selection", metavar="RULE", choices=SELECTIONS,
+                   help="which K claims (sample.selection): first, longest, salient (numbers, dates, names and the "
+                   "question's words: the most checkable) or random (seeded by engine.seed); default first")
     g.add_argument("--set", metavar="SECTION.KEY=VALUE", action="append", default=[],
                    help="any config value, e.g. chunk.max_tokens=256, aggregate.keep_both=true")
     g.add_argument("--cache", metavar="PATH", help="judgment cache file (default ~/.cache/conflictscore/judgments.sqlite)")
@@ -132,6 +139,10 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
             body[k] = v
         if body:
             data[stage] = body
+    if getattr(args, "claims_per_item", None) is not None:
+        data.setdefault("sample", {})["claims_per_item"] = args.claims_per_item
+    if getattr(args, "claim_selection", None) is not None:
+        data.setdefault("sample", {})["selection"] = args.claim_selection
     if args.cache:
         data["cache"] = {"path": args.cache}
     if args.no_cache:

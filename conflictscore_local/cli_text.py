@@ -18,11 +18,17 @@ def format_report(report: Any) -> str:
 
     lines = [f"items {report.n_items}   claims {report.n_claims}", f"{'':16}{'macro':>8}{'micro':>8}   95% CI (macro)"]
     for k in METRICS:
+        if k not in report.macro:  # an optional metric no item has (the weighted ones without reliability)
+            continue
         ci = report.ci95.get(k)
         cis = f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "-"
-        lines.append(f"{k:16}{f(report.macro[k]):>8}{f(report.micro[k]):>8}   {cis}")
+        lines.append(f"{k:16}{f(report.macro[k]):>8}{f(report.micro.get(k)):>8}   {cis}")
     pr = report.pairs
     lines.append("pairs " + ", ".join(f"{k} {pr[k]}" for k in pr))
+    s = report.sampling
+    if s:
+        lines.append(f"sampling: {s['claims_scored']} of {s['claims']} claims scored (at most {s['claims_per_item']} "
+                     f"per item, selection {s['selection']}); the intervals are the estimator's (see the summary)")
     return "\n".join(lines)
 
 

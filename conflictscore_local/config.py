@@ -21,9 +21,16 @@ threshold = 0.0           # (0 to 1) min probability for a passage to put its do
                           # without probabilities are exempt: see aggregate.document_judgment)
 keep_both = false         # a document with supporting and contradicting passages counts on both sides
                           # (alone it does not make a claim conflicted: that takes two documents)
-document_rule = "max"     # which passages of a long document may decide it: max (any), relevant (the
+document_rule = "auto"    # which passages of a long document may decide it: max (any), relevant (the
                           # one with the lowest p(IRRELEVANT)), on_topic (sharing a word with the claim
-                          # that not every passage holds)
+                          # that not every passage holds); auto: the rule the judge was evaluated with
+                          # (the nli checkpoint's conflictscore.json), else max
+min_side_weight = 0.5     # cs_c_weighted: each side's documents must weigh this much in all (documents'
+                          # "reliability", 1.0 where not given; only items with reliability are weighted)
+
+[sample]                  # score only some claims of each item (the claim × document matrix is quadratic)
+claims_per_item = 0       # 0: every claim; K: at most K claims of each item
+selection = "first"       # which: first, longest, salient (numbers, dates, names, the question's words), random
 
 [cache]
 enabled = true
@@ -90,14 +97,29 @@ class ChunkConfig:
 class AggregateConfig:
     threshold: float = ranged(0.0, 0.0, 1.0, what="threshold (a probability)")
     keep_both: bool = False
-    document_rule: str = "max"
+    document_rule: str = "auto"
+    min_side_weight: float = ranged(0.5, 0.0, 1e6, what="min_side_weight (a sum of document reliabilities)")
 
     def __post_init__(self) -> None:
         check_ranges(self, where="[aggregate]")
         from .aggregate import DOCUMENT_RULES
 
-        if self.document_rule not in DOCUMENT_RULES:
-            raise ConfigError(f"aggregate.document_rule {self.document_rule!r}; allowed: {', '.join(DOCUMENT_RULES)}")
+        if self.document_rule not in ("auto", *DOCUMENT_RULES):
+            raise ConfigError(f"aggregate.document_rule {self.document_rule!r}; allowed: auto, "
+                              f"{', '.join(DOCUMENT_RULES)}")
+
+
+@dataclass(frozen=True)
+class SampleConfig:
+    claims_per_item: int = ranged(0, 0, 1_000_000, what="claims_per_item (0: every claim)")
+    selection: str = "first"
+
+    def __post_init__(self) -> None:
+        check_ranges(self, where="[sample]")
+        from .sampling import SELECTIONS
+
+        if self.selection not in SELECTIONS:
+            raise ConfigError(f"sample.selection {self.selection!r}; allowed: {', '.join(SELECTIONS)}")
 
 
 @dataclass(frozen=True)
@@ -122,6 +144,7 @@ class EngineConfig:
 _SECTIONS: dict[str, type] = {
     "chunk": ChunkConfig,
     "aggregate": AggregateConfig,
+    "sample": SampleConfig,
     "cache": CacheConfig,
     "engine": EngineConfig,
 }
@@ -138,6 +161,7 @@ class RunConfig:
     judge: StageConfig = field(default_factory=lambda: StageConfig(DEFAULT_STAGES["judge"]))
     chunk: ChunkConfig = field(default_factory=ChunkConfig)
     aggregate: AggregateConfig = field(default_factory=AggregateConfig)
+    sample: SampleConfig = field(default_factory=SampleConfig)
     cache: CacheConfig = field(default_factory=CacheConfig)
     engine: EngineConfig = field(default_factory=EngineConfig)
 

@@ -18,13 +18,14 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from . import registry
-from .aggregate import claim_verdict, document_judgment
+from .aggregate import claim_verdict, document_judgment, document_weights
 from .chunk import Chunker
 from .config import STAGES, RunConfig, StageConfig
 from .environment import versions
 from .errors import ConfigError
 from .metrics import item_metrics, summarize_metrics
 from .progress import bar as progress_bar
+from .sampling import Salience, sampling_summary, select_claims
 from .types import IRRELEVANT, Claim, DocJudgment, Item, ItemResult, Judgment, Pair, Passage, Report
 
 log = logging.getLogger(__name__)
@@ -74,6 +75,7 @@ class Engine:
         self.config = copy.deepcopy(config) if config is not None else RunConfig()
         self.progress = progress
         self._backends: dict[str, Any] = {}
+        self._document_rule: str | None = None
         self._stage_configs: dict[str, Any] = {}
         for stage, arg in (("decomposer", decomposer), ("pruner", pruner), ("judge", judge)):
             if arg is None:
@@ -94,6 +96,7 @@ class Engine:
                 sc: StageConfig = getattr(self.config, stage)
                 self._stage_configs[stage] = registry.config_for(stage, sc.name, sc.args)
         self._chunker: Chunker | None = None
+        self._salience: Salience | None = None
         self._cache: Any = None
         self._cache_ready = False
         self._rejected_seen = 0
@@ -108,6 +111,9 @@ class Engine:
             backend = registry.build(stage, getattr(self.config, stage).name, self._stage_configs[stage])
             if self.config.cache.enabled:
                 backend.use_cache_dir(self.config.cache_path().parent)  # derived files (ONNX exports) go beside it
+                use_cache = getattr(backend, "use_judgment_cache", None)  # a judge made of judges (cascade)
+                if use_cache is not None:
+                    use_cache(self.config.cache_path())
             self._backends[stage] = backend
         return self._backends[stage]
 
@@ -165,6 +171,16 @@ class Engine:
             settings["aggregate"] = dataclasses.asdict(self.config.aggregate)
             backends["pruner"] = self._spec("pruner")
             backends["judge"] = self._spec("judge")
+        weighted = any(d.reliability is not None for it in items for d in it.documents)
+        if "aggregate" in settings and not weighted:
+            del settings["aggregate"]["min_side_weight"]  # read only by the weighted metrics
+        elif weighted:
+            settings.setdefault("aggregate", {})["min_side_weight"] = self.config.aggregate.min_side_weight
+        sample = self.config.sample
+        if sample.claims_per_item:
+            settings["sample"] = {**dataclasses.asdict(sample), "seed": self.config.engine.seed}
+            if sample.selection == "salient":
+                settings["sample"]["salience"] = self._salience_spec()
         return json.loads(json.dumps({"settings": settings, "backends": backends}, sort_keys=True, default=str))
 
     def _spec(self, stage: str) -> Any:
@@ -228,13 +244,17 @@ class Engine:
             for it, cs in zip(todo, dec):
                 claims[it.id] = list(cs)
             self.counts["claims_decomposed"] += sum(len(c) for c in dec)
+        totals = {it.id: len(claims[it.id]) for it in items if it.id in claims}
+        if self.config.sample.claims_per_item:
+            claims = self._sample(items, claims)
 
         judged_items = [it for it in items if it.labels is None and claims[it.id] and it.documents]
+        skipped = {it.id: totals[it.id] - len(claims[it.id]) for it in judged_items}
         by_doc: dict[tuple[str, int, str], list[Judgment]] = defaultdict(list)
         pending: dict[str, int] = defaultdict(int)
         misses: list[Pair] = []
         if judged_items:
-            for j in self._prepare(judged_items, claims, misses):
+            for j in self._prepare(judged_items, claims, misses, skipped):
                 c, p = j.pair.claim, j.pair.passage
                 by_doc[(c.item_id, c.index, p.doc_id)].append(j)
             for pair in misses:
@@ -245,7 +265,8 @@ class Engine:
         def finished() -> Iterator[ItemResult]:
             nonlocal done
             while done < len(items) and not pending[items[done].id]:
-                yield self._result(items[done], claims[items[done].id], by_doc)
+                it = items[done]
+                yield self._result(it, claims[it.id], by_doc, totals.get(it.id))
                 done += 1
 
         yield from finished()
@@ -257,15 +278,20 @@ class Engine:
             yield from finished()
         yield from finished()
 
-    def _prepare(self, items: Sequence[Item], claims: Mapping[str, list[Claim]], misses: list[Pair]) -> list[Judgment]:
+    def _prepare(self, items: Sequence[Item], claims: Mapping[str, list[Claim]], misses: list[Pair],
+                 skipped: Mapping[str, int]) -> list[Judgment]:
         """Passages, candidate pairs, pruning and cache lookups of a step: the judgments
-        known without the judge; the pairs it must judge are appended to ``misses``."""
+        known without the judge; the pairs it must judge are appended to ``misses``.
+        ``skipped``: claims of each item left out by sampling (their pairs are counted)."""
         t0 = self.clock()
         chunker = self.chunker()
         passages: dict[str, list[Passage]] = {
             it.id: chunker.split(it.id, [d for d in it.documents if d.text.strip()]) for it in items
         }
         self.timing.add("chunk_s", t0)
+        if self.config.sample.claims_per_item:
+            self.counts["passage_pairs_skipped_by_sampling"] += sum(skipped[it.id] * len(passages[it.id])
+                                                                    for it in items)
         groups = [[Pair(c, p) for p in passages[it.id]] for it in items if passages[it.id] for c in claims[it.id]]
         self.counts["passage_pairs"] += sum(len(g) for g in groups)
         # a blank document can neither support nor contradict anything: never ask a model
@@ -349,9 +375,12 @@ class Engine:
         # when documents are split into passages, so the bar says which it counts
         bar = progress_bar(len(pairs), "pairs", enabled=self.progress, desc="judging passage pairs")
         pacer = self._pacer()
+        by_claim: dict[tuple[str, int], list[Pair]] = {}
+        for p in pairs:  # a claim's pairs go to the judge in one call (a cascade decides per claim)
+            by_claim.setdefault((p.claim.item_id, p.claim.index), []).append(p)
         try:
-            for batch in pacer.batches([[p] for p in pairs]):
-                chunk = [g[0] for g in batch]
+            for batch in pacer.batches(list(by_claim.values())):
+                chunk = [p for g in batch for p in g]
                 t0 = self.clock()
                 new = judge.judge(chunk, on_progress=bar.update)
                 pacer.took(len(chunk), self.timing.add("judge_s", t0))
@@ -384,9 +413,11 @@ class Engine:
     def _pacer(self) -> "_Pacer":
         return _Pacer(self.config.engine.checkpoint_s)
 
-    def _result(self, it: Item, claims: list[Claim], by_doc: Mapping[tuple[str, int, str], list[Judgment]]) -> ItemResult:
+    def _result(self, it: Item, claims: list[Claim], by_doc: Mapping[tuple[str, int, str], list[Judgment]],
+                total: int | None) -> ItemResult:
         t0 = self.clock()
         agg = self.config.aggregate
+        weights = document_weights(it.documents)
         verdicts = []
         for c in claims:
             if it.labels is not None:
@@ -397,10 +428,54 @@ class Engine:
                     js = sorted(by_doc.get((it.id, c.index, d.id), ()), key=lambda j: j.pair.passage.index)
                     if js:
                         djs.append(document_judgment(d.id, js, threshold=agg.threshold, keep_both=agg.keep_both,
-                                                     rule=agg.document_rule))
-            verdicts.append(claim_verdict(c, djs))
+                                                     rule=self.document_rule()))
+            verdicts.append(claim_verdict(c, djs, weights=weights, min_side_weight=agg.min_side_weight))
         self.timing.add("aggregate_s", t0)
-        return ItemResult(it.id, tuple(verdicts), item_metrics(verdicts))
+        sampled = total if self.config.sample.claims_per_item and total is not None else None
+        return ItemResult(it.id, tuple(verdicts), item_metrics(verdicts), sampled)
+
+    # -- claim sampling -----------------------------------------------------------------
+    def salience(self) -> Salience:
+        """The salience scorer of ``sample.selection = "salient"`` (spaCy loads on first use)."""
+        if self._salience is None:
+            self._salience = Salience()
+        return self._salience
+
+    def _salience_spec(self) -> dict[str, Any]:
+        self.salience().nlp()
+        return dict(self.salience().resolved)
+
+    def _sample(self, items: Sequence[Item], claims: Mapping[str, list[Claim]]) -> dict[str, list[Claim]]:
+        """At most ``sample.claims_per_item`` claims of each item, by ``sample.selection``."""
+        sample = self.config.sample
+        scorer = self.salience().scores if sample.selection == "salient" else None
+        t0 = self.clock()
+        out = {}
+        for it in items:
+            if it.id not in claims:
+                continue
+            out[it.id] = select_claims(claims[it.id], sample.claims_per_item, sample.selection,
+                                       seed=self.config.engine.seed, question=it.question, salience=scorer)
+            self.counts["claims_left_out_by_sampling"] += len(claims[it.id]) - len(out[it.id])
+        self.timing.add("sample_s", t0)
+        return out
+
+    def document_rule(self) -> str:
+        """The document rule in force: ``aggregate.document_rule``, or with ``auto`` the rule the
+        judge's checkpoint was evaluated with (its ``document_rule()``, e.g. the ``nli`` judge's
+        ``conflictscore.json``), else ``max``."""
+        if self._document_rule is None:
+            from .aggregate import DOCUMENT_RULES
+
+            rule = self.config.aggregate.document_rule
+            if rule == "auto":
+                found = getattr(self.backend("judge"), "document_rule", lambda: None)()
+                if found is not None and found not in DOCUMENT_RULES:
+                    raise ConfigError(f"the judge recommends document_rule {found!r}; allowed: "
+                                      f"{', '.join(DOCUMENT_RULES)} (set aggregate.document_rule to one of them)")
+                rule = found or "max"
+            self._document_rule = rule
+        return self._document_rule
 
     # -- reporting --------------------------------------------------------------------
     def describe(self) -> dict[str, Any]:
@@ -426,7 +501,13 @@ class Engine:
             t["judge_passage_pairs_per_s"] = round(self.counts["passage_pairs_judged"] / t["judge_s"], 2)
         stages = {s: b.stats() for s, b in self._backends.items()}
         stages["engine"] = dict(self.counts)
+        if self._document_rule is not None:  # decided when the first judged document was aggregated
+            stages["aggregate"] = {"document_rule": self._document_rule,
+                                   "configured": self.config.aggregate.document_rule}
         labels = m.pop("labels")
+        sampling = sampling_summary(results, dataclasses.asdict(self.config.sample), seed=self.config.engine.seed,
+                                    ci95=m["ci95"], counts=self.counts,  # type: ignore[arg-type]
+                                    salience=self._salience.resolved if self._salience is not None else None)
         return Report(
             n_items=m["n_items"],  # type: ignore[arg-type]
             n_claims=m["n_claims"],  # type: ignore[arg-type]
@@ -438,6 +519,7 @@ class Engine:
             config=self.describe(),
             versions=versions(),
             stages={**stages, "labels": labels},
+            sampling=sampling,
         )
 
     def close(self) -> None:

@@ -7,6 +7,7 @@ document fields in ``Document.meta``.
 
 from __future__ import annotations
 
+import math
 import os
 from typing import Any, Callable, Iterator
 
@@ -15,6 +16,17 @@ from .jsonl import InputStats, iter_jsonl, json_type_name
 from .types import Document, Item, Label, normalize_label
 
 ITEM_FIELDS = ("id", "question", "response", "documents", "claims", "labels")
+DOCUMENT_FIELDS = ("id", "text", "reliability")
+
+
+def _reliability(v: Any, field: str, err: Callable[[str, str], InputError]) -> float | None:
+    """A document's optional ``reliability``: a number from 0 to 1 (null: not given)."""
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not 0 <= v <= 1:
+        shown_v = json_type_name(v) if isinstance(v, (bool, str, list, dict)) else repr(v)
+        raise err(field, f"expected a number from 0 to 1 (how far the source is trusted), got {shown_v}")
+    return float(v)
 
 
 def parse_item(obj: Any, *, path: str | None = None, line: int | None = None) -> Item:
@@ -67,7 +79,8 @@ def parse_item(obj: Any, *, path: str | None = None, line: int | None = None) ->
             raise err(f"{f}.id", f"duplicate document id {did!r} in item {item_id!r}")
         seen_docs.add(did)
         text = want_str(d["text"], f"{f}.text")
-        docs.append(Document(did, text, {k: v for k, v in d.items() if k not in ("id", "text")}))
+        reliability = _reliability(d.get("reliability"), f"{f}.reliability", err)
+        docs.append(Document(did, text, {k: v for k, v in d.items() if k not in DOCUMENT_FIELDS}, reliability))
 
     claims: tuple[str, ...] | None = None
     if obj.get("claims") is not None:
@@ -142,7 +155,8 @@ def item_to_json(item: Item) -> dict[str, Any]:
     if item.question is not None:
         out["question"] = item.question
     out["response"] = item.response
-    out["documents"] = [{"id": d.id, "text": d.text, **dict(d.meta)} for d in item.documents]
+    out["documents"] = [{"id": d.id, "text": d.text, **({"reliability": d.reliability} if d.reliability is not None
+                                                         else {}), **dict(d.meta)} for d in item.documents]
     if item.claims is not None:
         out["claims"] = list(item.claims)
     if item.labels is not None:

@@ -27,7 +27,9 @@ class Metric:
 
     ``label``: its name in prose and headings; ``column``: in a narrow table column; ``code``:
     its key in the HTML report's item index; ``higher_is_better``: the direction a reader should
-    take it in (None: neither).
+    take it in (None: neither). ``optional``: shown only where some item has a value (the
+    weighted metrics, defined for items whose documents carry reliability); a standard metric
+    is always listed, None where undefined.
     """
 
     key: str
@@ -37,6 +39,7 @@ class Metric:
     help: str
     higher_is_better: bool | None
     compute: Callable[[Sequence[ClaimVerdict]], float | None]
+    optional: bool = False
 
 
 def _mean(xs: Sequence[float]) -> float | None:
@@ -67,6 +70,18 @@ def support_rate(verdicts: Sequence[ClaimVerdict]) -> float | None:
     return _share(verdicts, lambda v: bool(v.support))
 
 
+def weighted_conflicted_share(verdicts: Sequence[ClaimVerdict]) -> float | None:
+    """cs_c_weighted: the share of claims that are conflicted with each side weighing at least
+    ``aggregate.min_side_weight`` (over the claims whose documents carry reliability weights)."""
+    return _share([v for v in verdicts if v.weighted], lambda v: bool(v.weighted_conflicted))
+
+
+def weighted_conflict_ratio(verdicts: Sequence[ClaimVerdict]) -> float | None:
+    """cs_r_weighted: the mean over conflicted claims (those CS-R averages over) of
+    Σ_{D−} w / (Σ_{D+} w + Σ_{D−} w), over the claims whose documents carry weights."""
+    return _mean([r for v in verdicts if v.weighted and v.conflicted and (r := v.weighted_ratio) is not None])
+
+
 METRICS: dict[str, Metric] = {
     m.key: m
     for m in (
@@ -77,14 +92,34 @@ METRICS: dict[str, Metric] = {
                "the same ratio over every claim some document takes a side on", False, evidenced_ratio),
         Metric("support_rate", "support rate", "support", "sr",
                "share of claims with a supporting document: what a pooled metric reports", True, support_rate),
+        Metric("cs_c_weighted", "CS-C weighted", "CS-C w.", "cw",
+               "share of claims conflicted with each side weighing at least aggregate.min_side_weight "
+               "(document reliability)", False, weighted_conflicted_share, optional=True),
+        Metric("cs_r_weighted", "CS-R weighted", "CS-R w.", "rw",
+               "mean Σ_{D−} w / (Σ_{D+} w + Σ_{D−} w) over conflicted claims (w: document reliability)", False,
+               weighted_conflict_ratio, optional=True),
     )
 }
 """The metric table, in the order every output lists the metrics."""
 
 
 def item_metrics(verdicts: Sequence[ClaimVerdict]) -> ItemMetrics:
-    """Every metric of the table for one item (None where undefined)."""
-    return ItemMetrics(len(verdicts), {k: m.compute(verdicts) for k, m in METRICS.items()})
+    """Every standard metric of the table for one item (None where undefined), and each
+    optional one where it is defined."""
+    values = {k: m.compute(verdicts) for k, m in METRICS.items()}
+    return ItemMetrics(len(verdicts), {k: v for k, v in values.items() if v is not None or not METRICS[k].optional})
+
+
+def standard_keys() -> list[str]:
+    """The keys of the table's standard (not optional) metrics, in table order."""
+    return [k for k, m in METRICS.items() if not m.optional]
+
+
+def shown_keys(metrics: Iterable[ItemMetrics]) -> list[str]:
+    """The table's keys a set of items reports, in table order: every standard metric, and an
+    optional one where some item has a value."""
+    present = {k for m in metrics for k in m.values}
+    return [k for k, m in METRICS.items() if not m.optional or k in present]
 
 
 def defined(metrics: Iterable[ItemMetrics], key: str) -> list[float]:
@@ -93,8 +128,8 @@ def defined(metrics: Iterable[ItemMetrics], key: str) -> list[float]:
 
 
 def macro(metrics: Sequence[ItemMetrics]) -> dict[str, float | None]:
-    """Mean over items of each per-item value that is not None."""
-    return {k: _mean(defined(metrics, k)) for k in METRICS}
+    """Mean over items of each per-item value that is not None (the keys of :func:`shown_keys`)."""
+    return {k: _mean(defined(metrics, k)) for k in shown_keys(metrics)}
 
 
 def micro(results: Sequence[ItemResult]) -> dict[str, float | None]:
@@ -161,8 +196,8 @@ def bootstrap_ci(
     """Percentile bootstrap interval over items of each macro value: the items where a metric is
     defined are resampled (the macro skips the others), metrics in table order
     (:func:`bootstrap_columns`)."""
-    return bootstrap_columns({k: defined(metrics, k) for k in METRICS}, n_resamples=n_resamples, level=level,
-                             seed=seed)
+    return bootstrap_columns({k: defined(metrics, k) for k in shown_keys(metrics)}, n_resamples=n_resamples,
+                             level=level, seed=seed)
 
 
 def bootstrap_mean_ci(
@@ -236,5 +271,7 @@ __all__ = [
     "macro",
     "micro",
     "pair_counts",
+    "shown_keys",
+    "standard_keys",
     "summarize_metrics",
 ]

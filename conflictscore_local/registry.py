@@ -36,6 +36,7 @@ _REGISTRY: dict[str, dict[str, str | type]] = {
         "vllm": "conflictscore_local.judge.vllm:VLLMJudge",
         "openai": "conflictscore_local.judge.openai:OpenAIJudge",
         "ray": "conflictscore_local.judge.ray_data:RayJudge",
+        "cascade": "conflictscore_local.judge.cascade:CascadeJudge",
     },
     "generator": {
         "vllm": "conflictscore_local.generate.vllm:VLLMGenerator",

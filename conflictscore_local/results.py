@@ -1,4 +1,5 @@
-"""Scored output read back: ``score``'s OUTPUT lines as :class:`ItemResult` objects.
+"""Scored output read back: ``score``'s OUTPUT lines as :class:`ItemResult` objects, and a run's
+summary (``score --summary`` or ``bench run`` results) checked for the fields readers use.
 
 The format itself is :mod:`.types`' (``to_json`` / ``from_json``); here every line is validated
 as input is (its type and each field's, an :class:`InputError` naming file, line and field), and
@@ -8,6 +9,7 @@ the file. ``merge``, ``report`` and ``--resume`` read scored rows through here.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from typing import Any, Mapping
@@ -56,11 +58,18 @@ def check_result_row(d: Any, *, path: str | None = None, line: int | None = None
                 raise bad(f"{at}.{key}", f"expected a list of document ids, got {_kind(ids)}")
         if c.get("span") is not None and not _pair_of_ints(c["span"]):
             raise bad(f"{at}.span", f"expected [start, end], got {_kind(c['span'])}")
+        if "index" in c and not (_int(c["index"]) and c["index"] >= 0):
+            raise bad(f"{at}.index", f"expected the claim's index (a whole number >= 0), got {_kind(c['index'])}")
+        if c.get("min_side_weight") is not None and not (_finite(c["min_side_weight"]) and c["min_side_weight"] >= 0):
+            raise bad(f"{at}.min_side_weight", f"expected a number >= 0, got {_kind(c['min_side_weight'])}")
         judgments = c.get("judgments")
         if not isinstance(judgments, list):
             raise bad(f"{at}.judgments", f"expected a list, got {_kind(judgments)}")
         for j, dj in enumerate(judgments):
             _check_judgment(dj, f"{at}.judgments[{j}]", bad)
+    total = d.get("claims_total")
+    if total is not None and not (_int(total) and total >= len(claims)):
+        raise bad("claims_total", f"expected a whole number >= the {len(claims)} claims scored, got {_kind(total)}")
 
 
 def _check_judgment(dj: Any, at: str, bad: Any) -> None:
@@ -78,7 +87,9 @@ def _check_judgment(dj: Any, at: str, bad: Any) -> None:
         raise bad(f"{at}.probs", f"expected null or an object of finite numbers, got {_kind(probs)}")
     for key, ok in (("passage", lambda v: v is None or _int(v)), ("n_passages", _int),
                     ("similarity", lambda v: v is None or _finite(v)), ("note", lambda v: v is None or isinstance(v, str)),
-                    ("both", lambda v: isinstance(v, bool)), ("passage_span", lambda v: v is None or _pair_of_ints(v))):
+                    ("both", lambda v: isinstance(v, bool)), ("passage_span", lambda v: v is None or _pair_of_ints(v)),
+                    ("weight", lambda v: v is None or (_finite(v) and 0 <= v <= 1)),
+                    ("decided_by", lambda v: v is None or isinstance(v, str))):
         if key in dj and not ok(dj[key]):
             raise bad(f"{at}.{key}", f"not a valid value: {_kind(dj[key])}")
 
@@ -99,3 +110,54 @@ def _kind(v: Any) -> str:
     from .errors import shown
 
     return f"a JSON {json_type_name(v)} {shown(v, 40, as_json=True)}" if v is not None else "nothing"
+
+
+def is_bench_results(summary: Mapping[str, Any]) -> bool:
+    """True for a ``bench run`` results file, False for a ``score`` summary."""
+    return "bench" in summary and "detection" in summary
+
+
+def load_summary(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """A ``score`` summary or a ``bench run`` results file, checked for the fields the report reads."""
+    p = str(path)
+    try:
+        with open(p, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except OSError as e:
+        raise InputError(f"cannot open: {e.strerror}", path=p) from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise InputError(f"not JSON: {e}", path=p) from None
+    check_summary(data, p)
+    return data
+
+
+def check_summary(data: Any, where: str) -> None:
+    """Refuse anything that is neither a ``score`` summary nor a ``bench run`` results file."""
+    if not isinstance(data, dict):
+        raise InputError(f"expected a JSON object, got {type(data).__name__}", path=where)
+    if is_bench_results(data):
+        need = {"conflictscore": ("macro", "micro"), "bench": ("n_items", "n_claims"), "pairs": ("confusion",)}
+        optional = ("detection", "engine_pairs", "timing", "config", "versions", "stages")
+    elif "macro" in data and "micro" in data:
+        need = {"": ("n_items", "n_claims", "macro", "micro")}
+        optional = ("ci95", "pairs", "timing", "config", "versions", "stages")
+    else:
+        raise InputError("neither a score summary (n_items, macro, micro, ci95, pairs) nor a bench run results "
+                         "file (bench, detection, pairs)", path=where)
+    for section, keys in need.items():
+        body = data.get(section) if section else data
+        for k in keys:
+            name = f"{section}.{k}" if section else k
+            if not isinstance(body, dict) or k not in body:
+                raise InputError("missing", path=where, field=name)
+            _check_type(body[k], int if k in ("n_items", "n_claims") else dict, where, name)
+    for k in optional:
+        if data.get(k) is not None:
+            _check_type(data[k], dict, where, k)
+
+
+def _check_type(value: Any, kind: type, where: str, name: str) -> None:
+    if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
+        raise InputError(f"expected a whole number, got {type(value).__name__}", path=where, field=name)
+    if kind is dict and not isinstance(value, dict):
+        raise InputError(f"expected an object, got {type(value).__name__}", path=where, field=name)

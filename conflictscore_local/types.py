@@ -9,6 +9,7 @@ the reader hands ``ItemResult.from_json`` (see :mod:`conflictscore_local.results
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Mapping, Sequence
 
@@ -33,11 +34,16 @@ def normalize_label(value: str) -> Label:
 
 @dataclass(frozen=True)
 class Document:
-    """A grounding document; any extra input fields are kept in ``meta``."""
+    """A grounding document; any extra input fields are kept in ``meta``.
+
+    ``reliability`` (0–1, optional) weighs the document in the weighted metrics
+    (``cs_c_weighted``, ``cs_r_weighted``); the standard metrics never read it.
+    """
 
     id: str
     text: str
     meta: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    reliability: float | None = None
 
 
 @dataclass(frozen=True)
@@ -89,13 +95,18 @@ class Pair:
 
 @dataclass(frozen=True)
 class Judgment:
-    """The label of one pair. ``label is None`` means unscored, with the reason in ``note``."""
+    """The label of one pair. ``label is None`` means unscored, with the reason in ``note``.
+
+    ``decided_by`` names the judge of a cascade that gave the label (``"first"``,
+    ``"second"``; None for a judge that is not a cascade).
+    """
 
     pair: Pair
     label: Label | None
     probs: Mapping[str, float] | None = None
     source: Provenance = "judge"
     note: str | None = None
+    decided_by: str | None = None
 
     @property
     def scored(self) -> bool:
@@ -116,7 +127,9 @@ class DocJudgment:
     document) and ``passage_span`` its character range in the document, so a reader of the
     output (the HTML report) can show the deciding text without re-chunking; ``n_passages``
     how many passages were looked at; ``both`` marks a document that supports and
-    contradicts the claim and is counted on both sides.
+    contradicts the claim and is counted on both sides. ``weight`` is the document's
+    reliability when the item gives any (else None); ``decided_by`` the cascade judge whose
+    passage judgment decided the label.
     """
 
     doc_id: str
@@ -129,6 +142,8 @@ class DocJudgment:
     note: str | None = None
     both: bool = False
     passage_span: tuple[int, int] | None = None
+    weight: float | None = None
+    decided_by: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -149,6 +164,10 @@ class DocJudgment:
             out["note"] = self.note
         if self.both:
             out["both"] = True
+        if self.weight is not None:
+            out["weight"] = self.weight
+        if self.decided_by is not None:
+            out["decided_by"] = self.decided_by
         return out
 
     @classmethod
@@ -166,12 +185,18 @@ class DocJudgment:
             note=d.get("note"),
             both=d.get("both", False),
             passage_span=tuple(span) if span else None,  # type: ignore[arg-type]
+            weight=d.get("weight"),
+            decided_by=d.get("decided_by"),
         )
 
 
 @dataclass(frozen=True)
 class ClaimVerdict:
-    """D+(c), D−(c) and the rest for one claim, with the document judgments behind them."""
+    """D+(c), D−(c) and the rest for one claim, with the document judgments behind them.
+
+    ``min_side_weight`` is set when the item's documents carry reliability weights (the
+    judgments' ``weight``): the least weight each side needs for ``weighted_conflicted``.
+    """
 
     claim: Claim
     support: tuple[str, ...]
@@ -179,6 +204,7 @@ class ClaimVerdict:
     irrelevant: tuple[str, ...]
     unscored: tuple[str, ...]
     judgments: tuple[DocJudgment, ...]
+    min_side_weight: float | None = None
 
     @property
     def conflicted(self) -> bool:
@@ -199,6 +225,36 @@ class ClaimVerdict:
         n = len(self.support) + len(self.contradict)
         return len(self.contradict) / n if n else None
 
+    @property
+    def weighted(self) -> bool:
+        """Whether the claim's documents carry reliability weights."""
+        return self.min_side_weight is not None
+
+    def side_weight(self, doc_ids: Sequence[str]) -> float:
+        """Σ w_d over ``doc_ids`` (a document without a weight counts 1.0)."""
+        w = {j.doc_id: j.weight for j in self.judgments}
+        return math.fsum(1.0 if w.get(d) is None else float(w[d]) for d in doc_ids)  # type: ignore[arg-type]
+
+    @property
+    def weighted_conflicted(self) -> bool | None:
+        """Conflicted, and each side carries weight ≥ ``min_side_weight`` (None when unweighted)."""
+        if self.min_side_weight is None:
+            return None
+        m = self.min_side_weight
+        return self.conflicted and self.side_weight(self.support) >= m and self.side_weight(self.contradict) >= m
+
+    @property
+    def weighted_ratio(self) -> float | None:
+        """Σ_{D−} w / (Σ_{D+} w + Σ_{D−} w): None when unweighted or when the sides weigh nothing.
+
+        :attr:`ratio` with each document counted by its weight (a ``both`` document on both
+        sides, as there), so with every weight 1 it is :attr:`ratio`."""
+        if self.min_side_weight is None:
+            return None
+        con = self.side_weight(self.contradict)
+        total = self.side_weight(self.support) + con
+        return con / total if total > 0 else None
+
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "text": self.claim.text,
@@ -213,6 +269,8 @@ class ClaimVerdict:
             out["unscored"] = list(self.unscored)
         if self.claim.span is not None:
             out["span"] = list(self.claim.span)
+        if self.min_side_weight is not None:
+            out["min_side_weight"] = self.min_side_weight
         return out
 
     @classmethod
@@ -226,6 +284,7 @@ class ClaimVerdict:
             irrelevant=tuple(d["irrelevant"]),
             unscored=tuple(d.get("unscored", ())),
             judgments=tuple(DocJudgment.from_json(j) for j in d["judgments"]),
+            min_side_weight=d.get("min_side_weight"),
         )
 
 
@@ -254,18 +313,26 @@ class ItemMetrics:
 
 @dataclass(frozen=True)
 class ItemResult:
-    """One output line: the verdict of every claim of an item and the item's metrics."""
+    """One output line: the verdict of every claim of an item and the item's metrics.
+
+    ``claims_total`` is set when only some claims were scored (``--claims-per-item``): how
+    many the item had; each scored claim then records its ``index`` among them.
+    """
 
     item_id: str
     verdicts: tuple[ClaimVerdict, ...]
     metrics: ItemMetrics
+    claims_total: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.item_id,
-            "claims": [v.to_json() for v in self.verdicts],
-            "metrics": self.metrics.to_json(),
-        }
+        claims = [v.to_json() for v in self.verdicts]
+        out: dict[str, Any] = {"id": self.item_id, "claims": claims}
+        if self.claims_total is not None:
+            for v, c in zip(self.verdicts, claims):
+                c["index"] = v.claim.index
+            out["claims_total"] = self.claims_total
+        out["metrics"] = self.metrics.to_json()
+        return out
 
     @classmethod
     def from_json(
@@ -273,13 +340,18 @@ class ItemResult:
     ) -> "ItemResult":
         """One output line read back; ``metrics`` recomputes the item's metrics from its verdicts
         (the file's own numbers are not trusted)."""
-        verdicts = tuple(ClaimVerdict.from_json(d["id"], i, c) for i, c in enumerate(d["claims"]))
-        return cls(d["id"], verdicts, metrics(verdicts))
+        verdicts = tuple(ClaimVerdict.from_json(d["id"], c.get("index", i), c) for i, c in enumerate(d["claims"]))
+        return cls(d["id"], verdicts, metrics(verdicts), d.get("claims_total"))
 
 
 @dataclass(frozen=True)
 class Report:
-    """The summary of a run: dataset metrics, pair counts, timing and the replayable config."""
+    """The summary of a run: dataset metrics, pair counts, timing and the replayable config.
+
+    ``sampling`` is set when only some claims of each item were scored (``--claims-per-item``):
+    the rule, how many claims were scored of how many, the judge pairs not formed and the
+    estimator's interval.
+    """
 
     n_items: int
     n_claims: int
@@ -292,9 +364,10 @@ class Report:
     versions: Mapping[str, str] = field(default_factory=dict)
     stages: Mapping[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    sampling: Mapping[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "n_items": self.n_items,
             "n_claims": self.n_claims,
             "macro": dict(self.macro),
@@ -307,3 +380,6 @@ class Report:
             "stages": dict(self.stages),
             "warnings": list(self.warnings),
         }
+        if self.sampling is not None:
+            out["sampling"] = dict(self.sampling)
+        return out

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from conflictscore_local.cache import JudgmentCache
+from conflictscore_local.cache import _SCHEMA, JudgmentCache, check_cache_file
 from conflictscore_local.errors import ConfigError
 from conflictscore_local.types import Claim, Judgment, Pair, Passage
 
@@ -134,3 +134,32 @@ def test_cache_file_mode_and_a_directory_for_a_path(tmp_path: Path) -> None:
         os.umask(old)
     with pytest.raises(ConfigError, match=r"judgment cache .*/new: Is a directory; choose another with --cache PATH"):
         JudgmentCache(tmp_path / "new", SPEC)
+
+
+def test_which_cascade_judge_decided_is_kept_and_an_older_file_gains_the_column(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite"
+    a, b = pair("c1", "p1"), pair("c2", "p1")
+    with sqlite3.connect(path) as db:  # a file written before the column existed (schema 2 all the same)
+        for stmt in _SCHEMA:
+            db.execute(stmt.replace(",\n        decided_by TEXT", ""))
+        db.execute("PRAGMA user_version=2")
+    with sqlite3.connect(path) as db:
+        assert "decided_by" not in {row[1] for row in db.execute("PRAGMA table_info(judgments)")}
+    check_cache_file(path)  # read before a run: accepted as it is
+    with JudgmentCache(path, SPEC) as cache:
+        db_key = cache.key(b)
+        cache.put_many([Judgment(a, "SUPPORT", None, "judge", decided_by="second")])
+        with sqlite3.connect(path) as db:  # a row an older version wrote, without the column
+            db.execute("INSERT INTO judgments (key, spec_hash, label, probs) VALUES (?, ?, 'IRRELEVANT', NULL)",
+                       (db_key, cache.spec_hash))
+        hit_a, hit_b = cache.get_many([a, b])
+        with sqlite3.connect(path) as db:  # a decided_by this version never writes: a miss, counted
+            db.execute("UPDATE judgments SET decided_by = x'01' WHERE key = ?", (db_key,))
+        assert cache.get_many([b]) == [None] and cache.rejected == 1
+    assert hit_a == Judgment(a, "SUPPORT", None, "cache", decided_by="second")
+    assert hit_b == Judgment(b, "IRRELEVANT", None, "cache")
+    with sqlite3.connect(path) as db:
+        assert [row[1] for row in db.execute("PRAGMA table_info(judgments)")][-1] == "decided_by"
+        db.execute("ALTER TABLE judgments ADD COLUMN other TEXT")  # a column no version of schema 2 has
+    with pytest.raises(ConfigError, match="has the columns key, spec_hash, label, probs, created, decided_by, other"):
+        check_cache_file(path)

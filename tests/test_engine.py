@@ -221,8 +221,8 @@ def test_report_reflects_one_run_and_the_bootstrap_setting():
 
 def test_judgments_are_checkpointed_within_a_step(tmp_path, clock):
     """One step of 20 items (200 pairs): the judge gets 64 pairs first, then calls sized to
-    engine.checkpoint_s but never below 64; after each call the judgments are cached and
-    finished items come out."""
+    engine.checkpoint_s but never below 64; a claim's pairs stay in one call (10 here, so 60 of
+    the 64); after each call the judgments are cached and finished items come out."""
     from conflictscore_local.cache import JudgmentCache
 
     class Slow(RuleJudge):
@@ -236,12 +236,12 @@ def test_judgments_are_checkpointed_within_a_step(tmp_path, clock):
     eng = Engine(cfg, judge=judge, pruner="none", clock=clock)
     results = eng.score(items)
     first = next(results)
-    assert judge.calls == [64] and first.item_id == "i0"
+    assert judge.calls == [60] and first.item_id == "i0"
     with JudgmentCache(tmp_path / "c.sqlite", judge.spec()) as cache:
-        assert len(cache) == 64  # in the cache before the step is over
+        assert len(cache) == 60  # in the cache before the step is over
     rest = list(results)
     assert [r.item_id for r in [first, *rest]] == [f"i{i}" for i in range(20)]
-    assert judge.calls == [64, 64, 64, 8]
+    assert judge.calls == [60, 60, 60, 20]
     assert [r.verdicts[0].support for r in [first, *rest]] == [("d0",)] * 20
 
 
@@ -265,9 +265,9 @@ def test_a_kill_mid_step_keeps_the_finished_items_and_the_cache(tmp_path, regist
     assert main(["score", str(inp), "-o", str(out), "--judge", "dying-test", "--pruner", "none", "--cache",
                  str(tmp_path / "c.sqlite"), "-q"]) == 130
     partial = (tmp_path / "out.jsonl.partial").read_text().splitlines()
-    assert [__import__("json").loads(x)["id"] for x in partial] == [f"i{i}" for i in range(6)]  # 64 pairs: 6 items
+    assert [__import__("json").loads(x)["id"] for x in partial] == [f"i{i}" for i in range(6)]  # 60 pairs: 6 items
     with JudgmentCache(tmp_path / "c.sqlite", Dying().spec()) as cache:
-        assert len(cache) == 64
+        assert len(cache) == 60
 
 
 def test_non_finite_probabilities_become_unscored_judgments():
@@ -281,3 +281,48 @@ def test_non_finite_probabilities_become_unscored_judgments():
     (dj,) = r.verdicts[0].judgments
     assert dj.label is None and dj.note.startswith("the judge returned probabilities that are not numbers")
     assert report.pairs["unscored"] == 1
+
+
+class RuleRecommending(RuleJudge):
+    """Two passages of one document that ``max`` and ``relevant`` decide differently, and a
+    checkpoint-style recommendation of the document rule."""
+
+    recommended: Any = "relevant"
+
+    def judge(self, pairs: Sequence[Pair], on_progress: Any = None) -> list[Judgment]:
+        out = []
+        for p in pairs:
+            if "weakly" in p.passage.text:  # on topic, modest support
+                out.append(Judgment(p, "SUPPORT", {"SUPPORT": 0.6, "CONTRADICT": 0.35, "IRRELEVANT": 0.05}))
+            else:  # confident contradiction, but more likely off topic
+                out.append(Judgment(p, "CONTRADICT", {"SUPPORT": 0.02, "CONTRADICT": 0.9, "IRRELEVANT": 0.08}))
+        return out
+
+    def passage_budget(self):  # type: ignore[override]
+        return (lambda text: len(text.split())), 8
+
+    def document_rule(self) -> Any:
+        return self.recommended
+
+
+def test_auto_document_rule_is_the_judges_recommendation():
+    doc = "The report weakly says the sky is blue. His sons ran the family firm for years."
+    it = item(1, [doc], ["Sky is blue."])
+    cfg = RunConfig().updated({"chunk": {"overlap": 0}, "cache": {"enabled": False}})
+    (r,), report = Engine(cfg, judge=RuleRecommending(), pruner="none").score_all([it])
+    assert r.verdicts[0].judgments[0].label == "SUPPORT"  # relevant: the passage with p(IRRELEVANT) 0.05
+    assert report.stages["aggregate"] == {"document_rule": "relevant", "configured": "auto"}
+    forced = cfg.updated({"aggregate": {"document_rule": "max"}})
+    (r,), report = Engine(forced, judge=RuleRecommending(), pruner="none").score_all([it])
+    assert r.verdicts[0].judgments[0].label == "CONTRADICT"  # max: the most confident passage, 0.9
+    assert report.stages["aggregate"] == {"document_rule": "max", "configured": "max"}
+    none = RuleRecommending()
+    none.recommended = None
+    (r,), report = Engine(cfg, judge=none, pruner="none").score_all([it])
+    assert report.stages["aggregate"]["document_rule"] == "max"
+    bad = RuleRecommending()
+    bad.recommended = "vote"
+    with pytest.raises(ConfigError, match="the judge recommends document_rule 'vote'; allowed: max, relevant, on_topic"):
+        Engine(cfg, judge=bad, pruner="none").score_all([it])
+    with pytest.raises(ConfigError, match="allowed: auto, max, relevant, on_topic"):
+        RunConfig().updated({"aggregate": {"document_rule": "vote"}})

@@ -13,7 +13,7 @@ from conflictscore_local.cli import main
 from conflictscore_local.cli_text import format_report
 from conflictscore_local.inputs import parse_item
 from conflictscore_local.integrations._common import explain, metric_values
-from conflictscore_local.metrics import METRICS, Metric
+from conflictscore_local.metrics import METRICS, Metric, standard_keys
 from conflictscore_local.report import ReportInputs, render_html
 from conflictscore_local.report.data import item_records, summary_section
 from conflictscore_local.results import read_results
@@ -52,7 +52,7 @@ def test_one_entry_reaches_every_reader(unsided: Metric, tmp_path: Path, capsys:
     # item metrics and the output line
     assert [r.metrics.unsided for r in results] == [0.25, 0.0, None]
     out = results[0].to_json()["metrics"]
-    assert list(out) == ["n_claims", *METRICS] and list(out)[-1] == "unsided" and out["unsided"] == 0.25
+    assert list(out) == ["n_claims", *standard_keys()] and list(out)[-1] == "unsided" and out["unsided"] == 0.25
     # the summary: macro over the two items with claims, micro over their five claims, an interval
     assert report.macro["unsided"] == 0.125 and report.micro["unsided"] == 0.2
     assert report.to_json()["ci95"]["unsided"] == [0.0, 0.25]

@@ -72,3 +72,44 @@ def test_metrics_in_the_file_are_not_trusted() -> None:
     row = _result().to_json()
     row["metrics"] = {"n_claims": 99, "cs_c": 1.0, "cs_r": 1.0, "cs_r_evidenced": 1.0, "support_rate": 0.0}
     assert result_from_json(row).metrics == _result().metrics
+
+
+def _sampled_weighted_cascade_row() -> dict:
+    """A row of a sampled (claims 1 and 3 of 4), weighted, cascade-judged run."""
+    djs = [DocJudgment("d1", S, None, "judge", decided_by="first"),
+           DocJudgment("d2", C, None, "judge", decided_by="second")]
+    verdicts = tuple(claim_verdict(Claim("x", i, f"c{i}"), djs, weights={"d1": 0.9, "d2": 0.2}, min_side_weight=0.5)
+                     for i in (1, 3))
+    return ItemResult("x", verdicts, item_metrics(verdicts), claims_total=4).to_json()
+
+
+def test_a_sampled_weighted_cascade_row_reads_back() -> None:
+    back = result_from_json(_sampled_weighted_cascade_row())
+    assert back.claims_total == 4 and [v.claim.index for v in back.verdicts] == [1, 3]
+    v = back.verdicts[0]
+    assert [j.decided_by for j in v.judgments] == ["first", "second"] and v.min_side_weight == 0.5
+    # d2's side weighs 0.2 < 0.5: conflicted, not weighted conflicted; ratio 0.2 / 1.1
+    assert back.metrics.cs_c == 1.0 and back.metrics.cs_c_weighted == 0.0
+    assert back.metrics.cs_r_weighted == pytest.approx(0.2 / 1.1)
+
+
+@pytest.mark.parametrize("path, value, message", [
+    (("claims_total",), 1, "field 'claims_total': not a scored result line: expected a whole number >= the 2 claims"),
+    (("claims_total",), "4", "field 'claims_total'"),
+    (("claims", 1, "index"), -1, "field 'claims[1].index': not a scored result line: expected the claim's index"),
+    (("claims", 0, "min_side_weight"), "0.5", "field 'claims[0].min_side_weight'"),
+    (("claims", 0, "judgments", 1, "weight"), 1.5, "field 'claims[0].judgments[1].weight': not a scored result"),
+    (("claims", 0, "judgments", 0, "decided_by"), 2, "field 'claims[0].judgments[0].decided_by'"),
+])
+def test_the_fields_of_sampled_weighted_and_cascade_rows_are_checked(path: tuple, value: object,
+                                                                     message: str) -> None:
+    from conflictscore_local.errors import InputError
+
+    row = _sampled_weighted_cascade_row()
+    at = row
+    for key in path[:-1]:
+        at = at[key]
+    at[path[-1]] = value
+    with pytest.raises(InputError) as e:
+        result_from_json(row, path="scored.jsonl", line=3)
+    assert str(e.value).startswith(f"scored.jsonl:3: {message}"), str(e.value)

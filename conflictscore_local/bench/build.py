@@ -26,6 +26,14 @@ def data_folder(data_dir: str | Path | None = None) -> Path:
     return base
 
 
+def default_source_file(name: str, data_dir: str | Path | None = None) -> Path:
+    """Where source ``name`` is read from when no ``--source`` names its file: in the data folder."""
+    default = BENCH_SOURCES[name].default_path
+    if default is None:
+        raise ConfigError(f"source {name!r} has no file in the shared data; give one with --source {name}=PATH")
+    return data_folder(data_dir) / default
+
+
 def _check_names(names: Iterable[str], what: str) -> None:
     for n in names:
         if n not in BENCH_SOURCES:
@@ -66,18 +74,12 @@ def build_bench(
         names = list(dict.fromkeys(only))
     else:
         names = list(DEFAULT_SOURCES) + [n for n in sources if n not in DEFAULT_SOURCES]
-    base: list[Path] = []  # found on first use: a build that names every file needs no data folder
     opts = {n: make_config(BENCH_SOURCES[n].Options, options.get(n, {}), where=f"source {n!r}") for n in names}
     items: list[dict[str, Any]] = []
     for name in names:
         src = BENCH_SOURCES[name]
-        if name in sources:
-            path = Path(sources[name])
-        elif src.default_path is not None:
-            base = base or [data_folder(data_dir)]
-            path = base[0] / src.default_path
-        else:
-            raise ConfigError(f"source {name!r} has no file in the shared data; give one with --source {name}=PATH")
+        # the data folder is looked for only here: a build that names every file needs none
+        path = Path(sources[name]) if name in sources else default_source_file(name, data_dir)
         if not path.exists():
             raise InputError(f"source {name!r}: file not found (give another with --source {name}=PATH, "
                              f"or name only the others with --source NAME ...)", path=str(path))

@@ -100,7 +100,9 @@ def cmd_build(args: argparse.Namespace) -> int:
 
     from ..cli_text import emit, format_bench_stats
     from ..jobs import Input, Job, Output, write_json_atomic, write_jsonl_atomic
-    from .build import bench_stats, build_bench
+    from ..errors import ConfigError
+    from .build import bench_stats, build_bench, default_source_file
+    from .sources import BENCH_SOURCES, DEFAULT_SOURCES
 
     sources = dict(_pairs([s for s in args.source if "=" in s], "--source", "="))
     named = [s for s in args.source if "=" not in s]  # NAME selects; NAME=PATH reads it from PATH (selected too)
@@ -111,6 +113,13 @@ def cmd_build(args: argparse.Namespace) -> int:
         options.setdefault(name, {})[k] = v
     reads = [Input(path, f"the source file of {name} (--source)", "dir" if Path(path).is_dir() else "file")
              for name, path in sources.items()]
+    for name in only or DEFAULT_SOURCES:  # and those the data folder gives
+        if name in BENCH_SOURCES and name not in sources:
+            try:
+                path = default_source_file(name, args.data_dir)
+            except ConfigError:
+                continue  # build_bench says why, naming the source
+            reads.append(Input(path, f"the source file of {name}", "dir" if path.is_dir() else "file"))
     with Job(reads + [Input(args.data_dir, "--data-dir", "dir")],
              [Output(args.output, "-o"), Output(args.stats, "--stats")]):
         items = build_bench(args.data_dir, only=only, sources=sources, options=options)

@@ -93,7 +93,8 @@ def evaluate(items: Sequence[Item], results: Sequence[ItemResult]) -> dict[str, 
             raise ValueError(f"result {res.item_id!r} does not belong to item {it.id!r}")
         doc_index = {d.id: j for j, d in enumerate(it.documents)}
         m = it.meta
-        for i, v in enumerate(res.verdicts):
+        for v in res.verdicts:
+            i = v.claim.index  # its row of the gold (a sampled run scores only some claims)
             gold_row = m["gold_labels"][i]
             for dj in v.judgments:
                 gold = gold_row[doc_index[dj.doc_id]]

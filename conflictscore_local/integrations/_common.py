@@ -22,7 +22,7 @@ from ..config import RunConfig, load_config
 from ..engine import Engine, StageArg
 from ..errors import InputError
 from ..inputs import parse_item
-from ..metrics import METRICS
+from ..metrics import METRICS, shown_keys
 from ..types import Item, ItemResult
 
 _ENGINES: dict[str, Engine] = {}
@@ -100,10 +100,11 @@ def item_from(
 
 
 def metric_values(result: ItemResult, undefined: float | None = None) -> dict[str, float | None]:
-    """Every metric of the table (CS-C, CS-R, cs_r_evidenced, support rate) of one item;
-    ``undefined`` where a value is not defined (no claims, or no conflicted claim for CS-R)."""
+    """Every metric of the table (CS-C, CS-R, cs_r_evidenced, support rate, and the weighted
+    ones when the item's documents carry reliability) of one item; ``undefined`` where a value
+    is not defined (no claims, or no conflicted claim for CS-R)."""
     m = result.metrics
-    return {k: (v if (v := m.get(k)) is not None else undefined) for k in METRICS}
+    return {k: (v if (v := m.get(k)) is not None else undefined) for k in shown_keys([m])}
 
 
 def explain(result: ItemResult) -> str:
@@ -114,14 +115,18 @@ def explain(result: ItemResult) -> str:
     def fmt(x: float | None) -> str:
         return "undefined" if x is None else f"{x:.3f}"
 
-    values = [f"{metric.label} {fmt(m.get(k))}" for k, metric in METRICS.items()]
-    values[list(METRICS).index("cs_c")] += f" ({n_conf} of {m.n_claims} claims conflicted)"
+    shown = shown_keys([m])
+    values = [f"{METRICS[k].label} {fmt(m.get(k))}" for k in shown]
+    values[shown.index("cs_c")] += f" ({n_conf} of {m.n_claims} claims conflicted)"
     lines = [", ".join(values)]
     for v in result.verdicts:
         if v.conflicted:
+            weighed = "" if not v.weighted else (
+                f" (weight {v.side_weight(v.support):g} against {v.side_weight(v.contradict):g}"
+                f"{'' if v.weighted_conflicted else ', below aggregate.min_side_weight: not conflicted when weighted'})")
             lines.append(
                 f"conflicted: {v.claim.text!r} supported by [{', '.join(v.support)}]; "
-                f"contradicted by [{', '.join(v.contradict)}]"
+                f"contradicted by [{', '.join(v.contradict)}]{weighed}"
             )
     unscored = sum(len(v.unscored) for v in result.verdicts)
     if unscored:

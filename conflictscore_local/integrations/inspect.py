@@ -26,7 +26,7 @@ from typing import Any
 
 from ..engine import Engine
 from ..errors import InputError
-from ..metrics import METRICS
+from ..metrics import standard_keys
 from ._common import batcher_for, explain, item_from, metric_values, missing_extra, shared_engine
 
 try:
@@ -38,7 +38,7 @@ except ImportError as e:
 __all__ = ["conflictscore"]
 
 
-@scorer(metrics={k: [mean(), stderr()] if k == "cs_c" else [mean()] for k in METRICS})
+@scorer(metrics={k: [mean(), stderr()] if k == "cs_c" else [mean()] for k in standard_keys()})
 def conflictscore(
     documents_key: str = "documents",
     config: str | None = None,

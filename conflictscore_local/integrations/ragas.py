@@ -90,7 +90,8 @@ def _row_item(where: str, row: t.Any) -> Item:
 class ConflictScoreMetric(BaseMetric):
     """ConflictScore on RAGAS's current metric API: ``ascore`` → ``MetricResult(value, reason)``.
 
-    ``key`` picks the value: ``cs_c`` (default), ``cs_r``, ``cs_r_evidenced`` or ``support_rate``.
+    ``key`` picks the value: ``cs_c`` (default), ``cs_r``, ``cs_r_evidenced``, ``support_rate``, or with
+    documents that carry reliability ``cs_c_weighted`` / ``cs_r_weighted`` (NaN for an item without).
     ``config`` (a run-configuration TOML path), ``decomposer``, ``pruner`` and ``judge`` (a backend
     name or ``{"name": ..., **args}``) choose the pipeline, or ``engine`` passes one; metrics with
     the same settings share one engine per process.
@@ -111,7 +112,8 @@ class ConflictScoreMetric(BaseMetric):
         super().__init__(name=name, allowed_values=(0.0, 1.0))
 
     def _result(self, result: ItemResult) -> MetricResult:
-        return MetricResult(value=metric_values(result, undefined=math.nan)[self.key], reason=explain(result))
+        value = metric_values(result, undefined=math.nan).get(self.key, math.nan)
+        return MetricResult(value=value, reason=explain(result))
 
     async def ascore(  # type: ignore[override]
         self,
@@ -176,4 +178,4 @@ class ConflictScoreSingleTurnMetric(SingleTurnMetric):
             getattr(sample, "retrieved_context_ids", None),
         )
         result = await batcher_for(self.engine).score(item)  # type: ignore[arg-type]
-        return float(metric_values(result, undefined=math.nan)[self.key])  # type: ignore[arg-type]
+        return float(metric_values(result, undefined=math.nan).get(self.key, math.nan))  # type: ignore[arg-type]

@@ -4,13 +4,14 @@ can meet (bad input, a full disk, a closed pipe); a traceback is left for bugs a
 | exit | what |
 |---|---|
 | 2 | a :class:`~..errors.ConflictScoreError` (bad input, configuration or destination), text that is not UTF-8 |
-| 1 | an I/O failure of the machine (``OSError``: a full disk, a read error), :class:`~..errors.WriteFailed` |
+| 1 | an I/O failure of the machine (``OSError``: a full disk, a read error; SQLite's own: the judgment cache on a full disk), :class:`~..errors.WriteFailed` |
 | 141 | stdout closed by its reader (``| head``): 128 + SIGPIPE, as a Unix tool killed by it, and nothing said |
 """
 
 from __future__ import annotations
 
 import errno
+import sqlite3
 
 from ..errors import ConflictScoreError
 from .redaction import scrub_text
@@ -53,8 +54,22 @@ def failure(e: BaseException) -> tuple[int, str | None] | None:
         return 2, f"not UTF-8 text: {e.reason} at byte {e.start + 1}; every text input is UTF-8"
     if isinstance(e, MemoryError):
         return 1, "out of memory: use fewer items per step (--set engine.step_items=N) or a smaller batch"
+    if isinstance(e, sqlite3.OperationalError) and _sqlite_io(e):
+        return 1, (f"the judgment cache (SQLite): {scrub_text(str(e))} (a full disk, a file-size limit?); every row "
+                   "finished so far is kept: make room, then rerun the command (`score` with --resume)")
     if isinstance(e, OSError):
         where = f"{e.filename}: " if e.filename else ""
         what = "no space left on device" if e.errno == errno.ENOSPC else os_reason(e)
         return 1, scrub_text(f"{where}{what}")
     return None
+
+
+_SQLITE_IO = {5: "SQLITE_BUSY", 6: "SQLITE_LOCKED", 8: "SQLITE_READONLY", 10: "SQLITE_IOERR", 13: "SQLITE_FULL",
+              14: "SQLITE_CANTOPEN"}
+
+
+def _sqlite_io(e: sqlite3.OperationalError) -> bool:
+    """Whether SQLite refused for the machine's sake (a full disk, an I/O error, a lock, a read-only
+    file), not for a statement of ours (a bug: its traceback stays)."""
+    code = getattr(e, "sqlite_errorcode", None)
+    return code is not None and (code & 0xFF) in _SQLITE_IO

@@ -121,6 +121,8 @@ class Job:
                     if same_file(path, t.path):
                         raise ConfigError(f"{out.label} {out.path}: {what} {path} is {t.called}; {out.hint}")
             _refuse_partial_of_another_run(out, where)
+            if out.kind == "file":
+                _refuse_resume_state_beside(out, target)
             if out.check is not None:
                 out.check(where)
             else:
@@ -202,6 +204,30 @@ def _refuse_partial_of_another_run(out: Output, where: Path) -> None:
     if where.name.endswith(".partial") and meta.exists():
         raise ConfigError(f"{out.label} {out.path} is the partial file of an interrupted run (its fingerprint "
                           f"{meta.name} is beside it): resume that run, or {out.hint}")
+    if where.name.endswith(".partial.meta.json"):  # a run's fingerprint: without it, its rows cannot resume
+        partial = where.with_name(where.name.removesuffix(".meta.json"))
+        run = where.name.removesuffix(".partial.meta.json")
+        if partial.exists() and locked_elsewhere(partial):
+            raise OutputBusy(f"{out.label} {out.path}: {where.name} is the fingerprint of a run writing "
+                             f"{where.with_name(run)} (it holds the lock on {partial.name}); {out.hint}")
+        if where.exists() or partial.exists():
+            raise ConfigError(f"{out.label} {out.path} is the fingerprint ({where.name}) of an interrupted run "
+                              f"writing {where.with_name(run)}: replacing it would stop that run's --resume; "
+                              f"resume that run, or {out.hint}")
+
+
+def _refuse_resume_state_beside(out: Output, target: OutputTarget) -> None:
+    """A whole file written to OUTPUT goes through ``OUTPUT.partial``: when that holds the rows of an
+    interrupted resumable run (its fingerprint beside it), refused now rather than after the work."""
+    partial, meta = target.sibling(".partial"), target.sibling(".partial.meta.json")
+    try:
+        rows = meta.exists() and partial.stat().st_size > 0
+    except OSError:
+        return
+    if rows and not locked_elsewhere(partial):  # locked: taking the job's lock says it is busy
+        raise ConfigError(f"{out.label} {out.path}: {partial} holds the rows of an interrupted run writing "
+                          f"{target.path}: finish that run with --resume, or delete {partial.name} and "
+                          f"{meta.name} to start over, or {out.hint}")
 
 
 def _check_room(out: Output, where: Path) -> None:

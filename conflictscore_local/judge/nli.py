@@ -220,6 +220,17 @@ class NLIJudge(Backend):
             return None
         return check_thresholds(found, source=str(self.checkpoint() / CALIBRATION_FILE))
 
+    def document_rule(self) -> str | None:
+        """The document rule this checkpoint's thresholds were calibrated with (``document_rule``
+        in ``conflictscore.json``, written by ``benchmarks/judge_eval.py --apply-best``), or None;
+        the engine uses it when ``aggregate.document_rule`` is ``auto``."""
+        if not self.config.calibration or self.config.thresholds is not None:
+            return None  # thresholds not the checkpoint's: its rule does not go with them
+        rule = self.checkpoint_meta().get("document_rule")
+        if rule is not None and not isinstance(rule, str):
+            raise ConfigError(f"{self.checkpoint() / CALIBRATION_FILE}: document_rule must be a string, got {rule!r}")
+        return rule
+
     def tokenizer(self) -> Any:
         if self._tokenizer is None:
             path = self.checkpoint()

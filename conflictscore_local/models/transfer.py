@@ -174,9 +174,18 @@ def unpack(archive: str | os.PathLike[str], to: str | os.PathLike[str] | None = 
     """Extract the models in ``archive`` into ``to`` (default: the store), each verified before it is moved in."""
     archive = Path(archive)
     root = Path(to).expanduser() if to is not None else store_dir()
-    with Job([Input(archive, "the bundle")], [Output(root, "models unpack: --to", kind="dir",
+    with Job([Input(archive, "the bundle")], [Output(root, "models unpack: --to", kind="dir", check=_not_in_a_model,
                                                      hint="choose another folder with --to")]):
         return _unpack(archive, root, force=force, progress=progress)
+
+
+def _not_in_a_model(root: Path) -> None:
+    """``--to`` holds model folders: it must not be (or be inside) one, whose lock lists every file."""
+    for folder in (root, *root.resolve().parents):
+        if (folder / LOCK_FILE).is_file():
+            raise ConfigError(f"models unpack: --to {root} is {'inside ' if folder != root else ''}the model folder "
+                              f"{folder} (it has a {LOCK_FILE}): the models would land among its files; choose the "
+                              "folder that holds model folders (the store by default) with --to")
 
 
 def _unpack(archive: Path, root: Path, *, force: bool, progress: bool) -> list[Verification]:

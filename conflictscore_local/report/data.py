@@ -19,8 +19,8 @@ from ..bench.metrics import detection_counts
 from ..errors import InputError
 from ..inputs import read_items
 from ..jsonl import file_sha256
-from ..metrics import METRICS, bootstrap_ci, pair_counts, summarize_metrics
-from ..results import read_results
+from ..metrics import METRICS, bootstrap_ci, pair_counts, shown_keys, summarize_metrics
+from ..results import check_summary, is_bench_results, load_summary, read_results
 from ..types import CONTRADICT, IRRELEVANT, SUPPORT, ClaimVerdict, DocJudgment, Item, ItemResult
 
 PAIR_KEYS: tuple[str, ...] = ("total", "judged", "pruned", "cached", "given", "unscored")
@@ -43,11 +43,6 @@ class ReportInputs:
     paths: Mapping[str, str] = field(default_factory=dict)
 
 
-def is_bench_results(summary: Mapping[str, Any]) -> bool:
-    """True for a ``bench run`` results file, False for a ``score`` summary."""
-    return "bench" in summary and "detection" in summary
-
-
 def load_items(path: str | os.PathLike[str]) -> list[Item]:
     """Input items for a report; ConflictBench items (with ``gold_labels``) get their gold checked."""
     items = read_items(path)
@@ -56,54 +51,6 @@ def load_items(path: str | os.PathLike[str]) -> list[Item]:
 
         items = load_bench_items(path)
     return items
-
-
-def load_summary(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """A ``score`` summary or a ``bench run`` results file, checked for the fields the report reads."""
-    import json
-
-    p = str(path)
-    try:
-        with open(p, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except OSError as e:
-        raise InputError(f"cannot open: {e.strerror}", path=p) from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise InputError(f"not JSON: {e}", path=p) from None
-    check_summary(data, p)
-    return data
-
-
-def check_summary(data: Any, where: str) -> None:
-    """Refuse anything that is neither a ``score`` summary nor a ``bench run`` results file."""
-    if not isinstance(data, dict):
-        raise InputError(f"expected a JSON object, got {type(data).__name__}", path=where)
-    if is_bench_results(data):
-        need = {"conflictscore": ("macro", "micro"), "bench": ("n_items", "n_claims"), "pairs": ("confusion",)}
-        optional = ("detection", "engine_pairs", "timing", "config", "versions", "stages")
-    elif "macro" in data and "micro" in data:
-        need = {"": ("n_items", "n_claims", "macro", "micro")}
-        optional = ("ci95", "pairs", "timing", "config", "versions", "stages")
-    else:
-        raise InputError("neither a score summary (n_items, macro, micro, ci95, pairs) nor a bench run results "
-                         "file (bench, detection, pairs)", path=where)
-    for section, keys in need.items():
-        body = data.get(section) if section else data
-        for k in keys:
-            name = f"{section}.{k}" if section else k
-            if not isinstance(body, dict) or k not in body:
-                raise InputError("missing", path=where, field=name)
-            _check_type(body[k], int if k in ("n_items", "n_claims") else dict, where, name)
-    for k in optional:
-        if data.get(k) is not None:
-            _check_type(data[k], dict, where, k)
-
-
-def _check_type(value: Any, kind: type, where: str, name: str) -> None:
-    if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
-        raise InputError(f"expected a whole number, got {type(value).__name__}", path=where, field=name)
-    if kind is dict and not isinstance(value, dict):
-        raise InputError(f"expected an object, got {type(value).__name__}", path=where, field=name)
 
 
 def load_inputs(
@@ -192,6 +139,7 @@ def summary_section(inputs: ReportInputs) -> dict[str, Any]:
             "ci": ci.get(k),
         }
         for k, m in METRICS.items()
+        if not m.optional or k in macro  # the weighted metrics only where documents carry reliability
     ]
     return {
         "kind": kind,
@@ -269,6 +217,8 @@ def _cell(dj: DocJudgment, gold: str | None) -> dict[str, Any]:
         c["t"] = dj.note
     if dj.both:
         c["b"] = 1
+    if dj.decided_by is not None:
+        c["d"] = dj.decided_by
     if gold is not None:
         c["g"] = LABEL_CODES[gold]
     return c
@@ -279,6 +229,7 @@ def item_records(inputs: ReportInputs) -> tuple[list[dict[str, Any]], list[dict[
     index: list[dict[str, Any]] = []
     details: list[dict[str, Any]] = []
     items = inputs.items
+    shown = shown_keys([r.metrics for r in inputs.results])
     for r in inputs.results:
         it = items.get(r.item_id) if items is not None else None
         if items is not None and it is None:
@@ -290,8 +241,9 @@ def item_records(inputs: ReportInputs) -> tuple[list[dict[str, Any]], list[dict[
             doc_ids = list(dict.fromkeys(j.doc_id for v in r.verdicts for j in v.judgments))
         col = {d: n for n, d in enumerate(doc_ids)}
         gold = it.meta.get("gold_labels") if it is not None else None
-        if gold is not None and len(gold) != len(r.verdicts):
-            raise InputError(f"item {r.item_id!r}: {len(r.verdicts)} scored claims but gold_labels has {len(gold)} "
+        n_claims = r.claims_total if r.claims_total is not None else len(r.verdicts)
+        if gold is not None and len(gold) != n_claims:
+            raise InputError(f"item {r.item_id!r}: {n_claims} claims but gold_labels has {len(gold)} "
                              "rows: the scored file is not from these bench items", path=inputs.paths.get("items"))
         gold_conf = it.meta.get("gold_conflicted") if it is not None else None
         cells: list[list[dict[str, Any] | None]] = []
@@ -303,31 +255,42 @@ def item_records(inputs: ReportInputs) -> tuple[list[dict[str, Any]], list[dict[
                                      f"which the item does not have (documents: {', '.join(doc_ids)})",
                                      path=inputs.paths.get("items"))
                 n = col[dj.doc_id]
-                row[n] = _cell(dj, gold[i][n] if gold is not None else None)
+                row[n] = _cell(dj, gold[v.claim.index][n] if gold is not None else None)
             cells.append(row)
         response = it.response if it is not None else None
         spans = _locate_spans(r.verdicts, response)
         claims = []
         for i, v in enumerate(r.verdicts):
             c: dict[str, Any] = {"x": v.claim.text, "a": spans[i], "k": int(v.conflicted)}
+            if r.claims_total is not None:
+                c["n"] = v.claim.index + 1  # its number among all the item's claims (a sampled run)
             if v.ratio is not None:
                 c["r"] = _round(v.ratio)
             if gold_conf is not None:
-                c["g"] = int(bool(gold_conf[i]))
+                c["g"] = int(bool(gold_conf[v.claim.index]))
+            if v.weighted:
+                c["wk"] = int(bool(v.weighted_conflicted))
+                if v.weighted_ratio is not None:
+                    c["wr"] = _round(v.weighted_ratio)
             claims.append(c)
         row_ix: dict[str, Any] = {
             "id": r.item_id,
             "nc": r.metrics.n_claims,
-            **{metric.code: _round(r.metrics.get(k)) for k, metric in METRICS.items()},
+            **{METRICS[k].code: _round(r.metrics.get(k)) for k in shown},
             "nk": sum(v.conflicted for v in r.verdicts),
             "nu": sum(j.label is None for v in r.verdicts for j in v.judgments),
         }
+        if r.claims_total is not None:
+            row_ix["nt"] = r.claims_total
         if gold_conf is not None:
-            counts = detection_counts((bool(g), v.conflicted) for g, v in zip(gold_conf, r.verdicts))
+            counts = detection_counts((bool(gold_conf[v.claim.index]), v.conflicted) for v in r.verdicts)
             row_ix.update(tp=counts["tp"], fp=counts["fp"], fn=counts["fn"],
                           ty=it.meta.get("conflict_type"), so=it.meta.get("source"))  # type: ignore[union-attr]
         index.append(row_ix)
         detail: dict[str, Any] = {"docs": doc_ids, "claims": claims, "cells": cells}
+        weights = {j.doc_id: j.weight for v in r.verdicts for j in v.judgments if j.weight is not None}
+        if weights:
+            detail["dw"] = [weights.get(d) for d in doc_ids]
         if it is not None:
             detail["r"] = it.response
             detail["dt"] = [d.text for d in it.documents]

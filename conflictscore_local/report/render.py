@@ -91,7 +91,7 @@ def render_html(inputs: ReportInputs, *, title: str | None = None) -> str:
               "has_gold": any("tp" in r for r in index),
               "metrics": [{"key": m["key"], "code": m["code"]} for m in summary["metrics"]]},
         css=Markup(_static("report.css")),
-        js=Markup(_static("report.js")),
+        js=Markup(_static("common.js") + "\n" + _static("report.js")),
     )
     return page
 

@@ -32,6 +32,7 @@ from ..errors import ConfigError, InputError, shown
 from ..inputs import read_items
 from ..jsonl import file_sha256, iter_jsonl
 from ..metrics import summarize_metrics
+from ..sampling import sampling_summary
 from ..results import result_from_json
 from ..types import Item, ItemResult, Report
 from ..jobs import Input, Job, Output, write_json_atomic, write_jsonl_atomic
@@ -353,11 +354,15 @@ def merged_report(runs: Sequence[ShardRun], results: Sequence[ItemResult]) -> Re
     judged = (stages.get("engine") or {}).get("passage_pairs_judged")
     if timing.get("judge_s") and judged:
         timing["judge_passage_pairs_per_s"] = round(judged / timing["judge_s"], 2)
+    sampling = sampling_summary(results, run_cfg.get("sample") or {}, seed=int(eng.get("seed", 0)), ci95=m["ci95"],
+                                counts=stages.get("engine") or {},
+                                salience=(runs[0].data.get("sampling") or {}).get("salience"))
     return Report(
         n_items=m["n_items"], n_claims=m["n_claims"], macro=m["macro"], micro=m["micro"],
         ci95=m["ci95"], pairs=m["pairs"], timing=timing, config=runs[0].data.get("config") or {},
         versions=runs[0].data.get("versions") or {}, stages={**stages, "labels": labels},
         warnings=tuple(f"shard {r.shard}: {w}" for r in runs for w in r.data.get("warnings") or ()),
+        sampling=sampling,
     )
 
 

@@ -24,6 +24,8 @@ examples:
   conflictscore train-judge fit --base ./deberta-v3-large-mnli --train ... --eval ... -o judge \\
       --device cuda --bf16 --batch-size 32 --lr 1e-5        (an NLI head is kept, mapped by label name)
   conflictscore train-judge fit ... --resume                 (continue after the last finished epoch)
+  conflictscore train-judge fit ... --epochs 1 --eval-every 0.25 --stop-after 0.5
+                                    (export the best of the first half now; --resume --stop-after 1 later)
 
 A loss that stops being finite ends the run at once with an error (exit 1).
 
@@ -75,6 +77,9 @@ def add_parser(sub: Any) -> None:
         ("--patience", "patience", "stop after this many epochs without a better mean eval macro-F1 (default 2)"),
         ("--eval-every", "eval_every", "evaluate and checkpoint every SHARE of an epoch (default 1: once an epoch; "
                                        "0.5: twice); --patience counts evaluations"),
+        ("--stop-after", "stop_after", "end the run after the evaluation at this epoch (e.g. 0.5) and export its best "
+                                       "checkpoint; the learning-rate schedule stays that of --epochs, so --resume with "
+                                       "a later --stop-after continues the same run (training in sessions)"),
         ("--max-train-pairs", "max_train_pairs", "train on a seeded sample of N pairs (pilots on a subset)"),
     ):
         _option(g, flag, field, help_text)
@@ -110,7 +115,7 @@ def _option(g: Any, flag: str, field: str, help_text: str) -> None:
 
     f = next(x for x in dataclasses.fields(TrainOptions) if x.name == field)
     kind = number_kind(typing.get_type_hints(TrainOptions)[field]) or float
-    metavar = {"eval_every": "SHARE", "max_train_pairs": "N"}.get(field)
+    metavar = {"eval_every": "SHARE", "max_train_pairs": "N", "stop_after": "EPOCH"}.get(field)
     add_number(g, flag, kind, field_range(TrainOptions, field), default=f.default, help=help_text,
                **({"metavar": metavar} if metavar else {}))
 
@@ -125,7 +130,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         class_weights=args.class_weights, freeze_embeddings=args.freeze_embeddings,
         max_train_pairs=args.max_train_pairs, calibrate=args.calibrate, fp16_save=args.fp16_save, resume=args.resume,
         keep_state=args.keep_state, allow_eval_splits=args.allow_eval_splits, device=args.device, bf16=args.bf16,
-        threads=args.threads, eval_every=args.eval_every,
+        threads=args.threads, eval_every=args.eval_every, stop_after=args.stop_after,
     )
     progress = not args.quiet and sys.stderr.isatty()
     train(opts, progress=progress, log=(lambda _msg: None) if args.quiet else None)

@@ -86,6 +86,7 @@ class TrainOptions:
     bf16: bool = False
     threads: int | None = ranged(None, 1, 4096, what="--threads")
     eval_every: float = ranged(1.0, 0.0, 1.0, low_open=True, what="--eval-every")
+    stop_after: float | None = ranged(None, 0.0, 100_000.0, low_open=True, what="--stop-after")
 
     def __post_init__(self) -> None:
         for name in ("train", "eval"):
@@ -111,7 +112,7 @@ class TrainOptions:
 
     def fingerprint(self) -> dict[str, Any]:
         """The options a resumed run must share with the interrupted one."""
-        skip = {"resume", "keep_state", "calibrate", "fp16_save", "threads"}
+        skip = {"resume", "keep_state", "calibrate", "fp16_save", "threads", "stop_after"}
         return {k: v for k, v in dataclasses.asdict(self).items() if k not in skip}
 
 
@@ -132,10 +133,12 @@ def class_weights(labels: Sequence[int], mode: str) -> list[float]:
 
 class _Callbacks:
     """Timing per evaluation (training time since the previous one, evaluation time), a line per
-    evaluation, and the caller's hook (called once that evaluation's checkpoint is on disk, so an
-    interrupted run can resume from it)."""
+    evaluation, the caller's hook (called once that evaluation's checkpoint is on disk, so an
+    interrupted run can resume from it), and ``stop_after``: the run ends after the first
+    evaluation at or beyond that epoch, its schedule still that of the whole run."""
 
-    def __init__(self, say: Callable[[str], None], hook: Callable[[int, dict[str, Any]], None] | None):
+    def __init__(self, say: Callable[[str], None], hook: Callable[[int, dict[str, Any]], None] | None,
+                 stop_after: float | None = None):
         from transformers import TrainerCallback
 
         outer = self
@@ -143,6 +146,8 @@ class _Callbacks:
         class CB(TrainerCallback):  # type: ignore[misc]
             def on_train_begin(self, args, state, control, **kw):  # noqa: ANN001, ANN003
                 outer.t0 = time.perf_counter()
+                if outer.reached(state.epoch):  # resumed past the stop: nothing more to train
+                    control.should_training_stop = True
 
             def on_step_end(self, args, state, control, **kw):  # noqa: ANN001, ANN003
                 outer.mark(control)
@@ -162,16 +167,25 @@ class _Callbacks:
                           f"{outer.last['eval'].get('macro_f1', float('nan')):.4f} "
                           f"({outer.last['train_s']:.0f}s train, {outer.last['eval_s']:.0f}s eval)")
                 outer.t0 = time.perf_counter()
+                if outer.reached(state.epoch):
+                    outer.say(f"train-judge: stopping after epoch {epoch} (--stop-after {outer.stop_after:g}); "
+                              "--resume with a later --stop-after continues the same schedule")
+                    control.should_training_stop = True
 
             def on_save(self, args, state, control, **kw):  # noqa: ANN001, ANN003
                 if outer.hook is not None and outer.last is not None:
                     outer.hook(outer.last["epoch"], outer.last)
 
-        self.say, self.hook = say, hook
+        self.say, self.hook, self.stop_after = say, hook, stop_after
         self.t0 = self.t1 = time.perf_counter()
         self.train_s = 0.0
         self.last: dict[str, Any] | None = None
         self.callback = CB()
+
+    def reached(self, epoch: float | None) -> bool:
+        """True once training has reached ``stop_after`` (an epoch count; rounding of the
+        Trainer's fractional epochs allowed)."""
+        return self.stop_after is not None and (epoch or 0) >= self.stop_after - 1e-3
 
     def mark(self, control: Any) -> None:
         """The training segment ends where the Trainer is about to evaluate."""
@@ -449,7 +463,7 @@ def _train(opts: TrainOptions, *, progress: bool, log: Callable[[str], None] | N
     trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
     datasets = _datasets(opts, data)
     seen: dict[str, Any] = {}
-    callbacks = _Callbacks(say, on_epoch_end)
+    callbacks = _Callbacks(say, on_epoch_end, opts.stop_after)
     trainer = _trainer(opts, data, model, datasets, state_dir,
                        [EarlyStoppingCallback(early_stopping_patience=opts.patience), callbacks.callback], progress, seen)
     if opts.resume:

@@ -72,6 +72,14 @@ def report_paths(t: Path) -> dict[str, Path]:
     return {"SCORED": p["-o"], "--items": p["INPUT"], "--summary": p["--summary"], "-o": t / "page.html"}
 
 
+def compare_paths(t: Path) -> dict[str, Path]:
+    p = report_paths(t)
+    p["B.jsonl"] = t / "b.jsonl"
+    assert main(["score", str(p["--items"]), "-o", str(p["B.jsonl"]), "--set", "aggregate.keep_both=true", "-q"]) == 0
+    return {"A.jsonl": p["SCORED"], "B.jsonl": p["B.jsonl"], "--summary-a": p["--summary"], "-o": t / "c.json",
+            "--report": t / "c.html"}
+
+
 def folder(path: Path) -> Path:
     path.mkdir()
     return path
@@ -120,6 +128,10 @@ COMMANDS = [
             lambda p: ["report", str(p["SCORED"]), "--items", str(p["--items"]), "--summary", str(p["--summary"]),
                        "-o", str(p["-o"]), "-q"],
             ("SCORED", "--items", "--summary"), ("-o",)),
+    Command("compare", compare_paths,
+            lambda p: ["compare", str(p["A.jsonl"]), str(p["B.jsonl"]), "--summary-a", str(p["--summary-a"]), "-o",
+                       str(p["-o"]), "--report", str(p["--report"]), "-q"],
+            ("A.jsonl", "B.jsonl", "--summary-a"), ("-o", "--report")),
     Command("generate", lambda t: {"ITEMS": labelled(t / "items.jsonl"), "-o": t / "g.jsonl"},
             lambda p: ["generate", str(p["ITEMS"]), "--strategy", "standard", "-o", str(p["-o"]), *GENERATOR, "-q"],
             ("ITEMS",), ("-o",), ok=False),

@@ -158,9 +158,14 @@ JUDGED = ["--judge", "hostile-yes", "--pruner", "hostile-keep", "-q"]
 @pytest.fixture
 def shards(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, Path]:
     """``in.jsonl`` scored as two shards (``o1``/``s1``, ``o2``/``s2``), from given labels."""
-    p = {"in": labelled(tmp_path / "in.jsonl", 8)}
+    return scored_shards(tmp_path, capsys)
+
+
+def scored_shards(folder: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, Path]:
+    folder.mkdir(exist_ok=True)
+    p = {"in": labelled(folder / "in.jsonl", 8)}
     for i in (1, 2):
-        p[f"o{i}"], p[f"s{i}"] = tmp_path / f"o{i}.jsonl", tmp_path / f"s{i}.json"
+        p[f"o{i}"], p[f"s{i}"] = folder / f"o{i}.jsonl", folder / f"s{i}.json"
         assert cli(capsys, "score", str(p["in"]), "--shard", f"{i}/2", "-o", str(p[f"o{i}"]),
                    "--summary", str(p[f"s{i}"]), "-q")[0] == 0
     return p
@@ -257,6 +262,21 @@ def test_bench_build_never_replaces_its_source(tmp_path, capsys):
             "-q", says="is")
 
 
+@pytest.mark.parametrize("how", ["--data-dir", "$CONFLICTSCORE_DATA"])
+def test_bench_build_never_replaces_a_source_it_reads_from_the_data_folder(tmp_path, capsys, monkeypatch, how):
+    """Beyond the issue's list: `--source ramdocs=F -o F`, for the file the data folder gives ramdocs."""
+    data = tmp_path / "data"
+    (data / "ramdocs").mkdir(parents=True)
+    src = write_jsonl(data / "ramdocs" / "RAMDocs_test.jsonl", [RAMDOCS_ROW])
+    where = ["--data-dir", str(data)] if how == "--data-dir" else []
+    monkeypatch.setenv("CONFLICTSCORE_DATA", str(data if how != "--data-dir" else tmp_path / "elsewhere"))
+    for out in ([str(src)], [str(tmp_path / "b.jsonl"), "--stats", str(src)]):
+        refused(capsys, tmp_path, "bench", "build", *where, "--source", "ramdocs", "-o", *out, "-q",
+                says=f"{src} is the source file of ramdocs")
+    rc, _, err = cli(capsys, "bench", "build", *where, "--source", "ramdocs", "-o", str(data / "bench.jsonl"), "-q")
+    assert rc == 0, err  # the data folder itself is no input file
+
+
 def test_bench_build_output_and_stats_the_same_file_is_refused(tmp_path, capsys):
     src = write_jsonl(tmp_path / "ramdocs.jsonl", [RAMDOCS_ROW])
     out = tmp_path / "bench.jsonl"
@@ -342,6 +362,18 @@ def test_bundle_refuses_a_tar_inside_the_folder_it_bundles(tmp_path, capsys):
     assert rc == 0, err
 
 
+@pytest.mark.parametrize("to", ["alpha", "alpha/sub"], ids=["the model folder", "a folder inside it"])
+def test_unpack_refuses_to_extract_into_a_model_folder(tmp_path, capsys, to):
+    """Beyond the issue's list, the twin of `bundle DIR -o DIR/self.tar`: `unpack --to` a model folder
+    put the bundle's models inside it, after which `models verify` of that folder failed."""
+    folder = locked_model(tmp_path / "alpha")
+    tar = tmp_path / "b.tar"
+    assert cli(capsys, "models", "bundle", str(folder), "-o", str(tar), "-q")[0] == 0
+    refused(capsys, tmp_path, "models", "unpack", str(tar), "--to", str(tmp_path / to), "-q", says="model folder")
+    rc, _, err = cli(capsys, "models", "verify", str(folder), "-q")
+    assert rc == 0, err
+
+
 @pytest.fixture
 def interrupted(tmp_path: Path, capsys: pytest.CaptureFixture[str], judges: None) -> list[str]:
     """A `score` run cut by Ctrl-C after two finished items: OUT.partial and its fingerprint remain."""
@@ -361,6 +393,26 @@ def test_resume_refuses_a_partial_file_without_its_fingerprint(interrupted, tmp_
     write_jsonl(tmp_path / "in.jsonl", rows)
     refused(capsys, tmp_path, *interrupted, "--resume", says="--resume")
     assert not (tmp_path / "out.jsonl").exists()
+
+
+@pytest.mark.parametrize("case", ["report -o its fingerprint", "score --summary its fingerprint",
+                                  "score --summary its OUTPUT", "merge -o its OUTPUT"])
+def test_an_interrupted_runs_fingerprint_and_rows_are_never_overwritten(interrupted, tmp_path, capsys, case):
+    """Beyond the issue's list: what `report -o OUT.partial` was, for the fingerprint beside it (without
+    it the run cannot resume) and for OUTPUT itself (whose partial file another command's write would
+    empty): refused before any work, and the interrupted run still resumes."""
+    meta, out = tmp_path / "out.jsonl.partial.meta.json", tmp_path / "out.jsonl"
+    shards = scored_shards(tmp_path / "other", capsys)
+    args = {"report -o its fingerprint": ["report", str(shards["o1"]), "-o", str(meta), "-q"],
+            "score --summary its fingerprint": ["score", str(shards["in"]), "-o", str(tmp_path / "z.jsonl"),
+                                                "--summary", str(meta), "-q"],
+            "score --summary its OUTPUT": ["score", str(shards["in"]), "-o", str(tmp_path / "z.jsonl"),
+                                           "--summary", str(out), "-q"],
+            "merge -o its OUTPUT": merge_args(shards, o=out)}[case]
+    refused(capsys, tmp_path, *args, says="interrupted run")
+    rc, _, err = cli(capsys, *interrupted, "--resume", "--judge", "hostile-yes")
+    assert rc == 0, err
+    assert [json.loads(x)["id"] for x in out.read_text().splitlines()] == [f"item-{i:02d}" for i in range(6)]
 
 
 # == secrets: never in any file ===================================================================
@@ -411,6 +463,24 @@ def test_an_api_key_the_server_echoes_is_stored_nowhere(tmp_path, capsys, openai
     text = stored_text(tmp_path, where, "out.jsonl")
     assert "judge-model" in text[where] or where == "c.sqlite"
     assert all(KEY not in t for t in text.values())
+
+
+@pytest.mark.parametrize("where", ["s.json", "r.html", "c.sqlite", "out.jsonl"],
+                         ids=["summary", "HTML report", "cache", "output rows"])
+def test_an_api_key_from_api_key_env_is_stored_nowhere(tmp_path, capsys, openai_server, openai_stub, monkeypatch,
+                                                       where):
+    """The key read through ``api_key_env=`` from a variable whose name says nothing of a secret:
+    only the generator knows it is one (what it hands the redaction point), echoed by `GET /models`
+    and in every reply."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("LLM_BOX", KEY)
+    openai_server.models = [{"id": "judge-model", "owned_by": f"Bearer {KEY}", "root": KEY}]
+    openai_server.respond = answering(openai_stub, f"SUPPORT ({KEY})")
+    score_with_openai(capsys, tmp_path, openai_server.url, "--judge-arg", "api_key_env=LLM_BOX")
+    assert openai_server.posts()[0].headers["Authorization"] == f"Bearer {KEY}"
+    text = stored_text(tmp_path, where)
+    assert "LLM_BOX" in text[where] or where in ("c.sqlite", "out.jsonl")
+    assert KEY not in text[where]
 
 
 @pytest.mark.parametrize("where", ["s.json", "r.html"], ids=["summary", "HTML report"])
@@ -496,26 +566,50 @@ def test_disk_full_while_writing_the_summary_is_one_line_and_exit_1(tmp_path, ca
     assert len(out.read_text().splitlines()) == 6  # OUTPUT itself is whole
 
 
+def stopped_by_a_full_disk(cmd: list[str], out: Path, size: int, ids: list[str], rows_kept: int) -> str:
+    """Run ``cmd`` under a file-size limit (RLIMIT_FSIZE: writes fail as on a full disk); it must
+    exit 1 with one line, keep at least ``rows_kept`` rows in ``OUT.partial`` and nothing in OUT,
+    and the same command with ``--resume`` must finish OUT with ``ids``. Returns that one line."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+
+    def limit() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, preexec_fn=limit, timeout=120)
+    assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr
+    line = one_error_line(p.stderr)
+    kept = Path(f"{out}.partial").read_text()
+    assert kept.count("\n") >= rows_kept and not out.exists()
+    p = subprocess.run(cmd + ["--resume"], env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert [json.loads(x)["id"] for x in out.read_text().splitlines()] == ids
+    return line
+
+
 def test_a_write_that_fails_midway_keeps_the_rows_and_points_to_resume(tmp_path):
     """A file-size limit (RLIMIT_FSIZE) stops the writes after a few rows, as a full disk would."""
     inp = labelled(tmp_path / "in.jsonl", 60)
     out = tmp_path / "out.jsonl"
     cmd = [sys.executable, "-m", "conflictscore_local.cli", "score", str(inp), "-o", str(out), "-q",
            "--set", "engine.step_items=1", "--no-cache"]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    line = stopped_by_a_full_disk(cmd, out, 6000, [f"item-{i:02d}" for i in range(60)], rows_kept=3)
+    assert "--resume" in line and "File too large" in line
 
-    def limit() -> None:
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-        resource.setrlimit(resource.RLIMIT_FSIZE, (6000, 6000))
 
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True, preexec_fn=limit, timeout=120)
-    assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr
-    assert "--resume" in one_error_line(p.stderr) and "File too large" in p.stderr
-    kept = (tmp_path / "out.jsonl.partial").read_text()
-    assert kept.count("\n") >= 3 and not out.exists()
-    p = subprocess.run(cmd + ["--resume"], env=env, capture_output=True, text=True, timeout=120)
-    assert p.returncode == 0, p.stderr
-    assert [json.loads(x)["id"] for x in out.read_text().splitlines()] == [f"item-{i:02d}" for i in range(60)]
+def test_a_cache_write_that_fails_midway_is_one_line_and_keeps_the_rows(tmp_path):
+    """Beyond the issue's list: the judgment cache is an output too; a full disk (here a file-size
+    limit) under SQLite was a traceback (`sqlite3.OperationalError: disk I/O error`)."""
+    inp = unlabelled(tmp_path / "in.jsonl", 200)
+    out = tmp_path / "out.jsonl"
+    run = ("import sys; sys.path.insert(0, sys.argv[1]); import conflictscore_local as cs; "
+           "from tests.jobs.test_hostile import YesJudge, StoredPruner; cs.register('judge', 'hostile-yes', YesJudge); "
+           "cs.register('pruner', 'hostile-keep', StoredPruner); from conflictscore_local.cli import main; "
+           "sys.exit(main(sys.argv[2:]))")
+    cmd = [sys.executable, "-c", run, str(ROOT), "score", str(inp), "-o", str(out), "--cache", str(tmp_path / "c.sqlite"),
+           "--set", "engine.step_items=5", *JUDGED]
+    line = stopped_by_a_full_disk(cmd, out, 70000, [f"item-{i:02d}" for i in range(200)], rows_kept=5)
+    assert "judgment cache" in line and "disk I/O error" in line and "--resume" in line, line
 
 
 @pytest.mark.parametrize("content", [bytes(range(128, 256)) + bytes(range(128)), "{\"id\": \"caf\xe9\"}\n".encode("latin-1")],

@@ -102,3 +102,35 @@ def test_the_partial_file_of_an_interrupted_run_is_never_overwritten(tmp_path: P
     with pytest.raises(ConfigError, match="is the partial file of an interrupted run"):
         Job([], [Output(tmp_path / "o.jsonl.partial", "-o")]).check()
     assert (tmp_path / "o.jsonl.partial").read_text() == '{"id": "a"}\n'
+
+
+def test_the_fingerprint_of_an_interrupted_run_is_no_output_and_its_rows_are_refused_before_any_work(
+        tmp_path: Path) -> None:
+    out = tmp_path / "o.jsonl"
+    with pytest.raises(RuntimeError):
+        with ResumableJsonlWriter(out, fingerprint={"x": 1}) as w:
+            w.write({"id": "a"})
+            raise RuntimeError
+    meta = tmp_path / "o.jsonl.partial.meta.json"
+    kept = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    for kind in ("file", "rows"):  # the fingerprint itself, under its own name or through a symlink
+        for name in ("o.jsonl.partial.meta.json", "fingerprint-link.json"):
+            if name != meta.name and not (tmp_path / name).exists():
+                (tmp_path / name).symlink_to(meta)
+            with pytest.raises(ConfigError, match=r"is the fingerprint .* of an interrupted run.*--resume"):
+                Job([], [Output(tmp_path / name, "--summary", kind=kind)]).check()
+    # a whole-file output onto OUTPUT itself would empty its partial file: refused by the check, not after the work
+    with pytest.raises(ConfigError, match=r"o.jsonl\.partial holds the rows of an interrupted run .*--resume"):
+        Job([], [Output(out, "--report")]).check()
+    Job([], [Output(out, "-o", kind="rows")]).check()  # the run's own output: rerun (--resume or start over)
+    (tmp_path / "fingerprint-link.json").unlink()
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == kept
+
+
+def test_the_fingerprint_of_a_running_job_is_no_output(tmp_path: Path) -> None:
+    out = tmp_path / "o.jsonl"
+    with ResumableJsonlWriter(out, fingerprint={"x": 1}) as w:
+        with pytest.raises(OutputBusy, match=r"o.jsonl.partial.meta.json is the fingerprint of a run writing .*o.jsonl"):
+            Job([], [Output(tmp_path / "o.jsonl.partial.meta.json", "--summary")]).check()
+        w.write({"id": "a"})
+    assert out.read_text() == '{"id": "a"}\n'

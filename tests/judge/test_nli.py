@@ -158,6 +158,22 @@ def test_thresholds_from_checkpoint_argument_and_switch(
     assert off.spec() != j.spec()
 
 
+def test_document_rule_from_checkpoint_goes_with_its_thresholds(crafted_nli: Callable[..., Path],
+                                                                 tmp_path: Path) -> None:
+    path = tmp_path / "ruled"
+    shutil.copytree(crafted_nli(MNLI, 0), path)
+    assert judge(path).document_rule() is None  # no conflictscore.json
+    (path / "conflictscore.json").write_text(json.dumps(
+        {"format": 1, "thresholds": {"SUPPORT": 0.5, "CONTRADICT": 0.4}, "document_rule": "relevant"}))
+    assert judge(path).document_rule() == "relevant"
+    # thresholds from elsewhere (or none): the checkpoint's rule was calibrated with other ones
+    assert judge(path, calibration=False).document_rule() is None
+    assert judge(path, thresholds='{"SUPPORT": 0.9, "CONTRADICT": 0.5}').document_rule() is None
+    (path / "conflictscore.json").write_text(json.dumps({"format": 1, "document_rule": 3}))
+    with pytest.raises(ConfigError, match="conflictscore.json: document_rule must be a string, got 3"):
+        judge(path).document_rule()
+
+
 def test_bad_calibration_file_is_an_error(crafted_nli: Callable[..., Path], tmp_path: Path) -> None:
     path = tmp_path / "bad"
     shutil.copytree(crafted_nli(MNLI, 0), path)

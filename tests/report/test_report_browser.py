@@ -10,7 +10,7 @@ import pytest
 
 from conflictscore_local.bench import make_item
 from conflictscore_local.cli import main
-from conflictscore_local.metrics import METRICS
+from conflictscore_local.metrics import standard_keys
 
 from .conftest import HOSTILE, LONG, artifact, write_jsonl
 
@@ -31,7 +31,8 @@ def test_summary_numbers_equal_the_summary_json(run: dict[str, Path], open_repor
     page = open_report(run["report"])
     assert page.locator('[data-summary="n_items"]').get_attribute("data-value") == "5"
     assert page.locator('[data-summary="n_claims"]').get_attribute("data-value") == str(s["n_claims"]) == "8"
-    for k in METRICS:
+    assert page.locator("#metrics-table tr[data-metric]").count() == len(standard_keys())  # no reliability: no weighted
+    for k in standard_keys():
         row = page.locator(f'#metrics-table tr[data-metric="{k}"]')
         for field in ("macro", "micro"):
             cell = row.locator(f'td[data-field="{field}"]')
@@ -175,3 +176,35 @@ def test_bench_report_shows_gold_beside_predictions(rule_judge: None, tmp_path: 
     miss.click()
     assert box.locator("aside.cell-panel .warn").first.inner_text() == "gold label: CONTRADICT"
     page.screenshot(path=str(artifact("bench-missed.png")), full_page=True)
+
+
+def test_weights_sampling_and_the_deciding_judge_show_in_the_item(tmp_path: Path, open_report):
+    # a scored file as a weighted, sampled cascade run writes it: 2 of 3 claims scored, d2 trusted at 0.2
+    doc = {"label": "SUPPORT", "probs": {"SUPPORT": 0.9, "CONTRADICT": 0.05, "IRRELEVANT": 0.05}, "source": "judge"}
+    con = {**doc, "label": "CONTRADICT", "probs": {"SUPPORT": 0.1, "CONTRADICT": 0.8, "IRRELEVANT": 0.1}}
+    row = {"id": "w", "claims_total": 3, "claims": [
+        {"text": "Sky is blue.", "index": 0, "support": ["d1"], "contradict": ["d2"], "irrelevant": [],
+         "conflicted": True, "ratio": 0.5, "min_side_weight": 0.5, "judgments": [
+             {"doc_id": "d1", **doc, "weight": 0.9, "decided_by": "first"},
+             {"doc_id": "d2", **con, "weight": 0.2, "decided_by": "second"}]},
+        {"text": "Grass is green.", "index": 2, "support": ["d1", "d2"], "contradict": [], "irrelevant": [],
+         "conflicted": False, "ratio": 0.0, "min_side_weight": 0.5, "judgments": [
+             {"doc_id": "d1", **doc, "weight": 0.9, "decided_by": "first"},
+             {"doc_id": "d2", **doc, "weight": 0.2, "decided_by": "first"}]}]}
+    scored = write_jsonl(tmp_path / "scored.jsonl", [row])
+    assert main(["report", str(scored), "-o", str(tmp_path / "r.html"), "-q"]) == 0
+    page = open_report(tmp_path / "r.html")
+    assert page.locator('#metrics-table tr[data-metric="cs_c_weighted"] td[data-field="macro"]').inner_text() == "0.000"
+    assert page.locator('#metrics-table tr[data-metric="cs_r_weighted"] td[data-field="macro"]').inner_text() == "0.182"
+    box = open_item(page, "w")
+    assert box.locator('[data-role="sampled"]').inner_text() == "2 of 3 claims scored"
+    assert box.locator('[data-role="weighted"]').first.inner_text() == "weighted: CS-C 0.000 · CS-R 0.182"
+    assert box.locator(".claim-no").all_text_contents() == ["1", "3"]  # their numbers among the item's claims
+    assert box.locator('table.grid tbody tr [data-role="weighted"]').first.inner_text() == (
+        "weighted: not conflicted · ratio 0.18")
+    assert box.locator("th.doc-h").evaluate_all("hs => hs.map(h => h.title)") == ["d1 (reliability 0.90)",
+                                                                                  "d2 (reliability 0.20)"]
+    box.locator('button.cell[data-claim="0"][data-doc="1"]').click()
+    panel = box.locator("aside.cell-panel")
+    assert panel.locator('[data-role="decided-by"]').inner_text() == "decided by the second judge of the cascade"
+    assert panel.locator('[data-role="reliability"]').inner_text() == "document reliability 0.20"

@@ -100,6 +100,21 @@ def test_resume_continues_after_the_last_finished_epoch(tiny_base: Path, pair_fi
     assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
 
 
+def test_stop_after_exports_the_first_part_of_the_same_schedule(tiny_base: Path, pair_files: tuple[Path, Path],
+                                                                 tmp_path: Path) -> None:
+    straight = train(_opts(tiny_base, pair_files, tmp_path / "a", epochs=2), log=lambda _: None)
+    logs: list[str] = []
+    part = train(_opts(tiny_base, pair_files, tmp_path / "b", epochs=2, stop_after=1, keep_state=True), log=logs.append)
+    assert [h["epoch"] for h in part["history"]] == [1] and part["best_epoch"] == 1
+    # the same schedule as the 2-epoch run (a 1-epoch run would decay its learning rate to 0 by then)
+    assert part["history"][0]["train_loss"] == straight["history"][0]["train_loss"]
+    assert any("stopping after epoch 1 (--stop-after 1)" in m for m in logs)
+    assert (tmp_path / "b" / "model.safetensors").is_file()
+    # a later stop continues that run: stop_after is not part of what a resume must share
+    rest = train(_opts(tiny_base, pair_files, tmp_path / "b", epochs=2, stop_after=2, resume=True), log=lambda _: None)
+    assert [h["train_loss"] for h in rest["history"]] == [h["train_loss"] for h in straight["history"]]
+
+
 def test_resume_refuses_other_options_or_a_missing_state(tiny_base: Path, pair_files: tuple[Path, Path],
                                                          tmp_path: Path) -> None:
     from conflictscore_local.errors import ConfigError

