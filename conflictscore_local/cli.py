@@ -13,12 +13,15 @@ import json
 import logging
 import os
 import sys
+import textwrap
+import warnings
 from typing import Any, Callable, Iterator, Sequence
 
 from . import __version__
-from .cli_flags import add_output_args, add_pipeline_args, add_shard_arg, config_from_args, show_progress
+from .cli_flags import (LIMIT, add_number, add_output_args, add_pipeline_args, add_shard_arg, config_from_args,
+                        show_progress, warn_deprecated)
 from .cli_text import emit, format_report
-from .config import STAGES
+from .registry import ROLES
 from .errors import ConflictScoreError
 
 # name → "module:function" adding the subparser; the function sets ``func`` on it.
@@ -55,7 +58,8 @@ examples:
 
 exit status: 0 done; 2 bad input or configuration (the message names file, line and field), an OUTPUT that
   would overwrite the input or is being written by another run, a --resume that would mix results;
-  3 finished and written, but more judgments unscored than engine.max_unscored_share allows;
+  3 finished and written, but more judgments unscored than engine.max_unscored_share allows, or more
+  sentences the seq2seq / llm decomposer could not split than engine.max_fallback_share;
   1 a write that failed (a full disk: the rows so far stay in OUTPUT.partial, rerun with --resume);
   130 interrupted (rerun with --resume); 141 stdout closed by its reader (| head).
 """
@@ -77,6 +81,7 @@ def add_score_parser(sub: Any) -> None:
     p.add_argument("--resume", action="store_true", help="keep the finished items of an interrupted run; score the rest")
     p.add_argument("--report", metavar="REPORT.html",
                    help="also write a self-contained HTML report (see `conflictscore report --help`)")
+    add_number(p, "--limit", int, LIMIT, metavar="N", help="only the first N items (of the shard, with --shard): a trial run")
     add_output_args(p, json_help="the summary as JSON")
     add_shard_arg(p)
     add_pipeline_args(p)
@@ -84,20 +89,21 @@ def add_score_parser(sub: Any) -> None:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    from .scoring import EXIT_UNSCORED, score_file, too_many_unscored
+    from .scoring import EXIT_UNSCORED, score_file, too_many_fallbacks, too_many_unscored
 
     cfg = config_from_args(args)
     report = score_file(args.input, args.output, config=cfg, summary_path=args.summary,
                         resume=args.resume, progress=show_progress(args), report_path=args.report,
-                        shard=args.shard, config_file=args.config)
+                        shard=args.shard, config_file=args.config, limit=args.limit)
     emit(args, report.to_json(), lambda: format_report(report) + (f"\nreport {args.report}" if args.report else ""))
-    return EXIT_UNSCORED if too_many_unscored(report, cfg) else 0
+    return EXIT_UNSCORED if too_many_unscored(report, cfg) or too_many_fallbacks(report, cfg) else 0
 
 
 def add_backends_parser(sub: Any) -> None:
     p = sub.add_parser("backends", help="list the registered backends of each role, their arguments, defaults "
-                       "and the range of each numeric one")
-    p.add_argument("--role", choices=STAGES, help="only this role")
+                       "and the range of each numeric one", epilog=BACKENDS_EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--role", choices=ROLES, help="only this role (generator: the backends of generate and regenerate)")
     add_output_args(p, json_help="each backend's arguments and defaults as JSON")
     p.set_defaults(func=cmd_backends)
 
@@ -109,7 +115,7 @@ def cmd_backends(args: argparse.Namespace) -> int:
     from .arguments import argument_defaults, number_kind, numeric_fields
 
     listing: dict[str, dict[str, Any]] = {}
-    for role in [args.role] if args.role else STAGES:
+    for role in [args.role] if args.role else ROLES:
         listing[role] = {}
         for name in registry.available(role):
             try:
@@ -140,6 +146,48 @@ def cmd_backends(args: argparse.Namespace) -> int:
     return 0
 
 
+EXIT_COMMON = ("0 done; 2 bad input, configuration or destination (one line naming the file, line and field, "
+               "or the flag and its range; nothing written); 1 a write or read the machine refused (a full disk), "
+               "or a bug (a traceback: please report it); 130 interrupted; 141 stdout closed by its reader (| head)")
+"""The exit statuses every command shares (docs/cli.md has the table); EXIT_MORE adds a command's own."""
+EXIT_MORE = {
+    "models verify": "4 verified, and the model failed: a file missing or not matching its lock, or a label map "
+                     "other than the manifest's",
+}
+
+BACKENDS_EPILOG = """examples:
+  conflictscore backends                       every role's backends, their arguments and defaults
+  conflictscore backends --role judge          only the judges
+  conflictscore backends --role generator      the generators of `generate` and `regenerate`
+  conflictscore backends --json | python -m json.tool
+"""
+
+
+def leaf_parsers(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser, str]]:
+    """Every command's own parser (``("bench", "run")`` ...) with its one-line help."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            helps = {a.dest: a.help or "" for a in action._choices_actions}
+            for name, child in action.choices.items():
+                if any(isinstance(a, argparse._SubParsersAction) for a in child._actions):
+                    yield from leaf_parsers(child, path + (name,))
+                else:
+                    yield path + (name,), child, helps.get(name, "")
+
+
+def _finish_help(parser: argparse.ArgumentParser) -> None:
+    """Every command's --help ends with its exit statuses (and starts with a description)."""
+    for path, child, summary in leaf_parsers(parser):
+        child.description = child.description or (summary[:1].upper() + summary[1:] + "." if summary else None)
+        epilog = child.epilog or ""
+        if "\nexit status:" not in "\n" + epilog:
+            more = EXIT_MORE.get(" ".join(path))
+            codes = EXIT_COMMON if more is None else EXIT_COMMON.replace("; 1 a write", f"; {more}; 1 a write", 1)
+            text = textwrap.fill("exit status: " + codes, width=100, subsequent_indent="  ", break_on_hyphens=False)
+            child.epilog = (epilog.rstrip("\n") + "\n\n" if epilog else "") + text + "\n"
+            child.formatter_class = argparse.RawDescriptionHelpFormatter
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="conflictscore",
@@ -157,6 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
                 continue
             raise
         add(sub)
+    _finish_help(parser)
     return parser
 
 
@@ -175,9 +224,16 @@ class _Lines(logging.Formatter):
 @contextlib.contextmanager
 def command_logging(quiet: bool) -> Iterator[None]:
     """The library's log on stderr for the length of one command: notes (``INFO``) unless
-    ``-q``, warnings always; the logger is left as it was found afterwards."""
+    ``-q``, warnings always; Python warnings (a library's ``UserWarning``) in the same one-line
+    form, without the file and line; the logger is left as it was found afterwards."""
     logger = logging.getLogger("conflictscore_local")
     saved = logger.handlers[:], logger.level, logger.propagate
+    shown = warnings.showwarning
+
+    def show(message: Any, category: type, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
+        logger.warning(f"{category.__name__}: {message}")
+
+    warnings.showwarning = show
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(_Lines())
     logger.handlers[:] = [handler]
@@ -187,6 +243,7 @@ def command_logging(quiet: bool) -> Iterator[None]:
         yield
     finally:
         logger.handlers[:], logger.level, logger.propagate = saved[0], saved[1], saved[2]
+        warnings.showwarning = shown
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -201,6 +258,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     with command_logging(quiet):
         try:
+            warn_deprecated(args)
             return int(args.func(args) or 0)
         except KeyboardInterrupt:
             print("conflictscore: interrupted; rerun with --resume to continue", file=sys.stderr)

@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import sys
 from typing import Any
 
 from .arguments import Range, field_range
@@ -47,6 +46,33 @@ def add_number(p: Any, flag: str, kind: type, range: Range, *, help: str, **kw: 
     p.add_argument(flag, type=NumberArg(kind, range), help=f"{help} [{range.text(kind is int)}]", **kw)
 
 
+class Deprecated(argparse.Action):
+    """An old spelling of a flag, kept for one release: it stores into the new flag's ``dest`` and
+    records itself, so that the command warns (:func:`warn_deprecated`) once logging is set up."""
+
+    def __init__(self, option_strings: list[str], dest: str, *, new: str, **kw: Any) -> None:
+        self.new = new
+        super().__init__(option_strings, dest, **kw)
+
+    def __call__(self, parser: Any, namespace: argparse.Namespace, values: Any, option_string: str | None = None) -> None:
+        previous = getattr(namespace, self.dest, None)
+        values = list(values) if isinstance(values, (list, tuple)) else [values]
+        setattr(namespace, self.dest, [*(previous or []), *values])
+        used = getattr(namespace, "deprecated_flags", None) or []
+        namespace.deprecated_flags = [*used, (option_string, self.new)]
+
+
+def add_deprecated(p: Any, old: str, new: str, dest: str, **kw: Any) -> None:
+    """``old`` as a hidden, warning alias of ``new`` (which stores into ``dest``, a list)."""
+    p.add_argument(old, action=Deprecated, new=new, dest=dest, help=argparse.SUPPRESS, **kw)
+
+
+def warn_deprecated(args: argparse.Namespace) -> None:
+    """One warning per old flag spelling the command line used."""
+    for old, new in dict(getattr(args, "deprecated_flags", None) or []).items():
+        log.warning(f"{old} is deprecated and will be removed in the next release: use {new}")
+
+
 SHARD_HELP = ("score only shard I of N (1 <= I <= N): the items whose id hashes to it (sha256), the same on "
               "every machine; combine the shards with `conflictscore merge`")
 
@@ -73,8 +99,9 @@ def add_output_args(p: argparse.ArgumentParser, *, json_help: str = "the result 
 
 
 def show_progress(args: argparse.Namespace) -> bool:
-    """Progress bars for a command: on a terminal, unless ``-q``."""
-    return not getattr(args, "quiet", False) and sys.stderr.isatty()
+    """Progress for a command, unless ``-q``: bars on a terminal, a log line every
+    ``$CONFLICTSCORE_PROGRESS_S`` seconds elsewhere (:mod:`conflictscore_local.progress`)."""
+    return not getattr(args, "quiet", False)
 
 
 def add_pipeline_args(p: argparse.ArgumentParser) -> None:

@@ -43,6 +43,8 @@ checkpoint_s = 60         # (0.001 to 86400) judge (and prune) in calls of about
 seed = 0                  # bootstrap seed (0 to 2**63 - 1)
 bootstrap = 1000          # bootstrap resamples for the 95% intervals (0: none; at most 1,000,000)
 max_unscored_share = 0.1  # (0 to 1) above this share of unscored judgments the run warns and exits 3
+max_fallback_share = 0.1  # (0 to 1) above this share of sentences the seq2seq / llm decomposer could not split
+                          # (spaCy's claims used instead) the run warns and exits 3
 ```
 
 Every value is checked when the configuration is built (types and the range each numeric field
@@ -133,6 +135,7 @@ class EngineConfig:
     seed: int = ranged(0, 0, SEED_MAX)
     bootstrap: int = ranged(1000, 0, 1_000_000, what="bootstrap (0: no intervals)")
     max_unscored_share: float = ranged(0.1, 0.0, 1.0)
+    max_fallback_share: float = ranged(0.1, 0.0, 1.0)
 
     def __post_init__(self) -> None:
         check_ranges(self, where="[engine]")

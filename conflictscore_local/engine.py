@@ -381,7 +381,9 @@ class Engine:
             return
         judge = self.backend("judge")
         cache = self.cache()
-        bar = progress_bar(len(pairs), "pairs", enabled=self.progress)
+        # passage × claim pairs sent to the judge: more than the summary's claim × document pairs
+        # when documents are split into passages, so the bar says which it counts
+        bar = progress_bar(len(pairs), "pairs", enabled=self.progress, desc="judging passage pairs")
         pacer = self._pacer()
         by_claim: dict[tuple[str, int], list[Pair]] = {}
         for p in pairs:  # a claim's pairs go to the judge in one call (a cascade decides per claim)

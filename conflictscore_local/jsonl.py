@@ -90,12 +90,16 @@ def read_text(path: str | os.PathLike[str]) -> str:
                          line=line) from None
 
 
+JSONL_HINT = "; the file must be JSON Lines: one whole JSON object per line (not pretty-printed, not an array)"
+"""Said with every line that is not JSON: the usual cause is a pretty-printed or array-shaped .json file."""
+
+
 def _loads(text: str, *, path: str | None, line: int | None) -> Any:
     """``json.loads`` with every way it can fail on bad input turned into an :class:`InputError`."""
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:
-        raise InputError(f"invalid JSON: {e.msg} (column {e.colno})", path=path, line=line) from None
+        raise InputError(f"invalid JSON: {e.msg} (column {e.colno}){JSONL_HINT}", path=path, line=line) from None
     except RecursionError:
         raise InputError("invalid JSON: arrays or objects nested too deeply", path=path, line=line) from None
     except ValueError as e:  # an integer beyond Python's int-string conversion limit

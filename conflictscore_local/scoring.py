@@ -57,7 +57,7 @@ class Notes(list):
 class ScoringInput:
     """A run's input as read: the items to score (a shard's, for ``--shard``), every id the file
     holds, what reading saw (sha256, lines; ``stats`` None when the reader keeps no counts), the
-    items with neither response nor claims, and the shard."""
+    items with neither response nor claims, the shard, and the items with no document."""
 
     path: str | os.PathLike[str]
     items: list[Item]
@@ -65,6 +65,7 @@ class ScoringInput:
     stats: InputStats | None = None
     empty: list[str] = field(default_factory=list)
     shard: Shard | None = None
+    no_documents: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -112,12 +113,14 @@ def run_scoring(
             stages = dict(report.stages)
             if inp.stats is not None:
                 stages["input"] = {"lines": inp.stats.lines, "blank_lines": inp.stats.blank_lines,
-                                   "items": len(inp.all_ids), "empty_responses": len(inp.empty)}
+                                   "items": len(inp.all_ids), "empty_responses": len(inp.empty),
+                                   "no_documents": len(inp.no_documents)}
             if resume:
                 stages["resumed_items"] = len(done)
-            unscored = _unscored_warning(report, engine.config.engine.max_unscored_share)
-            if unscored is not None:
-                notes.add(unscored)
+            for loud in (_unscored_warning(report, engine.config.engine.max_unscored_share),
+                         _fallback_warning(report, engine.config.engine.max_fallback_share)):
+                if loud is not None:
+                    notes.add(loud)
             report = dataclasses.replace(report, stages=stages, warnings=tuple(notes),
                                          timing={**report.timing, "total_s": round(clock() - t0, 4)})
             return finish(Scored(inp, results, report, engine))
@@ -144,6 +147,7 @@ def score_file(
     shard: Shard | None = None,
     report_path: str | os.PathLike[str] | None = None,
     config_file: str | os.PathLike[str] | None = None,
+    limit: int | None = None,
     clock: Clock = time.perf_counter,
 ) -> Report:
     """Score a JSONL file into OUTPUT (one line per item), write the summary and the HTML report
@@ -153,8 +157,11 @@ def score_file(
     files; OUTPUT appears only when the run finishes. ``shard`` scores only that shard's items
     (``--shard I/N``); the summary, which it then needs, records it (``stages.shard``) for
     ``conflictscore merge``. ``config_file``: the file ``config`` was read from (``--config``),
-    which no destination may be.
+    which no destination may be. ``limit`` scores only the first N items (of the shard, with
+    ``shard``): a trial run on a large file (``--limit N``).
     """
+    if limit is not None and limit < 1:
+        raise ConfigError(f"--limit must be a positive integer, got {limit}")
     if shard is not None and summary_path is None:
         raise ConfigError(f"--shard {shard} needs --summary: `conflictscore merge` reads each shard's summary")
     job = Job([Input(input_path, "the input file"), Input(config_file, "the --config file")], [
@@ -180,19 +187,29 @@ def score_file(
                               summary=summary_path if written else report.to_json())
         return report
 
-    return run_scoring(job, lambda notes: read_input(input_path, shard, notes), finish, config=config,
+    return run_scoring(job, lambda notes: read_input(input_path, shard, notes, limit), finish, config=config,
                        rows=output_path, resume=resume, progress=progress, clock=clock)
 
 
-def read_input(path: str | os.PathLike[str], shard: Shard | None, notes: Notes) -> ScoringInput:
+def read_input(path: str | os.PathLike[str], shard: Shard | None, notes: Notes,
+               limit: int | None = None) -> ScoringInput:
     """Every line of a `score` input validated before anything is written; an empty input and
-    empty responses noted."""
+    empty responses noted; with ``limit``, only the first N items (of the shard) are scored."""
     stats = InputStats()
     items = read_items(path, stats=stats)
     empty = [it.id for it in items if it.claims is None and not it.response.strip()]
     _check_input(path, stats, len(items), empty, notes.add)
+    # with claims to judge (or a response to find them in) but nothing to judge them against
+    no_documents = [it.id for it in items if not it.documents and (it.claims if it.claims is not None
+                                                                    else it.response.strip())]
+    if no_documents:
+        notes.add(f"{len(no_documents)} item(s) have no documents, so none of their claims can be supported or "
+                  f"contradicted (CS-C 0 by construction, support rate 0): {_shown(no_documents)}")
     chosen = shard.select(items) if shard is not None else items
-    return ScoringInput(path, chosen, [it.id for it in items], stats, empty, shard)
+    if limit is not None and len(chosen) > limit:
+        log.info(f"--limit {limit}: scoring the first {limit} of {len(chosen)} items")
+        chosen = chosen[:limit]
+    return ScoringInput(path, chosen, [it.id for it in items], stats, empty, shard, no_documents)
 
 
 def _score_into(
@@ -241,6 +258,29 @@ def _note_dropped(dropped: Sequence[Any], inp: ScoringInput, notes: Notes) -> No
         notes.add(f"--resume: dropped {gone} finished rows whose ids are not in {inp.path}")
 
 
+def fallback_share(report: Report) -> tuple[int, int]:
+    """(sentences the seq2seq / llm decomposer fell back to spaCy for, sentences it generated for)."""
+    counters = report.stages.get("decomposer") or {}
+    fell = int(counters.get("llm_fallback", 0) or 0) + int(counters.get("fallback", 0) or 0)
+    return fell, int(counters.get("sentences_generated", 0) or 0)
+
+
+def too_many_fallbacks(report: Report, config: RunConfig) -> bool:
+    """Whether the decomposer fell back on more sentences than ``engine.max_fallback_share`` (exit status 3)."""
+    fell, generated = fallback_share(report)
+    return generated > 0 and fell / generated > config.engine.max_fallback_share
+
+
+def _fallback_warning(report: Report, limit: float) -> str | None:
+    """The warning of a run whose decomposer fell back on more sentences than ``limit`` allows, else None."""
+    fell, generated = fallback_share(report)
+    if not generated or fell / generated <= limit:
+        return None
+    return (f"the decomposer fell back to spaCy's claims for {fell} of {generated} sentences ({fell / generated:.1%}), "
+            f"above engine.max_fallback_share={limit:g}: its model or server did not give usable claims (is the "
+            f"server up? see stages.decomposer for why). Exit status {EXIT_UNSCORED}.")
+
+
 def _unscored_warning(report: Report, limit: float) -> str | None:
     """The warning of a run with more unscored judgments than ``limit`` allows, else None."""
     share = unscored_share(report)
@@ -261,8 +301,12 @@ def _check_input(path: Any, stats: InputStats, n_items: int, empty: list[str], n
         else:
             note(f"{path} holds only blank lines ({stats.blank_lines}): no items to score")
     if empty:
-        shown = ", ".join(repr(i) for i in empty[:5]) + (f" and {len(empty) - 5} more" if len(empty) > 5 else "")
-        note(f"{len(empty)} item(s) have an empty response and no claims, so no claims and no metrics: {shown}")
+        note(f"{len(empty)} item(s) have an empty response and no claims, so no claims and no metrics: {_shown(empty)}")
+
+
+def _shown(ids: list[str]) -> str:
+    """The first five ids, and how many more."""
+    return ", ".join(repr(i) for i in ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
 
 
 def _judge_bound(report: Report) -> int:

@@ -66,11 +66,11 @@ def build_bench(
     _check_names(sources, "--source")
     _check_names(options, "--source-opt")
     if only is not None:
-        _check_names(only, "--only")
+        _check_names(only, "--source")
         for what, given in (("--source", sources), ("--source-opt", options)):
             extra = [n for n in given if n not in only]
             if extra:
-                raise ConfigError(f"{what} {', '.join(extra)}: not selected by --only {' '.join(only)}")
+                raise ConfigError(f"{what} {', '.join(extra)}: not selected by --source {' '.join(only)}")
         names = list(dict.fromkeys(only))
     else:
         names = list(DEFAULT_SOURCES) + [n for n in sources if n not in DEFAULT_SOURCES]
@@ -82,7 +82,7 @@ def build_bench(
         path = Path(sources[name]) if name in sources else default_source_file(name, data_dir)
         if not path.exists():
             raise InputError(f"source {name!r}: file not found (give another with --source {name}=PATH, "
-                             f"or leave the source out with --only)", path=str(path))
+                             f"or name only the others with --source NAME ...)", path=str(path))
         loaded = list(src.load(path, opts[name]))
         if not loaded:
             log.warning(f"source {name!r} ({path}) holds no item: nothing of it is in the bench (an empty or "

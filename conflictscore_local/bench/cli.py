@@ -9,13 +9,13 @@ from ..config import parse_assignment
 from ..errors import ConfigError
 
 BUILD_EPILOG = """\
-sources (default files under --data-dir; --source NAME=PATH replaces one):
+sources (default files under --data-dir; --source NAME=PATH reads one from PATH):
 {sources}
 
 examples:
   conflictscore bench build -o conflictbench.jsonl
-  conflictscore bench build --only ramdocs contraqa_en555 -o subset.jsonl
-  conflictscore bench build --source ambigdocs=ambigdocs/test.json --only ambigdocs -o ambig.jsonl
+  conflictscore bench build --source ramdocs contraqa_en555 -o subset.jsonl
+  conflictscore bench build --source ambigdocs=ambigdocs/test.json -o ambig.jsonl
   conflictscore bench build --source-opt climate_fever.max_entropy=0.7 -o agreed.jsonl
 """
 
@@ -23,7 +23,7 @@ RUN_EPILOG = """\
 examples:
   conflictscore bench run conflictbench.jsonl --split test --given-labels -o sanity.json
   conflictscore bench run conflictbench.jsonl --split test --judge nli --judge-arg model=models/default-judge -o r.json
-  conflictscore bench run conflictbench.jsonl --split dev --source-filter ramdocs --pruner none --limit 50 -o r.json
+  conflictscore bench run conflictbench.jsonl --split dev --source ramdocs --pruner none --limit 50 -o r.json
   conflictscore bench run conflictbench.jsonl --split test -o r.json --predictions pred.jsonl --report r.html
   conflictscore bench run conflictbench.jsonl --split test --shard 1/2 -o r.1.json --predictions p.1.jsonl  (see merge)
 
@@ -33,7 +33,7 @@ An interrupted run resumes from the judgment cache: rerun the same command.
 
 def add_parser(sub: Any) -> None:
     """Add ``bench`` with its ``build`` and ``run`` subcommands."""
-    from ..cli_flags import LIMIT, add_number, add_output_args, add_pipeline_args, add_shard_arg
+    from ..cli_flags import LIMIT, add_deprecated, add_number, add_output_args, add_pipeline_args, add_shard_arg
     from .sources import BENCH_SOURCES
 
     p = sub.add_parser("bench", help="ConflictBench: build the benchmark, measure conflict detection",
@@ -51,9 +51,10 @@ def add_parser(sub: Any) -> None:
                    help="ConflictBench items, JSONL (written atomically)")
     b.add_argument("--data-dir", metavar="DIR", help="folder of the public data (default $CONFLICTSCORE_DATA, "
                    "else <checkout>/../shared/data when run from a source checkout; an installed package needs one)")
-    b.add_argument("--source", metavar="NAME=PATH", action="append", default=[],
-                   help="read source NAME from PATH (same format as the original); repeatable")
-    b.add_argument("--only", metavar="NAME", nargs="+", help="build only these sources")
+    b.add_argument("--source", metavar="NAME[=PATH]", nargs="+", action="extend", default=[],
+                   help="build only the sources NAMEd (default: every source with a file here); NAME=PATH reads "
+                   "NAME from PATH (the original's format) and adds it; repeatable")
+    add_deprecated(b, "--only", "--source NAME", "source", metavar="NAME", nargs="+")
     b.add_argument("--source-opt", metavar="NAME.KEY=VALUE", action="append", default=[],
                    help="a source option, e.g. climate_fever.max_entropy=0.7, macnoise.levels=pert_lbls_50")
     b.add_argument("--stats", metavar="STATS.json", help="also write the counts by source, type and split")
@@ -65,8 +66,9 @@ def add_parser(sub: Any) -> None:
     r.add_argument("input", metavar="INPUT", help="ConflictBench items (from bench build)")
     r.add_argument("-o", "--output", required=True, metavar="RESULTS.json", help="metrics, counts, timing, config")
     r.add_argument("--split", choices=("train", "dev", "test"), help="only items of this split")
-    add_number(r, "--limit", int, LIMIT, metavar="N", help="only the first N items (after --split/--source-filter)")
-    r.add_argument("--source-filter", metavar="NAME", nargs="+", help="only items of these sources")
+    add_number(r, "--limit", int, LIMIT, metavar="N", help="only the first N items (after --split/--source)")
+    r.add_argument("--source", metavar="NAME", nargs="+", action="extend", help="only items of these sources")
+    add_deprecated(r, "--source-filter", "--source", "source", metavar="NAME", nargs="+")
     r.add_argument("--given-labels", action="store_true",
                    help="score the gold labels instead of judging (sanity check: detection F1 must be 1.0)")
     r.add_argument("--predictions", metavar="OUT.jsonl", help="also write the per-item results (score output format)")
@@ -102,14 +104,16 @@ def cmd_build(args: argparse.Namespace) -> int:
     from .build import bench_stats, build_bench, default_source_file
     from .sources import BENCH_SOURCES, DEFAULT_SOURCES
 
-    sources = dict(_pairs(args.source, "--source", "="))
+    sources = dict(_pairs([s for s in args.source if "=" in s], "--source", "="))
+    named = [s for s in args.source if "=" not in s]  # NAME selects; NAME=PATH reads it from PATH (selected too)
+    only = list(dict.fromkeys(named + list(sources))) if named else None
     options: dict[str, dict[str, Any]] = {}
     for name, assignment in _pairs(args.source_opt, "--source-opt", "."):
         k, v = parse_assignment(assignment, flag="--source-opt")
         options.setdefault(name, {})[k] = v
     reads = [Input(path, f"the source file of {name} (--source)", "dir" if Path(path).is_dir() else "file")
              for name, path in sources.items()]
-    for name in args.only or DEFAULT_SOURCES:  # and those the data folder gives
+    for name in only or DEFAULT_SOURCES:  # and those the data folder gives
         if name in BENCH_SOURCES and name not in sources:
             try:
                 path = default_source_file(name, args.data_dir)
@@ -118,7 +122,7 @@ def cmd_build(args: argparse.Namespace) -> int:
             reads.append(Input(path, f"the source file of {name}", "dir" if path.is_dir() else "file"))
     with Job(reads + [Input(args.data_dir, "--data-dir", "dir")],
              [Output(args.output, "-o"), Output(args.stats, "--stats")]):
-        items = build_bench(args.data_dir, only=args.only, sources=sources, options=options)
+        items = build_bench(args.data_dir, only=only, sources=sources, options=options)
         write_jsonl_atomic(args.output, items, what="-o")
         stats = bench_stats(items)
         if args.stats:
@@ -134,7 +138,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     cfg = config_from_args(args)
     res = run_bench(
-        args.input, args.output, config=cfg, split=args.split, limit=args.limit, source_filter=args.source_filter,
+        args.input, args.output, config=cfg, split=args.split, limit=args.limit, source_filter=args.source,
         given_labels=args.given_labels, predictions_path=args.predictions, report_path=args.report,
         progress=show_progress(args), shard=args.shard, config_file=args.config,
     )

@@ -67,7 +67,7 @@ def run_bench(
         selected[:] = shard.select(items) if shard is not None else items
         if not selected:
             why = f" / --shard {shard} (use fewer shards)" if shard is not None and items else ""
-            raise InputError(f"no item left after --split / --source-filter / --limit{why}", path=str(input_path))
+            raise InputError(f"no item left after --split / --source / --limit{why}", path=str(input_path))
         scored = with_gold_labels(selected) if given_labels else list(selected)
         return ScoringInput(input_path, scored, [it.id for it in items], shard=shard)
 

@@ -31,7 +31,8 @@ examples:
       --generator-arg base_url=http://localhost:8000/v1 --generator-arg max_concurrency=64 -o responses.jsonl
   conflictscore score responses.jsonl -o scored.jsonl --summary summary.json
 
-exit status: 0 done, 2 bad input or configuration, 1 other errors (also: no item got a response).
+exit status: 0 done; 3 written, but no item got a response (a server down); 2 bad input or configuration;
+  1 a write that failed, or a bug (a traceback); 130 interrupted.
 """
 
 REGENERATE_EPILOG = """\
@@ -96,7 +97,9 @@ def cmd_generate(args: argparse.Namespace) -> int:
                         generator_args=_generator_args(args), max_tokens=args.max_tokens,
                         temperature=args.temperature, limit=args.limit, progress=show_progress(args))
     emit(args, out, lambda: f"{out['items']} items, {out['items'] - out['failed']} responses -> {args.output}")
-    return 1 if out["failed"] == out["items"] else 0
+    from ..scoring import EXIT_UNSCORED  # done and written, but the replies failed
+
+    return EXIT_UNSCORED if out["failed"] == out["items"] else 0
 
 
 def add_regenerate_parser(sub: Any) -> None:

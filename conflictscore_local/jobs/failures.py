@@ -20,11 +20,34 @@ from .target import os_reason
 EXIT_BROKEN_PIPE = 128 + 13
 
 
+EXTRA_OF = {
+    "torch": "nli", "transformers": "nli", "safetensors": "nli", "accelerate": "train", "spacy": "spacy",
+    "sentence_transformers": "prune", "sentencepiece": "seq2seq", "jinja2": "report", "matplotlib": "report",
+    "onnxruntime": "onnx", "onnx": "onnx", "onnxscript": "onnx", "vllm": "vllm", "ray": "ray", "gguf": "gguf",
+    "huggingface_hub": "hub", "inspect_ai": "inspect", "ragas": "ragas", "deepeval": "deepeval",
+}
+"""A heavy package a command may import → the extra of pyproject.toml that installs it."""
+
+
+def missing_extra(e: BaseException) -> str | None:
+    """For a missing optional package, the line that names the extra to install; else None."""
+    if not isinstance(e, ModuleNotFoundError) or not e.name:
+        return None
+    top = e.name.split(".")[0]
+    extra = EXTRA_OF.get(top)
+    if extra is None:
+        return None
+    return f"this needs the Python package {top!r}, which is not installed: pip install 'conflictscore-local[{extra}]'"
+
+
 def failure(e: BaseException) -> tuple[int, str | None] | None:
     """``(exit status, the line to show)`` for an exception a user can meet (``None`` as the line:
     say nothing), or ``None`` for one that is a bug."""
     if isinstance(e, ConflictScoreError):
         return e.exit_status, scrub_text(str(e))
+    extra = missing_extra(e)
+    if extra is not None:
+        return 2, extra
     if isinstance(e, BrokenPipeError):
         return EXIT_BROKEN_PIPE, None
     if isinstance(e, UnicodeDecodeError):

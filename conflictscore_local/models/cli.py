@@ -24,6 +24,25 @@ repository (shipped in the package); $CONFLICTSCORE_MANIFESTS adds folders of yo
 """
 
 
+EXIT_VERIFY_FAILED = 4
+"""`models verify` checked the model and it failed (not a bug, which is 1; not bad input, which is 2)."""
+
+EXAMPLES = {
+    "list": "conflictscore models list\n  conflictscore models list --json",
+    "show": "conflictscore models show deberta-v3-large-nli\n  conflictscore models show default-judge --json",
+    "pull": "conflictscore models pull deberta-v3-large-nli          (into the store; needs network)\n"
+            "  conflictscore models pull qwen3-8b --to staged/qwen3-8b",
+    "verify": "conflictscore models verify default-judge\n"
+              "  conflictscore models verify staged/qwen3-8b --json      (exit status 4 when it fails)",
+    "bundle": "conflictscore models bundle deberta-v3-large-nli qwen3-8b -o models.tar",
+    "unpack": "conflictscore models unpack models.tar\n  conflictscore models unpack models.tar --to /srv/models --force",
+}
+
+
+def _examples(name: str) -> dict[str, Any]:
+    return {"epilog": f"examples:\n  {EXAMPLES[name]}\n", "formatter_class": argparse.RawDescriptionHelpFormatter}
+
+
 def add_parser(sub: Any) -> None:
     """Add ``models`` and its subcommands."""
     p = sub.add_parser("models", help="recommended models: list, pull, verify, bundle / unpack for air-gapped boxes",
@@ -33,16 +52,16 @@ def add_parser(sub: Any) -> None:
     msub = p.add_subparsers(dest="models_command", metavar="SUBCOMMAND")
     p.set_defaults(func=lambda args: _help(p))
 
-    ls = msub.add_parser("list", help="every known model, its source and whether it is on this machine")
+    ls = msub.add_parser("list", help="every known model, its source and whether it is on this machine", **_examples("list"))
     add_output_args(ls, json_help="one object per model")
     ls.set_defaults(func=cmd_list)
 
-    sh = msub.add_parser("show", help="one manifest in full, with the flags that run the model")
+    sh = msub.add_parser("show", help="one manifest in full, with the flags that run the model", **_examples("show"))
     sh.add_argument("name", metavar="NAME")
     add_output_args(sh, json_help="the manifest's fields and the model's state here")
     sh.set_defaults(func=cmd_show)
 
-    pl = msub.add_parser("pull", help="download a model at its pinned revision and lock its files (needs network)")
+    pl = msub.add_parser("pull", help="download a model at its pinned revision and lock its files (needs network)", **_examples("pull"))
     pl.add_argument("name", metavar="NAME")
     pl.add_argument("--to", metavar="DIR", help="download into DIR instead of the store")
     pl.add_argument("--force", action="store_true", help="download a manifest with no pinned revision (locks the "
@@ -50,18 +69,18 @@ def add_parser(sub: Any) -> None:
     add_output_args(pl, json_help="the model's folder and its lock")
     pl.set_defaults(func=cmd_pull)
 
-    vf = msub.add_parser("verify", help="check a staged model against its lock and manifest (offline)")
+    vf = msub.add_parser("verify", help="check a staged model against its lock and manifest (offline)", **_examples("verify"))
     vf.add_argument("target", metavar="DIR|NAME", help="a model folder, or a model name (its copy a run would use)")
     add_output_args(vf, json_help="every check and its outcome")
     vf.set_defaults(func=cmd_verify)
 
-    bd = msub.add_parser("bundle", help="verify staged models and write them into one tar to carry")
+    bd = msub.add_parser("bundle", help="verify staged models and write them into one tar to carry", **_examples("bundle"))
     bd.add_argument("names", metavar="NAME|DIR", nargs="+", help="staged model names, or folders written by pull --to")
     bd.add_argument("-o", "--output", required=True, metavar="FILE.tar", help="the tar to write (.tar, .tar.gz)")
     add_output_args(bd, json_help="each model's verification and the tar written")
     bd.set_defaults(func=cmd_bundle)
 
-    up = msub.add_parser("unpack", help="extract a bundle into the store, each model verified before it is installed")
+    up = msub.add_parser("unpack", help="extract a bundle into the store, each model verified before it is installed", **_examples("unpack"))
     up.add_argument("archive", metavar="FILE.tar")
     up.add_argument("--to", metavar="DIR", help="extract into DIR instead of the store")
     up.add_argument("--force", action="store_true", help="replace models already there")
@@ -134,7 +153,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
     result = verify(args.target, progress=show_progress(args) and not args.json)
     emit(args, result.to_json(), result.text)
-    return 0 if result.ok else 1
+    return 0 if result.ok else EXIT_VERIFY_FAILED
 
 
 def cmd_bundle(args: argparse.Namespace) -> int:

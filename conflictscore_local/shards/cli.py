@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+import logging
+import re
+from typing import Any, Sequence
 
 from ..cli_flags import add_output_args
 from ..cli_text import emit, format_bench, format_report
+
+log = logging.getLogger(__name__)
 
 MERGE_EPILOG = """\
 examples:
@@ -25,6 +29,18 @@ bootstrap intervals for the same engine.seed); timing and counters are the shard
 Refused, naming what is wrong (exit 2): shards of another split, input or configuration, a shard
 missing or given twice, an output holding items of several shards or fewer rows than its summary.
 """
+
+
+def _say_shard_warnings(warnings: Sequence[str]) -> None:
+    """What the shards warned about, on stderr again (once per message, naming the shards that
+    said it), so that `merge -q` in a pipeline still shows it; the merged summary lists them all."""
+    said: dict[str, list[str]] = {}
+    for w in warnings:
+        shard, sep, message = w.partition(": ")
+        if sep and re.fullmatch(r"shard \d+/\d+", shard):
+            said.setdefault(message, []).append(shard.removeprefix("shard "))
+    for message, shards in said.items():
+        log.warning(f"shard {', '.join(shards)}: {message}")
 
 
 def add_parser(sub: Any) -> None:
@@ -51,6 +67,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
     merged = merge_shards(args.input, args.outputs, args.summaries, args.output, summary_path=args.summary,
                           report_path=args.report)
+    _say_shard_warnings(merged.report.warnings)
     text = format_bench(merged.summary) if merged.kind == "bench" else format_report(merged.report)
     emit(args, merged.summary, lambda: text + (f"\nreport {args.report}" if args.report else ""))
     return 0

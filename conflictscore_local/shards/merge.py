@@ -217,17 +217,27 @@ def _check_together(runs: list[ShardRun], input_path: str, note: Callable[[str],
                 f"{str(r.record['input_sha256'])[:12]}… recorded, {sha[:12]}… now)"
             )
     want = run_identity(first)
+    # a shard that never loaded a stage's model (no item of it needed one: an empty shard, or
+    # given labels only) records no fingerprint for it; the others must agree with each other
+    models: dict[str, tuple[Any, ShardRun]] = {}
     for r in runs:
-        if r is first:
-            continue
-        diffs = differences(want, run_identity(r))
-        if diffs:
-            shown = "; ".join(diffs[:6]) + (f"; and {len(diffs) - 6} more" if len(diffs) > 6 else "")
-            raise ConfigError(f"merge: {r.name} was run with another configuration than {first.name}: {shown}")
+        ident = run_identity(r)
+        for stage, fp in ident.pop("models").items():
+            seen_fp, seen_run = models.setdefault(stage, (fp, r))
+            if seen_fp != fp:
+                _refuse(r, seen_run, differences({stage: seen_fp}, {stage: fp}), "models.")
+        if r is not first:
+            _refuse(r, first, differences({k: v for k, v in want.items() if k != "models"}, ident))
         if r.data.get("versions") != first.data.get("versions"):
             vd = differences(first.data.get("versions") or {}, r.data.get("versions") or {})
             note(f"{r.name} ran with other library versions than {first.name}: {'; '.join(vd[:4])}")
     return first
+
+
+def _refuse(run: ShardRun, other: ShardRun, diffs: list[str], prefix: str = "") -> None:
+    if diffs:
+        shown = "; ".join(prefix + d for d in diffs[:6]) + (f"; and {len(diffs) - 6} more" if len(diffs) > 6 else "")
+        raise ConfigError(f"merge: {run.name} was run with another configuration than {other.name}: {shown}")
 
 
 def run_identity(run: ShardRun) -> dict[str, Any]:

@@ -146,7 +146,7 @@ def test_missing_source_file_names_source_and_path(tmp_path: Path):
         build_bench(tmp_path, only=["ambigdocs"])
     with pytest.raises(ConfigError, match="unknown source 'nope'; allowed: ramdocs, contraqa_en555"):
         build_bench(tmp_path, only=["nope"])
-    with pytest.raises(ConfigError, match="not selected by --only"):
+    with pytest.raises(ConfigError, match="not selected by --source"):
         build_bench(tmp_path, only=["macnoise"], sources={"ramdocs": tmp_path / "x"})
     with pytest.raises(ConfigError, match="source 'climate_fever': unknown argument 'max'; allowed: max_entropy"):
         build_bench(tmp_path, only=["climate_fever"], options={"climate_fever": {"max": 1}})

@@ -126,7 +126,7 @@ def test_run_filters(small_bench: Path, tmp_path: Path):
     out = tmp_path / "r.json"
     assert main(["bench", "run", str(small_bench), "--given-labels", "--limit", "2", "-q", "-o", str(out)]) == 0
     assert json.loads(out.read_text())["bench"]["n_items"] == 2
-    assert main(["bench", "run", str(small_bench), "--given-labels", "--source-filter", "nope", "-o", str(out)]) == 2
+    assert main(["bench", "run", str(small_bench), "--given-labels", "--source", "nope", "-o", str(out)]) == 2
 
 
 def test_run_refuses_items_with_labels_or_inconsistent_gold(small_bench: Path, tmp_path: Path, capsys):
@@ -146,7 +146,7 @@ def test_run_refuses_items_with_labels_or_inconsistent_gold(small_bench: Path, t
 
 def test_build_cli_writes_readable_items_and_stats(shared_data: Path, tmp_path: Path, capsys):
     out, stats = tmp_path / "b.jsonl", tmp_path / "stats.json"
-    assert main(["bench", "build", "--data-dir", str(shared_data), "--only", "macnoise", "contraqa_en555",
+    assert main(["bench", "build", "--data-dir", str(shared_data), "--source", "macnoise", "contraqa_en555",
                  "-o", str(out), "--stats", str(stats)]) == 0
     items = read_items(out)
     # the loaders' 34 + 267 items, less the train items left without documents by the leak-free split
@@ -162,8 +162,10 @@ def test_build_cli_missing_source_exit_2(tmp_path: Path, capsys):
     assert main(["bench", "build", "--data-dir", str(tmp_path), "-o", str(tmp_path / "b.jsonl")]) == 2
     err = capsys.readouterr().err
     assert "source 'ramdocs'" in err and "RAMDocs_test.jsonl" in err
-    assert main(["bench", "build", "--source", "ramdocs", "-o", str(tmp_path / "b.jsonl")]) == 2
+    assert main(["bench", "build", "--source", "=RAMDocs_test.jsonl", "-o", str(tmp_path / "b.jsonl")]) == 2
     assert "--source expects NAME=PATH" in capsys.readouterr().err
+    assert main(["bench", "build", "--source", "nope", "-o", str(tmp_path / "b.jsonl")]) == 2  # NAME selects
+    assert "nope" in capsys.readouterr().err
     assert not (tmp_path / "b.jsonl").exists()
 
 
@@ -192,9 +194,9 @@ def test_real_nli_backend_on_a_tiny_checkpoint(small_bench: Path, tmp_path: Path
 
 def test_build_cli_source_options(shared_data: Path, tmp_path: Path):
     out = tmp_path / "b.jsonl"
-    assert main(["bench", "build", "--data-dir", str(shared_data), "--only", "macnoise", "-q",
+    assert main(["bench", "build", "--data-dir", str(shared_data), "--source", "macnoise", "-q",
                  "--source-opt", "macnoise.levels=pert_lbls_00", "-o", str(out)]) == 0
     items = read_items(out)
     assert len(items) == 10 and {it.meta["conflict_type"] for it in items} == {"none"}
-    assert main(["bench", "build", "--data-dir", str(shared_data), "--only", "macnoise", "-q",
+    assert main(["bench", "build", "--data-dir", str(shared_data), "--source", "macnoise", "-q",
                  "--source-opt", "macnoise.nope=1", "-o", str(out)]) == 2

@@ -69,7 +69,7 @@ def test_failed_requests_are_recorded_and_all_failed_exits_1(
     assert rows[0]["response"] == "" and rows[0]["generation"]["error"].startswith("HTTP 500")
     assert rows[1]["response"] == "fine" and "error" not in rows[1]["generation"]
     assert "1 of 2 items got no response" in capsys.readouterr().err
-    assert main(["generate", str(write_items(tmp_path, ITEMS[:1])), "--strategy", "standard", *flags]) == 1
+    assert main(["generate", str(write_items(tmp_path, ITEMS[:1])), "--strategy", "standard", *flags]) == 3
 
 
 def test_bad_items_exit_2_naming_file_line_and_field(

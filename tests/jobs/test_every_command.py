@@ -116,7 +116,7 @@ COMMANDS = [
             ("INPUT", "--config"), ("-o", "--predictions", "--report", "--cache"), shared=("--cache",)),
     Command("bench build", lambda t: {"--source": write_jsonl(t / "ramdocs.jsonl", [RAMDOCS_ROW]),
                                       "-o": t / "bench.jsonl", "--stats": t / "stats.json"},
-            lambda p: ["bench", "build", "--only", "ramdocs", "--source", f"ramdocs={p['--source']}", "-o",
+            lambda p: ["bench", "build", "--source", "ramdocs", "--source", f"ramdocs={p['--source']}", "-o",
                        str(p["-o"]), "--stats", str(p["--stats"]), "-q"],
             ("--source",), ("-o", "--stats")),
     Command("merge", merge_paths,

@@ -258,7 +258,7 @@ def test_a_second_score_onto_a_running_scores_partial_file_is_refused(scored, ru
 
 def test_bench_build_never_replaces_its_source(tmp_path, capsys):
     src = write_jsonl(tmp_path / "ramdocs.jsonl", [RAMDOCS_ROW])
-    refused(capsys, tmp_path, "bench", "build", "--only", "ramdocs", "--source", f"ramdocs={src}", "-o", str(src),
+    refused(capsys, tmp_path, "bench", "build", "--source", "ramdocs", "--source", f"ramdocs={src}", "-o", str(src),
             "-q", says="is")
 
 
@@ -271,16 +271,16 @@ def test_bench_build_never_replaces_a_source_it_reads_from_the_data_folder(tmp_p
     where = ["--data-dir", str(data)] if how == "--data-dir" else []
     monkeypatch.setenv("CONFLICTSCORE_DATA", str(data if how != "--data-dir" else tmp_path / "elsewhere"))
     for out in ([str(src)], [str(tmp_path / "b.jsonl"), "--stats", str(src)]):
-        refused(capsys, tmp_path, "bench", "build", *where, "--only", "ramdocs", "-o", *out, "-q",
+        refused(capsys, tmp_path, "bench", "build", *where, "--source", "ramdocs", "-o", *out, "-q",
                 says=f"{src} is the source file of ramdocs")
-    rc, _, err = cli(capsys, "bench", "build", *where, "--only", "ramdocs", "-o", str(data / "bench.jsonl"), "-q")
+    rc, _, err = cli(capsys, "bench", "build", *where, "--source", "ramdocs", "-o", str(data / "bench.jsonl"), "-q")
     assert rc == 0, err  # the data folder itself is no input file
 
 
 def test_bench_build_output_and_stats_the_same_file_is_refused(tmp_path, capsys):
     src = write_jsonl(tmp_path / "ramdocs.jsonl", [RAMDOCS_ROW])
     out = tmp_path / "bench.jsonl"
-    refused(capsys, tmp_path, "bench", "build", "--only", "ramdocs", "--source", f"ramdocs={src}", "-o", str(out),
+    refused(capsys, tmp_path, "bench", "build", "--source", "ramdocs", "--source", f"ramdocs={src}", "-o", str(out),
             "--stats", str(out), "-q", says="is")
 
 
@@ -750,7 +750,7 @@ def test_merge_validates_shard_rows_as_input_is_validated(shards, tmp_path, caps
 def test_an_empty_bench_source_is_warned_about(tmp_path, capsys):
     empty = tmp_path / "ramdocs.jsonl"
     empty.write_text("")
-    rc, _, err = cli(capsys, "bench", "build", "--only", "ramdocs", "--source", f"ramdocs={empty}", "-o",
+    rc, _, err = cli(capsys, "bench", "build", "--source", "ramdocs", "--source", f"ramdocs={empty}", "-o",
                      str(tmp_path / "b.jsonl"), "-q")
     assert "warning:" in err and "ramdocs" in err and "no item" in err
 

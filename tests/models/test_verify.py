@@ -91,7 +91,7 @@ def test_cli_exit_status_and_json(staged: Path, capsys: pytest.CaptureFixture[st
     assert main(["models", "verify", "tiny", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["ok"] is True
     (staged / "config.json").unlink()
-    assert main(["models", "verify", str(staged), "--json"]) == 1
+    assert main(["models", "verify", str(staged), "--json"]) == 4
     out = json.loads(capsys.readouterr().out)
     assert out["ok"] is False and "missing file config.json" in out["problems"]
     assert main(["models", "verify", "no-such-model"]) == 2

@@ -99,7 +99,7 @@ def test_the_installed_command_scores_the_example_with_the_default_judge(
 
 def test_bench_build_outside_a_checkout_needs_a_data_folder(installed: tuple[Path, Path, dict[str, str]]) -> None:
     venv, work, env = installed
-    cmd = [str(venv / "bin" / "conflictscore"), "bench", "build", "--only", "macnoise", "-q", "-o", "bench.jsonl"]
+    cmd = [str(venv / "bin" / "conflictscore"), "bench", "build", "--source", "macnoise", "-q", "-o", "bench.jsonl"]
     r = run(cmd, work, env)
     assert r.returncode == 2 and r.stderr.strip() == (
         "conflictscore bench: error: no data folder: conflictscore-local is installed, not run from a checkout, so "
@@ -126,7 +126,7 @@ def test_verify_checks_the_shipped_judge_against_the_install_record(
         r = run(verify, work, env)
         (Path(ok["path"]) / "extra.bin").write_bytes(b"x")
         (problem,) = json.loads(r.stdout)["problems"]  # was: OK, only config.json and a weight file were looked for
-        assert r.returncode == 1 and problem.startswith("model.safetensors: sha256 ")
+        assert r.returncode == 4 and problem.startswith("model.safetensors: sha256 ")
         assert problem.endswith("differs from the one recorded at install (the file changed)")
         assert json.loads(run(verify, work, env).stdout)["problems"][-1] == \
             "unexpected file extra.bin (not installed with the package)"
