@@ -15,8 +15,9 @@
 #   4. the document rule and thresholds: benchmarks/judge_eval.py compares the document rules
 #      on the five dev sets, each with thresholds calibrated for it, and the best rule's
 #      thresholds are written into the checkpoint's conflictscore.json;
-#   5. evaluation: the checklist, the anchors, ConflictBench test and dev through `bench run`
-#      (the default pipeline) and the four dev files with every pair judged, then the tables.
+#   5. evaluation: the dev sets and anchors (judge_eval.py), the checklist, ConflictBench test and
+#      dev through `bench run` (the default pipeline with the embedding pruner, as v2 was measured),
+#      then the card's tables (judge_card.py) and benchmarks/conflictbench.md.
 #
 #   models/build_default_judge.sh            (several hours on a 2-core CPU)
 #
@@ -75,16 +76,10 @@ done
 "$CS" bench build -o "$WORK/conflictbench.jsonl" --stats "$RES/conflictbench_stats.json" -q
 # v2's ConflictBench rows (conflictbench_default-judge-v2*.json) and dev-file runs (judge-v2/) were recorded
 # with the same commands when v2 was the default (the v2 runs' --judge-arg model=benchmarks/work/judge-v2 gives them again)
-mkdir -p "$RES/judge-v3"
-"$CS" bench run "$WORK/conflictbench.jsonl" --split test --judge nli --no-cache -q \
+"$CS" bench run "$WORK/conflictbench.jsonl" --split test --judge nli --pruner embedding --no-cache -q \
   -o "$RES/conflictbench_default-judge.json"
-"$CS" bench run "$WORK/conflictbench.jsonl" --split dev --judge nli --no-cache -q \
+"$CS" bench run "$WORK/conflictbench.jsonl" --split dev --judge nli --pruner embedding --no-cache -q \
   -o "$RES/conflictbench_default-judge-dev.json"
-for s in healthver_dev check_covid_dev citint_dev scifact_dev; do
-  "$CS" bench run "$DATA/$s.jsonl" --judge nli --pruner none --no-cache -q -o "$RES/judge-v3/$s.json"
-done
 "$PY" benchmarks/conflictbench_report.py             # refill the tables in benchmarks/conflictbench.md
-"$PY" benchmarks/judge_report.py --before "$RES/judge-v2" --after "$RES/judge-v3" --names v2 v3 \
-  --before-bench default-judge-v2 --after-bench default-judge --relativize
 "$PY" benchmarks/judge_card.py                       # the card's tables, from the files above
 "$PY" benchmarks/leakage.py --data-json "$DATA/data.json"

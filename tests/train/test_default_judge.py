@@ -58,10 +58,10 @@ def test_default_judge_is_small_fp16_and_calibrated(default_judge) -> None:
     assert record["best_epoch"] in [h["epoch"] for h in record["history"]]
 
 
-# v2 labels an unrelated sentence against a biography CONTRADICT (p 0.81): its false-positive rate
-# on ConflictBench's control claims rose from 0.063 to 0.118 (model card, Limitations). strict: a
-# retrained judge that gets it right makes this fail, so the mark is dropped then.
-KNOWN_MISSES = {5: "v2 says CONTRADICT for an unrelated claim (model card: Limitations)"}
+# Pairs the shipped judge is known to get wrong (strict: a retrained judge that gets one right makes
+# its test fail, so the mark is dropped then). v2 labelled #5, an unrelated sentence against a
+# biography, CONTRADICT (p 0.81); v3 gets it right.
+KNOWN_MISSES: dict[int, str] = {}
 
 
 @pytest.mark.parametrize("index", range(len(OBVIOUS)))
