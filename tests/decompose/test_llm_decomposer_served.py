@@ -32,13 +32,14 @@ ITEM_ALONE = Item("tea", ITEM["response"], (), ITEM["question"])  # documents pl
 MAX_TOKENS = 32
 
 
-def score(server: Any, tmp_path: Path, name: str, **generator_args: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+def score(server: Any, tmp_path: Path, name: str, expect: int = 0,
+          **generator_args: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     items, out = tmp_path / "items.jsonl", tmp_path / f"{name}.jsonl"
     items.write_text(json.dumps(ITEM) + "\n", encoding="utf-8")
     gen = json.dumps({"base_url": server.url, "timeout_s": 120, **generator_args})
     assert main(["score", str(items), "-o", str(out), "--summary", str(out.with_suffix(".json")), "--decomposer", "llm",
                  "--decomposer-arg", f"generator_args={gen}", "--decomposer-arg", f"max_tokens={MAX_TOKENS}",
-                 "--pruner", "none", "--no-cache", "-q"]) == 0
+                 "--pruner", "none", "--no-cache", "-q"]) == expect
     (row,) = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     return row, json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
 
@@ -101,7 +102,8 @@ def test_served_replies_are_the_in_process_ones_and_the_cli_reads_them_as_the_li
 def test_sentences_the_server_does_not_answer_in_time_fall_back_to_the_spacy_claims(
     served_smollm2: Any, tmp_path: Path
 ) -> None:
-    row, summary = score(served_smollm2, tmp_path, "timeout", timeout_s=0.1, max_retries=0)
+    # every sentence fell back: above engine.max_fallback_share (0.1), so the run says so with exit 3
+    row, summary = score(served_smollm2, tmp_path, "timeout", expect=3, timeout_s=0.1, max_retries=0)
     stats = summary["stages"]["decomposer"]
     assert (stats["sentences_generated"], stats["llm_failed"], stats["llm_fallback"]) == (2, 2, 2)
     assert stats["generator"] == {"failed": 2, "prompts": 2}

@@ -82,8 +82,11 @@ def test_conditions_fix_and_harm_accounting(tmp_path: Path, scripted: Any, rule_
     out, trace = tmp_path / "results.json", tmp_path / "trace.jsonl"
     rc = main(["regenerate", "--truthfulqa", str(csv), *generator_flags(scripted), "--judge", "rule",
                "--pruner", "none", "--no-cache", "-o", str(out), "--trace", str(trace)])
-    assert rc == 0
+    # one failed reply in each condition: 4 of 28 (14.3 %) is above engine.max_unscored_share (0.1),
+    # so the run finishes, writes everything and says so with exit status 3
+    assert rc == 3
     res = json.loads(out.read_text())
+    assert res["warnings"] and "4 of 28 replies (14.3%) FAILED" in res["warnings"][0]
     c = res["conditions"]
     states = ("n", "right", "wrong", "unparseable", "failed")
     assert [c["closed-book"][s] for s in states] == [7, 4, 1, 1, 1]

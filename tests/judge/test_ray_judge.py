@@ -121,7 +121,7 @@ def test_spec_and_passage_budget_are_the_wrapped_judges(tiny_nli_dir: Path) -> N
     ({"judge": {"name": "ray"}}, "the ray judge cannot distribute itself"),
     ({"judge": {"name": "nli", "batch": 3}}, "judge ray: judge 'nli': unknown argument 'batch'; allowed: model"),
     ({"judge": {"name": "nope"}}, "unknown judge 'nope'; allowed:"),
-    ({"workers": 0}, "workers must be at least 1, got 0"),
+    ({"workers": 0}, "workers must be an integer in [1, 100000], got 0"),
 ])
 def test_bad_arguments_are_refused_before_ray_starts(args: dict[str, Any], msg: str) -> None:
     with pytest.raises(ConfigError) as e:
