@@ -27,6 +27,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from conflictscore_local.bench.metrics import all_conflicted_f1  # noqa: E402
+
 RESULTS = ROOT / "benchmarks" / "results"
 CARD = ROOT / "models" / "default-judge" / "README.md"
 LABELS = ("SUPPORT", "CONTRADICT", "IRRELEVANT")
@@ -43,8 +47,7 @@ def _n(x: Any) -> str:
 
 def data_table(results: Path = RESULTS) -> str:
     d = json.loads((results / "default-judge-v3_data.json").read_text())
-    rows = ["| source | pairs | SUPPORT | CONTRADICT | IRRELEVANT | licence |", "|---|---:|---:|---:|---:|---:|"]
-    rows[1] = "|---|---:|---:|---:|---:|---|"
+    rows = ["| source | pairs | SUPPORT | CONTRADICT | IRRELEVANT | licence |", "|---|---:|---:|---:|---:|---|"]
     licences = {k.removesuffix("_train").removesuffix("_dev"): v["licence"] for k, v in d["sources"].items()}
     for name, kinds in sorted(d["pairs_by_source"].items()):
         counts = {lab: sum(k.get(lab, 0) for k in kinds.values()) for lab in LABELS}
@@ -131,12 +134,6 @@ def anchors_table(results: Path = RESULTS) -> str:
     return "\n".join(rows)
 
 
-def _every_claim(det: dict[str, Any]) -> float:
-    """Detection F1 of the rule "every claim is conflicted" (recall 1)."""
-    n, g = det["n_claims"], det["n_gold_conflicted"]
-    return 2 * g / (n + g) if n else 0.0
-
-
 def conflictbench_table(results: Path = RESULTS) -> str:
     rows = ["| split | judge | pair macro-F1 | detection P / R / F1 | control FPR | every-claim-conflicted F1 |",
             "|---|---|---:|---|---:|---:|"]
@@ -147,7 +144,7 @@ def conflictbench_table(results: Path = RESULTS) -> str:
             det = r["detection"]["overall"]
             rows.append(f"| {split} | {tag} | {_n(r['pairs']['macro_f1'])} | {_n(det['precision'])} / "
                         f"{_n(det['recall'])} / **{_n(det['f1'])}** | {_n(det['false_positive_rate'])} | "
-                        f"{_n(_every_claim(det))} |")
+                        f"{_n(all_conflicted_f1(det))} |")
     return "\n".join(rows)
 
 

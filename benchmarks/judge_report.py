@@ -27,7 +27,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from conflictscore_local.bench import default_data_dir  # noqa: E402
-from conflictscore_local.bench.metrics import pair_metrics  # noqa: E402
+from conflictscore_local.bench.metrics import all_conflicted_f1, pair_metrics  # noqa: E402
 from conflictscore_local.jobs import write_json_atomic  # noqa: E402
 
 SETS = ("bench_test", "bench_dev", "healthver_dev", "check_covid_dev", "citint_dev", "scifact_dev")
@@ -52,7 +52,7 @@ def relativize(path: Path) -> None:
 def figures(result: dict) -> dict:
     det = result["detection"]
     out = {"n_pairs": result["pairs"]["n_pairs"], "macro_f1": macro_f1(result["pairs"]["confusion"]),
-           "every_claim_conflicted_f1": _all_conflicted_f1(det["overall"]),
+           "every_claim_conflicted_f1": all_conflicted_f1(det["overall"]),
            "per_label_f1": {k: v["f1"] for k, v in result["pairs"]["per_label"].items()},
            "detection": {k: det["overall"][k] for k in ("precision", "recall", "f1", "n_gold_conflicted")}}
     out["by_conflict_type"] = {t: {k: v.get(k) for k in ("precision", "recall", "f1", "n_claims", "n_gold_conflicted",
@@ -61,15 +61,6 @@ def figures(result: dict) -> dict:
     out["by_source"] = {s: {k: v[k] for k in ("precision", "recall", "f1", "n_gold_conflicted")}
                         for s, v in det.get("by_source", {}).items()}
     return out
-
-
-def _all_conflicted_f1(overall: dict) -> float | None:
-    """Detection F1 of the trivial rule "every claim is conflicted": recall 1, precision = the gold share."""
-    n, pos = overall.get("n_claims"), overall.get("n_gold_conflicted")
-    if not n or not pos:
-        return None
-    p = pos / n
-    return 2 * p / (1 + p)
 
 
 def _f(x: float | None) -> str:

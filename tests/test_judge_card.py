@@ -25,10 +25,12 @@ def test_the_committed_card_is_what_its_results_render(card: Any) -> None:
     assert card.render(text) == text, "run: python benchmarks/judge_card.py"
 
 
-def test_every_claim_conflicted_baseline_is_hand_computed(card: Any) -> None:
+def test_every_claim_conflicted_baseline_is_hand_computed() -> None:
+    from conflictscore_local.bench.metrics import all_conflicted_f1
+
     # 229 gold conflicted of 585 claims: precision 229/585, recall 1, F1 = 2*229/(585+229)
-    assert card._every_claim({"n_claims": 585, "n_gold_conflicted": 229}) == pytest.approx(0.56265, abs=1e-5)
-    assert card._every_claim({"n_claims": 0, "n_gold_conflicted": 0}) == 0.0
+    assert all_conflicted_f1({"n_claims": 585, "n_gold_conflicted": 229}) == pytest.approx(0.56265, abs=1e-5)
+    assert all_conflicted_f1({"n_claims": 0, "n_gold_conflicted": 0}) is None
 
 
 def test_a_block_is_refilled_and_an_unknown_one_refused(card: Any, tmp_path: Path) -> None:

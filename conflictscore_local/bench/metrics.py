@@ -111,6 +111,16 @@ def detection_metrics(claims: Sequence[tuple[bool, bool]]) -> dict[str, Any]:
     }
 
 
+def all_conflicted_f1(detection: Mapping[str, Any]) -> float | None:
+    """Detection F1 of the trivial rule "every claim is conflicted" on a :func:`detection_metrics`
+    result: recall 1, precision = the gold share (None without claims or gold conflicts)."""
+    n, pos = detection.get("n_claims"), detection.get("n_gold_conflicted")
+    if not n or not pos:
+        return None
+    p = pos / n
+    return 2 * p / (1 + p)
+
+
 def grouped_detection(rows: Iterable[Mapping[str, Any]], keys: Sequence[str]) -> dict[str, Any]:
     """Detection metrics overall and per value of each key (``conflict_type``, ``source``...).
 

@@ -146,12 +146,9 @@ class _Callbacks:
         class CB(TrainerCallback):  # type: ignore[misc]
             def on_train_begin(self, args, state, control, **kw):  # noqa: ANN001, ANN003
                 outer.t0 = time.perf_counter()
-                if outer.reached(state.epoch):  # resumed at the stop: nothing more to learn
-                    control.should_training_stop = outer.past_stop = True
-
-            def on_step_begin(self, args, state, control, **kw):  # noqa: ANN001, ANN003
-                if outer.past_stop:  # the Trainer runs one step before it looks: its update is
-                    control.should_training_stop = True  # dropped when the best checkpoint is loaded
+                if outer.reached(state.epoch):  # resumed at the stop: nothing more to learn (the Trainer
+                    control.should_training_stop = outer.past_stop = True  # runs one step before it looks;
+                    # that update is dropped when the best checkpoint is loaded at the end)
 
             def on_step_end(self, args, state, control, **kw):  # noqa: ANN001, ANN003
                 outer.mark(control)
