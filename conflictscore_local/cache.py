@@ -14,7 +14,10 @@ identity may hold reaches the file) and keyed by what is stored.
 The same file holds the pruner's selections (table ``selections``), keyed by the pruner's
 spec, the claim text and its candidate passages: a rerun looks them up before pruning, so
 a fully cached rerun neither prunes nor judges, and reports every pair (pruned ones with
-their similarity and note) exactly as the first run did.
+their similarity and note) exactly as the first run did. And the embedder's vectors (table
+``vectors``), keyed by the embedder's spec and a text's content: new claims against documents
+already seen (another response, another prompt strategy, another judge) embed only what is
+new, and a step whose texts are all stored loads no embedder.
 """
 
 from __future__ import annotations
@@ -56,6 +59,14 @@ _SCHEMA = (
         selection TEXT NOT NULL,
         created REAL NOT NULL DEFAULT (julianday('now'))
     )""",
+    # added within schema 2, like selections: an embedder's float32 rows of one text
+    """CREATE TABLE IF NOT EXISTS vectors (
+        key TEXT PRIMARY KEY,
+        spec_hash TEXT NOT NULL,
+        rows INTEGER NOT NULL,
+        vector BLOB NOT NULL,
+        created REAL NOT NULL DEFAULT (julianday('now'))
+    )""",
 )
 
 
@@ -63,8 +74,12 @@ _COLUMNS: dict[str, tuple[str, ...]] = {
     "specs": ("hash", "spec", "created"),
     "judgments": ("key", "spec_hash", "label", "probs", "created", "decided_by"),
     "selections": ("key", "spec_hash", "selection", "created"),
+    "vectors": ("key", "spec_hash", "rows", "vector", "created"),
 }
 """The columns of each table this version reads and writes."""
+
+_ADDED_TABLES: tuple[str, ...] = ("selections", "vectors")
+"""Tables added within schema 2: a file without them is read and gets them."""
 
 _ADDED_COLUMNS: dict[str, tuple[str, ...]] = {"judgments": ("decided_by",)}
 """Columns added within schema 2, last in their table: a file without them is read and gets them
@@ -103,6 +118,11 @@ def selection_key(spec_hash: str, group: Sequence[Pair]) -> str:
         h.update(len(b).to_bytes(8, "little"))
         h.update(b)
     return h.hexdigest()
+
+
+def vector_key(spec_hash: str, text: str) -> str:
+    """The key of an embedder's rows for one text: its spec and the text's content."""
+    return pair_key(spec_hash, "vector", text)
 
 
 def check_cache_path(path: str | os.PathLike[str]) -> None:
@@ -150,7 +170,7 @@ def _check_schema(db: sqlite3.Connection, path: Path) -> None:
                           f"{SCHEMA_VERSION}; delete the file or choose another with --cache PATH")
     for table, columns in _COLUMNS.items():
         if table not in tables:
-            if table == "selections":
+            if table in _ADDED_TABLES:
                 continue  # added within schema 2: created when missing
             raise ConfigError(f"judgment cache {path} has no table {table!r}: not a judgment cache of this "
                               "version; delete the file or choose another with --cache PATH")
@@ -328,6 +348,67 @@ class JudgmentCache:
                 self._db.execute("INSERT OR IGNORE INTO specs (hash, spec) VALUES (?, ?)", (h, _spec_json(spec)))
                 self._known_specs.add(h)
             self._db.executemany("INSERT OR REPLACE INTO selections (key, spec_hash, selection) VALUES (?, ?, ?)", rows)
+        return len(rows)
+
+    def get_vectors(self, spec: Mapping[str, Any], texts: Sequence[str]) -> dict[str, Any]:
+        """The stored rows (a float32 array of shape rows × dim) of each of ``texts`` that an
+        embedder of ``spec`` embedded before; texts never stored are left out. A row of another
+        shape than its neighbours', or not finite, is a miss, counted in :attr:`rejected`."""
+        import numpy as np
+
+        h = spec_digest(spec)
+        keys = {vector_key(h, t): t for t in dict.fromkeys(texts)}
+        found: list[tuple[str, Any, Any]] = []
+        with self._lock:
+            ks = list(keys)
+            for i in range(0, len(ks), 500):
+                chunk = ks[i:i + 500]
+                q = f"SELECT key, rows, vector FROM vectors WHERE key IN ({','.join('?' * len(chunk))})"
+                found.extend(self._db.execute(q, chunk).fetchall())
+        out: dict[str, Any] = {}
+        dims: dict[int, int] = {}
+        arrays: dict[str, Any] = {}
+        for key, rows, blob in found:
+            if not (isinstance(rows, int) and rows > 0 and isinstance(blob, bytes) and len(blob) % (4 * rows) == 0
+                    and blob):
+                self.rejected += 1
+                continue
+            a = np.frombuffer(blob, dtype="<f4").reshape(rows, -1)
+            if not np.isfinite(a).all():
+                self.rejected += 1
+                continue
+            arrays[keys[key]] = a
+            dims[a.shape[1]] = dims.get(a.shape[1], 0) + 1
+        if arrays:
+            dim = max(dims, key=lambda d: dims[d])  # the embedder's width: what most rows have
+            for text, a in arrays.items():
+                if a.shape[1] == dim:
+                    out[text] = a.astype(np.float32)
+                else:
+                    self.rejected += 1
+        return out
+
+    def put_vectors(self, spec: Mapping[str, Any], vectors: Mapping[str, Any]) -> int:
+        """Store an embedder's rows of each text (``text -> array rows × dim``) under its ``spec``."""
+        import numpy as np
+
+        h = spec_digest(spec)
+        rows = []
+        for text, a in vectors.items():
+            arr = np.asarray(a, dtype="<f4")
+            if arr.ndim == 1:
+                arr = arr[None, :]
+            if arr.ndim != 2 or not arr.size or not np.isfinite(arr).all():
+                continue  # nothing worth keeping: it is embedded again next time
+            rows.append((vector_key(h, text), h, int(arr.shape[0]), arr.tobytes()))
+        if not rows:
+            return 0
+        with self._lock, self._db:
+            if h not in self._known_specs:
+                self._db.execute("INSERT OR IGNORE INTO specs (hash, spec) VALUES (?, ?)", (h, _spec_json(spec)))
+                self._known_specs.add(h)
+            self._db.executemany("INSERT OR REPLACE INTO vectors (key, spec_hash, rows, vector) VALUES (?, ?, ?, ?)",
+                                 rows)
         return len(rows)
 
     def __len__(self) -> int:

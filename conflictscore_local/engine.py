@@ -114,6 +114,9 @@ class Engine:
                 use_cache = getattr(backend, "use_judgment_cache", None)  # a judge made of judges (cascade)
                 if use_cache is not None:
                     use_cache(self.config.cache_path())
+                use_store = getattr(backend, "use_vector_store", None)  # a pruner's embeddings
+                if use_store is not None:
+                    use_store(self.cache)
             self._backends[stage] = backend
         return self._backends[stage]
 

@@ -163,3 +163,40 @@ def test_which_cascade_judge_decided_is_kept_and_an_older_file_gains_the_column(
         db.execute("ALTER TABLE judgments ADD COLUMN other TEXT")  # a column no version of schema 2 has
     with pytest.raises(ConfigError, match="has the columns key, spec_hash, label, probs, created, decided_by, other"):
         check_cache_file(path)
+
+
+def test_embedder_vectors_round_trip_by_spec_and_content_and_damaged_rows_are_misses(tmp_path: Path) -> None:
+    import numpy as np
+
+    spec = {"backend": "embedding", "vectors": 1, "kind": "passage", "model": {"weights_sha256": "ab" * 32}}
+    one = np.array([[0.6, 0.8, 0.0]], dtype=np.float32)
+    two = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]], dtype=np.float32)  # a passage of two windows
+    with JudgmentCache(tmp_path / "j.sqlite", SPEC) as cache:
+        assert cache.get_vectors(spec, ["short", "long"]) == {}
+        assert cache.put_vectors(spec, {"short": one, "long": two, "empty": np.zeros((0, 3))}) == 2
+    with JudgmentCache(tmp_path / "j.sqlite", {**SPEC, "model": "another judge"}) as cache:  # any judge reads them
+        got = cache.get_vectors(spec, ["long", "short", "never stored", "short"])
+        assert list(got) == ["long", "short"] and got["long"].dtype == np.float32
+        np.testing.assert_array_equal(got["long"], two)
+        np.testing.assert_array_equal(got["short"], one)
+        assert cache.get_vectors({**spec, "kind": "claim"}, ["short"]) == {}  # another spec, another key
+        cache.put_vectors(spec, {"wide": np.ones((1, 4), dtype=np.float32)})  # not the width of the others
+        with sqlite3.connect(tmp_path / "j.sqlite") as db:
+            db.execute("UPDATE vectors SET vector = ? WHERE rows = 2", (np.array([np.nan] * 6, "<f4").tobytes(),))
+        got = cache.get_vectors(spec, ["short", "long", "wide"])
+        assert list(got) == ["short"] and cache.rejected == 2
+
+
+def test_an_older_schema_2_file_without_the_vectors_table_is_read_and_gains_it(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite"
+    with sqlite3.connect(path) as db:
+        for stmt in _SCHEMA:
+            if "vectors" not in stmt:
+                db.execute(stmt)
+        db.execute("PRAGMA user_version=2")
+    check_cache_file(path)
+    with JudgmentCache(path, SPEC) as cache:
+        assert cache.put_vectors({"kind": "claim"}, {"c": [[1.0, 0.0]]}) == 1
+    with sqlite3.connect(path) as db:
+        assert [r[1] for r in db.execute("PRAGMA table_info(vectors)")] == ["key", "spec_hash", "rows", "vector",
+                                                                            "created"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
 
 from ..backend import Role
 from ..types import Judgment, Pair
@@ -30,8 +30,23 @@ class Pruner(Role, Protocol):
     select, the judge and its seconds per pair measured so far in the run (None before it has
     run). False means the step is not pruned (the next ``select`` calls keep every pair) and
     no selection of it is stored. The ``auto`` pruner decides there whether pruning pays.
+    ``use_vector_store(get_store)``: the engine hands over a callable returning the
+    :class:`VectorStore` (None with the cache off), so embeddings outlive the run.
     """
 
     cache_selections: bool
 
     def select(self, pairs: Sequence[Pair]) -> tuple[list[Pair], list[Judgment]]: ...
+
+
+class VectorStore(Protocol):
+    """Where a pruner keeps its embeddings between runs, by embedder spec and text content
+    (the engine hands over the judgment cache, :class:`conflictscore_local.cache.JudgmentCache`)."""
+
+    def get_vectors(self, spec: Mapping[str, Any], texts: Sequence[str]) -> dict[str, Any]:
+        """The stored rows (float32, rows × dim) of those ``texts`` stored under ``spec``."""
+        ...
+
+    def put_vectors(self, spec: Mapping[str, Any], vectors: Mapping[str, Any]) -> int:
+        """Store each text's rows under ``spec``; returns how many texts were stored."""
+        ...

@@ -22,8 +22,9 @@ the rule is, with the step's numbers:
   judge's (an ``nli`` judge reads them from its config), else ``other_judge_s_per_pair``
   for judges that say nothing of their cost (LLM judges);
 - ``E``: the embedder's seconds per text (measured in this run once it has embedded, else
-  ``embed_s_per_text``), ``T``: distinct claim and passage texts of the step;
-- ``L``: ``load_s`` while the embedder is not loaded yet, then 0.
+  ``embed_s_per_text``), ``T``: distinct claim and passage texts of the step not yet in the
+  judgment cache's vector store (stored ones are read back, not embedded);
+- ``L``: ``load_s`` while the embedder is not loaded yet and the step has texts to embed, else 0.
 
 The defaults of ``judge_s_per_pair``, ``embed_s_per_text`` and ``load_s`` are measured by
 ``benchmarks/pruner_cost.py`` (``benchmarks/results/pruner_cost.md``) on a 2-core CPU under a
@@ -167,11 +168,12 @@ class AutoPruner(Backend):
             e = stats["embed_s"] / stats["texts_embedded"]
         else:
             e = cfg.embed_s_per_text * scale
-        texts = len({p.claim.text for g in groups for p in g}) + len({p.passage.text for g in groups for p in g})
+        texts = self.embedding.texts_to_embed([p for g in groups for p in g])  # stored ones cost nothing
         docs = sum(len({(p.passage.item_id, p.passage.doc_id) for p in g}) for g in groups)
         decision = decide_prune(
             claims=len(groups), pairs=sum(len(g) for g in groups), docs=docs, texts=texts, judge_s_per_pair=j,
-            embed_s_per_text=e, load_s=0.0 if self.embedding.resolved.get("load_s") is not None else cfg.load_s * scale,
+            embed_s_per_text=e,
+            load_s=0.0 if not texts or self.embedding.resolved.get("load_s") is not None else cfg.load_s * scale,
             kept_docs_base=cfg.kept_docs_base, kept_docs_share=cfg.kept_docs_share, judge_cost_from=source,
         )
         self.decisions.append(decision)
@@ -184,6 +186,10 @@ class AutoPruner(Backend):
             return (self.config.judge_s_per_pair * per_token / REFERENCE_FLOPS_PER_TOKEN,
                     f"judge_s_per_pair scaled by the judge's FLOPs per token ({per_token:.3g})")
         return self.config.other_judge_s_per_pair, "other_judge_s_per_pair (the judge reports no size)"
+
+    def use_vector_store(self, get_store: Any) -> None:
+        """The ``embedding`` pruner's vector store (see :meth:`EmbeddingPruner.use_vector_store`)."""
+        self.embedding.use_vector_store(get_store)
 
     def select(self, pairs: Sequence[Pair]) -> tuple[list[Pair], list[Judgment]]:
         """The ``embedding`` pruner's selection when the step was decided to prune, else every pair."""

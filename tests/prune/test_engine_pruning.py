@@ -142,6 +142,33 @@ def test_a_cached_rerun_looks_up_before_pruning_and_reports_identically(
     assert calls == [10, 10]
 
 
+def test_new_claims_against_stored_documents_embed_only_the_claims(tmp_path: Path, register_backend: Any) -> None:
+    register_backend("judge", "rule", RuleJudge)
+
+    def write(name: str, claims: tuple[str, ...]) -> Path:
+        src = tmp_path / name
+        src.write_text(json.dumps({"id": "curie", "response": " ".join(claims), "claims": list(claims),
+                                   "documents": [{"id": d.id, "text": d.text} for d in CURIE.documents]}) + "\n")
+        return src
+
+    args = ["--judge", "rule", "--pruner", "embedding", "--cache", str(tmp_path / "c.sqlite"), "-q"]
+    first = write("a.jsonl", CURIE.claims)
+    second = write("b.jsonl", ("Curie was born in Krakow.", "Bread needs wild yeast."))  # another response, same docs
+    assert cli.main(["score", str(first), "-o", str(tmp_path / "a.out"), "--summary", str(tmp_path / "a.json"), *args]) == 0
+    assert cli.main(["score", str(second), "-o", str(tmp_path / "b.out"), "--summary", str(tmp_path / "b.json"), *args]) == 0
+    a = json.loads((tmp_path / "a.json").read_text())["stages"]["pruner"]
+    b = json.loads((tmp_path / "b.json").read_text())["stages"]["pruner"]
+    assert (a["texts_embedded"], a.get("texts_stored", 0)) == (1 + 4, 0)  # one claim, four one-window documents
+    assert (b["texts_embedded"], b["texts_stored"]) == (2, 4)  # the new claims only
+    # the stored rows give what embedding them again gives: a run without the cache prunes alike
+    assert cli.main(["score", str(second), "-o", str(tmp_path / "c.out"), *args[:-3], "--no-cache", "-q"]) == 0
+    stored = [json.loads(x) for x in (tmp_path / "b.out").read_text().splitlines()]
+    fresh = [json.loads(x) for x in (tmp_path / "c.out").read_text().splitlines()]
+    sims = lambda rows: [(j["doc_id"], j["source"], round(j["similarity"], 5)) for r in rows  # noqa: E731
+                         for c in r["claims"] for j in c["judgments"]]
+    assert sims(stored) == sims(fresh)
+
+
 def test_the_default_auto_pruner_decides_per_step_and_records_it(tmp_path: Path, register_backend: Any) -> None:
     register_backend("judge", "rule", RuleJudge)
     src = _curie_file(tmp_path)
