@@ -61,7 +61,8 @@ class Deprecated(argparse.Action):
         self.new, self.use = new, use
         super().__init__(option_strings, dest, **kw)
 
-    def __call__(self, parser: Any, namespace: argparse.Namespace, values: Any, option_string: str | None = None) -> None:
+    def __call__(self, parser: Any, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
         if self.nargs is None:
             setattr(namespace, self.dest, values)
         else:
