@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--bench", default="benchmarks/work/conflictbench.jsonl", help="ConflictBench items (bench build)")
     ap.add_argument("--split", choices=("train", "dev", "test"), help="gold-label data set: only this split")
     ap.add_argument("--predictions",
-                    help="ConflictBench dev scored by a judge: the per-item output of bench run --split dev -o PRED.jsonl")
+                    help="ConflictBench dev scored by a judge: the per-item output (-o) of bench run --split dev")
     ap.add_argument("--report-generation", default="benchmarks/results/report_generation/smollm2-135m",
                     help="folder of STRATEGY.scored.jsonl files")
     ap.add_argument("--seeds", type=int, default=50, help="random selection: seeds per K (default 50)")

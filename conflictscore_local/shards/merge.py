@@ -13,8 +13,9 @@ gives the same bytes). The summary is recomputed from those rows
 with the functions a run uses (``aggregate.summarize_metrics``: macro, micro, the bootstrap
 intervals with the run's seed and resamples, pair and label counts), so it holds the same
 numbers; timing and backend counters are the shards' sums, ``config``, ``versions`` and the
-input counts the first shard's, the warnings every shard's (prefixed with the shard). For ``bench run`` shards (``-o`` and ``--summary``: their per-item
-results and results JSON) the results JSON is rebuilt by ``bench.run.bench_results`` from the same items, results and report.
+input counts the first shard's, the warnings every shard's (prefixed with the shard). For
+``bench run`` shards (their ``-o``: the per-item results, and ``--summary``: the results JSON)
+the results JSON is rebuilt by ``bench.run.bench_results`` from the same items, results and report.
 """
 
 from __future__ import annotations
