@@ -15,7 +15,7 @@ claim's verdict depends on its own pairs only, and it costs no judge call. Per r
   claim × document cells left out instead).
 
 Data sets: ConflictBench with its gold labels (all splits, or ``--split``), ConflictBench dev scored by
-the default judge (``--predictions``: a ``bench run --predictions`` file), and the report-generation
+the default judge (``--predictions``: the ``-o`` file of ``bench run``), and the report-generation
 outputs in ``benchmarks/results/report_generation/TAG/STRATEGY.scored.jsonl``; each whole, and again
 with only its items of two claims or more (most items of both have one claim, which every rule keeps).
 
@@ -125,7 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bench", default="benchmarks/work/conflictbench.jsonl", help="ConflictBench items (bench build)")
     ap.add_argument("--split", choices=("train", "dev", "test"), help="gold-label data set: only this split")
-    ap.add_argument("--predictions", help="ConflictBench dev scored by a judge (bench run --split dev --predictions)")
+    ap.add_argument("--predictions",
+                    help="ConflictBench dev scored by a judge: the per-item output (-o) of bench run --split dev")
     ap.add_argument("--report-generation", default="benchmarks/results/report_generation/smollm2-135m",
                     help="folder of STRATEGY.scored.jsonl files")
     ap.add_argument("--seeds", type=int, default=50, help="random selection: seeds per K (default 50)")
@@ -186,7 +187,7 @@ def markdown(result: dict[str, Any]) -> str:
     ]
     if m.get("predictions"):
         lines += [f"The judged verdicts are `{m['predictions']}`, written by `conflictscore bench run {{BENCH}} --split "
-                  f"dev -o R.json --predictions {m['predictions']}` with the default pipeline (the run of "
+                  f"dev -o {m['predictions']} --summary R.json` with the default pipeline (the run of "
                   "`benchmarks/results/conflictbench_default-judge-dev.json`).", ""]
     for s in result["sets"]:
         hist = ", ".join(f"{n} claim{'s' if int(n) != 1 else ''}: {c}" for n, c in s["claims_per_item"].items())

@@ -53,10 +53,9 @@ def main(argv: list[str] | None = None) -> int:
     load = os.getloadavg()
     t0 = time.perf_counter()
     with Engine(config_from_args(args)) as engine:
-        result = regenerate_file(csv_path, out / f"{args.tag}.json", generator=args.generator,
-                                 generator_args=gen_args, engine=engine,
-                                 trace_path=out / f"{args.tag}.trace.jsonl", sample_size=args.sample,
-                                 max_tokens=args.max_tokens)
+        result = regenerate_file(csv_path, out / f"{args.tag}.trace.jsonl", summary_path=out / f"{args.tag}.json",
+                                 generator=args.generator, generator_args=gen_args, engine=engine,
+                                 sample_size=args.sample, max_tokens=args.max_tokens)
     command = "python " + " ".join([os.path.relpath(__file__, repo_root())] + (argv if argv is not None else sys.argv[1:]))
     result["run"] = {
         "date": dt.date.today().isoformat(), "command": command,

@@ -19,8 +19,11 @@ RES=benchmarks/results
 mkdir -p "$WORK" "$RES"
 
 "$CS" bench build -o "$WORK/conflictbench.jsonl" --stats "$RES/conflictbench_stats.json"
-"$CS" bench run "$WORK/conflictbench.jsonl" --given-labels -q -o "$RES/conflictbench_gold-labels-all.json"
-"$CS" bench run "$WORK/conflictbench.jsonl" --split "$SPLIT" --given-labels -q -o "$RES/conflictbench_gold-labels.json"
+# -o: each item's verdicts (kept under benchmarks/work/), --summary: the results recorded in benchmarks/results/
+"$CS" bench run "$WORK/conflictbench.jsonl" --given-labels -q -o "$WORK/conflictbench_gold-labels-all.jsonl" \
+  --summary "$RES/conflictbench_gold-labels-all.json"
+"$CS" bench run "$WORK/conflictbench.jsonl" --split "$SPLIT" --given-labels -q -o "$WORK/conflictbench_gold-labels.jsonl" \
+  --summary "$RES/conflictbench_gold-labels.json"
 
 runs=()
 if [ -d models/default-judge ]; then
@@ -31,6 +34,7 @@ for spec in "${runs[@]}"; do
   name=${spec%%=*}
   flags=${spec#*=}
   # shellcheck disable=SC2086  # flags are word-split on purpose
-  "$CS" bench run "$WORK/conflictbench.jsonl" --split "$SPLIT" $flags -o "$RES/conflictbench_$name.json"
+  "$CS" bench run "$WORK/conflictbench.jsonl" --split "$SPLIT" $flags -o "$WORK/conflictbench_$name.jsonl" \
+    --summary "$RES/conflictbench_$name.json"
 done
 "$PY" benchmarks/conflictbench_report.py

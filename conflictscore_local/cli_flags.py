@@ -8,7 +8,10 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-from typing import Any
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
 
 from .arguments import Range, field_range
 from .config import SEED_MAX, STAGES, RunConfig, SampleConfig, apply_overrides, load_config, parse_assignment
@@ -47,30 +50,87 @@ def add_number(p: Any, flag: str, kind: type, range: Range, *, help: str, **kw: 
 
 
 class Deprecated(argparse.Action):
-    """An old spelling of a flag, kept for one release: it stores into the new flag's ``dest`` and
-    records itself, so that the command warns (:func:`warn_deprecated`) once logging is set up."""
+    """An old spelling of a flag, kept for one release: it stores into ``dest`` (appending to a
+    list for a flag of ``nargs``, the value itself for a flag of one value) and records itself, so
+    that the command warns (:func:`warn_deprecated`) once logging is set up. ``new`` is the
+    spelling to use (the docs' table of old spellings lists it); ``use``, when given, writes it
+    out for the parsed arguments (``None``: no warning, the command refuses them and says why)."""
 
-    def __init__(self, option_strings: list[str], dest: str, *, new: str, **kw: Any) -> None:
-        self.new = new
+    def __init__(self, option_strings: list[str], dest: str, *, new: str,
+                 use: Callable[[argparse.Namespace], str | None] | None = None, **kw: Any) -> None:
+        self.new, self.use = new, use
         super().__init__(option_strings, dest, **kw)
 
-    def __call__(self, parser: Any, namespace: argparse.Namespace, values: Any, option_string: str | None = None) -> None:
-        previous = getattr(namespace, self.dest, None)
-        values = list(values) if isinstance(values, (list, tuple)) else [values]
-        setattr(namespace, self.dest, [*(previous or []), *values])
+    def __call__(self, parser: Any, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        if self.nargs is None:
+            setattr(namespace, self.dest, values)
+        else:
+            previous = getattr(namespace, self.dest, None)
+            values = list(values) if isinstance(values, (list, tuple)) else [values]
+            setattr(namespace, self.dest, [*(previous or []), *values])
         used = getattr(namespace, "deprecated_flags", None) or []
-        namespace.deprecated_flags = [*used, (option_string, self.new)]
+        namespace.deprecated_flags = [*used, (option_string, self.use or self.new)]
 
 
 def add_deprecated(p: Any, old: str, new: str, dest: str, **kw: Any) -> None:
-    """``old`` as a hidden, warning alias of ``new`` (which stores into ``dest``, a list)."""
+    """``old`` as a hidden, warning alias of ``new`` (which stores into ``dest``: a list when
+    ``nargs`` is given, else one value); ``use=``: see :class:`Deprecated`."""
     p.add_argument(old, action=Deprecated, new=new, dest=dest, help=argparse.SUPPRESS, **kw)
 
 
 def warn_deprecated(args: argparse.Namespace) -> None:
     """One warning per old flag spelling the command line used."""
     for old, new in dict(getattr(args, "deprecated_flags", None) or []).items():
-        log.warning(f"{old} is deprecated and will be removed in the next release: use {new}")
+        use = new(args) if callable(new) else new
+        if use is not None:
+            log.warning(f"{old} is deprecated and will be removed in the next release: use {use}")
+
+
+def add_per_item_alias(p: Any, old: str, dest: str, *, metavar: str) -> None:
+    """``old``: the per-item output's flag of a command whose ``-o`` was its results JSON until
+    this release (``bench run --predictions``, ``regenerate --trace``); see :func:`per_item_outputs`."""
+    def use(args: argparse.Namespace) -> str | None:
+        if args.summary is not None:
+            return None  # refused by per_item_outputs, which says why
+        return (f"-o {shlex.quote(getattr(args, dest))} --summary {shlex.quote(args.output)} (-o is now the per-item "
+                f"output and --summary the results JSON; given with {old}, -o is still read as the results JSON "
+                "in this release)")
+
+    add_deprecated(p, old, f"-o {metavar} --summary RESULTS.json", dest, use=use, metavar=metavar)
+
+
+@dataclass(frozen=True)
+class PerItemOutputs:
+    """The per-item output and the results JSON a command line names, and the flags it named them
+    by (what error messages say): ``-o`` and ``--summary``, or the old spellings of this release."""
+
+    output: str | None
+    summary: str | None
+    output_flag: str = "-o"
+    summary_flag: str = "--summary"
+
+
+def per_item_outputs(args: argparse.Namespace, old: str, dest: str) -> PerItemOutputs:
+    """``-o`` / ``--summary`` of ``bench run`` and ``regenerate``, with the transitional rule of
+    this release, so that no old command line silently changes meaning: with the old per-item
+    flag (``old``, stored in ``dest``) ``-o`` is still the results JSON; an ``-o`` ending in
+    ``.json`` with neither ``--summary`` nor the old flag is too (and no per-item file is
+    written), with a warning naming the new form; otherwise ``-o`` is the per-item JSONL."""
+    legacy = getattr(args, dest, None)
+    if legacy is not None:
+        if args.summary is not None:
+            raise ConfigError(f"{old} (deprecated) with --summary: -o would be the per-item output and the results "
+                              f"JSON at once; write -o {shlex.quote(legacy)} --summary {shlex.quote(args.summary)} "
+                              f"without {old}")
+        return PerItemOutputs(legacy, args.output, old, "-o")
+    if args.summary is None and args.output.lower().endswith(".json"):
+        jsonl = shlex.quote(str(Path(args.output).with_suffix(".jsonl")))
+        log.warning(f"-o {args.output} (a .json file) is read as the results JSON, as before this release, and no "
+                    "per-item output is written: -o is now the per-item output (JSONL) and --summary the results JSON; "
+                    f"write -o {jsonl} --summary {shlex.quote(args.output)}")
+        return PerItemOutputs(None, args.output, summary_flag="-o")
+    return PerItemOutputs(args.output, args.summary)
 
 
 SHARD_HELP = ("score only shard I of N (1 <= I <= N): the items whose id hashes to it (sha256), the same on "

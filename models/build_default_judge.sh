@@ -77,9 +77,9 @@ done
 # v2's ConflictBench rows (conflictbench_default-judge-v2*.json) and dev-file runs (judge-v2/) were recorded
 # with the same commands when v2 was the default (the v2 runs' --judge-arg model=benchmarks/work/judge-v2 gives them again)
 "$CS" bench run "$WORK/conflictbench.jsonl" --split test --judge nli --pruner embedding --no-cache -q \
-  -o "$RES/conflictbench_default-judge.json"
+  -o "$WORK/conflictbench_default-judge.jsonl" --summary "$RES/conflictbench_default-judge.json"
 "$CS" bench run "$WORK/conflictbench.jsonl" --split dev --judge nli --pruner embedding --no-cache -q \
-  -o "$RES/conflictbench_default-judge-dev.json"
+  -o "$WORK/conflictbench_default-judge-dev.jsonl" --summary "$RES/conflictbench_default-judge-dev.json"
 "$PY" benchmarks/conflictbench_report.py             # refill the tables in benchmarks/conflictbench.md
 "$PY" benchmarks/judge_card.py                       # the card's tables, from the files above
 "$PY" benchmarks/leakage.py --data-json "$DATA/data.json"

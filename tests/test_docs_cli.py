@@ -77,7 +77,7 @@ def test_every_command_help_has_examples_and_exit_statuses() -> None:
 
 @pytest.mark.parametrize(("argv", "old", "new"), [
     (["bench", "build", "--only", "nope", "-o", "x.jsonl"], "--only", "--source NAME"),
-    (["bench", "run", "missing.jsonl", "--source-filter", "nope", "-o", "x.json"], "--source-filter", "--source"),
+    (["bench", "run", "missing.jsonl", "--source-filter", "nope", "-o", "x.jsonl"], "--source-filter", "--source"),
 ])
 def test_old_spellings_warn_and_still_work(argv: list[str], old: str, new: str, capsys: pytest.CaptureFixture[str],
                                            tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

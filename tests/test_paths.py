@@ -59,7 +59,7 @@ def test_bench_results_record_no_machine_path(tmp_path: Path) -> None:
     bench = tmp_path / "bench.jsonl"
     write_jsonl_atomic(bench, [item])
     out = tmp_path / "results.json"
-    res = run_bench(bench, out, given_labels=True)
+    res = run_bench(bench, tmp_path / "pred.jsonl", summary_path=out, given_labels=True)
     text = out.read_text(encoding="utf-8")
     assert str(tmp_path) not in text and res["bench"]["input"].startswith("<tmp>/")  # before: the absolute path
     assert json.loads(text)["bench"]["input"] == res["bench"]["input"]

@@ -21,11 +21,19 @@ examples:
 
 RUN_EPILOG = """\
 examples:
-  conflictscore bench run conflictbench.jsonl --split test --given-labels -o sanity.json
-  conflictscore bench run conflictbench.jsonl --split test --judge nli --judge-arg model=models/default-judge -o r.json
-  conflictscore bench run conflictbench.jsonl --split dev --source ramdocs --pruner none --limit 50 -o r.json
-  conflictscore bench run conflictbench.jsonl --split test -o r.json --predictions pred.jsonl --report r.html
-  conflictscore bench run conflictbench.jsonl --split test --shard 1/2 -o r.1.json --predictions p.1.jsonl  (see merge)
+  conflictscore bench run conflictbench.jsonl --split test --given-labels -o sanity.jsonl --json
+  conflictscore bench run conflictbench.jsonl --split test --judge nli --judge-arg model=models/default-judge \\
+      -o pred.jsonl --summary results.json
+  conflictscore bench run conflictbench.jsonl --split dev --source ramdocs --pruner none --limit 50 \\
+      -o pred.jsonl --summary results.json
+  conflictscore bench run conflictbench.jsonl --split test -o pred.jsonl --summary results.json --report r.html
+  conflictscore bench run conflictbench.jsonl --split test --shard 1/2 -o p.1.jsonl --summary r.1.json  (see merge)
+
+outputs: -o the per-item results (JSONL, the format of `score -o`), --summary the results JSON
+(detection metrics, counts, timing, config; --json prints it on stdout), --report the HTML page.
+Until the next release the old spelling still works, with a warning: `-o RESULTS.json --predictions
+P.jsonl` is read as `-o P.jsonl --summary RESULTS.json`, and an -o ending in .json with neither
+--summary nor --predictions as the results JSON (no per-item file).
 
 An interrupted run resumes from the judgment cache: rerun the same command.
 """
@@ -33,7 +41,8 @@ An interrupted run resumes from the judgment cache: rerun the same command.
 
 def add_parser(sub: Any) -> None:
     """Add ``bench`` with its ``build`` and ``run`` subcommands."""
-    from ..cli_flags import LIMIT, add_deprecated, add_number, add_output_args, add_pipeline_args, add_shard_arg
+    from ..cli_flags import (LIMIT, add_deprecated, add_number, add_output_args, add_per_item_alias, add_pipeline_args,
+                             add_shard_arg)
     from .sources import BENCH_SOURCES
 
     p = sub.add_parser("bench", help="ConflictBench: build the benchmark, measure conflict detection",
@@ -64,14 +73,17 @@ def add_parser(sub: Any) -> None:
     r = bsub.add_parser("run", help="score ConflictBench items and report pair and conflict-detection metrics",
                         epilog=RUN_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     r.add_argument("input", metavar="INPUT", help="ConflictBench items (from bench build)")
-    r.add_argument("-o", "--output", required=True, metavar="RESULTS.json", help="metrics, counts, timing, config")
+    r.add_argument("-o", "--output", required=True, metavar="OUTPUT",
+                   help="per-item results, JSONL (the format of `score -o`; written row by row, in place at the end)")
+    r.add_argument("--summary", metavar="RESULTS.json",
+                   help="the results JSON: detection and pair metrics, counts, timing, config, versions")
     r.add_argument("--split", choices=("train", "dev", "test"), help="only items of this split")
     add_number(r, "--limit", int, LIMIT, metavar="N", help="only the first N items (after --split/--source)")
     r.add_argument("--source", metavar="NAME", nargs="+", action="extend", help="only items of these sources")
     add_deprecated(r, "--source-filter", "--source", "source", metavar="NAME", nargs="+")
     r.add_argument("--given-labels", action="store_true",
                    help="score the gold labels instead of judging (sanity check: detection F1 must be 1.0)")
-    r.add_argument("--predictions", metavar="OUT.jsonl", help="also write the per-item results (score output format)")
+    add_per_item_alias(r, "--predictions", "predictions", metavar="OUT.jsonl")
     r.add_argument("--report", metavar="REPORT.html", help="also write the HTML report: gold beside the predictions, "
                    "detection per conflict type, the confusion matrix (see `conflictscore report --help`)")
     add_output_args(r, json_help="the results JSON")
@@ -132,15 +144,17 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from ..cli_flags import config_from_args, show_progress
+    from ..cli_flags import config_from_args, per_item_outputs, show_progress
     from ..cli_text import emit, format_bench
     from .run import run_bench
 
+    out = per_item_outputs(args, "--predictions", "predictions")
     cfg = config_from_args(args)
     res = run_bench(
-        args.input, args.output, config=cfg, split=args.split, limit=args.limit, source_filter=args.source,
-        given_labels=args.given_labels, predictions_path=args.predictions, report_path=args.report,
-        progress=show_progress(args), shard=args.shard, config_file=args.config,
+        args.input, out.output, summary_path=out.summary, config=cfg, split=args.split, limit=args.limit,
+        source_filter=args.source, given_labels=args.given_labels, report_path=args.report,
+        progress=show_progress(args), shard=args.shard, config_file=args.config, output_flag=out.output_flag,
+        summary_flag=out.summary_flag,
     )
     emit(args, res, lambda: format_bench(res))
     return 0

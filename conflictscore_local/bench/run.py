@@ -23,41 +23,47 @@ from .gold import evaluate, load_bench_items, with_gold_labels
 
 def run_bench(
     input_path: str | os.PathLike[str],
-    output_path: str | os.PathLike[str],
+    output_path: str | os.PathLike[str] | None,
     *,
+    summary_path: str | os.PathLike[str] | None = None,
     config: RunConfig | None = None,
     split: str | None = None,
     limit: int | None = None,
     source_filter: Sequence[str] | None = None,
     given_labels: bool = False,
-    predictions_path: str | os.PathLike[str] | None = None,
     report_path: str | os.PathLike[str] | None = None,
     progress: bool = False,
     shard: Shard | None = None,
     config_file: str | os.PathLike[str] | None = None,
+    output_flag: str = "-o",
+    summary_flag: str = "--summary",
     clock: Clock = time.perf_counter,
 ) -> dict[str, Any]:
-    """Score a ConflictBench file with the engine and write the results JSON atomically.
+    """Score a ConflictBench file with the engine: the per-item results into ``output_path``
+    (JSONL, ``score``'s output format, row by row), the results JSON (detection metrics, counts,
+    timing, config) into ``summary_path``; returns the results.
 
-    The same job as ``score``: every destination (the results, ``predictions_path``,
-    ``report_path``, the cache) checked against the input and each other before any work, the
-    predictions written row by row as OUTPUT is. Claims are given, so nothing is decomposed;
-    judgments go through the judgment cache, so an interrupted run resumes by rerunning it.
-    Paths in the results are written repository-relative (:func:`~conflictscore_local.paths.portable`).
-    ``given_labels`` scores the gold labels instead of judging (a check of the aggregation:
-    detection F1 must be 1.0). ``report_path`` also writes the HTML report, gold labels beside
-    the predictions. ``shard`` scores only that shard of the selected items (after split,
-    source filter and limit); it needs ``predictions_path``, which ``conflictscore merge`` combines.
-    ``config_file``: the file ``config`` was read from (``--config``), which no destination may be.
+    The same job as ``score``: every destination (the per-item output, the results, ``report_path``,
+    the cache) checked against the input and each other before any work. ``output_path`` may be
+    ``None`` (no per-item file: the transitional ``bench run -o RESULTS.json``). Claims are given,
+    so nothing is decomposed; judgments go through the judgment cache, so an interrupted run
+    resumes by rerunning it. Paths in the results are written repository-relative
+    (:func:`~conflictscore_local.paths.portable`). ``given_labels`` scores the gold labels instead
+    of judging (a check of the aggregation: detection F1 must be 1.0). ``report_path`` also writes
+    the HTML report, gold labels beside the predictions. ``shard`` scores only that shard of the
+    selected items (after split, source filter and limit); it needs both files, which
+    ``conflictscore merge`` combines. ``config_file``: the file ``config`` was read from
+    (``--config``), which no destination may be. ``output_flag`` and ``summary_flag``: the flags
+    the command line named the two files by, which messages name.
     """
-    if shard is not None and predictions_path is None:
-        raise ConfigError(f"--shard {shard} needs --predictions: `conflictscore merge` combines the shards' "
-                          "per-item results with their results JSON")
+    if shard is not None and (output_path is None or summary_path is None):
+        raise ConfigError(f"--shard {shard} needs the per-item output (-o) and the results JSON (--summary): "
+                          "`conflictscore merge` combines the shards' per-item results with their results JSON")
     if limit is not None and limit < 1:
         raise ConfigError(f"--limit must be a positive integer, got {limit}")
     job = Job([Input(input_path, "the input file"), Input(config_file, "the --config file")], [
-        Output(output_path, "-o", "the results (-o)"),
-        Output(predictions_path, "--predictions", kind="rows"),
+        Output(output_path, f"output ({output_flag})", f"OUTPUT ({output_flag})", kind="rows"),
+        Output(summary_path, summary_flag, f"the results ({summary_flag})"),
         Output(report_path, "--report"),
     ])
     selected: list[Item] = []
@@ -78,19 +84,22 @@ def run_bench(
                                   items=len(selected))
         out = bench_results(selected, run.results, run.report, input_path=input_path, split=split, limit=limit,
                             source_filter=source_filter, given_labels=given_labels, shard=record)
-        write_json_atomic(output_path, out, what="-o")
+        if summary_path is not None:
+            write_json_atomic(summary_path, out, what=summary_flag)
         if report_path is not None:
             from ..report import ReportInputs, write_report
 
-            paths = {"items": str(input_path), "summary": str(output_path)}
-            if predictions_path is not None:
-                paths["scored"] = str(predictions_path)
+            paths = {"items": str(input_path)}
+            if summary_path is not None:
+                paths["summary"] = str(summary_path)
+            if output_path is not None:
+                paths["scored"] = str(output_path)
             names = {k: Path(v).name for k, v in paths.items()}
             write_report(report_path, ReportInputs(run.results, {it.id: it for it in selected}, out, names, paths),
                          title=f"ConflictBench report: {Path(input_path).name}")
         return out
 
-    return run_scoring(job, read, finish, config=config, rows=predictions_path, progress=progress, clock=clock)
+    return run_scoring(job, read, finish, config=config, rows=output_path, progress=progress, clock=clock)
 
 
 def bench_results(

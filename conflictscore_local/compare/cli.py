@@ -38,7 +38,7 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "compare",
         help="compare two scored runs: paired differences with intervals and p-values, claims that changed",
-        description="Compare run B against run A (two `score` outputs, or `bench run --predictions`): did the "
+        description="Compare run B against run A (two `-o` outputs of `score` or `bench run`): did the "
         "strategy, model or judge of B change the metrics beyond noise, and which claims changed state?",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -48,7 +48,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("-o", "--output", metavar="COMPARE.json", help="the comparison, JSON (written whole: OUTPUT.partial, then renamed)")
     p.add_argument("--report", metavar="COMPARE.html", help="also write a self-contained HTML page: metrics, "
                    "then the items side by side, filterable by what changed")
-    p.add_argument("--summary-a", metavar="SUMMARY.json", help="A's summary (`score --summary`, `bench run -o`)")
+    p.add_argument("--summary-a", metavar="SUMMARY.json", help="A's summary (`--summary` of `score` or `bench run`)")
     p.add_argument("--summary-b", metavar="SUMMARY.json", help="B's summary")
     p.add_argument("--label-a", default="A", metavar="NAME", help="A's name in the output (default A)")
     p.add_argument("--label-b", default="B", metavar="NAME", help="B's name in the output (default B)")

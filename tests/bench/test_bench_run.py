@@ -82,9 +82,11 @@ def small_bench(tmp_path: Path) -> Path:
 
 
 def test_given_labels_on_the_real_test_split_gives_f1_one(bench_file: Path, tmp_path: Path, capsys):
-    out = tmp_path / "sanity.json"
-    assert main(["bench", "run", str(bench_file), "--split", "test", "--given-labels", "-o", str(out)]) == 0
+    out, pred = tmp_path / "sanity.json", tmp_path / "pred.jsonl"
+    assert main(["bench", "run", str(bench_file), "--split", "test", "--given-labels", "-o", str(pred),
+                 "--summary", str(out)]) == 0
     res = json.loads(out.read_text())
+    assert len(pred.read_text().splitlines()) == res["bench"]["n_items"]
     det = res["detection"]
     assert det["overall"]["f1"] == 1.0 and det["overall"]["precision"] == 1.0 and det["overall"]["recall"] == 1.0
     assert det["overall"]["n_gold_conflicted"] > 100
@@ -101,7 +103,7 @@ def test_given_labels_on_the_real_test_split_gives_f1_one(bench_file: Path, tmp_
 def test_judged_run_metrics_pruning_and_cache_resume(small_bench: Path, tmp_path: Path, rule_backends, capsys):
     out, cache = tmp_path / "r.json", tmp_path / "cache.sqlite"
     argv = ["bench", "run", str(small_bench), "--judge", "bench-rule", "--pruner", "bench-zzz",
-            "--cache", str(cache), "-o", str(out), "--predictions", str(tmp_path / "pred.jsonl")]
+            "--cache", str(cache), "-o", str(tmp_path / "pred.jsonl"), "--summary", str(out)]
     assert main(argv) == 0
     res = json.loads(out.read_text())
     pm = res["pairs"]
@@ -123,10 +125,11 @@ def test_judged_run_metrics_pruning_and_cache_resume(small_bench: Path, tmp_path
 
 
 def test_run_filters(small_bench: Path, tmp_path: Path):
-    out = tmp_path / "r.json"
-    assert main(["bench", "run", str(small_bench), "--given-labels", "--limit", "2", "-q", "-o", str(out)]) == 0
-    assert json.loads(out.read_text())["bench"]["n_items"] == 2
-    assert main(["bench", "run", str(small_bench), "--given-labels", "--source", "nope", "-o", str(out)]) == 2
+    out, pred = tmp_path / "r.json", tmp_path / "p.jsonl"
+    assert main(["bench", "run", str(small_bench), "--given-labels", "--limit", "2", "-q", "-o", str(pred),
+                 "--summary", str(out)]) == 0
+    assert json.loads(out.read_text())["bench"]["n_items"] == 2 and len(pred.read_text().splitlines()) == 2
+    assert main(["bench", "run", str(small_bench), "--given-labels", "--source", "nope", "-o", str(pred)]) == 2
 
 
 def test_run_refuses_items_with_labels_or_inconsistent_gold(small_bench: Path, tmp_path: Path, capsys):
@@ -134,14 +137,16 @@ def test_run_refuses_items_with_labels_or_inconsistent_gold(small_bench: Path, t
     rows[1]["labels"] = rows[1]["gold_labels"]
     bad = tmp_path / "bad.jsonl"
     bad.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    assert main(["bench", "run", str(bad), "--given-labels", "-o", str(tmp_path / "x.json")]) == 2
+    argv = ["bench", "run", str(bad), "--given-labels", "-o", str(tmp_path / "x.jsonl"), "--summary",
+            str(tmp_path / "x.json")]
+    assert main(argv) == 2
     assert f"{bad}:2: field 'labels'" in capsys.readouterr().err
     rows = [json.loads(x) for x in small_bench.read_text().splitlines()]
     rows[2]["gold_conflicted"] = [True]
     bad.write_text("\n" + "".join(json.dumps(r) + "\n" for r in rows))
-    assert main(["bench", "run", str(bad), "--given-labels", "-o", str(tmp_path / "x.json")]) == 2
+    assert main(argv) == 2
     assert f"{bad}:4: field 'gold_conflicted'" in capsys.readouterr().err
-    assert not (tmp_path / "x.json").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.jsonl", "small.jsonl"]
 
 
 def test_build_cli_writes_readable_items_and_stats(shared_data: Path, tmp_path: Path, capsys):
@@ -183,7 +188,7 @@ def test_real_nli_backend_on_a_tiny_checkpoint(small_bench: Path, tmp_path: Path
     """The registered ``nli`` judge end to end: every pair judged, labels in the label set, model recorded."""
     out = tmp_path / "nli.json"
     assert main(["bench", "run", str(small_bench), "--judge", "nli", "--judge-arg", f"model={tiny_nli_dir}",
-                 "--pruner", "none", "--no-cache", "-q", "-o", str(out)]) == 0
+                 "--pruner", "none", "--no-cache", "-q", "-o", str(tmp_path / "nli.jsonl"), "--summary", str(out)]) == 0
     res = json.loads(out.read_text())
     assert res["engine_pairs"]["judged"] == 8 and res["pairs"]["n_scored"] + res["pairs"]["unscored"] == 8
     assert sum(sum(row.values()) for row in res["pairs"]["confusion"].values()) == res["pairs"]["n_scored"]
@@ -200,3 +205,92 @@ def test_build_cli_source_options(shared_data: Path, tmp_path: Path):
     assert len(items) == 10 and {it.meta["conflict_type"] for it in items} == {"none"}
     assert main(["bench", "build", "--data-dir", str(shared_data), "--source", "macnoise", "-q",
                  "--source-opt", "macnoise.nope=1", "-o", str(out)]) == 2
+
+
+# -- the flag vocabulary's transition: -o was the results JSON until this release -----------------
+
+NEW_MEANING = ("(-o is now the per-item output and --summary the results JSON; given with --predictions, -o is "
+               "still read as the results JSON in this release)")
+
+
+def _bench_run(capsys: pytest.CaptureFixture[str], bench: Path, *flags: str) -> tuple[int, str]:
+    rc = main(["bench", "run", str(bench), "--given-labels", "-q", *flags])
+    return rc, capsys.readouterr().err
+
+
+def _same_results(a: Path, b: Path) -> None:
+    x, y = json.loads(a.read_text()), json.loads(b.read_text())
+    for r in (x, y):
+        del r["bench"]["created"], r["timing"]
+    assert x == y
+
+
+def test_bench_run_writes_per_item_rows_to_o_and_the_results_to_summary(small_bench: Path, tmp_path: Path, capsys):
+    pred, res = tmp_path / "pred.jsonl", tmp_path / "results.json"
+    assert _bench_run(capsys, small_bench, "-o", str(pred), "--summary", str(res)) == (0, "")
+    assert [json.loads(x)["id"] for x in pred.read_text().splitlines()] == ["a", "b", "c"]
+    assert json.loads(res.read_text())["detection"]["overall"]["f1"] == 1.0
+    # -o alone: the rows only (no warning: a .jsonl -o is the new meaning); --json prints the results
+    only = tmp_path / "only.jsonl"
+    assert main(["bench", "run", str(small_bench), "--given-labels", "--json", "-o", str(only)]) == 0
+    out, err = capsys.readouterr()
+    assert err == "" and json.loads(out)["detection"]["overall"]["f1"] == 1.0
+    assert only.read_text() == pred.read_text()
+    # a .json -o given with --summary is the per-item output too: --summary says what -o means
+    rows = tmp_path / "rows.json"
+    assert _bench_run(capsys, small_bench, "-o", str(rows), "--summary", str(tmp_path / "s.json")) == (0, "")
+    assert rows.read_text() == pred.read_text()
+    _same_results(tmp_path / "s.json", res)
+
+
+def test_old_predictions_keeps_o_as_the_results_json_with_a_warning(small_bench: Path, tmp_path: Path, capsys):
+    assert _bench_run(capsys, small_bench, "-o", str(tmp_path / "new.jsonl"), "--summary",
+                      str(tmp_path / "new.json"))[0] == 0
+    r, p = tmp_path / "r.json", tmp_path / "p.jsonl"
+    rc, err = _bench_run(capsys, small_bench, "-o", str(r), "--predictions", str(p))
+    assert rc == 0
+    assert err == (f"warning: --predictions is deprecated and will be removed in the next release: use -o {p} "
+                   f"--summary {r} {NEW_MEANING}\n")
+    assert p.read_text() == (tmp_path / "new.jsonl").read_text()  # --predictions: the per-item rows
+    _same_results(r, tmp_path / "new.json")                        # -o: the results JSON, as before
+
+
+def test_a_json_o_alone_is_still_the_results_json_with_a_warning(small_bench: Path, tmp_path: Path, capsys):
+    r = tmp_path / "r.json"
+    rc, err = _bench_run(capsys, small_bench, "-o", str(r))
+    assert rc == 0
+    assert err == (f"warning: -o {r} (a .json file) is read as the results JSON, as before this release, and no "
+                   "per-item output is written: -o is now the per-item output (JSONL) and --summary the results "
+                   f"JSON; write -o {tmp_path / 'r.jsonl'} --summary {r}\n")
+    assert json.loads(r.read_text())["detection"]["overall"]["f1"] == 1.0
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != "judgments.sqlite") == ["r.json", "small.jsonl"]
+    # the same for an upper-case suffix; a .jsonl -o is never read the old way
+    rc, err = _bench_run(capsys, small_bench, "-o", str(tmp_path / "R.JSON"))
+    assert rc == 0 and err.startswith(f"warning: -o {tmp_path / 'R.JSON'} (a .json file) is read as the results JSON")
+    assert "detection" in json.loads((tmp_path / "R.JSON").read_text())
+
+
+def test_old_predictions_with_summary_is_refused(small_bench: Path, tmp_path: Path, capsys):
+    before = sorted(tmp_path.iterdir())
+    rc, err = _bench_run(capsys, small_bench, "-o", str(tmp_path / "r.json"), "--predictions",
+                         str(tmp_path / "p.jsonl"), "--summary", str(tmp_path / "s.json"))
+    assert rc == 2
+    assert err == ("conflictscore bench: error: --predictions (deprecated) with --summary: -o would be the per-item "
+                   f"output and the results JSON at once; write -o {tmp_path / 'p.jsonl'} --summary "
+                   f"{tmp_path / 's.json'} without --predictions\n")
+    assert sorted(tmp_path.iterdir()) == before
+
+
+def test_messages_name_the_flag_the_command_line_used(small_bench: Path, tmp_path: Path, capsys):
+    """In the transitional spelling, a clash names --predictions and -o, not the new flags."""
+    rc, err = _bench_run(capsys, small_bench, "-o", str(tmp_path / "r.json"), "--predictions", str(small_bench))
+    assert rc == 2 and err.splitlines()[-1] == (f"conflictscore bench: error: output (--predictions) {small_bench} "
+                                                "is the input file: writing it would replace that file; choose "
+                                                "another path")
+    rc, err = _bench_run(capsys, small_bench, "-o", str(small_bench), "--predictions", str(tmp_path / "p.jsonl"))
+    assert rc == 2 and err.splitlines()[-1] == (f"conflictscore bench: error: -o {small_bench} is the input file: "
+                                                "writing it would replace that file; choose another path")
+    rc, err = _bench_run(capsys, small_bench, "-o", str(tmp_path / "p.jsonl"), "--summary", str(small_bench))
+    assert rc == 2 and err == (f"conflictscore bench: error: --summary {small_bench} is the input file: writing it "
+                               "would replace that file; choose another path\n")
+    assert not (tmp_path / "p.jsonl").exists() and not (tmp_path / "r.json").exists()

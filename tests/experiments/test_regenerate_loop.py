@@ -1,6 +1,7 @@
 """``conflictscore regenerate`` end to end against the local OpenAI-compatible stub: scripted
 right, wrong, unparseable and timed-out replies, a rule judge, and the fix/harm accounting
-checked exactly; the trace and the results file as written."""
+checked exactly; the per-question rows (-o) and the results (--summary) as written, and the
+old spellings of this release (``-o RESULTS.json --trace TRACE.jsonl``)."""
 
 from __future__ import annotations
 
@@ -81,7 +82,7 @@ def test_conditions_fix_and_harm_accounting(tmp_path: Path, scripted: Any, rule_
     csv = write_csv(tmp_path)
     out, trace = tmp_path / "results.json", tmp_path / "trace.jsonl"
     rc = main(["regenerate", "--truthfulqa", str(csv), *generator_flags(scripted), "--judge", "rule",
-               "--pruner", "none", "--no-cache", "-o", str(out), "--trace", str(trace)])
+               "--pruner", "none", "--no-cache", "-o", str(trace), "--summary", str(out)])
     # one failed reply in each condition: 4 of 28 (14.3 %) is above engine.max_unscored_share (0.1),
     # so the run finishes, writes everything and says so with exit status 3
     assert rc == 3
@@ -156,3 +157,81 @@ def test_bad_input_exits_2_before_any_request(tmp_path: Path, openai_server: Any
                "temperature=1", "-o", str(tmp_path / "r.json")])
     assert rc == 2 and "generator 'openai': unknown argument 'temperature'" in capsys.readouterr().err
     assert openai_server.posts() == [] and not (tmp_path / "r.json").exists()
+
+
+# -- -o is the per-question rows, --summary the results; the old spellings of this release -------
+
+@pytest.fixture
+def right_first_option(openai_server: Any, openai_stub: Any) -> Any:
+    """Every closed-book reply picks the best answer, at once."""
+    def respond(req: Any) -> Any:
+        messages = req.body["messages"]
+        question, _, _ = prompt_facts(messages)
+        return openai_stub.Reply(body=openai_stub.chat_reply(letter_of(messages, f"R{question[1]}")))
+
+    openai_server.respond = respond
+    return openai_server
+
+
+def _regenerate(capsys: pytest.CaptureFixture[str], tmp_path: Path, server: Any, *flags: str) -> tuple[int, str]:
+    rc = main(["regenerate", "--truthfulqa", str(tmp_path / "TruthfulQA.csv"), "--conditions", "closed-book",
+               *generator_flags(server), "--no-cache", "-q", *flags])
+    return rc, capsys.readouterr().err
+
+
+def _rows(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def _closed_book(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text())["conditions"]["closed-book"]
+
+
+def test_o_is_the_per_question_rows_and_summary_the_results(tmp_path: Path, right_first_option: Any,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    write_csv(tmp_path)
+    rows, res = tmp_path / "trace.jsonl", tmp_path / "results.json"
+    assert _regenerate(capsys, tmp_path, right_first_option, "-o", str(rows), "--summary", str(res)) == (0, "")
+    assert [r["kind"] for r in _rows(rows)] == ["question"] * 7 + ["answer"] * 7
+    assert (_closed_book(res)["n"], _closed_book(res)["right"]) == (7, 7)
+    only = tmp_path / "only.jsonl"  # -o alone: the rows, and no results file
+    assert _regenerate(capsys, tmp_path, right_first_option, "-o", str(only)) == (0, "")
+    assert len(_rows(only)) == 14
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["TruthfulQA.csv", "only.jsonl", "results.json", "trace.jsonl"]
+
+
+def test_old_trace_keeps_o_as_the_results_with_a_warning(tmp_path: Path, right_first_option: Any,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    write_csv(tmp_path)
+    r, t = tmp_path / "r.json", tmp_path / "t.jsonl"
+    rc, err = _regenerate(capsys, tmp_path, right_first_option, "-o", str(r), "--trace", str(t))
+    assert rc == 0
+    assert err == (f"warning: --trace is deprecated and will be removed in the next release: use -o {t} --summary {r} "
+                   "(-o is now the per-item output and --summary the results JSON; given with --trace, -o is still "
+                   "read as the results JSON in this release)\n")
+    assert _closed_book(r)["right"] == 7 and [x["kind"] for x in _rows(t)] == ["question"] * 7 + ["answer"] * 7
+
+
+def test_a_json_o_alone_is_still_the_results_with_a_warning(tmp_path: Path, right_first_option: Any,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    write_csv(tmp_path)
+    r = tmp_path / "r.json"
+    rc, err = _regenerate(capsys, tmp_path, right_first_option, "-o", str(r))
+    assert rc == 0
+    assert err == (f"warning: -o {r} (a .json file) is read as the results JSON, as before this release, and no "
+                   "per-item output is written: -o is now the per-item output (JSONL) and --summary the results "
+                   f"JSON; write -o {tmp_path / 'r.jsonl'} --summary {r}\n")
+    assert _closed_book(r)["right"] == 7
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["TruthfulQA.csv", "r.json"]
+
+
+def test_old_trace_with_summary_is_refused_before_any_request(tmp_path: Path, openai_server: Any,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    write_csv(tmp_path)
+    rc, err = _regenerate(capsys, tmp_path, openai_server, "-o", str(tmp_path / "r.json"), "--trace",
+                          str(tmp_path / "t.jsonl"), "--summary", str(tmp_path / "s.json"))
+    assert rc == 2
+    assert err == ("conflictscore regenerate: error: --trace (deprecated) with --summary: -o would be the per-item "
+                   f"output and the results JSON at once; write -o {tmp_path / 't.jsonl'} --summary "
+                   f"{tmp_path / 's.json'} without --trace\n")
+    assert openai_server.posts() == [] and sorted(p.name for p in tmp_path.iterdir()) == ["TruthfulQA.csv"]

@@ -53,7 +53,7 @@ def test_regenerate_with_smollm2_and_the_default_judge(tmp_path: Path, request: 
     csv = DATA / "truthfulqa_sample.csv"
     out, trace = tmp_path / "results.json", tmp_path / "trace.jsonl"
     engine = Engine(RunConfig().updated({"cache": {"enabled": False}}), pruner="none")
-    res = regenerate_file(csv, out, generator=smollm2_generator, engine=engine, trace_path=trace, max_tokens=12)
+    res = regenerate_file(csv, trace, summary_path=out, generator=smollm2_generator, engine=engine, max_tokens=12)
     conds = res["conditions"]
     assert list(conds) == ["closed-book", "rag", "prompt-control", "regenerated-rag"]
     for c in conds.values():

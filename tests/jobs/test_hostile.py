@@ -284,12 +284,13 @@ def test_bench_build_output_and_stats_the_same_file_is_refused(tmp_path, capsys)
             "--stats", str(out), "-q", says="is")
 
 
-@pytest.mark.parametrize("flag", ["-o", "--predictions", "--report"])
+@pytest.mark.parametrize("flag", ["-o", "--summary", "--report", "--predictions"])
 def test_bench_run_never_writes_over_its_input(tmp_path, capsys, flag):
     bench = bench_file(tmp_path / "bench.jsonl")
     args = ["bench", "run", str(bench), "--given-labels", "-q"]
     args += [flag, str(bench)] if flag == "-o" else ["-o", str(tmp_path / "r.json"), flag, str(bench)]
-    refused(capsys, tmp_path, *args, says="is")
+    called = {"-o": "output (-o)", "--predictions": "output (--predictions)"}.get(flag, flag)  # -o is the rows
+    refused(capsys, tmp_path, *args, says=f"{called} {bench} is the input file")
 
 
 def test_generate_never_writes_over_its_input(tmp_path, capsys, openai_server, openai_stub):
@@ -300,15 +301,18 @@ def test_generate_never_writes_over_its_input(tmp_path, capsys, openai_server, o
     assert openai_server.posts() == []  # refused before any request
 
 
-@pytest.mark.parametrize("case", ["-o is the CSV", "--trace is the CSV", "-o and --trace the same file"])
+@pytest.mark.parametrize("case", ["-o is the CSV", "--summary is the CSV", "-o and --summary the same file",
+                                  "--trace is the CSV"])
 def test_regenerate_never_writes_over_its_input_or_itself(tmp_path, capsys, openai_server, openai_stub, case):
     openai_server.respond = answering(openai_stub)
     csv = truthfulqa(tmp_path)
-    out, trace = {"-o is the CSV": (csv, None), "--trace is the CSV": (tmp_path / "r.json", csv),
-                  "-o and --trace the same file": (tmp_path / "r.json", tmp_path / "r.json")}[case]
+    out, flag, other = {"-o is the CSV": (csv, "--summary", None),
+                        "--summary is the CSV": (tmp_path / "t.jsonl", "--summary", csv),
+                        "-o and --summary the same file": (tmp_path / "t.jsonl", "--summary", tmp_path / "t.jsonl"),
+                        "--trace is the CSV": (tmp_path / "r.json", "--trace", csv)}[case]
     args = ["regenerate", "--truthfulqa", str(csv), "--conditions", "closed-book", "-o", str(out),
             *generator_args(openai_server), "--no-cache", "-q"]
-    refused(capsys, tmp_path, *args, *(["--trace", str(trace)] if trace else []), says="is")
+    refused(capsys, tmp_path, *args, *([flag, str(other)] if other else []), says="is")
     assert openai_server.posts() == []
 
 
@@ -523,7 +527,7 @@ def test_regenerate_trace_stores_no_reply_that_echoes_the_bearer_token(tmp_path,
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     openai_server.respond = echo_authorization(openai_stub, "A ({})")
     args = ["regenerate", "--truthfulqa", str(truthfulqa(tmp_path)), "--conditions", "closed-book", "-o",
-            str(tmp_path / "r.json"), "--trace", str(tmp_path / "t.jsonl"), *generator_args(openai_server),
+            str(tmp_path / "t.jsonl"), "--summary", str(tmp_path / "r.json"), *generator_args(openai_server),
             "--no-cache", "-q"]
     rc, _, err = cli(capsys, *args)
     assert rc in (0, 3), err
@@ -723,7 +727,8 @@ def test_fit_refuses_an_output_that_is_the_train_file(tmp_path, capsys):
 def test_regenerate_with_every_request_failed_exits_3(tmp_path, capsys, openai_server, openai_stub):
     openai_server.respond = lambda r: openai_stub.Reply(503, {"error": "overloaded"})
     rc, _, err = cli(capsys, "regenerate", "--truthfulqa", str(truthfulqa(tmp_path)), "--conditions", "closed-book",
-                     "-o", str(tmp_path / "r.json"), *generator_args(openai_server), "--no-cache", "-q")
+                     "-o", str(tmp_path / "t.jsonl"), "--summary", str(tmp_path / "r.json"),
+                     *generator_args(openai_server), "--no-cache", "-q")
     assert rc == 3 and "warning:" in err and "failed" in err.lower()
     assert json.loads((tmp_path / "r.json").read_text())["conditions"]["closed-book"]["failed"] == 3
 

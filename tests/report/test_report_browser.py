@@ -157,7 +157,7 @@ def test_bench_report_shows_gold_beside_predictions(rule_judge: None, tmp_path: 
     ]
     inp = write_jsonl(tmp_path / "bench.jsonl", items)
     res, rep = tmp_path / "results.json", tmp_path / "bench.html"
-    assert main(["bench", "run", str(inp), "-o", str(res), "--predictions", str(tmp_path / "pred.jsonl"),
+    assert main(["bench", "run", str(inp), "-o", str(tmp_path / "pred.jsonl"), "--summary", str(res),
                  "--report", str(rep), "--judge", "rule", "--pruner", "none", "--no-cache", "-q"]) == 0
     results = json.loads(res.read_text())
     page = open_report(rep)
