@@ -6,6 +6,8 @@ import argparse
 import sys
 from typing import Any
 
+from ..cli_flags import add_output_args
+
 EPILOG = """\
 training and eval files (JSONL, e.g. from `train-judge prepare`; the kind is detected per line):
   {"claim": "...", "passage": "...", "label": "SUPPORT|CONTRADICT|IRRELEVANT"}     a plain pair
@@ -100,7 +102,7 @@ def add_parser(sub: Any) -> None:
                    help="auto (the Trainer's choice: a GPU when there is one), cpu or cuda (default auto)")
     g.add_argument("--bf16", action="store_true", help="bfloat16 autocast over float32 master weights (GPU)")
     _option(g, "--threads", "threads", "torch CPU threads (default: the cores available)")
-    g.add_argument("-q", "--quiet", action="store_true", help="no progress bars or epoch lines")
+    add_output_args(g, json_help="the training record (training.json: data, options, eval per epoch, best epoch)")
     p.set_defaults(func=cmd_train)
 
 
@@ -132,8 +134,15 @@ def cmd_train(args: argparse.Namespace) -> int:
         keep_state=args.keep_state, allow_eval_splits=args.allow_eval_splits, device=args.device, bf16=args.bf16,
         threads=args.threads, eval_every=args.eval_every, stop_after=args.stop_after,
     )
-    progress = not args.quiet and sys.stderr.isatty()
-    train(opts, progress=progress, log=(lambda _msg: None) if args.quiet else None)
+    from ..cli_text import emit
+
+    terminal = sys.stderr.isatty()
+    record = train(opts, progress=not args.quiet and terminal, log=(lambda _msg: None) if args.quiet else None,
+                   log_progress=not args.quiet and not terminal)
+    best = next(h for h in record["history"] if h["epoch"] == record["best_epoch"])
+    emit(args, record, lambda: f"checkpoint {args.output}: best epoch {record['best_epoch']}, mean eval macro-F1 "
+         f"{best['eval']['macro_f1']:.4f} ({record['train_pairs_per_s']} training pairs/s); "
+         f"use it with --judge nli --judge-arg model={args.output}")
     return 0
 
 
@@ -153,6 +162,14 @@ on) and data.json (the mix per source, kind and label; leak counts; licences; ha
 
 The build fails (exit 2) if any training document or claim is also an evaluation text (same
 normalised text, or a shared sentence of at least 6 words).
+
+examples:
+  conflictscore train-judge prepare -o data/                        the default mix from ../shared/data
+  conflictscore train-judge prepare -o data/ --max-length 192       passages split for a 192-token window
+  conflictscore train-judge prepare -o data/ --data-dir /data/public --augment-per-kind 0 --json
+                                    another data folder, no generated pairs; the counts as JSON
+
+exit status: 0 done, 2 bad input or options (a missing source file, a leak, a folder in use), 1 other errors.
 """
 
 
@@ -188,7 +205,7 @@ def _add_prepare(tsub: Any) -> None:
                               ("--augment-per-kind", "augment_per_kind",
                                "generated number-swap and unrelated pairs (half as many entity swaps, negations)")):
         add_number(p, flag, int, COUNT, default=getattr(d, field), help=f"{what} (default {getattr(d, field)})")
-    p.add_argument("-q", "--quiet", action="store_true", help="no summary on stdout")
+    add_output_args(p, json_help="the training pairs by label, the leak check and the evaluation files")
     p.set_defaults(func=cmd_prepare)
 
 
@@ -197,6 +214,7 @@ def cmd_prepare(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from ..bench import default_data_dir
+    from ..cli_text import emit
     from ..jobs import Input, Job, Output
     from .prepare import Mix, build
 
@@ -210,8 +228,10 @@ def cmd_prepare(args: argparse.Namespace) -> int:
     with Job([Input(data_dir, "the data folder (--data-dir)", "dir")],
              [Output(args.output, "-o", kind="dir", hint="name a folder for the data files")]):
         record = build(data_dir, Path(args.output), base=args.base, mix=mix)
-    if not args.quiet:
-        print(json.dumps({k: record[k] for k in ("pairs_by_label", "leakage", "evaluation")}, indent=1))
+    result = {k: record[k] for k in ("pairs_by_label", "leakage", "evaluation")}
+    emit(args, result, lambda: f"{args.output}: training pairs {json.dumps(result['pairs_by_label'])}; "
+         f"evaluation files {', '.join(sorted(result['evaluation']))}; leaks after filtering "
+         f"{json.dumps(result['leakage']['after'])} (data.json has the rest)")
     return 0
 
 

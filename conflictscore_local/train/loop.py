@@ -138,20 +138,28 @@ class _Callbacks:
     evaluation at or beyond that epoch, its schedule still that of the whole run."""
 
     def __init__(self, say: Callable[[str], None], hook: Callable[[int, dict[str, Any]], None] | None,
-                 stop_after: float | None = None):
+                 stop_after: float | None = None, log_progress: bool = False):
         from transformers import TrainerCallback
+
+        from ..progress import LogBar, NoBar
 
         outer = self
 
         class CB(TrainerCallback):  # type: ignore[misc]
             def on_train_begin(self, args, state, control, **kw):  # noqa: ANN001, ANN003
                 outer.t0 = time.perf_counter()
+                if log_progress:  # no terminal: a log line every $CONFLICTSCORE_PROGRESS_S seconds
+                    outer.steps = LogBar(state.max_steps - state.global_step, "steps", "train-judge fit")
                 if outer.reached(state.epoch):  # resumed at the stop: nothing more to learn (the Trainer
                     control.should_training_stop = outer.past_stop = True  # runs one step before it looks;
                     # that update is dropped when the best checkpoint is loaded at the end)
 
             def on_step_end(self, args, state, control, **kw):  # noqa: ANN001, ANN003
+                outer.steps.update(1)
                 outer.mark(control)
+
+            def on_train_end(self, args, state, control, **kw):  # noqa: ANN001, ANN003
+                outer.steps.close()
 
             def on_epoch_end(self, args, state, control, **kw):  # noqa: ANN001, ANN003
                 outer.mark(control)
@@ -178,6 +186,7 @@ class _Callbacks:
                     outer.hook(outer.last["epoch"], outer.last)
 
         self.say, self.hook, self.stop_after = say, hook, stop_after
+        self.steps: Any = NoBar()
         self.past_stop = False
         self.t0 = self.t1 = time.perf_counter()
         self.train_s = 0.0
@@ -383,9 +392,13 @@ def _trainer(opts: TrainOptions, data: _Data, model: Any, datasets: tuple[list[A
         disable_tqdm=not progress,
         dataloader_num_workers=0,
     )
-    return JudgeTrainer(model=model, args=args, train_dataset=train_ds, eval_dataset=eval_ds,
-                        processing_class=data.tokenizer, data_collator=DataCollatorWithPadding(data.tokenizer),
-                        compute_metrics=compute_metrics, callbacks=callbacks)
+    trainer = JudgeTrainer(model=model, args=args, train_dataset=train_ds, eval_dataset=eval_ds,
+                           processing_class=data.tokenizer, data_collator=DataCollatorWithPadding(data.tokenizer),
+                           compute_metrics=compute_metrics, callbacks=callbacks)
+    from transformers.trainer_callback import PrinterCallback
+
+    trainer.remove_callback(PrinterCallback)  # without bars it print()s every log dict: stdout is the command's
+    return trainer
 
 
 def _export(opts: TrainOptions, trainer: Any, data: _Data, eval_ds: list[Any], probs: list[Any] | None,
@@ -421,7 +434,8 @@ def _export(opts: TrainOptions, trainer: Any, data: _Data, eval_ds: list[Any], p
 
 
 def train(opts: TrainOptions, *, progress: bool = False, log: Callable[[str], None] | None = None,
-          on_epoch_end: Callable[[int, dict[str, Any]], None] | None = None) -> dict[str, Any]:
+          on_epoch_end: Callable[[int, dict[str, Any]], None] | None = None,
+          log_progress: bool = False) -> dict[str, Any]:
     """Run a training job end to end and return its ``training.json`` record.
 
     Before any work, ``OUTPUT`` is checked (:func:`check_output_folder`; not a training or eval
@@ -429,17 +443,19 @@ def train(opts: TrainOptions, *, progress: bool = False, log: Callable[[str], No
     ``OUTPUT/last/``, so ``resume=True`` continues from the last one and ends with the same
     weights as an uninterrupted run. The best evaluation by mean eval pair macro-F1 is exported
     to ``OUTPUT``; ``last/`` is removed at the end unless ``keep_state``. Progress lines go
-    to ``log`` (default: this module's logger).
+    to ``log`` (default: this module's logger). ``progress``: the Trainer's bars (a terminal);
+    ``log_progress``: instead, a log line of steps, rate and ETA every ``$CONFLICTSCORE_PROGRESS_S``
+    seconds (no terminal: a log file, CI).
     """
     job = Job([*(Input(p, "the --train file") for p in opts.train), *(Input(p, "the --eval file") for p in opts.eval)],
               [Output(opts.output, "-o", kind="dir", check=lambda d: check_output_folder(d, resume=opts.resume),
                       hint="choose a new or empty folder")])
     with job:
-        return _train(opts, progress=progress, log=log, on_epoch_end=on_epoch_end)
+        return _train(opts, progress=progress, log=log, on_epoch_end=on_epoch_end, log_progress=log_progress)
 
 
 def _train(opts: TrainOptions, *, progress: bool, log: Callable[[str], None] | None,
-           on_epoch_end: Callable[[int, dict[str, Any]], None] | None) -> dict[str, Any]:
+           on_epoch_end: Callable[[int, dict[str, Any]], None] | None, log_progress: bool = False) -> dict[str, Any]:
     """The body of :func:`train`, once its job holds the output folder."""
     import torch
     from transformers import EarlyStoppingCallback
@@ -467,7 +483,7 @@ def _train(opts: TrainOptions, *, progress: bool, log: Callable[[str], None] | N
     trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
     datasets = _datasets(opts, data)
     seen: dict[str, Any] = {}
-    callbacks = _Callbacks(say, on_epoch_end, opts.stop_after)
+    callbacks = _Callbacks(say, on_epoch_end, opts.stop_after, log_progress=log_progress and not progress)
     trainer = _trainer(opts, data, model, datasets, state_dir,
                        [EarlyStoppingCallback(early_stopping_patience=opts.patience), callbacks.callback], progress, seen)
     if opts.resume:
@@ -504,7 +520,8 @@ def _train(opts: TrainOptions, *, progress: bool, log: Callable[[str], None] | N
         "epochs_s": round(sum(h["train_s"] + h["eval_s"] for h in history), 1),
         "versions": versions(),
     }
-    write_json_atomic(Path(opts.output) / TRAINING_RECORD, portable(record))  # no machine path in a committed record
+    record = portable(record)  # no machine path in a committed record (nor in what is returned)
+    write_json_atomic(Path(opts.output) / TRAINING_RECORD, record)
     if not opts.keep_state:
         shutil.rmtree(state_dir)
     say(f"train-judge: best epoch {best_epoch} (mean eval macro-F1 "

@@ -162,6 +162,25 @@ def test_cli_trains_and_writes_a_loadable_checkpoint(tiny_base: Path, pair_files
     assert set(record["class_weights"]) == set(LABELS)
 
 
+def test_cli_json_prints_the_training_record_and_a_log_shows_steps_without_a_terminal(
+        tiny_base: Path, pair_files: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    train_file, eval_file = pair_files
+    monkeypatch.setenv("CONFLICTSCORE_PROGRESS_S", "0.000001")  # a line at every step
+    args = ["train-judge", "fit", "--base", str(tiny_base), "--train", str(train_file), "--eval", str(eval_file),
+            "--epochs", "1", "--lr", "3e-3", "--batch-size", "8", "--max-length", "128", "--threads", "1"]
+    assert main([*args, "-o", str(tmp_path / "j"), "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out) == json.loads((tmp_path / "j" / "training.json").read_text())  # and nothing else
+    steps = [line for line in err.splitlines() if line.startswith("train-judge fit: ")]
+    assert steps and steps[0].startswith("train-judge fit: 1/") and " steps (" in steps[0] and "ETA" in steps[0]
+    assert "so far" not in steps[-1] and "(100%)" in steps[-1]  # the closing line
+    assert "eval macro-F1" in err  # the epoch line
+    assert main([*args, "-o", str(tmp_path / "q"), "-q"]) == 0
+    out, err = capsys.readouterr()
+    assert out == "" and "train-judge fit: " not in err and "eval macro-F1" not in err
+
+
 @pytest.fixture(scope="module")
 def fp16_base(tiny_base: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The tiny base saved in float16, as `--fp16-save` saves the default judge."""
