@@ -11,7 +11,9 @@ each is rendered here from files in ``benchmarks/results/``:
   document rule and thresholds (``judge_eval_{v2,v3}.json``);
 - ``anchors``: accuracy on the standard anchors (same files);
 - ``conflictbench``: ConflictBench test and dev through ``bench run`` (the default pipeline),
-  beside the "every claim is conflicted" rule (``conflictbench_default-judge*.json``).
+  beside the "every claim is conflicted" rule (``conflictbench_default-judge*.json``);
+- ``training``: every evaluation of the training run, its mean eval macro-F1 and timings, the
+  exported one marked (``default-judge-v3_training.json``, the card's ``training.json``).
 
     python benchmarks/judge_card.py           # rewrite the blocks
     python benchmarks/judge_card.py --check   # exit 1 if a block differs from the results (tests call this)
@@ -148,9 +150,24 @@ def conflictbench_table(results: Path = RESULTS) -> str:
     return "\n".join(rows)
 
 
+def training_table(results: Path = RESULTS) -> str:
+    r = json.loads((results / "default-judge-v3_training.json").read_text())
+    rows = ["| epoch | mean eval macro-F1 | training s | evaluation s | exported |",
+            "|---:|---:|---:|---:|---|"]
+    for h in r["history"]:
+        best = "**yes** (best)" if h["epoch"] == r["best_epoch"] else ""
+        rows.append(f"| {h['epoch']} | {h['eval']['macro_f1']:.4f} | {h['train_s']:,.0f} | "
+                    f"{h['eval_s']:,.0f} | {best} |")
+    rows.append(f"\nSchedule: {r['options']['epochs']} epoch(s), run to epoch {r['history'][-1]['epoch']} "
+                f"(`--stop-after {r['options']['stop_after']:g}`); {r['train_pairs_per_s']} training pairs/s over all "
+                f"sessions, {r['threads']} threads, device {r['device']}.")
+    return "\n".join(rows)
+
+
 TABLES: dict[str, Callable[[Path], str]] = {
     "data": data_table, "balance": balance_table, "leakage": leakage_table, "checklist": checklist_table,
     "dev": dev_table, "anchors": anchors_table, "conflictbench": conflictbench_table,
+    "training": training_table,
 }
 
 

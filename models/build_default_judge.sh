@@ -10,8 +10,9 @@
 #      evaluated and checkpointed every quarter epoch on ConflictBench dev, the SciFact,
 #      Check-COVID, Citation-Integrity and HealthVer dev files and the held-out VitaminC, ScoNe
 #      and CAD-SNLI samples (the best by their mean pair macro-F1 is kept), saved in float16.
-#      v3 stopped after half of it (--stop-after 0.5, the time one session had on a 2-core CPU);
-#      `--resume --stop-after 1` on the same output continues the same schedule;
+#      v3 ran it in sessions on a 2-core CPU (--stop-after 0.5, then --resume --stop-after 1: the
+#      same schedule as one run; STOP_AFTER=0.5 ./build... then rerun the fit with --resume);
+#      its best evaluation was the one at half an epoch, which is what was exported;
 #   4. the document rule and thresholds: benchmarks/judge_eval.py compares the document rules
 #      on the five dev sets, each with thresholds calibrated for it, and the best rule's
 #      thresholds are written into the checkpoint's conflictscore.json;
@@ -49,7 +50,7 @@ EVAL=()
 for s in "${DEV[@]}" vitaminc_dev scone_dev cad_dev; do EVAL+=("$DATA/$s.jsonl"); done
 "$CS" train-judge fit --base "$V2" --train "$DATA/pairs.jsonl" "$DATA/bench_train.jsonl" --eval "${EVAL[@]}" \
   --epochs 1 --lr 4e-5 --batch-size 32 --max-length 192 --threads 2 --freeze-embeddings --calibrate --fp16-save \
-  --eval-every 0.25 --patience 3 --seed 0 --stop-after "${STOP_AFTER:-0.5}" -o "$WORK/judge-v3"
+  --eval-every 0.25 --patience 3 --seed 0 --stop-after "${STOP_AFTER:-1}" -o "$WORK/judge-v3"
 
 ANCHORS=(anli taxinli control averitec nan_nli fever_symmetric conjnli cad_test)
 # v2 on the same dev sets and anchors (its own thresholds and document rule, max)

@@ -50,3 +50,17 @@ def test_a_block_is_refilled_and_an_unknown_one_refused(card: Any, tmp_path: Pat
         "<!-- /card:checklist -->\nend\n")
     with pytest.raises(SystemExit, match="unknown block card:nope; allowed: data, balance"):
         card.render("<!-- card:nope -->\n<!-- /card:nope -->", results)
+
+
+def test_the_training_table_marks_the_exported_evaluation(card: Any, tmp_path: Path) -> None:
+    record = {"best_epoch": 0.5, "train_pairs_per_s": 8.11, "threads": 2, "device": "cpu",
+              "options": {"epochs": 1, "stop_after": 1.0},
+              "history": [{"epoch": 0.5, "train_s": 2771.4, "eval_s": 764.3, "eval": {"macro_f1": 0.52965}},
+                          {"epoch": 1, "train_s": 880.4, "eval_s": 180.7, "eval": {"macro_f1": 0.5252}}]}
+    (tmp_path / "default-judge-v3_training.json").write_text(json.dumps(record))
+    assert card.training_table(tmp_path) == (
+        "| epoch | mean eval macro-F1 | training s | evaluation s | exported |\n|---:|---:|---:|---:|---|\n"
+        "| 0.5 | 0.5296 | 2,771 | 764 | **yes** (best) |\n"
+        "| 1 | 0.5252 | 880 | 181 |  |\n\n"
+        "Schedule: 1 epoch(s), run to epoch 1 (`--stop-after 1`); 8.11 training pairs/s over all sessions, "
+        "2 threads, device cpu.")
