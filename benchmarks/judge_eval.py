@@ -58,6 +58,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--anchor-sample", type=int, default=None, metavar="N",
                    help="judge a seeded sample of N units of each anchor (default: all; the count is recorded)")
     p.add_argument("--rules", nargs="*", default=list(DOCUMENT_RULES), choices=DOCUMENT_RULES)
+    p.add_argument("--max-fpr", action="append", default=[], metavar="SET=RATE",
+                   help="calibrate only over thresholds whose false-positive rate on SET's control claims is at "
+                   "most RATE (repeatable), e.g. bench_dev=0.087 (v2's rate): a rule none of whose thresholds "
+                   "holds it loses to one that does")
     p.add_argument("--apply-best", metavar="CHECKPOINT",
                    help="write the best rule's calibrated thresholds into CHECKPOINT/conflictscore.json "
                    "(and the rule under 'document_rule', for the record)")
@@ -135,11 +139,21 @@ def main(argv: list[str] | None = None) -> int:
         ev, _ = read_eval_set(str(data / f"{name}.jsonl"), chunker)
         sets.append(ev)
         probs.append(judge_probs(judge, ev))
+    max_fpr = {}
+    for a in args.max_fpr:
+        name, sep, rate = a.partition("=")
+        try:
+            max_fpr[name] = float(rate)
+        except ValueError:
+            raise SystemExit(f"--max-fpr expects SET=RATE, got {a!r}") from None
+        if not sep or name not in args.dev:
+            raise SystemExit(f"--max-fpr {a!r}: SET must be one of the --dev sets ({', '.join(args.dev)})")
     if sets:
         rules: dict[str, Any] = {}
         for rule in args.rules:
-            cal = calibrate(probs, sets, rule=rule)
+            cal = calibrate(probs, sets, rule=rule, max_fpr=max_fpr)
             rules[rule] = {
+                "max_fpr": cal.max_fpr, "max_fpr_met": cal.met,
                 "thresholds": cal.thresholds, "objective_argmax": round(cal.argmax_score, 4),
                 "objective_calibrated": round(cal.score, 4),
                 "objective_shipped_thresholds": round(_objective(probs, sets, judge.thresholds(), rule), 4),
@@ -147,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
                                    "calibrated": _figures(evaluate(p, ev, cal.thresholds, rule))}
                          for ev, p in zip(sets, probs)},
             }
-        best = max(rules, key=lambda r: (rules[r]["objective_calibrated"], r == "max"))
+        best = max(rules, key=lambda r: (rules[r]["max_fpr_met"], rules[r]["objective_calibrated"], r == "max"))
         record["document_rules"] = {"objective": cal.objective, "best": best, "rules": rules}
         if args.apply_best:
             path = Path(args.apply_best) / "conflictscore.json"
@@ -192,12 +206,16 @@ def markdown(tag: str, r: dict[str, Any]) -> str:
              f"Shipped thresholds: {r['thresholds_shipped']}.", ""]
     dr = r.get("document_rules")
     if dr:
-        lines += ["## Document rules (dev sets)", "", f"Objective: {dr['objective']}. Best: **{dr['best']}**.", "",
-                  "| rule | objective argmax | objective, judge's thresholds | objective calibrated | thresholds |",
-                  "|---|---:|---:|---:|---|"]
+        bound = next((v.get("max_fpr") for v in dr["rules"].values() if v.get("max_fpr")), None)
+        held = ("Thresholds compete only where the control false-positive rate stays within "
+                + ", ".join(f"{k} ≤ {b}" for k, b in bound.items()) + " (`--max-fpr`). ") if bound else ""
+        lines += ["## Document rules (dev sets)", "", f"Objective: {dr['objective']}. {held}Best: **{dr['best']}**.",
+                  "", "| rule | objective argmax | objective, judge's thresholds | objective calibrated | thresholds | "
+                  "FPR bound held |", "|---|---:|---:|---:|---|---|"]
         for rule, v in dr["rules"].items():
+            met = "–" if not v.get("max_fpr") else "yes" if v.get("max_fpr_met") else "**no**"
             lines.append(f"| {rule} | {v['objective_argmax']} | {v['objective_shipped_thresholds']} | "
-                         f"{v['objective_calibrated']} | {v['thresholds']} |")
+                         f"{v['objective_calibrated']} | {v['thresholds']} | {met} |")
         lines += ["", "| rule | set | macro-F1 argmax | calibrated | detection F1 argmax | calibrated | FPR calibrated |",
                   "|---|---|---:|---:|---:|---:|---:|"]
         for rule, v in dr["rules"].items():

@@ -56,10 +56,14 @@ ANCHORS=(anli taxinli control averitec nan_nli fever_symmetric conjnli cad_test)
 # v2 on the same dev sets and anchors (its own thresholds and document rule, max)
 "$PY" benchmarks/judge_eval.py --tag v2 --judge-arg model="$V2" --data "$DATA" --dev "${DEV[@]}" \
   --anchors "${ANCHORS[@]}" --anchor-sample 600
-# v3: the document rules compared on the dev sets, the best one's thresholds and name written into
-# its conflictscore.json (--apply-best), then the anchors under them; then install
+# v3: the document rules compared on the dev sets, thresholds competing only where the false-positive
+# rate on ConflictBench dev's control claims stays within v2's (its rule and thresholds, from
+# judge_eval_v2.json), the best one's thresholds and name written into its conflictscore.json
+# (--apply-best), then the anchors under them; then install
+V2_FPR=$("$PY" -c "import json; r = json.load(open('$RES/judge_eval_v2.json')); \
+print(r['document_rules']['rules']['max']['sets']['bench_dev']['calibrated']['detection']['false_positive_rate'])")
 "$PY" benchmarks/judge_eval.py --tag v3 --judge-arg model="$WORK/judge-v3" --data "$DATA" --dev "${DEV[@]}" \
-  --anchors "${ANCHORS[@]}" --anchor-sample 600 --apply-best "$WORK/judge-v3"
+  --anchors "${ANCHORS[@]}" --anchor-sample 600 --max-fpr bench_dev="$V2_FPR" --apply-best "$WORK/judge-v3"
 rm -rf models/default-judge.new && mkdir models/default-judge.new
 for f in config.json conflictscore.json model.safetensors tokenizer.json tokenizer_config.json training.json; do
   cp "$WORK/judge-v3/$f" models/default-judge.new/

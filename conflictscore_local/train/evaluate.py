@@ -84,30 +84,44 @@ def objective(metrics: Mapping[str, Any]) -> float:
 
 @dataclass(frozen=True)
 class Calibration:
-    """Thresholds fitted on the eval sets; ``thresholds`` None when argmax scored as well."""
+    """Thresholds fitted on the eval sets; ``thresholds`` None when argmax scored as well.
+    ``max_fpr``: the bound on each named set's control false-positive rate the fit held to,
+    ``met``: whether the chosen thresholds (or argmax) hold it (False: nothing on the grid did)."""
 
     thresholds: dict[str, float] | None
     objective: str
     score: float
     argmax_score: float
     grid: tuple[float, ...]
+    max_fpr: dict[str, float] | None = None
+    met: bool = True
 
 
 GRID: tuple[float, ...] = tuple(round(0.05 + 0.05 * i, 2) for i in range(19))
 
 
 def calibrate(probs: Sequence[np.ndarray], sets: Sequence[EvalSet], grid: Sequence[float] = GRID,
-              rule: str = "max") -> Calibration:
+              rule: str = "max", max_fpr: Mapping[str, float] | None = None) -> Calibration:
     """Fit SUPPORT and CONTRADICT thresholds under the judge's rule by grid search.
 
     Objective: the mean over eval sets of :func:`objective`, ties broken by the mean pair
-    macro-F1. Thresholds are kept only when they beat plain argmax.
+    macro-F1. Thresholds are kept only when they beat plain argmax. ``max_fpr`` (set name →
+    bound): only thresholds whose false-positive rate on that set's control claims (claims with
+    no gold conflict) stays within the bound compete; a judge that should not cry conflict more
+    often than its predecessor is fitted with its predecessor's rate here.
     """
     judged = [_Judged(ev, p) for ev, p in zip(sets, probs)]
+    bounds = dict(max_fpr or {})
+    unknown = sorted(set(bounds) - {ev.name for ev in sets})
+    if unknown:
+        raise ValueError(f"max_fpr names {', '.join(unknown)}, not an eval set; sets: "
+                         f"{', '.join(ev.name for ev in sets)}")
 
-    def score(th: Mapping[str, float] | None) -> tuple[float, float]:
+    def score(th: Mapping[str, float] | None) -> tuple[bool, float, float]:
         ms = [evaluate_judged(j, th, rule) for j in judged]
-        return sum(objective(m) for m in ms) / len(ms), sum(m["macro_f1"] for m in ms) / len(ms)
+        held = all((m.get("detection") or {}).get("false_positive_rate", 0.0) <= bounds[ev.name] + 1e-12
+                   for ev, m in zip(sets, ms) if ev.name in bounds)
+        return held, sum(objective(m) for m in ms) / len(ms), sum(m["macro_f1"] for m in ms) / len(ms)
 
     base = score(None)
     best, best_th = base, None
@@ -119,4 +133,4 @@ def calibrate(probs: Sequence[np.ndarray], sets: Sequence[EvalSet], grid: Sequen
                 best, best_th = s, th
     names = ", ".join(f"{ev.name}: {'detection F1' if sum(ev.conflicted) >= MIN_CONFLICTS else 'pair macro-F1'}"
                       for ev in sets)
-    return Calibration(best_th, f"mean of ({names})", best[0], base[0], tuple(grid))
+    return Calibration(best_th, f"mean of ({names})", best[1], base[1], tuple(grid), bounds or None, best[0])

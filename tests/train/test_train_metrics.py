@@ -85,3 +85,21 @@ def test_calibration_on_several_sets_averages_and_keeps_argmax_when_nothing_beat
     cal = calibrate([probs, np.array([[0.9, 0.05, 0.05]])], [ev, other])
     assert cal.objective == "mean of (a: pair macro-F1, b: pair macro-F1)"
     assert cal.thresholds is None and cal.score == cal.argmax_score == 1.0
+
+
+def test_calibration_under_a_false_positive_bound_keeps_control_claims_clean() -> None:
+    probs, ev = _hand_made()
+    # F: a control claim (no gold conflict) whose irrelevant document looks more contradicting (p(C) 0.45)
+    # than either true contradiction (0.40, 0.38): any CONTRADICT threshold that finds A and B flags F too
+    ev.add("claim 5", ["passage"], S, 5)
+    ev.add("claim 5", ["passage"], I, 5)
+    ev.conflicted = [*ev.conflicted, False]
+    probs = np.vstack([probs, [[0.90, 0.05, 0.05], [0.05, 0.45, 0.50]]])
+    free = calibrate([probs], [ev])
+    assert free.thresholds is not None and free.thresholds["CONTRADICT"] <= 0.38 and free.met
+    assert evaluate(probs, ev, free.thresholds)["detection"]["false_positive_rate"] == 0.25  # F among 4 controls
+    held = calibrate([probs], [ev], max_fpr={"hand": 0.0})
+    assert held.met and held.max_fpr == {"hand": 0.0} and held.score < free.score
+    assert evaluate(probs, ev, held.thresholds)["detection"]["false_positive_rate"] == 0.0
+    with pytest.raises(ValueError, match="max_fpr names nope, not an eval set; sets: hand"):
+        calibrate([probs], [ev], max_fpr={"nope": 0.1})
