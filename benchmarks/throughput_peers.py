@@ -39,6 +39,7 @@ import json
 import os
 import platform
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -356,6 +357,18 @@ def roofline(peers: Peers, workloads: dict[str, Any], threads: int) -> dict[str,
     return {"threads": threads, "matmul_shape": f"2048x{h} @ {h}x{i}", "peak_gflops": peak, "variants": rows}
 
 
+def load_note(uptime_line: str) -> str:
+    """What the 1-minute load before the run says of the figures (idle below 1.5 on 2 cores)."""
+    m = re.search(r"load average: ([\d.]+)", uptime_line)
+    load = float(m.group(1)) if m else None
+    if load is not None and load < 1.5:
+        return (f"The machine was idle (load {load} before the run); the ratios come from one run, the variants "
+                "back to back on the same pairs.  ")
+    return ("**The machine was not idle**: it is shared with a judge-training job and other engineers' test runs, so "
+            "absolute times are slow and noisy; the ratios come from one run, the variants back to back on the same "
+            "pairs.  ")
+
+
 def write_md(data: dict[str, Any], path: Path) -> None:
     lines = [
         "# The engine against CrossEncoder.predict and a transformers batch loop, with the roofline",
@@ -363,9 +376,7 @@ def write_md(data: dict[str, Any], path: Path) -> None:
         f"Command: `{data['command']}`  ",
         f"Date: {data['date']}. Machine: {data['machine']}; CPU flags: {data['cpu']}; torch threads "
         f"{data['threads']}; judge: {data['judge']}.  ",
-        "**The machine was not idle**: it is shared with a judge-training job and other engineers' test runs, so "
-        "absolute times are slow and noisy; the ratios come from one run, the variants back to back on the same "
-        "pairs.  ",
+        load_note(data["uptime_before"]),
         f"uptime before: `{data['uptime_before']}`  ",
         f"uptime after: `{data['uptime_after']}`",
         "",

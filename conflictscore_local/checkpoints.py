@@ -91,8 +91,29 @@ def _hub_blobs(files: Sequence[Path]) -> list[str] | None:
     return names
 
 
+_HASHED: dict[tuple[Any, ...], str] = {}
+"""Content hashes computed in this process, by the files' stat (see :func:`_content_sha256`)."""
+
+
+def _stat_key(root: Path, files: Sequence[Path]) -> tuple[Any, ...]:
+    """What must not change for a remembered hash to hold: each file's name, device, inode, size,
+    modification and status-change times (a rewrite, even to the same size and mtime, moves ctime)."""
+    parts: list[Any] = [str(root.resolve())]
+    for p in sorted(files):
+        st = p.stat()
+        parts.append((p.relative_to(root).as_posix(), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+    return tuple(parts)
+
+
 def _content_sha256(root: Path, files: Sequence[Path]) -> str:
-    """sha256 over each file's relative name and bytes, length-prefixed (no two file sets collide)."""
+    """sha256 over each file's relative name and bytes, length-prefixed (no two file sets collide).
+
+    Remembered for the process by the files' stat (:func:`_stat_key`), so a second engine over
+    the same checkpoint (a warm rerun, a sweep in one process) does not read its weights again."""
+    key = _stat_key(root, files)
+    known = _HASHED.get(key)
+    if known is not None:
+        return known
     h = hashlib.sha256()
     for p in sorted(files):
         h.update(p.relative_to(root).as_posix().encode() + b"\0")
@@ -100,7 +121,8 @@ def _content_sha256(root: Path, files: Sequence[Path]) -> str:
         with p.open("rb") as fh:
             while block := fh.read(1 << 22):
                 h.update(block)
-    return h.hexdigest()
+    digest = _HASHED[key] = h.hexdigest()
+    return digest
 
 
 def _sha256_lines(lines: Iterable[str]) -> str:

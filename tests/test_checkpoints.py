@@ -115,3 +115,28 @@ def test_hub_ids_resolve_from_the_local_cache_only(tmp_path: Path, monkeypatch: 
     with pytest.raises(BackendUnavailable, match="'org/absent' is neither a directory nor in the local Hugging Face"):
         resolve_model("org/absent", what="test")
 
+
+
+def test_a_hash_is_remembered_by_stat_and_a_rewrite_is_hashed_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    (tmp_path / "model.safetensors").write_bytes(b"weights-1")
+    reads: list[str] = []
+    real_open = Path.open
+
+    def counting_open(self: Path, *a, **kw):  # type: ignore[no-untyped-def]
+        reads.append(self.name)
+        return real_open(self, *a, **kw)
+
+    monkeypatch.setattr(Path, "open", counting_open)
+    first = model_fingerprint(tmp_path)["weights_sha256"]
+    assert model_fingerprint(tmp_path)["weights_sha256"] == first and reads == ["model.safetensors"]
+    st = (tmp_path / "model.safetensors").stat()
+    (tmp_path / "model.safetensors").write_bytes(b"weights-2")  # same size, mtime put back: ctime moves
+    os.utime(tmp_path / "model.safetensors", ns=(st.st_atime_ns, st.st_mtime_ns))
+    reads.clear()
+    second = model_fingerprint(tmp_path)["weights_sha256"]
+    assert reads == ["model.safetensors"] and second != first
+    expected = hashlib.sha256(b"model.safetensors\0" + (9).to_bytes(8, "little") + b"weights-2").hexdigest()
+    assert second == expected
