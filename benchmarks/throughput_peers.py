@@ -133,7 +133,9 @@ class Peers:
         self.labels = self.judge.labels()
         self.thresholds = self.judge.thresholds()
         self.max_length = self.judge.max_length()
-        self.chunker = Engine(pruner="none", judge=self.judge).chunker()
+        engine = Engine(pruner="none", judge=self.judge)
+        self.chunker = engine.chunker()
+        self.document_rule = engine.document_rule()  # the rule a run of the engine decides documents by
         self.config = self.judge._json("config.json")
         self.cache_n = 0
         self._cross: Any = None
@@ -172,7 +174,7 @@ class Peers:
                 probs[self.labels[k]] += float(v)
             by_doc[(pair.claim.item_id, pair.claim.index, pair.passage.doc_id)].append(
                 Judgment(pair, decide(probs, self.thresholds), probs))
-        return {key: document_judgment(key[2], js).label for key, js in by_doc.items()}
+        return {key: document_judgment(key[2], js, rule=self.document_rule).label for key, js in by_doc.items()}
 
     def run_crossencoder(self, items: Sequence[Item]) -> dict[str, Any]:
         import numpy as np
