@@ -298,6 +298,7 @@ class EmbeddingPruner(Backend):
         new_p = [t for t in passage_texts if t not in passages]
         if new_c or new_p:
             self.model()
+            self.resolved.pop("loaded", None)  # an earlier step with every text stored said it was not
             t0 = time.perf_counter()
             windows = {t: self.passage_windows(t) for t in new_p}
             window_texts = list(dict.fromkeys(w for ws in windows.values() for w in ws))

@@ -242,6 +242,21 @@ def test_with_every_text_stored_no_model_is_loaded() -> None:
     assert rerun.resolved["loaded"] is False
 
 
+def test_a_later_step_that_embeds_no_longer_reports_the_model_unloaded() -> None:
+    store = DictStore()
+    stored = _pairs(["Curie was born in 1867."], [["Her family lived in Poland."]])
+    first = FixedEmbeddings(VEC, threshold=0.5, k=0, guard=False)
+    first.use_vector_store(lambda: store)
+    first.select(stored)
+    pruner = FixedEmbeddings(VEC, threshold=0.5, k=0, guard=False)
+    pruner.use_vector_store(lambda: store)
+    pruner.select(stored)  # every text stored: nothing loaded
+    assert pruner.resolved["loaded"] is False
+    pruner.select(_pairs(["Penguins cannot fly."], [["Bananas grow in the tropics."]]))  # new texts: embedded
+    assert pruner.stats()["texts_embedded"] == 2
+    assert "loaded" not in pruner.resolved  # the summary must not say the embedder it used was never loaded
+
+
 # -- the real model ------------------------------------------------------------------------
 
 
