@@ -103,3 +103,26 @@ def test_calibration_under_a_false_positive_bound_keeps_control_claims_clean() -
     assert evaluate(probs, ev, held.thresholds)["detection"]["false_positive_rate"] == 0.0
     with pytest.raises(ValueError, match="max_fpr names nope, not an eval set; sets: hand"):
         calibrate([probs], [ev], max_fpr={"nope": 0.1})
+
+
+def test_a_false_positive_bound_holds_on_a_set_of_control_claims_only() -> None:
+    # two control claims (no gold conflict), one with a document that looks contradicting (p(C) 0.45):
+    # the set has no gold conflict, yet its false-positive rate is measurable and must be bounded
+    ev = EvalSet(name="controls")
+    ev.add("claim 0", ["passage"], S, 0)
+    ev.add("claim 0", ["passage"], I, 0)
+    ev.add("claim 1", ["passage"], S, 1)
+    ev.conflicted = [False, False]
+    probs = np.array([[0.90, 0.05, 0.05], [0.05, 0.45, 0.50], [0.90, 0.05, 0.05]])
+    other = EvalSet(name="pairs")  # plain pairs favour a low CONTRADICT threshold
+    other.add("c", ["p"], C, -1)
+    other_probs = np.array([[0.30, 0.33, 0.37]])  # argmax: IRRELEVANT; CONTRADICT at <= 0.33
+    free = calibrate([probs, other_probs], [ev, other])
+    assert free.thresholds is not None and free.thresholds["CONTRADICT"] <= 0.33
+    flagged = [evaluate(probs, ev, th) for th in (free.thresholds,)]
+    assert flagged[0]["pairs"]["confusion"]["IRRELEVANT"]["CONTRADICT"] == 1  # claim 0 cried conflict
+    held = calibrate([probs, other_probs], [ev, other], max_fpr={"controls": 0.0})
+    assert held.met
+    assert held.thresholds is None or held.thresholds["CONTRADICT"] > 0.45
+    with pytest.raises(ValueError, match="max_fpr: pairs has no control claims"):
+        calibrate([probs, other_probs], [ev, other], max_fpr={"pairs": 0.0})
