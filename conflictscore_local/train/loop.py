@@ -149,7 +149,8 @@ class _Callbacks:
             def on_train_begin(self, args, state, control, **kw):  # noqa: ANN001, ANN003
                 outer.t0 = time.perf_counter()
                 if log_progress:  # no terminal: a log line every $CONFLICTSCORE_PROGRESS_S seconds
-                    outer.steps = LogBar(state.max_steps - state.global_step, "steps", "train-judge fit")
+                    outer.steps = LogBar(max(outer.last_step(args, state) - state.global_step, 0), "steps",
+                                         "train-judge fit")
                 if outer.reached(state.epoch):  # resumed at the stop: nothing more to learn (the Trainer
                     control.should_training_stop = outer.past_stop = True  # runs one step before it looks;
                     # that update is dropped when the best checkpoint is loaded at the end)
@@ -192,6 +193,18 @@ class _Callbacks:
         self.train_s = 0.0
         self.last: dict[str, Any] | None = None
         self.callback = CB()
+
+    def last_step(self, args: Any, state: Any) -> int:
+        """The step the run ends at: the schedule's last, or with ``stop_after`` the first
+        evaluation at or beyond it (what the step log counts to, so its ETA is the run's)."""
+        if self.stop_after is None or not state.num_train_epochs or not state.max_steps:
+            return int(state.max_steps)
+        per_epoch = state.max_steps / state.num_train_epochs
+        by_steps = str(getattr(getattr(args, "eval_strategy", None), "value", getattr(args, "eval_strategy", None)))
+        every = getattr(args, "eval_steps", None) if by_steps == "steps" else None
+        every = every or per_epoch
+        evals = math.ceil(round((self.stop_after - 1e-3) * per_epoch / every, 9))
+        return int(min(state.max_steps, math.ceil(evals * every)))
 
     def reached(self, epoch: float | None) -> bool:
         """True once training has reached ``stop_after`` (an epoch count; rounding of the

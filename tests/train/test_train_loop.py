@@ -212,3 +212,24 @@ def test_a_loss_that_is_not_finite_stops_the_run_at_once(tiny_base: Path, pair_f
     with pytest.raises(TrainingDiverged, match=r"the training loss is nan at step 1 \(epoch 1\); stopped"):
         train(_opts(broken, pair_files, tmp_path / "out"), log=lambda _: None)
     assert not (tmp_path / "out" / "model.safetensors").exists()
+
+
+def test_the_step_log_counts_to_the_stop_of_a_stop_after_run() -> None:
+    from types import SimpleNamespace
+
+    from transformers import TrainerControl, TrainerState
+
+    from conflictscore_local.train.loop import _Callbacks
+
+    def total(stop_after: float | None, args: object, epoch: float, step: int) -> int:
+        cb = _Callbacks(lambda _msg: None, None, stop_after=stop_after, log_progress=True)
+        state = TrainerState(max_steps=20, num_train_epochs=2, epoch=epoch, global_step=step)
+        cb.callback.on_train_begin(args, state, TrainerControl())
+        return int(cb.steps.total)
+
+    every_5 = SimpleNamespace(eval_strategy="steps", eval_steps=5)  # a 2-epoch schedule of 20 steps
+    assert total(0.5, every_5, 0.0, 0) == 5  # stopped after epoch 0.5: 5 steps, not the schedule's 20
+    assert total(0.5, every_5, 0.3, 3) == 2  # resumed at step 3 of the same run
+    assert total(0.7, every_5, 0.0, 0) == 10  # the first evaluation at or beyond 0.7 is at step 10
+    assert total(0.5, SimpleNamespace(eval_strategy="epoch", eval_steps=None), 0.0, 0) == 10  # at epoch 1
+    assert total(None, every_5, 0.3, 3) == 17  # no stop: the whole schedule
