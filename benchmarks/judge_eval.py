@@ -146,6 +146,8 @@ def main(argv: list[str] | None = None) -> int:
             max_fpr[name] = float(rate)
         except ValueError:
             raise SystemExit(f"--max-fpr expects SET=RATE, got {a!r}") from None
+        if not 0.0 <= max_fpr[name] <= 1.0:  # NaN fails this too
+            raise SystemExit(f"--max-fpr {a!r}: RATE must be a rate in [0, 1]")
         if not sep or name not in args.dev:
             raise SystemExit(f"--max-fpr {a!r}: SET must be one of the --dev sets ({', '.join(args.dev)})")
     if sets:
