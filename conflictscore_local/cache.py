@@ -341,14 +341,8 @@ class JudgmentCache:
                 "pruned": {str(i): dropped[k] for i, k in enumerate(keys) if k in dropped},
             }
             rows.append((selection_key(h, g), h, json.dumps(sel, allow_nan=False)))
-        if not rows:
-            return 0
-        with self._lock, self._db:
-            if h not in self._known_specs:
-                self._db.execute("INSERT OR IGNORE INTO specs (hash, spec) VALUES (?, ?)", (h, _spec_json(spec)))
-                self._known_specs.add(h)
-            self._db.executemany("INSERT OR REPLACE INTO selections (key, spec_hash, selection) VALUES (?, ?, ?)", rows)
-        return len(rows)
+        return self._put(spec, h, "INSERT OR REPLACE INTO selections (key, spec_hash, selection) VALUES (?, ?, ?)",
+                         rows)
 
     def get_vectors(self, spec: Mapping[str, Any], texts: Sequence[str]) -> dict[str, Any]:
         """The stored rows (a float32 array of shape rows × dim) of each of ``texts`` that an
@@ -401,14 +395,18 @@ class JudgmentCache:
             if arr.ndim != 2 or not arr.size or not np.isfinite(arr).all():
                 continue  # nothing worth keeping: it is embedded again next time
             rows.append((vector_key(h, text), h, int(arr.shape[0]), arr.tobytes()))
+        return self._put(spec, h, "INSERT OR REPLACE INTO vectors (key, spec_hash, rows, vector) VALUES (?, ?, ?, ?)",
+                         rows)
+
+    def _put(self, spec: Mapping[str, Any], h: str, sql: str, rows: list[tuple[Any, ...]]) -> int:
+        """Write ``rows`` with ``sql`` in one transaction, ``spec`` (hashed ``h``) stored once beside them."""
         if not rows:
             return 0
         with self._lock, self._db:
             if h not in self._known_specs:
                 self._db.execute("INSERT OR IGNORE INTO specs (hash, spec) VALUES (?, ?)", (h, _spec_json(spec)))
                 self._known_specs.add(h)
-            self._db.executemany("INSERT OR REPLACE INTO vectors (key, spec_hash, rows, vector) VALUES (?, ?, ?, ?)",
-                                 rows)
+            self._db.executemany(sql, rows)
         return len(rows)
 
     def __len__(self) -> int:
