@@ -15,10 +15,7 @@ is measured by ``benchmarks/onnx_throughput.py``.
 
 from __future__ import annotations
 
-import datetime as dt
-import json
 import os
-import platform
 import statistics
 import sys
 import time
@@ -28,11 +25,11 @@ from typing import Any, Callable
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from pruner_cost import candidate_groups  # noqa: E402
+from recording import header, run_meta, write_recorded  # noqa: E402
 from throughput import ramdocs_questions  # noqa: E402
-from throughput_peers import base_parser, rag_job, uptime  # noqa: E402
+from throughput_peers import base_parser, rag_job  # noqa: E402
 
 from conflictscore_local import Engine  # noqa: E402
-from conflictscore_local.environment import versions  # noqa: E402
 from conflictscore_local.judge.nli import encode_pairs  # noqa: E402
 from conflictscore_local.judge.runtime import run_batched  # noqa: E402
 
@@ -41,6 +38,9 @@ BATCH, TOKENS = 64, 2048  # the TorchRuntime's CPU defaults
 MIN_GAIN = 1.05
 """What a path must gain over the judge's runtime, at identical labels, to become ``runtime=auto``
 on this CPU: run-to-run noise on this machine is a few percent."""
+MAX_BREAK_EVEN_S = 60.0
+"""Nor may its extra load and warm-up (a compilation) take more than this many seconds of judging
+to pay back: the default must not make short runs slower (the bundled example judges for seconds)."""
 
 
 def variants(with_compile: bool) -> dict[str, tuple[Callable[[], Any], str]]:
@@ -124,26 +124,26 @@ def measure(args: Any) -> dict[str, Any]:
 
 def choice(results: dict[str, Any], pairs: int) -> dict[str, Any]:
     """The path ``runtime=auto`` should take here: the fastest at identical labels, if it gains at
-    least :data:`MIN_GAIN` over the judge's runtime (the first variant), else the judge's runtime."""
+    least :data:`MIN_GAIN` over the judge's runtime (the first variant) and its extra load and
+    warm-up pay back within :data:`MAX_BREAK_EVEN_S` seconds of judging; else the judge's runtime."""
     default = next(iter(results))
     same = [n for n, r in results.items() if r["labels_equal"] == pairs]
     best = max(same, key=lambda n: results[n]["vs_default"])
-    chosen = best if results[best]["vs_default"] >= MIN_GAIN else default
-    return {"fastest_at_identical_labels": best, "gain": results[best]["vs_default"], "min_gain": MIN_GAIN,
-            "chosen": chosen}
+    gain = results[best]["vs_default"]
+    extra = results[best]["setup_s"] - results[default]["setup_s"]
+    # seconds of judging (at the judge runtime's speed) after which the faster path has made up its extra setup
+    break_even = round(max(extra, 0.0) / (1 - 1 / gain), 1) if gain > 1 else None
+    pays = break_even is not None and break_even <= MAX_BREAK_EVEN_S
+    return {"fastest_at_identical_labels": best, "gain": gain, "min_gain": MIN_GAIN, "break_even_judge_s": break_even,
+            "max_break_even_s": MAX_BREAK_EVEN_S, "chosen": best if gain >= MIN_GAIN and pays else default}
 
 
-def write_md(data: dict[str, Any], path: Path) -> None:
-    m = data["measured"]
+def markdown(data: dict[str, Any]) -> str:
+    m, meta = data["measured"], data["meta"]
     lines = [
         "# CPU paths for the default judge's forward",
         "",
-        f"Command: `{data['command']}`  ",
-        f"Date: {data['date']}. Machine: {data['machine']}; CPU flags: {data['cpu_flags']}; torch threads "
-        f"{m['torch_threads']}.  ",
-        f"uptime before: `{data['uptime_before']}`  ",
-        f"uptime after: `{data['uptime_after']}`",
-        "",
+        *header(meta, f"; CPU flags: {meta['cpu_flags']}; torch threads {m['torch_threads']}"),
         f"{m['pairs']} RAMDocs claim × passage inputs ({m['tokens']} tokens, max_length {m['max_length']}), the "
         f"judge's length-sorted batches (≤ {BATCH} pairs, ≤ {TOKENS} padded tokens); {m['repeats']} rounds, "
         "variants alternating; labels compared with the judge's own runtime (first row).",
@@ -155,52 +155,32 @@ def write_md(data: dict[str, Any], path: Path) -> None:
     for name, r in m["variants"].items():
         lines.append(f"| {name} | {r['note']} | {r['median_s']} | {r['pairs_per_s']} | {r['vs_default']} | "
                      f"{r['labels_equal']}/{m['pairs']} | {r['max_abs_prob_diff']} | {r['setup_s']} |")
-    c = choice(m["variants"], m["pairs"])
-    lines += ["", f"Fastest at identical labels: {c['fastest_at_identical_labels']} at {c['gain']}× the judge's runtime; "
-              f"a change of default needs ≥ {c['min_gain']}× (run-to-run noise is a few percent), and load + warm-up "
-              f"(compilation) counts against it in a cold run. `runtime=auto` on this CPU: **{c['chosen']}**."]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    c = m["choice"]
+    lines += ["", f"Fastest at identical labels: {c['fastest_at_identical_labels']} at {c['gain']}× the judge's runtime, "
+              f"its extra load + warm-up paid back after {c['break_even_judge_s']} s of judging. A change of default "
+              f"needs ≥ {c['min_gain']}× (run-to-run noise is a few percent) and a pay-back within "
+              f"{c['max_break_even_s']:g} s (short runs must not get slower). `runtime=auto` on this CPU: "
+              f"**{c['chosen']}**."]
+    return "\n".join(lines) + "\n"
 
 
-def cpu_flags() -> str:
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return "unknown"
-    flags = next((line.split(":", 1)[1].split() for line in text.splitlines() if line.startswith("flags")), [])
-    wanted = ("avx2", "avx512f", "avx512_bf16", "avx512_vnni", "amx_bf16", "amx_int8")
-    return " ".join(f for f in wanted if f in flags) or "none of avx2/avx512/amx"
-
-
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = base_parser(__doc__, "cpu_runtimes")
     ap.add_argument("--questions", type=int, default=12, help="RAMDocs questions (default 12)")
     ap.add_argument("--repeats", type=int, default=3, help="rounds (default 3)")
     ap.add_argument("--no-compile", dest="compile", action="store_false", help="leave torch.compile out")
     ap.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
-    ap.add_argument("--render", action="store_true", help="only write OUT.md again from OUT.json")
-    args = ap.parse_args()
-    out = Path(args.out)
-    if args.render:
-        write_md(json.loads(out.with_suffix(".json").read_text(encoding="utf-8")), out.with_suffix(".md"))
-        return
+    args = ap.parse_args(argv)
     import torch
 
+    from conflictscore_local.devices import cpu_flags
+
     torch.set_num_threads(args.threads)
-    before = uptime()
+    t0, load = time.perf_counter(), os.getloadavg()
     measured = measure(args)
-    data = {
-        "command": "python benchmarks/cpu_runtimes.py " + " ".join(sys.argv[1:]),
-        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs ({platform.platform()})",
-        "cpu_flags": cpu_flags(),
-        "uptime_before": before, "uptime_after": uptime(), "versions": versions(),
-        "measured": measured,
-    }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    write_md(data, out.with_suffix(".md"))
-    print(out.with_suffix(".md").read_text(encoding="utf-8"))
+    flags = " ".join(sorted(f for f in cpu_flags() if f.startswith(("avx", "amx")))) or "none of avx/amx"
+    meta = {**run_meta(__file__, argv, t0, load), "cpu_flags": flags}
+    print(write_recorded(Path(args.out), {"measured": measured, "meta": meta}, markdown))
 
 
 if __name__ == "__main__":

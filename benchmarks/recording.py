@@ -1,6 +1,7 @@
 """What a benchmark script records beside its figures: the command, the machine, the load, the time,
 the versions; and the three files it writes (OUT.json, OUT.md, OUT.png). Imported by the scripts
-beside it (``claim_sampling.py``, ``cascade_sweep.py``), run as ``python benchmarks/NAME.py``."""
+beside it (``claim_sampling.py``, ``cascade_sweep.py``, ``vector_store.py``, ``cpu_runtimes.py``), run as
+``python benchmarks/NAME.py``."""
 
 from __future__ import annotations
 
@@ -33,11 +34,21 @@ def run_meta(script: str, argv: Sequence[str] | None, started: float, load: Sequ
 
 
 def write_recorded(out: Path, result: dict[str, Any], markdown: Callable[[dict[str, Any]], str],
-                   plot: Callable[[dict[str, Any], Path], None]) -> str:
-    """OUT.json (``result`` with repository-relative paths), OUT.md and OUT.png; returns the markdown."""
+                   plot: Callable[[dict[str, Any], Path], None] | None = None) -> str:
+    """OUT.json (``result`` with repository-relative paths), OUT.md and (given ``plot``) OUT.png;
+    returns the markdown."""
     result = portable(result)
     write_json_atomic(out.with_suffix(".json"), result)
     text = markdown(result)
     write_text_atomic(out.with_suffix(".md"), text)
-    plot(result, out.with_suffix(".png"))
+    if plot is not None:
+        plot(result, out.with_suffix(".png"))
     return text
+
+
+def header(meta: dict[str, Any], extra: str = "") -> list[str]:
+    """The lines an OUT.md starts its body with: the command, the date, the machine and the load."""
+    start, end = meta["load_average"]
+    return [f"Command: `{meta['command']}`  ",
+            f"Date: {meta['date']}. Machine: {meta['machine']}{extra}; 1-minute load average {start} at the start, "
+            f"{end} at the end; {meta['total_s']} s in all.", ""]

@@ -20,10 +20,7 @@ alternating, medians reported.
 
 from __future__ import annotations
 
-import datetime as dt
-import json
 import os
-import platform
 import statistics
 import sys
 import tempfile
@@ -34,12 +31,12 @@ from typing import Any, Sequence
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from pruner_cost import candidate_groups  # noqa: E402
+from recording import header, run_meta, write_recorded  # noqa: E402
 from throughput import pooled_job, ramdocs_questions  # noqa: E402
-from throughput_peers import base_parser, uptime  # noqa: E402
+from throughput_peers import base_parser  # noqa: E402
 
 from conflictscore_local import Engine  # noqa: E402
 from conflictscore_local.cache import JudgmentCache  # noqa: E402
-from conflictscore_local.environment import versions  # noqa: E402
 from conflictscore_local.prune.embedding import EmbeddingPruner  # noqa: E402
 from conflictscore_local.types import Item, Pair  # noqa: E402
 
@@ -111,16 +108,12 @@ def measure(args: Any) -> dict[str, Any]:
     }
 
 
-def write_md(data: dict[str, Any], path: Path) -> None:
+def markdown(data: dict[str, Any]) -> str:
     m = data["measured"]
     lines = [
         "# Stored embeddings: a second response set against documents already seen",
         "",
-        f"Command: `{data['command']}`  ",
-        f"Date: {data['date']}. Machine: {data['machine']}; torch threads {data['torch_threads']}.  ",
-        f"uptime before: `{data['uptime_before']}`  ",
-        f"uptime after: `{data['uptime_after']}`",
-        "",
+        *header(data["meta"], f"; torch threads {data['meta']['torch_threads']}"),
         f"{m['items']} RAMDocs questions against one pooled corpus of {m['corpus_docs']} documents "
         f"({m['passages']} passages); each question's claims split into response A ({m['claims']['A']} claims, "
         f"{m['pairs']['A']} pairs) and response B ({m['claims']['B']} claims, {m['pairs']['B']} pairs). "
@@ -137,36 +130,21 @@ def write_md(data: dict[str, Any], path: Path) -> None:
     lines += ["", f"B with A's vectors stored: **{m['speedup_b']}×** faster than B with an empty store; "
               f"selections identical (kept pairs, similarities to 5 decimals, pruned pairs): "
               f"{'yes' if m['selections_identical'] else 'NO'}."]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return "\n".join(lines) + "\n"
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = base_parser(__doc__, "vector_store")
     ap.add_argument("--items", type=int, default=8, help="RAMDocs questions (default 8)")
     ap.add_argument("--docs", type=int, default=64, help="documents in the pooled corpus (default 64)")
     ap.add_argument("--repeats", type=int, default=3, help="repeats (default 3)")
-    ap.add_argument("--render", action="store_true", help="only write OUT.md again from OUT.json")
-    args = ap.parse_args()
-    out = Path(args.out)
-    if args.render:
-        write_md(json.loads(out.with_suffix(".json").read_text(encoding="utf-8")), out.with_suffix(".md"))
-        return
+    args = ap.parse_args(argv)
     import torch
 
-    before = uptime()
+    t0, load = time.perf_counter(), os.getloadavg()
     measured = measure(args)
-    data = {
-        "command": "python benchmarks/vector_store.py " + " ".join(sys.argv[1:]),
-        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs ({platform.platform()})",
-        "torch_threads": torch.get_num_threads(),
-        "uptime_before": before, "uptime_after": uptime(), "versions": versions(),
-        "measured": measured,
-    }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    write_md(data, out.with_suffix(".md"))
-    print(out.with_suffix(".md").read_text(encoding="utf-8"))
+    meta = {**run_meta(__file__, argv, t0, load), "torch_threads": torch.get_num_threads()}
+    print(write_recorded(Path(args.out), {"measured": measured, "meta": meta}, markdown))
 
 
 if __name__ == "__main__":

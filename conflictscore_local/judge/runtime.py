@@ -96,7 +96,8 @@ def resolve_runtime(runtime: str, device: str, dtype: str = "auto") -> str:
     at 0.82-0.89x PyTorch's pairs/s (``benchmarks/results/onnx_throughput.md``, 2026-12-01), so
     it is not the CPU default; it only won on a machine overloaded by other jobs. Nor did the
     other CPU paths at identical labels (``benchmarks/results/cpu_runtimes.md``: torch.compile
-    1.008x after 15 s of compilation, eager attention 0.90x, oneDNN ``to_mkldnn`` 0.79x).
+    1.0-1.13x, but its compilation pays back only after minutes of judging; eager attention and
+    oneDNN ``to_mkldnn`` slower).
     ``device`` and ``dtype`` are kept for the callers' sake: every device and dtype runs
     PyTorch under ``auto``."""
     if runtime != "auto":
