@@ -17,7 +17,10 @@ a fully cached rerun neither prunes nor judges, and reports every pair (pruned o
 their similarity and note) exactly as the first run did. And the embedder's vectors (table
 ``vectors``), keyed by the embedder's spec and a text's content: new claims against documents
 already seen (another response, another prompt strategy, another judge) embed only what is
-new, and a step whose texts are all stored loads no embedder.
+new, and a step whose texts are all stored loads no embedder. And each document's passage
+spans (table ``spans``), keyed by the splitting's spec (the judge's, the budget and overlap)
+and the document's content: a rerun does not count tokens again, which was most of a fully
+cached rerun (benchmarks/results/throughput_peers-idle.md).
 """
 
 from __future__ import annotations
@@ -67,6 +70,13 @@ _SCHEMA = (
         vector BLOB NOT NULL,
         created REAL NOT NULL DEFAULT (julianday('now'))
     )""",
+    # added within schema 2, like vectors: a document's passage spans, as JSON [[start, end], ...]
+    """CREATE TABLE IF NOT EXISTS spans (
+        key TEXT PRIMARY KEY,
+        spec_hash TEXT NOT NULL,
+        spans TEXT NOT NULL,
+        created REAL NOT NULL DEFAULT (julianday('now'))
+    )""",
 )
 
 
@@ -75,10 +85,11 @@ _COLUMNS: dict[str, tuple[str, ...]] = {
     "judgments": ("key", "spec_hash", "label", "probs", "created", "decided_by"),
     "selections": ("key", "spec_hash", "selection", "created"),
     "vectors": ("key", "spec_hash", "rows", "vector", "created"),
+    "spans": ("key", "spec_hash", "spans", "created"),
 }
 """The columns of each table this version reads and writes."""
 
-_ADDED_TABLES: tuple[str, ...] = ("selections", "vectors")
+_ADDED_TABLES: tuple[str, ...] = ("selections", "vectors", "spans")
 """Tables added within schema 2: a file without them is read and gets them."""
 
 _ADDED_COLUMNS: dict[str, tuple[str, ...]] = {"judgments": ("decided_by",)}
@@ -123,6 +134,29 @@ def selection_key(spec_hash: str, group: Sequence[Pair]) -> str:
 def vector_key(spec_hash: str, text: str) -> str:
     """The key of an embedder's rows for one text: its spec and the text's content."""
     return pair_key(spec_hash, "vector", text)
+
+
+def spans_key(spec_hash: str, text: str) -> str:
+    """The key of one document's passage spans: the splitting's spec and the text's content."""
+    return pair_key(spec_hash, "spans", text)
+
+
+def valid_spans(text: str, spans: Any) -> tuple[tuple[int, int], ...] | None:
+    """``spans`` as a tuple of ``(start, end)`` when it is a non-empty list of integer pairs
+    within ``text``, each non-empty and starting after the previous one's start; else None."""
+    if not isinstance(spans, list) or not spans:
+        return None
+    out: list[tuple[int, int]] = []
+    last = -1
+    for sp in spans:
+        if not (isinstance(sp, list) and len(sp) == 2 and all(type(x) is int for x in sp)):
+            return None
+        a, b = sp
+        if not (0 <= a < b <= len(text)) or a <= last:
+            return None
+        out.append((a, b))
+        last = a
+    return tuple(out)
 
 
 def check_cache_path(path: str | os.PathLike[str]) -> None:
@@ -397,6 +431,38 @@ class JudgmentCache:
             rows.append((vector_key(h, text), h, int(arr.shape[0]), arr.tobytes()))
         return self._put(spec, h, "INSERT OR REPLACE INTO vectors (key, spec_hash, rows, vector) VALUES (?, ?, ?, ?)",
                          rows)
+
+    def get_spans(self, spec: Mapping[str, Any], texts: Sequence[str]) -> dict[str, tuple[tuple[int, int], ...]]:
+        """The stored passage spans of each of ``texts`` split under ``spec`` before; texts never
+        stored are left out. A row that is not valid spans of its text (:func:`valid_spans`) is
+        a miss, counted in :attr:`rejected`."""
+        h = spec_digest(spec)
+        keys = {spans_key(h, t): t for t in dict.fromkeys(texts)}
+        found: list[tuple[str, Any]] = []
+        with self._lock:
+            ks = list(keys)
+            for i in range(0, len(ks), 500):
+                chunk = ks[i:i + 500]
+                q = f"SELECT key, spans FROM spans WHERE key IN ({','.join('?' * len(chunk))})"
+                found.extend(self._db.execute(q, chunk).fetchall())
+        out: dict[str, tuple[tuple[int, int], ...]] = {}
+        for key, raw in found:
+            text = keys[key]
+            try:
+                spans = valid_spans(text, json.loads(raw)) if isinstance(raw, str) else None
+            except ValueError:
+                spans = None
+            if spans is None:
+                self.rejected += 1
+            else:
+                out[text] = spans
+        return out
+
+    def put_spans(self, spec: Mapping[str, Any], spans: Mapping[str, Sequence[tuple[int, int]]]) -> int:
+        """Store the passage spans of each text (``text -> [(start, end), ...]``) under ``spec``."""
+        h = spec_digest(spec)
+        rows = [(spans_key(h, t), h, json.dumps([[a, b] for a, b in sp])) for t, sp in spans.items() if sp]
+        return self._put(spec, h, "INSERT OR REPLACE INTO spans (key, spec_hash, spans) VALUES (?, ?, ?)", rows)
 
     def _put(self, spec: Mapping[str, Any], h: str, sql: str, rows: list[tuple[Any, ...]]) -> int:
         """Write ``rows`` with ``sql`` in one transaction, ``spec`` (hashed ``h``) stored once beside them."""

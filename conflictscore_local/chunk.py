@@ -18,11 +18,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from itertools import accumulate
-from typing import Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from .types import Document, Passage
 
 CountFn = Callable[[str], int]
+
+SPLITTER_VERSION = 1
+"""Bump when a change to the splitting moves any span: stored spans (a judgment cache's
+``spans``) of another version are never read."""
 
 # A sentence ends at . ! ? (optionally followed by closing quotes/brackets) and whitespace,
 # unless the word before the dot is a known abbreviation, an initial, or a number; a blank
@@ -136,10 +140,15 @@ class Chunker:
         t = self.count(text[a:b])
         return t if t <= self.max_tokens else None
 
-    def passages(self, item_id: str, doc: Document) -> list[Passage]:
-        """The passages of one document; one passage when it fits."""
+    def passages(self, item_id: str, doc: Document,
+                 known: Mapping[str, Sequence[tuple[int, int]]] | None = None) -> list[Passage]:
+        """The passages of one document; one passage when it fits. ``known``: spans of texts
+        split before (a judgment cache's ``spans``), used instead of counting again."""
         text = doc.text
-        return [Passage(item_id, doc.id, i, text[s:e], (s, e)) for i, (s, e) in enumerate(self.spans(text))]
+        spans = known.get(text) if known else None
+        if spans is None:
+            spans = self.spans(text)
+        return [Passage(item_id, doc.id, i, text[s:e], (s, e)) for i, (s, e) in enumerate(spans)]
 
     def spans(self, text: str) -> tuple[tuple[int, int], ...]:
         """The character spans of the passages of ``text`` (the same text gives the same spans,
@@ -167,9 +176,15 @@ class Chunker:
             units.extend([(a, b, t)] if t is not None else self._cut(text, a, b))
         return self._pack(text, units, self.overlap)
 
-    def split(self, item_id: str, docs: Sequence[Document]) -> list[Passage]:
-        """All passages of an item's documents, in document order."""
-        return [p for d in docs for p in self.passages(item_id, d)]
+    def split(self, item_id: str, docs: Sequence[Document],
+              known: Mapping[str, Sequence[tuple[int, int]]] | None = None) -> list[Passage]:
+        """All passages of an item's documents, in document order (``known``: see :meth:`passages`)."""
+        return [p for d in docs for p in self.passages(item_id, d, known)]
+
+    def spec(self) -> dict[str, Any]:
+        """What decides the spans, beside the ``count`` function (which its owner names):
+        the splitting's version, budget and overlap."""
+        return {"splitter": SPLITTER_VERSION, "max_tokens": self.max_tokens, "overlap": self.overlap}
 
     def _pack(self, text: str, units: Sequence[Unit], overlap: int) -> list[tuple[int, int]]:
         """Greedy packing of units (each within budget) into spans within budget.

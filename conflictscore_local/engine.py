@@ -287,10 +287,7 @@ class Engine:
         known without the judge; the pairs it must judge are appended to ``misses``.
         ``skipped``: claims of each item left out by sampling (their pairs are counted)."""
         t0 = self.clock()
-        chunker = self.chunker()
-        passages: dict[str, list[Passage]] = {
-            it.id: chunker.split(it.id, [d for d in it.documents if d.text.strip()]) for it in items
-        }
+        passages = self._split(items)
         self.timing.add("chunk_s", t0)
         if self.config.sample.claims_per_item:
             self.counts["passage_pairs_skipped_by_sampling"] += sum(skipped[it.id] * len(passages[it.id])
@@ -322,6 +319,26 @@ class Engine:
                 known.append(h)
                 self.counts["passage_pairs_cached"] += 1
         return known
+
+    def _split(self, items: Sequence[Item]) -> dict[str, list[Passage]]:
+        """Every item's passages. With the cache on, documents split before (under the same
+        judge, budget and overlap) take their stored spans and the rest are stored once split:
+        a rerun counts no tokens."""
+        chunker = self.chunker()
+        docs = {it.id: [d for d in it.documents if d.text.strip()] for it in items}
+        cache = self.cache() if any(docs.values()) else None
+        if cache is None:
+            return {it.id: chunker.split(it.id, docs[it.id]) for it in items}
+        spec = {**chunker.spec(), "judge": cache.spec}  # the judge (its tokenizer counts) as the cache knows it
+        texts = list(dict.fromkeys(d.text for ds in docs.values() for d in ds))
+        known = cache.get_spans(spec, texts)
+        self._count_rejected(cache)
+        out = {it.id: chunker.split(it.id, docs[it.id], known) for it in items}
+        new = {t: chunker.spans(t) for t in texts if t not in known}  # in the memo: just computed
+        cache.put_spans(spec, new)
+        self.counts["documents_split"] += len(new)
+        self.counts["documents_split_stored"] += len(known)
+        return out
 
     def _select(self, groups: Sequence[Sequence[Pair]]) -> tuple[list[Pair], list[Judgment]]:
         """The pruner's choice over every claim's candidates. With the cache on and a pruner

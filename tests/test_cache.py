@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from conflictscore_local.cache import _SCHEMA, JudgmentCache, check_cache_file
+from conflictscore_local.cache import _SCHEMA, JudgmentCache, check_cache_file, valid_spans
 from conflictscore_local.errors import ConfigError
 from conflictscore_local.types import Claim, Judgment, Pair, Passage
 
@@ -191,12 +191,36 @@ def test_an_older_schema_2_file_without_the_vectors_table_is_read_and_gains_it(t
     path = tmp_path / "old.sqlite"
     with sqlite3.connect(path) as db:
         for stmt in _SCHEMA:
-            if "vectors" not in stmt:
+            if "vectors" not in stmt and "spans" not in stmt:
                 db.execute(stmt)
         db.execute("PRAGMA user_version=2")
     check_cache_file(path)
     with JudgmentCache(path, SPEC) as cache:
         assert cache.put_vectors({"kind": "claim"}, {"c": [[1.0, 0.0]]}) == 1
+        assert cache.put_spans({"splitter": 1}, {"doc": [(0, 3)]}) == 1
     with sqlite3.connect(path) as db:
         assert [r[1] for r in db.execute("PRAGMA table_info(vectors)")] == ["key", "spec_hash", "rows", "vector",
                                                                             "created"]
+        assert [r[1] for r in db.execute("PRAGMA table_info(spans)")] == ["key", "spec_hash", "spans", "created"]
+
+
+def test_passage_spans_round_trip_by_spec_and_content_and_invalid_rows_are_misses(tmp_path: Path) -> None:
+    spec = {"splitter": 1, "max_tokens": 8, "overlap": 1, "judge": SPEC}
+    text, other = "One two. Three four. Five.", "Short."
+    with JudgmentCache(tmp_path / "j.sqlite", SPEC) as cache:
+        assert cache.get_spans(spec, [text]) == {}
+        assert cache.put_spans(spec, {text: [(0, 8), (9, 20), (21, 26)], other: [(0, 6)], "none": []}) == 2
+        got = cache.get_spans(spec, [other, text, "never stored", other])
+        assert got == {text: ((0, 8), (9, 20), (21, 26)), other: ((0, 6),)}
+        assert cache.get_spans({**spec, "max_tokens": 9}, [text]) == {}  # another budget, another key
+        with sqlite3.connect(tmp_path / "j.sqlite") as db:
+            db.execute("UPDATE spans SET spans = ? WHERE spans = ?", ("[[0, 7]", "[[0, 6]]"))  # not JSON
+        cache.put_spans(spec, {"beyond": [(0, 99)], "backwards": [(3, 5), (1, 2)], "floats": [[0.0, 1.0]]})
+        got = cache.get_spans(spec, [text, other, "beyond", "backwards", "floats"])
+        assert got == {text: ((0, 8), (9, 20), (21, 26))} and cache.rejected == 4
+
+
+def test_valid_spans_accepts_only_ordered_integer_spans_within_the_text() -> None:
+    assert valid_spans("abcdef", [[0, 4], [2, 6]]) == ((0, 4), (2, 6))  # overlapping passages are fine
+    for bad in ([], [[0, 7]], [[3, 3]], [[2, 4], [2, 5]], [[0, True]], [[0, 1, 2]], {"0": 1}, "[[0, 1]]"):
+        assert valid_spans("abcdef", bad) is None, bad

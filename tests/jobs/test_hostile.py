@@ -612,7 +612,9 @@ def test_a_cache_write_that_fails_midway_is_one_line_and_keeps_the_rows(tmp_path
            "sys.exit(main(sys.argv[2:]))")
     cmd = [sys.executable, "-c", run, str(ROOT), "score", str(inp), "-o", str(out), "--cache", str(tmp_path / "c.sqlite"),
            "--set", "engine.step_items=5", *JUDGED]
-    line = stopped_by_a_full_disk(cmd, out, 70000, [f"item-{i:02d}" for i in range(200)], rows_kept=5)
+    # 90,000 bytes: the cache's tables (judgments, selections, vectors, passage spans) and a few
+    # steps of rows fit, the 200 items' do not
+    line = stopped_by_a_full_disk(cmd, out, 90000, [f"item-{i:02d}" for i in range(200)], rows_kept=5)
     assert "judgment cache" in line and "disk I/O error" in line and "--resume" in line, line
 
 

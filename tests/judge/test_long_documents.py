@@ -133,3 +133,39 @@ def test_nli_judge_splits_long_documents_to_its_window(tiny_nli_dir: Path, count
     assert len(long_passages) >= 6 and all(count(p.text) <= 61 for p in long_passages)
     assert result.verdicts[0].judgments[0].n_passages == len(long_passages)
     assert nli.stats()["pairs"] == 2 * len(passages) and "passage_truncated" not in nli.stats()
+
+
+def test_a_cached_rerun_takes_stored_spans_and_counts_no_tokens(count: Callable[[str], int], tmp_path: Path) -> None:
+    calls = [0]
+
+    def counting(text: str) -> int:
+        calls[0] += 1
+        return count(text)
+
+    cfg = RunConfig.from_mapping({"cache": {"enabled": True, "path": str(tmp_path / "j.sqlite")}})
+    runs = []
+    for _ in range(2):
+        calls[0] = 0
+        judge = WindowJudge(counting, 64)
+        with Engine(cfg, judge=judge, pruner="none") as engine:
+            (result,), report = engine.score_all(items())
+        runs.append((calls[0], [(p.doc_id, p.index, p.span, p.text) for p in judge.seen], result, report))
+    (cold_calls, cold_seen, cold, cold_report), (warm_calls, warm_seen, warm, warm_report) = runs
+    assert cold_calls > 20 and cold_report.stages["engine"]["documents_split"] == 2
+    assert cold_report.stages["engine"]["documents_split_stored"] == 0
+    assert warm_seen == [] and warm_report.pairs["judged"] == 0  # every judgment cached
+    assert warm_report.stages["engine"]["documents_split_stored"] == 2
+    assert warm_report.stages["engine"].get("documents_split", 0) == 0
+    assert warm_calls == 0  # no token counted: the judge saw nothing, splitting took the stored spans
+    def same(v: Any) -> dict[str, Any]:
+        out = v.to_json()
+        out["judgments"] = [{k: x for k, x in j.items() if k != "source"} for j in out["judgments"]]
+        return out
+
+    assert [j["source"] for j in warm.verdicts[0].to_json()["judgments"]] == ["cache", "cache"]
+    assert [same(v) for v in warm.verdicts] == [same(v) for v in cold.verdicts]  # the same passages and spans
+    # another overlap is another splitting: split (and counted) again
+    calls[0] = 0
+    with Engine(cfg.updated({"chunk": {"overlap": 0}}), judge=WindowJudge(counting, 64), pruner="none") as engine:
+        _, report = engine.score_all(items())
+    assert report.stages["engine"]["documents_split"] == 2 and calls[0] > 0
