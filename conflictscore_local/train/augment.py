@@ -355,6 +355,109 @@ def augment(support: Sequence[LabelledPair], passages: Sequence[str], rng: rando
     return out
 
 
+# -- compound claims and negated asides -------------------------------------------------------------
+_JOINERS = ("{a}, and {b}.", "{a}; {b}.", "{a} and {b}.", "{a}. Also, {b}.")
+_LOWER_FIRST = frozenset("a an the it its this that these those there they he she we in on at for of by "
+                         "some many most all both each one two several".split())
+
+
+def _clause(text: str, *, first: bool) -> str:
+    """``text`` as a clause of a compound sentence: no final stop; a leading function word
+    lower-cased when the clause comes second (a leading name keeps its capital)."""
+    t = text.strip().rstrip(".!?").strip()
+    if not first and t:
+        word = t.split()[0]
+        if word.lower() in _LOWER_FIRST and word[:1].isupper():
+            t = word.lower() + t[len(word):]
+    return t
+
+
+def compound(known: str, silent: str, rng: random.Random) -> str:
+    """One claim stating ``known`` and ``silent`` (in a random order, through one of
+    :data:`_JOINERS`): the claim a decomposer leaves whole when two facts share a sentence."""
+    a, b = (known, silent) if rng.random() < 0.5 else (silent, known)
+    return rng.choice(_JOINERS).format(a=_clause(a, first=True), b=_clause(b, first=False))
+
+
+def _unrelated(words: set[str], pool: Sequence[LabelledPair], rng: random.Random,
+               tries: int = 10) -> LabelledPair | None:
+    for _ in range(tries):
+        q = rng.choice(pool)
+        if len(words & _content_words(q.claim)) <= 1 and len(words & _content_words(q.passage)) <= 1:
+            return q
+    return None
+
+
+def compose(support: Sequence[LabelledPair], contradict: Sequence[LabelledPair], irrelevant: Sequence[LabelledPair],
+            rng: random.Random, *, per_kind: int, max_words: int = 100) -> list[LabelledPair]:
+    """Label-symmetric compound claims and negated asides (the project's convention: partial
+    support counts, and a negation elsewhere in the passage changes nothing).
+
+    - ``aug_compound``: a pair's claim joined (:func:`compound`) with the claim of an
+      unrelated pair, against the first pair's passage, which is silent on the added part:
+      the label stays the pair's own (``partial_support`` → SUPPORT, ``partial_contradict``
+      → CONTRADICT), and the same compound against a passage unrelated to both parts →
+      IRRELEVANT (``neither``). The added part is negated (:func:`negate`) a third of the time,
+      so neither the joiner nor a negation in it predicts a label;
+    - ``aug_aside``: a passage of a SUPPORT, CONTRADICT or IRRELEVANT pair with an unrelated
+      negated statement added before or after it (``support``, ``contradict``,
+      ``irrelevant``): the label is unchanged.
+
+    ``per_kind`` bounds the pairs made per label and kind; passages stay within ``max_words``.
+    """
+    out: list[LabelledPair] = []
+    every = [*support, *contradict, *irrelevant]
+    if not every:
+        return out
+
+    def silent_part(p: LabelledPair) -> str | None:
+        q = _unrelated(_content_words(p.claim) | _content_words(p.passage), every, rng)
+        if q is None:
+            return None
+        if rng.random() < 1 / 3:
+            return negate(q.claim) or q.claim
+        return q.claim
+
+    neither = 0
+    for pool, label, direction in ((support, SUPPORT, "partial_support"),
+                                   (contradict, CONTRADICT, "partial_contradict")):
+        order = list(pool)
+        rng.shuffle(order)
+        made = 0
+        for p in order:
+            if made >= per_kind:
+                break
+            other = silent_part(p)
+            if other is None:
+                continue
+            claim = compound(p.claim, other, rng)
+            out.append(LabelledPair(claim, p.passage, label, "aug_compound", direction))  # type: ignore[arg-type]
+            made += 1
+            far = _unrelated(_content_words(claim), every, rng) if neither < per_kind else None
+            if far is not None:
+                out.append(LabelledPair(claim, far.passage, IRRELEVANT, "aug_compound", "neither"))  # type: ignore[arg-type]
+                neither += 1
+    negatable = [q for q in every if negate(q.claim) is not None]
+    for pool, label, direction in ((support, SUPPORT, "support"), (contradict, CONTRADICT, "contradict"),
+                                   (irrelevant, IRRELEVANT, "irrelevant")):
+        order = list(pool)
+        rng.shuffle(order)
+        made = 0
+        for p in order:
+            if made >= per_kind or not negatable:
+                break
+            q = _unrelated(_content_words(p.claim) | _content_words(p.passage), negatable, rng)
+            aside = negate(q.claim) if q is not None else None
+            if aside is None or len(p.passage.split()) + len(aside.split()) > max_words:
+                continue
+            aside = aside.strip()
+            aside = aside if aside.endswith((".", "!", "?")) else aside + "."
+            passage = f"{p.passage.strip()} {aside}" if rng.random() < 0.5 else f"{aside} {p.passage.strip()}"
+            out.append(LabelledPair(p.claim, passage, label, "aug_aside", direction))  # type: ignore[arg-type]
+            made += 1
+    return out
+
+
 # -- balance ---------------------------------------------------------------------------------------
 _DIGIT = re.compile(r"\d")
 

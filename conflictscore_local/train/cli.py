@@ -203,7 +203,10 @@ def _add_prepare(tsub: Any) -> None:
                               ("--esnli-per-label", "esnli_per_label", "SNLI pairs per label"),
                               ("--sick-per-label", "sick_per_label", "SICK pairs per label"),
                               ("--augment-per-kind", "augment_per_kind",
-                               "generated number-swap and unrelated pairs (half as many entity swaps, negations)")):
+                               "generated number-swap and unrelated pairs (half as many entity swaps, negations)"),
+                              ("--compose-per-kind", "compose_per_kind",
+                               "generated compound claims (partial support) and negated asides per label; "
+                               "0 rebuilds the v3 mix")):
         add_number(p, flag, int, COUNT, default=getattr(d, field), help=f"{what} (default {getattr(d, field)})")
     add_output_args(p, json_help="the training pairs by label, the leak check and the evaluation files")
     p.set_defaults(func=cmd_prepare)
@@ -223,7 +226,8 @@ def cmd_prepare(args: argparse.Namespace) -> int:
               corpus_irrelevant=args.corpus_irrelevant, bench_controls_per_source=args.bench_controls_per_source,
               covidfact_per_label=args.covidfact_per_label,
               fever_support=args.fever_support, esnli_per_label=args.esnli_per_label,
-              sick_per_label=args.sick_per_label, augment_per_kind=args.augment_per_kind)
+              sick_per_label=args.sick_per_label, augment_per_kind=args.augment_per_kind,
+              compose_per_kind=args.compose_per_kind)
     data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
     with Job([Input(data_dir, "the data folder (--data-dir)", "dir")],
              [Output(args.output, "-o", kind="dir", hint="name a folder for the data files")]):

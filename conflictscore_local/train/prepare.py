@@ -51,7 +51,8 @@ from ..jsonl import file_sha256
 from ..jobs import write_json_atomic, write_jsonl_atomic
 from ..types import CONTRADICT, IRRELEVANT, LABELS, SUPPORT
 from . import nli_extra
-from .augment import BALANCED_FEATURES, augment, bench_support_pairs, feature_balance, rebalance, thin_entity_twins
+from .augment import (BALANCED_FEATURES, augment, bench_support_pairs, compose, feature_balance, rebalance,
+                      thin_entity_twins)
 from .pairs import cap, content_words, corpus_pairs
 from .sources import (
     ClaimRecord,
@@ -120,7 +121,9 @@ class Mix:
     numbers, dates and minimal contrastive edits; ScoNe, MED, MoNLI and Hossain et al. for
     negation and monotonicity; CAD-SNLI, Breaking NLI, ConjNLI and the FEVER variants for
     minimal edits); ``augment_per_kind`` source pairs per generated kind (each yields up to
-    three label-symmetric pairs); ``offtopic_per_source`` same-source and cross-source
+    three label-symmetric pairs); ``compose_per_kind`` compound claims and negated asides
+    per label (:func:`.augment.compose`; 0 for the v3 mix, drawn from their own seeded stream
+    so that the rest of the mix does not depend on it); ``offtopic_per_source`` same-source and cross-source
     off-topic passages (IRRELEVANT) per source; then :func:`.augment.rebalance` with
     ``balance_tolerance``.
     """
@@ -137,6 +140,7 @@ class Mix:
     esnli_per_label: int = 150
     sick_per_label: int = 100
     augment_per_kind: int = 1500
+    compose_per_kind: int = 1000
     augment_max_words: int = 100
     offtopic_per_source: int = 400
     extra: dict[str, int] = field(default_factory=lambda: {
@@ -161,7 +165,7 @@ class Mix:
                 raise ConfigError(f"Mix.extra[{name!r}] must be >= 0, got {n}")
         ints = ("easy_negatives", "corpus_support", "corpus_contradict", "corpus_irrelevant",
                 "bench_controls_per_source", "covidfact_per_label", "fever_support", "esnli_per_label",
-                "sick_per_label", "augment_per_kind", "augment_max_words", "offtopic_per_source", "dev_pairs")
+                "sick_per_label", "augment_per_kind", "compose_per_kind", "augment_max_words", "offtopic_per_source", "dev_pairs")
         for name in ints:
             if getattr(self, name) < 0:
                 raise ConfigError(f"Mix.{name} must be >= 0, got {getattr(self, name)}")
@@ -463,6 +467,9 @@ def _training_side(d: Path, ev: _EvalSide, chunker: Chunker, mix: Mix, rng: rand
     generated = augment(_dedupe(support), passages, rng, per_kind=mix.augment_per_kind, contradict=contradict,
                         irrelevant=irrelevant)
     generated += _offtopic(pairs, mix.offtopic_per_source, rng)
+    if mix.compose_per_kind:
+        generated += compose(_dedupe(support), contradict, irrelevant, random.Random(f"compose-{mix.seed}"),
+                             per_kind=mix.compose_per_kind, max_words=mix.augment_max_words)
     removed["generated"] = Counter()
     pairs = _dedupe(pairs + _filter_pairs(generated, index, removed["generated"]))
     balance_before = feature_balance(pairs)

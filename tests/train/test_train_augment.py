@@ -6,6 +6,8 @@ import random
 
 from conflictscore_local.train.augment import (
     augment,
+    compose,
+    compound,
     feature_balance,
     negate,
     negate_both,
@@ -42,6 +44,60 @@ def test_negate_and_its_refusals() -> None:
     assert negate("The tower is not in Rome.") is None
     assert negate("If it rains, the game is cancelled.") is None
     assert negate("Paris, the capital of France.") is None
+
+
+def test_compound_joins_two_claims_in_either_order() -> None:
+    seen = set()
+    for seed in range(40):
+        claim = compound("The tower was completed in 1889.", "Aspirin reduces fever.", random.Random(seed))
+        seen.add(claim)
+        assert claim.endswith(".") and claim.count("1889") == 1 and "Aspirin reduces fever" in claim
+        assert ".." not in claim and ";." not in claim
+    # the second clause's leading function word is lower-cased; a leading name keeps its capital
+    assert "Aspirin reduces fever and the tower was completed in 1889." in seen
+    assert "The tower was completed in 1889; Aspirin reduces fever." in seen
+    assert "Aspirin reduces fever. Also, the tower was completed in 1889." in seen
+    assert len(seen) == 8  # 2 orders x 4 joiners
+
+
+def test_compose_keeps_each_label_and_adds_an_irrelevant_twin() -> None:
+    support = [LabelledPair("The tower was completed in 1889.", EIFFEL, "SUPPORT", "t"),
+               LabelledPair("Aspirin reduces fever in adults.", "Aspirin lowers body temperature in febrile adults.",
+                            "SUPPORT", "t")]
+    contradict = [LabelledPair("The Volga is 300 km long.", "The Volga river is 3,530 km long.", "CONTRADICT", "t")]
+    irrelevant = [LabelledPair("Coffee is grown in Brazil.", "Penguins live in Antarctica and eat krill.",
+                               "IRRELEVANT", "t"),
+                  LabelledPair("The senate was founded in Rome.", "Basalt is a volcanic rock.", "IRRELEVANT", "t")]
+    out = compose(support, contradict, irrelevant, random.Random(0), per_kind=5)
+    by_kind = {}
+    for p in out:
+        by_kind.setdefault((p.source, p.kind), []).append(p)
+    assert {k: len(v) for k, v in by_kind.items()} == {
+        ("aug_compound", "partial_support"): 2, ("aug_compound", "partial_contradict"): 1,
+        ("aug_compound", "neither"): 3, ("aug_aside", "support"): 2, ("aug_aside", "contradict"): 1,
+        ("aug_aside", "irrelevant"): 2}
+    for p in by_kind[("aug_compound", "partial_support")] + by_kind[("aug_compound", "partial_contradict")]:
+        source = next(q for q in support + contradict if q.passage == p.passage)
+        assert p.label == source.label and _clause_of(source.claim) in p.claim and p.claim != source.claim
+    partial = {p.claim: p.passage for p in out if p.kind.startswith("partial_")}
+    for p in by_kind[("aug_compound", "neither")]:  # the compound against a passage neither part is about
+        assert p.label == "IRRELEVANT" and p.claim in partial and p.passage != partial[p.claim]
+    assert ("Coffee is not grown in Brazil. Also, the tower was completed in 1889.", "The Volga river is 3,530 km "
+            "long.", "IRRELEVANT") in {(p.claim, p.passage, p.label) for p in by_kind[("aug_compound", "neither")]}
+    for p in out:
+        if p.source == "aug_aside":
+            source = next(q for q in support + contradict + irrelevant
+                          if q.claim == p.claim and q.passage in p.passage)
+            aside = p.passage.replace(source.passage, "").strip()
+            assert p.label == source.label and " not " in f" {aside} "
+    assert compose([], [], [], random.Random(0), per_kind=5) == []
+    # nothing is made when every other pair shares words with the source pair
+    twins = [LabelledPair("The tower was completed in 1889.", EIFFEL, "SUPPORT", "t")] * 3
+    assert compose(twins, [], [], random.Random(0), per_kind=5) == []
+
+
+def _clause_of(claim: str) -> str:
+    return claim.rstrip(".")[1:]  # without its first letter, whose case depends on the position
 
 
 def test_swap_entity_swaps_only_the_object() -> None:
