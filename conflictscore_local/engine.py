@@ -333,8 +333,8 @@ class Engine:
         texts = list(dict.fromkeys(d.text for ds in docs.values() for d in ds))
         known = cache.get_spans(spec, texts)
         self._count_rejected(cache)
-        out = {it.id: chunker.split(it.id, docs[it.id], known) for it in items}
-        new = {t: chunker.spans(t) for t in texts if t not in known}  # in the memo: just computed
+        new = {t: chunker.spans(t) for t in texts if t not in known}
+        out = {it.id: chunker.split(it.id, docs[it.id], {**known, **new}) for it in items}
         cache.put_spans(spec, new)
         self.counts["documents_split"] += len(new)
         self.counts["documents_split_stored"] += len(known)
@@ -434,10 +434,10 @@ class Engine:
             return
         self._rejected_seen = cache.rejected
         if not self.counts.get("cache_rows_rejected"):
-            log.warning(f"judgment cache {cache.path}: {new} stored row(s) are not judgments or selections this "
-                        "version can read (a label outside SUPPORT/CONTRADICT/IRRELEVANT, probabilities that "
-                        "are not finite numbers, a damaged selection): judged again and replaced; counted in "
-                        "stages.engine.cache_rows_rejected")
+            log.warning(f"judgment cache {cache.path}: {new} stored row(s) are not judgments, selections, vectors "
+                        "or passage spans this version can read (a label outside SUPPORT/CONTRADICT/IRRELEVANT, "
+                        "probabilities that are not finite numbers, a damaged selection, vector or span list): "
+                        "computed again and replaced; counted in stages.engine.cache_rows_rejected")
         self.counts["cache_rows_rejected"] += new
 
     def _pacer(self) -> "_Pacer":

@@ -379,11 +379,15 @@ def compound(known: str, silent: str, rng: random.Random) -> str:
     return rng.choice(_JOINERS).format(a=_clause(a, first=True), b=_clause(b, first=False))
 
 
-def _unrelated(words: set[str], pool: Sequence[LabelledPair], rng: random.Random,
+def _unrelated(words: set[str], pool: Sequence[LabelledPair], rng: random.Random, *, other_than: LabelledPair,
                tries: int = 10) -> LabelledPair | None:
+    """A pair of ``pool`` from another source than ``other_than`` whose claim and passage share
+    at most one content word with ``words`` (a caption set's claims share a scene with its own
+    passages even without shared words)."""
     for _ in range(tries):
         q = rng.choice(pool)
-        if len(words & _content_words(q.claim)) <= 1 and len(words & _content_words(q.passage)) <= 1:
+        if (q.source != other_than.source and q.passage != other_than.passage
+                and len(words & _content_words(q.claim)) <= 1 and len(words & _content_words(q.passage)) <= 1):
             return q
     return None
 
@@ -397,7 +401,8 @@ def compose(support: Sequence[LabelledPair], contradict: Sequence[LabelledPair],
       unrelated pair, against the first pair's passage, which is silent on the added part:
       the label stays the pair's own (``partial_support`` → SUPPORT, ``partial_contradict``
       → CONTRADICT), and the same compound against a passage unrelated to both parts →
-      IRRELEVANT (``neither``). The added part is negated (:func:`negate`) a third of the time,
+      IRRELEVANT (``neither``; half as many, from each label's compounds alike). The added part
+      always comes from another source than the pair. It is negated (:func:`negate`) a third of the time,
       so neither the joiner nor a negation in it predicts a label;
     - ``aug_aside``: a passage of a SUPPORT, CONTRADICT or IRRELEVANT pair with an unrelated
       negated statement added before or after it (``support``, ``contradict``,
@@ -411,19 +416,18 @@ def compose(support: Sequence[LabelledPair], contradict: Sequence[LabelledPair],
         return out
 
     def silent_part(p: LabelledPair) -> str | None:
-        q = _unrelated(_content_words(p.claim) | _content_words(p.passage), every, rng)
+        q = _unrelated(_content_words(p.claim) | _content_words(p.passage), every, rng, other_than=p)
         if q is None:
             return None
         if rng.random() < 1 / 3:
             return negate(q.claim) or q.claim
         return q.claim
 
-    neither = 0
     for pool, label, direction in ((support, SUPPORT, "partial_support"),
                                    (contradict, CONTRADICT, "partial_contradict")):
         order = list(pool)
         rng.shuffle(order)
-        made = 0
+        made = neither = 0  # each label's compounds get their own IRRELEVANT twins, half the quota
         for p in order:
             if made >= per_kind:
                 break
@@ -433,7 +437,7 @@ def compose(support: Sequence[LabelledPair], contradict: Sequence[LabelledPair],
             claim = compound(p.claim, other, rng)
             out.append(LabelledPair(claim, p.passage, label, "aug_compound", direction))  # type: ignore[arg-type]
             made += 1
-            far = _unrelated(_content_words(claim), every, rng) if neither < per_kind else None
+            far = _unrelated(_content_words(claim), every, rng, other_than=p) if 2 * neither < per_kind else None
             if far is not None:
                 out.append(LabelledPair(claim, far.passage, IRRELEVANT, "aug_compound", "neither"))  # type: ignore[arg-type]
                 neither += 1
@@ -446,7 +450,7 @@ def compose(support: Sequence[LabelledPair], contradict: Sequence[LabelledPair],
         for p in order:
             if made >= per_kind or not negatable:
                 break
-            q = _unrelated(_content_words(p.claim) | _content_words(p.passage), negatable, rng)
+            q = _unrelated(_content_words(p.claim) | _content_words(p.passage), negatable, rng, other_than=p)
             aside = negate(q.claim) if q is not None else None
             if aside is None or len(p.passage.split()) + len(aside.split()) > max_words:
                 continue

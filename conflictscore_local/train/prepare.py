@@ -122,8 +122,9 @@ class Mix:
     negation and monotonicity; CAD-SNLI, Breaking NLI, ConjNLI and the FEVER variants for
     minimal edits); ``augment_per_kind`` source pairs per generated kind (each yields up to
     three label-symmetric pairs); ``compose_per_kind`` compound claims and negated asides
-    per label (:func:`.augment.compose`; 0 for the v3 mix, drawn from their own seeded stream
-    so that the rest of the mix does not depend on it); ``offtopic_per_source`` same-source and cross-source
+    per label (:func:`.augment.compose`, drawn from their own seeded stream; 0 makes none and
+    rebuilds the v3 mix exactly, while any other value also changes which pairs the rebalancing
+    drops and the order); ``offtopic_per_source`` same-source and cross-source
     off-topic passages (IRRELEVANT) per source; then :func:`.augment.rebalance` with
     ``balance_tolerance``.
     """

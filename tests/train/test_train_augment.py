@@ -61,13 +61,13 @@ def test_compound_joins_two_claims_in_either_order() -> None:
 
 
 def test_compose_keeps_each_label_and_adds_an_irrelevant_twin() -> None:
-    support = [LabelledPair("The tower was completed in 1889.", EIFFEL, "SUPPORT", "t"),
+    support = [LabelledPair("The tower was completed in 1889.", EIFFEL, "SUPPORT", "wiki"),
                LabelledPair("Aspirin reduces fever in adults.", "Aspirin lowers body temperature in febrile adults.",
-                            "SUPPORT", "t")]
-    contradict = [LabelledPair("The Volga is 300 km long.", "The Volga river is 3,530 km long.", "CONTRADICT", "t")]
+                            "SUPPORT", "med")]
+    contradict = [LabelledPair("The Volga is 300 km long.", "The Volga river is 3,530 km long.", "CONTRADICT", "geo")]
     irrelevant = [LabelledPair("Coffee is grown in Brazil.", "Penguins live in Antarctica and eat krill.",
-                               "IRRELEVANT", "t"),
-                  LabelledPair("The senate was founded in Rome.", "Basalt is a volcanic rock.", "IRRELEVANT", "t")]
+                               "IRRELEVANT", "food"),
+                  LabelledPair("The senate was founded in Rome.", "Basalt is a volcanic rock.", "IRRELEVANT", "hist")]
     out = compose(support, contradict, irrelevant, random.Random(0), per_kind=5)
     by_kind = {}
     for p in out:
@@ -91,9 +91,14 @@ def test_compose_keeps_each_label_and_adds_an_irrelevant_twin() -> None:
             aside = p.passage.replace(source.passage, "").strip()
             assert p.label == source.label and " not " in f" {aside} "
     assert compose([], [], [], random.Random(0), per_kind=5) == []
-    # nothing is made when every other pair shares words with the source pair
-    twins = [LabelledPair("The tower was completed in 1889.", EIFFEL, "SUPPORT", "t")] * 3
-    assert compose(twins, [], [], random.Random(0), per_kind=5) == []
+    # the added part comes from another source: nothing is made from one source alone
+    alone = [LabelledPair(p.claim, p.passage, p.label, "one") for p in support + contradict + irrelevant]
+    assert compose(alone[:2], alone[2:3], alone[3:], random.Random(0), per_kind=5) == []
+    # each label's compounds get IRRELEVANT twins (half the quota each)
+    many = compose(support * 4, contradict * 8, irrelevant, random.Random(1), per_kind=4)
+    twins = [p.claim for p in many if p.kind == "neither"]
+    kinds = {p.claim: p.kind for p in many if p.kind.startswith("partial_")}
+    assert sorted(kinds[c] for c in twins) == ["partial_contradict"] * 2 + ["partial_support"] * 2
 
 
 def _clause_of(claim: str) -> str:
