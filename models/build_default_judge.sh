@@ -21,6 +21,7 @@
 #      then the card's tables (judge_card.py) and benchmarks/conflictbench.md.
 #
 #   models/build_default_judge.sh            (several hours on a 2-core CPU)
+#   WITH_V31=1 models/build_default_judge.sh (also the compared v3.1 candidate: about 1.5 hours more)
 #
 # On a GPU box the same fit command with `--device cuda --bf16 --batch-size 64` trains in
 # minutes; there, a DeBERTa-v3-base NLI checkpoint as --base (with `prepare --base` and
@@ -93,6 +94,29 @@ for split in test dev; do   # the compared calibration (judge_eval_v3-fpr) on Co
     --judge-arg 'thresholds={"SUPPORT": 0.45, "CONTRADICT": 0.4}' --set aggregate.document_rule=on_topic \
     --pruner embedding --no-cache -q -o "$WORK/v3-fpr$sfx.jsonl" --summary "$RES/conflictbench_default-judge-v3-fpr$sfx.json"
 done
+# compared, not shipped: v3 trained on over a mix with compound claims and negated asides (judge_eval_v31,
+# judge_checklist_v31, conflictbench_default-judge-v31*.json; the card's Limitations). The recorded run's data was
+# made at commit 0fbb1a2, whose compose() gave IRRELEVANT twins to the SUPPORT compounds only; this code gives
+# each label's compounds half (3f9081d), so a rebuild trains on a slightly different mix.
+if [ "${WITH_V31:-0}" = 1 ]; then
+  V31DATA=$WORK/judge-data-v31
+  "$CS" train-judge prepare -o "$V31DATA" -q --max-length 192 --compose-per-kind 1000
+  V31EVAL=()
+  for s in "${DEV[@]}" vitaminc_dev scone_dev cad_dev; do V31EVAL+=("$V31DATA/$s.jsonl"); done
+  "$CS" train-judge fit --base "$WORK/judge-v3" --train "$V31DATA/pairs.jsonl" "$V31DATA/bench_train.jsonl" \
+    --eval "${V31EVAL[@]}" --epochs 1 --lr 2e-5 --batch-size 32 --max-length 192 --threads 2 --freeze-embeddings \
+    --calibrate --fp16-save --eval-every 0.5 --patience 3 --seed 0 --max-train-pairs 24000 -o "$WORK/judge-v31"
+  "$PY" benchmarks/judge_eval.py --tag v31 --judge-arg model="$WORK/judge-v31" --data "$V31DATA" --dev "${DEV[@]}" \
+    --anchors "${ANCHORS[@]}" --anchor-sample 600 --apply-best "$WORK/judge-v31" --threads 2
+  "$PY" benchmarks/judge_checklist.py --judge-arg model="$WORK/judge-v31" --tag v31
+  for split in test dev; do
+    sfx=$([ "$split" = dev ] && echo "-dev" || echo "")
+    "$CS" bench run "$WORK/conflictbench.jsonl" --split "$split" --judge nli --judge-arg model="$WORK/judge-v31" \
+      --pruner embedding --no-cache -q -o "$WORK/v31$sfx.jsonl" --summary "$RES/conflictbench_default-judge-v31$sfx.json"
+  done
+  cp "$WORK/judge-v31/training.json" "$RES/default-judge-v31_training.json"
+  cp "$V31DATA/data.json" "$RES/default-judge-v31_data.json"
+fi
 "$PY" benchmarks/conflictbench_report.py             # refill the tables in benchmarks/conflictbench.md
 "$PY" benchmarks/judge_card.py                       # the card's tables, from the files above
 "$PY" benchmarks/leakage.py --data-json "$DATA/data.json"

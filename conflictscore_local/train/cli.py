@@ -206,7 +206,7 @@ def _add_prepare(tsub: Any) -> None:
                                "generated number-swap and unrelated pairs (half as many entity swaps, negations)"),
                               ("--compose-per-kind", "compose_per_kind",
                                "generated compound claims (partial support) and negated asides per label; "
-                               "0 rebuilds the v3 mix")):
+                               "0 (the default judge's mix) makes none")):
         add_number(p, flag, int, COUNT, default=getattr(d, field), help=f"{what} (default {getattr(d, field)})")
     add_output_args(p, json_help="the training pairs by label, the leak check and the evaluation files")
     p.set_defaults(func=cmd_prepare)
