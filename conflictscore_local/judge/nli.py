@@ -31,7 +31,7 @@ from ..types import LABELS, Judgment, Label, Pair
 from ._base import ProgressFn
 from .distinct import distinct
 from .labels import check_thresholds, decide, map_id2label
-from .runtime import Classifier, ClassifierRuntime, TorchRuntime, resolve_runtime
+from .runtime import Classifier, ClassifierRuntime, CompiledTorchRuntime, TorchRuntime, resolve_runtime
 
 DEFAULT_JUDGE_ENV = "CONFLICTSCORE_DEFAULT_JUDGE"
 DEFAULT_JUDGE_MANIFEST = "default-judge"
@@ -93,7 +93,7 @@ class NLIConfig:
     thresholds: dict | None = None
     calibration: bool = True
     claim_room: int | None = ranged(None, 0, 1_000_000)
-    runtime: Literal["auto", "torch", "onnx"] = "auto"
+    runtime: Literal["auto", "torch", "compile", "onnx"] = "auto"
     int8: bool = False
     export_dir: str | None = None
 
@@ -396,7 +396,8 @@ RuntimeFactory = Callable[[Classifier], ClassifierRuntime]
 
 def local_runtime(classifier: Classifier, runtime: str = "auto") -> ClassifierRuntime:
     """The runtime in this process that the ``nli`` judge's ``runtime`` argument names (``auto``
-    resolved, see :func:`.runtime.resolve_runtime`): PyTorch, or ONNX Runtime."""
+    resolved, see :func:`.runtime.resolve_runtime`): PyTorch, PyTorch under ``torch.compile``,
+    or ONNX Runtime."""
     name = resolve_runtime(runtime, classifier.device, classifier.dtype)
     if classifier.int8 and name != "onnx":
         raise ConfigError(f"judge nli: int8=true needs runtime=onnx (dynamic int8 quantization); runtime is {name}")
@@ -404,6 +405,8 @@ def local_runtime(classifier: Classifier, runtime: str = "auto") -> ClassifierRu
         from .onnx_runtime import OnnxRuntime
 
         return OnnxRuntime(classifier)
+    if name == "compile":
+        return CompiledTorchRuntime(classifier)
     return TorchRuntime(classifier)
 
 

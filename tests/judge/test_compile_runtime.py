@@ -1,0 +1,75 @@
+"""``runtime=compile``: the committed default judge under ``torch.compile`` gives the PyTorch
+judge's labels and probabilities, through batches of several shapes; a platform where compiling
+fails is told so before any pair is judged."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conflictscore_local import registry
+from conflictscore_local.errors import BackendUnavailable, ConfigError
+from conflictscore_local.judge.runtime import RUNTIME_ENV, resolve_runtime
+from conflictscore_local.types import Claim, Pair, Passage
+
+REPO = Path(__file__).resolve().parents[2]
+DEFAULT_JUDGE = REPO / "models" / "default-judge"
+
+pytestmark = pytest.mark.skipif(not (DEFAULT_JUDGE / "model.safetensors").is_file(),
+                                reason="models/default-judge is not built")
+
+PASSAGES = (
+    "The bridge opened to traffic in 1934 after four years of work.",
+    "Records from the city archive show that the bridge was opened in 1932, two years ahead of plan, and that "
+    "its main span was then the longest in the country.",
+    "Coffee is grown in Brazil.",
+    "The council approved the budget on Tuesday.",
+)
+CLAIMS = ("The bridge opened in 1932.", "The bridge opened in 1934 and was built by the city.")
+
+
+def pairs() -> list[Pair]:
+    return [Pair(Claim("i", k, c), Passage("i", f"d{j}", 0, p)) for k, c in enumerate(CLAIMS)
+            for j, p in enumerate(PASSAGES)]
+
+
+def build(**args: Any) -> Any:
+    return registry.build("judge", "nli", {"model": str(DEFAULT_JUDGE), "batch_size": 3, **args})
+
+
+@pytest.mark.slow  # compiling the judge takes seconds to tens of seconds on 2 cores
+def test_compiled_judge_gives_the_torch_labels_and_probabilities() -> None:
+    eager, compiled = build(runtime="torch"), build(runtime="compile")
+    by_eager, by_compiled = eager.judge(pairs()), compiled.judge(pairs())
+    assert [j.label for j in by_compiled] == [j.label for j in by_eager]
+    assert {j.label for j in by_eager} >= {"SUPPORT", "IRRELEVANT"}  # real labels, not one class
+    worst = max(abs(a.probs[k] - b.probs[k]) for a, b in zip(by_eager, by_compiled) for k in a.probs)
+    assert worst <= 1e-4
+    assert compiled.stats()["batches"] == 3  # 8 pairs in batches of at most 3: two shapes at least
+    assert compiled.spec()["runtime"] == "compile" and eager.spec()["runtime"] == "torch"  # keyed apart
+    assert compiled.describe()["resolved"]["compiled"] == "torch.compile(dynamic=True)"
+
+
+def test_a_failed_compile_is_backend_unavailable_before_any_pair(monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    def refuse(*_: Any, **__: Any) -> Any:
+        raise RuntimeError("Compiler: cc is not found\nmore detail")
+
+    monkeypatch.setattr(torch, "compile", refuse)
+    judge = build(runtime="compile")
+    with pytest.raises(BackendUnavailable, match=r"judge nli: runtime=compile: torch.compile failed: RuntimeError: "
+                                                 r"Compiler: cc is not found; use runtime=torch$"):
+        judge.judge(pairs())
+    assert judge.stats().get("batches", 0) == 0
+
+
+def test_the_environment_may_choose_compile_and_nothing_else_new(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(RUNTIME_ENV, "compile")
+    assert resolve_runtime("auto", "cpu") == "compile"
+    assert resolve_runtime("torch", "cpu") == "torch"  # an explicit runtime wins over the environment
+    monkeypatch.setenv(RUNTIME_ENV, "inductor")
+    with pytest.raises(ConfigError, match=r"allowed: torch, compile, onnx"):
+        resolve_runtime("auto", "cpu")
