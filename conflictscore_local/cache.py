@@ -19,8 +19,7 @@ their similarity and note) exactly as the first run did. And the embedder's vect
 already seen (another response, another prompt strategy, another judge) embed only what is
 new, and a step whose texts are all stored loads no embedder. And each document's passage
 spans (table ``spans``), keyed by the splitting's spec (the judge's, the budget and overlap)
-and the document's content: a rerun does not count tokens again, which was most of a fully
-cached rerun (benchmarks/results/throughput_peers-idle.md).
+and the document's content: a rerun does not count tokens again.
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ def library_versions(dists: Iterable[str], *, missing: str | None = None) -> dic
 
 def versions() -> dict[str, str]:
     """Python, platform and the versions of the installed libraries a run may use (read once
-    per process: reading package metadata took a third of a fully cached rerun)."""
+    per process: package metadata is read from disk, and every engine's summary asks)."""
     return dict(_versions())
 
 

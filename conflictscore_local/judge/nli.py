@@ -69,7 +69,8 @@ class NLIConfig:
     2-way model means. ``id2label``: overrides the checkpoint's class names.
     ``thresholds``: override the calibrated ones in ``conflictscore.json``;
     ``calibration=false`` ignores them.
-    ``runtime``: where the forward pass runs (see :mod:`.runtime`): ``torch``, ``onnx`` (ONNX
+    ``runtime``: where the forward pass runs (see :mod:`.runtime`): ``torch``, ``compile``
+    (``torch`` under ``torch.compile``: the same labels, for long runs), ``onnx`` (ONNX
     Runtime on the CPU, the ``onnx`` extra; exported once per checkpoint into ``export_dir``,
     default ``onnx/`` beside the judgment cache), or ``auto`` (``torch``, unless
     ``$CONFLICTSCORE_NLI_RUNTIME`` names another: ONNX Runtime measured slower on an idle CPU).
@@ -101,7 +102,7 @@ class NLIConfig:
         check_device(self.device)
         if self.thresholds is not None:
             check_thresholds(self.thresholds, source="judge nli: thresholds")
-        if self.int8 and self.runtime == "torch":
+        if self.int8 and self.runtime in ("torch", "compile"):
             raise ValueError("int8=true needs runtime=onnx (dynamic int8 quantization of the ONNX export)")
 
 

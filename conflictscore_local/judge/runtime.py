@@ -6,6 +6,7 @@ through ``config.id2label`` and the calibrated thresholds. Between the two sits 
 token ids in, one row of class probabilities (in class-index order) per input out.
 
 - ``torch``: transformers + PyTorch in this process (CPU or GPU);
+- ``compile``: the same under ``torch.compile`` (:class:`CompiledTorchRuntime`; for long runs);
 - ``onnx``: the checkpoint exported to ONNX once and run by ONNX Runtime on the CPU
   (:mod:`.onnx_runtime`; the ``onnx`` extra);
 - ``vllm``: ``vllm.LLM(runner="pooling").classify`` in this process (the ``vllm`` judge's
@@ -205,38 +206,59 @@ class TorchRuntime:
 
 
 class CompiledTorchRuntime(TorchRuntime):
-    """:class:`TorchRuntime` with the model under ``torch.compile`` (inductor, dynamic shapes, so
-    the length-sorted batches of every size reuse one graph): for long runs. On this project's
-    2-core AVX2 CPU it kept every label and ran the forward 1.125x faster, but loading and
-    compiling took 20.33 s against 6.13 s, paid back after 127.8 s of judging
-    (``benchmarks/results/cpu_runtimes.md``), which is why ``auto`` does not choose it. Needs a
-    C compiler on the machine (inductor writes C++)."""
+    """:class:`TorchRuntime` with the model under ``torch.compile`` (inductor, dynamic shapes):
+    for long runs. On this project's 2-core AVX2 CPU it kept every label and ran the forward
+    1.125x faster, but loading and compiling took 20.33 s against 6.13 s, paid back after 127.8 s
+    of judging (``benchmarks/results/cpu_runtimes.md``), which is why ``auto`` does not choose it.
+    Needs a C compiler on the machine (inductor writes C++)."""
 
     name = "compile"
 
     def model(self) -> Any:
-        """The compiled model, compiled here on a batch of two short pairs (inductor compiles at the
-        first call; two rows of several tokens keep batch and length symbolic, not specialised to 1),
-        so a platform where compiling fails says so before any pair is judged."""
+        """The compiled model, compiled here on a batch of two short pairs and on one pair
+        (dynamic shapes still specialise a batch of one: both graphs are made at load), so a
+        platform where compiling fails says so before any pair is judged."""
         if self._model is None:
             import torch
 
             eager = super().model()
+            self._model = None  # until compiled: a failure leaves nothing half-made
             tok = self.classifier.tokenizer()
-            try:
-                compiled = torch.compile(eager, dynamic=True)
-                warm = tok(["one two three four", "five six seven"], ["eight nine ten", "eleven twelve"],
-                           padding=True, return_tensors="pt")
-                device = next(eager.parameters()).device
+            device = next(eager.parameters()).device
+            compiled = _compile_step(lambda: torch.compile(eager, dynamic=True), at_load=True)
+            for claims, passages in ((["one two three four", "five six seven"], ["eight nine ten", "eleven twelve"]),
+                                     (["one two three"], ["four five six"])):
+                warm = tok(claims, passages, padding=True, return_tensors="pt")
                 with torch.inference_mode():
-                    compiled(**{k: v.to(device) for k, v in warm.items()})
-            except Exception as e:  # no C compiler, an unsupported platform or model
-                self._model = None
-                raise BackendUnavailable(f"judge nli: runtime=compile: torch.compile failed: {type(e).__name__}: "
-                                         f"{str(e).splitlines()[0] if str(e) else ''}; use runtime=torch") from e
+                    _compile_step(lambda: compiled(**{k: v.to(device) for k, v in warm.items()}), at_load=True)
             self._model = compiled
             self.classifier.record(compiled="torch.compile(dynamic=True)")
         return self._model
+
+    def classify(self, feats: Sequence[Features], on_done: DoneFn | None = None) -> list[Row]:
+        """As :meth:`TorchRuntime.classify`; a shape that makes torch compile again and fails
+        there is :class:`BackendUnavailable` too, never a raw inductor traceback."""
+        return _compile_step(lambda: super(CompiledTorchRuntime, self).classify(feats, on_done))
+
+
+def _compile_step(step: Callable[[], Any], *, at_load: bool = False) -> Any:
+    """``step()``, with torch.compile's own failures (dynamo's and inductor's errors, a missing C
+    compiler; ``at_load``, while compiling on the warm-up pairs: any runtime, OS or import error)
+    turned into :class:`BackendUnavailable` naming their cause and the way out. Other errors of a
+    run (out of memory) pass unchanged."""
+    try:
+        return step()
+    except (BackendUnavailable, ConfigError):
+        raise
+    except Exception as e:
+        module = type(e).__module__
+        if not (module.startswith(("torch._dynamo", "torch._inductor"))
+                or (at_load and isinstance(e, (RuntimeError, OSError, ImportError)))):
+            raise
+        cause = getattr(e, "inner_exception", None) or e
+        text = str(cause).strip().splitlines()
+        raise BackendUnavailable(f"judge nli: runtime=compile: torch.compile failed: {type(cause).__name__}: "
+                                 f"{text[0] if text else ''}; use runtime=torch") from e
 
 
 def check_num_labels(num_labels: int, labels: Mapping[int, str], path: Any) -> None:

@@ -31,8 +31,9 @@ CLAIMS = ("The bridge opened in 1932.", "The bridge opened in 1934 and was built
 
 
 def pairs() -> list[Pair]:
+    """7 distinct pairs: batches of 3, 3 and 1 at ``batch_size=3`` (a batch of one is its own graph)."""
     return [Pair(Claim("i", k, c), Passage("i", f"d{j}", 0, p)) for k, c in enumerate(CLAIMS)
-            for j, p in enumerate(PASSAGES)]
+            for j, p in enumerate(PASSAGES)][:7]
 
 
 def build(**args: Any) -> Any:
@@ -47,12 +48,15 @@ def test_compiled_judge_gives_the_torch_labels_and_probabilities() -> None:
     assert {j.label for j in by_eager} >= {"SUPPORT", "IRRELEVANT"}  # real labels, not one class
     worst = max(abs(a.probs[k] - b.probs[k]) for a, b in zip(by_eager, by_compiled) for k in a.probs)
     assert worst <= 1e-4
-    assert compiled.stats()["batches"] == 3  # 8 pairs in batches of at most 3: two shapes at least
+    assert compiled.stats()["batches"] == 3  # 3 + 3 + 1
+    assert type(compiled.runtime().model()).__name__ == "OptimizedModule"  # the compiled module ran them
+    assert type(eager.runtime().model()).__name__ != "OptimizedModule"
     assert compiled.spec()["runtime"] == "compile" and eager.spec()["runtime"] == "torch"  # keyed apart
     assert compiled.describe()["resolved"]["compiled"] == "torch.compile(dynamic=True)"
 
 
 def test_a_failed_compile_is_backend_unavailable_before_any_pair(monkeypatch: pytest.MonkeyPatch) -> None:
+    """At load (here torch.compile itself refuses): one line with the cause and the way out."""
     import torch
 
     def refuse(*_: Any, **__: Any) -> Any:
@@ -73,3 +77,28 @@ def test_the_environment_may_choose_compile_and_nothing_else_new(monkeypatch: py
     monkeypatch.setenv(RUNTIME_ENV, "inductor")
     with pytest.raises(ConfigError, match=r"allowed: torch, compile, onnx"):
         resolve_runtime("auto", "cpu")
+
+
+def test_a_compile_error_mid_run_is_backend_unavailable_and_other_errors_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    from conflictscore_local.judge import runtime as rt
+
+    class InductorError(Exception):  # as torch._inductor raises, named by its module
+        pass
+
+    InductorError.__module__ = "torch._inductor.exc"
+
+    def fails(error: Exception) -> Any:
+        def forward(*_: Any, **__: Any) -> Any:
+            raise error
+        return forward
+
+    monkeypatch.setattr(rt.TorchRuntime, "classify", lambda self, feats, on_done=None: fails(
+        InductorError("C++ compile error\ntraceback"))())
+    judge = build(runtime="compile")
+    with pytest.raises(BackendUnavailable, match=r"torch.compile failed: InductorError: C\+\+ compile error; use "
+                                                 r"runtime=torch$"):
+        judge.runtime().classify([{"input_ids": [1, 2]}])
+    monkeypatch.setattr(rt.TorchRuntime, "classify", lambda self, feats, on_done=None: fails(
+        RuntimeError("out of memory"))())
+    with pytest.raises(RuntimeError, match="out of memory"):  # not a compile failure: unchanged
+        judge.runtime().classify([{"input_ids": [1, 2]}])

@@ -107,7 +107,7 @@ def test_bad_runtime_combinations_are_refused(export_dir: Path) -> None:
         build(export_dir, runtime="onnx", device="cuda").spec()
     with pytest.raises(ConfigError, match="dtype=bfloat16 needs runtime=torch"):
         build(export_dir, runtime="onnx", dtype="bfloat16").spec()
-    with pytest.raises(ConfigError, match="runtime.*not allowed; allowed: auto, torch, onnx"):
+    with pytest.raises(ConfigError, match="runtime.*not allowed; allowed: auto, torch, compile, onnx"):
         build(export_dir, runtime="tensorrt")
 
 
@@ -122,7 +122,7 @@ def test_auto_runs_torch_unless_the_environment_names_a_runtime(monkeypatch: pyt
     assert resolve_runtime("auto", "cpu") == "onnx"
     assert resolve_runtime("torch", "cpu") == "torch"  # a runtime named in the run beats the environment
     monkeypatch.setenv(RUNTIME_ENV, "jax")
-    with pytest.raises(ConfigError, match=r"\$CONFLICTSCORE_NLI_RUNTIME='jax' is not allowed; allowed: torch, onnx"):
+    with pytest.raises(ConfigError, match=r"\$CONFLICTSCORE_NLI_RUNTIME='jax' is not allowed; allowed: torch, compile, onnx"):
         resolve_runtime("auto", "cpu")
 
 
