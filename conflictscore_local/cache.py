@@ -283,13 +283,8 @@ class JudgmentCache:
     def get_many(self, pairs: Sequence[Pair]) -> list[Judgment | None]:
         """The cached judgment of each pair (``source="cache"``), or None on a miss."""
         keys = [self.key(p) for p in pairs]
-        found: dict[str, tuple[str, str | None, str | None]] = {}
-        with self._lock:
-            for i in range(0, len(keys), 500):
-                chunk = keys[i:i + 500]
-                q = f"SELECT key, label, probs, decided_by FROM judgments WHERE key IN ({','.join('?' * len(chunk))})"
-                for k, label, probs, decided_by in self._db.execute(q, chunk):
-                    found[k] = (label, probs, decided_by)
+        found = {k: (label, probs, decided_by)
+                 for k, label, probs, decided_by in self._lookup("judgments", "label, probs, decided_by", keys)}
         out: list[Judgment | None] = []
         for p, k in zip(pairs, keys):
             hit = found.get(k)
@@ -338,12 +333,7 @@ class JudgmentCache:
         where there is none."""
         h = spec_digest(spec)
         keys = [selection_key(h, g) for g in groups]
-        found: dict[str, str] = {}
-        with self._lock:
-            for i in range(0, len(keys), 500):
-                chunk = keys[i:i + 500]
-                q = f"SELECT key, selection FROM selections WHERE key IN ({','.join('?' * len(chunk))})"
-                found.update(self._db.execute(q, chunk).fetchall())
+        found: dict[str, str] = dict(self._lookup("selections", "selection", keys))
         out: list[tuple[list[Pair], list[Judgment]] | None] = []
         for g, k in zip(groups, keys):
             raw = found.get(k)
@@ -385,13 +375,7 @@ class JudgmentCache:
 
         h = spec_digest(spec)
         keys = {vector_key(h, t): t for t in dict.fromkeys(texts)}
-        found: list[tuple[str, Any, Any]] = []
-        with self._lock:
-            ks = list(keys)
-            for i in range(0, len(ks), 500):
-                chunk = ks[i:i + 500]
-                q = f"SELECT key, rows, vector FROM vectors WHERE key IN ({','.join('?' * len(chunk))})"
-                found.extend(self._db.execute(q, chunk).fetchall())
+        found = self._lookup("vectors", "rows, vector", list(keys))
         out: dict[str, Any] = {}
         dims: dict[int, int] = {}
         arrays: dict[str, Any] = {}
@@ -437,13 +421,7 @@ class JudgmentCache:
         a miss, counted in :attr:`rejected`."""
         h = spec_digest(spec)
         keys = {spans_key(h, t): t for t in dict.fromkeys(texts)}
-        found: list[tuple[str, Any]] = []
-        with self._lock:
-            ks = list(keys)
-            for i in range(0, len(ks), 500):
-                chunk = ks[i:i + 500]
-                q = f"SELECT key, spans FROM spans WHERE key IN ({','.join('?' * len(chunk))})"
-                found.extend(self._db.execute(q, chunk).fetchall())
+        found = self._lookup("spans", "spans", list(keys))
         out: dict[str, tuple[tuple[int, int], ...]] = {}
         for key, raw in found:
             text = keys[key]
@@ -462,6 +440,17 @@ class JudgmentCache:
         h = spec_digest(spec)
         rows = [(spans_key(h, t), h, json.dumps([[a, b] for a, b in sp])) for t, sp in spans.items() if sp]
         return self._put(spec, h, "INSERT OR REPLACE INTO spans (key, spec_hash, spans) VALUES (?, ?, ?)", rows)
+
+    def _lookup(self, table: str, columns: str, keys: Sequence[str]) -> list[tuple[Any, ...]]:
+        """The rows ``(key, *columns)`` of ``table`` whose key is one of ``keys``, asked 500 keys
+        at a time (SQLite's limit on bound variables)."""
+        found: list[tuple[Any, ...]] = []
+        with self._lock:
+            for i in range(0, len(keys), 500):
+                chunk = keys[i:i + 500]
+                q = f"SELECT key, {columns} FROM {table} WHERE key IN ({','.join('?' * len(chunk))})"
+                found.extend(self._db.execute(q, chunk).fetchall())
+        return found
 
     def _put(self, spec: Mapping[str, Any], h: str, sql: str, rows: list[tuple[Any, ...]]) -> int:
         """Write ``rows`` with ``sql`` in one transaction, ``spec`` (hashed ``h``) stored once beside them."""
