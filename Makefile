@@ -39,6 +39,7 @@ run: $(VENV)/.run-installed
 
 # pytest runs every example of README.md and docs/ (tests/test_docs_examples.py); the site build is strict.
 test: $(VENV)/.test-installed
+	@$(BIN)/python -c "import torch; print('== torch', torch.__version__, 'threads', torch.get_num_threads(), 'cpu capability', torch.backends.cpu.get_cpu_capability())"
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q
 	$(MAKE) docs
 	$(MAKE) test-integrations

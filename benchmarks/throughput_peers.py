@@ -530,7 +530,7 @@ def main() -> None:
                            "s_per_1000_pairs": round(1000 * r["wall_s"] / pairs, 2)})
             log(f"growth {f}x: {pairs} pairs, {r['wall_s']:.2f} s")
         rf = roofline(peers, workloads, args.threads)
-    dtype, why = resolve_dtype("auto", torch_device(args.device), cpu_bf16=True)
+    dtype, why = resolve_dtype("auto", torch_device(args.device))
     flags = sorted(f for f in cpu_flags() if f.startswith(("avx", "amx")))
     data: dict[str, Any] = {
         "command": "python benchmarks/throughput_peers.py " + " ".join(sys.argv[1:]),

@@ -71,29 +71,34 @@ def native_cpu_bf16() -> tuple[bool, str]:
                    f"{torch.backends.cpu.get_cpu_capability()}): emulated bf16 runs slower than float32")
 
 
-def resolve_dtype(dtype: str, device: "torch.device", *, cpu_bf16: bool = False) -> tuple["torch.dtype", str]:
+def resolve_dtype(dtype: str, device: "torch.device") -> tuple["torch.dtype", str]:
     """The torch dtype ``dtype`` stands for on ``device``, and why (recorded in summaries).
 
-    ``auto`` → bfloat16 on a GPU that supports it, float16 on other GPUs; on the CPU float32,
-    or bfloat16 when ``cpu_bf16`` (the caller measured it keeps its outputs) and the CPU has
-    native bf16 (:func:`native_cpu_bf16`, decided at run time on the machine that runs).
+    ``auto`` → bfloat16 on a GPU that supports it, float16 on other GPUs, and float32 on the
+    CPU whatever the CPU: a result must not depend on the machine kind unless the user asks
+    for it. bfloat16 on a CPU is opt-in (``dtype=bfloat16``); the reason says whether this CPU
+    runs it natively (:func:`native_cpu_bf16`), where it is faster and changes a few labels
+    (``docs/speed.md``), or emulates it, where it is slower than float32.
     """
     import torch
 
     if dtype not in DTYPES:
         raise ConfigError(f"dtype {dtype!r} is not allowed; allowed: {', '.join(DTYPES)}")
     if dtype != "auto":
+        if device.type == "cpu" and dtype == "bfloat16":
+            native, why = native_cpu_bf16()
+            return torch.bfloat16, f"given ({why})"
         return getattr(torch, dtype), "given"
     if device.type == "cuda":
         if torch.cuda.is_bf16_supported():
             return torch.bfloat16, "auto: the GPU supports bf16"
         return torch.float16, "auto: the GPU has no bf16, float16 instead"
-    if device.type == "cpu" and cpu_bf16:
-        native, why = native_cpu_bf16()
-        return (torch.bfloat16 if native else torch.float32), f"auto: {why}"
+    if device.type == "cpu":
+        return torch.float32, ("auto: float32 on the CPU, the same labels on every CPU kind "
+                               "(bfloat16 is opt-in: dtype=bfloat16)")
     return torch.float32, f"auto: float32 on {device.type}"
 
 
-def torch_dtype(dtype: str, device: "torch.device", *, cpu_bf16: bool = False) -> "torch.dtype":
+def torch_dtype(dtype: str, device: "torch.device") -> "torch.dtype":
     """:func:`resolve_dtype` without the reason."""
-    return resolve_dtype(dtype, device, cpu_bf16=cpu_bf16)[0]
+    return resolve_dtype(dtype, device)[0]

@@ -1,4 +1,4 @@
-"""``dtype=auto``: bf16 only where the CPU has it natively, decided at run time (detection mocked both ways)."""
+"""``dtype=auto``: float32 on every CPU kind (native bf16 mocked both ways); bf16 on a CPU only when given."""
 
 from __future__ import annotations
 
@@ -37,9 +37,11 @@ def test_native_bf16_from_cpu_flags(monkeypatch: pytest.MonkeyPatch, flags: set,
     _no_torch_probes(monkeypatch)
     found, why = devices.native_cpu_bf16()
     assert found is native and named in why
-    dtype, reason = devices.resolve_dtype("auto", CPU, cpu_bf16=True)
-    assert dtype == (torch.bfloat16 if native else torch.float32)
-    assert reason == f"auto: {why}"
+    # auto never follows the CPU: the same labels on every machine kind
+    assert devices.resolve_dtype("auto", CPU) == (
+        torch.float32, "auto: float32 on the CPU, the same labels on every CPU kind (bfloat16 is opt-in: dtype=bfloat16)")
+    # bf16 when asked for, and the reason says whether this CPU runs it natively
+    assert devices.resolve_dtype("bfloat16", CPU) == (torch.bfloat16, f"given ({why})")
 
 
 def test_native_bf16_from_torch_when_flags_say_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -49,13 +51,14 @@ def test_native_bf16_from_torch_when_flags_say_nothing(monkeypatch: pytest.Monke
     assert devices.native_cpu_bf16() == (True, "the CPU has native bf16 (torch reports AMX)")
 
 
-def test_auto_on_cpu_without_opt_in_or_given_dtype_never_detects(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_auto_and_float_dtypes_on_cpu_never_detect(monkeypatch: pytest.MonkeyPatch) -> None:
     def boom() -> tuple[bool, str]:
         raise AssertionError("detection ran")
 
     monkeypatch.setattr(devices, "native_cpu_bf16", boom)
-    assert devices.resolve_dtype("auto", CPU) == (torch.float32, "auto: float32 on cpu")
-    assert devices.resolve_dtype("bfloat16", CPU, cpu_bf16=True) == (torch.bfloat16, "given")
+    assert devices.resolve_dtype("auto", CPU)[0] == torch.float32
+    assert devices.resolve_dtype("auto", torch.device("mps")) == (torch.float32, "auto: float32 on mps")
+    assert devices.resolve_dtype("float32", CPU) == (torch.float32, "given")
     assert devices.torch_dtype("float16", CPU) == torch.float16
     with pytest.raises(ConfigError, match="allowed: auto, float32, bfloat16, float16"):
         devices.resolve_dtype("fp8", CPU)

@@ -74,9 +74,10 @@ class NLIConfig:
     Runtime on the CPU, the ``onnx`` extra; exported once per checkpoint into ``export_dir``,
     default ``onnx/`` beside the judgment cache), or ``auto`` (``torch``, unless
     ``$CONFLICTSCORE_NLI_RUNTIME`` names another: ONNX Runtime measured slower on an idle CPU).
-    ``dtype``: ``auto`` is bfloat16 on GPUs that have it and on CPUs with native bf16
-    (AVX512-BF16 or AMX, detected at run time), float32 on other CPUs, where emulated bf16 is
-    several times slower (``docs/speed.md``); the choice and its reason go into the summary
+    ``dtype``: ``auto`` is bfloat16 on GPUs that have it and float32 on every CPU, so a CPU
+    run gives the same labels on every CPU kind; ``bfloat16`` on a CPU is opt-in (faster where
+    the CPU has AVX512-BF16 or AMX, and it changes a few labels; several times slower where it
+    is emulated: ``docs/speed.md``); the choice and its reason go into the summary
     (``resolved.dtype``, ``resolved.dtype_reason``) and the dtype into the spec.
     ``int8``: dynamic int8 quantization of the ONNX export, faster
     but it changes some labels (measured in ``benchmarks/results/onnx_throughput.md``).

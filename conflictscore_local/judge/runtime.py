@@ -152,10 +152,10 @@ class TorchRuntime:
         self._model: Any = None
 
     def resolved_dtype(self) -> tuple[Any, str]:
-        """The dtype the model runs in and why: ``auto`` takes bf16 only on CPUs with native bf16
-        (AVX512-BF16 / AMX, detected here at run time) and on GPUs that have it; float32 elsewhere."""
+        """The dtype the model runs in and why: ``auto`` is float32 on every CPU (bf16 opt-in)
+        and bf16 on GPUs that have it (:func:`~conflictscore_local.devices.resolve_dtype`)."""
         c = self.classifier
-        return resolve_dtype(c.dtype, torch_device(c.device), cpu_bf16=True)
+        return resolve_dtype(c.dtype, torch_device(c.device))
 
     def spec(self) -> dict[str, Any]:
         dtype, why = self.resolved_dtype()

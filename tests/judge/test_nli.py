@@ -300,16 +300,18 @@ def test_training_and_the_judge_share_one_encoding_and_one_budget(tiny_nli_dir: 
     assert make_chunker(tok, 192).max_tokens == judge(tiny_nli_dir, max_length=192).passage_budget()[1] == 192 - 3 - 64
 
 
-@pytest.mark.parametrize("native, dtype", [(True, "bfloat16"), (False, "float32")])
-def test_auto_dtype_follows_cpu_bf16_detection(
-    crafted_nli: Callable[..., Path], monkeypatch: pytest.MonkeyPatch, native: bool, dtype: str
+@pytest.mark.parametrize("native", [True, False])
+def test_auto_dtype_is_float32_whatever_the_cpu(
+    crafted_nli: Callable[..., Path], monkeypatch: pytest.MonkeyPatch, native: bool
 ) -> None:
     from conflictscore_local import devices
 
-    why = "mocked detection"
-    monkeypatch.setattr(devices, "native_cpu_bf16", lambda: (native, why))
+    monkeypatch.setattr(devices, "native_cpu_bf16", lambda: (native, "mocked detection"))
     j = judge(crafted_nli(MNLI, 2), device="cpu")
-    assert j.spec()["dtype"] == dtype
-    assert j.describe()["resolved"]["dtype_reason"] == f"auto: {why}"
+    assert j.spec()["dtype"] == "float32"
+    assert j.describe()["resolved"]["dtype_reason"].startswith("auto: float32 on the CPU")
     assert j.judge(pairs_of(1))[0].label == "CONTRADICT"
-    assert j.describe()["resolved"]["dtype"] == dtype
+    assert j.describe()["resolved"]["dtype"] == "float32"
+    b = judge(crafted_nli(MNLI, 2), device="cpu", dtype="bfloat16")
+    assert b.spec()["dtype"] == "bfloat16"
+    assert b.describe()["resolved"]["dtype_reason"] == "given (mocked detection)"
