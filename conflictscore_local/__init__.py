@@ -13,7 +13,7 @@ heavy library; backends import theirs when first used.
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 from .aggregate import claim_verdict, document_judgment
 from .cache import JudgmentCache

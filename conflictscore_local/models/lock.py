@@ -71,7 +71,7 @@ def lock_digest(lock: Mapping[str, Any]) -> str:
 
 def make_lock(folder: Path, manifest: Manifest, revision: str | None, *, progress: bool = False) -> dict[str, Any]:
     """The lock of ``folder`` as staged for ``manifest`` at ``revision`` (every file hashed)."""
-    from .. import __version__
+    from .._version import __version__
 
     files = hash_files(folder, list(model_files(folder)), progress=progress, what=f"hashing {manifest.name}")
     if not files:

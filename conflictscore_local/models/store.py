@@ -116,7 +116,7 @@ def locate_manifest(manifest: Manifest, revision: str | None = None, *, what: st
         path = (shipped_dir() / (src.path or "")).resolve()
         if not path.is_dir():
             raise BackendUnavailable(staging_hint(manifest, what))
-        from .. import __version__
+        from .._version import __version__
 
         return Located(path, manifest, {"model_path": str(path), **base,
                                         "model_revision": f"conflictscore-local {__version__}"})

@@ -12,7 +12,7 @@ import json
 import os
 from typing import Any, Mapping, Sequence
 
-from .. import __version__
+from .._version import __version__
 from ..compare.core import CHANGES, match_claims
 from ..errors import InputError
 from ..metrics import METRICS

@@ -19,7 +19,7 @@ import os
 from importlib import resources
 from typing import Any, Mapping
 
-from .. import __version__
+from .._version import __version__
 from ..errors import BackendUnavailable
 from ..jobs import Input, Job, Output, scrub, write_text_atomic
 from .data import ReportInputs, bench_section, item_records, load_inputs, summary_section
