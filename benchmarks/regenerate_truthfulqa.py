@@ -24,7 +24,7 @@ from typing import Any
 
 from conflictscore_local import Engine
 from conflictscore_local.bench import default_data_dir
-from conflictscore_local.cli_flags import add_pipeline_args, config_from_args
+from conflictscore_local.cli.flags import add_pipeline_args, config_from_args
 from conflictscore_local.config import parse_assignment
 from conflictscore_local.experiments import regenerate_file
 from conflictscore_local.experiments.regenerate import format_results

@@ -41,7 +41,7 @@ from typing import Any
 
 from conflictscore_local import Engine, registry
 from conflictscore_local.bench import build_bench, default_data_dir
-from conflictscore_local.cli_flags import add_pipeline_args, config_from_args
+from conflictscore_local.cli.flags import add_pipeline_args, config_from_args
 from conflictscore_local.compare import ComparisonSettings, describe_difference, read_run
 from conflictscore_local.compare.files import comparison
 from conflictscore_local.config import parse_assignment

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conflictscore_local.cli import build_parser, leaf_parsers, main
-from conflictscore_local.cli_flags import Deprecated
+from conflictscore_local.cli.flags import Deprecated
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "cli.md"
 

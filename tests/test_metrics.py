@@ -10,7 +10,7 @@ import pytest
 
 from conflictscore_local import Engine
 from conflictscore_local.cli import main
-from conflictscore_local.cli_text import format_report
+from conflictscore_local.cli.text import format_report
 from conflictscore_local.inputs import parse_item
 from conflictscore_local.integrations._common import explain, metric_values
 from conflictscore_local.metrics import METRICS, Metric, standard_keys

@@ -12,7 +12,7 @@ import pytest
 from conflictscore_local import Engine
 from conflictscore_local.aggregate import claim_verdict
 from conflictscore_local.cli import main
-from conflictscore_local.cli_text import format_report
+from conflictscore_local.cli.text import format_report
 from conflictscore_local.inputs import item_to_json, parse_item
 from conflictscore_local.integrations._common import explain, metric_values
 from conflictscore_local.metrics import item_metrics, standard_keys

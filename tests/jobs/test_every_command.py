@@ -23,7 +23,7 @@ import pytest
 from conflictscore_local import registry
 from conflictscore_local.arguments import number_kind, numeric_fields
 from conflictscore_local.cli import build_parser, main
-from conflictscore_local.cli_flags import NumberArg
+from conflictscore_local.cli.flags import NumberArg
 from conflictscore_local.config import _SECTIONS
 from conflictscore_local.errors import ConfigError
 

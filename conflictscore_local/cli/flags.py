@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from .arguments import Range, field_range
-from .config import SEED_MAX, STAGES, RunConfig, SampleConfig, apply_overrides, load_config, parse_assignment
-from .errors import ConfigError, ConflictScoreError
-from .sampling import SELECTIONS
-from .shards.split import Shard
+from ..arguments import Range, field_range
+from ..config import SEED_MAX, STAGES, RunConfig, SampleConfig, apply_overrides, load_config, parse_assignment
+from ..errors import ConfigError, ConflictScoreError
+from ..sampling import SELECTIONS
+from ..shards.split import Shard
 
 log = logging.getLogger(__name__)
 
@@ -214,7 +214,7 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
 def _check_version(path: str, versions: Any) -> None:
     """Warn when a replayed summary was written by another major version (its settings and
     backends may mean other things there) or says nothing of its version."""
-    from . import __version__
+    from .._version import __version__
 
     theirs = versions.get("conflictscore-local") if isinstance(versions, dict) else None
     if not isinstance(theirs, str):

@@ -41,9 +41,9 @@ An interrupted run resumes from the judgment cache: rerun the same command.
 
 def add_parser(sub: Any) -> None:
     """Add ``bench`` with its ``build`` and ``run`` subcommands."""
-    from ..cli_flags import (LIMIT, add_deprecated, add_number, add_output_args, add_per_item_alias, add_pipeline_args,
+    from .flags import (LIMIT, add_deprecated, add_number, add_output_args, add_per_item_alias, add_pipeline_args,
                              add_shard_arg)
-    from .sources import BENCH_SOURCES
+    from ..bench.sources import BENCH_SOURCES
 
     p = sub.add_parser("bench", help="ConflictBench: build the benchmark, measure conflict detection",
                        description="Build ConflictBench from public conflict data sets and measure how well a "
@@ -110,11 +110,11 @@ def _pairs(values: list[str], flag: str, sep: str) -> list[tuple[str, str]]:
 def cmd_build(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from ..cli_text import emit, format_bench_stats
+    from .text import emit, format_bench_stats
     from ..jobs import Input, Job, Output, write_json_atomic, write_jsonl_atomic
     from ..errors import ConfigError
-    from .build import bench_stats, build_bench, default_source_file
-    from .sources import BENCH_SOURCES, DEFAULT_SOURCES
+    from ..bench.build import bench_stats, build_bench, default_source_file
+    from ..bench.sources import BENCH_SOURCES, DEFAULT_SOURCES
 
     sources = dict(_pairs([s for s in args.source if "=" in s], "--source", "="))
     named = [s for s in args.source if "=" not in s]  # NAME selects; NAME=PATH reads it from PATH (selected too)
@@ -144,9 +144,9 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from ..cli_flags import config_from_args, per_item_outputs, show_progress
-    from ..cli_text import emit, format_bench
-    from .run import run_bench
+    from .flags import config_from_args, per_item_outputs, show_progress
+    from .text import emit, format_bench
+    from ..bench.run import run_bench
 
     out = per_item_outputs(args, "--predictions", "predictions")
     cfg = config_from_args(args)

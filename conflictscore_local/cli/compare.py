@@ -6,8 +6,8 @@ import argparse
 from typing import Any
 
 from ..arguments import field_range
-from ..cli_flags import add_number, add_output_args
-from ..cli_text import emit
+from .flags import add_number, add_output_args
+from .text import emit
 
 EPILOG = """\
 what it reports, for run B against run A (items matched by id; items in one run only are counted):
@@ -33,7 +33,7 @@ exit status: 0 written; 2 a bad input line (file, line and field named), a flag 
 
 
 def add_parser(sub: Any) -> None:
-    from .core import ComparisonSettings
+    from ..compare.core import ComparisonSettings
 
     p = sub.add_parser(
         "compare",
@@ -63,9 +63,9 @@ def add_parser(sub: Any) -> None:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from .core import ComparisonSettings
-    from .files import compare_files
-    from .text import format_comparison
+    from ..compare.core import ComparisonSettings
+    from ..compare.files import compare_files
+    from ..compare.text import format_comparison
 
     settings = ComparisonSettings(seed=args.seed, bootstrap=args.bootstrap, permutations=args.permutations)
     done = compare_files(args.a, args.b, args.output, summary_a=args.summary_a, summary_b=args.summary_b,

@@ -1,4 +1,4 @@
-"""``conflictscore merge``: argument parsing only (``--shard I/N`` itself is in :mod:`..cli_flags`)."""
+"""``conflictscore merge``: argument parsing only (``--shard I/N`` itself is in :mod:`.flags`)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import logging
 import re
 from typing import Any, Sequence
 
-from ..cli_flags import add_output_args
-from ..cli_text import emit, format_bench, format_report
+from .flags import add_output_args
+from .text import emit, format_bench, format_report
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +63,7 @@ def add_parser(sub: Any) -> None:
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
-    from .merge import merge_shards
+    from ..shards.merge import merge_shards
 
     merged = merge_shards(args.input, args.outputs, args.summaries, args.output, summary_path=args.summary,
                           report_path=args.report)

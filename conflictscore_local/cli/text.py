@@ -7,7 +7,7 @@ import argparse
 import json
 from typing import Any, Callable
 
-from .metrics import METRICS
+from ..metrics import METRICS
 
 
 def format_report(report: Any) -> str:
@@ -72,7 +72,7 @@ def format_bench_stats(stats: dict[str, Any]) -> str:
 def emit(args: argparse.Namespace, result: Any, text: Callable[[], str]) -> None:
     """A command's result on stdout: JSON with ``--json``, else ``text()`` unless ``-q``; through
     the redaction point either way (stdout is often a file)."""
-    from .jobs import scrub, scrub_text
+    from ..jobs import scrub, scrub_text
 
     if getattr(args, "json", False):
         print(json.dumps(scrub(result), indent=2, allow_nan=False))

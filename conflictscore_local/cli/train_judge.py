@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from ..cli_flags import add_output_args
+from .flags import add_output_args
 
 EPILOG = """\
 training and eval files (JSONL, e.g. from `train-judge prepare`; the kind is detected per line):
@@ -112,8 +112,8 @@ def _option(g: Any, flag: str, field: str, help_text: str) -> None:
     import typing
 
     from ..arguments import field_range, number_kind
-    from ..cli_flags import add_number
-    from .loop import TrainOptions
+    from .flags import add_number
+    from ..train.loop import TrainOptions
 
     f = next(x for x in dataclasses.fields(TrainOptions) if x.name == field)
     kind = number_kind(typing.get_type_hints(TrainOptions)[field]) or float
@@ -123,7 +123,7 @@ def _option(g: Any, flag: str, field: str, help_text: str) -> None:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from .loop import TrainOptions, train
+    from ..train.loop import TrainOptions, train
 
     opts = TrainOptions(
         base=args.base, train=tuple(args.train), eval=tuple(args.eval), output=args.output, epochs=args.epochs,
@@ -134,7 +134,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         keep_state=args.keep_state, allow_eval_splits=args.allow_eval_splits, device=args.device, bf16=args.bf16,
         threads=args.threads, eval_every=args.eval_every, stop_after=args.stop_after,
     )
-    from ..cli_text import emit
+    from .text import emit
 
     terminal = sys.stderr.isatty()
     record = train(opts, progress=not args.quiet and terminal, log=(lambda _msg: None) if args.quiet else None,
@@ -175,8 +175,8 @@ exit status: 0 done, 2 bad input or options (a missing source file, a leak, a fo
 
 def _add_prepare(tsub: Any) -> None:
     from ..arguments import Range
-    from ..cli_flags import SEED, add_number
-    from .prepare import Mix
+    from .flags import SEED, add_number
+    from ..train.prepare import Mix
 
     COUNT = Range(0, 10_000_000)
 
@@ -217,9 +217,9 @@ def cmd_prepare(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from ..bench import default_data_dir
-    from ..cli_text import emit
+    from .text import emit
     from ..jobs import Input, Job, Output
-    from .prepare import Mix, build
+    from ..train.prepare import Mix, build
 
     mix = Mix(seed=args.seed, max_length=args.max_length, easy_negatives=args.easy_negatives,
               corpus_support=args.corpus_support, corpus_contradict=args.corpus_contradict,

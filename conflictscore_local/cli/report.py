@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..cli_flags import add_output_args
-from ..cli_text import emit
+from .flags import add_output_args
+from .text import emit
 
 EPILOG = """\
 what it writes: one HTML file that needs nothing else (no network, no external files):
@@ -47,7 +47,7 @@ def add_parser(sub: Any) -> None:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from .render import report_from_files
+    from ..report.render import report_from_files
 
     size = report_from_files(args.scored, args.output, items=args.items, summary=args.summary, title=args.title)
     emit(args, {"output": args.output, "bytes": size}, lambda: f"wrote {args.output} ({size / 1e6:.2f} MB)")

@@ -17,25 +17,25 @@ import textwrap
 import warnings
 from typing import Any, Callable, Iterator, Sequence
 
-from . import __version__
-from .cli_flags import (LIMIT, add_number, add_output_args, add_pipeline_args, add_shard_arg, config_from_args,
+from .._version import __version__
+from .flags import (LIMIT, add_number, add_output_args, add_pipeline_args, add_shard_arg, config_from_args,
                         show_progress, warn_deprecated)
-from .cli_text import emit, format_report
-from .registry import ROLES
-from .errors import ConflictScoreError
+from .text import emit, format_report
+from ..registry import ROLES
+from ..errors import ConflictScoreError
 
 # name → "module:function" adding the subparser; the function sets ``func`` on it.
 SUBCOMMANDS: dict[str, str] = {
-    "score": "conflictscore_local.cli:add_score_parser",
-    "backends": "conflictscore_local.cli:add_backends_parser",
-    "bench": "conflictscore_local.bench.cli:add_parser",
-    "train-judge": "conflictscore_local.train.cli:add_parser",
-    "models": "conflictscore_local.models.cli:add_parser",
-    "report": "conflictscore_local.report.cli:add_parser",
-    "generate": "conflictscore_local.experiments.cli:add_generate_parser",
-    "regenerate": "conflictscore_local.experiments.cli:add_regenerate_parser",
-    "merge": "conflictscore_local.shards.cli:add_parser",
-    "compare": "conflictscore_local.compare.cli:add_parser",
+    "score": "conflictscore_local.cli.app:add_score_parser",
+    "backends": "conflictscore_local.cli.app:add_backends_parser",
+    "bench": "conflictscore_local.cli.bench:add_parser",
+    "train-judge": "conflictscore_local.cli.train_judge:add_parser",
+    "models": "conflictscore_local.cli.models:add_parser",
+    "report": "conflictscore_local.cli.report:add_parser",
+    "generate": "conflictscore_local.cli.experiments:add_generate_parser",
+    "regenerate": "conflictscore_local.cli.experiments:add_regenerate_parser",
+    "merge": "conflictscore_local.cli.merge:add_parser",
+    "compare": "conflictscore_local.cli.compare:add_parser",
 }
 
 EXIT_BAD_INPUT = 2
@@ -89,7 +89,7 @@ def add_score_parser(sub: Any) -> None:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    from .scoring import EXIT_UNSCORED, score_file, too_many_fallbacks, too_many_unscored
+    from ..scoring import EXIT_UNSCORED, score_file, too_many_fallbacks, too_many_unscored
 
     cfg = config_from_args(args)
     report = score_file(args.input, args.output, config=cfg, summary_path=args.summary,
@@ -111,8 +111,8 @@ def add_backends_parser(sub: Any) -> None:
 def cmd_backends(args: argparse.Namespace) -> int:
     import dataclasses
 
-    from . import registry
-    from .arguments import argument_defaults, number_kind, numeric_fields
+    from .. import registry
+    from ..arguments import argument_defaults, number_kind, numeric_fields
 
     listing: dict[str, dict[str, Any]] = {}
     for role in [args.role] if args.role else ROLES:
@@ -213,7 +213,7 @@ class _Lines(logging.Formatter):
     """What the library logs, as the command shows it on stderr: ``warning: ...`` or the note itself."""
 
     def format(self, record: logging.LogRecord) -> str:
-        from .jobs import scrub_text
+        from ..jobs import scrub_text
 
         text = scrub_text(record.getMessage())
         if record.levelno >= logging.ERROR:
@@ -264,7 +264,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print("conflictscore: interrupted; rerun with --resume to continue", file=sys.stderr)
             return 130
         except Exception as e:
-            from .jobs import failure
+            from ..jobs import failure
 
             known = failure(e)
             if known is None:

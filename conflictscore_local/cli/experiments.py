@@ -6,11 +6,11 @@ import argparse
 from typing import Any
 
 from ..arguments import Range
-from ..cli_flags import (LIMIT, SEED, add_number, add_output_args, add_per_item_alias, add_pipeline_args,
+from .flags import (LIMIT, SEED, add_number, add_output_args, add_per_item_alias, add_pipeline_args,
                          per_item_outputs, show_progress)
-from ..cli_text import emit
+from .text import emit
 from ..config import parse_assignment
-from .prompts import CONDITIONS, STRATEGIES
+from ..experiments.prompts import CONDITIONS, STRATEGIES
 
 MAX_TOKENS = Range(1, 1_000_000)
 TEMPERATURE = Range(0.0, 10.0)
@@ -98,7 +98,7 @@ def add_generate_parser(sub: Any) -> None:
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
-    from .generate import generate_file
+    from ..experiments.generate import generate_file
 
     out = generate_file(args.input, args.output, strategy=args.strategy, generator=args.generator,
                         generator_args=_generator_args(args), max_tokens=args.max_tokens,
@@ -134,10 +134,10 @@ def add_regenerate_parser(sub: Any) -> None:
 
 
 def cmd_regenerate(args: argparse.Namespace) -> int:
-    from ..cli_flags import config_from_args
+    from .flags import config_from_args
     from ..engine import Engine
     from ..scoring import EXIT_UNSCORED
-    from .regenerate import format_results, regenerate_file, too_many_failed
+    from ..experiments.regenerate import format_results, regenerate_file, too_many_failed
 
     out = per_item_outputs(args, "--trace", "trace")
     progress = show_progress(args)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..cli_flags import add_output_args, show_progress
-from ..cli_text import emit
+from .flags import add_output_args, show_progress
+from .text import emit
 
 EPILOG = """\
 staging for an air-gapped GPU box:
@@ -94,8 +94,8 @@ def _help(p: argparse.ArgumentParser) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from .manifest import manifests
-    from .store import model_status
+    from ..models.manifest import manifests
+    from ..models.store import model_status
 
     rows = [model_status(m) for m in manifests().values()]
 
@@ -112,8 +112,8 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from .manifest import get_manifest
-    from .store import model_status
+    from ..models.manifest import get_manifest
+    from ..models.store import model_status
 
     m = get_manifest(args.name)
     st = model_status(m)
@@ -138,7 +138,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_pull(args: argparse.Namespace) -> int:
-    from .transfer import pull
+    from ..models.transfer import pull
 
     dest, lock, _ = pull(args.name, args.to, force=args.force, progress=show_progress(args))
     size = sum(f["size"] for f in lock["files"].values())
@@ -149,7 +149,7 @@ def cmd_pull(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from .verify import verify
+    from ..models.verify import verify
 
     result = verify(args.target, progress=show_progress(args) and not args.json)
     emit(args, result.to_json(), result.text)
@@ -157,7 +157,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_bundle(args: argparse.Namespace) -> int:
-    from .transfer import bundle
+    from ..models.transfer import bundle
 
     checks = bundle(args.names, args.output, progress=show_progress(args))
     emit(args, {"models": [c.to_json() for c in checks], "output": args.output},
@@ -166,7 +166,7 @@ def cmd_bundle(args: argparse.Namespace) -> int:
 
 
 def cmd_unpack(args: argparse.Namespace) -> int:
-    from .transfer import unpack
+    from ..models.transfer import unpack
 
     checks = unpack(args.archive, args.to, force=args.force, progress=show_progress(args))
     emit(args, {"models": [c.to_json() for c in checks]}, lambda: "\n".join(c.text() for c in checks))
