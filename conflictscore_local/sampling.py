@@ -75,15 +75,13 @@ class Salience:
         return self._nlp
 
     def _load(self) -> Any:
-        import spacy
+        from .nlp import installed_pipeline, load_pipeline
 
-        from .decompose.spacy import DEFAULT_PIPELINES
-
-        name = self.pipeline or next((n for n in DEFAULT_PIPELINES if spacy.util.is_package(n)), None)
+        name = installed_pipeline(self.pipeline)
         if name is not None:
             try:
-                nlp = spacy.load(name, exclude=["parser", "lemmatizer", "textcat", "textcat_multilabel", "senter",
-                                                "entity_linker"])
+                nlp = load_pipeline(name, exclude=["parser", "lemmatizer", "textcat", "textcat_multilabel", "senter",
+                                                   "entity_linker"])
             except (OSError, ImportError) as e:
                 log.warning(f"claim selection 'salient': cannot load spaCy pipeline {name!r} ({e}); counting digits "
                             "and capitalised words instead of entities")

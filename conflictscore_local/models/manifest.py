@@ -28,7 +28,7 @@ from typing import Any, Mapping
 from .. import registry
 from ..arguments import argument_names, make_config
 from ..errors import ConfigError
-from ..judge.labels import canonical_label
+from ..labels import canonical_label
 from ..types import LABELS, SUPPORT, Label
 
 MANIFESTS_ENV = "CONFLICTSCORE_MANIFESTS"
