@@ -3,7 +3,7 @@
 Every figure goes through the project's own code: the ``nli`` judge (built by the registry)
 gives passage probabilities, :func:`conflictscore_local.judge.labels.decide` turns them
 into labels, :func:`conflictscore_local.aggregate.document_judgment` decides each claim ×
-document unit under a document rule, and :mod:`conflictscore_local.bench.metrics` scores
+document unit under a document rule, and :mod:`conflictscore_local.detection` scores
 them (pair macro-F1, accuracy, conflict detection) — as ``train-judge fit`` evaluates and as
 a run judges.
 

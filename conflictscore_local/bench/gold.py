@@ -14,7 +14,7 @@ from ..errors import InputError
 from ..inputs import parse_label_matrix, read_items
 from ..types import CONTRADICT, IRRELEVANT, LABELS, SUPPORT, Item, ItemResult
 from .items import CONFLICT_TYPES
-from .metrics import grouped_detection, pair_metrics
+from ..detection import grouped_detection, pair_metrics
 from .split import SPLITS
 
 

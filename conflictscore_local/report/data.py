@@ -15,7 +15,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from ..bench.metrics import detection_counts
+from ..detection import detection_counts
 from ..errors import InputError
 from ..inputs import read_items
 from ..jsonl import file_sha256

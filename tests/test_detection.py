@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conflictscore_local.bench.metrics import detection_metrics, grouped_detection, pair_metrics, prf
+from conflictscore_local.detection import detection_metrics, grouped_detection, pair_metrics, prf
 
 S, C, IR = "SUPPORT", "CONTRADICT", "IRRELEVANT"
 
