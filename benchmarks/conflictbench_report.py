@@ -17,6 +17,10 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from conflictscore_local.summary import read_summary  # noqa: E402
+
 RESULTS = HERE / "results"
 DOC = HERE / "conflictbench.md"
 PLOT = RESULTS / "conflictbench_f1_by_type.png"
@@ -31,7 +35,7 @@ def load_runs() -> dict[str, dict[str, Any]]:
     runs = {}
     for p in sorted(RESULTS.glob("conflictbench_*.json")):
         if p.stem != "conflictbench_stats":
-            runs[p.stem.removeprefix("conflictbench_")] = json.loads(p.read_text(encoding="utf-8"))
+            runs[p.stem.removeprefix("conflictbench_")] = read_summary(p)  # any release's schema
     return runs
 
 
@@ -73,14 +77,14 @@ def results_section(runs: dict[str, dict[str, Any]]) -> str:
             + " | ".join(f"F1 {t}" for t in TYPES) + " | FPR controls | unscored | gold S/C pruned | pairs/s |")
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for name, r in runs.items():
-        d, pm, pr = r["detection"], r["pairs"], r["pruning"]
+        d, pm, pr = r["evaluation"]["detection"], r["evaluation"]["pairs"], r["evaluation"]["pruning"]
         by_type = d["by_conflict_type"]
         f1s = " | ".join(fmt(by_type.get(t, {}).get("f1")) for t in TYPES)
         lines.append(
-            f"| {name} | {_judge_desc(r)} | {r['bench']['split'] or 'all'} | {r['bench']['n_claims']} | "
+            f"| {name} | {_judge_desc(r)} | {r['bench']['split'] or 'all'} | {r['n_claims']} | "
             f"{fmt(pm['accuracy'])} | {fmt(pm['macro_f1'])} | {fmt(d['overall']['precision'])} | "
             f"{fmt(d['overall']['recall'])} | {fmt(d['overall']['f1'])} | {f1s} | "
-            f"{fmt(by_type.get('none', {}).get('false_positive_rate'))} | {r['unscored']['pairs']} | "
+            f"{fmt(by_type.get('none', {}).get('false_positive_rate'))} | {r['evaluation']['unscored']['pairs']} | "
             f"{pr['gold_support_pruned']}/{pr['gold_contradict_pruned']} | "
             f"{r['timing'].get('judge_passage_pairs_per_s', '–')} |"
         )
@@ -108,7 +112,7 @@ def _floor_row(gold: dict[str, Any]) -> str:
         p = m["n_gold_conflicted"] / m["n_claims"]
         return 2 * p / (p + 1)
 
-    d = gold["detection"]
+    d = gold["evaluation"]["detection"]
     o = d["overall"]
     f1s = " | ".join(fmt(f1(d["by_conflict_type"][t]) if t in d["by_conflict_type"] else None) for t in TYPES)
     split = gold["bench"]["split"] or "all"
@@ -130,7 +134,7 @@ def plot(runs: dict[str, dict[str, Any]]) -> str:
     fig, ax = plt.subplots(figsize=(7, 3.2), dpi=100)
     width = 0.8 / max(1, len(runs))
     for k, (name, r) in enumerate(runs.items()):
-        by_type = r["detection"]["by_conflict_type"]
+        by_type = r["evaluation"]["detection"]["by_conflict_type"]
         vals = [by_type.get(t, {}).get("f1") or 0.0 for t in TYPES]
         ax.bar([i + k * width for i in range(len(TYPES))], vals, width, label=name)
     ax.set_xticks([i + width * (len(runs) - 1) / 2 for i in range(len(TYPES))], TYPES)

@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from conflictscore_local.detection import all_conflicted_f1  # noqa: E402
+from conflictscore_local.summary import read_summary  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 CARD = ROOT / "models" / "default-judge" / "README.md"
@@ -142,9 +143,9 @@ def conflictbench_table(results: Path = RESULTS) -> str:
     for split, suffix in (("test", ""), ("dev", "-dev")):
         for tag, name in (("v2", f"conflictbench_default-judge-v2{suffix}.json"),
                           ("v3", f"conflictbench_default-judge{suffix}.json")):
-            r = json.loads((results / name).read_text())
-            det = r["detection"]["overall"]
-            rows.append(f"| {split} | {tag} | {_n(r['pairs']['macro_f1'])} | {_n(det['precision'])} / "
+            ev = read_summary(results / name)["evaluation"]  # a bench run summary of any release
+            det = ev["detection"]["overall"]
+            rows.append(f"| {split} | {tag} | {_n(ev['pairs']['macro_f1'])} | {_n(det['precision'])} / "
                         f"{_n(det['recall'])} / **{_n(det['f1'])}** | {_n(det['false_positive_rate'])} | "
                         f"{_n(all_conflicted_f1(det))} |")
     return "\n".join(rows)

@@ -29,6 +29,7 @@ sys.path.insert(0, str(REPO))
 from conflictscore_local.bench import default_data_dir  # noqa: E402
 from conflictscore_local.detection import all_conflicted_f1, pair_metrics  # noqa: E402
 from conflictscore_local.jobs import write_json_atomic  # noqa: E402
+from conflictscore_local.summary import upgrade  # noqa: E402
 
 SETS = ("bench_test", "bench_dev", "healthver_dev", "check_covid_dev", "citint_dev", "scifact_dev")
 TYPES = ("ambiguity", "misinformation", "counterfactual", "contradiction", "opinion")
@@ -50,10 +51,11 @@ def relativize(path: Path) -> None:
 
 
 def figures(result: dict) -> dict:
-    det = result["detection"]
-    out = {"n_pairs": result["pairs"]["n_pairs"], "macro_f1": macro_f1(result["pairs"]["confusion"]),
+    ev = upgrade(result)["evaluation"]  # a bench run summary of any release
+    det, pm = ev["detection"], ev["pairs"]
+    out = {"n_pairs": pm["n_pairs"], "macro_f1": macro_f1(pm["confusion"]),
            "every_claim_conflicted_f1": all_conflicted_f1(det["overall"]),
-           "per_label_f1": {k: v["f1"] for k, v in result["pairs"]["per_label"].items()},
+           "per_label_f1": {k: v["f1"] for k, v in pm["per_label"].items()},
            "detection": {k: det["overall"][k] for k in ("precision", "recall", "f1", "n_gold_conflicted")}}
     out["by_conflict_type"] = {t: {k: v.get(k) for k in ("precision", "recall", "f1", "n_claims", "n_gold_conflicted",
                                                           "false_positive_rate")}

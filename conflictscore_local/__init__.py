@@ -7,8 +7,8 @@ heavy library; backends import theirs when first used.
 
     from conflictscore_local import Engine, read_items
     engine = Engine(judge={"name": "nli", "model": "path/to/checkpoint"}, pruner="none")
-    results, report = engine.score_all(read_items("items.jsonl"))
-    print(report.macro["cs_c"], results[0].verdicts[0].conflicted)
+    results, summary = engine.score_all(read_items("items.jsonl"))
+    print(summary.macro["cs_c"], results[0].verdicts[0].conflicted)
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ from .types import (
     Pair,
     Passage,
     Report,
+    Summary,
 )
 
 __all__ = [
@@ -81,6 +82,7 @@ __all__ = [
     "Report",
     "RunConfig",
     "SUPPORT",
+    "Summary",
     "__version__",
     "available",
     "bootstrap_ci",

@@ -23,10 +23,11 @@ from .chunk import Chunker
 from .config import STAGES, RunConfig, StageConfig
 from .environment import versions
 from .errors import ConfigError
-from .metrics import item_metrics, summarize_metrics
+from .metrics import item_metrics
 from .progress import bar as progress_bar
-from .sampling import Salience, sampling_summary, select_claims
-from .types import IRRELEVANT, Claim, DocJudgment, Item, ItemResult, Judgment, Pair, Passage, Report
+from .sampling import Salience, select_claims
+from .summary import build_summary
+from .types import IRRELEVANT, Claim, DocJudgment, Item, ItemResult, Judgment, Pair, Passage, Summary
 
 log = logging.getLogger(__name__)
 
@@ -217,7 +218,7 @@ class Engine:
         finally:
             bar.close()
 
-    def score_all(self, items: Iterable[Item]) -> tuple[list[ItemResult], Report]:
+    def score_all(self, items: Iterable[Item]) -> tuple[list[ItemResult], Summary]:
         """Score every item and summarize: the one-call Python API."""
         self.timing = _Timing(self.clock)
         self.counts = defaultdict(int)
@@ -521,36 +522,19 @@ class Engine:
                 backends[stage] = {**getattr(self.config, stage).to_json(), "loaded": False}
         return {"run": self.config.to_json(), "backends": backends}
 
-    def summarize(self, results: Sequence[ItemResult], *, timing: Mapping[str, float] | None = None) -> Report:
-        """The :class:`Report` of a set of results (this engine's config and timing)."""
-        m = summarize_metrics(results, seed=self.config.engine.seed, n_resamples=self.config.engine.bootstrap)
+    def summarize(self, results: Sequence[ItemResult], *, timing: Mapping[str, float] | None = None) -> Summary:
+        """The :class:`Summary` of a set of results (this engine's config, timing and counters), by the one
+        builder (:func:`~.summary.build_summary`) that ``merge`` uses too."""
         t = {k: round(v, 4) for k, v in self.timing.seconds.items()}
         if timing:
             t.update(timing)
-        if t.get("judge_s") and self.counts.get("passage_pairs_judged"):
-            t["judge_passage_pairs_per_s"] = round(self.counts["passage_pairs_judged"] / t["judge_s"], 2)
         stages = {s: b.stats() for s, b in self._backends.items()}
         stages["engine"] = dict(self.counts)
         if self._document_rule is not None:  # decided when the first judged document was aggregated
             stages["aggregate"] = {"document_rule": self._document_rule,
                                    "configured": self.config.aggregate.document_rule}
-        labels = m.pop("labels")
-        sampling = sampling_summary(results, dataclasses.asdict(self.config.sample), seed=self.config.engine.seed,
-                                    ci95=m["ci95"], counts=self.counts,  # type: ignore[arg-type]
-                                    salience=self._salience.resolved if self._salience is not None else None)
-        return Report(
-            n_items=m["n_items"],  # type: ignore[arg-type]
-            n_claims=m["n_claims"],  # type: ignore[arg-type]
-            macro=m["macro"],  # type: ignore[arg-type]
-            micro=m["micro"],  # type: ignore[arg-type]
-            ci95=m["ci95"],  # type: ignore[arg-type]
-            pairs=m["pairs"],  # type: ignore[arg-type]
-            timing=t,
-            config=self.describe(),
-            versions=versions(),
-            stages={**stages, "labels": labels},
-            sampling=sampling,
-        )
+        return build_summary(results, config=self.describe(), timing=t, stages=stages, versions=versions(),
+                             salience=self._salience.resolved if self._salience is not None else None)
 
     def close(self) -> None:
         if self._cache is not None:

@@ -3,8 +3,9 @@ check, read, score, write and resume.
 
 :func:`run_scoring` takes the job (its inputs and outputs, :class:`~.jobs.Job`), a ``read`` hook
 (the items to score: ``score`` reads JSONL items, ``bench run`` a ConflictBench selection) and a
-``finish`` hook (what is written from the results: ``score``'s summary and report, ``bench run``'s
-results JSON with its gold and detection metrics). In this order, so that nothing is touched
+``finish`` hook (what is written from the results: ``score``'s summary, ``bench run``'s summary with its
+gold evaluation). A runner writes no page: a command that wants one hands in a :class:`~.jobs.Page`,
+declared with the job's outputs and written by the command's own function inside the job. In this order, so that nothing is touched
 before everything is known to be right: every setting and backend argument is checked (the
 engine is built); every destination is checked (none an input or another output, the cache of
 the right schema, each writable) and locked; every input line is validated; then rows are
@@ -29,14 +30,16 @@ from .jobs import (
     Input,
     Job,
     Output,
+    Page,
     ResumableJsonlWriter,
     explain_fingerprint_change,
+    page_output,
     write_json_atomic,
 )
 from .jsonl import InputStats
 from .results import result_from_json
 from .shards.split import Shard, shard_record
-from .types import Item, ItemResult, Report
+from .types import Item, ItemResult, Summary
 
 log = logging.getLogger(__name__)
 
@@ -70,12 +73,17 @@ class ScoringInput:
 
 @dataclass(frozen=True)
 class Scored:
-    """What a scoring run gives its ``finish`` hook: the input, its results in input order, the report."""
+    """What a scoring run gives its ``finish`` hook: the input, its results in input order, the summary."""
 
     input: ScoringInput
     results: list[ItemResult]
-    report: Report
+    summary: Summary
     engine: Engine
+
+    @property
+    def report(self) -> Summary:
+        """The old name of :attr:`summary` (kept for one release)."""
+        return self.summary
 
 
 def run_scoring(
@@ -94,7 +102,7 @@ def run_scoring(
     ``rows`` (one of ``job``'s outputs, kind ``rows``) receives one line per item as it is
     scored (``OUTPUT.partial`` until the run ends); ``resume`` keeps the rows of an interrupted
     run whose input bytes, result-changing settings and backend specs are the same and scores
-    only the rest. The report's ``warnings`` list what deserves a look, each also logged: an
+    only the rest. The summary's ``warnings`` list what deserves a look, each also logged: an
     empty input, empty responses, too many unscored judgments (:func:`too_many_unscored`).
     The judgment cache is one of the job's outputs (shared with other runs, checked for its
     schema before any work). ``clock`` times the run (``timing.total_s``).
@@ -109,21 +117,21 @@ def run_scoring(
             done, new = _score_into(engine, inp, rows, resume, notes)
             by_id = {r.item_id: r for r in done + new}
             results = [by_id[it.id] for it in inp.items]
-            report = engine.summarize(results)
-            stages = dict(report.stages)
+            summary = engine.summarize(results)
+            stages = dict(summary.stages)
             if inp.stats is not None:
                 stages["input"] = {"lines": inp.stats.lines, "blank_lines": inp.stats.blank_lines,
                                    "items": len(inp.all_ids), "empty_responses": len(inp.empty),
                                    "no_documents": len(inp.no_documents)}
             if resume:
                 stages["resumed_items"] = len(done)
-            for loud in (_unscored_warning(report, engine.config.engine.max_unscored_share),
-                         _fallback_warning(report, engine.config.engine.max_fallback_share)):
+            for loud in (_unscored_warning(summary, engine.config.engine.max_unscored_share),
+                         _fallback_warning(summary, engine.config.engine.max_fallback_share)):
                 if loud is not None:
                     notes.add(loud)
-            report = dataclasses.replace(report, stages=stages, warnings=tuple(notes),
-                                         timing={**report.timing, "total_s": round(clock() - t0, 4)})
-            return finish(Scored(inp, results, report, engine))
+            summary = dataclasses.replace(summary, stages=stages, warnings=tuple(notes),
+                                          timing={**summary.timing, "total_s": round(clock() - t0, 4)})
+            return finish(Scored(inp, results, summary, engine))
 
 
 def cache_output(config: RunConfig) -> list[Output]:
@@ -145,15 +153,16 @@ def score_file(
     resume: bool = False,
     progress: bool = False,
     shard: Shard | None = None,
-    report_path: str | os.PathLike[str] | None = None,
+    page: Page[Summary] | None = None,
     config_file: str | os.PathLike[str] | None = None,
     limit: int | None = None,
     clock: Clock = time.perf_counter,
-) -> Report:
-    """Score a JSONL file into OUTPUT (one line per item), write the summary and the HTML report
-    when asked, and return the run's report (see :func:`run_scoring` for the order of things).
+) -> Summary:
+    """Score a JSONL file into OUTPUT (one line per item), write the summary when asked, and return
+    it (see :func:`run_scoring` for the order of things); ``page`` (``--report``: the command hands in the
+    HTML report's writer) is called with the summary once OUTPUT and the summary are written.
 
-    OUTPUT, the summary and the report may be none of the input, each other or OUTPUT's partial
+    OUTPUT, the summary and the page may be none of the input, each other or OUTPUT's partial
     files; OUTPUT appears only when the run finishes. ``shard`` scores only that shard's items
     (``--shard I/N``); the summary, which it then needs, records it (``stages.shard``) for
     ``conflictscore merge``. ``config_file``: the file ``config`` was read from (``--config``),
@@ -168,24 +177,20 @@ def score_file(
         Output(output_path, "output (-o)", "OUTPUT (-o)", kind="rows", replaces="scoring would overwrite the items",
                hint="choose another OUTPUT"),
         Output(summary_path, "--summary"),
-        Output(report_path, "--report"),
+        page_output(page),
     ])
 
-    def finish(run: Scored) -> Report:
-        report = run.report
+    def finish(run: Scored) -> Summary:
+        summary = run.summary
         if shard is not None:
             record = shard_record(shard, input_sha256=run.input.stats.sha256,  # type: ignore[union-attr]
                                   input_items=len(run.input.all_ids), items=len(run.input.items))
-            report = dataclasses.replace(report, stages={**report.stages, "shard": record})
+            summary = dataclasses.replace(summary, stages={**summary.stages, "shard": record})
         if summary_path is not None:
-            write_json_atomic(summary_path, report.to_json(), what="--summary")
-        if report_path is not None:
-            from .report import report_from_files
-
-            written = summary_path is not None and os.path.isfile(summary_path)  # not a device or a pipe
-            report_from_files(output_path, report_path, items=input_path,
-                              summary=summary_path if written else report.to_json())
-        return report
+            write_json_atomic(summary_path, summary.to_json(), what="--summary")
+        if page is not None:
+            page.write(summary)
+        return summary
 
     return run_scoring(job, lambda notes: read_input(input_path, shard, notes, limit), finish, config=config,
                        rows=output_path, resume=resume, progress=progress, clock=clock)
@@ -258,20 +263,20 @@ def _note_dropped(dropped: Sequence[Any], inp: ScoringInput, notes: Notes) -> No
         notes.add(f"--resume: dropped {gone} finished rows whose ids are not in {inp.path}")
 
 
-def fallback_share(report: Report) -> tuple[int, int]:
+def fallback_share(report: Summary) -> tuple[int, int]:
     """(sentences the seq2seq / llm decomposer fell back to spaCy for, sentences it generated for)."""
     counters = report.stages.get("decomposer") or {}
     fell = int(counters.get("llm_fallback", 0) or 0) + int(counters.get("fallback", 0) or 0)
     return fell, int(counters.get("sentences_generated", 0) or 0)
 
 
-def too_many_fallbacks(report: Report, config: RunConfig) -> bool:
+def too_many_fallbacks(report: Summary, config: RunConfig) -> bool:
     """Whether the decomposer fell back on more sentences than ``engine.max_fallback_share`` (exit status 3)."""
     fell, generated = fallback_share(report)
     return generated > 0 and fell / generated > config.engine.max_fallback_share
 
 
-def _fallback_warning(report: Report, limit: float) -> str | None:
+def _fallback_warning(report: Summary, limit: float) -> str | None:
     """The warning of a run whose decomposer fell back on more sentences than ``limit`` allows, else None."""
     fell, generated = fallback_share(report)
     if not generated or fell / generated <= limit:
@@ -281,7 +286,7 @@ def _fallback_warning(report: Report, limit: float) -> str | None:
             f"server up? see stages.decomposer for why). Exit status {EXIT_UNSCORED}.")
 
 
-def _unscored_warning(report: Report, limit: float) -> str | None:
+def _unscored_warning(report: Summary, limit: float) -> str | None:
     """The warning of a run with more unscored judgments than ``limit`` allows, else None."""
     share = unscored_share(report)
     if share <= limit:
@@ -309,18 +314,18 @@ def _shown(ids: list[str]) -> str:
     return ", ".join(repr(i) for i in ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
 
 
-def _judge_bound(report: Report) -> int:
+def _judge_bound(report: Summary) -> int:
     """Claim × document judgments that needed the judge (judged now or earlier, from the cache)."""
     return int(report.pairs.get("judged", 0)) + int(report.pairs.get("cached", 0))
 
 
-def unscored_share(report: Report) -> float:
+def unscored_share(report: Summary) -> float:
     """Unscored judgments over those that needed the judge (0.0 when none did)."""
     bound = _judge_bound(report)
     return int(report.pairs.get("unscored", 0)) / bound if bound else 0.0
 
 
-def too_many_unscored(report: Report, config: RunConfig) -> bool:
+def too_many_unscored(report: Summary, config: RunConfig) -> bool:
     """Whether the unscored share is above ``engine.max_unscored_share`` (exit status 3)."""
     return unscored_share(report) > config.engine.max_unscored_share
 

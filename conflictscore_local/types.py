@@ -1,6 +1,6 @@
 """The data model: one frozen dataclass per thing that flows through the pipeline.
 
-items → claims → passages → pairs → judgments → per-claim verdicts → metrics → report.
+items → claims → passages → pairs → judgments → per-claim verdicts → metrics → summary.
 Everything here is plain Python and imports nothing from the package (the leaf every other
 module builds on). ``to_json`` writes the output format and ``from_json`` reads it back, beside
 it; an item's metrics are never read back but recomputed from its verdicts, by the function
@@ -344,27 +344,50 @@ class ItemResult:
         return cls(d["id"], verdicts, metrics(verdicts), d.get("claims_total"))
 
 
+REDUCTIONS: tuple[str, ...] = ("rows", "sum", "first", "cat")
+"""How a summary field combines over the shards of one run (torchmetrics' ``dist_reduce_fx``): ``rows``
+recomputed from the concatenated rows (metrics, intervals, counts, the evaluation); ``sum`` added leaf by
+leaf (seconds, counters); ``first`` the first shard's (what every shard must share: config, versions);
+``cat`` every shard's, in order (warnings)."""
+
+
+def _reduced(kind: str, **kw: Any) -> Any:
+    return field(metadata={"reduce": kind}, **kw)
+
+
 @dataclass(frozen=True)
-class Report:
-    """The summary of a run: dataset metrics, pair counts, timing and the replayable config.
+class Summary:
+    """The summary of a run (``--summary``): dataset metrics, pair counts, timing and the replayable config.
 
     ``sampling`` is set when only some claims of each item were scored (``--claims-per-item``):
     the rule, how many claims were scored of how many, the judge pairs not formed and the
-    estimator's interval.
+    estimator's interval. A ``bench run`` adds ``bench`` (its input, split, filter and selection)
+    and ``evaluation`` (pair metrics, detection per group, unscored and pruning counts against the
+    gold). Each field declares how it reduces over shards (``metadata["reduce"]``, one of
+    :data:`REDUCTIONS`): ``Summary.reductions()``; :mod:`conflictscore_local.summary` builds and merges by it.
     """
 
-    n_items: int
-    n_claims: int
-    macro: Mapping[str, float | None]
-    micro: Mapping[str, float | None]
-    ci95: Mapping[str, tuple[float, float] | None]
-    pairs: Mapping[str, int]
-    timing: Mapping[str, float] = field(default_factory=dict)
-    config: Mapping[str, Any] = field(default_factory=dict)
-    versions: Mapping[str, str] = field(default_factory=dict)
-    stages: Mapping[str, Any] = field(default_factory=dict)
-    warnings: tuple[str, ...] = ()
-    sampling: Mapping[str, Any] | None = None
+    n_items: int = _reduced("rows")
+    n_claims: int = _reduced("rows")
+    macro: Mapping[str, float | None] = _reduced("rows")
+    micro: Mapping[str, float | None] = _reduced("rows")
+    ci95: Mapping[str, tuple[float, float] | None] = _reduced("rows")
+    pairs: Mapping[str, int] = _reduced("rows")
+    timing: Mapping[str, float] = _reduced("sum", default_factory=dict)
+    config: Mapping[str, Any] = _reduced("first", default_factory=dict)
+    versions: Mapping[str, str] = _reduced("first", default_factory=dict)
+    stages: Mapping[str, Any] = _reduced("sum", default_factory=dict)
+    warnings: tuple[str, ...] = _reduced("cat", default=())
+    sampling: Mapping[str, Any] | None = _reduced("rows", default=None)
+    bench: Mapping[str, Any] | None = _reduced("first", default=None)
+    evaluation: Mapping[str, Any] | None = _reduced("rows", default=None)
+
+    @classmethod
+    def reductions(cls) -> dict[str, str]:
+        """Field name → how it reduces over shards (see :data:`REDUCTIONS`)."""
+        from dataclasses import fields
+
+        return {f.name: f.metadata["reduce"] for f in fields(cls)}
 
     def to_json(self) -> dict[str, Any]:
         out = {
@@ -380,6 +403,26 @@ class Report:
             "stages": dict(self.stages),
             "warnings": list(self.warnings),
         }
-        if self.sampling is not None:
-            out["sampling"] = dict(self.sampling)
+        for key in ("sampling", "bench", "evaluation"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = dict(value)
         return out
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> "Summary":
+        """A summary read back (as :func:`conflictscore_local.summary.read_summary` checked and, for an
+        older ``bench run`` results file, renamed it): ``ci95`` intervals as tuples."""
+        ci = d.get("ci95") or {}
+        return cls(
+            n_items=d["n_items"], n_claims=d["n_claims"], macro=dict(d["macro"]), micro=dict(d["micro"]),
+            ci95={k: (tuple(v) if v is not None else None) for k, v in ci.items()},  # type: ignore[misc]
+            pairs=dict(d.get("pairs") or {}), timing=dict(d.get("timing") or {}), config=dict(d.get("config") or {}),
+            versions=dict(d.get("versions") or {}), stages=dict(d.get("stages") or {}),
+            warnings=tuple(d.get("warnings") or ()), sampling=d.get("sampling"), bench=d.get("bench"),
+            evaluation=d.get("evaluation"),
+        )
+
+
+Report = Summary
+"""The old name of :class:`Summary` (kept for one release)."""

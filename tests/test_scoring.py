@@ -130,16 +130,16 @@ def test_a_mostly_unscored_run_warns_loudly_exits_3_and_still_writes(tmp_path: P
 
 
 def test_timing_covers_the_whole_run_bootstrap_included(tmp_path: Path, monkeypatch, clock: Any):
-    from conflictscore_local import engine as engine_mod
+    from conflictscore_local import summary as summary_mod
     from conflictscore_local.scoring import score_file
 
-    real = engine_mod.summarize_metrics
+    real = summary_mod.summarize_metrics
 
     def slow(*a: Any, **kw: Any) -> Any:  # the summary's bootstrap takes half a second
         clock.advance(0.5)
         return real(*a, **kw)
 
-    monkeypatch.setattr(engine_mod, "summarize_metrics", slow)
+    monkeypatch.setattr(summary_mod, "summarize_metrics", slow)
     inp = write_jsonl(tmp_path / "in.jsonl", [WORKED])
     report = score_file(inp, tmp_path / "o.jsonl", summary_path=tmp_path / "s.json", clock=clock)
     assert report.timing["total_s"] == 0.5 and report.timing["aggregate_s"] == 0.0  # only the bootstrap took time

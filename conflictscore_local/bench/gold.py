@@ -1,7 +1,8 @@
 """ConflictBench's gold: items read with their gold fields checked, and scored results measured
 against them (pair metrics, detection per group, unscored and pruning counts).
 
-Below both ``bench run`` and the HTML report, which shows the same figures for a scored file.
+Below ``bench run``; the ``report`` command hands :func:`read_items_checked` and :func:`gold_evaluation`
+to the HTML report, which shows the same figures for a scored file (and imports no bench).
 """
 
 from __future__ import annotations
@@ -72,6 +73,21 @@ def load_bench_items(
     if limit is not None:
         items = items[:limit]
     return items
+
+
+def read_items_checked(path: str | os.PathLike[str]) -> list[Item]:
+    """A run's input items; ConflictBench items (with ``gold_labels``) get their gold checked."""
+    items = read_items(path)
+    if any("gold_labels" in it.meta for it in items):
+        items = load_bench_items(path)
+    return items
+
+
+def gold_evaluation(items: Sequence[Item], results: Sequence[ItemResult]) -> dict[str, Any] | None:
+    """:func:`evaluate` of scored items when every one carries gold labels, else None."""
+    if not items or not all("gold_labels" in it.meta for it in items):
+        return None
+    return evaluate(items, results)
 
 
 def with_gold_labels(items: Iterable[Item]) -> list[Item]:

@@ -1,24 +1,41 @@
 """``bench run``: ConflictBench items scored by the one scoring runner (:func:`~..scoring.run_scoring`),
-with the gold step as its ``finish`` hook: detection metrics, the results JSON, the report."""
+with the gold step as its ``finish`` hook: the run's summary with its ``bench`` and ``evaluation`` sections.
+
+The summary is ``score``'s schema (:class:`~..types.Summary`) plus those two sections; a page is the
+command's (a :class:`~..jobs.Page` handed in, called with a :class:`BenchRun`). :data:`MERGE` is what
+``conflictscore merge`` needs of a bench run: how its shards selected their items and its evaluation.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ..config import RunConfig
 from ..engine import Clock
 from ..errors import ConfigError, InputError
-from ..jobs import Input, Job, Output, write_json_atomic
+from ..jobs import Input, Job, Output, Page, page_output, write_json_atomic
 from ..jsonl import file_sha256
 from ..paths import portable
 from ..scoring import Notes, Scored, ScoringInput, run_scoring
+from ..shards.merge import BenchMerge
 from ..shards.split import Shard, shard_record
-from ..types import Item, ItemResult, Report
+from ..types import Item, ItemResult, Summary
 from .gold import evaluate, load_bench_items, with_gold_labels
+
+
+@dataclass(frozen=True)
+class BenchRun:
+    """What a ``bench run`` made, for its page: the summary as written, the results and the items scored."""
+
+    summary: dict[str, Any]
+    results: list[ItemResult]
+    items: list[Item]
 
 
 def run_bench(
@@ -31,7 +48,7 @@ def run_bench(
     limit: int | None = None,
     source_filter: Sequence[str] | None = None,
     given_labels: bool = False,
-    report_path: str | os.PathLike[str] | None = None,
+    page: Page[BenchRun] | None = None,
     progress: bool = False,
     shard: Shard | None = None,
     config_file: str | os.PathLike[str] | None = None,
@@ -40,18 +57,18 @@ def run_bench(
     clock: Clock = time.perf_counter,
 ) -> dict[str, Any]:
     """Score a ConflictBench file with the engine: the per-item results into ``output_path``
-    (JSONL, ``score``'s output format, row by row), the results JSON (detection metrics, counts,
-    timing, config) into ``summary_path``; returns the results.
+    (JSONL, ``score``'s output format, row by row), the summary (``score``'s, plus the ``bench`` and
+    ``evaluation`` sections: detection metrics against the gold) into ``summary_path``; returns the summary.
 
-    The same job as ``score``: every destination (the per-item output, the results, ``report_path``,
+    The same job as ``score``: every destination (the per-item output, the summary, ``page``,
     the cache) checked against the input and each other before any work. ``output_path`` may be
     ``None`` (no per-item file: the transitional ``bench run -o RESULTS.json``). Claims are given,
     so nothing is decomposed; judgments go through the judgment cache, so an interrupted run
     resumes by rerunning it. Paths in the results are written repository-relative
     (:func:`~conflictscore_local.paths.portable`). ``given_labels`` scores the gold labels instead
-    of judging (a check of the aggregation: detection F1 must be 1.0). ``report_path`` also writes
-    the HTML report, gold labels beside the predictions. ``shard`` scores only that shard of the
-    selected items (after split, source filter and limit); it needs both files, which
+    of judging (a check of the aggregation: detection F1 must be 1.0). ``page`` (``--report``: the
+    command's writer of the HTML report) is called with the :class:`BenchRun` once the files are
+    written. ``shard`` scores only that shard of the selected items (after split, source filter and limit); it needs both files, which
     ``conflictscore merge`` combines. ``config_file``: the file ``config`` was read from
     (``--config``), which no destination may be. ``output_flag`` and ``summary_flag``: the flags
     the command line named the two files by, which messages name.
@@ -64,7 +81,7 @@ def run_bench(
     job = Job([Input(input_path, "the input file"), Input(config_file, "the --config file")], [
         Output(output_path, f"output ({output_flag})", f"OUTPUT ({output_flag})", kind="rows"),
         Output(summary_path, summary_flag, f"the results ({summary_flag})"),
-        Output(report_path, "--report"),
+        page_output(page),
     ])
     selected: list[Item] = []
 
@@ -82,30 +99,21 @@ def run_bench(
         if shard is not None:
             record = shard_record(shard, input_sha256=file_sha256(input_path), input_items=len(run.input.all_ids),
                                   items=len(selected))
-        out = bench_results(selected, run.results, run.report, input_path=input_path, split=split, limit=limit,
+        out = bench_summary(selected, run.results, run.summary, input_path=input_path, split=split, limit=limit,
                             source_filter=source_filter, given_labels=given_labels, shard=record)
         if summary_path is not None:
             write_json_atomic(summary_path, out, what=summary_flag)
-        if report_path is not None:
-            from ..report import ReportInputs, write_report
-
-            paths = {"items": str(input_path)}
-            if summary_path is not None:
-                paths["summary"] = str(summary_path)
-            if output_path is not None:
-                paths["scored"] = str(output_path)
-            names = {k: Path(v).name for k, v in paths.items()}
-            write_report(report_path, ReportInputs(run.results, {it.id: it for it in selected}, out, names, paths),
-                         title=f"ConflictBench report: {Path(input_path).name}")
+        if page is not None:
+            page.write(BenchRun(out, run.results, selected))
         return out
 
     return run_scoring(job, read, finish, config=config, rows=output_path, progress=progress, clock=clock)
 
 
-def bench_results(
+def bench_summary(
     items: Sequence[Item],
     results: Sequence[ItemResult],
-    report: Report,
+    summary: Summary,
     *,
     input_path: str | os.PathLike[str],
     split: str | None,
@@ -114,8 +122,9 @@ def bench_results(
     given_labels: bool,
     shard: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The results JSON of scored ConflictBench items (``bench run``'s, and ``merge``'s for
-    bench shards), with no machine paths in it."""
+    """The summary of scored ConflictBench items as written (``bench run``'s, and ``merge``'s for bench
+    shards): ``summary`` with the ``bench`` section (input, split, filter, limit), the ``evaluation``
+    against the gold and the shard record (``stages.shard``), with no machine paths in it."""
     bench: dict[str, Any] = {
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "input": str(Path(input_path).resolve()),
@@ -124,19 +133,26 @@ def bench_results(
         "limit": limit,
         "source_filter": list(source_filter) if source_filter else None,
         "given_labels": given_labels,
-        "n_items": len(items),
-        "n_claims": report.n_claims,
     }
+    stages = dict(summary.stages)
     if shard is not None:
-        bench["shard"] = dict(shard)
-    out = {
-        "bench": bench,
-        **evaluate(items, results),
-        "engine_pairs": dict(report.pairs),
-        "conflictscore": {"macro": dict(report.macro), "micro": dict(report.micro)},
-        "timing": dict(report.timing),
-        "config": dict(report.config),
-        "versions": dict(report.versions),
-        "stages": dict(report.stages),
-    }
-    return portable(out)  # results get committed and compared across machines: no machine paths
+        stages["shard"] = dict(shard)
+    out = dataclasses.replace(summary, stages=stages, bench=bench, evaluation=evaluate(items, results))
+    return portable(out.to_json())  # summaries get committed and compared across machines: no machine paths
+
+
+def _selected(input_path: str, bench: Mapping[str, Any]) -> list[Item]:
+    return load_bench_items(input_path, split=bench.get("split"), limit=bench.get("limit"),
+                            source_filter=bench.get("source_filter"))
+
+
+def _merged(items: Sequence[Item], results: Sequence[ItemResult], summary: Summary, input_path: str,
+            shard: Mapping[str, Any]) -> dict[str, Any]:
+    b = summary.bench or {}
+    return bench_summary(items, results, summary, input_path=input_path, split=b.get("split"), limit=b.get("limit"),
+                         source_filter=b.get("source_filter"), given_labels=bool(b.get("given_labels")), shard=shard)
+
+
+MERGE = BenchMerge(items=_selected, summary=_merged)
+"""How ``conflictscore merge`` treats ``bench run`` shards: their items as they selected them, the summary
+rebuilt with its evaluation against the gold."""

@@ -90,13 +90,16 @@ def add_score_parser(sub: Any) -> None:
 
 def cmd_score(args: argparse.Namespace) -> int:
     from ..scoring import EXIT_UNSCORED, score_file, too_many_fallbacks, too_many_unscored
+    from .report import score_page
 
     cfg = config_from_args(args)
-    report = score_file(args.input, args.output, config=cfg, summary_path=args.summary,
-                        resume=args.resume, progress=show_progress(args), report_path=args.report,
-                        shard=args.shard, config_file=args.config, limit=args.limit)
-    emit(args, report.to_json(), lambda: format_report(report) + (f"\nreport {args.report}" if args.report else ""))
-    return EXIT_UNSCORED if too_many_unscored(report, cfg) or too_many_fallbacks(report, cfg) else 0
+    page = score_page(args.report, scored=args.output, items=args.input, summary_path=args.summary) \
+        if args.report else None
+    summary = score_file(args.input, args.output, config=cfg, summary_path=args.summary,
+                         resume=args.resume, progress=show_progress(args), page=page,
+                         shard=args.shard, config_file=args.config, limit=args.limit)
+    emit(args, summary.to_json(), lambda: format_report(summary) + (f"\nreport {args.report}" if args.report else ""))
+    return EXIT_UNSCORED if too_many_unscored(summary, cfg) or too_many_fallbacks(summary, cfg) else 0
 
 
 def add_backends_parser(sub: Any) -> None:

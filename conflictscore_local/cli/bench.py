@@ -147,12 +147,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .flags import config_from_args, per_item_outputs, show_progress
     from .text import emit, format_bench
     from ..bench.run import run_bench
+    from .report import bench_page
 
     out = per_item_outputs(args, "--predictions", "predictions")
     cfg = config_from_args(args)
+    page = bench_page(args.report, items=args.input, output=out.output, summary=out.summary) if args.report else None
     res = run_bench(
         args.input, out.output, summary_path=out.summary, config=cfg, split=args.split, limit=args.limit,
-        source_filter=args.source, given_labels=args.given_labels, report_path=args.report,
+        source_filter=args.source, given_labels=args.given_labels, page=page,
         progress=show_progress(args), shard=args.shard, config_file=args.config, output_flag=out.output_flag,
         summary_flag=out.summary_flag,
     )

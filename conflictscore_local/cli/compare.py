@@ -66,10 +66,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from ..compare.core import ComparisonSettings
     from ..compare.files import compare_files
     from ..compare.text import format_comparison
+    from .report import compare_page
 
     settings = ComparisonSettings(seed=args.seed, bootstrap=args.bootstrap, permutations=args.permutations)
     done = compare_files(args.a, args.b, args.output, summary_a=args.summary_a, summary_b=args.summary_b,
-                         labels=(args.label_a, args.label_b), report_path=args.report, settings=settings)
+                         labels=(args.label_a, args.label_b), page=compare_page(args.report) if args.report else None,
+                         settings=settings)
     result = done.result
     emit(args, result, lambda: format_comparison(result) + "".join(
         f"\n{what} {path}" for what, path in (("comparison", args.output), ("report", args.report)) if path))

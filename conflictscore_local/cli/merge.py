@@ -63,11 +63,14 @@ def add_parser(sub: Any) -> None:
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
+    from ..bench.run import MERGE
     from ..shards.merge import merge_shards
+    from .report import merge_page
 
+    page = merge_page(args.report, scored=args.output, items=args.input) if args.report else None
     merged = merge_shards(args.input, args.outputs, args.summaries, args.output, summary_path=args.summary,
-                          report_path=args.report)
-    _say_shard_warnings(merged.report.warnings)
-    text = format_bench(merged.summary) if merged.kind == "bench" else format_report(merged.report)
+                          page=page, bench=MERGE)
+    _say_shard_warnings(merged.merged.warnings)
+    text = format_bench(merged.summary) if merged.kind == "bench" else format_report(merged.merged)
     emit(args, merged.summary, lambda: text + (f"\nreport {args.report}" if args.report else ""))
     return 0

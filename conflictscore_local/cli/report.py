@@ -1,9 +1,15 @@
-"""``conflictscore report``: argument parsing only."""
+"""``conflictscore report``, and the pages other commands write (``--report``): the runners return what
+they made and these functions write the page, inside the runner's job (:class:`~..jobs.Page`).
+
+The report reads rows and one summary; for a bare scored file of ConflictBench items the bench checks
+the gold and computes the evaluation, handed in here (the report imports no bench)."""
 
 from __future__ import annotations
 
 import argparse
-from typing import Any
+import os
+from pathlib import Path
+from typing import Any, Mapping
 
 from .flags import add_output_args
 from .text import emit
@@ -46,9 +52,64 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(func=cmd_report)
 
 
-def cmd_report(args: argparse.Namespace) -> int:
+def write_page(scored: str | os.PathLike[str], output: str | os.PathLike[str], *,
+               items: str | os.PathLike[str] | None = None,
+               summary: str | os.PathLike[str] | Mapping[str, Any] | None = None, title: str | None = None) -> int:
+    """The report of a scored file: ConflictBench items get their gold checked and, where the summary holds
+    no evaluation, evaluated by the bench; returns the page's size in bytes."""
+    from ..bench.gold import gold_evaluation, read_items_checked
     from ..report.render import report_from_files
 
-    size = report_from_files(args.scored, args.output, items=args.items, summary=args.summary, title=args.title)
+    return report_from_files(scored, output, items=items, summary=summary, title=title, read=read_items_checked,
+                             evaluate=gold_evaluation)
+
+
+def score_page(path: str, *, scored: str, items: str, summary_path: str | None) -> Any:
+    """The page of a ``score`` run: its OUTPUT, input and summary (the file once written, else the summary made)."""
+    from ..jobs import Page
+
+    def write(summary: Any) -> None:
+        written = summary_path is not None and os.path.isfile(summary_path)  # not a device or a pipe
+        write_page(scored, path, items=items, summary=summary_path if written else summary.to_json())
+
+    return Page(path, write)
+
+
+def merge_page(path: str, *, scored: str, items: str) -> Any:
+    """The page of a ``merge``: the merged OUTPUT, the input every shard read and the merged summary."""
+    from ..jobs import Page
+
+    return Page(path, lambda merged: write_page(scored, path, items=items, summary=merged.summary))
+
+
+def bench_page(path: str, *, items: str, output: str | None, summary: str | None) -> Any:
+    """The page of a ``bench run``: what it scored, gold labels beside the predictions, from memory."""
+    from ..jobs import Page
+    from ..report import ReportInputs, write_report
+
+    paths = {"items": str(items)}
+    if summary is not None:
+        paths["summary"] = str(summary)
+    if output is not None:
+        paths["scored"] = str(output)
+    names = {k: Path(v).name for k, v in paths.items()}
+
+    def write(run: Any) -> None:
+        write_report(path, ReportInputs(run.results, {it.id: it for it in run.items}, run.summary, names, paths),
+                     title=f"ConflictBench report: {Path(items).name}")
+
+    return Page(path, write)
+
+
+def compare_page(path: str) -> Any:
+    """The comparison page of ``compare``: the comparison and both runs' results."""
+    from ..jobs import Page
+    from ..report.compare import write_compare_report
+
+    return Page(path, lambda done: write_compare_report(path, done.result, done.a.results, done.b.results))
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    size = write_page(args.scored, args.output, items=args.items, summary=args.summary, title=args.title)
     emit(args, {"output": args.output, "bytes": size}, lambda: f"wrote {args.output} ({size / 1e6:.2f} MB)")
     return 0

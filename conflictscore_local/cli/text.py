@@ -1,5 +1,5 @@
 """What the commands print on stdout: their result as JSON (``--json``) or as short text
-(a ``score`` summary, a ``bench run`` result as tables), nothing under ``-q``."""
+(a summary, a ``bench run`` summary's evaluation as tables), nothing under ``-q``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from ..metrics import METRICS
 
 
 def format_report(report: Any) -> str:
-    """A short human-readable summary of a :class:`Report`."""
+    """A short human-readable text of a :class:`~..types.Summary`."""
 
     def f(v: Any) -> str:
         return "  -  " if v is None else f"{v:.3f}"
@@ -33,20 +33,23 @@ def format_report(report: Any) -> str:
 
 
 def format_bench(res: dict[str, Any]) -> str:
-    """A short text table of a run's results for the terminal."""
+    """A short text table of a ``bench run`` summary (any release's schema) for the terminal."""
+    from ..summary import upgrade
 
     def f(v: Any) -> str:
         return "   -  " if v is None else f"{v:6.3f}"
 
-    b, pm, det = res["bench"], res["pairs"], res["detection"]
+    res = upgrade(res)
+    b, ev = res["bench"], res["evaluation"]
+    pm, det = ev["pairs"], ev["detection"]
     judge = res["config"].get("run", {}).get("judge", {}).get("name", "?")
     lines = [
-        f"ConflictBench  items {b['n_items']}  claims {b['n_claims']}  split {b['split'] or 'all'}  "
+        f"ConflictBench  items {res['n_items']}  claims {res['n_claims']}  split {b['split'] or 'all'}  "
         f"judge {'gold labels' if b['given_labels'] else judge}",
         f"pairs  accuracy {f(pm['accuracy'])} (coverage {f(pm['coverage'])}, unscored as wrong "
         f"{f(pm['accuracy_all'])})  macro-F1 {f(pm['macro_f1'])}  unscored {pm['unscored']}  "
-        f"pruned {res['pruning']['pairs_pruned']} (gold SUPPORT {res['pruning']['gold_support_pruned']}, "
-        f"CONTRADICT {res['pruning']['gold_contradict_pruned']})",
+        f"pruned {ev['pruning']['pairs_pruned']} (gold SUPPORT {ev['pruning']['gold_support_pruned']}, "
+        f"CONTRADICT {ev['pruning']['gold_contradict_pruned']})",
         f"{'detection':28}{'P':>7}{'R':>7}{'F1':>7}{'FPR':>7}{'claims':>8}{'gold+':>7}",
     ]
     groups = [("overall", det["overall"])]

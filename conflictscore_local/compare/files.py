@@ -1,8 +1,8 @@
 """``conflictscore compare`` as a file job: read two scored runs (and their summaries), compare, write.
 
 One job of the job layer (:mod:`conflictscore_local.jobs`): its inputs (two scored files, two
-optional summaries) and outputs (the comparison JSON, the HTML page of
-:mod:`conflictscore_local.report.compare`) are declared once, so every destination is checked
+optional summaries) and outputs (the comparison JSON, and the page the command hands in: the HTML
+page of :mod:`conflictscore_local.report.compare`) are declared once, so every destination is checked
 against every input and against the other before anything is read, each output is locked while
 the job runs and written atomically, and every byte passes the one redaction point.
 """
@@ -16,9 +16,10 @@ from typing import Any, Mapping, Sequence
 
 from ..diff import ABSENT, leaf_differences
 from ..errors import ConfigError, InputError
-from ..jobs import Input, Job, Output, write_json_atomic
+from ..jobs import Input, Job, Output, Page, page_output, write_json_atomic
 from ..jsonl import InputStats, iter_jsonl
-from ..results import load_summary, result_from_json
+from ..results import result_from_json
+from ..summary import read_summary
 from ..types import ItemResult
 from .core import ComparisonSettings, compare_results
 
@@ -65,8 +66,8 @@ def read_run(path: str | os.PathLike[str], *, label: str, summary: str | os.Path
         results.append(result)
     summ = None
     if summary is not None:
-        summ = load_summary(summary)
-        n_items = summ.get("bench", {}).get("n_items") if "bench" in summ else summ.get("n_items")
+        summ = read_summary(summary)
+        n_items = summ.get("n_items")
         if n_items is not None and n_items != len(results):
             raise InputError(f"describes {n_items} items but {p} holds {len(results)}: not the summary of that run",
                              path=str(summary))
@@ -100,31 +101,30 @@ def compare_files(
     summary_a: str | os.PathLike[str] | None = None,
     summary_b: str | os.PathLike[str] | None = None,
     labels: tuple[str, str] = ("A", "B"),
-    report_path: str | os.PathLike[str] | None = None,
+    page: Page[Comparison] | None = None,
     settings: ComparisonSettings | None = None,
 ) -> Comparison:
-    """Compare run B against run A; write the comparison JSON to ``output`` and the HTML page to
-    ``report_path`` (either may be None, not both), each atomically.
+    """Compare run B against run A; write the comparison JSON to ``output`` and call ``page`` (the command's
+    HTML page, ``--report``) with the :class:`Comparison` (either may be None, not both).
 
     Every destination is checked before anything is read: none may be an input or the other
     (as files: another spelling or a link is caught), each writable and not being written by
     another run."""
-    if output is None and report_path is None:
+    if output is None and page is None:
         raise ConfigError("nothing to write: give -o COMPARE.json and/or --report COMPARE.html")
     job = Job([Input(a, "A (the baseline run)"), Input(b, "B (the run compared)"),
                Input(summary_a, "--summary-a"), Input(summary_b, "--summary-b")],
-              [Output(output, "-o"), Output(report_path, "--report")])
+              [Output(output, "-o"), page_output(page)])
     with job:
         run_a = read_run(a, label=labels[0], summary=summary_a)
         run_b = read_run(b, label=labels[1], summary=summary_b)
         result = comparison(run_a, run_b, settings)
         if output is not None:
             write_json_atomic(output, result, what="comparison (-o)")
-        if report_path is not None:
-            from ..report.compare import write_compare_report
-
-            write_compare_report(report_path, result, run_a.results, run_b.results)
-    return Comparison(result, run_a, run_b)
+        done = Comparison(result, run_a, run_b)
+        if page is not None:
+            page.write(done)
+    return done
 
 
 def comparison(run_a: Run, run_b: Run, settings: ComparisonSettings | None = None) -> dict[str, Any]:

@@ -16,13 +16,14 @@ byte passes the one redaction point:
 - :data:`FINGERPRINT_FORMAT`, :func:`explain_fingerprint_change`: what a refused resume says;
 - :func:`scrub`, :func:`scrub_text`, :func:`redact`, :func:`add_secret`: the redaction point;
 - :class:`OutputTarget`, :func:`same_file`: where a write really lands;
+- :class:`Page`: a page a command hands a runner to write inside the runner's job (``--report``);
 - :func:`failure`: any exception as the command's exit status and its one line.
 """
 
 from .atomic import dumps, write_binary_atomic, write_json_atomic, write_jsonl_atomic, write_text_atomic
 from .failures import EXIT_BROKEN_PIPE, failure
 from .fingerprint import FINGERPRINT_FORMAT, explain_fingerprint_change
-from .job import MIN_FREE_BYTES, Input, Job, Output
+from .job import MIN_FREE_BYTES, Input, Job, Output, Page, page_output
 from .redaction import REDACTED, add_secret, redact, scrub, scrub_text
 from .resumable import ResumableJsonlWriter
 from .target import FILE_MODE, OutputTarget, file_mode, same_file
@@ -36,12 +37,14 @@ __all__ = [
     "MIN_FREE_BYTES",
     "Output",
     "OutputTarget",
+    "Page",
     "REDACTED",
     "ResumableJsonlWriter",
     "add_secret",
     "dumps",
     "explain_fingerprint_change",
     "failure",
+    "page_output",
     "file_mode",
     "redact",
     "same_file",

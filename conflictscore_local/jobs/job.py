@@ -18,7 +18,7 @@ import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Literal
+from typing import Any, Callable, Generic, Iterable, Literal, TypeVar
 
 from ..errors import ConfigError, OutputBusy
 from .locks import Hold, hold, locked_elsewhere, owner, release, release_owned
@@ -184,6 +184,28 @@ class Job:
         if self._token is not None:
             owner().reset(self._token)
             self._token = None
+
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Page(Generic[T]):
+    """A page a command asks a runner for (``--report``): the runner declares it among its job's outputs,
+    so it is checked and locked with the others before any work, and calls ``write(made)`` inside the job
+    once its own outputs are written. The runner knows no page format: the command hands in ``write``."""
+
+    path: str | os.PathLike[str]
+    write: Callable[[T], Any]
+    label: str = "--report"
+
+    def output(self) -> Output:
+        return Output(self.path, self.label)
+
+
+def page_output(page: "Page[Any] | None") -> Output:
+    """``page``'s output of a job (a path of None, left out of the job, when there is no page)."""
+    return page.output() if page is not None else Output(None, "--report")
 
 
 def _refuse_clash(out: Output, where: Path, taken: list[_Taken]) -> None:

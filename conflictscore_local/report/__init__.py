@@ -2,7 +2,8 @@
 
 ``conflictscore report SCORED.jsonl --items INPUT.jsonl --summary SUMMARY.json -o report.html``,
 ``conflictscore score ... --report report.html`` and ``conflictscore bench run ... --report``
-write it. Jinja2 and matplotlib are imported only while a report is rendered.
+write it (the commands do: the runners hand them what they made). It reads rows and one summary
+and imports no runner and no bench. Jinja2 and matplotlib are imported only while a report is rendered.
 """
 
 from __future__ import annotations

@@ -3,8 +3,10 @@ and one detail record per item.
 
 Inputs are the scored results, optionally the input items (response and document texts:
 the scored output holds ids, spans and passage ranges, not text) and optionally the run's
-summary (a ``score`` summary or a ``bench run`` results file). Whatever the summary lacks
-is computed from the results with the same functions a run uses, and the report says so.
+summary (one schema, :mod:`..summary`: a ``bench run``'s carries its ``evaluation`` against the
+gold). Whatever the summary lacks is computed from the results with the same functions a run
+uses, and the report says so; an evaluation of a bare scored file is the caller's (the
+``report`` command has the bench compute it): the report knows no gold of its own.
 Pure Python: no template engine, no plotting library.
 """
 
@@ -13,14 +15,15 @@ from __future__ import annotations
 import logging
 import os
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from ..detection import detection_counts
 from ..errors import InputError
 from ..inputs import read_items
 from ..jsonl import file_sha256
 from ..metrics import METRICS, bootstrap_ci, pair_counts, shown_keys, summarize_metrics
-from ..results import check_summary, is_bench_results, load_summary, read_results
+from ..results import read_results
+from ..summary import check_summary, is_bench_summary, read_summary
 from ..types import CONTRADICT, IRRELEVANT, SUPPORT, ClaimVerdict, DocJudgment, Item, ItemResult
 
 PAIR_KEYS: tuple[str, ...] = ("total", "judged", "pruned", "cached", "given", "unscored")
@@ -34,23 +37,21 @@ log = logging.getLogger(__name__)
 @dataclass
 class ReportInputs:
     """Everything one report is made from; ``names`` are the file names shown in the header,
-    ``paths`` the files as given (error messages name them)."""
+    ``paths`` the files as given (error messages name them); ``evaluation``: the scored items measured
+    against their gold (a summary's ``evaluation`` section), when the summary has none."""
 
     results: Sequence[ItemResult]
     items: Mapping[str, Item] | None = None
     summary: Mapping[str, Any] | None = None
     names: Mapping[str, str] = field(default_factory=dict)
     paths: Mapping[str, str] = field(default_factory=dict)
+    evaluation: Mapping[str, Any] | None = None
 
 
-def load_items(path: str | os.PathLike[str]) -> list[Item]:
-    """Input items for a report; ConflictBench items (with ``gold_labels``) get their gold checked."""
-    items = read_items(path)
-    if any("gold_labels" in it.meta for it in items):
-        from ..bench.gold import load_bench_items
-
-        items = load_bench_items(path)
-    return items
+ItemsReader = Callable[[str | os.PathLike[str]], list[Item]]
+"""Reads a report's ITEMS file (``read_items``; the ``report`` command hands in the bench's, which checks gold)."""
+Evaluator = Callable[[Sequence[Item], Sequence[ItemResult]], Mapping[str, Any] | None]
+"""Measures the scored items against their gold: an ``evaluation`` section, or None when they carry none."""
 
 
 def load_inputs(
@@ -58,8 +59,12 @@ def load_inputs(
     *,
     items: str | os.PathLike[str] | None = None,
     summary: str | os.PathLike[str] | Mapping[str, Any] | None = None,
+    read: ItemsReader = read_items,
+    evaluate: Evaluator | None = None,
 ) -> ReportInputs:
-    """Read the files of a report: SCORED (score output), ITEMS (its input), SUMMARY (a path or a mapping)."""
+    """Read the files of a report: SCORED (score output), ITEMS (its input, read by ``read``), SUMMARY (a
+    path or a mapping, in any release's schema); ``evaluate`` measures the items against their gold
+    when the summary holds no evaluation."""
     for p in (scored, items):
         if p is not None and not os.path.isfile(p):
             raise InputError("no such file", path=str(p))
@@ -67,22 +72,25 @@ def load_inputs(
     paths = {"scored": str(scored)}
     summ: Mapping[str, Any] | None
     if summary is None or isinstance(summary, Mapping):
-        summ = summary
-        if summ is not None:
-            check_summary(summ, "summary")
+        summ = check_summary(summary, "summary") if summary is not None else None
     else:
-        summ = load_summary(summary)
+        summ = read_summary(summary)
         paths["summary"] = str(summary)
     by_id: dict[str, Item] | None = None
     if items is not None:
         paths["items"] = str(items)
-        by_id = {it.id: it for it in load_items(items)}
+        by_id = {it.id: it for it in read(items)}
         recorded = (summ or {}).get("bench", {}).get("input_sha256") if summ else None
         if recorded and recorded != file_sha256(items):
             log.warning(f"{items} differs from the input the bench run recorded (sha256 {recorded[:12]}…); "
                  "texts shown may not be what was judged")
     names = {k: os.path.basename(v) for k, v in paths.items()}
-    return ReportInputs(results, by_id, summ, names, paths)
+    evaluation = None
+    if evaluate is not None and by_id is not None and not (summ or {}).get("evaluation"):
+        scored_items = [by_id[r.item_id] for r in results if r.item_id in by_id]
+        if scored_items and len(scored_items) == len(results):
+            evaluation = evaluate(scored_items, results)
+    return ReportInputs(results, by_id, summ, names, paths, evaluation)
 
 
 # -- summary ---------------------------------------------------------------------------
@@ -106,15 +114,8 @@ def summary_section(inputs: ReportInputs) -> dict[str, Any]:
         macro, micro, ci, pairs = m["macro"], m["micro"], _ci_pairs(m["ci95"]), m["pairs"]  # type: ignore[arg-type]
         computed = ["all"]
         kind = "results"
-    elif is_bench_results(s):
-        kind = "bench"
-        n_items, n_claims = s["bench"]["n_items"], s["bench"]["n_claims"]
-        macro, micro = s["conflictscore"]["macro"], s["conflictscore"]["micro"]
-        pairs = s.get("engine_pairs")
-        ci = _ci_pairs(bootstrap_ci([r.metrics for r in results], seed=seed, n_resamples=n_resamples))
-        computed.append("ci95")
     else:
-        kind = "score"
+        kind = "bench" if is_bench_summary(s) else "score"
         n_items, n_claims, macro, micro = s["n_items"], s["n_claims"], s["macro"], s["micro"]
         ci = s.get("ci95")
         pairs = s.get("pairs")
@@ -157,20 +158,13 @@ def summary_section(inputs: ReportInputs) -> dict[str, Any]:
 
 
 def bench_section(inputs: ReportInputs) -> dict[str, Any] | None:
-    """Detection P/R/F1 per conflict type, the pair confusion matrix: from a bench results file, or
-    computed with ``bench run``'s own ``evaluate`` when every scored item has gold labels."""
-    s = inputs.summary
-    if s is not None and is_bench_results(s):
-        return {"detection": s["detection"], "pairs": s["pairs"], "computed": False}
-    if inputs.items is None:
+    """Detection P/R/F1 per conflict type, the pair confusion matrix: the summary's ``evaluation``, or the
+    one computed for the inputs (:attr:`ReportInputs.evaluation`), else None."""
+    recorded = (inputs.summary or {}).get("evaluation")
+    ev, computed = (recorded, False) if recorded else (inputs.evaluation, True)
+    if not ev or "detection" not in ev or "pairs" not in ev:
         return None
-    golds = [inputs.items[r.item_id] for r in inputs.results if r.item_id in inputs.items]
-    if not golds or len(golds) != len(inputs.results) or not all("gold_labels" in it.meta for it in golds):
-        return None
-    from ..bench.gold import evaluate
-
-    ev = evaluate(golds, inputs.results)
-    return {"detection": ev["detection"], "pairs": ev["pairs"], "computed": True}
+    return {"detection": ev["detection"], "pairs": ev["pairs"], "computed": computed}
 
 
 # -- items -----------------------------------------------------------------------------

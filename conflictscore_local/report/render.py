@@ -22,7 +22,8 @@ from typing import Any, Mapping
 from .._version import __version__
 from ..errors import BackendUnavailable
 from ..jobs import Input, Job, Output, scrub, write_text_atomic
-from .data import ReportInputs, bench_section, item_records, load_inputs, summary_section
+from ..inputs import read_items
+from .data import Evaluator, ItemsReader, ReportInputs, bench_section, item_records, load_inputs, summary_section
 from .plots import MISSING_MATPLOTLIB, make_plots, matplotlib_available
 
 PAGE_SIZE = 50
@@ -110,15 +111,19 @@ def report_from_files(
     items: str | os.PathLike[str] | None = None,
     summary: str | os.PathLike[str] | Mapping[str, Any] | None = None,
     title: str | None = None,
+    read: ItemsReader = read_items,
+    evaluate: Evaluator | None = None,
 ) -> int:
     """Write the report of a scored file (the ``-o`` output of ``score`` or ``bench run``).
 
-    ``items`` is the run's input (response and document texts; ConflictBench items add
-    gold labels); ``summary`` the run's summary JSON or ``bench run`` results, as a path or
-    a mapping. Returns the page's size in bytes.
+    ``items`` is the run's input (response and document texts; ConflictBench items add gold
+    labels), read by ``read``; ``summary`` the run's summary, as a path or a mapping; ``evaluate``
+    measures the items against their gold where the summary has no evaluation (see
+    :func:`~.data.load_inputs`). Returns the page's size in bytes.
     """
     given = None if summary is None or isinstance(summary, Mapping) else summary
     job = Job([Input(scored, "SCORED (the scored file)"), Input(items, "--items"), Input(given, "--summary")],
               [Output(output, "-o")])
     with job:
-        return write_report(output, load_inputs(scored, items=items, summary=summary), title=title)
+        inputs = load_inputs(scored, items=items, summary=summary, read=read, evaluate=evaluate)
+        return write_report(output, inputs, title=title)

@@ -9,13 +9,14 @@ number of rows than its summary says, items of the input that no output holds.
 The merged OUTPUT lists the shards' rows as they wrote them, in the input's order: what one
 unsharded run writes, except that a batched classifier's probabilities may differ in the last
 digits (each shard batched other pairs together; labels do not change; a deterministic judge
-gives the same bytes). The summary is recomputed from those rows
-with the functions a run uses (``aggregate.summarize_metrics``: macro, micro, the bootstrap
-intervals with the run's seed and resamples, pair and label counts), so it holds the same
-numbers; timing and backend counters are the shards' sums, ``config``, ``versions`` and the
-input counts the first shard's, the warnings every shard's (prefixed with the shard). For
-``bench run`` shards (their ``-o``: the per-item results, and ``--summary``: the results JSON)
-the results JSON is rebuilt by ``bench.run.bench_results`` from the same items, results and report.
+gives the same bytes). The summary is reduced as each of its fields declares
+(:func:`~..summary.reduce_summaries`, the builder a run uses): macro, micro, the bootstrap
+intervals with the run's seed and resamples, pair and label counts recomputed from the rows, so
+it holds the same numbers; timing and backend counters are the shards' sums, ``config``,
+``versions`` and the input counts the first shard's, the warnings every shard's (prefixed with
+the shard). ``bench run`` shards need the caller's :class:`BenchMerge` (the command passes
+``bench.run.MERGE``): the items as the shards selected them, and the summary's evaluation against
+the gold. The merge writes no page: a :class:`~..jobs.Page` handed in is called with the :class:`Merged`.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import math
 import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
@@ -31,12 +31,11 @@ from typing import Any, Callable, Mapping, Sequence
 from ..diff import ABSENT, leaf_differences
 from ..errors import ConfigError, InputError, shown
 from ..inputs import read_items
+from ..jobs import Input, Job, Output, Page, page_output, write_json_atomic, write_jsonl_atomic
 from ..jsonl import file_sha256, iter_jsonl
-from ..metrics import summarize_metrics
-from ..sampling import sampling_summary
 from ..results import result_from_json
-from ..types import Item, ItemResult, Report
-from ..jobs import Input, Job, Output, write_json_atomic, write_jsonl_atomic
+from ..summary import check_summary, is_bench_summary, reduce_summaries
+from ..types import Item, ItemResult, Summary
 from .split import Shard, shard_of
 
 log = logging.getLogger(__name__)
@@ -45,7 +44,16 @@ IGNORED_SETTINGS: tuple[str, ...] = ("cache",)
 """``config.run`` sections that may differ between shards: where the judgment cache lives
 (or whether one is used) changes no row."""
 
-_SHARD_AT = {"score": "stages.shard", "bench": "bench.shard"}
+
+
+@dataclass(frozen=True)
+class BenchMerge:
+    """What merging ``bench run`` shards needs from the bench, handed in by the command: ``items(input,
+    bench)``, the items the shards scored (as the recorded ``bench`` section selected them), and
+    ``summary(items, results, summary, input, shard)``, the summary as written, with its evaluation."""
+
+    items: Callable[[str, Mapping[str, Any]], list[Item]]
+    summary: Callable[[Sequence[Item], Sequence[ItemResult], Summary, str, Mapping[str, Any]], dict[str, Any]]
 
 
 @dataclass
@@ -68,13 +76,19 @@ class ShardRun:
 
 @dataclass(frozen=True)
 class Merged:
-    """What :func:`merge_shards` produced: the summary (``score``) or results JSON (``bench run``)."""
+    """What :func:`merge_shards` produced: the summary as written (``score``'s, or ``bench run``'s with its
+    evaluation), the same as a :class:`Summary` (``merged``), the rows' results and what deserves a look."""
 
     kind: str
     summary: dict[str, Any]
-    report: Report
+    merged: Summary
     results: list[ItemResult]
     warnings: tuple[str, ...] = ()
+
+    @property
+    def report(self) -> Summary:
+        """The old name of :attr:`merged` (kept for one release)."""
+        return self.merged
 
 
 def merge_shards(
@@ -84,24 +98,22 @@ def merge_shards(
     output_path: str | os.PathLike[str],
     *,
     summary_path: str | os.PathLike[str] | None = None,
-    report_path: str | os.PathLike[str] | None = None,
+    page: Page[Merged] | None = None,
+    bench: BenchMerge | None = None,
 ) -> Merged:
-    """Check the shards against each other and the input, then write the merged OUTPUT (and
-    summary, and the HTML report): see the module docstring. ``input_path`` is the file every
-    shard read (for ``bench run``, the ConflictBench file); its sha256 must be the one the shards
+    """Check the shards against each other and the input, then write the merged OUTPUT (and summary;
+    ``page``, ``--report``, is called with the result): see the module docstring. ``input_path`` is the file
+    every shard read (for ``bench run``, the ConflictBench file); its sha256 must be the one the shards
     recorded. Every destination is checked first: none may be the input, a shard's output or
     summary, or another destination. What deserves a look (other library versions, shards' own
     warnings) is logged as a warning and listed in ``Merged.warnings``."""
     job = Job([Input(input_path, "the input file"), *(Input(p, "a shard output (--outputs)") for p in outputs),
                *(Input(p, "a shard summary (--summaries)") for p in summaries)],
-              [Output(output_path, "-o", "OUTPUT (-o)"), Output(summary_path, "--summary"),
-               Output(report_path, "--report")])
+              [Output(output_path, "-o", "OUTPUT (-o)"), Output(summary_path, "--summary"), page_output(page)])
     with job:
-        merged = _merge(input_path, outputs, summaries, output_path, summary_path)
-        if report_path is not None:
-            from ..report import report_from_files
-
-            report_from_files(output_path, report_path, items=input_path, summary=merged.summary)
+        merged = _merge(input_path, outputs, summaries, output_path, summary_path, bench)
+        if page is not None:
+            page.write(merged)
     return merged
 
 
@@ -111,6 +123,7 @@ def _merge(
     summaries: Sequence[str | os.PathLike[str]],
     output_path: str | os.PathLike[str],
     summary_path: str | os.PathLike[str] | None,
+    bench: BenchMerge | None,
 ) -> Merged:
     notes: list[str] = []
 
@@ -122,9 +135,13 @@ def _merge(
         raise ConfigError("merge: no shard summaries given (--summaries)")
     runs = [_read_summary(str(p)) for p in summaries]
     first = _check_together(runs, str(input_path), note)
+    if first.kind == "bench" and bench is None:
+        raise ConfigError("merge: these are shards of `bench run`; merging them needs the bench's evaluation "
+                          "(conflictscore merge passes it)")
     runs = sorted(runs, key=lambda r: r.shard.index)
     _attach_outputs(runs, [str(p) for p in outputs])
-    items = _input_items(first, str(input_path))
+    items = bench.items(str(input_path), first.data["bench"]) if first.kind == "bench" and bench is not None \
+        else read_items(input_path)
     by_id: dict[str, tuple[dict[str, Any], ItemResult]] = {}
     for run in runs:
         for row, res in zip(run.rows, run.results):
@@ -144,46 +161,41 @@ def _merge(
                          path=str(input_path))
     rows = [by_id[it.id][0] for it in items]
     results = [by_id[it.id][1] for it in items]
-    report = merged_report(runs, results)
-    if first.kind == "bench":
-        from ..bench.run import bench_results
-
-        b = first.data["bench"]
-        summary = bench_results(
-            items, results, report, input_path=input_path, split=b.get("split"), limit=b.get("limit"),
-            source_filter=b.get("source_filter"), given_labels=bool(b.get("given_labels")),
-            shard=merged_record(runs, len(items)),
-        )
+    reduced = reduce_summaries([r.data for r in runs], results, warnings=lambda i, w: f"shard {runs[i].shard}: {w}")
+    record = merged_record(runs, len(items))
+    if first.kind == "bench" and bench is not None:
+        summary = bench.summary(items, results, reduced, str(input_path), record)
     else:
-        report = dataclasses.replace(report, stages={**report.stages, "shard": merged_record(runs, len(items))})
-        summary = report.to_json()
+        reduced = dataclasses.replace(reduced, stages={**reduced.stages, "shard": record})
+        summary = reduced.to_json()
     write_jsonl_atomic(output_path, rows, what="-o")
     if summary_path is not None:
         write_json_atomic(summary_path, summary, what="--summary")
-    return Merged(first.kind, summary, report, results, tuple(notes))
+    return Merged(first.kind, summary, Summary.from_json(summary), results, tuple(notes))
 
 
 def _read_summary(path: str) -> ShardRun:
     try:
         with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
+            raw = json.load(fh)
     except OSError as e:
         raise InputError(f"cannot read: {e.strerror}", path=path) from None
     except ValueError as e:
         raise InputError(f"not a summary JSON: {e}", path=path) from None
-    if not isinstance(data, dict) or not isinstance(data.get("config"), dict):
+    if not isinstance(raw, dict) or not isinstance(raw.get("config"), dict):
         raise InputError("not the summary of a `score` run nor the results of a `bench run` (no config)", path=path)
-    kind = "bench" if isinstance(data.get("bench"), dict) else "score"
-    record = data["bench"].get("shard") if kind == "bench" else (data.get("stages") or {}).get("shard")
+    data = check_summary(raw, path)  # an earlier bench run's results file, in this schema
+    kind = "bench" if is_bench_summary(data) else "score"
+    record = (data.get("stages") or {}).get("shard")
     if not record:
-        raise InputError(f"not the summary of a sharded run (no {_SHARD_AT[kind]}): run each shard with "
+        raise InputError("not the summary of a sharded run (no stages.shard): run each shard with "
                          "--shard I/N and merge those", path=path)
     if record.get("merged"):
         raise InputError(f"already the merge of {record.get('count')} shards; merge the shards' own summaries",
                          path=path)
-    shard = Shard.from_json(record, where=f"{path}: {_SHARD_AT[kind]}")
+    shard = Shard.from_json(record, where=f"{path}: stages.shard")
     if not isinstance(record.get("input_sha256"), str):
-        raise InputError(f"{_SHARD_AT[kind]} records no input_sha256", path=path)
+        raise InputError("stages.shard records no input_sha256", path=path)
     return ShardRun(path, data, kind, shard, dict(record))
 
 
@@ -327,46 +339,6 @@ def _read_output(path: str) -> tuple[list[dict[str, Any]], list[ItemResult]]:
     return rows, results
 
 
-def _input_items(first: ShardRun, input_path: str) -> list[Item]:
-    """The items of the unsharded run, in its order (for ``bench run``: after its split,
-    source filter and limit, as the shards selected them)."""
-    if first.kind == "bench":
-        from ..bench.gold import load_bench_items
-
-        b = first.data["bench"]
-        return load_bench_items(input_path, split=b.get("split"), limit=b.get("limit"),
-                                source_filter=b.get("source_filter"))
-    return read_items(input_path)
-
-
-def merged_report(runs: Sequence[ShardRun], results: Sequence[ItemResult]) -> Report:
-    """The report one run over ``results`` would give: metrics recomputed (bootstrap with the
-    shards' seed and resamples); timing and backend counters summed over the shards."""
-    run_cfg = (runs[0].data.get("config") or {}).get("run") or {}
-    eng = run_cfg.get("engine") or {}
-    m = dict(summarize_metrics(results, seed=int(eng.get("seed", 0)), n_resamples=int(eng.get("bootstrap", 1000))))
-    labels = m.pop("labels")
-    timing = _sum([r.data.get("timing") or {} for r in runs])
-    timing.pop("judge_passage_pairs_per_s", None)
-    stages = _sum([{k: v for k, v in (r.data.get("stages") or {}).items() if k not in ("labels", "shard", "input")}
-                   for r in runs])
-    if "input" in (runs[0].data.get("stages") or {}):  # every shard read the whole file: the same counts
-        stages["input"] = runs[0].data["stages"]["input"]
-    judged = (stages.get("engine") or {}).get("passage_pairs_judged")
-    if timing.get("judge_s") and judged:
-        timing["judge_passage_pairs_per_s"] = round(judged / timing["judge_s"], 2)
-    sampling = sampling_summary(results, run_cfg.get("sample") or {}, seed=int(eng.get("seed", 0)), ci95=m["ci95"],
-                                counts=stages.get("engine") or {},
-                                salience=(runs[0].data.get("sampling") or {}).get("salience"))
-    return Report(
-        n_items=m["n_items"], n_claims=m["n_claims"], macro=m["macro"], micro=m["micro"],
-        ci95=m["ci95"], pairs=m["pairs"], timing=timing, config=runs[0].data.get("config") or {},
-        versions=runs[0].data.get("versions") or {}, stages={**stages, "labels": labels},
-        warnings=tuple(f"shard {r.shard}: {w}" for r in runs for w in r.data.get("warnings") or ()),
-        sampling=sampling,
-    )
-
-
 def merged_record(runs: Sequence[ShardRun], n_items: int) -> dict[str, Any]:
     """The merged summary's shard record: how many shards, the input, every shard's items."""
     first = runs[0].record
@@ -380,24 +352,9 @@ def merged_record(runs: Sequence[ShardRun], n_items: int) -> dict[str, Any]:
     }
 
 
-def _sum(values: Sequence[Any]) -> Any:
-    """Numbers summed (seconds rounded to 4 places), mappings merged key by key, anything
-    else kept when every shard has the same, else listed per shard."""
-    present = [v for v in values if v is not None]
-    if not present:
-        return None
-    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
-        total = math.fsum(present)
-        return int(total) if all(isinstance(v, int) for v in present) else round(total, 4)
-    if all(isinstance(v, Mapping) for v in present):
-        keys = list(dict.fromkeys(k for v in present for k in v))
-        return {k: _sum([v.get(k) for v in present]) for k in keys}
-    return present[0] if all(v == present[0] for v in present) else list(values)
-
-
 def _ids(ids: Sequence[str], shown: int = 5) -> str:
     head = ", ".join(repr(i) for i in ids[:shown])
     return head + (f" and {len(ids) - shown} more" if len(ids) > shown else "")
 
 
-__all__ = ["Merged", "ShardRun", "differences", "merge_shards", "merged_report", "run_identity"]
+__all__ = ["BenchMerge", "Merged", "ShardRun", "differences", "merge_shards", "merged_record", "run_identity"]

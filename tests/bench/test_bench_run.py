@@ -86,15 +86,15 @@ def test_given_labels_on_the_real_test_split_gives_f1_one(bench_file: Path, tmp_
     assert main(["bench", "run", str(bench_file), "--split", "test", "--given-labels", "-o", str(pred),
                  "--summary", str(out)]) == 0
     res = json.loads(out.read_text())
-    assert len(pred.read_text().splitlines()) == res["bench"]["n_items"]
-    det = res["detection"]
+    assert len(pred.read_text().splitlines()) == res["n_items"]
+    det = res["evaluation"]["detection"]
     assert det["overall"]["f1"] == 1.0 and det["overall"]["precision"] == 1.0 and det["overall"]["recall"] == 1.0
     assert det["overall"]["n_gold_conflicted"] > 100
     for group in ("by_conflict_type", "by_source"):
         for name, m in det[group].items():
             assert m["fp"] == 0 and m["fn"] == 0, name
-    assert res["pairs"]["accuracy"] == 1.0 and res["pairs"]["macro_f1"] == 1.0
-    assert res["engine_pairs"]["given"] == res["pairs"]["n_pairs"] and res["engine_pairs"]["judged"] == 0
+    assert res["evaluation"]["pairs"]["accuracy"] == 1.0 and res["evaluation"]["pairs"]["macro_f1"] == 1.0
+    assert res["pairs"]["given"] == res["evaluation"]["pairs"]["n_pairs"] and res["pairs"]["judged"] == 0
     assert res["bench"]["split"] == "test" and res["bench"]["given_labels"] is True
     assert {"run", "backends"} <= set(res["config"]) and "python" in res["versions"]
     assert "overall" in capsys.readouterr().out
@@ -106,29 +106,29 @@ def test_judged_run_metrics_pruning_and_cache_resume(small_bench: Path, tmp_path
             "--cache", str(cache), "-o", str(tmp_path / "pred.jsonl"), "--summary", str(out)]
     assert main(argv) == 0
     res = json.loads(out.read_text())
-    pm = res["pairs"]
+    pm = res["evaluation"]["pairs"]
     assert pm["n_pairs"] == 8 and pm["unscored"] == 1 and pm["accuracy"] == pytest.approx(5 / 7)
     assert pm["confusion"][S] == {S: 3, C: 0, IR: 1} and pm["confusion"][IR] == {S: 0, C: 1, IR: 1}
-    assert res["pruning"] == {"pairs_pruned": 1, "gold_support_pruned": 1, "gold_contradict_pruned": 0,
+    assert res["evaluation"]["pruning"] == {"pairs_pruned": 1, "gold_support_pruned": 1, "gold_contradict_pruned": 0,
                               "gold_irrelevant_pruned": 0}
-    o = res["detection"]["overall"]
+    o = res["evaluation"]["detection"]["overall"]
     assert (o["tp"], o["fp"], o["fn"], o["tn"]) == (1, 1, 1, 0) and o["f1"] == 0.5
-    assert res["detection"]["by_conflict_type"]["none"]["false_positive_rate"] == 1.0
-    assert res["unscored"] == {"pairs": 1, "claims_with_unscored_documents": 1}
-    assert res["engine_pairs"]["judged"] == 7 and res["config"]["run"]["judge"]["name"] == "bench-rule"
+    assert res["evaluation"]["detection"]["by_conflict_type"]["none"]["false_positive_rate"] == 1.0
+    assert res["evaluation"]["unscored"] == {"pairs": 1, "claims_with_unscored_documents": 1}
+    assert res["pairs"]["judged"] == 7 and res["config"]["run"]["judge"]["name"] == "bench-rule"
     assert len((tmp_path / "pred.jsonl").read_text().splitlines()) == 3
     # rerun: every scored judgment comes from the cache; only the unscored pair is judged again
     assert main(argv) == 0
     again = json.loads(out.read_text())
-    assert again["engine_pairs"]["cached"] == 6 and again["engine_pairs"]["judged"] == 1
-    assert again["detection"] == res["detection"]
+    assert again["pairs"]["cached"] == 6 and again["pairs"]["judged"] == 1
+    assert again["evaluation"]["detection"] == res["evaluation"]["detection"]
 
 
 def test_run_filters(small_bench: Path, tmp_path: Path):
     out, pred = tmp_path / "r.json", tmp_path / "p.jsonl"
     assert main(["bench", "run", str(small_bench), "--given-labels", "--limit", "2", "-q", "-o", str(pred),
                  "--summary", str(out)]) == 0
-    assert json.loads(out.read_text())["bench"]["n_items"] == 2 and len(pred.read_text().splitlines()) == 2
+    assert json.loads(out.read_text())["n_items"] == 2 and len(pred.read_text().splitlines()) == 2
     assert main(["bench", "run", str(small_bench), "--given-labels", "--source", "nope", "-o", str(pred)]) == 2
 
 
@@ -190,11 +190,11 @@ def test_real_nli_backend_on_a_tiny_checkpoint(small_bench: Path, tmp_path: Path
     assert main(["bench", "run", str(small_bench), "--judge", "nli", "--judge-arg", f"model={tiny_nli_dir}",
                  "--pruner", "none", "--no-cache", "-q", "-o", str(tmp_path / "nli.jsonl"), "--summary", str(out)]) == 0
     res = json.loads(out.read_text())
-    assert res["engine_pairs"]["judged"] == 8 and res["pairs"]["n_scored"] + res["pairs"]["unscored"] == 8
-    assert sum(sum(row.values()) for row in res["pairs"]["confusion"].values()) == res["pairs"]["n_scored"]
+    assert res["pairs"]["judged"] == 8 and res["evaluation"]["pairs"]["n_scored"] + res["evaluation"]["pairs"]["unscored"] == 8
+    assert sum(sum(row.values()) for row in res["evaluation"]["pairs"]["confusion"].values()) == res["evaluation"]["pairs"]["n_scored"]
     assert res["config"]["backends"]["judge"]["name"] == "nli"
     assert portable(str(tiny_nli_dir)) in json.dumps(res["config"]["backends"]["judge"])  # recorded portably
-    assert res["detection"]["overall"]["n_claims"] == 3
+    assert res["evaluation"]["detection"]["overall"]["n_claims"] == 3
 
 
 def test_build_cli_source_options(shared_data: Path, tmp_path: Path):
@@ -229,12 +229,12 @@ def test_bench_run_writes_per_item_rows_to_o_and_the_results_to_summary(small_be
     pred, res = tmp_path / "pred.jsonl", tmp_path / "results.json"
     assert _bench_run(capsys, small_bench, "-o", str(pred), "--summary", str(res)) == (0, "")
     assert [json.loads(x)["id"] for x in pred.read_text().splitlines()] == ["a", "b", "c"]
-    assert json.loads(res.read_text())["detection"]["overall"]["f1"] == 1.0
+    assert json.loads(res.read_text())["evaluation"]["detection"]["overall"]["f1"] == 1.0
     # -o alone: the rows only (no warning: a .jsonl -o is the new meaning); --json prints the results
     only = tmp_path / "only.jsonl"
     assert main(["bench", "run", str(small_bench), "--given-labels", "--json", "-o", str(only)]) == 0
     out, err = capsys.readouterr()
-    assert err == "" and json.loads(out)["detection"]["overall"]["f1"] == 1.0
+    assert err == "" and json.loads(out)["evaluation"]["detection"]["overall"]["f1"] == 1.0
     assert only.read_text() == pred.read_text()
     # a .json -o given with --summary is the per-item output too: --summary says what -o means
     rows = tmp_path / "rows.json"
@@ -262,12 +262,12 @@ def test_a_json_o_alone_is_still_the_results_json_with_a_warning(small_bench: Pa
     assert err == (f"warning: -o {r} (a .json file) is read as the results JSON, as before this release, and no "
                    "per-item output is written: -o is now the per-item output (JSONL) and --summary the results "
                    f"JSON; write -o {tmp_path / 'r.jsonl'} --summary {r}\n")
-    assert json.loads(r.read_text())["detection"]["overall"]["f1"] == 1.0
+    assert json.loads(r.read_text())["evaluation"]["detection"]["overall"]["f1"] == 1.0
     assert sorted(p.name for p in tmp_path.iterdir() if p.name != "judgments.sqlite") == ["r.json", "small.jsonl"]
     # the same for an upper-case suffix; a .jsonl -o is never read the old way
     rc, err = _bench_run(capsys, small_bench, "-o", str(tmp_path / "R.JSON"))
     assert rc == 0 and err.startswith(f"warning: -o {tmp_path / 'R.JSON'} (a .json file) is read as the results JSON")
-    assert "detection" in json.loads((tmp_path / "R.JSON").read_text())
+    assert "detection" in json.loads((tmp_path / "R.JSON").read_text())["evaluation"]
 
 
 def test_old_predictions_with_summary_is_refused(small_bench: Path, tmp_path: Path, capsys):

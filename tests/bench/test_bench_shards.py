@@ -19,7 +19,7 @@ def _results(path: Path) -> dict:
     res = json.loads(path.read_text())
     for k in VOLATILE:
         res["bench"].pop(k)
-    res["bench"].pop("shard", None)
+    res["stages"].pop("shard", None)
     return res
 
 
@@ -30,7 +30,7 @@ def test_real_test_split_in_three_shards_merges_to_one_run(bench_file: Path, tmp
     for i in (1, 2, 3):
         assert main(["bench", "run", str(bench_file), *common, "--shard", f"{i}/3", "-o", str(tmp_path / f"p{i}.jsonl"),
                      "--summary", str(tmp_path / f"r{i}.json")]) == 0
-        rec = json.loads((tmp_path / f"r{i}.json").read_text())["bench"]["shard"]
+        rec = json.loads((tmp_path / f"r{i}.json").read_text())["stages"]["shard"]
         ids = [json.loads(x)["id"] for x in (tmp_path / f"p{i}.jsonl").read_text().splitlines()]
         assert rec["index"] == i and rec["items"] == len(ids) > 0 and {shard_of(x, 3) for x in ids} == {i}
     capsys.readouterr()
@@ -40,11 +40,11 @@ def test_real_test_split_in_three_shards_merges_to_one_run(bench_file: Path, tmp
     assert "ConflictBench" in capsys.readouterr().out
     assert (tmp_path / "m.jsonl").read_bytes() == (tmp_path / "one.jsonl").read_bytes()
     one, merged = _results(tmp_path / "one.json"), _results(tmp_path / "m.json")
-    for key in ("bench", "pairs", "detection", "unscored", "pruning", "engine_pairs", "conflictscore", "config"):
+    for key in ("n_items", "n_claims", "bench", "evaluation", "pairs", "macro", "micro", "ci95", "config"):
         assert merged[key] == one[key], key
-    assert merged["detection"]["overall"]["f1"] == 1.0
+    assert merged["evaluation"]["detection"]["overall"]["f1"] == 1.0
     assert merged["stages"]["labels"] == one["stages"]["labels"]
-    assert json.loads((tmp_path / "m.json").read_text())["bench"]["shard"]["merged"] is True
+    assert json.loads((tmp_path / "m.json").read_text())["stages"]["shard"]["merged"] is True
 
 
 @pytest.mark.slow  # the nli judge over three shards and one run
@@ -62,8 +62,8 @@ def test_judged_shards_with_the_nli_judge(bench_file: Path, tmp_path: Path, tiny
     rows = [[json.loads(x) for x in (tmp_path / f).read_text().splitlines()] for f in ("one.jsonl", "m.jsonl")]
     assert row_differences(rows[0], rows[1], prob_tol=1e-5) == []  # probabilities: a batch's float noise
     one, merged = _results(tmp_path / "one.json"), _results(tmp_path / "m.json")
-    assert merged["engine_pairs"]["judged"] == one["engine_pairs"]["judged"] > 0
-    for key in ("bench", "pairs", "detection", "conflictscore"):
+    assert merged["pairs"]["judged"] == one["pairs"]["judged"] > 0
+    for key in ("bench", "evaluation", "macro", "micro", "ci95"):
         assert merged[key] == one[key], key
 
 
@@ -88,7 +88,7 @@ def test_shard_needs_both_outputs_and_other_selections_are_refused(bench_file: P
 def test_one_shard_is_the_whole_run(bench_file: Path, tmp_path: Path, capsys) -> None:
     assert main(["bench", "run", str(bench_file), "--given-labels", "--split", "test", "--shard", "1/1", "-q",
                  "-o", str(tmp_path / "p.jsonl"), "--summary", str(tmp_path / "r.json")]) == 0
-    rec = json.loads((tmp_path / "r.json").read_text())["bench"]["shard"]
+    rec = json.loads((tmp_path / "r.json").read_text())["stages"]["shard"]
     assert rec["items"] == rec["input_items"] > 100
     # the old spelling of this release (-o RESULTS.json --predictions P.jsonl) writes the same two files
     assert main(["bench", "run", str(bench_file), "--given-labels", "--split", "test", "--shard", "1/1", "-q",

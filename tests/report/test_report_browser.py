@@ -163,7 +163,7 @@ def test_bench_report_shows_gold_beside_predictions(rule_judge: None, tmp_path: 
     page = open_report(rep)
     overall = page.locator('#detection-table tr[data-group="overall"]')
     for field in ("precision", "recall", "f1"):
-        assert overall.locator(f'td[data-field="{field}"]').inner_text() == f"{results['detection']['overall'][field]:.3f}"
+        assert overall.locator(f'td[data-field="{field}"]').inner_text() == f"{results['evaluation']['detection']['overall'][field]:.3f}"
     assert overall.locator('td[data-field="f1"]').inner_text() == "0.667"  # P 1, R 1/2
     assert page.locator('#detection-table tr[data-group="type:ambiguity"] td[data-field="recall"]').inner_text() == "0.000"
     assert page.locator("#plots figure").count() == 4

@@ -173,6 +173,7 @@ def test_report_help_imports_no_template_engine_or_plotting_library():
 
 def test_bench_items_give_detection_and_gold_per_item(tmp_path: Path):
     from conflictscore_local.bench import make_item
+    from conflictscore_local.bench.gold import gold_evaluation, read_items_checked
     from conflictscore_local.report.data import bench_section
 
     item = make_item(source="synthetic", id="b1", question=None, claims=["Sky is blue."],
@@ -182,13 +183,15 @@ def test_bench_items_give_detection_and_gold_per_item(tmp_path: Path):
               {"doc_id": "d1", "label": "CONTRADICT", "probs": None, "source": "judge"}]
     row = {"id": "b1", "claims": [{"text": "Sky is blue.", "support": ["d0"], "contradict": ["d1"], "irrelevant": [],
                                    "judgments": judged}]}
-    inputs = load_inputs(write_jsonl(tmp_path / "pred.jsonl", [row]), items=write_jsonl(tmp_path / "b.jsonl", [item]))
+    inputs = load_inputs(write_jsonl(tmp_path / "pred.jsonl", [row]), items=write_jsonl(tmp_path / "b.jsonl", [item]),
+                         read=read_items_checked, evaluate=gold_evaluation)
     index, details = item_records(inputs)
     assert {k: index[0][k] for k in ("tp", "fp", "fn", "ty", "so")} == {"tp": 0, "fp": 1, "fn": 0, "ty": "none",
                                                                        "so": "synthetic"}
     assert [c["g"] for c in details[0]["cells"][0]] == ["S", "I"] and details[0]["claims"][0]["g"] == 0
-    bench = bench_section(inputs)  # no results file: computed with bench run's own evaluate
+    bench = bench_section(inputs)  # no summary: computed with bench run's own evaluate, handed in
     assert bench is not None and bench["computed"]
+    assert bench_section(load_inputs(tmp_path / "pred.jsonl", items=tmp_path / "b.jsonl")) is None  # the report alone
     assert bench["detection"]["overall"]["fp"] == 1
     assert bench["pairs"]["confusion"]["IRRELEVANT"]["CONTRADICT"] == 1
 
