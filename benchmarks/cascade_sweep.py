@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from conflictscore_local import Engine, RunConfig, registry
-from conflictscore_local.backend import Backend
+from conflictscore_local.judge._base import JudgeBase
 from conflictscore_local.bench.gold import evaluate, load_bench_items
 from conflictscore_local.jsonl import file_sha256
 from conflictscore_local.types import Judgment, Pair
@@ -52,7 +52,7 @@ class OracleConfig:
     bench: str = "benchmarks/work/conflictbench.jsonl"
 
 
-class GoldOracle(Backend):
+class GoldOracle(JudgeBase):
     """Scripted, not a model: every passage gets its document's ConflictBench gold label."""
 
     name = "gold-oracle"

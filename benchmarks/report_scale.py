@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from conflictscore_local import RunConfig, parse_item, registry
-from conflictscore_local.backend import Backend
+from conflictscore_local.judge._base import JudgeBase
 from conflictscore_local.bench import build_bench, default_data_dir
 from conflictscore_local.environment import versions
 from conflictscore_local.scoring import score_file
@@ -42,7 +42,7 @@ from conflictscore_local.types import Judgment, Pair
 from conflictscore_local.jobs import write_jsonl_atomic
 
 
-class HashJudge(Backend):
+class HashJudge(JudgeBase):
     """Stand-in judge: a label and probabilities from sha1(claim, passage); 0.5% unscored."""
 
     name, role = "hash", "judge"

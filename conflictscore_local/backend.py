@@ -2,9 +2,12 @@
 
 A role's Protocol (``decompose/_base.py``, ``prune/_base.py``, ``judge/_base.py``,
 ``generate/_base.py``) lists what the engine calls; :class:`Role` holds the members every
-role has, which :class:`Backend` implements with defaults, so a backend writes only its
-role's own methods. :func:`conflictscore_local.registry.build` checks a backend against its
-Protocol when it builds it.
+role has, which :class:`Backend` implements with defaults, and each role's base class beside its
+Protocol (``JudgeBase``, ``PrunerBase``, ``DecomposerBase``, ``GeneratorBase``) declares that role's
+optional members with their defaults (``OPTIONAL``), so a backend writes only its role's own methods
+and the engine calls every member without asking. :func:`conflictscore_local.registry.build` checks a
+backend against its Protocol when it builds it (a backend subclassing :class:`Backend` directly gets
+its role's defaults there).
 """
 
 from __future__ import annotations
@@ -56,8 +59,8 @@ class Backend:
     name: ClassVar[str] = ""
     role: ClassVar[str] = ""
     Config: ClassVar[type] = NoConfig
-    cache_selections: ClassVar[bool] = False
-    """Pruners only: whether the engine may store and reuse this pruner's selections (see ``Pruner``)."""
+    OPTIONAL: ClassVar[tuple[str, ...]] = ()
+    """The role's optional members, declared with their defaults by the role's base class."""
 
     def __init__(self, config: Any = None):
         self.config = config if config is not None else self.Config()

@@ -112,12 +112,10 @@ class Engine:
             backend = registry.build(stage, getattr(self.config, stage).name, self._stage_configs[stage])
             if self.config.cache.enabled:
                 backend.use_cache_dir(self.config.cache_path().parent)  # derived files (ONNX exports) go beside it
-                use_cache = getattr(backend, "use_judgment_cache", None)  # a judge made of judges (cascade)
-                if use_cache is not None:
-                    use_cache(self.config.cache_path())
-                use_store = getattr(backend, "use_vector_store", None)  # a pruner's embeddings
-                if use_store is not None:
-                    use_store(self.cache)
+                if stage == "judge":
+                    backend.use_judgment_cache(self.config.cache_path())  # a judge made of judges (cascade)
+                elif stage == "pruner":
+                    backend.use_vector_store(self.cache)  # a pruner's embeddings
             self._backends[stage] = backend
         return self._backends[stage]
 
@@ -351,7 +349,7 @@ class Engine:
         stored: list[Any] = [None] * len(groups)
         spec = None
         if pruner.cache_selections and self.config.cache.enabled:
-            spec = dict(getattr(pruner, "selection_spec", pruner.spec)())
+            spec = dict(pruner.selection_spec())
             t0 = self.clock()
             stored = self.cache().get_selections(spec, groups)
             self.timing.add("cache_s", t0)
@@ -364,9 +362,7 @@ class Engine:
                 pruned.extend(sel[1])
         self.counts["claims_selection_cached"] += sum(s is not None for s in stored)
         todo = [g for g, s in zip(groups, stored) if s is None]
-        decide = getattr(pruner, "decide", None)
-        if callable(decide) and todo and not decide(todo, judge=self.backend("judge"),
-                                                    judge_s_per_pair=self._judge_s_per_pair()):
+        if todo and not pruner.decide(todo, judge=self.backend("judge"), judge_s_per_pair=self._judge_s_per_pair()):
             spec = None  # a step decided not to prune stores no selections
         pacer = self._pacer()
         for batch in pacer.batches(todo):
@@ -500,7 +496,7 @@ class Engine:
 
             rule = self.config.aggregate.document_rule
             if rule == "auto":
-                found = getattr(self.backend("judge"), "document_rule", lambda: None)()
+                found = self.backend("judge").document_rule()
                 if found is not None and found not in DOCUMENT_RULES:
                     raise ConfigError(f"the judge recommends document_rule {found!r}; allowed: "
                                       f"{', '.join(DOCUMENT_RULES)} (set aggregate.document_rule to one of them)")

@@ -189,13 +189,38 @@ def protocol_members(proto: type) -> list[str]:
     return list(names)
 
 
+_BASES: dict[str, str] = {
+    "decomposer": "conflictscore_local.decompose._base:DecomposerBase",
+    "pruner": "conflictscore_local.prune._base:PrunerBase",
+    "judge": "conflictscore_local.judge._base:JudgeBase",
+    "generator": "conflictscore_local.generate._base:GeneratorBase",
+}
+
+
+def role_base(role: str) -> type:
+    """The base class of ``role``'s backends (``JudgeBase`` ...): its optional members with their defaults."""
+    if role not in _BASES:
+        raise ConfigError(f"unknown role {role!r}; allowed: {', '.join(ROLES)}")
+    mod, _, attr = _BASES[role].partition(":")
+    return getattr(importlib.import_module(mod), attr)
+
+
 def check_role(role: str, backend: Any, *, where: str) -> None:
-    """``ConfigError`` naming what ``backend`` lacks of the role's Protocol; subclasses of
-    :class:`conflictscore_local.backend.Backend` have the optional members (``spec``,
-    ``describe``, ``stats``, ``close``, ...) already."""
+    """``ConfigError`` naming what ``backend`` lacks of the role's Protocol. Subclasses of the role's base
+    class (:func:`role_base`) have every optional member; a backend that has no optional member of its
+    role (one subclassing :class:`conflictscore_local.backend.Backend` directly) gets the base's default
+    here, so callers use each member without asking."""
+    base = role_base(role)
+    for name in base.OPTIONAL:
+        if not hasattr(backend, name):
+            default = getattr(base, name)
+            try:
+                setattr(backend, name, default.__get__(backend) if callable(default) else default)
+            except (AttributeError, TypeError):  # an object that takes no attributes: named below
+                pass
     missing = [m for m in protocol_members(protocol(role)) if not hasattr(backend, m)]
     if missing:
         raise ConfigError(
             f"{where}: {type(backend).__name__} is not a {role}: it has no {', '.join(missing)} (subclass "
-            "conflictscore_local.backend.Backend for the optional members)"
+            f"{base.__module__}.{base.__name__} for the optional members)"
         )

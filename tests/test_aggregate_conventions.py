@@ -9,7 +9,7 @@ from typing import Any, Sequence
 from conflictscore_local import Engine, RunConfig, parse_item
 from conflictscore_local.aggregate import claim_verdict, document_judgment
 from conflictscore_local.metrics import item_metrics
-from conflictscore_local.backend import Backend
+from conflictscore_local.judge._base import JudgeBase
 from conflictscore_local.bench.gold import evaluate
 from conflictscore_local.types import Claim, DocJudgment, ItemResult, Judgment, Pair, Passage
 
@@ -43,7 +43,7 @@ def test_a_label_without_probabilities_ranks_below_any_probabilistic_one() -> No
     assert both.both and both.note == "also SUPPORT by passage 0 (no probabilities)"
 
 
-class TextJudge(Backend):
+class TextJudge(JudgeBase):
     """Reads like an LLM judge whose server returned no logprobs: 'yes: <claim>' → SUPPORT,
     'no: <claim>' → CONTRADICT, else IRRELEVANT, all without probabilities."""
 

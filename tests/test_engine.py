@@ -10,14 +10,15 @@ from typing import Any, Sequence
 import pytest
 
 from conflictscore_local import Engine, Item, RunConfig, parse_item
-from conflictscore_local.backend import Backend
+from conflictscore_local.decompose._base import DecomposerBase
+from conflictscore_local.judge._base import JudgeBase
 from conflictscore_local.errors import BackendUnavailable, ConfigError
 from conflictscore_local.arguments import make_config
 from conflictscore_local.registry import available, build
 from conflictscore_local.types import Claim, Judgment, Pair
 
 
-class RuleJudge(Backend):
+class RuleJudge(JudgeBase):
     """SUPPORT when the passage says 'yes: <claim>', CONTRADICT for 'no: <claim>', '???' → unscored."""
 
     name = "rule"
@@ -55,7 +56,7 @@ class RuleJudge(Backend):
         return None
 
 
-class SentenceDecomposer(Backend):
+class SentenceDecomposer(DecomposerBase):
     name = "sentences"
     role = "decomposer"
 

@@ -10,7 +10,8 @@ from typing import Any, Sequence
 import pytest
 
 from conflictscore_local import Claim, Item, Judgment, Pair
-from conflictscore_local.backend import Backend
+from conflictscore_local.decompose._base import DecomposerBase
+from conflictscore_local.judge._base import JudgeBase
 
 from conflictscore_local.cli import main
 from conflictscore_local.jobs import failure
@@ -71,7 +72,7 @@ def test_other_missing_modules_stay_bugs() -> None:
     assert missing_extra(ImportError("cannot import name 'x'")) is None
 
 
-class _Irrelevant(Backend):
+class _Irrelevant(JudgeBase):
     """Every pair IRRELEVANT: the judge of a test about the decomposer."""
 
     name, role = "irrelevant", "judge"
@@ -86,7 +87,7 @@ class _Irrelevant(Backend):
         return None
 
 
-class _FallsBack(Backend):
+class _FallsBack(DecomposerBase):
     """A generating decomposer whose model fails on every sentence holding 'lost': it falls back, as llm does."""
 
     name, role = "falls-back", "decomposer"

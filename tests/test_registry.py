@@ -101,3 +101,52 @@ def test_a_registration_lasts_for_its_with_block() -> None:
             assert "extra" in registry.available("judge")
         assert "extra" not in registry.available("judge")
     assert registry.resolve("judge", "nli").__name__ == "NLIJudge"
+
+
+class PlainJudge(Backend):
+    """A judge written against the base of every role only (as before the role bases)."""
+
+    name, role = "plain", "judge"
+
+    def judge(self, pairs: Sequence[Pair], on_progress: Any = None) -> list[Judgment]:
+        return []
+
+    def passage_budget(self) -> None:
+        return None
+
+
+def test_every_role_base_declares_its_optional_members_with_their_defaults(register_backend: Any) -> None:
+    from conflictscore_local.judge._base import Judge, JudgeBase
+    from conflictscore_local.prune._base import Pruner, PrunerBase
+
+    for role in registry.ROLES:  # each optional member is on the Protocol and defined on the base
+        base = registry.role_base(role)
+        assert base.role == role and set(base.OPTIONAL) <= set(registry.protocol_members(registry.protocol(role)))
+        assert all(name in vars(base) for name in base.OPTIONAL), role
+    assert JudgeBase.OPTIONAL == ("document_rule", "flops_per_token", "use_judgment_cache", "generator_engines")
+    assert PrunerBase.OPTIONAL == ("cache_selections", "selection_spec", "decide", "use_vector_store")
+    pruner = registry.build("pruner", "none")
+    assert isinstance(pruner, (PrunerBase, Pruner)) and pruner.cache_selections is False
+    assert pruner.selection_spec() == pruner.spec() and pruner.decide([[]]) is True
+    assert pruner.use_vector_store(lambda: None) is None
+    register_backend("judge", "plain", PlainJudge)
+    judge = registry.build("judge", "plain")  # a plain Backend gets its role's defaults when built
+    assert not isinstance(judge, JudgeBase) and isinstance(judge, Judge)
+    assert (judge.document_rule(), judge.flops_per_token(), judge.generator_engines()) == (None, None, None)
+    assert judge.use_judgment_cache("x.sqlite") is None
+
+
+def test_the_engine_and_the_ray_judge_ask_no_backend_what_it_has() -> None:
+    """Every optional member is called as declared: no getattr / hasattr probe, no isinstance by judge type."""
+    probes = {}
+    for rel in ("engine.py", "prune/auto.py", "judge/llm.py", "judge/ray_data.py"):
+        tree = ast.parse((PACKAGE / rel).read_text(encoding="utf-8"))
+        found = [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                 and (n.func.id in ("hasattr", "callable") or (n.func.id == "getattr" and n.args
+                      and isinstance(n.args[1], ast.Constant) and n.args[1].value in {
+                          "document_rule", "flops_per_token", "use_judgment_cache", "cache_selections",
+                          "selection_spec", "decide", "use_vector_store", "logprobs_refused"})
+                      or (n.func.id == "isinstance" and "Judge" in ast.unparse(n.args[1])))]
+        if found:
+            probes[rel] = found
+    assert probes == {}

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Protocol, Sequence, runtime_checkable
+from typing import ClassVar, Protocol, Sequence, runtime_checkable
 
-from ..backend import Role
+from ..backend import Backend, Role
 from ..types import Claim, Item
 
 
@@ -22,3 +22,9 @@ class Decomposer(Role, Protocol):
     """
 
     def decompose(self, items: Sequence[Item]) -> list[list[Claim]]: ...
+
+
+class DecomposerBase(Backend):
+    """The base class of decomposers (the role has no optional members beyond :class:`~..backend.Role`'s)."""
+
+    role: ClassVar[str] = "decomposer"

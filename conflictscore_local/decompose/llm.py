@@ -20,11 +20,11 @@ from typing import Any, ClassVar, Sequence
 
 from .. import registry
 from ..arguments import ranged
-from ..backend import Backend
 from ..generate._base import Generation, Generator
 from ..types import Claim, Item
 from ._text import ClaimText, assemble, parse_claims
 from .spacy import Sentence
+from ._base import DecomposerBase
 
 PROMPT_VERSION = "facts-v1"
 
@@ -104,7 +104,7 @@ class LLMConfig:
                             where=f"generator {self.generator!r} (generator_args)")
 
 
-class LLMDecomposer(Backend):
+class LLMDecomposer(DecomposerBase):
     """Claims written by an LLM through the ``Generator`` role, with the spaCy split as the fallback.
 
     The generator named in the config is built on first use, unless one was handed in with

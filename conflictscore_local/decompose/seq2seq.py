@@ -17,12 +17,12 @@ from typing import Any, ClassVar, Sequence
 
 from .. import registry
 from ..arguments import ranged
-from ..backend import Backend
 from ..devices import DTYPES, check_device
 from ..errors import BackendUnavailable
 from ..types import Claim, Item
 from ._text import ClaimText, assemble, parse_claims
 from .spacy import Sentence
+from ._base import DecomposerBase
 
 PROMPT_FIELDS: tuple[str, ...] = ("sentence", "question", "context")
 
@@ -72,7 +72,7 @@ class Seq2SeqConfig:
             raise ValueError(f"dtype {self.dtype!r} is not allowed; allowed: {', '.join(DTYPES)}")
 
 
-class Seq2SeqDecomposer(Backend):
+class Seq2SeqDecomposer(DecomposerBase):
     """Claims generated sentence by sentence by a local encoder-decoder model."""
 
     name: ClassVar[str] = "seq2seq"

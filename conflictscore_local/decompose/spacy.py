@@ -26,11 +26,11 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Sequence
 
 from ..arguments import ranged
-from ..backend import Backend
 from ..errors import BackendUnavailable
 from ..nlp import BLANK, DEFAULT_PIPELINES, installed_pipeline, load_pipeline
 from ..types import Claim, Item
 from ._text import ClaimText, assemble, is_filler, is_question, marker_length, mask_markup, response_blocks, unmask
+from ._base import DecomposerBase
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +100,7 @@ class SpacyConfig:
     batch_size: int = ranged(256, 1, 1_000_000)
 
 
-class SpacyDecomposer(Backend):
+class SpacyDecomposer(DecomposerBase):
     """Rule-based claims from a spaCy dependency parse; also the sentence splitter of the model backends."""
 
     name: ClassVar[str] = "spacy"

@@ -4,9 +4,9 @@ server, or transformers), shared by the LLM decomposer, the LLM judges and the e
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, ClassVar, Mapping, Protocol, Sequence, runtime_checkable
 
-from ..backend import Role
+from ..backend import Backend, Role
 
 Message = Mapping[str, str]
 """A chat message: ``{"role": "system" | "user" | "assistant", "content": str}``."""
@@ -58,8 +58,12 @@ class Generator(Role, Protocol):
 
     Returns results in input order. Chat prompts are rendered with the model's chat
     template; ``enable_thinking=False`` is passed for Qwen3-style templates by default.
-    ``on_progress(n)`` is called as requests finish.
+    ``on_progress(n)`` is called as requests finish. ``logprobs_refused``: why the backend stopped
+    asking for log-probabilities (a server that refuses them), None while it asks (default, in
+    :class:`GeneratorBase`).
     """
+
+    logprobs_refused: str | None
 
     def generate(
         self,
@@ -71,3 +75,13 @@ class Generator(Role, Protocol):
         logprobs: int | None = None,
         on_progress: Callable[[int], None] | None = None,
     ) -> list[Generation]: ...
+
+
+class GeneratorBase(Backend):
+    """The base class of generators: every optional member of :class:`Generator`, with its default."""
+
+    role: ClassVar[str] = "generator"
+    OPTIONAL: ClassVar[tuple[str, ...]] = ("logprobs_refused",)
+
+    logprobs_refused: str | None = None
+    """Why log-probabilities are no longer asked for; default None (asked whenever requested)."""

@@ -35,9 +35,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Literal, Mapping, Sequence
 
 from ..arguments import ranged
-from ..backend import Backend
 from ..errors import BackendUnavailable, ConfigError
-from ._base import Generation, Prompt, generation_spec
+from ._base import Generation, GeneratorBase, Prompt, generation_spec
 from ..jobs import add_secret, redact
 from .text import strip_thinking
 
@@ -86,7 +85,7 @@ class RequestFailed(Exception):
     """A request that failed for good (after retries where they apply)."""
 
 
-class OpenAIGenerator(Backend):
+class OpenAIGenerator(GeneratorBase):
     """Concurrent requests to an OpenAI-compatible server."""
 
     name = "openai"

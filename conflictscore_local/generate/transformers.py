@@ -18,12 +18,11 @@ from pathlib import Path
 from typing import Any, Callable, Literal, Mapping, Sequence
 
 from ..arguments import ranged
-from ..backend import Backend
 from ..checkpoints import installed_model_file, load_tokenizer, resolve_model
 from ..devices import check_device, torch_device, torch_dtype
 from ..errors import BackendUnavailable, ConfigError
 from ..jsonl import file_sha256
-from ._base import Generation, Prompt, generation_spec
+from ._base import Generation, GeneratorBase, Prompt, generation_spec
 from .text import cut_at_stop, render_prompt, strip_thinking, template_kwargs
 
 
@@ -52,7 +51,7 @@ class TransformersConfig:
         check_device(self.device)
 
 
-class TransformersGenerator(Backend):
+class TransformersGenerator(GeneratorBase):
     """Batched generation with a local transformers causal LM."""
 
     name = "transformers"

@@ -14,10 +14,9 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Literal, Sequence
 
 from ..arguments import ranged
-from ..backend import Backend
 from ..checkpoints import load_tokenizer, resolve_model
 from ..errors import BackendUnavailable, ConfigError
-from ._base import Generation, Prompt, generation_spec
+from ._base import Generation, GeneratorBase, Prompt, generation_spec
 from .text import render_prompt, strip_thinking, template_kwargs
 
 INSTALL_HINT = "pip install 'conflictscore-local[vllm]' (needs a CUDA GPU)"
@@ -56,7 +55,7 @@ class VLLMConfig:
     engine_args: dict | None = None
 
 
-class VLLMGenerator(Backend):
+class VLLMGenerator(GeneratorBase):
     """Generation with ``vllm.LLM`` in this process."""
 
     name = "vllm"

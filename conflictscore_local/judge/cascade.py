@@ -37,10 +37,9 @@ from typing import Any, Callable, Mapping, Sequence
 from .. import registry
 from ..aggregate import claim_verdict, document_judgment
 from ..arguments import check_ranges, ranged
-from ..backend import Backend
 from ..errors import ConfigError
 from ..types import CONTRADICT, LABELS, Judgment, Label, Pair
-from ._base import ProgressFn
+from ._base import JudgeBase, ProgressFn
 
 log = logging.getLogger(__name__)
 
@@ -131,7 +130,7 @@ def escalations(judgments: Sequence[Judgment], escalate_below: float, flips: boo
     return unsure, flip
 
 
-class CascadeJudge(Backend):
+class CascadeJudge(JudgeBase):
     """``first`` judges every pair; ``second`` the unsure ones and those that could flip a claim."""
 
     name = "cascade"

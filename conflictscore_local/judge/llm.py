@@ -30,11 +30,10 @@ from __future__ import annotations
 import logging
 from typing import Any, Mapping, Sequence
 
-from ..backend import Backend
 from ..generate._base import Generation, Prompt
 from ..jobs import redact
 from ..types import Judgment, Label, Pair
-from ._base import ProgressFn
+from ._base import JudgeBase, ProgressFn
 from .distinct import distinct
 from .labels import check_thresholds, decide, label_distribution, parse_label_text
 from .prompts import PROMPT_VERSION, judge_messages, judge_text, passage_order
@@ -48,7 +47,7 @@ def check_judge_args(cfg: Any, *, name: str) -> None:
         check_thresholds(cfg.thresholds, source=f"judge {name}: thresholds")
 
 
-class LLMJudge(Backend):
+class LLMJudge(JudgeBase):
     """Base of the LLM judges; subclasses provide the generator, its identity and the budget."""
 
     role = "judge"
@@ -151,7 +150,7 @@ class LLMJudge(Backend):
 
     def _protocol_changed(self, before: int, prompts_done: int) -> None:
         """Record (in ``resolved``, so in the summary) and warn that labels are read another way now."""
-        why = getattr(self.generator(), "logprobs_refused", None) or "the generator stopped asking for them"
+        why = self.generator().logprobs_refused or "the generator stopped asking for them"
         msg = (f"judge {self.name}: logprobs refused by the server after {prompts_done} prompts ({why}); "
                f"labels are read from the reply text from then on (top_logprobs {before} -> "
                f"{self.top_logprobs()}, the spec and cache key change with it)")

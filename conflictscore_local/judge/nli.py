@@ -23,12 +23,11 @@ from pathlib import Path
 from typing import Any, Callable, Literal, Mapping, Sequence
 
 from ..arguments import ranged
-from ..backend import Backend
 from ..checkpoints import load_tokenizer, model_fingerprint, token_counter, tokenizer_fingerprint
 from ..devices import check_device
 from ..errors import BackendUnavailable, ConfigError
 from ..types import LABELS, Judgment, Label, Pair
-from ._base import ProgressFn
+from ._base import JudgeBase, ProgressFn
 from .distinct import distinct
 from .labels import check_thresholds, decide, map_id2label
 from .runtime import Classifier, ClassifierRuntime, CompiledTorchRuntime, TorchRuntime, resolve_runtime
@@ -107,7 +106,7 @@ class NLIConfig:
             raise ValueError("int8=true needs runtime=onnx (dynamic int8 quantization of the ONNX export)")
 
 
-class NLIJudge(Backend):
+class NLIJudge(JudgeBase):
     """SUPPORT / CONTRADICT / IRRELEVANT from a local sequence classifier, batched."""
 
     name = "nli"

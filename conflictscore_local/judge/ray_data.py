@@ -33,15 +33,13 @@ from functools import partial
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..arguments import ranged
-from ..backend import Backend
-from ..errors import BackendUnavailable, ConfigError
+from ..errors import BackendUnavailable
 from ..generate._base import Generation, Prompt
 from ..generate.text import strip_thinking
 from ..generate.vllm import VLLMGenerator, alternatives
 from ..types import Claim, Judgment, Pair, Passage
-from ._base import ProgressFn
+from ._base import JudgeBase, ProgressFn
 from .distinct import distinct
-from .vllm import VLLMJudge
 
 INSTALL_HINT = "pip install 'conflictscore-local[ray]' (and ray[llm] with vLLM for the vllm judge)"
 READER_CPUS = 2
@@ -113,7 +111,7 @@ def inner_config(cfg: RayJudgeConfig) -> Any:
     return registry.config_for("judge", cfg.judge["name"], args, where=f"judge ray: judge {cfg.judge['name']!r}")
 
 
-class RayJudge(Backend):
+class RayJudge(JudgeBase):
     """A judge whose pairs are judged by Ray Data workers; see the module docstring."""
 
     name = "ray"
@@ -123,6 +121,7 @@ class RayJudge(Backend):
     def __init__(self, config: RayJudgeConfig | None = None):
         super().__init__(config)
         self._inner: Any = None
+        self._by_generator = False
         self._ray: Any = None
         self._started = False
 
@@ -133,12 +132,11 @@ class RayJudge(Backend):
             from .. import registry
 
             judge = registry.build("judge", self.config.judge["name"], inner_config(self.config))
-            if isinstance(judge, VLLMJudge):
-                if judge.config.mode != "generate":
-                    raise ConfigError(f"judge ray: the vllm judge's mode={judge.config.mode} is not distributed over "
-                                      "Ray; run the nli judge on Ray workers, or vllm in-process")
-                local = registry.build("generator", "vllm", judge.config.generator)
+            engines = judge.generator_engines()
+            if engines is not None:  # it labels through a generator: Ray's engine replicas
+                local = registry.build("generator", *engines)
                 judge.use_generator(RayEngineGenerator(local, ray_config=self.config, start=self.start))
+                self._by_generator = True
             self._inner = judge
         return self._inner
 
@@ -174,7 +172,7 @@ class RayJudge(Backend):
         if not pairs:
             return []
         inner = self.inner()
-        if isinstance(inner, VLLMJudge):  # its generator is the engine replicas'
+        if self._by_generator:  # its generator is the engine replicas'
             return inner.judge(pairs, on_progress)
         ray = self.start()
         uniq = distinct(pairs)

@@ -115,6 +115,14 @@ class VLLMJudge(ClassifyMode, LLMJudge):
         return VLLMClassifyRuntime(classifier, registry.build("generator", "vllm", gen), self.config.chunk_size,
                                    keyed_engine_args(gen.engine_args))
 
+    def generator_engines(self) -> tuple[str, Any] | None:
+        """The ``vllm`` generator's config: a distributing judge (``ray``) runs it on its own engine replicas.
+        Classify mode is not distributed that way."""
+        if self.config.mode != "generate":
+            raise ConfigError(f"judge ray: the vllm judge's mode={self.config.mode} is not distributed over Ray; "
+                              "run the nli judge on Ray workers, or vllm in-process")
+        return "vllm", self.config.generator
+
     def generator(self) -> VLLMGenerator:
         """The ``vllm`` generator (built from ``config.generator`` unless one was handed in with
         :meth:`use_generator`), its tokenizer checked to spell the labels readably once."""

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, ClassVar, Mapping, Protocol, Sequence, runtime_checkable
 
-from ..backend import Role
+from ..backend import Backend, Role
 from ..types import Judgment, Pair
 
 
@@ -32,11 +32,42 @@ class Pruner(Role, Protocol):
     no selection of it is stored. The ``auto`` pruner decides there whether pruning pays.
     ``use_vector_store(get_store)``: the engine hands over a callable returning the
     :class:`VectorStore` (None with the cache off), so embeddings outlive the run.
+    The defaults of the optional members are :class:`PrunerBase`'s.
     """
 
     cache_selections: bool
 
     def select(self, pairs: Sequence[Pair]) -> tuple[list[Pair], list[Judgment]]: ...
+
+    def selection_spec(self) -> Mapping[str, Any]: ...
+
+    def decide(self, groups: Sequence[Sequence[Pair]], *, judge: Any = None,
+               judge_s_per_pair: float | None = None) -> bool: ...
+
+    def use_vector_store(self, get_store: Callable[[], "VectorStore | None"]) -> None: ...
+
+
+class PrunerBase(Backend):
+    """The base class of pruners: every optional member of :class:`Pruner`, with its default."""
+
+    role: ClassVar[str] = "pruner"
+    OPTIONAL: ClassVar[tuple[str, ...]] = ("cache_selections", "selection_spec", "decide", "use_vector_store")
+
+    cache_selections: ClassVar[bool] = False
+    """Whether the engine may store and reuse this pruner's selections (a choice per claim from that claim's
+    candidates alone); default False."""
+
+    def selection_spec(self) -> Mapping[str, Any]:
+        """What names the stored selections; default :meth:`spec`."""
+        return self.spec()
+
+    def decide(self, groups: Sequence[Sequence[Pair]], *, judge: Any = None,
+               judge_s_per_pair: float | None = None) -> bool:
+        """Whether this engine step is pruned at all; default True."""
+        return True
+
+    def use_vector_store(self, get_store: Callable[[], "VectorStore | None"]) -> None:
+        """Where embeddings are kept between runs; default: this pruner keeps none."""
 
 
 class VectorStore(Protocol):

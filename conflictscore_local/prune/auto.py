@@ -46,11 +46,11 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from ..arguments import flat, ranged
-from ..backend import Backend
 from ..flops import flops_per_token
 from ..types import Judgment, Pair
 from .. import registry
 from .embedding import EmbeddingConfig, EmbeddingPruner
+from ._base import PrunerBase
 
 RULE_VERSION = 1
 REFERENCE_FLOPS_PER_TOKEN = flops_per_token({"num_hidden_layers": 6, "hidden_size": 384, "intermediate_size": 1536})
@@ -124,7 +124,7 @@ def decide_prune(
                     load_s, saving, cost)
 
 
-class AutoPruner(Backend):
+class AutoPruner(PrunerBase):
     """Prunes with ``embedding`` in the steps where the rule expects it to pay, keeps every pair in the others."""
 
     name = "auto"
@@ -216,5 +216,4 @@ class AutoPruner(Backend):
 
 def _sized(judge: Any) -> float | None:
     """The judge's matmul FLOPs per token when it reports them (an ``nli`` judge does), else None."""
-    flops = getattr(judge, "flops_per_token", None)
-    return flops() if callable(flops) else None
+    return judge.flops_per_token() if judge is not None else None

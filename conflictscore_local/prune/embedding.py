@@ -61,12 +61,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ..arguments import ranged
-from ..backend import Backend
 from ..checkpoints import model_fingerprint, resolve_model, token_counter, tokenizer_fingerprint
 from ..chunk import Chunker
 from ..errors import BackendUnavailable
 from ..types import IRRELEVANT, Document, Judgment, Pair, Passage
-from ._base import VectorStore
+from ._base import PrunerBase, VectorStore
 from .guard import lexical_keys
 
 if TYPE_CHECKING:
@@ -100,7 +99,7 @@ class EmbeddingConfig:
     guard: bool = True
 
 
-class EmbeddingPruner(Backend):
+class EmbeddingPruner(PrunerBase):
     """Keep a claim × document pair when it is similar, among the claim's best, or shares a key."""
 
     name = "embedding"

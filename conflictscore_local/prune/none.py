@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..backend import Backend
 from ..types import Judgment, Pair
+from ._base import PrunerBase
 
 
-class NoPruner(Backend):
+class NoPruner(PrunerBase):
     """Keeps every pair: the exhaustive claims × documents matrix."""
 
     name = "none"

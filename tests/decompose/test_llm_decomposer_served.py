@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from conflictscore_local import registry
-from conflictscore_local.backend import Backend
+from conflictscore_local.generate._base import GeneratorBase
 from conflictscore_local.cli import main
 from conflictscore_local.decompose.llm import LLMConfig, LLMDecomposer
 from conflictscore_local.types import Item
@@ -44,7 +44,7 @@ def score(server: Any, tmp_path: Path, name: str, expect: int = 0,
     return row, json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
 
 
-class Recording(Backend):
+class Recording(GeneratorBase):
     """A generator that keeps what the one it wraps answered."""
 
     name = "recording"

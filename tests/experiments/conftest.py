@@ -9,13 +9,13 @@ from typing import Any, Callable, Mapping, Sequence
 
 import pytest
 
-from conflictscore_local.backend import Backend
+from conflictscore_local.judge._base import JudgeBase
 from conflictscore_local.types import Judgment, Pair
 
 NOT = "Not: "
 
 
-class RuleJudge(Backend):
+class RuleJudge(JudgeBase):
     """SUPPORT when the passage states the claim, CONTRADICT when it is ``Not: <claim>``, else IRRELEVANT."""
 
     name = "rule"

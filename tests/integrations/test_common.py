@@ -19,7 +19,7 @@ from typing import Any, Sequence
 import pytest
 
 from conflictscore_local import Engine, InputError, RunConfig
-from conflictscore_local.backend import Backend
+from conflictscore_local.judge._base import JudgeBase
 from conflictscore_local.config import CacheConfig
 from conflictscore_local.integrations import explain, item_from, metric_values, score_items, shared_engine
 from conflictscore_local.integrations._common import Batcher, batcher_for
@@ -28,7 +28,7 @@ from conflictscore_local.types import Judgment, Pair
 from .conftest import EXAMPLES, LABELED_EXPLANATION, LABELED_VALUES, known, known_explanation
 
 
-class RuleJudge(Backend):
+class RuleJudge(JudgeBase):
     """SUPPORT when the passage contains 'yes: <claim>', CONTRADICT for 'no: <claim>', '???' → unscored.
 
     ``gate``: a threading.Event the first call waits on (``started`` is set on entry), to hold a

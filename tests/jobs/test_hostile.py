@@ -26,7 +26,8 @@ from typing import Any, Iterator, Sequence
 
 import pytest
 
-from conflictscore_local.backend import Backend
+from conflictscore_local.judge._base import JudgeBase
+from conflictscore_local.prune._base import PrunerBase
 from conflictscore_local.bench import make_item
 from conflictscore_local.cli import main
 from conflictscore_local.types import CONTRADICT, IRRELEVANT, SUPPORT, Judgment, Pair
@@ -85,7 +86,7 @@ def refused(capsys: pytest.CaptureFixture[str], folder: Path, *args: str, says: 
     return err
 
 
-class YesJudge(Backend):
+class YesJudge(JudgeBase):
     """SUPPORT when the passage says 'yes: <claim>', else IRRELEVANT; counts what it judged."""
 
     name = "hostile-yes"
@@ -125,7 +126,7 @@ class StopJudge(YesJudge):
         return {"name": "hostile-yes", "version": 1}  # the same labels as the yes judge
 
 
-class StoredPruner(Backend):
+class StoredPruner(PrunerBase):
     """Keeps every pair, and lets the engine store its selections in the judgment cache."""
 
     name = "hostile-keep"

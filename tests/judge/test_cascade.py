@@ -11,7 +11,7 @@ from typing import Any, Sequence
 import pytest
 
 from conflictscore_local import Engine, RunConfig, registry
-from conflictscore_local.backend import Backend
+from conflictscore_local.judge._base import JudgeBase
 from conflictscore_local.cli import main
 from conflictscore_local.errors import ConfigError
 from conflictscore_local.inputs import parse_item
@@ -29,7 +29,7 @@ def parse_probs(text: str) -> dict[str, float] | None:
     return {CODE[part[0]]: float(part[1:]) for part in text.split()}
 
 
-class ScriptedJudge(Backend):
+class ScriptedJudge(JudgeBase):
     """Reads its answer from the passage: ``first: S.9 C.06 I.04 | second: C.8 S.1 I.1``."""
 
     role = "judge"

@@ -9,7 +9,7 @@ from typing import Any, Callable, Mapping, Sequence
 import pytest
 
 from conflictscore_local import Engine, RunConfig
-from conflictscore_local.backend import Backend
+from conflictscore_local.judge._base import JudgeBase
 from conflictscore_local.types import Claim, Document, Item, Judgment, Pair, Passage
 
 FILLER = [f"The committee met again in session {k} to discuss the border question." for k in range(30)]
@@ -17,7 +17,7 @@ LONG_DOC = " ".join(FILLER[:20]) + " The treaty was finally signed in 1921. " + 
 CLAIM = "The treaty was signed in 1919."
 
 
-class WindowJudge(Backend):
+class WindowJudge(JudgeBase):
     """A rule-based judge that, like a real cross-encoder, only sees the first ``window``
     tokens of a passage. For a claim about the treaty: CONTRADICT (p=0.85) when it sees
     "signed in 1921", SUPPORT (p=0.95) for "signed in 1919"; IRRELEVANT otherwise."""

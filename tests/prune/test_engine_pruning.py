@@ -9,12 +9,12 @@ from typing import Any, Callable, Sequence
 import pytest
 
 from conflictscore_local import Engine, RunConfig, cli
-from conflictscore_local.backend import Backend
+from conflictscore_local.judge._base import JudgeBase
 from conflictscore_local.prune.embedding import EmbeddingPruner
 from conflictscore_local.types import CONTRADICT, IRRELEVANT, SUPPORT, Document, Item, Judgment, Pair
 
 
-class RuleJudge(Backend):
+class RuleJudge(JudgeBase):
     """SUPPORT when the passage names Warsaw, CONTRADICT when it names Krakow, else IRRELEVANT."""
 
     name = "rule"

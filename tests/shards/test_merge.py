@@ -10,7 +10,7 @@ from typing import Any, Sequence
 
 import pytest
 
-from conflictscore_local.backend import Backend
+from conflictscore_local.judge._base import JudgeBase
 from conflictscore_local.cli import main
 from conflictscore_local.config import RunConfig
 from conflictscore_local.errors import ConfigError, InputError
@@ -23,7 +23,7 @@ from ..support.rows import row_differences
 N_ITEMS = 40
 
 
-class WordJudge(Backend):
+class WordJudge(JudgeBase):
     """SUPPORT when the passage holds 'yes', CONTRADICT for 'no', unscored for '???'; probabilities
     from the passage's length, so thresholds and ranks have something to act on."""
 
