@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from .types import CONTRADICT, IRRELEVANT, SUPPORT, Claim, ClaimVerdict, DocJudgment, Document, Judgment
 
 
-DOCUMENT_RULES: tuple[str, ...] = ("max", "relevant", "on_topic")
-"""Which passages of a long document may decide its label (see :func:`document_judgment`)."""
+DocumentRule = Callable[[Sequence[Judgment]], "set[int] | None"]
+"""A document rule: the indices of a multi-passage document's passages that may take a side (None: all)."""
 
 
 def document_judgment(
@@ -97,22 +97,38 @@ def topic_words(text: str) -> set[str]:
     return {w for w in _WORD.findall(text.casefold()) if (len(w) >= 4 and w not in _STOP) or w.isdigit()}
 
 
+def _every_passage(passages: Sequence[Judgment]) -> set[int] | None:
+    """``max``: every passage may take a side (the strongest decides)."""
+    return None
+
+
+def _most_relevant(passages: Sequence[Judgment]) -> set[int] | None:
+    """``relevant``: the passages the judge finds least IRRELEVANT (and those without probabilities)."""
+    ranked = [(float(j.probs[IRRELEVANT]), k) for k, j in enumerate(passages)
+              if j.probs is not None and IRRELEVANT in j.probs]
+    if not ranked:
+        return None
+    low = min(p for p, _ in ranked)
+    unranked = {k for k, j in enumerate(passages) if j.probs is None or IRRELEVANT not in j.probs}
+    return {k for p, k in ranked if p == low} | unranked
+
+
+def _on_topic(passages: Sequence[Judgment]) -> set[int] | None:
+    """``on_topic``: the passages sharing a topic word with the claim that not every passage has."""
+    claim = topic_words(passages[0].pair.claim.text)
+    words = [topic_words(j.pair.passage.text) for j in passages]
+    common = set.intersection(*words)
+    return {k for k, w in enumerate(words) if (claim & w) - common}
+
+
+DOCUMENT_RULES: dict[str, DocumentRule] = {"max": _every_passage, "relevant": _most_relevant, "on_topic": _on_topic}
+"""Which passages of a long document may decide its label (see :func:`document_judgment`), by name: the
+registry's ``document_rule`` namespace (a plugin's rule is added here)."""
+
+
 def _allowed(passages: Sequence[Judgment], rule: str) -> set[int] | None:
     """Indices of the passages that may take a side under ``rule`` (None: all)."""
-    if rule == "relevant":
-        ranked = [(float(j.probs[IRRELEVANT]), k) for k, j in enumerate(passages)
-                  if j.probs is not None and IRRELEVANT in j.probs]
-        if not ranked:
-            return None
-        low = min(p for p, _ in ranked)
-        unranked = {k for k, j in enumerate(passages) if j.probs is None or IRRELEVANT not in j.probs}
-        return {k for p, k in ranked if p == low} | unranked
-    if rule == "on_topic":
-        claim = topic_words(passages[0].pair.claim.text)
-        words = [topic_words(j.pair.passage.text) for j in passages]
-        common = set.intersection(*words)
-        return {k for k, w in enumerate(words) if (claim & w) - common}
-    return None
+    return DOCUMENT_RULES[rule](passages)
 
 
 def side_rank(j: Judgment) -> tuple[int, float] | None:

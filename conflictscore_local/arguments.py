@@ -69,9 +69,85 @@ def _num(x: float) -> str:
 
 
 def ranged(default: Any, low: float | None = None, high: float | None = None, *, low_open: bool = False,
-           high_open: bool = False, what: str | None = None) -> Any:
-    """A numeric dataclass field with its :class:`Range` (``what`` names it in messages)."""
-    return dataclasses.field(default=default, metadata={RANGE: Range(low, high, low_open, high_open), "what": what})
+           high_open: bool = False, what: str | None = None, help: str | None = None) -> Any:
+    """A numeric dataclass field with its :class:`Range` (``what`` names it in messages; ``help`` is what
+    ``conflictscore backends`` says of it)."""
+    meta: dict[str, Any] = {RANGE: Range(low, high, low_open, high_open), "what": what}
+    if help is not None:
+        meta["help"] = help
+    return dataclasses.field(default=default, metadata=meta)
+
+
+COMMON_HELP: dict[str, str] = {
+    "revision": "the model's revision (a commit id) where the model is a hub id",
+    "device": "where the model runs: auto, cpu, cuda, cuda:N",
+    "dtype": "the weights' dtype: auto (float32 on a CPU, bfloat16 on a GPU that has it), float32, bfloat16, float16",
+    "batch_size": "inputs per forward pass or request batch",
+    "seed": "the random seed (sampling, generation)",
+    "base_url": "the OpenAI-compatible server (http://host:port/v1)",
+    "api_key_env": "the environment variable holding the API key (unset: no Authorization header)",
+    "endpoint": "chat (/chat/completions) or completions (/completions)",
+    "max_concurrency": "requests in flight at once",
+    "timeout_s": "seconds a request may take",
+    "max_retries": "retries of a request that failed for a transient reason",
+    "backoff_s": "the first wait before a retry (doubled each time)",
+    "max_backoff_s": "the longest wait between retries",
+    "enable_thinking": "passed to the chat template (Qwen3-style thinking; None: not passed)",
+    "chat_template_kwargs": "other chat template variables",
+    "extra_body": "merged into every request",
+    "tokenizer": "another tokenizer than the model's",
+    "tensor_parallel_size": "GPUs one vLLM engine spans",
+    "max_model_len": "the engine's context length (None: the model's)",
+    "gpu_memory_utilization": "the share of GPU memory vLLM may take",
+    "enable_prefix_caching": "reuse the KV cache of shared prompt prefixes",
+    "engine_args": "passed to vllm.LLM as they are",
+    "max_tokens": "tokens generated at most per reply",
+    "temperature": "sampling temperature (0: greedy)",
+    "calibration": "use the calibrated thresholds of the checkpoint's conflictscore.json",
+    "negative_label": "what the negative class of a 2-way model means",
+    "id2label": "overrides the checkpoint's class names",
+    "max_length": "tokens per (passage, claim) input",
+    "claim_room": "tokens kept free for the claim when long documents are split",
+    "chat": "render prompts with the model's chat template",
+    "export_dir": "where the ONNX export is kept (default: onnx/ beside the judgment cache)",
+}
+"""Help for arguments many backends share, where neither the field nor its class says more."""
+
+
+def field_help(config_cls: Any) -> dict[str, str]:
+    """Each argument's help, for ``conflictscore backends`` and the docs: the field's ``metadata["help"]``
+    (``field(metadata={"help": ...})``, ``ranged(..., help=...)``), else what the class docstring says of it
+    (the text after ``` ``name``: ``` or ``` ``a``, ``b``: ``` up to the next argument so introduced), else
+    :data:`COMMON_HELP`'s, else ``""``. Read only when asked."""
+    import re
+
+    out = dict.fromkeys(argument_names(config_cls), "")
+    doc = " ".join((getattr(config_cls, "__doc__", None) or "").split())
+    marks = []
+    for m in re.finditer(r"((?:``\w+``\s*(?:,|and|/)?\s*)+):", doc):
+        names = [n for n in re.findall(r"``(\w+)``", m.group(1)) if n in out]
+        if names:
+            marks.append((m.start(), m.end(), names))
+    for k, (_, end, names) in enumerate(marks):
+        stop = marks[k + 1][0] if k + 1 < len(marks) else len(doc)
+        text = doc[end:stop].strip().rstrip(";,").strip()
+        for name in names:
+            if text and not out[name]:
+                out[name] = text
+    hints = _field_types(config_cls)
+    for f in dataclasses.fields(config_cls):
+        if f.metadata.get(FLAT):  # a nested config: its own help where this docstring says nothing
+            out.update((k, v) for k, v in field_help(hints[f.name]).items() if not out.get(k))
+        elif f.metadata.get("help"):
+            out[f.name] = str(f.metadata["help"])
+    return {k: plain_text(v) or COMMON_HELP.get(k, "") for k, v in out.items()}
+
+
+def plain_text(text: str) -> str:
+    """Docstring markup as a terminal shows it: ``x`` → x, :mod:`.runtime` → .runtime."""
+    import re
+
+    return re.sub(r":\w+:`~?([^`]+)`", r"\1", text).replace("``", "")
 
 
 def field_range(config_cls: Any, name: str) -> Range:

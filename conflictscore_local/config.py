@@ -102,11 +102,11 @@ class AggregateConfig:
 
     def __post_init__(self) -> None:
         check_ranges(self, where="[aggregate]")
-        from .aggregate import DOCUMENT_RULES
+        from .registry import REGISTRY
 
-        if self.document_rule not in ("auto", *DOCUMENT_RULES):
-            raise ConfigError(f"aggregate.document_rule {self.document_rule!r}; allowed: auto, "
-                              f"{', '.join(DOCUMENT_RULES)}")
+        rules = REGISTRY["document_rule"].names()  # installed plugins' rules too
+        if self.document_rule not in ("auto", *rules):
+            raise ConfigError(f"aggregate.document_rule {self.document_rule!r}; allowed: auto, {', '.join(rules)}")
 
 
 @dataclass(frozen=True)
@@ -116,10 +116,11 @@ class SampleConfig:
 
     def __post_init__(self) -> None:
         check_ranges(self, where="[sample]")
-        from .sampling import SELECTIONS
+        from .registry import REGISTRY
 
-        if self.selection not in SELECTIONS:
-            raise ConfigError(f"sample.selection {self.selection!r}; allowed: {', '.join(SELECTIONS)}")
+        selections = REGISTRY["claim_selection"].names()  # installed plugins' selections too
+        if self.selection not in selections:
+            raise ConfigError(f"sample.selection {self.selection!r}; allowed: {', '.join(selections)}")
 
 
 @dataclass(frozen=True)

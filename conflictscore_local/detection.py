@@ -28,7 +28,8 @@ overall precision.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .types import LABELS
 
@@ -99,12 +100,42 @@ def detection_counts(claims: Iterable[tuple[bool, bool]]) -> dict[str, int]:
     return dict(c)
 
 
+@dataclass(frozen=True)
+class DetectionMetric:
+    """One conflict-detection metric of a group of claims: ``key`` (its field in every group of
+    ``evaluation.detection``), ``label`` (the report's column), ``short`` (the terminal table's column),
+    ``help``, ``higher_is_better`` and its function of the group's TP / FP / FN / TN counts (None where
+    undefined)."""
+
+    key: str
+    label: str
+    short: str
+    help: str
+    higher_is_better: bool
+    compute: Callable[[Mapping[str, int]], float | None]
+
+
+DETECTION_METRICS: dict[str, DetectionMetric] = {
+    "precision": DetectionMetric("precision", "precision", "P", "TP / (TP + FP): the conflicts found that are real",
+                                 True, lambda c: prf(c["tp"], c["fp"], c["fn"])["precision"]),
+    "recall": DetectionMetric("recall", "recall", "R", "TP / (TP + FN): the real conflicts found", True,
+                              lambda c: prf(c["tp"], c["fp"], c["fn"])["recall"]),
+    "f1": DetectionMetric("f1", "F1", "F1", "the harmonic mean of precision and recall (0.0 when nothing was found)",
+                          True, lambda c: prf(c["tp"], c["fp"], c["fn"])["f1"]),
+    "false_positive_rate": DetectionMetric("false_positive_rate", "false-positive rate", "FPR",
+                                           "FP / (FP + TN): the claims without a conflict flagged as conflicted",
+                                           False, lambda c: _div(c["fp"], c["fp"] + c["tn"])),
+}
+"""The detection metric table (the registry's ``detection_metric`` namespace): every group of a bench
+evaluation, the report's detection table and ``bench run``'s text read it, so an entry here is all a new
+detection metric needs."""
+
+
 def detection_metrics(claims: Sequence[tuple[bool, bool]]) -> dict[str, Any]:
-    """Detection P/R/F1, false-positive rate and counts of (gold, predicted) claims."""
+    """Every :data:`DETECTION_METRICS` entry and the counts of (gold, predicted) claims."""
     c = detection_counts(claims)
     return {
-        **prf(c["tp"], c["fp"], c["fn"]),
-        "false_positive_rate": _div(c["fp"], c["fp"] + c["tn"]),
+        **{key: m.compute(c) for key, m in DETECTION_METRICS.items()},
         "n_claims": len(claims),
         "n_gold_conflicted": c["tp"] + c["fn"],
         **c,

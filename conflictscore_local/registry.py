@@ -1,4 +1,14 @@
-"""Backends registered by role and name; built from a name plus arguments.
+"""The one registry: a namespace per kind of plugin, each name → what it names; backends built from a
+name plus arguments.
+
+:data:`REGISTRY` holds the namespaces: the four roles (``decomposer``, ``pruner``, ``judge``,
+``generator``: backend classes), ``document_rule``, ``claim_selection``, ``runtime`` (where the ``nli``
+judge's forward pass runs), ``data_source`` (ConflictBench's sources), ``metric`` (per-item),
+``detection_metric`` and ``command``. The role tables live here; the others are the package's own
+tables (``aggregate.DOCUMENT_RULES``, ``metrics.METRICS``, ...), which the namespace reads and adds to.
+A pip-installed plugin appears without code here: the entry points of the group
+:data:`ENTRY_POINT_GROUP` named ``NAMESPACE.NAME`` (``judge.mine = my_pkg.judges:MyJudge``) are read
+once, at the first look-up, and added to their namespace (a built-in name is kept, with a warning).
 
 Built-in backends are registered as ``"module:Class"`` strings, so listing or choosing a
 backend never imports torch, transformers, vllm, faiss or spaCy: a backend's module
@@ -13,13 +23,19 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import logging
 import typing
 from typing import Any, Iterator, Mapping, TypeVar
 
 from .arguments import check_ranges, make_config
 from .errors import BackendUnavailable, ConfigError
 
+log = logging.getLogger(__name__)
+
 ROLES: tuple[str, ...] = ("decomposer", "pruner", "judge", "generator")
+
+ENTRY_POINT_GROUP = "conflictscore_local.backends"
+"""The entry-point group a plugin distribution declares its backends, rules, metrics and commands in."""
 
 _REGISTRY: dict[str, dict[str, str | type]] = {
     "decomposer": {
@@ -48,79 +64,178 @@ _REGISTRY: dict[str, dict[str, str | type]] = {
 
 T = TypeVar("T", bound=type)
 
+_ABSENT: Any = object()
+
+
+class Namespace:
+    """One kind of plugin: name → target (an object, or a lazy ``"module:attr"`` resolved on first use).
+
+    ``table`` is the dict itself, or ``"module:attr"`` naming the package's own table (read on first use,
+    so listing the namespaces imports nothing). ``lazy``: entry points are kept as ``"module:attr"``
+    strings (backends, commands) rather than loaded when read (rules, metrics: their tables hold objects).
+    """
+
+    def __init__(self, kind: str, table: "dict[str, Any] | str", *, lazy: bool, registry: "Registry"):
+        self.kind = kind
+        self._table = table
+        self.lazy = lazy
+        self._registry = registry
+
+    def table(self) -> dict[str, Any]:
+        """The namespace's table (entry points read first)."""
+        self._registry.load_entry_points()
+        return self._raw()
+
+    def _raw(self) -> dict[str, Any]:
+        if isinstance(self._table, str):
+            mod, _, attr = self._table.partition(":")
+            self._table = getattr(importlib.import_module(mod), attr)
+        return self._table  # type: ignore[return-value]
+
+    def names(self) -> list[str]:
+        """The registered names, in registration order."""
+        return list(self.table())
+
+    def get(self, name: str) -> Any:
+        """What ``name`` names (a lazy target imported now); ``ConfigError`` naming the allowed names."""
+        table = self.table()
+        if name not in table:
+            raise ConfigError(f"unknown {self.kind} {name!r}; allowed: {', '.join(sorted(table))}")
+        target = table[name]
+        if isinstance(target, str) and ":" in target:
+            mod, _, attr = target.partition(":")
+            try:
+                module = importlib.import_module(mod)
+            except ModuleNotFoundError as e:
+                if e.name and mod.startswith(e.name):
+                    raise BackendUnavailable(
+                        f"{self.kind} {name!r} is not implemented in this version ({mod} is missing); "
+                        f"choose another {self.kind}: {', '.join(sorted(table))}") from None
+                raise
+            target = table[name] = getattr(module, attr)
+        return target
+
+    def register(self, name: str, target: Any) -> Any:
+        self.table()[name] = target
+        return target
+
+    @contextlib.contextmanager
+    def registered(self, name: str, target: Any) -> Iterator[None]:
+        """``name`` → ``target`` for the length of a ``with`` block; what it named before comes back after."""
+        table = self.table()
+        before = table.get(name, _ABSENT)
+        table[name] = target
+        try:
+            yield
+        finally:
+            if before is _ABSENT:
+                table.pop(name, None)
+            else:
+                table[name] = before
+
+
+class Registry:
+    """The namespaces, by kind (``REGISTRY["judge"]``, ``REGISTRY["metric"]``, ...), and the entry points."""
+
+    def __init__(self, tables: Mapping[str, tuple["dict[str, Any] | str", bool]]):
+        self.namespaces = {kind: Namespace(kind, table, lazy=lazy, registry=self) for kind, (table, lazy) in tables.items()}
+        self._loaded = False
+
+    def __getitem__(self, kind: str) -> Namespace:
+        if kind not in self.namespaces:
+            raise ConfigError(f"unknown kind of plugin {kind!r}; allowed: {', '.join(self.namespaces)}")
+        return self.namespaces[kind]
+
+    def kinds(self) -> list[str]:
+        return list(self.namespaces)
+
+    def load_entry_points(self, *, again: bool = False) -> None:
+        """Add what installed distributions declare under :data:`ENTRY_POINT_GROUP` (once per process, or
+        ``again``): ``NAMESPACE.NAME = module:attr``. A name the namespace has already keeps its target."""
+        if self._loaded and not again:
+            return
+        self._loaded = True
+        from importlib.metadata import entry_points
+
+        for ep in entry_points(group=ENTRY_POINT_GROUP):
+            kind, sep, name = ep.name.partition(".")
+            where = f"entry point {ep.name!r} ({ep.value}) of {ENTRY_POINT_GROUP}"
+            if not sep or not name or kind not in self.namespaces:
+                log.warning(f"{where}: not NAMESPACE.NAME with NAMESPACE one of {', '.join(self.namespaces)}; "
+                            "left out")
+                continue
+            table = self.namespaces[kind]._raw()
+            if name in table:
+                if table[name] != ep.value:
+                    log.warning(f"{where}: {kind} {name!r} is already registered; the registered one is kept")
+                continue
+            target = ep.value if self.namespaces[kind].lazy else ep.load()
+            if kind in ("metric", "detection_metric") and getattr(target, "key", name) != name:
+                log.warning(f"{where}: its key is {getattr(target, 'key', None)!r}, not {name!r}; left out")
+                continue
+            table[name] = target
+
+
+
+REGISTRY = Registry({
+    **{role: (_REGISTRY[role], True) for role in ROLES},
+    "document_rule": ("conflictscore_local.aggregate:DOCUMENT_RULES", False),
+    "claim_selection": ("conflictscore_local.sampling:SELECTIONS", False),
+    "runtime": ("conflictscore_local.judge.nli:RUNTIMES", True),
+    "data_source": ("conflictscore_local.bench.sources:BENCH_SOURCES", False),
+    "metric": ("conflictscore_local.metrics:METRICS", False),
+    "detection_metric": ("conflictscore_local.detection:DETECTION_METRICS", False),
+    "command": ("conflictscore_local.cli.app:SUBCOMMANDS", True),
+})
+"""The one registry object: see the module docstring."""
+
+
+def _role(role: str) -> Namespace:
+    if role not in ROLES:
+        raise ConfigError(f"unknown role {role!r}; allowed: {', '.join(ROLES)}")
+    return REGISTRY[role]
+
 
 def register(role: str, name: str, target: "str | type | None" = None) -> Any:
     """Register a backend class (or a lazy ``"module:Class"`` path) under ``role``/``name``.
 
     Usable as a decorator: ``@register("judge", "mine")``.
     """
-    if role not in _REGISTRY:
-        raise ConfigError(f"unknown role {role!r}; allowed: {', '.join(ROLES)}")
+    ns = _role(role)
     if target is not None:
-        _REGISTRY[role][name] = target
-        return target
+        return ns.register(name, target)
 
     def deco(cls: T) -> T:
-        _REGISTRY[role][name] = cls
-        return cls
+        return ns.register(name, cls)
 
     return deco
 
 
-@contextlib.contextmanager
-def registered(role: str, name: str, target: "str | type") -> Iterator[None]:
+def registered(role: str, name: str, target: "str | type") -> Any:
     """:func:`register` for the length of a ``with`` block: the name's previous target (or its
     absence) comes back after (tests, a script trying a backend)."""
-    if role not in _REGISTRY:
-        raise ConfigError(f"unknown role {role!r}; allowed: {', '.join(ROLES)}")
-    before = _REGISTRY[role].get(name, _ABSENT)
-    _REGISTRY[role][name] = target
-    try:
-        yield
-    finally:
-        if before is _ABSENT:
-            _REGISTRY[role].pop(name, None)
-        else:
-            _REGISTRY[role][name] = before
-
-
-_ABSENT: Any = object()
+    return _role(role).registered(name, target)
 
 
 def available(role: str) -> list[str]:
-    """Names registered for ``role``, sorted."""
-    if role not in _REGISTRY:
-        raise ConfigError(f"unknown role {role!r}; allowed: {', '.join(ROLES)}")
-    return sorted(_REGISTRY[role])
+    """Names registered for ``role``, sorted (installed plugins' included)."""
+    return sorted(_role(role).names())
 
 
 def resolve(role: str, name: str) -> type:
     """The backend class for ``role``/``name``; ``ConfigError`` naming the allowed names."""
-    names = available(role)
-    if name not in _REGISTRY[role]:
-        raise ConfigError(f"unknown {role} {name!r}; allowed: {', '.join(names)}")
-    target = _REGISTRY[role][name]
-    if isinstance(target, str):
-        mod, _, attr = target.partition(":")
-        try:
-            module = importlib.import_module(mod)
-        except ModuleNotFoundError as e:
-            if e.name and mod.startswith(e.name):
-                raise BackendUnavailable(
-                    f"{role} {name!r} is not implemented in this version ({mod} is missing); "
-                    f"give claims and labels in the input, or choose another {role}: {', '.join(names)}"
-                ) from None
-            raise
-        target = getattr(module, attr)
-        _REGISTRY[role][name] = target
-    return target  # type: ignore[return-value]
-
-
-def check_name(role: str, name: str) -> None:
-    """``ConfigError`` naming the allowed names when ``name`` is not registered (imports nothing)."""
-    names = available(role)
+    ns = _role(role)
+    names = sorted(ns.names())
     if name not in names:
         raise ConfigError(f"unknown {role} {name!r}; allowed: {', '.join(names)}")
+    try:
+        return ns.get(name)
+    except BackendUnavailable:
+        mod = str(ns.table()[name]).partition(":")[0]
+        raise BackendUnavailable(
+            f"{role} {name!r} is not implemented in this version ({mod} is missing); "
+            f"give claims and labels in the input, or choose another {role}: {', '.join(names)}"
+        ) from None
 
 
 def config_for(role: str, name: str, args: Mapping[str, Any] | None = None, *, where: str | None = None) -> Any:

@@ -29,7 +29,8 @@ from .types import Claim, ItemResult
 
 log = logging.getLogger(__name__)
 
-SELECTIONS: tuple[str, ...] = ("first", "longest", "salient", "random")
+Selection = Callable[..., "list[int]"]
+"""A claim selection: ``(claims, k, *, seed, question, salience)`` → the indices of the ``k`` claims to score."""
 
 NUMERIC_ENTITIES = frozenset({"DATE", "TIME", "CARDINAL", "QUANTITY", "MONEY", "PERCENT", "ORDINAL"})
 """spaCy entity labels that make a claim checkable against a number or a date."""
@@ -129,21 +130,35 @@ def select_claims(
     else ``k`` of them by ``rule`` (see the module docstring), in response order."""
     if rule not in SELECTIONS:
         raise ValueError(f"claim selection {rule!r}; allowed: {', '.join(SELECTIONS)}")
-    n = len(claims)
-    if k <= 0 or n <= k:
+    if k <= 0 or len(claims) <= k:
         return list(claims)
-    if rule == "first":
-        keep = list(range(k))
-    elif rule == "random":
-        item_id = claims[0].item_id
-        keep = random.Random(f"{seed}:{item_id}").sample(range(n), k)
-    else:
-        if rule == "longest":
-            key = [float(len(c.text)) for c in claims]
-        else:
-            key = (salience or Salience().scores)([c.text for c in claims], question)
-        keep = sorted(range(n), key=lambda i: (-key[i], i))[:k]
+    keep = SELECTIONS[rule](claims, k, seed=seed, question=question, salience=salience)
     return [claims[i] for i in sorted(keep)]
+
+
+def _first(claims: Sequence[Claim], k: int, **_: Any) -> list[int]:
+    return list(range(k))
+
+
+def _random(claims: Sequence[Claim], k: int, *, seed: int = 0, **_: Any) -> list[int]:
+    return random.Random(f"{seed}:{claims[0].item_id}").sample(range(len(claims)), k)
+
+
+def _top(key: Sequence[float], k: int) -> list[int]:
+    return sorted(range(len(key)), key=lambda i: (-key[i], i))[:k]
+
+
+def _longest(claims: Sequence[Claim], k: int, **_: Any) -> list[int]:
+    return _top([float(len(c.text)) for c in claims], k)
+
+
+def _salient(claims: Sequence[Claim], k: int, *, question: str | None = None,
+             salience: Callable[[Sequence[str], str | None], list[float]] | None = None, **_: Any) -> list[int]:
+    return _top((salience or Salience().scores)([c.text for c in claims], question), k)
+
+
+SELECTIONS: dict[str, Selection] = {"first": _first, "longest": _longest, "salient": _salient, "random": _random}
+"""The claim selections of ``--claim-selection``, by name: the registry's ``claim_selection`` namespace."""
 
 
 INTERVAL_NOTE = (

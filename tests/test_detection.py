@@ -103,3 +103,44 @@ def test_macro_f1_is_scikit_learns_on_random_predictions():
             gold, pred = zip(*pairs)
             expected = metrics.f1_score(gold, pred, average="macro", zero_division=0)
             assert pair_metrics(pairs)["macro_f1"] == pytest.approx(expected), pairs
+
+
+def test_one_detection_metric_entry_reaches_every_reader(tmp_path) -> None:
+    """A new detection metric is one entry of ``DETECTION_METRICS``: the evaluation's every group, the
+    terminal table of ``bench run`` and the report's detection table read it."""
+    import json
+
+    from conflictscore_local.bench import make_item
+    from conflictscore_local.bench.gold import evaluate, read_items_checked
+    from conflictscore_local.cli.text import format_bench
+    from conflictscore_local.detection import DetectionMetric
+    from conflictscore_local.registry import REGISTRY
+    from conflictscore_local.report.data import load_inputs
+    from conflictscore_local.report.render import render_html
+    from conflictscore_local.results import read_results
+
+    item = make_item(source="synthetic", id="b1", question=None, claims=["Sky is blue.", "Fire is hot."],
+                     documents=[{"id": "d0", "text": "yes"}, {"id": "d1", "text": "no"}],
+                     gold_labels=[["SUPPORT", "CONTRADICT"], ["SUPPORT", "IRRELEVANT"]], conflict_type="contradiction",
+                     split_key="k")
+    judged = [{"doc_id": "d0", "label": "SUPPORT", "probs": None, "source": "judge"},
+              {"doc_id": "d1", "label": "CONTRADICT", "probs": None, "source": "judge"}]
+    row = {"id": "b1", "claims": [{"text": c, "support": ["d0"], "contradict": ["d1"], "irrelevant": [],
+                                   "judgments": judged} for c in item["claims"]]}
+    (tmp_path / "b.jsonl").write_text(json.dumps(item) + "\n")
+    (tmp_path / "p.jsonl").write_text(json.dumps(row) + "\n")
+    items, results = read_items_checked(tmp_path / "b.jsonl"), read_results(tmp_path / "p.jsonl")
+    fp_share = DetectionMetric("fp_share", "false-positive share", "FPS", "FP / claims", False,
+                               lambda c: c["fp"] / sum(c.values()) if sum(c.values()) else None)
+    with REGISTRY["detection_metric"].registered("fp_share", fp_share):
+        ev = evaluate(items, results)
+        assert ev["detection"]["overall"]["fp_share"] == 0.5  # TP 1 (the real conflict), FP 1 of 2 claims
+        assert ev["detection"]["by_conflict_type"]["contradiction"]["fp_share"] == 0.5
+        summary = {"n_items": 1, "n_claims": 2, "macro": {}, "micro": {}, "config": {}, "bench": {
+            "split": None, "given_labels": False}, "evaluation": ev}
+        head, overall = format_bench(summary).splitlines()[2:4]
+        assert head.split()[1:6] == ["P", "R", "F1", "FPR", "FPS"] and overall.split()[5] == "0.500"
+        page = render_html(load_inputs(tmp_path / "p.jsonl", items=tmp_path / "b.jsonl", summary=summary))
+        assert 'title="FP / claims">false-positive share</th>' in page
+        assert '<td class="num" data-field="fp_share">0.500</td>' in page
+    assert "fp_share" not in evaluate(items, results)["detection"]["overall"]

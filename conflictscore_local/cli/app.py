@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
 import json
 import logging
 import os
@@ -21,10 +20,11 @@ from .._version import __version__
 from .flags import (LIMIT, add_number, add_output_args, add_pipeline_args, add_shard_arg, config_from_args,
                         show_progress, warn_deprecated)
 from .text import emit, format_report
-from ..registry import ROLES
-from ..errors import ConflictScoreError
+from ..registry import REGISTRY, ROLES
+from ..errors import BackendUnavailable, ConflictScoreError
 
-# name → "module:function" adding the subparser; the function sets ``func`` on it.
+# name → "module:function" adding the subparser; the function sets ``func`` on it. The registry's
+# ``command`` namespace: a plugin's entry point ``command.NAME = module:add_parser`` adds one.
 SUBCOMMANDS: dict[str, str] = {
     "score": "conflictscore_local.cli.app:add_score_parser",
     "backends": "conflictscore_local.cli.app:add_backends_parser",
@@ -103,8 +103,8 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 
 def add_backends_parser(sub: Any) -> None:
-    p = sub.add_parser("backends", help="list the registered backends of each role, their arguments, defaults "
-                       "and the range of each numeric one", epilog=BACKENDS_EPILOG,
+    p = sub.add_parser("backends", help="list the registered backends of each role (installed plugins' too), what "
+                       "each does, its arguments with their defaults, ranges and help", epilog=BACKENDS_EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--role", choices=ROLES, help="only this role (generator: the backends of generate and regenerate)")
     add_output_args(p, json_help="each backend's arguments and defaults as JSON")
@@ -115,19 +115,22 @@ def cmd_backends(args: argparse.Namespace) -> int:
     import dataclasses
 
     from .. import registry
-    from ..arguments import argument_defaults, number_kind, numeric_fields
+    from ..arguments import argument_defaults, field_help, number_kind, numeric_fields
 
     listing: dict[str, dict[str, Any]] = {}
     for role in [args.role] if args.role else ROLES:
         listing[role] = {}
         for name in registry.available(role):
             try:
-                config = registry.resolve(role, name).Config
+                cls = registry.resolve(role, name)
+                config = cls.Config
                 defaults = argument_defaults(config)
-                listing[role][name] = {"args": {k: None if v is dataclasses.MISSING else v for k, v in defaults.items()},
+                listing[role][name] = {"description": _first_line(cls.__doc__),
+                                       "args": {k: None if v is dataclasses.MISSING else v for k, v in defaults.items()},
                                        "required": [k for k, v in defaults.items() if v is dataclasses.MISSING],
                                        "ranges": {k: r.text(number_kind(h) is int) for k, h, r in numeric_fields(config)
-                                                  if r is not None}}
+                                                  if r is not None},
+                                       "help": field_help(config)}
             except ConflictScoreError as e:
                 listing[role][name] = {"unavailable": str(e)}
 
@@ -139,14 +142,29 @@ def cmd_backends(args: argparse.Namespace) -> int:
                 if "unavailable" in entry:
                     lines.append(f"  {name:12} (unavailable: {entry['unavailable']})")
                     continue
-                shown = [(k if k in entry["required"] else f"{k}={v!r}")
-                         + (f" ({entry['ranges'][k].removeprefix('an integer ').removeprefix('a finite number ')})"
-                            if k in entry["ranges"] else "") for k, v in entry["args"].items()]
-                lines.append(f"  {name:12} {', '.join(shown)}")
+                lines.append(f"  {name:12} {entry['description']}")
+                for k, v in entry["args"].items():
+                    arg = (k if k in entry["required"] else f"{k}={v!r}") + (
+                        f" ({entry['ranges'][k].removeprefix('an integer ').removeprefix('a finite number ')})"
+                        if k in entry["ranges"] else "")
+                    lines.append(f"      {arg.ljust(34)}  {_short(entry['help'].get(k, ''))}".rstrip())
         return "\n".join(lines)
 
     emit(args, json.loads(json.dumps(listing, default=str)), text)
     return 0
+
+
+def _first_line(doc: str | None) -> str:
+    """A backend's one-line description: the first line of its class docstring."""
+    from ..arguments import plain_text
+
+    return plain_text((doc or "").strip().split("\n")[0].strip())
+
+
+def _short(text: str, width: int = 90) -> str:
+    """An argument's help on one line: its first sentence, cut at ``width`` characters."""
+    first = text.split(". ")[0].rstrip(".")
+    return first if len(first) <= width else first[: width - 1].rstrip() + "…"
 
 
 EXIT_COMMON = ("0 done; 2 bad input, configuration or destination (one line naming the file, line and field, "
@@ -199,14 +217,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, target in SUBCOMMANDS.items():
-        mod, _, fn = target.partition(":")
+    commands = REGISTRY["command"]  # the table below and installed plugins' commands
+    for name in commands.names():
         try:
-            add: Callable[[Any], None] = getattr(importlib.import_module(mod), fn)
-        except ModuleNotFoundError as e:
-            if e.name and mod.startswith(e.name):
-                continue
-            raise
+            add: Callable[[Any], None] = commands.get(name)
+        except BackendUnavailable:  # its module is not in this version
+            continue
         add(sub)
     _finish_help(parser)
     return parser

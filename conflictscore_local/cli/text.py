@@ -7,6 +7,7 @@ import argparse
 import json
 from typing import Any, Callable
 
+from ..detection import DETECTION_METRICS
 from ..metrics import METRICS
 
 
@@ -50,14 +51,14 @@ def format_bench(res: dict[str, Any]) -> str:
         f"{f(pm['accuracy_all'])})  macro-F1 {f(pm['macro_f1'])}  unscored {pm['unscored']}  "
         f"pruned {ev['pruning']['pairs_pruned']} (gold SUPPORT {ev['pruning']['gold_support_pruned']}, "
         f"CONTRADICT {ev['pruning']['gold_contradict_pruned']})",
-        f"{'detection':28}{'P':>7}{'R':>7}{'F1':>7}{'FPR':>7}{'claims':>8}{'gold+':>7}",
+        f"{'detection':28}" + "".join(f"{m.short:>7}" for m in DETECTION_METRICS.values()) + f"{'claims':>8}{'gold+':>7}",
     ]
     groups = [("overall", det["overall"])]
     groups += [(f"type {k}", v) for k, v in det["by_conflict_type"].items()]
     groups += [(f"source {k}", v) for k, v in det["by_source"].items()]
     for name, m in groups:
-        lines.append(f"{name:28}{f(m['precision']):>7}{f(m['recall']):>7}{f(m['f1']):>7}"
-                     f"{f(m['false_positive_rate']):>7}{m['n_claims']:>8}{m['n_gold_conflicted']:>7}")
+        lines.append(f"{name:28}" + "".join(f"{f(m.get(key)):>7}" for key in DETECTION_METRICS)
+                     + f"{m['n_claims']:>8}{m['n_gold_conflicted']:>7}")
     return "\n".join(lines)
 
 

@@ -97,7 +97,7 @@ class LLMConfig:
     demonstrations: int = ranged(len(DEMONSTRATIONS), 0, len(DEMONSTRATIONS))
     max_tokens: int = ranged(512, 1, 1_000_000)
     temperature: float = ranged(0.0, 0.0, 10.0)
-    max_claims_per_sentence: int = ranged(16, 1, 10_000)
+    max_claims_per_sentence: int = ranged(16, 1, 10_000, help="claims kept per sentence, at most")
 
     def __post_init__(self) -> None:
         registry.config_for("generator", self.generator, self.generator_args,

@@ -56,10 +56,10 @@ class Seq2SeqConfig:
     revision: str | None = None
     pipeline: str | None = None
     batch_size: int = ranged(16, 1, 1_000_000)
-    max_input_tokens: int = ranged(512, 1, 1_000_000)
-    max_new_tokens: int = ranged(256, 1, 1_000_000)
-    num_beams: int = ranged(1, 1, 256)
-    max_claims_per_sentence: int = ranged(16, 1, 10_000)
+    max_input_tokens: int = ranged(512, 1, 1_000_000, help="tokens of a sentence and its context given to the model, at most")
+    max_new_tokens: int = ranged(256, 1, 1_000_000, help="tokens generated per sentence, at most")
+    num_beams: int = ranged(1, 1, 256, help="beam search width (1: greedy)")
+    max_claims_per_sentence: int = ranged(16, 1, 10_000, help="claims kept per sentence, at most")
     device: str = "auto"
     dtype: str = "auto"
 

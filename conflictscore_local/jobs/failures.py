@@ -14,30 +14,11 @@ import errno
 import sqlite3
 
 from ..errors import ConflictScoreError
+from ..extras import EXTRA_OF, missing_extra  # noqa: F401  (EXTRA_OF: its old place, for one release)
 from .redaction import scrub_text
 from .target import os_reason
 
 EXIT_BROKEN_PIPE = 128 + 13
-
-
-EXTRA_OF = {
-    "torch": "nli", "transformers": "nli", "safetensors": "nli", "accelerate": "train", "spacy": "spacy",
-    "sentence_transformers": "prune", "sentencepiece": "seq2seq", "jinja2": "report", "matplotlib": "report",
-    "onnxruntime": "onnx", "onnx": "onnx", "onnxscript": "onnx", "vllm": "vllm", "ray": "ray", "gguf": "gguf",
-    "huggingface_hub": "hub", "inspect_ai": "inspect", "ragas": "ragas", "deepeval": "deepeval",
-}
-"""A heavy package a command may import → the extra of pyproject.toml that installs it."""
-
-
-def missing_extra(e: BaseException) -> str | None:
-    """For a missing optional package, the line that names the extra to install; else None."""
-    if not isinstance(e, ModuleNotFoundError) or not e.name:
-        return None
-    top = e.name.split(".")[0]
-    extra = EXTRA_OF.get(top)
-    if extra is None:
-        return None
-    return f"this needs the Python package {top!r}, which is not installed: pip install 'conflictscore-local[{extra}]'"
 
 
 def failure(e: BaseException) -> tuple[int, str | None] | None:

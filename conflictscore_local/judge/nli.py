@@ -402,13 +402,15 @@ def local_runtime(classifier: Classifier, runtime: str = "auto") -> ClassifierRu
     name = resolve_runtime(runtime, classifier.device, classifier.dtype)
     if classifier.int8 and name != "onnx":
         raise ConfigError(f"judge nli: int8=true needs runtime=onnx (dynamic int8 quantization); runtime is {name}")
-    if name == "onnx":
-        from .onnx_runtime import OnnxRuntime
+    from .. import registry
 
-        return OnnxRuntime(classifier)
-    if name == "compile":
-        return CompiledTorchRuntime(classifier)
-    return TorchRuntime(classifier)
+    return registry.REGISTRY["runtime"].get(name)(classifier)
+
+
+RUNTIMES: dict[str, Any] = {"torch": TorchRuntime, "compile": CompiledTorchRuntime,
+                            "onnx": "conflictscore_local.judge.onnx_runtime:OnnxRuntime"}
+"""Where the ``nli`` judge's forward pass runs in this process, by ``runtime`` name (a class taking the
+:class:`Classifier`, or its lazy ``"module:Class"``): the registry's ``runtime`` namespace."""
 
 
 def passage_budget(tokenizer: Any, max_length: int, claim_room: int) -> tuple[Callable[[str], int], int]:

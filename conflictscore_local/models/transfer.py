@@ -18,6 +18,7 @@ import zlib
 from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO, Sequence
 
+from ..extras import requires
 from ..errors import BackendUnavailable, ConfigError, ConflictScoreError
 from ..jobs import Input, Job, Output, write_binary_atomic
 from .lock import LOCK_FILE, SKIPPED_DIRS, make_lock, read_lock, write_lock
@@ -71,10 +72,8 @@ def pull(name: str, to: str | os.PathLike[str] | None = None, *, force: bool = F
     if old is None and dest.exists() and not _resumable(dest):
         raise ConfigError(f"models pull: {dest} exists and is not a model folder that `models pull` started (every "
                           f"file in it would be locked as part of {name}); pull into a new or empty folder")
-    try:
-        from huggingface_hub import HfApi, constants, snapshot_download
-    except ImportError:
-        raise BackendUnavailable("models pull needs huggingface_hub: pip install 'conflictscore-local[hub]'") from None
+    hub = requires("huggingface_hub", "models pull")
+    HfApi, constants, snapshot_download = hub.HfApi, hub.constants, hub.snapshot_download
     if constants.HF_HUB_OFFLINE:
         raise ConfigError("models pull: HF_HUB_OFFLINE is set, so huggingface_hub will not download; "
                           "unset it on the connected machine that stages models")

@@ -63,6 +63,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from ..arguments import ranged
 from ..checkpoints import model_fingerprint, resolve_model, token_counter, tokenizer_fingerprint
 from ..chunk import Chunker
+from ..extras import requires
 from ..errors import BackendUnavailable
 from ..types import IRRELEVANT, Document, Judgment, Pair, Passage
 from ._base import PrunerBase, VectorStore
@@ -160,13 +161,8 @@ class EmbeddingPruner(PrunerBase):
         """The sentence-transformers model, loaded on first use (offline, local files only)."""
         if self._model is None:
             t0 = time.perf_counter()
-            try:
-                from sentence_transformers import SentenceTransformer
-            except ImportError:
-                raise BackendUnavailable(
-                    "pruner 'embedding' needs sentence-transformers: pip install 'conflictscore-local[prune]', "
-                    "or choose --pruner none"
-                ) from None
+            SentenceTransformer = requires("sentence_transformers", "pruner 'embedding'", package="sentence-transformers",
+                                           alternative="choose --pruner none").SentenceTransformer
             path, source = self._model_path()
             model = SentenceTransformer(path, device=self.config.device, local_files_only=True)
             tokenizer = model.tokenizer

@@ -17,7 +17,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from ..detection import detection_counts
+from ..detection import DETECTION_METRICS, detection_counts
 from ..errors import InputError
 from ..inputs import read_items
 from ..jsonl import file_sha256
@@ -164,7 +164,8 @@ def bench_section(inputs: ReportInputs) -> dict[str, Any] | None:
     ev, computed = (recorded, False) if recorded else (inputs.evaluation, True)
     if not ev or "detection" not in ev or "pairs" not in ev:
         return None
-    return {"detection": ev["detection"], "pairs": ev["pairs"], "computed": computed}
+    metrics = [{"key": k, "label": m.label, "help": m.help} for k, m in DETECTION_METRICS.items()]
+    return {"detection": ev["detection"], "pairs": ev["pairs"], "computed": computed, "metrics": metrics}
 
 
 # -- items -----------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from importlib import resources
 from typing import Any, Mapping
 
 from .._version import __version__
-from ..errors import BackendUnavailable
+from ..extras import requires
 from ..jobs import Input, Job, Output, scrub, write_text_atomic
 from ..inputs import read_items
 from .data import Evaluator, ItemsReader, ReportInputs, bench_section, item_records, load_inputs, summary_section
@@ -30,10 +30,7 @@ PAGE_SIZE = 50
 
 
 def _environment() -> Any:
-    try:
-        import jinja2
-    except ImportError:
-        raise BackendUnavailable("the HTML report needs Jinja2: pip install 'conflictscore-local[report]'") from None
+    jinja2 = requires("jinja2", "the HTML report", package="Jinja2")
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("conflictscore_local.report", "templates"),
         autoescape=jinja2.select_autoescape(default=True),

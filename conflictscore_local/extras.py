@@ -1,0 +1,53 @@
+"""Optional packages: which extra of pyproject.toml installs each, and the one way a backend imports one.
+
+``requires("jinja2", "the HTML report", package="Jinja2")`` returns the module, or raises
+:class:`~.errors.BackendUnavailable` naming the extra to install (``pip install
+'conflictscore-local[report]'``) and, when given, the alternative; :func:`missing_extra` is the line a
+command shows for a ``ModuleNotFoundError`` that escaped (:func:`~.jobs.failure`).
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+from .errors import BackendUnavailable
+
+EXTRA_OF = {
+    "torch": "nli", "transformers": "nli", "safetensors": "nli", "accelerate": "train", "spacy": "spacy",
+    "sentence_transformers": "prune", "sentencepiece": "seq2seq", "jinja2": "report", "matplotlib": "report",
+    "onnxruntime": "onnx", "onnx": "onnx", "onnxscript": "onnx", "vllm": "vllm", "ray": "ray", "gguf": "gguf",
+    "huggingface_hub": "hub", "inspect_ai": "inspect", "ragas": "ragas", "deepeval": "deepeval",
+}
+"""A heavy package a command may import → the extra of pyproject.toml that installs it."""
+
+
+def install_hint(module: str) -> str:
+    """``pip install 'conflictscore-local[EXTRA]'`` for the extra that installs ``module`` (its top package)."""
+    extra = EXTRA_OF.get(module.split(".")[0])
+    return f"pip install 'conflictscore-local[{extra}]'" if extra else f"pip install {module.split('.')[0]}"
+
+
+def requires(module: str, what: str, *, package: str | None = None, alternative: str | None = None) -> ModuleType:
+    """``module`` imported, or :class:`BackendUnavailable`: "WHAT needs PACKAGE: pip install
+    'conflictscore-local[EXTRA]'" (``, or ALTERNATIVE``)."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        pass
+    tail = f", or {alternative}" if alternative else ""
+    raise BackendUnavailable(f"{what} needs {package or module.split('.')[0]}: {install_hint(module)}{tail}") from None
+
+
+def missing_extra(e: BaseException) -> str | None:
+    """For a missing optional package, the line that names the extra to install; else None."""
+    if not isinstance(e, ModuleNotFoundError) or not e.name:
+        return None
+    top = e.name.split(".")[0]
+    extra = EXTRA_OF.get(top)
+    if extra is None:
+        return None
+    return f"this needs the Python package {top!r}, which is not installed: pip install 'conflictscore-local[{extra}]'"
+
+
+__all__ = ["EXTRA_OF", "install_hint", "missing_extra", "requires"]
