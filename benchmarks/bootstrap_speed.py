@@ -4,7 +4,7 @@ vectorised numpy one, and a whole `score_file` run of 200k labelled items (does
 
 1. ``bootstrap_ci`` as it was before it was vectorised (``random.Random.choices`` and a
    ``math.fsum`` per resample, kept below only as the baseline) and as it is now
-   (``conflictscore_local.metrics.bootstrap_ci``), on the same 200k items' metrics, 1000
+   (``conflictscore_local.core.metrics.bootstrap_ci``), on the same 200k items' metrics, 1000
    resamples (the default): seconds each and the ratio, plus how far apart the two
    intervals are (different random streams, same definition: they agree to resampling noise).
 2. ``score_file`` on 200k generated labelled items (3 claims × 3 documents each, no model):
@@ -27,12 +27,12 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from conflictscore_local.metrics import METRICS, bootstrap_ci
-from conflictscore_local.config import RunConfig
-from conflictscore_local.environment import versions
-from conflictscore_local.scoring import score_file
-from conflictscore_local.results import read_results
-from conflictscore_local.types import ItemMetrics
+from conflictscore_local.core.metrics import METRICS, bootstrap_ci
+from conflictscore_local.pipeline.config import RunConfig
+from conflictscore_local.util.environment import versions
+from conflictscore_local.pipeline.scoring import score_file
+from conflictscore_local.formats.results import read_results
+from conflictscore_local.core.types import ItemMetrics
 
 LABELS = ("SUPPORT", "CONTRADICT", "IRRELEVANT")
 

@@ -39,8 +39,8 @@ from typing import Any, Sequence
 from conflictscore_local import Engine, RunConfig, registry
 from conflictscore_local.judge._base import JudgeBase
 from conflictscore_local.bench.gold import evaluate, load_bench_items
-from conflictscore_local.jsonl import file_sha256
-from conflictscore_local.types import Judgment, Pair
+from conflictscore_local.util.jsonl import file_sha256
+from conflictscore_local.core.types import Judgment, Pair
 from recording import run_meta, write_recorded
 
 THRESHOLDS = (0.0, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 1.0)

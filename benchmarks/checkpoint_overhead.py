@@ -33,10 +33,10 @@ from typing import Any
 
 from conflictscore_local import Engine, RunConfig
 from conflictscore_local.bench import build_bench
-from conflictscore_local.cache import JudgmentCache
-from conflictscore_local.environment import versions
-from conflictscore_local.inputs import parse_item
-from conflictscore_local.types import Pair
+from conflictscore_local.formats.cache import JudgmentCache
+from conflictscore_local.util.environment import versions
+from conflictscore_local.formats.inputs import parse_item
+from conflictscore_local.core.types import Pair
 
 
 def sample(n: int, seed: int) -> list[Any]:
@@ -92,7 +92,7 @@ def run_one_call(items: list[Any], cache: Path) -> dict[str, Any]:
 
 
 def engine_claim(it: Any, i: int) -> Any:
-    from conflictscore_local.types import Claim
+    from conflictscore_local.core.types import Claim
 
     return Claim(it.id, i, it.claims[i])
 

@@ -34,9 +34,9 @@ def document(mb: float) -> str:
 
 
 def child(mode: str, mb: float) -> dict[str, object]:
-    from conflictscore_local.chunk import Chunker
+    from conflictscore_local.core.chunk import Chunker
     from conflictscore_local.judge.nli import NLIJudge, NLIConfig
-    from conflictscore_local.types import Document
+    from conflictscore_local.core.types import Document
 
     judge = NLIJudge(NLIConfig(device="cpu"))
     count, budget = judge.passage_budget()

@@ -1,7 +1,7 @@
 """Claim sampling against the full matrix: how far CS-C and CS-R move when only K claims per item are judged.
 
 For each data set one full run's per-claim verdicts are taken, and sampling is simulated by
-subsetting them: the claims ``conflictscore_local.sampling.select_claims`` keeps (the code
+subsetting them: the claims ``conflictscore_local.core.sampling.select_claims`` keeps (the code
 ``--claims-per-item K --claim-selection RULE`` runs) are the only ones the item's metrics are
 recomputed from (``metrics.item_metrics``). That is exactly what a sampled run would give, as a
 claim's verdict depends on its own pairs only, and it costs no judge call. Per rule and K:
@@ -38,9 +38,9 @@ from typing import Any, Callable, Sequence
 from conflictscore_local import Engine
 from conflictscore_local.bench.gold import load_bench_items, with_gold_labels
 from conflictscore_local.compare import read_run
-from conflictscore_local.metrics import bootstrap_ci, item_metrics, macro
-from conflictscore_local.sampling import SELECTIONS, Salience, select_claims
-from conflictscore_local.types import ClaimVerdict, ItemResult
+from conflictscore_local.core.metrics import bootstrap_ci, item_metrics, macro
+from conflictscore_local.core.sampling import SELECTIONS, Salience, select_claims
+from conflictscore_local.core.types import ClaimVerdict, ItemResult
 from recording import run_meta, write_recorded
 
 KEYS = ("cs_c", "cs_r")
@@ -152,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     folder = Path(args.report_generation)
     if folder.is_dir():
         runs = [read_run(p, label=p.stem) for p in sorted(folder.glob("*.scored.jsonl"))]
-        from conflictscore_local.jsonl import iter_jsonl
+        from conflictscore_local.util.jsonl import iter_jsonl
 
         q = {row["id"]: row.get("question") for p in sorted(folder.glob("*.scored.jsonl")) for _, row in iter_jsonl(p)}
         merged = [ItemResult(f"{run.label}:{r.item_id}", r.verdicts, r.metrics) for run in runs for r in run.results]

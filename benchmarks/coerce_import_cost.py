@@ -1,5 +1,5 @@
 """What pydantic or cattrs would cost in place of the hand-written argument coercion
-(``conflictscore_local.arguments.coerce``): import time, and whether they read flag strings
+(``conflictscore_local.backends.arguments.coerce``): import time, and whether they read flag strings
 the way ``--judge-arg KEY=VALUE`` needs.
 
 Every command builds configs from strings (``conflictscore --help`` imports the argument code
@@ -72,7 +72,7 @@ def importtime_us(module: str, env: dict[str, str]) -> int | None:
 
 def readings() -> dict[str, dict[str, Any]]:
     """How each library reads the flag strings, without custom hooks (``error: ...`` when refused)."""
-    from conflictscore_local.arguments import coerce
+    from conflictscore_local.backends.arguments import coerce
 
     hints = {"bool": bool, "int": int, "float": float, "list[str]": list[str]}
     out: dict[str, dict[str, Any]] = {}

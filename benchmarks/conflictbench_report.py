@@ -19,7 +19,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from conflictscore_local.summary import read_summary  # noqa: E402
+from conflictscore_local.formats.summary import read_summary  # noqa: E402
 
 RESULTS = HERE / "results"
 DOC = HERE / "conflictbench.md"

@@ -173,7 +173,7 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     import torch
 
-    from conflictscore_local.devices import cpu_flags
+    from conflictscore_local.util.devices import cpu_flags
 
     torch.set_num_threads(args.threads)
     t0, load = time.perf_counter(), os.getloadavg()

@@ -42,9 +42,9 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from conflictscore_local import registry  # noqa: E402
 from conflictscore_local.bench import default_data_dir  # noqa: E402
-from conflictscore_local.errors import BackendUnavailable  # noqa: E402
-from conflictscore_local.paths import portable, portable_text  # noqa: E402
-from conflictscore_local.types import Item  # noqa: E402
+from conflictscore_local.core.errors import BackendUnavailable  # noqa: E402
+from conflictscore_local.util.paths import portable, portable_text  # noqa: E402
+from conflictscore_local.core.types import Item  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tiny models of tests/support
 from tests.support.tiny_models import build_tiny_causal_lm, build_tiny_t5  # noqa: E402

@@ -139,7 +139,7 @@ def build_tokenizer(out: Path, kind: str, vocab_size: int = 8000) -> Any:
 def synthetic_pairs(n_passages: int, claims_per_passage: int, passage_words: int = 220, claim_words: int = 14,
                     seed: int = 1) -> list[Any]:
     """``n_passages`` × ``claims_per_passage`` pairs, claims grouped by passage (a sweep's shape)."""
-    from conflictscore_local.types import Claim, Pair, Passage
+    from conflictscore_local.core.types import Claim, Pair, Passage
 
     rng = random.Random(seed)
 

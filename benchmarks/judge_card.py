@@ -31,8 +31,8 @@ from typing import Any, Callable
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from conflictscore_local.detection import all_conflicted_f1  # noqa: E402
-from conflictscore_local.summary import read_summary  # noqa: E402
+from conflictscore_local.core.detection import all_conflicted_f1  # noqa: E402
+from conflictscore_local.formats.summary import read_summary  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 CARD = ROOT / "models" / "default-judge" / "README.md"

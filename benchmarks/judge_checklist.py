@@ -65,8 +65,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import judge_checklist_probes as probes_mod  # noqa: E402
 from judge_checklist_probes import CAPABILITIES, DIRECTIONS, Probe  # noqa: E402
 
-from conflictscore_local.config import RunConfig, parse_assignment  # noqa: E402
-from conflictscore_local.errors import ConflictScoreError  # noqa: E402
+from conflictscore_local.pipeline.config import RunConfig, parse_assignment  # noqa: E402
+from conflictscore_local.core.errors import ConflictScoreError  # noqa: E402
 
 log = logging.getLogger("judge_checklist")
 MAX_FAILURES = 20
@@ -76,7 +76,7 @@ MAX_FAILURES = 20
 def build_engine(judge: str, judge_args: Sequence[str]) -> Any:
     """The engine the probes are judged with: the named judge and its arguments, every pair
     judged (pruner ``none``), no judgment cache (each run measures the judge afresh)."""
-    from conflictscore_local.engine import Engine
+    from conflictscore_local.pipeline.engine import Engine
 
     args = dict(parse_assignment(a, flag="--judge-arg") for a in judge_args)
     cfg = RunConfig().updated({"judge": {"name": judge, **args}, "pruner": {"name": "none"},
@@ -86,7 +86,7 @@ def build_engine(judge: str, judge_args: Sequence[str]) -> Any:
 
 def judge_pairs(engine: Any, probes: Sequence[Probe]) -> list[dict[str, Any]]:
     """Each probe's claim against its passage, judged by the engine's judge in one batched call."""
-    from conflictscore_local.types import Claim, Pair, Passage
+    from conflictscore_local.core.types import Claim, Pair, Passage
 
     pairs = [Pair(Claim(p.id, 0, p.claim), Passage(p.id, "passage", 0, p.passage)) for p in probes]
     done = [0]
@@ -103,7 +103,7 @@ def judge_pairs(engine: Any, probes: Sequence[Probe]) -> list[dict[str, Any]]:
 def judge_documents(engine: Any, probes: Sequence[Probe]) -> list[dict[str, Any]]:
     """Each probe's passage as one document of an item whose claim is given: the engine splits
     it into passages, judges each and decides the document's label."""
-    from conflictscore_local.types import Document, Item
+    from conflictscore_local.core.types import Document, Item
 
     items = [Item(p.id, p.claim, (Document("document", p.passage),), claims=(p.claim,)) for p in probes]
     out = []
@@ -292,9 +292,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from conflictscore_local.environment import versions
-    from conflictscore_local.locations import default_data_dir
-    from conflictscore_local.paths import portable
+    from conflictscore_local.util.environment import versions
+    from conflictscore_local.util.locations import default_data_dir
+    from conflictscore_local.util.paths import portable
     from conflictscore_local.jobs import write_json_atomic
 
     t0 = time.perf_counter()

@@ -2,14 +2,14 @@
 
 Every figure goes through the project's own code: the ``nli`` judge (built by the registry)
 gives passage probabilities, :func:`conflictscore_local.judge.labels.decide` turns them
-into labels, :func:`conflictscore_local.aggregate.document_judgment` decides each claim ×
-document unit under a document rule, and :mod:`conflictscore_local.detection` scores
+into labels, :func:`conflictscore_local.core.aggregate.document_judgment` decides each claim ×
+document unit under a document rule, and :mod:`conflictscore_local.core.detection` scores
 them (pair macro-F1, accuracy, conflict detection) — as ``train-judge fit`` evaluates and as
 a run judges.
 
 - ``--dev``: eval files written by ``train-judge prepare`` (ConflictBench dev and the
   SciFact / Check-COVID / Citation-Integrity / HealthVer dev files, …). For each document
-  rule (:data:`~conflictscore_local.aggregate.DOCUMENT_RULES`) the SUPPORT / CONTRADICT
+  rule (:data:`~conflictscore_local.core.aggregate.DOCUMENT_RULES`) the SUPPORT / CONTRADICT
   thresholds are fitted on them with :func:`conflictscore_local.train.evaluate.calibrate`
   (the objective ``fit --calibrate`` uses), and every set is reported under argmax and
   under those thresholds: the rule with the best objective is the one to ship.
@@ -39,9 +39,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from conflictscore_local import registry  # noqa: E402
-from conflictscore_local.aggregate import DOCUMENT_RULES  # noqa: E402
-from conflictscore_local.paths import portable  # noqa: E402
-from conflictscore_local.types import LABELS, Claim, Pair, Passage  # noqa: E402
+from conflictscore_local.core.aggregate import DOCUMENT_RULES  # noqa: E402
+from conflictscore_local.util.paths import portable  # noqa: E402
+from conflictscore_local.core.types import LABELS, Claim, Pair, Passage  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 
@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
     from transformers import AutoTokenizer
 
-    from conflictscore_local.config import parse_assignment
+    from conflictscore_local.pipeline.config import parse_assignment
     from conflictscore_local.train.data import read_eval_set
     from conflictscore_local.train.evaluate import calibrate, evaluate
     from conflictscore_local.train.loop import make_chunker

@@ -39,7 +39,7 @@ def data_dir(arg: str | None) -> Path:
 
 def load_pairs(root: Path, kind: str, n: int) -> list[Any]:
     """The first ``n`` (claim, evidence paragraph) or (claim, evidence sentence) pairs."""
-    from conflictscore_local.types import Claim, Pair, Passage
+    from conflictscore_local.core.types import Claim, Pair, Passage
 
     path = root / (CONFLICT_FILE if kind == "paragraphs" else CLIMATE_FEVER)
     if not path.is_file():
@@ -169,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"| {r['batch_size']} | {r['seconds']} | {r['pairs_per_s']} | {r['speedup']} |")
     print(f"\nnli judge, MiniLM-L6 classifier, {info['machine']}, median of {args.repeats} runs")
     if args.json:
-        from conflictscore_local.paths import portable
+        from conflictscore_local.util.paths import portable
 
         Path(args.json).write_text(json.dumps(portable(info), indent=2) + "\n")  # committed: no machine paths
     return 0

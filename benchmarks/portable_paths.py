@@ -1,7 +1,7 @@
 """Rewrite machine paths in recorded result files into repository-relative ones, in place.
 
 The writers (``bench run``, ``train-judge``, the scripts here) already record portable paths
-(:mod:`conflictscore_local.paths`); this fixes files written before that, or in another
+(:mod:`conflictscore_local.util.paths`); this fixes files written before that, or in another
 checkout of the repository (``--checkout DIR``: that checkout's root and its ``.venv``
 site-packages are rewritten like this one's).
 
@@ -15,7 +15,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
-from conflictscore_local.paths import path_roots, portable_text
+from conflictscore_local.util.paths import path_roots, portable_text
 
 
 def checkout_roots(checkout: str) -> list[tuple[str, str]]:

@@ -35,11 +35,11 @@ from throughput import ramdocs_questions  # noqa: E402
 from throughput_peers import base_parser, rag_job, uptime  # noqa: E402
 
 from conflictscore_local import Engine  # noqa: E402
-from conflictscore_local.environment import versions  # noqa: E402
-from conflictscore_local.inputs import parse_item  # noqa: E402
+from conflictscore_local.util.environment import versions  # noqa: E402
+from conflictscore_local.formats.inputs import parse_item  # noqa: E402
 from conflictscore_local.prune.auto import AutoConfig, decide_prune, expected_pruned_share  # noqa: E402
 from conflictscore_local.prune.embedding import EmbeddingPruner  # noqa: E402
-from conflictscore_local.types import Claim, Item, Pair  # noqa: E402
+from conflictscore_local.core.types import Claim, Item, Pair  # noqa: E402
 
 
 def candidate_groups(engine: Engine, items: Sequence[Item]) -> list[list[Pair]]:

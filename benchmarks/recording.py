@@ -14,9 +14,9 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from conflictscore_local.environment import versions
-from conflictscore_local.locations import repo_root
-from conflictscore_local.paths import portable
+from conflictscore_local.util.environment import versions
+from conflictscore_local.util.locations import repo_root
+from conflictscore_local.util.paths import portable
 from conflictscore_local.jobs import write_json_atomic, write_text_atomic
 
 

@@ -25,11 +25,11 @@ from typing import Any
 from conflictscore_local import Engine
 from conflictscore_local.bench import default_data_dir
 from conflictscore_local.cli.flags import add_pipeline_args, config_from_args
-from conflictscore_local.config import parse_assignment
+from conflictscore_local.pipeline.config import parse_assignment
 from conflictscore_local.experiments import regenerate_file
 from conflictscore_local.experiments.regenerate import format_results
-from conflictscore_local.locations import repo_root
-from conflictscore_local.paths import portable
+from conflictscore_local.util.locations import repo_root
+from conflictscore_local.util.paths import portable
 
 PAPER = """Paper (reference figures, not measured here), TruthfulQA multiple choice, 779 questions, accuracy
 RAG -> Regenerated-RAG: gpt-4.1-mini 84.2 -> 85.2, gpt-oss-20b 82.6 -> 85.0, qwen3-30b-a3b 80.9 -> 83.2;

@@ -56,13 +56,13 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from conflictscore_local import Engine, RunConfig
-from conflictscore_local.aggregate import claim_verdict, document_judgment
-from conflictscore_local.metrics import item_metrics, macro
+from conflictscore_local.core.aggregate import claim_verdict, document_judgment
+from conflictscore_local.core.metrics import item_metrics, macro
 from conflictscore_local.bench import build_bench
-from conflictscore_local.environment import versions
-from conflictscore_local.inputs import parse_item
-from conflictscore_local.paths import portable
-from conflictscore_local.types import Claim, Item, Judgment, Pair, Passage
+from conflictscore_local.util.environment import versions
+from conflictscore_local.formats.inputs import parse_item
+from conflictscore_local.util.paths import portable
+from conflictscore_local.core.types import Claim, Item, Judgment, Pair, Passage
 
 POOLED_ENGINE = [(2, 8), (2, 16), (2, 32), (4, 8), (4, 16), (4, 32), (8, 8), (8, 16), (8, 32), (8, 64), (16, 32),
                  (16, 64)]
@@ -251,7 +251,7 @@ class Bench:
         token-budget batches, still without de-duplication), the judge's label rule."""
         from conflictscore_local.judge.labels import decide
         from conflictscore_local.judge.runtime import token_batches
-        from conflictscore_local.types import LABELS
+        from conflictscore_local.core.types import LABELS
 
         torch, model, tok, labels, max_length = self.naive_model()
         thresholds = self.judge.thresholds()

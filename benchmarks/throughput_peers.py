@@ -24,7 +24,7 @@ plus three uncited ones (whole abstracts: split into several passages).
 The limit: fp32 and bf16 matmul GFLOP/s measured with torch at ``--threads`` threads (the
 judge's own shape: tokens × hidden @ hidden × intermediate); the judge's matmul FLOPs per
 forward from its config and the tokens each variant actually ran
-(:mod:`conflictscore_local.flops`), the achieved share of the fp32 peak, and padded ÷ real
+(:mod:`conflictscore_local.util.flops`), the achieved share of the fp32 peak, and padded ÷ real
 tokens. Optionally (``--growth``) the engine's cold time as documents per item grow 1×, 2×, 4×,
 8× (other questions' documents pooled in).
 
@@ -53,15 +53,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from throughput import doc_labels, pooled_job, ramdocs_questions  # noqa: E402
 
 from conflictscore_local import Engine, RunConfig  # noqa: E402
-from conflictscore_local.aggregate import document_judgment  # noqa: E402
-from conflictscore_local.environment import versions  # noqa: E402
-from conflictscore_local.flops import sequence_flops  # noqa: E402
-from conflictscore_local.inputs import parse_item  # noqa: E402
+from conflictscore_local.core.aggregate import document_judgment  # noqa: E402
+from conflictscore_local.util.environment import versions  # noqa: E402
+from conflictscore_local.util.flops import sequence_flops  # noqa: E402
+from conflictscore_local.formats.inputs import parse_item  # noqa: E402
 from conflictscore_local.judge.labels import decide  # noqa: E402
 from conflictscore_local.judge.nli import encode_pairs  # noqa: E402
 from conflictscore_local.judge.runtime import token_batches  # noqa: E402
-from conflictscore_local.locations import default_data_dir  # noqa: E402
-from conflictscore_local.types import LABELS, Claim, Item, Judgment, Pair  # noqa: E402
+from conflictscore_local.util.locations import default_data_dir  # noqa: E402
+from conflictscore_local.core.types import LABELS, Claim, Item, Judgment, Pair  # noqa: E402
 
 PEER_BATCH = 32
 TARGETS = {"rag": 3.0, "pooled": 6.0}
@@ -490,7 +490,7 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(args.threads)
-    from conflictscore_local.devices import cpu_flags, native_cpu_bf16, resolve_dtype, torch_device
+    from conflictscore_local.util.devices import cpu_flags, native_cpu_bf16, resolve_dtype, torch_device
 
     data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
     before = uptime()

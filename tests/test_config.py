@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from conflictscore_local.config import RunConfig, apply_overrides
-from conflictscore_local.errors import ConfigError
+from conflictscore_local.pipeline.config import RunConfig, apply_overrides
+from conflictscore_local.core.errors import ConfigError
 
 REPO = Path(__file__).resolve().parent.parent
 

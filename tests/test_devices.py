@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from conflictscore_local import devices
-from conflictscore_local.errors import ConfigError
+from conflictscore_local.core.errors import ConfigError
 
 CPU = torch.device("cpu")
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conflictscore_local.diff import ABSENT, leaf_differences
+from conflictscore_local.core.diff import ABSENT, leaf_differences
 
 
 def test_leaf_differences_walk_nested_mappings_in_key_order() -> None:

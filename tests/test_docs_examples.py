@@ -33,8 +33,8 @@ sybil = pytest.importorskip("sybil", reason="the docs extra (pip install -e '.[d
 from sybil import Document, Example  # noqa: E402
 from sybil.parsers.markdown import CodeBlockParser, PythonCodeBlockParser, SkipParser  # noqa: E402
 
-from conflictscore_local.errors import ConfigError  # noqa: E402
-from conflictscore_local.locations import default_data_dir  # noqa: E402
+from conflictscore_local.core.errors import ConfigError  # noqa: E402
+from conflictscore_local.util.locations import default_data_dir  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]

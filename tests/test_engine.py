@@ -12,10 +12,10 @@ import pytest
 from conflictscore_local import Engine, Item, RunConfig, parse_item
 from conflictscore_local.decompose._base import DecomposerBase
 from conflictscore_local.judge._base import JudgeBase
-from conflictscore_local.errors import BackendUnavailable, ConfigError
-from conflictscore_local.arguments import make_config
-from conflictscore_local.registry import available, build
-from conflictscore_local.types import Claim, Judgment, Pair
+from conflictscore_local.core.errors import BackendUnavailable, ConfigError
+from conflictscore_local.backends.arguments import make_config
+from conflictscore_local.backends.registry import available, build
+from conflictscore_local.core.types import Claim, Judgment, Pair
 
 
 class RuleJudge(JudgeBase):
@@ -224,7 +224,7 @@ def test_judgments_are_checkpointed_within_a_step(tmp_path, clock):
     """One step of 20 items (200 pairs): the judge gets 64 pairs first, then calls sized to
     engine.checkpoint_s but never below 64; a claim's pairs stay in one call (10 here, so 60 of
     the 64); after each call the judgments are cached and finished items come out."""
-    from conflictscore_local.cache import JudgmentCache
+    from conflictscore_local.formats.cache import JudgmentCache
 
     class Slow(RuleJudge):
         def judge(self, pairs, on_progress=None):  # type: ignore[override]
@@ -247,7 +247,7 @@ def test_judgments_are_checkpointed_within_a_step(tmp_path, clock):
 
 
 def test_a_kill_mid_step_keeps_the_finished_items_and_the_cache(tmp_path, register_backend):
-    from conflictscore_local.cache import JudgmentCache
+    from conflictscore_local.formats.cache import JudgmentCache
     from conflictscore_local.cli import main
 
     class Dying(RuleJudge):

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conflictscore_local import checkpoints
-from conflictscore_local.checkpoints import model_fingerprint, tokenizer_fingerprint
+from conflictscore_local.backends.checkpoints import model_fingerprint, tokenizer_fingerprint
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from conflictscore_local.errors import InputError
-from conflictscore_local.inputs import item_to_json, parse_item, read_items
+from conflictscore_local.core.errors import InputError
+from conflictscore_local.formats.inputs import item_to_json, parse_item, read_items
 
 
 GOOD = {
@@ -109,7 +109,7 @@ def test_unreadable_json_is_an_input_error(tmp_path: Path, line: str, field: str
 
 
 def test_a_surrogate_pair_is_text_and_reading_counts_lines(tmp_path: Path):
-    from conflictscore_local.jsonl import InputStats, file_sha256
+    from conflictscore_local.util.jsonl import InputStats, file_sha256
 
     p = write(tmp_path, GOOD | {"response": "smile \U0001F600"}, "", "  ", GOOD | {"id": "q2"})
     assert "\\ud83d\\ude00" in p.read_text()  # json.dumps wrote the emoji as an escaped surrogate pair

@@ -26,7 +26,7 @@ def test_the_committed_card_is_what_its_results_render(card: Any) -> None:
 
 
 def test_every_claim_conflicted_baseline_is_hand_computed() -> None:
-    from conflictscore_local.detection import all_conflicted_f1
+    from conflictscore_local.core.detection import all_conflicted_f1
 
     # 229 gold conflicted of 585 claims: precision 229/585, recall 1, F1 = 2*229/(585+229)
     assert all_conflicted_f1({"n_claims": 585, "n_gold_conflicted": 229}) == pytest.approx(0.56265, abs=1e-5)

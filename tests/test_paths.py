@@ -12,8 +12,8 @@ import pytest
 
 from conflictscore_local.bench import make_item
 from conflictscore_local.bench.run import run_bench
-from conflictscore_local.locations import repo_root
-from conflictscore_local.paths import path_roots, portable, portable_text
+from conflictscore_local.util.locations import repo_root
+from conflictscore_local.util.paths import path_roots, portable, portable_text
 from conflictscore_local.jobs import write_jsonl_atomic
 
 ROOTS = [("/srv/venv/lib/python3.11/site-packages", "<site-packages>"), ("/srv/data", "$CONFLICTSCORE_DATA"),
@@ -93,4 +93,4 @@ def committed_text_files() -> list[str]:
 def test_committed_files_hold_no_machine_path(name: str) -> None:
     lines = (repo_root() / name).read_text(encoding="utf-8").splitlines()
     found = [(n, m.group(0)) for n, line in enumerate(lines, 1) for m in MACHINE_PATH.finditer(line)]
-    assert not found, f"{name}: machine paths (record them with conflictscore_local.paths.portable): {found[:5]}"
+    assert not found, f"{name}: machine paths (record them with conflictscore_local.util.paths.portable): {found[:5]}"

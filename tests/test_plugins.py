@@ -13,16 +13,16 @@ from pathlib import Path
 import pytest
 
 from conflictscore_local import registry
-from conflictscore_local.arguments import field_help, ranged
-from conflictscore_local.registry import ENTRY_POINT_GROUP, REGISTRY
+from conflictscore_local.backends.arguments import field_help, ranged
+from conflictscore_local.backends.registry import ENTRY_POINT_GROUP, REGISTRY
 
 ROOT = Path(__file__).resolve().parents[1]
 
 PLUGIN = '''
 from dataclasses import dataclass
 from conflictscore_local.judge._base import JudgeBase
-from conflictscore_local.metrics import Metric
-from conflictscore_local.types import IRRELEVANT, SUPPORT, Judgment
+from conflictscore_local.core.metrics import Metric
+from conflictscore_local.core.types import IRRELEVANT, SUPPORT, Judgment
 
 
 class FakeJudge(JudgeBase):

@@ -20,7 +20,7 @@ class Clock:
 
 def test_a_line_every_interval_with_rate_and_eta(caplog: pytest.LogCaptureFixture) -> None:
     clock = Clock()
-    caplog.set_level(logging.INFO, logger="conflictscore_local.progress")
+    caplog.set_level(logging.INFO, logger="conflictscore_local.util.progress")
     bar = progress.LogBar(400, "pairs", interval_s=30, clock=clock)
     clock.now += 10
     bar.update(50)                        # 10 s: under the interval, nothing said
@@ -39,7 +39,7 @@ def test_a_line_every_interval_with_rate_and_eta(caplog: pytest.LogCaptureFixtur
 
 def test_short_work_says_nothing_and_no_total_shows_the_count(caplog: pytest.LogCaptureFixture) -> None:
     clock = Clock()
-    caplog.set_level(logging.INFO, logger="conflictscore_local.progress")
+    caplog.set_level(logging.INFO, logger="conflictscore_local.util.progress")
     quick = progress.LogBar(10, "items", interval_s=30, clock=clock)
     quick.update(10)
     quick.close()

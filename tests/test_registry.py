@@ -10,16 +10,16 @@ from typing import Any, Sequence
 import pytest
 
 from conflictscore_local import Engine, registry
-from conflictscore_local.arguments import argument_names, config_dict
-from conflictscore_local.backend import Backend, NoConfig
-from conflictscore_local.errors import ConfigError
+from conflictscore_local.backends.arguments import argument_names, config_dict
+from conflictscore_local.backends.backend import Backend, NoConfig
+from conflictscore_local.core.errors import ConfigError
 from conflictscore_local.generate.openai import OpenAIConfig
 from conflictscore_local.generate.vllm import VLLMConfig
 from conflictscore_local.judge.openai import OpenAIJudgeConfig
 from conflictscore_local.judge.vllm import VLLMJudgeConfig
-from conflictscore_local.types import Judgment, Pair
+from conflictscore_local.core.types import Judgment, Pair
 
-PACKAGE = Path(registry.__file__).parent
+PACKAGE = Path(registry.__file__).parents[1]
 
 
 class HalfJudge:
@@ -139,7 +139,7 @@ def test_every_role_base_declares_its_optional_members_with_their_defaults(regis
 def test_the_engine_and_the_ray_judge_ask_no_backend_what_it_has() -> None:
     """Every optional member is called as declared: no getattr / hasattr probe, no isinstance by judge type."""
     probes = {}
-    for rel in ("engine.py", "prune/auto.py", "judge/llm.py", "judge/ray_data.py"):
+    for rel in ("pipeline/engine.py", "prune/auto.py", "judge/llm.py", "judge/ray_data.py"):
         tree = ast.parse((PACKAGE / rel).read_text(encoding="utf-8"))
         found = [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
                  and (n.func.id in ("hasattr", "callable") or (n.func.id == "getattr" and n.args

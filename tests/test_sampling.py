@@ -10,10 +10,10 @@ import pytest
 
 from conflictscore_local import Engine, RunConfig
 from conflictscore_local.cli import main
-from conflictscore_local.inputs import parse_item
-from conflictscore_local.results import read_results
-from conflictscore_local.sampling import Salience, question_overlap, salience_score, select_claims
-from conflictscore_local.types import Claim
+from conflictscore_local.formats.inputs import parse_item
+from conflictscore_local.formats.results import read_results
+from conflictscore_local.core.sampling import Salience, question_overlap, salience_score, select_claims
+from conflictscore_local.core.types import Claim
 
 from .test_cli_score import WORKED, write_jsonl
 from .test_engine import RuleJudge

@@ -131,7 +131,7 @@ def test_a_mostly_unscored_run_warns_loudly_exits_3_and_still_writes(tmp_path: P
 
 def test_timing_covers_the_whole_run_bootstrap_included(tmp_path: Path, monkeypatch, clock: Any):
     from conflictscore_local import summary as summary_mod
-    from conflictscore_local.scoring import score_file
+    from conflictscore_local.pipeline.scoring import score_file
 
     real = summary_mod.summarize_metrics
 

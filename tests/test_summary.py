@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from conflictscore_local import Report, Summary
-from conflictscore_local.errors import InputError
-from conflictscore_local.summary import RATE, check_summary, read_summary, reduce_summaries, upgrade
+from conflictscore_local.core.errors import InputError
+from conflictscore_local.formats.summary import RATE, check_summary, read_summary, reduce_summaries, upgrade
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-import conflictscore_local.types as types_module
-from conflictscore_local.aggregate import claim_verdict
-from conflictscore_local.metrics import item_metrics
-from conflictscore_local.results import read_results, result_from_json
-from conflictscore_local.types import Claim, DocJudgment, ItemResult
+import conflictscore_local.core.types as types_module
+from conflictscore_local.core.aggregate import claim_verdict
+from conflictscore_local.core.metrics import item_metrics
+from conflictscore_local.formats.results import read_results, result_from_json
+from conflictscore_local.core.types import Claim, DocJudgment, ItemResult
 
 S, C, I = "SUPPORT", "CONTRADICT", "IRRELEVANT"
 
@@ -103,7 +103,7 @@ def test_a_sampled_weighted_cascade_row_reads_back() -> None:
 ])
 def test_the_fields_of_sampled_weighted_and_cascade_rows_are_checked(path: tuple, value: object,
                                                                      message: str) -> None:
-    from conflictscore_local.errors import InputError
+    from conflictscore_local.core.errors import InputError
 
     row = _sampled_weighted_cascade_row()
     at = row

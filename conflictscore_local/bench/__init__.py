@@ -16,7 +16,7 @@ both RAMDocs variants of a question share it). Data built elsewhere from the sam
 
 from __future__ import annotations
 
-from ..locations import default_data_dir
+from ..util.locations import default_data_dir
 from .build import bench_stats, build_bench
 from .items import CONFLICT_TYPES, make_item
 from .sources import BENCH_SOURCES, DEFAULT_SOURCES

@@ -8,9 +8,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..errors import ConfigError, InputError
-from ..locations import DATA_ENV, default_data_dir
-from ..arguments import make_config
+from ..core.errors import ConfigError, InputError
+from ..util.locations import DATA_ENV, default_data_dir
+from ..backends.arguments import make_config
 from .leakage import bench_leaks, check_disjoint, separate_splits
 from .sources import DEFAULT_SOURCES, BENCH_SOURCES
 

@@ -11,11 +11,11 @@ import dataclasses
 import os
 from typing import Any, Iterable, Sequence
 
-from ..errors import InputError
-from ..inputs import parse_label_matrix, read_items
-from ..types import CONTRADICT, IRRELEVANT, LABELS, SUPPORT, Item, ItemResult
+from ..core.errors import InputError
+from ..formats.inputs import parse_label_matrix, read_items
+from ..core.types import CONTRADICT, IRRELEVANT, LABELS, SUPPORT, Item, ItemResult
 from .items import CONFLICT_TYPES
-from ..detection import grouped_detection, pair_metrics
+from ..core.detection import grouped_detection, pair_metrics
 from .split import SPLITS
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ..types import CONTRADICT, LABELS, SUPPORT
+from ..core.types import CONTRADICT, LABELS, SUPPORT
 from .split import split_for
 
 CONFLICT_TYPES: tuple[str, ...] = ("ambiguity", "misinformation", "counterfactual", "contradiction", "opinion", "none")

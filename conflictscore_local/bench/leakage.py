@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Iterable, Sequence
 
-from ..chunk import split_sentences
-from ..errors import InputError
-from ..types import CONTRADICT, SUPPORT
+from ..core.chunk import split_sentences
+from ..core.errors import InputError
+from ..core.types import CONTRADICT, SUPPORT
 from .split import normalize_text
 
 MIN_SENTENCE_WORDS = 6

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..errors import InputError
-from ..jsonl import iter_jsonl
+from ..core.errors import InputError
+from ..util.jsonl import iter_jsonl
 
 _TYPE_NAMES = {str: "a string", list: "an array", dict: "an object", int: "an integer", float: "a number"}
 

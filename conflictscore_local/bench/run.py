@@ -16,16 +16,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ..config import RunConfig
-from ..engine import Clock
-from ..errors import ConfigError, InputError
+from ..pipeline.config import RunConfig
+from ..pipeline.engine import Clock
+from ..core.errors import ConfigError, InputError
 from ..jobs import Input, Job, Output, Page, page_output, write_json_atomic
-from ..jsonl import file_sha256
-from ..paths import portable
-from ..scoring import Notes, Scored, ScoringInput, run_scoring
-from ..shards.merge import BenchMerge
-from ..shards.split import Shard, shard_record
-from ..types import Item, ItemResult, Summary
+from ..util.jsonl import file_sha256
+from ..util.paths import portable
+from ..pipeline.scoring import Notes, Scored, ScoringInput, run_scoring
+from ..pipeline.merge import BenchMerge
+from ..pipeline.shards import Shard, shard_record
+from ..core.types import Item, ItemResult, Summary
 from .gold import evaluate, load_bench_items, with_gold_labels
 
 

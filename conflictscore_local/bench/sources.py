@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from ..arguments import ranged
-from ..errors import InputError
-from ..types import CONTRADICT, IRRELEVANT, SUPPORT
+from ..backends.arguments import ranged
+from ..core.errors import InputError
+from ..core.types import CONTRADICT, IRRELEVANT, SUPPORT
 from .claims import declarative, name_entity
 from .items import make_item
 from .records import Record, iter_records

@@ -20,8 +20,8 @@ from .._version import __version__
 from .flags import (LIMIT, add_number, add_output_args, add_pipeline_args, add_shard_arg, config_from_args,
                         show_progress, warn_deprecated)
 from .text import emit, format_report
-from ..registry import REGISTRY, ROLES
-from ..errors import BackendUnavailable, ConflictScoreError
+from ..backends.registry import REGISTRY, ROLES
+from ..core.errors import BackendUnavailable, ConflictScoreError
 
 # name → "module:function" adding the subparser; the function sets ``func`` on it. The registry's
 # ``command`` namespace: a plugin's entry point ``command.NAME = module:add_parser`` adds one.
@@ -89,7 +89,7 @@ def add_score_parser(sub: Any) -> None:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    from ..scoring import EXIT_UNSCORED, score_file, too_many_fallbacks, too_many_unscored
+    from ..pipeline.scoring import EXIT_UNSCORED, score_file, too_many_fallbacks, too_many_unscored
     from .report import score_page
 
     cfg = config_from_args(args)
@@ -114,8 +114,8 @@ def add_backends_parser(sub: Any) -> None:
 def cmd_backends(args: argparse.Namespace) -> int:
     import dataclasses
 
-    from .. import registry
-    from ..arguments import argument_defaults, field_help, number_kind, numeric_fields
+    from ..backends import registry
+    from ..backends.arguments import argument_defaults, field_help, number_kind, numeric_fields
 
     listing: dict[str, dict[str, Any]] = {}
     for role in [args.role] if args.role else ROLES:
@@ -156,7 +156,7 @@ def cmd_backends(args: argparse.Namespace) -> int:
 
 def _first_line(doc: str | None) -> str:
     """A backend's one-line description: the first line of its class docstring."""
-    from ..arguments import plain_text
+    from ..backends.arguments import plain_text
 
     return plain_text((doc or "").strip().split("\n")[0].strip())
 

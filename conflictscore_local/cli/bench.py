@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..config import parse_assignment
-from ..errors import ConfigError
+from ..pipeline.config import parse_assignment
+from ..core.errors import ConfigError
 
 BUILD_EPILOG = """\
 sources (default files under --data-dir; --source NAME=PATH reads one from PATH):
@@ -112,7 +112,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 
     from .text import emit, format_bench_stats
     from ..jobs import Input, Job, Output, write_json_atomic, write_jsonl_atomic
-    from ..errors import ConfigError
+    from ..core.errors import ConfigError
     from ..bench.build import bench_stats, build_bench, default_source_file
     from ..bench.sources import BENCH_SOURCES, DEFAULT_SOURCES
 

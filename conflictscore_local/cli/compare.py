@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..arguments import field_range
+from ..backends.arguments import field_range
 from .flags import add_number, add_output_args
 from .text import emit
 

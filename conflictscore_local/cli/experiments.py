@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..arguments import Range
+from ..backends.arguments import Range
 from .flags import (LIMIT, SEED, add_number, add_output_args, add_per_item_alias, add_pipeline_args,
                          per_item_outputs, show_progress)
 from .text import emit
-from ..config import parse_assignment
+from ..pipeline.config import parse_assignment
 from ..experiments.prompts import CONDITIONS, STRATEGIES
 
 MAX_TOKENS = Range(1, 1_000_000)
@@ -104,7 +104,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
                         generator_args=_generator_args(args), max_tokens=args.max_tokens,
                         temperature=args.temperature, limit=args.limit, progress=show_progress(args))
     emit(args, out, lambda: f"{out['items']} items, {out['items'] - out['failed']} responses -> {args.output}")
-    from ..scoring import EXIT_UNSCORED  # done and written, but the replies failed
+    from ..pipeline.scoring import EXIT_UNSCORED  # done and written, but the replies failed
 
     return EXIT_UNSCORED if out["failed"] == out["items"] else 0
 
@@ -135,8 +135,8 @@ def add_regenerate_parser(sub: Any) -> None:
 
 def cmd_regenerate(args: argparse.Namespace) -> int:
     from .flags import config_from_args
-    from ..engine import Engine
-    from ..scoring import EXIT_UNSCORED
+    from ..pipeline.engine import Engine
+    from ..pipeline.scoring import EXIT_UNSCORED
     from ..experiments.regenerate import format_results, regenerate_file, too_many_failed
 
     out = per_item_outputs(args, "--trace", "trace")

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from ..arguments import Range, field_range
-from ..config import SEED_MAX, STAGES, RunConfig, SampleConfig, apply_overrides, load_config, parse_assignment
-from ..errors import ConfigError, ConflictScoreError
-from ..sampling import SELECTIONS
-from ..shards.split import Shard
+from ..backends.arguments import Range, field_range
+from ..pipeline.config import SEED_MAX, STAGES, RunConfig, SampleConfig, apply_overrides, load_config, parse_assignment
+from ..core.errors import ConfigError, ConflictScoreError
+from ..core.sampling import SELECTIONS
+from ..pipeline.shards import Shard
 
 log = logging.getLogger(__name__)
 

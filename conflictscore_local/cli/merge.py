@@ -64,7 +64,7 @@ def add_parser(sub: Any) -> None:
 
 def cmd_merge(args: argparse.Namespace) -> int:
     from ..bench.run import MERGE
-    from ..shards.merge import merge_shards
+    from ..pipeline.merge import merge_shards
     from .report import merge_page
 
     page = merge_page(args.report, scored=args.output, items=args.input) if args.report else None

@@ -94,8 +94,8 @@ def _help(p: argparse.ArgumentParser) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from ..models.manifest import manifests
-    from ..models.store import model_status
+    from ..backends.modelstore.manifest import manifests
+    from ..backends.modelstore.store import model_status
 
     rows = [model_status(m) for m in manifests().values()]
 
@@ -112,8 +112,8 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from ..models.manifest import get_manifest
-    from ..models.store import model_status
+    from ..backends.modelstore.manifest import get_manifest
+    from ..backends.modelstore.store import model_status
 
     m = get_manifest(args.name)
     st = model_status(m)
@@ -149,7 +149,7 @@ def cmd_pull(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from ..models.verify import verify
+    from ..backends.modelstore.verify import verify
 
     result = verify(args.target, progress=show_progress(args) and not args.json)
     emit(args, result.to_json(), result.text)

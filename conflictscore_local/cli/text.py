@@ -7,8 +7,8 @@ import argparse
 import json
 from typing import Any, Callable
 
-from ..detection import DETECTION_METRICS
-from ..metrics import METRICS
+from ..core.detection import DETECTION_METRICS
+from ..core.metrics import METRICS
 
 
 def format_report(report: Any) -> str:
@@ -35,7 +35,7 @@ def format_report(report: Any) -> str:
 
 def format_bench(res: dict[str, Any]) -> str:
     """A short text table of a ``bench run`` summary (any release's schema) for the terminal."""
-    from ..summary import upgrade
+    from ..formats.summary import upgrade
 
     def f(v: Any) -> str:
         return "   -  " if v is None else f"{v:6.3f}"

@@ -111,7 +111,7 @@ def _option(g: Any, flag: str, field: str, help_text: str) -> None:
     import dataclasses
     import typing
 
-    from ..arguments import field_range, number_kind
+    from ..backends.arguments import field_range, number_kind
     from .flags import add_number
     from ..train.loop import TrainOptions
 
@@ -174,7 +174,7 @@ exit status: 0 done, 2 bad input or options (a missing source file, a leak, a fo
 
 
 def _add_prepare(tsub: Any) -> None:
-    from ..arguments import Range
+    from ..backends.arguments import Range
     from .flags import SEED, add_number
     from ..train.prepare import Mix
 

@@ -24,9 +24,9 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from ..arguments import check_ranges, ranged
-from ..metrics import METRICS, bootstrap_columns, shown_keys
-from ..types import ClaimVerdict, ItemResult
+from ..backends.arguments import check_ranges, ranged
+from ..core.metrics import METRICS, bootstrap_columns, shown_keys
+from ..core.types import ClaimVerdict, ItemResult
 
 EXACT_PERMUTATION_MAX = 16
 """Up to this many non-zero differences the permutation test enumerates every sign pattern (2^16)."""

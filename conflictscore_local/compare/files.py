@@ -14,13 +14,13 @@ import os
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from ..diff import ABSENT, leaf_differences
-from ..errors import ConfigError, InputError
+from ..core.diff import ABSENT, leaf_differences
+from ..core.errors import ConfigError, InputError
 from ..jobs import Input, Job, Output, Page, page_output, write_json_atomic
-from ..jsonl import InputStats, iter_jsonl
-from ..results import result_from_json
-from ..summary import read_summary
-from ..types import ItemResult
+from ..util.jsonl import InputStats, iter_jsonl
+from ..formats.results import result_from_json
+from ..formats.summary import read_summary
+from ..core.types import ItemResult
 from .core import ComparisonSettings, compare_results
 
 log = logging.getLogger(__name__)

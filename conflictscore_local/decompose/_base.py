@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import ClassVar, Protocol, Sequence, runtime_checkable
 
-from ..backend import Backend, Role
-from ..types import Claim, Item
+from ..backends.backend import Backend, Role
+from ..core.types import Claim, Item
 
 
 @runtime_checkable

@@ -10,9 +10,9 @@ import json
 import re
 from typing import Iterator, Sequence
 
-from ..chunk import split_sentences
+from ..core.chunk import split_sentences
 from ..generate.text import strip_thinking
-from ..types import Claim, Item
+from ..core.types import Claim, Item
 
 ClaimText = tuple[str, tuple[int, int]]
 """A claim's text and the character span in the response it was built from."""

@@ -18,10 +18,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Sequence
 
-from .. import registry
-from ..arguments import ranged
+from ..backends import registry
+from ..backends.arguments import ranged
 from ..generate._base import Generation, Generator
-from ..types import Claim, Item
+from ..core.types import Claim, Item
 from ._text import ClaimText, assemble, parse_claims
 from .spacy import Sentence
 from ._base import DecomposerBase

@@ -15,11 +15,11 @@ import string
 from dataclasses import dataclass
 from typing import Any, ClassVar, Sequence
 
-from .. import registry
-from ..arguments import ranged
-from ..devices import DTYPES, check_device
-from ..errors import BackendUnavailable
-from ..types import Claim, Item
+from ..backends import registry
+from ..backends.arguments import ranged
+from ..util.devices import DTYPES, check_device
+from ..core.errors import BackendUnavailable
+from ..core.types import Claim, Item
 from ._text import ClaimText, assemble, parse_claims
 from .spacy import Sentence
 from ._base import DecomposerBase
@@ -88,8 +88,8 @@ class Seq2SeqDecomposer(DecomposerBase):
     def spec(self) -> dict[str, Any]:
         """The checkpoint's weights and tokenizer (not its path), the prompt, the generation
         settings that change claims, and the sentence splitter's spec; loads no model."""
-        from ..checkpoints import model_fingerprint, resolve_model, tokenizer_fingerprint
-        from ..devices import torch_device, torch_dtype
+        from ..backends.checkpoints import model_fingerprint, resolve_model, tokenizer_fingerprint
+        from ..util.devices import torch_device, torch_dtype
 
         cfg = self.config
         path = resolve_model(cfg.model, cfg.revision, what="seq2seq decomposer", record=self.resolved,
@@ -111,8 +111,8 @@ class Seq2SeqDecomposer(DecomposerBase):
     def _load(self) -> None:
         from transformers import AutoModelForSeq2SeqLM
 
-        from ..checkpoints import load_tokenizer, model_fingerprint, resolve_model
-        from ..devices import torch_device, torch_dtype
+        from ..backends.checkpoints import load_tokenizer, model_fingerprint, resolve_model
+        from ..util.devices import torch_device, torch_dtype
 
         cfg = self.config
         path = resolve_model(cfg.model, cfg.revision, what="seq2seq decomposer", record=self.resolved,

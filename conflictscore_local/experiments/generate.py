@@ -13,13 +13,13 @@ import logging
 import os
 from typing import Any, Callable, Mapping, Sequence
 
-from .. import registry
-from ..errors import ConfigError, InputError
+from ..backends import registry
+from ..core.errors import ConfigError, InputError
 from ..generate import Generator
-from ..inputs import item_to_json, parse_item
-from ..jsonl import iter_jsonl
-from ..progress import bar as progress_bar
-from ..types import Item
+from ..formats.inputs import item_to_json, parse_item
+from ..util.jsonl import iter_jsonl
+from ..util.progress import bar as progress_bar
+from ..core.types import Item
 from ..jobs import Input, Job, Output, write_jsonl_atomic
 from .prompts import PROMPT_VERSION, STRATEGIES, report_prompt
 

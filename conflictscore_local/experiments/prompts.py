@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from ..types import Document
+from ..core.types import Document
 
 PROMPT_VERSION = "1"
 

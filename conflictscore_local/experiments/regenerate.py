@@ -27,17 +27,17 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
-from .. import registry
-from ..engine import Engine
+from ..backends import registry
+from ..pipeline.engine import Engine
 from ..jobs import Input, Job, Output, ResumableJsonlWriter, write_json_atomic
-from ..scoring import cache_output
-from ..environment import versions
-from ..errors import ConfigError
+from ..pipeline.scoring import cache_output
+from ..util.environment import versions
+from ..core.errors import ConfigError
 from ..generate import Generation, Generator
-from ..jsonl import file_sha256
-from ..metrics import bootstrap_mean_ci
-from ..progress import bar as progress_bar
-from ..types import Document, Item, ItemResult
+from ..util.jsonl import file_sha256
+from ..core.metrics import bootstrap_mean_ci
+from ..util.progress import bar as progress_bar
+from ..core.types import Document, Item, ItemResult
 from .prompts import CONDITIONS, feedback_prompt, letter, mc_prompt, prompt_record
 from .truthfulqa import MCQuestion, parse_option, read_truthfulqa, sample
 

@@ -26,8 +26,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from ..errors import InputError
-from ..types import Document
+from ..core.errors import InputError
+from ..core.types import Document
 from .prompts import letter
 
 COLUMNS: tuple[str, ...] = ("Question", "Best Answer", "Correct Answers", "Incorrect Answers")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Mapping, Protocol, Sequence, runtime_checkable
 
-from ..backend import Backend, Role
+from ..backends.backend import Backend, Role
 
 Message = Mapping[str, str]
 """A chat message: ``{"role": "system" | "user" | "assistant", "content": str}``."""
@@ -40,12 +40,12 @@ def generation_spec(generator: Any) -> dict[str, Any]:
     """What decides a generator's answers, for the spec of whatever it answers for (the ``llm``
     decomposer): its name and every argument but :data:`PACING_ARGS`, with a local model (``vllm``,
     ``transformers``) named by its weights' and tokenizer's fingerprints, not its path."""
-    from ..arguments import config_dict
+    from ..backends.arguments import config_dict
 
     out: dict[str, Any] = {"backend": generator.name}
     out.update((k, v) for k, v in config_dict(generator.config).items() if k not in PACING_ARGS)
     if isinstance(out.get("model"), str) and out["backend"] in ("vllm", "transformers"):
-        from ..checkpoints import model_fingerprint, resolve_model, tokenizer_fingerprint
+        from ..backends.checkpoints import model_fingerprint, resolve_model, tokenizer_fingerprint
 
         path = resolve_model(out["model"], out.get("revision"), what="llm decomposer")
         out.update(model=model_fingerprint(path), tokenizer=tokenizer_fingerprint(path))

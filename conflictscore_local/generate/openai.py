@@ -34,8 +34,8 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any, Callable, Literal, Mapping, Sequence
 
-from ..arguments import ranged
-from ..errors import BackendUnavailable, ConfigError
+from ..backends.arguments import ranged
+from ..core.errors import BackendUnavailable, ConfigError
 from ._base import Generation, GeneratorBase, Prompt, generation_spec
 from ..jobs import add_secret, redact
 from .text import strip_thinking

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from ..errors import ConfigError
+from ..core.errors import ConfigError
 
 if TYPE_CHECKING:
     from ._base import Prompt

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Literal, Sequence
 
-from ..arguments import ranged
-from ..checkpoints import load_tokenizer, resolve_model
-from ..errors import BackendUnavailable, ConfigError
+from ..backends.arguments import ranged
+from ..backends.checkpoints import load_tokenizer, resolve_model
+from ..core.errors import BackendUnavailable, ConfigError
 from ._base import Generation, GeneratorBase, Prompt, generation_spec
 from .text import render_prompt, strip_thinking, template_kwargs
 

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, Iterable, Iterator, Mapping
 
-from ..errors import ConfigError, WriteFailed
+from ..core.errors import ConfigError, WriteFailed
 from .locks import Hold, hold, release, spend
 from .redaction import scrub, scrub_text
 from .target import OutputTarget, file_mode, os_reason

@@ -13,8 +13,8 @@ from __future__ import annotations
 import errno
 import sqlite3
 
-from ..errors import ConflictScoreError
-from ..extras import EXTRA_OF, missing_extra  # noqa: F401  (EXTRA_OF: its old place, for one release)
+from ..core.errors import ConflictScoreError
+from ..util.extras import EXTRA_OF, missing_extra  # noqa: F401  (EXTRA_OF: its old place, for one release)
 from .redaction import scrub_text
 from .target import os_reason
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ..diff import ABSENT, leaf_differences
-from ..errors import shown
+from ..core.diff import ABSENT, leaf_differences
+from ..core.errors import shown
 
 FINGERPRINT_FORMAT = 2
 """Bumped when what a fingerprint holds changes: a partial file of another format is never resumed."""

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Generic, Iterable, Literal, TypeVar
 
-from ..errors import ConfigError, OutputBusy
+from ..core.errors import ConfigError, OutputBusy
 from .locks import Hold, hold, locked_elsewhere, owner, release, release_owned
 from .target import OutputTarget, os_reason, same_file
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from ..errors import ConfigError, OutputBusy
+from ..core.errors import ConfigError, OutputBusy
 from .target import FILE_MODE, os_reason
 
 

@@ -14,8 +14,8 @@ import tempfile
 from pathlib import Path
 from typing import IO, Any, Callable, Mapping, Sequence
 
-from ..errors import ConfigError, InputError, WriteFailed
-from ..jsonl import json_type_name
+from ..core.errors import ConfigError, InputError, WriteFailed
+from ..util.jsonl import json_type_name
 from .atomic import commit, dumps, write_json_atomic
 from .locks import close_quietly, hold, release
 from .redaction import scrub

@@ -9,7 +9,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import ConfigError
+from ..core.errors import ConfigError
 
 FILE_MODE = 0o666
 """Every file this package writes (OUTPUT, its ``.partial`` and ``.partial.meta.json``, the

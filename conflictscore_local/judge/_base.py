@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, ClassVar, Protocol, Sequence, runtime_checkable
 
-from ..backend import Backend, Role
-from ..types import Judgment, Pair
+from ..backends.backend import Backend, Role
+from ..core.types import Judgment, Pair
 
 ProgressFn = Callable[[int], None]
 

@@ -34,11 +34,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from .. import registry
-from ..aggregate import claim_verdict, document_judgment
-from ..arguments import check_ranges, ranged
-from ..errors import ConfigError
-from ..types import CONTRADICT, LABELS, Judgment, Label, Pair
+from ..backends import registry
+from ..core.aggregate import claim_verdict, document_judgment
+from ..backends.arguments import check_ranges, ranged
+from ..core.errors import ConfigError
+from ..core.types import CONTRADICT, LABELS, Judgment, Label, Pair
 from ._base import JudgeBase, ProgressFn
 
 log = logging.getLogger(__name__)
@@ -170,7 +170,7 @@ class CascadeJudge(JudgeBase):
         if self._cache_path is None:
             return None
         if which not in self._caches:
-            from ..cache import JudgmentCache
+            from ..formats.cache import JudgmentCache
 
             self._caches[which] = JudgmentCache(self._cache_path, judge.spec())
         return self._caches[which]

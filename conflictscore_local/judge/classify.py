@@ -31,12 +31,12 @@ import dataclasses
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any, Mapping, Sequence
 
-from .. import registry
-from ..arguments import argument_defaults, argument_values
-from ..errors import ConfigError
+from ..backends import registry
+from ..backends.arguments import argument_defaults, argument_values
+from ..core.errors import ConfigError
 from ..generate.openai import OpenAIGenerator, RequestFailed
 from ..generate.vllm import VLLMGenerator, import_vllm
-from ..types import Judgment, Pair
+from ..core.types import Judgment, Pair
 from ._base import ProgressFn
 from .runtime import Classifier, DoneFn, Features, Row, pair_boundary
 

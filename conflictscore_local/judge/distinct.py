@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from ..types import Judgment, Pair
+from ..core.types import Judgment, Pair
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,9 @@ import math
 import re
 from typing import Any, Mapping
 
-from ..errors import ConfigError
-from ..labels import canonical_label
-from ..types import CONTRADICT, IRRELEVANT, LABELS, SUPPORT, Label
+from ..core.errors import ConfigError
+from ..core.labels import canonical_label
+from ..core.types import CONTRADICT, IRRELEVANT, LABELS, SUPPORT, Label
 
 DECISION_LABELS: tuple[Label, Label] = (SUPPORT, CONTRADICT)
 _PUNCT = "*_`'\"“”‘’.,:;!?()[]{}<>"

@@ -32,7 +32,7 @@ from typing import Any, Mapping, Sequence
 
 from ..generate._base import Generation, Prompt
 from ..jobs import redact
-from ..types import Judgment, Label, Pair
+from ..core.types import Judgment, Label, Pair
 from ._base import JudgeBase, ProgressFn
 from .distinct import distinct
 from .labels import check_thresholds, decide, label_distribution, parse_label_text

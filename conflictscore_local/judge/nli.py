@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Literal, Mapping, Sequence
 
-from ..arguments import ranged
-from ..checkpoints import load_tokenizer, model_fingerprint, token_counter, tokenizer_fingerprint
-from ..devices import check_device
-from ..errors import BackendUnavailable, ConfigError
-from ..types import LABELS, Judgment, Label, Pair
+from ..backends.arguments import ranged
+from ..backends.checkpoints import load_tokenizer, model_fingerprint, token_counter, tokenizer_fingerprint
+from ..util.devices import check_device
+from ..core.errors import BackendUnavailable, ConfigError
+from ..core.types import LABELS, Judgment, Label, Pair
 from ._base import JudgeBase, ProgressFn
 from .distinct import distinct
 from .labels import check_thresholds, decide, map_id2label
@@ -45,7 +45,7 @@ _MAX_DEFAULT_LENGTH = 512
 def default_judge_path() -> Path:
     """``$CONFLICTSCORE_DEFAULT_JUDGE``, else the default judge shipped inside the package
     (``models/default-judge`` of the repository, package data in a wheel)."""
-    from ..models.manifest import shipped_dir
+    from ..backends.modelstore.manifest import shipped_dir
 
     env = os.environ.get(DEFAULT_JUDGE_ENV)
     return Path(env).expanduser() if env else shipped_dir() / DEFAULT_JUDGE_MANIFEST
@@ -133,7 +133,7 @@ class NLIJudge(JudgeBase):
         what identifies it (manifest, revision, lock digest) goes into ``resolved``.
         """
         if self._path is None:
-            from ..models.store import locate
+            from ..backends.modelstore.store import locate
 
             cfg = self.config
             if cfg.model is None:
@@ -332,7 +332,7 @@ class NLIJudge(JudgeBase):
     def flops_per_token(self) -> float | None:
         """Matmul FLOPs per token of the checkpoint's encoder, from its config (loads no weights):
         what the ``auto`` pruner scales its judge-cost prior by."""
-        from ..flops import flops_per_token
+        from ..util.flops import flops_per_token
 
         return flops_per_token(self._json("config.json"))
 
@@ -402,7 +402,7 @@ def local_runtime(classifier: Classifier, runtime: str = "auto") -> ClassifierRu
     name = resolve_runtime(runtime, classifier.device, classifier.dtype)
     if classifier.int8 and name != "onnx":
         raise ConfigError(f"judge nli: int8=true needs runtime=onnx (dynamic int8 quantization); runtime is {name}")
-    from .. import registry
+    from ..backends import registry
 
     return registry.REGISTRY["runtime"].get(name)(classifier)
 

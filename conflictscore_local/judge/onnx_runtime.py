@@ -35,9 +35,9 @@ import warnings
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..checkpoints import model_fingerprint
-from ..environment import library_versions
-from ..errors import BackendUnavailable, ConfigError
+from ..backends.checkpoints import model_fingerprint
+from ..util.environment import library_versions
+from ..core.errors import BackendUnavailable, ConfigError
 from .runtime import Classifier, DoneFn, Features, Row, check_num_labels, run_batched
 
 log = logging.getLogger(__name__)
@@ -66,7 +66,7 @@ SAMPLE_PAIRS: tuple[tuple[str, str], ...] = (
 
 def default_export_dir() -> Path:
     """``onnx/`` in the folder of the default judgment cache."""
-    from ..locations import default_cache_path
+    from ..util.locations import default_cache_path
 
     return default_cache_path().parent / "onnx"
 

@@ -24,12 +24,12 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Callable, Literal, Mapping
 
-from .. import registry
-from ..arguments import ranged
-from ..arguments import flat
-from ..chunk import word_count
+from ..backends import registry
+from ..backends.arguments import ranged
+from ..backends.arguments import flat
+from ..core.chunk import word_count
 from ..generate.openai import OpenAIConfig, OpenAIGenerator
-from ..types import Claim, Pair, Passage
+from ..core.types import Claim, Pair, Passage
 from .classify import ClassifyMode, ServeClassifyRuntime, check_mode_args
 from .llm import LLMJudge, check_judge_args
 from .runtime import Classifier

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..generate._base import Message
-from ..types import Pair
+from ..core.types import Pair
 
 PROMPT_VERSION = "judge-v1"
 

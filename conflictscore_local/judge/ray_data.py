@@ -32,12 +32,12 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from ..arguments import ranged
-from ..errors import BackendUnavailable
+from ..backends.arguments import ranged
+from ..core.errors import BackendUnavailable
 from ..generate._base import Generation, Prompt
 from ..generate.text import strip_thinking
 from ..generate.vllm import VLLMGenerator, alternatives
-from ..types import Claim, Judgment, Pair, Passage
+from ..core.types import Claim, Judgment, Pair, Passage
 from ._base import JudgeBase, ProgressFn
 from .distinct import distinct
 
@@ -105,7 +105,7 @@ class RayJudgeConfig:
 
 def inner_config(cfg: RayJudgeConfig) -> Any:
     """The wrapped judge's checked ``Config``."""
-    from .. import registry
+    from ..backends import registry
 
     args = {k: v for k, v in cfg.judge.items() if k != "name"}
     return registry.config_for("judge", cfg.judge["name"], args, where=f"judge ray: judge {cfg.judge['name']!r}")
@@ -129,7 +129,7 @@ class RayJudge(JudgeBase):
         """The wrapped judge, built here (driver side) for its spec and passage budget; on
         the ``nli`` path its model is never loaded here."""
         if self._inner is None:
-            from .. import registry
+            from ..backends import registry
 
             judge = registry.build("judge", self.config.judge["name"], inner_config(self.config))
             engines = judge.generator_engines()
@@ -182,7 +182,7 @@ class RayJudge(JudgeBase):
         cfg = self.config
         blocks = max(cfg.workers, math.ceil(len(rows) / cfg.batch_size))
         threads = cfg.threads_per_worker or max(1, int(cfg.cpus_per_worker))
-        from .. import registry
+        from ..backends import registry
 
         name = cfg.judge["name"]
         ds = ray.data.from_items(rows, override_num_blocks=blocks).map_batches(
@@ -241,7 +241,7 @@ class JudgeWorker:
     def __init__(self, name: str, target: type, config: Any, threads: int) -> None:
         """``target``: the judge class the driver resolved ``name`` to, registered here too when
         this process does not know the name (a judge registered by the user's code)."""
-        from .. import registry
+        from ..backends import registry
 
         try:
             import torch

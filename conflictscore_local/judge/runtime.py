@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
 
-from ..devices import resolve_dtype, torch_device
-from ..errors import BackendUnavailable, ConfigError
+from ..util.devices import resolve_dtype, torch_device
+from ..core.errors import BackendUnavailable, ConfigError
 
 Features = Mapping[str, list[int]]
 """One encoded input: ``input_ids`` (+ ``token_type_ids``, ``attention_mask``)."""

@@ -18,13 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Literal, Mapping
 
-from .. import registry
-from ..arguments import ranged
-from ..arguments import flat
-from ..checkpoints import model_fingerprint, token_counter, tokenizer_fingerprint
-from ..errors import ConfigError
+from ..backends import registry
+from ..backends.arguments import ranged
+from ..backends.arguments import flat
+from ..backends.checkpoints import model_fingerprint, token_counter, tokenizer_fingerprint
+from ..core.errors import ConfigError
 from ..generate.vllm import VLLMConfig, VLLMGenerator
-from ..types import LABELS
+from ..core.types import LABELS
 from .classify import ClassifyMode, VLLMClassifyRuntime, check_mode_args
 from .labels import token_label
 from .llm import LLMJudge, check_judge_args

@@ -10,9 +10,9 @@ and check them on the air-gapped one. Nothing here imports torch or contacts a h
 
 from __future__ import annotations
 
-from ..locations import STORE_ENV, store_dir
-from .lock import LOCK_FILE, make_lock, read_lock, write_lock
-from .manifest import (
+from ..util.locations import STORE_ENV, store_dir
+from ..backends.modelstore.lock import LOCK_FILE, make_lock, read_lock, write_lock
+from ..backends.modelstore.manifest import (
     Labels,
     Manifest,
     ModelSource,
@@ -23,9 +23,9 @@ from .manifest import (
     manifests,
     shipped_dir,
 )
-from .store import Located, locate, locate_manifest, staged_path
+from ..backends.modelstore.store import Located, locate, locate_manifest, staged_path
 from .transfer import VerificationFailed, bundle, pull, unpack
-from .verify import Verification, verify, verify_folder, verify_manifest
+from ..backends.modelstore.verify import Verification, verify, verify_folder, verify_manifest
 
 __all__ = [
     "LOCK_FILE",

@@ -18,13 +18,13 @@ import zlib
 from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO, Sequence
 
-from ..extras import requires
-from ..errors import BackendUnavailable, ConfigError, ConflictScoreError
+from ..util.extras import requires
+from ..core.errors import BackendUnavailable, ConfigError, ConflictScoreError
 from ..jobs import Input, Job, Output, write_binary_atomic
-from .lock import LOCK_FILE, SKIPPED_DIRS, make_lock, read_lock, write_lock
-from .manifest import Manifest, get_manifest
-from .store import staged_path, store_dir
-from .verify import Verification, verify_folder
+from ..backends.modelstore.lock import LOCK_FILE, SKIPPED_DIRS, make_lock, read_lock, write_lock
+from ..backends.modelstore.manifest import Manifest, get_manifest
+from ..backends.modelstore.store import staged_path, store_dir
+from ..backends.modelstore.verify import Verification, verify_folder
 
 _TAR_MODES = {".tar": "w", ".gz": "w:gz", ".tgz": "w:gz"}
 _DAMAGED = (tarfile.TarError, EOFError, zlib.error, OSError)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, ClassVar, Mapping, Protocol, Sequence, runtime_checkable
 
-from ..backend import Backend, Role
-from ..types import Judgment, Pair
+from ..backends.backend import Backend, Role
+from ..core.types import Judgment, Pair
 
 
 @runtime_checkable

@@ -45,10 +45,10 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from ..arguments import flat, ranged
-from ..flops import flops_per_token
-from ..types import Judgment, Pair
-from .. import registry
+from ..backends.arguments import flat, ranged
+from ..util.flops import flops_per_token
+from ..core.types import Judgment, Pair
+from ..backends import registry
 from .embedding import EmbeddingConfig, EmbeddingPruner
 from ._base import PrunerBase
 

@@ -60,12 +60,12 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from ..arguments import ranged
-from ..checkpoints import model_fingerprint, resolve_model, token_counter, tokenizer_fingerprint
-from ..chunk import Chunker
-from ..extras import requires
-from ..errors import BackendUnavailable
-from ..types import IRRELEVANT, Document, Judgment, Pair, Passage
+from ..backends.arguments import ranged
+from ..backends.checkpoints import model_fingerprint, resolve_model, token_counter, tokenizer_fingerprint
+from ..core.chunk import Chunker
+from ..util.extras import requires
+from ..core.errors import BackendUnavailable
+from ..core.types import IRRELEVANT, Document, Judgment, Pair, Passage
 from ._base import PrunerBase, VectorStore
 from .guard import lexical_keys
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..types import Judgment, Pair
+from ..core.types import Judgment, Pair
 from ._base import PrunerBase
 
 

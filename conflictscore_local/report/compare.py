@@ -14,9 +14,9 @@ from typing import Any, Mapping, Sequence
 
 from .._version import __version__
 from ..compare.core import CHANGES, match_claims
-from ..errors import InputError
-from ..metrics import METRICS
-from ..types import ClaimVerdict, ItemResult
+from ..core.errors import InputError
+from ..core.metrics import METRICS
+from ..core.types import ClaimVerdict, ItemResult
 from ..jobs import write_text_atomic
 from .data import VALUE_DIGITS
 from .render import PAGE_SIZE, _environment, _static, pack_details

@@ -17,14 +17,14 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from ..detection import DETECTION_METRICS, detection_counts
-from ..errors import InputError
-from ..inputs import read_items
-from ..jsonl import file_sha256
-from ..metrics import METRICS, bootstrap_ci, pair_counts, shown_keys, summarize_metrics
-from ..results import read_results
-from ..summary import check_summary, is_bench_summary, read_summary
-from ..types import CONTRADICT, IRRELEVANT, SUPPORT, ClaimVerdict, DocJudgment, Item, ItemResult
+from ..core.detection import DETECTION_METRICS, detection_counts
+from ..core.errors import InputError
+from ..formats.inputs import read_items
+from ..util.jsonl import file_sha256
+from ..core.metrics import METRICS, bootstrap_ci, pair_counts, shown_keys, summarize_metrics
+from ..formats.results import read_results
+from ..formats.summary import check_summary, is_bench_summary, read_summary
+from ..core.types import CONTRADICT, IRRELEVANT, SUPPORT, ClaimVerdict, DocJudgment, Item, ItemResult
 
 PAIR_KEYS: tuple[str, ...] = ("total", "judged", "pruned", "cached", "given", "unscored")
 LABEL_CODES: dict[str | None, str | None] = {SUPPORT: "S", CONTRADICT: "C", IRRELEVANT: "I", None: None}

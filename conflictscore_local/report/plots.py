@@ -14,8 +14,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from ..metrics import METRICS
-from ..types import CONTRADICT, IRRELEVANT, LABELS, SUPPORT
+from ..core.metrics import METRICS
+from ..core.types import CONTRADICT, IRRELEVANT, LABELS, SUPPORT
 
 COLORS = {SUPPORT: "#2e8540", CONTRADICT: "#c62828", IRRELEVANT: "#9e9e9e", "cs_c": "#6a3d9a", "cs_r": "#e66100"}
 MISSING_MATPLOTLIB = "plots need matplotlib: pip install 'conflictscore-local[report]'"

@@ -20,9 +20,9 @@ from importlib import resources
 from typing import Any, Mapping
 
 from .._version import __version__
-from ..extras import requires
+from ..util.extras import requires
 from ..jobs import Input, Job, Output, scrub, write_text_atomic
-from ..inputs import read_items
+from ..formats.inputs import read_items
 from .data import Evaluator, ItemsReader, ReportInputs, bench_section, item_records, load_inputs, summary_section
 from .plots import MISSING_MATPLOTLIB, make_plots, matplotlib_available
 

@@ -18,7 +18,7 @@ from collections import Counter
 from typing import Any, Callable, Iterable, Sequence
 
 from ..bench import normalize_text
-from ..types import CONTRADICT, IRRELEVANT, SUPPORT
+from ..core.types import CONTRADICT, IRRELEVANT, SUPPORT
 from .sources import LabelledPair
 
 _NUMBER = re.compile(r"(?<![\w.,])(?<![A-Za-z]-)(?:\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?!\w|[.,]\d)")
@@ -224,7 +224,7 @@ def subject_edit(claim: str, passage: str, ents: Sequence[tuple[str, str]], pool
 
 def named_entities(claims: Sequence[str]) -> list[list[tuple[str, str]]]:
     """(text, type) of the named entities of each claim, with spaCy's small English pipeline."""
-    from ..nlp import installed_pipeline, load_pipeline
+    from ..util.nlp import installed_pipeline, load_pipeline
 
     nlp = load_pipeline(installed_pipeline() or "en_core_web_sm", disable=["lemmatizer"])
     return [[(e.text, e.label_) for e in doc.ents if e.label_ in _ENTITY_TYPES] for doc in nlp.pipe(claims, batch_size=256)]

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
-from ..chunk import Chunker
-from ..errors import InputError
-from ..inputs import parse_item, parse_label_matrix
-from ..jsonl import file_sha256, iter_jsonl
-from ..types import CONTRADICT, LABELS, SUPPORT, Document, Item, Label, normalize_label
+from ..core.chunk import Chunker
+from ..core.errors import InputError
+from ..formats.inputs import parse_item, parse_label_matrix
+from ..util.jsonl import file_sha256, iter_jsonl
+from ..core.types import CONTRADICT, LABELS, SUPPORT, Document, Item, Label, normalize_label
 from .pairs import content_words
 
 ID2LABEL: dict[int, Label] = dict(enumerate(LABELS))

@@ -5,7 +5,7 @@ Passage probabilities become labels by :func:`conflictscore_local.judge.labels.d
 :func:`conflictscore_local.aggregate.document_judgment` gives its passages, and a claim is
 conflicted as :func:`conflictscore_local.aggregate.claim_verdict` says: a checkpoint is
 scored during training exactly as a run will judge it. Metrics are the benchmark's
-(:mod:`conflictscore_local.bench.metrics`): pair macro-F1 with scikit-learn's convention and
+(:mod:`conflictscore_local.core.detection`): pair macro-F1 with scikit-learn's convention and
 claim-level conflict detection.
 """
 
@@ -14,10 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from ..aggregate import claim_verdict, document_judgment
-from ..bench.metrics import detection_metrics, pair_metrics
+from ..core.aggregate import claim_verdict, document_judgment
+from ..core.detection import detection_metrics, pair_metrics
 from ..judge.labels import decide
-from ..types import CONTRADICT, LABELS, SUPPORT, Claim, Judgment, Pair, Passage
+from ..core.types import CONTRADICT, LABELS, SUPPORT, Claim, Judgment, Pair, Passage
 from .data import ID2LABEL, EvalSet
 
 if TYPE_CHECKING:

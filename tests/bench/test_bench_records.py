@@ -11,9 +11,9 @@ import pytest
 
 from conflictscore_local.bench import build_bench
 from conflictscore_local.bench.records import iter_records
-from conflictscore_local.errors import InputError
-from conflictscore_local.inputs import read_items
-from conflictscore_local.jsonl import iter_jsonl
+from conflictscore_local.core.errors import InputError
+from conflictscore_local.formats.inputs import read_items
+from conflictscore_local.util.jsonl import iter_jsonl
 
 # characters str.splitlines() breaks at that JSON allows unescaped inside a string
 _LINE_BREAKS_IN_STRINGS = "\u2028\u2029\x85"

@@ -14,9 +14,9 @@ from conflictscore_local.judge._base import JudgeBase
 from conflictscore_local.prune._base import PrunerBase
 from conflictscore_local.bench import make_item
 from conflictscore_local.cli import main
-from conflictscore_local.inputs import read_items
-from conflictscore_local.paths import portable
-from conflictscore_local.types import CONTRADICT, IRRELEVANT, SUPPORT, Judgment, Pair
+from conflictscore_local.formats.inputs import read_items
+from conflictscore_local.util.paths import portable
+from conflictscore_local.core.types import CONTRADICT, IRRELEVANT, SUPPORT, Judgment, Pair
 from conflictscore_local.jobs import write_jsonl_atomic
 
 S, C, IR = SUPPORT, CONTRADICT, IRRELEVANT

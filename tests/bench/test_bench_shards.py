@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from conflictscore_local.cli import main
-from conflictscore_local.shards import shard_of
+from conflictscore_local.pipeline import shard_of
 
 from ..support.rows import row_differences
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conflictscore_local.bench import CONFLICT_TYPES, build_bench, normalize_text, split_for
-from conflictscore_local.inputs import parse_item
+from conflictscore_local.formats.inputs import parse_item
 
 S, C, IR = "SUPPORT", "CONTRADICT", "IRRELEVANT"
 

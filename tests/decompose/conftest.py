@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conflictscore_local.types import Item
+from conflictscore_local.core.types import Item
 
 
 @pytest.fixture(scope="session")

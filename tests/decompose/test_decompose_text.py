@@ -19,7 +19,7 @@ from conflictscore_local.decompose._text import (
     response_blocks,
     strip_markup,
 )
-from conflictscore_local.types import Item
+from conflictscore_local.core.types import Item
 
 RECORDED = json.loads((Path(__file__).parent / "data" / "llm_outputs.json").read_text(encoding="utf-8"))
 

@@ -16,7 +16,7 @@ import pytest
 from conflictscore_local import registry
 from conflictscore_local.generate._base import GeneratorBase
 from conflictscore_local.decompose.llm import DEMONSTRATIONS, SYSTEM_PROMPT, LLMConfig, LLMDecomposer
-from conflictscore_local.errors import BackendUnavailable, ConfigError
+from conflictscore_local.core.errors import BackendUnavailable, ConfigError
 from conflictscore_local.generate._base import Generation, Generator
 
 from .conftest import items_of

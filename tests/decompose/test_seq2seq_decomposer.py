@@ -8,7 +8,7 @@ import pytest
 
 from conflictscore_local import registry
 from conflictscore_local.decompose.seq2seq import Seq2SeqConfig, Seq2SeqDecomposer
-from conflictscore_local.errors import BackendUnavailable, ConfigError
+from conflictscore_local.core.errors import BackendUnavailable, ConfigError
 
 from .conftest import items_of
 

@@ -10,7 +10,7 @@ import pytest
 
 from conflictscore_local import registry
 from conflictscore_local.decompose.spacy import SpacyConfig, SpacyDecomposer
-from conflictscore_local.errors import BackendUnavailable, ConfigError
+from conflictscore_local.core.errors import BackendUnavailable, ConfigError
 
 from .conftest import items_of
 

@@ -10,7 +10,7 @@ from typing import Any, Callable, Mapping, Sequence
 import pytest
 
 from conflictscore_local.judge._base import JudgeBase
-from conflictscore_local.types import Judgment, Pair
+from conflictscore_local.core.types import Judgment, Pair
 
 NOT = "Not: "
 

@@ -12,7 +12,7 @@ import pytest
 from conflictscore_local.cli import main
 from conflictscore_local.experiments import STRATEGIES, read_truthfulqa, run_regenerate
 from conflictscore_local.experiments.prompts import PROMPT_VERSION
-from conflictscore_local.inputs import read_items
+from conflictscore_local.formats.inputs import read_items
 
 from .conftest import RuleJudge
 

@@ -13,7 +13,7 @@ import pytest
 
 from conflictscore_local import Engine, RunConfig
 from conflictscore_local.cli import main
-from conflictscore_local.errors import ConfigError
+from conflictscore_local.core.errors import ConfigError
 from conflictscore_local.experiments import read_truthfulqa, run_regenerate
 from conflictscore_local.experiments.prompts import PROMPT_VERSION
 

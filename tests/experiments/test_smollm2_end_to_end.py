@@ -15,7 +15,7 @@ import pytest
 
 from conflictscore_local import Engine, RunConfig
 from conflictscore_local.experiments import STRATEGIES, generate_file, parse_option, read_truthfulqa, regenerate_file
-from conflictscore_local.inputs import read_items
+from conflictscore_local.formats.inputs import read_items
 
 pytestmark = pytest.mark.slow  # a real 135M-parameter model generating on the CPU: minutes
 

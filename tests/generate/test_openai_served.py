@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from conflictscore_local import registry
-from conflictscore_local.errors import BackendUnavailable
+from conflictscore_local.core.errors import BackendUnavailable
 from conflictscore_local.generate.openai import LOGPROBS_IGNORED
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]

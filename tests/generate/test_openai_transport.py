@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from conflictscore_local import Engine, registry
-from conflictscore_local.errors import BackendUnavailable
-from conflictscore_local.types import Claim, Document, Item, Pair, Passage
+from conflictscore_local.core.errors import BackendUnavailable
+from conflictscore_local.core.types import Claim, Document, Item, Pair, Passage
 
 KEY = "sk-test-0123456789abcdef"
 DOC = "The bridge over the river opened in 1932 after four years of work."

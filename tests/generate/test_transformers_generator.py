@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from conflictscore_local import registry
-from conflictscore_local.errors import ConfigError
+from conflictscore_local.core.errors import ConfigError
 from conflictscore_local.generate.text import render_prompt
 
 CHATS = [[{"role": "user", "content": "Name a river " + "in Europe " * k}] for k in range(5)]

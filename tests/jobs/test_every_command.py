@@ -21,11 +21,11 @@ from typing import Any, Callable
 import pytest
 
 from conflictscore_local import registry
-from conflictscore_local.arguments import number_kind, numeric_fields
+from conflictscore_local.backends.arguments import number_kind, numeric_fields
 from conflictscore_local.cli import build_parser, main
 from conflictscore_local.cli.flags import NumberArg
-from conflictscore_local.config import _SECTIONS
-from conflictscore_local.errors import ConfigError
+from conflictscore_local.pipeline.config import _SECTIONS
+from conflictscore_local.core.errors import ConfigError
 
 from .test_hostile import RAMDOCS_ROW, bench_file, files, labelled, locked_model, train_files, truthfulqa, write_jsonl
 
@@ -320,7 +320,7 @@ def field_cases() -> list[tuple[str, type, str, Any]]:
 
 @pytest.mark.parametrize("where, cls, name, value", field_cases(), ids=lambda x: str(x) if not isinstance(x, type) else "")
 def test_every_numeric_config_field_refuses_values_out_of_range(where: str, cls: type, name: str, value: Any) -> None:
-    from conflictscore_local.arguments import make_config
+    from conflictscore_local.backends.arguments import make_config
 
     with pytest.raises(ConfigError, match=name):
         make_config(cls, {**REQUIRED.get(where, {}), name: value}, where=where)

@@ -30,7 +30,7 @@ from conflictscore_local.judge._base import JudgeBase
 from conflictscore_local.prune._base import PrunerBase
 from conflictscore_local.bench import make_item
 from conflictscore_local.cli import main
-from conflictscore_local.types import CONTRADICT, IRRELEVANT, SUPPORT, Judgment, Pair
+from conflictscore_local.core.types import CONTRADICT, IRRELEVANT, SUPPORT, Judgment, Pair
 
 ROOT = Path(__file__).resolve().parents[2]
 TRUTHFULQA = ROOT / "tests" / "experiments" / "data" / "truthfulqa_sample.csv"
@@ -348,7 +348,7 @@ def test_fit_refuses_an_unrelated_folder_that_is_not_empty(tmp_path, capsys):
 
 def locked_model(folder: Path, name: str = "alpha") -> Path:
     """A model folder with a lock file, as `models pull --to` leaves it."""
-    from conflictscore_local.models.lock import LOCK_FILE, hash_files, lock_digest, model_files
+    from conflictscore_local.backends.modelstore.lock import LOCK_FILE, hash_files, lock_digest, model_files
 
     folder.mkdir(parents=True)
     (folder / "config.json").write_text(json.dumps({"model_type": "bert", "id2label": {"0": "entailment"}}))
@@ -697,7 +697,7 @@ def test_generate_refuses_a_temperature_of_nan(tmp_path, capsys, openai_server):
 
 @pytest.mark.parametrize("loader", ["load_healthver_csv", "load_sick"])
 def test_prepare_names_file_and_line_of_a_garbage_source(tmp_path, loader):
-    from conflictscore_local.errors import InputError
+    from conflictscore_local.core.errors import InputError
     from conflictscore_local.train import sources
 
     bad = tmp_path / "source.csv"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conflictscore_local.errors import ConfigError, OutputBusy
+from conflictscore_local.core.errors import ConfigError, OutputBusy
 from conflictscore_local.jobs import Input, Job, Output, ResumableJsonlWriter, write_json_atomic, write_text_atomic
 
 
@@ -51,7 +51,7 @@ def test_a_file_system_without_room_is_refused_before_any_work(tmp_path: Path, m
 
 def test_a_job_holds_its_outputs_from_start_to_end(tmp_path: Path) -> None:
     out = tmp_path / "s.json"
-    probe = ("import sys\nfrom conflictscore_local.jobs import Job, Output\nfrom conflictscore_local.errors import "
+    probe = ("import sys\nfrom conflictscore_local.jobs import Job, Output\nfrom conflictscore_local.core.errors import "
              "OutputBusy\ntry:\n    Job([], [Output(sys.argv[1], '--summary')]).__enter__()\nexcept OutputBusy as e:\n"
              "    print('busy:', e)\n")
     with Job([], [Output(out, "--summary")]):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conflictscore_local.errors import ConfigError, WriteFailed
+from conflictscore_local.core.errors import ConfigError, WriteFailed
 from conflictscore_local.jobs import ResumableJsonlWriter
 
 
@@ -123,7 +123,7 @@ def test_json_to_a_symlink_or_fifo_keeps_them(tmp_path: Path):
 
 
 def test_a_second_writer_of_the_same_output_is_refused(tmp_path: Path):
-    from conflictscore_local.errors import OutputBusy
+    from conflictscore_local.core.errors import OutputBusy
 
     out = tmp_path / "out.jsonl"
     with ResumableJsonlWriter(out) as first:
@@ -147,7 +147,7 @@ def test_the_lock_is_held_across_processes(tmp_path: Path):
     out = tmp_path / "out.jsonl"
     code = (
         "import sys\nfrom conflictscore_local.jobs import ResumableJsonlWriter\n"
-        "from conflictscore_local.errors import OutputBusy\n"
+        "from conflictscore_local.core.errors import OutputBusy\n"
         "try:\n    ResumableJsonlWriter(sys.argv[1])\nexcept OutputBusy as e:\n    print('busy:', e)\n"
     )
     with ResumableJsonlWriter(out) as w:

@@ -86,7 +86,7 @@ def bench_pairs(shared_data: Path) -> list:
     """Real claim × document pairs: ConflictBench test items of each source (built from
     ``../shared/data``), every claim against every document of its item, 96 pairs."""
     from conflictscore_local.bench import build_bench
-    from conflictscore_local.types import Claim, Pair, Passage
+    from conflictscore_local.core.types import Claim, Pair, Passage
 
     items = [it for it in build_bench(shared_data) if it["split"] == "test"]
     pairs = []

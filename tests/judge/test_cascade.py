@@ -13,10 +13,10 @@ import pytest
 from conflictscore_local import Engine, RunConfig, registry
 from conflictscore_local.judge._base import JudgeBase
 from conflictscore_local.cli import main
-from conflictscore_local.errors import ConfigError
-from conflictscore_local.inputs import parse_item
+from conflictscore_local.core.errors import ConfigError
+from conflictscore_local.formats.inputs import parse_item
 from conflictscore_local.judge.cascade import CascadeJudge, alternatives, escalations, top_probability
-from conflictscore_local.types import Claim, Judgment, Pair, Passage
+from conflictscore_local.core.types import Claim, Judgment, Pair, Passage
 
 S, C, I = "SUPPORT", "CONTRADICT", "IRRELEVANT"
 CODE = {"S": S, "C": C, "I": I}

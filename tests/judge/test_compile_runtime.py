@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from conflictscore_local import registry
-from conflictscore_local.errors import BackendUnavailable, ConfigError
+from conflictscore_local.core.errors import BackendUnavailable, ConfigError
 from conflictscore_local.judge.runtime import RUNTIME_ENV, resolve_runtime
-from conflictscore_local.types import Claim, Pair, Passage
+from conflictscore_local.core.types import Claim, Pair, Passage
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_JUDGE = REPO / "models" / "default-judge"

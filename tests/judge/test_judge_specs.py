@@ -13,7 +13,7 @@ from typing import Any, Callable
 import pytest
 
 from conflictscore_local import Engine, RunConfig, checkpoints, registry
-from conflictscore_local.types import Claim, Document, Item, Pair, Passage
+from conflictscore_local.core.types import Claim, Document, Item, Pair, Passage
 
 MNLI = {0: "entailment", 1: "neutral", 2: "contradiction"}
 DOC = "The bridge over the river opened in 1932 after four years of work."

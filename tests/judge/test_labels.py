@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from conflictscore_local.errors import ConfigError
+from conflictscore_local.core.errors import ConfigError
 from conflictscore_local.judge.labels import (
     canonical_label,
     check_thresholds,

@@ -10,9 +10,9 @@ from typing import Callable
 import pytest
 
 from conflictscore_local import registry
-from conflictscore_local.errors import BackendUnavailable, ConfigError
+from conflictscore_local.core.errors import BackendUnavailable, ConfigError
 from conflictscore_local.judge.nli import NLIJudge
-from conflictscore_local.types import Claim, Pair, Passage
+from conflictscore_local.core.types import Claim, Pair, Passage
 
 MNLI = {0: "entailment", 1: "neutral", 2: "contradiction"}
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conflictscore_local import registry
-from conflictscore_local.errors import ConfigError
+from conflictscore_local.core.errors import ConfigError
 
 
 def with_meta(src: Path, dest: Path, meta: dict) -> Path:

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from conflictscore_local import Engine, registry
-from conflictscore_local.errors import BackendUnavailable, ConfigError
+from conflictscore_local.core.errors import BackendUnavailable, ConfigError
 from conflictscore_local.judge import onnx_runtime
 from conflictscore_local.judge.runtime import RUNTIME_ENV, resolve_runtime
-from conflictscore_local.types import Document, Item
+from conflictscore_local.core.types import Document, Item
 
 for module in ("onnxruntime", "onnx", "onnxscript"):
     pytest.importorskip(module)
@@ -154,7 +154,7 @@ def test_an_export_dir_that_cannot_be_made_is_a_config_error(tiny_nli_dir: Path,
 
 
 def pairs_for(judge: Any) -> list:
-    from conflictscore_local.types import Claim, Pair, Passage
+    from conflictscore_local.core.types import Claim, Pair, Passage
 
     return [Pair(Claim("i", 0, "The bridge opened in 1932."), Passage("i", "d", 0, "It opened in 1934."))]
 

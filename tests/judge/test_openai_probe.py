@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from conflictscore_local import Engine, RunConfig, registry
-from conflictscore_local.errors import BackendUnavailable
+from conflictscore_local.core.errors import BackendUnavailable
 from conflictscore_local.generate.openai import LOGPROBS_IGNORED
-from conflictscore_local.types import Claim, Document, Item, Pair, Passage
+from conflictscore_local.core.types import Claim, Document, Item, Pair, Passage
 
 from .test_judge_specs import refusing
 

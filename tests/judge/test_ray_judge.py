@@ -19,12 +19,12 @@ from typing import Any
 import pytest
 
 from conflictscore_local import registry
-from conflictscore_local.checkpoints import load_tokenizer
-from conflictscore_local.config import RunConfig
-from conflictscore_local.errors import ConfigError
-from conflictscore_local.scoring import score_file
+from conflictscore_local.backends.checkpoints import load_tokenizer
+from conflictscore_local.pipeline.config import RunConfig
+from conflictscore_local.core.errors import ConfigError
+from conflictscore_local.pipeline.scoring import score_file
 from conflictscore_local.judge.ray_data import RayJudgeConfig, from_engine_row, generation_from_row
-from conflictscore_local.types import Claim, Pair, Passage
+from conflictscore_local.core.types import Claim, Pair, Passage
 
 from ..support.rows import row_differences
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conflictscore_local.cli import main
-from conflictscore_local.errors import BackendUnavailable, ConfigError
+from conflictscore_local.core.errors import BackendUnavailable, ConfigError
 from conflictscore_local.models import (
     LOCK_FILE,
     VerificationFailed,

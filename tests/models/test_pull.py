@@ -127,7 +127,7 @@ def test_pull_refuses_a_folder_that_holds_other_files(staging: Staging, tmp_path
 
 
 def test_pull_without_huggingface_hub_names_the_extra(staging: Staging, monkeypatch: pytest.MonkeyPatch) -> None:
-    from conflictscore_local.errors import BackendUnavailable
+    from conflictscore_local.core.errors import BackendUnavailable
     from conflictscore_local.models import pull
 
     staging.manifest("fake-nli", files=WANTED)

@@ -11,7 +11,7 @@ import pytest
 
 from conflictscore_local.cli import main
 from conflictscore_local.models import LOCK_FILE, get_manifest, make_lock, read_lock, verify, write_lock
-from conflictscore_local.models.lock import lock_digest
+from conflictscore_local.backends.modelstore.lock import lock_digest
 
 from .conftest import COMMIT, Staging, fake_checkpoint
 

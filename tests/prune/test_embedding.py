@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 from conflictscore_local import registry
-from conflictscore_local.arguments import make_config
-from conflictscore_local.errors import BackendUnavailable, ConfigError
+from conflictscore_local.backends.arguments import make_config
+from conflictscore_local.core.errors import BackendUnavailable, ConfigError
 from conflictscore_local.prune.embedding import EmbeddingPruner, keep_documents, passage_similarity
-from conflictscore_local.types import IRRELEVANT, Claim, Pair, Passage
+from conflictscore_local.core.types import IRRELEVANT, Claim, Pair, Passage
 
 
 def test_import_loads_no_heavy_library() -> None:

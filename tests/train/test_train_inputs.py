@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from conflictscore_local.chunk import Chunker
+from conflictscore_local.core.chunk import Chunker
 from conflictscore_local.cli import main
-from conflictscore_local.errors import InputError
+from conflictscore_local.core.errors import InputError
 from conflictscore_local.train.data import (
     LABEL2ID,
     evidence_passage,
@@ -19,7 +19,7 @@ from conflictscore_local.train.data import (
     read_eval_set,
     read_training_data,
 )
-from conflictscore_local.types import Document
+from conflictscore_local.core.types import Document
 
 from .conftest import write_jsonl
 

@@ -12,10 +12,10 @@ transformers = pytest.importorskip("transformers")
 
 from conflictscore_local import registry
 from conflictscore_local.cli import main
-from conflictscore_local.paths import portable
+from conflictscore_local.util.paths import portable
 from conflictscore_local.train import LABEL2ID, TrainOptions, train
 from conflictscore_local.train.model import load_classifier, nli_head_order
-from conflictscore_local.types import LABELS, Claim, Pair, Passage
+from conflictscore_local.core.types import LABELS, Claim, Pair, Passage
 
 from .conftest import separable_pairs
 
@@ -121,7 +121,7 @@ def test_stop_after_exports_the_first_part_of_the_same_schedule(tiny_base: Path,
 
 def test_resume_refuses_other_options_or_a_missing_state(tiny_base: Path, pair_files: tuple[Path, Path],
                                                          tmp_path: Path) -> None:
-    from conflictscore_local.errors import ConfigError
+    from conflictscore_local.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match="no saved epoch"):
         train(_opts(tiny_base, pair_files, tmp_path / "none", resume=True), log=lambda _: None)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from conflictscore_local.chunk import Chunker
+from conflictscore_local.core.chunk import Chunker
 from conflictscore_local.train.pairs import cap, claim_pairs
 from conflictscore_local.train.sources import ClaimRecord, Evidence, LabelledPair
 

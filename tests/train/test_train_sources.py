@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conflictscore_local.errors import InputError
+from conflictscore_local.core.errors import InputError
 from conflictscore_local.train.sources import (
     ClaimRecord,
     Evidence,

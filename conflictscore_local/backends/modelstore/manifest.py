@@ -27,9 +27,9 @@ from typing import Any, Mapping
 
 from .. import registry
 from ..arguments import argument_names, make_config
-from ..errors import ConfigError
-from ..labels import canonical_label
-from ..types import LABELS, SUPPORT, Label
+from ...core.errors import ConfigError
+from ...core.labels import canonical_label
+from ...core.types import LABELS, SUPPORT, Label
 
 MANIFESTS_ENV = "CONFLICTSCORE_MANIFESTS"
 SOURCE_KINDS: tuple[str, ...] = ("hub", "pypi", "bundled")
@@ -47,7 +47,7 @@ _SOURCE_FIELDS: dict[str, tuple[str, ...]] = {
 
 def shipped_dir() -> Path:
     """The manifests and model folders that ship with the package (``models/`` of the repository)."""
-    return Path(__file__).resolve().parent / "data"
+    return Path(__file__).resolve().parents[2] / "models" / "data"
 
 
 @dataclass(frozen=True)

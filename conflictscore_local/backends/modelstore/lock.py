@@ -15,9 +15,9 @@ import time
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
-from ..errors import ConfigError
-from ..jobs import write_text_atomic
-from ..progress import bar as progress_bar
+from ...core.errors import ConfigError
+from ...jobs import write_text_atomic
+from ...util.progress import bar as progress_bar
 from .manifest import Manifest
 
 LOCK_FILE = "conflictscore-lock.json"
@@ -71,7 +71,7 @@ def lock_digest(lock: Mapping[str, Any]) -> str:
 
 def make_lock(folder: Path, manifest: Manifest, revision: str | None, *, progress: bool = False) -> dict[str, Any]:
     """The lock of ``folder`` as staged for ``manifest`` at ``revision`` (every file hashed)."""
-    from .._version import __version__
+    from ..._version import __version__
 
     files = hash_files(folder, list(model_files(folder)), progress=progress, what=f"hashing {manifest.name}")
     if not files:

@@ -11,9 +11,9 @@ import math
 import os
 from typing import Any, Callable, Iterator
 
-from .errors import InputError
-from .jsonl import InputStats, iter_jsonl, json_type_name
-from .types import Document, Item, Label, normalize_label
+from ..core.errors import InputError
+from ..util.jsonl import InputStats, iter_jsonl, json_type_name
+from ..core.types import Document, Item, Label, normalize_label
 
 ITEM_FIELDS = ("id", "question", "response", "documents", "claims", "labels")
 DOCUMENT_FIELDS = ("id", "text", "reliability")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .errors import ConfigError
+from ..core.errors import ConfigError
 
 DATA_ENV = "CONFLICTSCORE_DATA"
 CACHE_ENV = "CONFLICTSCORE_CACHE"
@@ -23,7 +23,7 @@ STORE_ENV = "CONFLICTSCORE_MODELS"
 def repo_root() -> Path:
     """The folder above the package: the source checkout when running from one (where
     ``models/`` lives), site-packages when installed (see :func:`checkout_root`)."""
-    return Path(__file__).resolve().parent.parent
+    return Path(__file__).resolve().parents[2]  # util/ → the package → the folder above it
 
 
 def checkout_root() -> Path | None:

@@ -22,7 +22,7 @@ import types
 import typing
 from typing import Any, Callable, Mapping, Union
 
-from .errors import ConfigError, shown
+from ..core.errors import ConfigError, shown
 
 FLAT = "flat"
 RANGE = "range"

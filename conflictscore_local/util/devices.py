@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .errors import BackendUnavailable, ConfigError
+from ..core.errors import BackendUnavailable, ConfigError
 
 if TYPE_CHECKING:
     import torch

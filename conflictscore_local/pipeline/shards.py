@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, TypeVar
 
-from ..errors import ConfigError
+from ..core.errors import ConfigError
 
 T = TypeVar("T")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from .errors import BackendUnavailable
+from ..core.errors import BackendUnavailable
 
 EXTRA_OF = {
     "torch": "nli", "transformers": "nli", "safetensors": "nli", "accelerate": "train", "spacy": "spacy",

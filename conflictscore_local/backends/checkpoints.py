@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from .errors import BackendUnavailable, ConfigError
+from ..core.errors import BackendUnavailable, ConfigError
 
 WEIGHT_SUFFIXES: tuple[str, ...] = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
 FULL_HASH_LIMIT = 2 << 30
@@ -37,7 +37,7 @@ def resolve_model(
     what identifies the model: path, manifest, revision, lock digest. ``use``: the asking
     ``(role, backend)``, which a manifest name must list.
     """
-    from .models.store import locate
+    from .modelstore.store import locate
 
     found = locate(model, revision, what=what, use=use)
     if record is not None:

@@ -1,4 +1,6 @@
-"""Splitting a run into shards (``--shard I/N``) and merging their outputs (``conflictscore merge``).
+"""The pipeline: the run configuration (``config``), the engine that wires the stages (``engine``), the
+scoring runner (``scoring``), splitting a run into shards (``shards``: ``--shard I/N``) and merging their
+outputs (``merge``: ``conflictscore merge``).
 
 Shards are for several processes, GPUs or machines working through one input file at once,
 each with its own judge; the merge gives the output and summary one run would have given.
@@ -6,6 +8,6 @@ Light: nothing here imports torch.
 """
 
 from .merge import Merged, merge_shards
-from .split import Shard, shard_of, shard_record
+from .shards import Shard, shard_of, shard_record
 
 __all__ = ["Merged", "Shard", "merge_shards", "shard_of", "shard_record"]

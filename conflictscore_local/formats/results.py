@@ -13,10 +13,10 @@ import math
 import os
 from typing import Any, Mapping
 
-from .errors import InputError
-from .jsonl import iter_jsonl, json_type_name
-from .metrics import item_metrics
-from .types import LABELS, PROVENANCES, ItemResult
+from ..core.errors import InputError
+from ..util.jsonl import iter_jsonl, json_type_name
+from ..core.metrics import item_metrics
+from ..core.types import LABELS, PROVENANCES, ItemResult
 
 
 def result_from_json(d: Mapping[str, Any], *, path: str | None = None, line: int | None = None) -> ItemResult:
@@ -106,6 +106,6 @@ def _pair_of_ints(v: Any) -> bool:
 
 
 def _kind(v: Any) -> str:
-    from .errors import shown
+    from ..core.errors import shown
 
     return f"a JSON {json_type_name(v)} {shown(v, 40, as_json=True)}" if v is not None else "nothing"

@@ -76,7 +76,7 @@ class Salience:
         return self._nlp
 
     def _load(self) -> Any:
-        from .nlp import installed_pipeline, load_pipeline
+        from ..util.nlp import installed_pipeline, load_pipeline
 
         name = installed_pipeline(self.pipeline)
         if name is not None:

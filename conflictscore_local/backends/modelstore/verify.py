@@ -17,7 +17,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Mapping
 
-from ..errors import BackendUnavailable, ConfigError
+from ...core.errors import BackendUnavailable, ConfigError
 from .lock import LOCK_FILE, hash_files, lock_digest, model_files, read_lock
 from .manifest import Labels, Manifest, find_manifest
 from .store import locate_manifest, pypi_path, staged_path

@@ -35,9 +35,9 @@ from pathlib import Path
 from dataclasses import replace
 from typing import Any, Iterable, Mapping, Sequence
 
-from .errors import ConfigError
-from .jobs import FILE_MODE, scrub
-from .types import LABELS, Judgment, Pair
+from ..core.errors import ConfigError
+from ..jobs import FILE_MODE, scrub
+from ..core.types import LABELS, Judgment, Pair
 
 SCHEMA_VERSION = 2
 _SCHEMA = (

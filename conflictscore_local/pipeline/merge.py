@@ -28,15 +28,15 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from ..diff import ABSENT, leaf_differences
-from ..errors import ConfigError, InputError, shown
-from ..inputs import read_items
+from ..core.diff import ABSENT, leaf_differences
+from ..core.errors import ConfigError, InputError, shown
+from ..formats.inputs import read_items
 from ..jobs import Input, Job, Output, Page, page_output, write_json_atomic, write_jsonl_atomic
-from ..jsonl import file_sha256, iter_jsonl
-from ..results import result_from_json
-from ..summary import check_summary, is_bench_summary, reduce_summaries
-from ..types import Item, ItemResult, Summary
-from .split import Shard, shard_of
+from ..util.jsonl import file_sha256, iter_jsonl
+from ..formats.results import result_from_json
+from ..formats.summary import check_summary, is_bench_summary, reduce_summaries
+from ..core.types import Item, ItemResult, Summary
+from .shards import Shard, shard_of
 
 log = logging.getLogger(__name__)
 

@@ -28,7 +28,7 @@ import typing
 from typing import Any, Iterator, Mapping, TypeVar
 
 from .arguments import check_ranges, make_config
-from .errors import BackendUnavailable, ConfigError
+from ..core.errors import BackendUnavailable, ConfigError
 
 log = logging.getLogger(__name__)
 
@@ -179,12 +179,12 @@ class Registry:
 
 REGISTRY = Registry({
     **{role: (_REGISTRY[role], True) for role in ROLES},
-    "document_rule": ("conflictscore_local.aggregate:DOCUMENT_RULES", False),
-    "claim_selection": ("conflictscore_local.sampling:SELECTIONS", False),
+    "document_rule": ("conflictscore_local.core.aggregate:DOCUMENT_RULES", False),
+    "claim_selection": ("conflictscore_local.core.sampling:SELECTIONS", False),
     "runtime": ("conflictscore_local.judge.nli:RUNTIMES", True),
     "data_source": ("conflictscore_local.bench.sources:BENCH_SOURCES", False),
-    "metric": ("conflictscore_local.metrics:METRICS", False),
-    "detection_metric": ("conflictscore_local.detection:DETECTION_METRICS", False),
+    "metric": ("conflictscore_local.core.metrics:METRICS", False),
+    "detection_metric": ("conflictscore_local.core.detection:DETECTION_METRICS", False),
     "command": ("conflictscore_local.cli.app:SUBCOMMANDS", True),
 })
 """The one registry object: see the module docstring."""

@@ -21,10 +21,10 @@ import math
 import os
 from typing import Any, Callable, Mapping, Sequence
 
-from .errors import InputError
-from .metrics import summarize_metrics
-from .sampling import sampling_summary
-from .types import ItemResult, Summary
+from ..core.errors import InputError
+from ..core.metrics import summarize_metrics
+from ..core.sampling import sampling_summary
+from ..core.types import ItemResult, Summary
 
 EVALUATION_KEYS: tuple[str, ...] = ("pairs", "detection", "unscored", "pruning")
 """The sections of a ``bench run`` evaluation (at the top of an earlier results file)."""

@@ -15,8 +15,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from ..errors import BackendUnavailable, ConfigError
-from ..locations import STORE_ENV, store_dir
+from ...core.errors import BackendUnavailable, ConfigError
+from ...util.locations import STORE_ENV, store_dir
 from .lock import LOCK_FILE, read_lock
 from .manifest import Manifest, find_manifest, shipped_dir
 
@@ -116,7 +116,7 @@ def locate_manifest(manifest: Manifest, revision: str | None = None, *, what: st
         path = (shipped_dir() / (src.path or "")).resolve()
         if not path.is_dir():
             raise BackendUnavailable(staging_hint(manifest, what))
-        from .._version import __version__
+        from ..._version import __version__
 
         return Located(path, manifest, {"model_path": str(path), **base,
                                         "model_revision": f"conflictscore-local {__version__}"})

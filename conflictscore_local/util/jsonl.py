@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from .errors import InputError
+from ..core.errors import InputError
 
 
 def json_type_name(v: Any) -> str:

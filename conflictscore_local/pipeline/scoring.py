@@ -23,9 +23,9 @@ from typing import Any, Callable, Sequence
 
 from .config import RunConfig
 from .engine import Clock, Engine
-from .errors import ConfigError, InputError
-from .inputs import read_items
-from .jobs import (
+from ..core.errors import ConfigError, InputError
+from ..formats.inputs import read_items
+from ..jobs import (
     FINGERPRINT_FORMAT,
     Input,
     Job,
@@ -36,10 +36,10 @@ from .jobs import (
     page_output,
     write_json_atomic,
 )
-from .jsonl import InputStats
-from .results import result_from_json
-from .shards.split import Shard, shard_record
-from .types import Item, ItemResult, Summary
+from ..util.jsonl import InputStats
+from ..formats.results import result_from_json
+from .shards import Shard, shard_record
+from ..core.types import Item, ItemResult, Summary
 
 log = logging.getLogger(__name__)
 
@@ -138,7 +138,7 @@ def cache_output(config: RunConfig) -> list[Output]:
     """The judgment cache as a job's output (shared with other runs, checked for its schema), if used."""
     if not config.cache.enabled:
         return []
-    from .cache import check_cache_file
+    from ..formats.cache import check_cache_file
 
     return [Output(config.cache_path(), "judgment cache", kind="shared", check=check_cache_file,
                    hint="choose another with --cache PATH")]
@@ -244,7 +244,7 @@ def _score_into(
 
 
 def _sha256(path: str | os.PathLike[str]) -> str:
-    from .jsonl import file_sha256
+    from ..util.jsonl import file_sha256
 
     return file_sha256(path)
 

@@ -63,9 +63,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from .errors import ConfigError
-from .locations import default_cache_path
-from .arguments import check_ranges, make_config, ranged
+from ..core.errors import ConfigError
+from ..util.locations import default_cache_path
+from ..backends.arguments import check_ranges, make_config, ranged
 
 STAGES = ("decomposer", "pruner", "judge")
 
@@ -102,7 +102,7 @@ class AggregateConfig:
 
     def __post_init__(self) -> None:
         check_ranges(self, where="[aggregate]")
-        from .registry import REGISTRY
+        from ..backends.registry import REGISTRY
 
         rules = REGISTRY["document_rule"].names()  # installed plugins' rules too
         if self.document_rule not in ("auto", *rules):
@@ -116,7 +116,7 @@ class SampleConfig:
 
     def __post_init__(self) -> None:
         check_ranges(self, where="[sample]")
-        from .registry import REGISTRY
+        from ..backends.registry import REGISTRY
 
         selections = REGISTRY["claim_selection"].names()  # installed plugins' selections too
         if self.selection not in selections:

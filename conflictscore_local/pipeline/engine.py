@@ -17,17 +17,17 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
-from . import registry
-from .aggregate import claim_verdict, document_judgment, document_weights
-from .chunk import Chunker
+from ..backends import registry
+from ..core.aggregate import claim_verdict, document_judgment, document_weights
+from ..core.chunk import Chunker
 from .config import STAGES, RunConfig, StageConfig
-from .environment import versions
-from .errors import ConfigError
-from .metrics import item_metrics
-from .progress import bar as progress_bar
-from .sampling import Salience, select_claims
-from .summary import build_summary
-from .types import IRRELEVANT, Claim, DocJudgment, Item, ItemResult, Judgment, Pair, Passage, Summary
+from ..util.environment import versions
+from ..core.errors import ConfigError
+from ..core.metrics import item_metrics
+from ..util.progress import bar as progress_bar
+from ..core.sampling import Salience, select_claims
+from ..formats.summary import build_summary
+from ..core.types import IRRELEVANT, Claim, DocJudgment, Item, ItemResult, Judgment, Pair, Passage, Summary
 
 log = logging.getLogger(__name__)
 
@@ -150,7 +150,7 @@ class Engine:
         if not self._cache_ready:
             self._cache_ready = True
             if self.config.cache.enabled:
-                from .cache import JudgmentCache
+                from ..formats.cache import JudgmentCache
 
                 self._cache = JudgmentCache(self.config.cache_path(), self.backend("judge").spec())
         return self._cache
@@ -492,7 +492,7 @@ class Engine:
         judge's checkpoint was evaluated with (its ``document_rule()``, e.g. the ``nli`` judge's
         ``conflictscore.json``), else ``max``."""
         if self._document_rule is None:
-            from .aggregate import DOCUMENT_RULES
+            from ..core.aggregate import DOCUMENT_RULES
 
             rule = self.config.aggregate.document_rule
             if rule == "auto":

@@ -1,0 +1,84 @@
+"""Old module paths of this release's layout, kept importable for one release.
+
+``import conflictscore_local.types`` (or ``from conflictscore_local.engine import Engine``) still works: a
+finder on ``sys.meta_path`` answers each old name in :data:`MOVED` with the module at its new place, the
+same module object (so patching either name patches both). The package's own code imports the new
+paths only.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+from types import ModuleType
+from typing import Any, Sequence
+
+MOVED: dict[str, str] = {
+    "aggregate": "core.aggregate",
+    "arguments": "backends.arguments",
+    "backend": "backends.backend",
+    "bench.metrics": "core.detection",
+    "cache": "formats.cache",
+    "checkpoints": "backends.checkpoints",
+    "chunk": "core.chunk",
+    "config": "pipeline.config",
+    "detection": "core.detection",
+    "devices": "util.devices",
+    "diff": "core.diff",
+    "engine": "pipeline.engine",
+    "environment": "util.environment",
+    "errors": "core.errors",
+    "extras": "util.extras",
+    "flops": "util.flops",
+    "inputs": "formats.inputs",
+    "jsonl": "util.jsonl",
+    "labels": "core.labels",
+    "locations": "util.locations",
+    "metrics": "core.metrics",
+    "models.lock": "backends.modelstore.lock",
+    "models.manifest": "backends.modelstore.manifest",
+    "models.store": "backends.modelstore.store",
+    "models.verify": "backends.modelstore.verify",
+    "nlp": "util.nlp",
+    "paths": "util.paths",
+    "progress": "util.progress",
+    "registry": "backends.registry",
+    "results": "formats.results",
+    "sampling": "core.sampling",
+    "scoring": "pipeline.scoring",
+    "shards": "pipeline",
+    "shards.merge": "pipeline.merge",
+    "shards.split": "pipeline.shards",
+    "summary": "formats.summary",
+    "types": "core.types",
+}
+"""Old name → new name, both below ``conflictscore_local``."""
+
+_PREFIX = __name__.rpartition(".")[0] + "."
+
+
+class _Moved(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Answers an old module name with the module at its new place."""
+
+    def find_spec(self, name: str, path: Sequence[str] | None = None,
+                  target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+        if name.startswith(_PREFIX) and name[len(_PREFIX):] in MOVED:
+            return importlib.util.spec_from_loader(name, self)
+        return None
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
+        module = importlib.import_module(_PREFIX + MOVED[spec.name[len(_PREFIX):]])
+        self._spec: Any = module.__spec__
+        return module
+
+    def exec_module(self, module: ModuleType) -> None:
+        module.__spec__ = self._spec  # the module keeps its own spec (the import system set the alias's)
+
+
+def install() -> None:
+    """Put the finder on ``sys.meta_path`` once."""
+    if not any(isinstance(f, _Moved) for f in sys.meta_path):
+        sys.meta_path.insert(0, _Moved())  # before the path finders: an old file elsewhere must not answer
