@@ -39,7 +39,8 @@ from conflictscore_local import Engine
 from conflictscore_local.bench.gold import load_bench_items, with_gold_labels
 from conflictscore_local.compare import read_run
 from conflictscore_local.core.metrics import bootstrap_ci, item_metrics, macro
-from conflictscore_local.core.sampling import SELECTIONS, Salience, select_claims
+from conflictscore_local.core.sampling import SELECTIONS, select_claims
+from conflictscore_local.util.nlp import Salience
 from conflictscore_local.core.types import ClaimVerdict, ItemResult
 from recording import run_meta, write_recorded
 

@@ -12,7 +12,8 @@ from conflictscore_local import Engine, RunConfig
 from conflictscore_local.cli import main
 from conflictscore_local.formats.inputs import parse_item
 from conflictscore_local.formats.results import read_results
-from conflictscore_local.core.sampling import Salience, question_overlap, salience_score, select_claims
+from conflictscore_local.core.sampling import question_overlap, salience_score, select_claims
+from conflictscore_local.util.nlp import Salience
 from conflictscore_local.core.types import Claim
 
 from .test_cli_score import WORKED, write_jsonl
@@ -35,6 +36,8 @@ def test_first_longest_and_a_scorer_keep_response_order() -> None:
     assert select_claims(CLAIMS, 0, "longest") == CLAIMS and select_claims(CLAIMS, 4, "random") == CLAIMS
     with pytest.raises(ValueError, match="allowed: first, longest, salient, random"):
         select_claims(CLAIMS, 2, "best")
+    with pytest.raises(ValueError, match="claim selection 'salient' needs its scorer: salience="):
+        select_claims(CLAIMS, 2, "salient")  # the pure rule loads no model: the caller hands one in
 
 
 def test_random_is_seeded_by_the_seed_and_the_item() -> None:

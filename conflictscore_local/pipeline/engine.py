@@ -25,7 +25,8 @@ from ..util.environment import versions
 from ..core.errors import ConfigError
 from ..core.metrics import item_metrics
 from ..util.progress import bar as progress_bar
-from ..core.sampling import Salience, select_claims
+from ..core.sampling import select_claims
+from ..util.nlp import Salience
 from ..formats.summary import build_summary
 from ..core.types import IRRELEVANT, Claim, DocJudgment, Item, ItemResult, Judgment, Pair, Passage, Summary
 
