@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..core.errors import ConfigError, InputError
+from ..jobs import Input, Job, Output, write_json_atomic, write_jsonl_atomic
 from ..util.locations import DATA_ENV, default_data_dir
 from ..backends.arguments import make_config
 from .leakage import bench_leaks, check_disjoint, separate_splits
@@ -111,3 +112,33 @@ def bench_stats(items: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
             for row in it["gold_labels"]:
                 c.update(row)
     return {axis: {k: dict(v) for k, v in sorted(d.items())} for axis, d in out.items()}
+
+
+def write_bench(
+    output: str | os.PathLike[str],
+    *,
+    data_dir: str | Path | None = None,
+    only: Sequence[str] | None = None,
+    sources: Mapping[str, str] | None = None,
+    options: Mapping[str, Mapping[str, Any]] | None = None,
+    stats_path: str | os.PathLike[str] | None = None,
+) -> dict[str, Any]:
+    """``bench build`` as a job: every source file it will read and both destinations (``-o``, ``--stats``)
+    checked before any work, the items written atomically; returns the statistics (:func:`bench_stats`)."""
+    sources = dict(sources or {})
+    reads = [Input(path, f"the source file of {name} (--source)", "dir" if Path(path).is_dir() else "file")
+             for name, path in sources.items()]
+    for name in only or DEFAULT_SOURCES:  # and those the data folder gives
+        if name in BENCH_SOURCES and name not in sources:
+            try:
+                path = default_source_file(name, data_dir)
+            except ConfigError:
+                continue  # build_bench says why, naming the source
+            reads.append(Input(path, f"the source file of {name}", "dir" if path.is_dir() else "file"))
+    with Job(reads + [Input(data_dir, "--data-dir", "dir")], [Output(output, "-o"), Output(stats_path, "--stats")]):
+        items = build_bench(data_dir, only=only, sources=sources, options=options)
+        write_jsonl_atomic(output, items, what="-o")
+        stats = bench_stats(items)
+        if stats_path:
+            write_json_atomic(stats_path, stats, what="--stats")
+    return stats

@@ -1,14 +1,13 @@
-"""The ``conflictscore`` command: argument parsing only; the work is in the library.
-
-Subcommands live beside the code they drive and register here by module path, so
-``conflictscore --help`` imports none of them (and no torch).
+"""The ``conflictscore`` command: the command table, every command's exit statuses, logging for the length
+of a command, and ``main``. Each command is a module of :mod:`conflictscore_local.cli` (``score.py``,
+``backends.py``, ``bench.py``, ...) that parses its flags and calls one library function; the table names
+them by module path and the registry's ``command`` namespace adds installed plugins' commands.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import logging
 import os
 import sys
@@ -17,17 +16,15 @@ import warnings
 from typing import Any, Callable, Iterator, Sequence
 
 from .._version import __version__
-from .flags import (LIMIT, add_number, add_output_args, add_pipeline_args, add_shard_arg, config_from_args,
-                        show_progress, warn_deprecated)
-from .text import emit, format_report
-from ..backends.registry import REGISTRY, ROLES
-from ..core.errors import BackendUnavailable, ConflictScoreError
+from ..backends.registry import REGISTRY
+from ..core.errors import BackendUnavailable
+from .flags import warn_deprecated
 
 # name → "module:function" adding the subparser; the function sets ``func`` on it. The registry's
 # ``command`` namespace: a plugin's entry point ``command.NAME = module:add_parser`` adds one.
 SUBCOMMANDS: dict[str, str] = {
-    "score": "conflictscore_local.cli.app:add_score_parser",
-    "backends": "conflictscore_local.cli.app:add_backends_parser",
+    "score": "conflictscore_local.cli.score:add_parser",
+    "backends": "conflictscore_local.cli.backends:add_parser",
     "bench": "conflictscore_local.cli.bench:add_parser",
     "train-judge": "conflictscore_local.cli.train_judge:add_parser",
     "models": "conflictscore_local.cli.models:add_parser",
@@ -40,133 +37,6 @@ SUBCOMMANDS: dict[str, str] = {
 
 EXIT_BAD_INPUT = 2
 
-SCORE_EPILOG = """\
-input format (JSONL, one item a line):
-  {"id": "q1", "question": "...", "response": "...",
-   "documents": [{"id": "d1", "text": "..."}, ...],
-   "claims": ["..."],                      optional: skips decomposition
-   "labels": [["SUPPORT", "CONTRADICT", ...], ...]}   optional: labels[i][j] = claim i vs document j; skips judging
-
-examples:
-  conflictscore score examples/items.jsonl -o scored.jsonl --summary summary.json
-  conflictscore score items.jsonl -o out.jsonl --judge nli --judge-arg model=./my-judge --pruner none
-  conflictscore score items.jsonl -o out.jsonl --judge-arg model=deberta-v3-large-nli   (a name from `conflictscore models list`)
-  conflictscore score items.jsonl -o out.jsonl --config run.toml --set chunk.max_tokens=256 --resume
-  conflictscore score items.jsonl -o out.jsonl --config previous_summary.json   (replay a run)
-  conflictscore score items.jsonl -o out.jsonl --summary summary.json --report report.html   (HTML report)
-  conflictscore score items.jsonl --shard 2/4 -o out.2.jsonl --summary out.2.json   (one of four shards; see merge)
-
-exit status: 0 done; 2 bad input or configuration (the message names file, line and field), an OUTPUT that
-  would overwrite the input or is being written by another run, a --resume that would mix results;
-  3 finished and written, but more judgments unscored than engine.max_unscored_share allows, or more
-  sentences the seq2seq / llm decomposer could not split than engine.max_fallback_share;
-  1 a write that failed (a full disk: the rows so far stay in OUTPUT.partial, rerun with --resume);
-  130 interrupted (rerun with --resume); 141 stdout closed by its reader (| head).
-"""
-
-
-def add_score_parser(sub: Any) -> None:
-    p = sub.add_parser(
-        "score",
-        help="score responses against their documents (ConflictScore)",
-        description="Decompose each response into claims, judge every claim against every document, "
-        "and report CS-C (share of conflicted claims), CS-R (contradiction ratio of conflicted claims), "
-        "cs_r_evidenced and the pooled support rate.",
-        epilog=SCORE_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    p.add_argument("input", metavar="INPUT", help="items, JSONL")
-    p.add_argument("-o", "--output", required=True, metavar="OUTPUT", help="per-item results, JSONL (written atomically)")
-    p.add_argument("--summary", metavar="SUMMARY.json", help="dataset metrics, pair counts, timing, config, versions")
-    p.add_argument("--resume", action="store_true", help="keep the finished items of an interrupted run; score the rest")
-    p.add_argument("--report", metavar="REPORT.html",
-                   help="also write a self-contained HTML report (see `conflictscore report --help`)")
-    add_number(p, "--limit", int, LIMIT, metavar="N", help="only the first N items (of the shard, with --shard): a trial run")
-    add_output_args(p, json_help="the summary as JSON")
-    add_shard_arg(p)
-    add_pipeline_args(p)
-    p.set_defaults(func=cmd_score)
-
-
-def cmd_score(args: argparse.Namespace) -> int:
-    from ..pipeline.scoring import EXIT_UNSCORED, score_file, too_many_fallbacks, too_many_unscored
-    from .report import score_page
-
-    cfg = config_from_args(args)
-    page = score_page(args.report, scored=args.output, items=args.input, summary_path=args.summary) \
-        if args.report else None
-    summary = score_file(args.input, args.output, config=cfg, summary_path=args.summary,
-                         resume=args.resume, progress=show_progress(args), page=page,
-                         shard=args.shard, config_file=args.config, limit=args.limit)
-    emit(args, summary.to_json(), lambda: format_report(summary) + (f"\nreport {args.report}" if args.report else ""))
-    return EXIT_UNSCORED if too_many_unscored(summary, cfg) or too_many_fallbacks(summary, cfg) else 0
-
-
-def add_backends_parser(sub: Any) -> None:
-    p = sub.add_parser("backends", help="list the registered backends of each role (installed plugins' too), what "
-                       "each does, its arguments with their defaults, ranges and help", epilog=BACKENDS_EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--role", choices=ROLES, help="only this role (generator: the backends of generate and regenerate)")
-    add_output_args(p, json_help="each backend's arguments and defaults as JSON")
-    p.set_defaults(func=cmd_backends)
-
-
-def cmd_backends(args: argparse.Namespace) -> int:
-    import dataclasses
-
-    from ..backends import registry
-    from ..backends.arguments import argument_defaults, field_help, number_kind, numeric_fields
-
-    listing: dict[str, dict[str, Any]] = {}
-    for role in [args.role] if args.role else ROLES:
-        listing[role] = {}
-        for name in registry.available(role):
-            try:
-                cls = registry.resolve(role, name)
-                config = cls.Config
-                defaults = argument_defaults(config)
-                listing[role][name] = {"description": _first_line(cls.__doc__),
-                                       "args": {k: None if v is dataclasses.MISSING else v for k, v in defaults.items()},
-                                       "required": [k for k, v in defaults.items() if v is dataclasses.MISSING],
-                                       "ranges": {k: r.text(number_kind(h) is int) for k, h, r in numeric_fields(config)
-                                                  if r is not None},
-                                       "help": field_help(config)}
-            except ConflictScoreError as e:
-                listing[role][name] = {"unavailable": str(e)}
-
-    def text() -> str:
-        lines = []
-        for role, names in listing.items():
-            lines.append(f"{role}:")
-            for name, entry in names.items():
-                if "unavailable" in entry:
-                    lines.append(f"  {name:12} (unavailable: {entry['unavailable']})")
-                    continue
-                lines.append(f"  {name:12} {entry['description']}")
-                for k, v in entry["args"].items():
-                    arg = (k if k in entry["required"] else f"{k}={v!r}") + (
-                        f" ({entry['ranges'][k].removeprefix('an integer ').removeprefix('a finite number ')})"
-                        if k in entry["ranges"] else "")
-                    lines.append(f"      {arg.ljust(34)}  {_short(entry['help'].get(k, ''))}".rstrip())
-        return "\n".join(lines)
-
-    emit(args, json.loads(json.dumps(listing, default=str)), text)
-    return 0
-
-
-def _first_line(doc: str | None) -> str:
-    """A backend's one-line description: the first line of its class docstring."""
-    from ..backends.arguments import plain_text
-
-    return plain_text((doc or "").strip().split("\n")[0].strip())
-
-
-def _short(text: str, width: int = 90) -> str:
-    """An argument's help on one line: its first sentence, cut at ``width`` characters."""
-    first = text.split(". ")[0].rstrip(".")
-    return first if len(first) <= width else first[: width - 1].rstrip() + "…"
-
-
 EXIT_COMMON = ("0 done; 2 bad input, configuration or destination (one line naming the file, line and field, "
                "or the flag and its range; nothing written); 1 a write or read the machine refused (a full disk), "
                "or a bug (a traceback: please report it); 130 interrupted; 141 stdout closed by its reader (| head)")
@@ -175,14 +45,6 @@ EXIT_MORE = {
     "models verify": "4 verified, and the model failed: a file missing or not matching its lock, or a label map "
                      "other than the manifest's",
 }
-
-BACKENDS_EPILOG = """examples:
-  conflictscore backends                       every role's backends, their arguments and defaults
-  conflictscore backends --role judge          only the judges
-  conflictscore backends --role generator      the generators of `generate` and `regenerate`
-  conflictscore backends --json | python -m json.tool
-"""
-
 
 def leaf_parsers(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser, str]]:
     """Every command's own parser (``("bench", "run")`` ...) with its one-line help."""

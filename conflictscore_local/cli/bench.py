@@ -108,13 +108,8 @@ def _pairs(values: list[str], flag: str, sep: str) -> list[tuple[str, str]]:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from .text import emit, format_bench_stats
-    from ..jobs import Input, Job, Output, write_json_atomic, write_jsonl_atomic
-    from ..core.errors import ConfigError
-    from ..bench.build import bench_stats, build_bench, default_source_file
-    from ..bench.sources import BENCH_SOURCES, DEFAULT_SOURCES
+    from ..bench.build import write_bench
 
     sources = dict(_pairs([s for s in args.source if "=" in s], "--source", "="))
     named = [s for s in args.source if "=" not in s]  # NAME selects; NAME=PATH reads it from PATH (selected too)
@@ -123,22 +118,8 @@ def cmd_build(args: argparse.Namespace) -> int:
     for name, assignment in _pairs(args.source_opt, "--source-opt", "."):
         k, v = parse_assignment(assignment, flag="--source-opt")
         options.setdefault(name, {})[k] = v
-    reads = [Input(path, f"the source file of {name} (--source)", "dir" if Path(path).is_dir() else "file")
-             for name, path in sources.items()]
-    for name in only or DEFAULT_SOURCES:  # and those the data folder gives
-        if name in BENCH_SOURCES and name not in sources:
-            try:
-                path = default_source_file(name, args.data_dir)
-            except ConfigError:
-                continue  # build_bench says why, naming the source
-            reads.append(Input(path, f"the source file of {name}", "dir" if path.is_dir() else "file"))
-    with Job(reads + [Input(args.data_dir, "--data-dir", "dir")],
-             [Output(args.output, "-o"), Output(args.stats, "--stats")]):
-        items = build_bench(args.data_dir, only=only, sources=sources, options=options)
-        write_jsonl_atomic(args.output, items, what="-o")
-        stats = bench_stats(items)
-        if args.stats:
-            write_json_atomic(args.stats, stats, what="--stats")
+    stats = write_bench(args.output, data_dir=args.data_dir, only=only, sources=sources, options=options,
+                        stats_path=args.stats)
     emit(args, stats, lambda: format_bench_stats(stats))
     return 0
 

@@ -137,7 +137,8 @@ def cmd_regenerate(args: argparse.Namespace) -> int:
     from .flags import config_from_args
     from ..pipeline.engine import Engine
     from ..pipeline.scoring import EXIT_UNSCORED
-    from ..experiments.regenerate import format_results, regenerate_file, too_many_failed
+    from ..experiments.regenerate import regenerate_file, too_many_failed
+    from .text import format_results
 
     out = per_item_outputs(args, "--trace", "trace")
     progress = show_progress(args)

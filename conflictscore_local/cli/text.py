@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from ..core.detection import DETECTION_METRICS
 from ..core.metrics import METRICS
@@ -61,6 +61,24 @@ def format_bench(res: dict[str, Any]) -> str:
                      + f"{m['n_claims']:>8}{m['n_gold_conflicted']:>7}")
     return "\n".join(lines)
 
+
+
+def format_results(result: Mapping[str, Any]) -> str:
+    """A short table of a ``regenerate`` result (:func:`~..experiments.regenerate.regenerate_file`)."""
+    def f(v: Any) -> str:
+        return "  -  " if v is None else f"{v:.3f}"
+
+    lines = [f"{'condition':18}{'n':>5}{'right':>7}{'wrong':>7}{'unpars':>8}{'failed':>8}{'acc':>8}   95% CI"]
+    for cond, r in result["conditions"].items():
+        ci = f"[{r['ci95'][0]:.3f}, {r['ci95'][1]:.3f}]" if r["ci95"] else "-"
+        lines.append(f"{cond:18}{r['n']:>5}{r['right']:>7}{r['wrong']:>7}{r['unparseable']:>8}{r['failed']:>8}"
+                     f"{f(r['accuracy']):>8}   {ci}")
+    rg = result["conditions"].get("regenerated-rag")
+    if rg:
+        lines.append(f"regenerated {rg['regenerated']}, kept {rg['kept']}; fixed {rg['fixed']}/{rg['initially_wrong']} "
+                     f"(fix rate {f(rg['fix_rate'])}), harmed {rg['harmed']}/{rg['initially_right']} "
+                     f"(harm rate {f(rg['harm_rate'])})")
+    return "\n".join(lines)
 
 
 def format_bench_stats(stats: dict[str, Any]) -> str:

@@ -310,21 +310,3 @@ def _failed_warning(conds: Mapping[str, Mapping[str, Any]], limit: float) -> lis
 def too_many_failed(result: Mapping[str, Any]) -> bool:
     """Whether a :func:`regenerate_file` result warns of too many failed replies (exit status 3)."""
     return bool(result.get("warnings"))
-
-
-def format_results(result: Mapping[str, Any]) -> str:
-    """A short table of a :func:`regenerate_file` result."""
-    def f(v: Any) -> str:
-        return "  -  " if v is None else f"{v:.3f}"
-
-    lines = [f"{'condition':18}{'n':>5}{'right':>7}{'wrong':>7}{'unpars':>8}{'failed':>8}{'acc':>8}   95% CI"]
-    for cond, r in result["conditions"].items():
-        ci = f"[{r['ci95'][0]:.3f}, {r['ci95'][1]:.3f}]" if r["ci95"] else "-"
-        lines.append(f"{cond:18}{r['n']:>5}{r['right']:>7}{r['wrong']:>7}{r['unparseable']:>8}{r['failed']:>8}"
-                     f"{f(r['accuracy']):>8}   {ci}")
-    rg = result["conditions"].get("regenerated-rag")
-    if rg:
-        lines.append(f"regenerated {rg['regenerated']}, kept {rg['kept']}; fixed {rg['fixed']}/{rg['initially_wrong']} "
-                     f"(fix rate {f(rg['fix_rate'])}), harmed {rg['harmed']}/{rg['initially_right']} "
-                     f"(harm rate {f(rg['harm_rate'])})")
-    return "\n".join(lines)

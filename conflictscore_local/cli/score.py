@@ -1,0 +1,70 @@
+"""``conflictscore score``: score a JSONL file of items (the per-item output, the summary, the page)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from .flags import LIMIT, add_number, add_output_args, add_pipeline_args, add_shard_arg, config_from_args, show_progress
+from .text import emit, format_report
+
+SCORE_EPILOG = """\
+input format (JSONL, one item a line):
+  {"id": "q1", "question": "...", "response": "...",
+   "documents": [{"id": "d1", "text": "..."}, ...],
+   "claims": ["..."],                      optional: skips decomposition
+   "labels": [["SUPPORT", "CONTRADICT", ...], ...]}   optional: labels[i][j] = claim i vs document j; skips judging
+
+examples:
+  conflictscore score examples/items.jsonl -o scored.jsonl --summary summary.json
+  conflictscore score items.jsonl -o out.jsonl --judge nli --judge-arg model=./my-judge --pruner none
+  conflictscore score items.jsonl -o out.jsonl --judge-arg model=deberta-v3-large-nli   (a name from `conflictscore models list`)
+  conflictscore score items.jsonl -o out.jsonl --config run.toml --set chunk.max_tokens=256 --resume
+  conflictscore score items.jsonl -o out.jsonl --config previous_summary.json   (replay a run)
+  conflictscore score items.jsonl -o out.jsonl --summary summary.json --report report.html   (HTML report)
+  conflictscore score items.jsonl --shard 2/4 -o out.2.jsonl --summary out.2.json   (one of four shards; see merge)
+
+exit status: 0 done; 2 bad input or configuration (the message names file, line and field), an OUTPUT that
+  would overwrite the input or is being written by another run, a --resume that would mix results;
+  3 finished and written, but more judgments unscored than engine.max_unscored_share allows, or more
+  sentences the seq2seq / llm decomposer could not split than engine.max_fallback_share;
+  1 a write that failed (a full disk: the rows so far stay in OUTPUT.partial, rerun with --resume);
+  130 interrupted (rerun with --resume); 141 stdout closed by its reader (| head).
+"""
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "score",
+        help="score responses against their documents (ConflictScore)",
+        description="Decompose each response into claims, judge every claim against every document, "
+        "and report CS-C (share of conflicted claims), CS-R (contradiction ratio of conflicted claims), "
+        "cs_r_evidenced and the pooled support rate.",
+        epilog=SCORE_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("input", metavar="INPUT", help="items, JSONL")
+    p.add_argument("-o", "--output", required=True, metavar="OUTPUT", help="per-item results, JSONL (written atomically)")
+    p.add_argument("--summary", metavar="SUMMARY.json", help="dataset metrics, pair counts, timing, config, versions")
+    p.add_argument("--resume", action="store_true", help="keep the finished items of an interrupted run; score the rest")
+    p.add_argument("--report", metavar="REPORT.html",
+                   help="also write a self-contained HTML report (see `conflictscore report --help`)")
+    add_number(p, "--limit", int, LIMIT, metavar="N", help="only the first N items (of the shard, with --shard): a trial run")
+    add_output_args(p, json_help="the summary as JSON")
+    add_shard_arg(p)
+    add_pipeline_args(p)
+    p.set_defaults(func=cmd_score)
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    from ..pipeline.scoring import EXIT_UNSCORED, score_file, too_many_fallbacks, too_many_unscored
+    from .report import score_page
+
+    cfg = config_from_args(args)
+    page = score_page(args.report, scored=args.output, items=args.input, summary_path=args.summary) \
+        if args.report else None
+    summary = score_file(args.input, args.output, config=cfg, summary_path=args.summary,
+                         resume=args.resume, progress=show_progress(args), page=page,
+                         shard=args.shard, config_file=args.config, limit=args.limit)
+    emit(args, summary.to_json(), lambda: format_report(summary) + (f"\nreport {args.report}" if args.report else ""))
+    return EXIT_UNSCORED if too_many_unscored(summary, cfg) or too_many_fallbacks(summary, cfg) else 0
