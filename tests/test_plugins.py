@@ -105,17 +105,18 @@ def test_an_installed_plugin_appears_in_its_namespaces(plugin_path: Path, tmp_pa
 
 def test_without_the_plugin_its_names_are_unknown(tmp_path: Path) -> None:
     missing = run(tmp_path, "score", "x.jsonl", "-o", str(tmp_path / "o.jsonl"), "--judge", "fake")
-    assert missing.returncode == 2 and "unknown judge 'fake'; allowed: cascade, nli, openai, ray, vllm" in missing.stderr
+    allowed = ", ".join(registry.available("judge"))
+    assert missing.returncode == 2 and f"unknown judge 'fake'; allowed: {allowed}" in missing.stderr
 
 
 def test_the_registry_has_one_namespace_per_kind() -> None:
     assert REGISTRY.kinds() == ["decomposer", "pruner", "judge", "generator", "document_rule", "claim_selection",
                                 "runtime", "data_source", "metric", "detection_metric", "command"]
-    assert REGISTRY["document_rule"].names() == ["max", "relevant", "on_topic"]
-    assert REGISTRY["claim_selection"].names() == ["first", "longest", "salient", "random"]
-    assert REGISTRY["runtime"].names() == ["torch", "compile", "onnx"]
+    assert REGISTRY["document_rule"].names()[:3] == ["max", "relevant", "on_topic"]  # what ships, first
+    assert REGISTRY["claim_selection"].names()[:4] == ["first", "longest", "salient", "random"]
+    assert REGISTRY["runtime"].names()[:3] == ["torch", "compile", "onnx"]
     assert REGISTRY["metric"].names()[:4] == ["cs_c", "cs_r", "cs_r_evidenced", "support_rate"]
-    assert REGISTRY["detection_metric"].names() == ["precision", "recall", "f1", "false_positive_rate"]
+    assert REGISTRY["detection_metric"].names()[:4] == ["precision", "recall", "f1", "false_positive_rate"]
     assert {"score", "bench", "merge", "compare", "report"} <= set(REGISTRY["command"].names())
     assert "ramdocs" in REGISTRY["data_source"].names()
     assert REGISTRY["judge"].get("nli") is registry.resolve("judge", "nli")

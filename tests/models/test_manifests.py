@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from conflictscore_local.backends import registry
 from conflictscore_local.core.errors import ConfigError
 from conflictscore_local.judge.labels import map_id2label
 from conflictscore_local.models import get_manifest, load_manifest, manifests, shipped_dir, verify_manifest
@@ -126,7 +127,7 @@ def test_a_good_manifest_loads(tmp_path: Path) -> None:
         (lambda t: t.replace('"2" = "CONTRADICT" }', '"2" = "MAYBE" }'),
          "field 'labels.map.2': 'MAYBE' is not allowed; allowed: SUPPORT, CONTRADICT, IRRELEVANT"),
         (lambda t: t.replace('backend = "nli"', 'backend = "deberta"'),
-         "field 'use[0].backend': 'deberta' is not a judge backend; allowed: cascade, nli, openai, ray, vllm"),
+         "field 'use[0].backend': 'deberta' is not a judge backend; allowed: " + ", ".join(registry.available("judge"))),
         (lambda t: t.replace("max_length = 256", "max_lenght = 256"),
          "field 'use[0].args': unknown argument 'max_lenght'; allowed: model, revision"),
         (lambda t: t.replace('kind = "hub"', 'kind = "ftp"'),
