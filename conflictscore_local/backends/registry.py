@@ -276,20 +276,32 @@ def as_backend(role: str, given: Any, args: Mapping[str, Any] | None = None, *, 
     return given
 
 
-_PROTOCOLS: dict[str, str] = {
-    "decomposer": "conflictscore_local.decompose._base:Decomposer",
-    "pruner": "conflictscore_local.prune._base:Pruner",
-    "judge": "conflictscore_local.judge._base:Judge",
-    "generator": "conflictscore_local.generate._base:Generator",
+_ROLE_MODULES: dict[str, tuple[str, str, str]] = {
+    "decomposer": ("conflictscore_local.decompose._base", "Decomposer", "DecomposerBase"),
+    "pruner": ("conflictscore_local.prune._base", "Pruner", "PrunerBase"),
+    "judge": ("conflictscore_local.judge._base", "Judge", "JudgeBase"),
+    "generator": ("conflictscore_local.generate._base", "Generator", "GeneratorBase"),
 }
+"""Each role's module (its ``_base.py``), Protocol and base class."""
+
+
+def _role_module(role: str) -> tuple[Any, str, str]:
+    if role not in _ROLE_MODULES:
+        raise ConfigError(f"unknown role {role!r}; allowed: {', '.join(ROLES)}")
+    mod, proto, base = _ROLE_MODULES[role]
+    return importlib.import_module(mod), proto, base
 
 
 def protocol(role: str) -> type:
     """The Protocol a backend of ``role`` implements."""
-    if role not in _PROTOCOLS:
-        raise ConfigError(f"unknown role {role!r}; allowed: {', '.join(ROLES)}")
-    mod, _, attr = _PROTOCOLS[role].partition(":")
-    return getattr(importlib.import_module(mod), attr)
+    module, proto, _ = _role_module(role)
+    return getattr(module, proto)
+
+
+def role_base(role: str) -> type:
+    """The base class of ``role``'s backends (``JudgeBase`` ...): its optional members with their defaults."""
+    module, _, base = _role_module(role)
+    return getattr(module, base)
 
 
 def protocol_members(proto: type) -> list[str]:
@@ -302,22 +314,6 @@ def protocol_members(proto: type) -> list[str]:
             if not n.startswith("_") and (n in getattr(klass, "__annotations__", {}) or callable(vars(klass).get(n))):
                 names[n] = None
     return list(names)
-
-
-_BASES: dict[str, str] = {
-    "decomposer": "conflictscore_local.decompose._base:DecomposerBase",
-    "pruner": "conflictscore_local.prune._base:PrunerBase",
-    "judge": "conflictscore_local.judge._base:JudgeBase",
-    "generator": "conflictscore_local.generate._base:GeneratorBase",
-}
-
-
-def role_base(role: str) -> type:
-    """The base class of ``role``'s backends (``JudgeBase`` ...): its optional members with their defaults."""
-    if role not in _BASES:
-        raise ConfigError(f"unknown role {role!r}; allowed: {', '.join(ROLES)}")
-    mod, _, attr = _BASES[role].partition(":")
-    return getattr(importlib.import_module(mod), attr)
 
 
 def check_role(role: str, backend: Any, *, where: str) -> None:
