@@ -23,7 +23,7 @@ from typing import Any, Callable, Sequence
 from .config import RunConfig
 from .engine import Clock, Engine
 from .errors import ConfigError, InputError
-from .inputs import read_items
+from .inputs import InputShapes, read_items
 from .jobs import (
     FINGERPRINT_FORMAT,
     Input,
@@ -66,6 +66,7 @@ class ScoringInput:
     empty: list[str] = field(default_factory=list)
     shard: Shard | None = None
     no_documents: list[str] = field(default_factory=list)
+    shapes: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -114,7 +115,8 @@ def run_scoring(
             if inp.stats is not None:
                 stages["input"] = {"lines": inp.stats.lines, "blank_lines": inp.stats.blank_lines,
                                    "items": len(inp.all_ids), "empty_responses": len(inp.empty),
-                                   "no_documents": len(inp.no_documents)}
+                                   "no_documents": len(inp.no_documents), "file": os.path.basename(str(inp.path)),
+                                   **inp.shapes}
             if resume:
                 stages["resumed_items"] = len(done)
             for loud in (_unscored_warning(report, engine.config.engine.max_unscored_share),
@@ -196,7 +198,8 @@ def read_input(path: str | os.PathLike[str], shard: Shard | None, notes: Notes,
     """Every line of a `score` input validated before anything is written; an empty input and
     empty responses noted; with ``limit``, only the first N items (of the shard) are scored."""
     stats = InputStats()
-    items = read_items(path, stats=stats)
+    shapes = InputShapes(warn=notes.add)
+    items = read_items(path, stats=stats, shapes=shapes)
     empty = [it.id for it in items if it.claims is None and not it.response.strip()]
     _check_input(path, stats, len(items), empty, notes.add)
     # with claims to judge (or a response to find them in) but nothing to judge them against
@@ -209,7 +212,7 @@ def read_input(path: str | os.PathLike[str], shard: Shard | None, notes: Notes,
     if limit is not None and len(chosen) > limit:
         log.info(f"--limit {limit}: scoring the first {limit} of {len(chosen)} items")
         chosen = chosen[:limit]
-    return ScoringInput(path, chosen, [it.id for it in items], stats, empty, shard, no_documents)
+    return ScoringInput(path, chosen, [it.id for it in items], stats, empty, shard, no_documents, shapes.record())
 
 
 def _score_into(
