@@ -18,8 +18,8 @@ import warnings
 from typing import Any, Callable, Iterator, Sequence
 
 from . import __version__
-from .cli_flags import (LIMIT, add_number, add_output_args, add_pipeline_args, add_shard_arg, config_from_args,
-                        show_progress, warn_deprecated)
+from .cli_flags import (LIMIT, add_gate_arg, add_number, add_output_args, add_pipeline_args, add_shard_arg,
+                        add_table_args, config_from_args, gate_failures, show_progress, table_paths, warn_deprecated)
 from .cli_text import emit, format_report
 from .registry import ROLES
 from .errors import ConflictScoreError
@@ -41,9 +41,10 @@ SUBCOMMANDS: dict[str, str] = {
 EXIT_BAD_INPUT = 2
 
 SCORE_EPILOG = """\
-input format (JSONL, one item a line):
-  {"id": "q1", "question": "...", "response": "...",
-   "documents": [{"id": "d1", "text": "..."}, ...],
+input format (JSONL, one item a line; RAGAS rows (user_input, response, retrieved_contexts) and DeepEval
+rows (input, actual_output, retrieval_context) are read too):
+  {"id": "q1", "question": "...", "response": "...",      id optional: line-N
+   "documents": [{"id": "d1", "text": "..."}, ...],       or plain strings: ids d0, d1, ...
    "claims": ["..."],                      optional: skips decomposition
    "labels": [["SUPPORT", "CONTRADICT", ...], ...]}   optional: labels[i][j] = claim i vs document j; skips judging
 
@@ -55,11 +56,15 @@ examples:
   conflictscore score items.jsonl -o out.jsonl --config previous_summary.json   (replay a run)
   conflictscore score items.jsonl -o out.jsonl --summary summary.json --report report.html   (HTML report)
   conflictscore score items.jsonl --shard 2/4 -o out.2.jsonl --summary out.2.json   (one of four shards; see merge)
+  conflictscore score ragas.jsonl -o out.csv          (RAGAS or DeepEval rows; one CSV row per item, no JSONL)
+  conflictscore score items.jsonl -o out.jsonl --csv items.csv --csv-pairs pairs.csv   (tables beside the JSONL)
+  conflictscore score items.jsonl -o out.jsonl --fail-if "cs_c>0.3" --fail-if "micro.cs_c>0.25"   (CI gate: exit 4)
 
 exit status: 0 done; 2 bad input or configuration (the message names file, line and field), an OUTPUT that
   would overwrite the input or is being written by another run, a --resume that would mix results;
   3 finished and written, but more judgments unscored than engine.max_unscored_share allows, or more
   sentences the seq2seq / llm decomposer could not split than engine.max_fallback_share;
+  4 finished and written, and a --fail-if condition held (one line each on stderr; 3 goes first);
   1 a write that failed (a full disk: the rows so far stay in OUTPUT.partial, rerun with --resume);
   130 interrupted (rerun with --resume); 141 stdout closed by its reader (| head).
 """
@@ -83,20 +88,30 @@ def add_score_parser(sub: Any) -> None:
                    help="also write a self-contained HTML report (see `conflictscore report --help`)")
     add_number(p, "--limit", int, LIMIT, metavar="N", help="only the first N items (of the shard, with --shard): a trial run")
     add_output_args(p, json_help="the summary as JSON")
+    add_table_args(p)
+    add_gate_arg(p)
     add_shard_arg(p)
     add_pipeline_args(p)
     p.set_defaults(func=cmd_score)
 
 
 def cmd_score(args: argparse.Namespace) -> int:
+    from .gate import check_run
+    from .run_info import judge_text
     from .scoring import EXIT_UNSCORED, score_file, too_many_fallbacks, too_many_unscored
 
     cfg = config_from_args(args)
-    report = score_file(args.input, args.output, config=cfg, summary_path=args.summary,
+    tables, output = table_paths(args, args.output)
+    report = score_file(args.input, output, config=cfg, summary_path=args.summary,
                         resume=args.resume, progress=show_progress(args), report_path=args.report,
-                        shard=args.shard, config_file=args.config, limit=args.limit)
-    emit(args, report.to_json(), lambda: format_report(report) + (f"\nreport {args.report}" if args.report else ""))
-    return EXIT_UNSCORED if too_many_unscored(report, cfg) or too_many_fallbacks(report, cfg) else 0
+                        shard=args.shard, config_file=args.config, limit=args.limit, tables=tables)
+    judge = judge_text(report.config)
+    if not tables.to_stdout:
+        emit(args, report.to_json(), lambda: "\n".join([format_report(report), *([judge] if judge else []),
+                                                        *([f"report {args.report}"] if args.report else [])]))
+    if too_many_unscored(report, cfg) or too_many_fallbacks(report, cfg):
+        return EXIT_UNSCORED
+    return gate_failures(args, check_run(args.fail_if, report.to_json()))
 
 
 def add_backends_parser(sub: Any) -> None:

@@ -14,6 +14,7 @@ import csv
 import io
 import os
 import sys
+from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from .errors import BackendUnavailable, ConfigError
@@ -111,6 +112,35 @@ def is_csv(path: str | os.PathLike[str] | None) -> bool:
     return path is not None and str(path).lower().endswith(".csv")
 
 
+@dataclass(frozen=True)
+class TablePaths:
+    """Where a scoring command writes its tables: ``items`` (``--csv``, or ``-o x.csv``) and
+    ``pairs`` (``--csv-pairs``); ``-`` is stdout; ``items_flag`` names the flag in messages."""
+
+    items: str | os.PathLike[str] | None = None
+    pairs: str | os.PathLike[str] | None = None
+    items_flag: str = "--csv"
+
+    def outputs(self) -> list[Any]:
+        """The files as a job's outputs (stdout is none), checked like every destination."""
+        from .jobs import Output
+
+        return [Output(p, flag) for p, flag in ((self.items, self.items_flag), (self.pairs, "--csv-pairs"))
+                if p is not None and str(p) != STDOUT]
+
+    def write(self, results: Sequence[ItemResult]) -> None:
+        """Both tables of ``results``, each where asked."""
+        rows = Results(results)
+        if self.items is not None:
+            write_csv(self.items, rows.to_records("items"), rows.columns("items"), what=self.items_flag)
+        if self.pairs is not None:
+            write_csv(self.pairs, rows.to_records("pairs"), rows.columns("pairs"), what="--csv-pairs")
+
+    @property
+    def to_stdout(self) -> bool:
+        return STDOUT in (str(self.items), str(self.pairs))
+
+
 class Results(list):  # type: ignore[type-arg]
     """Scored items (a ``list`` of :class:`ItemResult`, in input order) that also turn into tables."""
 
@@ -142,5 +172,5 @@ class Results(list):  # type: ignore[type-arg]
         write_csv(path, self.to_records(kind), self.columns(kind), what=f"CSV of the {kind}")
 
 
-__all__ = ["PAIR_COLUMNS", "Results", "csv_text", "is_csv",
+__all__ = ["PAIR_COLUMNS", "Results", "TablePaths", "csv_text", "is_csv",
            "item_columns", "item_records", "pair_records", "write_csv"]

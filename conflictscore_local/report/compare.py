@@ -131,7 +131,8 @@ def render_compare(result: Mapping[str, Any], a: Sequence[ItemResult], b: Sequen
 
 
 def write_compare_report(path: str | os.PathLike[str], result: Mapping[str, Any], a: Sequence[ItemResult],
-                         b: Sequence[ItemResult], *, title: str | None = None) -> int:
+                         b: Sequence[ItemResult], *, title: str | None = None,
+                         items: str | os.PathLike[str] | None = None) -> int:
     """Render the comparison page and write it atomically to ``path``; returns its size in bytes."""
     page = render_compare(result, a, b, title=title)
     write_text_atomic(path, page, what="report")
