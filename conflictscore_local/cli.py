@@ -19,8 +19,8 @@ from typing import Any, Callable, Iterator, Sequence
 
 from . import __version__
 from .cli_flags import (LIMIT, add_gate_arg, add_number, add_output_args, add_pipeline_args, add_shard_arg,
-                        add_table_args, config_from_args, gate_failures, show_progress, table_paths, warn_deprecated)
-from .cli_text import emit, format_report
+                        add_table_args, config_from_args, show_progress, table_paths, warn_deprecated)
+from .cli_text import emit, format_report, gate_failures
 from .registry import ROLES
 from .errors import ConflictScoreError
 

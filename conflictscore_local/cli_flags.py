@@ -284,17 +284,6 @@ def add_gate_arg(p: argparse.ArgumentParser, *, compare: bool = False) -> None:
                    help=f"exit with status 4 when the condition holds, e.g. {example}; repeatable")
 
 
-def gate_failures(args: argparse.Namespace, lines: list[str]) -> int:
-    """Each failed condition on stderr, one a line; the exit status they make (4, or 0 for none)."""
-    import sys
-
-    from .gate import EXIT_GATE
-
-    for line in lines:
-        print(f"conflictscore {args.command}: failed: {line}", file=sys.stderr)
-    return EXIT_GATE if lines else 0
-
-
 def input_after_nargs(args: argparse.Namespace, dest: str, flag_dest: str, metavar: str) -> None:
     """A positional argument that a ``nargs="+"`` flag before it swallowed (``bench run --source
     a b items.jsonl``): the flag's last value that names a file (or ends in ``.jsonl``) is the

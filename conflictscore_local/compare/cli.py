@@ -6,8 +6,8 @@ import argparse
 from typing import Any
 
 from ..arguments import field_range
-from ..cli_flags import add_gate_arg, add_number, add_output_args, add_table_args, gate_failures, table_paths
-from ..cli_text import emit
+from ..cli_flags import add_gate_arg, add_number, add_output_args, add_table_args, table_paths
+from ..cli_text import emit, gate_failures
 
 EPILOG = """\
 what it reports, for run B against run A (items matched by id; items in one run only are counted):
