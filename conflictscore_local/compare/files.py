@@ -19,6 +19,7 @@ from ..errors import InputError
 from ..jobs import Input, Job, Output, write_json_atomic
 from ..jsonl import InputStats, iter_jsonl
 from ..results import load_summary, result_from_json
+from ..run_info import judge_info
 from ..types import ItemResult
 from .core import ComparisonSettings, compare_results
 
@@ -44,6 +45,8 @@ class Run:
                                "items": len(self.results), "claims": sum(len(r.verdicts) for r in self.results)}
         if self.summary_path is not None:
             out["summary"] = os.path.basename(self.summary_path)
+        if self.summary is not None:
+            out["judge"] = judge_info(self.summary.get("config"))
         return out
 
 
