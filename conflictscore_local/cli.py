@@ -36,6 +36,7 @@ SUBCOMMANDS: dict[str, str] = {
     "regenerate": "conflictscore_local.experiments.cli:add_regenerate_parser",
     "merge": "conflictscore_local.shards.cli:add_parser",
     "compare": "conflictscore_local.compare.cli:add_parser",
+    "view": "conflictscore_local.report.cli:add_view_parser",
 }
 
 EXIT_BAD_INPUT = 2
