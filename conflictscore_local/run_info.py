@@ -8,6 +8,8 @@ from typing import Any, Mapping
 
 CHOOSING_A_JUDGE = "docs/pipeline.md#choosing-a-judge"
 """Where the documentation says which judge to use for what."""
+GIVEN = "none (labels given)"
+"""The judge of a run that built none: every label came with the items."""
 DEFAULT_NOTE = ("the bundled default: a small CPU judge meant for smoke tests, not for numbers you publish; "
                 f"choosing a judge: {CHOOSING_A_JUDGE}")
 
@@ -19,6 +21,10 @@ def judge_info(config: Mapping[str, Any] | None) -> dict[str, Any] | None:
     if not config:
         return None
     run = (config.get("run") or {}).get("judge") or {}
+    built = (config.get("backends") or {}).get("judge")
+    if "backends" in config and (built is None or built.get("loaded") is False):
+        # the run built no judge: every label was given (or nothing was to judge)
+        return {"name": GIVEN, "model": None, "default": False, "note": None}
     backend = (config.get("backends") or {}).get("judge") or {}
     name = backend.get("name") or run.get("name")
     if not name:
@@ -48,4 +54,4 @@ def judge_text(config: Mapping[str, Any] | None) -> str | None:
     return line + (f" ({info['note']})" if info["note"] else "")
 
 
-__all__ = ["CHOOSING_A_JUDGE", "DEFAULT_NOTE", "judge_info", "judge_text"]
+__all__ = ["CHOOSING_A_JUDGE", "DEFAULT_NOTE", "GIVEN", "judge_info", "judge_text"]
