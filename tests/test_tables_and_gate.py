@@ -198,9 +198,9 @@ def test_compare_prints_json_without_o_and_writes_a_csv_for_o_x_csv(tmp_path: Pa
     assert [(r["id"], r["side"], r["a_cs_c"], r["b_cs_c"], r["diff_cs_c"], r["newly_conflicted"]) for r in table] == [
         ("q", "both", "0.0", "1.0", "1.0", "1"), ("only", "a", "0.0", "", "", "0")]
     assert not (tmp_path / "c.json").exists()
-    assert main(["compare", str(a), str(b)]) == 2
-    assert "nothing to write: give -o COMPARE.json (- for stdout), --report COMPARE.html, --csv ITEMS.csv, or " \
-           "--json" in capsys.readouterr().err
+    assert main(["compare", str(a), str(b)]) == 0  # printed, nothing written
+    assert capsys.readouterr().out.startswith("B = B (b.jsonl) against A = A (a.jsonl): 1 items matched")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.jsonl", "b.jsonl", "c.csv"]
 
 
 def test_bench_run_source_names_do_not_swallow_the_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

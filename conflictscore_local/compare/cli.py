@@ -21,6 +21,7 @@ what it reports, for run B against run A (items matched by id; items in one run 
   claim's wording, so compare them at the item level.
 
 examples:
+  conflictscore compare standard.jsonl balanced.jsonl                 (print the comparison, write nothing)
   conflictscore compare standard.jsonl balanced.jsonl -o compare.json --report compare.html
   conflictscore compare judge-a.jsonl judge-b.jsonl --summary-a a.json --summary-b b.json -o compare.json
       (the summaries add where the two runs' configurations differ)
@@ -81,9 +82,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     tables, output = table_paths(args, args.output)
     if output == "-":  # the comparison JSON on stdout
         output, args.json = None, True
-    if output is None and args.report is None and tables.items is None and not args.json:
-        raise ConfigError("nothing to write: give -o COMPARE.json (- for stdout), --report COMPARE.html, "
-                          "--csv ITEMS.csv, or --json to print the comparison")
+    if output is None and args.report is None and tables.items is None and args.quiet:
+        raise ConfigError("nothing to write or print: -q with no -o COMPARE.json, --report COMPARE.html or "
+                          "--csv ITEMS.csv")
     settings = ComparisonSettings(seed=args.seed, bootstrap=args.bootstrap, permutations=args.permutations)
     done = compare_files(args.a, args.b, output, summary_a=args.summary_a, summary_b=args.summary_b,
                          labels=(args.label_a, args.label_b), report_path=args.report, settings=settings,
