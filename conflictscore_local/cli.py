@@ -135,9 +135,10 @@ def cmd_backends(args: argparse.Namespace) -> int:
         listing[role] = {}
         for name in registry.available(role):
             try:
-                config = registry.resolve(role, name).Config
+                cls = registry.resolve(role, name)
+                config = cls.Config
                 defaults = argument_defaults(config)
-                listing[role][name] = {"args": {k: None if v is dataclasses.MISSING else v for k, v in defaults.items()},
+                listing[role][name] = {"about": _about(cls), "args": {k: None if v is dataclasses.MISSING else v for k, v in defaults.items()},
                                        "required": [k for k, v in defaults.items() if v is dataclasses.MISSING],
                                        "ranges": {k: r.text(number_kind(h) is int) for k, h, r in numeric_fields(config)
                                                   if r is not None}}
@@ -155,11 +156,18 @@ def cmd_backends(args: argparse.Namespace) -> int:
                 shown = [(k if k in entry["required"] else f"{k}={v!r}")
                          + (f" ({entry['ranges'][k].removeprefix('an integer ').removeprefix('a finite number ')})"
                             if k in entry["ranges"] else "") for k, v in entry["args"].items()]
-                lines.append(f"  {name:12} {', '.join(shown)}")
+                lines.append(f"  {name:12} {entry['about']}" if entry["about"] else f"  {name}")
+                lines.append(f"  {'':12} {', '.join(shown) or '(no arguments)'}")
         return "\n".join(lines)
 
     emit(args, json.loads(json.dumps(listing, default=str)), text)
     return 0
+
+
+def _about(cls: type) -> str:
+    """A backend's one-line description: the first sentence of its class docstring."""
+    doc = " ".join((cls.__doc__ or "").strip().split("\n\n")[0].split())
+    return doc.split(". ")[0].rstrip(".").replace("``", "") if doc else ""
 
 
 EXIT_COMMON = ("0 done; 2 bad input, configuration or destination (one line naming the file, line and field, "
@@ -204,11 +212,41 @@ def _finish_help(parser: argparse.ArgumentParser) -> None:
             child.formatter_class = argparse.RawDescriptionHelpFormatter
 
 
+TOP_EPILOG = """\
+examples (the first ten minutes):
+  conflictscore score examples/items.jsonl -o out.jsonl --summary out.json --report out.html
+  conflictscore score ragas.jsonl -o out.csv                  RAGAS / DeepEval rows in, one CSV row per item out
+  conflictscore score items.jsonl -o out.jsonl --fail-if "cs_c>0.3"        a CI gate: exit 4 when it holds
+  conflictscore compare a.jsonl b.jsonl --report compare.html              paired differences, claims that changed
+  conflictscore view out/                                     every run under out/ on one page
+  conflictscore backends --role judge                         the judges, their arguments and defaults
+
+`conflictscore COMMAND --help` shows a command's flags, examples and exit statuses.
+"""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with "did you mean" for a misspelled flag (the closest of the command's own)."""
+
+    def error(self, message: str) -> Any:  # type: ignore[override]
+        import difflib
+
+        if message.startswith("unrecognized arguments: "):
+            flags = [f for a in self._actions for f in a.option_strings if a.help != argparse.SUPPRESS]
+            for word in message.removeprefix("unrecognized arguments: ").split():
+                close = difflib.get_close_matches(word.split("=")[0], flags, n=1, cutoff=0.6) if word.startswith("-") else []
+                if close:
+                    message += f" (did you mean {close[0]}?)"
+                    break
+        super().error(message)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="conflictscore",
         description="ConflictScore, locally: measure how an LLM answer handles conflicting evidence "
         "in its grounding documents, with open-weights judges and no network.",
+        epilog=TOP_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -262,9 +300,21 @@ def command_logging(quiet: bool) -> Iterator[None]:
         warnings.showwarning = shown
 
 
+def _command_parser(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.ArgumentParser:
+    """The parser of the (sub)command ``argv`` names: its usage and flags are what an error shows."""
+    for word in argv:
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if subs and word in subs[0].choices:
+            parser = subs[0].choices[word]
+    return parser
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    args, extra = parser.parse_known_args(words)
+    if extra:  # the command's own usage and "did you mean", not the top-level usage
+        _command_parser(parser, words).error("unrecognized arguments: " + " ".join(extra))
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_BAD_INPUT
