@@ -18,9 +18,9 @@ import warnings
 from typing import Any, Callable, Iterator, Sequence
 
 from . import __version__
-from .cli_flags import (LIMIT, add_number, add_output_args, add_pipeline_args, add_shard_arg, config_from_args,
-                        show_progress, warn_deprecated)
-from .cli_text import emit, format_report
+from .cli_flags import (LIMIT, add_gate_arg, add_number, add_output_args, add_pipeline_args, add_shard_arg,
+                        add_table_args, config_from_args, show_progress, table_paths, warn_deprecated)
+from .cli_text import emit, format_report, gate_failures
 from .registry import ROLES
 from .errors import ConflictScoreError
 
@@ -36,14 +36,16 @@ SUBCOMMANDS: dict[str, str] = {
     "regenerate": "conflictscore_local.experiments.cli:add_regenerate_parser",
     "merge": "conflictscore_local.shards.cli:add_parser",
     "compare": "conflictscore_local.compare.cli:add_parser",
+    "view": "conflictscore_local.report.cli:add_view_parser",
 }
 
 EXIT_BAD_INPUT = 2
 
 SCORE_EPILOG = """\
-input format (JSONL, one item a line):
-  {"id": "q1", "question": "...", "response": "...",
-   "documents": [{"id": "d1", "text": "..."}, ...],
+input format (JSONL, one item a line; RAGAS rows (user_input, response, retrieved_contexts) and DeepEval
+rows (input, actual_output, retrieval_context) are read too):
+  {"id": "q1", "question": "...", "response": "...",      id optional: line-N
+   "documents": [{"id": "d1", "text": "..."}, ...],       or plain strings: ids d0, d1, ...
    "claims": ["..."],                      optional: skips decomposition
    "labels": [["SUPPORT", "CONTRADICT", ...], ...]}   optional: labels[i][j] = claim i vs document j; skips judging
 
@@ -55,11 +57,15 @@ examples:
   conflictscore score items.jsonl -o out.jsonl --config previous_summary.json   (replay a run)
   conflictscore score items.jsonl -o out.jsonl --summary summary.json --report report.html   (HTML report)
   conflictscore score items.jsonl --shard 2/4 -o out.2.jsonl --summary out.2.json   (one of four shards; see merge)
+  conflictscore score ragas.jsonl -o out.csv          (RAGAS or DeepEval rows; one CSV row per item, no JSONL)
+  conflictscore score items.jsonl -o out.jsonl --csv items.csv --csv-pairs pairs.csv   (tables beside the JSONL)
+  conflictscore score items.jsonl -o out.jsonl --fail-if "cs_c>0.3" --fail-if "micro.cs_c>0.25"   (CI gate: exit 4)
 
 exit status: 0 done; 2 bad input or configuration (the message names file, line and field), an OUTPUT that
   would overwrite the input or is being written by another run, a --resume that would mix results;
   3 finished and written, but more judgments unscored than engine.max_unscored_share allows, or more
   sentences the seq2seq / llm decomposer could not split than engine.max_fallback_share;
+  4 finished and written, and a --fail-if condition held (one line each on stderr; 3 goes first);
   1 a write that failed (a full disk: the rows so far stay in OUTPUT.partial, rerun with --resume);
   130 interrupted (rerun with --resume); 141 stdout closed by its reader (| head).
 """
@@ -83,20 +89,30 @@ def add_score_parser(sub: Any) -> None:
                    help="also write a self-contained HTML report (see `conflictscore report --help`)")
     add_number(p, "--limit", int, LIMIT, metavar="N", help="only the first N items (of the shard, with --shard): a trial run")
     add_output_args(p, json_help="the summary as JSON")
+    add_table_args(p)
+    add_gate_arg(p)
     add_shard_arg(p)
     add_pipeline_args(p)
     p.set_defaults(func=cmd_score)
 
 
 def cmd_score(args: argparse.Namespace) -> int:
+    from .gate import check_run
+    from .run_info import judge_text
     from .scoring import EXIT_UNSCORED, score_file, too_many_fallbacks, too_many_unscored
 
     cfg = config_from_args(args)
-    report = score_file(args.input, args.output, config=cfg, summary_path=args.summary,
+    tables, output = table_paths(args, args.output)
+    report = score_file(args.input, output, config=cfg, summary_path=args.summary,
                         resume=args.resume, progress=show_progress(args), report_path=args.report,
-                        shard=args.shard, config_file=args.config, limit=args.limit)
-    emit(args, report.to_json(), lambda: format_report(report) + (f"\nreport {args.report}" if args.report else ""))
-    return EXIT_UNSCORED if too_many_unscored(report, cfg) or too_many_fallbacks(report, cfg) else 0
+                        shard=args.shard, config_file=args.config, limit=args.limit, tables=tables)
+    judge = judge_text(report.config)
+    if not tables.to_stdout:
+        emit(args, report.to_json(), lambda: "\n".join([format_report(report), *([judge] if judge else []),
+                                                        *([f"report {args.report}"] if args.report else [])]))
+    if too_many_unscored(report, cfg) or too_many_fallbacks(report, cfg):
+        return EXIT_UNSCORED
+    return gate_failures(args, check_run(args.fail_if, report.to_json()))
 
 
 def add_backends_parser(sub: Any) -> None:
@@ -119,9 +135,10 @@ def cmd_backends(args: argparse.Namespace) -> int:
         listing[role] = {}
         for name in registry.available(role):
             try:
-                config = registry.resolve(role, name).Config
+                cls = registry.resolve(role, name)
+                config = cls.Config
                 defaults = argument_defaults(config)
-                listing[role][name] = {"args": {k: None if v is dataclasses.MISSING else v for k, v in defaults.items()},
+                listing[role][name] = {"about": _about(cls), "args": {k: None if v is dataclasses.MISSING else v for k, v in defaults.items()},
                                        "required": [k for k, v in defaults.items() if v is dataclasses.MISSING],
                                        "ranges": {k: r.text(number_kind(h) is int) for k, h, r in numeric_fields(config)
                                                   if r is not None}}
@@ -139,11 +156,18 @@ def cmd_backends(args: argparse.Namespace) -> int:
                 shown = [(k if k in entry["required"] else f"{k}={v!r}")
                          + (f" ({entry['ranges'][k].removeprefix('an integer ').removeprefix('a finite number ')})"
                             if k in entry["ranges"] else "") for k, v in entry["args"].items()]
-                lines.append(f"  {name:12} {', '.join(shown)}")
+                lines.append(f"  {name:12} {entry['about']}" if entry["about"] else f"  {name}")
+                lines.append(f"  {'':12} {', '.join(shown) or '(no arguments)'}")
         return "\n".join(lines)
 
     emit(args, json.loads(json.dumps(listing, default=str)), text)
     return 0
+
+
+def _about(cls: type) -> str:
+    """A backend's one-line description: the first sentence of its class docstring."""
+    doc = " ".join((cls.__doc__ or "").strip().split("\n\n")[0].split())
+    return doc.split(". ")[0].rstrip(".").replace("``", "") if doc else ""
 
 
 EXIT_COMMON = ("0 done; 2 bad input, configuration or destination (one line naming the file, line and field, "
@@ -188,11 +212,41 @@ def _finish_help(parser: argparse.ArgumentParser) -> None:
             child.formatter_class = argparse.RawDescriptionHelpFormatter
 
 
+TOP_EPILOG = """\
+examples (the first ten minutes):
+  conflictscore score examples/items.jsonl -o out.jsonl --summary out.json --report out.html
+  conflictscore score ragas.jsonl -o out.csv                  RAGAS / DeepEval rows in, one CSV row per item out
+  conflictscore score items.jsonl -o out.jsonl --fail-if "cs_c>0.3"        a CI gate: exit 4 when it holds
+  conflictscore compare a.jsonl b.jsonl --report compare.html              paired differences, claims that changed
+  conflictscore view out/                                     every run under out/ on one page
+  conflictscore backends --role judge                         the judges, their arguments and defaults
+
+`conflictscore COMMAND --help` shows a command's flags, examples and exit statuses.
+"""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with "did you mean" for a misspelled flag (the closest of the command's own)."""
+
+    def error(self, message: str) -> Any:  # type: ignore[override]
+        import difflib
+
+        if message.startswith("unrecognized arguments: "):
+            flags = [f for a in self._actions for f in a.option_strings if a.help != argparse.SUPPRESS]
+            for word in message.removeprefix("unrecognized arguments: ").split():
+                close = difflib.get_close_matches(word.split("=")[0], flags, n=1, cutoff=0.6) if word.startswith("-") else []
+                if close:
+                    message += f" (did you mean {close[0]}?)"
+                    break
+        super().error(message)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="conflictscore",
         description="ConflictScore, locally: measure how an LLM answer handles conflicting evidence "
         "in its grounding documents, with open-weights judges and no network.",
+        epilog=TOP_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -246,9 +300,21 @@ def command_logging(quiet: bool) -> Iterator[None]:
         warnings.showwarning = shown
 
 
+def _command_parser(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.ArgumentParser:
+    """The parser of the (sub)command ``argv`` names: its usage and flags are what an error shows."""
+    for word in argv:
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if subs and word in subs[0].choices:
+            parser = subs[0].choices[word]
+    return parser
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    args, extra = parser.parse_known_args(words)
+    if extra:  # the command's own usage and "did you mean", not the top-level usage
+        _command_parser(parser, words).error("unrecognized arguments: " + " ".join(extra))
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_BAD_INPUT

@@ -80,3 +80,15 @@ def emit(args: argparse.Namespace, result: Any, text: Callable[[], str]) -> None
         out = text()
         if out:
             print(scrub_text(out))
+
+
+def gate_failures(args: argparse.Namespace, lines: list[str]) -> int:
+    """Each failed condition on stderr, one a line; the exit status they make (4, or 0 for none)."""
+    import sys
+
+    from .gate import EXIT_GATE
+
+    for line in lines:
+        print(f"conflictscore {args.command}: failed: {line}", file=sys.stderr)
+    return EXIT_GATE if lines else 0
+

@@ -23,9 +23,11 @@ from .chunk import Chunker
 from .config import STAGES, RunConfig, StageConfig
 from .environment import versions
 from .errors import ConfigError
+from .inputs import InputShapes, as_items
 from .metrics import item_metrics, summarize_metrics
 from .progress import bar as progress_bar
 from .sampling import Salience, sampling_summary, select_claims
+from .table import Results
 from .types import IRRELEVANT, Claim, DocJudgment, Item, ItemResult, Judgment, Pair, Passage, Report
 
 log = logging.getLogger(__name__)
@@ -217,14 +219,22 @@ class Engine:
         finally:
             bar.close()
 
-    def score_all(self, items: Iterable[Item]) -> tuple[list[ItemResult], Report]:
-        """Score every item and summarize: the one-call Python API."""
+    def score_all(self, items: Iterable[Item | Mapping[str, Any]]) -> tuple[Results, Report]:
+        """Score every item and summarize: the one-call Python API.
+
+        ``items``: :class:`Item` objects, or plain dicts of any input shape (this project's, RAGAS',
+        DeepEval's; see :mod:`~conflictscore_local.inputs`), validated before any model runs.
+        The results are a :class:`~conflictscore_local.table.Results` list (``to_records()``,
+        ``to_pandas()``); the report's ``stages.input`` says which shape was read."""
+        shapes = InputShapes()
+        given = as_items(items, shapes)
         self.timing = _Timing(self.clock)
         self.counts = defaultdict(int)
         t0 = self.clock()
-        results = list(self.score(items))
+        results = Results(self.score(given))
         report = self.summarize(results)
-        return results, dataclasses.replace(report, timing={**report.timing, "total_s": round(self.clock() - t0, 4)})
+        return results, dataclasses.replace(report, timing={**report.timing, "total_s": round(self.clock() - t0, 4)},
+                                            stages={**report.stages, "input": shapes.record()})
 
     def _step(self, items: Sequence[Item]) -> Iterator[ItemResult]:
         ids = [it.id for it in items]

@@ -17,6 +17,7 @@ from typing import Any, Mapping
 from .errors import InputError
 from .jsonl import iter_jsonl, json_type_name
 from .metrics import item_metrics
+from .table import Results
 from .types import LABELS, PROVENANCES, ItemResult
 
 
@@ -27,10 +28,11 @@ def result_from_json(d: Mapping[str, Any], *, path: str | None = None, line: int
     return ItemResult.from_json(d, item_metrics)
 
 
-def read_results(path: str | os.PathLike[str]) -> list[ItemResult]:
-    """Read a scored OUTPUT file back into :class:`ItemResult` objects (every line checked)."""
+def read_results(path: str | os.PathLike[str]) -> Results:
+    """Read a scored OUTPUT file back into :class:`ItemResult` objects (every line checked), as a
+    :class:`~conflictscore_local.table.Results` list (``to_records()``, ``to_pandas()``)."""
     p = str(path)
-    return [result_from_json(row, path=p, line=n) for n, row in iter_jsonl(p)]
+    return Results(result_from_json(row, path=p, line=n) for n, row in iter_jsonl(p))
 
 
 def check_result_row(d: Any, *, path: str | None = None, line: int | None = None) -> None:

@@ -23,7 +23,7 @@ from typing import Any, Callable, Sequence
 from .config import RunConfig
 from .engine import Clock, Engine
 from .errors import ConfigError, InputError
-from .inputs import read_items
+from .inputs import InputShapes, read_items
 from .jobs import (
     FINGERPRINT_FORMAT,
     Input,
@@ -36,6 +36,7 @@ from .jobs import (
 from .jsonl import InputStats
 from .results import result_from_json
 from .shards.split import Shard, shard_record
+from .table import TablePaths
 from .types import Item, ItemResult, Report
 
 log = logging.getLogger(__name__)
@@ -66,6 +67,7 @@ class ScoringInput:
     empty: list[str] = field(default_factory=list)
     shard: Shard | None = None
     no_documents: list[str] = field(default_factory=list)
+    shapes: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,7 @@ def run_scoring(
     resume: bool = False,
     progress: bool = False,
     clock: Clock = time.perf_counter,
+    tables: TablePaths | None = None,
 ) -> Any:
     """Score what ``read`` gives under ``job`` and return what ``finish`` makes of it.
 
@@ -97,13 +100,15 @@ def run_scoring(
     only the rest. The report's ``warnings`` list what deserves a look, each also logged: an
     empty input, empty responses, too many unscored judgments (:func:`too_many_unscored`).
     The judgment cache is one of the job's outputs (shared with other runs, checked for its
-    schema before any work). ``clock`` times the run (``timing.total_s``).
+    schema before any work). ``clock`` times the run (``timing.total_s``). ``tables``: the CSV
+    files of the results (one of the job's outputs each), written after ``finish``.
     """
     t0 = clock()
     notes = Notes()
     with Engine(config if config is not None else RunConfig(), progress=progress, clock=clock) as engine:
         # every backend's arguments are checked: nothing touched yet
         job.outputs.extend(cache_output(engine.config))
+        job.outputs.extend(tables.outputs() if tables is not None else [])
         with job:
             inp = read(notes)
             done, new = _score_into(engine, inp, rows, resume, notes)
@@ -114,7 +119,8 @@ def run_scoring(
             if inp.stats is not None:
                 stages["input"] = {"lines": inp.stats.lines, "blank_lines": inp.stats.blank_lines,
                                    "items": len(inp.all_ids), "empty_responses": len(inp.empty),
-                                   "no_documents": len(inp.no_documents)}
+                                   "no_documents": len(inp.no_documents), "file": os.path.basename(str(inp.path)),
+                                   **inp.shapes}
             if resume:
                 stages["resumed_items"] = len(done)
             for loud in (_unscored_warning(report, engine.config.engine.max_unscored_share),
@@ -123,7 +129,10 @@ def run_scoring(
                     notes.add(loud)
             report = dataclasses.replace(report, stages=stages, warnings=tuple(notes),
                                          timing={**report.timing, "total_s": round(clock() - t0, 4)})
-            return finish(Scored(inp, results, report, engine))
+            done_with = finish(Scored(inp, results, report, engine))
+            if tables is not None:
+                tables.write(results)
+            return done_with
 
 
 def cache_output(config: RunConfig) -> list[Output]:
@@ -149,6 +158,7 @@ def score_file(
     config_file: str | os.PathLike[str] | None = None,
     limit: int | None = None,
     clock: Clock = time.perf_counter,
+    tables: TablePaths | None = None,
 ) -> Report:
     """Score a JSONL file into OUTPUT (one line per item), write the summary and the HTML report
     when asked, and return the run's report (see :func:`run_scoring` for the order of things).
@@ -158,10 +168,14 @@ def score_file(
     (``--shard I/N``); the summary, which it then needs, records it (``stages.shard``) for
     ``conflictscore merge``. ``config_file``: the file ``config`` was read from (``--config``),
     which no destination may be. ``limit`` scores only the first N items (of the shard, with
-    ``shard``): a trial run on a large file (``--limit N``).
+    ``shard``): a trial run on a large file (``--limit N``). ``tables``: CSV files of the results
+    (``--csv``, ``--csv-pairs``); ``output_path`` may then be None (``-o x.csv``: no JSONL, no resume).
     """
     if limit is not None and limit < 1:
         raise ConfigError(f"--limit must be a positive integer, got {limit}")
+    if output_path is None and (resume or shard is not None):
+        raise ConfigError(f"{'--resume' if resume else f'--shard {shard}'} needs the per-item JSONL: write -o OUT.jsonl "
+                          "--csv OUT.csv (an -o ending in .csv is a table, which cannot be resumed or merged)")
     if shard is not None and summary_path is None:
         raise ConfigError(f"--shard {shard} needs --summary: `conflictscore merge` reads each shard's summary")
     job = Job([Input(input_path, "the input file"), Input(config_file, "the --config file")], [
@@ -179,7 +193,13 @@ def score_file(
             report = dataclasses.replace(report, stages={**report.stages, "shard": record})
         if summary_path is not None:
             write_json_atomic(summary_path, report.to_json(), what="--summary")
-        if report_path is not None:
+        if report_path is not None and output_path is None:
+            from .report import ReportInputs, write_report
+
+            write_report(report_path, ReportInputs(run.results, {it.id: it for it in run.input.items}, report.to_json(),
+                                                   {"items": os.path.basename(str(input_path))},
+                                                   {"items": str(input_path)}))
+        elif report_path is not None:
             from .report import report_from_files
 
             written = summary_path is not None and os.path.isfile(summary_path)  # not a device or a pipe
@@ -188,7 +208,7 @@ def score_file(
         return report
 
     return run_scoring(job, lambda notes: read_input(input_path, shard, notes, limit), finish, config=config,
-                       rows=output_path, resume=resume, progress=progress, clock=clock)
+                       rows=output_path, resume=resume, progress=progress, clock=clock, tables=tables)
 
 
 def read_input(path: str | os.PathLike[str], shard: Shard | None, notes: Notes,
@@ -196,7 +216,8 @@ def read_input(path: str | os.PathLike[str], shard: Shard | None, notes: Notes,
     """Every line of a `score` input validated before anything is written; an empty input and
     empty responses noted; with ``limit``, only the first N items (of the shard) are scored."""
     stats = InputStats()
-    items = read_items(path, stats=stats)
+    shapes = InputShapes(warn=notes.add)
+    items = read_items(path, stats=stats, shapes=shapes)
     empty = [it.id for it in items if it.claims is None and not it.response.strip()]
     _check_input(path, stats, len(items), empty, notes.add)
     # with claims to judge (or a response to find them in) but nothing to judge them against
@@ -209,7 +230,7 @@ def read_input(path: str | os.PathLike[str], shard: Shard | None, notes: Notes,
     if limit is not None and len(chosen) > limit:
         log.info(f"--limit {limit}: scoring the first {limit} of {len(chosen)} items")
         chosen = chosen[:limit]
-    return ScoringInput(path, chosen, [it.id for it in items], stats, empty, shard, no_documents)
+    return ScoringInput(path, chosen, [it.id for it in items], stats, empty, shard, no_documents, shapes.record())
 
 
 def _score_into(

@@ -164,6 +164,6 @@ def test_bad_input_and_destinations_are_refused_before_writing(tmp_path: Path,
     assert main(["compare", str(a), str(bad), "-o", str(tmp_path / "y.json")]) == 2
     assert f"{bad}:1: field 'claims': not a scored result line: expected a list of claim verdicts" in \
         capsys.readouterr().err
-    assert main(["compare", str(a), str(b)]) == 2
-    assert "nothing to write" in capsys.readouterr().err
+    assert main(["compare", str(a), str(b), "-q"]) == 2
+    assert "nothing to write or print: -q with no -o COMPARE.json" in capsys.readouterr().err
     assert not (tmp_path / "y.json").exists()

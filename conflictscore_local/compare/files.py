@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from ..diff import ABSENT, leaf_differences
-from ..errors import ConfigError, InputError
+from ..errors import InputError
 from ..jobs import Input, Job, Output, write_json_atomic
 from ..jsonl import InputStats, iter_jsonl
 from ..results import load_summary, result_from_json
+from ..run_info import judge_info
 from ..types import ItemResult
 from .core import ComparisonSettings, compare_results
 
@@ -44,6 +45,8 @@ class Run:
                                "items": len(self.results), "claims": sum(len(r.verdicts) for r in self.results)}
         if self.summary_path is not None:
             out["summary"] = os.path.basename(self.summary_path)
+        if self.summary is not None:
+            out["judge"] = judge_info(self.summary.get("config"))
         return out
 
 
@@ -102,18 +105,21 @@ def compare_files(
     labels: tuple[str, str] = ("A", "B"),
     report_path: str | os.PathLike[str] | None = None,
     settings: ComparisonSettings | None = None,
+    csv_path: str | os.PathLike[str] | None = None,
+    items: str | os.PathLike[str] | None = None,
 ) -> Comparison:
-    """Compare run B against run A; write the comparison JSON to ``output`` and the HTML page to
-    ``report_path`` (either may be None, not both), each atomically.
+    """Compare run B against run A; write the comparison JSON to ``output``, the HTML page to
+    ``report_path`` and one CSV row per item to ``csv_path`` (``-``: stdout), each atomically
+    (any may be None: the comparison is returned either way). ``items``: the runs' input, whose
+    responses and documents the page then shows.
 
     Every destination is checked before anything is read: none may be an input or the other
     (as files: another spelling or a link is caught), each writable and not being written by
     another run."""
-    if output is None and report_path is None:
-        raise ConfigError("nothing to write: give -o COMPARE.json and/or --report COMPARE.html")
     job = Job([Input(a, "A (the baseline run)"), Input(b, "B (the run compared)"),
-               Input(summary_a, "--summary-a"), Input(summary_b, "--summary-b")],
-              [Output(output, "-o"), Output(report_path, "--report")])
+               Input(summary_a, "--summary-a"), Input(summary_b, "--summary-b"), Input(items, "--items")],
+              [Output(output, "-o"), Output(report_path, "--report"),
+               Output(csv_path if str(csv_path) != "-" else None, "--csv")])
     with job:
         run_a = read_run(a, label=labels[0], summary=summary_a)
         run_b = read_run(b, label=labels[1], summary=summary_b)
@@ -123,7 +129,13 @@ def compare_files(
         if report_path is not None:
             from ..report.compare import write_compare_report
 
-            write_compare_report(report_path, result, run_a.results, run_b.results)
+            write_compare_report(report_path, result, run_a.results, run_b.results, items=items)
+        if csv_path is not None:
+            from ..table import write_csv
+            from .table import comparison_columns, comparison_records
+
+            write_csv(csv_path, comparison_records(result, run_a.results, run_b.results), comparison_columns(result),
+                      what="--csv")
     return Comparison(result, run_a, run_b)
 
 
