@@ -247,6 +247,9 @@ def command_logging(quiet: bool) -> Iterator[None]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from .jobs import forget_secrets
+
+    forget_secrets()  # a run redacts the secrets it holds itself, none an earlier run in this process held
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
