@@ -28,6 +28,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import sqlite3
 import threading
 import time
@@ -35,6 +36,7 @@ from pathlib import Path
 from dataclasses import replace
 from typing import Any, Iterable, Mapping, Sequence
 
+from .chunk import is_cover
 from .errors import ConfigError
 from .jobs import FILE_MODE, scrub
 from .types import LABELS, Judgment, Pair
@@ -141,21 +143,17 @@ def spans_key(spec_hash: str, text: str) -> str:
 
 
 def valid_spans(text: str, spans: Any) -> tuple[tuple[int, int], ...] | None:
-    """``spans`` as a tuple of ``(start, end)`` when it is a non-empty list of integer pairs
-    within ``text``, each non-empty and starting after the previous one's start; else None."""
-    if not isinstance(spans, list) or not spans:
+    """``spans`` as a tuple of ``(start, end)`` when it is a list of integer pairs that are passage
+    spans of ``text`` as the splitter makes them (:func:`~.chunk.is_cover`: ordered, within the
+    text, every non-blank character in one); else None."""
+    if not isinstance(spans, list):
         return None
     out: list[tuple[int, int]] = []
-    last = -1
     for sp in spans:
         if not (isinstance(sp, list) and len(sp) == 2 and all(type(x) is int for x in sp)):
             return None
-        a, b = sp
-        if not (0 <= a < b <= len(text)) or a <= last:
-            return None
-        out.append((a, b))
-        last = a
-    return tuple(out)
+        out.append((sp[0], sp[1]))
+    return tuple(out) if is_cover(text, out) else None
 
 
 def check_cache_path(path: str | os.PathLike[str]) -> None:
@@ -286,9 +284,10 @@ class JudgmentCache:
         found = {k: (label, probs, decided_by)
                  for k, label, probs, decided_by in self._lookup("judgments", "label, probs, decided_by", keys)}
         out: list[Judgment | None] = []
+        cascade = self.spec.get("backend") == "cascade"
         for p, k in zip(pairs, keys):
             hit = found.get(k)
-            judgment = None if hit is None else _judgment(p, *hit)
+            judgment = None if hit is None else _judgment(p, *hit, cascade=cascade)
             self.rejected += hit is not None and judgment is None
             out.append(judgment)
         return out
@@ -369,8 +368,9 @@ class JudgmentCache:
 
     def get_vectors(self, spec: Mapping[str, Any], texts: Sequence[str]) -> dict[str, Any]:
         """The stored rows (a float32 array of shape rows × dim) of each of ``texts`` that an
-        embedder of ``spec`` embedded before; texts never stored are left out. A row of another
-        shape than its neighbours', or not finite, is a miss, counted in :attr:`rejected`."""
+        embedder of ``spec`` embedded before; texts never stored are left out. A row whose width
+        is not the embedder's (``spec["dim"]``; without it, what most rows have), or not finite,
+        is a miss, counted in :attr:`rejected`."""
         import numpy as np
 
         h = spec_digest(spec)
@@ -379,9 +379,11 @@ class JudgmentCache:
         out: dict[str, Any] = {}
         dims: dict[int, int] = {}
         arrays: dict[str, Any] = {}
+        want = spec.get("dim")
+        want = want if type(want) is int and want > 0 else None
         for key, rows, blob in found:
             if not (isinstance(rows, int) and rows > 0 and isinstance(blob, bytes) and len(blob) % (4 * rows) == 0
-                    and blob):
+                    and blob and (want is None or len(blob) == 4 * rows * want)):
                 self.rejected += 1
                 continue
             a = np.frombuffer(blob, dtype="<f4").reshape(rows, -1)
@@ -391,7 +393,7 @@ class JudgmentCache:
             arrays[keys[key]] = a
             dims[a.shape[1]] = dims.get(a.shape[1], 0) + 1
         if arrays:
-            dim = max(dims, key=lambda d: dims[d])  # the embedder's width: what most rows have
+            dim = want if want is not None else max(dims, key=lambda d: dims[d])  # without it: what most rows have
             for text, a in arrays.items():
                 if a.shape[1] == dim:
                     out[text] = a.astype(np.float32)
@@ -480,10 +482,20 @@ class JudgmentCache:
         self.close()
 
 
-def _judgment(pair: Pair, label: Any, probs: Any, decided_by: Any = None) -> Judgment | None:
-    """The cached judgment of a row, or None when the row is not one this version wrote
-    (``decided_by``: which judge of a cascade gave the label, a string or nothing)."""
-    if label not in LABELS or not (decided_by is None or isinstance(decided_by, str)):
+_DECIDED_BY = re.compile(r"(?:first|second)(?:/(?:first|second))*")
+"""Who decided a cascade's judgment: ``first`` or ``second``, ``first/second`` inside a nested cascade."""
+
+
+def _judgment(pair: Pair, label: Any, probs: Any, decided_by: Any = None, *, cascade: bool = False) -> Judgment | None:
+    """The cached judgment of a row, or None when the row is not one this version wrote: a label
+    of SUPPORT / CONTRADICT / IRRELEVANT, probabilities of those labels (finite numbers) or none,
+    and ``decided_by`` naming a judge of a cascade (``first``, ``second/first`` ...) or nothing;
+    under a cascade's spec (``cascade``) a row must say which of its judges decided."""
+    if label not in LABELS:
+        return None
+    if decided_by is None and cascade:
+        return None
+    if decided_by is not None and not (isinstance(decided_by, str) and _DECIDED_BY.fullmatch(decided_by)):
         return None
     if probs is None:
         return Judgment(pair, label, None, "cache", decided_by=decided_by)

@@ -1,0 +1,97 @@
+"""Issue 35's hostile rerun, beyond redaction (``test_verbatim.py``): a judgment cache that rejects
+the rows it cannot trust, a cascade whose second judge is down, and the smaller holes. Met as a
+user meets them: through the command line."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .test_hostile import JUDGED, YesJudge, cli, judges, unlabelled, verdicts, write_jsonl  # noqa: F401 (a fixture)
+
+# == the judgment cache checks every row against its contract =====================================
+
+
+def summary_of(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def cached_score(tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, *flags: str) -> tuple[int, str]:
+    rc, _, err = cli(capsys, "score", str(tmp_path / "in.jsonl"), "-o", str(tmp_path / f"{name}.jsonl"), "--summary",
+                     str(tmp_path / f"{name}.json"), "--cache", str(tmp_path / "c.sqlite"), *flags)
+    return rc, err
+
+
+def tamper(cache: Path, sql: str, *args: Any) -> None:
+    db = sqlite3.connect(cache)
+    with db:
+        db.execute(sql, args)
+    db.close()
+
+
+def test_spans_that_do_not_cover_the_document_are_a_counted_miss(tmp_path, capsys, judges):
+    """A ``[[0, 5]]`` row looks valid (5 characters of each document) but leaves the rest unjudged:
+    before, every judgment of the item became IRRELEVANT, nothing counted, nothing said."""
+    unlabelled(tmp_path / "in.jsonl")
+    assert cached_score(tmp_path, capsys, "first", *JUDGED)[0] == 0
+    tamper(tmp_path / "c.sqlite", "UPDATE spans SET spans = ?", "[[0, 5]]")
+    tamper(tmp_path / "c.sqlite", "DELETE FROM judgments")  # the cut passages' labels are not in the cache
+    rc, err = cached_score(tmp_path, capsys, "second", *JUDGED)
+    assert rc == 0, err
+    assert verdicts(tmp_path / "second.jsonl") == verdicts(tmp_path / "first.jsonl")
+    assert summary_of(tmp_path / "second.json")["stages"]["engine"]["cache_rows_rejected"] == 7  # 6 + "cats purr"
+    assert err.count("warning: judgment cache") == 1 and "passage spans" in err
+    stored = [r[0] for r in sqlite3.connect(tmp_path / "c.sqlite").execute("SELECT spans FROM spans")]
+    assert "[[0, 5]]" not in stored  # split again and replaced
+
+
+SIX_DOCS = {"id": "six", "question": "Where is the Eiffel Tower?", "response": "The Eiffel Tower is in Paris.",
+            "claims": ["The Eiffel Tower is in Paris."],
+            "documents": [{"id": f"d{i}", "text": t} for i, t in enumerate([
+                "yes: The Eiffel Tower is in Paris, France.",
+                "The Eiffel Tower stands on the Champ de Mars in Paris.",
+                "Bananas are rich in potassium and grow in tropical climates.",
+                "The stock market closed lower on Tuesday after weak earnings.",
+                "Photosynthesis converts light energy into chemical energy in plants.",
+                "The tower was built by Gustave Eiffel's company for the 1889 World's Fair in Paris.",
+            ])]}
+
+
+@pytest.mark.slow
+def test_a_vector_of_another_width_is_a_counted_miss(tmp_path, capsys, judges):
+    """A 4-byte ``vectors`` blob (1,536 bytes expected from MiniLM's 384 floats) read as an embedding
+    made every similarity 0.0: on this 6-document item pruning went from 3 pairs pruned to 0."""
+    pytest.importorskip("sentence_transformers")
+    write_jsonl(tmp_path / "in.jsonl", [SIX_DOCS])
+    flags = ["--judge", "hostile-yes", "--pruner", "embedding", "--pruner-arg", "k=1", "-q"]
+    assert cached_score(tmp_path, capsys, "first", *flags)[0] == 0
+    pruned = summary_of(tmp_path / "first.json")["pairs"]["pruned"]
+    assert pruned >= 3
+    tamper(tmp_path / "c.sqlite", "DELETE FROM selections")  # the selections would answer without vectors
+    tamper(tmp_path / "c.sqlite", "UPDATE vectors SET rows = 1, vector = ?", b"\x00\x00\x80\x3f")  # one float: 1.0
+    rc, err = cached_score(tmp_path, capsys, "second", *flags)
+    assert rc == 0, err
+    second = summary_of(tmp_path / "second.json")
+    assert second["pairs"]["pruned"] == pruned
+    assert verdicts(tmp_path / "second.jsonl") == verdicts(tmp_path / "first.jsonl")
+    assert second["stages"]["engine"]["cache_rows_rejected"] == 7  # the claim and the 6 documents
+    assert err.count("warning: judgment cache") == 1
+
+
+def test_a_cascade_row_that_names_no_judge_of_the_cascade_is_a_counted_miss(tmp_path, capsys, judges):
+    unlabelled(tmp_path / "in.jsonl", 2)
+    flags = ["--judge", "cascade", "--judge-arg", 'first={"name": "hostile-yes"}', "--judge-arg",
+             'second={"name": "hostile-yes"}', "--judge-arg", "escalate_below=0.5", "--pruner", "none", "-q"]
+    assert cached_score(tmp_path, capsys, "first", *flags)[0] == 0
+    first = summary_of(tmp_path / "first.json")
+    tamper(tmp_path / "c.sqlite", "UPDATE judgments SET decided_by = 'third' WHERE decided_by IS NOT NULL")
+    YesJudge.judged = []
+    rc, err = cached_score(tmp_path, capsys, "second", *flags)
+    assert rc == 0, err
+    assert summary_of(tmp_path / "second.json")["stages"]["engine"]["cache_rows_rejected"] == first["pairs"]["judged"]
+    assert verdicts(tmp_path / "second.jsonl") == verdicts(tmp_path / "first.jsonl")
+    assert "warning: judgment cache" in err
