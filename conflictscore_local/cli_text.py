@@ -25,6 +25,14 @@ def format_report(report: Any) -> str:
         lines.append(f"{k:16}{f(report.macro[k]):>8}{f(report.micro.get(k)):>8}   {cis}")
     pr = report.pairs
     lines.append("pairs " + ", ".join(f"{k} {pr[k]}" for k in pr))
+    cascade = report.stages.get("judge") or {}
+    if "escalated" in cascade and cascade.get("pairs"):
+        n, up = cascade["pairs"], cascade["escalated"]
+        failed = cascade.get("second_failed", 0)
+        lines.append(f"cascade: escalated {up} of {n} passage pairs ({up / n:.1%}), decided by the second judge "
+                     f"{cascade.get('decided_by_second', 0)}, second judge failed {failed}"
+                     + (f" ({failed / up:.1%} of escalated; on_second_failure={cascade.get('on_second_failure')})"
+                        if failed and up else ""))
     s = report.sampling
     if s:
         lines.append(f"sampling: {s['claims_scored']} of {s['claims']} claims scored (at most {s['claims_per_item']} "

@@ -95,3 +95,47 @@ def test_a_cascade_row_that_names_no_judge_of_the_cascade_is_a_counted_miss(tmp_
     assert summary_of(tmp_path / "second.json")["stages"]["engine"]["cache_rows_rejected"] == first["pairs"]["judged"]
     assert verdicts(tmp_path / "second.jsonl") == verdicts(tmp_path / "first.jsonl")
     assert "warning: judgment cache" in err
+
+
+# == a cascade whose second judge is down says so =================================================
+
+DEAD = '{"name": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m", "max_retries": 0, "timeout_s": 2}'
+
+
+def cascade_down(tmp_path: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, str, str]:
+    unlabelled(tmp_path / "in.jsonl", 3)
+    return cli(capsys, "score", str(tmp_path / "in.jsonl"), "-o", str(tmp_path / "out.jsonl"), "--summary",
+               str(tmp_path / "s.json"), "--no-cache", "--pruner", "none", "--judge", "cascade", "--judge-arg",
+               'first={"name": "hostile-yes"}', "--judge-arg", f"second={DEAD}", "--judge-arg", "escalate_below=1",
+               *extra)
+
+
+def test_a_cascade_whose_second_judge_is_down_says_so_and_exits_3(tmp_path, capsys, judges):
+    """Before: 6 of 6 escalations failed, every row `decided_by: first`, warnings [], exit 0."""
+    rc, out, err = cascade_down(tmp_path, capsys)
+    assert rc == 3, err
+    line = "judge cascade: the second judge gave no label for 6 of 6 escalated pairs (100.0%); they are UNSCORED"
+    assert f"warning: {line}" in err
+    summary = summary_of(tmp_path / "s.json")
+    assert any(w.startswith(line) for w in summary["warnings"])
+    judge = summary["stages"]["judge"]
+    assert (judge["escalated"], judge["second_failed"], judge["decided_by_second"]) == (6, 6, 0)
+    assert summary["pairs"]["unscored"] == 6
+    rows = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
+    js = [j for r in rows for c in r["claims"] for j in c["judgments"]]
+    assert [j["label"] for j in js] == [None] * 6 and all("connection" in j["note"] for j in js)
+    assert ("cascade: escalated 6 of 6 passage pairs (100.0%), decided by the second judge 0, second judge failed 6 "
+            "(100.0% of escalated; on_second_failure=unscored)") in out
+
+
+def test_keep_first_keeps_the_first_label_says_so_and_is_recorded(tmp_path, capsys, judges):
+    rc, out, err = cascade_down(tmp_path, capsys, "--judge-arg", "on_second_failure=keep_first", "-q")
+    assert rc == 0, err
+    assert ("warning: judge cascade: the second judge gave no label for 6 of 6 escalated pairs (100.0%); the first "
+            "judge's label was kept for them, as on_second_failure=keep_first asks (6 kept)") in err
+    summary = summary_of(tmp_path / "s.json")
+    assert summary["config"]["run"]["judge"]["on_second_failure"] == "keep_first"
+    assert summary["config"]["backends"]["judge"]["spec"]["on_second_failure"] == "keep_first"
+    rows = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert {j["decided_by"] for r in rows for c in r["claims"] for j in c["judgments"]} == {"first"}
+    assert summary["pairs"]["unscored"] == 0
