@@ -79,12 +79,17 @@ def format_bench_stats(stats: dict[str, Any]) -> str:
 
 def emit(args: argparse.Namespace, result: Any, text: Callable[[], str]) -> None:
     """A command's result on stdout: JSON with ``--json``, else ``text()`` unless ``-q``; through
-    the redaction point either way (stdout is often a file)."""
-    from .jobs import scrub, scrub_text
+    the redaction point either way (stdout is often a file). A path given in bytes that are not
+    UTF-8 is shown with U+FFFD where stdout cannot encode it."""
+    from .jobs import scrub, scrub_text, unicode_text
 
     if getattr(args, "json", False):
         print(json.dumps(scrub(result), indent=2, allow_nan=False))
     elif not getattr(args, "quiet", False):
         out = text()
         if out:
-            print(scrub_text(out))
+            out = scrub_text(out)
+            try:
+                print(out)
+            except UnicodeEncodeError:  # encoded whole before it is written: nothing of it is out yet
+                print(unicode_text(out))

@@ -21,7 +21,7 @@ byte passes the one redaction point:
 - :func:`failure`: any exception as the command's exit status and its one line.
 """
 
-from .atomic import dumps, write_binary_atomic, write_json_atomic, write_jsonl_atomic, write_text_atomic
+from .atomic import dumps, unicode_text, write_binary_atomic, write_json_atomic, write_jsonl_atomic, write_text_atomic
 from .failures import EXIT_BROKEN_PIPE, failure
 from .fingerprint import FINGERPRINT_FORMAT, explain_fingerprint_change
 from .job import MIN_FREE_BYTES, Input, Job, Output
@@ -52,6 +52,7 @@ __all__ = [
     "same_file",
     "scrub",
     "scrub_text",
+    "unicode_text",
     "write_binary_atomic",
     "write_json_atomic",
     "write_jsonl_atomic",

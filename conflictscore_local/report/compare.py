@@ -134,8 +134,7 @@ def write_compare_report(path: str | os.PathLike[str], result: Mapping[str, Any]
                          b: Sequence[ItemResult], *, title: str | None = None) -> int:
     """Render the comparison page and write it atomically to ``path``; returns its size in bytes."""
     page = render_compare(result, a, b, title=title)
-    write_text_atomic(path, page, what="report")
-    return len(page.encode("utf-8"))
+    return write_text_atomic(path, page, what="report")
 
 
 __all__ = ["compare_records", "render_compare", "write_compare_report"]

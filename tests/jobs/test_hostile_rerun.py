@@ -5,13 +5,14 @@ user meets them: through the command line."""
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .test_hostile import JUDGED, YesJudge, cli, judges, unlabelled, verdicts, write_jsonl  # noqa: F401 (a fixture)
+from .test_hostile import JUDGED, YesJudge, cli, judges, scored, unlabelled, verdicts, write_jsonl  # noqa: F401 (fixtures)
 
 # == the judgment cache checks every row against its contract =====================================
 
@@ -139,3 +140,53 @@ def test_keep_first_keeps_the_first_label_says_so_and_is_recorded(tmp_path, caps
     rows = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
     assert {j["decided_by"] for r in rows for c in r["claims"] for j in c["judgments"]} == {"first"}
     assert summary["pairs"]["unscored"] == 0
+
+
+# == text that is not UTF-8 on the command line: replacement characters, never a traceback =========
+
+NOT_UTF8 = os.fsdecode(b"\xff\xfe")  # what Python makes of argv bytes that are not UTF-8: lone surrogates
+
+
+def test_a_report_title_that_is_not_utf8_is_written_with_replacement_characters(scored, tmp_path, capsys):
+    page = tmp_path / "r.html"
+    rc, _, err = cli(capsys, "report", str(scored["sc"]), "-o", str(page), "--title", NOT_UTF8, "-q")
+    assert rc == 0, err
+    assert "<title>\ufffd\ufffd" in page.read_text(encoding="utf-8")
+
+
+def test_a_compare_label_that_is_not_utf8_is_written_with_replacement_characters(scored, tmp_path, capsys):
+    out, page = tmp_path / "c.json", tmp_path / "c.html"
+    rc, _, err = cli(capsys, "compare", str(scored["sc"]), str(scored["sc"]), "--label-a", NOT_UTF8, "-o", str(out),
+                     "--report", str(page), "-q")
+    assert rc == 0, err
+    assert "\ufffd\ufffd" in page.read_text(encoding="utf-8")
+    json.loads(out.read_text(encoding="utf-8"))  # JSON keeps the label as its \\u escapes
+
+
+def test_score_of_a_file_name_that_is_not_utf8_with_a_report(tmp_path, capsys):
+    inp = tmp_path / (NOT_UTF8 + ".jsonl")
+    labelled_copy = tmp_path / "in.jsonl"
+    from .test_hostile import labelled
+
+    inp.write_bytes(labelled(labelled_copy).read_bytes())
+    page = tmp_path / (NOT_UTF8 + ".html")
+    rc, out, err = cli(capsys, "score", str(inp), "-o", str(tmp_path / "o.jsonl"), "--summary", str(tmp_path / "s.json"),
+                       "--report", str(page))
+    assert rc == 0, err
+    assert "\ufffd\ufffd.jsonl" in page.read_text(encoding="utf-8")
+    assert "report " in out
+
+
+def test_a_path_that_is_not_utf8_is_printed_with_replacement_characters_on_a_strict_stdout(scored, tmp_path):
+    """A UTF-8 locale's stdout refuses lone surrogates (``errors="strict"``): the line is printed with U+FFFD."""
+    import subprocess
+    import sys
+
+    from .test_hostile import ROOT
+
+    page = os.fsencode(tmp_path) + b"/\xfd.html"
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8:strict", "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "conflictscore_local.cli", "report", os.fsencode(scored["sc"]),
+                           "-o", page], capture_output=True, env=env, timeout=120)
+    assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr
+    assert done.stdout.startswith(b"wrote ") and "\ufffd.html".encode() in done.stdout
