@@ -56,6 +56,10 @@ def check_result_row(d: Any, *, path: str | None = None, line: int | None = None
             ids = c.get(key, [] if key == "unscored" else None)
             if not (isinstance(ids, list) and all(isinstance(x, str) for x in ids)):
                 raise bad(f"{at}.{key}", f"expected a list of document ids, got {_kind(ids)}")
+        if "conflicted" in c and not isinstance(c["conflicted"], bool):
+            raise bad(f"{at}.conflicted", f"expected true or false, got {_kind(c['conflicted'])}")
+        if c.get("ratio") is not None and not (_finite(c["ratio"]) and 0 <= c["ratio"] <= 1):
+            raise bad(f"{at}.ratio", f"expected null or a number from 0 to 1, got {_kind(c['ratio'])}")
         if c.get("span") is not None and not _pair_of_ints(c["span"]):
             raise bad(f"{at}.span", f"expected [start, end], got {_kind(c['span'])}")
         if "index" in c and not (_int(c["index"]) and c["index"] >= 0):

@@ -190,3 +190,23 @@ def test_a_path_that_is_not_utf8_is_printed_with_replacement_characters_on_a_str
                            "-o", page], capture_output=True, env=env, timeout=120)
     assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr
     assert done.stdout.startswith(b"wrote ") and "\ufffd.html".encode() in done.stdout
+
+
+# == wrongly typed fields of a scored file ==========================================================
+
+@pytest.mark.parametrize("field, value, says", [
+    ("conflicted", "yes", 'field \'claims[0].conflicted\': not a scored result line: expected true or false, got a '
+                          'JSON string "yes"'),
+    ("ratio", "0.5", "field 'claims[0].ratio': not a scored result line: expected null or a number from 0 to 1"),
+    ("ratio", 1.5, "field 'claims[0].ratio': not a scored result line: expected null or a number from 0 to 1"),
+])
+def test_compare_refuses_a_wrongly_typed_claim_field_naming_file_line_and_field(scored, tmp_path, capsys, field,
+                                                                                  value, says):
+    rows = [json.loads(x) for x in scored["sc"].read_text().splitlines()]
+    rows[2]["claims"][0][field] = value
+    bad = write_jsonl(tmp_path / "b.jsonl", rows)
+    from .test_hostile import refused
+
+    err = refused(capsys, tmp_path, "compare", str(scored["sc"]), str(bad), "-o", str(tmp_path / "c.json"), "-q",
+                  says=says)
+    assert f"{bad}:3" in err
