@@ -24,6 +24,7 @@ and the document's content: a rerun does not count tokens again.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import math
@@ -37,7 +38,7 @@ from dataclasses import replace
 from typing import Any, Iterable, Mapping, Sequence
 
 from .chunk import is_cover
-from .errors import ConfigError
+from .errors import ConfigError, WriteFailed
 from .jobs import FILE_MODE, scrub
 from .types import LABELS, Judgment, Pair
 
@@ -161,6 +162,9 @@ def check_cache_path(path: str | os.PathLike[str]) -> None:
     p = Path(path)
     if p.is_dir():
         raise ConfigError(f"judgment cache {p} is a directory; name a file (--cache PATH) or use --no-cache")
+    if p.exists() and not p.is_file():
+        raise ConfigError(f"judgment cache {p} is not a regular file (a device, a pipe or a socket): the cache is a "
+                          "SQLite file that runs read back; name a file (--cache PATH) or use --no-cache")
     folder = p.parent
     while not folder.exists():
         folder = folder.parent
@@ -231,14 +235,15 @@ class JudgmentCache:
             self._db = sqlite3.connect(str(self.path), timeout=timeout_s, check_same_thread=False)
         except (OSError, sqlite3.Error) as e:
             why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+            if isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO):
+                raise WriteFailed(f"judgment cache {self.path}: {why}: make room, then rerun the command, or choose "
+                                  "another with --cache PATH") from None
             raise ConfigError(f"judgment cache {self.path}: {why}; choose another with --cache PATH or use --no-cache") from None
         try:
             self._init_schema(timeout_s)
         except sqlite3.DatabaseError as e:
             self._db.close()
-            raise ConfigError(
-                f"judgment cache {self.path}: {e}; delete the file or choose another with --cache PATH"
-            ) from None
+            raise _open_failed(self.path, e, timeout_s) from None
         except BaseException:
             self._db.close()
             raise
@@ -484,6 +489,28 @@ class JudgmentCache:
 
 _DECIDED_BY = re.compile(r"(?:first|second)(?:/(?:first|second))*")
 """Who decided a cascade's judgment: ``first`` or ``second``, ``first/second`` inside a nested cascade."""
+
+
+_FULL = {10: "SQLITE_IOERR", 13: "SQLITE_FULL"}
+_BUSY = {5: "SQLITE_BUSY", 6: "SQLITE_LOCKED"}
+
+
+def _open_failed(path: Path, e: sqlite3.DatabaseError, timeout_s: float) -> Exception:
+    """What opening the cache at ``path`` failing with ``e`` is: a full disk or an I/O error
+    (:class:`WriteFailed`, exit 1: the file is fine, the machine refused), a lock another process
+    holds or a read-only file (:class:`ConfigError`, neither a reason to delete it), or a file
+    that is not a judgment cache of this version (:class:`ConfigError`: delete it or choose another)."""
+    code = (getattr(e, "sqlite_errorcode", None) or 0) & 0xFF
+    if code in _FULL:
+        return WriteFailed(f"judgment cache {path}: {e} (a full disk, a file-size limit?): make room, then rerun "
+                           "the command (`score` with --resume keeps the rows finished so far), or choose another "
+                           "with --cache PATH")
+    if code in _BUSY:
+        return ConfigError(f"judgment cache {path}: {e} after {timeout_s:g} s: another process holds it; rerun "
+                           "when it is done, or choose another with --cache PATH")
+    if code == 8:  # SQLITE_READONLY
+        return ConfigError(f"judgment cache {path}: {e}; choose another with --cache PATH or use --no-cache")
+    return ConfigError(f"judgment cache {path}: {e}; delete the file or choose another with --cache PATH")
 
 
 def _judgment(pair: Pair, label: Any, probs: Any, decided_by: Any = None, *, cascade: bool = False) -> Judgment | None:

@@ -201,8 +201,14 @@ def _not_in_a_model(root: Path) -> None:
 def _unpack(archive: Path, root: Path, *, force: bool, progress: bool) -> list[Verification]:
     try:
         tar = tarfile.open(archive)
-    except (OSError, tarfile.TarError) as e:
-        raise ConfigError(f"models unpack: cannot read {archive} as a tar: {e}") from None
+    except OSError as e:
+        raise ConfigError(f"models unpack: cannot read {archive}: {e.strerror or e}") from None
+    except tarfile.ReadError:  # tarfile lists every method it tried, a line each: one line is enough
+        raise ConfigError(f"models unpack: {archive} is not a tar archive (plain, or compressed with gzip, bzip2 "
+                          "or xz); nothing was installed") from None
+    except tarfile.TarError as e:
+        raise ConfigError(f"models unpack: cannot read {archive} as a tar: {str(e).splitlines()[0]}; nothing was "
+                          "installed") from None
     with tar:
         try:
             members = tar.getmembers()

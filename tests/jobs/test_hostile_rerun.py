@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import json
 import os
+import resource
+import signal
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -210,3 +214,65 @@ def test_compare_refuses_a_wrongly_typed_claim_field_naming_file_line_and_field(
     err = refused(capsys, tmp_path, "compare", str(scored["sc"]), str(bad), "-o", str(tmp_path / "c.json"), "-q",
                   says=says)
     assert f"{bad}:3" in err
+
+
+# == the six minor findings ========================================================================
+
+def score_under_a_file_size_limit(tmp_path: Path, size: int, *flags: str) -> subprocess.CompletedProcess[str]:
+    """``score`` of 6 unlabelled items with the yes judge, every write beyond ``size`` bytes refused (RLIMIT_FSIZE)."""
+    from .test_hostile import ROOT
+
+    unlabelled(tmp_path / "in.jsonl")
+    run = ("import sys; sys.path.insert(0, sys.argv[1]); import conflictscore_local as cs; "
+           "from tests.jobs.test_hostile import YesJudge, StoredPruner; cs.register('judge', 'hostile-yes', YesJudge); "
+           "cs.register('pruner', 'hostile-keep', StoredPruner); from conflictscore_local.cli import main; "
+           "sys.exit(main(sys.argv[2:]))")
+
+    def limit() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-c", run, str(ROOT), "score", str(tmp_path / "in.jsonl"), "-o",
+                           str(tmp_path / "out.jsonl"), *JUDGED, *flags], env=env, capture_output=True, text=True,
+                          preexec_fn=limit, timeout=120)
+
+
+def test_a_full_disk_while_opening_the_cache_never_says_delete_the_file(tmp_path):
+    """Before: `judgment cache c.sqlite: database or disk is full; delete the file or choose another`
+    (exit 2): the advice destroys a cache that only met a full disk."""
+    cache = tmp_path / "c.sqlite"
+    p = score_under_a_file_size_limit(tmp_path, 3000, "--cache", str(cache))
+    assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr
+    (line,) = [x for x in p.stderr.splitlines() if x.strip()]
+    assert "judgment cache" in line and "delete" not in line and "make room" in line, line
+
+
+@pytest.mark.parametrize("where", ["/dev/null", "a FIFO", "a link to /dev/null"])
+def test_a_cache_that_is_not_a_regular_file_is_refused_before_any_work(tmp_path, capsys, judges, where):
+    """Before: `/dev/null` passed the checks, and opening it failed with "disk I/O error ... delete the file"."""
+    from .test_hostile import refused
+
+    unlabelled(tmp_path / "in.jsonl")
+    cache = Path("/dev/null")
+    if where == "a FIFO":
+        cache = tmp_path / "fifo"
+        os.mkfifo(cache)
+    elif where == "a link to /dev/null":
+        cache = tmp_path / "link.sqlite"
+        cache.symlink_to("/dev/null")
+    refused(capsys, tmp_path, "score", str(tmp_path / "in.jsonl"), "-o", str(tmp_path / "out.jsonl"), "--cache",
+            str(cache), *JUDGED, says=f"judgment cache {cache} is not a regular file")
+    assert YesJudge.judged == []
+
+
+def test_unpack_of_a_file_that_is_not_a_tar_is_one_line(tmp_path, capsys):
+    """Before: tarfile's message, a line per method it tried (gz, bz2, xz, tar)."""
+    import gzip as gz
+
+    for name, data in (("x.tar", b"not a tar at all\n"), ("z.tar.gz", gz.compress(b"a gzip file of no tar\n"))):
+        (tmp_path / name).write_bytes(data)
+        rc, _, err = cli(capsys, "models", "unpack", str(tmp_path / name), "--to", str(tmp_path / "box"), "-q")
+        assert rc == 2 and len(err.strip().splitlines()) == 1, err
+        assert f"{tmp_path / name} is not a tar archive (plain, or compressed with gzip, bzip2 or xz)" in err
+    assert not (tmp_path / "box").exists()
