@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from .test_hostile import JUDGED, YesJudge, cli, judges, scored, unlabelled, verdicts, write_jsonl  # noqa: F401 (fixtures)
+from .test_hostile import JUDGED, YesJudge, cli, judges, running, scored, unlabelled, verdicts, write_jsonl  # noqa: F401,E501 (fixtures)
 
 # == the judgment cache checks every row against its contract =====================================
 
@@ -276,3 +276,26 @@ def test_unpack_of_a_file_that_is_not_a_tar_is_one_line(tmp_path, capsys):
         assert rc == 2 and len(err.strip().splitlines()) == 1, err
         assert f"{tmp_path / name} is not a tar archive (plain, or compressed with gzip, bzip2 or xz)" in err
     assert not (tmp_path / "box").exists()
+
+
+@pytest.mark.parametrize("command", ["compare", "report", "merge"])
+def test_a_running_scores_partial_file_is_no_input(scored, running, tmp_path, capsys, command):
+    """Before: `compare OUT.jsonl.partial B.jsonl` compared the rows a running score had written so far
+    as a whole run (exit 0); the same for `report` and `merge`."""
+    from .test_hostile import refused
+
+    args = {"compare": ["compare", str(running), str(scored["sc"]), "-o", str(tmp_path / "c.json")],
+            "report": ["report", str(running), "-o", str(tmp_path / "r.html")],
+            "merge": ["merge", str(scored["it"]), "--outputs", str(running), str(scored["sc"]), "--summaries",
+                      str(scored["s"]), str(scored["s"]), "-o", str(tmp_path / "m.jsonl")]}[command]
+    refused(capsys, tmp_path, *args, "-q", says=f"{running} is being written by a running run")
+
+
+def test_an_interrupted_runs_partial_file_is_no_input(scored, tmp_path, capsys):
+    from .test_hostile import refused
+
+    partial = tmp_path / "OUT.jsonl.partial"
+    partial.write_text(scored["sc"].read_text().splitlines()[0] + "\n")
+    (tmp_path / "OUT.jsonl.partial.meta.json").write_text("{}")
+    refused(capsys, tmp_path, "compare", str(partial), str(scored["sc"]), "-o", str(tmp_path / "c.json"), "-q",
+            says="is the partial file of an interrupted run")
