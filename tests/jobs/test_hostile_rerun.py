@@ -299,3 +299,29 @@ def test_an_interrupted_runs_partial_file_is_no_input(scored, tmp_path, capsys):
     (tmp_path / "OUT.jsonl.partial.meta.json").write_text("{}")
     refused(capsys, tmp_path, "compare", str(partial), str(scored["sc"]), "-o", str(tmp_path / "c.json"), "-q",
             says="is the partial file of an interrupted run")
+
+
+@pytest.mark.parametrize("command", ["compare", "report"])
+def test_a_summary_of_another_run_is_refused(tmp_path, capsys, command):
+    """Before: `--summary-a` of another run with as many items was taken for A's (its configuration
+    and, in the report, its headline figures shown as this run's); only the item count was checked."""
+    from .test_hostile import labelled, refused
+
+    a_in = labelled(tmp_path / "a_in.jsonl")
+    rows = [json.loads(x) for x in a_in.read_text().splitlines()]
+    for r in rows:
+        r["labels"] = [[r["labels"][0][0], "SUPPORT" if r["labels"][0][1] == "IRRELEVANT" else "IRRELEVANT"]]
+    b_in = write_jsonl(tmp_path / "b_in.jsonl", rows)  # the same items, other labels: another run
+    for name, inp in (("a", a_in), ("b", b_in)):
+        assert cli(capsys, "score", str(inp), "-o", str(tmp_path / f"{name}.jsonl"), "--summary",
+                   str(tmp_path / f"{name}.json"), "-q")[0] == 0
+    a, b, sb = tmp_path / "a.jsonl", tmp_path / "b.jsonl", tmp_path / "b.json"
+    args = {"compare": ["compare", str(a), str(b), "--summary-a", str(sb), "-o", str(tmp_path / "c.json")],
+            "report": ["report", str(a), "--summary", str(sb), "-o", str(tmp_path / "r.html")]}[command]
+    err = refused(capsys, tmp_path, *args, "-q", says="not the summary of that run")
+    assert f"{sb}: field 'macro.cs_c'" in err and f"rows of {a} give" in err
+    ok = {"compare": ["compare", str(a), str(b), "--summary-a", str(tmp_path / "a.json"), "--summary-b", str(sb),
+                      "-o", str(tmp_path / "c.json")],
+          "report": ["report", str(a), "--summary", str(tmp_path / "a.json"), "-o", str(tmp_path / "r.html")]}[command]
+    rc, _, err = cli(capsys, *ok, "-q")
+    assert rc == 0, err
