@@ -17,6 +17,11 @@ from .types import Document, Item, Label, normalize_label
 
 ITEM_FIELDS = ("id", "question", "response", "documents", "claims", "labels")
 DOCUMENT_FIELDS = ("id", "text", "reliability")
+_WEIGHT_NAMES = ("reliability", "reliabilities", "weight", "weights")
+"""Names that mean source weights where none are read (an item's top level; ``weight`` on a document):
+refused, since kept as metadata they would be ignored while the metrics read as weighted."""
+_WHERE_WEIGHTS_GO = ("a source's weight is its document's reliability: documents[j].reliability, a number from 0 "
+                     "to 1 (the weighted metrics read it; see docs/metrics.md)")
 
 
 def _reliability(v: Any, field: str, err: Callable[[str, str], InputError]) -> float | None:
@@ -79,6 +84,9 @@ def parse_item(obj: Any, *, path: str | None = None, line: int | None = None) ->
             raise err(f"{f}.id", f"duplicate document id {did!r} in item {item_id!r}")
         seen_docs.add(did)
         text = want_str(d["text"], f"{f}.text")
+        for k in _WEIGHT_NAMES[1:]:
+            if k in d:
+                raise err(f"{f}.{k}", f"not a document field: {_WHERE_WEIGHTS_GO}")
         reliability = _reliability(d.get("reliability"), f"{f}.reliability", err)
         docs.append(Document(did, text, {k: v for k, v in d.items() if k not in DOCUMENT_FIELDS}, reliability))
 
@@ -96,6 +104,9 @@ def parse_item(obj: Any, *, path: str | None = None, line: int | None = None) ->
             raise err("labels", "given without 'claims' (labels[i][j] is claims[i] against documents[j])")
         labels = parse_label_matrix(lr, len(claims), len(docs), "labels", err)
 
+    for k in _WEIGHT_NAMES:
+        if k in obj:
+            raise err(k, f"not an item field: {_WHERE_WEIGHTS_GO}")
     meta = {k: v for k, v in obj.items() if k not in ITEM_FIELDS}
     return Item(item_id, response, tuple(docs), question, claims, labels, meta)
 

@@ -325,3 +325,23 @@ def test_a_summary_of_another_run_is_refused(tmp_path, capsys, command):
           "report": ["report", str(a), "--summary", str(tmp_path / "a.json"), "-o", str(tmp_path / "r.html")]}[command]
     rc, _, err = cli(capsys, *ok, "-q")
     assert rc == 0, err
+
+
+@pytest.mark.parametrize("where, field", [("item", "weights"), ("item", "reliability"), ("document", "weight")])
+def test_weights_where_none_are_read_are_refused_naming_where_they_go(tmp_path, capsys, where, field):
+    """Before: item-level `weights` (or `reliability`, or a document's `weight`) were kept as metadata and
+    ignored: exit 0, no weighted metric, nothing said."""
+    from .test_hostile import item, refused
+
+    rows = [item(i, ["SUPPORT", "CONTRADICT"]) for i in range(3)]
+    if where == "item":
+        rows[1][field] = [0.9, 0.2] if field == "weights" else 0.5
+        at = field
+    else:
+        rows[1]["documents"][1][field] = 0.2
+        at = f"documents[1].{field}"
+    inp = write_jsonl(tmp_path / "in.jsonl", rows)
+    err = refused(capsys, tmp_path, "score", str(inp), "-o", str(tmp_path / "out.jsonl"), "-q",
+                  says=f"field '{at}': not {'an item' if where == 'item' else 'a document'} field: a source's weight "
+                       "is its document's reliability: documents[j].reliability")
+    assert f"{inp}:2" in err
