@@ -232,6 +232,13 @@ class CascadeJudge(Backend):
             return []
         cache = self._cache(which, judge)
         known: list[Judgment | None] = cache.get_many(pairs) if cache is not None else [None] * len(pairs)
+        if cache is not None and cache.rejected > self.counters.get(f"{which}_cache_rows_rejected", 0):
+            new = cache.rejected - self.counters.get(f"{which}_cache_rows_rejected", 0)
+            if not self.counters.get(f"{which}_cache_rows_rejected"):
+                log.warning(f"judgment cache {cache.path}: {new} stored row(s) of the cascade's {which} judge are not "
+                            "judgments this version can trust: asked again and replaced; counted in "
+                            f"stages.judge.{which}_cache_rows_rejected")
+            self.count(f"{which}_cache_rows_rejected", new)
         todo = [i for i, j in enumerate(known) if j is None]
         self.count(f"{which}_cached", len(pairs) - len(todo))
         if on_progress is not None and len(pairs) > len(todo):

@@ -232,3 +232,22 @@ def test_the_command_line_names_both_judges(scripted: None, tmp_path: Path) -> N
 
 def test_a_cascade_is_a_judge(scripted: None) -> None:
     assert isinstance(registry.build("judge", "cascade", {"second": {"name": "second-test"}}), CascadeJudge)
+
+
+def test_a_bad_row_of_a_judges_own_cache_is_asked_again_and_counted(scripted: None, tmp_path: Path, logged) -> None:
+    import sqlite3
+
+    with Engine(cascade_config(tmp_path, escalate_below=0.8)) as engine:
+        engine.score_all([parse_item(ITEM)])
+        first_spec = dict(engine.backend("judge").judges()[0].spec())
+    from conflictscore_local.cache import spec_digest
+
+    with sqlite3.connect(tmp_path / "cache.sqlite") as db:  # the first judge's own rows, and the cascade's gone
+        db.execute("UPDATE judgments SET label = 'MAYBE' WHERE spec_hash = ?", (spec_digest(first_spec),))
+        db.execute("DELETE FROM judgments WHERE decided_by IS NOT NULL")
+    with logged.expect("stored row\\(s\\) of the cascade's first judge are not judgments"):
+        with Engine(cascade_config(tmp_path, escalate_below=0.8)) as engine:
+            (r,), report = engine.score_all([parse_item(ITEM)])
+            first, _ = engine.backend("judge").judges()
+    assert len(first.asked) == 3 and report.stages["judge"]["first_cache_rows_rejected"] == 3
+    assert [(j.label, j.decided_by) for j in r.verdicts[0].judgments] == [(S, "second"), (I, "second"), (I, "first")]
