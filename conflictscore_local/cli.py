@@ -310,6 +310,9 @@ def _command_parser(parser: argparse.ArgumentParser, argv: Sequence[str]) -> arg
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from .jobs import forget_secrets
+
+    forget_secrets()  # a run redacts the secrets it holds itself, none an earlier run in this process held
     parser = build_parser()
     words = list(sys.argv[1:] if argv is None else argv)
     args, extra = parser.parse_known_args(words)

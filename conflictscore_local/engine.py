@@ -445,8 +445,10 @@ class Engine:
         self._rejected_seen = cache.rejected
         if not self.counts.get("cache_rows_rejected"):
             log.warning(f"judgment cache {cache.path}: {new} stored row(s) are not judgments, selections, vectors "
-                        "or passage spans this version can read (a label outside SUPPORT/CONTRADICT/IRRELEVANT, "
-                        "probabilities that are not finite numbers, a damaged selection, vector or span list): "
+                        "or passage spans this version can trust (a label outside SUPPORT/CONTRADICT/IRRELEVANT or "
+                        "no judge of the cascade named, probabilities that are not finite numbers, a damaged "
+                        "selection, a vector not of the embedder's width or not finite, spans that do not cover "
+                        "their document): "
                         "computed again and replaced; counted in stages.engine.cache_rows_rejected")
         self.counts["cache_rows_rejected"] += new
 

@@ -131,6 +131,13 @@ def shape_of(obj: Mapping[str, Any]) -> Shape:
             return s
     return SHAPES[NATIVE]
 
+_WEIGHT_NAMES = ("reliability", "reliabilities", "weight", "weights")
+"""Names that mean source weights where none are read, at an item's top level: refused, since kept
+as metadata they would be ignored while the metrics read as weighted (a document's ``weight`` is
+warned about: did you mean 'reliability'?)."""
+_WHERE_WEIGHTS_GO = ("a source's weight is its document's reliability: documents[j].reliability, a number from 0 "
+                     "to 1 (the weighted metrics read it; see docs/metrics.md)")
+
 
 def _reliability(v: Any, field: str, err: Callable[[str, str], InputError]) -> float | None:
     """A document's optional ``reliability``: a number from 0 to 1 (null: not given)."""
@@ -219,6 +226,9 @@ def parse_item(obj: Any, *, path: str | None = None, line: int | None = None, ma
         if meant is not None:
             seen.note(("item", k), f"{_at(path, line)}: unknown field '{k}' (kept as metadata, not read): did you "
                       f"mean '{meant}'? (warned once per file)")
+    for k in _WEIGHT_NAMES:
+        if k in obj:
+            raise err(k, f"not an item field: {_WHERE_WEIGHTS_GO}")
     seen.shapes[shape.name] += 1
     read = {"id", shape.question, shape.response, shape.documents, shape.ids, "claims", "labels"}
     meta = {k: v for k, v in obj.items() if k not in read}
@@ -267,6 +277,9 @@ def _documents(obj: Mapping[str, Any], shape: Shape, item_id: str, err: Callable
             raise err(f"{f}.id", f"duplicate document id {did!r} in item {item_id!r}")
         seen_docs.add(did)
         text = want_str(d["text"], f"{f}.text")
+        for k in _WEIGHT_NAMES[1::2]:  # reliabilities, weights: plural, never a document's
+            if k in d:
+                raise err(f"{f}.{k}", f"not a document field: {_WHERE_WEIGHTS_GO}")
         reliability = _reliability(d.get("reliability"), f"{f}.reliability", err)
         extra = {k: v for k, v in d.items() if k not in DOCUMENT_FIELDS}
         for k in extra:

@@ -16,7 +16,7 @@ from typing import Any, Mapping
 
 from .errors import InputError
 from .jsonl import iter_jsonl, json_type_name
-from .metrics import item_metrics
+from .metrics import item_metrics, macro, micro
 from .table import Results
 from .types import LABELS, PROVENANCES, ItemResult
 
@@ -58,6 +58,10 @@ def check_result_row(d: Any, *, path: str | None = None, line: int | None = None
             ids = c.get(key, [] if key == "unscored" else None)
             if not (isinstance(ids, list) and all(isinstance(x, str) for x in ids)):
                 raise bad(f"{at}.{key}", f"expected a list of document ids, got {_kind(ids)}")
+        if "conflicted" in c and not isinstance(c["conflicted"], bool):
+            raise bad(f"{at}.conflicted", f"expected true or false, got {_kind(c['conflicted'])}")
+        if c.get("ratio") is not None and not (_finite(c["ratio"]) and 0 <= c["ratio"] <= 1):
+            raise bad(f"{at}.ratio", f"expected null or a number from 0 to 1, got {_kind(c['ratio'])}")
         if c.get("span") is not None and not _pair_of_ints(c["span"]):
             raise bad(f"{at}.span", f"expected [start, end], got {_kind(c['span'])}")
         if "index" in c and not (_int(c["index"]) and c["index"] >= 0):
@@ -112,6 +116,33 @@ def _kind(v: Any) -> str:
     from .errors import shown
 
     return f"a JSON {json_type_name(v)} {shown(v, 40, as_json=True)}" if v is not None else "nothing"
+
+
+def check_summary_of(summary: Mapping[str, Any], results: list[ItemResult] | tuple[ItemResult, ...], *,
+                     summary_path: str, scored_path: str) -> None:
+    """:class:`InputError` unless ``summary`` (a ``score`` summary or ``bench run`` results) describes
+    ``results``: the same number of items and claims and the same macro and micro metrics (recomputed
+    from the rows' verdicts). A summary of another run would lend it its configuration and figures."""
+    body = summary.get("conflictscore", {}) if is_bench_results(summary) else summary
+    counts = summary.get("bench", {}) if is_bench_results(summary) else summary
+    n_claims = sum(len(r.verdicts) for r in results)
+    for what, recorded, have in (("items", counts.get("n_items"), len(results)),
+                                 ("claims", counts.get("n_claims"), n_claims)):
+        if recorded is not None and recorded != have:
+            raise InputError(f"describes {recorded} {what} but {scored_path} holds {have}: not the summary of that "
+                             "run", path=summary_path)
+    found = {"macro": macro([r.metrics for r in results]), "micro": micro(list(results))}
+    for kind, values in found.items():
+        recorded = body.get(kind)
+        if not isinstance(recorded, Mapping):
+            continue
+        for key, have in values.items():
+            was = recorded.get(key)
+            if key not in recorded or (was is None and have is None):
+                continue
+            if was is None or have is None or not _finite(was) or not math.isclose(was, have, abs_tol=1e-9):
+                raise InputError(f"{kind} {key} is {was} but the rows of {scored_path} give {have}: not the summary "
+                                 "of that run", path=summary_path, field=f"{kind}.{key}")
 
 
 def is_bench_results(summary: Mapping[str, Any]) -> bool:

@@ -123,7 +123,7 @@ def run_scoring(
                                    **inp.shapes}
             if resume:
                 stages["resumed_items"] = len(done)
-            for loud in (_unscored_warning(report, engine.config.engine.max_unscored_share),
+            for loud in (cascade_warning(report), _unscored_warning(report, engine.config.engine.max_unscored_share),
                          _fallback_warning(report, engine.config.engine.max_fallback_share)):
                 if loud is not None:
                     notes.add(loud)
@@ -300,6 +300,25 @@ def _fallback_warning(report: Report, limit: float) -> str | None:
     return (f"the decomposer fell back to spaCy's claims for {fell} of {generated} sentences ({fell / generated:.1%}), "
             f"above engine.max_fallback_share={limit:g}: its model or server did not give usable claims (is the "
             f"server up? see stages.decomposer for why). Exit status {EXIT_UNSCORED}.")
+
+
+def cascade_warning(report: Report) -> str | None:
+    """The warning of a ``cascade`` run in which the second judge gave no label for some escalated
+    pairs (its server down, replies it could not read), else None: how many of the escalations
+    failed and their share, and what became of those pairs (``on_second_failure``)."""
+    stats = report.stages.get("judge") or {}
+    failed, escalated = int(stats.get("second_failed", 0) or 0), int(stats.get("escalated", 0) or 0)
+    if not failed or not escalated:
+        return None
+    what = (f"the first judge's label was kept for them, as on_second_failure=keep_first asks "
+            f"({stats.get('second_unscored_first_kept', 0)} kept)"
+            if stats.get("on_second_failure") == "keep_first" else
+            "they are UNSCORED (each note says why); rerun once the second judge answers (the first judge's "
+            "labels come from the cache), or pass --judge-arg on_second_failure=keep_first to keep the first "
+            f"judge's label instead. Exit status {EXIT_UNSCORED} when the unscored share is above "
+            "engine.max_unscored_share")
+    return (f"judge cascade: the second judge gave no label for {failed} of {escalated} escalated pairs "
+            f"({failed / escalated:.1%}); {what}")
 
 
 def _unscored_warning(report: Report, limit: float) -> str | None:

@@ -18,7 +18,7 @@ from ..diff import ABSENT, leaf_differences
 from ..errors import InputError
 from ..jobs import Input, Job, Output, write_json_atomic
 from ..jsonl import InputStats, iter_jsonl
-from ..results import load_summary, result_from_json
+from ..results import check_summary_of, load_summary, result_from_json
 from ..run_info import judge_info
 from ..types import ItemResult
 from .core import ComparisonSettings, compare_results
@@ -69,10 +69,7 @@ def read_run(path: str | os.PathLike[str], *, label: str, summary: str | os.Path
     summ = None
     if summary is not None:
         summ = load_summary(summary)
-        n_items = summ.get("bench", {}).get("n_items") if "bench" in summ else summ.get("n_items")
-        if n_items is not None and n_items != len(results):
-            raise InputError(f"describes {n_items} items but {p} holds {len(results)}: not the summary of that run",
-                             path=str(summary))
+        check_summary_of(summ, results, summary_path=str(summary), scored_path=p)
     return Run(label, p, results, stats.sha256, summ, str(summary) if summary is not None else None)
 
 

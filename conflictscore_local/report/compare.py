@@ -166,8 +166,7 @@ def write_compare_report(path: str | os.PathLike[str], result: Mapping[str, Any]
 
         by_id = {it.id: it for it in load_items(items)}
     page = render_compare(result, a, b, title=title, items=by_id)
-    write_text_atomic(path, page, what="report")
-    return len(page.encode("utf-8"))
+    return write_text_atomic(path, page, what="report")
 
 
 __all__ = ["compare_records", "render_compare", "write_compare_report"]

@@ -20,7 +20,7 @@ from ..errors import InputError
 from ..inputs import read_items
 from ..jsonl import file_sha256
 from ..metrics import METRICS, bootstrap_ci, pair_counts, shown_keys, summarize_metrics
-from ..results import check_summary, is_bench_results, load_summary, read_results
+from ..results import check_summary, check_summary_of, is_bench_results, load_summary, read_results
 from ..types import CONTRADICT, IRRELEVANT, SUPPORT, ClaimVerdict, DocJudgment, Item, ItemResult
 
 PAIR_KEYS: tuple[str, ...] = ("total", "judged", "pruned", "cached", "given", "unscored")
@@ -73,6 +73,8 @@ def load_inputs(
     else:
         summ = load_summary(summary)
         paths["summary"] = str(summary)
+    if summ is not None:  # the headline numbers come from it: they must be this run's
+        check_summary_of(summ, results, summary_path=paths.get("summary", "summary"), scored_path=str(scored))
     by_id: dict[str, Item] | None = None
     if items is not None:
         paths["items"] = str(items)
@@ -124,9 +126,6 @@ def summary_section(inputs: ReportInputs) -> dict[str, Any]:
     if pairs is None:
         pairs = pair_counts(results)
         computed.append("pairs")
-    if n_items != len(results):
-        raise InputError(f"the summary describes {n_items} items but the scored file holds {len(results)}: "
-                         "they are not from the same run", path=inputs.paths.get("summary", "summary"))
     metrics = [
         {
             "key": k,

@@ -118,8 +118,7 @@ def csv_meta(inputs: ReportInputs) -> dict[str, Any]:
 def write_report(path: str | os.PathLike[str], inputs: ReportInputs, *, title: str | None = None) -> int:
     """Render ``inputs`` and write the page atomically to ``path``; returns its size in bytes."""
     page = render_html(inputs, title=title)
-    write_text_atomic(path, page, what="report")
-    return len(page.encode("utf-8"))
+    return write_text_atomic(path, page, what="report")
 
 
 def report_from_files(
