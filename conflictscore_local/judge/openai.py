@@ -14,8 +14,9 @@ under, which is an alias: another checkpoint served as ``judge`` at the same URL
 read this one's cached labels. A server that reports nothing leaves the name (and a
 warning); ``model_fingerprint`` pins the identity instead (e.g. the weights' sha256).
 
-``mode=classify`` sends a sequence-classification checkpoint's inputs (the ``nli`` judge's
-encoding) to ``vllm serve``'s ``/classify`` endpoint instead (see :mod:`.classify`).
+A sequence-classification checkpoint behind ``vllm serve``'s ``/classify`` is a runtime of the
+``nli`` judge (``--judge nli --judge-arg runtime=serve``, see :mod:`.classify`); ``mode=classify``
+here is its old spelling, kept for one release with a warning.
 """
 
 from __future__ import annotations
@@ -30,9 +31,8 @@ from ..arguments import flat
 from ..chunk import word_count
 from ..generate.openai import OpenAIConfig, OpenAIGenerator
 from ..types import Claim, Pair, Passage
-from .classify import ClassifyMode, ServeClassifyRuntime, check_mode_args
+from .classify import SERVE_RUNTIME_ARGS, ClassifyMode, check_mode_args
 from .llm import LLMJudge, check_judge_args
-from .runtime import Classifier
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +51,7 @@ class OpenAIJudgeConfig:
     release tag you control); when given it keys the cache instead of the name, URL and
     ``GET /models`` fields, so the same weights keep their labels behind another URL or name.
 
-    ``mode=classify``: the server runs a sequence-classification checkpoint (``vllm serve
+    ``mode=classify`` (deprecated: ``--judge nli --judge-arg runtime=serve``): the server runs a sequence-classification checkpoint (``vllm serve
     MODEL --runner pooling``) and pairs go to its ``/classify`` endpoint (at the root of
     ``base_url``'s server), ``batch_size`` inputs per request; ``checkpoint`` is a local copy of
     that checkpoint (directory or cached hub id; default: ``model``) whose tokenizer encodes
@@ -105,12 +105,18 @@ class OpenAIJudge(ClassifyMode, LLMJudge):
         self._warned = False  # about a model the server does not describe
         self._probed = False  # whether the server was asked if it returns logprobs
 
-    # -- classify mode: the nli judge with vllm serve's /classify as its forward pass --------
+    # -- mode=classify (deprecated): the nli judge with runtime=serve ------------------------
     def classifier_model(self) -> str:
         return self.config.checkpoint or self.config.generator.model
 
-    def classify_runtime(self, classifier: Classifier) -> ServeClassifyRuntime:
-        return ServeClassifyRuntime(classifier, self.generator(), self.config.batch_size)
+    def nli_arguments(self) -> dict[str, Any]:
+        gen, defaults = self.config.generator, OpenAIConfig()
+        runtime_args = {k: getattr(gen, k) for k in SERVE_RUNTIME_ARGS
+                        if k != "batch_size" and getattr(gen, k) != getattr(defaults, k)}
+        runtime_args["base_url"] = gen.base_url
+        if self.config.batch_size != OpenAIJudgeConfig.batch_size:
+            runtime_args["batch_size"] = self.config.batch_size
+        return {"runtime": "serve", "runtime_args": runtime_args}
 
     def generator(self) -> OpenAIGenerator:
         if self._generator is None:
