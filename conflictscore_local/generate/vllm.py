@@ -152,6 +152,12 @@ class VLLMGenerator(Backend):
         except Exception as e:  # vLLM raises ValueError, pydantic's ValidationError, RuntimeError, OSError ...
             raise BackendUnavailable(f"{what}: vLLM cannot start an engine for {kw.get('model')}: {engine_error(e)}") from e
 
+    def close(self) -> None:
+        """Stop the engine's processes, if one was started (a later call starts a new one)."""
+        if self._llm is not None:
+            shutdown_engine(self._llm)
+            self._llm = None
+
     def encode(self, prompt: Prompt) -> str | dict[str, list[int]]:
         """What vLLM receives: a raw string as it is, a chat rendered to token ids."""
         kw = template_kwargs(self.config.enable_thinking, self.config.chat_template_kwargs)
@@ -188,6 +194,13 @@ class VLLMGenerator(Backend):
         return [to_generation(o) for o in outputs]
 
 
+def shutdown_engine(llm: Any) -> None:
+    """Stop a ``vllm.LLM``'s engine-core processes now rather than when it is garbage-collected."""
+    core = getattr(getattr(llm, "llm_engine", None), "engine_core", None)
+    if core is not None and hasattr(core, "shutdown"):
+        core.shutdown()
+
+
 def engine_error(e: BaseException) -> str:
     """vLLM's reason in one line: the innermost message that says something (an engine-core
     failure points at "the root cause above", which is the cause chained to it)."""
@@ -198,6 +211,7 @@ def engine_error(e: BaseException) -> str:
     for cause in seen[::-1] + seen:
         text = " ".join(str(cause).split())
         if text and "root cause" not in text:
+            text = text.split(" Supported architectures:")[0]  # vLLM then lists all it has: hundreds
             return f"{type(cause).__name__}: {text[:400]}"
     return type(seen[0]).__name__
 

@@ -41,7 +41,7 @@ from .. import registry
 from ..arguments import argument_defaults, argument_values
 from ..errors import ConfigError
 from ..generate.openai import OpenAIGenerator, RequestFailed
-from ..generate.vllm import VLLMGenerator, import_vllm, keyed_engine_args
+from ..generate.vllm import VLLMGenerator, import_vllm, keyed_engine_args, shutdown_engine
 from ..types import Judgment, Pair
 from ._base import ProgressFn
 from .runtime import Classifier, DoneFn, Features, Row, pair_boundary
@@ -241,6 +241,12 @@ class VLLMClassifyRuntime:
             self.classifier.record(engine_args=kw, vllm=getattr(vllm, "__version__", "unknown"))
             check_engine_labels(self._llm, self.classifier)
         return self._llm
+
+    def close(self) -> None:
+        """Stop the engine's processes, if one was started."""
+        if self._llm is not None:
+            shutdown_engine(self._llm)
+            self._llm = None
 
     def classify(self, feats: Sequence[Features], on_done: DoneFn | None = None) -> list[Row]:
         vllm = import_vllm()

@@ -21,6 +21,7 @@ here is its old spelling, kept for one release with a warning.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from dataclasses import dataclass
 from typing import Any, Callable, Literal, Mapping
@@ -29,9 +30,10 @@ from .. import registry
 from ..arguments import ranged
 from ..arguments import flat
 from ..chunk import word_count
-from ..generate.openai import OpenAIConfig, OpenAIGenerator
-from ..types import Claim, Pair, Passage
+from ..generate.openai import OpenAIConfig, OpenAIGenerator, RequestFailed
+from ..types import LABELS, Claim, Pair, Passage
 from .classify import SERVE_RUNTIME_ARGS, ClassifyMode, check_mode_args
+from .labels import token_label
 from .llm import LLMJudge, check_judge_args
 
 log = logging.getLogger(__name__)
@@ -174,11 +176,44 @@ class OpenAIJudge(ClassifyMode, LLMJudge):
                 self.resolved["logprobs"] = "returned" if g.top_logprobs else (
                     f"undecided: the probe got {'no answer: ' + str(g.error) if g.text is None else 'an empty answer'}"
                 )
+                if g.top_logprobs and (gen.served_model() or {}).get("owned_by") == "vllm":
+                    self.probe_label_tokens()
                 return
         self.resolved["logprobs"] = f"refused: {gen.logprobs_refused}"
         log.warning(
             f"judge openai: {gen.logprobs_refused}; labels are read from the reply text (top_logprobs "
             f"{self.config.top_logprobs} -> 0 in the spec; --judge-arg top_logprobs=0 says so and skips the probe)")
+
+    def probe_label_tokens(self) -> None:
+        """How the served tokenizer spells the label words, asked of vLLM's ``/tokenize`` (at the
+        server root; asked of a server whose ``GET /models`` says ``owned_by: vllm``): a tokenizer that starts a label with one letter (SmolLM2: ``S UP PORT``) has
+        that letter read as the label at the answer token, as the ``vllm`` judge reads it, and the
+        spec says so (``label_short_tokens``). A server without the endpoint leaves the usual rule
+        (label prefixes of two letters or more); ``resolved["label_tokens"]`` says which."""
+        gen = self.generator()
+        root = gen.config.base_url.rstrip("/").removesuffix("/v1")
+        endpoint = registry.build("generator", "openai", dataclasses.replace(gen.config, base_url=root, max_retries=0))
+        pieces: dict[str, list[str]] = {}
+        for label in LABELS:
+            try:
+                reply = endpoint.request("/tokenize", {"model": gen.model_name(), "prompt": label,
+                                                       "add_special_tokens": False, "return_token_strs": True})
+                strs = [str(t).replace("\u0120", " ").replace("\u2581", " ") for t in reply["token_strs"]]
+            except (RequestFailed, KeyError, TypeError) as e:
+                self.resolved["label_tokens"] = f"unknown: the server has no /tokenize ({e})"
+                return
+            pieces[label] = strs
+        self.resolved["label_tokens"] = pieces
+        for label, strs in pieces.items():
+            first = strs[0].strip().upper() if strs else ""
+            if first and token_label(first) is None and label.startswith(first):
+                self._short_tokens[first] = label
+
+    def spec(self) -> Mapping[str, Any]:
+        out = dict(super().spec())
+        if self.config.mode == "generate" and self._short_tokens:
+            out["label_short_tokens"] = dict(self._short_tokens)
+        return out
 
     def secrets(self) -> tuple[str, ...]:
         return self.generator().secrets()

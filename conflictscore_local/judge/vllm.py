@@ -12,10 +12,8 @@ the ``nli`` judge (``--judge nli --judge-arg runtime=vllm``, see :mod:`.classify
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Literal, Mapping
@@ -26,8 +24,7 @@ from ..arguments import flat
 from ..checkpoints import model_fingerprint, token_counter, tokenizer_fingerprint
 from ..errors import ConfigError
 from ..generate.vllm import ENGINE_ARGS_NOT_KEYED, VLLMConfig, VLLMGenerator, keyed_engine_args
-from ..generate._base import Generation
-from ..types import LABELS, Judgment, Label, Pair
+from ..types import LABELS
 from .classify import ClassifyMode, check_mode_args
 from .labels import token_label
 from .llm import LLMJudge, check_judge_args
@@ -90,7 +87,6 @@ class VLLMJudge(ClassifyMode, LLMJudge):
         super().__init__(config)
         self._identity: dict[str, Any] | None = None
         self._labels_checked = False
-        self._short_tokens: dict[str, str] = {}
 
     # -- mode=classify (deprecated): the nli judge with runtime=vllm -------------------------
     def classifier_model(self) -> str:
@@ -166,7 +162,7 @@ class VLLMJudge(ClassifyMode, LLMJudge):
             if token_label(first) == label:
                 continue
             if first and label.startswith(first) and token_label(first) is None:
-                short[first] = label
+                short[first] = label  # read as the label's token (LLMJudge.read)
                 continue
             raise ConfigError(
                 f"judge vllm: the tokenizer spells {label} as {pieces[label]}; its first token does "
@@ -178,15 +174,6 @@ class VLLMJudge(ClassifyMode, LLMJudge):
         if short:
             self.resolved["label_short_tokens"] = dict(short)
         return pieces
-
-    def read(self, pair: Pair, g: Generation, thresholds: Mapping[Label, float] | None, *,
-             text_only: bool = False) -> Judgment:
-        """:meth:`LLMJudge.read`, with this tokenizer's one-letter label starts (``S`` for
-        SUPPORT, see :meth:`check_label_tokens`) counted as their label's tokens."""
-        if self._short_tokens and g.top_logprobs:
-            g = dataclasses.replace(g, top_logprobs=tuple(_as_labels(step, self._short_tokens)
-                                                          for step in g.top_logprobs))
-        return super().read(pair, g, thresholds, text_only=text_only)
 
     def passage_budget(self) -> tuple[Callable[[str], int], int]:
         """Count with the model's tokenizer; passages fit ``max_model_len`` next to prompt and claim
@@ -210,19 +197,6 @@ class VLLMJudge(ClassifyMode, LLMJudge):
 
 
 _GEN_DEFAULTS = VLLMConfig(model="")
-
-
-def _as_labels(step: Mapping[str, float], short: Mapping[str, str]) -> dict[str, float]:
-    """One position's alternatives with each short label start (``"S"``) merged into its
-    label word (``"SUPPORT"``), probabilities added; the rest unchanged."""
-    out: dict[str, float] = {}
-    for token, logprob in step.items():
-        key = short.get(token.strip().upper(), token)
-        if key in out and logprob is not None and out[key] is not None:
-            out[key] = math.log(math.exp(out[key]) + math.exp(logprob))
-        else:
-            out[key] = logprob
-    return out
 
 
 def _context_length(config_json: Path) -> int | None:
