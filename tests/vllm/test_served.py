@@ -212,8 +212,9 @@ def no_segments_classifier(tokenizer_dir: Path, tmp_path_factory: pytest.TempPat
 
     tok = transformers.AutoTokenizer.from_pretrained(str(tokenizer_dir), model_input_names=["input_ids", "attention_mask"])
     labels = {0: "entailment", 1: "neutral", 2: "contradiction"}
-    cfg = transformers.BertConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                                  intermediate_size=64, max_position_embeddings=512, type_vocab_size=1,
+    # head_dim 32: vLLM's CPU attention has no kernel for 16 ("Unsupported CPU attention configuration")
+    cfg = transformers.BertConfig(vocab_size=tok.vocab_size, hidden_size=64, num_hidden_layers=2, num_attention_heads=2,
+                                  intermediate_size=128, max_position_embeddings=512, type_vocab_size=1,
                                   num_labels=3, id2label=labels, label2id={v: k for k, v in labels.items()},
                                   pad_token_id=tok.pad_token_id)
     torch.manual_seed(5)
