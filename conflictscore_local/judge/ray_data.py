@@ -34,7 +34,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..arguments import ranged
 from ..backend import Backend
-from ..errors import BackendUnavailable, ConfigError
+from ..errors import BackendUnavailable
 from ..generate._base import Generation, Prompt
 from ..generate.text import strip_thinking
 from ..generate.vllm import VLLMGenerator, alternatives
@@ -133,10 +133,7 @@ class RayJudge(Backend):
             from .. import registry
 
             judge = registry.build("judge", self.config.judge["name"], inner_config(self.config))
-            if isinstance(judge, VLLMJudge):
-                if judge.config.mode != "generate":
-                    raise ConfigError(f"judge ray: the vllm judge's mode={judge.config.mode} is not distributed over "
-                                      "Ray; run the nli judge on Ray workers, or vllm in-process")
+            if _engine_judge(judge):
                 local = registry.build("generator", "vllm", judge.config.generator)
                 judge.use_generator(RayEngineGenerator(local, ray_config=self.config, start=self.start))
             self._inner = judge
@@ -174,7 +171,7 @@ class RayJudge(Backend):
         if not pairs:
             return []
         inner = self.inner()
-        if isinstance(inner, VLLMJudge):  # its generator is the engine replicas'
+        if _engine_judge(inner):  # its generator is the engine replicas'
             return inner.judge(pairs, on_progress)
         ray = self.start()
         uniq = distinct(pairs)
@@ -231,6 +228,13 @@ class RayJudge(Backend):
         if self._started and self._ray is not None:
             self._ray.shutdown()
         self._ray, self._started = None, False
+
+
+def _engine_judge(judge: Any) -> bool:
+    """Whether ``judge`` is the ``vllm`` LLM judge, whose prompts go to Ray's LLM batch API (the
+    ``nli`` judge, with any runtime, ``runtime=vllm`` included, runs on :class:`JudgeWorker` actors:
+    each of them then holds its own ``vllm.LLM``)."""
+    return isinstance(judge, VLLMJudge) and judge.config.mode == "generate"
 
 
 class JudgeWorker:
@@ -307,6 +311,10 @@ class RayEngineGenerator:
         }
         if rc.accelerator_type:
             out["accelerator_type"] = rc.accelerator_type
+        if not rc.gpus_per_worker:
+            # Ray's default placement asks each replica for a GPU; on CPU workers it would wait for ever
+            out["placement_group_config"] = {"bundle_per_worker": {"CPU": rc.cpus_per_worker}}
+            out["log_engine_metrics"] = False  # the engine metrics are GPU-serving gauges
         return out
 
     def rows(self, prompts: Sequence[Prompt]) -> list[dict[str, Any]]:

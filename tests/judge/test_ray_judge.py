@@ -219,6 +219,7 @@ def test_vllm_judge_through_ray_data_llm(local_ray: Any, answering: Any, fake_vl
                           "dtype": "auto", "enable_prefix_caching": True, "seed": 0},
         "chat_template_stage": False, "tokenize_stage": False, "detokenize_stage": False,
         "should_continue_on_error": True,
+        "placement_group_config": {"bundle_per_worker": {"CPU": 1.0}}, "log_engine_metrics": False,
     }
     # what the engine was sent: the in-process generator's token ids and sampling parameters
     (sent,) = fake_vllm.LLM.instances[0].calls
