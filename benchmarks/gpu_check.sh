@@ -2,8 +2,10 @@
 # GPU check for a machine with a CUDA GPU and no network, in under 10 minutes:
 #   - the nli judge (transformers, bf16) on a DeBERTa-v3-large-shaped classifier (random weights);
 #   - the vllm judge on a Qwen3-32B-shaped model (load_format="dummy", ~64 GB bf16), prefix caching on and off;
-#   - the default judge and the DeBERTa-v3-large-shaped classifier through LLM.classify (vllm judge,
-#     mode=classify) against the nli judge on the same GPU;
+#   - the default judge and the DeBERTa-v3-large-shaped classifier through LLM.classify (the nli judge's
+#     runtime=vllm) against runtime=torch on the same GPU;
+#   (the same runs as benchmarks/vllm_cpu.py on the CPU: cross-encoder on vLLM vs torch, prefix caching on vs off,
+#   engine load time: each case records load_s)
 # each printing pairs/s and the share of the GPU's dense bf16 peak (FLOPs per pair × pairs/s ÷ peak).
 # Models and tokenizers are built locally (benchmarks/gpu_check.py); each case runs in its own
 # process (a vLLM engine frees its GPU memory when its process ends) under its own time limit, and a

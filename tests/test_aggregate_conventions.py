@@ -152,3 +152,34 @@ def test_on_topic_without_any_distinctive_passage_is_irrelevant() -> None:
     ps = [_tj(0, claim, "Acme makes anvils.", C, {S: 0.1, C: 0.7, I: 0.2}),
           _tj(1, claim, "Acme sells anvils worldwide.", S, {S: 0.6, C: 0.1, I: 0.3})]
     assert document_judgment("d", ps, rule="on_topic").label == I  # only "acme" is shared, and every passage has it
+
+
+def test_passages_within_a_tie_decide_by_index_whatever_their_last_decimal() -> None:
+    """Float noise of a batch moves a judge's sixth decimal by one: within ``TIE`` two passages
+    are tied, so which of them decides does not depend on the batch they were judged in."""
+    from conflictscore_local.aggregate import TIE
+
+    assert 1e-6 < TIE < 2e-6
+    claim = "The bridge opened in 1932."
+    # relevant: p(IRRELEVANT) 0.100001 and 0.100000 are tied, so both may take a side;
+    # without the tie only passage 1 (CONTRADICT 0.7) would, and the label would be CONTRADICT
+    sup = _tj(0, claim, "opened in 1932", S, {S: 0.85, C: 0.049999, I: 0.100001})
+    con = _tj(1, claim, "opened in 1934", C, {S: 0.2, C: 0.7, I: 0.1})
+    for order in ([sup, con], [con, sup]):
+        assert document_judgment("d", order, rule="relevant").label == S
+    # 2e-6 apart is not a tie: only the lower p(IRRELEVANT) passage may decide
+    far = _tj(0, claim, "opened in 1932", S, {S: 0.85, C: 0.049998, I: 0.100002})
+    assert document_judgment("d", [far, con], rule="relevant").label == C
+    # one side, two passages 1e-6 apart: the lower index decides, whichever is higher
+    a = _tj(0, claim, "a", S, {S: 0.900000, C: 0.05, I: 0.05})
+    b = _tj(1, claim, "b", S, {S: 0.900001, C: 0.05, I: 0.049999})
+    assert document_judgment("d", [a, b]).passage == 0
+    assert document_judgment("d", [b, a]).passage == 0  # by index, not by the order given
+    assert document_judgment("d", [a, _tj(1, claim, "b", S, {S: 0.900002, C: 0.05, I: 0.049998})]).passage == 1
+    # both sides within a tie: CONTRADICT, as for equal probabilities
+    s, c = _tj(0, claim, "s", S, {S: 0.600001, C: 0.3, I: 0.099999}), _tj(1, claim, "c", C, {S: 0.3, C: 0.6, I: 0.1})
+    assert document_judgment("d", [s, c]).label == C
+    # every passage IRRELEVANT: the nearest to a side within a tie, then the lower index
+    i0 = _tj(0, claim, "i0", I, {S: 0.2, C: 0.1, I: 0.7})
+    i1 = _tj(1, claim, "i1", I, {S: 0.200001, C: 0.1, I: 0.699999})
+    assert document_judgment("d", [i0, i1]).passage == 0

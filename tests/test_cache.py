@@ -185,6 +185,11 @@ def test_embedder_vectors_round_trip_by_spec_and_content_and_damaged_rows_are_mi
             db.execute("UPDATE vectors SET vector = ? WHERE rows = 2", (np.array([np.nan] * 6, "<f4").tobytes(),))
         got = cache.get_vectors(spec, ["short", "long", "wide"])
         assert list(got) == ["short"] and cache.rejected == 2
+        # the embedder's width, when its spec says it, decides: a row of any other width is a miss
+        sized = {**spec, "dim": 4}
+        cache.put_vectors(sized, {"right": np.ones((1, 4), dtype=np.float32), "tiny": np.ones((1, 1))})
+        got = cache.get_vectors(sized, ["tiny", "right"])
+        assert list(got) == ["right"] and cache.rejected == 3
 
 
 def test_an_older_schema_2_file_without_the_vectors_table_is_read_and_gains_it(tmp_path: Path) -> None:
@@ -220,7 +225,9 @@ def test_passage_spans_round_trip_by_spec_and_content_and_invalid_rows_are_misse
         assert got == {text: ((0, 8), (9, 20), (21, 26))} and cache.rejected == 4
 
 
-def test_valid_spans_accepts_only_ordered_integer_spans_within_the_text() -> None:
+def test_valid_spans_accepts_only_ordered_integer_spans_that_cover_the_text() -> None:
     assert valid_spans("abcdef", [[0, 4], [2, 6]]) == ((0, 4), (2, 6))  # overlapping passages are fine
-    for bad in ([], [[0, 7]], [[3, 3]], [[2, 4], [2, 5]], [[0, True]], [[0, 1, 2]], {"0": 1}, "[[0, 1]]"):
+    for bad in ([], [[0, 7]], [[3, 3]], [[2, 4], [2, 5]], [[0, True]], [[0, 1, 2]], {"0": 1}, "[[0, 1]]",
+                [[0, 5]], [[0, 2], [3, 6]]):  # the last two leave characters unjudged
         assert valid_spans("abcdef", bad) is None, bad
+    assert valid_spans("ab cd", [[0, 2], [3, 5]]) == ((0, 2), (3, 5))  # a blank between passages is fine

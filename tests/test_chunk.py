@@ -7,7 +7,7 @@ from typing import Callable
 
 import pytest
 
-from conflictscore_local.core.chunk import Chunker, split_sentences
+from conflictscore_local.core.chunk import Chunker, is_cover, split_sentences
 from conflictscore_local.core.types import Document
 
 
@@ -72,6 +72,22 @@ def test_spans_index_the_document_and_every_sentence_is_covered() -> None:
         assert text[p.span[0] : p.span[1]] == p.text and len(p.text.split()) <= 16
     covered = {m.group(0) for p in ps for m in re.finditer(r"S\d+", p.text)}
     assert covered == {f"S{i}" for i in range(24)}
+
+
+def test_the_splitters_spans_are_a_cover_and_a_cut_one_is_not() -> None:
+    """What a judgment cache's stored spans must be (:func:`is_cover`): the splitter's own always are."""
+    texts = ["\n\n".join(" ".join(words(3 + (i * 5) % 9, f"S{i}") for i in range(p * 4, p * 4 + 4)) for p in range(6)),
+             "  Leading blanks. " + " ".join(f"w{i}" for i in range(40)) + " " + "x" * 90 + ".  \n",
+             "One.", "yes: 0 is even."]
+    for text in texts:
+        for budget, overlap in ((8, 0), (10, 1), (16, 2), (400, 1)):
+            spans = Chunker(max_tokens=budget, overlap=overlap).spans(text)
+            assert is_cover(text, spans), (text[:20], budget, overlap)
+    text = "yes: 0 is even."
+    assert is_cover(text, [(0, 15)]) and is_cover("  a b  ", [(2, 5)]) and is_cover("a b c", [(0, 3), (2, 5)])
+    for bad in ([(0, 5)], [], [(0, 4), (6, 15)], [(0, 16)], [(0, 10), (3, 9), (9, 15)], [(3, 15), (0, 15)],
+                [(5, 5), (0, 15)]):
+        assert not is_cover(text, bad), bad
 
 
 def test_long_sentence_cut_at_words_and_long_word_at_characters() -> None:

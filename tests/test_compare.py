@@ -135,8 +135,9 @@ def test_the_command_writes_the_comparison_and_the_page(tmp_path: Path, capsys: 
 def test_summaries_add_where_the_configurations_differ(tmp_path: Path) -> None:
     a, b = write(tmp_path / "a.jsonl", A), write(tmp_path / "b.jsonl", B)
     sa, sb = tmp_path / "sa.json", tmp_path / "sb.json"
-    base = {"n_items": 4, "n_claims": 6, "macro": {}, "micro": {}}
-    sa.write_text(json.dumps({**base, "config": {"run": {"judge": {"name": "nli"}, "chunk": {"overlap": 1}}}}))
+    base_a = {"n_items": 4, "n_claims": sum(len(r.verdicts) for r in A), "macro": {}, "micro": {}}
+    base = {"n_items": 4, "n_claims": sum(len(r.verdicts) for r in B), "macro": {}, "micro": {}}
+    sa.write_text(json.dumps({**base_a, "config": {"run": {"judge": {"name": "nli"}, "chunk": {"overlap": 1}}}}))
     sb.write_text(json.dumps({**base, "config": {"run": {"judge": {"name": "nli", "model": "v2"},
                                                          "chunk": {"overlap": 1}}}}))
     out = tmp_path / "c.json"
@@ -164,6 +165,6 @@ def test_bad_input_and_destinations_are_refused_before_writing(tmp_path: Path,
     assert main(["compare", str(a), str(bad), "-o", str(tmp_path / "y.json")]) == 2
     assert f"{bad}:1: field 'claims': not a scored result line: expected a list of claim verdicts" in \
         capsys.readouterr().err
-    assert main(["compare", str(a), str(b)]) == 2
-    assert "nothing to write" in capsys.readouterr().err
+    assert main(["compare", str(a), str(b), "-q"]) == 2
+    assert "nothing to write or print: -q with no -o COMPARE.json" in capsys.readouterr().err
     assert not (tmp_path / "y.json").exists()

@@ -42,7 +42,7 @@ FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 TIMEOUT_S = 900
 # Languages a page may fence; the shell and Python ones run, the rest are shown only.
 RUN = {"bash", "console", "python"}
-SHOWN = {"json", "toml", "text", ""}
+SHOWN = {"json", "toml", "text", "yaml", ""}
 # An example whose text matches runs models or a whole benchmark: marked slow (still run by `make test`).
 SLOW = re.compile(r"conflictscore (score|bench run|generate|regenerate|merge|train-judge)|Engine\(")
 

@@ -50,7 +50,7 @@ def bad(**changes: object) -> dict:
 @pytest.mark.parametrize(
     "row, field, fragment",
     [
-        (bad(id=...), "id", "missing"),
+        (bad(documents=[5]), "documents[0]", "expected a string or an object with 'text', got int"),
         (bad(id=3), "id", "expected a string, got int"),
         (bad(id=""), "id", "must not be empty"),
         (bad(documents=...), "documents", "missing"),

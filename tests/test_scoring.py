@@ -108,7 +108,8 @@ def test_empty_responses_are_warned_about_and_counted(tmp_path: Path, capsys, re
     assert msg in capsys.readouterr().err
     s = json.loads((tmp_path / "s.json").read_text())
     assert s["warnings"] == [msg]
-    assert s["stages"]["input"] == {"lines": 5, "blank_lines": 1, "items": 4, "empty_responses": 2, "no_documents": 0}
+    assert s["stages"]["input"] == {"lines": 5, "blank_lines": 1, "items": 4, "empty_responses": 2, "no_documents": 0,
+                                    "file": "in.jsonl", "shape": "conflictscore"}
 
 
 def test_a_mostly_unscored_run_warns_loudly_exits_3_and_still_writes(tmp_path: Path, capsys, register_backend):

@@ -26,6 +26,7 @@ from ..pipeline.scoring import Notes, Scored, ScoringInput, run_scoring
 from ..pipeline.merge import BenchMerge
 from ..pipeline.shards import Shard, shard_record
 from ..core.types import Item, ItemResult, Summary
+from ..table import TablePaths
 from .gold import evaluate, load_bench_items, with_gold_labels
 
 
@@ -55,6 +56,7 @@ def run_bench(
     output_flag: str = "-o",
     summary_flag: str = "--summary",
     clock: Clock = time.perf_counter,
+    tables: TablePaths | None = None,
 ) -> dict[str, Any]:
     """Score a ConflictBench file with the engine: the per-item results into ``output_path``
     (JSONL, ``score``'s output format, row by row), the summary (``score``'s, plus the ``bench`` and
@@ -71,7 +73,8 @@ def run_bench(
     written. ``shard`` scores only that shard of the selected items (after split, source filter and limit); it needs both files, which
     ``conflictscore merge`` combines. ``config_file``: the file ``config`` was read from
     (``--config``), which no destination may be. ``output_flag`` and ``summary_flag``: the flags
-    the command line named the two files by, which messages name.
+    the command line named the two files by, which messages name. ``tables``: CSV files of the
+    per-item metrics and of the claim × document judgments (``--csv``, ``--csv-pairs``).
     """
     if shard is not None and (output_path is None or summary_path is None):
         raise ConfigError(f"--shard {shard} needs the per-item output (-o) and the results JSON (--summary): "
@@ -107,7 +110,8 @@ def run_bench(
             page.write(BenchRun(out, run.results, selected))
         return out
 
-    return run_scoring(job, read, finish, config=config, rows=output_path, progress=progress, clock=clock)
+    return run_scoring(job, read, finish, config=config, rows=output_path, progress=progress, clock=clock,
+                       tables=tables)
 
 
 def bench_summary(

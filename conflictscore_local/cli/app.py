@@ -33,6 +33,7 @@ SUBCOMMANDS: dict[str, str] = {
     "regenerate": "conflictscore_local.cli.experiments:add_regenerate_parser",
     "merge": "conflictscore_local.cli.merge:add_parser",
     "compare": "conflictscore_local.cli.compare:add_parser",
+    "view": "conflictscore_local.cli.view:add_parser",
 }
 
 EXIT_BAD_INPUT = 2
@@ -71,11 +72,41 @@ def _finish_help(parser: argparse.ArgumentParser) -> None:
             child.formatter_class = argparse.RawDescriptionHelpFormatter
 
 
+TOP_EPILOG = """\
+examples (the first ten minutes):
+  conflictscore score examples/items.jsonl -o out.jsonl --summary out.json --report out.html
+  conflictscore score ragas.jsonl -o out.csv                  RAGAS / DeepEval rows in, one CSV row per item out
+  conflictscore score items.jsonl -o out.jsonl --fail-if "cs_c>0.3"        a CI gate: exit 4 when it holds
+  conflictscore compare a.jsonl b.jsonl --report compare.html              paired differences, claims that changed
+  conflictscore view out/                                     every run under out/ on one page
+  conflictscore backends --role judge                         the judges, their arguments and defaults
+
+`conflictscore COMMAND --help` shows a command's flags, examples and exit statuses.
+"""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with "did you mean" for a misspelled flag (the closest of the command's own)."""
+
+    def error(self, message: str) -> Any:  # type: ignore[override]
+        import difflib
+
+        if message.startswith("unrecognized arguments: "):
+            flags = [f for a in self._actions for f in a.option_strings if a.help != argparse.SUPPRESS]
+            for word in message.removeprefix("unrecognized arguments: ").split():
+                close = difflib.get_close_matches(word.split("=")[0], flags, n=1, cutoff=0.6) if word.startswith("-") else []
+                if close:
+                    message += f" (did you mean {close[0]}?)"
+                    break
+        super().error(message)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="conflictscore",
         description="ConflictScore, locally: measure how an LLM answer handles conflicting evidence "
         "in its grounding documents, with open-weights judges and no network.",
+        epilog=TOP_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -127,9 +158,24 @@ def command_logging(quiet: bool) -> Iterator[None]:
         warnings.showwarning = shown
 
 
+def _command_parser(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.ArgumentParser:
+    """The parser of the (sub)command ``argv`` names: its usage and flags are what an error shows."""
+    for word in argv:
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if subs and word in subs[0].choices:
+            parser = subs[0].choices[word]
+    return parser
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    from ..jobs import forget_secrets
+
+    forget_secrets()  # a run redacts the secrets it holds itself, none an earlier run in this process held
     parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    args, extra = parser.parse_known_args(words)
+    if extra:  # the command's own usage and "did you mean", not the top-level usage
+        _command_parser(parser, words).error("unrecognized arguments: " + " ".join(extra))
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_BAD_INPUT

@@ -28,9 +28,11 @@ examples:
       -o pred.jsonl --summary results.json
   conflictscore bench run conflictbench.jsonl --split test -o pred.jsonl --summary results.json --report r.html
   conflictscore bench run conflictbench.jsonl --split test --shard 1/2 -o p.1.jsonl --summary r.1.json  (see merge)
+  conflictscore bench run --source ramdocs wice conflictbench.jsonl -o pred.csv --csv-pairs pairs.csv  (tables)
 
 outputs: -o the per-item results (JSONL, the format of `score -o`), --summary the results JSON
-(detection metrics, counts, timing, config; --json prints it on stdout), --report the HTML page.
+(detection metrics, counts, timing, config; --json prints it on stdout), --report the HTML page;
+--csv / --csv-pairs one CSV row per item / per claim x document (an -o ending in .csv: that table only).
 Until the next release the old spelling still works, with a warning: `-o RESULTS.json --predictions
 P.jsonl` is read as `-o P.jsonl --summary RESULTS.json`, and an -o ending in .json with neither
 --summary nor --predictions as the results JSON (no per-item file).
@@ -42,7 +44,7 @@ An interrupted run resumes from the judgment cache: rerun the same command.
 def add_parser(sub: Any) -> None:
     """Add ``bench`` with its ``build`` and ``run`` subcommands."""
     from .flags import (LIMIT, add_deprecated, add_number, add_output_args, add_per_item_alias, add_pipeline_args,
-                             add_shard_arg)
+                             add_shard_arg, add_table_args)
     from ..bench.sources import BENCH_SOURCES
 
     p = sub.add_parser("bench", help="ConflictBench: build the benchmark, measure conflict detection",
@@ -72,7 +74,7 @@ def add_parser(sub: Any) -> None:
 
     r = bsub.add_parser("run", help="score ConflictBench items and report pair and conflict-detection metrics",
                         epilog=RUN_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    r.add_argument("input", metavar="INPUT", help="ConflictBench items (from bench build)")
+    r.add_argument("input", metavar="INPUT", nargs="?", help="ConflictBench items (from bench build)")
     r.add_argument("-o", "--output", required=True, metavar="OUTPUT",
                    help="per-item results, JSONL (the format of `score -o`; written row by row, in place at the end)")
     r.add_argument("--summary", metavar="RESULTS.json",
@@ -87,6 +89,7 @@ def add_parser(sub: Any) -> None:
     r.add_argument("--report", metavar="REPORT.html", help="also write the HTML report: gold beside the predictions, "
                    "detection per conflict type, the confusion matrix (see `conflictscore report --help`)")
     add_output_args(r, json_help="the results JSON")
+    add_table_args(r)
     add_shard_arg(r)
     add_pipeline_args(r)
     r.set_defaults(func=cmd_run)
@@ -125,19 +128,24 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from .flags import config_from_args, per_item_outputs, show_progress
+    from .flags import PerItemOutputs, config_from_args, input_after_nargs, per_item_outputs, show_progress, table_paths
     from .text import emit, format_bench
     from ..bench.run import run_bench
     from .report import bench_page
 
-    out = per_item_outputs(args, "--predictions", "predictions")
+    input_after_nargs(args, "input", "source", "INPUT")
+    tables, per_item = table_paths(args, args.output)
+    # -o x.csv: that table, and no per-item JSONL
+    out = per_item_outputs(args, "--predictions", "predictions") if per_item is not None else \
+        PerItemOutputs(None, args.summary)
     cfg = config_from_args(args)
     page = bench_page(args.report, items=args.input, output=out.output, summary=out.summary) if args.report else None
     res = run_bench(
-        args.input, out.output, summary_path=out.summary, config=cfg, split=args.split, limit=args.limit,
+        args.input, out.output, summary_path=out.summary, tables=tables, config=cfg, split=args.split, limit=args.limit,
         source_filter=args.source, given_labels=args.given_labels, page=page,
         progress=show_progress(args), shard=args.shard, config_file=args.config, output_flag=out.output_flag,
         summary_flag=out.summary_flag,
     )
-    emit(args, res, lambda: format_bench(res))
+    if not tables.to_stdout:
+        emit(args, res, lambda: format_bench(res))
     return 0

@@ -1,4 +1,4 @@
-"""``conflictscore compare``: argument parsing only; the work is in :mod:`.files` and :mod:`.core`."""
+"""``conflictscore compare``: argument parsing only; the work is in :mod:`..compare.files` and :mod:`..compare.core`."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import argparse
 from typing import Any
 
 from ..backends.arguments import field_range
-from .flags import add_number, add_output_args
-from .text import emit
+from .flags import add_gate_arg, add_number, add_output_args, add_table_args, table_paths
+from .text import emit, gate_failures
 
 EPILOG = """\
 what it reports, for run B against run A (items matched by id; items in one run only are counted):
@@ -21,14 +21,19 @@ what it reports, for run B against run A (items matched by id; items in one run 
   claim's wording, so compare them at the item level.
 
 examples:
+  conflictscore compare standard.jsonl balanced.jsonl                 (print the comparison, write nothing)
   conflictscore compare standard.jsonl balanced.jsonl -o compare.json --report compare.html
   conflictscore compare judge-a.jsonl judge-b.jsonl --summary-a a.json --summary-b b.json -o compare.json
       (the summaries add where the two runs' configurations differ)
-  conflictscore compare pred-v1.jsonl pred-v2.jsonl --label-a v1 --label-b v2 --json -o compare.json
+  conflictscore compare pred-v1.jsonl pred-v2.jsonl --label-a v1 --label-b v2 --json   (print, write nothing)
+  conflictscore compare a.jsonl b.jsonl -o compare.csv        (one row per item: A, B and B - A of every metric)
+  conflictscore compare main.jsonl pr.jsonl --json --fail-if "cs_c.diff>0.05"   (CI: exit 4 when B's CS-C is
+      higher than A's by more than 0.05 beyond noise: the paired interval's lower bound above 0.05)
 
 exit status: 0 written; 2 a bad input line (file, line and field named), a flag out of range, or a
   destination refused before anything is read (an input, the other output, a file another run is
-  writing); 1 a write the machine refused (the file there is as it was).
+  writing), or a --fail-if that does not parse; 4 done, and a --fail-if condition held (one line each on
+  stderr); 1 a write the machine refused (the file there is as it was).
 """
 
 
@@ -45,7 +50,8 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("a", metavar="A.jsonl", help="the baseline run's scored output")
     p.add_argument("b", metavar="B.jsonl", help="the run compared against it")
-    p.add_argument("-o", "--output", metavar="COMPARE.json", help="the comparison, JSON (written whole: OUTPUT.partial, then renamed)")
+    p.add_argument("-o", "--output", metavar="COMPARE.json", help="the comparison, JSON (written whole: OUTPUT.partial, "
+                   "then renamed; - for stdout; a name ending in .csv: one row per item instead)")
     p.add_argument("--report", metavar="COMPARE.html", help="also write a self-contained HTML page: metrics, "
                    "then the items side by side, filterable by what changed")
     p.add_argument("--summary-a", metavar="SUMMARY.json", help="A's summary (`--summary` of `score` or `bench run`)")
@@ -58,7 +64,11 @@ def add_parser(sub: Any) -> None:
                help="bootstrap resamples (default 1000; 0: no interval)")
     add_number(p, "--permutations", int, field_range(ComparisonSettings, "permutations"), default=10000,
                metavar="N", help="random sign patterns when there are more than 16 differing items (default 10000)")
-    add_output_args(p, json_help="the comparison as JSON")
+    p.add_argument("--items", metavar="INPUT.jsonl", help="the runs' input: the page then shows each item's "
+                   "response and document texts beside the claims")
+    add_output_args(p, json_help="the comparison as JSON (without -o: it is printed and nothing is written)")
+    add_table_args(p, pairs=False)
+    add_gate_arg(p, compare=True)
     p.set_defaults(func=cmd_compare)
 
 
@@ -66,13 +76,24 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from ..compare.core import ComparisonSettings
     from ..compare.files import compare_files
     from ..compare.text import format_comparison
+    from ..core.errors import ConfigError
+    from ..core.gate import check_comparison
     from .report import compare_page
 
+    tables, output = table_paths(args, args.output)
+    if output == "-":  # the comparison JSON on stdout
+        output, args.json = None, True
+    if output is None and args.report is None and tables.items is None and args.quiet:
+        raise ConfigError("nothing to write or print: -q with no -o COMPARE.json, --report COMPARE.html or "
+                          "--csv ITEMS.csv")
     settings = ComparisonSettings(seed=args.seed, bootstrap=args.bootstrap, permutations=args.permutations)
-    done = compare_files(args.a, args.b, args.output, summary_a=args.summary_a, summary_b=args.summary_b,
-                         labels=(args.label_a, args.label_b), page=compare_page(args.report) if args.report else None,
-                         settings=settings)
+    done = compare_files(args.a, args.b, output, summary_a=args.summary_a, summary_b=args.summary_b,
+                         labels=(args.label_a, args.label_b),
+                         page=compare_page(args.report, items=args.items) if args.report else None,
+                         settings=settings, csv_path=tables.items, items=args.items)
     result = done.result
-    emit(args, result, lambda: format_comparison(result) + "".join(
-        f"\n{what} {path}" for what, path in (("comparison", args.output), ("report", args.report)) if path))
-    return 0
+    if not tables.to_stdout:
+        emit(args, result, lambda: format_comparison(result) + "".join(
+            f"\n{what} {path}" for what, path in (("comparison", output), ("table", tables.items),
+                                                   ("report", args.report)) if path))
+    return gate_failures(args, check_comparison(args.fail_if, result))

@@ -242,3 +242,59 @@ def _load_any_config(path: str) -> RunConfig:
         _check_version(path, data.get("versions"))
         return RunConfig.from_mapping(run, where=path)
     return RunConfig.from_toml(path)
+
+
+def add_table_args(p: argparse.ArgumentParser, *, pairs: bool = True) -> None:
+    """``--csv`` (one row per item: its metrics) and ``--csv-pairs`` (one per claim × document); ``-`` is stdout."""
+    p.add_argument("--csv", metavar="ITEMS.csv", help="also write one CSV row per item (its metrics; - for stdout); "
+                   "an -o ending in .csv writes that table instead of the JSON")
+    if pairs:
+        p.add_argument("--csv-pairs", metavar="PAIRS.csv", help="also write one CSV row per claim × document: the "
+                       "claim, the document id, the label, its probabilities, the deciding passage's span")
+
+
+def table_paths(args: argparse.Namespace, output: str | None) -> tuple[Any, str | None]:
+    """The tables a command line asks for, and its main output: an ``-o`` ending in ``.csv`` is the
+    item table (written instead of the command's JSON or JSONL, as promptfoo reads ``-o``)."""
+    from ..formats.table import TablePaths, is_csv
+
+    items, flag = args.csv, "--csv"
+    if is_csv(output):
+        if items is not None:
+            raise ConfigError(f"-o {output} and --csv {items}: an -o ending in .csv is the item table already; "
+                              "give one of them")
+        items, flag, output = output, "-o", None
+    return TablePaths(items, getattr(args, "csv_pairs", None), flag), output
+
+
+def add_gate_arg(p: argparse.ArgumentParser, *, compare: bool = False) -> None:
+    """``--fail-if CONDITION`` (repeatable): exit status 4, one line per condition that held
+    (:mod:`conflictscore_local.gate`); a condition that does not parse is refused by argparse (exit 2)."""
+    from ..core.gate import parse_condition
+
+    def condition(text: str) -> Any:
+        try:
+            return parse_condition(text, compare=compare)
+        except ConfigError as e:
+            raise argparse.ArgumentTypeError(str(e).removeprefix(f"--fail-if {text!r}: ")) from None
+
+    example = '"cs_c.diff>0.05" (judged on the paired interval: see docs/cli.md#ci-gate)' if compare else \
+        '"cs_c>0.3", "micro.support_rate<0.5"'
+    p.add_argument("--fail-if", metavar="CONDITION", action="append", type=condition, default=[],
+                   help=f"exit with status 4 when the condition holds, e.g. {example}; repeatable")
+
+
+def input_after_nargs(args: argparse.Namespace, dest: str, flag_dest: str, metavar: str) -> None:
+    """A positional argument that a ``nargs="+"`` flag before it swallowed (``bench run --source
+    a b items.jsonl``): the flag's last value that names a file (or ends in ``.jsonl``) is the
+    positional; with none, the error argparse would have given (exit 2)."""
+    import os
+
+    if getattr(args, dest) is not None:
+        return
+    values = getattr(args, flag_dest) or []
+    if values and (values[-1].lower().endswith(".jsonl") or os.path.isfile(values[-1])):
+        setattr(args, dest, values[-1])
+        setattr(args, flag_dest, values[:-1] or None)
+        return
+    raise ConfigError(f"the following arguments are required: {metavar}")

@@ -64,13 +64,21 @@ def write_page(scored: str | os.PathLike[str], output: str | os.PathLike[str], *
                              evaluate=gold_evaluation)
 
 
-def score_page(path: str, *, scored: str, items: str, summary_path: str | None) -> Any:
-    """The page of a ``score`` run: its OUTPUT, input and summary (the file once written, else the summary made)."""
+def score_page(path: str, *, scored: str | None, items: str, summary_path: str | None) -> Any:
+    """The page of a ``score`` run, called with the :class:`~..pipeline.scoring.Scored` run: from its
+    OUTPUT, input and summary (the file once written, else the summary made); with no JSONL OUTPUT
+    (``-o x.csv``) from the results in memory."""
     from ..jobs import Page
 
-    def write(summary: Any) -> None:
+    def write(run: Any) -> None:
+        if scored is None:
+            from ..report import ReportInputs, write_report
+
+            write_report(path, ReportInputs(run.results, {it.id: it for it in run.input.items}, run.summary.to_json(),
+                                            {"items": os.path.basename(str(items))}, {"items": str(items)}))
+            return
         written = summary_path is not None and os.path.isfile(summary_path)  # not a device or a pipe
-        write_page(scored, path, items=items, summary=summary_path if written else summary.to_json())
+        write_page(scored, path, items=items, summary=summary_path if written else run.summary.to_json())
 
     return Page(path, write)
 
@@ -101,12 +109,15 @@ def bench_page(path: str, *, items: str, output: str | None, summary: str | None
     return Page(path, write)
 
 
-def compare_page(path: str) -> Any:
-    """The comparison page of ``compare``: the comparison and both runs' results."""
+def compare_page(path: str, *, items: str | None = None) -> Any:
+    """The comparison page of ``compare``: the comparison and both runs' results (``items``: the runs'
+    input, whose responses and documents the page then shows)."""
+    from ..bench.gold import read_items_checked
     from ..jobs import Page
     from ..report.compare import write_compare_report
 
-    return Page(path, lambda done: write_compare_report(path, done.result, done.a.results, done.b.results))
+    return Page(path, lambda done: write_compare_report(path, done.result, done.a.results, done.b.results,
+                                                        items=items, read=read_items_checked))
 
 
 def cmd_report(args: argparse.Namespace) -> int:

@@ -5,13 +5,15 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .flags import LIMIT, add_number, add_output_args, add_pipeline_args, add_shard_arg, config_from_args, show_progress
-from .text import emit, format_report
+from .flags import (LIMIT, add_gate_arg, add_number, add_output_args, add_pipeline_args, add_shard_arg,
+                    add_table_args, config_from_args, show_progress, table_paths)
+from .text import emit, format_report, gate_failures
 
 SCORE_EPILOG = """\
-input format (JSONL, one item a line):
-  {"id": "q1", "question": "...", "response": "...",
-   "documents": [{"id": "d1", "text": "..."}, ...],
+input format (JSONL, one item a line; RAGAS rows (user_input, response, retrieved_contexts) and DeepEval
+rows (input, actual_output, retrieval_context) are read too):
+  {"id": "q1", "question": "...", "response": "...",      id optional: line-N
+   "documents": [{"id": "d1", "text": "..."}, ...],       or plain strings: ids d0, d1, ...
    "claims": ["..."],                      optional: skips decomposition
    "labels": [["SUPPORT", "CONTRADICT", ...], ...]}   optional: labels[i][j] = claim i vs document j; skips judging
 
@@ -23,11 +25,15 @@ examples:
   conflictscore score items.jsonl -o out.jsonl --config previous_summary.json   (replay a run)
   conflictscore score items.jsonl -o out.jsonl --summary summary.json --report report.html   (HTML report)
   conflictscore score items.jsonl --shard 2/4 -o out.2.jsonl --summary out.2.json   (one of four shards; see merge)
+  conflictscore score ragas.jsonl -o out.csv          (RAGAS or DeepEval rows; one CSV row per item, no JSONL)
+  conflictscore score items.jsonl -o out.jsonl --csv items.csv --csv-pairs pairs.csv   (tables beside the JSONL)
+  conflictscore score items.jsonl -o out.jsonl --fail-if "cs_c>0.3" --fail-if "micro.cs_c>0.25"   (CI gate: exit 4)
 
 exit status: 0 done; 2 bad input or configuration (the message names file, line and field), an OUTPUT that
   would overwrite the input or is being written by another run, a --resume that would mix results;
   3 finished and written, but more judgments unscored than engine.max_unscored_share allows, or more
   sentences the seq2seq / llm decomposer could not split than engine.max_fallback_share;
+  4 finished and written, and a --fail-if condition held (one line each on stderr; 3 goes first);
   1 a write that failed (a full disk: the rows so far stay in OUTPUT.partial, rerun with --resume);
   130 interrupted (rerun with --resume); 141 stdout closed by its reader (| head).
 """
@@ -51,20 +57,30 @@ def add_parser(sub: Any) -> None:
                    help="also write a self-contained HTML report (see `conflictscore report --help`)")
     add_number(p, "--limit", int, LIMIT, metavar="N", help="only the first N items (of the shard, with --shard): a trial run")
     add_output_args(p, json_help="the summary as JSON")
+    add_table_args(p)
+    add_gate_arg(p)
     add_shard_arg(p)
     add_pipeline_args(p)
     p.set_defaults(func=cmd_score)
 
 
 def cmd_score(args: argparse.Namespace) -> int:
+    from ..core.gate import check_run
+    from ..formats.run_info import judge_text
     from ..pipeline.scoring import EXIT_UNSCORED, score_file, too_many_fallbacks, too_many_unscored
     from .report import score_page
 
     cfg = config_from_args(args)
-    page = score_page(args.report, scored=args.output, items=args.input, summary_path=args.summary) \
+    tables, output = table_paths(args, args.output)
+    page = score_page(args.report, scored=output, items=args.input, summary_path=args.summary) \
         if args.report else None
-    summary = score_file(args.input, args.output, config=cfg, summary_path=args.summary,
+    summary = score_file(args.input, output, config=cfg, summary_path=args.summary,
                          resume=args.resume, progress=show_progress(args), page=page,
-                         shard=args.shard, config_file=args.config, limit=args.limit)
-    emit(args, summary.to_json(), lambda: format_report(summary) + (f"\nreport {args.report}" if args.report else ""))
-    return EXIT_UNSCORED if too_many_unscored(summary, cfg) or too_many_fallbacks(summary, cfg) else 0
+                         shard=args.shard, config_file=args.config, limit=args.limit, tables=tables)
+    judge = judge_text(summary.config)
+    if not tables.to_stdout:
+        emit(args, summary.to_json(), lambda: "\n".join([format_report(summary), *([judge] if judge else []),
+                                                         *([f"report {args.report}"] if args.report else [])]))
+    if too_many_unscored(summary, cfg) or too_many_fallbacks(summary, cfg):
+        return EXIT_UNSCORED
+    return gate_failures(args, check_run(args.fail_if, summary.to_json()))

@@ -26,6 +26,14 @@ def format_report(report: Any) -> str:
         lines.append(f"{k:16}{f(report.macro[k]):>8}{f(report.micro.get(k)):>8}   {cis}")
     pr = report.pairs
     lines.append("pairs " + ", ".join(f"{k} {pr[k]}" for k in pr))
+    cascade = report.stages.get("judge") or {}
+    if "escalated" in cascade and cascade.get("pairs"):
+        n, up = cascade["pairs"], cascade["escalated"]
+        failed = cascade.get("second_failed", 0)
+        lines.append(f"cascade: escalated {up} of {n} passage pairs ({up / n:.1%}), decided by the second judge "
+                     f"{cascade.get('decided_by_second', 0)}, second judge failed {failed}"
+                     + (f" ({failed / up:.1%} of escalated; on_second_failure={cascade.get('on_second_failure')})"
+                        if failed and up else ""))
     s = report.sampling
     if s:
         lines.append(f"sampling: {s['claims_scored']} of {s['claims']} claims scored (at most {s['claims_per_item']} "
@@ -93,12 +101,28 @@ def format_bench_stats(stats: dict[str, Any]) -> str:
 
 def emit(args: argparse.Namespace, result: Any, text: Callable[[], str]) -> None:
     """A command's result on stdout: JSON with ``--json``, else ``text()`` unless ``-q``; through
-    the redaction point either way (stdout is often a file)."""
-    from ..jobs import scrub, scrub_text
+    the redaction point either way (stdout is often a file). A path given in bytes that are not
+    UTF-8 is shown with U+FFFD where stdout cannot encode it."""
+    from ..jobs import scrub, scrub_text, unicode_text
 
     if getattr(args, "json", False):
         print(json.dumps(scrub(result), indent=2, allow_nan=False))
     elif not getattr(args, "quiet", False):
         out = text()
         if out:
-            print(scrub_text(out))
+            out = scrub_text(out)
+            try:
+                print(out)
+            except UnicodeEncodeError:  # encoded whole before it is written: nothing of it is out yet
+                print(unicode_text(out))
+
+
+def gate_failures(args: argparse.Namespace, lines: list[str]) -> int:
+    """Each failed condition on stderr, one a line; the exit status they make (4, or 0 for none)."""
+    import sys
+
+    from ..core.gate import EXIT_GATE
+
+    for line in lines:
+        print(f"conflictscore {args.command}: failed: {line}", file=sys.stderr)
+    return EXIT_GATE if lines else 0

@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from ..core.diff import ABSENT, leaf_differences
-from ..core.errors import ConfigError, InputError
+from ..core.errors import InputError
 from ..jobs import Input, Job, Output, Page, page_output, write_json_atomic
 from ..util.jsonl import InputStats, iter_jsonl
-from ..formats.results import result_from_json
+from ..formats.results import check_summary_of, result_from_json
+from ..formats.run_info import judge_info
 from ..formats.summary import read_summary
 from ..core.types import ItemResult
 from .core import ComparisonSettings, compare_results
@@ -45,6 +46,8 @@ class Run:
                                "items": len(self.results), "claims": sum(len(r.verdicts) for r in self.results)}
         if self.summary_path is not None:
             out["summary"] = os.path.basename(self.summary_path)
+        if self.summary is not None:
+            out["judge"] = judge_info(self.summary.get("config"))
         return out
 
 
@@ -67,10 +70,7 @@ def read_run(path: str | os.PathLike[str], *, label: str, summary: str | os.Path
     summ = None
     if summary is not None:
         summ = read_summary(summary)
-        n_items = summ.get("n_items")
-        if n_items is not None and n_items != len(results):
-            raise InputError(f"describes {n_items} items but {p} holds {len(results)}: not the summary of that run",
-                             path=str(summary))
+        check_summary_of(summ, results, summary_path=str(summary), scored_path=p)
     return Run(label, p, results, stats.sha256, summ, str(summary) if summary is not None else None)
 
 
@@ -103,24 +103,34 @@ def compare_files(
     labels: tuple[str, str] = ("A", "B"),
     page: Page[Comparison] | None = None,
     settings: ComparisonSettings | None = None,
+    csv_path: str | os.PathLike[str] | None = None,
+    items: str | os.PathLike[str] | None = None,
 ) -> Comparison:
-    """Compare run B against run A; write the comparison JSON to ``output`` and call ``page`` (the command's
-    HTML page, ``--report``) with the :class:`Comparison` (either may be None, not both).
+    """Compare run B against run A; write the comparison JSON to ``output`` and one CSV row per item
+    to ``csv_path`` (``-``: stdout), each atomically, and call ``page`` (the command's HTML page,
+    ``--report``) with the :class:`Comparison` (any may be None: the comparison is returned either
+    way). ``items``: the runs' input, declared as an input of the job (the page shows its responses
+    and documents).
 
     Every destination is checked before anything is read: none may be an input or the other
     (as files: another spelling or a link is caught), each writable and not being written by
     another run."""
-    if output is None and page is None:
-        raise ConfigError("nothing to write: give -o COMPARE.json and/or --report COMPARE.html")
     job = Job([Input(a, "A (the baseline run)"), Input(b, "B (the run compared)"),
-               Input(summary_a, "--summary-a"), Input(summary_b, "--summary-b")],
-              [Output(output, "-o"), page_output(page)])
+               Input(summary_a, "--summary-a"), Input(summary_b, "--summary-b"), Input(items, "--items")],
+              [Output(output, "-o"), page_output(page),
+               Output(csv_path if str(csv_path) != "-" else None, "--csv")])
     with job:
         run_a = read_run(a, label=labels[0], summary=summary_a)
         run_b = read_run(b, label=labels[1], summary=summary_b)
         result = comparison(run_a, run_b, settings)
         if output is not None:
             write_json_atomic(output, result, what="comparison (-o)")
+        if csv_path is not None:
+            from ..formats.table import write_csv
+            from .table import comparison_columns, comparison_records
+
+            write_csv(csv_path, comparison_records(result, run_a.results, run_b.results), comparison_columns(result),
+                      what="--csv")
         done = Comparison(result, run_a, run_b)
         if page is not None:
             page.write(done)

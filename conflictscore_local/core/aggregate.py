@@ -16,6 +16,12 @@ from .types import CONTRADICT, IRRELEVANT, SUPPORT, Claim, ClaimVerdict, DocJudg
 DocumentRule = Callable[[Sequence[Judgment]], "set[int] | None"]
 """A document rule: the indices of a multi-passage document's passages that may take a side (None: all)."""
 
+TIE = 1.5e-6
+"""Probabilities closer than this are tied when passages are ranked: judges report six
+decimals, and a batched forward's float noise (about 1e-7, from the other pairs in its batch)
+can move the sixth decimal by one. A tie goes to the lower passage index, so the batch a pair
+was judged in cannot change which passage decides (``docs/pipeline.md``)."""
+
 
 def document_judgment(
     doc_id: str,
@@ -32,7 +38,8 @@ def document_judgment(
 
     - ``max``: every passage;
     - ``relevant``: only the most relevant passage, the one with the lowest p(IRRELEVANT)
-      (ties: all tied; a judgment without probabilities cannot be ranked and may take a side);
+      (ties, within :data:`TIE`: all tied; a judgment without probabilities cannot be ranked
+      and may take a side);
     - ``on_topic``: only passages sharing a word with the claim that not every passage of
       the document holds (the document's subject, named in every passage, does not count).
 
@@ -41,7 +48,8 @@ def document_judgment(
     confidence to compare: the threshold does not apply to it (its document judgment shows
     ``probs: null`` and the summary counts it, ``stages.labels.sided_without_probs``),
     and it ranks below every label that has probabilities. When a document has both sides,
-    the higher-ranked one wins, CONTRADICT on a tie (or, with ``keep_both``, the document
+    the higher-ranked one wins, CONTRADICT on a tie (within :data:`TIE`; between passages of
+    one side the lower index wins a tie) (or, with ``keep_both``, the document
     counts on both sides and the label is CONTRADICT, the rarer and costlier signal). When
     no passage takes a side and some passage is unscored, the document is unscored: an
     IRRELEVANT verdict would be a guess.
@@ -59,7 +67,8 @@ def document_judgment(
             if rank is None or (rank[0] == 1 and rank[1] < threshold):
                 continue
             cur = best[j.label]
-            if cur is None or rank > cur[0]:
+            if cur is None or _beats(rank, cur[0]) or (
+                    not _beats(cur[0], rank) and j.pair.passage.index < cur[1].pair.passage.index):
                 best[j.label] = (rank, j)
     sup, con = best[SUPPORT], best[CONTRADICT]
     if sup and con and keep_both:
@@ -67,7 +76,7 @@ def document_judgment(
         note = f"also SUPPORT by passage {sup[1].pair.passage.index} ({shown})"
         return _doc(doc_id, con[1], n, CONTRADICT, note=note, both=True)
     if sup and con:
-        decider = sup[1] if sup[0] > con[0] else con[1]
+        decider = sup[1] if _beats(sup[0], con[0]) else con[1]
     elif sup or con:
         decider = (sup or con)[1]  # type: ignore[index]
     else:
@@ -77,10 +86,9 @@ def document_judgment(
         # every passage IRRELEVANT (or below threshold): record the passage that came
         # closest to taking a side (then the most similar one), so a user can see how near
         # the call was
-        decider = max(
-            passages,
-            key=lambda j: (max(j.prob(SUPPORT), j.prob(CONTRADICT)), j.pair.similarity or -1.0),
-        )
+        nearest = max(max(j.prob(SUPPORT), j.prob(CONTRADICT)) for j in passages)
+        near = [j for j in passages if max(j.prob(SUPPORT), j.prob(CONTRADICT)) >= nearest - TIE]
+        decider = max(near, key=lambda j: (j.pair.similarity or -1.0, -j.pair.passage.index))
         return _doc(doc_id, decider, n, IRRELEVANT)
     return _doc(doc_id, decider, n, decider.label)
 
@@ -110,7 +118,7 @@ def _most_relevant(passages: Sequence[Judgment]) -> set[int] | None:
         return None
     low = min(p for p, _ in ranked)
     unranked = {k for k, j in enumerate(passages) if j.probs is None or IRRELEVANT not in j.probs}
-    return {k for p, k in ranked if p == low} | unranked
+    return {k for p, k in ranked if p <= low + TIE} | unranked
 
 
 def _on_topic(passages: Sequence[Judgment]) -> set[int] | None:
@@ -129,6 +137,11 @@ registry's ``document_rule`` namespace (a plugin's rule is added here)."""
 def _allowed(passages: Sequence[Judgment], rule: str) -> set[int] | None:
     """Indices of the passages that may take a side under ``rule`` (None: all)."""
     return DOCUMENT_RULES[rule](passages)
+
+
+def _beats(a: tuple[int, float], b: tuple[int, float]) -> bool:
+    """Whether side rank ``a`` is above ``b`` by more than a tie (:data:`TIE`)."""
+    return a[0] > b[0] or (a[0] == b[0] and a[1] > b[1] + TIE)
 
 
 def side_rank(j: Judgment) -> tuple[int, float] | None:

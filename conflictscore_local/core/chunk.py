@@ -86,6 +86,24 @@ def _strip(text: str, a: int, b: int) -> tuple[int, int]:
     return a, b
 
 
+def is_cover(text: str, spans: Sequence[tuple[int, int]]) -> bool:
+    """Whether ``spans`` are passage spans of ``text`` as :class:`Chunker` makes them: at least one,
+    each non-empty and within the text, starts and ends strictly increasing (passages may overlap),
+    and every character outside them whitespace (nothing of the document left unjudged)."""
+    if not spans:
+        return False
+    covered = 0
+    last_start = last_end = -1
+    for a, b in spans:
+        if not (0 <= a < b <= len(text)) or a <= last_start or b <= last_end:
+            return False
+        if a > covered and text[covered:a].strip():
+            return False
+        covered = max(covered, b)
+        last_start, last_end = a, b
+    return not text[covered:].strip()
+
+
 def word_count(text: str) -> int:
     """Whitespace tokens: the stand-in token counter (about 0.75 of a subword count)."""
     return len(text.split())

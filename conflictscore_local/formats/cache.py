@@ -24,10 +24,12 @@ and the document's content: a rerun does not count tokens again.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import math
 import os
+import re
 import sqlite3
 import threading
 import time
@@ -35,7 +37,8 @@ from pathlib import Path
 from dataclasses import replace
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..core.errors import ConfigError
+from ..core.chunk import is_cover
+from ..core.errors import ConfigError, WriteFailed
 from ..jobs import FILE_MODE, scrub
 from ..core.types import LABELS, Judgment, Pair
 
@@ -141,21 +144,17 @@ def spans_key(spec_hash: str, text: str) -> str:
 
 
 def valid_spans(text: str, spans: Any) -> tuple[tuple[int, int], ...] | None:
-    """``spans`` as a tuple of ``(start, end)`` when it is a non-empty list of integer pairs
-    within ``text``, each non-empty and starting after the previous one's start; else None."""
-    if not isinstance(spans, list) or not spans:
+    """``spans`` as a tuple of ``(start, end)`` when it is a list of integer pairs that are passage
+    spans of ``text`` as the splitter makes them (:func:`~.chunk.is_cover`: ordered, within the
+    text, every non-blank character in one); else None."""
+    if not isinstance(spans, list):
         return None
     out: list[tuple[int, int]] = []
-    last = -1
     for sp in spans:
         if not (isinstance(sp, list) and len(sp) == 2 and all(type(x) is int for x in sp)):
             return None
-        a, b = sp
-        if not (0 <= a < b <= len(text)) or a <= last:
-            return None
-        out.append((a, b))
-        last = a
-    return tuple(out)
+        out.append((sp[0], sp[1]))
+    return tuple(out) if is_cover(text, out) else None
 
 
 def check_cache_path(path: str | os.PathLike[str]) -> None:
@@ -163,6 +162,9 @@ def check_cache_path(path: str | os.PathLike[str]) -> None:
     p = Path(path)
     if p.is_dir():
         raise ConfigError(f"judgment cache {p} is a directory; name a file (--cache PATH) or use --no-cache")
+    if p.exists() and not p.is_file():
+        raise ConfigError(f"judgment cache {p} is not a regular file (a device, a pipe or a socket): the cache is a "
+                          "SQLite file that runs read back; name a file (--cache PATH) or use --no-cache")
     folder = p.parent
     while not folder.exists():
         folder = folder.parent
@@ -233,14 +235,15 @@ class JudgmentCache:
             self._db = sqlite3.connect(str(self.path), timeout=timeout_s, check_same_thread=False)
         except (OSError, sqlite3.Error) as e:
             why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+            if isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO):
+                raise WriteFailed(f"judgment cache {self.path}: {why}: make room, then rerun the command, or choose "
+                                  "another with --cache PATH") from None
             raise ConfigError(f"judgment cache {self.path}: {why}; choose another with --cache PATH or use --no-cache") from None
         try:
             self._init_schema(timeout_s)
         except sqlite3.DatabaseError as e:
             self._db.close()
-            raise ConfigError(
-                f"judgment cache {self.path}: {e}; delete the file or choose another with --cache PATH"
-            ) from None
+            raise _open_failed(self.path, e, timeout_s) from None
         except BaseException:
             self._db.close()
             raise
@@ -286,9 +289,10 @@ class JudgmentCache:
         found = {k: (label, probs, decided_by)
                  for k, label, probs, decided_by in self._lookup("judgments", "label, probs, decided_by", keys)}
         out: list[Judgment | None] = []
+        cascade = self.spec.get("backend") == "cascade"
         for p, k in zip(pairs, keys):
             hit = found.get(k)
-            judgment = None if hit is None else _judgment(p, *hit)
+            judgment = None if hit is None else _judgment(p, *hit, cascade=cascade)
             self.rejected += hit is not None and judgment is None
             out.append(judgment)
         return out
@@ -369,8 +373,9 @@ class JudgmentCache:
 
     def get_vectors(self, spec: Mapping[str, Any], texts: Sequence[str]) -> dict[str, Any]:
         """The stored rows (a float32 array of shape rows × dim) of each of ``texts`` that an
-        embedder of ``spec`` embedded before; texts never stored are left out. A row of another
-        shape than its neighbours', or not finite, is a miss, counted in :attr:`rejected`."""
+        embedder of ``spec`` embedded before; texts never stored are left out. A row whose width
+        is not the embedder's (``spec["dim"]``; without it, what most rows have), or not finite,
+        is a miss, counted in :attr:`rejected`."""
         import numpy as np
 
         h = spec_digest(spec)
@@ -379,9 +384,11 @@ class JudgmentCache:
         out: dict[str, Any] = {}
         dims: dict[int, int] = {}
         arrays: dict[str, Any] = {}
+        want = spec.get("dim")
+        want = want if type(want) is int and want > 0 else None
         for key, rows, blob in found:
             if not (isinstance(rows, int) and rows > 0 and isinstance(blob, bytes) and len(blob) % (4 * rows) == 0
-                    and blob):
+                    and blob and (want is None or len(blob) == 4 * rows * want)):
                 self.rejected += 1
                 continue
             a = np.frombuffer(blob, dtype="<f4").reshape(rows, -1)
@@ -391,7 +398,7 @@ class JudgmentCache:
             arrays[keys[key]] = a
             dims[a.shape[1]] = dims.get(a.shape[1], 0) + 1
         if arrays:
-            dim = max(dims, key=lambda d: dims[d])  # the embedder's width: what most rows have
+            dim = want if want is not None else max(dims, key=lambda d: dims[d])  # without it: what most rows have
             for text, a in arrays.items():
                 if a.shape[1] == dim:
                     out[text] = a.astype(np.float32)
@@ -480,10 +487,42 @@ class JudgmentCache:
         self.close()
 
 
-def _judgment(pair: Pair, label: Any, probs: Any, decided_by: Any = None) -> Judgment | None:
-    """The cached judgment of a row, or None when the row is not one this version wrote
-    (``decided_by``: which judge of a cascade gave the label, a string or nothing)."""
-    if label not in LABELS or not (decided_by is None or isinstance(decided_by, str)):
+_DECIDED_BY = re.compile(r"(?:first|second)(?:/(?:first|second))*")
+"""Who decided a cascade's judgment: ``first`` or ``second``, ``first/second`` inside a nested cascade."""
+
+
+_FULL = {10: "SQLITE_IOERR", 13: "SQLITE_FULL"}
+_BUSY = {5: "SQLITE_BUSY", 6: "SQLITE_LOCKED"}
+
+
+def _open_failed(path: Path, e: sqlite3.DatabaseError, timeout_s: float) -> Exception:
+    """What opening the cache at ``path`` failing with ``e`` is: a full disk or an I/O error
+    (:class:`WriteFailed`, exit 1: the file is fine, the machine refused), a lock another process
+    holds or a read-only file (:class:`ConfigError`, neither a reason to delete it), or a file
+    that is not a judgment cache of this version (:class:`ConfigError`: delete it or choose another)."""
+    code = (getattr(e, "sqlite_errorcode", None) or 0) & 0xFF
+    if code in _FULL:
+        return WriteFailed(f"judgment cache {path}: {e} (a full disk, a file-size limit?): make room, then rerun "
+                           "the command (`score` with --resume keeps the rows finished so far), or choose another "
+                           "with --cache PATH")
+    if code in _BUSY:
+        return ConfigError(f"judgment cache {path}: {e} after {timeout_s:g} s: another process holds it; rerun "
+                           "when it is done, or choose another with --cache PATH")
+    if code == 8:  # SQLITE_READONLY
+        return ConfigError(f"judgment cache {path}: {e}; choose another with --cache PATH or use --no-cache")
+    return ConfigError(f"judgment cache {path}: {e}; delete the file or choose another with --cache PATH")
+
+
+def _judgment(pair: Pair, label: Any, probs: Any, decided_by: Any = None, *, cascade: bool = False) -> Judgment | None:
+    """The cached judgment of a row, or None when the row is not one this version wrote: a label
+    of SUPPORT / CONTRADICT / IRRELEVANT, probabilities of those labels (finite numbers) or none,
+    and ``decided_by`` naming a judge of a cascade (``first``, ``second/first`` ...) or nothing;
+    under a cascade's spec (``cascade``) a row must say which of its judges decided."""
+    if label not in LABELS:
+        return None
+    if decided_by is None and cascade:
+        return None
+    if decided_by is not None and not (isinstance(decided_by, str) and _DECIDED_BY.fullmatch(decided_by)):
         return None
     if probs is None:
         return Judgment(pair, label, None, "cache", decided_by=decided_by)

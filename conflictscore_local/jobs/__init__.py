@@ -14,17 +14,19 @@ byte passes the one redaction point:
   ``resume=True`` keeps an interrupted run's rows (``done``) when its stored fingerprint equals
   this one's, else refuses with ``explain(old, new)`` (and refuses when the fingerprint is gone);
 - :data:`FINGERPRINT_FORMAT`, :func:`explain_fingerprint_change`: what a refused resume says;
-- :func:`scrub`, :func:`scrub_text`, :func:`redact`, :func:`add_secret`: the redaction point;
+- :func:`scrub`, :func:`scrub_text`, :func:`redact`: the redaction point, which replaces the secrets
+  this run holds and nothing else (:func:`add_secret`, :func:`add_url`, :func:`add_credentials`
+  hand them over; :func:`forget_secrets` starts a new run);
 - :class:`OutputTarget`, :func:`same_file`: where a write really lands;
 - :class:`Page`: a page a command hands a runner to write inside the runner's job (``--report``);
 - :func:`failure`: any exception as the command's exit status and its one line.
 """
 
-from .atomic import dumps, write_binary_atomic, write_json_atomic, write_jsonl_atomic, write_text_atomic
+from .atomic import dumps, unicode_text, write_binary_atomic, write_json_atomic, write_jsonl_atomic, write_text_atomic
 from .failures import EXIT_BROKEN_PIPE, failure
 from .fingerprint import FINGERPRINT_FORMAT, explain_fingerprint_change
 from .job import MIN_FREE_BYTES, Input, Job, Output, Page, page_output
-from .redaction import REDACTED, add_secret, redact, scrub, scrub_text
+from .redaction import REDACTED, add_credentials, add_secret, add_url, forget_secrets, redact, scrub, scrub_text
 from .resumable import ResumableJsonlWriter
 from .target import FILE_MODE, OutputTarget, file_mode, same_file
 
@@ -40,16 +42,20 @@ __all__ = [
     "Page",
     "REDACTED",
     "ResumableJsonlWriter",
+    "add_credentials",
     "add_secret",
+    "add_url",
     "dumps",
     "explain_fingerprint_change",
     "failure",
     "page_output",
+    "forget_secrets",
     "file_mode",
     "redact",
     "same_file",
     "scrub",
     "scrub_text",
+    "unicode_text",
     "write_binary_atomic",
     "write_json_atomic",
     "write_jsonl_atomic",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, Iterable, Iterator, Mapping
 
@@ -43,14 +44,17 @@ def write_json_atomic(path: str | os.PathLike[str], obj: Any, *, what: str = "fi
     write_text_atomic(path, text, what=what)
 
 
-def write_text_atomic(path: str | os.PathLike[str], text: str, *, what: str = "file") -> None:
-    """Write UTF-8 text (redacted) whole: into ``OUTPUT.partial`` under its lock, renamed into place.
+def write_text_atomic(path: str | os.PathLike[str], text: str, *, what: str = "file") -> int:
+    """Write UTF-8 text (redacted) whole: into ``OUTPUT.partial`` under its lock, renamed into place;
+    returns its size in bytes.
 
     A symlink is written through to its target; a device or FIFO is written to directly.
     The file gets :func:`file_mode` (0666 less the umask, or the mode of the file it replaces).
     A failed write (:class:`WriteFailed`, exit status 1) leaves the old file as it was.
     """
-    write_lines_atomic(path, [scrub_text(text)], what=what)
+    text = scrub_text(text)
+    write_lines_atomic(path, [text], what=what)
+    return len(text.encode("utf-8", "surrogatepass"))  # a lone surrogate is written as U+FFFD: 3 bytes too
 
 
 def write_jsonl_atomic(path: str | os.PathLike[str], rows: Iterable[Mapping[str, Any]], *,
@@ -60,19 +64,37 @@ def write_jsonl_atomic(path: str | os.PathLike[str], rows: Iterable[Mapping[str,
 
 
 def write_lines_atomic(path: str | os.PathLike[str], chunks: Iterable[str], *, what: str = "file") -> None:
-    """Write ``chunks`` (already redacted) one after the other as one file that appears whole."""
+    """Write ``chunks`` (already redacted) one after the other as one file that appears whole.
+    Text that is not Unicode (a file name or a flag given in bytes that are not UTF-8, which
+    Python holds as lone surrogates) is written with U+FFFD in their place."""
     target = OutputTarget.of(path, what=what)
     if target.stream:
         try:
             with open(target.path, "a", encoding="utf-8") as fh:
                 for chunk in chunks:
-                    fh.write(chunk)
+                    _write(fh, chunk)
         except OSError as e:
             raise WriteFailed(f"cannot write {what} {target.path}: {os_reason(e)}") from None
         return
     with _partial(target, what) as h:
         for chunk in chunks:
-            h.fh.write(chunk)
+            _write(h.fh, chunk)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def unicode_text(text: str) -> str:
+    """``text`` with every lone surrogate (a byte of a file name or flag that is not UTF-8, as
+    Python holds it) replaced by U+FFFD: text that UTF-8 can encode."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def _write(fh: Any, chunk: str) -> None:
+    try:
+        fh.write(chunk)  # encoded whole before anything is written: a refusal writes nothing
+    except UnicodeEncodeError:
+        fh.write(unicode_text(chunk))
 
 
 def write_binary_atomic(path: str | os.PathLike[str], write: Callable[[BinaryIO], None], *, what: str = "file") -> None:

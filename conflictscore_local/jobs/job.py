@@ -2,7 +2,8 @@
 
 A command lists its inputs (:class:`Input`) and outputs (:class:`Output`) with the flags that
 name them; :meth:`Job.check` refuses, before anything is read or loaded, every destination that
-would destroy data or cannot be written: an output that is an input or another output (as files:
+would destroy data or cannot be written (and an input that is another run's partial file, whose rows
+are not all there): an output that is an input or another output (as files:
 another spelling, a symlink or a hard link is caught), one of another output's ``.partial`` /
 ``.partial.meta.json`` files, a file inside a closed input folder (a model), another run's partial file (locked
 by that run, or left with its fingerprint for ``--resume``), a directory where a file goes (or a
@@ -93,6 +94,9 @@ class Job:
 
     def check(self) -> None:
         """Every destination checked against every other path of the job, before any work."""
+        for i in self.inputs:
+            if i.kind == "file":
+                _refuse_partial_as_input(i)
         taken = [_Taken(Path(os.path.realpath(i.path)) if i.kind == "dir" else Path(i.path), i.called,  # type: ignore
                         i.kind == "dir", i.closed) for i in self.inputs]
         for k, out in enumerate(self.outputs):
@@ -214,6 +218,25 @@ def _refuse_clash(out: Output, where: Path, taken: list[_Taken]) -> None:
             raise ConfigError(f"{out.label} {out.path} is inside {t.called} {t.path}; {out.hint} outside it")
         if not t.folder and same_file(where, t.path):
             raise ConfigError(f"{out.label} {out.path} is {t.called}: {out.replaces}; {out.hint}")
+
+
+def _refuse_partial_as_input(i: Input) -> None:
+    """An input that a running job is writing (it holds the lock on it), or the partial file of an
+    interrupted run (its fingerprint beside it): its rows are not all there, and read as a whole
+    run they would be taken for one."""
+    where = Path(i.path)  # type: ignore[arg-type]
+    real = Path(os.path.realpath(where))
+    if not real.name.endswith(".partial") or not real.is_file():
+        return  # a finished OUTPUT may still be locked while its run writes the rest: it is whole
+    if locked_elsewhere(real):
+        final = real.name.removesuffix(".partial")
+        raise OutputBusy(f"{i.called} {i.path} is being written by a running run (it holds the lock on it): its "
+                         f"rows are not all there yet; wait for that run to finish and read {final}")
+    meta = real.with_name(real.name + ".meta.json")
+    if meta.exists():
+        raise ConfigError(f"{i.called} {i.path} is the partial file of an interrupted run (its fingerprint "
+                          f"{meta.name} is beside it): its rows are not all there; finish that run with --resume, "
+                          "or copy the file to read it as it is")
 
 
 def _refuse_partial_of_another_run(out: Output, where: Path) -> None:

@@ -11,8 +11,12 @@ Every pair goes to the ``first`` judge. A pair goes on to the ``second`` judge w
    decided from the first judge's labels of the pairs in the same call (the engine hands a
    claim's pairs to the judge together) with the default document rule (``max``, no threshold).
 
-The second judge's label replaces the first's; where the second cannot give one (unscored),
-the first judge's label is kept and the note says so. Every judgment records which judge
+The second judge's label replaces the first's. Where the second cannot give one (its server
+down, a reply it cannot read) the escalation failed: the pair is unscored, its note saying why
+and what the first judge said (``on_second_failure="unscored"``, the default: the run ends with
+a warning naming how many escalations failed, and exits 3 like any run with too much unscored
+work), or, with ``on_second_failure="keep_first"``, the first judge's label is kept and the note
+says so (counted, warned about, recorded in the spec). Every judgment records which judge
 decided (``decided_by``: ``"first"`` or ``"second"``; inside a nested cascade ``"first/second"``),
 and the output's document judgments carry it on. The spec holds both judges' specs and the
 escalation settings, so it keys the judgment cache and the resume fingerprint. With the
@@ -32,7 +36,7 @@ import os
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Literal, Mapping, Sequence
 
 from ..backends import registry
 from ..core.aggregate import claim_verdict, document_judgment
@@ -43,19 +47,27 @@ from ._base import JudgeBase, ProgressFn
 
 log = logging.getLogger(__name__)
 
-RULE_VERSION = 1
-"""Bumped whenever what is escalated changes for the same judgments (part of the spec)."""
+RULE_VERSION = 2
+"""Bumped whenever what is escalated, or what a failed escalation gives, changes for the same
+judgments (part of the spec). 2: a failed escalation is unscored unless ``keep_first``."""
+ON_SECOND_FAILURE: tuple[str, ...] = ("unscored", "keep_first")
 JUDGES: tuple[str, ...] = ("first", "second")
 
 
 @dataclass(frozen=True)
 class CascadeConfig:
-    """``first`` / ``second``: judge configs, ``{"name": BACKEND, ARG: VALUE, ...}``."""
+    """``first`` / ``second``: judge configs, ``{"name": BACKEND, ARG: VALUE, ...}``.
+
+    ``on_second_failure``: what an escalated pair the second judge gives no label becomes:
+    ``unscored`` (the default: counted as unscored work, the run says so and exits 3 when there
+    is too much of it) or ``keep_first`` (the first judge's label stands, counted and warned about).
+    """
 
     first: dict[str, Any] = field(default_factory=lambda: {"name": "nli"})
     second: dict[str, Any] | None = None
     escalate_below: float = ranged(0.8, 0.0, 1.0, what="escalate_below (a probability)")
     escalate_flips: bool = True
+    on_second_failure: Literal["unscored", "keep_first"] = "unscored"
 
     def __post_init__(self) -> None:
         for which in JUDGES:
@@ -185,6 +197,7 @@ class CascadeJudge(JudgeBase):
             "second": dict(second.spec()),
             "escalate_below": self.config.escalate_below,
             "escalate_flips": self.config.escalate_flips,
+            "on_second_failure": self.config.on_second_failure,
             "rule_version": RULE_VERSION,
         }
 
@@ -198,6 +211,9 @@ class CascadeJudge(JudgeBase):
         out = super().stats()
         if out.get("pairs"):
             out["escalated_share"] = round(out.get("escalated", 0) / out["pairs"], 6)
+            out.setdefault("decided_by_second", 0)
+            out.setdefault("second_failed", 0)
+            out["on_second_failure"] = self.config.on_second_failure
         for which, judge in self._judges.items():
             if judge.stats():
                 out[which] = judge.stats()
@@ -215,6 +231,13 @@ class CascadeJudge(JudgeBase):
             return []
         cache = self._cache(which, judge)
         known: list[Judgment | None] = cache.get_many(pairs) if cache is not None else [None] * len(pairs)
+        if cache is not None and cache.rejected > self.counters.get(f"{which}_cache_rows_rejected", 0):
+            new = cache.rejected - self.counters.get(f"{which}_cache_rows_rejected", 0)
+            if not self.counters.get(f"{which}_cache_rows_rejected"):
+                log.warning(f"judgment cache {cache.path}: {new} stored row(s) of the cascade's {which} judge are not "
+                            "judgments this version can trust: asked again and replaced; counted in "
+                            f"stages.judge.{which}_cache_rows_rejected")
+            self.count(f"{which}_cache_rows_rejected", new)
         todo = [i for i, j in enumerate(known) if j is None]
         self.count(f"{which}_cached", len(pairs) - len(todo))
         if on_progress is not None and len(pairs) > len(todo):
@@ -241,18 +264,31 @@ class CascadeJudge(JudgeBase):
             on_progress(len(pairs) - len(up))  # the rest is done once the second judge answers
         seconds = self._ask("second", second, [pairs[i] for i in up], on_progress)
         out = [_decided(j, "first") for j in firsts]
-        kept = 0
+        kept = failed = 0
+        keep = self.config.on_second_failure == "keep_first"
         for i, j in zip(up, seconds):
-            if j.label is None:
-                kept += firsts[i].label is not None
-                note = f"second judge gave no label ({j.note}); the first judge's label is kept"
-                out[i] = dataclasses.replace(out[i], note=note if firsts[i].label is not None else j.note)
-            else:
+            if j.label is not None:
                 out[i] = _decided(j, "second")
+                continue
+            failed += 1
+            first_label = firsts[i].label
+            if first_label is None:
+                out[i] = dataclasses.replace(out[i], note=j.note)
+            elif keep:
+                kept += 1
+                out[i] = dataclasses.replace(out[i], note=f"second judge gave no label ({j.note}); the first "
+                                                          "judge's label is kept (on_second_failure=keep_first)")
+            else:
+                out[i] = dataclasses.replace(
+                    out[i], label=None, probs=None, decided_by=None,
+                    note=f"second judge gave no label ({j.note}); unscored (the first judge said {first_label}; "
+                         "on_second_failure=keep_first would keep it)")
         self.count("pairs", len(pairs))
         self.count("escalated", len(up))
         self.count("escalated_unsure", len(unsure))
         self.count("escalated_flip_only", len(flip - unsure))
+        self.count("decided_by_second", len(up) - failed)
+        self.count("second_failed", failed)
         if kept:
             self.count("second_unscored_first_kept", kept)
         return out

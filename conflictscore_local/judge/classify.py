@@ -1,15 +1,20 @@
-"""Classify mode: a sequence-classification checkpoint (an NLI cross-encoder) served by vLLM.
+"""The ``nli`` judge's engine runtimes: its cross-encoder's forward pass in vLLM.
 
-``--judge vllm --judge-arg mode=classify`` runs it in this process (``vllm.LLM(runner=
-"pooling")`` and ``LLM.classify``); ``--judge openai --judge-arg mode=classify`` sends it to
-``vllm serve``'s ``/classify`` endpoint. Everything else is the ``nli`` judge's: the same
-(passage, claim) inputs encoded with the checkpoint's own tokenizer pair template and
-truncation (so the token ids vLLM receives are exactly those the ``nli`` judge feeds
-transformers), the same ``config.id2label`` mapping by name, the same calibrated thresholds
-from ``conflictscore.json``; only the forward pass runs elsewhere (a runtime, see
-:mod:`.runtime`), and the judge spec names that runtime.
+``--judge nli --judge-arg runtime=vllm`` runs it in this process (``vllm.LLM(runner=
+"pooling")`` and ``LLM.classify``); ``runtime=serve`` sends it to ``vllm serve``'s
+``/classify`` endpoint. Everything else is the ``nli`` judge's: the same (passage, claim)
+inputs encoded with the checkpoint's own tokenizer pair template and truncation (so the token
+ids vLLM receives are exactly those the ``torch`` runtime feeds transformers), the same
+``config.id2label`` mapping by name, the same calibrated thresholds from ``conflictscore.json``;
+only the forward pass runs elsewhere, and the judge spec names that runtime. Where it runs is
+configured with the judge's ``runtime_args`` (:data:`VLLM_RUNTIME_ARGS`, :data:`SERVE_RUNTIME_ARGS`).
 
-Formats (vLLM 0.11 – 0.33; ``runner="pooling"`` replaced ``task="classify"`` in 0.10.2):
+The old spellings, ``--judge vllm --judge-arg mode=classify`` and ``--judge openai --judge-arg
+mode=classify``, still work for this release (:class:`ClassifyMode`): they warn and build the
+``nli`` judge with ``runtime=vllm`` / ``runtime=serve``, whose spec (and so cache key) they share.
+
+Formats (vLLM 0.11 – 0.33; ``runner="pooling"`` replaced ``task="classify"`` in 0.10.2; run
+against vLLM 0.32.0 by ``tests/vllm``):
 
 - in-process: ``LLM.classify([{"prompt_token_ids": ids}, ...], pooling_params=[...])`` returns
   ``ClassificationRequestOutput``s whose ``outputs.probs`` are the softmaxed class
@@ -28,6 +33,7 @@ Formats (vLLM 0.11 – 0.33; ``runner="pooling"`` replaced ``task="classify"`` i
 from __future__ import annotations
 
 import dataclasses
+import logging
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any, Mapping, Sequence
 
@@ -35,15 +41,35 @@ from ..backends import registry
 from ..backends.arguments import argument_defaults, argument_values
 from ..core.errors import ConfigError
 from ..generate.openai import OpenAIGenerator, RequestFailed
-from ..generate.vllm import VLLMGenerator, import_vllm
+from ..generate.vllm import VLLMGenerator, import_vllm, keyed_engine_args, shutdown_engine
 from ..core.types import Judgment, Pair
 from ._base import ProgressFn
 from .runtime import Classifier, DoneFn, Features, Row, pair_boundary
 
+log = logging.getLogger(__name__)
+
 MODES: tuple[str, ...] = ("generate", "classify")
+ENGINE_RUNTIMES: tuple[str, ...] = ("vllm", "serve")
 NLI_ARGS: tuple[str, ...] = (
     "revision", "max_length", "negative_label", "id2label", "thresholds", "calibration", "claim_room",
 )
+VLLM_RUNTIME_ARGS: tuple[str, ...] = (
+    "tensor_parallel_size", "max_model_len", "gpu_memory_utilization", "seed", "engine_args", "chunk_size",
+)
+"""``runtime_args`` of ``runtime=vllm``: the ``vllm`` generator's engine arguments (``engine_args``
+go to ``vllm.LLM`` as they are) and ``chunk_size``, inputs per ``LLM.classify`` call (default
+8192). The model is the judge's checkpoint and the dtype its ``dtype`` (``auto``: float32 on a
+CPU, bf16 on a GPU that has it, as the ``torch`` runtime)."""
+SERVE_RUNTIME_ARGS: tuple[str, ...] = (
+    "base_url", "model", "api_key_env", "max_concurrency", "timeout_s", "max_retries", "backoff_s",
+    "max_backoff_s", "batch_size",
+)
+"""``runtime_args`` of ``runtime=serve``: where the server is (``base_url``, the OpenAI one, ending
+in ``/v1``), the name it serves the classifier under (``model``; default: the one it lists), the
+``openai`` generator's pacing, and ``batch_size``, inputs per ``/classify`` request (default 32).
+The judge's ``model`` is a local copy of the served checkpoint (its tokenizer, labels, calibration)."""
+_DEFAULT_CHUNK = 8192
+_DEFAULT_REQUEST_BATCH = 32
 
 
 def check_mode_args(cfg: Any, *, name: str, generate_only: Sequence[str], classify_only: Sequence[str]) -> None:
@@ -57,9 +83,64 @@ def check_mode_args(cfg: Any, *, name: str, generate_only: Sequence[str], classi
                          f"(judge {name} is in mode={cfg.mode})")
 
 
+def check_runtime_args(runtime: str, args: Mapping[str, Any] | None) -> None:
+    """``ValueError`` naming the allowed keys when ``runtime_args`` do not fit ``runtime``
+    (the ``nli`` judge calls it when its config is made, before any model or server is touched)."""
+    if runtime not in ENGINE_RUNTIMES:
+        if args:
+            raise ValueError(f"runtime_args apply to runtime={' or runtime='.join(ENGINE_RUNTIMES)}; runtime is {runtime}")
+        return
+    args = dict(args or {})
+    allowed = VLLM_RUNTIME_ARGS if runtime == "vllm" else SERVE_RUNTIME_ARGS
+    bad = sorted(set(args) - set(allowed))
+    if bad:
+        raise ValueError(f"runtime_args {', '.join(bad)} not allowed with runtime={runtime}; allowed: {', '.join(allowed)}")
+    _split(runtime, args, "x")  # the generator's own checks (types, ranges)
+
+
+def _split(runtime: str, args: Mapping[str, Any], model: str) -> tuple[Any, int]:
+    """The generator config ``runtime_args`` make (checked), and the per-call input count."""
+    args = dict(args)
+    if runtime == "vllm":
+        chunk = args.pop("chunk_size", _DEFAULT_CHUNK)
+        cfg = registry.config_for("generator", "vllm", {"model": model, **args}, where="runtime_args")
+    else:
+        chunk = args.pop("batch_size", _DEFAULT_REQUEST_BATCH)
+        cfg = registry.config_for("generator", "openai", args, where="runtime_args")
+    if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
+        key = "chunk_size" if runtime == "vllm" else "batch_size"
+        raise ConfigError(f"judge nli: runtime_args {key} must be a whole number >= 1, got {chunk!r}")
+    return cfg, chunk
+
+
+def engine_runtime(classifier: Classifier, runtime: str) -> Any:
+    """The ``nli`` judge's ``runtime=vllm`` or ``runtime=serve`` for ``classifier``, built from
+    its ``runtime_args`` (loads nothing, connects nowhere)."""
+    cfg, chunk = _split(runtime, classifier.runtime_args, str(classifier.path))
+    if runtime == "vllm":
+        import dataclasses as dc
+
+        dtype, why = _vllm_dtype(classifier)
+        cfg = dc.replace(cfg, dtype=dtype, revision=None)  # the path is resolved; dtype is the judge's
+        classifier.record(dtype=dtype, dtype_reason=why)
+        return VLLMClassifyRuntime(classifier, registry.build("generator", "vllm", cfg), chunk,
+                                   keyed_engine_args(cfg.engine_args))
+    return ServeClassifyRuntime(classifier, registry.build("generator", "openai", cfg), chunk)
+
+
+def _vllm_dtype(classifier: Classifier) -> tuple[str, str]:
+    """The dtype vLLM runs the classifier in: the judge's ``dtype`` resolved as the ``torch``
+    runtime resolves it (``auto``: float32 on every CPU, bf16 on a GPU that has it)."""
+    from ..devices import resolve_dtype, torch_device
+
+    dtype, why = resolve_dtype(classifier.dtype, torch_device(classifier.device))
+    return str(dtype).removeprefix("torch."), why
+
+
 class ClassifyMode:
-    """What the ``vllm`` and ``openai`` judges do in classify mode: delegate to an ``nli`` judge
-    over the same checkpoint whose forward pass is the given runtime. Listed before the LLM
+    """The deprecated ``mode=classify`` of the ``vllm`` and ``openai`` judges: a warning, then an
+    ``nli`` judge over the same checkpoint with ``runtime=vllm`` / ``runtime=serve`` does the work
+    (same labels, same spec, same cache entries as the new spelling). Listed before the LLM
     judge base, so ``judge``/``spec``/``describe``/``stats`` fall through to it in other modes."""
 
     name: str
@@ -70,23 +151,26 @@ class ClassifyMode:
         """The local checkpoint (directory or cached hub id) whose tokenizer and labels are used."""
         raise NotImplementedError
 
-    def classify_runtime(self, classifier: Classifier) -> Any:
-        """The runtime that runs the forward pass of ``classifier`` (the ``nli`` judge's checkpoint)."""
+    def nli_arguments(self) -> dict[str, Any]:
+        """The ``nli`` judge arguments the old spelling stands for: ``runtime``, ``runtime_args``, ``dtype``."""
         raise NotImplementedError
 
     def nli_judge(self) -> Any:
-        """The ``nli`` judge that encodes pairs and reads labels for this mode (built once, through
-        the registry, with :meth:`classify_runtime` as its forward pass)."""
+        """The ``nli`` judge this mode stands for (built once, through the registry); warns once."""
         if getattr(self, "_nli", None) is None:
             values = argument_values(self.config)
             args = {k: values[k] for k in NLI_ARGS if values.get(k) is not None}
-            nli = registry.build("judge", "nli", {"model": self.classifier_model(), **args})
-            nli.use_runtime(self.classify_runtime)
-            self._nli = nli
+            args.update(self.nli_arguments())
+            shown = " ".join(f"--judge-arg {k}={v}" for k, v in args.items() if k in ("runtime",))
+            log.warning(f"judge {self.name}: mode=classify is deprecated and goes in the next release; it runs "
+                        f"--judge nli --judge-arg model={self.classifier_model()} {shown} (same labels, same cache); "
+                        "see docs/serving.md")
+            self.resolved["deprecated"] = f"mode=classify: --judge nli {shown}"
+            self._nli = registry.build("judge", "nli", {"model": self.classifier_model(), **args})
         return self._nli
 
     def classify_spec(self) -> Mapping[str, Any]:
-        return {**self.nli_judge().spec(), "backend": self.name, "mode": "classify"}
+        return self.nli_judge().spec()
 
     def classify_judge(self, pairs: Sequence[Pair], on_progress: ProgressFn | None) -> list[Judgment]:
         return self.nli_judge().judge(pairs, on_progress)
@@ -119,7 +203,7 @@ class VLLMClassifyRuntime:
     """``vllm.LLM(runner="pooling").classify`` in this process, ``chunk_size`` inputs per call.
 
     ``keyed_args``: the engine arguments that change outputs (quantization, ``hf_overrides``, ...),
-    keyed in the spec as the ``vllm`` judge keys them in generate mode.
+    keyed in the spec as the ``vllm`` judge keys them.
     """
 
     name = "vllm"
@@ -131,6 +215,15 @@ class VLLMClassifyRuntime:
         self._llm: Any = None
 
     def spec(self) -> dict[str, Any]:
+        """Name, dtype and the keyed engine arguments; ``ConfigError`` first when ``max_model_len``
+        is shorter than the judge's ``max_length`` (a pair that fits the judge would not fit vLLM)."""
+        window = self.generator.config.max_model_len
+        need = self.classifier.max_length
+        if window is not None and need is not None and window < need:
+            raise ConfigError(
+                f"judge nli: runtime=vllm: max_model_len {window} is shorter than the judge's max_length {need} "
+                f"(inputs of up to {need} tokens); raise runtime_args max_model_len to {need} or more, or lower max_length"
+            )
         return {"runtime": self.name, "dtype": self.generator.config.dtype, "engine_args": self.keyed_args}
 
     def engine_kwargs(self) -> dict[str, Any]:
@@ -142,11 +235,18 @@ class VLLMClassifyRuntime:
 
     def llm(self) -> Any:
         if self._llm is None:
-            vllm = import_vllm()
             kw = self.engine_kwargs()
-            self._llm = vllm.LLM(**kw)
+            self._llm = self.generator.start_engine(kw, what="judge nli: runtime=vllm")
+            vllm = import_vllm()
             self.classifier.record(engine_args=kw, vllm=getattr(vllm, "__version__", "unknown"))
+            check_engine_labels(self._llm, self.classifier)
         return self._llm
+
+    def close(self) -> None:
+        """Stop the engine's processes, if one was started."""
+        if self._llm is not None:
+            shutdown_engine(self._llm)
+            self._llm = None
 
     def classify(self, feats: Sequence[Features], on_done: DoneFn | None = None) -> list[Row]:
         vllm = import_vllm()
@@ -164,17 +264,29 @@ class VLLMClassifyRuntime:
                                 pooling_params=params, use_tqdm=False)
             if len(outs) != len(chunk):
                 raise RuntimeError(f"vLLM returned {len(outs)} classifications for {len(chunk)} inputs")
-            rows.extend(list(o.outputs.probs) for o in outs)
+            rows.extend([float(p) for p in o.outputs.probs] for o in outs)
             self.classifier.count("engine_calls")
             if on_done is not None:
                 on_done(range(start, start + len(chunk)))
         return rows
 
 
+def check_engine_labels(llm: Any, classifier: Classifier) -> None:
+    """``ConfigError`` when the engine's model has another class count than the mapped labels
+    (vLLM's model config says, where it can be read)."""
+    try:
+        hf = llm.llm_engine.model_config.hf_config
+    except AttributeError:
+        return
+    n = getattr(hf, "num_labels", None)
+    if isinstance(n, int) and n != len(classifier.labels):
+        raise ConfigError(f"judge nli: {classifier.path} has {n} output classes but {len(classifier.labels)} labels are mapped")
+
+
 class ServeClassifyRuntime:
     """``vllm serve``'s ``/classify``: ``batch_size`` inputs per request, ``max_concurrency`` in flight."""
 
-    name = "vllm-serve"
+    name = "serve"
 
     def __init__(self, classifier: Classifier, api: OpenAIGenerator, batch_size: int):
         self.classifier, self.api, self.batch_size = classifier, api, batch_size
@@ -197,10 +309,10 @@ class ServeClassifyRuntime:
         one = self.classifier.tokenizer()("passage", "claim")
         if (config.get("type_vocab_size") or 0) > 1 and pair_boundary(dict(one)) is not None:
             raise ConfigError(
-                f"judge openai: mode=classify cannot serve {self.classifier.path}: its inputs carry segment ids "
+                f"judge nli: runtime=serve cannot serve {self.classifier.path}: its inputs carry segment ids "
                 f"(token_type_ids, type_vocab_size {config['type_vocab_size']}) and vLLM's /classify endpoint takes "
-                "none, so the claim would be read as segment 0; use the vllm judge with mode=classify (in-process "
-                "vLLM passes them), the nli judge, or a checkpoint without segment ids (DeBERTa-v3, RoBERTa)"
+                "none, so the claim would be read as segment 0; use runtime=vllm (in-process vLLM passes them), "
+                "runtime=torch, or a checkpoint without segment ids (DeBERTa-v3, RoBERTa)"
             )
         self._checked = True
 

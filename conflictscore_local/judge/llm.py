@@ -28,6 +28,7 @@ here: no GPU), small next to the hundreds of steps of a default 8192-prompt call
 from __future__ import annotations
 
 import logging
+import math
 from typing import Any, Mapping, Sequence
 
 from ..generate._base import Generation, Prompt
@@ -56,6 +57,7 @@ class LLMJudge(JudgeBase):
         super().__init__(config)
         self._generator: Any = None
         self._prompts_done = 0  # prompts answered by earlier judge calls
+        self._short_tokens: dict[str, str] = {}  # one-letter label starts of this tokenizer ("S": SUPPORT)
 
     def generator(self) -> Any:
         """The :class:`Generator` that answers the prompts (built once)."""
@@ -167,7 +169,10 @@ class LLMJudge(JudgeBase):
             return Judgment(pair, None, None, "judge", self._note(f"no answer: {g.error}"))
         why = ""
         if g.top_logprobs and not text_only:
-            step = answer_step(g.top_logprobs)
+            steps = g.top_logprobs
+            if self._short_tokens:  # "S" starts SUPPORT in this tokenizer: its mass is SUPPORT's
+                steps = tuple(merge_label_starts(step, self._short_tokens) for step in steps)
+            step = answer_step(steps)
             dist = label_distribution(step) if step is not None else None
             if dist is not None and dist[1] >= self.config.min_label_mass:
                 return Judgment(pair, decide(dist[0], thresholds), dist[0], "judge")
@@ -194,6 +199,19 @@ class LLMJudge(JudgeBase):
         if self._generator is not None and self._generator.stats():
             out["generator"] = self._generator.stats()
         return out
+
+
+def merge_label_starts(step: Mapping[str, float], short: Mapping[str, str]) -> dict[str, float]:
+    """One position's alternatives with each one-letter label start of the tokenizer (``"S"``)
+    merged into its label word (``"SUPPORT"``), probabilities added; the rest unchanged."""
+    out: dict[str, float] = {}
+    for token, logprob in step.items():
+        key = short.get(token.strip().upper(), token)
+        if key in out and logprob is not None and out[key] is not None:
+            out[key] = math.log(math.exp(out[key]) + math.exp(logprob))
+        else:
+            out[key] = logprob
+    return out
 
 
 def answer_step(steps: Sequence[Mapping[str, float]]) -> Mapping[str, float] | None:

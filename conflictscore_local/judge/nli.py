@@ -71,7 +71,9 @@ class NLIConfig:
     ``runtime``: where the forward pass runs (see :mod:`.runtime`): ``torch``, ``compile``
     (``torch`` under ``torch.compile``: the same labels, for long runs), ``onnx`` (ONNX
     Runtime on the CPU, the ``onnx`` extra; exported once per checkpoint into ``export_dir``,
-    default ``onnx/`` beside the judgment cache), or ``auto`` (``torch``, unless
+    default ``onnx/`` beside the judgment cache), ``vllm`` (``vllm.LLM(runner="pooling")`` in
+    this process) or ``serve`` (``vllm serve``'s ``/classify``), both configured with
+    ``runtime_args`` (:mod:`.classify`), or ``auto`` (``torch``, unless
     ``$CONFLICTSCORE_NLI_RUNTIME`` names another: ONNX Runtime measured slower on an idle CPU).
     ``dtype``: ``auto`` is bfloat16 on GPUs that have it and float32 on every CPU, so a CPU
     run gives the same labels on every CPU kind; ``bfloat16`` on a CPU is opt-in (faster where
@@ -80,6 +82,8 @@ class NLIConfig:
     (``resolved.dtype``, ``resolved.dtype_reason``) and the dtype into the spec.
     ``int8``: dynamic int8 quantization of the ONNX export, faster
     but it changes some labels (measured in ``benchmarks/results/onnx_throughput.md``).
+    ``runtime_args``: the settings of ``runtime=vllm`` (vLLM engine arguments) or ``runtime=serve``
+    (the server's ``base_url``, ``model``, batching and retries); refused with any other runtime.
     """
 
     model: str | None = None
@@ -94,16 +98,20 @@ class NLIConfig:
     thresholds: dict | None = None
     calibration: bool = True
     claim_room: int | None = ranged(None, 0, 1_000_000)
-    runtime: Literal["auto", "torch", "compile", "onnx"] = "auto"
+    runtime: Literal["auto", "torch", "compile", "onnx", "vllm", "serve"] = "auto"
     int8: bool = False
     export_dir: str | None = None
+    runtime_args: dict | None = None
 
     def __post_init__(self) -> None:
         check_device(self.device)
         if self.thresholds is not None:
             check_thresholds(self.thresholds, source="judge nli: thresholds")
-        if self.int8 and self.runtime in ("torch", "compile"):
+        if self.int8 and self.runtime not in ("auto", "onnx"):
             raise ValueError("int8=true needs runtime=onnx (dynamic int8 quantization of the ONNX export)")
+        from .classify import check_runtime_args
+
+        check_runtime_args(self.runtime, self.runtime_args)
 
 
 class NLIJudge(JudgeBase):
@@ -300,7 +308,7 @@ class NLIJudge(JudgeBase):
             path=self.checkpoint(), labels=self.labels(), tokenizer=self.tokenizer, revision=cfg.revision,
             config=self._json("config.json"), device=cfg.device, dtype=cfg.dtype, batch_size=cfg.batch_size,
             max_batch_tokens=cfg.max_batch_tokens, int8=cfg.int8, export_dir=export_dir, count=self.count,
-            record=self.resolved.update,
+            record=self.resolved.update, runtime_args=cfg.runtime_args or {}, max_length=self.max_length(),
         )
 
     def runtime(self) -> ClassifierRuntime:
@@ -398,8 +406,12 @@ RuntimeFactory = Callable[[Classifier], ClassifierRuntime]
 def local_runtime(classifier: Classifier, runtime: str = "auto") -> ClassifierRuntime:
     """The runtime in this process that the ``nli`` judge's ``runtime`` argument names (``auto``
     resolved, see :func:`.runtime.resolve_runtime`): PyTorch, PyTorch under ``torch.compile``,
-    or ONNX Runtime."""
+    or ONNX Runtime; ``vllm`` and ``serve`` are vLLM's (:func:`.classify.engine_runtime`)."""
     name = resolve_runtime(runtime, classifier.device, classifier.dtype)
+    if name in ("vllm", "serve"):
+        from .classify import engine_runtime
+
+        return engine_runtime(classifier, name)
     if classifier.int8 and name != "onnx":
         raise ConfigError(f"judge nli: int8=true needs runtime=onnx (dynamic int8 quantization); runtime is {name}")
     from ..backends import registry

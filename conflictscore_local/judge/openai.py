@@ -14,12 +14,14 @@ under, which is an alias: another checkpoint served as ``judge`` at the same URL
 read this one's cached labels. A server that reports nothing leaves the name (and a
 warning); ``model_fingerprint`` pins the identity instead (e.g. the weights' sha256).
 
-``mode=classify`` sends a sequence-classification checkpoint's inputs (the ``nli`` judge's
-encoding) to ``vllm serve``'s ``/classify`` endpoint instead (see :mod:`.classify`).
+A sequence-classification checkpoint behind ``vllm serve``'s ``/classify`` is a runtime of the
+``nli`` judge (``--judge nli --judge-arg runtime=serve``, see :mod:`.classify`); ``mode=classify``
+here is its old spelling, kept for one release with a warning.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from dataclasses import dataclass
 from typing import Any, Callable, Literal, Mapping
@@ -28,11 +30,11 @@ from ..backends import registry
 from ..backends.arguments import ranged
 from ..backends.arguments import flat
 from ..core.chunk import word_count
-from ..generate.openai import OpenAIConfig, OpenAIGenerator
-from ..core.types import Claim, Pair, Passage
-from .classify import ClassifyMode, ServeClassifyRuntime, check_mode_args
+from ..generate.openai import OpenAIConfig, OpenAIGenerator, RequestFailed
+from ..core.types import LABELS, Claim, Pair, Passage
+from .classify import SERVE_RUNTIME_ARGS, ClassifyMode, check_mode_args
+from .labels import token_label
 from .llm import LLMJudge, check_judge_args
-from .runtime import Classifier
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +53,7 @@ class OpenAIJudgeConfig:
     release tag you control); when given it keys the cache instead of the name, URL and
     ``GET /models`` fields, so the same weights keep their labels behind another URL or name.
 
-    ``mode=classify``: the server runs a sequence-classification checkpoint (``vllm serve
+    ``mode=classify`` (deprecated: ``--judge nli --judge-arg runtime=serve``): the server runs a sequence-classification checkpoint (``vllm serve
     MODEL --runner pooling``) and pairs go to its ``/classify`` endpoint (at the root of
     ``base_url``'s server), ``batch_size`` inputs per request; ``checkpoint`` is a local copy of
     that checkpoint (directory or cached hub id; default: ``model``) whose tokenizer encodes
@@ -105,12 +107,18 @@ class OpenAIJudge(ClassifyMode, LLMJudge):
         self._warned = False  # about a model the server does not describe
         self._probed = False  # whether the server was asked if it returns logprobs
 
-    # -- classify mode: the nli judge with vllm serve's /classify as its forward pass --------
+    # -- mode=classify (deprecated): the nli judge with runtime=serve ------------------------
     def classifier_model(self) -> str:
         return self.config.checkpoint or self.config.generator.model
 
-    def classify_runtime(self, classifier: Classifier) -> ServeClassifyRuntime:
-        return ServeClassifyRuntime(classifier, self.generator(), self.config.batch_size)
+    def nli_arguments(self) -> dict[str, Any]:
+        gen, defaults = self.config.generator, OpenAIConfig()
+        runtime_args = {k: getattr(gen, k) for k in SERVE_RUNTIME_ARGS
+                        if k != "batch_size" and getattr(gen, k) != getattr(defaults, k)}
+        runtime_args["base_url"] = gen.base_url
+        if self.config.batch_size != OpenAIJudgeConfig.batch_size:
+            runtime_args["batch_size"] = self.config.batch_size
+        return {"runtime": "serve", "runtime_args": runtime_args}
 
     def generator(self) -> OpenAIGenerator:
         if self._generator is None:
@@ -168,11 +176,44 @@ class OpenAIJudge(ClassifyMode, LLMJudge):
                 self.resolved["logprobs"] = "returned" if g.top_logprobs else (
                     f"undecided: the probe got {'no answer: ' + str(g.error) if g.text is None else 'an empty answer'}"
                 )
+                if g.top_logprobs and (gen.served_model() or {}).get("owned_by") == "vllm":
+                    self.probe_label_tokens()
                 return
         self.resolved["logprobs"] = f"refused: {gen.logprobs_refused}"
         log.warning(
             f"judge openai: {gen.logprobs_refused}; labels are read from the reply text (top_logprobs "
             f"{self.config.top_logprobs} -> 0 in the spec; --judge-arg top_logprobs=0 says so and skips the probe)")
+
+    def probe_label_tokens(self) -> None:
+        """How the served tokenizer spells the label words, asked of vLLM's ``/tokenize`` (at the
+        server root; asked of a server whose ``GET /models`` says ``owned_by: vllm``): a tokenizer that starts a label with one letter (SmolLM2: ``S UP PORT``) has
+        that letter read as the label at the answer token, as the ``vllm`` judge reads it, and the
+        spec says so (``label_short_tokens``). A server without the endpoint leaves the usual rule
+        (label prefixes of two letters or more); ``resolved["label_tokens"]`` says which."""
+        gen = self.generator()
+        root = gen.config.base_url.rstrip("/").removesuffix("/v1")
+        endpoint = registry.build("generator", "openai", dataclasses.replace(gen.config, base_url=root, max_retries=0))
+        pieces: dict[str, list[str]] = {}
+        for label in LABELS:
+            try:
+                reply = endpoint.request("/tokenize", {"model": gen.model_name(), "prompt": label,
+                                                       "add_special_tokens": False, "return_token_strs": True})
+                strs = [str(t).replace("\u0120", " ").replace("\u2581", " ") for t in reply["token_strs"]]
+            except (RequestFailed, KeyError, TypeError) as e:
+                self.resolved["label_tokens"] = f"unknown: the server has no /tokenize ({e})"
+                return
+            pieces[label] = strs
+        self.resolved["label_tokens"] = pieces
+        for label, strs in pieces.items():
+            first = strs[0].strip().upper() if strs else ""
+            if first and token_label(first) is None and label.startswith(first):
+                self._short_tokens[first] = label
+
+    def spec(self) -> Mapping[str, Any]:
+        out = dict(super().spec())
+        if self.config.mode == "generate" and self._short_tokens:
+            out["label_short_tokens"] = dict(self._short_tokens)
+        return out
 
     def secrets(self) -> tuple[str, ...]:
         return self.generator().secrets()

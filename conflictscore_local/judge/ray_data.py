@@ -305,6 +305,10 @@ class RayEngineGenerator:
         }
         if rc.accelerator_type:
             out["accelerator_type"] = rc.accelerator_type
+        if not rc.gpus_per_worker:
+            # Ray's default placement asks each replica for a GPU; on CPU workers it would wait for ever
+            out["placement_group_config"] = {"bundle_per_worker": {"CPU": rc.cpus_per_worker}}
+            out["log_engine_metrics"] = False  # the engine metrics are GPU-serving gauges
         return out
 
     def rows(self, prompts: Sequence[Prompt]) -> list[dict[str, Any]]:

@@ -9,10 +9,8 @@ token ids in, one row of class probabilities (in class-index order) per input ou
 - ``compile``: the same under ``torch.compile`` (:class:`CompiledTorchRuntime`; for long runs);
 - ``onnx``: the checkpoint exported to ONNX once and run by ONNX Runtime on the CPU
   (:mod:`.onnx_runtime`; the ``onnx`` extra);
-- ``vllm``: ``vllm.LLM(runner="pooling").classify`` in this process (the ``vllm`` judge's
-  classify mode, :mod:`.classify`);
-- ``vllm-serve``: ``vllm serve``'s ``/classify`` endpoint (the ``openai`` judge's classify
-  mode, :mod:`.classify`).
+- ``vllm``: ``vllm.LLM(runner="pooling").classify`` in this process (:mod:`.classify`);
+- ``serve``: ``vllm serve``'s ``/classify`` endpoint (:mod:`.classify`).
 
 A runtime is handed a :class:`Classifier`, what it may use of the judge (the checkpoint, its
 tokenizer, its labels, the batch limits, a counter), never the judge itself; the ``nli``
@@ -60,7 +58,8 @@ class Classifier:
     ``config``: its ``config.json``; ``device``, ``dtype``, ``batch_size``, ``max_batch_tokens``:
     the judge's arguments; ``int8`` and ``export_dir`` (None: the default) for the ONNX runtime;
     ``count(key, n)`` adds to the judge's counters and ``record(**found)`` to what it resolved
-    (both go into the summary).
+    (both go into the summary). ``runtime_args``: the judge's arguments of the ``vllm`` and
+    ``serve`` runtimes; ``max_length``: the longest input the judge sends.
     """
 
     path: Path
@@ -76,6 +75,8 @@ class Classifier:
     export_dir: Path | None = None
     count: Callable[..., None] = _no_count
     record: Callable[..., None] = _no_record
+    runtime_args: Mapping[str, Any] = field(default_factory=dict)
+    max_length: int | None = None
 
 
 class ClassifierRuntime(Protocol):

@@ -5,9 +5,9 @@ that share a passage are submitted together so vLLM's prefix cache prefills each
 once. Engine arguments (tensor parallelism, context length, GPU memory share, anything
 else through ``engine_args``) are passed through to ``vllm.LLM``.
 
-``mode=classify`` serves a sequence-classification checkpoint (an NLI cross-encoder)
-instead, through ``LLM(runner="pooling").classify``, with the ``nli`` judge's encoding,
-label mapping and thresholds (see :mod:`.classify`).
+A sequence-classification checkpoint (an NLI cross-encoder) runs through vLLM as a runtime of
+the ``nli`` judge (``--judge nli --judge-arg runtime=vllm``, see :mod:`.classify`);
+``mode=classify`` here is its old spelling, kept for one release with a warning.
 """
 
 from __future__ import annotations
@@ -23,30 +23,12 @@ from ..backends.arguments import ranged
 from ..backends.arguments import flat
 from ..backends.checkpoints import model_fingerprint, token_counter, tokenizer_fingerprint
 from ..core.errors import ConfigError
-from ..generate.vllm import VLLMConfig, VLLMGenerator
+from ..generate.vllm import ENGINE_ARGS_NOT_KEYED, VLLMConfig, VLLMGenerator, keyed_engine_args
 from ..core.types import LABELS
-from .classify import ClassifyMode, VLLMClassifyRuntime, check_mode_args
+from .classify import ClassifyMode, check_mode_args
 from .labels import token_label
 from .llm import LLMJudge, check_judge_args
 from .prompts import judge_messages, judge_text
-from .runtime import Classifier
-
-ENGINE_ARGS_NOT_KEYED: frozenset[str] = frozenset({
-    "pipeline_parallel_size", "data_parallel_size", "distributed_executor_backend", "disable_custom_all_reduce",
-    "swap_space", "cpu_offload_gb", "kv_cache_memory_bytes", "max_num_seqs", "max_num_batched_tokens",
-    "enable_chunked_prefill", "enforce_eager", "max_seq_len_to_capture", "disable_log_stats", "download_dir",
-    "block_size",
-})
-"""``engine_args`` that only place or schedule the work (like ``tensor_parallel_size`` and a
-classifier's batch size, they leave answers alone up to floating-point order). Every other
-engine argument (``quantization``, ``kv_cache_dtype``, ``hf_overrides``, ``load_format``,
-``rope_scaling``, ... and any vLLM adds later) is part of the judge spec."""
-
-
-def keyed_engine_args(engine_args: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The ``engine_args`` that go into the judge spec (both modes): all but ``ENGINE_ARGS_NOT_KEYED``."""
-    return {k: v for k, v in sorted((engine_args or {}).items()) if k not in ENGINE_ARGS_NOT_KEYED}
-
 
 @dataclass(frozen=True)
 class VLLMJudgeConfig:
@@ -62,8 +44,8 @@ class VLLMJudgeConfig:
     judge's default). ``chunk_size``: prompts per engine call (bounds the rendered prompts
     held at once; see :mod:`.llm`).
 
-    ``mode=classify``: ``model`` is a sequence-classification checkpoint run by
-    ``LLM.classify``; ``max_length``, ``negative_label``, ``id2label``, ``calibration`` (and
+    ``mode=classify`` (deprecated: ``--judge nli --judge-arg runtime=vllm``): ``model`` is a
+    sequence-classification checkpoint run by ``LLM.classify``; ``max_length``, ``negative_label``, ``id2label``, ``calibration`` (and
     ``thresholds``, ``claim_room``) mean what they mean for the ``nli`` judge, and the
     generation arguments (``top_logprobs``, ``max_tokens``, ``chat``, ``min_label_mass``,
     ``passage_tokens``, ``tokenizer``, ``enable_thinking``, ``chat_template_kwargs``) do not apply.
@@ -106,21 +88,26 @@ class VLLMJudge(ClassifyMode, LLMJudge):
         self._identity: dict[str, Any] | None = None
         self._labels_checked = False
 
-    # -- classify mode: the nli judge with LLM.classify as its forward pass ------------------
+    # -- mode=classify (deprecated): the nli judge with runtime=vllm -------------------------
     def classifier_model(self) -> str:
         return self.config.generator.model
 
-    def classify_runtime(self, classifier: Classifier) -> VLLMClassifyRuntime:
+    def nli_arguments(self) -> dict[str, Any]:
         gen = self.config.generator
-        return VLLMClassifyRuntime(classifier, registry.build("generator", "vllm", gen), self.config.chunk_size,
-                                   keyed_engine_args(gen.engine_args))
+        runtime_args = {k: getattr(gen, k) for k in ("tensor_parallel_size", "max_model_len", "gpu_memory_utilization",
+                                                      "seed", "engine_args") if getattr(gen, k) != getattr(_GEN_DEFAULTS, k)}
+        if self.config.chunk_size != VLLMJudgeConfig.chunk_size:
+            runtime_args["chunk_size"] = self.config.chunk_size
+        out: dict[str, Any] = {"runtime": "vllm", "dtype": gen.dtype, "runtime_args": runtime_args or None}
+        if gen.revision is not None:
+            out["revision"] = gen.revision
+        return {k: v for k, v in out.items() if v is not None}
 
     def generator_engines(self) -> tuple[str, Any] | None:
-        """The ``vllm`` generator's config: a distributing judge (``ray``) runs it on its own engine replicas.
-        Classify mode is not distributed that way."""
+        """The ``vllm`` generator's config: a distributing judge (``ray``) runs it on its own engine
+        replicas. None in classify mode: that judge runs on the workers, each holding its own ``vllm.LLM``."""
         if self.config.mode != "generate":
-            raise ConfigError(f"judge ray: the vllm judge's mode={self.config.mode} is not distributed over Ray; "
-                              "run the nli judge on Ray workers, or vllm in-process")
+            return None
         return "vllm", self.config.generator
 
     def generator(self) -> VLLMGenerator:
@@ -162,21 +149,37 @@ class VLLMJudge(ClassifyMode, LLMJudge):
     def check_label_tokens(self) -> dict[str, list[str]]:
         """How the tokenizer spells each label word; its first token must announce the label.
 
-        Single-token words are read exactly; a word split into several tokens is read from
-        its first token, which must still be recognisable (and differ between labels).
+        Single-token words are read exactly; a word split into several tokens is read from its
+        first token. That token names the label when it is a prefix of at least
+        ``MIN_LABEL_PREFIX`` letters (``SUP``, ``CON``, ``IR``), or, for a tokenizer that starts
+        a label with one letter (SmolLM2 spells SUPPORT ``S UP PORT``), when it is a prefix of
+        that label (so of no other: the three words start with different letters): its mass is
+        then read as that label's (:meth:`read`). Why not score each label's whole
+        continuation (``prompt_logprobs``): vLLM skips the prefix cache for requests that ask
+        for prompt log-probabilities, so every pair would prefill its document three times
+        (``docs/serving.md``).
         """
         tok = self.generator().tokenizer()
         pieces: dict[str, list[str]] = {}
+        short: dict[str, str] = {}
         for label in LABELS:
             ids = tok(label, add_special_tokens=False)["input_ids"]
             pieces[label] = [tok.decode([i]) for i in ids]
-            if not ids or token_label(pieces[label][0]) != label:
-                raise ConfigError(
-                    f"judge vllm: the tokenizer spells {label} as {pieces[label]}; its first token does "
-                    "not identify the label, so the answer cannot be read from first-token log-probabilities"
-                )
+            first = pieces[label][0].strip().upper() if ids else ""
+            if token_label(first) == label:
+                continue
+            if first and label.startswith(first) and token_label(first) is None:
+                short[first] = label  # read as the label's token (LLMJudge.read)
+                continue
+            raise ConfigError(
+                f"judge vllm: the tokenizer spells {label} as {pieces[label]}; its first token does "
+                "not identify the label, so the answer cannot be read from first-token log-probabilities"
+            )
+        self._short_tokens = short
         self.resolved["label_tokens"] = pieces
         self.resolved["label_single_tokens"] = all(len(v) == 1 for v in pieces.values())
+        if short:
+            self.resolved["label_short_tokens"] = dict(short)
         return pieces
 
     def passage_budget(self) -> tuple[Callable[[str], int], int]:
@@ -198,6 +201,9 @@ class VLLMJudge(ClassifyMode, LLMJudge):
                 raise ConfigError(f"judge vllm: max_model_len {window} leaves no room for passages")
         self.resolved["passage_tokens"] = budget
         return count, budget
+
+
+_GEN_DEFAULTS = VLLMConfig(model="")
 
 
 def _context_length(config_json: Path) -> int | None:

@@ -20,7 +20,7 @@ from typing import Any, BinaryIO, Sequence
 
 from ..util.extras import requires
 from ..core.errors import BackendUnavailable, ConfigError, ConflictScoreError
-from ..jobs import Input, Job, Output, write_binary_atomic
+from ..jobs import Input, Job, Output, add_secret, add_url, write_binary_atomic
 from ..backends.modelstore.lock import LOCK_FILE, SKIPPED_DIRS, make_lock, read_lock, write_lock
 from ..backends.modelstore.manifest import Manifest, get_manifest
 from ..backends.modelstore.store import staged_path, store_dir
@@ -77,6 +77,7 @@ def pull(name: str, to: str | os.PathLike[str] | None = None, *, force: bool = F
     if constants.HF_HUB_OFFLINE:
         raise ConfigError("models pull: HF_HUB_OFFLINE is set, so huggingface_hub will not download; "
                           "unset it on the connected machine that stages models")
+    hold_hub_secrets()
     try:
         revision = src.revision or HfApi().model_info(src.repo, revision="main").sha
     except Exception as e:  # whatever the hub client raises: connection, HTTP status, ...
@@ -108,6 +109,15 @@ def pull(name: str, to: str | os.PathLike[str] | None = None, *, force: bool = F
         raise VerificationFailed(f"models pull: {name} was downloaded to {dest} but does not match its manifest",
                                  [check])
     return dest, lock, check
+
+
+def hold_hub_secrets() -> None:
+    """Hand the redaction point what a pull sends the hub: its token (``HF_TOKEN`` or the token
+    file huggingface_hub reads) and any credentials in ``HF_ENDPOINT``."""
+    from huggingface_hub import constants, get_token
+
+    add_secret(get_token())
+    add_url(constants.ENDPOINT)
 
 
 def _resumable(dest: Path) -> bool:
@@ -190,8 +200,14 @@ def _not_in_a_model(root: Path) -> None:
 def _unpack(archive: Path, root: Path, *, force: bool, progress: bool) -> list[Verification]:
     try:
         tar = tarfile.open(archive)
-    except (OSError, tarfile.TarError) as e:
-        raise ConfigError(f"models unpack: cannot read {archive} as a tar: {e}") from None
+    except OSError as e:
+        raise ConfigError(f"models unpack: cannot read {archive}: {e.strerror or e}") from None
+    except tarfile.ReadError:  # tarfile lists every method it tried, a line each: one line is enough
+        raise ConfigError(f"models unpack: {archive} is not a tar archive (plain, or compressed with gzip, bzip2 "
+                          "or xz); nothing was installed") from None
+    except tarfile.TarError as e:
+        raise ConfigError(f"models unpack: cannot read {archive} as a tar: {str(e).splitlines()[0]}; nothing was "
+                          "installed") from None
     with tar:
         try:
             members = tar.getmembers()

@@ -23,6 +23,8 @@ from ..core.chunk import Chunker
 from .config import STAGES, RunConfig, StageConfig
 from ..util.environment import versions
 from ..core.errors import ConfigError
+from ..formats.inputs import InputShapes, as_items
+from ..formats.table import Results
 from ..core.metrics import item_metrics
 from ..util.progress import bar as progress_bar
 from ..core.sampling import select_claims
@@ -217,14 +219,22 @@ class Engine:
         finally:
             bar.close()
 
-    def score_all(self, items: Iterable[Item]) -> tuple[list[ItemResult], Summary]:
-        """Score every item and summarize: the one-call Python API."""
+    def score_all(self, items: Iterable[Item | Mapping[str, Any]]) -> tuple[Results, Summary]:
+        """Score every item and summarize: the one-call Python API.
+
+        ``items``: :class:`Item` objects, or plain dicts of any input shape (this project's, RAGAS',
+        DeepEval's; see :mod:`~conflictscore_local.formats.inputs`), validated before any model runs.
+        The results are a :class:`~conflictscore_local.formats.table.Results` list (``to_records()``,
+        ``to_pandas()``); the report's ``stages.input`` says which shape was read."""
+        shapes = InputShapes()
+        given = as_items(items, shapes)
         self.timing = _Timing(self.clock)
         self.counts = defaultdict(int)
         t0 = self.clock()
-        results = list(self.score(items))
+        results = Results(self.score(given))
         report = self.summarize(results)
-        return results, dataclasses.replace(report, timing={**report.timing, "total_s": round(self.clock() - t0, 4)})
+        return results, dataclasses.replace(report, timing={**report.timing, "total_s": round(self.clock() - t0, 4)},
+                                            stages={**report.stages, "input": shapes.record()})
 
     def _step(self, items: Sequence[Item]) -> Iterator[ItemResult]:
         ids = [it.id for it in items]
@@ -433,8 +443,10 @@ class Engine:
         self._rejected_seen = cache.rejected
         if not self.counts.get("cache_rows_rejected"):
             log.warning(f"judgment cache {cache.path}: {new} stored row(s) are not judgments, selections, vectors "
-                        "or passage spans this version can read (a label outside SUPPORT/CONTRADICT/IRRELEVANT, "
-                        "probabilities that are not finite numbers, a damaged selection, vector or span list): "
+                        "or passage spans this version can trust (a label outside SUPPORT/CONTRADICT/IRRELEVANT or "
+                        "no judge of the cascade named, probabilities that are not finite numbers, a damaged "
+                        "selection, a vector not of the embedder's width or not finite, spans that do not cover "
+                        "their document): "
                         "computed again and replaced; counted in stages.engine.cache_rows_rejected")
         self.counts["cache_rows_rejected"] += new
 

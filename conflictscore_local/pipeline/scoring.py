@@ -24,7 +24,7 @@ from typing import Any, Callable, Sequence
 from .config import RunConfig
 from .engine import Clock, Engine
 from ..core.errors import ConfigError, InputError
-from ..formats.inputs import read_items
+from ..formats.inputs import InputShapes, read_items
 from ..jobs import (
     FINGERPRINT_FORMAT,
     Input,
@@ -40,6 +40,7 @@ from ..util.jsonl import InputStats
 from ..formats.results import result_from_json
 from .shards import Shard, shard_record
 from ..core.types import Item, ItemResult, Summary
+from ..formats.table import TablePaths
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +70,7 @@ class ScoringInput:
     empty: list[str] = field(default_factory=list)
     shard: Shard | None = None
     no_documents: list[str] = field(default_factory=list)
+    shapes: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,7 @@ def run_scoring(
     resume: bool = False,
     progress: bool = False,
     clock: Clock = time.perf_counter,
+    tables: TablePaths | None = None,
 ) -> Any:
     """Score what ``read`` gives under ``job`` and return what ``finish`` makes of it.
 
@@ -105,13 +108,15 @@ def run_scoring(
     only the rest. The summary's ``warnings`` list what deserves a look, each also logged: an
     empty input, empty responses, too many unscored judgments (:func:`too_many_unscored`).
     The judgment cache is one of the job's outputs (shared with other runs, checked for its
-    schema before any work). ``clock`` times the run (``timing.total_s``).
+    schema before any work). ``clock`` times the run (``timing.total_s``). ``tables``: the CSV
+    files of the results (one of the job's outputs each), written after ``finish``.
     """
     t0 = clock()
     notes = Notes()
     with Engine(config if config is not None else RunConfig(), progress=progress, clock=clock) as engine:
         # every backend's arguments are checked: nothing touched yet
         job.outputs.extend(cache_output(engine.config))
+        job.outputs.extend(tables.outputs() if tables is not None else [])
         with job:
             inp = read(notes)
             done, new = _score_into(engine, inp, rows, resume, notes)
@@ -122,16 +127,20 @@ def run_scoring(
             if inp.stats is not None:
                 stages["input"] = {"lines": inp.stats.lines, "blank_lines": inp.stats.blank_lines,
                                    "items": len(inp.all_ids), "empty_responses": len(inp.empty),
-                                   "no_documents": len(inp.no_documents)}
+                                   "no_documents": len(inp.no_documents), "file": os.path.basename(str(inp.path)),
+                                   **inp.shapes}
             if resume:
                 stages["resumed_items"] = len(done)
-            for loud in (_unscored_warning(summary, engine.config.engine.max_unscored_share),
+            for loud in (cascade_warning(summary), _unscored_warning(summary, engine.config.engine.max_unscored_share),
                          _fallback_warning(summary, engine.config.engine.max_fallback_share)):
                 if loud is not None:
                     notes.add(loud)
             summary = dataclasses.replace(summary, stages=stages, warnings=tuple(notes),
                                           timing={**summary.timing, "total_s": round(clock() - t0, 4)})
-            return finish(Scored(inp, results, summary, engine))
+            done_with = finish(Scored(inp, results, summary, engine))
+            if tables is not None:
+                tables.write(results)
+            return done_with
 
 
 def cache_output(config: RunConfig) -> list[Output]:
@@ -153,24 +162,30 @@ def score_file(
     resume: bool = False,
     progress: bool = False,
     shard: Shard | None = None,
-    page: Page[Summary] | None = None,
+    page: "Page[Scored] | None" = None,
     config_file: str | os.PathLike[str] | None = None,
     limit: int | None = None,
     clock: Clock = time.perf_counter,
+    tables: TablePaths | None = None,
 ) -> Summary:
     """Score a JSONL file into OUTPUT (one line per item), write the summary when asked, and return
     it (see :func:`run_scoring` for the order of things); ``page`` (``--report``: the command hands in the
-    HTML report's writer) is called with the summary once OUTPUT and the summary are written.
+    HTML report's writer) is called with the :class:`Scored` run (its summary as written) once OUTPUT and
+    the summary are written.
 
     OUTPUT, the summary and the page may be none of the input, each other or OUTPUT's partial
     files; OUTPUT appears only when the run finishes. ``shard`` scores only that shard's items
     (``--shard I/N``); the summary, which it then needs, records it (``stages.shard``) for
     ``conflictscore merge``. ``config_file``: the file ``config`` was read from (``--config``),
     which no destination may be. ``limit`` scores only the first N items (of the shard, with
-    ``shard``): a trial run on a large file (``--limit N``).
+    ``shard``): a trial run on a large file (``--limit N``). ``tables``: CSV files of the results
+    (``--csv``, ``--csv-pairs``); ``output_path`` may then be None (``-o x.csv``: no JSONL, no resume).
     """
     if limit is not None and limit < 1:
         raise ConfigError(f"--limit must be a positive integer, got {limit}")
+    if output_path is None and (resume or shard is not None):
+        raise ConfigError(f"{'--resume' if resume else f'--shard {shard}'} needs the per-item JSONL: write -o OUT.jsonl "
+                          "--csv OUT.csv (an -o ending in .csv is a table, which cannot be resumed or merged)")
     if shard is not None and summary_path is None:
         raise ConfigError(f"--shard {shard} needs --summary: `conflictscore merge` reads each shard's summary")
     job = Job([Input(input_path, "the input file"), Input(config_file, "the --config file")], [
@@ -189,11 +204,11 @@ def score_file(
         if summary_path is not None:
             write_json_atomic(summary_path, summary.to_json(), what="--summary")
         if page is not None:
-            page.write(summary)
+            page.write(dataclasses.replace(run, summary=summary))
         return summary
 
     return run_scoring(job, lambda notes: read_input(input_path, shard, notes, limit), finish, config=config,
-                       rows=output_path, resume=resume, progress=progress, clock=clock)
+                       rows=output_path, resume=resume, progress=progress, clock=clock, tables=tables)
 
 
 def read_input(path: str | os.PathLike[str], shard: Shard | None, notes: Notes,
@@ -201,7 +216,8 @@ def read_input(path: str | os.PathLike[str], shard: Shard | None, notes: Notes,
     """Every line of a `score` input validated before anything is written; an empty input and
     empty responses noted; with ``limit``, only the first N items (of the shard) are scored."""
     stats = InputStats()
-    items = read_items(path, stats=stats)
+    shapes = InputShapes(warn=notes.add)
+    items = read_items(path, stats=stats, shapes=shapes)
     empty = [it.id for it in items if it.claims is None and not it.response.strip()]
     _check_input(path, stats, len(items), empty, notes.add)
     # with claims to judge (or a response to find them in) but nothing to judge them against
@@ -214,7 +230,7 @@ def read_input(path: str | os.PathLike[str], shard: Shard | None, notes: Notes,
     if limit is not None and len(chosen) > limit:
         log.info(f"--limit {limit}: scoring the first {limit} of {len(chosen)} items")
         chosen = chosen[:limit]
-    return ScoringInput(path, chosen, [it.id for it in items], stats, empty, shard, no_documents)
+    return ScoringInput(path, chosen, [it.id for it in items], stats, empty, shard, no_documents, shapes.record())
 
 
 def _score_into(
@@ -284,6 +300,25 @@ def _fallback_warning(report: Summary, limit: float) -> str | None:
     return (f"the decomposer fell back to spaCy's claims for {fell} of {generated} sentences ({fell / generated:.1%}), "
             f"above engine.max_fallback_share={limit:g}: its model or server did not give usable claims (is the "
             f"server up? see stages.decomposer for why). Exit status {EXIT_UNSCORED}.")
+
+
+def cascade_warning(report: Summary) -> str | None:
+    """The warning of a ``cascade`` run in which the second judge gave no label for some escalated
+    pairs (its server down, replies it could not read), else None: how many of the escalations
+    failed and their share, and what became of those pairs (``on_second_failure``)."""
+    stats = report.stages.get("judge") or {}
+    failed, escalated = int(stats.get("second_failed", 0) or 0), int(stats.get("escalated", 0) or 0)
+    if not failed or not escalated:
+        return None
+    what = (f"the first judge's label was kept for them, as on_second_failure=keep_first asks "
+            f"({stats.get('second_unscored_first_kept', 0)} kept)"
+            if stats.get("on_second_failure") == "keep_first" else
+            "they are UNSCORED (each note says why); rerun once the second judge answers (the first judge's "
+            "labels come from the cache), or pass --judge-arg on_second_failure=keep_first to keep the first "
+            f"judge's label instead. Exit status {EXIT_UNSCORED} when the unscored share is above "
+            "engine.max_unscored_share")
+    return (f"judge cascade: the second judge gave no label for {failed} of {escalated} escalated pairs "
+            f"({failed / escalated:.1%}); {what}")
 
 
 def _unscored_warning(report: Summary, limit: float) -> str | None:

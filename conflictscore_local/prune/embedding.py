@@ -127,8 +127,11 @@ class EmbeddingPruner(PrunerBase):
         """What decides a text's stored rows (``kind``: ``claim``, one row, or ``passage``, one
         row per window): the embedder's weights, tokenizer and window; not the rule's settings."""
         s = self.spec()
-        return {"backend": "embedding", "vectors": VECTORS_VERSION, "kind": kind, "model": s["model"],
-                "tokenizer": s["tokenizer"], "max_seq_length": s["max_seq_length"]}
+        out = {"backend": "embedding", "vectors": VECTORS_VERSION, "kind": kind, "model": s["model"],
+               "tokenizer": s["tokenizer"], "max_seq_length": s["max_seq_length"]}
+        if s.get("dim") is not None:
+            out["dim"] = s["dim"]  # the width every stored row must have (the store checks it)
+        return out
 
     # -- model --------------------------------------------------------------------------
     def spec(self) -> dict[str, Any]:
@@ -142,6 +145,7 @@ class EmbeddingPruner(PrunerBase):
                 "model": model_fingerprint(path),
                 "tokenizer": tokenizer_fingerprint(path),
                 "max_seq_length": _json_field(path / "sentence_bert_config.json", "max_seq_length"),
+                "dim": embedding_dim(path),
                 "threshold": self.config.threshold,
                 "k": self.config.k,
                 "guard": self.config.guard,
@@ -370,6 +374,44 @@ def _doc_index(passages: Sequence[Passage]) -> np.ndarray:
 
     ids: dict[tuple[str, str], int] = {}
     return np.array([ids.setdefault((p.item_id, p.doc_id), len(ids)) for p in passages], dtype=np.intp)
+
+
+_POOLING_MODES = ("pooling_mode_cls_token", "pooling_mode_mean_tokens", "pooling_mode_max_tokens",
+                  "pooling_mode_mean_sqrt_len_tokens", "pooling_mode_weightedmean_tokens", "pooling_mode_lasttoken")
+_SAME_WIDTH = ("Normalize", "Dropout", "LayerNorm", "Transformer")
+
+
+def embedding_dim(path: Path) -> int | None:
+    """The width of a sentence-transformers model's embeddings, read from its files (``modules.json``:
+    the Pooling module's width times its modes, then any Dense layer's ``out_features``), loading
+    nothing; None when its modules are of another kind."""
+    modules = _json_list(path / "modules.json")
+    if not modules:
+        return None
+    dim: int | None = None
+    for m in modules:
+        kind = str(m.get("type", "")).rpartition(".")[2] if isinstance(m, dict) else ""
+        folder = path / str(m.get("path", "")) if isinstance(m, dict) else path
+        if kind == "Pooling":
+            width = _json_field(folder / "config.json", "word_embedding_dimension")
+            modes = sum(bool(_json_field(folder / "config.json", k)) for k in _POOLING_MODES)
+            dim = width * max(modes, 1) if type(width) is int else None
+        elif kind == "Dense":
+            width = _json_field(folder / "config.json", "out_features")
+            dim = width if type(width) is int else None
+        elif kind not in _SAME_WIDTH:
+            return None
+        if dim is None and kind != "Transformer":
+            return None
+    return dim
+
+
+def _json_list(path: Path) -> list[Any] | None:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, list) else None
 
 
 def _json_field(path: Path, key: str) -> Any:

@@ -16,7 +16,8 @@ from .._version import __version__
 from ..compare.core import CHANGES, match_claims
 from ..core.errors import InputError
 from ..core.metrics import METRICS
-from ..core.types import ClaimVerdict, ItemResult
+from ..core.types import ClaimVerdict, Item, ItemResult
+from .data import ItemsReader
 from ..jobs import write_text_atomic
 from .data import VALUE_DIGITS
 from .render import PAGE_SIZE, _environment, _static, pack_details
@@ -66,9 +67,11 @@ def _rows(ra: ItemResult | None, rb: ItemResult | None) -> list[dict[str, Any]]:
 
 
 def compare_records(
-    result: Mapping[str, Any], a: Sequence[ItemResult], b: Sequence[ItemResult]
+    result: Mapping[str, Any], a: Sequence[ItemResult], b: Sequence[ItemResult],
+    items: Mapping[str, Item] | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The page's item index (what the table sorts and filters on) and one side-by-side record per item."""
+    """The page's item index (what the table sorts and filters on) and one side-by-side record per
+    item (with its response and document texts when ``items`` has it)."""
     by_a = {r.item_id: r for r in a}
     by_b = {r.item_id: r for r in b}
     codes = {k: METRICS[k].code for k in result["metrics"]}
@@ -85,7 +88,7 @@ def compare_records(
             entry[f"a{code}"], entry[f"b{code}"] = _round(x), _round(y)
             entry[f"d{code}"] = _round(y - x) if x is not None and y is not None else None
         index.append(entry)
-        details.append({"rows": _rows(by_a[i], by_b[i])})
+        details.append(_texts({"rows": _rows(by_a[i], by_b[i])}, items, i))
     for side, ids, runs in (("a", result["items"]["only_a_ids"], by_a), ("b", result["items"]["only_b_ids"], by_b)):
         for i in ids:
             r = runs[i]
@@ -96,17 +99,40 @@ def compare_records(
                 entry[f"a{code}"], entry[f"b{code}"] = (v, None) if side == "a" else (None, v)
                 entry[f"d{code}"] = None
             index.append(entry)
-            details.append({"rows": _rows(r if side == "a" else None, r if side == "b" else None)})
+            details.append(_texts({"rows": _rows(r if side == "a" else None, r if side == "b" else None)}, items, i))
     return index, details
 
 
+def _texts(detail: dict[str, Any], items: Mapping[str, Item] | None, item_id: str) -> dict[str, Any]:
+    """An item's response (``r``) and documents (``dt``: [id, text] pairs) added to its record, when known."""
+    it = items.get(item_id) if items is not None else None
+    if it is not None:
+        detail["r"] = it.response
+        detail["dt"] = [[d.id, d.text] for d in it.documents]
+    return detail
+
+
+def compare_csv_meta(result: Mapping[str, Any]) -> dict[str, Any]:
+    """The "download CSV" button's file name and columns (:mod:`conflictscore_local.compare.table`'s
+    names, each with the index key it reads; a claim change reads ``ch[change]``)."""
+    from ..compare.table import comparison_columns
+
+    fixed = {"id": "id", "side": "side", "claims_a": "na", "claims_b": "nb", "claims_matched": "nm"}
+    codes = {f"{side}_{k}": f"{'d' if side == 'diff' else side}{METRICS[k].code}" for k in result["metrics"]
+             for side in ("a", "b", "diff")}
+    columns = [[c, fixed.get(c) or codes.get(c) or ["ch", c]] for c in comparison_columns(result)]
+    name = f"compare.{result['a']['label']}.{result['b']['label']}.csv".replace("/", "_")
+    return {"items": name, "columns": columns}
+
+
 def render_compare(result: Mapping[str, Any], a: Sequence[ItemResult], b: Sequence[ItemResult], *,
-                   title: str | None = None) -> str:
-    """The comparison page as one self-contained HTML string."""
+                   title: str | None = None, items: Mapping[str, Item] | None = None) -> str:
+    """The comparison page as one self-contained HTML string (``items``: the runs' input by id,
+    whose responses and documents it shows)."""
     from markupsafe import Markup
 
     env = _environment()
-    index, details = compare_records(result, a, b)
+    index, details = compare_records(result, a, b, items)
     metrics = [{"key": k, "code": METRICS[k].code, "column": METRICS[k].column, **m}
                for k, m in result["metrics"].items()]
     changes = [{"key": k, "label": CHANGE_LABELS[k], "n": result["claims"]["changes"][k]} for k in CHANGES]
@@ -124,18 +150,25 @@ def render_compare(result: Mapping[str, Any], a: Sequence[ItemResult], b: Sequen
         meta={"page_size": PAGE_SIZE, "labels": [la, lb],
               "metrics": [{"key": m["key"], "code": m["code"], "column": m["column"], "hb": m["higher_is_better"]}
                           for m in metrics],
-              "changes": CHANGE_LABELS},
+              "changes": CHANGE_LABELS, "csv": compare_csv_meta(result)},
         css=Markup(_static("report.css") + "\n" + _static("compare.css")),
         js=Markup(_static("common.js") + "\n" + _static("compare.js")),
     )
 
 
 def write_compare_report(path: str | os.PathLike[str], result: Mapping[str, Any], a: Sequence[ItemResult],
-                         b: Sequence[ItemResult], *, title: str | None = None) -> int:
-    """Render the comparison page and write it atomically to ``path``; returns its size in bytes."""
-    page = render_compare(result, a, b, title=title)
-    write_text_atomic(path, page, what="report")
-    return len(page.encode("utf-8"))
+                         b: Sequence[ItemResult], *, title: str | None = None,
+                         items: str | os.PathLike[str] | None = None, read: "ItemsReader | None" = None) -> int:
+    """Render the comparison page and write it atomically to ``path``; returns its size in bytes.
+    ``items``: the runs' input file (responses and documents shown), read by ``read`` (default
+    ``read_items``; the command hands in the bench's, which checks gold)."""
+    by_id = None
+    if items is not None:
+        from ..formats.inputs import read_items
+
+        by_id = {it.id: it for it in (read or read_items)(items)}
+    page = render_compare(result, a, b, title=title, items=by_id)
+    return write_text_atomic(path, page, what="report")
 
 
 __all__ = ["compare_records", "render_compare", "write_compare_report"]

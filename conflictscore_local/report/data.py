@@ -22,7 +22,7 @@ from ..core.errors import InputError
 from ..formats.inputs import read_items
 from ..util.jsonl import file_sha256
 from ..core.metrics import METRICS, bootstrap_ci, pair_counts, shown_keys, summarize_metrics
-from ..formats.results import read_results
+from ..formats.results import check_summary_of, read_results
 from ..formats.summary import check_summary, is_bench_summary, read_summary
 from ..core.types import CONTRADICT, IRRELEVANT, SUPPORT, ClaimVerdict, DocJudgment, Item, ItemResult
 
@@ -76,6 +76,8 @@ def load_inputs(
     else:
         summ = read_summary(summary)
         paths["summary"] = str(summary)
+    if summ is not None:  # the headline numbers come from it: they must be this run's
+        check_summary_of(summ, results, summary_path=paths.get("summary", "summary"), scored_path=str(scored))
     by_id: dict[str, Item] | None = None
     if items is not None:
         paths["items"] = str(items)
@@ -125,9 +127,6 @@ def summary_section(inputs: ReportInputs) -> dict[str, Any]:
     if pairs is None:
         pairs = pair_counts(results)
         computed.append("pairs")
-    if n_items != len(results):
-        raise InputError(f"the summary describes {n_items} items but the scored file holds {len(results)}: "
-                         "they are not from the same run", path=inputs.paths.get("summary", "summary"))
     metrics = [
         {
             "key": k,

@@ -24,6 +24,7 @@ from ..util.extras import requires
 from ..jobs import Input, Job, Output, scrub, write_text_atomic
 from ..formats.inputs import read_items
 from .data import Evaluator, ItemsReader, ReportInputs, bench_section, item_records, load_inputs, summary_section
+from ..formats.run_info import judge_info
 from .plots import MISSING_MATPLOTLIB, make_plots, matplotlib_available
 
 PAGE_SIZE = 50
@@ -87,18 +88,35 @@ def render_html(inputs: ReportInputs, *, title: str | None = None) -> str:
         details_packed=pack_details(details),
         meta={"page_size": PAGE_SIZE, "has_items": inputs.items is not None,
               "has_gold": any("tp" in r for r in index),
-              "metrics": [{"key": m["key"], "code": m["code"]} for m in summary["metrics"]]},
+              "metrics": [{"key": m["key"], "code": m["code"]} for m in summary["metrics"]],
+              "csv": csv_meta(inputs)},
+        judge=judge_info(summary["config"]),
         css=Markup(_static("report.css")),
         js=Markup(_static("common.js") + "\n" + _static("report.js")),
     )
     return page
 
 
+INDEX_KEYS = {"id": "id", "n_claims": "nc", "claims_total": "nt", "n_conflicted": "nk", "n_unscored": "nu"}
+"""The item index's key of each non-metric column of :func:`~conflictscore_local.table.item_columns`."""
+
+
+def csv_meta(inputs: ReportInputs) -> dict[str, Any]:
+    """What the page's "download CSV" buttons write: file names, and each column of the item table
+    (:mod:`conflictscore_local.table`'s names) with the index key it reads; the pair columns."""
+    from ..metrics import METRICS
+    from ..formats.table import PAIR_COLUMNS, item_columns
+
+    stem = os.path.splitext(inputs.names.get("scored") or inputs.names.get("items") or "results")[0]
+    columns = [[c, METRICS[c].code if c in METRICS else INDEX_KEYS[c]] for c in item_columns(inputs.results)]
+    return {"items": f"{stem}.items.csv", "pairs": f"{stem}.pairs.csv", "columns": columns,
+            "pair_columns": list(PAIR_COLUMNS)}
+
+
 def write_report(path: str | os.PathLike[str], inputs: ReportInputs, *, title: str | None = None) -> int:
     """Render ``inputs`` and write the page atomically to ``path``; returns its size in bytes."""
     page = render_html(inputs, title=title)
-    write_text_atomic(path, page, what="report")
-    return len(page.encode("utf-8"))
+    return write_text_atomic(path, page, what="report")
 
 
 def report_from_files(

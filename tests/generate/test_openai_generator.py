@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import email.utils
 import socket
+import threading
 import time
 from typing import Any
 
@@ -82,8 +83,14 @@ def test_completions_endpoint(openai_server: Any, openai_stub: Any) -> None:
 
 
 def test_concurrency_is_bounded_and_order_kept(openai_server: Any, openai_stub: Any) -> None:
+    # Each request waits until 3 are in flight (a barrier, not a delay): with 3 workers the 12
+    # prompts pass in 4 rounds of exactly 3, whatever the machine's load; more workers would put
+    # a 4th in flight, fewer would break the barrier.
+    rounds = threading.Barrier(3, timeout=60)
+
     def respond(r: Any) -> Any:
-        return openai_stub.Reply(body=openai_stub.chat_reply(f"echo {r.body['messages'][0]['content']}"), delay_s=0.15)
+        rounds.wait()
+        return openai_stub.Reply(body=openai_stub.chat_reply(f"echo {r.body['messages'][0]['content']}"))
 
     openai_server.respond = respond
     out = build(openai_server, max_concurrency=3).generate([f"p{k}" for k in range(12)])

@@ -151,7 +151,7 @@ def test_an_echoed_api_key_never_reaches_a_note(
     openai_server.respond = lambda r: openai_stub.Reply(status, ECHO)
     (out,) = judge(openai_server).judge([PAIR])
     assert out.label is None and KEY not in out.note and "[redacted]" in out.note
-    assert '"Authorization": "[redacted]"' in out.note and "key [redacted] has no access" in out.note
+    assert '"Authorization": "Bearer [redacted]"' in out.note and "key [redacted] has no access" in out.note
     assert openai_server.posts()[0].headers["Authorization"] == f"Bearer {KEY}"  # it was sent, just not kept
 
 

@@ -145,7 +145,7 @@ def test_item_from_rejects_a_single_string_instead_of_a_list_naming_where_and_fi
 def test_item_from_validates_like_a_jsonl_line() -> None:
     with pytest.raises(InputError) as e:
         item_from("q", "r", ["fine", 42], where="deepeval test case 'q'")
-    assert str(e.value) == "deepeval test case 'q': field 'documents[1]': expected an object with 'id' and 'text', got int"
+    assert str(e.value) == "deepeval test case 'q': field 'documents[1]': expected a string or an object with 'text', got int"
     with pytest.raises(InputError) as e:
         item_from("q", "r", ["a", "b"], claims=["c"], labels=[["SUPPORT", "maybe"]], where="inspect sample 'q'")
     assert "inspect sample 'q': field 'labels[0][1]': unknown label 'maybe'" in str(e.value)

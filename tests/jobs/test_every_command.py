@@ -54,7 +54,14 @@ def run_toml(t: Path) -> Path:
 
 def score_paths(t: Path) -> dict[str, Path]:
     return {"INPUT": labelled(t / "in.jsonl"), "--config": run_toml(t), "-o": t / "out.jsonl",
-            "--summary": t / "s.json", "--report": t / "r.html", "--cache": t / "c.sqlite"}
+            "--summary": t / "s.json", "--report": t / "r.html", "--cache": t / "c.sqlite", "--csv": t / "t.csv",
+            "--csv-pairs": t / "pairs.csv"}
+
+
+def view_paths(t: Path) -> dict[str, Path]:
+    p = score_paths(folder(t / "runs"))
+    assert main(["score", str(p["INPUT"]), "-o", str(p["-o"]), "--summary", str(p["--summary"]), "-q"]) == 0
+    return {"DIR": t / "runs", "-o": t / "view.html"}
 
 
 def merge_paths(t: Path) -> dict[str, Path]:
@@ -77,7 +84,7 @@ def compare_paths(t: Path) -> dict[str, Path]:
     p["B.jsonl"] = t / "b.jsonl"
     assert main(["score", str(p["--items"]), "-o", str(p["B.jsonl"]), "--set", "aggregate.keep_both=true", "-q"]) == 0
     return {"A.jsonl": p["SCORED"], "B.jsonl": p["B.jsonl"], "--summary-a": p["--summary"], "-o": t / "c.json",
-            "--report": t / "c.html"}
+            "--report": t / "c.html", "--csv": t / "c.csv"}
 
 
 def folder(path: Path) -> Path:
@@ -106,8 +113,10 @@ GENERATOR = ["--generator", "openai", "--generator-arg", f"base_url={DEAD}", "--
 COMMANDS = [
     Command("score", score_paths,
             lambda p: ["score", str(p["INPUT"]), "--config", str(p["--config"]), "-o", str(p["-o"]), "--summary",
-                       str(p["--summary"]), "--report", str(p["--report"]), "--cache", str(p["--cache"]), "-q"],
-            ("INPUT", "--config"), ("-o", "--summary", "--report", "--cache"), shared=("--cache",)),
+                       str(p["--summary"]), "--report", str(p["--report"]), "--cache", str(p["--cache"]), "--csv",
+                       str(p["--csv"]), "--csv-pairs", str(p["--csv-pairs"]), "-q"],
+            ("INPUT", "--config"), ("-o", "--summary", "--report", "--cache", "--csv", "--csv-pairs"),
+            shared=("--cache",)),
     Command("bench run", lambda t: {"INPUT": bench_file(t / "bench.jsonl"), "--config": run_toml(t),
                                     "-o": t / "p.jsonl", "--summary": t / "r.json", "--report": t / "r.html", "--cache": t / "c.sqlite"},
             lambda p: ["bench", "run", str(p["INPUT"]), "--given-labels", "--config", str(p["--config"]), "-o",
@@ -130,8 +139,9 @@ COMMANDS = [
             ("SCORED", "--items", "--summary"), ("-o",)),
     Command("compare", compare_paths,
             lambda p: ["compare", str(p["A.jsonl"]), str(p["B.jsonl"]), "--summary-a", str(p["--summary-a"]), "-o",
-                       str(p["-o"]), "--report", str(p["--report"]), "-q"],
-            ("A.jsonl", "B.jsonl", "--summary-a"), ("-o", "--report")),
+                       str(p["-o"]), "--report", str(p["--report"]), "--csv", str(p["--csv"]), "-q"],
+            ("A.jsonl", "B.jsonl", "--summary-a"), ("-o", "--report", "--csv")),
+    Command("view", view_paths, lambda p: ["view", str(p["DIR"]), "-o", str(p["-o"]), "-q"], ("DIR",), ("-o",)),
     Command("generate", lambda t: {"ITEMS": labelled(t / "items.jsonl"), "-o": t / "g.jsonl"},
             lambda p: ["generate", str(p["ITEMS"]), "--strategy", "standard", "-o", str(p["-o"]), *GENERATOR, "-q"],
             ("ITEMS",), ("-o",), ok=False),

@@ -1,4 +1,4 @@
-"""The one redaction point: what it replaces, what it leaves, and that every writer goes through it."""
+"""The one redaction point: it replaces the secrets the run holds (and nothing else), and every writer goes through it."""
 
 from __future__ import annotations
 
@@ -10,7 +10,10 @@ import pytest
 from conflictscore_local.jobs import (
     REDACTED,
     ResumableJsonlWriter,
+    add_credentials,
     add_secret,
+    add_url,
+    forget_secrets,
     redact,
     scrub,
     scrub_text,
@@ -22,41 +25,58 @@ from conflictscore_local.jobs import (
 KEY = "sk-unit-8d1f7a2c9e"
 
 
-def test_values_keys_urls_and_headers_are_replaced(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("MY_SERVICE_TOKEN", KEY)
+@pytest.fixture(autouse=True)
+def _no_secret_held() -> None:
+    forget_secrets()
+
+
+def test_held_values_urls_and_credentials_are_replaced_wherever_they_stand() -> None:
+    add_secret(KEY)
+    add_url("https://alice:s3cr3t-pass@proxy.example/v1")
+    add_url("http://bob:pw@short.example/v1")  # a short password: its URL's own text still goes
+    add_credentials({"api_key": "anything at all", "n": 3, "nested": [{"token": "tok-0123456789"}], "model": "m"})
     value = {
         "base_url": "https://alice:s3cr3t-pass@proxy.example/v1",
-        "extra_body": {"api_key": "anything at all", "x-api-key": "k", "n": 3, "api_key_env": "OPENAI_API_KEY"},
-        "served": {"owned_by": f"Bearer {KEY}", "root": KEY, "id": "judge"},
-        "notes": [f"the server said: Authorization: Basic dXNlcjpwYXNz and key={KEY}", "password=letmein"],
+        "other": "http://bob:pw@short.example/v1 and the password s3cr3t-pass alone",
+        "extra_body": {"api_key": "anything at all", "n": 3, "nested": [{"token": "tok-0123456789"}], "model": "m"},
+        "served": {"owned_by": f"Bearer {KEY}", "root": KEY, "id": "judge", KEY: 1},
         "claims": ["The bridge opened in 1932.", 0.25, None, True],
     }
     assert scrub(value) == {
         "base_url": f"https://alice:{REDACTED}@proxy.example/v1",
-        "extra_body": {"api_key": REDACTED, "x-api-key": REDACTED, "n": 3, "api_key_env": "OPENAI_API_KEY"},
-        "served": {"owned_by": f"Bearer {REDACTED}", "root": REDACTED, "id": "judge"},
-        "notes": [f"the server said: Authorization: {REDACTED} and key={REDACTED}", f"password={REDACTED}"],
+        "other": f"http://bob:{REDACTED}@short.example/v1 and the password {REDACTED} alone",
+        "extra_body": {"api_key": REDACTED, "n": 3, "nested": [{"token": REDACTED}], "model": "m"},
+        "served": {"owned_by": f"Bearer {REDACTED}", "root": REDACTED, "id": "judge", REDACTED: 1},
         "claims": ["The bridge opened in 1932.", 0.25, None, True],
     }
-
-
-def test_short_values_and_ordinary_text_are_left_alone(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SHORT_TOKEN", "abc")  # below MIN_SECRET: replacing every "abc" would ruin output
-    add_secret("x")
-    text = "abc: the max_tokens of a monkey are http://localhost:8000/v1 and a tokenizer"
-    assert scrub_text(text) == text
-    assert scrub({"max_tokens": 8, "tokenizer": "t", "token_budget": 3}) == {"max_tokens": 8, "tokenizer": "t",
-                                                                             "token_budget": 3}
-
-
-def test_added_secrets_and_secrets_in_use_are_replaced_wherever_they_stand() -> None:
-    add_secret("handed-over-secret-1")
-    assert scrub_text("prefix handed-over-secret-1 suffix") == f"prefix {REDACTED} suffix"
+    assert scrub_text(f"prefix {KEY} suffix") == f"prefix {REDACTED} suffix"
     assert redact("my key is abcdefgh-123", ["abcdefgh-123"]) == f"my key is {REDACTED}"
 
 
-def test_every_writer_passes_the_redaction_point(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+def test_text_that_only_looks_like_a_secret_is_left_as_it_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No pattern of free text and no environment variable the run did not read: the data stays."""
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "Users click")
+    monkeypatch.setenv("MY_SERVICE_TOKEN", "The standard-bearer")
+    add_secret("x")  # below MIN_SECRET: replacing every "x" would ruin output
+    add_secret(KEY)
+    texts = ["Password : forgot password ? sign-up", "api_key=abc123 and Authorization: Bearer abcdefgh12345678",
+             "https://alice:wonderland@example.org", "Bearer securities were abolished",
+             "The standard-bearer Napoleon led", "Users click the button", "max_tokens x"]
+    assert [scrub_text(t) for t in texts] == texts
+    fields = {"password": "forgot password", "token": "abcdefgh-1234", "Authorization": "Basic dXNlcjpwYXNz"}
+    assert scrub(fields) == fields
+
+
+def test_a_new_run_holds_none_of_an_earlier_runs_secrets() -> None:
+    add_secret(KEY)
+    assert scrub_text(KEY) == REDACTED
+    forget_secrets()
+    assert scrub_text(KEY) == KEY
+
+
+def test_every_writer_passes_the_redaction_point(tmp_path: Path) -> None:
+    add_secret(KEY)
+    add_url("http://u:pw-123456@h/v1")
     write_json_atomic(tmp_path / "s.json", {"resolved": {"root": KEY}})
     write_jsonl_atomic(tmp_path / "o.jsonl", [{"note": f"Bearer {KEY}"}])
     write_text_atomic(tmp_path / "r.html", f"<pre>{KEY}</pre>")
@@ -69,6 +89,7 @@ def test_every_writer_passes_the_redaction_point(tmp_path: Path, monkeypatch: py
 
 
 def test_a_resume_compares_the_fingerprint_as_it_was_stored(tmp_path: Path) -> None:
+    add_url("http://u:pw-123456@h/v1")
     fingerprint = {"backends": {"judge": {"base_url": "http://u:pw-123456@h/v1"}}}
     with pytest.raises(RuntimeError):
         with ResumableJsonlWriter(tmp_path / "o.jsonl", fingerprint=fingerprint) as w:

@@ -157,7 +157,7 @@ def test_both_specs_key_the_cache_and_each_judge_is_asked_once(scripted: None, t
         engine.score_all([parse_item(ITEM)])
     assert spec == {"backend": "cascade", "first": {"name": "first-test", "window": 100},
                     "second": {"name": "second-test", "window": 100}, "escalate_below": 0.8,
-                    "escalate_flips": True, "rule_version": 1}
+                    "escalate_flips": True, "on_second_failure": "unscored", "rule_version": 2}
     # the same run again: every judgment from the judgment cache, with who decided it
     with Engine(cascade_config(tmp_path, escalate_below=0.8)) as engine:
         (r,), report = engine.score_all([parse_item(ITEM)])
@@ -175,14 +175,25 @@ def test_both_specs_key_the_cache_and_each_judge_is_asked_once(scripted: None, t
     assert [(j.label, j.decided_by) for j in r.verdicts[0].judgments] == [(S, "second"), (I, "second"), (C, "second")]
 
 
-def test_an_unscored_second_answer_keeps_the_first_label(scripted: None, tmp_path: Path) -> None:
+def test_an_unscored_second_answer_is_unscored_unless_keep_first(scripted: None, tmp_path: Path) -> None:
     item = {**ITEM, "documents": [{"id": "d", "text": "first: C.5 S.3 I.2 | second: ?"}]}
     with Engine(cascade_config(tmp_path, escalate_below=0.8)) as engine:
         (r,), report = engine.score_all([parse_item(item)])
     (j,) = r.verdicts[0].judgments
+    assert (j.label, j.decided_by) == (None, None)
+    assert j.note == ("second judge gave no label (second cannot read it); unscored (the first judge said "
+                      "CONTRADICT; on_second_failure=keep_first would keep it)")
+    stats = report.stages["judge"]
+    assert (stats["escalated"], stats["second_failed"], stats["decided_by_second"]) == (1, 1, 0)
+    assert report.pairs["unscored"] == 1
+    with Engine(cascade_config(tmp_path, escalate_below=0.8, on_second_failure="keep_first")) as engine:
+        (r,), report = engine.score_all([parse_item(item)])
+    (j,) = r.verdicts[0].judgments
     assert (j.label, j.decided_by) == (C, "first")
-    assert j.note == "second judge gave no label (second cannot read it); the first judge's label is kept"
-    assert report.stages["judge"]["second_unscored_first_kept"] == 1
+    assert j.note == ("second judge gave no label (second cannot read it); the first judge's label is kept "
+                      "(on_second_failure=keep_first)")
+    assert report.stages["judge"]["second_unscored_first_kept"] == 1 and report.pairs["unscored"] == 0
+    assert report.stages["judge"]["on_second_failure"] == "keep_first"
 
 
 def test_arguments_are_checked_and_the_budget_is_the_tighter(scripted: None) -> None:
@@ -221,3 +232,22 @@ def test_the_command_line_names_both_judges(scripted: None, tmp_path: Path) -> N
 
 def test_a_cascade_is_a_judge(scripted: None) -> None:
     assert isinstance(registry.build("judge", "cascade", {"second": {"name": "second-test"}}), CascadeJudge)
+
+
+def test_a_bad_row_of_a_judges_own_cache_is_asked_again_and_counted(scripted: None, tmp_path: Path, logged) -> None:
+    import sqlite3
+
+    with Engine(cascade_config(tmp_path, escalate_below=0.8)) as engine:
+        engine.score_all([parse_item(ITEM)])
+        first_spec = dict(engine.backend("judge").judges()[0].spec())
+    from conflictscore_local.cache import spec_digest
+
+    with sqlite3.connect(tmp_path / "cache.sqlite") as db:  # the first judge's own rows, and the cascade's gone
+        db.execute("UPDATE judgments SET label = 'MAYBE' WHERE spec_hash = ?", (spec_digest(first_spec),))
+        db.execute("DELETE FROM judgments WHERE decided_by IS NOT NULL")
+    with logged.expect("stored row\\(s\\) of the cascade's first judge are not judgments"):
+        with Engine(cascade_config(tmp_path, escalate_below=0.8)) as engine:
+            (r,), report = engine.score_all([parse_item(ITEM)])
+            first, _ = engine.backend("judge").judges()
+    assert len(first.asked) == 3 and report.stages["judge"]["first_cache_rows_rejected"] == 3
+    assert [(j.label, j.decided_by) for j in r.verdicts[0].judgments] == [(S, "second"), (I, "second"), (I, "first")]

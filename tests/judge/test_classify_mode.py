@@ -1,6 +1,7 @@
-"""Classify mode: the ``vllm`` judge through ``LLM.classify`` (the stand-in vLLM runs the same
-transformers model) and the ``openai`` judge against a stub ``/classify`` server give the
-``nli`` judge's labels for the same pairs."""
+"""The ``nli`` judge's vLLM runtimes: ``runtime=vllm`` through ``LLM.classify`` (the stand-in vLLM
+runs the same transformers model) and ``runtime=serve`` against a stub ``/classify`` server give
+the ``torch`` runtime's labels for the same pairs; the old spellings (``--judge vllm|openai
+--judge-arg mode=classify``) warn and are the same judge. The real engine: ``tests/vllm``."""
 
 from __future__ import annotations
 
@@ -25,6 +26,10 @@ def nli(model: Path, **args: Any) -> Any:
     return registry.build("judge", "nli", {"model": str(model), "runtime": "torch", **args})
 
 
+def on_vllm(model: Path, runtime_args: dict | None = None, **args: Any) -> Any:
+    return registry.build("judge", "nli", {"model": str(model), "runtime": "vllm", "runtime_args": runtime_args, **args})
+
+
 def agree(a: list, b: list) -> float:
     """Largest probability difference; asserts the labels are identical first."""
     assert [j.label for j in a] == [j.label for j in b]
@@ -35,9 +40,8 @@ def agree(a: list, b: list) -> float:
 @pytest.mark.skipif(not (DEFAULT_JUDGE / "model.safetensors").is_file(), reason="models/default-judge is not built")
 def test_vllm_classify_gives_the_nli_labels_for_the_default_judge(fake_vllm: Any, bench_pairs: list) -> None:
     pairs = bench_pairs[:48]
-    # float32 as the nli judge runs on a CPU (dtype=auto would keep the checkpoint's float16)
-    vj = registry.build("judge", "vllm", {"model": str(DEFAULT_JUDGE), "mode": "classify", "chunk_size": 20,
-                                          "dtype": "float32"})
+    # dtype=auto: float32 on a CPU, as the torch runtime resolves it
+    vj = on_vllm(DEFAULT_JUDGE, {"chunk_size": 20})
     reference = nli(DEFAULT_JUDGE)
     by_vllm, by_nli = vj.judge(pairs), reference.judge(pairs)
     assert agree(by_vllm, by_nli) <= TOLERANCE
@@ -58,12 +62,13 @@ def test_vllm_classify_gives_the_nli_labels_for_the_default_judge(fake_vllm: Any
     assert boundaries == [f["token_type_ids"].index(1) for f in feats]
 
     spec, ref_spec = vj.spec(), reference.spec()
-    assert (spec["backend"], spec["mode"], spec["runtime"], spec["dtype"]) == ("vllm", "classify", "vllm", "float32")
+    assert (spec["backend"], spec["runtime"], spec["dtype"]) == ("nli", "vllm", "float32")
+    assert llm.kwargs["dtype"] == "float32"
     cal = json.loads((DEFAULT_JUDGE / "conflictscore.json").read_text())
     assert spec["thresholds"] == ref_spec["thresholds"] == cal["thresholds"]
     assert spec["engine_args"] == {}
-    assert {k: v for k, v in spec.items() if k not in ("backend", "mode", "runtime", "dtype", "engine_args")} == {
-        k: v for k, v in ref_spec.items() if k not in ("backend", "runtime", "dtype")}
+    assert {k: v for k, v in spec.items() if k not in ("runtime", "engine_args")} == {
+        k: v for k, v in ref_spec.items() if k != "runtime"}
     assert vj.passage_budget()[1] == reference.passage_budget()[1]
     assert vj.stats()["engine_calls"] == 3 and vj.describe()["resolved"]["runtime"] == "vllm"
 
@@ -84,14 +89,43 @@ def test_without_segment_ids_the_default_judge_reads_pairs_differently(fake_vllm
     assert gap > 1e-3
 
 
-def test_vllm_classify_deberta_and_mode_arguments(fake_vllm: Any, spread_nli: Any, bench_pairs: list) -> None:
+def test_vllm_runtime_deberta_and_its_arguments(fake_vllm: Any, spread_nli: Any, bench_pairs: list) -> None:
     model = spread_nli("deberta-v2")
-    vj = registry.build("judge", "vllm", {"model": str(model), "mode": "classify", "max_length": 96, "dtype": "float32",
-                                          "thresholds": {"SUPPORT": 0.34, "CONTRADICT": 0.34}})
+    vj = on_vllm(model, max_length=96, thresholds={"SUPPORT": 0.34, "CONTRADICT": 0.34})
     reference = nli(model, max_length=96, thresholds={"SUPPORT": 0.34, "CONTRADICT": 0.34})
     pairs = bench_pairs[:24]
     assert agree(vj.judge(pairs), reference.judge(pairs)) <= TOLERANCE
     assert vj.spec()["max_length"] == 96 and vj.spec()["thresholds"] == {"SUPPORT": 0.34, "CONTRADICT": 0.34}
+    with pytest.raises(ConfigError, match="runtime_args base_url not allowed with runtime=vllm; allowed: "
+                                          "tensor_parallel_size, max_model_len, gpu_memory_utilization, seed, "
+                                          "engine_args, chunk_size"):
+        on_vllm(model, {"base_url": "http://x/v1"})
+    with pytest.raises(ConfigError, match="runtime_args apply to runtime=vllm or runtime=serve; runtime is torch"):
+        nli(model, runtime_args={"max_model_len": 64})
+    with pytest.raises(ConfigError, match="runtime_args chunk_size must be a whole number >= 1, got 0"):
+        on_vllm(model, {"chunk_size": 0})
+    with pytest.raises(ConfigError, match=r"max_model_len 64 is shorter than the judge's max_length 96 \(inputs of up "
+                                          r"to 96 tokens\); raise runtime_args max_model_len to 96 or more"):
+        on_vllm(model, {"max_model_len": 64}, max_length=96).spec()
+    assert len(fake_vllm.LLM.instances) == 1  # vj's: the refused ones started none
+
+
+def test_the_old_spelling_warns_and_is_the_same_judge(fake_vllm: Any, spread_nli: Any, bench_pairs: list,
+                                                      logged: Any) -> None:
+    """``--judge vllm --judge-arg mode=classify`` (one more release): the nli judge with runtime=vllm,
+    its engine arguments moved to runtime_args, the same spec, so the same cache entries."""
+    model = spread_nli("deberta-v2")
+    with logged.expect(r"judge vllm: mode=classify is deprecated and goes in the next release; it runs --judge nli "
+                       rf"--judge-arg model={model} --judge-arg runtime=vllm"):
+        old = registry.build("judge", "vllm", {"model": str(model), "mode": "classify", "max_length": 96,
+                                               "dtype": "float32", "chunk_size": 10, "max_model_len": 128})
+        old_spec = old.spec()
+    new = on_vllm(model, {"chunk_size": 10, "max_model_len": 128}, max_length=96, dtype="float32")
+    assert old_spec == new.spec()
+    pairs = bench_pairs[:12]
+    assert agree(old.judge(pairs), new.judge(pairs)) == 0.0
+    assert fake_vllm.LLM.instances[0].kwargs == fake_vllm.LLM.instances[1].kwargs
+    assert old.describe()["resolved"]["deprecated"] == "mode=classify: --judge nli --judge-arg runtime=vllm"
     with pytest.raises(ConfigError, match="top_logprobs, chat only apply with mode=generate"):
         registry.build("judge", "vllm", {"model": str(model), "mode": "classify", "top_logprobs": 5, "chat": False})
     with pytest.raises(ConfigError, match="negative_label only applies with mode=classify"):
@@ -100,16 +134,13 @@ def test_vllm_classify_deberta_and_mode_arguments(fake_vllm: Any, spread_nli: An
         registry.build("judge", "vllm", {"model": str(model), "mode": "score"})
 
 
-def test_vllm_classify_spec_keys_the_engine_arguments_that_change_outputs(fake_vllm: Any, spread_nli: Any) -> None:
+def test_vllm_runtime_spec_keys_the_engine_arguments_that_change_outputs(fake_vllm: Any, spread_nli: Any) -> None:
     """As in generate mode: quantization (and every other output-changing engine argument) keys the
     judgment cache; a scheduling argument does not."""
     model = str(spread_nli("deberta-v2"))
 
     def spec(**engine_args: Any) -> dict:
-        args = {"model": model, "mode": "classify"}
-        if engine_args:
-            args["engine_args"] = engine_args
-        return dict(registry.build("judge", "vllm", args).spec())
+        return dict(on_vllm(Path(model), {"engine_args": engine_args} if engine_args else None).spec())
 
     plain, fp8 = spec(), spec(quantization="fp8")
     assert fp8["engine_args"] == {"quantization": "fp8"} and plain["engine_args"] == {}
@@ -139,18 +170,18 @@ def classify_server(openai_server: Any, openai_stub: Any) -> Any:
     return openai_server
 
 
-def serve_judge(server: Any, model: Path, **args: Any) -> Any:
+def serve_judge(server: Any, model: Path, runtime_args: dict | None = None, **args: Any) -> Any:
     from transformers import AutoModelForSequenceClassification
 
     server.classifier = AutoModelForSequenceClassification.from_pretrained(str(model)).eval()
-    return registry.build("judge", "openai", {"base_url": server.url, "mode": "classify", "checkpoint": str(model),
-                                              "max_retries": 0, **args})
+    return registry.build("judge", "nli", {"model": str(model), "runtime": "serve", **args, "runtime_args": {
+        "base_url": server.url, "max_retries": 0, **(runtime_args or {})}})
 
 
 def test_served_classify_gives_the_nli_labels(classify_server: Any, spread_nli: Any, bench_pairs: list) -> None:
     model = spread_nli("deberta-v2")
     pairs = bench_pairs[:40]
-    judge = serve_judge(classify_server, model, batch_size=16, max_concurrency=2, max_length=128)
+    judge = serve_judge(classify_server, model, {"batch_size": 16, "max_concurrency": 2}, max_length=128)
     by_server = judge.judge(pairs)
     reference = nli(model, max_length=128)
     assert agree(by_server, reference.judge(pairs)) <= TOLERANCE
@@ -165,7 +196,7 @@ def test_served_classify_gives_the_nli_labels(classify_server: Any, spread_nli: 
     sent = sorted(ids for r in posts for ids in r.body["input"])
     assert sent == sorted(f["input_ids"] for f in feats)
     spec = judge.spec()
-    assert (spec["backend"], spec["mode"], spec["runtime"]) == ("openai", "classify", "vllm-serve")
+    assert (spec["backend"], spec["runtime"]) == ("nli", "serve")
     assert spec["served_model"] == "stub-model" and spec["classify_url"] == classify_server.root + "/classify"
     assert judge.stats()["requests"] == 3
 
@@ -180,7 +211,7 @@ def test_served_classify_refuses_a_checkpoint_with_segment_ids(classify_server: 
 def test_served_classify_failures_are_unscored(
     classify_server: Any, openai_stub: Any, spread_nli: Any, bench_pairs: list
 ) -> None:
-    judge = serve_judge(classify_server, spread_nli("deberta-v2"), batch_size=2)
+    judge = serve_judge(classify_server, spread_nli("deberta-v2"), {"batch_size": 2})
     classify_server.respond = lambda req: openai_stub.Reply(status=503, body={"error": "overloaded"})
     out = judge.judge(bench_pairs[:3])
     assert [j.label for j in out] == [None] * 3
@@ -191,7 +222,24 @@ def test_served_classify_failures_are_unscored(
     assert judge.stats()["unscored"] == 4
 
 
+def test_served_classify_old_spelling_is_runtime_serve(classify_server: Any, spread_nli: Any, bench_pairs: list,
+                                                       logged: Any) -> None:
+    model = spread_nli("deberta-v2")
+    new = serve_judge(classify_server, model, {"batch_size": 4})
+    with logged.expect("judge openai: mode=classify is deprecated .* --judge-arg runtime=serve"):
+        old = registry.build("judge", "openai", {"base_url": classify_server.url, "mode": "classify",
+                                                 "checkpoint": str(model), "max_retries": 0, "batch_size": 4})
+        assert old.spec() == new.spec()
+    pairs = bench_pairs[:6]
+    assert agree(old.judge(pairs), new.judge(pairs)) == 0.0
+    assert sorted(len(r.body["input"]) for r in classify_server.posts()) == [2, 2, 4, 4]
+
+
 def test_served_classify_arguments() -> None:
+    with pytest.raises(ConfigError, match="runtime_args max_model_len not allowed with runtime=serve; allowed: base_url, "
+                                          "model, api_key_env, max_concurrency, timeout_s, max_retries, backoff_s, "
+                                          "max_backoff_s, batch_size"):
+        registry.build("judge", "nli", {"runtime": "serve", "runtime_args": {"max_model_len": 8}})
     with pytest.raises(ConfigError, match="mode=classify needs checkpoint=DIR"):
         registry.build("judge", "openai", {"mode": "classify"})
     with pytest.raises(ConfigError, match="batch_size only applies with mode=classify"):

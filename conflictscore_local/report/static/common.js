@@ -151,7 +151,40 @@ const CS = (function () {
     render();
     performance.mark("cs-table-ready");
     document.body.dataset.table = "ready";
+    return { detailsReady };
   }
 
-  return { $, el, fmt, int, itemTable };
+  // CSV as conflictscore_local.table writes it: a header row, "" for a missing value, true/false,
+  // quotes only around a field holding a comma, a quote or a line break; saved through a blob: link.
+  function csvCell(v) {
+    if (v === null || v === undefined) return "";
+    if (v === true || v === false) return String(v);
+    const s = String(v);
+    return /[",\r\n]/.test(s) ? '"' + s.replace(/"/g, '""') + '"' : s;
+  }
+  const csv = (columns, rows) => [columns, ...rows].map((r) => r.map(csvCell).join(",")).join("\n") + "\n";
+  function download(name, text) {
+    const url = URL.createObjectURL(new Blob([text], { type: "text/csv;charset=utf-8" }));
+    const a = el("a", { href: url, download: name, hidden: true });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10000);
+  }
+  // the item table's CSV: META.csv.columns pairs each column name with the index key it reads
+  // (a [key, sub] pair reads index[key][sub], 0 when absent)
+  function itemsCsv(index, columns) {
+    const value = (r, key) => (Array.isArray(key) ? (r[key[0]] || {})[key[1]] || 0 : r[key]);
+    return csv(columns.map((c) => c[0]), index.map((r) => columns.map((c) => value(r, c[1]))));
+  }
+
+  // the "download CSV" buttons: #csv-items (the item table) and, where given, #csv-pairs (built by pairs())
+  function csvButtons(index, meta, pairs) {
+    const items = $("csv-items");
+    if (items) items.addEventListener("click", () => download(meta.csv.items, itemsCsv(index, meta.csv.columns)));
+    const more = $("csv-pairs");
+    if (more && pairs) more.addEventListener("click", async () => download(meta.csv.pairs, csv(meta.csv.pair_columns, await pairs())));
+  }
+
+  return { $, el, fmt, int, itemTable, csv, download, itemsCsv, csvButtons };
 })();

@@ -61,6 +61,13 @@
       head.append(el("span", { class: "badge", text: `${m.column} ${fmt(r["a" + m.code])} → ${fmt(r["b" + m.code])}` }));
     }
     box.append(head);
+    if (d.r !== undefined) box.append(el("p", { class: "response", "data-role": "response" }, el("b", { text: "response " }), d.r));
+    if (d.dt) {
+      const docs = el("details", { class: "documents", "data-role": "documents" },
+        el("summary", { text: `documents (${d.dt.length})` }));
+      for (const [id, text] of d.dt) docs.append(el("p", { class: "doc-text", "data-doc": id }, el("b", { text: id + " " }), text));
+      box.append(docs);
+    }
     const table = el("table", { class: "side-by-side" },
       el("thead", {}, el("tr", {}, el("th", { scope: "col", text: `A ${LA}` }), el("th", { scope: "col", text: `B ${LB}` }),
         el("th", { scope: "col", text: "what changed" }))));
@@ -82,6 +89,7 @@
     box.append(table);
   }
 
+  CS.csvButtons(INDEX, META, null);
   CS.itemTable({
     index: INDEX, pageSize: META.page_size, ncols: NCOLS, filters: FILTERS, sort: "nch", dir: -1,
     ascending: ["id"], cells, fill,

@@ -187,9 +187,27 @@
     panel.replaceChildren(...out);
   }
 
-  CS.itemTable({
+  const table = CS.itemTable({
     index: INDEX, pageSize: META.page_size, ncols: NCOLS, filters: FILTERS, sort: "cc", dir: -1,
     ascending: ["id", "ty"], cells, fill: fillDetail,
     rowClass: (r) => (r.nk ? " has-conflict" : "") + (r.nu ? " has-unscored" : ""),
   });
+
+  // one CSV row per claim × document, in the columns of conflictscore_local.table.PAIR_COLUMNS
+  async function pairRows() {
+    const details = await table.detailsReady;
+    const out = [];
+    INDEX.forEach((r, n) => {
+      const d = details[n];
+      d.claims.forEach((c, ci) => d.docs.forEach((doc, j) => {
+        const cell = d.cells[ci][j];
+        if (!cell) return;
+        const p = cell.p || [], a = cell.a || [];
+        out.push([r.id, c.n ? c.n - 1 : ci, c.x, Boolean(c.k), doc, cell.l ? LABEL[cell.l] : null, p[0], p[1], p[2],
+          cell.s, cell.k, a[0], a[1], cell.t]);
+      }));
+    });
+    return out;
+  }
+  CS.csvButtons(INDEX, META, pairRows);
 })();

@@ -1,0 +1,138 @@
+"""The CI gate: ``--fail-if "cs_c>0.3"`` conditions on a run's metrics (``score``) or on a
+comparison's paired differences (``compare``), judged after the run; any that holds makes the
+command exit :data:`EXIT_GATE` with one line per condition that held.
+
+A condition is ``[SCOPE.]METRIC OP NUMBER`` (spaces allowed), with METRIC any key of the metric
+table (:data:`~conflictscore_local.metrics.METRICS`) and OP one of ``>``, ``>=``, ``<``, ``<=``.
+
+- ``score``: SCOPE ``macro`` (the default: the mean over items) or ``micro`` (pooled claims):
+  the condition holds when the run's value satisfies it.
+- ``compare``: ``METRIC.diff`` (B − A), ``METRIC.a`` or ``METRIC.b`` (each run's mean over the
+  paired items). A ``diff`` condition is judged on the paired 95% bootstrap interval of B − A:
+  ``diff > x`` and ``diff >= x`` hold when its **lower** bound does (the whole interval lies
+  above x: B exceeds A by more than x beyond noise), ``diff < x`` and ``diff <= x`` when its
+  **upper** bound does (the whole interval lies below x). Without an interval (``--bootstrap 0``,
+  fewer than two paired items) the point difference is judged, and the line says so.
+
+A metric the run leaves undefined (CS-R with no conflicted claim, a weighted metric without
+reliability) cannot cross a line: the condition does not hold, and a warning says it was not judged.
+"""
+
+from __future__ import annotations
+
+import logging
+import operator
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
+
+from .errors import ConfigError
+from .metrics import METRICS
+
+log = logging.getLogger(__name__)
+
+EXIT_GATE = 4
+"""Exit status of a run whose ``--fail-if`` conditions held (written and finished otherwise)."""
+OPERATORS: dict[str, Callable[[float, float], bool]] = {
+    ">=": operator.ge, "<=": operator.le, ">": operator.gt, "<": operator.lt,
+}
+RUN_SCOPES = ("macro", "micro")
+COMPARE_SCOPES = ("diff", "a", "b")
+_FORM = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*(>=|<=|>|<)\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*$")
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One ``--fail-if``: ``scope`` (macro, micro; diff, a, b), ``metric``, ``op``, ``threshold``, as typed."""
+
+    scope: str
+    metric: str
+    op: str
+    threshold: float
+    text: str
+
+    def holds(self, value: float) -> bool:
+        return OPERATORS[self.op](value, self.threshold)
+
+
+def allowed(compare: bool) -> str:
+    """What a condition may say, for error messages."""
+    metrics = ", ".join(METRICS)
+    ops = ", ".join(sorted(OPERATORS, key=len))
+    if compare:
+        return f"METRIC.diff, METRIC.a or METRIC.b with METRIC one of {metrics}; operators {ops}; e.g. cs_c.diff>0.05"
+    return f"[macro.|micro.]METRIC with METRIC one of {metrics}; operators {ops}; e.g. cs_c>0.3 or micro.cs_c>=0.25"
+
+
+def parse_condition(text: str, *, compare: bool = False) -> Condition:
+    """A condition of ``score`` (``compare=False``) or ``compare``; :class:`ConfigError` naming
+    what is allowed otherwise."""
+    m = _FORM.match(text)
+    if not m:
+        raise ConfigError(f"--fail-if {text!r}: not METRIC OP NUMBER; allowed: {allowed(compare)}")
+    name, op, number = m.groups()
+    parts = name.split(".")
+    scopes = COMPARE_SCOPES if compare else RUN_SCOPES
+    if compare:
+        metric, scope = (parts[0], parts[1]) if len(parts) == 2 else (name, None)
+    else:
+        scope, metric = (parts[0], parts[1]) if len(parts) == 2 else ("macro", parts[0] if len(parts) == 1 else name)
+    if scope not in scopes or metric not in METRICS or len(parts) > 2:
+        raise ConfigError(f"--fail-if {text!r}: unknown {'metric' if metric not in METRICS else 'scope'} in "
+                          f"{name!r}; allowed: {allowed(compare)}")
+    return Condition(scope, metric, op, float(number), text.strip())
+
+
+def _show(v: float) -> str:
+    return f"{v:.4g}"
+
+
+def _undefined(c: Condition, what: str) -> None:
+    log.warning(f"--fail-if {c.text}: {what} is undefined in this run, so the condition was not judged")
+
+
+def check_run(conditions: Sequence[Condition], summary: Mapping[str, Any]) -> list[str]:
+    """The lines of the conditions that hold for a run's summary (``macro`` / ``micro`` of a
+    ``score`` summary, or of a ``bench run`` results file's ``conflictscore``)."""
+    body = summary.get("conflictscore", summary) if "conflictscore" in summary else summary
+    failed = []
+    for c in conditions:
+        value = (body.get(c.scope) or {}).get(c.metric)
+        label = f"{c.scope} {METRICS[c.metric].label}"
+        if value is None:
+            _undefined(c, label)
+        elif c.holds(float(value)):
+            failed.append(f"--fail-if {c.text}: {label} is {_show(float(value))}")
+    return failed
+
+
+def check_comparison(conditions: Sequence[Condition], result: Mapping[str, Any]) -> list[str]:
+    """The lines of the conditions that hold for a comparison (``diff`` on its paired interval)."""
+    failed = []
+    for c in conditions:
+        entry = result["metrics"].get(c.metric)
+        label = METRICS[c.metric].label
+        if entry is None or entry.get("diff") is None:
+            _undefined(c, f"{label} (no item defines it in both runs)")
+            continue
+        if c.scope in ("a", "b"):
+            who = result[c.scope]["label"]
+            if c.holds(float(entry[c.scope])):
+                failed.append(f"--fail-if {c.text}: {label} of {who} is {_show(float(entry[c.scope]))} over "
+                              f"{entry['n']} paired items")
+            continue
+        ci = entry.get("ci95")
+        if ci is None:
+            value, said = float(entry["diff"]), f"B − A is {_show(float(entry['diff']))} (no interval: the point difference)"
+        else:
+            lower = c.op in (">", ">=")
+            value = float(ci[0] if lower else ci[1])
+            said = (f"B − A is {_show(float(entry['diff']))}, 95% interval [{_show(ci[0])}, {_show(ci[1])}]: its "
+                    f"{'lower' if lower else 'upper'} bound {_show(value)} {c.op} {_show(c.threshold)}")
+        if c.holds(value):
+            failed.append(f"--fail-if {c.text}: {label} {said}")
+    return failed
+
+
+__all__ = ["COMPARE_SCOPES", "Condition", "EXIT_GATE", "OPERATORS", "RUN_SCOPES", "allowed", "check_comparison",
+           "check_run", "parse_condition"]
