@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parents[2]
 EXPECTED = {
     "deberta-v3-large-nli", "deberta-v3-base-nli", "minicheck-deberta-v3-large", "bespoke-minicheck-7b",
     "qwen3-32b", "qwen3-8b", "propositionizer-flan-t5-large", "all-minilm-l6-v2", "default-judge",
-    "smollm2-135m-instruct",
+    "smollm2-135m-instruct", "all-mpnet-base-v2",
 }
 
 
@@ -35,6 +35,9 @@ def test_every_manifest_parses_and_hub_sources_are_pinned() -> None:
             assert m.source.unpinned is None and m.source.checked, m.name
         if m.source.kind == "pypi":
             assert m.source.version and all(re.fullmatch(r"[0-9a-f]{64}", h) for h in m.source.sha256.values())
+        if m.source.kind == "pypi-parts":
+            assert m.source.revision == m.source.archive_sha256 and len(m.source.parts) >= 2, m.name
+            assert "model.safetensors" in m.source.sha256 and m.source.checked, m.name
 
 
 def test_nli_label_maps_cover_the_three_labels() -> None:
@@ -130,7 +133,7 @@ def test_a_good_manifest_loads(tmp_path: Path) -> None:
         (lambda t: t.replace("max_length = 256", "max_lenght = 256"),
          "field 'use[0].args': unknown argument 'max_lenght'; allowed: model, revision"),
         (lambda t: t.replace('kind = "hub"', 'kind = "ftp"'),
-         "field 'source.kind': 'ftp' is not allowed; allowed: hub, pypi, bundled"),
+         "field 'source.kind': 'ftp' is not allowed; allowed: hub, pypi, bundled, pypi-parts, delta"),
         (lambda t: t.replace('license = "MIT"\n', ""), "field 'license': missing"),
         (lambda t: t.replace("[labels]", "[lables]"), "field 'lables': unknown field"),
         (lambda t: t[: t.index("[labels]")] + t[t.index("[[use]]"):],
