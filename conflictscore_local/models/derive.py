@@ -81,6 +81,33 @@ def lora_factors(peft_model: Any) -> dict[str, Any]:
     return out
 
 
+def low_rank_delta(base: Mapping[str, Any], tuned: Mapping[str, Any], rank: int, *,
+                   adapted: Sequence[str]) -> tuple[dict[str, Any], dict[str, Any], dict[str, float]]:
+    """What a fully fine-tuned judge adds to its (cut) base, as a delta: for every weight in ``adapted``
+    the rank-``rank`` truncated SVD of ``tuned - base`` (``lora_A`` = the top right singular vectors,
+    ``lora_B`` = the left ones times their singular values); every other tensor that differs from the
+    base's cast to its dtype (a float16 checkpoint leaves frozen tensors equal at float16), in full.
+    Returns (factors, full tensors, and per adapted weight the share of its difference's squared Frobenius
+    norm the factors keep)."""
+    import torch
+
+    factors: dict[str, Any] = {}
+    full: dict[str, Any] = {}
+    kept: dict[str, float] = {}
+    for key, value in tuned.items():
+        if key in adapted and key in base:
+            diff = value.double() - base[key].double()
+            u, sv, vh = torch.linalg.svd(diff, full_matrices=False)
+            r = min(rank, sv.numel())
+            factors[f"{key}.lora_A"] = vh[:r].float().contiguous()
+            factors[f"{key}.lora_B"] = (u[:, :r] * sv[:r]).float().contiguous()
+            total = float(sv.square().sum())
+            kept[key] = float(sv[:r].square().sum()) / total if total else 1.0
+        elif key not in base or not torch.equal(value, base[key].to(value.dtype)):  # unchanged at the saved dtype
+            full[key] = value
+    return factors, full, kept
+
+
 def write_delta(folder: Path, *, base: str, base_sha256: str, base_layers: int, kept: Sequence[int],
                 factors: Mapping[str, Any], full: Mapping[str, Any]) -> dict[str, Any]:
     """Write ``delta.json`` and ``delta.safetensors`` into ``folder``; returns the delta record.

