@@ -41,7 +41,7 @@ from conflictscore_local.bench.metrics import all_conflicted_f1  # noqa: E402
 RESULTS = ROOT / "benchmarks" / "results"
 CARD = ROOT / "models" / "default-judge" / "README.md"
 LABELS = ("SUPPORT", "CONTRADICT", "IRRELEVANT")
-BLOCK = re.compile(r"(<!-- card:(?P<name>[a-z_]+) -->\n)(?P<body>.*?)(<!-- /card:(?P=name) -->)", re.S)
+BLOCK = re.compile(r"(<!-- card:(?P<name>[a-z0-9_]+) -->\n)(?P<body>.*?)(<!-- /card:(?P=name) -->)", re.S)
 
 
 def _load(name: str) -> Any:
@@ -169,9 +169,10 @@ def training_table(results: Path = RESULTS) -> str:
     return "\n".join(rows)
 
 
-V4 = (("v3", "v3", "default-judge", "models/default-judge (MiniLM-L6, 22.7M)"),
-      ("v4-mpnet6-lora", "v4-mpnet6-lora", "default-judge-v4-mpnet6-lora", "MPNet 6 layers, LoRA r16 (shipped opt-in)"),
-      ("v4-mpnet6-full", "v4-mpnet6-full", None, "MPNet 6 layers, full fine-tuning (compared)"))
+V4 = (("v3", "v3", "default-judge", "the default, models/default-judge (MiniLM-L6, 22.7M parameters)"),
+      ("v4-mpnet6-r64", "v4-mpnet6-r64", "default-judge-v4-mpnet6-r64",
+       "MPNet 6 layers fully fine-tuned, shipped as its rank-64 difference from the base: the opt-in default-judge-base"),
+      ("v4-mpnet6-full", "v4-mpnet6-full", None, "the same fine-tune whole (not shippable: over 50 MB)"))
 """(judge_eval / checklist tag, pair-cost tag, ConflictBench dev run stem or None, what it is) of v3 and the v4 candidates."""
 
 

@@ -20,6 +20,7 @@ from ..errors import ConfigError
 from ..models.derive import ASSEMBLED_WEIGHTS, DELTA_FILE, DELTA_WEIGHTS, encoder_layers, keep_layers, \
     low_rank_delta, write_delta
 from ..models.lock import sha256_file
+from ..paths import portable
 from .loop import TRAINING_RECORD
 from .model import MPNET_MANIFEST, resolve_base
 
@@ -73,4 +74,4 @@ def extract(checkpoint: Path, rank: int, out: Path, base: str | None = None) -> 
     return {**rec, "rank": rank, "files": sorted(p.name for p in out.iterdir()), "bytes": size,
             "energy_kept": {"min": round(values[0], 4), "median": round(values[len(values) // 2], 4),
                             "mean": round(sum(values) / len(values), 4)},
-            "delta": str(out / DELTA_FILE), "weights": str(out / DELTA_WEIGHTS)}
+            "delta": portable(out / DELTA_FILE), "weights": portable(out / DELTA_WEIGHTS)}
