@@ -218,11 +218,12 @@ def v4_table(results: Path = RESULTS) -> str:
                                                                                                   "healthver_dev")}
         run = _optional(results, f"conflictbench_{bench}-dev.json") if bench else None
         e = _errors(_optional(results, f"judge_checklist_{tag}.json"))
+        cell = f"{ms[cost_tag]:.0f}" if cost_tag in ms else "–"
         rows.append(f"| {tag}: {what} | {_n(best['objective_calibrated'])} (`{rule}`) | {_n(det['bench_dev'])} | "
                     f"{_n(det['healthver_dev'])} | {_n(run['detection']['overall']['f1'] if run else None)} | "
                     f"{_n(e.get('negation'))} | {_n(e.get('neg_elsewhere'))} | {_n(e.get('numbers'))} | "
                     f"{_n(e.get('off_topic'))} | {_n(e.get('off_topic_c'))} | {_n(e.get('mean'))} | "
-                    f"{_n(ms.get(cost_tag))} |")
+                    f"{cell} |")
     return "\n".join(rows)
 
 

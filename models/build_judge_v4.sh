@@ -72,13 +72,13 @@ EOF2
 "$CS" models pull default-judge-base -q      # assembled from the staged base + the delta, every file checked
 "$PY" benchmarks/judge_eval.py --tag v4-mpnet6-r64 --judge-arg model=default-judge-base --judge-arg dtype=float32 \
   --data "$DATA" --dev "${DEV[@]}" --anchors "${ANCHORS[@]}" --anchor-sample 200 --threads 2
-"$PY" benchmarks/judge_checklist.py --judge-arg model=default-judge-base --judge-arg dtype=float32 --tag v4-mpnet6-r64
 "$CS" bench build -o "$WORK/conflictbench.jsonl" -q
 "$CS" bench run "$WORK/conflictbench.jsonl" --split dev --judge nli --judge-arg model=default-judge-base \
   --pruner embedding --no-cache -q -o "$WORK/v4-mpnet6-r64-dev.jsonl" \
   --summary benchmarks/results/conflictbench_default-judge-v4-mpnet6-r64-dev.json
+"$PY" benchmarks/judge_checklist.py --judge-arg model=default-judge-base --judge-arg dtype=float32 --tag v4-mpnet6-r64
 "$PY" benchmarks/judge_pair_cost.py --judge v3=models/default-judge --judge v4-mpnet6-r64=default-judge-base \
-  --data "$DATA" --pairs 256 --repeats 3 --dtype float32 bfloat16 --threads 2
+  --data "$DATA" --pairs 64 --repeats 3 --dtype float32 bfloat16 --threads 2
 "$PY" benchmarks/conflictbench_report.py
 "$PY" benchmarks/judge_card.py
 "$PY" benchmarks/judge_card.py --card models/default-judge-base/README.md
