@@ -13,9 +13,14 @@ each is rendered here from files in ``benchmarks/results/``:
 - ``conflictbench``: ConflictBench test and dev through ``bench run`` (the default pipeline),
   beside the "every claim is conflicted" rule (``conflictbench_default-judge*.json``);
 - ``training``: every evaluation of the training run, its mean eval macro-F1 and timings, the
-  exported one marked (``default-judge-v3_training.json``, the card's ``training.json``).
+  exported one marked (``default-judge-v3_training.json``, the card's ``training.json``);
+- ``v4``: v3 against the judge v4 candidates (``judge_eval_v4-*``, ``judge_checklist_v4-*``,
+  ``conflictbench_default-judge-v4-*-dev.json``, ``judge_pair_cost.json``); with ``v4_training``,
+  ``v4_anchors`` and ``v4_cost`` also the blocks of the v4 card, ``models/default-judge-base/README.md``
+  (``--card`` picks the card and its blocks).
 
     python benchmarks/judge_card.py           # rewrite the blocks
+    python benchmarks/judge_card.py --card models/default-judge-base/README.md
     python benchmarks/judge_card.py --check   # exit 1 if a block differs from the results (tests call this)
 """
 
@@ -37,7 +42,7 @@ from conflictscore_local.formats.summary import read_summary  # noqa: E402
 RESULTS = ROOT / "benchmarks" / "results"
 CARD = ROOT / "models" / "default-judge" / "README.md"
 LABELS = ("SUPPORT", "CONTRADICT", "IRRELEVANT")
-BLOCK = re.compile(r"(<!-- card:(?P<name>[a-z_]+) -->\n)(?P<body>.*?)(<!-- /card:(?P=name) -->)", re.S)
+BLOCK = re.compile(r"(<!-- card:(?P<name>[a-z0-9_]+) -->\n)(?P<body>.*?)(<!-- /card:(?P=name) -->)", re.S)
 
 
 def _load(name: str) -> Any:
@@ -165,20 +170,138 @@ def training_table(results: Path = RESULTS) -> str:
     return "\n".join(rows)
 
 
+V4 = (("v3", "v3", "default-judge", "the default, models/default-judge (MiniLM-L6, 22.7M parameters)"),
+      ("v4-mpnet6-r64", "v4-mpnet6-r64", "default-judge-v4-mpnet6-r64",
+       "MPNet 6 layers fully fine-tuned, shipped as its rank-64 difference from the base: the opt-in default-judge-base"),
+      ("v4-mpnet6-full", "v4-mpnet6-full", None, "the same fine-tune whole (not shippable: over 50 MB)"))
+"""(judge_eval / checklist tag, pair-cost tag, ConflictBench dev run stem or None, what it is) of v3 and the v4 candidates."""
+
+
+def _optional(results: Path, name: str) -> Any:
+    path = results / name
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def _errors(check: dict[str, Any] | None) -> dict[str, Any]:
+    """Checklist error rates: 1 - pass rate of negation, numbers and off_topic; off-topic passages judged
+    CONTRADICT; supported claims with a negation about something else in the evidence judged wrong."""
+    if check is None:
+        return {}
+    caps = check["capabilities"]
+    off = caps["off_topic"]["confusion"].get("IRRELEVANT", {})
+    d = caps["negation"]["by_direction"].get("d_aff_claim_negation_elsewhere", {})
+    return {"negation": 1 - caps["negation"]["pass_rate"], "numbers": 1 - caps["numbers"]["pass_rate"],
+            "off_topic": 1 - caps["off_topic"]["pass_rate"],
+            "off_topic_c": off.get("CONTRADICT", 0) / sum(off.values()) if off else None,
+            "neg_elsewhere": 1 - d["pass_rate"] if d else None, "mean": check["macro_pass_rate"]}
+
+
+def v4_table(results: Path = RESULTS) -> str:
+    """v3 against the v4 candidates: the dev objective and conflict detection, the checklist's error
+    rates, ConflictBench dev through `bench run`, and what a pair costs (fp32, this CPU)."""
+    cost = _optional(results, "judge_pair_cost.json")
+    ms = {r["judge"]: r["ms_per_pair"] for r in (cost or {}).get("rows", []) if r["dtype"] == "float32"}
+    rows = ["Each judge under its own best document rule with thresholds calibrated on the five dev sets (they "
+            "chose the thresholds: not held-out figures); checklist error rates = 1 − pass rate; ConflictBench dev "
+            "through `bench run` (embedding pruner). – : not measured.", "",
+            "| judge | dev objective | bench_dev detection F1 | healthver_dev detection F1 | ConflictBench dev "
+            "detection F1 | negation error | negation elsewhere error | numbers error | off-topic error | "
+            "off-topic → CONTRADICT | checklist mean | ms per pair (fp32) |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for tag, cost_tag, bench, what in V4:
+        ev = _optional(results, f"judge_eval_{tag}.json")
+        if ev is None:
+            continue
+        rule = ev["document_rules"]["best"]
+        best = ev["document_rules"]["rules"][rule]
+        sets = best["sets"]
+        det = {n: (sets.get(n, {}).get("calibrated", {}).get("detection") or {}).get("f1") for n in ("bench_dev",
+                                                                                                  "healthver_dev")}
+        run = _optional(results, f"conflictbench_{bench}-dev.json") if bench else None
+        e = _errors(_optional(results, f"judge_checklist_{tag}.json"))
+        cell = f"{ms[cost_tag]:.0f}" if cost_tag in ms else "–"
+        rows.append(f"| {tag}: {what} | {_n(best['objective_calibrated'])} (`{rule}`) | {_n(det['bench_dev'])} | "
+                    f"{_n(det['healthver_dev'])} | {_n(run['detection']['overall']['f1'] if run else None)} | "
+                    f"{_n(e.get('negation'))} | {_n(e.get('neg_elsewhere'))} | {_n(e.get('numbers'))} | "
+                    f"{_n(e.get('off_topic'))} | {_n(e.get('off_topic_c'))} | {_n(e.get('mean'))} | "
+                    f"{cell} |")
+    return "\n".join(rows)
+
+
+def v4_training_table(results: Path = RESULTS) -> str:
+    rows = ["| candidate | epoch | pairs trained | train loss | mean eval macro-F1 (HealthVer, ScoNe dev) | training s | "
+            "exported |", "|---|---:|---:|---:|---:|---:|---|"]
+    notes = []
+    for kind in ("lora", "full"):
+        r = _optional(results, f"judge-v4-mpnet6-{kind}_training.json")
+        if r is None:
+            continue
+        n = sum(r["train_labels"].values())
+        for h in r["history"]:
+            rows.append(f"| {kind} | {h['epoch']} | {round(n * h['epoch']):,} | {_n(h['train_loss'])} | "
+                        f"{h['eval']['macro_f1']:.4f} | {h['train_s']:,.0f} | "
+                        f"{'**yes**' if h['epoch'] == r['best_epoch'] else ''} |")
+        b = r["base"]
+        notes.append(f"{kind}: {b['trainable_parameters']:,} trainable of {b['trainable_parameters'] + b['frozen_parameters']:,} "
+                     f"parameters, layers {b['kept_layers']} of {b['layers']}, lr {r['options']['lr']:g}, "
+                     f"{r['train_pairs_per_s']} training pairs/s on {r['threads']} thread(s), bf16 autocast "
+                     f"{'on' if r['options']['bf16'] else 'off'}, schedule {r['options']['epochs']} epoch run to "
+                     f"{r['history'][-1]['epoch']}")
+    return "\n".join(rows + [""] + [f"- {x}" for x in notes])
+
+
+def v4_anchors_table(results: Path = RESULTS) -> str:
+    evals = {tag: _optional(results, f"judge_eval_{tag}.json") for tag, *_ in V4}
+    have = [t for t, r in evals.items() if r is not None and r.get("anchors")]
+    if not have:
+        return "No anchors recorded."
+    rows = ["Accuracy with each judge's own decision rule, on a seeded sample of each anchor where `units` < `of` "
+            "(v3: 600 units, the v4 candidate: 200, the CPU budget).", "",
+            "| anchor | " + " | ".join(f"{t} units (of) | {t} accuracy" for t in have) + " |",
+            "|---|" + "---:|---:|" * len(have)]
+    for name in evals[have[0]]["anchors"]:
+        cells = []
+        for t in have:
+            a = evals[t]["anchors"].get(name, {})
+            cells += [f"{a.get('units', '–')} ({a.get('of', '–')})", _n(a.get("shipped", {}).get("accuracy"))]
+        rows.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def v4_cost_table(results: Path = RESULTS) -> str:
+    cost = _optional(results, "judge_pair_cost.json")
+    if cost is None:
+        return "Not measured."
+    m = cost["meta"]
+    rows = [f"`{m['command']}` — {m['date']}, {m['machine']}, {cost['meta'].get('threads')} threads, 1-minute load "
+            f"{m['load_average'][0]} → {m['load_average'][1]}.", "",
+            "| judge | dtype | mean tokens | pairs/s | ms per pair | × v3 |", "|---|---|---:|---:|---:|---:|"]
+    rows += [f"| {r['judge']} | {r['dtype']} | {r['mean_tokens']} | {r['pairs_per_s']} | {r['ms_per_pair']} | "
+             f"{r['x_first']} |" for r in cost["rows"]]
+    return "\n".join(rows)
+
+
 TABLES: dict[str, Callable[[Path], str]] = {
     "data": data_table, "balance": balance_table, "leakage": leakage_table, "checklist": checklist_table,
     "dev": dev_table, "anchors": anchors_table, "conflictbench": conflictbench_table,
-    "training": training_table,
+    "training": training_table, "v4": v4_table,
+}
+V4_CARD = ROOT / "models" / "default-judge-base" / "README.md"
+V4_TABLES: dict[str, Callable[[Path], str]] = {
+    "v4": v4_table, "v4_training": v4_training_table, "v4_anchors": v4_anchors_table, "v4_cost": v4_cost_table,
 }
 
 
-def render(card: str, results: Path = RESULTS) -> str:
+def render(card: str, results: Path = RESULTS, tables: dict[str, Callable[[Path], str]] | None = None,
+           where: Path = CARD) -> str:
     """``card`` with every ``card:NAME`` block refilled from ``results``; an unknown name is an error."""
+    tables = TABLES if tables is None else tables
+
     def fill(m: re.Match[str]) -> str:
         name = m.group("name")
-        if name not in TABLES:
-            raise SystemExit(f"{CARD}: unknown block card:{name}; allowed: {', '.join(TABLES)}")
-        return m.group(1) + TABLES[name](results) + "\n" + m.group(4)
+        if name not in tables:
+            raise SystemExit(f"{where}: unknown block card:{name}; allowed: {', '.join(tables)}")
+        return m.group(1) + tables[name](results) + "\n" + m.group(4)
 
     return BLOCK.sub(fill, card)
 
@@ -190,7 +313,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     path = Path(args.card)
     text = path.read_text(encoding="utf-8")
-    new = render(text)
+    v4 = path.resolve() == V4_CARD.resolve()
+    new = render(text, tables=V4_TABLES if v4 else TABLES, where=path)
     if args.check:
         if new != text:
             print(f"{path}: tables differ from benchmarks/results; run python benchmarks/judge_card.py", file=sys.stderr)

@@ -25,6 +25,13 @@ def test_the_committed_card_is_what_its_results_render(card: Any) -> None:
     assert card.render(text) == text, "run: python benchmarks/judge_card.py"
 
 
+def test_the_v4_card_is_what_its_results_render(card: Any) -> None:
+    text = card.V4_CARD.read_text(encoding="utf-8")
+    assert sorted(m.group("name") for m in card.BLOCK.finditer(text)) == sorted(card.V4_TABLES)
+    assert card.render(text, tables=card.V4_TABLES) == text, "run: python benchmarks/judge_card.py --card " \
+        "models/default-judge-base/README.md"
+
+
 def test_every_claim_conflicted_baseline_is_hand_computed() -> None:
     from conflictscore_local.core.detection import all_conflicted_f1
 

