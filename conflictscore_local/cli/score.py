@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .flags import (LIMIT, add_gate_arg, add_number, add_output_args, add_pipeline_args, add_shard_arg,
+from .flags import (LIMIT, add_gate_arg, add_number, add_output_args, add_pipeline_args, add_seed_arg, add_shard_arg,
                     add_table_args, config_from_args, show_progress, table_paths)
 from .text import emit, format_report, gate_failures
 
@@ -24,6 +24,7 @@ examples:
   conflictscore score items.jsonl -o out.jsonl --config run.toml --set chunk.max_tokens=256 --resume
   conflictscore score items.jsonl -o out.jsonl --config previous_summary.json   (replay a run)
   conflictscore score items.jsonl -o out.jsonl --summary summary.json --report report.html   (HTML report)
+  conflictscore score items.jsonl -o out.jsonl --summary summary.json --seed 7   (another bootstrap seed)
   conflictscore score items.jsonl --shard 2/4 -o out.2.jsonl --summary out.2.json   (one of four shards; see merge)
   conflictscore score ragas.jsonl -o out.csv          (RAGAS or DeepEval rows; one CSV row per item, no JSONL)
   conflictscore score items.jsonl -o out.jsonl --csv items.csv --csv-pairs pairs.csv   (tables beside the JSONL)
@@ -60,6 +61,7 @@ def add_parser(sub: Any) -> None:
     add_table_args(p)
     add_gate_arg(p)
     add_shard_arg(p)
+    add_seed_arg(p)
     add_pipeline_args(p)
     p.set_defaults(func=cmd_score)
 
