@@ -133,3 +133,25 @@ def test_bench_run_resume_needs_the_per_item_rows(tmp_path: Path, capsys: pytest
     assert capsys.readouterr().err == (
         "conflictscore bench: error: --resume needs the per-item output to resume from: write -o OUT.jsonl "
         "--summary SUMMARY.json (an -o ending in .csv or .json writes no per-item rows)\n")
+
+
+def test_score_o_dash_streams_the_rows_and_refuses_resume_and_shard(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    inp, summary = _labeled(tmp_path), tmp_path / "s.json"
+    assert main(["score", str(inp), "-o", "-", "--summary", str(summary)]) == 0
+    out = capsys.readouterr().out
+    rows = [json.loads(x) for x in out.splitlines()]
+    assert [r["id"] for r in rows] == ["annotated-1"] and json.loads(summary.read_text())["n_items"] == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["labeled.jsonl", "s.json"]
+    for extra, why in ((["--resume"], "--resume needs the per-item JSONL in a file: -o - streams the rows to stdout, "
+                                      "which keeps nothing to resume from; write -o OUT.jsonl"),
+                       (["--shard", "1/2", "--summary", str(tmp_path / "x.json")],
+                        "--shard 1/2 needs the per-item JSONL in a file: -o - streams the rows to stdout, which keeps "
+                        "nothing to merge; write -o OUT.jsonl"),
+                       (["--json"], "-o - and --json both print on stdout; write the rows to a file (-o OUT.jsonl) "
+                                    "or the summary to --summary SUMMARY.json"),
+                       (["--csv", "-"], "-o - and a table on stdout (--csv - or --csv-pairs -) would interleave; "
+                                        "write one of them to a file")):
+        assert main(["score", str(inp), "-o", "-", *extra]) == 2
+        captured = capsys.readouterr()
+        assert (captured.out, captured.err) == ("", f"conflictscore score: error: {why}\n")

@@ -22,7 +22,7 @@ from ..core.errors import ConfigError, InputError
 from ..jobs import Input, Job, Output, Page, page_output, write_json_atomic
 from ..util.jsonl import file_sha256
 from ..util.paths import portable
-from ..pipeline.scoring import Notes, Scored, ScoringInput, run_scoring
+from ..pipeline.scoring import Notes, Scored, ScoringInput, refuse_stdout_rows, run_scoring
 from ..pipeline.merge import BenchMerge
 from ..pipeline.shards import Shard, shard_record
 from ..core.types import Item, ItemResult, Summary
@@ -82,13 +82,15 @@ def run_bench(
     if resume and output_path is None:
         raise ConfigError("--resume needs the per-item output to resume from: write -o OUT.jsonl --summary "
                           "SUMMARY.json (an -o ending in .csv or .json writes no per-item rows)")
+    refuse_stdout_rows(output_path, resume=resume, shard=shard)
     if shard is not None and (output_path is None or summary_path is None):
         raise ConfigError(f"--shard {shard} needs the per-item output (-o) and the results JSON (--summary): "
                           "`conflictscore merge` combines the shards' per-item results with their results JSON")
     if limit is not None and limit < 1:
         raise ConfigError(f"--limit must be a positive integer, got {limit}")
     job = Job([Input(input_path, "the input file"), Input(config_file, "the --config file")], [
-        Output(output_path, f"output ({output_flag})", f"OUTPUT ({output_flag})", kind="rows"),
+        Output(None if str(output_path) == "-" else output_path, f"output ({output_flag})", f"OUTPUT ({output_flag})",
+               kind="rows"),
         Output(summary_path, summary_flag, f"the results ({summary_flag})"),
         page_output(page),
     ])

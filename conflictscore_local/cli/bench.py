@@ -84,7 +84,8 @@ def add_parser(sub: Any) -> None:
                         epilog=RUN_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     r.add_argument("input", metavar="INPUT", nargs="?", help="ConflictBench items (from bench build)")
     r.add_argument("-o", "--output", required=True, metavar="OUTPUT",
-                   help="per-item results, JSONL (the format of `score -o`; written row by row, in place at the end)")
+                   help="per-item results, JSONL (the format of `score -o`; written row by row, in place at the end; - "
+                   "streams them to stdout)")
     r.add_argument("--summary", metavar="SUMMARY.json",
                    help="the summary: detection and pair metrics, counts, timing, config, versions")
     r.add_argument("--resume", action="store_true",
@@ -139,7 +140,8 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from .flags import PerItemOutputs, config_from_args, input_after_nargs, per_item_outputs, show_progress, table_paths
+    from .flags import (PerItemOutputs, config_from_args, input_after_nargs, per_item_outputs, rows_to_stdout,
+                        show_progress, table_paths)
     from .text import emit, format_bench
     from ..bench.run import run_bench
     from .report import bench_page
@@ -149,14 +151,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     # -o x.csv: that table, and no per-item JSONL
     out = per_item_outputs(args, "--predictions", "predictions") if per_item is not None else \
         PerItemOutputs(None, args.summary)
+    streamed = rows_to_stdout(args, out.output, tables)
     cfg = config_from_args(args)
-    page = bench_page(args.report, items=args.input, output=out.output, summary=out.summary) if args.report else None
+    page = bench_page(args.report, items=args.input, output=None if streamed else out.output,
+                      summary=out.summary) if args.report else None
     res = run_bench(
         args.input, out.output, summary_path=out.summary, tables=tables, config=cfg, split=args.split, limit=args.limit,
         source_filter=args.source, given_labels=args.given_labels, page=page,
         progress=show_progress(args), shard=args.shard, config_file=args.config, output_flag=out.output_flag,
         summary_flag=out.summary_flag, resume=args.resume,
     )
-    if not tables.to_stdout:
+    if not tables.to_stdout and not streamed:
         emit(args, res, lambda: format_bench(res))
     return 0

@@ -30,10 +30,14 @@ examples:
       --generator-arg model=/models/Qwen3-32B --generator-arg tensor_parallel_size=2 -o responses.jsonl
   conflictscore generate items.jsonl --strategy standard --generator openai \\
       --generator-arg base_url=http://localhost:8000/v1 --generator-arg max_concurrency=64 -o responses.jsonl
+  conflictscore generate items.jsonl --strategy balanced --generator openai ... -o responses.jsonl --resume
+      (after an interruption or failed requests: keeps the answered items, asks the rest)
   conflictscore score responses.jsonl -o scored.jsonl --summary summary.json
 
-exit status: 0 done; 3 written, but no item got a response (a server down); 2 bad input or configuration;
-  1 a write that failed, or a bug (a traceback); 130 interrupted.
+exit status: 0 done; 3 written, but no item got a response (a server down); 2 bad input or configuration,
+  a --resume that would mix rows of another input, strategy or generator; 1 a write that failed (the rows
+  so far stay in OUTPUT.partial: rerun with --resume), or a bug (a traceback); 130 interrupted (rerun
+  with --resume).
 """
 
 REGENERATE_EPILOG = """\
@@ -89,7 +93,10 @@ def add_generate_parser(sub: Any) -> None:
         epilog=GENERATE_EPILOG.format(strategies=strategies), formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("input", metavar="ITEMS", help="items, JSONL (id, question, documents)")
-    p.add_argument("-o", "--output", required=True, metavar="OUTPUT", help="items with responses, JSONL")
+    p.add_argument("-o", "--output", required=True, metavar="OUTPUT",
+                   help="items with responses, JSONL (through OUTPUT.partial; - streams them to stdout)")
+    p.add_argument("--resume", action="store_true",
+                   help="keep the answered items of an interrupted run (OUTPUT.partial); generate the rest")
     p.add_argument("--strategy", required=True, choices=list(STRATEGIES), help="prompting strategy")
     add_number(p, "--limit", int, LIMIT, metavar="N", help="only the first N items")
     add_output_args(p, json_help="the counts (items, failed) and the generator as JSON")
@@ -99,11 +106,16 @@ def add_generate_parser(sub: Any) -> None:
 
 def cmd_generate(args: argparse.Namespace) -> int:
     from ..experiments.generate import generate_file
+    from .flags import rows_to_stdout
 
+    streamed = rows_to_stdout(args, args.output)
     out = generate_file(args.input, args.output, strategy=args.strategy, generator=args.generator,
                         generator_args=_generator_args(args), max_tokens=args.max_tokens,
-                        temperature=args.temperature, limit=args.limit, progress=show_progress(args))
-    emit(args, out, lambda: f"{out['items']} items, {out['items'] - out['failed']} responses -> {args.output}")
+                        temperature=args.temperature, limit=args.limit, progress=show_progress(args),
+                        resume=args.resume)
+    if not streamed:
+        emit(args, out, lambda: f"{out['items']} items, {out['items'] - out['failed']} responses -> {args.output}"
+             + (f" ({out['resumed']} kept from the interrupted run)" if out["resumed"] else ""))
     from ..pipeline.scoring import EXIT_UNSCORED  # done and written, but the replies failed
 
     return EXIT_UNSCORED if out["failed"] == out["items"] else 0

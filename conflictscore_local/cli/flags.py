@@ -286,6 +286,20 @@ def table_paths(args: argparse.Namespace, output: str | None) -> tuple[Any, str 
     return TablePaths(items, getattr(args, "csv_pairs", None), flag), output
 
 
+def rows_to_stdout(args: argparse.Namespace, output: str | None, tables: Any = None) -> bool:
+    """Whether ``-o -`` streams the per-item rows to stdout (then the command prints nothing else
+    there); refused beside ``--json`` or a table on stdout, which would interleave with them."""
+    if output != "-":
+        return False
+    if getattr(args, "json", False):
+        summary = " or the summary to --summary SUMMARY.json" if hasattr(args, "summary") else ""
+        raise ConfigError(f"-o - and --json both print on stdout; write the rows to a file (-o OUT.jsonl){summary}")
+    if tables is not None and tables.to_stdout:
+        raise ConfigError("-o - and a table on stdout (--csv - or --csv-pairs -) would interleave; write one of them "
+                          "to a file")
+    return True
+
+
 def add_gate_arg(p: argparse.ArgumentParser, *, compare: bool = False) -> None:
     """``--fail-if CONDITION`` (repeatable): exit status 4, one line per condition that held
     (:mod:`conflictscore_local.gate`); a condition that does not parse is refused by argparse (exit 2)."""
