@@ -18,7 +18,7 @@ WORK=benchmarks/work
 RES=benchmarks/results
 mkdir -p "$WORK" "$RES"
 
-"$CS" bench build -o "$WORK/conflictbench.jsonl" --stats "$RES/conflictbench_stats.json"
+"$CS" bench build -o "$WORK/conflictbench.jsonl" --summary "$RES/conflictbench_stats.json"
 # -o: each item's verdicts (kept under benchmarks/work/), --summary: the results recorded in benchmarks/results/
 "$CS" bench run "$WORK/conflictbench.jsonl" --given-labels -q -o "$WORK/conflictbench_gold-labels-all.jsonl" \
   --summary "$RES/conflictbench_gold-labels-all.json"

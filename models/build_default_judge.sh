@@ -81,7 +81,7 @@ for tag in v2 v3; do
   "$PY" benchmarks/judge_checklist.py --judge-arg model="$model" --tag "$tag"
 done
 
-"$CS" bench build -o "$WORK/conflictbench.jsonl" --stats "$RES/conflictbench_stats.json" -q
+"$CS" bench build -o "$WORK/conflictbench.jsonl" --summary "$RES/conflictbench_stats.json" -q
 # v2's ConflictBench rows (conflictbench_default-judge-v2*.json) and dev-file runs (judge-v2/) were recorded
 # with the same commands when v2 was the default (the v2 runs' --judge-arg model=benchmarks/work/judge-v2 gives them again)
 "$CS" bench run "$WORK/conflictbench.jsonl" --split test --judge nli --pruner embedding --no-cache -q \

@@ -74,6 +74,9 @@ def test_every_command_help_has_examples_and_exit_statuses() -> None:
 @pytest.mark.parametrize(("argv", "old", "new"), [
     (["bench", "build", "--only", "nope", "-o", "x.jsonl"], "--only", "--source NAME"),
     (["bench", "run", "missing.jsonl", "--source-filter", "nope", "-o", "x.jsonl"], "--source-filter", "--source"),
+    (["bench", "build", "--source", "nope", "--stats", "s.json", "-o", "x.jsonl"], "--stats", "--summary"),
+    (["regenerate", "--truthfulqa", "missing.csv", "--sample", "3", "--generator", "openai", "--no-cache",
+      "-o", "x.jsonl"], "--sample", "--questions"),
 ])
 def test_old_spellings_warn_and_still_work(argv: list[str], old: str, new: str, capsys: pytest.CaptureFixture[str],
                                            tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -81,4 +84,4 @@ def test_old_spellings_warn_and_still_work(argv: list[str], old: str, new: str, 
     assert main(argv) == 2  # the value reaches the new flag: 'nope' is refused as a source, or the file is missing
     err = capsys.readouterr().err
     assert f"warning: {old} is deprecated and will be removed in the next release: use {new}" in err
-    assert "nope" in err or "missing.jsonl" in err
+    assert "nope" in err or "missing.jsonl" in err or "missing.csv: cannot open" in err

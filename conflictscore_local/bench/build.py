@@ -123,7 +123,7 @@ def write_bench(
     options: Mapping[str, Mapping[str, Any]] | None = None,
     stats_path: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]:
-    """``bench build`` as a job: every source file it will read and both destinations (``-o``, ``--stats``)
+    """``bench build`` as a job: every source file it will read and both destinations (``-o``, ``--summary``)
     checked before any work, the items written atomically; returns the statistics (:func:`bench_stats`)."""
     sources = dict(sources or {})
     reads = [Input(path, f"the source file of {name} (--source)", "dir" if Path(path).is_dir() else "file")
@@ -135,10 +135,10 @@ def write_bench(
             except ConfigError:
                 continue  # build_bench says why, naming the source
             reads.append(Input(path, f"the source file of {name}", "dir" if path.is_dir() else "file"))
-    with Job(reads + [Input(data_dir, "--data-dir", "dir")], [Output(output, "-o"), Output(stats_path, "--stats")]):
+    with Job(reads + [Input(data_dir, "--data-dir", "dir")], [Output(output, "-o"), Output(stats_path, "--summary")]):
         items = build_bench(data_dir, only=only, sources=sources, options=options)
         write_jsonl_atomic(output, items, what="-o")
         stats = bench_stats(items)
         if stats_path:
-            write_json_atomic(stats_path, stats, what="--stats")
+            write_json_atomic(stats_path, stats, what="--summary")
     return stats

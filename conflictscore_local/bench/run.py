@@ -22,7 +22,7 @@ from ..core.errors import ConfigError, InputError
 from ..jobs import Input, Job, Output, Page, page_output, write_json_atomic
 from ..util.jsonl import file_sha256
 from ..util.paths import portable
-from ..pipeline.scoring import Notes, Scored, ScoringInput, run_scoring
+from ..pipeline.scoring import Notes, Scored, ScoringInput, refuse_stdout_rows, run_scoring
 from ..pipeline.merge import BenchMerge
 from ..pipeline.shards import Shard, shard_record
 from ..core.types import Item, ItemResult, Summary
@@ -57,6 +57,7 @@ def run_bench(
     summary_flag: str = "--summary",
     clock: Clock = time.perf_counter,
     tables: TablePaths | None = None,
+    resume: bool = False,
 ) -> dict[str, Any]:
     """Score a ConflictBench file with the engine: the per-item results into ``output_path``
     (JSONL, ``score``'s output format, row by row), the summary (``score``'s, plus the ``bench`` and
@@ -74,15 +75,22 @@ def run_bench(
     ``conflictscore merge`` combines. ``config_file``: the file ``config`` was read from
     (``--config``), which no destination may be. ``output_flag`` and ``summary_flag``: the flags
     the command line named the two files by, which messages name. ``tables``: CSV files of the
-    per-item metrics and of the claim × document judgments (``--csv``, ``--csv-pairs``).
+    per-item metrics and of the claim × document judgments (``--csv``, ``--csv-pairs``). ``resume`` keeps
+    the rows of an interrupted run into the same output (``OUTPUT.partial``) whose input, selection, settings and
+    backends are the same, and scores the rest (refused, naming what differs, otherwise).
     """
+    if resume and output_path is None:
+        raise ConfigError("--resume needs the per-item output to resume from: write -o OUT.jsonl --summary "
+                          "SUMMARY.json (an -o ending in .csv or .json writes no per-item rows)")
+    refuse_stdout_rows(output_path, resume=resume, shard=shard)
     if shard is not None and (output_path is None or summary_path is None):
         raise ConfigError(f"--shard {shard} needs the per-item output (-o) and the results JSON (--summary): "
                           "`conflictscore merge` combines the shards' per-item results with their results JSON")
     if limit is not None and limit < 1:
         raise ConfigError(f"--limit must be a positive integer, got {limit}")
     job = Job([Input(input_path, "the input file"), Input(config_file, "the --config file")], [
-        Output(output_path, f"output ({output_flag})", f"OUTPUT ({output_flag})", kind="rows"),
+        Output(None if str(output_path) == "-" else output_path, f"output ({output_flag})", f"OUTPUT ({output_flag})",
+               kind="rows"),
         Output(summary_path, summary_flag, f"the results ({summary_flag})"),
         page_output(page),
     ])
@@ -110,8 +118,8 @@ def run_bench(
             page.write(BenchRun(out, run.results, selected))
         return out
 
-    return run_scoring(job, read, finish, config=config, rows=output_path, progress=progress, clock=clock,
-                       tables=tables)
+    return run_scoring(job, read, finish, config=config, rows=output_path, resume=resume, progress=progress,
+                       clock=clock, tables=tables)
 
 
 def bench_summary(

@@ -23,28 +23,35 @@ RUN_EPILOG = """\
 examples:
   conflictscore bench run conflictbench.jsonl --split test --given-labels -o sanity.jsonl --json
   conflictscore bench run conflictbench.jsonl --split test --judge nli --judge-arg model=models/default-judge \\
-      -o pred.jsonl --summary results.json
+      -o pred.jsonl --summary summary.json
   conflictscore bench run conflictbench.jsonl --split dev --source ramdocs --pruner none --limit 50 \\
-      -o pred.jsonl --summary results.json
-  conflictscore bench run conflictbench.jsonl --split test -o pred.jsonl --summary results.json --report r.html
+      -o pred.jsonl --summary summary.json
+  conflictscore bench run conflictbench.jsonl --split test -o pred.jsonl --summary summary.json --report r.html
+  conflictscore bench run conflictbench.jsonl --split test -o pred.jsonl --summary summary.json --resume  (after Ctrl-C)
   conflictscore bench run conflictbench.jsonl --split test --shard 1/2 -o p.1.jsonl --summary r.1.json  (see merge)
   conflictscore bench run --source ramdocs wice conflictbench.jsonl -o pred.csv --csv-pairs pairs.csv  (tables)
 
-outputs: -o the per-item results (JSONL, the format of `score -o`), --summary the results JSON
+outputs: -o the per-item results (JSONL, the format of `score -o`; - for stdout), --summary the summary
 (detection metrics, counts, timing, config; --json prints it on stdout), --report the HTML page;
 --csv / --csv-pairs one CSV row per item / per claim x document (an -o ending in .csv: that table only).
-Until the next release the old spelling still works, with a warning: `-o RESULTS.json --predictions
-P.jsonl` is read as `-o P.jsonl --summary RESULTS.json`, and an -o ending in .json with neither
---summary nor --predictions as the results JSON (no per-item file).
+Until the next release the old spelling still works, with a warning: `-o SUMMARY.json --predictions
+P.jsonl` is read as `-o P.jsonl --summary SUMMARY.json`, and an -o ending in .json with neither
+--summary nor --predictions as the summary (no per-item file).
 
-An interrupted run resumes from the judgment cache: rerun the same command.
+An interrupted run keeps its finished rows in OUTPUT.partial: rerun the same command with --resume
+(refused, naming what differs, when the input, the selection, a setting or a backend changed).
+
+exit status: 0 done; 2 bad input or configuration (file, line and field named), a destination refused,
+  a --resume that would mix results; 1 a write that failed (the rows so far stay in OUTPUT.partial: rerun
+  with --resume), or a bug (a traceback); 130 interrupted (rerun with --resume); 141 stdout closed by its
+  reader (| head).
 """
 
 
 def add_parser(sub: Any) -> None:
     """Add ``bench`` with its ``build`` and ``run`` subcommands."""
     from .flags import (LIMIT, add_deprecated, add_number, add_output_args, add_per_item_alias, add_pipeline_args,
-                             add_shard_arg, add_table_args)
+                        add_seed_arg, add_shard_arg, add_table_args)
     from ..bench.sources import BENCH_SOURCES
 
     p = sub.add_parser("bench", help="ConflictBench: build the benchmark, measure conflict detection",
@@ -68,7 +75,8 @@ def add_parser(sub: Any) -> None:
     add_deprecated(b, "--only", "--source NAME", "source", metavar="NAME", nargs="+")
     b.add_argument("--source-opt", metavar="NAME.KEY=VALUE", action="append", default=[],
                    help="a source option, e.g. climate_fever.max_entropy=0.7, macnoise.levels=pert_lbls_50")
-    b.add_argument("--stats", metavar="STATS.json", help="also write the counts by source, type and split")
+    b.add_argument("--summary", metavar="SUMMARY.json", help="also write the summary: the counts by source, type and split")
+    add_deprecated(b, "--stats", "--summary", "summary", metavar="STATS.json")
     add_output_args(b, json_help="the counts by source, type and split as JSON")
     b.set_defaults(func=cmd_build)
 
@@ -76,9 +84,12 @@ def add_parser(sub: Any) -> None:
                         epilog=RUN_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     r.add_argument("input", metavar="INPUT", nargs="?", help="ConflictBench items (from bench build)")
     r.add_argument("-o", "--output", required=True, metavar="OUTPUT",
-                   help="per-item results, JSONL (the format of `score -o`; written row by row, in place at the end)")
-    r.add_argument("--summary", metavar="RESULTS.json",
-                   help="the results JSON: detection and pair metrics, counts, timing, config, versions")
+                   help="per-item results, JSONL (the format of `score -o`; written row by row, in place at the end; - "
+                   "streams them to stdout)")
+    r.add_argument("--summary", metavar="SUMMARY.json",
+                   help="the summary: detection and pair metrics, counts, timing, config, versions")
+    r.add_argument("--resume", action="store_true",
+                   help="keep the finished items of an interrupted run (OUTPUT.partial); score the rest")
     r.add_argument("--split", choices=("train", "dev", "test"), help="only items of this split")
     add_number(r, "--limit", int, LIMIT, metavar="N", help="only the first N items (after --split/--source)")
     r.add_argument("--source", metavar="NAME", nargs="+", action="extend", help="only items of these sources")
@@ -91,6 +102,7 @@ def add_parser(sub: Any) -> None:
     add_output_args(r, json_help="the results JSON")
     add_table_args(r)
     add_shard_arg(r)
+    add_seed_arg(r)
     add_pipeline_args(r)
     r.set_defaults(func=cmd_run)
 
@@ -122,13 +134,14 @@ def cmd_build(args: argparse.Namespace) -> int:
         k, v = parse_assignment(assignment, flag="--source-opt")
         options.setdefault(name, {})[k] = v
     stats = write_bench(args.output, data_dir=args.data_dir, only=only, sources=sources, options=options,
-                        stats_path=args.stats)
+                        stats_path=args.summary)
     emit(args, stats, lambda: format_bench_stats(stats))
     return 0
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from .flags import PerItemOutputs, config_from_args, input_after_nargs, per_item_outputs, show_progress, table_paths
+    from .flags import (PerItemOutputs, config_from_args, input_after_nargs, per_item_outputs, rows_to_stdout,
+                        show_progress, table_paths)
     from .text import emit, format_bench
     from ..bench.run import run_bench
     from .report import bench_page
@@ -138,14 +151,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     # -o x.csv: that table, and no per-item JSONL
     out = per_item_outputs(args, "--predictions", "predictions") if per_item is not None else \
         PerItemOutputs(None, args.summary)
+    streamed = rows_to_stdout(args, out.output, tables)
     cfg = config_from_args(args)
-    page = bench_page(args.report, items=args.input, output=out.output, summary=out.summary) if args.report else None
+    page = bench_page(args.report, items=args.input, output=None if streamed else out.output,
+                      summary=out.summary) if args.report else None
     res = run_bench(
         args.input, out.output, summary_path=out.summary, tables=tables, config=cfg, split=args.split, limit=args.limit,
         source_filter=args.source, given_labels=args.given_labels, page=page,
         progress=show_progress(args), shard=args.shard, config_file=args.config, output_flag=out.output_flag,
-        summary_flag=out.summary_flag,
+        summary_flag=out.summary_flag, resume=args.resume,
     )
-    if not tables.to_stdout:
+    if not tables.to_stdout and not streamed:
         emit(args, res, lambda: format_bench(res))
     return 0

@@ -58,7 +58,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--summary-b", metavar="SUMMARY.json", help="B's summary")
     p.add_argument("--label-a", default="A", metavar="NAME", help="A's name in the output (default A)")
     p.add_argument("--label-b", default="B", metavar="NAME", help="B's name in the output (default B)")
-    add_number(p, "--seed", int, field_range(ComparisonSettings, "seed"), default=0,
+    add_number(p, "--seed", int, field_range(ComparisonSettings, "seed"), default=0, metavar="N",
                help="seed of the bootstrap and the permutations (default 0)")
     add_number(p, "--bootstrap", int, field_range(ComparisonSettings, "bootstrap"), default=1000, metavar="N",
                help="bootstrap resamples (default 1000; 0: no interval)")

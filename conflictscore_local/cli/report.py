@@ -117,7 +117,8 @@ def compare_page(path: str, *, items: str | None = None) -> Any:
     from ..report.compare import write_compare_report
 
     return Page(path, lambda done: write_compare_report(path, done.result, done.a.results, done.b.results,
-                                                        items=items, read=read_items_checked))
+                                                        items=items, read=read_items_checked,
+                                                        scored={"a": done.a.path, "b": done.b.path}))
 
 
 def cmd_report(args: argparse.Namespace) -> int:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .flags import (LIMIT, add_gate_arg, add_number, add_output_args, add_pipeline_args, add_shard_arg,
-                    add_table_args, config_from_args, show_progress, table_paths)
+from .flags import (LIMIT, add_gate_arg, add_number, add_output_args, add_pipeline_args, add_seed_arg, add_shard_arg,
+                    add_table_args, config_from_args, rows_to_stdout, show_progress, table_paths)
 from .text import emit, format_report, gate_failures
 
 SCORE_EPILOG = """\
@@ -24,9 +24,11 @@ examples:
   conflictscore score items.jsonl -o out.jsonl --config run.toml --set chunk.max_tokens=256 --resume
   conflictscore score items.jsonl -o out.jsonl --config previous_summary.json   (replay a run)
   conflictscore score items.jsonl -o out.jsonl --summary summary.json --report report.html   (HTML report)
+  conflictscore score items.jsonl -o out.jsonl --summary summary.json --seed 7   (another bootstrap seed)
   conflictscore score items.jsonl --shard 2/4 -o out.2.jsonl --summary out.2.json   (one of four shards; see merge)
   conflictscore score ragas.jsonl -o out.csv          (RAGAS or DeepEval rows; one CSV row per item, no JSONL)
   conflictscore score items.jsonl -o out.jsonl --csv items.csv --csv-pairs pairs.csv   (tables beside the JSONL)
+  conflictscore score items.jsonl -o - --summary summary.json | jq .metrics   (the rows on stdout; no --resume, --shard)
   conflictscore score items.jsonl -o out.jsonl --fail-if "cs_c>0.3" --fail-if "micro.cs_c>0.25"   (CI gate: exit 4)
 
 exit status: 0 done; 2 bad input or configuration (the message names file, line and field), an OUTPUT that
@@ -50,7 +52,9 @@ def add_parser(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("input", metavar="INPUT", help="items, JSONL")
-    p.add_argument("-o", "--output", required=True, metavar="OUTPUT", help="per-item results, JSONL (written atomically)")
+    p.add_argument("-o", "--output", required=True, metavar="OUTPUT",
+                   help="per-item results, JSONL (written atomically; - streams them to stdout, and nothing else is "
+                   "printed there)")
     p.add_argument("--summary", metavar="SUMMARY.json", help="dataset metrics, pair counts, timing, config, versions")
     p.add_argument("--resume", action="store_true", help="keep the finished items of an interrupted run; score the rest")
     p.add_argument("--report", metavar="REPORT.html",
@@ -60,6 +64,7 @@ def add_parser(sub: Any) -> None:
     add_table_args(p)
     add_gate_arg(p)
     add_shard_arg(p)
+    add_seed_arg(p)
     add_pipeline_args(p)
     p.set_defaults(func=cmd_score)
 
@@ -72,13 +77,14 @@ def cmd_score(args: argparse.Namespace) -> int:
 
     cfg = config_from_args(args)
     tables, output = table_paths(args, args.output)
-    page = score_page(args.report, scored=output, items=args.input, summary_path=args.summary) \
-        if args.report else None
+    streamed = rows_to_stdout(args, output, tables)
+    page = score_page(args.report, scored=None if streamed else output, items=args.input,
+                      summary_path=args.summary) if args.report else None
     summary = score_file(args.input, output, config=cfg, summary_path=args.summary,
                          resume=args.resume, progress=show_progress(args), page=page,
                          shard=args.shard, config_file=args.config, limit=args.limit, tables=tables)
     judge = judge_text(summary.config)
-    if not tables.to_stdout:
+    if not tables.to_stdout and not streamed:
         emit(args, summary.to_json(), lambda: "\n".join([format_report(summary), *([judge] if judge else []),
                                                          *([f"report {args.report}"] if args.report else [])]))
     if too_many_unscored(summary, cfg) or too_many_fallbacks(summary, cfg):

@@ -91,8 +91,8 @@ def add_parser(sub: Any) -> None:
                            "full, the rest frozen; DIR/delta/ then holds only what differs from the base"),
     ):
         _option(g, flag, field, help_text)
-    g.add_argument("--class-weights", default="balanced", choices=("balanced", "none"),
-                   help="loss weights against the skewed label distribution (default balanced: inverse frequency)")
+    g.add_argument("--class-weights", default="balanced", choices=("balanced", "none"), metavar="RULE",
+                   help="balanced or none: loss weights against the skewed label distribution (default balanced: inverse frequency)")
     g.add_argument("--freeze-embeddings", action="store_true",
                    help="keep the input word embeddings fixed (a much faster step on CPU for small encoders)")
     g.add_argument("--allow-eval-splits", action="store_true",
@@ -104,7 +104,7 @@ def add_parser(sub: Any) -> None:
     g.add_argument("--fp16-save", action="store_true", help="write float16 weights (half the size)")
     g.add_argument("--resume", action="store_true", help="continue from DIR/last/ (same options and data)")
     g.add_argument("--keep-state", action="store_true", help="keep DIR/last/ (optimizer state) after finishing")
-    g.add_argument("--device", default="auto",
+    g.add_argument("--device", default="auto", metavar="DEVICE",
                    help="auto (the Trainer's choice: a GPU when there is one), cpu or cuda (default auto)")
     g.add_argument("--bf16", action="store_true", help="bfloat16 autocast over float32 master weights (a GPU, or "
                    "a CPU with native bf16: avx512_bf16 / AMX)")
@@ -124,10 +124,14 @@ def _option(g: Any, flag: str, field: str, help_text: str) -> None:
 
     f = next(x for x in dataclasses.fields(TrainOptions) if x.name == field)
     kind = number_kind(typing.get_type_hints(TrainOptions)[field]) or float
-    metavar = {"eval_every": "SHARE", "max_train_pairs": "N", "stop_after": "EPOCH", "layers": "N",
-               "lora": "RANK"}.get(field)
     add_number(g, flag, kind, field_range(TrainOptions, field), default=f.default, help=help_text,
-               **({"metavar": metavar} if metavar else {}))
+               metavar=FIT_METAVARS[field])
+
+
+FIT_METAVARS = {"epochs": "N", "lr": "RATE", "batch_size": "N", "eval_batch_size": "N", "max_length": "TOKENS",
+                "seed": "N", "warmup": "SHARE", "weight_decay": "RATE", "patience": "N", "eval_every": "SHARE",
+                "stop_after": "EPOCH", "max_train_pairs": "N", "threads": "N", "layers": "N", "lora": "RANK"}
+"""The metavar of each numeric ``fit`` flag (its value's kind, not argparse's upper-cased name)."""
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -198,10 +202,10 @@ def _add_prepare(tsub: Any) -> None:
     p.add_argument("--data-dir", metavar="DIR", help="shared data (default $CONFLICTSCORE_DATA or ../shared/data)")
     p.add_argument("--base", default="minilm", metavar="MODEL",
                    help="whose tokenizer counts passage tokens (default minilm): use the base you will fit")
-    add_number(p, "--max-length", int, Range(128, 1_000_000), default=d.max_length,
+    add_number(p, "--max-length", int, Range(128, 1_000_000), default=d.max_length, metavar="TOKENS",
                help=f"the judge window whole abstracts are split for (default {d.max_length}); use fit's")
-    add_number(p, "--seed", int, SEED, default=d.seed, help=f"sampling seed (default {d.seed})")
-    add_number(p, "--easy-negatives", int, COUNT, default=d.easy_negatives,
+    add_number(p, "--seed", int, SEED, default=d.seed, metavar="N", help=f"sampling seed (default {d.seed})")
+    add_number(p, "--easy-negatives", int, COUNT, default=d.easy_negatives, metavar="N",
                help=f"random same-corpus abstracts per claim, IRRELEVANT (default {d.easy_negatives})")
     for flag, field, what in (("--corpus-support", "corpus_support", "SUPPORT pairs per abstract corpus"),
                               ("--corpus-contradict", "corpus_contradict", "CONTRADICT pairs per abstract corpus"),
@@ -216,7 +220,8 @@ def _add_prepare(tsub: Any) -> None:
                               ("--compose-per-kind", "compose_per_kind",
                                "generated compound claims (partial support) and negated asides per label; "
                                "0 (the default judge's mix) makes none")):
-        add_number(p, flag, int, COUNT, default=getattr(d, field), help=f"{what} (default {getattr(d, field)})")
+        add_number(p, flag, int, COUNT, default=getattr(d, field), metavar="N",
+                   help=f"{what} (default {getattr(d, field)})")
     add_output_args(p, json_help="the training pairs by label, the leak check and the evaluation files")
     p.set_defaults(func=cmd_prepare)
 
@@ -273,7 +278,8 @@ def _add_delta(tsub: Any) -> None:
     p.add_argument("checkpoint", metavar="CHECKPOINT", help="a train-judge fit output folder")
     p.add_argument("--base", metavar="MODEL", help="the base it was fitted from, as fit --base took it (default: "
                    "what its training.json records; a path must be given again)")
-    add_number(p, "--rank", int, Range(1, 4096), default=64, help="rank of each layer matrix's difference (default 64)")
+    add_number(p, "--rank", int, Range(1, 4096), default=64, metavar="RANK",
+               help="rank of each layer matrix's difference (default 64)")
     p.add_argument("-o", "--output", required=True, metavar="DIR", help="the delta folder to write (must not exist)")
     add_output_args(p, json_help="the delta record: files, bytes, share of each difference kept")
     p.set_defaults(func=cmd_delta)

@@ -20,7 +20,8 @@ from ..formats.inputs import item_to_json, parse_item
 from ..util.jsonl import iter_jsonl
 from ..util.progress import bar as progress_bar
 from ..core.types import Item
-from ..jobs import Input, Job, Output, write_jsonl_atomic
+from ..jobs import FINGERPRINT_FORMAT, Input, Job, Output, ResumableJsonlWriter, explain_fingerprint_change
+from ..util.jsonl import file_sha256
 from .prompts import PROMPT_VERSION, STRATEGIES, report_prompt
 
 log = logging.getLogger(__name__)
@@ -84,23 +85,33 @@ def generate_file(
     temperature: float = 0.0,
     limit: int | None = None,
     progress: bool = False,
+    resume: bool = False,
 ) -> dict[str, Any]:
     """The ``conflictscore generate`` job: check OUTPUT (not the input, writable), read and check
-    every item before any model loads, generate, write OUTPUT atomically. Returns counts
-    (``items``, ``failed``) and the generator."""
+    every item before any model loads, generate :data:`CHUNK_ITEMS` items at a time into
+    ``OUTPUT.partial`` (renamed onto OUTPUT at the end; ``-`` streams to stdout). ``resume`` keeps
+    the answered rows of an interrupted run whose input, strategy, prompts, generation settings and
+    generator spec are the same (refused, naming what differs, otherwise) and generates the rest;
+    rows that failed (``generation.error``) are asked again. Returns counts (``items``, ``failed``,
+    ``resumed``) and the generator."""
     if strategy not in STRATEGIES:
         raise ConfigError(f"unknown strategy {strategy!r}; allowed: {', '.join(STRATEGIES)}")
     if limit is not None and limit < 1:
         raise ConfigError(f"--limit must be at least 1, got {limit}")
-    with Job([Input(input_path, "the input file")], [Output(output_path, "-o")]):
+    rows = None if str(output_path) == "-" else output_path
+    with Job([Input(input_path, "the input file")], [Output(rows, "-o", "OUTPUT (-o)", kind="rows")]):
         return _generate_file(input_path, output_path, strategy=strategy, generator=generator,
                               generator_args=generator_args, max_tokens=max_tokens, temperature=temperature,
-                              limit=limit, progress=progress)
+                              limit=limit, progress=progress, resume=resume)
+
+
+CHUNK_ITEMS = 256
+"""Items sent to the generator at once: their rows are written (and kept for ``--resume``) together."""
 
 
 def _generate_file(input_path: str | os.PathLike[str], output_path: str | os.PathLike[str], *, strategy: str,
                    generator: str | Generator, generator_args: Mapping[str, Any] | None, max_tokens: int,
-                   temperature: float, limit: int | None, progress: bool) -> dict[str, Any]:
+                   temperature: float, limit: int | None, progress: bool, resume: bool) -> dict[str, Any]:
     p = str(input_path)
     items, lines, seen = [], [], {}
     for n, obj in iter_jsonl(p):
@@ -117,12 +128,38 @@ def _generate_file(input_path: str | os.PathLike[str], output_path: str | os.Pat
         raise InputError("holds no item", path=p)
     check_report_items(items, p, lines)
     gen = registry.as_backend("generator", generator, generator_args, where="generate: generator")
-    with progress_bar(len(items), "item", enabled=progress, desc=f"generate ({strategy})") as bar:
-        rows = generate_reports(items, gen, strategy, max_tokens=max_tokens, temperature=temperature,
-                                on_progress=bar.update)
-    write_jsonl_atomic(output_path, rows, what="-o")
-    failed = sum("error" in r["generation"] for r in rows)
+    fingerprint = {"format": FINGERPRINT_FORMAT, "input": {"sha256": file_sha256(p)},
+                   "settings": {"strategy": strategy, "prompts_version": PROMPT_VERSION, "max_tokens": max_tokens,
+                                "temperature": temperature},
+                   "backends": {"generator": dict(gen.spec())}}
+    wanted = {it.id for it in items}
+    writer = ResumableJsonlWriter(output_path, resume=resume, fingerprint=fingerprint,
+                                  keep=lambda r: r.get("id") in wanted and not _failed(r),
+                                  explain=explain_fingerprint_change, fresh="a fresh run asks every item again")
+    with writer:
+        if resume and not writer.resumed:
+            log.warning(f"--resume: no interrupted run of {output_path} to resume; generating every item")
+        done = {r["id"]: r for r in writer.done}
+        todo = [it for it in items if it.id not in done]
+        rows: list[dict[str, Any]] = []
+        with progress_bar(len(todo), "item", enabled=progress, desc=f"generate ({strategy})") as bar:
+            for start in range(0, len(todo), CHUNK_ITEMS):
+                chunk = generate_reports(todo[start:start + CHUNK_ITEMS], gen, strategy, max_tokens=max_tokens,
+                                         temperature=temperature, on_progress=bar.update)
+                for row in chunk:
+                    writer.write(row)
+                rows.extend(chunk)
+    every = [*done.values(), *rows]
+    failed = sum(_failed(r) for r in every)
     if failed:
-        log.warning(f"{failed} of {len(rows)} items got no response (see generation.error in {output_path})")
-    return {"items": len(rows), "failed": failed, "generator": rows[0]["generation"]["generator"],
+        log.warning(f"{failed} of {len(every)} items got no response (see generation.error in {output_path}; "
+                    "--resume asks them again)")
+    described = every[0]["generation"]["generator"] if every else gen.describe()
+    return {"items": len(every), "failed": failed, "resumed": len(done), "generator": described,
             "generator_stats": gen.stats()}
+
+
+def _failed(row: Mapping[str, Any]) -> bool:
+    """Whether a written row got no response (``generation.error``): a resume asks it again."""
+    generation = row.get("generation")
+    return isinstance(generation, dict) and "error" in generation

@@ -257,7 +257,7 @@ def regenerate_file(
     if limit is not None and limit < 1:
         raise ConfigError(f"--limit must be at least 1, got {limit}")
     if sample_size is not None and sample_size < 1:
-        raise ConfigError(f"--sample must be at least 1, got {sample_size}")
+        raise ConfigError(f"--questions must be at least 1, got {sample_size}")
     job = Job([Input(truthfulqa, "the TruthfulQA CSV (--truthfulqa)"), Input(config_file, "the --config file")],
               [Output(output_path, f"output ({output_flag})", f"OUTPUT ({output_flag})", kind="rows"),
                Output(summary_path, summary_flag, f"the results ({summary_flag})"), *cache_output(engine.config)])

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
 from pathlib import Path
 from typing import IO, Any, Callable, Mapping, Sequence
@@ -20,6 +21,10 @@ from .atomic import commit, dumps, write_json_atomic
 from .locks import close_quietly, hold, release
 from .redaction import scrub
 from .target import OutputTarget, file_mode, os_reason
+
+
+STDOUT = "-"
+"""An OUTPUT meaning standard output (``-o -``): rows streamed there, nothing to resume."""
 
 
 class ResumableJsonlWriter:
@@ -33,11 +38,13 @@ class ResumableJsonlWriter:
     partial one and renamed over it, so a crash while resuming loses nothing (``resumed`` says
     whether there was a partial file; a finished OUTPUT is never resumed from).
     ``fingerprint`` (what decides the rows) is stored beside the partial file; resuming with
-    another one is refused, ``explain(old, new)`` saying what differs, and so is resuming a
+    another one is refused, ``explain(old, new)`` saying what differs (and ``fresh`` what starting over
+    costs), and so is resuming a
     partial file whose stored fingerprint is missing. ``keep`` filters recovered rows (those
     left out are :attr:`dropped_ids`). A write that fails (a full disk) is :class:`WriteFailed`
     and keeps the rows written so far. An OUTPUT that is a device, a FIFO or ``/dev/stdout``
-    is streamed to directly (no partial file, no lock, no resume).
+    is streamed to directly (no partial file, no lock, no resume), and so is :data:`STDOUT` (``-``:
+    ``sys.stdout``, flushed per row and left open).
     """
 
     def __init__(
@@ -48,6 +55,7 @@ class ResumableJsonlWriter:
         fingerprint: Mapping[str, Any] | None = None,
         keep: Callable[[Mapping[str, Any]], bool] | None = None,
         explain: Callable[[Mapping[str, Any], Mapping[str, Any]], str] | None = None,
+        fresh: str = "the judgment cache keeps a fresh run cheap",
     ):
         self.target = OutputTarget.of(path)
         self.path = self.target.path
@@ -59,6 +67,15 @@ class ResumableJsonlWriter:
         self.closed = False
         self.written = 0
         self._resumable = fingerprint is not None
+        self._fresh = fresh
+        self._stdout = str(path) == STDOUT
+        if self._stdout:
+            if resume:
+                raise ConfigError("--resume: -o - writes the rows to stdout, which keeps nothing to resume from; "
+                                  "write -o OUT.jsonl to resume an interrupted run")
+            self._hold = None
+            self._fh = sys.stdout
+            return
         if self.target.stream:
             if resume:
                 raise ConfigError(
@@ -121,7 +138,7 @@ class ResumableJsonlWriter:
                 why = explain(old, new) if explain is not None else "it was written with another configuration"
                 raise ConfigError(
                     f"--resume: refusing to continue {self.partial}: {why}; rerun with what the interrupted run "
-                    "used, or without --resume to start over (the judgment cache keeps a fresh run cheap)"
+                    f"used, or without --resume to start over ({self._fresh})"
                 )
         rows: list[dict[str, Any]] = []
         self._fh.seek(0)
@@ -178,6 +195,10 @@ class ResumableJsonlWriter:
         try:
             self._fh.write(dumps(row) + "\n")
             self._fh.flush()
+        except BrokenPipeError:
+            if self._stdout:
+                raise  # stdout closed by its reader (| head): the command's exit status 141
+            raise WriteFailed(self._failed(BrokenPipeError())) from None
         except OSError as e:
             raise WriteFailed(self._failed(e)) from None
         self.written += 1
@@ -197,7 +218,7 @@ class ResumableJsonlWriter:
         self.closed = True
         if self._hold is None:
             try:
-                self._fh.close()
+                self._fh.flush() if self._stdout else self._fh.close()
             except OSError as e:
                 raise WriteFailed(self._failed(e)) from None
             return
@@ -214,7 +235,8 @@ class ResumableJsonlWriter:
             return
         self.closed = True
         if self._hold is None:
-            close_quietly(self._fh)
+            if not self._stdout:
+                close_quietly(self._fh)
         else:
             release(self._hold)
 

@@ -183,14 +183,15 @@ def score_file(
     """
     if limit is not None and limit < 1:
         raise ConfigError(f"--limit must be a positive integer, got {limit}")
+    refuse_stdout_rows(output_path, resume=resume, shard=shard)
     if output_path is None and (resume or shard is not None):
         raise ConfigError(f"{'--resume' if resume else f'--shard {shard}'} needs the per-item JSONL: write -o OUT.jsonl "
                           "--csv OUT.csv (an -o ending in .csv is a table, which cannot be resumed or merged)")
     if shard is not None and summary_path is None:
         raise ConfigError(f"--shard {shard} needs --summary: `conflictscore merge` reads each shard's summary")
     job = Job([Input(input_path, "the input file"), Input(config_file, "the --config file")], [
-        Output(output_path, "output (-o)", "OUTPUT (-o)", kind="rows", replaces="scoring would overwrite the items",
-               hint="choose another OUTPUT"),
+        Output(None if str(output_path) == "-" else output_path, "output (-o)", "OUTPUT (-o)", kind="rows",
+               replaces="scoring would overwrite the items", hint="choose another OUTPUT"),
         Output(summary_path, "--summary"),
         page_output(page),
     ])
@@ -209,6 +210,14 @@ def score_file(
 
     return run_scoring(job, lambda notes: read_input(input_path, shard, notes, limit), finish, config=config,
                        rows=output_path, resume=resume, progress=progress, clock=clock, tables=tables)
+
+
+def refuse_stdout_rows(output_path: str | os.PathLike[str] | None, *, resume: bool, shard: Shard | None) -> None:
+    """``-o -`` (the rows on stdout) with ``--resume`` or ``--shard``: refused, saying why (exit 2)."""
+    if str(output_path) == "-" and (resume or shard is not None):
+        raise ConfigError(f"{'--resume' if resume else f'--shard {shard}'} needs the per-item JSONL in a file: -o - "
+                          "streams the rows to stdout, which keeps nothing to "
+                          f"{'resume from' if resume else 'merge'}; write -o OUT.jsonl")
 
 
 def read_input(path: str | os.PathLike[str], shard: Shard | None, notes: Notes,

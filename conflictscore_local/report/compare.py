@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime
 import json
 import os
+from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from .._version import __version__
@@ -21,6 +22,7 @@ from .data import ItemsReader
 from ..jobs import write_text_atomic
 from .data import VALUE_DIGITS
 from .render import PAGE_SIZE, _environment, _static, pack_details
+from .runs import report_beside
 
 CHANGE_LABELS: dict[str, str] = {
     "newly_conflicted": "newly conflicted", "no_longer_conflicted": "no longer conflicted",
@@ -126,9 +128,11 @@ def compare_csv_meta(result: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def render_compare(result: Mapping[str, Any], a: Sequence[ItemResult], b: Sequence[ItemResult], *,
-                   title: str | None = None, items: Mapping[str, Item] | None = None) -> str:
+                   title: str | None = None, items: Mapping[str, Item] | None = None,
+                   reports: Mapping[str, str] | None = None) -> str:
     """The comparison page as one self-contained HTML string (``items``: the runs' input by id,
-    whose responses and documents it shows)."""
+    whose responses and documents it shows; ``reports``: ``"a"`` / ``"b"`` → the link to that run's
+    own report, relative to the page)."""
     from markupsafe import Markup
 
     env = _environment()
@@ -146,6 +150,7 @@ def render_compare(result: Mapping[str, Any], a: Sequence[ItemResult], b: Sequen
         changes=changes,
         config_json=json.dumps(result.get("config_differences", []), indent=2, ensure_ascii=False),
         index=index,
+        reports=dict(reports or {}),
         details_packed=pack_details(details),
         meta={"page_size": PAGE_SIZE, "labels": [la, lb],
               "metrics": [{"key": m["key"], "code": m["code"], "column": m["column"], "hb": m["higher_is_better"]}
@@ -158,17 +163,32 @@ def render_compare(result: Mapping[str, Any], a: Sequence[ItemResult], b: Sequen
 
 def write_compare_report(path: str | os.PathLike[str], result: Mapping[str, Any], a: Sequence[ItemResult],
                          b: Sequence[ItemResult], *, title: str | None = None,
-                         items: str | os.PathLike[str] | None = None, read: "ItemsReader | None" = None) -> int:
+                         items: str | os.PathLike[str] | None = None, read: "ItemsReader | None" = None,
+                         scored: Mapping[str, str | os.PathLike[str]] | None = None) -> int:
     """Render the comparison page and write it atomically to ``path``; returns its size in bytes.
     ``items``: the runs' input file (responses and documents shown), read by ``read`` (default
-    ``read_items``; the command hands in the bench's, which checks gold)."""
+    ``read_items``; the command hands in the bench's, which checks gold). ``scored``: ``"a"`` / ``"b"``
+    → each run's scored file; the report beside it (:func:`~.runs.report_beside`) is linked, relatively."""
     by_id = None
     if items is not None:
         from ..formats.inputs import read_items
 
         by_id = {it.id: it for it in (read or read_items)(items)}
-    page = render_compare(result, a, b, title=title, items=by_id)
+    page = render_compare(result, a, b, title=title, items=by_id, reports=reports_beside(path, scored or {}))
     return write_text_atomic(path, page, what="report")
 
 
-__all__ = ["compare_records", "render_compare", "write_compare_report"]
+def reports_beside(page: str | os.PathLike[str], scored: Mapping[str, str | os.PathLike[str]]) -> dict[str, str]:
+    """Each run's report (the HTML page of the same stem beside its scored file) as a link relative to ``page``."""
+    from urllib.parse import quote
+
+    here = os.path.dirname(os.path.realpath(page))
+    out = {}
+    for side, path in scored.items():
+        found = report_beside(path, besides=page)
+        if found is not None:
+            out[side] = quote(Path(os.path.relpath(os.path.realpath(found), here)).as_posix())
+    return out
+
+
+__all__ = ["compare_records", "render_compare", "reports_beside", "write_compare_report"]

@@ -31,12 +31,12 @@ from ..core.metrics import METRICS, summarize_metrics
 from ..formats.results import check_result_row, read_results
 from ..formats.summary import check_summary, is_bench_summary
 from ..formats.run_info import judge_info
+from .runs import stem
 
 log = logging.getLogger(__name__)
 
 SHOWN = ("cs_c", "cs_r")
 """The metrics a row shows, macro with its interval."""
-_ROLES = (".scored", ".summary", ".results", ".report", ".pred", ".predictions")
 
 
 @dataclass
@@ -52,15 +52,6 @@ class RunEntry:
 
     def record(self) -> dict[str, Any]:
         return {"key": self.key, "scored": self.scored, "summary": self.summary, "report": self.report, **self.data}
-
-
-def stem(name: str) -> str:
-    """A file's run name: ``x`` for ``x.scored.jsonl``, ``x.summary.json``, ``x.report.html``, ``x.jsonl``."""
-    base = name.rsplit(".", 1)[0]
-    for role in _ROLES:
-        if base.endswith(role):
-            return base[: -len(role)]
-    return base
 
 
 def _files(root: Path) -> Iterator[Path]:
@@ -259,4 +250,4 @@ def _escape(text: str) -> str:
     return html.escape(text)
 
 
-__all__ = ["RunEntry", "compare_command", "find_runs", "render_view", "serve", "stem", "write_view"]
+__all__ = ["RunEntry", "compare_command", "find_runs", "render_view", "report_beside", "serve", "stem", "write_view"]

@@ -153,7 +153,7 @@ def test_run_refuses_items_with_labels_or_inconsistent_gold(small_bench: Path, t
 def test_build_cli_writes_readable_items_and_stats(shared_data: Path, tmp_path: Path, capsys):
     out, stats = tmp_path / "b.jsonl", tmp_path / "stats.json"
     assert main(["bench", "build", "--data-dir", str(shared_data), "--source", "macnoise", "contraqa_en555",
-                 "-o", str(out), "--stats", str(stats)]) == 0
+                 "-o", str(out), "--summary", str(stats)]) == 0
     items = read_items(out)
     # the loaders' 34 + 267 items, less the train items left without documents by the leak-free split
     assert len(build_bench(shared_data, only=["macnoise", "contraqa_en555"], leak_free=False)) == 34 + 267

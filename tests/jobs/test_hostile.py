@@ -271,7 +271,7 @@ def test_bench_build_never_replaces_a_source_it_reads_from_the_data_folder(tmp_p
     src = write_jsonl(data / "ramdocs" / "RAMDocs_test.jsonl", [RAMDOCS_ROW])
     where = ["--data-dir", str(data)] if how == "--data-dir" else []
     monkeypatch.setenv("CONFLICTSCORE_DATA", str(data if how != "--data-dir" else tmp_path / "elsewhere"))
-    for out in ([str(src)], [str(tmp_path / "b.jsonl"), "--stats", str(src)]):
+    for out in ([str(src)], [str(tmp_path / "b.jsonl"), "--summary", str(src)]):
         refused(capsys, tmp_path, "bench", "build", *where, "--source", "ramdocs", "-o", *out, "-q",
                 says=f"{src} is the source file of ramdocs")
     rc, _, err = cli(capsys, "bench", "build", *where, "--source", "ramdocs", "-o", str(data / "bench.jsonl"), "-q")
@@ -282,7 +282,7 @@ def test_bench_build_output_and_stats_the_same_file_is_refused(tmp_path, capsys)
     src = write_jsonl(tmp_path / "ramdocs.jsonl", [RAMDOCS_ROW])
     out = tmp_path / "bench.jsonl"
     refused(capsys, tmp_path, "bench", "build", "--source", "ramdocs", "--source", f"ramdocs={src}", "-o", str(out),
-            "--stats", str(out), "-q", says="is")
+            "--summary", str(out), "-q", says="is")
 
 
 @pytest.mark.parametrize("flag", ["-o", "--summary", "--report", "--predictions"])
