@@ -24,13 +24,14 @@ from typing import Any, Callable, Literal, Mapping, Sequence
 
 from ..backends.arguments import ranged
 from ..backends.checkpoints import load_tokenizer, model_fingerprint, token_counter, tokenizer_fingerprint
-from ..util.devices import check_device
+from ..util.devices import check_device, torch_device
 from ..core.errors import BackendUnavailable, ConfigError
 from ..core.types import LABELS, Judgment, Label, Pair
 from ._base import JudgeBase, ProgressFn
 from .distinct import distinct
 from .labels import check_thresholds, decide, map_id2label
-from .runtime import Classifier, ClassifierRuntime, CompiledTorchRuntime, TorchRuntime, resolve_runtime
+from .calibrate import PROBE
+from .runtime import RUNTIME_ENV, Classifier, ClassifierRuntime, CompiledTorchRuntime, TorchRuntime, resolve_runtime
 
 DEFAULT_JUDGE_ENV = "CONFLICTSCORE_DEFAULT_JUDGE"
 DEFAULT_JUDGE_MANIFEST = "default-judge"
@@ -68,7 +69,8 @@ class NLIConfig:
     2-way model means. ``id2label``: overrides the checkpoint's class names.
     ``thresholds``: override the calibrated ones in ``conflictscore.json``;
     ``calibration=false`` ignores them.
-    ``runtime``: where the forward pass runs (see :mod:`.runtime`): ``torch``, ``compile``
+    ``runtime``: where the forward pass runs (see :mod:`.runtime`): ``torch``, ``native`` (the same
+    forward of a BERT checkpoint without transformers, which starts seconds sooner: :mod:`.native`), ``compile``
     (``torch`` under ``torch.compile``: the same labels, for long runs), ``onnx`` (ONNX
     Runtime on the CPU, the ``onnx`` extra; exported once per checkpoint into ``export_dir``,
     default ``onnx/`` beside the judgment cache), ``vllm`` (``vllm.LLM(runner="pooling")`` in
@@ -98,7 +100,7 @@ class NLIConfig:
     thresholds: dict | None = None
     calibration: bool = True
     claim_room: int | None = ranged(None, 0, 1_000_000)
-    runtime: Literal["auto", "torch", "compile", "onnx", "vllm", "serve"] = "auto"
+    runtime: Literal["auto", "torch", "compile", "onnx", "native", "vllm", "serve"] = "auto"
     int8: bool = False
     export_dir: str | None = None
     runtime_args: dict | None = None
@@ -129,6 +131,7 @@ class NLIJudge(JudgeBase):
         self._tokenizer: Any = None
         self._make_runtime: RuntimeFactory | None = None
         self._runtime: ClassifierRuntime | None = None
+        self._runtime_name: str | None = None
         self.cache_dir: Path | None = None
         self._spec: dict[str, Any] | None = None
         self._files: dict[str, dict[str, Any]] = {}
@@ -244,11 +247,73 @@ class NLIJudge(JudgeBase):
             raise ConfigError(f"{self.checkpoint() / CALIBRATION_FILE}: document_rule must be a string, got {rule!r}")
         return rule
 
+    def runtime_name(self) -> str | None:
+        """The local runtime the ``runtime`` argument names, ``auto`` resolved (None where another
+        backend hands the runtime in: :meth:`use_runtime`); why goes into ``resolved.runtime_reason``.
+
+        ``auto`` on a CPU at float32 is the runtime measured fastest here at ``torch``'s labels
+        (:mod:`.calibrate`: measured on first use, then read from ``runtime-choice.json`` in the
+        cache folder); ``$CONFLICTSCORE_NLI_RUNTIME`` overrides it."""
+        if self._make_runtime is not None:
+            return None
+        if self._runtime_name is None:
+            cfg = self.config
+            if cfg.runtime != "auto":
+                name, why = cfg.runtime, "given"
+            elif os.environ.get(RUNTIME_ENV):
+                name = resolve_runtime(cfg.runtime, cfg.device, cfg.dtype)
+                why = f"auto: ${RUNTIME_ENV}={name}"
+            elif cfg.dtype not in ("auto", "float32") or cfg.int8:
+                name, why = "torch", f"auto: torch (calibration measures float32 runs; dtype={cfg.dtype})"
+            elif torch_device(cfg.device).type != "cpu":
+                name, why = "torch", "auto: torch on a GPU (calibration measures CPU runtimes)"
+            else:
+                name, why = self._calibrated()
+            self._runtime_name = name
+            self.resolved["runtime_reason"] = why
+        return self._runtime_name
+
+    def _calibrated(self) -> tuple[str, str]:
+        """``runtime=auto``'s stored choice for this machine and checkpoint shape, measured first if none."""
+        from ..util.locations import cache_home
+        from .calibrate import calibrate, choice_key, store, stored
+        from .native import NativeTokenizer
+
+        folder = self.cache_dir if self.cache_dir is not None else cache_home()
+        key = choice_key(self._json("config.json"), "cpu", "float32")
+        found = stored(folder, key)
+        if found is not None:
+            return found.runtime, f"auto: stored choice {key} in {folder}: {found.reason}"
+        self._runtime_name = "torch"  # the reference's tokenizer while measuring
+        path = self.checkpoint()
+        passages, claims = [p for p, _ in PROBE], [c for _, c in PROBE]
+        choice = calibrate(self.classifier(), lambda name, c: local_runtime(c, name),
+                           lambda tok: encode_pairs(tok, passages, claims, self.max_length())[0],
+                           lambda: NativeTokenizer(path))
+        if choice.runtime != "torch":
+            self._tokenizer = None
+        try:
+            store(folder, key, choice)
+            where = f"stored as {key} in {folder}"
+        except OSError as e:
+            where = f"not stored ({e})"
+        return choice.runtime, f"auto: calibrated now, {where}: {choice.reason}"
+
     def tokenizer(self) -> Any:
+        """The checkpoint's tokenizer, loaded once: transformers' ``AutoTokenizer``, or under
+        ``runtime=native`` its ``tokenizer.json`` in the ``tokenizers`` library (the same ids)."""
         if self._tokenizer is None:
             path = self.checkpoint()
             try:
-                self._tokenizer = load_tokenizer(path, self.config.revision)
+                if self.runtime_name() == "native":
+                    from .native import NativeTokenizer, check_supported
+
+                    check_supported(self._json("config.json"), path)
+                    self._tokenizer = NativeTokenizer(path)
+                else:
+                    self._tokenizer = load_tokenizer(path, self.config.revision)
+            except BackendUnavailable:
+                raise
             except Exception as e:
                 raise BackendUnavailable(
                     f"judge nli: cannot load the tokenizer of {path}: {type(e).__name__}: {e}"
@@ -314,7 +379,7 @@ class NLIJudge(JudgeBase):
     def runtime(self) -> ClassifierRuntime:
         """Where the forward pass runs (built once, loads nothing)."""
         if self._runtime is None:
-            factory = self._make_runtime or (lambda c: local_runtime(c, self.config.runtime))
+            factory = self._make_runtime or (lambda c: local_runtime(c, self.runtime_name() or "auto"))
             self._runtime = factory(self.classifier())
         return self._runtime
 
@@ -420,7 +485,8 @@ def local_runtime(classifier: Classifier, runtime: str = "auto") -> ClassifierRu
 
 
 RUNTIMES: dict[str, Any] = {"torch": TorchRuntime, "compile": CompiledTorchRuntime,
-                            "onnx": "conflictscore_local.judge.onnx_runtime:OnnxRuntime"}
+                            "onnx": "conflictscore_local.judge.onnx_runtime:OnnxRuntime",
+                            "native": "conflictscore_local.judge.native:NativeRuntime"}
 """Where the ``nli`` judge's forward pass runs in this process, by ``runtime`` name (a class taking the
 :class:`Classifier`, or its lazy ``"module:Class"``): the registry's ``runtime`` namespace."""
 

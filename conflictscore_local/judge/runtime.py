@@ -6,6 +6,8 @@ through ``config.id2label`` and the calibrated thresholds. Between the two sits 
 token ids in, one row of class probabilities (in class-index order) per input out.
 
 - ``torch``: transformers + PyTorch in this process (CPU or GPU);
+- ``native``: the same forward of a BERT checkpoint in PyTorch without transformers, which starts
+  sooner (:mod:`.native`);
 - ``compile``: the same under ``torch.compile`` (:class:`CompiledTorchRuntime`; for long runs);
 - ``onnx``: the checkpoint exported to ONNX once and run by ONNX Runtime on the CPU
   (:mod:`.onnx_runtime`; the ``onnx`` extra);
@@ -38,7 +40,7 @@ DoneFn = Callable[[Sequence[int]], None]
 """Called with the indices of the inputs a runtime has just finished."""
 
 RUNTIME_ENV = "CONFLICTSCORE_NLI_RUNTIME"
-LOCAL_RUNTIMES: tuple[str, ...] = ("torch", "compile", "onnx")
+LOCAL_RUNTIMES: tuple[str, ...] = ("torch", "compile", "onnx", "native")
 
 
 def _no_count(key: str, n: int = 1) -> None:
@@ -92,16 +94,10 @@ class ClassifierRuntime(Protocol):
 
 
 def resolve_runtime(runtime: str, device: str, dtype: str = "auto") -> str:
-    """The local runtime ``auto`` stands for: ``$CONFLICTSCORE_NLI_RUNTIME`` when set, else PyTorch.
-
-    ONNX Runtime is opt-in (``runtime=onnx``): on an idle 2-core CPU it ran the default judge
-    at 0.82-0.89x PyTorch's pairs/s (``benchmarks/results/onnx_throughput.md``, 2026-12-01), so
-    it is not the CPU default; it only won on a machine overloaded by other jobs. Nor did the
-    other CPU paths at identical labels (``benchmarks/results/cpu_runtimes.md``: torch.compile
-    1.0-1.13x, but its compilation pays back only after minutes of judging; eager attention and
-    oneDNN ``to_mkldnn`` slower).
-    ``device`` and ``dtype`` are kept for the callers' sake: every device and dtype runs
-    PyTorch under ``auto``."""
+    """The local runtime ``auto`` stands for without measuring: ``$CONFLICTSCORE_NLI_RUNTIME`` when
+    set, else PyTorch. The ``nli`` judge measures instead on a CPU at float32 (its ``runtime_name``,
+    :mod:`.calibrate`: the fastest runtime at PyTorch's labels on a probe set, stored per machine).
+    ``device`` and ``dtype`` are kept for the callers' sake."""
     if runtime != "auto":
         return runtime
     env = os.environ.get(RUNTIME_ENV)
