@@ -1,8 +1,8 @@
 """``runtime=auto`` by measurement: which local runtime runs the ``nli`` judge fastest on this machine.
 
 On first use (per CPU, library versions and checkpoint shape) a short calibration loads every
-local runtime that can run the checkpoint here (``torch``, ``native``, ``compile`` where a C
-compiler is found, ``onnx`` where ONNX Runtime is installed), times its load and its forward
+local runtime that gives ``torch``'s output bit for bit here (``torch`` and ``native``; ``compile``
+and ``onnx`` stay opt-in: :func:`candidates`), times its load and its forward
 over a fixed probe set of pairs (:data:`PROBE`, alternating rounds, the fastest round kept), and
 keeps the cheapest whose labels equal ``runtime=torch``'s at float32 on every probe pair
 (:func:`choose`). The choice is stored in ``runtime-choice.json`` of the cache folder under its
@@ -18,10 +18,8 @@ import dataclasses
 import hashlib
 import json
 import os
-import shutil
 import time
 from dataclasses import dataclass, field
-from importlib import util as importlib_util
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -37,6 +35,8 @@ judges in this many seconds, against ``torch``'s (so a slow compile must pay bac
 MARGIN = 0.95
 """A candidate replaces ``torch`` only when its cost is below this share of ``torch``'s (noise)."""
 ROUNDS = 3
+OPT_IN: tuple[str, ...] = ("compile", "onnx")
+"""Runtimes ``auto`` never picks: their probabilities differ from torch's in the last digits (see :func:`candidates`)."""
 LIBRARIES: tuple[str, ...] = ("torch", "transformers", "tokenizers", "safetensors", "onnxruntime", "conflictscore-local")
 
 _SUBJECTS = ("The bridge", "The council", "Coffee production", "The vaccine trial", "The river", "The company")
@@ -149,7 +149,13 @@ def store(folder: Path, key: str, choice: Choice) -> None:
 
 
 def candidates(classifier: Classifier) -> tuple[list[str], list[Trial]]:
-    """The local runtimes worth measuring here, and those left out with why (as failed trials)."""
+    """The local runtimes worth measuring here, and those left out with why (as failed trials).
+
+    Only runtimes whose output is ``torch``'s bit for bit are candidates (``native``: the same
+    operations in the same order): ``auto`` must not make a result depend on the machine. ``compile``
+    and ``onnx`` reassociate float sums (probabilities within about 1e-6 of torch's, so a label on a
+    threshold could move) and ``compile`` costs about a minute at first use: both stay opt-in
+    (``runtime=compile``, ``runtime=onnx``), and the trials say so."""
     from .native import check_supported
     from ..core.errors import BackendUnavailable
 
@@ -159,14 +165,8 @@ def candidates(classifier: Classifier) -> tuple[list[str], list[Trial]]:
         names.append("native")
     except BackendUnavailable as e:
         out.append(Trial("native", error=str(e).split(": ", 2)[-1]))
-    if any(shutil.which(cc) for cc in ("cc", "gcc", "clang", "g++", "c++")):
-        names.append("compile")
-    else:
-        out.append(Trial("compile", error="no C compiler on PATH (cc, gcc, clang)"))
-    if importlib_util.find_spec("onnxruntime") is not None:
-        names.append("onnx")
-    else:
-        out.append(Trial("onnx", error="onnxruntime is not installed (the onnx extra)"))
+    for name in OPT_IN:
+        out.append(Trial(name, error="opt-in only: not torch's output bit for bit (runtime=" + name + " asks for it)"))
     return names, out
 
 

@@ -101,8 +101,6 @@ def test_a_stored_choice_is_read_back_by_its_key_only(tmp_path: Path) -> None:
 def test_auto_calibrates_once_then_reads_the_stored_choice(tiny_nli_dir: Path, tmp_path: Path,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CONFLICTSCORE_NLI_RUNTIME")
-    monkeypatch.setattr(calibrate.shutil, "which", lambda name: None)  # no compiler: compile left out
-    monkeypatch.setattr(calibrate.importlib_util, "find_spec", lambda name: None)  # no onnxruntime
     times = {"torch": Trial("torch", 6.0, 0.4), "native": Trial("native", 0.5, 0.4)}
     measured = []
 
@@ -120,9 +118,10 @@ def test_auto_calibrates_once_then_reads_the_stored_choice(tiny_nli_dir: Path, t
     assert resolved["runtime"] == "native"
     assert resolved["runtime_reason"].startswith(f"auto: calibrated now, stored as ")
     assert resolved["runtime_reason"].endswith(": measured: native, the cheapest at torch's labels on 24 probe "
-                                               "pairs (load + 60 s of torch's judging); compile: no C compiler on "
-                                               "PATH (cc, gcc, clang); onnx: onnxruntime is not installed (the "
-                                               "onnx extra); native 0.917x torch's cost")
+                                               "pairs (load + 60 s of torch's judging); compile: opt-in only: not "
+                                               "torch's output bit for bit (runtime=compile asks for it); onnx: "
+                                               "opt-in only: not torch's output bit for bit (runtime=onnx asks for "
+                                               "it); native 0.917x torch's cost")
     assert [j.probs for j in got] == [j.probs for j in build(tiny_nli_dir, runtime="torch").judge(pairs())]
     data = json.loads((tmp_path / calibrate.CHOICE_FILE).read_text(encoding="utf-8"))
     assert [c["runtime"] for c in data["choices"].values()] == ["native"]
