@@ -24,8 +24,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from recording import header, run_meta, write_recorded  # noqa: E402
-from throughput import ramdocs_questions  # noqa: E402
-from throughput_peers import base_parser, long_job, rag_job  # noqa: E402
+from workloads import base_parser, long_job, rag_job, ramdocs_questions  # noqa: E402
 
 from conflictscore_local import Engine, RunConfig  # noqa: E402
 from conflictscore_local.locations import default_data_dir  # noqa: E402

@@ -24,10 +24,8 @@ from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from pruner_cost import candidate_groups  # noqa: E402
 from recording import header, run_meta, write_recorded  # noqa: E402
-from throughput import ramdocs_questions  # noqa: E402
-from throughput_peers import base_parser, rag_job  # noqa: E402
+from workloads import base_parser, candidate_groups, rag_job, ramdocs_questions  # noqa: E402
 
 from conflictscore_local import Engine  # noqa: E402
 from conflictscore_local.judge.nli import encode_pairs  # noqa: E402

@@ -26,7 +26,7 @@ from ..pipeline.scoring import Notes, Scored, ScoringInput, run_scoring
 from ..pipeline.merge import BenchMerge
 from ..pipeline.shards import Shard, shard_record
 from ..core.types import Item, ItemResult, Summary
-from ..table import TablePaths
+from ..formats.table import TablePaths
 from .gold import evaluate, load_bench_items, with_gold_labels
 
 
