@@ -10,7 +10,9 @@ Two shapes come out:
   NLI, e-SNLI, SICK, WiCE).
 
 Labels map onto SUPPORT / CONTRADICT / IRRELEVANT as ``../shared/data/README.md`` states;
-a label outside a source's vocabulary is an error naming file, line and field.
+a label outside a source's vocabulary is an error naming file, line and field. Each set's row (path,
+use, licence, the loader's fixed arguments) is in the one table of data sources,
+:data:`~conflictscore_local.formats.sources.DATA_SOURCES`; :func:`read_source` reads one by name.
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ import io
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterable, Iterator
 
+from ..backends.registry import REGISTRY
 from ..bench.records import Record, iter_records
 from ..core.errors import InputError
 from ..util.jsonl import read_text
@@ -64,6 +67,12 @@ class ClaimRecord:
 
 
 Corpus = dict[str, tuple[str, ...]]  # doc id → sentences of the abstract
+
+
+def read_source(data_dir: str | Path, name: str, **kwargs: Any) -> Iterable[Any]:
+    """What data source ``name`` (a row of the registry's ``data_source`` namespace) holds under
+    ``data_dir``: its loader on its path, ``kwargs`` (a corpus) over the row's own."""
+    return REGISTRY["data_source"].get(name).read_from(data_dir, **kwargs)
 
 
 def document_text(sentences: tuple[str, ...]) -> str:
