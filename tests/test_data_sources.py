@@ -5,6 +5,7 @@ source added to the namespace is built by ``bench build`` and read by ``train-ju
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -77,3 +78,19 @@ def test_a_registered_bench_source_is_built_by_bench_build(tmp_path: Path) -> No
 def test_a_source_without_a_file_here_says_so() -> None:
     with pytest.raises(ConfigError, match="data source 'ambigdocs' has no file in the shared data; give one"):
         DATA_SOURCES["ambigdocs"].read_from(".")
+
+
+def test_a_name_declared_twice_or_an_unknown_use_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    import types
+
+    from conflictscore_local.formats.sources import SourceTable
+
+    mod = types.ModuleType("fake_rows")
+    mod.TWICE = (DataSource("a", _pairs, "a.jsonl", use="train"), DataSource("a", _pairs, "b.jsonl", use="eval"))
+    mod.ODD = (DataSource("b", _pairs, "b.jsonl", use="training"),)
+    monkeypatch.setitem(sys.modules, "fake_rows", mod)
+    with pytest.raises(ValueError, match=r"^data source 'a' declared twice \(fake_rows:TWICE\)$"):
+        len(SourceTable(["fake_rows:TWICE"]))
+    with pytest.raises(ValueError, match=r"^data source 'b' \(fake_rows:ODD\): use 'training'; allowed: bench, train, "
+                                         r"eval, corpus$"):
+        list(SourceTable(["fake_rows:ODD"]))

@@ -18,15 +18,14 @@ from ..backends.arguments import ranged
 from ..backends.registry import REGISTRY
 from ..core.errors import InputError
 from ..core.types import CONTRADICT, IRRELEVANT, SUPPORT
-from ..formats.sources import DATA_SOURCES, BenchSource, DataSource, NoOptions, by_use  # noqa: F401 (BenchSource: the old name)
+from ..formats.sources import BenchSource, DataSource, NoOptions, by_use  # noqa: F401 (BenchSource: the old name)
 from .claims import declarative, name_entity
 from .items import make_item
 from .records import Record, iter_records
 from .split import normalize_text
 
 Loader = Callable[[Path, Any], Iterator[dict[str, Any]]]
-"""A ConflictBench loader: ``(path, options)`` → items. Its row is in
-:data:`~conflictscore_local.formats.sources.DATA_SOURCES` (``use="bench"``)."""
+"""A ConflictBench loader: ``(path, options)`` → items; its row is in :data:`SOURCES`."""
 
 
 @dataclass(frozen=True)
@@ -408,6 +407,23 @@ def load_conflictingqa(path: Path, options: NoOptions) -> Iterator[dict[str, Any
         )
 
 
+SOURCES: tuple[DataSource, ...] = (
+    DataSource("ramdocs", load_ramdocs, "ramdocs/RAMDocs_test.jsonl",
+               "RAMDocs: ambiguity (other entity) and misinformation, two variants per question"),
+    DataSource("contraqa_en555", load_contraqa_en555, "contraqa_en555/raw_data",
+               "ContraQA (EN555): HealthVer / Climate-FEVER claims, conflict / support / neutral files"),
+    DataSource("climate_fever", load_climate_fever, "climate_fever/dataset/climate-fever.jsonl",
+               "Climate-FEVER: DISPUTED claims conflicted, single-sided claims controls",
+               ClimateFeverOptions),
+    DataSource("macnoise", load_macnoise, "macnoise/DATA/GPT",
+               "MacNoise: counterfactual passages, one item per perturbation level", MacNoiseOptions),
+    DataSource("ambigdocs", load_ambigdocs, None, "AmbigDocs original format: ambiguity"),
+    DataSource("conflictingqa", load_conflictingqa, None, "ConflictingQA: yes/no opinion conflicts"),
+    DataSource("contraqa_pan", load_contraqa_pan, None, "ContraQA (Pan et al.): misinformation passages"),
+)
+"""ConflictBench's rows of the one table of data sources (``use="bench"``)."""
+
+
 def bench_sources() -> dict[str, DataSource]:
     """ConflictBench's sources: the ``bench`` rows of the registry's ``data_source`` namespace (a
     plugin's too), in registration order."""
@@ -429,5 +445,5 @@ class _BenchSources(Mapping[str, DataSource]):
 
 BENCH_SOURCES: Mapping[str, DataSource] = _BenchSources()
 """ConflictBench's sources by name (a live view of :func:`bench_sources`)."""
-DEFAULT_SOURCES: tuple[str, ...] = tuple(n for n, s in by_use(DATA_SOURCES, "bench").items() if s.path is not None)
+DEFAULT_SOURCES: tuple[str, ...] = tuple(s.name for s in SOURCES if s.path is not None)
 """The built-in sources with a file in the shared data: what ``bench build`` builds by default."""

@@ -21,7 +21,7 @@ import io
 import json
 from collections import Counter
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Callable, Iterator
 
 from ..backends.registry import REGISTRY
 from ..bench.records import iter_records
@@ -297,3 +297,47 @@ def load_extra(data_dir: str | Path, name: str) -> list[LabelledPair]:
     if name not in sets:
         raise InputError(f"unknown nli_extra set {name!r}; allowed: {', '.join(sets)}")
     return list(sets[name].read_from(data_dir))
+
+
+def _set(name: str, path: str, licence: str, use: str, load: Callable[..., Iterator[LabelledPair]], note: str = "",
+         **kwargs: Any) -> DataSource:
+    return DataSource(name, load, "nli_extra/" + path, use=use, licence=licence, note=note, kwargs=kwargs)
+
+
+SOURCES: tuple[DataSource, ...] = (
+    _set("scone_train", "scone", "CC0 1.0", "train", load_scone, split="train"),
+    _set("scone_test", "scone", "CC0 1.0", "eval", load_scone, "held out: negation dev set", split="test"),
+    _set("nan_nli", "nan-nli/data/nan.csv", "none stated", "eval", load_nan_nli, "hand-built negation test suite"),
+    _set("monli", "monli/pmonli.jsonl", "none stated", "train", load_monli),
+    _set("negnli_hossain", "negnli-hossain", "MIT", "train", load_hossain,
+         "RTE.txt is binary (not_entailment merges C and I)", names=("MNLI", "SNLI")),
+    _set("med", "med/MED.tsv", "CC BY-SA 4.0", "train", load_med,
+         "entailment pairs only: its neutral merges neutral and contradiction"),
+    _set("vitaminc_real", "vitaminc/vitaminc_real/test.jsonl", "CC BY-SA 3.0", "train", load_vitaminc,
+         "split by case_id: a held-out part is a dev set", source="vitaminc_real"),
+    _set("vitaminc_synthetic", "vitaminc/vitaminc_synthetic/test.jsonl", "CC BY-SA 3.0", "train", load_vitaminc,
+         "split by case_id", source="vitaminc_synthetic"),
+    _set("fever_symmetric_dev", "fever-symmetric/symmetric_v0.2/fever_symmetric_dev.jsonl", "CC BY-SA 3.0", "train",
+         load_fever_symmetric),
+    _set("fever_symmetric_test", "fever-symmetric/symmetric_v0.2/fever_symmetric_test.jsonl", "CC BY-SA 3.0", "eval",
+         load_fever_symmetric, "held out"),
+    _set("fever_adversarial", "fever-adversarial/test.jsonl", "CC BY-SA 3.0", "train", load_fever_adversarial),
+    _set("cad_snli_train", "cad-snli", "Apache-2.0", "train", load_cad, split="train"),
+    _set("cad_snli_dev", "cad-snli", "Apache-2.0", "eval", load_cad, "held out: a dev set", split="dev"),
+    _set("cad_snli_test", "cad-snli", "Apache-2.0", "eval", load_cad, "held out (its originals come from SNLI test)",
+         split="test"),
+    _set("breaking_nli", "breaking-nli/data/dataset.jsonl", "CC BY-SA 4.0", "train", load_breaking_nli,
+         "skewed to CONTRADICT: capped"),
+    _set("conjnli_train", "conjnli/data/NLI/adversarial_train_15k.tsv", "MIT", "train", load_conjnli,
+         "automatic perturbations: capped"),
+    _set("conjnli_dev", "conjnli/data/NLI/conj_dev.tsv", "MIT", "eval", load_conjnli, "held out"),
+    _set("anli_test", "anli/vitaminc_format_test/test.jsonl", "CC BY-NC 4.0", "eval", load_anli_test,
+         "non-commercial; anchor"),
+    _set("anli_dev", "anli", "CC BY-NC 4.0", "eval", load_anli_dev, "non-commercial"),
+    _set("taxinli", "taxinli/taxinli10k.tsv", "C-UDA 1.0", "eval", load_taxinli, "MNLI dev anchor"),
+    _set("control_dev", "control/data/dev.jsonl", "CC BY-NC-SA 4.0", "eval", load_control, "non-commercial"),
+    _set("control_test", "control/data/test.jsonl", "CC BY-NC-SA 4.0", "eval", load_control, "non-commercial"),
+    _set("averitec", "averitec/data/dev.json", "CC BY-NC 4.0", "eval", load_averitec, "non-commercial"),
+)
+"""The ``nli_extra`` rows of the one table of data sources: where each set lies, its licence, and
+whether the shipped judge may train on it (see :func:`extra_sets`)."""
