@@ -57,6 +57,13 @@ def header(meta: dict[str, Any], extra: str = "") -> list[str]:
             f"{end} at the end; {meta['total_s']} s in all.", ""]
 
 
+def cpu_flags_line() -> str:
+    """The CPU's vector-instruction flags (avx*, amx*) a speed figure depends on, sorted, one line."""
+    from conflictscore_local.util.devices import cpu_flags
+
+    return " ".join(sorted(f for f in cpu_flags() if f.startswith(("avx", "amx")))) or "none of avx/amx"
+
+
 def uptime() -> str:
     """``uptime``'s line (the load averages), or the load averages alone where there is no ``uptime``."""
     try:
