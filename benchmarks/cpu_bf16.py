@@ -23,12 +23,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from recording import header, run_meta, write_recorded  # noqa: E402
-from throughput import ramdocs_questions  # noqa: E402
-from throughput_peers import base_parser, long_job, rag_job  # noqa: E402
+from recording import cpu_flags_line, header, run_meta, write_recorded  # noqa: E402
+from workloads import base_parser, data_dir, long_job, rag_job, ramdocs_questions  # noqa: E402
 
 from conflictscore_local import Engine, RunConfig  # noqa: E402
-from conflictscore_local.locations import default_data_dir  # noqa: E402
 
 MODEL = "models/default-judge"
 
@@ -74,9 +72,9 @@ def macro_cs_c(results: Any) -> float:
 
 
 def measure(args: Any) -> dict[str, Any]:
-    from conflictscore_local.devices import native_cpu_bf16
+    from conflictscore_local.util.devices import native_cpu_bf16
 
-    data = Path(args.data_dir) if args.data_dir else default_data_dir()
+    data = data_dir(args.data_dir)
     items = rag_job(ramdocs_questions(data), args.rag) + long_job(data, args.long)
     native, why = native_cpu_bf16()
     engines: dict[str, Engine] = {}
@@ -144,13 +142,10 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     import torch
 
-    from conflictscore_local.devices import cpu_flags
-
     torch.set_num_threads(args.threads)
     t0, load = time.perf_counter(), os.getloadavg()
     measured = measure(args)
-    flags = " ".join(sorted(f for f in cpu_flags() if f.startswith(("avx", "amx")))) or "none of avx/amx"
-    meta = {**run_meta(__file__, argv, t0, load), "cpu_flags": flags, "threads": args.threads}
+    meta = {**run_meta(__file__, argv, t0, load), "cpu_flags": cpu_flags_line(), "threads": args.threads}
     print(write_recorded(Path(args.out), {"measured": measured, "meta": meta}, markdown))
 
 

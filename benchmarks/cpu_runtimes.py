@@ -24,10 +24,8 @@ from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from pruner_cost import candidate_groups  # noqa: E402
-from recording import header, run_meta, write_recorded  # noqa: E402
-from throughput import ramdocs_questions  # noqa: E402
-from throughput_peers import base_parser, rag_job  # noqa: E402
+from recording import cpu_flags_line, header, run_meta, write_recorded  # noqa: E402
+from workloads import base_parser, candidate_groups, rag_job, ramdocs_questions  # noqa: E402
 
 from conflictscore_local import Engine  # noqa: E402
 from conflictscore_local.judge.nli import encode_pairs  # noqa: E402
@@ -173,13 +171,10 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     import torch
 
-    from conflictscore_local.util.devices import cpu_flags
-
     torch.set_num_threads(args.threads)
     t0, load = time.perf_counter(), os.getloadavg()
     measured = measure(args)
-    flags = " ".join(sorted(f for f in cpu_flags() if f.startswith(("avx", "amx")))) or "none of avx/amx"
-    meta = {**run_meta(__file__, argv, t0, load), "cpu_flags": flags}
+    meta = {**run_meta(__file__, argv, t0, load), "cpu_flags": cpu_flags_line()}
     print(write_recorded(Path(args.out), {"measured": measured, "meta": meta}, markdown))
 
 

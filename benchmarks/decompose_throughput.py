@@ -25,10 +25,8 @@ from __future__ import annotations
 
 import argparse
 import csv
-import datetime
 import json
 import os
-import platform
 import statistics
 import sys
 import tempfile
@@ -39,22 +37,17 @@ from typing import Any, Callable
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from recording import command_meta, write_under_header  # noqa: E402
+from workloads import data_dir  # noqa: E402
 
 from conflictscore_local import registry  # noqa: E402
-from conflictscore_local.bench import default_data_dir  # noqa: E402
 from conflictscore_local.core.errors import BackendUnavailable  # noqa: E402
-from conflictscore_local.util.paths import portable, portable_text  # noqa: E402
 from conflictscore_local.core.types import Item  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tiny models of tests/support
 from tests.support.tiny_models import build_tiny_causal_lm, build_tiny_t5  # noqa: E402
-
-
-def data_dir(arg: str | None) -> Path:
-    path = Path(arg) if arg else default_data_dir()
-    if not path.is_dir():
-        sys.exit(f"data directory {path} not found (use --data-dir or CONFLICTSCORE_DATA)")
-    return path
 
 
 def ramdocs_responses(root: Path, limit: int) -> list[Item]:
@@ -185,32 +178,12 @@ def main() -> None:
     md = table(results)
     print(md)
     if args.out:
-        meta = run_meta(args, load_average_before=[round(x, 2) for x in load_before],
+        meta = command_meta(args, load_average_before=[round(x, 2) for x in load_before],
                         load_average_after=[round(x, 2) for x in load_after])
-        write_results(Path(args.out), meta, results, (
+        write_under_header(Path(args.out), meta, results, (
             f"Date {meta['date']}, `{meta['command']}`; Python {meta['python']} on {meta['platform']}, "
             f"{meta['cpus']} CPUs, no GPU. The machine was shared with other jobs: load average "
             f"{meta['load_average_before'][0]} before, {meta['load_average_after'][0]} after the run.\n\n{md}\n"))
-
-
-def run_meta(args: argparse.Namespace, **extra: Any) -> dict[str, Any]:
-    """Date, the command as typed, Python, platform, CPUs and the arguments (``--out`` aside) of a run."""
-    return {
-        "date": datetime.date.today().isoformat(),
-        "command": "python " + " ".join([Path(sys.argv[0]).as_posix()] + sys.argv[1:]),
-        "python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count(),
-        **extra, "args": {k: v for k, v in vars(args).items() if k != "out"},
-    }
-
-
-def write_results(out: Path, meta: dict[str, Any], results: Any, body: str) -> None:
-    """``{"meta", "results"}`` as JSON beside ``out``, and ``out`` = its hand-written header (what is
-    above ``<!-- results -->``) + ``body``; paths repository-relative (``<tmp>`` for temporary
-    ones): the files are committed."""
-    out.with_suffix(".json").write_text(json.dumps(portable({"meta": meta, "results": results}), indent=1) + "\n",
-                                        encoding="utf-8")
-    header = out.read_text(encoding="utf-8").split("<!-- results -->")[0] if out.exists() else ""
-    out.write_text(header + portable_text("<!-- results -->\n" + body), encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ engine (claims given, every passage judged: the ``--pruner none`` pipeline) and 
 document's label is the answer. The judge is built by the engine from its registry name
 and arguments, exactly as ``conflictscore score --judge NAME --judge-arg K=V`` builds it.
 
-Probes are templated (this benchmark's own vocabulary, see judge_checklist_probes.py) or
+Probes are templated (this benchmark's own vocabulary, see judge_checklist_vocabulary.py) or
 mined from evaluation-only public sets in ``$CONFLICTSCORE_DATA/nli_extra`` (NaN-NLI,
 ANLI R1-R3 dev, TaxiNLI, ConTRoL dev, FEVER-Symmetric test); mined probes that share text
 with any set the project trains on are dropped, and the run goes on templated-only when

@@ -26,37 +26,9 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-CONFLICT_FILE = "contraqa_en555/raw_data/healthver_climate-fever_conflcits_with_questions_and_answers.json"
-CLIMATE_FEVER = "climate_fever/dataset/climate-fever.jsonl"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-
-def data_dir(arg: str | None) -> Path:
-    """``--data-dir``, else ``$CONFLICTSCORE_DATA``, else ``<repo>/../shared/data``."""
-    from conflictscore_local.bench import default_data_dir
-
-    return Path(arg) if arg else default_data_dir()
-
-
-def load_pairs(root: Path, kind: str, n: int) -> list[Any]:
-    """The first ``n`` (claim, evidence paragraph) or (claim, evidence sentence) pairs."""
-    from conflictscore_local.core.types import Claim, Pair, Passage
-
-    path = root / (CONFLICT_FILE if kind == "paragraphs" else CLIMATE_FEVER)
-    if not path.is_file():
-        sys.exit(f"benchmark data not found: {path} (pass --data-dir or set CONFLICTSCORE_DATA)")
-    if kind == "paragraphs":
-        records = [
-            (str(r["claim_id"]), r["claim"], r["paragraphs"]) for r in json.loads(path.read_text(encoding="utf-8"))
-        ]
-    else:
-        lines = path.read_text(encoding="utf-8").splitlines()
-        records = [(r["claim_id"], r["claim"], [e["evidence"] for e in r["evidences"]]) for r in map(json.loads, lines)]
-    pairs = [
-        Pair(Claim(cid, 0, claim), Passage(cid, f"e{k}", 0, text))
-        for cid, claim, texts in records
-        for k, text in enumerate(texts)
-    ]
-    return pairs[:n]
+from workloads import data_dir, load_pairs  # noqa: E402
 
 
 def build_minilm_classifier(out: Path) -> Path:

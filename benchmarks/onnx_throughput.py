@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from judge_throughput import data_dir, load_pairs  # noqa: E402
+from workloads import data_dir, load_pairs  # noqa: E402
 
 RUNTIMES: list[tuple[str, dict[str, Any]]] = [
     ("torch", {"runtime": "torch"}),

@@ -25,8 +25,8 @@ from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from throughput import ramdocs_questions  # noqa: E402
-from throughput_peers import base_parser, uptime  # noqa: E402
+from recording import uptime  # noqa: E402
+from workloads import base_parser, ramdocs_questions  # noqa: E402
 
 STAGES: list[tuple[str, Callable[[str], bool]]] = [
     ("imports", lambda f: "<frozen importlib._bootstrap" in f),

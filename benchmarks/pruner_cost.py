@@ -27,30 +27,18 @@ import platform
 import sys
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from throughput import ramdocs_questions  # noqa: E402
-from throughput_peers import base_parser, rag_job, uptime  # noqa: E402
+from recording import uptime  # noqa: E402
+from workloads import base_parser, candidate_groups, grown_job, rag_job, ramdocs_questions  # noqa: E402
 
 from conflictscore_local import Engine  # noqa: E402
 from conflictscore_local.util.environment import versions  # noqa: E402
-from conflictscore_local.formats.inputs import parse_item  # noqa: E402
 from conflictscore_local.prune.auto import AutoConfig, decide_prune, expected_pruned_share  # noqa: E402
 from conflictscore_local.prune.embedding import EmbeddingPruner  # noqa: E402
-from conflictscore_local.core.types import Claim, Item, Pair  # noqa: E402
-
-
-def candidate_groups(engine: Engine, items: Sequence[Item]) -> list[list[Pair]]:
-    """Each claim × its item's passages, as the engine hands them to the pruner."""
-    chunker = engine.chunker()
-    groups = []
-    for it in items:
-        passages = chunker.split(it.id, list(it.documents))
-        for k, c in enumerate(it.claims or ()):
-            groups.append([Pair(Claim(it.id, k, c), p) for p in passages])
-    return groups
+from conflictscore_local.core.types import Item  # noqa: E402
 
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
@@ -83,14 +71,8 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     out["judge_flops_per_token"] = judge.flops_per_token()
 
     workloads: dict[str, list[Item]] = {"own": own}
-    rest = questions[args.questions:]
     for extra in (int(x) for x in args.pools.split(",")):
-        workloads[f"pool{extra}"] = [
-            parse_item({"id": q.key, "claims": q.claims, "documents": [
-                {"id": f"d{j}", "text": t} for j, t in enumerate(dict.fromkeys(
-                    q.docs + [t for k in range(extra) for t in rest[(i * extra + k) % len(rest)].docs]))]})
-            for i, q in enumerate(questions[: args.questions])
-        ]
+        workloads[f"pool{extra}"] = grown_job(questions, args.questions, extra + 1, stride=extra)
 
     rows = {}
     for name, items in workloads.items():

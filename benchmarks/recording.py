@@ -1,22 +1,25 @@
 """What a benchmark script records beside its figures: the command, the machine, the load, the time,
-the versions; and the three files it writes (OUT.json, OUT.md, OUT.png). Imported by the scripts
-beside it (``claim_sampling.py``, ``cascade_sweep.py``, ``vector_store.py``, ``cpu_runtimes.py``), run as
-``python benchmarks/NAME.py``."""
+the versions; and the files it writes (OUT.json, OUT.md, OUT.png, or a committed page's results
+below its hand-written header). With :mod:`workloads` (the inputs), the one module the scripts of
+this folder import, run as ``python benchmarks/NAME.py``."""
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import platform
 import shlex
+import subprocess
 import sys
 import time
 from pathlib import Path
+from argparse import Namespace
 from typing import Any, Callable, Sequence
 
 from conflictscore_local.util.environment import versions
 from conflictscore_local.util.locations import repo_root
-from conflictscore_local.util.paths import portable
+from conflictscore_local.util.paths import portable, portable_text
 from conflictscore_local.jobs import write_json_atomic, write_text_atomic
 
 
@@ -52,3 +55,39 @@ def header(meta: dict[str, Any], extra: str = "") -> list[str]:
     return [f"Command: `{meta['command']}`  ",
             f"Date: {meta['date']}. Machine: {meta['machine']}{extra}; 1-minute load average {start} at the start, "
             f"{end} at the end; {meta['total_s']} s in all.", ""]
+
+
+def cpu_flags_line() -> str:
+    """The CPU's vector-instruction flags (avx*, amx*) a speed figure depends on, sorted, one line."""
+    from conflictscore_local.util.devices import cpu_flags
+
+    return " ".join(sorted(f for f in cpu_flags() if f.startswith(("avx", "amx")))) or "none of avx/amx"
+
+
+def uptime() -> str:
+    """``uptime``'s line (the load averages), or the load averages alone where there is no ``uptime``."""
+    try:
+        return subprocess.run(["uptime"], capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "load average: " + ", ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def command_meta(args: Namespace, **extra: Any) -> dict[str, Any]:
+    """Date, the command as typed, Python, platform, CPUs and the arguments (``--out`` aside) of a run:
+    the ``meta`` of :func:`write_under_header`."""
+    return {
+        "date": dt.date.today().isoformat(),
+        "command": "python " + " ".join([Path(sys.argv[0]).as_posix()] + sys.argv[1:]),
+        "python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count(),
+        **extra, "args": {k: v for k, v in vars(args).items() if k != "out"},
+    }
+
+
+def write_under_header(out: Path, meta: dict[str, Any], results: Any, body: str) -> None:
+    """``{"meta", "results"}`` as JSON beside ``out``, and ``out`` = its hand-written header (what is
+    above ``<!-- results -->``) + ``body``; paths repository-relative (``<tmp>`` for temporary
+    ones): the files are committed."""
+    out.with_suffix(".json").write_text(json.dumps(portable({"meta": meta, "results": results}), indent=1) + "\n",
+                                        encoding="utf-8")
+    head = out.read_text(encoding="utf-8").split("<!-- results -->")[0] if out.exists() else ""
+    out.write_text(head + portable_text("<!-- results -->\n" + body), encoding="utf-8")

@@ -39,8 +39,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from decompose_throughput import run_meta, write_results  # noqa: E402
-from judge_throughput import data_dir, load_pairs  # noqa: E402
+from recording import command_meta, write_under_header  # noqa: E402
+from workloads import data_dir, load_pairs  # noqa: E402
 
 from conflictscore_local import registry  # noqa: E402
 
@@ -176,9 +176,9 @@ def main() -> None:
     if args.out:
         import transformers
 
-        meta = run_meta(args, torch_threads=args.threads, server_startup_s=startup, load_before=before,
+        meta = command_meta(args, torch_threads=args.threads, server_startup_s=startup, load_before=before,
                         load_after=after, versions={"torch": torch.__version__, "transformers": transformers.__version__})
-        write_results(Path(args.out), meta, results, (
+        write_under_header(Path(args.out), meta, results, (
             f"Date {meta['date']}, `{meta['command']}`; Python {meta['python']} on {meta['platform']}, "
             f"{meta['cpus']} CPUs, no GPU, torch {torch.__version__} with {args.threads} thread(s), transformers "
             f"{transformers.__version__}. Load before: `{before['uptime']}` (busiest: "

@@ -43,7 +43,6 @@ import datetime as dt
 import json
 import os
 import platform
-import random
 import resource
 import subprocess
 import sys
@@ -55,64 +54,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from conflictscore_local import Engine, RunConfig
-from conflictscore_local.core.aggregate import claim_verdict, document_judgment
-from conflictscore_local.core.metrics import item_metrics, macro
-from conflictscore_local.bench import build_bench
-from conflictscore_local.util.environment import versions
-from conflictscore_local.formats.inputs import parse_item
-from conflictscore_local.util.paths import portable
-from conflictscore_local.core.types import Claim, Item, Judgment, Pair, Passage
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from workloads import Question, doc_labels, pooled_job, ramdocs_questions, sweep_job  # noqa: E402
+
+from conflictscore_local import Engine, RunConfig  # noqa: E402
+from conflictscore_local.core.aggregate import claim_verdict, document_judgment  # noqa: E402
+from conflictscore_local.core.metrics import item_metrics, macro  # noqa: E402
+from conflictscore_local.util.environment import versions  # noqa: E402
+from conflictscore_local.util.paths import portable  # noqa: E402
+from conflictscore_local.core.types import Claim, Item, Judgment, Pair  # noqa: E402
 
 POOLED_ENGINE = [(2, 8), (2, 16), (2, 32), (4, 8), (4, 16), (4, 32), (8, 8), (8, 16), (8, 32), (8, 64), (16, 32),
                  (16, 64)]
 POOLED_NAIVE = [(2, 8), (4, 16), (8, 32), (16, 64)]
 SWEEP_SIZES = [(4, 4), (8, 4), (16, 4)]
 SWEEP_NAIVE = [(4, 4), (8, 4)]
-
-
-# -- jobs ------------------------------------------------------------------------------------
-@dataclass
-class Question:
-    key: str
-    claims: list[str]
-    docs: list[str]
-
-
-def ramdocs_questions(data: Path | None) -> list[Question]:
-    """RAMDocs questions: the claims of both variants of a question, its documents (by text)."""
-    by_q: dict[str, Question] = {}
-    for it in build_bench(data, only=["ramdocs"]):
-        key = it["id"].split(":")[1]
-        q = by_q.setdefault(key, Question(key, [], []))
-        q.claims.extend(c for c in it["claims"] if c not in q.claims)
-        q.docs.extend(d["text"] for d in it["documents"] if d["text"] not in q.docs)
-    return list(by_q.values())
-
-
-def sweep_job(questions: Sequence[Question], n_questions: int, responses: int, seed: int = 0) -> list[Item]:
-    rng = random.Random(seed)
-    items = []
-    for q in questions[:n_questions]:
-        for r in range(responses):
-            claims = rng.sample(q.claims, rng.randint(1, len(q.claims)))
-            items.append(parse_item({"id": f"{q.key}/r{r}", "claims": claims,
-                                     "documents": [{"id": f"d{j}", "text": t} for j, t in enumerate(q.docs)]}))
-    return items
-
-
-def pooled_job(questions: Sequence[Question], n_items: int, n_docs: int) -> list[Item]:
-    own = [q.docs for q in questions[:n_items]]
-    corpus: list[str] = []
-    for rank in range(max(len(d) for d in own)):  # round-robin: every item keeps some of its own documents
-        corpus.extend(d[rank] for d in own if rank < len(d) and d[rank] not in corpus)
-    for q in questions[n_items:]:
-        corpus.extend(t for t in q.docs if t not in corpus)
-    corpus = corpus[:n_docs]
-    docs = [{"id": f"c{j}", "text": t} for j, t in enumerate(corpus)]
-    return [parse_item({"id": q.key, "claims": q.claims, "documents": docs,
-                        "own_documents": [d["id"] for d in docs if d["text"] in q.docs]})
-            for q in questions[:n_items]]
 
 
 # -- measuring ---------------------------------------------------------------------------------
@@ -167,10 +124,6 @@ class Run:
             and self.passage_pairs else None,
             "load_avg_1m": round(self.load, 2), "macro": self.macro, **self.extra,
         }
-
-
-def doc_labels(results: Sequence[Any]) -> dict[tuple[str, int, str], str | None]:
-    return {(r.item_id, v.claim.index, j.doc_id): j.label for r in results for v in r.verdicts for j in v.judgments}
 
 
 class Bench:

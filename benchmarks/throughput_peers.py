@@ -33,14 +33,11 @@ tokens. Optionally (``--growth``) the engine's cold time as documents per item g
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import json
 import os
 import platform
-import random
 import re
-import subprocess
 import sys
 import tempfile
 import time
@@ -50,72 +47,21 @@ from typing import Any, Callable, Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from throughput import doc_labels, pooled_job, ramdocs_questions  # noqa: E402
+from recording import uptime  # noqa: E402
+from workloads import (base_parser, data_dir, doc_labels, grown_job, long_job, pooled_job,  # noqa: E402
+                       rag_job, ramdocs_questions)
 
 from conflictscore_local import Engine, RunConfig  # noqa: E402
 from conflictscore_local.core.aggregate import document_judgment  # noqa: E402
 from conflictscore_local.util.environment import versions  # noqa: E402
 from conflictscore_local.util.flops import sequence_flops  # noqa: E402
-from conflictscore_local.formats.inputs import parse_item  # noqa: E402
 from conflictscore_local.judge.labels import decide  # noqa: E402
 from conflictscore_local.judge.nli import encode_pairs  # noqa: E402
 from conflictscore_local.judge.runtime import token_batches  # noqa: E402
-from conflictscore_local.util.locations import default_data_dir  # noqa: E402
 from conflictscore_local.core.types import LABELS, Claim, Item, Judgment, Pair  # noqa: E402
 
 PEER_BATCH = 32
 TARGETS = {"rag": 3.0, "pooled": 6.0}
-
-
-def uptime() -> str:
-    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
-
-
-def base_parser(doc: str, out: str, suffixes: str = ".json, .md") -> argparse.ArgumentParser:
-    """The flags these speed benchmarks share: the results prefix and the data folder."""
-    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
-    ap.add_argument("--out", default=f"benchmarks/results/{out}", help=f"results prefix ({suffixes})")
-    ap.add_argument("--data-dir", help="the shared data folder (default ../shared/data)")
-    return ap
-
-
-# -- workloads ---------------------------------------------------------------------------------
-def rag_job(questions: Sequence[Any], n: int) -> list[Item]:
-    return [parse_item({"id": q.key, "claims": q.claims,
-                        "documents": [{"id": f"d{j}", "text": t} for j, t in enumerate(q.docs)]})
-            for q in questions[:n]]
-
-
-def grown_job(questions: Sequence[Any], n: int, factor: int) -> list[Item]:
-    """``rag_job`` with ``factor - 1`` other questions' documents added to each item."""
-    rest = questions[n:]
-    items = []
-    for i, q in enumerate(questions[:n]):
-        texts = list(q.docs)
-        for k in range(factor - 1):
-            texts += rest[(i * 7 + k) % len(rest)].docs
-        items.append(parse_item({"id": q.key, "claims": q.claims, "documents": [
-            {"id": f"d{j}", "text": t} for j, t in enumerate(dict.fromkeys(texts))]}))
-    return items
-
-
-def long_job(data: Path, n: int, seed: int = 0) -> list[Item]:
-    """SciFact dev claims against their cited abstracts plus three uncited ones."""
-    folder = data / "scifact"
-    corpus = {}
-    with open(folder / "corpus.jsonl", encoding="utf-8") as fh:
-        for line in fh:
-            row = json.loads(line)
-            corpus[row["doc_id"]] = " ".join([row["title"], *row["abstract"]])
-    claims = [json.loads(x) for x in (folder / "claims_dev_cited.jsonl").read_text(encoding="utf-8").splitlines()]
-    rng = random.Random(seed)
-    ids = sorted(corpus)
-    items = []
-    for c in [c for c in claims if c.get("evidence")][:n]:
-        docs = [d for d in c["doc_ids"] if d in corpus] + rng.sample(ids, 3)
-        items.append(parse_item({"id": f"scifact:{c['id']}", "claims": [c["claim"]], "documents": [
-            {"id": str(d), "text": corpus[d]} for d in dict.fromkeys(docs)]}))
-    return items
 
 
 # -- peers -------------------------------------------------------------------------------------
@@ -492,7 +438,7 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     from conflictscore_local.util.devices import cpu_flags, native_cpu_bf16, resolve_dtype, torch_device
 
-    data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
+    root = data_dir(args.data_dir)
     before = uptime()
     logs: list[str] = []
 
@@ -500,7 +446,7 @@ def main() -> None:
         logs.append(msg)
         print(msg, file=sys.stderr, flush=True)
 
-    questions = ramdocs_questions(data_dir)
+    questions = ramdocs_questions(root)
     jobs: dict[str, list[Item]] = {}
     wanted = args.only.split(",")
     if "rag" in wanted:
@@ -509,7 +455,7 @@ def main() -> None:
         n_items, n_docs = (int(x) for x in args.pooled.split("x"))
         jobs["pooled"] = pooled_job(questions, n_items, n_docs)
     if "long" in wanted:
-        jobs["long"] = long_job(data_dir, args.long)
+        jobs["long"] = long_job(root, args.long)
     with tempfile.TemporaryDirectory() as tmp:
         peers = Peers(Path(tmp), args.threads, args.device)
         warm_items = rag_job(questions[-2:], 1)

@@ -30,10 +30,8 @@ from typing import Any, Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from pruner_cost import candidate_groups  # noqa: E402
 from recording import header, run_meta, write_recorded  # noqa: E402
-from throughput import pooled_job, ramdocs_questions  # noqa: E402
-from throughput_peers import base_parser  # noqa: E402
+from workloads import base_parser, candidate_groups, pooled_job, ramdocs_questions  # noqa: E402
 
 from conflictscore_local import Engine  # noqa: E402
 from conflictscore_local.formats.cache import JudgmentCache  # noqa: E402

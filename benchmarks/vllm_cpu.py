@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from recording import header, run_meta, write_recorded  # noqa: E402
+from recording import cpu_flags_line, header, run_meta, write_recorded  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 EAGER = {"enforce_eager": True}
@@ -36,7 +36,7 @@ EAGER = {"enforce_eager": True}
 def real_pairs(n: int) -> list:
     """``n`` real pairs: ConflictBench test items (every source, round robin), claim × document."""
     from conflictscore_local.bench import build_bench, default_data_dir
-    from conflictscore_local.types import Claim, Pair, Passage
+    from conflictscore_local.core.types import Claim, Pair, Passage
 
     items = [it for it in build_bench(default_data_dir()) if it["split"] == "test"]
     by_source: dict[str, list] = {}
@@ -56,7 +56,7 @@ def grouped_pairs(docs: int, claims: int, offset: int = 0) -> list:
     """``docs`` real documents (truncated to 1,200 characters), each judged against ``claims`` claims
     of ConflictBench items: the document-grouped shape prefix caching is for."""
     from conflictscore_local.bench import build_bench, default_data_dir
-    from conflictscore_local.types import Claim, Pair, Passage
+    from conflictscore_local.core.types import Claim, Pair, Passage
 
     items = [it for it in build_bench(default_data_dir()) if it["split"] == "test" and it["documents"]]
     texts = [d["text"][:1200] for it in items for d in it["documents"] if len(d["text"]) > 600][offset:offset + docs]
@@ -173,13 +173,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
     import vllm
 
-    from conflictscore_local.devices import cpu_flags
-
     t0, load = time.perf_counter(), os.getloadavg()
     result: dict[str, Any] = {"cross_encoder": cross_encoder(args.pairs),
                               "prefix_caching": prefix_caching(args.docs, args.claims)}
-    flags = " ".join(sorted(f for f in cpu_flags() if f.startswith(("avx", "amx")))) or "none of avx/amx"
-    result["meta"] = {**run_meta(__file__, argv, t0, load), "cpu_flags": flags, "vllm": vllm.__version__}
+    result["meta"] = {**run_meta(__file__, argv, t0, load), "cpu_flags": cpu_flags_line(), "vllm": vllm.__version__}
     print(write_recorded(args.out, result, markdown))
     return 0
 

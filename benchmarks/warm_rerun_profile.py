@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from throughput import pooled_job, ramdocs_questions  # noqa: E402
+from workloads import pooled_job, ramdocs_questions  # noqa: E402
 
 from conflictscore_local import Engine, RunConfig, registry  # noqa: E402
 

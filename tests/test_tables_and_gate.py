@@ -108,8 +108,8 @@ def test_to_pandas_has_the_records_columns_and_says_which_extra_is_missing(monke
     monkeypatch.setitem(sys.modules, "pandas", None)
     with pytest.raises(BackendUnavailable) as e:
         res.to_pandas()
-    assert str(e.value) == ("Results.to_pandas() needs pandas: pip install 'conflictscore-local[pandas]' (or use "
-                            "Results.to_records(), which needs nothing)")
+    assert str(e.value) == ("Results.to_pandas() needs pandas: pip install 'conflictscore-local[pandas]', or use "
+                            "Results.to_records(), which needs nothing")
     with pytest.raises(ConfigError):
         res.to_records("claims")
 

@@ -3,7 +3,7 @@ name plus arguments.
 
 :data:`REGISTRY` holds the namespaces: the four roles (``decomposer``, ``pruner``, ``judge``,
 ``generator``: backend classes), ``document_rule``, ``claim_selection``, ``runtime`` (where the ``nli``
-judge's forward pass runs), ``data_source`` (ConflictBench's sources), ``metric`` (per-item),
+judge's forward pass runs), ``data_source`` (every data set: ConflictBench's, training's), ``metric`` (per-item),
 ``detection_metric`` and ``command``. The role tables live here; the others are the package's own
 tables (``aggregate.DOCUMENT_RULES``, ``metrics.METRICS``, ...), which the namespace reads and adds to.
 A pip-installed plugin appears without code here: the entry points of the group
@@ -182,7 +182,7 @@ REGISTRY = Registry({
     "document_rule": ("conflictscore_local.core.aggregate:DOCUMENT_RULES", False),
     "claim_selection": ("conflictscore_local.core.sampling:SELECTIONS", False),
     "runtime": ("conflictscore_local.judge.nli:RUNTIMES", True),
-    "data_source": ("conflictscore_local.bench.sources:BENCH_SOURCES", False),
+    "data_source": ("conflictscore_local.formats.sources:DATA_SOURCES", False),
     "metric": ("conflictscore_local.core.metrics:METRICS", False),
     "detection_metric": ("conflictscore_local.core.detection:DETECTION_METRICS", False),
     "command": ("conflictscore_local.cli.app:SUBCOMMANDS", True),

@@ -84,7 +84,7 @@ def build_bench(
         if not path.exists():
             raise InputError(f"source {name!r}: file not found (give another with --source {name}=PATH, "
                              f"or name only the others with --source NAME ...)", path=str(path))
-        loaded = list(src.load(path, opts[name]))
+        loaded = list(src.read(path, opts[name]))
         if not loaded:
             log.warning(f"source {name!r} ({path}) holds no item: nothing of it is in the bench (an empty or "
                         "truncated file?)")

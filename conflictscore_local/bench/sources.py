@@ -1,7 +1,8 @@
 """Loaders that turn public conflict data sets into ConflictBench items.
 
 Each loader reads one source's own file format and yields items made by
-:func:`~conflictscore_local.bench.items.make_item`. The mapping of every source's labels
+:func:`~conflictscore_local.bench.items.make_item`; its row (name, path, description, options) is in
+the one table of data sources, :data:`~conflictscore_local.formats.sources.DATA_SOURCES`. The mapping of every source's labels
 onto SUPPORT / CONTRADICT / IRRELEVANT is documented in ``benchmarks/conflictbench.md``.
 """
 
@@ -14,19 +15,17 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from ..backends.arguments import ranged
+from ..backends.registry import REGISTRY
 from ..core.errors import InputError
 from ..core.types import CONTRADICT, IRRELEVANT, SUPPORT
+from ..formats.sources import BenchSource, DataSource, NoOptions, by_use  # noqa: F401 (BenchSource: the old name)
 from .claims import declarative, name_entity
 from .items import make_item
 from .records import Record, iter_records
 from .split import normalize_text
 
 Loader = Callable[[Path, Any], Iterator[dict[str, Any]]]
-
-
-@dataclass(frozen=True)
-class NoOptions:
-    """Options of a source that takes none."""
+"""A ConflictBench loader: ``(path, options)`` → items; its row is in :data:`SOURCES`."""
 
 
 @dataclass(frozen=True)
@@ -41,17 +40,6 @@ class MacNoiseOptions:
     """``levels``: the ``pert_lbls*`` keys to turn into items (None: every one)."""
 
     levels: list[str] | None = None
-
-
-@dataclass(frozen=True)
-class BenchSource:
-    """A registered source: its loader, default path under the data dir, and options class."""
-
-    name: str
-    load: Loader
-    default_path: str | None
-    description: str
-    Options: type = NoOptions
 
 
 # -- answer-based sources (RAMDocs, AmbigDocs) -----------------------------------------------
@@ -419,20 +407,43 @@ def load_conflictingqa(path: Path, options: NoOptions) -> Iterator[dict[str, Any
         )
 
 
-BENCH_SOURCES: dict[str, BenchSource] = {
-    s.name: s
-    for s in (
-        BenchSource("ramdocs", load_ramdocs, "ramdocs/RAMDocs_test.jsonl",
+SOURCES: tuple[DataSource, ...] = (
+    DataSource("ramdocs", load_ramdocs, "ramdocs/RAMDocs_test.jsonl",
                "RAMDocs: ambiguity (other entity) and misinformation, two variants per question"),
-        BenchSource("contraqa_en555", load_contraqa_en555, "contraqa_en555/raw_data",
+    DataSource("contraqa_en555", load_contraqa_en555, "contraqa_en555/raw_data",
                "ContraQA (EN555): HealthVer / Climate-FEVER claims, conflict / support / neutral files"),
-        BenchSource("climate_fever", load_climate_fever, "climate_fever/dataset/climate-fever.jsonl",
-               "Climate-FEVER: DISPUTED claims conflicted, single-sided claims controls", ClimateFeverOptions),
-        BenchSource("macnoise", load_macnoise, "macnoise/DATA/GPT",
+    DataSource("climate_fever", load_climate_fever, "climate_fever/dataset/climate-fever.jsonl",
+               "Climate-FEVER: DISPUTED claims conflicted, single-sided claims controls",
+               ClimateFeverOptions),
+    DataSource("macnoise", load_macnoise, "macnoise/DATA/GPT",
                "MacNoise: counterfactual passages, one item per perturbation level", MacNoiseOptions),
-        BenchSource("ambigdocs", load_ambigdocs, None, "AmbigDocs original format: ambiguity"),
-        BenchSource("conflictingqa", load_conflictingqa, None, "ConflictingQA: yes/no opinion conflicts"),
-        BenchSource("contraqa_pan", load_contraqa_pan, None, "ContraQA (Pan et al.): misinformation passages"),
-    )
-}
-DEFAULT_SOURCES: tuple[str, ...] = tuple(n for n, s in BENCH_SOURCES.items() if s.default_path is not None)
+    DataSource("ambigdocs", load_ambigdocs, None, "AmbigDocs original format: ambiguity"),
+    DataSource("conflictingqa", load_conflictingqa, None, "ConflictingQA: yes/no opinion conflicts"),
+    DataSource("contraqa_pan", load_contraqa_pan, None, "ContraQA (Pan et al.): misinformation passages"),
+)
+"""ConflictBench's rows of the one table of data sources (``use="bench"``)."""
+
+
+def bench_sources() -> dict[str, DataSource]:
+    """ConflictBench's sources: the ``bench`` rows of the registry's ``data_source`` namespace (a
+    plugin's too), in registration order."""
+    return by_use(REGISTRY["data_source"].table(), "bench")
+
+
+class _BenchSources(Mapping[str, DataSource]):
+    """:func:`bench_sources` as a read-only mapping, read again at every use."""
+
+    def __getitem__(self, name: str) -> DataSource:
+        return bench_sources()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(bench_sources())
+
+    def __len__(self) -> int:
+        return len(bench_sources())
+
+
+BENCH_SOURCES: Mapping[str, DataSource] = _BenchSources()
+"""ConflictBench's sources by name (a live view of :func:`bench_sources`)."""
+DEFAULT_SOURCES: tuple[str, ...] = tuple(s.name for s in SOURCES if s.path is not None)
+"""The built-in sources with a file in the shared data: what ``bench build`` builds by default."""

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..backends.arguments import field_range
 from .flags import add_gate_arg, add_number, add_output_args, add_table_args, table_paths
-from .text import emit, gate_failures
+from .text import emit, format_comparison, gate_failures
 
 EPILOG = """\
 what it reports, for run B against run A (items matched by id; items in one run only are counted):
@@ -75,7 +75,6 @@ def add_parser(sub: Any) -> None:
 def cmd_compare(args: argparse.Namespace) -> int:
     from ..compare.core import ComparisonSettings
     from ..compare.files import compare_files
-    from ..compare.text import format_comparison
     from ..core.errors import ConfigError
     from ..core.gate import check_comparison
     from .report import compare_page

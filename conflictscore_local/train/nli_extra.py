@@ -8,7 +8,7 @@ neutral / NOT ENOUGH INFO → IRRELEVANT); a label a set uses for "not entailed"
 CONTRADICT and IRRELEVANT: RTE's ``not_entailment``, MED's ``neutral``) is skipped and
 counted, never guessed; any other label is an error naming file, line and field.
 
-:data:`EXTRA_SETS` says, per set, where it lies, its licence, and whether the shipped judge
+:func:`extra_sets` (their rows of the one table of data sources) says, per set, where it lies, its licence, and whether the shipped judge
 may train on it: ANLI, ConTRoL and AVeriTeC are non-commercial (evaluation only), TaxiNLI
 is the MNLI-dev anchor, NaN-NLI a hand-built negation test suite, FEVER-Symmetric's test
 split and the held-out splits of the others are evaluation sets.
@@ -20,13 +20,14 @@ import csv
 import io
 import json
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
+from ..backends.registry import REGISTRY
 from ..bench.records import iter_records
 from ..core.errors import InputError
 from ..core.types import CONTRADICT, IRRELEVANT, SUPPORT, Label
+from ..formats.sources import DataSource, by_use
 from .sources import LabelledPair, detokenize
 
 SKIP = "skip"
@@ -280,66 +281,14 @@ def load_averitec(path: str | Path) -> Iterator[LabelledPair]:
 
 
 # -- the sets, their licences and uses ----------------------------------------------------------
-@dataclass(frozen=True)
-class ExtraSet:
-    """One ``nli_extra`` set: where it lies, how to load it, its licence, and what it may be used for.
-
-    ``use`` is ``train`` (the shipped judge may train on it; held-out parts are named in
-    ``eval_parts``) or ``eval`` (evaluation only: non-commercial licence, an anchor, or a
+def extra_sets() -> dict[str, DataSource]:
+    """Every ``nli_extra`` set the project reads, by name: the rows of the one table of data sources
+    (:data:`~conflictscore_local.formats.sources.DATA_SOURCES`) whose path is under ``nli_extra/``, with
+    where each lies, its licence, and ``use``: ``train`` (the shipped judge may train on it; held-out
+    parts are sets of their own) or ``eval`` (evaluation only: non-commercial licence, an anchor, or a
     hand-built test suite)."""
-
-    name: str
-    path: str
-    licence: str
-    use: str
-    load: Callable[[Path], Iterator[LabelledPair]]
-    note: str = ""
-
-
-def extra_sets() -> dict[str, ExtraSet]:
-    """Every ``nli_extra`` set the project reads, by name (paths under the data folder)."""
-    sets = [
-        ExtraSet("scone_train", "nli_extra/scone", "CC0 1.0", "train", lambda d: load_scone(d, "train")),
-        ExtraSet("scone_test", "nli_extra/scone", "CC0 1.0", "eval", lambda d: load_scone(d, "test"),
-                 "held out: negation dev set"),
-        ExtraSet("nan_nli", "nli_extra/nan-nli/data/nan.csv", "none stated", "eval", load_nan_nli,
-                 "hand-built negation test suite"),
-        ExtraSet("monli", "nli_extra/monli/pmonli.jsonl", "none stated", "train", load_monli),
-        ExtraSet("negnli_hossain", "nli_extra/negnli-hossain", "MIT", "train",
-                 lambda d: load_hossain(d, ("MNLI", "SNLI")), "RTE.txt is binary (not_entailment merges C and I)"),
-        ExtraSet("med", "nli_extra/med/MED.tsv", "CC BY-SA 4.0", "train", load_med,
-                 "entailment pairs only: its neutral merges neutral and contradiction"),
-        ExtraSet("vitaminc_real", "nli_extra/vitaminc/vitaminc_real/test.jsonl", "CC BY-SA 3.0", "train",
-                 lambda p: load_vitaminc(p, "vitaminc_real"), "split by case_id: a held-out part is a dev set"),
-        ExtraSet("vitaminc_synthetic", "nli_extra/vitaminc/vitaminc_synthetic/test.jsonl", "CC BY-SA 3.0", "train",
-                 lambda p: load_vitaminc(p, "vitaminc_synthetic"), "split by case_id"),
-        ExtraSet("fever_symmetric_dev", "nli_extra/fever-symmetric/symmetric_v0.2/fever_symmetric_dev.jsonl",
-                 "CC BY-SA 3.0", "train", load_fever_symmetric),
-        ExtraSet("fever_symmetric_test", "nli_extra/fever-symmetric/symmetric_v0.2/fever_symmetric_test.jsonl",
-                 "CC BY-SA 3.0", "eval", load_fever_symmetric, "held out"),
-        ExtraSet("fever_adversarial", "nli_extra/fever-adversarial/test.jsonl", "CC BY-SA 3.0", "train",
-                 load_fever_adversarial),
-        ExtraSet("cad_snli_train", "nli_extra/cad-snli", "Apache-2.0", "train", lambda d: load_cad(d, "train")),
-        ExtraSet("cad_snli_test", "nli_extra/cad-snli", "Apache-2.0", "eval", lambda d: load_cad(d, "test"),
-                 "held out (its originals come from SNLI test)"),
-        ExtraSet("breaking_nli", "nli_extra/breaking-nli/data/dataset.jsonl", "CC BY-SA 4.0", "train",
-                 load_breaking_nli, "skewed to CONTRADICT: capped"),
-        ExtraSet("conjnli_train", "nli_extra/conjnli/data/NLI/adversarial_train_15k.tsv", "MIT", "train",
-                 load_conjnli, "automatic perturbations: capped"),
-        ExtraSet("conjnli_dev", "nli_extra/conjnli/data/NLI/conj_dev.tsv", "MIT", "eval", load_conjnli, "held out"),
-        ExtraSet("anli_test", "nli_extra/anli/vitaminc_format_test/test.jsonl", "CC BY-NC 4.0", "eval",
-                 load_anli_test, "non-commercial; anchor"),
-        ExtraSet("anli_dev", "nli_extra/anli", "CC BY-NC 4.0", "eval", load_anli_dev, "non-commercial"),
-        ExtraSet("taxinli", "nli_extra/taxinli/taxinli10k.tsv", "C-UDA 1.0", "eval", load_taxinli,
-                 "MNLI dev anchor"),
-        ExtraSet("control_dev", "nli_extra/control/data/dev.jsonl", "CC BY-NC-SA 4.0", "eval", load_control,
-                 "non-commercial"),
-        ExtraSet("control_test", "nli_extra/control/data/test.jsonl", "CC BY-NC-SA 4.0", "eval", load_control,
-                 "non-commercial"),
-        ExtraSet("averitec", "nli_extra/averitec/data/dev.json", "CC BY-NC 4.0", "eval", load_averitec,
-                 "non-commercial"),
-    ]
-    return {s.name: s for s in sets}
+    return {n: s for n, s in by_use(REGISTRY["data_source"].table(), "train", "eval").items()
+            if (s.path or "").startswith("nli_extra/")}
 
 
 def load_extra(data_dir: str | Path, name: str) -> list[LabelledPair]:
@@ -347,5 +296,48 @@ def load_extra(data_dir: str | Path, name: str) -> list[LabelledPair]:
     sets = extra_sets()
     if name not in sets:
         raise InputError(f"unknown nli_extra set {name!r}; allowed: {', '.join(sets)}")
-    s = sets[name]
-    return list(s.load(Path(data_dir) / s.path))
+    return list(sets[name].read_from(data_dir))
+
+
+def _set(name: str, path: str, licence: str, use: str, load: Callable[..., Iterator[LabelledPair]], note: str = "",
+         **kwargs: Any) -> DataSource:
+    return DataSource(name, load, "nli_extra/" + path, use=use, licence=licence, note=note, kwargs=kwargs)
+
+
+SOURCES: tuple[DataSource, ...] = (
+    _set("scone_train", "scone", "CC0 1.0", "train", load_scone, split="train"),
+    _set("scone_test", "scone", "CC0 1.0", "eval", load_scone, "held out: negation dev set", split="test"),
+    _set("nan_nli", "nan-nli/data/nan.csv", "none stated", "eval", load_nan_nli, "hand-built negation test suite"),
+    _set("monli", "monli/pmonli.jsonl", "none stated", "train", load_monli),
+    _set("negnli_hossain", "negnli-hossain", "MIT", "train", load_hossain,
+         "RTE.txt is binary (not_entailment merges C and I)", names=("MNLI", "SNLI")),
+    _set("med", "med/MED.tsv", "CC BY-SA 4.0", "train", load_med,
+         "entailment pairs only: its neutral merges neutral and contradiction"),
+    _set("vitaminc_real", "vitaminc/vitaminc_real/test.jsonl", "CC BY-SA 3.0", "train", load_vitaminc,
+         "split by case_id: a held-out part is a dev set", source="vitaminc_real"),
+    _set("vitaminc_synthetic", "vitaminc/vitaminc_synthetic/test.jsonl", "CC BY-SA 3.0", "train", load_vitaminc,
+         "split by case_id", source="vitaminc_synthetic"),
+    _set("fever_symmetric_dev", "fever-symmetric/symmetric_v0.2/fever_symmetric_dev.jsonl", "CC BY-SA 3.0", "train",
+         load_fever_symmetric),
+    _set("fever_symmetric_test", "fever-symmetric/symmetric_v0.2/fever_symmetric_test.jsonl", "CC BY-SA 3.0", "eval",
+         load_fever_symmetric, "held out"),
+    _set("fever_adversarial", "fever-adversarial/test.jsonl", "CC BY-SA 3.0", "train", load_fever_adversarial),
+    _set("cad_snli_train", "cad-snli", "Apache-2.0", "train", load_cad, split="train"),
+    _set("cad_snli_dev", "cad-snli", "Apache-2.0", "eval", load_cad, "held out: a dev set", split="dev"),
+    _set("cad_snli_test", "cad-snli", "Apache-2.0", "eval", load_cad, "held out (its originals come from SNLI test)",
+         split="test"),
+    _set("breaking_nli", "breaking-nli/data/dataset.jsonl", "CC BY-SA 4.0", "train", load_breaking_nli,
+         "skewed to CONTRADICT: capped"),
+    _set("conjnli_train", "conjnli/data/NLI/adversarial_train_15k.tsv", "MIT", "train", load_conjnli,
+         "automatic perturbations: capped"),
+    _set("conjnli_dev", "conjnli/data/NLI/conj_dev.tsv", "MIT", "eval", load_conjnli, "held out"),
+    _set("anli_test", "anli/vitaminc_format_test/test.jsonl", "CC BY-NC 4.0", "eval", load_anli_test,
+         "non-commercial; anchor"),
+    _set("anli_dev", "anli", "CC BY-NC 4.0", "eval", load_anli_dev, "non-commercial"),
+    _set("taxinli", "taxinli/taxinli10k.tsv", "C-UDA 1.0", "eval", load_taxinli, "MNLI dev anchor"),
+    _set("control_dev", "control/data/dev.jsonl", "CC BY-NC-SA 4.0", "eval", load_control, "non-commercial"),
+    _set("control_test", "control/data/test.jsonl", "CC BY-NC-SA 4.0", "eval", load_control, "non-commercial"),
+    _set("averitec", "averitec/data/dev.json", "CC BY-NC 4.0", "eval", load_averitec, "non-commercial"),
+)
+"""The ``nli_extra`` rows of the one table of data sources: where each set lies, its licence, and
+whether the shipped judge may train on it (see :func:`extra_sets`)."""

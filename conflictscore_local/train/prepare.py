@@ -54,21 +54,7 @@ from . import nli_extra
 from .augment import (BALANCED_FEATURES, augment, bench_support_pairs, compose, feature_balance, rebalance,
                       thin_entity_twins)
 from .pairs import cap, content_words, corpus_pairs
-from .sources import (
-    ClaimRecord,
-    Corpus,
-    LabelledPair,
-    document_text,
-    load_check_covid,
-    load_corpus,
-    load_covidfact,
-    load_esnli,
-    load_fever_nli,
-    load_healthver_csv,
-    load_multivers_claims,
-    load_sick,
-    load_wice,
-)
+from .sources import ClaimRecord, Corpus, LabelledPair, document_text, read_source
 
 # path under the data folder, licence as stated by the source (../shared/data/README.md)
 LICENCES: dict[str, dict[str, str]] = {
@@ -313,19 +299,10 @@ def _evaluation_side(d: Path, mix: Mix, rng: random.Random) -> _EvalSide:
     by_split: dict[str, list[dict[str, Any]]] = {"train": [], "dev": [], "test": []}
     for it in bench:
         by_split[it["split"]].append(it)
-    corpora = {
-        "healthver_train": load_corpus(d / "healthver_train/corpus.jsonl"),
-        "scifact": load_corpus(d / "scifact/corpus.jsonl"),
-        "check_covid": load_corpus(d / "check_covid/corpus.json", id_field="cord_id"),
-        "citint": load_corpus(d / "citint/corpus.jsonl"),
-    }
-    dev_records = {
-        "scifact_dev": list(load_multivers_claims(d / "scifact/claims_dev_cited.jsonl", "scifact_dev",
-                                                  corpora["scifact"])),
-        "check_covid_dev": list(load_check_covid(d / "check_covid/dev/covidCheck_dev_composed+extracted.json",
-                                                 corpora["check_covid"], "check_covid_dev")),
-        "citint_dev": list(load_multivers_claims(d / "citint/claims_dev.jsonl", "citint_dev", corpora["citint"])),
-    }
+    corpora = {name: read_source(d, f"{name}_corpus")
+               for name in ("healthver_train", "scifact", "check_covid", "citint")}
+    dev_records = {name: list(read_source(d, name, corpus=corpora[name.removesuffix("_dev")]))
+                   for name in ("scifact_dev", "check_covid_dev", "citint_dev")}
     evals: dict[str, list[dict[str, Any]]] = {"bench_dev": by_split["dev"], "bench_test": by_split["test"],
                                               "train": by_split["train"]}
     for name, recs in dev_records.items():
@@ -334,7 +311,7 @@ def _evaluation_side(d: Path, mix: Mix, rng: random.Random) -> _EvalSide:
     hv_train_docs = TextIndex()
     for doc in corpora["healthver_train"].values():
         hv_train_docs.add_document(document_text(doc))
-    hv_dev = list(load_healthver_csv(d / "healthver/data/healthver_dev.csv"))
+    hv_dev = list(read_source(d, "healthver_dev"))
     hv_kept = [p for p in hv_dev if not hv_train_docs.document_leaks(p.passage)]
     evals["healthver_dev"] = _healthver_items(hv_kept)
 
@@ -343,7 +320,7 @@ def _evaluation_side(d: Path, mix: Mix, rng: random.Random) -> _EvalSide:
     sample = (lambda ps: ps if len(ps) <= mix.dev_pairs else rng.sample(ps, mix.dev_pairs))
     evals["vitaminc_dev"] = _pair_items("vitaminc_dev", sample(vitaminc_held))
     evals["scone_dev"] = _pair_items("scone_dev", sample(nli_extra.load_extra(d, "scone_test")))
-    evals["cad_dev"] = _pair_items("cad_dev", sample(list(nli_extra.load_cad(d / "nli_extra/cad-snli", "dev"))))
+    evals["cad_dev"] = _pair_items("cad_dev", sample(nli_extra.load_extra(d, "cad_snli_dev")))
     anchors = {name: _pair_items(f"anchor_{name}", [p for s in sets for p in nli_extra.load_extra(d, s)])
                for name, sets in ANCHORS.items()}
 
@@ -407,14 +384,8 @@ def _offtopic(pairs: Sequence[LabelledPair], per_source: int, rng: random.Random
 def _training_side(d: Path, ev: _EvalSide, chunker: Chunker, mix: Mix, rng: random.Random) -> _TrainSide:
     """The training pairs and ConflictBench train items, without any evaluation text."""
     index, corpora = ev.index, ev.corpora
-    train_records = {
-        "healthver_train": list(load_multivers_claims(d / "healthver_train/claims_train.jsonl", "healthver_train",
-                                                      corpora["healthver_train"])),
-        "scifact": list(load_multivers_claims(d / "scifact/claims_train_cited.jsonl", "scifact", corpora["scifact"])),
-        "check_covid": list(load_check_covid(d / "check_covid/train/covidCheck_train_composed+extracted.json",
-                                             corpora["check_covid"])),
-        "citint": list(load_multivers_claims(d / "citint/claims_train.jsonl", "citint", corpora["citint"])),
-    }
+    train_records = {name: list(read_source(d, name, corpus=corpora[name]))
+                     for name in ("healthver_train", "scifact", "check_covid", "citint")}
     leaks_before: dict[str, dict[str, int]] = {}
     for name, recs in train_records.items():
         docs = [document_text(corpora[name][e.doc_id]) for r in recs for e in r.evidence]
@@ -431,11 +402,11 @@ def _training_side(d: Path, ev: _EvalSide, chunker: Chunker, mix: Mix, rng: rand
 
     nli_extra.skipped.clear()
     plain: dict[str, list[LabelledPair]] = {
-        "covidfact": cap(list(load_covidfact(d / "covidfact/COVIDFACT_dataset.jsonl")), mix.covidfact_per_label, rng),
-        "fever_nli": cap([p for p in load_fever_nli(d / "fever_nli") if p.label == SUPPORT], mix.fever_support, rng),
-        "esnli": cap([*load_esnli(d / "esnli", "dev"), *load_esnli(d / "esnli", "test")], mix.esnli_per_label, rng),
-        "sick": cap(list(load_sick(d / "sick/SICK.txt")), mix.sick_per_label, rng),
-        "wice": list(load_wice(d / "wice/data/entailment_retrieval/claim/dev.jsonl")),
+        "covidfact": cap(list(read_source(d, "covidfact")), mix.covidfact_per_label, rng),
+        "fever_nli": cap([p for p in read_source(d, "fever_nli") if p.label == SUPPORT], mix.fever_support, rng),
+        "esnli": cap([*read_source(d, "esnli_dev"), *read_source(d, "esnli_test")], mix.esnli_per_label, rng),
+        "sick": cap(list(read_source(d, "sick")), mix.sick_per_label, rng),
+        "wice": list(read_source(d, "wice")),
     }
     for name, per_label in mix.extra.items():
         source = ev.vitaminc_train if name.startswith("vitaminc") else nli_extra.load_extra(d, name)

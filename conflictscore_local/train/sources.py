@@ -10,7 +10,10 @@ Two shapes come out:
   NLI, e-SNLI, SICK, WiCE).
 
 Labels map onto SUPPORT / CONTRADICT / IRRELEVANT as ``../shared/data/README.md`` states;
-a label outside a source's vocabulary is an error naming file, line and field.
+a label outside a source's vocabulary is an error naming file, line and field. Each set's row (path,
+use, licence, the loader's fixed arguments) is in the one table of data sources,
+:data:`~conflictscore_local.formats.sources.DATA_SOURCES`, declared here (:data:`SOURCES`);
+:func:`read_source` reads one by name.
 """
 
 from __future__ import annotations
@@ -20,12 +23,14 @@ import io
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterable, Iterator
 
+from ..backends.registry import REGISTRY
 from ..bench.records import Record, iter_records
 from ..core.errors import InputError
 from ..util.jsonl import read_text
 from ..core.types import CONTRADICT, IRRELEVANT, SUPPORT, Label
+from ..formats.sources import DataSource
 
 
 @dataclass(frozen=True)
@@ -64,6 +69,12 @@ class ClaimRecord:
 
 
 Corpus = dict[str, tuple[str, ...]]  # doc id → sentences of the abstract
+
+
+def read_source(data_dir: str | Path, name: str, **kwargs: Any) -> Iterable[Any]:
+    """What data source ``name`` (a row of the registry's ``data_source`` namespace) holds under
+    ``data_dir``: its loader on its path, ``kwargs`` (a corpus) over the row's own."""
+    return REGISTRY["data_source"].get(name).read_from(data_dir, **kwargs)
 
 
 def document_text(sentences: tuple[str, ...]) -> str:
@@ -276,3 +287,40 @@ def load_sick(path: str | Path) -> Iterator[LabelledPair]:
             raise InputError(f"{label!r}; allowed: {', '.join(_SICK_LABELS)}", path=str(path), line=n,
                              field="entailment_judgment")
         yield LabelledPair(r["sentence_B"].strip(), r["sentence_A"].strip(), _SICK_LABELS[label], "sick")
+
+
+SOURCES: tuple[DataSource, ...] = (
+    DataSource("healthver_train_corpus", load_corpus, "healthver_train/corpus.jsonl", use="corpus"),
+    DataSource("scifact_corpus", load_corpus, "scifact/corpus.jsonl", use="corpus"),
+    DataSource("check_covid_corpus", load_corpus, "check_covid/corpus.json", use="corpus",
+               kwargs={"id_field": "cord_id"}),
+    DataSource("citint_corpus", load_corpus, "citint/corpus.jsonl", use="corpus"),
+    DataSource("healthver_train", load_multivers_claims, "healthver_train/claims_train.jsonl",
+               use="train", licence="none stated", kwargs={"source": "healthver_train"}),
+    DataSource("scifact", load_multivers_claims, "scifact/claims_train_cited.jsonl", use="train",
+               licence="claims CC BY 4.0, abstracts ODC-By", kwargs={"source": "scifact"}),
+    DataSource("check_covid", load_check_covid, "check_covid/train/covidCheck_train_composed+extracted.json",
+               use="train", licence="MIT"),
+    DataSource("citint", load_multivers_claims, "citint/claims_train.jsonl", use="train", licence="MIT",
+               kwargs={"source": "citint"}),
+    DataSource("scifact_dev", load_multivers_claims, "scifact/claims_dev_cited.jsonl", use="eval",
+               kwargs={"source": "scifact_dev"}),
+    DataSource("check_covid_dev", load_check_covid, "check_covid/dev/covidCheck_dev_composed+extracted.json",
+               use="eval", kwargs={"source": "check_covid_dev"}),
+    DataSource("citint_dev", load_multivers_claims, "citint/claims_dev.jsonl", use="eval",
+               kwargs={"source": "citint_dev"}),
+    DataSource("healthver_dev", load_healthver_csv, "healthver/data/healthver_dev.csv", use="eval"),
+    DataSource("covidfact", load_covidfact, "covidfact/COVIDFACT_dataset.jsonl", use="train",
+               licence="none stated"),
+    DataSource("fever_nli", load_fever_nli, "fever_nli", use="train",
+               licence="CC BY-SA 3.0 (Wikipedia text)"),
+    DataSource("esnli_dev", load_esnli, "esnli", use="train", licence="SNLI CC BY-SA 4.0",
+               kwargs={"split": "dev"}),
+    DataSource("esnli_test", load_esnli, "esnli", use="train", licence="SNLI CC BY-SA 4.0",
+               kwargs={"split": "test"}),
+    DataSource("sick", load_sick, "sick/SICK.txt", use="train", licence="none in the mirror"),
+    DataSource("wice", load_wice, "wice/data/entailment_retrieval/claim/dev.jsonl", use="train",
+               licence="annotations ODC-BY"),
+)
+"""The judge's training, evaluation and corpus rows of the one table of data sources (read by
+:func:`read_source`; ``train-judge prepare`` decides how many of each go into the mix)."""

