@@ -34,6 +34,22 @@ def test_a_submodule_of_a_missing_package_is_the_package_missing(monkeypatch: py
     assert str(e.value) == "judge ray with vllm needs ray: pip install ray"
 
 
+def test_a_missing_package_is_named_even_when_one_of_its_submodules_was_imported_before(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # CI's order: another test imported ray.data; with ray then blocked, ray/data/llm.py runs and its own
+    # `import ray.llm` fails ("No module named 'ray.llm'; 'ray' is not a package"): still ray missing.
+    import types
+    (tmp_path / "llm.py").write_text("import ray.llm\n")
+    data = types.ModuleType("ray.data")
+    data.__path__ = [str(tmp_path)]
+    monkeypatch.setitem(sys.modules, "ray.data", data)
+    monkeypatch.delitem(sys.modules, "ray.data.llm", raising=False)
+    monkeypatch.setitem(sys.modules, "ray", None)
+    with pytest.raises(BackendUnavailable) as e:
+        requires("ray.data.llm", "judge ray with vllm", install="pip install ray")
+    assert str(e.value) == "judge ray with vllm needs ray: pip install ray"
+
+
 def test_a_package_that_does_not_import_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "brokenpkg").mkdir()
     (tmp_path / "brokenpkg" / "__init__.py").write_text("import not_a_module_anywhere\n")

@@ -9,6 +9,8 @@ command shows for a ``ModuleNotFoundError`` that escaped (:func:`~.jobs.failure`
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import sys
 from types import ModuleType
 
 from ..core.errors import BackendUnavailable
@@ -29,6 +31,18 @@ def install_hint(module: str) -> str:
     return f"pip install 'conflictscore-local[{extra}]'" if extra else f"pip install {module.split('.')[0]}"
 
 
+def _top_absent(top: str) -> bool:
+    """Whether the top-level package itself is missing (or blocked by ``sys.modules[top] = None``),
+    whatever submodule the import error names: with ``ray.data`` imported and ``ray`` gone, importing
+    ``ray.data.llm`` fails on ``ray.llm``, and the package missing is still ``ray``."""
+    if top in sys.modules:
+        return sys.modules[top] is None
+    try:
+        return importlib.util.find_spec(top) is None
+    except (ImportError, ValueError):
+        return True
+
+
 def requires(module: str, what: str, *, package: str | None = None, alternative: str | None = None,
              install: str | None = None) -> ModuleType:
     """``module`` imported, or :class:`BackendUnavailable`: "WHAT needs PACKAGE: pip install
@@ -42,8 +56,9 @@ def requires(module: str, what: str, *, package: str | None = None, alternative:
     name = package or module.split(".")[0]
     tail = f", or {alternative}" if alternative else ""
     hint = install or install_hint(module)
-    absent = isinstance(error, ModuleNotFoundError) and bool(error.name) and \
-        (module == error.name or module.startswith(f"{error.name}."))
+    absent = _top_absent(module.split(".")[0]) or (
+        isinstance(error, ModuleNotFoundError) and bool(error.name)
+        and (module == error.name or module.startswith(f"{error.name}.")))
     if absent:
         raise BackendUnavailable(f"{what} needs {name}: {hint}{tail}") from None
     raise BackendUnavailable(f"{what} needs {name}, which does not import here ({error}): {hint}{tail}") from None
