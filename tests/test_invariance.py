@@ -3,9 +3,10 @@ batch, shards merged, a resumed run, a warm cache and the order of an item's doc
 
 The judge is the shipped default judge (``models/default-judge``) at float32 on the torch runtime,
 pinned, so the matrix means the same on every CPU kind. Labels, verdicts and metrics must be
-equal; probabilities (written with 6 decimals) may differ by one unit of the last decimal: a
-batched forward's float summation order depends on the other pairs in its padded batch (about
-1e-7), which can move a rounded value by 1e-6. The fixture has documents split into several
+equal; probabilities (written with 6 decimals) may differ in the last decimals: a batched
+forward's float summation order depends on the other pairs in its padded batch (the matmul
+kernels block by the batch's shape), which moved a written value by 2e-6 on an AVX2-only CPU
+(1e-6 on an AVX-512 one): the bound is 1e-5, Ray's test's. The fixture has documents split into several
 passages, where the ``relevant`` document rule picks the deciding passage.
 """
 
@@ -27,7 +28,7 @@ from .support.rows import row_differences
 pytestmark = pytest.mark.slow  # the real default judge over ~150 pairs, about ten times
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "items.jsonl"
-PROB_TOL = 1e-6 + 1e-9  # one unit of the sixth decimal (and the float error of the subtraction)
+PROB_TOL = 1e-5  # labels, verdicts and metrics exactly; probabilities to 1e-5 (seen: 2e-6 on AVX2)
 
 CURIE = ("Maria Sklodowska-Curie was born in Warsaw on 7 November 1867, the youngest of five children. "
          "Her father taught mathematics and physics, and her mother ran a boarding school for girls. ")

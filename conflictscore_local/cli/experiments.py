@@ -134,6 +134,9 @@ def add_regenerate_parser(sub: Any) -> None:
                    help="per-question rows, JSONL: every question, prompt, reply and ConflictScore verdict")
     p.add_argument("--summary", metavar="SUMMARY.json", help="the summary: results per condition, JSON")
     add_per_item_alias(p, "--trace", "trace", metavar="TRACE.jsonl")
+    p.add_argument("--resume", action="store_true",
+                   help="keep the answers of an interrupted run (OUTPUT.partial) and ask the rest; failed replies "
+                   "are asked again (refused, naming what differs, when the CSV or a setting changed)")
     p.add_argument("--conditions", nargs="+", choices=CONDITIONS, default=list(CONDITIONS), metavar="NAME",
                    help=f"conditions to run (default all: {' '.join(CONDITIONS)})")
     add_number(p, "--limit", int, LIMIT, metavar="N", help="only the first N questions (after --questions)")
@@ -162,6 +165,7 @@ def cmd_regenerate(args: argparse.Namespace) -> int:
             generator_args=_generator_args(args), engine=engine, conditions=args.conditions, limit=args.limit,
             sample_size=args.questions, seed=args.seed, max_tokens=args.max_tokens, temperature=args.temperature,
             progress=progress, config_file=args.config, output_flag=out.output_flag, summary_flag=out.summary_flag,
+            resume=args.resume,
         )
     emit(args, result, lambda: format_results(result))
     return EXIT_UNSCORED if too_many_failed(result) else 0

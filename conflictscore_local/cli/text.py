@@ -86,6 +86,8 @@ def format_results(result: Mapping[str, Any]) -> str:
         lines.append(f"regenerated {rg['regenerated']}, kept {rg['kept']}; fixed {rg['fixed']}/{rg['initially_wrong']} "
                      f"(fix rate {f(rg['fix_rate'])}), harmed {rg['harmed']}/{rg['initially_right']} "
                      f"(harm rate {f(rg['harm_rate'])})")
+    if result.get("resumed_answers"):
+        lines.append(f"{result['resumed_answers']} answers kept from the interrupted run (--resume)")
     return "\n".join(lines)
 
 

@@ -29,7 +29,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..backends import registry
 from ..pipeline.engine import Engine
-from ..jobs import Input, Job, Output, ResumableJsonlWriter, write_json_atomic
+from ..jobs import (FINGERPRINT_FORMAT, Input, Job, Output, ResumableJsonlWriter, explain_fingerprint_change,
+                    write_json_atomic)
 from ..pipeline.scoring import cache_output
 from ..util.environment import versions
 from ..core.errors import ConfigError
@@ -65,6 +66,14 @@ class Answer:
                 "reply": self.reply, "finish_reason": self.finish_reason,
                 "choice": letter(self.choice) if self.choice is not None else None,
                 "state": self.state, "note": self.note}
+
+    @classmethod
+    def from_json(cls, row: Mapping[str, Any]) -> "Answer":
+        """The answer a trace row (``kind: answer``) holds: what :meth:`to_json` wrote."""
+        choice = row.get("choice")
+        return cls(row["condition"], tuple(dict(m) for m in row["prompt"]), row.get("reply"),
+                   ord(choice) - ord("A") if isinstance(choice, str) else None, row["state"], row.get("note"),
+                   row.get("finish_reason"), int(row.get("pass", 1)))
 
 
 def read_answer(q: MCQuestion, condition: str, prompt: Sequence[Mapping[str, str]], g: Generation,
@@ -106,32 +115,40 @@ def run_regenerate(
     temperature: float = 0.0,
     trace: Callable[[Mapping[str, Any]], None] | None = None,
     progress: bool = False,
+    done: Mapping[tuple[str, str], Answer] | None = None,
+    traced: frozenset[str] = frozenset(),
 ) -> dict[str, Any]:
     """Answer every question under every condition; the results dict (see :func:`summarize`).
 
     ``trace(record)`` receives every question, prompt, reply and ConflictScore verdict.
-    ``regenerated-rag`` runs ``rag`` as its first pass (and reports it).
+    ``regenerated-rag`` runs ``rag`` as its first pass (and reports it). ``done`` (a resume):
+    answers by ``(condition, question id)`` already written, which are neither asked again nor
+    traced again; ``traced``: the ids whose question row is already written.
     """
     bad = [c for c in conditions if c not in CONDITIONS]
     if bad or not conditions:
         raise ConfigError(f"unknown condition {', '.join(bad) or '(none given)'}; allowed: {', '.join(CONDITIONS)}")
     emit = trace or (lambda record: None)
+    done = done or {}
     for q in questions:
-        emit({"kind": "question", **q.to_json()})
+        if q.id not in traced:
+            emit({"kind": "question", **q.to_json()})
     wanted = [c for c in CONDITIONS if c in conditions or (c == "rag" and "regenerated-rag" in conditions)]
     answers: dict[str, list[Answer]] = {}
     for cond in (c for c in wanted if c in FIRST_PASS):
-        prompts = [mc_prompt(cond, q.question, q.options, q.documents) for q in questions]
+        todo = [q for q in questions if (cond, q.id) not in done]
+        prompts = [mc_prompt(cond, q.question, q.options, q.documents) for q in todo]
         gens = _generate(generator, prompts, max_tokens=max_tokens, temperature=temperature, desc=cond,
                          progress=progress)
-        answers[cond] = [read_answer(q, cond, p, g) for q, p, g in zip(questions, prompts, gens)]
-        for q, a in zip(questions, answers[cond]):
-            emit({"kind": "answer", "id": q.id, **a.to_json()})
+        new = {q.id: read_answer(q, cond, p, g) for q, p, g in zip(todo, prompts, gens)}
+        answers[cond] = [new[q.id] if q.id in new else done[(cond, q.id)] for q in questions]
+        for q in todo:
+            emit({"kind": "answer", "id": q.id, **new[q.id].to_json()})
     scoring: dict[str, Any] | None = None
     if "regenerated-rag" in wanted:
         answers["regenerated-rag"], scoring = _regenerate(
             questions, answers["rag"], generator, engine, max_tokens=max_tokens, temperature=temperature,
-            emit=emit, progress=progress,
+            emit=emit, progress=progress, done=done,
         )
     return summarize(questions, answers, engine=engine, scoring=scoring)
 
@@ -139,8 +156,12 @@ def run_regenerate(
 def _regenerate(
     questions: Sequence[MCQuestion], first: Sequence[Answer], generator: Generator, engine: Engine, *,
     max_tokens: int, temperature: float, emit: Callable[[Mapping[str, Any]], None], progress: bool,
+    done: Mapping[tuple[str, str], Answer] | None = None,
 ) -> tuple[list[Answer], dict[str, Any]]:
-    """The second pass: score each parsed RAG answer, regenerate those with conflicted claims."""
+    """The second pass: score each parsed RAG answer, regenerate those with conflicted claims
+    (those in ``done``, a resume, are kept as written; every answer is scored again: the judgment
+    cache keeps that cheap)."""
+    done = done or {}
     scored = [(q, a) for q, a in zip(questions, first) if a.choice is not None]
     items = [Item(q.id, q.options[a.choice], q.documents, q.question, (q.options[a.choice],))  # type: ignore[index]
              for q, a in scored]
@@ -162,14 +183,20 @@ def _regenerate(
             final.append(_kept(a, "no conflicted claim: RAG answer kept"))
             continue
         final.append(a)  # replaced below
+        if ("regenerated-rag", q.id) in done:
+            final[k] = done[("regenerated-rag", q.id)]
+            continue
         todo.append((k, q, feedback_prompt(a.prompt, a.reply or "", conflicts)))
     gens = _generate(generator, [p for _, _, p in todo], max_tokens=max_tokens, temperature=temperature,
                      desc="regenerated-rag", progress=progress)
     for (k, q, prompt), g in zip(todo, gens):
         final[k] = read_answer(q, "regenerated-rag", prompt, g, pass_=2)
-    for q, a in zip(questions, final):
+    for k, (q, a) in enumerate(zip(questions, final)):
+        if ("regenerated-rag", q.id) in done:
+            final[k] = done[("regenerated-rag", q.id)]  # written by the interrupted run
+            continue
         emit({"kind": "answer", "id": q.id, **a.to_json()})
-    scoring = {"scored": len(items), "regenerated": len(todo), "score_s": round(score_s, 3),
+    scoring = {"scored": len(items), "regenerated": sum(a.pass_ == 2 for a in final), "score_s": round(score_s, 3),
                "report": report.to_json() if report is not None else None}
     return final, scoring
 
@@ -245,6 +272,7 @@ def regenerate_file(
     config_file: str | os.PathLike[str] | None = None,
     output_flag: str = "-o",
     summary_flag: str = "--summary",
+    resume: bool = False,
 ) -> dict[str, Any]:
     """The ``conflictscore regenerate`` job: check every destination (the per-question output,
     the results, the cache: none the CSV or each other), read the CSV, run, write
@@ -253,7 +281,13 @@ def regenerate_file(
     JSON); returns the results. Either may be ``None`` (not written). More failed replies than
     ``engine.max_unscored_share`` is a warning in ``warnings`` (the command's exit status 3:
     :func:`too_many_failed`). ``output_flag`` and ``summary_flag``: the flags the command line
-    named the two files by, which messages name."""
+    named the two files by, which messages name. ``resume`` keeps the answers an interrupted run
+    wrote to ``OUTPUT.partial`` (same CSV, questions, conditions, prompts, generation settings,
+    generator and ConflictScore configuration; refused, naming what differs, otherwise) and asks
+    the rest; failed replies are asked again."""
+    if resume and output_path is None:
+        raise ConfigError(f"--resume needs the per-question rows ({output_flag} OUT.jsonl): they are what a "
+                          "resume keeps")
     if limit is not None and limit < 1:
         raise ConfigError(f"--limit must be at least 1, got {limit}")
     if sample_size is not None and sample_size < 1:
@@ -269,11 +303,26 @@ def regenerate_file(
             questions = questions[:limit]
         gen = registry.as_backend("generator", generator, generator_args, where="regenerate: generator")
         t0 = time.perf_counter()
+        done: dict[tuple[str, str], Answer] = {}
+        traced: frozenset[str] = frozenset()
         with contextlib.ExitStack() as stack:
-            trace = stack.enter_context(ResumableJsonlWriter(output_path)) if output_path is not None else None
+            trace = None
+            if output_path is not None:
+                fingerprint = _fingerprint(truthfulqa, questions, gen, engine, conditions=conditions, limit=limit,
+                                           sample_size=sample_size, seed=seed, max_tokens=max_tokens,
+                                           temperature=temperature)
+                ids = {q.id for q in questions}
+                trace = stack.enter_context(ResumableJsonlWriter(
+                    output_path, resume=resume, fingerprint=fingerprint, explain=explain_fingerprint_change,
+                    keep=lambda r: r.get("id") in ids and _kept_on_resume(r),
+                    fresh="a fresh run asks every question again"))
+                if resume and not trace.resumed:
+                    log.warning(f"--resume: no interrupted run of {output_path} to resume; asking every question")
+                done = {(r["condition"], r["id"]): Answer.from_json(r) for r in trace.done if r["kind"] == "answer"}
+                traced = frozenset(r["id"] for r in trace.done if r["kind"] == "question")
             conds = run_regenerate(questions, gen, engine, conditions=conditions, max_tokens=max_tokens,
                                    temperature=temperature, trace=trace.write if trace is not None else None,
-                                   progress=progress)
+                                   progress=progress, done=done, traced=traced)
         result = {
             "conditions": conds,
             "config": {
@@ -286,6 +335,7 @@ def regenerate_file(
                 "conflictscore": engine.describe(),
             },
             "timing": {"total_s": round(time.perf_counter() - t0, 3)},
+            "resumed_answers": len(done),
             "versions": versions(),
             "warnings": _failed_warning(conds, engine.config.engine.max_unscored_share),
         }
@@ -294,6 +344,30 @@ def regenerate_file(
         if summary_path is not None:
             write_json_atomic(summary_path, result, what=summary_flag)
     return result
+
+
+def _kept_on_resume(row: Mapping[str, Any]) -> bool:
+    """Which rows of an interrupted run a resume keeps: question rows and answers that got a reply
+    (a failed one is asked again); ConflictScore rows are written again, the verdicts rescored."""
+    return row.get("kind") == "question" or (row.get("kind") == "answer" and row.get("state") != "failed")
+
+
+def _fingerprint(truthfulqa: str | os.PathLike[str], questions: Sequence[MCQuestion], gen: Generator,
+                 engine: Engine, *, conditions: Sequence[str], limit: int | None, sample_size: int | None,
+                 seed: int, max_tokens: int, temperature: float) -> dict[str, Any]:
+    """What decides a run's per-question rows, for refusing a resume that would mix answers: the CSV,
+    which questions (limit, sample, seed), the conditions, prompts, generation settings, the
+    generator's spec and, for regenerated-rag, what decides ConflictScore's verdicts."""
+    backends: dict[str, Any] = {"generator": dict(gen.spec())}
+    if "regenerated-rag" in conditions and questions:
+        q = questions[0]  # the verdicts' settings and backends: the same for every one-claim item
+        backends["conflictscore"] = engine.fingerprint([Item(q.id, q.options[0], q.documents, q.question,
+                                                             (q.options[0],))])
+    return {"format": FINGERPRINT_FORMAT, "input": {"sha256": file_sha256(truthfulqa)},
+            "settings": {"limit": limit, "sample": sample_size, "seed": seed,
+                         "conditions": [c for c in CONDITIONS if c in conditions], "max_tokens": max_tokens,
+                         "temperature": temperature, "prompts": prompt_record("multiple-choice")},
+            "backends": backends}
 
 
 def _failed_warning(conds: Mapping[str, Mapping[str, Any]], limit: float) -> list[str]:
