@@ -55,7 +55,7 @@ def add_parser(sub: Any) -> None:
                    help="each shard's per-item output (-o of score or bench run), any order")
     p.add_argument("--summaries", nargs="+", required=True, metavar="SHARD.json",
                    help="each shard's --summary (of score, or the results JSON of bench run), any order")
-    p.add_argument("-o", "--output", required=True, metavar="OUTPUT", help="merged per-item output, JSONL (atomic)")
+    p.add_argument("-o", "--output", required=True, metavar="OUTPUT", help="merged per-item output, JSONL (atomic; - streams the rows to stdout)")
     p.add_argument("--summary", metavar="SUMMARY.json", help="merged summary (score) or results JSON (bench run)")
     p.add_argument("--report", metavar="REPORT.html", help="also write the HTML report of the merged run")
     add_output_args(p, json_help="the merged summary (or bench results) as JSON")
@@ -67,10 +67,18 @@ def cmd_merge(args: argparse.Namespace) -> int:
     from ..pipeline.merge import merge_shards
     from .report import merge_page
 
+    from ..core.errors import ConfigError
+    from .flags import rows_to_stdout
+
+    streamed = rows_to_stdout(args, args.output)
+    if streamed and args.report:
+        raise ConfigError("--report reads the merged OUTPUT, which -o - sends to stdout; write -o OUT.jsonl")
     page = merge_page(args.report, scored=args.output, items=args.input) if args.report else None
     merged = merge_shards(args.input, args.outputs, args.summaries, args.output, summary_path=args.summary,
                           page=page, bench=MERGE)
     _say_shard_warnings(merged.merged.warnings)
+    if streamed:
+        return 0
     text = format_bench(merged.summary) if merged.kind == "bench" else format_report(merged.merged)
     emit(args, merged.summary, lambda: text + (f"\nreport {args.report}" if args.report else ""))
     return 0

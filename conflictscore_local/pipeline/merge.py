@@ -32,6 +32,7 @@ from ..core.diff import ABSENT, leaf_differences
 from ..core.errors import ConfigError, InputError, shown
 from ..formats.inputs import read_items
 from ..jobs import Input, Job, Output, Page, page_output, write_json_atomic, write_jsonl_atomic
+from ..jobs.resumable import STDOUT, ResumableJsonlWriter
 from ..util.jsonl import file_sha256, iter_jsonl
 from ..formats.results import result_from_json
 from ..formats.summary import check_summary, is_bench_summary, reduce_summaries
@@ -91,6 +92,13 @@ class Merged:
         return self.merged
 
 
+def write_rows_to_stdout(rows: Sequence[Mapping[str, Any]]) -> None:
+    """The rows on stdout, one JSON line each, flushed per row (redacted like every written row)."""
+    with ResumableJsonlWriter(STDOUT) as out:
+        for row in rows:
+            out.write(row)
+
+
 def merge_shards(
     input_path: str | os.PathLike[str],
     outputs: Sequence[str | os.PathLike[str]],
@@ -109,7 +117,8 @@ def merge_shards(
     warnings) is logged as a warning and listed in ``Merged.warnings``."""
     job = Job([Input(input_path, "the input file"), *(Input(p, "a shard output (--outputs)") for p in outputs),
                *(Input(p, "a shard summary (--summaries)") for p in summaries)],
-              [Output(output_path, "-o", "OUTPUT (-o)"), Output(summary_path, "--summary"), page_output(page)])
+              [Output(None if str(output_path) == STDOUT else output_path, "-o", "OUTPUT (-o)"),
+               Output(summary_path, "--summary"), page_output(page)])
     with job:
         merged = _merge(input_path, outputs, summaries, output_path, summary_path, bench)
         if page is not None:
@@ -168,7 +177,10 @@ def _merge(
     else:
         reduced = dataclasses.replace(reduced, stages={**reduced.stages, "shard": record})
         summary = reduced.to_json()
-    write_jsonl_atomic(output_path, rows, what="-o")
+    if str(output_path) == STDOUT:  # -o -: the merged rows on stdout, in the input's order
+        write_rows_to_stdout(rows)
+    else:
+        write_jsonl_atomic(output_path, rows, what="-o")
     if summary_path is not None:
         write_json_atomic(summary_path, summary, what="--summary")
     return Merged(first.kind, summary, Summary.from_json(summary), results, tuple(notes))

@@ -152,6 +152,27 @@ def test_merge_cli_and_bootstrap_seed(judge, tmp_path: Path, capsys) -> None:
     assert other.to_json()["ci95"] != m["ci95"]
 
 
+def test_merge_o_dash_streams_the_rows_of_one_run_to_stdout(judge, tmp_path: Path, capsys) -> None:
+    items = make_items(tmp_path / "items.jsonl", seed=5)
+    score_file(items, tmp_path / "one.jsonl", config=config(), summary_path=tmp_path / "one.json")
+    outputs, summaries = run_shards(items, tmp_path, 2)
+    argv = ["merge", str(items), "--outputs", *map(str, outputs), "--summaries", *map(str, summaries), "-o", "-"]
+    capsys.readouterr()
+    assert main([*argv, "--summary", str(tmp_path / "m.json")]) == 0
+    assert capsys.readouterr().out == (tmp_path / "one.jsonl").read_text()  # the rows only: nothing else on stdout
+    one, m = (json.loads((tmp_path / f).read_text()) for f in ("one.json", "m.json"))
+    assert m["macro"] == one["macro"] and m["ci95"] == one["ci95"]
+    assert not (tmp_path / "-").exists()
+    assert main([*argv, "--json"]) == 2
+    assert capsys.readouterr().err.endswith("conflictscore merge: error: -o - and --json both print on stdout; write "
+                                            "the rows to a file (-o OUT.jsonl) or the summary to --summary "
+                                            "SUMMARY.json\n")
+    assert main([*argv, "--report", str(tmp_path / "r.html")]) == 2
+    assert capsys.readouterr().err.endswith("conflictscore merge: error: --report reads the merged OUTPUT, which -o - "
+                                            "sends to stdout; write -o OUT.jsonl\n")
+    assert not (tmp_path / "r.html").exists()
+
+
 def test_refusals_name_what_is_wrong(judge, tmp_path: Path) -> None:
     items = make_items(tmp_path / "items.jsonl")
     outputs, summaries = run_shards(items, tmp_path, 3)
