@@ -145,8 +145,11 @@ class Peers:
     def run_hf_batch(self, items: Sequence[Item]) -> dict[str, Any]:
         import torch
 
+        from transformers import AutoTokenizer
+
         model = self.hf_model()
-        tok = self.judge.tokenizer()
+        # a user's loop: transformers' own tokenizer (the judge's may be the native runtime's, which pads nothing)
+        tok = AutoTokenizer.from_pretrained(str(self.judge.checkpoint()), local_files_only=True)
         t0 = time.perf_counter()
         pairs = self.pairs(items)
         rows: list[list[float]] = []
