@@ -144,7 +144,6 @@ class Peers:
 
     def run_hf_batch(self, items: Sequence[Item]) -> dict[str, Any]:
         import torch
-
         from transformers import AutoTokenizer
 
         model = self.hf_model()

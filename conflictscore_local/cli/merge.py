@@ -55,7 +55,8 @@ def add_parser(sub: Any) -> None:
                    help="each shard's per-item output (-o of score or bench run), any order")
     p.add_argument("--summaries", nargs="+", required=True, metavar="SHARD.json",
                    help="each shard's --summary (of score, or the results JSON of bench run), any order")
-    p.add_argument("-o", "--output", required=True, metavar="OUTPUT", help="merged per-item output, JSONL (atomic; - streams the rows to stdout)")
+    p.add_argument("-o", "--output", required=True, metavar="OUTPUT",
+                   help="merged per-item output, JSONL (atomic; - streams the rows to stdout)")
     p.add_argument("--summary", metavar="SUMMARY.json", help="merged summary (score) or results JSON (bench run)")
     p.add_argument("--report", metavar="REPORT.html", help="also write the HTML report of the merged run")
     add_output_args(p, json_help="the merged summary (or bench results) as JSON")
@@ -64,11 +65,10 @@ def add_parser(sub: Any) -> None:
 
 def cmd_merge(args: argparse.Namespace) -> int:
     from ..bench.run import MERGE
-    from ..pipeline.merge import merge_shards
-    from .report import merge_page
-
     from ..core.errors import ConfigError
+    from ..pipeline.merge import merge_shards
     from .flags import rows_to_stdout
+    from .report import merge_page
 
     streamed = rows_to_stdout(args, args.output)
     if streamed and args.report:

@@ -92,13 +92,6 @@ class Merged:
         return self.merged
 
 
-def write_rows_to_stdout(rows: Sequence[Mapping[str, Any]]) -> None:
-    """The rows on stdout, one JSON line each, flushed per row (redacted like every written row)."""
-    with ResumableJsonlWriter(STDOUT) as out:
-        for row in rows:
-            out.write(row)
-
-
 def merge_shards(
     input_path: str | os.PathLike[str],
     outputs: Sequence[str | os.PathLike[str]],
@@ -178,7 +171,9 @@ def _merge(
         reduced = dataclasses.replace(reduced, stages={**reduced.stages, "shard": record})
         summary = reduced.to_json()
     if str(output_path) == STDOUT:  # -o -: the merged rows on stdout, in the input's order
-        write_rows_to_stdout(rows)
+        with ResumableJsonlWriter(STDOUT) as out:
+            for row in rows:
+                out.write(row)
     else:
         write_jsonl_atomic(output_path, rows, what="-o")
     if summary_path is not None:
