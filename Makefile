@@ -7,7 +7,7 @@ TORCH  ?= torch==2.13.0
 PIP    := $(BIN)/python -m pip
 OUT    ?= out
 
-.PHONY: run test docs test-integrations test-vllm bench clean help
+.PHONY: run test test-suite side-venvs docs test-integrations test-vllm bench clean help
 
 help:
 	@echo "make run    set up .venv and score the bundled example with the embedded defaults"
@@ -39,12 +39,30 @@ run: $(VENV)/.run-installed
 	@echo "per-item results: $(OUT)/example.scored.jsonl   summary: $(OUT)/example.summary.json   report: $(OUT)/example.report.html"
 
 # pytest runs every example of README.md and docs/ (tests/test_docs_examples.py); the site build is strict.
+# The later stages' virtualenvs build beside the main suite (pip mostly waits on the disk and the index
+# while pytest computes): two jobs, the suite and one virtualenv at a time, each build's output in
+# .venv-NAME/make.log and shown only if it fails. Each stage prints its wall time.
+SIDE_VENVS = $(INTEGRATIONS) vllm
+
 test: $(VENV)/.test-installed
 	@$(BIN)/python -c "import torch; print('== torch', torch.__version__, 'threads', torch.get_num_threads(), 'cpu capability', torch.backends.cpu.get_cpu_capability())"
-	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q
-	$(MAKE) docs
-	$(MAKE) test-integrations
-	$(MAKE) test-vllm
+	@$(MAKE) --no-print-directory -j2 test-suite side-venvs
+	@start=$$(date +%s); $(MAKE) --no-print-directory docs; echo "== docs: $$(( $$(date +%s) - start )) s"
+	@start=$$(date +%s); $(MAKE) --no-print-directory test-integrations; echo "== integrations: $$(( $$(date +%s) - start )) s"
+	@start=$$(date +%s); $(MAKE) --no-print-directory test-vllm; echo "== vllm: $$(( $$(date +%s) - start )) s"
+
+test-suite: $(VENV)/.test-installed
+	@start=$$(date +%s); HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q; rc=$$?; \
+		echo "== main suite: $$(( $$(date +%s) - start )) s"; exit $$rc
+
+side-venvs:
+	@set -e; for i in $(SIDE_VENVS); do \
+		start=$$(date +%s); mkdir -p $(VENV)-$$i; \
+		if ! $(MAKE) --no-print-directory $(VENV)-$$i/.installed > $(VENV)-$$i/make.log 2>&1; then \
+			cat $(VENV)-$$i/make.log; echo "== building $(VENV)-$$i failed (log above: $(VENV)-$$i/make.log)"; exit 1; \
+		fi; \
+		echo "== $(VENV)-$$i built in $$(( $$(date +%s) - start )) s (beside the main suite)"; \
+	done
 
 docs: $(VENV)/.test-installed
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet

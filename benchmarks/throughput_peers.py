@@ -48,8 +48,8 @@ from typing import Any, Callable, Sequence
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from recording import uptime  # noqa: E402
-from workloads import (base_parser, data_dir, doc_labels, grown_job, long_job, pooled_job,  # noqa: E402
-                       rag_job, ramdocs_questions)
+from workloads import (base_parser, data_dir, doc_labels, grown_job, long_job, matmul_peak,  # noqa: E402
+                       pooled_job, rag_job, ramdocs_questions)
 
 from conflictscore_local import Engine, RunConfig  # noqa: E402
 from conflictscore_local.core.aggregate import document_judgment  # noqa: E402
@@ -218,30 +218,6 @@ def token_counts(lengths: Sequence[int], config: Any, *, in_order: bool, batch_s
     padded = sum(len(b) * max(ls[i] for i in b) for b in batches if len(b))
     return {"real_tokens": real, "padded_tokens": padded, "padded_over_real": round(padded / real, 3) if real else None,
             "judge_gflop": round(flops / 1e9, 3)}
-
-
-# -- the limit ---------------------------------------------------------------------------------
-def matmul_peak(dtype_name: str, tokens: int, hidden: int, inner: int, seconds: float = 3.0,
-                device: str = "cpu") -> float:
-    """Best GFLOP/s of ``tokens x hidden @ hidden x inner`` matmuls in ``dtype`` over about ``seconds``."""
-    import torch
-
-    dtype = getattr(torch, dtype_name)
-    a = torch.randn(tokens, hidden, dtype=dtype, device=device)
-    b = torch.randn(hidden, inner, dtype=dtype, device=device)
-    flop = 2.0 * tokens * hidden * inner
-    sync = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
-    best = 0.0
-    with torch.inference_mode():
-        torch.mm(a, b)  # warm-up
-        sync()
-        end = time.perf_counter() + seconds
-        while best == 0.0 or time.perf_counter() < end:  # at least one timed product, however slow
-            t0 = time.perf_counter()
-            torch.mm(a, b)
-            sync()
-            best = max(best, flop / (time.perf_counter() - t0) / 1e9)
-    return round(best, 2)
 
 
 # -- the benchmark -----------------------------------------------------------------------------

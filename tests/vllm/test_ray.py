@@ -14,7 +14,7 @@ import pytest
 from conflictscore_local import registry
 from conflictscore_local.types import Claim, Pair, Passage
 
-from .conftest import EAGER, SKIP_NO_VLLM
+from .conftest import EAGER, SKIP_NO_VLLM, SMOLLM2
 
 pytest.importorskip("vllm", reason=SKIP_NO_VLLM)
 ray = pytest.importorskip("ray", reason="the ray extra is not installed")
@@ -38,8 +38,7 @@ def pairs() -> list[Pair]:
 
 
 def test_the_vllm_judge_through_ray_data_llm_on_a_cpu(local_ray: Any, smollm2_dir: Path) -> None:
-    args = {"model": str(smollm2_dir), "dtype": "float32", "max_model_len": 1024, "min_label_mass": 0.0,
-            "engine_args": EAGER}
+    args = {"model": str(smollm2_dir), "min_label_mass": 0.0, **SMOLLM2}  # `single`: the session's engine
     wrapped = registry.build("judge", "ray", {"judge": {"name": "vllm", **args}, "workers": 1, "batch_size": 4})
     got = wrapped.judge(pairs())
     assert wrapped.inner().generator().processor_config()["placement_group_config"] == {

@@ -1,0 +1,225 @@
+"""The default judge's forward pass against the machine's matmul peak, per dtype and batch shape.
+
+Real pairs (RAMDocs questions against their own documents, split and encoded as the ``nli``
+judge does) go through one runtime of the judge at a time, timed after a warm-up pass over
+the same inputs (model loading and compilation are not timed), best of ``--repeats``:
+
+- ``fp32`` on ``runtime=torch`` (the reference labels: ``dtype=auto``), ``runtime=native``, and with
+  transformers' plain attention instead of ``scaled_dot_product_attention`` (``eager-attention``);
+- ``bf16`` on ``runtime=torch`` at token budgets of 2,048 (the default), 8,192 and 16,384 padded
+  tokens a batch (larger matrices keep AMX tiles fuller), with plain attention, on ``runtime=native``,
+  and under ``torch.compile`` (inductor);
+- ``int8``: ``torch.ao`` dynamic quantization of every linear layer (int8 weights, activations
+  quantized per batch; fbgemm's VNNI kernels), and ONNX Runtime's int8 export (``runtime=onnx``,
+  ``int8=true``) where the ``onnx`` extra is installed.
+
+Each row: seconds, the judge's matmul GFLOP on the real tokens (:mod:`conflictscore_local.util.flops`)
+per second, that over the dtype's measured peak (``tokens x hidden @ hidden x inner`` at the judge's
+own sizes, :func:`workloads.matmul_peak`, for 512, 2,048 and 8,192 tokens), and the labels (the judge's
+calibrated rule) that differ from fp32's. A ``torch.profiler`` table of the bf16 default says where
+the time goes: matmuls against the rest.
+
+    .venv/bin/python benchmarks/forward_peak.py --out benchmarks/results/forward_peak [--rag 40]
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from recording import cpu_flags_line, header, run_meta, uptime, write_recorded  # noqa: E402
+from workloads import base_parser, candidate_groups, data_dir, matmul_peak, rag_job, ramdocs_questions  # noqa: E402
+
+from conflictscore_local import Engine, RunConfig, registry  # noqa: E402
+from conflictscore_local.judge.labels import decide  # noqa: E402
+from conflictscore_local.util.flops import sequence_flops  # noqa: E402
+
+MODEL = "models/default-judge"
+PEAK_TOKENS = (512, 2048, 8192)
+
+
+def variants(native_bf16: bool, have_onnx: bool) -> dict[str, dict[str, Any]]:
+    """Variant key → (the judge's arguments, the dtype whose peak it is held to); fp32-torch first."""
+    base = {"model": MODEL, "device": "cpu", "batch_size": 256}
+    out: dict[str, dict[str, Any]] = {
+        "fp32-torch": {"args": {**base, "dtype": "float32", "runtime": "torch", "max_batch_tokens": 2048}, "peak": "float32"},
+        "fp32-native": {"args": {**base, "dtype": "float32", "runtime": "native", "max_batch_tokens": 2048}, "peak": "float32"},
+        "fp32-torch-8k": {"args": {**base, "dtype": "float32", "runtime": "torch", "max_batch_tokens": 8192}, "peak": "float32"},
+        "fp32-torch-2k-eager-attention": {"args": {**base, "dtype": "float32", "runtime": "torch", "max_batch_tokens": 2048},
+                                          "peak": "float32", "attention": "eager"},
+    }
+    if native_bf16:
+        for budget in (2048, 8192, 16384):
+            out[f"bf16-torch-{budget // 1024}k"] = {
+                "args": {**base, "dtype": "bfloat16", "runtime": "torch", "max_batch_tokens": budget}, "peak": "bfloat16"}
+        out["bf16-torch-8k-eager-attention"] = {
+            "args": {**base, "dtype": "bfloat16", "runtime": "torch", "max_batch_tokens": 8192}, "peak": "bfloat16",
+            "attention": "eager"}
+        out["bf16-native-8k"] = {"args": {**base, "dtype": "bfloat16", "runtime": "native", "max_batch_tokens": 8192},
+                                 "peak": "bfloat16"}
+        out["bf16-compile-8k"] = {"args": {**base, "dtype": "bfloat16", "runtime": "compile", "max_batch_tokens": 8192},
+                                  "peak": "bfloat16"}
+    out["int8-dynamic-8k"] = {"args": {**base, "dtype": "float32", "runtime": "torch", "max_batch_tokens": 8192},
+                              "peak": "int8", "quantize": True}
+    if have_onnx:
+        out["int8-onnx-8k"] = {"args": {**base, "dtype": "float32", "runtime": "onnx", "int8": True,
+                                        "max_batch_tokens": 8192}, "peak": "int8"}
+    return out
+
+
+def quantize_dynamic(judge: Any) -> None:
+    """Replace the torch runtime's model with ``torch.ao``'s dynamically quantized int8 copy."""
+    import torch
+
+    rt = judge.runtime()
+    model = rt.model()
+    rt._model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+
+
+def eager_attention(judge: Any) -> None:
+    """The torch runtime's model with transformers' plain attention (matmul, softmax, matmul) instead of
+    ``scaled_dot_product_attention``."""
+    rt = judge.runtime()
+    rt.model().set_attn_implementation("eager")
+
+
+def timed(fn: Callable[[], Any], repeats: int) -> tuple[float, Any]:
+    best, out = float("inf"), None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, out
+
+
+def profile_table(fn: Callable[[], Any], top: int = 10) -> list[dict[str, Any]]:
+    """Self CPU time by operator over one call of ``fn``: the ``top`` heaviest and their share."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        fn()
+    events = [e for e in prof.key_averages() if e.self_cpu_time_total > 0]
+    total = sum(e.self_cpu_time_total for e in events)
+    events.sort(key=lambda e: -e.self_cpu_time_total)
+    return [{"op": e.key, "self_ms": round(e.self_cpu_time_total / 1e3, 1),
+             "share": round(e.self_cpu_time_total / total, 3), "calls": e.count} for e in events[:top]]
+
+
+def measure(args: Any) -> dict[str, Any]:
+    import torch
+
+    from conflictscore_local.util.devices import native_cpu_bf16
+    from conflictscore_local.util.extras import requires
+
+    data = data_dir(args.data_dir)
+    items = rag_job(ramdocs_questions(data), args.rag)
+    engine = Engine(RunConfig.from_mapping({"cache": {"enabled": False}}), pruner="none")
+    pairs = [p for group in candidate_groups(engine, items) for p in group]
+    native, why = native_cpu_bf16()
+    try:
+        requires("onnxruntime", "the int8 ONNX variant")
+        have_onnx = True
+    except Exception:
+        have_onnx = False
+    cfg: Any = None
+    ref_rows: list[Any] = []
+    rows: dict[str, Any] = {}
+    ref_labels: list[str] | None = None
+    profile: list[dict[str, Any]] = []
+    feats: list[Any] = []
+    for key, v in variants(native, have_onnx).items():
+        judge = registry.build("judge", "nli", v["args"])
+        if not feats:
+            feats, _ = judge.encode([p.passage.text for p in pairs], [p.claim.text for p in pairs])
+            cfg = judge.classifier().config
+        if v.get("quantize"):
+            quantize_dynamic(judge)
+        if v.get("attention"):
+            eager_attention(judge)
+        rt = judge.runtime()
+        labels_of = judge.labels()
+        thresholds = judge.thresholds()
+        t0 = time.perf_counter()
+        rt.classify(feats)  # warm-up: loading, compiling, first allocations
+        warm = time.perf_counter() - t0
+        secs, out = timed(lambda: rt.classify(feats), args.repeats)
+        labels = [decide({labels_of[k]: p for k, p in enumerate(row)}, thresholds) for row in out]
+        if ref_labels is None:
+            ref_labels, ref_rows = labels, out
+        gflop = sum(sequence_flops(cfg, len(f["input_ids"])) for f in feats) / 1e9
+        shift = max(abs(a - b) for r, q in zip(out, ref_rows) for a, b in zip(r, q))
+        rows[key] = {"judge": {k: v["args"][k] for k in ("runtime", "dtype", "max_batch_tokens")} |
+                     ({"quantize": "torch.ao dynamic int8"} if v.get("quantize") else {}) |
+                     ({"int8": True} if v["args"].get("int8") else {}) |
+                     ({"attention": v["attention"]} if v.get("attention") else {}),
+                     "peak_dtype": v["peak"], "seconds": round(secs, 3), "load_and_warm_s": round(warm, 1),
+                     "gflops": round(gflop / secs, 1), "labels_differ": sum(a != b for a, b in zip(labels, ref_labels)),
+                     "max_prob_shift": float(f"{shift:.3g}")}
+        print(f"{key}: {secs:.2f} s, {gflop / secs:.0f} GFLOP/s, labels differ "
+              f"{rows[key]['labels_differ']}/{len(labels)}", file=sys.stderr, flush=True)
+        if key == ("bf16-torch-2k" if native else "fp32-torch"):
+            profile = profile_table(lambda: rt.classify(feats))
+        del judge, rt
+    hidden, inner = int(cfg["hidden_size"]), int(cfg.get("intermediate_size") or 4 * cfg["hidden_size"])
+    dtypes = sorted({v["peak_dtype"] for v in rows.values()})
+    peaks = {d: {str(n): matmul_peak(d, n, hidden, inner) for n in PEAK_TOKENS} for d in dtypes}
+    for r in rows.values():
+        best = max(peaks[r["peak_dtype"]].values())
+        r["share_of_peak"] = round(r["gflops"] / best, 3)
+    lengths = [len(f["input_ids"]) for f in feats]
+    return {"native_bf16": native, "native_bf16_reason": why, "cpu_flags": cpu_flags_line(),
+            "torch_threads": torch.get_num_threads(), "inputs": len(feats),
+            "tokens": {"total": sum(lengths), "min": min(lengths), "max": max(lengths),
+                       "mean": round(sum(lengths) / len(lengths), 1)},
+            "matmul_shape": f"N x {hidden} @ {hidden} x {inner}", "peak_gflops": peaks, "variants": rows,
+            "profile_of": "bf16-torch-2k" if native else "fp32-torch", "profile": profile}
+
+
+def markdown(data: dict[str, Any]) -> str:
+    meta = data["meta"]
+    lines = ["# The judge's forward against the matmul peak, per dtype", "",
+             *header(meta, extra=f"; CPU flags: {data['cpu_flags']}; torch threads {data['torch_threads']}"),
+             f"{data['inputs']} real inputs (RAMDocs questions against their own documents, split and encoded as the "
+             f"judge does): {data['tokens']['total']} tokens, {data['tokens']['min']}–{data['tokens']['max']} a sequence "
+             f"(mean {data['tokens']['mean']}). Native bf16: {data['native_bf16']} ({data['native_bf16_reason']}). "
+             f"`uptime` before: `{data['uptime_before']}`.", "",
+             f"Measured matmul peak ({data['matmul_shape']}, GFLOP/s; GOP/s for int8):", "",
+             "| dtype | " + " | ".join(f"N={n}" for n in PEAK_TOKENS) + " |", "|---|" + "---|" * len(PEAK_TOKENS)]
+    for d, by_n in data["peak_gflops"].items():
+        lines.append(f"| {d} | " + " | ".join(str(by_n[str(n)]) for n in PEAK_TOKENS) + " |")
+    lines += ["", "Every variant with `scaled_dot_product_attention` (transformers' default) but the `eager-attention` "
+              "ones; labels by the judge's calibrated rule, against `fp32-torch`'s.", "",
+              "| variant | runtime | dtype | token budget | seconds | GFLOP/s | share of its dtype's best peak | "
+              "labels ≠ fp32 | max prob. shift | load + warm-up s |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for key, r in data["variants"].items():
+        j = r["judge"]
+        dtype = "int8 (" + ("torch.ao dynamic" if j.get("quantize") else "ONNX Runtime") + ")" if r["peak_dtype"] == "int8" else j["dtype"]
+        lines.append(f"| {key} | {j['runtime']} | {dtype} | {j['max_batch_tokens']} | {r['seconds']} | {r['gflops']} | "
+                     f"**{r['share_of_peak']}** | {r['labels_differ']} / {data['inputs']} | {r['max_prob_shift']} | "
+                     f"{r['load_and_warm_s']} |")
+    lines += ["", f"Where the time of `{data['profile_of']}` goes (torch.profiler, self CPU time):", "",
+              "| operator | self ms | share | calls |", "|---|---|---|---|"]
+    lines += [f"| `{p['op']}` | {p['self_ms']} | {p['share']} | {p['calls']} |" for p in data["profile"]]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = base_parser(__doc__, "forward_peak")
+    parser.add_argument("--rag", type=int, default=40, metavar="N", help="RAMDocs questions (default 40)")
+    parser.add_argument("--repeats", type=int, default=2, metavar="N", help="timed passes per variant, best kept (default 2)")
+    args = parser.parse_args()
+    started, load = time.perf_counter(), os.getloadavg()
+    before = uptime()
+    data = measure(args)
+    data["uptime_before"] = before
+    data["meta"] = run_meta(__file__, None, started, load)
+    print(write_recorded(Path(args.out), data, markdown))
+
+
+if __name__ == "__main__":
+    main()
