@@ -16,7 +16,7 @@ the same inputs (model loading and compilation are not timed), best of ``--repea
 Each row: seconds, the judge's matmul GFLOP on the real tokens (:mod:`conflictscore_local.util.flops`)
 per second, that over the dtype's measured peak (``tokens x hidden @ hidden x inner`` at the judge's
 own sizes, :func:`workloads.matmul_peak`, for 512, 2,048 and 8,192 tokens), and the labels (the judge's
-calibrated rule) that differ from fp32's. A ``torch.profiler`` table of the bf16 default says where
+calibrated rule) that differ from fp32's. ``torch.profiler`` tables of the fp32 and bf16 defaults say where
 the time goes: matmuls against the rest.
 
     .venv/bin/python benchmarks/forward_peak.py --out benchmarks/results/forward_peak [--rag 40]
@@ -41,6 +41,8 @@ from conflictscore_local.util.flops import sequence_flops  # noqa: E402
 
 MODEL = "models/default-judge"
 PEAK_TOKENS = (512, 2048, 8192)
+PROFILED = ("fp32-torch", "bf16-torch-2k")
+"""The variants whose time is broken down by operator (the defaults of each dtype: 2,048 tokens a batch)."""
 
 
 def variants(native_bf16: bool, have_onnx: bool) -> dict[str, dict[str, Any]]:
@@ -130,7 +132,7 @@ def measure(args: Any) -> dict[str, Any]:
     ref_rows: list[Any] = []
     rows: dict[str, Any] = {}
     ref_labels: list[str] | None = None
-    profile: list[dict[str, Any]] = []
+    profiles: dict[str, list[dict[str, Any]]] = {}
     feats: list[Any] = []
     for key, v in variants(native, have_onnx).items():
         judge = registry.build("judge", "nli", v["args"])
@@ -162,8 +164,8 @@ def measure(args: Any) -> dict[str, Any]:
                      "max_prob_shift": float(f"{shift:.3g}")}
         print(f"{key}: {secs:.2f} s, {gflop / secs:.0f} GFLOP/s, labels differ "
               f"{rows[key]['labels_differ']}/{len(labels)}", file=sys.stderr, flush=True)
-        if key == ("bf16-torch-2k" if native else "fp32-torch"):
-            profile = profile_table(lambda: rt.classify(feats))
+        if key in PROFILED:
+            profiles[key] = profile_table(lambda: rt.classify(feats))
         del judge, rt
     hidden, inner = int(cfg["hidden_size"]), int(cfg.get("intermediate_size") or 4 * cfg["hidden_size"])
     dtypes = sorted({v["peak_dtype"] for v in rows.values()})
@@ -172,12 +174,30 @@ def measure(args: Any) -> dict[str, Any]:
         best = max(peaks[r["peak_dtype"]].values())
         r["share_of_peak"] = round(r["gflops"] / best, 3)
     lengths = [len(f["input_ids"]) for f in feats]
+    linear = {k: linear_layers(p, cfg, lengths, peaks[rows[k]["peak_dtype"]]) for k, p in profiles.items()}
     return {"native_bf16": native, "native_bf16_reason": why, "cpu_flags": cpu_flags_line(),
             "torch_threads": torch.get_num_threads(), "inputs": len(feats),
             "tokens": {"total": sum(lengths), "min": min(lengths), "max": max(lengths),
                        "mean": round(sum(lengths) / len(lengths), 1)},
             "matmul_shape": f"N x {hidden} @ {hidden} x {inner}", "peak_gflops": peaks, "variants": rows,
-            "profile_of": "bf16-torch-2k" if native else "fp32-torch", "profile": profile}
+            "profiles": profiles, "linear_layers": linear}
+
+
+def linear_layers(profile: list[dict[str, Any]], cfg: Any, lengths: list[int], peak: dict[str, float]) -> dict[str, Any]:
+    """The profiled run's linear layers alone: their FLOPs on the padded tokens of its batches (the
+    default budget, 2,048 tokens) over ``aten::addmm``'s self time, against the dtype's best peak."""
+    from conflictscore_local.judge.runtime import token_batches
+    from conflictscore_local.util.flops import flops_per_token
+
+    ordered = sorted(lengths, reverse=True)
+    padded = sum(ordered[idx[0]] * len(idx) for idx in token_batches(range(len(ordered)), ordered, 256, 2048))
+    addmm = next((p for p in profile if p["op"] == "aten::addmm"), None)
+    if addmm is None:
+        return {}
+    gflop = flops_per_token(cfg) * padded / 1e9
+    rate = gflop / (addmm["self_ms"] / 1e3)
+    return {"padded_tokens": padded, "gflop": round(gflop, 1), "addmm_s": round(addmm["self_ms"] / 1e3, 3),
+            "gflops": round(rate, 1), "share_of_peak": round(rate / max(peak.values()), 3)}
 
 
 def markdown(data: dict[str, Any]) -> str:
@@ -202,9 +222,17 @@ def markdown(data: dict[str, Any]) -> str:
         lines.append(f"| {key} | {j['runtime']} | {dtype} | {j['max_batch_tokens']} | {r['seconds']} | {r['gflops']} | "
                      f"**{r['share_of_peak']}** | {r['labels_differ']} / {data['inputs']} | {r['max_prob_shift']} | "
                      f"{r['load_and_warm_s']} |")
-    lines += ["", f"Where the time of `{data['profile_of']}` goes (torch.profiler, self CPU time):", "",
-              "| operator | self ms | share | calls |", "|---|---|---|---|"]
-    lines += [f"| `{p['op']}` | {p['self_ms']} | {p['share']} | {p['calls']} |" for p in data["profile"]]
+    for key, profile in data["profiles"].items():
+        lines += ["", f"Where the time of `{key}` goes (torch.profiler, self CPU time):", "",
+                  "| operator | self ms | share | calls |", "|---|---|---|---|"]
+        lines += [f"| `{p['op']}` | {p['self_ms']} | {p['share']} | {p['calls']} |" for p in profile]
+        lin = data["linear_layers"].get(key) or {}
+        if lin:
+            lines += ["", f"The linear layers alone (`aten::addmm`, under the profiler): {lin['gflop']} GFLOP on "
+                      f"{lin['padded_tokens']} padded tokens in {lin['addmm_s']} s = {lin['gflops']} GFLOP/s, "
+                      f"**{lin['share_of_peak']}** of the best {data['variants'][key]['peak_dtype']} peak; the attention "
+                      "kernel and the element-wise operators (GELU, layer norm, residual adds, copies) take the rest of "
+                      "the time for a few percent of the FLOPs."]
     return "\n".join(lines) + "\n"
 
 
