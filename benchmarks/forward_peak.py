@@ -180,7 +180,16 @@ def measure(args: Any) -> dict[str, Any]:
             "tokens": {"total": sum(lengths), "min": min(lengths), "max": max(lengths),
                        "mean": round(sum(lengths) / len(lengths), 1)},
             "matmul_shape": f"N x {hidden} @ {hidden} x {inner}", "peak_gflops": peaks, "variants": rows,
-            "profiles": profiles, "linear_layers": linear}
+            "profiles": profiles, "linear_layers": linear, "op_shares": {k: op_shares(p) for k, p in profiles.items()}}
+
+
+def op_shares(profile: list[dict[str, Any]]) -> dict[str, float]:
+    """The profiled time's shares: the linear layers (``aten::addmm``), attention (the fused kernel,
+    or the plain matmul / softmax path) and everything else."""
+    linear = sum(p["share"] for p in profile if p["op"] == "aten::addmm")
+    attention = sum(p["share"] for p in profile
+                    if "scaled_dot_product" in p["op"] or p["op"] in ("aten::bmm", "aten::_softmax", "aten::baddbmm"))
+    return {"linear": round(linear, 3), "attention": round(attention, 3), "other": round(1 - linear - attention, 3)}
 
 
 def linear_layers(profile: list[dict[str, Any]], cfg: Any, lengths: list[int], peak: dict[str, float]) -> dict[str, Any]:
