@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -48,8 +49,11 @@ def one_engine_per_arguments() -> Iterator[dict[str, Any]]:
     asks for the arguments of one already running gets it, and closing it leaves it running; every
     engine is shut down at the session's end. An engine that fails to start is not kept (the next
     asks again). Processes of their own (the CLI runs of ``test_cli``, Ray's actors, servers) load
-    their own."""
+    their own. Only the real ``vllm`` is shared: a later test of the same session that installs the
+    stand-in module (``fake_vllm``, ``tests/judge/test_vllm_judge.py``) gets its own stand-in engines."""
     try:
+        import vllm as real_vllm
+
         from conflictscore_local.generate import vllm as generate_vllm
         from conflictscore_local.judge import classify
     except ImportError:
@@ -59,6 +63,8 @@ def one_engine_per_arguments() -> Iterator[dict[str, Any]]:
     start, shutdown = generate_vllm.VLLMGenerator.start_engine, generate_vllm.shutdown_engine
 
     def shared_start(self: Any, kw: Any, *, what: str) -> Any:
+        if sys.modules.get("vllm") is not real_vllm:
+            return start(self, kw, what=what)
         key = json.dumps(kw, sort_keys=True, default=str)
         if key not in engines:
             engines[key] = start(self, kw, what=what)
