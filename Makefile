@@ -62,7 +62,7 @@ side-venvs:
 		if ! $(MAKE) --no-print-directory $(VENV)-$$i/.installed > $(VENV)-$$i/make.log 2>&1; then \
 			cat $(VENV)-$$i/make.log; echo "== building $(VENV)-$$i failed (log above: $(VENV)-$$i/make.log)"; exit 1; \
 		fi; \
-		echo "== $(VENV)-$$i built in $$(( $$(date +%s) - start )) s (beside the main suite)"; \
+		echo "== $(VENV)-$$i ready in $$(( $$(date +%s) - start )) s (built beside the main suite where it was not)"; \
 	done
 
 docs: $(VENV)/.test-installed
