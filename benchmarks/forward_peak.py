@@ -34,7 +34,8 @@ from typing import Any, Callable
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from recording import cpu_flags_line, header, run_meta, uptime, write_recorded  # noqa: E402
-from workloads import base_parser, candidate_groups, data_dir, matmul_peak, rag_job, ramdocs_questions  # noqa: E402
+from workloads import (base_parser, candidate_groups, data_dir, matmul_peak, rag_job,  # noqa: E402
+                       ramdocs_questions, token_counts)
 
 from conflictscore_local import Engine, RunConfig, registry  # noqa: E402
 from conflictscore_local.judge.labels import decide  # noqa: E402
@@ -67,7 +68,6 @@ def variants(native_bf16: bool, have_onnx: bool) -> dict[str, dict[str, Any]]:
                                  "peak": "bfloat16"}
         out["bf16-compile-8k"] = {"args": {**base, "dtype": "bfloat16", "runtime": "compile", "max_batch_tokens": 8192},
                                   "peak": "bfloat16"}
-    if native_bf16:
         out["bf16-max-autotune-2k"] = {"args": {**base, "dtype": "bfloat16", "runtime": "torch", "max_batch_tokens": 2048},
                                        "peak": "bfloat16", "compile_mode": "max-autotune-no-cudagraphs"}
     out["int8-dynamic-8k"] = {"args": {**base, "dtype": "float32", "runtime": "torch", "max_batch_tokens": 8192},
@@ -143,6 +143,7 @@ def measure(args: Any) -> dict[str, Any]:
     except Exception:
         have_onnx = False
     cfg: Any = None
+    gflop = 0.0
     ref_rows: list[Any] = []
     rows: dict[str, Any] = {}
     ref_labels: list[str] | None = None
@@ -153,6 +154,7 @@ def measure(args: Any) -> dict[str, Any]:
         if not feats:
             feats, _ = judge.encode([p.passage.text for p in pairs], [p.claim.text for p in pairs])
             cfg = judge.classifier().config
+            gflop = sum(sequence_flops(cfg, len(f["input_ids"])) for f in feats) / 1e9
         if v.get("quantize"):
             quantize_dynamic(judge)
         if v.get("attention"):
@@ -169,7 +171,6 @@ def measure(args: Any) -> dict[str, Any]:
         labels = [decide({labels_of[k]: p for k, p in enumerate(row)}, thresholds) for row in out]
         if ref_labels is None:
             ref_labels, ref_rows = labels, out
-        gflop = sum(sequence_flops(cfg, len(f["input_ids"])) for f in feats) / 1e9
         shift = max(abs(a - b) for r, q in zip(out, ref_rows) for a, b in zip(r, q))
         rows[key] = {"judge": {k: v["args"][k] for k in ("runtime", "dtype", "max_batch_tokens")} |
                      ({"quantize": "torch.ao dynamic int8"} if v.get("quantize") else {}) |
@@ -183,7 +184,6 @@ def measure(args: Any) -> dict[str, Any]:
               f"{rows[key]['labels_differ']}/{len(labels)}", file=sys.stderr, flush=True)
         if key in PROFILED:
             profiles[key] = profile_table(lambda: rt.classify(feats))
-        del judge, rt
     hidden, inner = int(cfg["hidden_size"]), int(cfg.get("intermediate_size") or 4 * cfg["hidden_size"])
     dtypes = sorted({v["peak_dtype"] for v in rows.values()})
     peaks = {d: {str(n): matmul_peak(d, n, hidden, inner) for n in PEAK_TOKENS} for d in dtypes}
@@ -212,11 +212,9 @@ def op_shares(profile: list[dict[str, Any]]) -> dict[str, float]:
 def linear_layers(profile: list[dict[str, Any]], cfg: Any, lengths: list[int], peak: dict[str, float]) -> dict[str, Any]:
     """The profiled run's linear layers alone: their FLOPs on the padded tokens of its batches (the
     default budget, 2,048 tokens) over ``aten::addmm``'s self time, against the dtype's best peak."""
-    from conflictscore_local.judge.runtime import token_batches
     from conflictscore_local.util.flops import flops_per_token
 
-    ordered = sorted(lengths, reverse=True)
-    padded = sum(ordered[idx[0]] * len(idx) for idx in token_batches(range(len(ordered)), ordered, 256, 2048))
+    padded = token_counts(lengths, cfg, in_order=False, batch_size=256, max_tokens=2048)["padded_tokens"]
     addmm = next((p for p in profile if p["op"] == "aten::addmm"), None)
     if addmm is None:
         return {}

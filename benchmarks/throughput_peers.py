@@ -48,19 +48,16 @@ from typing import Any, Callable, Sequence
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from recording import uptime  # noqa: E402
-from workloads import (base_parser, data_dir, doc_labels, grown_job, long_job, matmul_peak,  # noqa: E402
-                       pooled_job, rag_job, ramdocs_questions)
+from workloads import (PEER_BATCH, base_parser, data_dir, doc_labels, grown_job, long_job,  # noqa: E402
+                       matmul_peak, pooled_job, rag_job, ramdocs_questions, token_counts)
 
 from conflictscore_local import Engine, RunConfig  # noqa: E402
 from conflictscore_local.core.aggregate import document_judgment  # noqa: E402
 from conflictscore_local.util.environment import versions  # noqa: E402
-from conflictscore_local.util.flops import sequence_flops  # noqa: E402
 from conflictscore_local.judge.labels import decide  # noqa: E402
 from conflictscore_local.judge.nli import encode_pairs  # noqa: E402
-from conflictscore_local.judge.runtime import token_batches  # noqa: E402
 from conflictscore_local.core.types import LABELS, Claim, Item, Judgment, Pair  # noqa: E402
 
-PEER_BATCH = 32
 
 
 # -- peers -------------------------------------------------------------------------------------
@@ -199,24 +196,6 @@ class Peers:
         default = 2048 if self.device == "cpu" else 65536  # the torch runtime's defaults
         return token_counts(lengths, self.config, in_order=in_order, batch_size=self.judge.config.batch_size,
                             max_tokens=self.judge.config.max_batch_tokens or default)
-
-
-def token_counts(lengths: Sequence[int], config: Any, *, in_order: bool, batch_size: int,
-                 max_tokens: int) -> dict[str, Any]:
-    """Real and padded tokens and the matmul FLOPs of the forwards over inputs of ``lengths``:
-    ``in_order``: batches of ``PEER_BATCH`` as given (the peers), else the engine's length-sorted
-    batches of at most ``batch_size`` inputs and ``max_tokens`` padded tokens."""
-    real = sum(lengths)
-    flops = sum(sequence_flops(config, n) or 0.0 for n in lengths)
-    if in_order:
-        ls = list(lengths)
-        batches = [range(s, min(s + PEER_BATCH, len(ls))) for s in range(0, len(ls), PEER_BATCH)]
-    else:
-        ls = sorted(lengths, reverse=True)
-        batches = list(token_batches(list(range(len(ls))), ls, batch_size, max_tokens))
-    padded = sum(len(b) * max(ls[i] for i in b) for b in batches if len(b))
-    return {"real_tokens": real, "padded_tokens": padded, "padded_over_real": round(padded / real, 3) if real else None,
-            "judge_gflop": round(flops / 1e9, 3)}
 
 
 # -- the benchmark -----------------------------------------------------------------------------

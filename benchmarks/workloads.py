@@ -10,6 +10,8 @@ folder import: a script is its measurement, not its inputs.
 - ``load_pairs``: ContraQA paragraphs or Climate-FEVER sentences as judge pairs;
 - ``candidate_groups``: each claim × its item's passages, as the engine hands them to the pruner;
 - ``doc_labels``: the claim × document labels of scored results, to compare variants;
+- ``token_counts``: real and padded tokens and the matmul FLOPs of forwards in the peers' batches or
+  the engine's;
 - ``matmul_peak``: the machine's matmul GFLOP/s at the judge's shape, what a forward is divided by.
 """
 
@@ -25,6 +27,8 @@ from typing import Any, Sequence
 
 from conflictscore_local.core.types import Claim, Item, Pair, Passage
 from conflictscore_local.formats.inputs import parse_item
+from conflictscore_local.judge.runtime import token_batches
+from conflictscore_local.util.flops import sequence_flops
 from conflictscore_local.util.locations import default_data_dir
 
 CONFLICT_FILE = "contraqa_en555/raw_data/healthver_climate-fever_conflcits_with_questions_and_answers.json"
@@ -175,6 +179,29 @@ def candidate_groups(engine: Any, items: Sequence[Item]) -> list[list[Pair]]:
 def doc_labels(results: Sequence[Any]) -> dict[tuple[str, int, str], str | None]:
     """``(item id, claim index, document id) → label`` of scored results."""
     return {(r.item_id, v.claim.index, j.doc_id): j.label for r in results for v in r.verdicts for j in v.judgments}
+
+
+# -- the forwards and the limit ---------------------------------------------------------------
+PEER_BATCH = 32
+"""The batch a user's loop (``CrossEncoder.predict``, a plain transformers loop) runs, inputs in order."""
+
+
+def token_counts(lengths: Sequence[int], config: Any, *, in_order: bool, batch_size: int,
+                 max_tokens: int) -> dict[str, Any]:
+    """Real and padded tokens and the matmul FLOPs of the forwards over inputs of ``lengths``:
+    ``in_order``: batches of ``PEER_BATCH`` as given (the peers), else the engine's length-sorted
+    batches of at most ``batch_size`` inputs and ``max_tokens`` padded tokens."""
+    real = sum(lengths)
+    flops = sum(sequence_flops(config, n) or 0.0 for n in lengths)
+    if in_order:
+        ls = list(lengths)
+        batches = [range(s, min(s + PEER_BATCH, len(ls))) for s in range(0, len(ls), PEER_BATCH)]
+    else:
+        ls = sorted(lengths, reverse=True)
+        batches = list(token_batches(list(range(len(ls))), ls, batch_size, max_tokens))
+    padded = sum(len(b) * max(ls[i] for i in b) for b in batches if len(b))
+    return {"real_tokens": real, "padded_tokens": padded, "padded_over_real": round(padded / real, 3) if real else None,
+            "judge_gflop": round(flops / 1e9, 3)}
 
 
 # -- the limit ---------------------------------------------------------------------------------
