@@ -8,7 +8,8 @@ the same inputs (model loading and compilation are not timed), best of ``--repea
   transformers' plain attention instead of ``scaled_dot_product_attention`` (``eager-attention``);
 - ``bf16`` on ``runtime=torch`` at token budgets of 2,048 (the default), 8,192 and 16,384 padded
   tokens a batch (larger matrices keep AMX tiles fuller), with plain attention, on ``runtime=native``,
-  and under ``torch.compile`` (inductor; ``runtime=compile``, and ``mode="max-autotune-no-cudagraphs"``,
+  there with its linear layers' weights prepacked for oneDNN (``prepacked``), and under
+  ``torch.compile`` (inductor; ``runtime=compile``, and ``mode="max-autotune-no-cudagraphs"``,
   which tries inductor's AMX GEMM micro-kernels);
 - ``int8``: ``torch.ao`` dynamic quantization of every linear layer (int8 weights, activations
   quantized per batch; fbgemm's VNNI kernels), and ONNX Runtime's int8 export (``runtime=onnx``,
@@ -18,7 +19,8 @@ Each row: seconds, the judge's matmul GFLOP on the real tokens (:mod:`conflictsc
 per second, that over the dtype's measured peak (``tokens x hidden @ hidden x inner`` at the judge's
 own sizes, :func:`workloads.matmul_peak`, for 512, 2,048 and 8,192 tokens), and the labels (the judge's
 calibrated rule) that differ from fp32's. ``torch.profiler`` tables of the fp32 and bf16 defaults say where
-the time goes: matmuls against the rest.
+the time goes: matmuls against the rest; and each part of those forwards timed alone (:func:`parts_alone`)
+says what share of the peak the forward could reach were the other parts free (:func:`bound`).
 
     .venv/bin/python benchmarks/forward_peak.py --out benchmarks/results/forward_peak [--rag 40]
 """
@@ -66,6 +68,8 @@ def variants(native_bf16: bool, have_onnx: bool) -> dict[str, dict[str, Any]]:
             "attention": "eager"}
         out["bf16-native-8k"] = {"args": {**base, "dtype": "bfloat16", "runtime": "native", "max_batch_tokens": 8192},
                                  "peak": "bfloat16"}
+        out["bf16-native-prepacked-2k"] = {"args": {**base, "dtype": "bfloat16", "runtime": "native", "max_batch_tokens": 2048},
+                                           "peak": "bfloat16", "prepack": True}
         out["bf16-compile-8k"] = {"args": {**base, "dtype": "bfloat16", "runtime": "compile", "max_batch_tokens": 8192},
                                   "peak": "bfloat16"}
         out["bf16-max-autotune-2k"] = {"args": {**base, "dtype": "bfloat16", "runtime": "torch", "max_batch_tokens": 2048},
@@ -87,6 +91,19 @@ def quantize_dynamic(judge: Any) -> None:
     rt._model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
 
 
+def prepack(judge: Any) -> None:
+    """The native runtime's linear layers through oneDNN with each weight reordered once into its
+    blocked layout (``torch.ops.mkldnn._reorder_linear_weight``, what inductor's freezing does for
+    bf16), instead of ``F.linear`` reordering it at every call."""
+    import torch
+
+    model = judge.runtime().model()
+    packed = {name: torch.ops.mkldnn._reorder_linear_weight(w, 2048) for name, w in model.p.items()
+              if name.endswith(".weight") and w.dim() == 2 and "embeddings" not in name}
+    model._lin = lambda x, name: torch.ops.mkldnn._linear_pointwise(x, packed[name + ".weight"], model.p[name + ".bias"],
+                                                                    "none", [], "")
+
+
 def eager_attention(judge: Any) -> None:
     """The torch runtime's model with transformers' plain attention (matmul, softmax, matmul) instead of
     ``scaled_dot_product_attention``."""
@@ -102,6 +119,93 @@ def compile_with(judge: Any, mode: str) -> None:
 
     rt = judge.runtime()
     rt._model = torch.compile(rt.model(), mode=mode, dynamic=True)
+
+
+def batch_shapes(lengths: list[int], batch_size: int, max_tokens: int) -> list[tuple[int, int]]:
+    """(inputs, padded length) of each batch the runtimes run: length-sorted, as ``run_batched`` cuts them."""
+    from conflictscore_local.judge.runtime import token_batches
+
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    ordered = [lengths[i] for i in order]
+    return [(len(idx), max(lengths[i] for i in idx)) for idx in token_batches(order, ordered, batch_size, max_tokens)]
+
+
+def parts_alone(cfg: Any, shapes: list[tuple[int, int]], dtype_name: str, repeats: int) -> dict[str, float]:
+    """Seconds of each part of the forward timed alone, on random tensors of the real batches' shapes and
+    the judge's sizes (a weight set per layer, as the model has): ``linear`` (the six matmuls a layer,
+    ``F.linear``), ``linear_prepacked`` (the same through oneDNN with weights reordered once, what
+    inductor's freezing does; bf16 only), ``attention`` (``scaled_dot_product_attention`` with the
+    padding mask where a batch is padded) and ``elementwise`` (GELU, the two residual adds and layer
+    norms, the heads' transpose copy). Best of ``repeats``."""
+    import torch
+    import torch.nn.functional as F
+
+    dtype = getattr(torch, dtype_name)
+    layers, hidden = int(cfg["num_hidden_layers"]), int(cfg["hidden_size"])
+    inner, heads = int(cfg.get("intermediate_size") or 4 * hidden), int(cfg["num_attention_heads"])
+    gen = torch.Generator().manual_seed(0)
+
+    def rand(*shape: int) -> Any:
+        return (torch.randn(*shape, generator=gen) * 0.05).to(dtype)
+
+    weights = [[(rand(n, k), rand(n)) for n, k in [(hidden, hidden)] * 4 + [(inner, hidden), (hidden, inner)]]
+               for _ in range(layers)]
+    packed = None
+    if dtype == torch.bfloat16 and hasattr(torch.ops.mkldnn, "_reorder_linear_weight"):
+        packed = [[(torch.ops.mkldnn._reorder_linear_weight(w, 2048), b) for w, b in layer] for layer in weights]
+    inputs = [(rand(b * n, hidden), rand(b * n, inner)) for b, n in shapes]
+    ln = (torch.ones(hidden, dtype=dtype), torch.zeros(hidden, dtype=dtype))
+    attn = []
+    for b, n in shapes:
+        q, k, v = (rand(b, heads, n, hidden // heads) for _ in range(3))
+        mask = torch.ones(b, n, dtype=torch.bool)
+        mask[1:, n - max(1, n // 20):] = False  # a few padded positions, as a length-sorted batch has
+        attn.append((q, k, v, mask[:, None, None, :].expand(b, 1, n, n) if b > 1 else None))
+
+    def linear(ws: Any, prepacked: bool) -> None:
+        for x, h in inputs:
+            for layer in ws:
+                for j, (w, b) in enumerate(layer):
+                    src = h if j == 5 else x
+                    if prepacked:
+                        torch.ops.mkldnn._linear_pointwise(src, w, b, "none", [], "")
+                    else:
+                        F.linear(src, w, b)
+
+    def attention() -> None:
+        for q, k, v, mask in attn:
+            for _ in range(layers):
+                F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+    def elementwise() -> None:
+        for (x, h), (q, *_rest) in zip(inputs, attn):
+            for _ in range(layers):
+                F.gelu(h)
+                q.transpose(1, 2).contiguous()
+                F.layer_norm(x + x, (hidden,), *ln, 1e-12)
+                F.layer_norm(x + x, (hidden,), *ln, 1e-12)
+
+    parts: dict[str, Callable[[], None]] = {"linear": lambda: linear(weights, False), "attention": attention,
+                                            "elementwise": elementwise}
+    if packed is not None:
+        parts["linear_prepacked"] = lambda: linear(packed, True)
+    out = {}
+    with torch.inference_mode():
+        for name, fn in parts.items():
+            fn()
+            out[name] = round(timed(fn, repeats)[0], 3)
+    return out
+
+
+def bound(gflop: float, parts: dict[str, float], peak: float, forward_s: float) -> dict[str, Any]:
+    """What the parts timed alone allow: the forward's share of ``peak`` were everything but the linear
+    layers free (``linear_only``), and were only the attention kernel added (``with_attention``), with
+    the faster of the two linear kernels; beside it the parts' sum against the measured forward."""
+    lin = min(v for k, v in parts.items() if k.startswith("linear"))
+    total = lin + parts["attention"] + parts["elementwise"]
+    return {"linear_only": round(gflop / lin / peak, 3), "with_attention": round(gflop / (lin + parts["attention"]) / peak, 3),
+            "all_parts": round(gflop / total / peak, 3), "parts_s": round(total, 3), "forward_s": forward_s,
+            "parts_over_forward": round(total / forward_s, 3)}
 
 
 def timed(fn: Callable[[], Any], repeats: int) -> tuple[float, Any]:
@@ -159,6 +263,8 @@ def measure(args: Any) -> dict[str, Any]:
             quantize_dynamic(judge)
         if v.get("attention"):
             eager_attention(judge)
+        if v.get("prepack"):
+            prepack(judge)
         if v.get("compile_mode"):
             compile_with(judge, v["compile_mode"])
         rt = judge.runtime()
@@ -176,7 +282,8 @@ def measure(args: Any) -> dict[str, Any]:
                      ({"quantize": "torch.ao dynamic int8"} if v.get("quantize") else {}) |
                      ({"int8": True} if v["args"].get("int8") else {}) |
                      ({"attention": v["attention"]} if v.get("attention") else {}) |
-                     ({"compile_mode": v["compile_mode"]} if v.get("compile_mode") else {}),
+                     ({"compile_mode": v["compile_mode"]} if v.get("compile_mode") else {}) |
+                     ({"prepack": "oneDNN"} if v.get("prepack") else {}),
                      "peak_dtype": v["peak"], "seconds": round(secs, 3), "load_and_warm_s": round(warm, 1),
                      "gflops": round(gflop / secs, 1), "labels_differ": sum(a != b for a, b in zip(labels, ref_labels)),
                      "max_prob_shift": float(f"{shift:.3g}")}
@@ -192,12 +299,19 @@ def measure(args: Any) -> dict[str, Any]:
         r["share_of_peak"] = round(r["gflops"] / best, 3)
     lengths = [len(f["input_ids"]) for f in feats]
     linear = {k: linear_layers(p, cfg, lengths, peaks[rows[k]["peak_dtype"]]) for k, p in profiles.items()}
+    parts, bounds = {}, {}
+    for k in profiles:
+        r = rows[k]
+        shapes = batch_shapes(lengths, 256, r["judge"]["max_batch_tokens"])
+        parts[k] = parts_alone(cfg, shapes, r["peak_dtype"], args.repeats)
+        bounds[k] = bound(gflop, parts[k], max(peaks[r["peak_dtype"]].values()), r["seconds"])
+        print(f"{k}: parts alone {parts[k]}, bound {bounds[k]}", file=sys.stderr, flush=True)
     return {"native_bf16": native, "native_bf16_reason": why, "cpu_flags": cpu_flags_line(),
             "torch_threads": torch.get_num_threads(), "inputs": len(feats),
             "tokens": {"total": sum(lengths), "min": min(lengths), "max": max(lengths),
                        "mean": round(sum(lengths) / len(lengths), 1)},
             "matmul_shape": f"N x {hidden} @ {hidden} x {inner}", "peak_gflops": peaks, "variants": rows,
-            "profiles": profiles, "linear_layers": linear, "op_shares": {k: op_shares(p) for k, p in profiles.items()}}
+            "profiles": profiles, "linear_layers": linear, "parts_alone": parts, "bounds": bounds, "op_shares": {k: op_shares(p) for k, p in profiles.items()}}
 
 
 def op_shares(profile: list[dict[str, Any]]) -> dict[str, float]:
@@ -257,6 +371,20 @@ def markdown(data: dict[str, Any]) -> str:
                       f"**{lin['share_of_peak']}** of the best {data['variants'][key]['peak_dtype']} peak; the attention "
                       "kernel and the element-wise operators (GELU, layer norm, residual adds, copies) take the rest of "
                       "the time for a few percent of the FLOPs."]
+    if data.get("parts_alone"):
+        lines += ["", "## What the parts allow", "",
+                  "Each part of the forward timed alone on random tensors of the real batches' shapes (the judge's sizes, "
+                  "a weight set per layer), seconds; then the share of the dtype's best peak the forward would reach "
+                  "were everything but the linear layers free, were only the attention kernel added, and with every "
+                  "part at its time alone (the faster linear kernel counted):", "",
+                  "| variant | linear (`F.linear`) | linear (oneDNN, prepacked) | attention (SDPA) | element-wise | "
+                  "parts ÷ forward | share: linear only | + attention | all parts | the forward |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
+        for key, parts in data["parts_alone"].items():
+            b = data["bounds"][key]
+            lines.append(f"| {key} | {parts['linear']} | {parts.get('linear_prepacked', '-')} | {parts['attention']} | "
+                         f"{parts['elementwise']} | {b['parts_over_forward']} | {b['linear_only']} | "
+                         f"**{b['with_attention']}** | {b['all_parts']} | {data['variants'][key]['share_of_peak']} |")
     return "\n".join(lines) + "\n"
 
 

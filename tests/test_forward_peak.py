@@ -35,3 +35,28 @@ def test_op_shares_split_linear_attention_and_the_rest(fp: Any) -> None:
     assert fp.op_shares(fused) == {"linear": 0.5, "attention": 0.3, "other": 0.2}
     plain = [{"op": "aten::addmm", "share": 0.4}, {"op": "aten::bmm", "share": 0.2}, {"op": "aten::_softmax", "share": 0.15}]
     assert fp.op_shares(plain) == {"linear": 0.4, "attention": 0.35, "other": 0.25}
+
+
+def test_batch_shapes_are_the_runtimes_length_sorted_batches(fp: Any) -> None:
+    # sorted 150, 100, 90, 40, 30: 2,048 // 150 = 13 would take all five, so the pair cap (2) cuts them
+    assert fp.batch_shapes([40, 150, 30, 100, 90], 2, 2048) == [(2, 150), (2, 90), (1, 30)]
+    # a budget of 200 tokens: 200 // 150 = 1, then 200 // 90 = 2 (90 and 40), then 30 alone is left
+    assert fp.batch_shapes([40, 150, 30, 90], 8, 200) == [(1, 150), (2, 90), (1, 30)]
+
+
+def test_bound_counts_the_faster_linear_kernel_and_adds_the_parts(fp: Any) -> None:
+    parts = {"linear": 2.0, "linear_prepacked": 1.6, "attention": 0.4, "elementwise": 0.5}
+    # 100 GFLOP at a 50 GFLOP/s peak: 2 s would be the whole peak
+    assert fp.bound(100.0, parts, 50.0, 3.0) == {
+        "linear_only": 1.25,  # 100 / 1.6 / 50
+        "with_attention": 1.0,  # 100 / 2.0 / 50
+        "all_parts": 0.8,  # 100 / 2.5 / 50
+        "parts_s": 2.5, "forward_s": 3.0, "parts_over_forward": 0.833}
+    assert fp.bound(100.0, {"linear": 4.0, "attention": 1.0, "elementwise": 0.0}, 50.0, 5.0)["with_attention"] == 0.4
+
+
+def test_parts_alone_times_every_part_on_tiny_shapes(fp: Any) -> None:
+    cfg = {"num_hidden_layers": 1, "hidden_size": 8, "intermediate_size": 16, "num_attention_heads": 2}
+    got = fp.parts_alone(cfg, [(2, 5), (1, 3)], "float32", 1)
+    assert set(got) == {"linear", "attention", "elementwise"}
+    assert all(v >= 0.0 for v in got.values())
