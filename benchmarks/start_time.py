@@ -5,7 +5,9 @@ Each variant runs the command a user runs (``python -m conflictscore_local.cli s
 so that the machine's load falls on all alike. Recorded per run: wall seconds and the child's CPU
 seconds (user + sys, from ``resource.getrusage``), which the load of a shared machine moves far less
 than wall time; and which heavy libraries the process imported (``-X importtime``). ``--help`` and
-``backends`` are timed the same way. The variants: ``runtime=torch`` (transformers' tokenizer and
+``backends`` are timed the same way. The package's bytecode is compiled first (an installed
+package has it; a checkout under ``PYTHONDONTWRITEBYTECODE`` would compile its modules at every
+start), and the judgment cache folder, where the weights' hash is remembered, is a temporary one. The variants: ``runtime=torch`` (transformers' tokenizer and
 model) and ``runtime=native`` (the same forward without transformers), and whether their labels and
 probabilities are equal.
 
@@ -57,8 +59,10 @@ def main() -> None:
     load, started = os.getloadavg(), time.perf_counter()
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     env.pop("CONFLICTSCORE_NLI_RUNTIME", None)
+    compiled = compile_package()
     runs: dict[str, list[dict[str, Any]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
+        env["CONFLICTSCORE_CACHE"] = str(Path(tmp) / "judgments.sqlite")  # the weights' hash memo lands here
         item = Path(tmp) / "item.jsonl"
         item.write_text(json.dumps(ITEM) + "\n", encoding="utf-8")
         cli = ["-m", "conflictscore_local.cli"]
@@ -77,17 +81,37 @@ def main() -> None:
                        "wall_s_min": min(x["wall_s"] for x in rs),
                        "imported": rs[0]["imported"], "runs": rs} for name, rs in runs.items()}
     torch_cpu, native_cpu = (measured[f"score, runtime={r}"]["cpu_s_median"] for r in ("torch", "native"))
-    result = {"meta": {**run_meta(__file__, None, started, load), "rounds": args.rounds},
+    result = {"meta": {**run_meta(__file__, None, started, load), "rounds": args.rounds, "bytecode": compiled},
               "measured": {"variants": measured, "native_cpu_share_of_torch": round(native_cpu / torch_cpu, 3),
                            "same_output": rows["torch"] == rows["native"]}}
     print(write_recorded(Path(args.out), result, markdown))
+
+
+def compile_package() -> str:
+    """Write the package's bytecode, as ``pip install`` does for an installed package, so that a
+    checkout under ``PYTHONDONTWRITEBYTECODE`` (which never caches it) is not timed compiling its own
+    modules; says what was done."""
+    import compileall
+
+    import conflictscore_local
+
+    root = Path(conflictscore_local.__file__).parent
+    ok = compileall.compile_dir(str(root), quiet=2)
+    why = " (PYTHONDONTWRITEBYTECODE is set here)" if sys.flags.dont_write_bytecode else ""
+    return f"the package's bytecode compiled first{why}" if ok else "compiling the package's bytecode failed"
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def markdown(data: dict[str, Any]) -> str:
     m = data["measured"]
     lines = ["# Start time: one one-claim item, a cold `conflictscore score`", "", *header(data["meta"]),
              f"{data['meta']['rounds']} rounds, the variants alternating. CPU seconds are user + sys of the process "
-             "(what the load of a shared machine changes least); wall seconds move with the load.", "",
+             "(what the load of a shared machine changes least); wall seconds move with the load. "
+             f"{_sentence(data['meta'].get('bytecode', 'bytecode as found'))}; the first `score` run hashes the judge's "
+             "weights and remembers the hash beside the judgment cache (a temporary folder), later runs read it.", "",
              "| variant | CPU s (median) | CPU s (min) | wall s (median) | wall s (min) | heavy imports |",
              "|---|---|---|---|---|---|"]
     for name, v in m["variants"].items():

@@ -140,3 +140,86 @@ def test_a_hash_is_remembered_by_stat_and_a_rewrite_is_hashed_again(
     assert reads == ["model.safetensors"] and second != first
     expected = hashlib.sha256(b"model.safetensors\0" + (9).to_bytes(8, "little") + b"weights-2").hexdigest()
     assert second == expected
+
+
+def _old_weights(path: Path, data: bytes) -> Path:
+    """``data`` as ``path/model.safetensors``, its times moved an hour back (settled, as installed weights are)."""
+    import os
+    import time
+
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "model.safetensors").write_bytes(data)
+    old = time.time_ns() - 3600 * 10**9
+    os.utime(path / "model.safetensors", ns=(old, old))
+    return path
+
+
+def test_a_later_process_takes_the_hash_from_the_memo_beside_the_judgment_cache(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+    import time
+
+    from conflictscore_local.backends import checkpoints as ck
+
+    monkeypatch.setattr(ck, "HASH_MEMO_MIN_BYTES", 8)
+    monkeypatch.setattr(ck, "HASH_MEMO_SETTLED_S", 0.0)  # ctime cannot be moved back: count it settled
+    path = _old_weights(tmp_path / "ckpt", b"weights-1")
+    expected = hashlib.sha256(b"model.safetensors\0" + (9).to_bytes(8, "little") + b"weights-1").hexdigest()
+    assert model_fingerprint(path)["weights_sha256"] == expected
+    memo = json.loads((tmp_path / "content-hashes.json").read_text())  # CONFLICTSCORE_CACHE is tmp_path/judgments.sqlite
+    assert memo["format"] == 1 and list(memo["hashes"].values()) == [expected]
+
+    ck._HASHED.clear()  # a new process: nothing remembered in memory
+    reads: list[str] = []
+    real_open = Path.open
+    monkeypatch.setattr(Path, "open", lambda self, *a, **kw: reads.append(self.name) or real_open(self, *a, **kw))
+    assert model_fingerprint(path)["weights_sha256"] == expected and reads == ["content-hashes.json"]
+
+    ck._HASHED.clear()
+    (path / "model.safetensors").write_bytes(b"weights-2")  # rewritten: its stat no longer matches
+    time.sleep(0.01)
+    got = model_fingerprint(path)["weights_sha256"]
+    assert "model.safetensors" in reads and got != expected
+    assert len(json.loads((tmp_path / "content-hashes.json").read_text())["hashes"]) == 2
+
+
+def test_a_corrupt_memo_is_not_trusted_and_a_fresh_file_is_not_remembered(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    from conflictscore_local.backends import checkpoints as ck
+
+    monkeypatch.setattr(ck, "HASH_MEMO_MIN_BYTES", 8)
+    path = _old_weights(tmp_path / "ckpt", b"weights-1")
+    expected = hashlib.sha256(b"model.safetensors\0" + (9).to_bytes(8, "little") + b"weights-1").hexdigest()
+    memo = tmp_path / "content-hashes.json"
+    # the file was just written (its ctime is now): within HASH_MEMO_SETTLED_S nothing is remembered
+    assert model_fingerprint(path)["weights_sha256"] == expected and not memo.exists()
+
+    monkeypatch.setattr(ck, "HASH_MEMO_SETTLED_S", 0.0)
+    ck._HASHED.clear()
+    model_fingerprint(path)
+    key = next(iter(json.loads(memo.read_text())["hashes"]))
+    for bad in ("not json", json.dumps({"format": 1, "hashes": {key: "0" * 63}}),
+                json.dumps({"format": 1, "hashes": {key: "F" * 64}}), json.dumps({"format": 2, "hashes": {key: "0" * 64}}),
+                json.dumps({"format": 1, "hashes": [key]})):
+        memo.write_text(bad)
+        ck._HASHED.clear()
+        assert model_fingerprint(path)["weights_sha256"] == expected, bad
+        assert json.loads(memo.read_text())["hashes"] == {key: expected}  # rewritten whole
+
+
+def test_small_file_sets_skip_the_memo_and_an_unwritable_folder_is_no_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from conflictscore_local.backends import checkpoints as ck
+
+    monkeypatch.setattr(ck, "HASH_MEMO_SETTLED_S", 0.0)
+    path = _old_weights(tmp_path / "ckpt", b"weights-1")  # 9 bytes < 1 MiB
+    model_fingerprint(path)
+    assert not (tmp_path / "content-hashes.json").exists()
+    monkeypatch.setattr(ck, "HASH_MEMO_MIN_BYTES", 8)
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    monkeypatch.setenv("CONFLICTSCORE_CACHE", str(blocker / "judgments.sqlite"))  # its folder is a file
+    ck._HASHED.clear()
+    assert len(model_fingerprint(path)["weights_sha256"]) == 64
