@@ -7,8 +7,8 @@ the same inputs (model loading and compilation are not timed), best of ``--repea
 - ``fp32`` on ``runtime=torch`` (the reference labels: ``dtype=auto``), ``runtime=native``, and with
   transformers' plain attention instead of ``scaled_dot_product_attention`` (``eager-attention``);
 - ``bf16`` on ``runtime=torch`` at token budgets of 2,048 (the default), 8,192 and 16,384 padded
-  tokens a batch (larger matrices keep AMX tiles fuller), with plain attention, on ``runtime=native``,
-  there with its linear layers' weights prepacked for oneDNN (``prepacked``), and under
+  tokens a batch (larger matrices keep AMX tiles fuller), with plain attention, on ``runtime=native``
+  (its linear layers' weights prepacked for oneDNN where the CPU has native bf16), and under
   ``torch.compile`` (inductor; ``runtime=compile``, and ``mode="max-autotune-no-cudagraphs"``,
   which tries inductor's AMX GEMM micro-kernels);
 - ``int8``: ``torch.ao`` dynamic quantization of every linear layer (int8 weights, activations
@@ -68,8 +68,8 @@ def variants(native_bf16: bool, have_onnx: bool) -> dict[str, dict[str, Any]]:
             "attention": "eager"}
         out["bf16-native-8k"] = {"args": {**base, "dtype": "bfloat16", "runtime": "native", "max_batch_tokens": 8192},
                                  "peak": "bfloat16"}
-        out["bf16-native-prepacked-2k"] = {"args": {**base, "dtype": "bfloat16", "runtime": "native", "max_batch_tokens": 2048},
-                                           "peak": "bfloat16", "prepack": True}
+        out["bf16-native-2k"] = {"args": {**base, "dtype": "bfloat16", "runtime": "native", "max_batch_tokens": 2048},
+                                 "peak": "bfloat16"}
         out["bf16-compile-8k"] = {"args": {**base, "dtype": "bfloat16", "runtime": "compile", "max_batch_tokens": 8192},
                                   "peak": "bfloat16"}
         out["bf16-max-autotune-2k"] = {"args": {**base, "dtype": "bfloat16", "runtime": "torch", "max_batch_tokens": 2048},
@@ -89,19 +89,6 @@ def quantize_dynamic(judge: Any) -> None:
     rt = judge.runtime()
     model = rt.model()
     rt._model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
-
-
-def prepack(judge: Any) -> None:
-    """The native runtime's linear layers through oneDNN with each weight reordered once into its
-    blocked layout (``torch.ops.mkldnn._reorder_linear_weight``, what inductor's freezing does for
-    bf16), instead of ``F.linear`` reordering it at every call."""
-    import torch
-
-    model = judge.runtime().model()
-    packed = {name: torch.ops.mkldnn._reorder_linear_weight(w, 2048) for name, w in model.p.items()
-              if name.endswith(".weight") and w.dim() == 2 and "embeddings" not in name}
-    model._lin = lambda x, name: torch.ops.mkldnn._linear_pointwise(x, packed[name + ".weight"], model.p[name + ".bias"],
-                                                                    "none", [], "")
 
 
 def eager_attention(judge: Any) -> None:
@@ -263,8 +250,6 @@ def measure(args: Any) -> dict[str, Any]:
             quantize_dynamic(judge)
         if v.get("attention"):
             eager_attention(judge)
-        if v.get("prepack"):
-            prepack(judge)
         if v.get("compile_mode"):
             compile_with(judge, v["compile_mode"])
         rt = judge.runtime()
@@ -282,8 +267,7 @@ def measure(args: Any) -> dict[str, Any]:
                      ({"quantize": "torch.ao dynamic int8"} if v.get("quantize") else {}) |
                      ({"int8": True} if v["args"].get("int8") else {}) |
                      ({"attention": v["attention"]} if v.get("attention") else {}) |
-                     ({"compile_mode": v["compile_mode"]} if v.get("compile_mode") else {}) |
-                     ({"prepack": "oneDNN"} if v.get("prepack") else {}),
+                     ({"compile_mode": v["compile_mode"]} if v.get("compile_mode") else {}),
                      "peak_dtype": v["peak"], "seconds": round(secs, 3), "load_and_warm_s": round(warm, 1),
                      "gflops": round(gflop / secs, 1), "labels_differ": sum(a != b for a, b in zip(labels, ref_labels)),
                      "max_prob_shift": float(f"{shift:.3g}")}

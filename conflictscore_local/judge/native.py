@@ -115,10 +115,32 @@ def _json(file: Path) -> dict[str, Any]:
         raise BackendUnavailable(f"judge nli: runtime=native: cannot read {file}: {e}") from None
 
 
-def build_bert(config: Mapping[str, Any], weights: Mapping[str, Any]) -> Any:
+PREPACK_ROWS = 2048
+"""The batch rows oneDNN's weight layout is chosen for: the CPU's default token budget."""
+
+
+def can_prepack(dtype: Any, device: Any) -> tuple[bool, str]:
+    """Whether the linear layers' weights are reordered once for oneDNN (what inductor's freezing
+    does): bfloat16 on a CPU that has it natively, where ``F.linear`` would reorder them at every
+    call (``benchmarks/results/forward_peak-amx.md``: 1.17 s against 1.29 s for the same forwards);
+    float32 keeps ``F.linear``, whose output is ``runtime=torch``'s bit for bit."""
+    import torch
+
+    from ..util.devices import native_cpu_bf16
+
+    if device.type != "cpu" or dtype != torch.bfloat16:
+        return False, "F.linear"
+    if not hasattr(torch.ops.mkldnn, "_reorder_linear_weight") or not torch.backends.mkldnn.is_available():
+        return False, "F.linear (this torch has no oneDNN weight reordering)"
+    native, why = native_cpu_bf16()
+    return (True, "oneDNN, weights prepacked") if native else (False, f"F.linear ({why})")
+
+
+def build_bert(config: Mapping[str, Any], weights: Mapping[str, Any], *, prepack: bool = False) -> Any:
     """A ``torch.nn.Module`` computing transformers' ``BertForSequenceClassification`` logits (eval
     mode) with the same operations, its parameters the tensors of ``weights`` (by transformers'
-    names, ``bert.`` prefix included; the tied/unused ``cls.*`` heads ignored)."""
+    names, ``bert.`` prefix included; the tied/unused ``cls.*`` heads ignored). ``prepack``: the
+    linear layers run through oneDNN on weights reordered once (:func:`can_prepack`)."""
     import torch
     import torch.nn.functional as F
 
@@ -161,6 +183,8 @@ def build_bert(config: Mapping[str, Any], weights: Mapping[str, Any]) -> Any:
             return self._lin(pooled, "classifier")
 
         def _lin(self, x: Any, name: str) -> Any:
+            if self.packed:
+                return torch.ops.mkldnn._linear_pointwise(x, self.packed[name], self.p[name + ".bias"], "none", [], "")
             return F.linear(x, self.p[name + ".weight"], self.p[name + ".bias"])
 
         def _norm(self, x: Any, name: str) -> Any:
@@ -178,6 +202,8 @@ def build_bert(config: Mapping[str, Any], weights: Mapping[str, Any]) -> Any:
         norms += [pre + "attention.output.LayerNorm", pre + "output.LayerNorm"]
     names += [f"{m}.{p}" for m in linear + norms for p in ("weight", "bias")]
     model.p = {name: w(name) for name in names}
+    model.packed = {name: torch.ops.mkldnn._reorder_linear_weight(model.p[name + ".weight"], PREPACK_ROWS)
+                    for name in linear} if prepack else {}
     model.position_ids = torch.arange(int(config["max_position_embeddings"]))[None, :]
     return model
 
@@ -212,14 +238,15 @@ class NativeRuntime(TorchRuntime):
             dtype, why = self.resolved_dtype()
             check_num_labels(int(c.config.get("num_labels") or len(c.config.get("id2label") or {}) or 2),
                              c.labels, c.path)
-            model = build_bert(c.config, load_weights(c.path, dtype))
+            prepack, linear = can_prepack(dtype, device)
+            model = build_bert(c.config, load_weights(c.path, dtype), prepack=prepack)
             if device.type != "cpu":
                 model.p = {k: v.to(device) for k, v in model.p.items()}
                 model.position_ids = model.position_ids.to(device)
             self._model = model.eval()
             self._device = device
             c.record(device=str(device), dtype=str(dtype).removeprefix("torch."), dtype_reason=why,
-                     architecture="BertForSequenceClassification (runtime=native)")
+                     architecture="BertForSequenceClassification (runtime=native)", linear=linear)
         return self._model
 
     def classify(self, feats: Sequence[Features], on_done: DoneFn | None = None) -> list[Row]:

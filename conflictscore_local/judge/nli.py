@@ -75,8 +75,9 @@ class NLIConfig:
     Runtime on the CPU, the ``onnx`` extra; exported once per checkpoint into ``export_dir``,
     default ``onnx/`` beside the judgment cache), ``vllm`` (``vllm.LLM(runner="pooling")`` in
     this process) or ``serve`` (``vllm serve``'s ``/classify``), both configured with
-    ``runtime_args`` (:mod:`.classify`), or ``auto`` (``torch``, unless
-    ``$CONFLICTSCORE_NLI_RUNTIME`` names another: ONNX Runtime measured slower on an idle CPU).
+    ``runtime_args`` (:mod:`.classify`), or ``auto``: on a CPU at float32 the runtime measured
+    fastest here at ``torch``'s labels (:mod:`.calibrate`), at bfloat16 ``native`` where it runs the
+    checkpoint, else ``torch``; ``$CONFLICTSCORE_NLI_RUNTIME`` names another.
     ``dtype``: ``auto`` is bfloat16 on GPUs that have it and float32 on every CPU, so a CPU
     run gives the same labels on every CPU kind; ``bfloat16`` on a CPU is opt-in (faster where
     the CPU has AVX512-BF16 or AMX, and it changes a few labels; several times slower where it
@@ -253,7 +254,8 @@ class NLIJudge(JudgeBase):
 
         ``auto`` on a CPU at float32 is the runtime measured fastest here at ``torch``'s labels
         (:mod:`.calibrate`: measured on first use, then read from ``runtime-choice.json`` in the
-        cache folder); ``$CONFLICTSCORE_NLI_RUNTIME`` overrides it."""
+        cache folder); at bfloat16 on a CPU, ``native`` where it runs the checkpoint
+        (:meth:`_bfloat16_cpu_runtime`); ``$CONFLICTSCORE_NLI_RUNTIME`` overrides it."""
         if self._make_runtime is not None:
             return None
         if self._runtime_name is None:
@@ -263,6 +265,8 @@ class NLIJudge(JudgeBase):
             elif os.environ.get(RUNTIME_ENV):
                 name = resolve_runtime(cfg.runtime, cfg.device, cfg.dtype)
                 why = f"auto: ${RUNTIME_ENV}={name}"
+            elif cfg.dtype == "bfloat16" and not cfg.int8 and torch_device(cfg.device).type == "cpu":
+                name, why = self._bfloat16_cpu_runtime()
             elif cfg.dtype not in ("auto", "float32") or cfg.int8:
                 name, why = "torch", f"auto: torch (calibration measures float32 runs; dtype={cfg.dtype})"
             elif torch_device(cfg.device).type != "cpu":
@@ -272,6 +276,19 @@ class NLIJudge(JudgeBase):
             self._runtime_name = name
             self.resolved["runtime_reason"] = why
         return self._runtime_name
+
+    def _bfloat16_cpu_runtime(self) -> tuple[str, str]:
+        """``auto`` at ``dtype=bfloat16`` on a CPU: ``native`` where it runs the checkpoint (its linear
+        layers' weights prepacked for oneDNN where the CPU has native bf16, the fastest bf16 forward
+        measured: ``benchmarks/results/forward_peak-amx.md``), else ``torch``, saying why. bfloat16 is
+        opt-in and moves probabilities already, so no calibration against float32 is asked of it."""
+        from .native import check_supported
+
+        try:
+            check_supported(self._json("config.json"), self.checkpoint())
+        except BackendUnavailable as e:
+            return "torch", f"auto: torch at bfloat16 ({e})"
+        return "native", "auto: native at bfloat16 on the CPU (the fastest bfloat16 forward measured)"
 
     def _calibrated(self) -> tuple[str, str]:
         """``runtime=auto``'s stored choice for this machine and checkpoint shape, measured first if none."""

@@ -20,6 +20,7 @@ from conflictscore_local.core.errors import BackendUnavailable
 from conflictscore_local.core.types import Claim, Pair, Passage
 from conflictscore_local.judge import calibrate
 from conflictscore_local.judge.calibrate import Choice, Trial, choose, choice_key, store, stored
+from conflictscore_local.util.devices import native_cpu_bf16
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -155,3 +156,43 @@ def test_scoring_given_claims_imports_neither_spacy_nor_transformers_under_nativ
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "[]"
     assert json.loads((tmp_path / "out.jsonl").read_text(encoding="utf-8"))["claims"][0]["judgments"][0]["label"]
+
+
+def test_auto_at_bfloat16_on_a_cpu_takes_native_where_it_runs_the_checkpoint(
+        tiny_nli_dir: Path, tiny_nli_factory: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CONFLICTSCORE_NLI_RUNTIME")
+    judge = build(tiny_nli_dir, dtype="bfloat16", device="cpu")
+    assert judge.runtime_name() == "native"
+    assert judge.describe()["resolved"]["runtime_reason"] == \
+        "auto: native at bfloat16 on the CPU (the fastest bfloat16 forward measured)"
+    other = build(tiny_nli_factory(arch="deberta-v2"), dtype="bfloat16", device="cpu")
+    assert other.runtime_name() == "torch"
+    assert re.fullmatch(r"auto: torch at bfloat16 \(judge nli: runtime=native cannot run .*: architectures "
+                        r"\['DebertaV2ForSequenceClassification'\] .*\)", other.describe()["resolved"]["runtime_reason"])
+    assert build(tiny_nli_dir, dtype="float16", device="cpu").runtime_name() == "torch"  # calibration is float32's
+
+
+def test_prepacking_is_for_native_bfloat16_on_the_cpu_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    from conflictscore_local.judge import native
+    from conflictscore_local.util import devices
+
+    cpu = torch.device("cpu")
+    assert native.can_prepack(torch.float32, cpu) == (False, "F.linear")
+    assert native.can_prepack(torch.bfloat16, torch.device("meta")) == (False, "F.linear")
+    monkeypatch.setattr(devices, "native_cpu_bf16", lambda: (False, "no native bf16 here"))
+    assert native.can_prepack(torch.bfloat16, cpu) == (False, "F.linear (no native bf16 here)")
+    monkeypatch.setattr(devices, "native_cpu_bf16", lambda: (True, "native"))
+    assert native.can_prepack(torch.bfloat16, cpu) == (True, "oneDNN, weights prepacked")
+
+
+@pytest.mark.skipif(not native_cpu_bf16()[0], reason="bfloat16 is emulated on this CPU: nothing is prepacked")
+def test_native_bfloat16_with_prepacked_weights_keeps_torch_bfloat16s_labels(tiny_nli_dir: Path) -> None:
+    torch_judge = build(tiny_nli_dir, runtime="torch", dtype="bfloat16", device="cpu")
+    native = build(tiny_nli_dir, runtime="native", dtype="bfloat16", device="cpu")
+    a, b = torch_judge.judge(pairs()), native.judge(pairs())
+    assert native.describe()["resolved"]["linear"] == "oneDNN, weights prepacked"
+    assert native.runtime().model().packed  # the linear layers really run on the reordered weights
+    assert [j.label for j in b] == [j.label for j in a]
+    assert max(abs(x.probs[k] - y.probs[k]) for x, y in zip(a, b) for k in x.probs) <= 0.03  # BF16_TOLERANCE

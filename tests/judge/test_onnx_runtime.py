@@ -126,12 +126,14 @@ def test_auto_runs_torch_unless_the_environment_names_a_runtime(monkeypatch: pyt
         resolve_runtime("auto", "cpu")
 
 
-def test_auto_with_a_half_precision_dtype_runs_torch_on_a_cpu(
+def test_auto_with_a_half_precision_dtype_never_takes_onnx_on_a_cpu(
     export_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv(RUNTIME_ENV, raising=False)
-    judge = build(export_dir, device="cpu", dtype="bfloat16")
-    assert (judge.spec()["runtime"], judge.spec()["dtype"]) == ("torch", "bfloat16")
+    judge = build(export_dir, device="cpu", dtype="bfloat16")  # a BERT checkpoint: native runs it
+    assert (judge.spec()["runtime"], judge.spec()["dtype"]) == ("native", "bfloat16")
+    judge = build(export_dir, device="cpu", dtype="float16")
+    assert (judge.spec()["runtime"], judge.spec()["dtype"]) == ("torch", "float16")
 
 
 def test_an_export_that_disagrees_with_torch_is_refused(
