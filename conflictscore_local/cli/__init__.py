@@ -3,6 +3,6 @@ its flags, calling one library function, writing the page if asked and printing 
 holds the command table, logging and exit statuses; ``flags.py`` the flags every command shares and
 ``text.py`` what commands print."""
 
-from .app import build_parser, command_logging, leaf_parsers, main
+from .app import build_parser, command_logging, exit_process, leaf_parsers, main, run
 
-__all__ = ["build_parser", "command_logging", "leaf_parsers", "main"]
+__all__ = ["build_parser", "command_logging", "exit_process", "leaf_parsers", "main", "run"]

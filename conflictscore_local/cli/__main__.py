@@ -1,7 +1,5 @@
 """``python -m conflictscore_local.cli``: the ``conflictscore`` command."""
 
-import sys
+from .app import run
 
-from .app import main
-
-sys.exit(main())
+run()

@@ -204,6 +204,43 @@ def main(argv: Sequence[str] | None = None) -> int:
             return status
 
 
+EXIT_UNLOADS: tuple[str, ...] = ("torch",)
+"""Libraries whose teardown at interpreter exit :func:`run` skips: unloading PyTorch's modules and
+operator registrations, after every output is written, takes about a tenth of a one-item run's
+wall time on a 2-core CPU (``benchmarks/results/start_time-avx2.md`` times both exits)."""
+EXIT_SHUTS_DOWN: tuple[str, ...] = ("ray", "vllm", "multiprocessing.popen_spawn_posix", "multiprocessing.popen_fork",
+                                   "multiprocessing.popen_forkserver")
+"""Modules whose presence means something still runs beside this process that the interpreter's
+exit handlers stop (Ray's workers, vLLM's engine processes, a ``multiprocessing`` child): with any of
+them loaded, :func:`run` exits the ordinary way."""
+
+
+def run() -> None:
+    """The ``conflictscore`` process: :func:`main`, then the exit (:func:`exit_process`)."""
+    exit_process(main())
+
+
+def exit_process(code: int) -> None:
+    """End the process with ``code``. Where PyTorch was loaded and nothing runs beside the main
+    thread (no other non-daemon thread, none of :data:`EXIT_SHUTS_DOWN` imported), logging and the
+    standard streams are flushed and the process ends at once (``os._exit``), without the
+    interpreter's teardown of modules: every file a command writes is closed and every cache row
+    committed before :func:`main` returns. Elsewhere, ``sys.exit(code)``."""
+    import threading
+
+    busy = [t.name for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
+    if (busy or not any(m in sys.modules for m in EXIT_UNLOADS)
+            or any(m in sys.modules for m in EXIT_SHUTS_DOWN)):
+        sys.exit(code)
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a reader that went away (| head), a closed stream
+            pass
+    os._exit(code)
+
+
 def _stdout_to_devnull() -> None:
     """After the reader of stdout went away (``| head``): nothing more can reach it, and the
     interpreter's last flush must not fail again."""
@@ -216,4 +253,4 @@ def _stdout_to_devnull() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run()
