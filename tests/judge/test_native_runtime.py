@@ -123,6 +123,7 @@ def test_auto_calibrates_once_then_reads_the_stored_choice(tiny_nli_dir: Path, t
     assert re.search(r": measured: native, the cheapest at torch's labels on 24 probe pairs \(load \+ 60 s of "
                      r"torch's judging\); compile: opt-in only: not torch's output bit for bit \(runtime=compile asks "
                      r"for it\); onnx: opt-in only: not torch's output bit for bit \(runtime=onnx asks for it\); "
+                     r"openvino: opt-in only: not torch's output bit for bit \(runtime=openvino asks for it\); "
                      r"native 0\.9\d\dx torch's cost$", resolved["runtime_reason"]), resolved["runtime_reason"]
     assert [j.probs for j in got] == [j.probs for j in build(tiny_nli_dir, runtime="torch").judge(pairs())]
     data = json.loads((tmp_path / calibrate.CHOICE_FILE).read_text(encoding="utf-8"))
@@ -164,7 +165,7 @@ def test_auto_at_bfloat16_on_a_cpu_takes_native_where_it_runs_the_checkpoint(
     judge = build(tiny_nli_dir, dtype="bfloat16", device="cpu")
     assert judge.runtime_name() == "native"
     assert judge.describe()["resolved"]["runtime_reason"] == \
-        "auto: native at bfloat16 on the CPU (the fastest bfloat16 forward measured)"
+        "auto: native at bfloat16 on the CPU (the fastest bfloat16 forward in PyTorch measured)"
     other = build(tiny_nli_factory(arch="deberta-v2"), dtype="bfloat16", device="cpu")
     assert other.runtime_name() == "torch"
     assert re.fullmatch(r"auto: torch at bfloat16 \(judge nli: runtime=native cannot run .*: architectures "
