@@ -64,14 +64,18 @@ from conflictscore_local.core.types import LABELS, Claim, Item, Judgment, Pair  
 class Peers:
     """The default judge's weights as a user would run them, beside the engine."""
 
-    def __init__(self, tmp: Path, threads: int, device: str = "cpu"):
+    def __init__(self, tmp: Path, threads: int, device: str = "cpu", runtime: str = "auto"):
+        import torch
+
         from conflictscore_local import registry
 
         self.tmp = tmp
         self.threads = threads
         self.device = device
-        self.judge = registry.build("judge", "nli", {"device": device})
-        self.dtype = self.judge.runtime().resolved_dtype()[0]  # the peers run in the engine's dtype
+        self.judge = registry.build("judge", "nli", {"device": device, "runtime": runtime})
+        rt = self.judge.runtime()
+        # the peers run in the engine's dtype (onnx and openvino: float32 at dtype=auto)
+        self.dtype = rt.resolved_dtype()[0] if hasattr(rt, "resolved_dtype") else torch.float32
         self.labels = self.judge.labels()
         self.thresholds = self.judge.thresholds()
         self.max_length = self.judge.max_length()
@@ -279,7 +283,8 @@ def write_md(data: dict[str, Any], path: Path) -> None:
         "",
         f"Command: `{data['command']}`  ",
         f"Date: {data['date']}. Machine: {data['machine']}; CPU flags: {data['cpu']}; torch threads "
-        f"{data['threads']}; judge: {data['judge']}.  ",
+        f"{data['threads']}; judge: {data['judge']}, runtime {data.get('runtime', 'auto')} (ran: "
+        f"{data.get('runtime_resolved') or '?'}).  ",
         load_note(data["uptime_before"]),
         f"uptime before: `{data['uptime_before']}`  ",
         f"uptime after: `{data['uptime_after']}`",
@@ -404,6 +409,8 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2, help="torch threads (default 2: the machine's cores)")
     ap.add_argument("--only", default="rag,pooled,long", help="workloads to run")
     ap.add_argument("--device", default="cpu", help="where every variant runs: cpu (default) or cuda")
+    ap.add_argument("--runtime", default="auto", help="the engine's judge runtime (default auto, what a user gets; "
+                    "e.g. openvino: the opt-in runtime measured against the same peers)")
     args = ap.parse_args()
     import torch
 
@@ -429,7 +436,7 @@ def main() -> None:
     if "long" in wanted:
         jobs["long"] = long_job(root, args.long)
     with tempfile.TemporaryDirectory() as tmp:
-        peers = Peers(Path(tmp), args.threads, args.device)
+        peers = Peers(Path(tmp), args.threads, args.device, args.runtime)
         warm_items = rag_job(questions[-2:], 1)
         peers.run_crossencoder(warm_items)
         peers.run_hf_batch(warm_items)
@@ -457,6 +464,7 @@ def main() -> None:
         "cpu": " ".join(flags) + f" (native bf16: {native_cpu_bf16()[0]})",
         "threads": args.threads, "device": args.device, "judge": "models/default-judge (weights sha256 " + str(peers.judge.spec()["model"].get("weights_sha256", "?"))[:16] + ")",
         "dtype_auto": str(dtype).removeprefix("torch."), "dtype_reason": why,
+        "runtime": args.runtime, "runtime_resolved": peers.judge.describe()["resolved"].get("runtime"),
         "uptime_before": before, "uptime_after": uptime(), "versions": versions(),
         "workloads": workloads, "roofline": rf, "growth": growth, "log": logs,
     }
