@@ -67,8 +67,9 @@ def measure(args: Any) -> dict[str, Any]:
             times[n]["at_once"].append(time.perf_counter() - t0)
     first = names[0]
     med = {n: {p: statistics.median(v) for p, v in by.items()} for n, by in times.items()}
-    rows = {n: {"resolved": {k: judges[n].describe()["resolved"].get(k) for k in ("runtime", "dtype", "openvino_precision", "linear")
-                             if judges[n].describe()["resolved"].get(k) is not None},
+    resolved = {n: j.describe()["resolved"] for n, j in judges.items()}
+    rows = {n: {"resolved": {k: resolved[n][k] for k in ("runtime", "dtype", "openvino_precision", "linear")
+                             if resolved[n].get(k) is not None},
                 "labels_differ_from_fp32": differ[n],
                 **{p: {"median_s": round(med[n][p], 3), "fastest_s": round(min(times[n][p]), 3),
                        "passes_s": [round(x, 3) for x in times[n][p]],

@@ -155,7 +155,7 @@ def export_classifier(checkpoint: Path, out: Path, tokenizer: Any, *, revision: 
         ) from e
     check = tokenizer(passages, claims, padding=True, truncation="only_first", max_length=limit, return_tensors="np")
     session = ort.InferenceSession(str(out / FP32_FILE), providers=["CPUExecutionProvider"])
-    onnx_probs = _softmax(session.run(None, _inputs(session, check))[0])
+    onnx_probs = _softmax(session.run(None, _inputs(_input_names(session), check))[0])
     with torch.inference_mode():
         torch_probs = _softmax(model(**{k: torch.from_numpy(check[k]) for k in keys}).logits.numpy())
     diff = max(abs(a - b) for ra, rb in zip(onnx_probs, torch_probs) for a, b in zip(ra, rb))
@@ -176,16 +176,21 @@ def quantize_int8(fp32: Path, out: Path) -> None:
         quantize_dynamic(str(fp32), str(out), weight_type=QuantType.QInt8)
 
 
-def _inputs(session: Any, batch: Any) -> dict[str, Any]:
-    """The arrays of ``batch`` the graph takes, as int64; ``ConfigError`` naming one it lacks."""
+def _inputs(names: Sequence[str], batch: Any) -> dict[str, Any]:
+    """The arrays of ``batch`` the graph takes (its input ``names``), as int64; ``ConfigError`` naming one it lacks."""
     import numpy as np
 
     out = {}
-    for spec in session.get_inputs():
-        if spec.name not in batch:
-            raise ConfigError(f"judge nli: the ONNX graph needs input {spec.name!r}, which the tokenizer does not give")
-        out[spec.name] = np.asarray(batch[spec.name], dtype=np.int64)
+    for name in names:
+        if name not in batch:
+            raise ConfigError(f"judge nli: the ONNX graph needs input {name!r}, which the tokenizer does not give")
+        out[name] = np.asarray(batch[name], dtype=np.int64)
     return out
+
+
+def _input_names(session: Any) -> list[str]:
+    """An ONNX Runtime session's input names."""
+    return [spec.name for spec in session.get_inputs()]
 
 
 class OnnxRuntime:
@@ -276,10 +281,12 @@ class OnnxRuntime:
         c = self.classifier
         tok = c.tokenizer()
 
+        names = _input_names(session)
+
         def forward(batch: list[Features]) -> list[list[float]]:
             padded = tok.pad(batch, return_tensors="np")
             c.count("batches")
-            return _softmax(session.run(None, _inputs(session, padded))[0])
+            return _softmax(session.run(None, _inputs(names, padded))[0])
 
         return run_batched(feats, forward, max_pairs=c.batch_size, max_tokens=c.max_batch_tokens or 2048,
                            on_done=on_done)

@@ -5,8 +5,8 @@ probabilities differ from PyTorch's in the last digits (about 4e-6 on real pairs
 threshold could move. Measured against the other runtimes on one machine in
 ``benchmarks/results/forward_peak-*.md`` (``benchmarks/forward_peak.py``).
 
-Precision is always set, never left to OpenVINO: its CPU plugin runs ``bf16`` by default where the
-CPU has AMX or AVX512-BF16, which would make ``dtype=auto`` change labels by machine kind. ``auto``
+Precision is always set, never left to OpenVINO: its CPU plugin picks a default by CPU (``bf16`` on
+the AMX Xeon measured here), which would make ``dtype=auto`` change labels by machine kind. ``auto``
 and ``float32`` compile with ``INFERENCE_PRECISION_HINT=f32``; ``bfloat16`` asks for ``bf16`` and is
 refused on a CPU without native bf16 (OpenVINO would run float32 and the record would lie). What
 ran is read back from the compiled model and recorded (``resolved.openvino_precision``).
@@ -23,7 +23,7 @@ from typing import Any, Sequence
 
 from ..core.errors import ConfigError
 from ..util.extras import requires
-from .onnx_runtime import OnnxRuntime, _softmax
+from .onnx_runtime import OnnxRuntime, _inputs, _softmax
 from .runtime import Classifier, DoneFn, Features, Row, check_num_labels, run_batched
 
 INSTALL_HINT = "pip install 'conflictscore-local[openvino]'"
@@ -98,8 +98,6 @@ class OpenVinoRuntime(OnnxRuntime):
         return self._session
 
     def classify(self, feats: Sequence[Features], on_done: DoneFn | None = None) -> list[Row]:
-        import numpy as np
-
         compiled = self.session()
         request = compiled.create_infer_request()
         c = self.classifier
@@ -107,12 +105,8 @@ class OpenVinoRuntime(OnnxRuntime):
 
         def forward(batch: list[Features]) -> list[list[float]]:
             padded = tok.pad(batch, return_tensors="np")
-            missing = [n for n in self._inputs if n not in padded]
-            if missing:
-                raise ConfigError(f"judge nli: the ONNX graph needs input {missing[0]!r}, which the tokenizer does not give")
             c.count("batches")
-            result = request.infer({n: np.asarray(padded[n], dtype=np.int64) for n in self._inputs})
-            return _softmax(result[compiled.outputs[0]])
+            return _softmax(request.infer(_inputs(self._inputs, padded))[compiled.outputs[0]])
 
         return run_batched(feats, forward, max_pairs=c.batch_size, max_tokens=c.max_batch_tokens or 2048,
                            on_done=on_done)
