@@ -95,6 +95,10 @@ def add_parser(sub: Any) -> None:
                    help="balanced or none: loss weights against the skewed label distribution (default balanced: inverse frequency)")
     g.add_argument("--freeze-embeddings", action="store_true",
                    help="keep the input word embeddings fixed (a much faster step on CPU for small encoders)")
+    g.add_argument("--int8-embeddings", action="store_true",
+                   help="replace the input word embeddings by their int8 round trip (one power-of-two scale a row) "
+                   "and keep them fixed before the first step: the judge is then exactly what a packed checkpoint "
+                   "stores (`train-judge pack`: a quarter of the embeddings' float16 size)")
     g.add_argument("--allow-eval-splits", action="store_true",
                    help="train on ConflictBench items of the dev/test splits too (refused by default: leakage)")
     g = p.add_argument_group("output and machine")
@@ -142,6 +146,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         lr=args.lr, batch_size=args.batch_size, eval_batch_size=args.eval_batch_size, max_length=args.max_length,
         seed=args.seed, warmup=args.warmup, weight_decay=args.weight_decay, patience=args.patience,
         class_weights=args.class_weights, freeze_embeddings=args.freeze_embeddings,
+        int8_embeddings=args.int8_embeddings,
         max_train_pairs=args.max_train_pairs, calibrate=args.calibrate, fp16_save=args.fp16_save, resume=args.resume,
         keep_state=args.keep_state, allow_eval_splits=args.allow_eval_splits, device=args.device, bf16=args.bf16,
         threads=args.threads, eval_every=args.eval_every, stop_after=args.stop_after, layers=args.layers,

@@ -82,9 +82,10 @@ SOURCE_TABLES: tuple[str, ...] = (
     "conflictscore_local.bench.sources:SOURCES",
     "conflictscore_local.train.sources:SOURCES",
     "conflictscore_local.train.nli_extra:SOURCES",
+    "conflictscore_local.train.nli_general:SOURCES",
 )
 """Where the rows are declared, beside their loaders: ConflictBench's (``bench build``), the judge's
-training and evaluation sets (``train-judge prepare``), ``nli_extra``'s. Read on first use."""
+training and evaluation sets (``train-judge prepare``), ``nli_extra``'s, ``nli_general``'s. Read on first use."""
 
 
 class SourceTable(MutableMapping[str, DataSource]):

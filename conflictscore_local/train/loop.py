@@ -42,7 +42,7 @@ from ..judge.nli import CALIBRATION_FILE, CALIBRATION_FORMAT, DEFAULT_CLAIM_ROOM
 from ..core.types import LABELS
 from .data import ID2LABEL, LABEL2ID, EvalSet, label_counts, read_eval_set, read_training_data
 from .evaluate import calibrate, evaluate
-from .model import add_lora, cut_layers, freeze_word_embeddings, load_classifier, resolve_base
+from .model import add_lora, cut_layers, freeze_word_embeddings, load_classifier, pack_word_embeddings, resolve_base
 
 TRAINING_RECORD = "training.json"
 STATE_DIR = "last"
@@ -76,6 +76,7 @@ class TrainOptions:
     patience: int = ranged(2, 1, 100_000, what="--patience")
     class_weights: str = "balanced"
     freeze_embeddings: bool = False
+    int8_embeddings: bool = False
     max_train_pairs: int | None = ranged(None, 1, None, what="--max-train-pairs")
     calibrate: bool = False
     fp16_save: bool = False
@@ -528,7 +529,9 @@ def _train(opts: TrainOptions, *, progress: bool, log: Callable[[str], None] | N
     model, head = load_classifier(base_path)
     base_layers = model.config.num_hidden_layers
     kept = cut_layers(model, opts.layers) if opts.layers is not None else None
-    frozen = freeze_word_embeddings(model) if opts.freeze_embeddings else 0
+    if opts.int8_embeddings:
+        pack_word_embeddings(model)
+    frozen = freeze_word_embeddings(model) if opts.freeze_embeddings or opts.int8_embeddings else 0
     if opts.lora is not None:
         model = add_lora(model, opts.lora)
         frozen = sum(p.numel() for p in model.parameters() if not p.requires_grad)

@@ -92,6 +92,18 @@ def freeze_word_embeddings(model: Any) -> int:
     return emb.weight.numel()
 
 
+def pack_word_embeddings(model: Any) -> None:
+    """Replace the input word embeddings by their int8 round trip (:func:`..backends.packed.round_trip`),
+    in place: what a packed checkpoint stores exactly (train with them frozen)."""
+    import torch
+
+    from ..backends.packed import round_trip
+
+    emb = model.get_input_embeddings()
+    with torch.no_grad():
+        emb.weight.copy_(round_trip(emb.weight).to(emb.weight.dtype))
+
+
 def cut_layers(model: Any, keep: int) -> list[int]:
     """Keep ``keep`` of the encoder's layers, evenly spread (:func:`..models.derive.spread_layers`),
     in place; returns their indices in the base."""

@@ -43,6 +43,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from ..backends.registry import REGISTRY
 from ..bench import build_bench, make_item, normalize_text
 from ..bench.leakage import TextIndex, check_disjoint, eval_index, find_leaks, separate_splits
 from ..core.chunk import Chunker
@@ -84,9 +85,10 @@ EVAL_SOURCES: dict[str, str] = {
 ANCHORS: dict[str, tuple[str, ...]] = {
     "anli": ("anli_test",), "taxinli": ("taxinli",), "control": ("control_dev", "control_test"),
     "averitec": ("averitec",), "nan_nli": ("nan_nli",), "fever_symmetric": ("fever_symmetric_test",),
-    "conjnli": ("conjnli_dev",), "cad_test": ("cad_snli_test",),
+    "conjnli": ("conjnli_dev",), "cad_test": ("cad_snli_test",), "esnli_test": ("esnli_test",),
+    "mpe_test": ("mpe_test",), "fm2_test": ("fm2_test",),
 }
-"""Anchor files (``anchor_<name>.jsonl``) and the :func:`.nli_extra.extra_sets` they hold."""
+"""Anchor files (``anchor_<name>.jsonl``) and the evaluation-only data sources they hold."""
 EVAL_ONLY_EXTRA: tuple[str, ...] = ("anli_dev",)
 """Evaluation-only sets indexed for the leakage check without an anchor file (the checklist mines them)."""
 
@@ -321,7 +323,7 @@ def _evaluation_side(d: Path, mix: Mix, rng: random.Random) -> _EvalSide:
     evals["vitaminc_dev"] = _pair_items("vitaminc_dev", sample(vitaminc_held))
     evals["scone_dev"] = _pair_items("scone_dev", sample(nli_extra.load_extra(d, "scone_test")))
     evals["cad_dev"] = _pair_items("cad_dev", sample(nli_extra.load_extra(d, "cad_snli_dev")))
-    anchors = {name: _pair_items(f"anchor_{name}", [p for s in sets for p in nli_extra.load_extra(d, s)])
+    anchors = {name: _pair_items(f"anchor_{name}", [p for s in sets for p in read_source(d, s)])
                for name, sets in ANCHORS.items()}
 
     index = TextIndex()
@@ -404,7 +406,7 @@ def _training_side(d: Path, ev: _EvalSide, chunker: Chunker, mix: Mix, rng: rand
     plain: dict[str, list[LabelledPair]] = {
         "covidfact": cap(list(read_source(d, "covidfact")), mix.covidfact_per_label, rng),
         "fever_nli": cap([p for p in read_source(d, "fever_nli") if p.label == SUPPORT], mix.fever_support, rng),
-        "esnli": cap([*read_source(d, "esnli_dev"), *read_source(d, "esnli_test")], mix.esnli_per_label, rng),
+        "esnli": cap(list(read_source(d, "esnli_dev")), mix.esnli_per_label, rng),
         "sick": cap(list(read_source(d, "sick")), mix.sick_per_label, rng),
         "wice": list(read_source(d, "wice")),
     }
@@ -508,7 +510,7 @@ def _record(mix: Mix, base: str, chunker: Chunker, tr: _TrainSide, ev: _EvalSide
                         **tr.bench_notes},
         "evaluation": {name: {"what": EVAL_SOURCES[name], **_item_counts(items)} for name, items in ev.evals.items()},
         "anchors": {name: {"sets": list(ANCHORS[name]),
-                           "licences": sorted({nli_extra.extra_sets()[s].licence for s in ANCHORS[name]}),
+                           "licences": sorted({REGISTRY["data_source"].get(s).licence for s in ANCHORS[name]}),
                            **_item_counts(items)} for name, items in ev.anchors.items()},
         "healthver_dev_rows": ev.healthver_rows,
         "leakage": {

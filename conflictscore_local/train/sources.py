@@ -316,7 +316,7 @@ SOURCES: tuple[DataSource, ...] = (
                licence="CC BY-SA 3.0 (Wikipedia text)"),
     DataSource("esnli_dev", load_esnli, "esnli", use="train", licence="SNLI CC BY-SA 4.0",
                kwargs={"split": "dev"}),
-    DataSource("esnli_test", load_esnli, "esnli", use="train", licence="SNLI CC BY-SA 4.0",
+    DataSource("esnli_test", load_esnli, "esnli", use="eval", licence="SNLI CC BY-SA 4.0",
                kwargs={"split": "test"}),
     DataSource("sick", load_sick, "sick/SICK.txt", use="train", licence="none in the mirror"),
     DataSource("wice", load_wice, "wice/data/entailment_retrieval/claim/dev.jsonl", use="train",
