@@ -48,6 +48,7 @@ def add_parser(sub: Any) -> None:
     top.set_defaults(func=lambda args: _help(top))
     _add_prepare(tsub)
     _add_delta(tsub)
+    _add_mine(tsub)
     p = tsub.add_parser(
         "fit",
         help="fine-tune an encoder as a SUPPORT / CONTRADICT / IRRELEVANT judge",
@@ -194,24 +195,31 @@ exit status: 0 done, 2 bad input or options (a missing source file, a leak, a fo
 def _add_prepare(tsub: Any) -> None:
     from ..backends.arguments import Range
     from .flags import SEED, add_number
-    from ..train.prepare import Mix
+    from ..train.prepare import MIXES
 
     COUNT = Range(0, 10_000_000)
 
-    d = Mix()
+    d = MIXES["v5"]
     p = tsub.add_parser("prepare", help="build the training mix and held-out evaluation files from the shared data",
                         description="Build judge training pairs and evaluation files from the public data in "
                         "../shared/data, split so that no document or claim is in both.",
                         epilog=PREPARE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("-o", "--output", required=True, metavar="DIR", help="directory for the data files")
+    p.add_argument("--stage", default="documents", choices=("documents", "general"), metavar="STAGE",
+                   help="documents (default): the document-level mix, ConflictBench train and every evaluation and "
+                   "anchor file; general: the general NLI pairs of a judge's first stage (general.jsonl) and their "
+                   "dev files")
+    p.add_argument("--mix", default="v5", choices=tuple(MIXES), metavar="NAME",
+                   help=f"the documents stage's mix: {', '.join(MIXES)} (default v5; v3 rebuilds the third default "
+                   "judge's); the count flags below change one field of it")
     p.add_argument("--data-dir", metavar="DIR", help="shared data (default $CONFLICTSCORE_DATA or ../shared/data)")
     p.add_argument("--base", default="minilm", metavar="MODEL",
                    help="whose tokenizer counts passage tokens (default minilm): use the base you will fit")
     add_number(p, "--max-length", int, Range(128, 1_000_000), default=d.max_length, metavar="TOKENS",
                help=f"the judge window whole abstracts are split for (default {d.max_length}); use fit's")
     add_number(p, "--seed", int, SEED, default=d.seed, metavar="N", help=f"sampling seed (default {d.seed})")
-    add_number(p, "--easy-negatives", int, COUNT, default=d.easy_negatives, metavar="N",
-               help=f"random same-corpus abstracts per claim, IRRELEVANT (default {d.easy_negatives})")
+    add_number(p, "--easy-negatives", int, COUNT, default=None, metavar="N",
+               help=f"random same-corpus abstracts per claim, IRRELEVANT (v5: {d.easy_negatives})")
     for flag, field, what in (("--corpus-support", "corpus_support", "SUPPORT pairs per abstract corpus"),
                               ("--corpus-contradict", "corpus_contradict", "CONTRADICT pairs per abstract corpus"),
                               ("--corpus-irrelevant", "corpus_irrelevant", "IRRELEVANT pairs per abstract corpus"),
@@ -225,8 +233,8 @@ def _add_prepare(tsub: Any) -> None:
                               ("--compose-per-kind", "compose_per_kind",
                                "generated compound claims (partial support) and negated asides per label; "
                                "0 (the default judge's mix) makes none")):
-        add_number(p, flag, int, COUNT, default=getattr(d, field), metavar="N",
-                   help=f"{what} (default {getattr(d, field)})")
+        add_number(p, flag, int, COUNT, default=None, metavar="N",
+                   help=f"{what} (v5: {getattr(d, field)}, v3: {getattr(MIXES['v3'], field)})")
     add_output_args(p, json_help="the training pairs by label, the leak check and the evaluation files")
     p.set_defaults(func=cmd_prepare)
 
@@ -238,19 +246,28 @@ def cmd_prepare(args: argparse.Namespace) -> int:
     from ..bench import default_data_dir
     from .text import emit
     from ..jobs import Input, Job, Output
-    from ..train.prepare import Mix, build
+    import dataclasses
 
-    mix = Mix(seed=args.seed, max_length=args.max_length, easy_negatives=args.easy_negatives,
-              corpus_support=args.corpus_support, corpus_contradict=args.corpus_contradict,
-              corpus_irrelevant=args.corpus_irrelevant, bench_controls_per_source=args.bench_controls_per_source,
-              covidfact_per_label=args.covidfact_per_label,
-              fever_support=args.fever_support, esnli_per_label=args.esnli_per_label,
-              sick_per_label=args.sick_per_label, augment_per_kind=args.augment_per_kind,
-              compose_per_kind=args.compose_per_kind)
+    from ..core.errors import ConfigError
+    from ..train.prepare import MIXES, build
+
+    fields = ("easy_negatives", "corpus_support", "corpus_contradict", "corpus_irrelevant", "bench_controls_per_source",
+              "covidfact_per_label", "fever_support", "esnli_per_label", "sick_per_label", "augment_per_kind",
+              "compose_per_kind")
+    changed = {f: getattr(args, f) for f in fields if getattr(args, f) is not None}
     data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
+    if args.stage == "general" and changed:
+        raise ConfigError(f"--stage general takes none of the documents mix's count flags (got "
+                          f"--{next(iter(changed)).replace('_', '-')}); its caps are GeneralMix's")
     with Job([Input(data_dir, "the data folder (--data-dir)", "dir")],
              [Output(args.output, "-o", kind="dir", hint="name a folder for the data files")]):
-        record = build(data_dir, Path(args.output), base=args.base, mix=mix)
+        if args.stage == "general":
+            from ..train.general import GeneralMix, build_general
+
+            record = build_general(data_dir, Path(args.output), mix=GeneralMix(seed=args.seed))
+        else:
+            mix = dataclasses.replace(MIXES[args.mix], seed=args.seed, max_length=args.max_length, **changed)
+            record = build(data_dir, Path(args.output), base=args.base, mix=mix)
     result = {k: record[k] for k in ("pairs_by_label", "leakage", "evaluation")}
     emit(args, result, lambda: f"{args.output}: training pairs {json.dumps(result['pairs_by_label'])}; "
          f"evaluation files {', '.join(sorted(result['evaluation']))}; leaks after filtering "
@@ -304,6 +321,67 @@ def cmd_delta(args: argparse.Namespace) -> int:
     emit(args, rec, lambda: f"{args.output}: {len(rec['lora'])} layer matrices at rank {rec['rank']} (share of "
          f"their difference kept: median {rec['energy_kept']['median']}, min {rec['energy_kept']['min']}), "
          f"{len(rec['full'])} tensors in full, {rec['bytes'] / 1e6:.1f} MB")
+    return 0
+
+
+MINE_EPILOG = """\
+writes FILE (plain pairs: those MODEL gets wrong, marked kind "hard:...", a seeded share of those it gets
+right, and --replay-pairs pairs sampled from --replay, marked "replay:...") and FILE's record beside it
+(NAME.mine.json: the error rate per source, kind and label, the confusion, the files' hashes).
+
+examples:
+  conflictscore train-judge mine --model stage1/ --pairs data/pairs.jsonl -o data/hard.jsonl
+  conflictscore train-judge mine --model stage1/ --pairs data/pairs.jsonl --keep-correct 0.2 \\
+      --replay general/general.jsonl --replay-pairs 8000 -o data/stage2.jsonl
+
+exit status: 0 done, 2 bad input or options, 1 other errors.
+"""
+
+
+def _add_mine(tsub: Any) -> None:
+    from ..backends.arguments import Range
+    from .flags import SEED, add_number
+
+    p = tsub.add_parser("mine", help="keep the pairs a first-stage judge gets wrong (hard-example mining)",
+                        description="Judge every pair of --pairs with MODEL (arg-max, float32) and write the pairs "
+                        "it gets wrong, a share of those it gets right and a replay sample: a second stage's "
+                        "training file, as FactCG builds its document stage.", epilog=MINE_EPILOG,
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--model", required=True, metavar="DIR", help="the first stage's checkpoint (a fit output)")
+    p.add_argument("--pairs", required=True, nargs="+", metavar="FILE", help="plain-pair JSONL files to mine")
+    p.add_argument("-o", "--output", required=True, metavar="FILE", help="the mined pairs (a new .jsonl file)")
+    add_number(p, "--keep-correct", float, Range(0.0, 1.0), default=0.25, metavar="SHARE",
+               help="share of the correctly judged pairs kept, sampled (default 0.25)")
+    p.add_argument("--replay", nargs="+", default=(), metavar="FILE", help="pairs to rehearse (the first stage's)")
+    add_number(p, "--replay-pairs", int, Range(0, 100_000_000), default=0, metavar="N",
+               help="how many --replay pairs to sample (default 0)")
+    add_number(p, "--max-length", int, Range(16, 1_000_000), default=None, metavar="TOKENS",
+               help="the window (default: the checkpoint's conflictscore.json)")
+    add_number(p, "--batch-size", int, Range(1, 1_000_000), default=64, metavar="N", help="(default 64)")
+    add_number(p, "--seed", int, SEED, default=0, metavar="N", help="sampling seed (default 0)")
+    add_number(p, "--threads", int, Range(1, 4096), default=None, metavar="N",
+               help="torch CPU threads (default: the cores available)")
+    add_output_args(p, json_help="the mining record")
+    p.set_defaults(func=cmd_mine)
+
+
+def cmd_mine(args: argparse.Namespace) -> int:
+    from ..jobs import Input, Job, Output
+    from ..train.mine import MineOptions, mine, record_path
+    from ..util.progress import bar
+    from .text import emit
+
+    opts = MineOptions(model=args.model, pairs=tuple(args.pairs), output=args.output, keep_correct=args.keep_correct,
+                       replay=tuple(args.replay), replay_pairs=args.replay_pairs, max_length=args.max_length,
+                       batch_size=args.batch_size, seed=args.seed, threads=args.threads)
+    with Job([Input(args.model, "--model", "dir"), *(Input(f, "a --pairs file") for f in args.pairs),
+              *(Input(f, "a --replay file") for f in args.replay)],
+             [Output(args.output, "-o", hint="name a new .jsonl file"),
+              Output(str(record_path(args.output)), "-o's record")]):
+        rec = mine(opts, bar=lambda total: bar(total, "pairs", enabled=not args.quiet, desc="train-judge mine"))
+    emit(args, rec, lambda: f"{args.output}: {rec['written']['all']} pairs ({rec['written']['hard']} judged wrong of "
+         f"{rec['pairs']}, error rate {rec['error_rate']}; {rec['written']['correct_kept']} right kept; "
+         f"{rec['written']['replay']} replay); record {record_path(args.output)}")
     return 0
 
 
