@@ -120,6 +120,40 @@ def pack(state_dict: dict[str, Any], names: tuple[str, ...], out: str | Path, *,
     return path
 
 
+WORD_EMBEDDINGS_SUFFIX = "word_embeddings.weight"
+"""The input word-embedding matrix of BERT-family checkpoints (``*.embeddings.word_embeddings.weight``)."""
+
+
+def pack_folder(folder: str | Path, out: str | Path, *, dtype: str = "float16") -> dict[str, Any]:
+    """Write the plain checkpoint ``folder`` (``model.safetensors``) as a packed one in the new folder ``out``:
+    its word embeddings as int8 rows, every other floating tensor in ``dtype``, the small files copied.
+    Refused (``ConfigError``) unless the embeddings already are their own int8 round trip (a judge
+    trained with ``--int8-embeddings``). Returns what was written (file, bytes, the packed tensors)."""
+    from safetensors.torch import load_file
+
+    src, dst = Path(folder), Path(out)
+    weights = src / PLAIN_WEIGHTS
+    if not weights.is_file():
+        raise ConfigError(f"{src}: no {PLAIN_WEIGHTS} to pack")
+    if dst.exists():
+        raise ConfigError(f"-o {dst} exists; name a new folder")
+    state = load_file(str(weights))
+    names = tuple(k for k in state if k.endswith(WORD_EMBEDDINGS_SUFFIX))
+    if not names:
+        raise ConfigError(f"{weights}: no tensor named *{WORD_EMBEDDINGS_SUFFIX} (not a BERT-family checkpoint)")
+    dst.mkdir(parents=True)
+    try:
+        path = pack(state, names, dst, dtype=dtype)
+    except BaseException:
+        shutil.rmtree(dst, ignore_errors=True)
+        raise
+    for f in src.iterdir():
+        if f.is_file() and f.name != PLAIN_WEIGHTS and not f.name.endswith(".bin"):
+            shutil.copyfile(f, dst / f.name)
+    return {"file": path.name, "bytes": path.stat().st_size, "plain_bytes": weights.stat().st_size,
+            "int8_rows": list(names), "float_dtype": dtype}
+
+
 def unpack(folder: str | Path, out: str | Path, *, dtype: str = "float32") -> Path:
     """A plain ``transformers`` folder in ``out`` with the packed checkpoint of ``folder``: its small files
     copied, ``model.safetensors`` in ``dtype`` (the dequantized values, exact in float32)."""
@@ -142,5 +176,5 @@ def unpack(folder: str | Path, out: str | Path, *, dtype: str = "float32") -> Pa
     return dst
 
 
-__all__ = ["FORMAT", "PACKED_WEIGHTS", "PLAIN_WEIGHTS", "dequantize_rows", "is_packed", "load_state_dict", "pack",
-           "quantize_rows", "round_trip", "unpack"]
+__all__ = ["FORMAT", "PACKED_WEIGHTS", "PLAIN_WEIGHTS", "WORD_EMBEDDINGS_SUFFIX", "dequantize_rows", "is_packed",
+           "load_state_dict", "pack", "pack_folder", "quantize_rows", "round_trip", "unpack"]

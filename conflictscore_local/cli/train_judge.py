@@ -49,6 +49,7 @@ def add_parser(sub: Any) -> None:
     _add_prepare(tsub)
     _add_delta(tsub)
     _add_mine(tsub)
+    _add_pack(tsub)
     p = tsub.add_parser(
         "fit",
         help="fine-tune an encoder as a SUPPORT / CONTRADICT / IRRELEVANT judge",
@@ -385,6 +386,43 @@ def cmd_mine(args: argparse.Namespace) -> int:
     return 0
 
 
+PACK_EPILOG = """\
+writes into DIR the checkpoint with its word embeddings as int8 rows (one power-of-two scale each) and every
+other tensor in float16: model.packed.safetensors, with config, tokenizer, conflictscore.json and training.json
+copied. Only a judge trained with `fit --int8-embeddings` packs (its embeddings already are those int8 values,
+so nothing changes); the nli judge loads the folder as it is.
+
+examples:
+  conflictscore train-judge pack benchmarks/work/judge-v5 -o models/default-judge.new
+
+exit status: 0 done, 2 bad input or options, 1 other errors.
+"""
+
+
+def _add_pack(tsub: Any) -> None:
+    p = tsub.add_parser("pack", help="a judge trained with --int8-embeddings, stored small (int8 embedding rows)",
+                        description="Write a fit output whose word embeddings were packed before training as a "
+                        "packed checkpoint: the embeddings as int8 rows, the rest float16, exactly the same judge.",
+                        epilog=PACK_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("checkpoint", metavar="CHECKPOINT", help="a train-judge fit output folder (model.safetensors)")
+    p.add_argument("-o", "--output", required=True, metavar="DIR", help="the packed folder to write (must not exist)")
+    add_output_args(p, json_help="what was written")
+    p.set_defaults(func=cmd_pack)
+
+
+def cmd_pack(args: argparse.Namespace) -> int:
+    from ..backends.packed import pack_folder
+    from ..jobs import Input, Job, Output
+    from .text import emit
+
+    with Job([Input(args.checkpoint, "CHECKPOINT (the fitted judge)", "dir", closed=True)],
+             [Output(args.output, "-o", kind="dir", check=_new_folder, hint="name a new folder")]):
+        rec = pack_folder(args.checkpoint, args.output)
+    emit(args, rec, lambda: f"{args.output}: {rec['file']} {rec['bytes'] / 1e6:.1f} MB (the plain float weights: "
+         f"{rec['plain_bytes'] / 1e6:.1f} MB); int8 rows: {', '.join(rec['int8_rows'])}")
+    return 0
+
+
 def _new_folder(path: Any) -> None:
     """A delta folder is written whole: refuse one that already exists."""
     from pathlib import Path
@@ -392,7 +430,7 @@ def _new_folder(path: Any) -> None:
     from ..core.errors import ConfigError
 
     if Path(path).exists():
-        raise ConfigError(f"train-judge delta: -o {path} exists; name a new folder")
+        raise ConfigError(f"-o {path} exists; name a new folder")
 
 
 def _help(p: argparse.ArgumentParser) -> int:

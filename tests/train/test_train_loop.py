@@ -233,3 +233,33 @@ def test_the_step_log_counts_to_the_stop_of_a_stop_after_run() -> None:
     assert total(0.7, every_5, 0.0, 0) == 10  # the first evaluation at or beyond 0.7 is at step 10
     assert total(0.5, SimpleNamespace(eval_strategy="epoch", eval_steps=None), 0.0, 0) == 10  # at epoch 1
     assert total(None, every_5, 0.3, 3) == 17  # no stop: the whole schedule
+
+
+def test_int8_embeddings_train_frozen_on_their_round_trip_and_pack_into_the_same_judge(
+        tiny_base: Path, pair_files: tuple[Path, Path], tmp_path: Path) -> None:
+    from safetensors.torch import load_file
+
+    from conflictscore_local.backends import packed
+
+    out = tmp_path / "ckpt"
+    record = train(_opts(tiny_base, pair_files, out, epochs=2, int8_embeddings=True, fp16_save=True),
+                   log=lambda _: None)
+    base_emb = load_file(str(tiny_base / "model.safetensors"))["embeddings.word_embeddings.weight"]
+    trained_state = load_file(str(out / "model.safetensors"))
+    (name,) = [k for k in trained_state if k.endswith("word_embeddings.weight")]
+    # frozen at the int8 round trip of the base's embeddings, and saved exactly in float16
+    assert torch.equal(trained_state[name].float(), packed.round_trip(base_emb))
+    assert record["base"]["frozen_parameters"] == base_emb.numel()
+    assert record["options"]["int8_embeddings"] is True
+
+    assert main(["train-judge", "pack", str(out), "-o", str(tmp_path / "packed"), "-q"]) == 0
+    assert packed.is_packed(tmp_path / "packed") and not (tmp_path / "packed" / "model.safetensors").exists()
+    assert {p.name for p in (tmp_path / "packed").iterdir()} == {p.name for p in out.iterdir()} - {
+        "model.safetensors"} | {"model.packed.safetensors"}
+    back = packed.load_state_dict(tmp_path / "packed")
+    assert set(back) == set(trained_state)
+    assert all(torch.equal(back[k].float(), v.float()) for k, v in trained_state.items())
+    assert (tmp_path / "packed" / "model.packed.safetensors").stat().st_size < (out / "model.safetensors").stat().st_size
+    # a judge whose embeddings were not packed before training is refused, and nothing is written
+    assert main(["train-judge", "pack", str(tiny_base), "-o", str(tmp_path / "refused"), "-q"]) == 2
+    assert not (tmp_path / "refused").exists()
