@@ -86,6 +86,8 @@ GROUPS = {"negation": ("negation_claim", "negation_premise"), "numbers": ("numbe
 """The two error figures of issue 46: errors / pairs over these categories together."""
 TARGETS = {"accuracy": 0.95, "min_category_accuracy": 0.85, "negation_error_rate": 0.20, "number_error_rate": 0.20}
 UNSCORED = "unscored"
+RULE_CHANGED, RULE_SAME = "thresholds (not arg-max's label)", "thresholds (the same label as arg-max)"
+"""An error's ``rule`` under calibrated thresholds: whether the thresholds changed arg-max's label."""
 MIN_LEAK_CHARS = 8
 """Training texts shorter than this are not indexed by the leak check (the checklist's shortest
 sentences, "Ice is hot.", have 11 characters)."""
@@ -208,7 +210,7 @@ def summarize(pairs: Sequence[SanityPair], results: Sequence[dict[str, Any]],
         if r.get("probs"):
             e["argmax"] = decide(r["probs"])
             if thresholds:
-                e["rule"] = "thresholds" if e["argmax"] != r["label"] else "thresholds (= arg-max)"
+                e["rule"] = RULE_CHANGED if e["argmax"] != r["label"] else RULE_SAME
         for k in ("note", "decided_by"):
             if r.get(k) is not None:
                 e["judge_" + k if k == "note" else k] = r[k]

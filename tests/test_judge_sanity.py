@@ -127,14 +127,15 @@ def test_the_summary_on_a_hand_computed_case(S: Any) -> None:
     assert s["groups"]["numbers"]["n"] == 2 and s["groups"]["numbers"]["error_rate"] == 0.0
     assert [(e["id"], e["gold"], e["predicted"]) for e in s["errors"]] == [
         ("negation_claim-03", "CONTRADICT", "SUPPORT"), ("negation_premise-04", "IRRELEVANT", "unscored")]
-    assert s["errors"][0]["argmax"] == "SUPPORT" and s["errors"][0]["rule"] == "thresholds (= arg-max)"
+    assert s["errors"][0]["argmax"] == "SUPPORT"
+    assert s["errors"][0]["rule"] == S.RULE_SAME == "thresholds (the same label as arg-max)"
     assert s["errors"][1]["judge_note"] == "unparseable" and "argmax" not in s["errors"][1]
     assert s["targets"]["accuracy"] == {"target": "≥ 0.95", "value": 0.6, "met": False}
     assert s["targets"]["number_error_rate"] == {"target": "≤ 0.2", "value": 0.0, "met": True}
     assert s["targets"]["min_category_accuracy"]["value"] == 0.0
     # "thresholds": the calibrated rule gave another label than arg-max would (pair 2's probabilities)
     wrong = S.summarize([_pair(S, 2, "numbers", "IRRELEVANT")], [results[1]], {"SUPPORT": 0.45, "CONTRADICT": 0.3})
-    assert wrong["errors"][0]["argmax"] == "IRRELEVANT" and wrong["errors"][0]["rule"] == "thresholds"
+    assert wrong["errors"][0]["argmax"] == "IRRELEVANT" and wrong["errors"][0]["rule"] == S.RULE_CHANGED
 
 
 def test_nothing_scored_is_no_score(S: Any) -> None:
@@ -172,7 +173,8 @@ def test_the_runner_scores_the_whole_checklist_with_the_default_judge(
     for e in s["errors"]:
         p = by_id[e["id"]]
         assert (e["passage"], e["claim"], e["gold"]) == (p.passage, p.claim, p.label) and e["predicted"] != e["gold"]
-        assert set(e["probs"]) == set(S.LABELS) and e["argmax"] in S.LABELS and e["rule"].startswith("thresholds")
+        assert set(e["probs"]) == set(S.LABELS) and e["argmax"] in S.LABELS
+        assert e["rule"] == (S.RULE_SAME if e["argmax"] == e["predicted"] else S.RULE_CHANGED)
     assert record["judge"]["model"] == "models/default-judge" and record["decision"].startswith("calibrated")
     command = record["meta"]["command"]
     assert command.startswith("python benchmarks/judge_sanity.py --tag t --out-dir ") and \
