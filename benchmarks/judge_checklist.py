@@ -97,7 +97,8 @@ def judge_pairs(engine: Any, probes: Sequence[Probe]) -> list[dict[str, Any]]:
             log.info("pairs judged: %d / %d", done[0], len(pairs))
 
     judgments = engine.backend("judge").judge(pairs, on_progress=progress)
-    return [{"label": j.label, "probs": _probs(j.probs), "note": j.note} for j in judgments]
+    return [{"label": j.label, "probs": _probs(j.probs), "note": j.note, "decided_by": j.decided_by}
+            for j in judgments]
 
 
 def judge_documents(engine: Any, probes: Sequence[Probe]) -> list[dict[str, Any]]:
@@ -114,6 +115,17 @@ def judge_documents(engine: Any, probes: Sequence[Probe]) -> list[dict[str, Any]
                     "deciding_passage": p.passage[span[0]:span[1]] if span else None})
     log.info("documents judged: %d (%d passages)", len(out), sum(o["n_passages"] for o in out))
     return out
+
+
+def judge_record(engine: Any, judge: str, judge_args: Sequence[str]) -> dict[str, Any]:
+    """What a result file says of the judge (after it has judged, so that its model is resolved):
+    its name and arguments, the model, the decision rule and the backend's own description."""
+    desc = engine.describe()["backends"]["judge"]
+    thresholds = (desc.get("spec") or {}).get("thresholds")
+    return {"name": judge, "args": dict(parse_assignment(a, flag="--judge-arg") for a in judge_args),
+            "model": (desc.get("resolved") or {}).get("model_path") or (desc.get("args") or {}).get("model"),
+            "decision": (f"calibrated thresholds {thresholds}" if thresholds else "argmax")
+            if judge == "nli" else "the backend's own", "describe": desc}
 
 
 def _probs(probs: Any) -> dict[str, float] | None:
@@ -332,8 +344,6 @@ def run(args: argparse.Namespace) -> int:
     results = [by_id[p.id] for p in probes]
 
     capabilities = summarize(probes, results)
-    judge_desc = engine.describe()["backends"]["judge"]
-    thresholds = (judge_desc.get("spec") or {}).get("thresholds")
     tag = (args.tag or args.judge) + (f"-only-{'-'.join(caps)}" if args.only else "")
     record: dict[str, Any] = {
         "tag": tag,
@@ -344,11 +354,7 @@ def run(args: argparse.Namespace) -> int:
         "versions": {k: v for k, v in versions().items() if k in ("python", "torch", "transformers",
                                                                   "conflictscore-local")},
         "seed": args.seed,
-        "judge": {"name": args.judge, "args": dict(parse_assignment(a, flag="--judge-arg") for a in args.judge_arg),
-                  "model": (judge_desc.get("resolved") or {}).get("model_path")
-                  or (judge_desc.get("args") or {}).get("model"),
-                  "decision": (f"calibrated thresholds {thresholds}" if thresholds else "argmax")
-                  if args.judge == "nli" else "the backend's own", "describe": judge_desc},
+        "judge": judge_record(engine, args.judge, args.judge_arg),
         "engine": {"pipeline": "claims given, pruner none, the engine's passage splitting and document decision",
                    "chunk": engine.config.to_json()["chunk"], "aggregate": engine.config.to_json()["aggregate"]},
         "n_probes": len(probes), "n_templated": sum(p.origin == "templated" for p in probes),

@@ -897,11 +897,12 @@ TRAINING_SOURCES = ("fever_nli", "esnli", "sick")
 that the mined sets could share text with (FEVER, SNLI)."""
 
 
-def training_index(data_dir: Path) -> Any:
+def training_index(data_dir: Path, min_chars: int = 20) -> Any:
     """The project's :class:`~conflictscore_local.bench.leakage.TextIndex` of every text a
     judge of this project was or may be trained on: all of ``nli_extra`` except the
-    evaluation-only sets, plus FEVER NLI, e-SNLI and SICK. A mined probe that shares its
-    claim or passage (or a sentence of six words or more) with it is dropped."""
+    evaluation-only sets, plus FEVER NLI, e-SNLI and SICK (texts of ``min_chars`` characters or
+    more). A mined probe that shares its claim or passage (or a sentence of six words or more)
+    with it is dropped."""
     from conflictscore_local.bench.leakage import TextIndex
 
     index = TextIndex()
@@ -913,7 +914,7 @@ def training_index(data_dir: Path) -> Any:
         if path.name.lower().startswith(("readme", "license", "data_license")) or path.suffix in (".md", ".py"):
             continue
         for s in _training_strings(path):
-            if len(s) >= 20:
+            if len(s) >= min_chars:
                 index.add_document(detokenize(s))
     return index
 
