@@ -18,6 +18,7 @@ themselves: vLLM, sentence-transformers).
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -176,5 +177,53 @@ def unpack(folder: str | Path, out: str | Path, *, dtype: str = "float32") -> Pa
     return dst
 
 
-__all__ = ["FORMAT", "PACKED_WEIGHTS", "PLAIN_WEIGHTS", "WORD_EMBEDDINGS_SUFFIX", "dequantize_rows", "is_packed",
-           "load_state_dict", "pack", "pack_folder", "quantize_rows", "round_trip", "unpack"]
+def from_pretrained(auto_class: Any, folder: str | Path, **kwargs: Any) -> Any:
+    """``auto_class.from_pretrained(folder, **kwargs)`` for a plain folder; for a packed one the model is
+    built from its config and given the dequantized weights (``dtype`` from ``kwargs``), every weight
+    present (``ConfigError`` naming one that is missing or unknown)."""
+    import torch
+    from transformers import AutoConfig
+
+    if not is_packed(folder):
+        return auto_class.from_pretrained(str(folder), **kwargs)
+    dtype = kwargs.get("dtype") or torch.float32
+    config = AutoConfig.from_pretrained(str(folder))
+    model = auto_class.from_config(config, dtype=dtype)
+    state = {k: (v.to(dtype) if v.is_floating_point() else v) for k, v in load_state_dict(folder).items()}
+    result = model.load_state_dict(state, strict=False)
+    buffers = {name for name, _ in model.named_buffers()}
+    missing = [k for k in result.missing_keys if k not in buffers]
+    if missing or result.unexpected_keys:
+        what = f"no tensor {missing[0]!r}" if missing else f"an unknown tensor {result.unexpected_keys[0]!r}"
+        raise ConfigError(f"{Path(folder) / PACKED_WEIGHTS}: {what} for {type(model).__name__}")
+    if getattr(config, "tie_word_embeddings", False):
+        model.tie_weights()
+    return model.eval()
+
+
+def plain_folder(folder: str | Path) -> Path:
+    """``folder`` itself when it is a plain checkpoint; for a packed one, its plain float32 copy (:func:`unpack`)
+    in the cache home (``unpacked/<content hash>``), written once, for the runtimes and peers that read a
+    folder themselves (vLLM, sentence-transformers)."""
+    from ..util.jsonl import file_sha256
+    from ..util.locations import cache_home
+
+    src = Path(folder)
+    if not is_packed(src):
+        return src
+    digest = file_sha256(src / PACKED_WEIGHTS)[:16]
+    target = cache_home() / "unpacked" / f"{src.name}-{digest}"
+    if (target / PLAIN_WEIGHTS).is_file():
+        return target
+    tmp = target.with_name(target.name + f".tmp{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    unpack(src, tmp)
+    try:
+        tmp.rename(target)
+    except OSError:  # another process finished first: its copy is the same
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+__all__ = ["FORMAT", "PACKED_WEIGHTS", "PLAIN_WEIGHTS", "WORD_EMBEDDINGS_SUFFIX", "dequantize_rows", "from_pretrained",
+           "is_packed", "load_state_dict", "pack", "pack_folder", "plain_folder", "quantize_rows", "round_trip", "unpack"]

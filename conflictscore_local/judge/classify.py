@@ -38,6 +38,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any, Mapping, Sequence
 
 from ..backends import registry
+from ..backends.packed import plain_folder
 from ..backends.arguments import argument_defaults, argument_values
 from ..core.errors import ConfigError
 from ..generate.openai import OpenAIGenerator, RequestFailed
@@ -116,7 +117,9 @@ def _split(runtime: str, args: Mapping[str, Any], model: str) -> tuple[Any, int]
 def engine_runtime(classifier: Classifier, runtime: str) -> Any:
     """The ``nli`` judge's ``runtime=vllm`` or ``runtime=serve`` for ``classifier``, built from
     its ``runtime_args`` (loads nothing, connects nowhere)."""
-    cfg, chunk = _split(runtime, classifier.runtime_args, str(classifier.path))
+    # vLLM reads the folder itself: a packed checkpoint goes as its plain copy (same weights, float32)
+    model = str(plain_folder(classifier.path)) if runtime == "vllm" else str(classifier.path)
+    cfg, chunk = _split(runtime, classifier.runtime_args, model)
     if runtime == "vllm":
         import dataclasses as dc
 

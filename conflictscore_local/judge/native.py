@@ -20,6 +20,7 @@ import json
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from ..backends.packed import is_packed, load_state_dict
 from ..core.errors import BackendUnavailable
 from ..util.devices import torch_device
 from .runtime import Classifier, DoneFn, Features, Row, TorchRuntime, check_num_labels, run_batched
@@ -45,9 +46,10 @@ def check_supported(config: Mapping[str, Any], path: Path) -> None:
         why.append("a decoder (is_decoder / add_cross_attention)")
     if config.get("problem_type") not in (None, "single_label_classification"):
         why.append(f"problem_type {config.get('problem_type')!r}")
-    for name in ("tokenizer.json", "model.safetensors"):
-        if not (path / name).is_file():
-            why.append(f"no {name}")
+    if not (path / "tokenizer.json").is_file():
+        why.append("no tokenizer.json")
+    if not (path / "model.safetensors").is_file() and not is_packed(path):
+        why.append("no model.safetensors (nor model.packed.safetensors)")
     if why:
         raise BackendUnavailable(f"judge nli: runtime=native cannot run {path}: {'; '.join(why)}; use runtime=torch")
 
@@ -209,11 +211,12 @@ def build_bert(config: Mapping[str, Any], weights: Mapping[str, Any], *, prepack
 
 
 def load_weights(path: Path, dtype: Any) -> dict[str, Any]:
-    """``model.safetensors`` as tensors (memory-mapped; copied only where ``dtype`` differs), named as
-    transformers names them (a checkpoint saved from the bare encoder gains the ``bert.`` prefix)."""
+    """``model.safetensors`` as tensors (memory-mapped; copied only where ``dtype`` differs), or a packed
+    checkpoint's dequantized ones, named as transformers names them (a checkpoint saved from the bare
+    encoder gains the ``bert.`` prefix)."""
     from safetensors.torch import load_file
 
-    raw = load_file(str(path / "model.safetensors"))
+    raw = load_state_dict(path) if is_packed(path) else load_file(str(path / "model.safetensors"))
     out = {}
     for name, t in raw.items():
         key = name if name.startswith(("bert.", "classifier.", "cls.")) else "bert." + name

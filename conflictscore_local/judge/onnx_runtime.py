@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..backends.checkpoints import model_fingerprint
+from ..backends.packed import from_pretrained
 from ..util.environment import library_versions
 from ..core.errors import BackendUnavailable, ConfigError
 from ..util.extras import requires
@@ -135,9 +136,8 @@ def export_classifier(checkpoint: Path, out: Path, tokenizer: Any, *, revision: 
     exporters = requires("transformers.exporters", "judge nli: exporting to ONNX", install=INSTALL_HINT)
     OnnxConfig, OnnxExporter = exporters.OnnxConfig, exporters.OnnxExporter
     with quiet():
-        model = AutoModelForSequenceClassification.from_pretrained(
-            str(checkpoint), revision=revision, dtype=torch.float32
-        ).eval()
+        model = from_pretrained(AutoModelForSequenceClassification, checkpoint, revision=revision,
+                                dtype=torch.float32).eval()
     keys = [k for k in tokenizer.model_input_names if k in ("input_ids", "token_type_ids", "attention_mask")]
     limit = min(512, getattr(model.config, "max_position_embeddings", 512) or 512)
     passages, claims = [p for p, _ in SAMPLE_PAIRS], [c for _, c in SAMPLE_PAIRS]

@@ -167,14 +167,14 @@ class TorchRuntime:
         if self._model is None:
             from transformers import AutoModelForSequenceClassification
 
+            from ..backends.packed import from_pretrained
+
             c = self.classifier
             path = c.path
             device = torch_device(c.device)
             dtype, why = self.resolved_dtype()
             try:
-                model = AutoModelForSequenceClassification.from_pretrained(
-                    str(path), revision=c.revision, dtype=dtype
-                )
+                model = from_pretrained(AutoModelForSequenceClassification, path, revision=c.revision, dtype=dtype)
             except Exception as e:
                 raise BackendUnavailable(
                     f"judge nli: cannot load the model in {path} as a sequence classifier: {type(e).__name__}: {e}"

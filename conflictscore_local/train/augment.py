@@ -12,6 +12,7 @@ what is left: the label distribution conditioned on each surface feature.
 
 from __future__ import annotations
 
+import math
 import random
 import re
 from collections import Counter
@@ -135,6 +136,84 @@ def swap_number(text: str, other: str, rng: random.Random) -> str | None:
     return None if edit is None else _replace_token(text, *edit)
 
 
+# -- units: the same quantity in another unit (SUPPORT), the number kept under another unit (CONTRADICT) --
+_UNITS: dict[str, tuple[str, float, tuple[str, ...]]] = {
+    # name: (dimension, size in the dimension's base unit, spellings; the first is written)
+    "kilometres": ("length", 1000.0, ("kilometres", "kilometers", "km")),
+    "metres": ("length", 1.0, ("metres", "meters", "m")),
+    "centimetres": ("length", 0.01, ("centimetres", "centimeters", "cm")),
+    "millimetres": ("length", 0.001, ("millimetres", "millimeters", "mm")),
+    "miles": ("imperial", 5280.0, ("miles",)),
+    "feet": ("imperial", 1.0, ("feet", "ft")),
+    "inches": ("imperial", 1 / 12, ("inches",)),
+    "tonnes": ("mass", 1000.0, ("tonnes", "tons")),
+    "kilograms": ("mass", 1.0, ("kilograms", "kg")),
+    "grams": ("mass", 0.001, ("grams", "g")),
+    "litres": ("volume", 1.0, ("litres", "liters", "L")),
+    "millilitres": ("volume", 0.001, ("millilitres", "milliliters", "ml", "mL")),
+    "weeks": ("time", 604800.0, ("weeks",)),
+    "days": ("time", 86400.0, ("days",)),
+    "hours": ("time", 3600.0, ("hours",)),
+    "minutes": ("time", 60.0, ("minutes",)),
+    "seconds": ("time", 1.0, ("seconds",)),
+}
+_SPELLING = {sp: name for name, (_, _, sps) in _UNITS.items() for sp in sps}
+_QUANTITY = re.compile(r"(?<![\w.,])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s?(" + "|".join(
+    sorted((re.escape(sp) for sp in _SPELLING), key=len, reverse=True)) + r"|°C|°F|degrees Celsius|degrees Fahrenheit)\b")
+
+
+def _number_text(value: float) -> str | None:
+    """A quantity written as people write it (``5,000``, ``2.5``), or None when it is not a whole number
+    or a value with at most two decimals, or too large to read."""
+    if value <= 0 or value >= 1e7:
+        return None
+    if abs(value - round(value)) < 1e-9:
+        return f"{round(value):,}"
+    if abs(value * 100 - round(value * 100)) < 1e-6:
+        return f"{value:.2f}".rstrip("0")
+    return None
+
+
+def _conversions(number: str, unit: str) -> list[str]:
+    """The same quantity in each other unit of its dimension that gives a readable number, the most readable
+    first (the value nearest 30 on a log scale: 5 km as 5,000 metres before 500,000 centimetres)."""
+    value = float(number.replace(",", ""))
+    if unit in ("°C", "degrees Celsius", "°F", "degrees Fahrenheit"):
+        celsius = unit in ("°C", "degrees Celsius")
+        other = value * 9 / 5 + 32 if celsius else (value - 32) * 5 / 9
+        text = _number_text(other)
+        return [f"{text} °F" if celsius else f"{text} °C"] if text and other == round(other) else []
+    name = _SPELLING[unit]
+    dim, size, _ = _UNITS[name]
+    out = []
+    for other_name, (other_dim, other_size, spellings) in _UNITS.items():
+        if other_dim == dim and other_name != name:
+            text = _number_text(value * size / other_size)
+            if text is not None:
+                out.append((abs(math.log10(value * size / other_size) - 1.5), f"{text} {spellings[0]}"))
+    return [text for _, text in sorted(out)]
+
+
+def unit_edit(claim: str, passage: str, rng: random.Random) -> dict[str, str] | None:
+    """For a quantity with a unit that the claim states once and the passage states too: ``old`` as written,
+    ``same`` (the quantity in another unit of its dimension: 5 km → 5,000 metres) and ``wrong`` (the number
+    kept under that other unit: 5 km → 5 metres, or the temperature's number under the other scale); None
+    when there is none."""
+    found = [m for m in _QUANTITY.finditer(claim) if claim.count(m.group()) == 1 and m.group() in passage]
+    rng.shuffle(found)
+    for m in found:
+        number, unit = m.group(1), m.group(2)
+        options = _conversions(number, unit)
+        if not options:
+            continue
+        same = options[0] if len(options) == 1 or rng.random() < 0.75 else options[1]
+        wrong = f"{number} {same.split(' ', 1)[1]}"
+        if wrong.replace(",", "") == same.replace(",", ""):
+            continue
+        return {"old": m.group(), "same": same, "wrong": wrong}
+    return None
+
+
 def negate(claim: str, max_words: int = 25) -> str | None:
     """The claim with its first auxiliary negated ("was" → "was not"); None when it already
     holds a negation, has no auxiliary, is conditional or longer than ``max_words``."""
@@ -237,7 +316,8 @@ def _content_words(text: str) -> set[str]:
 
 def augment(support: Sequence[LabelledPair], passages: Sequence[str], rng: random.Random, *, per_kind: int,
             contradict: Sequence[LabelledPair] = (), irrelevant: Sequence[LabelledPair] = (),
-            entities: Callable[[Sequence[str]], list[list[tuple[str, str]]]] = named_entities) -> list[LabelledPair]:
+            entities: Callable[[Sequence[str]], list[list[tuple[str, str]]]] = named_entities,
+            units: int = 0) -> list[LabelledPair]:
     """Label-symmetric pairs generated from supported (and irrelevant) training pairs.
 
     Each kind is made in every direction from the same source pair, so the edit itself
@@ -258,7 +338,12 @@ def augment(support: Sequence[LabelledPair], passages: Sequence[str], rng: rando
       → IRRELEVANT (``claim_edit``; also with a changed number, ``claim_edit_value``), swapped in
       the passage alone → IRRELEVANT (``passage_edit``), in both → SUPPORT (``both_edit``);
     - ``aug_unrelated``: the claim against a passage drawn from the whole pool that shares at
-      most one content word → IRRELEVANT.
+      most one content word → IRRELEVANT;
+    - ``aug_unit`` (``units`` source pairs, drawn from their own seeded stream so that 0 leaves the
+      other kinds as they were): a quantity both state (:func:`unit_edit`) written in another unit of
+      its dimension in the claim → SUPPORT (``claim_convert``), in the passage → SUPPORT
+      (``passage_convert``); its number kept under that other unit in the claim → CONTRADICT
+      (``claim_wrong_unit``), in the passage → CONTRADICT (``passage_wrong_unit``).
 
     ``per_kind`` bounds the source pairs used per kind (each yields up to three pairs).
     """
@@ -347,6 +432,21 @@ def augment(support: Sequence[LabelledPair], passages: Sequence[str], rng: rando
             if len(words & _content_words(other)) <= 1:
                 add(p.claim, other, IRRELEVANT, "aug_unrelated", "random")
                 break
+    if units:
+        unit_rng = random.Random(f"units-{rng.random()}")
+        made = 0
+        for p in support:
+            if made >= units:
+                break
+            edit = unit_edit(p.claim, p.passage, unit_rng)
+            if edit is None:
+                continue
+            made += 1
+            old, same, wrong = edit["old"], edit["same"], edit["wrong"]
+            add(p.claim.replace(old, same, 1), p.passage, SUPPORT, "aug_unit", "claim_convert")
+            add(p.claim, p.passage.replace(old, same), SUPPORT, "aug_unit", "passage_convert")
+            add(p.claim.replace(old, wrong, 1), p.passage, CONTRADICT, "aug_unit", "claim_wrong_unit")
+            add(p.claim, p.passage.replace(old, wrong), CONTRADICT, "aug_unit", "passage_wrong_unit")
     return out
 
 

@@ -135,6 +135,7 @@ class Mix:
     sick_per_label: int = 100
     augment_per_kind: int = 1500
     compose_per_kind: int = 0
+    augment_units: int = 0
     augment_max_words: int = 100
     offtopic_per_source: int = 400
     extra: dict[str, int] = field(default_factory=lambda: {
@@ -159,7 +160,8 @@ class Mix:
                 raise ConfigError(f"Mix.extra[{name!r}] must be >= 0, got {n}")
         ints = ("easy_negatives", "corpus_support", "corpus_contradict", "corpus_irrelevant",
                 "bench_controls_per_source", "covidfact_per_label", "fever_support", "esnli_per_label",
-                "sick_per_label", "augment_per_kind", "compose_per_kind", "augment_max_words", "offtopic_per_source", "dev_pairs")
+                "sick_per_label", "augment_per_kind", "compose_per_kind", "augment_units", "augment_max_words",
+                "offtopic_per_source", "dev_pairs")
         for name in ints:
             if getattr(self, name) < 0:
                 raise ConfigError(f"Mix.{name} must be >= 0, got {getattr(self, name)}")
@@ -175,7 +177,7 @@ MIXES: dict[str, Mix] = {
     "v3": Mix(),
     "v5": Mix(
         corpus_support=2000, corpus_contradict=2000, corpus_irrelevant=2000, esnli_per_label=0, sick_per_label=0,
-        compose_per_kind=500, factcg_per_label=1034,
+        compose_per_kind=500, augment_units=1500, factcg_per_label=1034,
         extra={"vitaminc_real": 5000, "vitaminc_synthetic": 2500, "fever_symmetric_dev": 354,
                "fever_adversarial": 401, "negnli_hossain": 500, "scone_train": 1000},
     ),
@@ -473,7 +475,7 @@ def _training_side(d: Path, ev: _EvalSide, chunker: Chunker, mix: Mix, rng: rand
     irrelevant = [p for p in short if p.label == IRRELEVANT]
     passages = sorted({p.passage for p in short})
     generated = augment(_dedupe(support), passages, rng, per_kind=mix.augment_per_kind, contradict=contradict,
-                        irrelevant=irrelevant)
+                        irrelevant=irrelevant, units=mix.augment_units)
     generated += _offtopic(pairs, mix.offtopic_per_source, rng)
     if mix.compose_per_kind:
         generated += compose(_dedupe(support), contradict, irrelevant, random.Random(f"compose-{mix.seed}"),

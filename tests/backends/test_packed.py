@@ -60,3 +60,54 @@ def test_unpack_writes_a_plain_folder_with_the_small_files(tmp_path: Path) -> No
     assert torch.equal(plain["emb.weight"], emb) and plain["b"].dtype == torch.float32
     with pytest.raises(ConfigError, match="not a packed checkpoint"):
         packed.unpack(tmp_path / "plain", tmp_path / "again")
+
+
+@pytest.fixture(scope="module")
+def tiny_pair(tokenizer_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(plain, packed): a tiny BERT 3-way classifier with round-tripped embeddings, and its packed folder."""
+    transformers = pytest.importorskip("transformers")
+    tok = transformers.AutoTokenizer.from_pretrained(str(tokenizer_dir))
+    cfg = transformers.BertConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=1,
+                                  num_attention_heads=2, intermediate_size=64, num_labels=3,
+                                  id2label={0: "SUPPORT", 1: "CONTRADICT", 2: "IRRELEVANT"},
+                                  label2id={"SUPPORT": 0, "CONTRADICT": 1, "IRRELEVANT": 2})
+    torch.manual_seed(0)
+    model = transformers.BertForSequenceClassification(cfg)
+    with torch.no_grad():
+        emb = model.get_input_embeddings().weight
+        emb.copy_(packed.round_trip(emb))
+    root = tmp_path_factory.mktemp("tiny-packed")
+    model.save_pretrained(root / "plain")
+    tok.save_pretrained(root / "plain")
+    packed.pack_folder(root / "plain", root / "packed", dtype="float32")
+    return root / "plain", root / "packed"
+
+
+def test_a_packed_folder_loads_as_the_same_classifier_through_the_judges_runtimes(tiny_pair: tuple[Path, Path]
+                                                                                   ) -> None:
+    from transformers import AutoModelForSequenceClassification
+
+    from conflictscore_local import registry
+    from conflictscore_local.core.types import Claim, Pair, Passage
+
+    plain, pk = tiny_pair
+    a = AutoModelForSequenceClassification.from_pretrained(str(plain)).eval()
+    b = packed.from_pretrained(AutoModelForSequenceClassification, pk, dtype=torch.float32)
+    assert a.state_dict().keys() == b.state_dict().keys()
+    assert all(torch.equal(a.state_dict()[k], b.state_dict()[k]) for k in a.state_dict())
+    pairs = [Pair(Claim("q", 0, "The river is wide."), Passage("q", "d", 0, "The river is narrow here."))]
+    for runtime in ("torch", "native"):
+        got = [registry.build("judge", "nli", {"model": str(m), "runtime": runtime}).judge(pairs)[0].probs
+               for m in (plain, pk)]
+        assert got[0] == got[1], runtime
+
+
+def test_plain_folder_unpacks_once_into_the_cache_home(tiny_pair: tuple[Path, Path], tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    plain, pk = tiny_pair
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert packed.plain_folder(plain) == plain
+    out = packed.plain_folder(pk)
+    assert out.parent == tmp_path / "conflictscore" / "unpacked" and (out / "model.safetensors").is_file()
+    mtime = (out / "model.safetensors").stat().st_mtime_ns
+    assert packed.plain_folder(pk) == out and (out / "model.safetensors").stat().st_mtime_ns == mtime

@@ -267,3 +267,35 @@ def test_prepare_drops_training_claims_and_abstracts_that_are_evaluation_texts()
              LabelledPair("cats are LAZY", "p", "SUPPORT", "s"), LabelledPair("y", "Fine passage.", "IRRELEVANT", "s")]
     counts = Counter()
     assert _filter_pairs(pairs, index, counts) == pairs[2:] and counts == {"documents": 1, "claims": 1}
+
+
+def test_unit_edit_converts_a_shared_quantity_and_keeps_the_number_under_the_other_unit() -> None:
+    import random
+
+    from conflictscore_local.train.augment import _conversions, unit_edit
+
+    # the most readable conversion first (log10 of the value nearest 1.5): 5,000 metres, not 500,000 cm
+    assert _conversions("5", "km") == ["5,000 metres", "500,000 centimetres", "5,000,000 millimetres"]
+    assert _conversions("20", "°C") == ["68 °F"] and _conversions("21", "°C") == []  # 69.8 °F is no whole degree
+    assert _conversions("3", "hours") == ["180 minutes", "10,800 seconds"]  # 0.125 days: three decimals
+    edit = unit_edit("The strike lasted 2 weeks.", "The strike lasted 2 weeks in all.", random.Random(0))
+    assert edit == {"old": "2 weeks", "same": "14 days", "wrong": "2 days"}
+    assert unit_edit("It took 2 weeks.", "It took 3 weeks.", random.Random(0)) is None  # not shared
+    assert unit_edit("The road is long.", "The road is 4 km long.", random.Random(0)) is None
+
+
+def test_augment_units_are_label_symmetric() -> None:
+    import random
+
+    from conflictscore_local.train.augment import augment
+    from conflictscore_local.train.sources import LabelledPair
+
+    src = LabelledPair("The bridge is 2 km long.", "Opened in 1932, the bridge is 2 km long.", "SUPPORT", "toy")
+    out = [p for p in augment([src], [src.passage], random.Random(0), per_kind=0, units=5, entities=lambda c: [[]] * len(c))
+           if p.source == "aug_unit"]
+    assert sorted((p.kind, p.label) for p in out) == [
+        ("claim_convert", "SUPPORT"), ("claim_wrong_unit", "CONTRADICT"), ("passage_convert", "SUPPORT"),
+        ("passage_wrong_unit", "CONTRADICT")]
+    by = {p.kind: p for p in out}
+    assert by["claim_convert"].claim == "The bridge is 2,000 metres long." and by["claim_convert"].passage == src.passage
+    assert by["passage_wrong_unit"].passage == "Opened in 1932, the bridge is 2 metres long."
