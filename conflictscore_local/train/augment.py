@@ -317,7 +317,7 @@ def _content_words(text: str) -> set[str]:
 def augment(support: Sequence[LabelledPair], passages: Sequence[str], rng: random.Random, *, per_kind: int,
             contradict: Sequence[LabelledPair] = (), irrelevant: Sequence[LabelledPair] = (),
             entities: Callable[[Sequence[str]], list[list[tuple[str, str]]]] = named_entities,
-            units: int = 0) -> list[LabelledPair]:
+            units: int = 0, unit_pool: Sequence[LabelledPair] = ()) -> list[LabelledPair]:
     """Label-symmetric pairs generated from supported (and irrelevant) training pairs.
 
     Each kind is made in every direction from the same source pair, so the edit itself
@@ -339,8 +339,8 @@ def augment(support: Sequence[LabelledPair], passages: Sequence[str], rng: rando
       the passage alone → IRRELEVANT (``passage_edit``), in both → SUPPORT (``both_edit``);
     - ``aug_unrelated``: the claim against a passage drawn from the whole pool that shares at
       most one content word → IRRELEVANT;
-    - ``aug_unit`` (``units`` source pairs, drawn from their own seeded stream so that 0 leaves the
-      other kinds as they were): a quantity both state (:func:`unit_edit`) written in another unit of
+    - ``aug_unit`` (``units`` source pairs from ``support`` and ``unit_pool``, drawn from their own
+      seeded stream so that 0 leaves the other kinds as they were): a quantity both state (:func:`unit_edit`) written in another unit of
       its dimension in the claim → SUPPORT (``claim_convert``), in the passage → SUPPORT
       (``passage_convert``); its number kept under that other unit in the claim → CONTRADICT
       (``claim_wrong_unit``), in the passage → CONTRADICT (``passage_wrong_unit``).
@@ -435,9 +435,11 @@ def augment(support: Sequence[LabelledPair], passages: Sequence[str], rng: rando
     if units:
         unit_rng = random.Random(f"units-{rng.random()}")
         made = 0
-        for p in support:
+        for p in [*support, *unit_pool]:
             if made >= units:
                 break
+            if p.label != SUPPORT:
+                continue
             edit = unit_edit(p.claim, p.passage, unit_rng)
             if edit is None:
                 continue

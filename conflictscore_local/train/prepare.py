@@ -474,8 +474,11 @@ def _training_side(d: Path, ev: _EvalSide, chunker: Chunker, mix: Mix, rng: rand
     contradict = [p for p in short if p.label == CONTRADICT and p.source not in ("breaking_nli", "cad_snli")]
     irrelevant = [p for p in short if p.label == IRRELEVANT]
     passages = sorted({p.passage for p in short})
+    # unit conversions need a quantity both sides state: every supported VitaminC training pair may give one
+    unit_pool = _filter_pairs([p for p in ev.vitaminc_train if p.label == SUPPORT
+                               and len(p.passage.split()) <= mix.augment_max_words], index, Counter())
     generated = augment(_dedupe(support), passages, rng, per_kind=mix.augment_per_kind, contradict=contradict,
-                        irrelevant=irrelevant, units=mix.augment_units)
+                        irrelevant=irrelevant, units=mix.augment_units, unit_pool=unit_pool)
     generated += _offtopic(pairs, mix.offtopic_per_source, rng)
     if mix.compose_per_kind:
         generated += compose(_dedupe(support), contradict, irrelevant, random.Random(f"compose-{mix.seed}"),
