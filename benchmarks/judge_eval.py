@@ -57,6 +57,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--anchors", nargs="*", default=[], metavar="NAME", help="anchor files (anchor_NAME.jsonl)")
     p.add_argument("--anchor-sample", type=int, default=None, metavar="N",
                    help="judge a seeded sample of N units of each anchor (default: all; the count is recorded)")
+    p.add_argument("--anchor-whole", nargs="*", default=[], metavar="NAME",
+                   help="anchors judged whole even with --anchor-sample (those a target is stated on)")
     p.add_argument("--rules", nargs="*", default=list(DOCUMENT_RULES), choices=DOCUMENT_RULES)
     p.add_argument("--max-fpr", action="append", default=[], metavar="SET=RATE",
                    help="calibrate only over thresholds whose false-positive rate on SET's control claims is at "
@@ -180,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     anchors = {}
     for name in args.anchors:
         full, _ = read_eval_set(str(data / f"anchor_{name}.jsonl"), chunker)
-        ev = sample_units(full, args.anchor_sample)
+        ev = sample_units(full, None if name in args.anchor_whole else args.anchor_sample)
         p = judge_probs(judge, ev)
         anchors[name] = {"units": len(ev), "of": len(full),
                          "argmax": _figures(evaluate(p, ev, None)),

@@ -23,10 +23,12 @@
 #      arg-max against the calibrated thresholds on the dev sets; benchmarks/judge_decision.py keeps arg-max
 #      unless the thresholds raise the mean dev macro-F1 and keep every sanity pair arg-max gets right, and
 #      writes the rule into the checkpoint's conflictscore.json;
-#   7. `train-judge pack` into models/default-judge (int8 embedding rows, float16 rest: ~34 MB);
-#   8. evaluation of v5 and v3 alike: the anchors (e-SNLI test and TaxiNLI whole), the sanity checklist, the
-#      behavioural checklist, ConflictBench test and dev through `bench run`, the cost per pair; then the
-#      card's tables (judge_card.py) and benchmarks/conflictbench.md.
+#   7. evaluation of v5 and v3 alike: the anchors (e-SNLI test, TaxiNLI, MPE test, FM2 test whole, the others
+#      sampled), the sanity checklist, the behavioural checklist, ConflictBench test and dev through
+#      `bench run`, the cost per pair;
+#   8. the gate (benchmarks/judge_ship.py): v5 ships only when it beats v3 on ConflictBench test detection F1
+#      and on the sanity checklist; then `train-judge pack` into models/default-judge (int8 embedding rows,
+#      float16 rest: ~34 MB), the card's tables (judge_card.py) and benchmarks/conflictbench.md.
 #
 #   models/build_default_judge.sh            (about 4 hours on an idle 2-core CPU; stage 1 is ~1 h of it)
 #
@@ -87,36 +89,48 @@ cp "$WORK/judge-v5-stage1/training.json" "$RES/default-judge-v5-stage1_training.
 cp "$WORK/judge-v5/training.json" "$RES/default-judge-v5_training.json"
 
 ANCHORS=(esnli_test taxinli anli mpe_test fm2_test fever_symmetric conjnli cad_test nan_nli control averitec)
+WHOLE=(esnli_test taxinli mpe_test fm2_test)   # the targets are stated on these: judged whole, the rest sampled
 # the document rules on the dev sets (each with thresholds calibrated for it), the best rule written into the
-# checkpoint with its thresholds (--apply-best); then the decision: arg-max unless the thresholds earn their place
+# checkpoint with its thresholds (--apply-best)
 "$PY" benchmarks/judge_eval.py --tag v5 --judge-arg model="$WORK/judge-v5" --data "$DATA" --dev "${DEV[@]}" \
-  --anchors "${ANCHORS[@]}" --apply-best "$WORK/judge-v5" --threads "$THREADS"
-"$PY" benchmarks/judge_decision.py --model "$WORK/judge-v5" --eval "$RES/judge_eval_v5.json" --tag v5 --apply
+  --anchors "${ANCHORS[@]}" --anchor-sample 600 --anchor-whole "${WHOLE[@]}" --apply-best "$WORK/judge-v5" \
+  --threads "$THREADS"
+# the decision: arg-max unless those thresholds raise the mean dev macro-F1 and break no sanity pair
+"$PY" benchmarks/judge_sanity.py --judge-arg model="$WORK/judge-v5" --tag v5-thresholds --no-leak-check
+"$PY" benchmarks/judge_sanity.py --judge-arg model="$WORK/judge-v5" --judge-arg calibration=false --tag v5-argmax \
+  --no-leak-check
+"$PY" benchmarks/judge_decision.py --eval "$RES/judge_eval_v5.json" --sanity "$RES/judge_sanity_v5-thresholds.json" \
+  --sanity-argmax "$RES/judge_sanity_v5-argmax.json" --model "$WORK/judge-v5" --tag v5 --apply
 # v3 on the same dev sets and anchors, with its own thresholds and document rule
 "$PY" benchmarks/judge_eval.py --tag v3-v5data --judge-arg model="$V3" --data "$DATA" --dev "${DEV[@]}" \
-  --anchors "${ANCHORS[@]}" --threads "$THREADS"
+  --anchors "${ANCHORS[@]}" --anchor-sample 600 --anchor-whole "${WHOLE[@]}" --threads "$THREADS"
 
-rm -rf models/default-judge.new
-"$CS" train-judge pack "$WORK/judge-v5" -o models/default-judge.new -q
-cp models/default-judge/README.md models/default-judge.new/   # the card (its tables are refilled below)
-rm -rf models/default-judge && mv models/default-judge.new models/default-judge
-
+# evaluation: v5 from its fit output (the values the packed file holds), v3 from its checkpoint
 for tag in v3 v5; do
-  model=$([ "$tag" = v3 ] && echo "$V3" || echo models/default-judge)
-  "$PY" benchmarks/judge_sanity.py --judge-arg model="$model" --tag "$tag"
+  model=$([ "$tag" = v3 ] && echo "$V3" || echo "$WORK/judge-v5")
+  "$PY" benchmarks/judge_sanity.py --judge-arg model="$model" --tag "$tag" --no-leak-check
   "$PY" benchmarks/judge_checklist.py --judge-arg model="$model" --tag "$tag"
 done
-"$PY" benchmarks/judge_sanity.py --judge-arg model=models/default-judge --judge-arg calibration=false --tag v5-argmax
-
 "$CS" bench build -o "$WORK/conflictbench.jsonl" --summary "$RES/conflictbench_stats.json" -q
 for split in test dev; do
   sfx=$([ "$split" = dev ] && echo "-dev" || echo "")
-  "$CS" bench run "$WORK/conflictbench.jsonl" --split "$split" --judge nli --pruner embedding --no-cache -q \
-    -o "$WORK/conflictbench_default-judge$sfx.jsonl" --summary "$RES/conflictbench_default-judge$sfx.json"
-  "$CS" bench run "$WORK/conflictbench.jsonl" --split "$split" --judge nli --judge-arg model="$V3" --pruner embedding \
-    --no-cache -q -o "$WORK/conflictbench_v3$sfx.jsonl" --summary "$RES/conflictbench_default-judge-v3$sfx.json"
+  for tag in v3 v5; do
+    model=$([ "$tag" = v3 ] && echo "$V3" || echo "$WORK/judge-v5")
+    "$CS" bench run "$WORK/conflictbench.jsonl" --split "$split" --judge nli --judge-arg model="$model" \
+      --pruner embedding --no-cache -q -o "$WORK/conflictbench_$tag$sfx.jsonl" \
+      --summary "$RES/conflictbench_default-judge-$tag$sfx.json"
+  done
 done
-"$PY" benchmarks/judge_pair_cost.py --judge-arg model="$V3" --judge-arg model=models/default-judge --tag v3-v5
+"$PY" benchmarks/judge_pair_cost.py --judge v3="$V3" --judge v5="$WORK/judge-v5" --data "$DATA" --pairs 256 \
+  --repeats 5 --threads "$THREADS" --out "$RES/judge_pair_cost_v3-v5"
+
+# ship v5 only when it beats v3 on ConflictBench test detection F1 and on the sanity checklist
+if "$PY" benchmarks/judge_ship.py --new v5 --old v3; then
+  rm -rf models/default-judge.new
+  "$CS" train-judge pack "$WORK/judge-v5" -o models/default-judge.new -q
+  cp models/default-judge/README.md models/default-judge.new/   # the card (its tables are refilled below)
+  rm -rf models/default-judge && mv models/default-judge.new models/default-judge
+fi
 "$PY" benchmarks/conflictbench_report.py             # refill the tables in benchmarks/conflictbench.md
 "$PY" benchmarks/judge_card.py                       # the card's tables, from the files above
 "$PY" benchmarks/leakage.py --data-json "$DATA/data.json"

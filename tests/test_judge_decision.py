@@ -56,3 +56,18 @@ def test_apply_writes_the_rule_and_drops_the_thresholds_for_arg_max(jd: Any, tmp
     cfg = json.loads((tmp_path / "conflictscore.json").read_text())
     assert "thresholds" not in cfg and cfg["decision_rule"]["rule"] == "argmax" and cfg["max_length"] == 192
     assert json.loads((tmp_path / "judge_decision_t.json").read_text())["decision"]["rule"] == "argmax"
+
+
+def test_the_ship_gate_needs_both_figures_beaten(benchmark_script: Any, tmp_path: Path) -> None:
+    ship = benchmark_script("judge_ship")
+    real = json.loads((Path(__file__).resolve().parents[1] / "benchmarks" / "results" /
+                       "conflictbench_default-judge-v2.json").read_text())  # a recorded bench run summary
+    for tag, f1, acc in (("new", 0.76, 0.70), ("old", 0.70, 0.54), ("worse", 0.78, 0.50)):
+        real["detection"]["overall"]["f1"] = f1
+        (tmp_path / f"conflictbench_default-judge-{tag}.json").write_text(json.dumps(real))
+        (tmp_path / f"judge_sanity_{tag}.json").write_text(json.dumps({"summary": {"overall": {"accuracy": acc}}}))
+    assert ship.main(["--new", "new", "--old", "old", "--results", str(tmp_path)]) == 0
+    assert ship.main(["--new", "worse", "--old", "old", "--results", str(tmp_path)]) == 1
+    verdict = json.loads((tmp_path / "judge_ship_worse.json").read_text())
+    assert verdict["held_back_by"] == ["sanity_accuracy"] and verdict["figures"]["conflictbench_test_detection_f1"][
+        "beats"] is True
