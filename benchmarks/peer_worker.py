@@ -114,7 +114,8 @@ def onnx_variant(args: argparse.Namespace, kind: str) -> tuple[Callable, dict]:
         export_dynamic_quantized_onnx_model(base, config, args.model)
         found = sorted(Path(args.model).glob(f"onnx/model_*int8_{config}.onnx"))  # qint8, or quint8 on AVX2
         if not found:
-            raise RuntimeError(f"export_dynamic_quantized_onnx_model({config!r}) wrote no onnx/model_*int8_{config}.onnx")
+            raise RuntimeError(f"export_dynamic_quantized_onnx_model({config!r}) wrote no "
+                               f"onnx/model_*int8_{config}.onnx")
         file_name = found[0].relative_to(args.model).as_posix()
     del base
     return cross_encoder(args, "onnx", file_name)

@@ -66,7 +66,8 @@ WORKER_PEERS = {  # peer: its virtualenv (relative to the checkout; "" = this in
     "st-openvino": ".venv-peer-openvino", "fastembed": ".venv-peer-onnx", "flashrank": ".venv-peer-onnx",
     "vllm": ".venv-vllm",
 }
-SERVER_PEERS = {"infinity-torch": ("torch", ".venv-peer-infinity"), "infinity-optimum": ("optimum", ".venv-peer-infinity")}
+SERVER_PEERS = {"infinity-torch": ("torch", ".venv-peer-infinity"),
+                "infinity-optimum": ("optimum", ".venv-peer-infinity")}
 ALL = (*ENGINE, *WORKER_PEERS, *SERVER_PEERS)
 LOAD_TIMEOUT_S = 900.0
 WORKER = Path(__file__).resolve().parent / "peer_worker.py"
@@ -229,7 +230,7 @@ class EnginePeer:
 
     def __init__(self, name: str, peers: Peers, items: dict[str, list[Item]], shared: dict[str, Path]):
         self.name, self.peers, self.items, self.shared = name, peers, items, shared
-        self.info = {"ready": True, "load_s": 0.0, "resolved": {
+        self.info = {"ready": True, "load_s": None, "resolved": {
             "threads": f"torch {peers.threads}", "runtime": peers.judge.describe()["resolved"].get("runtime"),
             "pruner": "none" if name == "engine_none" else "auto"}}
         self.last: dict[str, dict[str, Any]] = {}
@@ -324,9 +325,19 @@ def measure(args: Any) -> dict[str, Any]:
         rows: dict[str, dict[str, Any]] = {n: {} for n in running}
         cold: dict[str, float] = {}
         load: list[dict[str, Any]] = []
+        def drop(name: str, when: str, exc: Exception) -> None:  # a peer that fails mid-run is recorded, not fatal
+            failed[name] = {"reason": f"failed {when}: {exc}"}
+            print(f"  {name}: {failed[name]['reason']}", file=sys.stderr, flush=True)
+            running.pop(name).close()
+            times.pop(name)
+            rows.pop(name)
+
         try:
-            for name, peer in running.items():  # the first pass of each, alone: cold
-                cold[name], rows[name][first] = peer.run(first)
+            for name, peer in list(running.items()):  # the first pass of each, alone: cold
+                try:
+                    cold[name], rows[name][first] = peer.run(first)
+                except (Unavailable, OSError, KeyError, urllib.error.URLError) as exc:
+                    drop(name, "in its cold pass", exc)
             for r in range(args.rounds):
                 order = list(running)
                 order = order[r % len(order):] + order[:r % len(order)]
@@ -336,11 +347,16 @@ def measure(args: Any) -> dict[str, Any]:
                 load.append({"round": r, "load_1m": round(os.getloadavg()[0], 2), "order": order})
                 print(f"round {r + 1}/{args.rounds} (load {load[-1]['load_1m']})", file=sys.stderr, flush=True)
                 for name in order:
-                    for w in jobs:
-                        s, got = running[name].run(w)
-                        times[name][w].append(s)
-                        if w not in rows[name]:
-                            rows[name][w] = got
+                    try:
+                        for w in jobs:
+                            s, got = running[name].run(w)
+                            times[name][w].append(s)
+                            if w not in rows[name]:
+                                rows[name][w] = got
+                    except (Unavailable, OSError, KeyError, urllib.error.URLError) as exc:
+                        if name in ENGINE:
+                            raise
+                        drop(name, f"in round {r + 1}", exc)
             engine_labels = {n: {w: running[n].last[w]["labels"] for w in jobs} for n in ENGINE if n in running}
             engine_runs = {n: {w: {k: v for k, v in running[n].last[w].items() if k != "labels"} for w in jobs}
                            for n in ENGINE if n in running}
@@ -438,7 +454,8 @@ def markdown(data: dict[str, Any]) -> str:
         threads = res.pop("threads", "-")
         ran = ", ".join(f"{k} {v}" for k, v in res.items()) or "-"
         vers = ", ".join(f"{k} {v}" for k, v in p.get("versions", {}).items()) or "this venv's (meta)"
-        lines.append(f"| {name} | {p.get('load_s', '-')} | {p['cold_s']} | {threads} | {ran} | {vers} |")
+        load = "(the judge, loaded before)" if p.get("load_s") is None else p["load_s"]
+        lines.append(f"| {name} | {load} | {p['cold_s']} | {threads} | {ran} | {vers} |")
     if data["unavailable"]:
         lines += ["", "## Peers that did not run here", "", "| peer | why |", "|---|---|"]
         lines += [f"| {n} | {r['reason']} |" for n, r in data["unavailable"].items()]

@@ -242,8 +242,10 @@ def _macros() -> Any:
 def test_result_table_renders_a_recorded_table() -> None:
     """``{{ result_table(...) }}``: a recorded ``{"columns", "rows"}`` table as markdown, a short row named."""
     macros = _macros()
-    table = {"columns": ["workload", "peer", "median s"], "rows": [["rag", "st-onnx", "7.191"], ["long", "vllm", "2.5"]]}
+    table = {"columns": ["workload", "peer", "median s"],
+             "rows": [["rag", "st-onnx", "7.191"], ["long", "vllm", "2.5"]]}
     assert macros.markdown_table(table, "x.json table") == (
         "| workload | peer | median s |\n|---|---|---|\n| rag | st-onnx | 7.191 |\n| long | vllm | 2.5 |")
     with pytest.raises(ValueError, match=r"x.json table: row 1 has 2 cells for 3 columns"):
-        macros.markdown_table({"columns": table["columns"], "rows": [table["rows"][0], ["rag", "vllm"]]}, "x.json table")
+        short = {"columns": table["columns"], "rows": [table["rows"][0], ["rag", "vllm"]]}
+        macros.markdown_table(short, "x.json table")
