@@ -86,7 +86,8 @@ def test_summary_medians_ratios_labels_and_table(P: Any) -> None:
     onnx = out["peers"]["st-onnx"]["workloads"]["rag"]
     # medians 1.5 (st-onnx) and 3.3 (engine_default): 1.5 / 3.3 = 0.4545...
     assert (onnx["median_s"], onnx["fastest_s"], onnx["over_engine_default"]) == (1.5, 1.2, 0.455)
-    assert (onnx["labels_equal"], onnx["labels_total"]) == (1, 2)  # its second pair says SUPPORT, the engine's IRRELEVANT
+    # its second pair says SUPPORT where the engine said IRRELEVANT
+    assert (onnx["labels_equal"], onnx["labels_total"]) == (1, 2)
     assert out["peers"]["st-onnx"]["load_s"] == 4.5 and out["peers"]["st-onnx"]["cold_s"] == 1.9
     assert "not comparable" in out["peers"]["fastembed"]["workloads"]["rag"]["labels"]
     assert out["peers"]["engine_default"]["workloads"]["rag"]["labels_equal"] == 2
