@@ -137,7 +137,8 @@ def free_port() -> int:
 
 
 class InfinityPeer:
-    """``infinity_emb v2`` serving the folder on 127.0.0.1; a workload is one ``POST /rerank`` per
+    """``infinity_emb v2`` serving the folder on 127.0.0.1 (for the ``optimum`` engine the folder's ONNX
+    export, made first with the venv's optimum, its time counted in the load); a workload is one ``POST /rerank`` per
     passage (``query`` = the passage, ``documents`` = its claims: the judge's order, premise first),
     all sent at once (at most 64 in flight) so that the server batches them; ``raw_scores``."""
 
@@ -153,6 +154,15 @@ class InfinityPeer:
                "INFINITY_ANONYMOUS_USAGE_STATS": "0", "DO_NOT_TRACK": "1", "PYTHONPATH": ""}
         self.stderr = open(log, "w", encoding="utf-8")
         t0 = time.perf_counter()
+        if engine == "optimum":  # Infinity's optimum engine reads an ONNX file of the folder: export it, as a user must
+            export = ("import sys\nfrom optimum.onnxruntime import ORTModelForSequenceClassification as M\n"
+                      "M.from_pretrained(sys.argv[1], export=True).save_pretrained(sys.argv[1])")
+            done = subprocess.run([str(exe.with_name("python")), "-c", export, str(folder)], stdout=self.stderr,
+                                  stderr=subprocess.STDOUT, env=env)
+            if done.returncode != 0:
+                self.stderr.close()
+                raise Unavailable(f"exporting the folder to ONNX for Infinity's optimum engine failed "
+                                  f"(log: {log.name})")
         self.proc = subprocess.Popen(
             [str(exe), "v2", "--model-id", str(folder), "--served-model-name", "judge", "--engine", engine,
              "--device", "cpu", "--dtype", "float32", "--batch-size", "32", "--host", "127.0.0.1",
