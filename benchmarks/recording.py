@@ -29,11 +29,28 @@ def run_meta(script: str, argv: Sequence[str] | None, started: float, load: Sequ
     return {
         "date": dt.date.today().isoformat(),
         "command": "python " + shlex.join([os.path.relpath(script, repo_root())] + args),
+        "commit": commit(),
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs shared with other jobs, no GPU ({platform.platform()})",
         "load_average": [round(load[0], 1), round(os.getloadavg()[0], 1)],
         "total_s": round(time.perf_counter() - started, 1),
         "versions": versions(),
     }
+
+
+def commit() -> str:
+    """The checkout's commit (``git rev-parse HEAD``), with ``+changes`` when tracked files differ from it;
+    ``unknown`` outside a git checkout."""
+    def git(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["git", *args], cwd=repo_root(), capture_output=True, text=True)
+
+    try:
+        head = git("rev-parse", "HEAD")
+        if head.returncode != 0:
+            return "unknown"
+        dirty = git("status", "--porcelain", "--untracked-files=no").stdout.strip()
+    except OSError:
+        return "unknown"
+    return head.stdout.strip() + ("+changes" if dirty else "")
 
 
 def write_recorded(out: Path, result: dict[str, Any], markdown: Callable[[dict[str, Any]], str],
@@ -52,7 +69,8 @@ def write_recorded(out: Path, result: dict[str, Any], markdown: Callable[[dict[s
 def header(meta: dict[str, Any], extra: str = "") -> list[str]:
     """The lines an OUT.md starts its body with: the command, the date, the machine and the load."""
     start, end = meta["load_average"]
-    return [f"Command: `{meta['command']}`  ",
+    said = f" (commit {meta['commit']})" if meta.get("commit") else ""
+    return [f"Command: `{meta['command']}`{said}  ",
             f"Date: {meta['date']}. Machine: {meta['machine']}{extra}; 1-minute load average {start} at the start, "
             f"{end} at the end; {meta['total_s']} s in all.", ""]
 

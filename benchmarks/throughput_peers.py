@@ -49,7 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from recording import uptime  # noqa: E402
 from workloads import (PEER_BATCH, base_parser, data_dir, doc_labels, grown_job, long_job,  # noqa: E402
-                       matmul_peak, pooled_job, rag_job, ramdocs_questions, token_counts)
+                       matmul_peak, plain_folder, pooled_job, rag_job, ramdocs_questions, token_counts)
 
 from conflictscore_local import Engine, RunConfig  # noqa: E402
 from conflictscore_local.core.aggregate import document_judgment  # noqa: E402
@@ -86,11 +86,19 @@ class Peers:
         self.cache_n = 0
         self._cross: Any = None
         self._model: Any = None
+        self._folder: Path | None = None
 
     def pairs(self, items: Sequence[Item]) -> list[Pair]:
         return [Pair(Claim(it.id, i, c), p) for it in items
                 for p in self.chunker.split(it.id, [d for d in it.documents if d.text.strip()])
                 for i, c in enumerate(it.claims or ())]
+
+    def model_folder(self) -> Path:
+        """The judge's checkpoint as the peers read it: a plain float32 ``transformers`` folder (a packed
+        checkpoint unpacked, float16 weights cast, exactly), written once under the temporary folder."""
+        if self._folder is None:
+            self._folder = plain_folder(self.judge.checkpoint(), self.tmp / "judge")
+        return self._folder
 
     def cross_encoder(self) -> Any:
         if self._cross is None:
@@ -98,7 +106,7 @@ class Peers:
             from sentence_transformers import CrossEncoder
 
             # the engine's dtype (float32 on a CPU without native bf16; the checkpoint is stored in float16)
-            self._cross = CrossEncoder(str(self.judge.checkpoint()), max_length=self.max_length, device=self.device,
+            self._cross = CrossEncoder(str(self.model_folder()), max_length=self.max_length, device=self.device,
                                        local_files_only=True, model_kwargs={"dtype": self.dtype})
         return self._cross
 
@@ -108,7 +116,7 @@ class Peers:
             from transformers import AutoModelForSequenceClassification
 
             self._model = AutoModelForSequenceClassification.from_pretrained(
-                str(self.judge.checkpoint()), dtype=self.dtype).to(self.device).eval()
+                str(self.model_folder()), dtype=self.dtype).to(self.device).eval()
         return self._model
 
     def doc_labels_of(self, items: Sequence[Item], pairs: Sequence[Pair], rows: Sequence[Sequence[float]]) -> dict:
@@ -148,7 +156,7 @@ class Peers:
 
         model = self.hf_model()
         # a user's loop: transformers' own tokenizer (the judge's may be the native runtime's, which pads nothing)
-        tok = AutoTokenizer.from_pretrained(str(self.judge.checkpoint()), local_files_only=True)
+        tok = AutoTokenizer.from_pretrained(str(self.model_folder()), local_files_only=True)
         t0 = time.perf_counter()
         pairs = self.pairs(items)
         rows: list[list[float]] = []

@@ -10,6 +10,8 @@ folder import: a script is its measurement, not its inputs.
 - ``load_pairs``: ContraQA paragraphs or Climate-FEVER sentences as judge pairs;
 - ``candidate_groups``: each claim × its item's passages, as the engine hands them to the pruner;
 - ``doc_labels``: the claim × document labels of scored results, to compare variants;
+- ``plain_folder``: the judge's checkpoint as a plain float32 ``transformers`` folder, what the
+  peers load (a packed checkpoint unpacked);
 - ``token_counts``: real and padded tokens and the matmul FLOPs of forwards in the peers' batches or
   the engine's;
 - ``matmul_peak``: the machine's matmul GFLOP/s at the judge's shape, what a forward is divided by.
@@ -20,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -179,6 +182,33 @@ def candidate_groups(engine: Any, items: Sequence[Item]) -> list[list[Pair]]:
 def doc_labels(results: Sequence[Any]) -> dict[tuple[str, int, str], str | None]:
     """``(item id, claim index, document id) → label`` of scored results."""
     return {(r.item_id, v.claim.index, j.doc_id): j.label for r in results for v in r.verdicts for j in v.judgments}
+
+
+# -- the weights every peer reads ------------------------------------------------------------
+def plain_folder(checkpoint: Path, out: Path) -> Path:
+    """``checkpoint`` as a plain float32 ``transformers`` folder in ``out``: a packed checkpoint unpacked
+    (:func:`~conflictscore_local.backends.packed.unpack`), else its weights cast to float32 (exact from
+    float16) and its config's dtype said so; the small files copied."""
+    from conflictscore_local.backends.packed import is_packed, unpack
+
+    if is_packed(checkpoint):
+        unpack(checkpoint, out, dtype="float32")
+    else:
+        from safetensors.torch import load_file, save_file
+
+        out.mkdir(parents=True, exist_ok=True)
+        for f in checkpoint.iterdir():
+            if f.is_file() and f.name != "model.safetensors":
+                shutil.copyfile(f, out / f.name)
+        state = {k: v.float().contiguous() if v.is_floating_point() else v
+                 for k, v in load_file(str(checkpoint / "model.safetensors")).items()}
+        save_file(state, str(out / "model.safetensors"), metadata={"format": "pt"})
+    cfg = json.loads((out / "config.json").read_text(encoding="utf-8"))
+    for key in ("dtype", "torch_dtype"):
+        if key in cfg:
+            cfg[key] = "float32"
+    (out / "config.json").write_text(json.dumps(cfg, indent=2) + "\n", encoding="utf-8")
+    return out
 
 
 # -- the forwards and the limit ---------------------------------------------------------------

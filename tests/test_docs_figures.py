@@ -230,3 +230,22 @@ def test_compare_figures_are_the_recorded_ones() -> None:
             f"permutation p {cs_c['p_permutation']:.2f}") in doc
     verdicts = {m["verdict"] for pair in compared["pairs"].values() for m in pair["metrics"].values()}
     assert verdicts == {"no detectable difference"}  # "no detectable difference on any metric"
+
+
+def _macros() -> Any:
+    spec = importlib.util.spec_from_file_location("macros", ROOT / "docs" / "_tools" / "macros.py")
+    macros = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(macros)
+    return macros
+
+
+def test_result_table_renders_a_recorded_table() -> None:
+    """``{{ result_table(...) }}``: a recorded ``{"columns", "rows"}`` table as markdown, a short row named."""
+    macros = _macros()
+    table = {"columns": ["workload", "peer", "median s"],
+             "rows": [["rag", "st-onnx", "7.191"], ["long", "vllm", "2.5"]]}
+    assert macros.markdown_table(table, "x.json table") == (
+        "| workload | peer | median s |\n|---|---|---|\n| rag | st-onnx | 7.191 |\n| long | vllm | 2.5 |")
+    with pytest.raises(ValueError, match=r"x.json table: row 1 has 2 cells for 3 columns"):
+        short = {"columns": table["columns"], "rows": [table["rows"][0], ["rag", "vllm"]]}
+        macros.markdown_table(short, "x.json table")
