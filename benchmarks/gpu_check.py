@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import importlib
 import importlib.util
 import json
 import os
@@ -358,7 +357,7 @@ def row(case: str, variant: str, dtype: str, pairs: int, seconds: float, lengths
         flops: Callable[[int], float], meter: Meter, **extra: Any) -> dict[str, Any]:
     gflops = sum(flops(n) for n in lengths) / len(lengths) / 1e9 if lengths else None
     out = {"case": case, "variant": variant, "dtype": dtype, "pairs": pairs, "seconds": round(seconds, 4),
-           "pairs_per_s": round(pairs / seconds, 1) if seconds > 0 else None,
+           "pairs_per_s": round(pairs / seconds, 3) if seconds > 0 else None,
            "mean_input_tokens": round(sum(lengths) / len(lengths), 1) if lengths else None,
            "gflops_per_pair": round(gflops, 4) if gflops is not None else None, "peak_mem_gib": meter.peak_gib()}
     for k, v in extra.items():
@@ -567,9 +566,12 @@ def missing(modules: Sequence[str]) -> list[str]:
 
 
 def version(module: str) -> str | None:
+    """The installed version of ``module``'s distribution (read from its metadata: nothing is imported)."""
+    from importlib import metadata
+
     try:
-        return str(importlib.import_module(module).__version__)
-    except Exception:
+        return metadata.version(module.replace("_", "-"))
+    except metadata.PackageNotFoundError:
         return None
 
 

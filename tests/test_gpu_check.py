@@ -239,7 +239,7 @@ def test_the_dry_run_runs_every_case_on_the_cpu(shared_data: Path, tmp_path: Pat
     env = {**os.environ, "OUT": str(out), "PYTHON": sys.executable, "CARRY": str(carry),
            "SITE": str(tmp_path / "site"), "CONFLICTSCORE_DATA": str(shared_data)}
     run = subprocess.run(["bash", str(REPO / "benchmarks" / "gpu_check.sh"), "--dry-run"], env=env,
-                         capture_output=True, text=True, timeout=1800)
+                         capture_output=True, text=True, timeout=3700)  # the script stops itself at 3600 s
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:] + (out / "gpu_check.log").read_text()[-5000:]
     files = sorted(p.name for p in out.iterdir())
     assert files[:5] == ["gpu_check.jsonl", "gpu_check.log", "gpu_check.md", "throughput_peers.json",
@@ -254,8 +254,8 @@ def test_the_dry_run_runs_every_case_on_the_cpu(shared_data: Path, tmp_path: Pat
                 "nli-deberta": ["nli bfloat16", "nli float32"], "engine": ["score cold", "score warm"]}
     for case, want in variants.items():
         assert [r["variant"] for r in rows if r["case"] == case] == want
-    judged = [r for r in rows if r.get("pairs_per_s")]
-    assert len(judged) == 8 and all(r["pairs"] > 0 and r["seconds"] > 0 for r in judged)
+    timed = [r for r in rows if "seconds" in r]
+    assert len(timed) == 8 and all(r["pairs"] > 0 and r["seconds"] > 0 and r["pairs_per_s"] > 0 for r in timed)
     agree = by[("default-judge", "labels fp32 vs bf16")]
     assert agree["labels"] == by[("default-judge", "nli float32")]["pairs"]
     assert 0 <= agree["labels_equal"] <= agree["labels"]
