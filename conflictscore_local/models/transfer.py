@@ -23,7 +23,7 @@ from ..core.errors import BackendUnavailable, ConfigError, ConflictScoreError
 from ..jobs import Input, Job, Output, add_secret, add_url, write_binary_atomic
 from ..backends.modelstore.lock import LOCK_FILE, SKIPPED_DIRS, make_lock, read_lock, write_lock
 from ..backends.modelstore.manifest import Manifest, get_manifest
-from ..backends.modelstore.store import staged_path, store_dir
+from ..backends.modelstore.store import build_hint, delta_folder, staged_path, store_dir, unbuilt_files
 from ..backends.modelstore.verify import Verification, verify_folder
 
 _TAR_MODES = {".tar": "w", ".gz": "w:gz", ".tgz": "w:gz"}
@@ -177,7 +177,10 @@ def _assemble_delta(manifest: Manifest, out: Path, *, progress: bool, wheels: st
 
     src = manifest.source
     assert src.base is not None and src.path is not None
-    delta = manifest.file.parent / src.path  # beside its manifest, as a bundled model's folder
+    delta = delta_folder(manifest)  # beside its manifest, as a bundled model's folder
+    missing = unbuilt_files(manifest)
+    if missing:
+        raise BackendUnavailable(build_hint(manifest, f"models pull {manifest.name}", missing))
     for rel, want in src.sha256.items():
         f = delta / rel
         got = sha256_file(f) if f.is_file() else "missing"

@@ -221,3 +221,24 @@ def test_a_changed_delta_file_is_refused(staging, delta_setup) -> None:
                        r"[0-9a-f]{64} \(source.sha256.conflictscore.json\)"):
         pull("tiny-judge", wheels=wheels)
     assert not (staging.store / "tiny-judge").exists()
+
+
+def test_an_unbuilt_delta_names_the_command_that_builds_it(staging, delta_setup) -> None:
+    _, wheels, _, _ = delta_setup
+    manifest = staging.manifests / "tiny-judge.toml"
+    manifest.write_text(manifest.read_text().replace(
+        'path = "tiny-judge"\n', 'path = "tiny-judge"\nbuild = "make-tiny-judge.sh (train-judge delta)"\n'))
+    (staging.manifests / "tiny-judge" / "delta.safetensors").unlink()
+    want = (r"judge 'tiny-judge' is not built on this machine: its delta's delta.safetensors is not shipped with "
+            r"conflictscore-local \(left out to keep the package small; .*tiny-judge holds the rest\)\. Build it: "
+            r"make-tiny-judge.sh \(train-judge delta\); then `conflictscore models pull tiny-judge` assembles the judge")
+    with pytest.raises(BackendUnavailable, match="test: " + want):
+        locate("tiny-judge", what="test")
+    with pytest.raises(BackendUnavailable, match="models pull tiny-judge: " + want):
+        pull("tiny-judge", wheels=wheels)
+    assert not (staging.store / "tiny-judge").exists() and not (staging.store / "tiny-base").exists()
+    manifest.write_text(manifest.read_text().replace('build = "make-tiny-judge.sh (train-judge delta)"\n', ""))
+    with pytest.raises(BackendUnavailable, match=r"Build it: `conflictscore train-judge delta CHECKPOINT -o DIR` on "
+                       r"the fine-tuned judge, then copy DIR's files into .*tiny-judge and their sha256 into "
+                       r"tiny-judge.toml; then `conflictscore models pull tiny-judge`"):
+        locate("tiny-judge", what="test")

