@@ -27,6 +27,7 @@ from ..core.errors import ConfigError
 
 PACKED_WEIGHTS = "model.packed.safetensors"
 PLAIN_WEIGHTS = "model.safetensors"
+TOKENIZER_FILE = "tokenizer.json"
 FORMAT = "conflictscore-int8-rows/1"
 INT8_SUFFIX, SCALE_SUFFIX = ".int8", ".scale"
 
@@ -127,7 +128,8 @@ WORD_EMBEDDINGS_SUFFIX = "word_embeddings.weight"
 
 def pack_folder(folder: str | Path, out: str | Path, *, dtype: str = "float16") -> dict[str, Any]:
     """Write the plain checkpoint ``folder`` (``model.safetensors``) as a packed one in the new folder ``out``:
-    its word embeddings as int8 rows, every other floating tensor in ``dtype``, the small files copied.
+    its word embeddings as int8 rows, every other floating tensor in ``dtype``, the small files copied
+    (``tokenizer.json`` rewritten without indentation: the same JSON, a third smaller).
     Refused (``ConfigError``) unless the embeddings already are their own int8 round trip (a judge
     trained with ``--int8-embeddings``). Returns what was written (file, bytes, the packed tensors)."""
     from safetensors.torch import load_file
@@ -149,7 +151,10 @@ def pack_folder(folder: str | Path, out: str | Path, *, dtype: str = "float16") 
         shutil.rmtree(dst, ignore_errors=True)
         raise
     for f in src.iterdir():
-        if f.is_file() and f.name != PLAIN_WEIGHTS and not f.name.endswith(".bin"):
+        if f.is_file() and f.name == TOKENIZER_FILE:  # the same tokenizer, its JSON without indentation: 1/3 smaller
+            text = json.dumps(json.loads(f.read_text(encoding="utf-8")), ensure_ascii=False, separators=(",", ":"))
+            (dst / f.name).write_text(text, encoding="utf-8")
+        elif f.is_file() and f.name != PLAIN_WEIGHTS and not f.name.endswith(".bin"):
             shutil.copyfile(f, dst / f.name)
     return {"file": path.name, "bytes": path.stat().st_size, "plain_bytes": weights.stat().st_size,
             "int8_rows": list(names), "float_dtype": dtype}

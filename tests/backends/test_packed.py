@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -90,7 +91,15 @@ def test_a_packed_folder_loads_as_the_same_classifier_through_the_judges_runtime
     from conflictscore_local import registry
     from conflictscore_local.core.types import Claim, Pair, Passage
 
+    from tokenizers import Tokenizer
+
     plain, pk = tiny_pair
+    # the tokenizer travels as the same JSON without indentation, and tokenizes alike
+    assert json.loads((pk / "tokenizer.json").read_text()) == json.loads((plain / "tokenizer.json").read_text())
+    assert (pk / "tokenizer.json").stat().st_size < (plain / "tokenizer.json").stat().st_size
+    text = "The river's 2,500 km basin, un-dammed."
+    assert Tokenizer.from_file(str(pk / "tokenizer.json")).encode(text).ids == \
+        Tokenizer.from_file(str(plain / "tokenizer.json")).encode(text).ids
     a = AutoModelForSequenceClassification.from_pretrained(str(plain)).eval()
     b = packed.from_pretrained(AutoModelForSequenceClassification, pk, dtype=torch.float32)
     assert a.state_dict().keys() == b.state_dict().keys()
