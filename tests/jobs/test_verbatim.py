@@ -101,7 +101,7 @@ def test_train_judge_prepare_writes_the_source_text(tmp_path: Path, monkeypatch:
                       split_key="r0")
     pairs = [LabelledPair("Users click sign-up.", ramdocs, SUPPORT, "ramdocs", "bench"),
              LabelledPair(TEXTS[4], TEXTS[3], IRRELEVANT, "sick", "plain")]
-    ev = prepare._EvalSide({}, {}, TextIndex(), {}, [], {"all": 0, "kept": 0})
+    ev = prepare._EvalSide({}, {}, TextIndex(), {}, [], [], {"all": 0, "kept": 0})
     tr = prepare._TrainSide(pairs, [bench], {}, {}, {}, {}, 0, {})
     monkeypatch.setattr(prepare, "_evaluation_side", lambda d, mix, rng: ev)
     monkeypatch.setattr(prepare, "_training_side", lambda d, ev, chunker, mix, rng: tr)
