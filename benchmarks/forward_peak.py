@@ -41,7 +41,8 @@ from recording import cpu_flags_line, header, run_meta, uptime, write_recorded  
 from workloads import (base_parser, candidate_groups, data_dir, matmul_peak, rag_job,  # noqa: E402
                        ramdocs_questions, token_counts)
 
-from conflictscore_local import Engine, RunConfig, registry  # noqa: E402
+from conflictscore_local import Engine, RunConfig  # noqa: E402
+from conflictscore_local.backends import registry  # noqa: E402
 from conflictscore_local.judge.labels import decide  # noqa: E402
 from conflictscore_local.util.flops import sequence_flops  # noqa: E402
 

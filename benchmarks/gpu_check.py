@@ -19,7 +19,7 @@ Cases (``python benchmarks/gpu_check.py case NAME --workdir DIR --json OUT``):
 
 ``python benchmarks/gpu_check.py build --workdir DIR`` writes the models and tokenizers;
 ``report --json OUT`` prints the table of every case's result. The FLOP counts, configs and
-tokenizers are plain functions, tested on CPU in ``tests/test_gpu_check.py``.
+tokenizers are plain functions, tested on CPU in ``tests/benchmarks/test_gpu_check.py``.
 """
 
 from __future__ import annotations
@@ -238,7 +238,7 @@ def run_case(case: str, workdir: Path, peak_override: float | None) -> dict[str,
     torch = require_cuda()
     from transformers import AutoConfig
 
-    from conflictscore_local import registry
+    from conflictscore_local.backends import registry
 
     paths = build(workdir)
     default_judge = REPO / "models" / "default-judge"

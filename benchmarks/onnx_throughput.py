@@ -53,7 +53,7 @@ def timed_round_robin(fns: dict[str, Callable[[], Any]], repeats: int) -> tuple[
 
 def judge_runtimes(model: str | None, pairs: list[Any], repeats: int, export_dir: str) -> list[dict[str, Any]]:
     """pairs/s of every runtime on ``pairs``, label agreement and largest probability difference vs torch."""
-    from conflictscore_local import registry
+    from conflictscore_local.backends import registry
 
     base = {"model": model, "export_dir": export_dir, "device": "cpu"}
     judges = {name: registry.build("judge", "nli", {**base, **args}) for name, args in RUNTIMES}

@@ -130,7 +130,7 @@ class Bench:
     """The loaded models and the variants, each timed on the same items."""
 
     def __init__(self, tmp: Path, onnx: bool):
-        from conflictscore_local import registry
+        from conflictscore_local.backends import registry
 
         self.tmp = tmp
         self.judge = registry.build("judge", "nli", {})

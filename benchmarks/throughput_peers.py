@@ -67,7 +67,7 @@ class Peers:
     def __init__(self, tmp: Path, threads: int, device: str = "cpu", runtime: str = "auto"):
         import torch
 
-        from conflictscore_local import registry
+        from conflictscore_local.backends import registry
 
         self.tmp = tmp
         self.threads = threads

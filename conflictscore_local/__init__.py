@@ -14,10 +14,6 @@ heavy library; backends import theirs when first used.
 from __future__ import annotations
 
 from ._version import __version__
-from ._moved import install as _install_moved
-
-_install_moved()  # the old module paths (conflictscore_local.types, ...) for one release
-
 from .core.aggregate import claim_verdict, document_judgment
 from .formats.cache import JudgmentCache
 from .core.chunk import Chunker, split_sentences
@@ -53,6 +49,10 @@ from .core.types import (
     Report,
     Summary,
 )
+
+from ._moved import install as _install_moved
+
+_install_moved()  # the 0.1 module paths (conflictscore_local.types, ...) answer, with a DeprecationWarning
 
 __all__ = [
     "BackendUnavailable",

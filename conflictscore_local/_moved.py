@@ -1,9 +1,10 @@
-"""Old module paths of this release's layout, kept importable for one release.
+"""The module paths of 0.1 (before the layered layout), a deprecation shim until :data:`REMOVED_IN`.
 
-``import conflictscore_local.types`` (or ``from conflictscore_local.engine import Engine``) still works: a
-finder on ``sys.meta_path`` answers each old name in :data:`MOVED` with the module at its new place, the
-same module object (so patching either name patches both). The package's own code imports the new
-paths only.
+``import conflictscore_local.types`` (or ``from conflictscore_local.engine import Engine``) still works but
+warns: a finder on ``sys.meta_path`` answers each old name in :data:`MOVED` with the module at its new
+place, the same module object (so patching either name patches both), and raises a ``DeprecationWarning``
+naming the new path and the version that removes the old one. The package, its tests and benchmarks
+import the new paths only (``tests/test_layout.py`` checks it); CHANGELOG.md lists what moved.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import importlib.abc
 import importlib.machinery
 import importlib.util
 import sys
+import warnings
 from types import ModuleType
 from typing import Any, Sequence
 
@@ -57,6 +59,9 @@ MOVED: dict[str, str] = {
 }
 """Old name → new name, both below ``conflictscore_local``."""
 
+REMOVED_IN = "0.3.0"
+"""The release that removes the old paths (and this module)."""
+
 _PREFIX = __name__.rpartition(".")[0] + "."
 
 
@@ -70,7 +75,11 @@ class _Moved(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return None
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
-        module = importlib.import_module(_PREFIX + MOVED[spec.name[len(_PREFIX):]])
+        new = _PREFIX + MOVED[spec.name[len(_PREFIX):]]
+        # stacklevel 2: the import system's own frames are skipped, so the warning names the importing line
+        warnings.warn(f"{spec.name} is deprecated and will be removed in {REMOVED_IN}: import {new}",
+                      DeprecationWarning, stacklevel=2)
+        module = importlib.import_module(new)
         self._spec: Any = module.__spec__
         return module
 

@@ -256,7 +256,7 @@ def build(role: str, name: str, args: Mapping[str, Any] | Any = None) -> Any:
     where = f"{role} {name!r}"
     if not isinstance(getattr(cls, "Config", None), type):
         raise ConfigError(f"{where}: {cls.__name__} has no Config dataclass of its arguments (subclass "
-                          "conflictscore_local.backend.Backend)")
+                          "conflictscore_local.backends.backend.Backend)")
     if isinstance(args, cls.Config):
         check_ranges(args, where=where)
         config = args
@@ -319,7 +319,7 @@ def protocol_members(proto: type) -> list[str]:
 def check_role(role: str, backend: Any, *, where: str) -> None:
     """``ConfigError`` naming what ``backend`` lacks of the role's Protocol. Subclasses of the role's base
     class (:func:`role_base`) have every optional member; a backend that has no optional member of its
-    role (one subclassing :class:`conflictscore_local.backend.Backend` directly) gets the base's default
+    role (one subclassing :class:`conflictscore_local.backends.backend.Backend` directly) gets the base's default
     here, so callers use each member without asking."""
     base = role_base(role)
     for name in base.OPTIONAL:

@@ -1,7 +1,7 @@
-"""``bench run``: ConflictBench items scored by the one scoring runner (:func:`~..scoring.run_scoring`),
+"""``bench run``: ConflictBench items scored by the one scoring runner (:func:`~..pipeline.scoring.run_scoring`),
 with the gold step as its ``finish`` hook: the run's summary with its ``bench`` and ``evaluation`` sections.
 
-The summary is ``score``'s schema (:class:`~..types.Summary`) plus those two sections; a page is the
+The summary is ``score``'s schema (:class:`~..core.types.Summary`) plus those two sections; a page is the
 command's (a :class:`~..jobs.Page` handed in, called with a :class:`BenchRun`). :data:`MERGE` is what
 ``conflictscore merge`` needs of a bench run: how its shards selected their items and its evaluation.
 """
@@ -68,7 +68,7 @@ def run_bench(
     ``None`` (no per-item file: the transitional ``bench run -o RESULTS.json``). Claims are given,
     so nothing is decomposed; judgments go through the judgment cache, so an interrupted run
     resumes by rerunning it. Paths in the results are written repository-relative
-    (:func:`~conflictscore_local.paths.portable`). ``given_labels`` scores the gold labels instead
+    (:func:`~conflictscore_local.util.paths.portable`). ``given_labels`` scores the gold labels instead
     of judging (a check of the aggregation: detection F1 must be 1.0). ``page`` (``--report``: the
     command's writer of the HTML report) is called with the :class:`BenchRun` once the files are
     written. ``shard`` scores only that shard of the selected items (after split, source filter and limit); it needs both files, which

@@ -4,7 +4,7 @@ items → claims → passages → pairs → judgments → per-claim verdicts →
 Everything here is plain Python and imports nothing from the package (the leaf every other
 module builds on). ``to_json`` writes the output format and ``from_json`` reads it back, beside
 it; an item's metrics are never read back but recomputed from its verdicts, by the function
-the reader hands ``ItemResult.from_json`` (see :mod:`conflictscore_local.results`).
+the reader hands ``ItemResult.from_json`` (see :mod:`conflictscore_local.formats.results`).
 """
 
 from __future__ import annotations
@@ -291,7 +291,7 @@ class ClaimVerdict:
 @dataclass(frozen=True)
 class ItemMetrics:
     """Per-item metric values, keyed and ordered as the metric table lists them
-    (:mod:`conflictscore_local.metrics`); None where a value is undefined. ``m.cs_c`` reads
+    (:mod:`conflictscore_local.core.metrics`); None where a value is undefined. ``m.cs_c`` reads
     ``m.values["cs_c"]``."""
 
     n_claims: int
@@ -364,7 +364,7 @@ class Summary:
     estimator's interval. A ``bench run`` adds ``bench`` (its input, split, filter and selection)
     and ``evaluation`` (pair metrics, detection per group, unscored and pruning counts against the
     gold). Each field declares how it reduces over shards (``metadata["reduce"]``, one of
-    :data:`REDUCTIONS`): ``Summary.reductions()``; :mod:`conflictscore_local.summary` builds and merges by it.
+    :data:`REDUCTIONS`): ``Summary.reductions()``; :mod:`conflictscore_local.formats.summary` builds and merges by it.
     """
 
     n_items: int = _reduced("rows")
@@ -411,7 +411,7 @@ class Summary:
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "Summary":
-        """A summary read back (as :func:`conflictscore_local.summary.read_summary` checked and, for an
+        """A summary read back (as :func:`conflictscore_local.formats.summary.read_summary` checked and, for an
         older ``bench run`` results file, renamed it): ``ci95`` intervals as tuples."""
         ci = d.get("ci95") or {}
         return cls(

@@ -1,4 +1,4 @@
-"""Claim decomposition backends (registered by name in :mod:`conflictscore_local.registry`)."""
+"""Claim decomposition backends (registered by name in :mod:`conflictscore_local.backends.registry`)."""
 
 from ._base import Decomposer
 

@@ -1,6 +1,6 @@
 """The run summary (``--summary``), one schema for every command: built, merged over shards, read and checked here.
 
-:class:`~.types.Summary` is what ``score`` writes; a ``bench run`` writes the same plus a ``bench``
+:class:`~..core.types.Summary` is what ``score`` writes; a ``bench run`` writes the same plus a ``bench``
 section (its input, split, source filter, limit) and an ``evaluation`` section (pair metrics,
 detection per group, unscored and pruning counts against the gold). Each field declares how it
 reduces over shards (``Summary.reductions()``), so :func:`build_summary` serves one engine and

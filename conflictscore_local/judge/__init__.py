@@ -1,4 +1,4 @@
-"""Judge backends (registered by name in :mod:`conflictscore_local.registry`)."""
+"""Judge backends (registered by name in :mod:`conflictscore_local.backends.registry`)."""
 
 from ._base import Judge
 

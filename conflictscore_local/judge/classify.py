@@ -131,7 +131,7 @@ def engine_runtime(classifier: Classifier, runtime: str) -> Any:
 def _vllm_dtype(classifier: Classifier) -> tuple[str, str]:
     """The dtype vLLM runs the classifier in: the judge's ``dtype`` resolved as the ``torch``
     runtime resolves it (``auto``: float32 on every CPU, bf16 on a GPU that has it)."""
-    from ..devices import resolve_dtype, torch_device
+    from ..util.devices import resolve_dtype, torch_device
 
     dtype, why = resolve_dtype(classifier.dtype, torch_device(classifier.device))
     return str(dtype).removeprefix("torch."), why

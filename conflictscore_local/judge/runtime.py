@@ -152,7 +152,7 @@ class TorchRuntime:
 
     def resolved_dtype(self) -> tuple[Any, str]:
         """The dtype the model runs in and why: ``auto`` is float32 on every CPU (bf16 opt-in)
-        and bf16 on GPUs that have it (:func:`~conflictscore_local.devices.resolve_dtype`)."""
+        and bf16 on GPUs that have it (:func:`~conflictscore_local.util.devices.resolve_dtype`)."""
         c = self.classifier
         return resolve_dtype(c.dtype, torch_device(c.device))
 

@@ -533,7 +533,7 @@ class Engine:
 
     def summarize(self, results: Sequence[ItemResult], *, timing: Mapping[str, float] | None = None) -> Summary:
         """The :class:`Summary` of a set of results (this engine's config, timing and counters), by the one
-        builder (:func:`~.summary.build_summary`) that ``merge`` uses too."""
+        builder (:func:`~..formats.summary.build_summary`) that ``merge`` uses too."""
         t = {k: round(v, 4) for k, v in self.timing.seconds.items()}
         if timing:
             t.update(timing)

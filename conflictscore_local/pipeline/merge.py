@@ -10,7 +10,7 @@ The merged OUTPUT lists the shards' rows as they wrote them, in the input's orde
 unsharded run writes, except that a batched classifier's probabilities may differ in the last
 digits (each shard batched other pairs together; labels do not change; a deterministic judge
 gives the same bytes). The summary is reduced as each of its fields declares
-(:func:`~..summary.reduce_summaries`, the builder a run uses): macro, micro, the bootstrap
+(:func:`~..formats.summary.reduce_summaries`, the builder a run uses): macro, micro, the bootstrap
 intervals with the run's seed and resamples, pair and label counts recomputed from the rows, so
 it holds the same numbers; timing and backend counters are the shards' sums, ``config``,
 ``versions`` and the input counts the first shard's, the warnings every shard's (prefixed with

@@ -1,10 +1,10 @@
 """The scoring runner: the one way `score` and `bench run` (and any command that scores files)
 check, read, score, write and resume.
 
-:func:`run_scoring` takes the job (its inputs and outputs, :class:`~.jobs.Job`), a ``read`` hook
+:func:`run_scoring` takes the job (its inputs and outputs, :class:`~..jobs.Job`), a ``read`` hook
 (the items to score: ``score`` reads JSONL items, ``bench run`` a ConflictBench selection) and a
 ``finish`` hook (what is written from the results: ``score``'s summary, ``bench run``'s summary with its
-gold evaluation). A runner writes no page: a command that wants one hands in a :class:`~.jobs.Page`,
+gold evaluation). A runner writes no page: a command that wants one hands in a :class:`~..jobs.Page`,
 declared with the job's outputs and written by the command's own function inside the job. In this order, so that nothing is touched
 before everything is known to be right: every setting and backend argument is checked (the
 engine is built); every destination is checked (none an input or another output, the cache of

@@ -1,4 +1,4 @@
-"""Pair pruning backends (registered by name in :mod:`conflictscore_local.registry`)."""
+"""Pair pruning backends (registered by name in :mod:`conflictscore_local.backends.registry`)."""
 
 from ._base import Pruner
 

@@ -9,7 +9,7 @@
 - :mod:`.evaluate`: metrics and calibration through the judge's rule and the engine's aggregation;
 - :mod:`.model`, :mod:`.loop`: the base model and the ``transformers.Trainer`` run
   (``conflictscore train-judge fit``);
-- :mod:`.cli`: argument parsing.
+- :mod:`..cli.train_judge`: argument parsing.
 
 Nothing heavy is imported here; torch and transformers load inside :func:`.loop.train`.
 """

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from conflictscore_local import registry
+from conflictscore_local.backends import registry
 from conflictscore_local.core.errors import BackendUnavailable, ConfigError
 from conflictscore_local.judge.runtime import RUNTIME_ENV, resolve_runtime
 from conflictscore_local.core.types import Claim, Pair, Passage

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from conflictscore_local import registry
+from conflictscore_local.backends import registry
 from conflictscore_local.core.errors import BackendUnavailable
 from conflictscore_local.core.types import Claim, Pair, Passage
 from conflictscore_local.judge import calibrate

@@ -9,7 +9,7 @@ from typing import Callable
 
 import pytest
 
-from conflictscore_local import registry
+from conflictscore_local.backends import registry
 from conflictscore_local.core.errors import BackendUnavailable, ConfigError
 from conflictscore_local.judge.nli import NLIJudge
 from conflictscore_local.core.types import Claim, Pair, Passage
@@ -304,7 +304,7 @@ def test_training_and_the_judge_share_one_encoding_and_one_budget(tiny_nli_dir: 
 def test_auto_dtype_is_float32_whatever_the_cpu(
     crafted_nli: Callable[..., Path], monkeypatch: pytest.MonkeyPatch, native: bool
 ) -> None:
-    from conflictscore_local import devices
+    from conflictscore_local.util import devices
 
     monkeypatch.setattr(devices, "native_cpu_bf16", lambda: (native, "mocked detection"))
     j = judge(crafted_nli(MNLI, 2), device="cpu")

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from conflictscore_local import Engine, registry
+from conflictscore_local import Engine
+from conflictscore_local.backends import registry
 from conflictscore_local.core.errors import BackendUnavailable, ConfigError
 from conflictscore_local.judge import onnx_runtime
 from conflictscore_local.judge.runtime import RUNTIME_ENV, resolve_runtime
