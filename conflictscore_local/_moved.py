@@ -36,6 +36,10 @@ MOVED: dict[str, str] = {
     "extras": "util.extras",
     "flops": "util.flops",
     "inputs": "formats.inputs",
+    "judge.calibrate": "judge.nli.calibrate",
+    "judge.native": "judge.nli.runtimes.native",
+    "judge.onnx_runtime": "judge.nli.runtimes.onnx",
+    "judge.openvino_runtime": "judge.nli.runtimes.openvino",
     "jsonl": "util.jsonl",
     "labels": "core.labels",
     "locations": "util.locations",
@@ -59,6 +63,12 @@ MOVED: dict[str, str] = {
 }
 """Old name → new name, both below ``conflictscore_local``."""
 
+SPLIT: dict[str, tuple[str, ...]] = {
+    "judge.runtime": ("judge.nli.runtimes.base", "judge.nli.runtimes.torch", "judge.nli.runtimes"),
+}
+"""Old name → the modules its names went to: the old name is answered by a module that looks each name
+up in them, in order (patching it patches nothing: patch the new module)."""
+
 REMOVED_IN = "0.3.0"
 """The release that removes the old paths (and this module)."""
 
@@ -70,21 +80,40 @@ class _Moved(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def find_spec(self, name: str, path: Sequence[str] | None = None,
                   target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
-        if name.startswith(_PREFIX) and name[len(_PREFIX):] in MOVED:
+        old = name[len(_PREFIX):] if name.startswith(_PREFIX) else None
+        if old in MOVED or old in SPLIT:
             return importlib.util.spec_from_loader(name, self)
         return None
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
-        new = _PREFIX + MOVED[spec.name[len(_PREFIX):]]
+        old = spec.name[len(_PREFIX):]
+        new = [_PREFIX + n for n in SPLIT.get(old, (MOVED.get(old, ""),))]
         # stacklevel 2: the import system's own frames are skipped, so the warning names the importing line
-        warnings.warn(f"{spec.name} is deprecated and will be removed in {REMOVED_IN}: import {new}",
+        warnings.warn(f"{spec.name} is deprecated and will be removed in {REMOVED_IN}: import {' or '.join(new)}",
                       DeprecationWarning, stacklevel=2)
-        module = importlib.import_module(new)
+        if old in SPLIT:
+            return _Joined(spec.name, [importlib.import_module(n) for n in new])
+        module = importlib.import_module(new[0])
         self._spec: Any = module.__spec__
         return module
 
     def exec_module(self, module: ModuleType) -> None:
-        module.__spec__ = self._spec  # the module keeps its own spec (the import system set the alias's)
+        if not isinstance(module, _Joined):
+            module.__spec__ = self._spec  # the module keeps its own spec (the import system set the alias's)
+
+
+class _Joined(ModuleType):
+    """An old module whose names went to several: each name looked up in them, in order."""
+
+    def __init__(self, name: str, parts: list[ModuleType]):
+        super().__init__(name, f"Deprecated: the names of {name} are in {', '.join(p.__name__ for p in parts)}.")
+        self._parts = parts
+
+    def __getattr__(self, attr: str) -> Any:
+        for part in self.__dict__.get("_parts", ()):
+            if hasattr(part, attr):
+                return getattr(part, attr)
+        raise AttributeError(f"module {self.__name__!r} has no attribute {attr!r}")
 
 
 def install() -> None:

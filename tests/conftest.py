@@ -114,7 +114,7 @@ def logged(caplog: pytest.LogCaptureFixture) -> LoggedWarnings:
 def _isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every test gets its own judgment cache file unless it sets one."""
     monkeypatch.setenv("CONFLICTSCORE_CACHE", str(tmp_path / "judgments.sqlite"))
-    # runtime=auto measures the local runtimes on first use (judge/calibrate.py); tests that check it
+    # runtime=auto measures the local runtimes on first use (judge/nli/calibrate.py); tests that check it
     # unset this, the rest run PyTorch as before
     monkeypatch.setenv("CONFLICTSCORE_NLI_RUNTIME", "torch")
 

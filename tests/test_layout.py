@@ -133,9 +133,10 @@ def test_the_checks_catch_a_missing_module(tmp_path: Path) -> None:
     mine = tmp_path / "x.py"
     mine.write_text("from ..devices import torch_device\nfrom ..util.devices import nothing_here\n"
                     "from ..util.devices import torch_device\n", encoding="utf-8")
-    assert imports_from(mine, standing=PACKAGE / "judge" / "x.py") == [(1, "conflictscore_local.devices", ["torch_device"]),
-                     (2, "conflictscore_local.util.devices", ["nothing_here"]),
-                     (3, "conflictscore_local.util.devices", ["torch_device"])]
+    assert imports_from(mine, standing=PACKAGE / "judge" / "x.py") == [
+        (1, "conflictscore_local.devices", ["torch_device"]),
+        (2, "conflictscore_local.util.devices", ["nothing_here"]),
+        (3, "conflictscore_local.util.devices", ["torch_device"])]
     assert module_file("conflictscore_local.devices") is None
     assert "nothing_here" not in bound_names(module_file("conflictscore_local.util.devices"))
     assert "torch_device" in bound_names(module_file("conflictscore_local.util.devices"))

@@ -8,7 +8,7 @@ import tomllib
 from pathlib import Path
 
 from conflictscore_local import __version__
-from conflictscore_local._moved import MOVED
+from conflictscore_local._moved import MOVED, SPLIT
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -25,3 +25,6 @@ def test_the_changelog_has_this_release_and_lists_what_moved() -> None:
     this_release = text.split(f"## [{__version__}]", 1)[1].split("\n## [", 1)[0]
     for old, new in MOVED.items():
         assert f"| `conflictscore_local.{old}` | `conflictscore_local.{new}` |" in this_release, old
+    for old, parts in SPLIT.items():
+        listed = ", ".join(f"`conflictscore_local.{p}`" for p in parts)
+        assert f"| `conflictscore_local.{old}` | {listed} |" in this_release, old

@@ -20,6 +20,8 @@ from ..backends.registry import REGISTRY
 from ..core.errors import BackendUnavailable
 from .flags import warn_deprecated
 
+log = logging.getLogger(__name__)
+
 # name → "module:function" adding the subparser; the function sets ``func`` on it. The registry's
 # ``command`` namespace: a plugin's entry point ``command.NAME = module:add_parser`` adds one.
 SUBCOMMANDS: dict[str, str] = {
@@ -35,6 +37,7 @@ SUBCOMMANDS: dict[str, str] = {
     "compare": "conflictscore_local.cli.compare:add_parser",
     "view": "conflictscore_local.cli.view:add_parser",
 }
+REGISTRY.provide("command", SUBCOMMANDS)
 
 EXIT_BAD_INPUT = 2
 
@@ -114,7 +117,9 @@ def build_parser() -> argparse.ArgumentParser:
     for name in commands.names():
         try:
             add: Callable[[Any], None] = commands.get(name)
-        except BackendUnavailable:  # its module is not in this version
+        except BackendUnavailable as e:  # its module is not in this version, or a plugin's fails to import
+            if commands.plugin(name) is not None:
+                log.warning(f"{e}; left out")
             continue
         add(sub)
     _finish_help(parser)

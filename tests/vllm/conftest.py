@@ -55,7 +55,7 @@ def one_engine_per_arguments() -> Iterator[dict[str, Any]]:
         import vllm as real_vllm
 
         from conflictscore_local.generate import vllm as generate_vllm
-        from conflictscore_local.judge import classify
+        from conflictscore_local.judge.nli.runtimes import engine as classify
     except ImportError:
         yield {}
         return

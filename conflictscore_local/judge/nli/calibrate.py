@@ -23,8 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from ..util.environment import library_versions
-from .runtime import Classifier, ClassifierRuntime
+from ...util.environment import library_versions
+from ...backends.registry import REGISTRY
+from .runtimes import declared
+from .runtimes.base import Classifier, ClassifierRuntime
 
 CHOICE_FILE = "runtime-choice.json"
 CHOICE_FORMAT = 1
@@ -35,8 +37,6 @@ judges in this many seconds, against ``torch``'s (so a slow compile must pay bac
 MARGIN = 0.95
 """A candidate replaces ``torch`` only when its cost is below this share of ``torch``'s (noise)."""
 ROUNDS = 3
-OPT_IN: tuple[str, ...] = ("compile", "onnx", "openvino")
-"""Runtimes ``auto`` never picks: their probabilities differ from torch's in the last digits (see :func:`candidates`)."""
 LIBRARIES: tuple[str, ...] = ("torch", "transformers", "tokenizers", "safetensors", "onnxruntime", "openvino",
                                "conflictscore-local")
 
@@ -112,7 +112,7 @@ def choose(trials: Sequence[Trial], *, judging_s: float = JUDGING_S, margin: flo
 def choice_key(config: Mapping[str, Any], device: str, dtype: str, flags: Sequence[str] = ()) -> str:
     """What a stored choice holds for: the CPU's flags, the libraries' versions, the device and
     dtype, and the checkpoint's architecture and size (sha256, 16 hex digits)."""
-    from ..util.devices import cpu_flags
+    from ...util.devices import cpu_flags
 
     shape = {k: config.get(k) for k in ("architectures", "model_type", "hidden_size", "num_hidden_layers",
                                          "intermediate_size", "num_attention_heads")}
@@ -152,29 +152,41 @@ def store(folder: Path, key: str, choice: Choice) -> None:
 def candidates(classifier: Classifier) -> tuple[list[str], list[Trial]]:
     """The local runtimes worth measuring here, and those left out with why (as failed trials).
 
-    Only runtimes whose output is ``torch``'s bit for bit are candidates (``native``: the same
-    operations in the same order): ``auto`` must not make a result depend on the machine. ``compile``
-    and ``onnx`` reassociate float sums (probabilities within about 1e-6 of torch's, so a label on a
-    threshold could move) and ``compile`` costs about a minute at first use: both stay opt-in
-    (``runtime=compile``, ``runtime=onnx``), and the trials say so."""
-    from .native import check_supported
-    from ..core.errors import BackendUnavailable
+    Only runtimes whose output is ``torch``'s bit for bit are candidates (they declare ``auto =
+    "candidate"``: ``native``, the same operations in the same order), and only where they run the
+    checkpoint (their ``supports``): ``auto`` must not make a result depend on the machine. The other
+    local runtimes (``auto = "opt-in"``: ``compile`` and ``onnx`` reassociate float sums, probabilities
+    within about 1e-6 of torch's, so a label on a threshold could move, and ``compile`` costs about a
+    minute at first use) stay opt-in, and the trials say so; engines and servers are not listed."""
+    from ...core.errors import BackendUnavailable
 
-    names, out = [REFERENCE], []
-    try:
-        check_supported(classifier.config, classifier.path)
-        names.append("native")
-    except BackendUnavailable as e:
-        out.append(Trial("native", error=str(e).split(": ", 2)[-1]))
-    for name in OPT_IN:
-        out.append(Trial(name, error="opt-in only: not torch's output bit for bit (runtime=" + name + " asks for it)"))
-    return names, out
+    names, out, opt_in = [REFERENCE], [], []
+    table = REGISTRY["runtime"]
+    for name in table.names():
+        if name == REFERENCE:
+            continue
+        try:
+            target = table.get(name)
+        except BackendUnavailable as e:  # a plugin's runtime that cannot load here
+            out.append(Trial(name, error=str(e)))
+            continue
+        mode = declared(target, "auto")
+        if mode == "candidate":
+            try:
+                declared(target, "supports")(classifier.config, classifier.path)
+                names.append(name)
+            except BackendUnavailable as e:
+                out.append(Trial(name, error=str(e).split(": ", 2)[-1]))
+        elif mode != "never":
+            why = f"opt-in only: not torch's output bit for bit (runtime={name} asks for it)"
+            opt_in.append(Trial(name, error=why))
+    return names, out + opt_in
 
 
 def measure(name: str, runtime: ClassifierRuntime, tokenizer: Any, encode: Callable[[Any], Sequence[Any]],
             *, rounds: int = ROUNDS, clock: Callable[[], float] = time.perf_counter) -> Trial:
     """Load ``runtime`` (timed), then classify the probe ``rounds`` times (the fastest kept)."""
-    from ..core.errors import BackendUnavailable
+    from ...core.errors import BackendUnavailable
 
     try:
         start = clock()
@@ -194,10 +206,10 @@ def measure(name: str, runtime: ClassifierRuntime, tokenizer: Any, encode: Calla
 
 
 def calibrate(classifier: Classifier, build: Callable[[str, Classifier], ClassifierRuntime],
-              encode: Callable[[Any], Sequence[Any]], native_tokenizer: Callable[[], Any]) -> Choice:
+              encode: Callable[[Any], Sequence[Any]]) -> Choice:
     """Measure every candidate on the probe at float32 and :func:`choose`. ``build(name, classifier)``
-    makes a runtime; ``encode(tokenizer)`` the probe's features; ``native_tokenizer()`` the tokenizer
-    of ``runtime=native`` (the others use the classifier's)."""
+    makes a runtime; ``encode(tokenizer)`` the probe's features. A runtime that brings its own tokenizer
+    (``load_tokenizer``: ``native``'s) is measured with it, the others with the classifier's."""
     import torch  # imported before any timing: no candidate pays for it
 
     del torch
@@ -206,7 +218,8 @@ def calibrate(classifier: Classifier, build: Callable[[str, Classifier], Classif
     for name in names:
         try:
             start = time.perf_counter()
-            tok = native_tokenizer() if name == "native" else base.tokenizer()
+            own = declared(REGISTRY["runtime"].get(name), "load_tokenizer")(base.config, base.path)
+            tok = own if own is not None else base.tokenizer()
             tok_s = time.perf_counter() - start
             runtime = build(name, dataclasses.replace(base, tokenizer=(lambda t=tok: t)))
         except Exception as e:  # a runtime that cannot even be made here is left out with its reason

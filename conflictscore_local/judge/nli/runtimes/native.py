@@ -11,7 +11,7 @@ transformers' fast tokenizer wraps. It is offered only where that holds:
 :func:`check_supported` refuses other architectures, position embeddings, activations and
 checkpoints without ``tokenizer.json`` / ``model.safetensors``, naming the field;
 ``runtime=auto`` picks it only after its labels equalled ``runtime=torch``'s on the probe set
-(:mod:`.calibrate`).
+(:mod:`..calibrate`).
 """
 
 from __future__ import annotations
@@ -20,9 +20,10 @@ import json
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ..core.errors import BackendUnavailable
-from ..util.devices import torch_device
-from .runtime import Classifier, DoneFn, Features, Row, TorchRuntime, check_num_labels, run_batched
+from ....core.errors import BackendUnavailable
+from ....util.devices import torch_device
+from .base import Classifier, DoneFn, Features, Row, check_num_labels, run_batched
+from .torch import TorchRuntime
 
 ARCHITECTURES: tuple[str, ...] = ("BertForSequenceClassification",)
 """The checkpoint classes this runtime reproduces."""
@@ -126,7 +127,7 @@ def can_prepack(dtype: Any, device: Any) -> tuple[bool, str]:
     float32 keeps ``F.linear``, whose output is ``runtime=torch``'s bit for bit."""
     import torch
 
-    from ..util.devices import native_cpu_bf16
+    from ....util.devices import native_cpu_bf16
 
     if device.type != "cpu" or dtype != torch.bfloat16:
         return False, "F.linear"
@@ -225,10 +226,21 @@ class NativeRuntime(TorchRuntime):
     """The ``nli`` judge's forward in PyTorch, without transformers (see the module's docstring)."""
 
     name = "native"
+    auto = "candidate"  # the same operations in the same order as torch: its output bit for bit
 
     def __init__(self, classifier: Classifier):
         check_supported(classifier.config, classifier.path)
         super().__init__(classifier)
+
+    @classmethod
+    def supports(cls, config: Mapping[str, Any], path: Path) -> None:
+        check_supported(config, path)
+
+    @classmethod
+    def load_tokenizer(cls, config: Mapping[str, Any], path: Path) -> Any:
+        """The checkpoint's ``tokenizer.json`` in the ``tokenizers`` library (:class:`NativeTokenizer`)."""
+        check_supported(config, path)
+        return NativeTokenizer(path)
 
     def model(self) -> Any:
         """The classifier on its device, built once from the memory-mapped weights."""

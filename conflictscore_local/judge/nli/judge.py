@@ -22,16 +22,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Literal, Mapping, Sequence
 
-from ..backends.arguments import ranged
-from ..backends.checkpoints import load_tokenizer, model_fingerprint, token_counter, tokenizer_fingerprint
-from ..util.devices import check_device, torch_device
-from ..core.errors import BackendUnavailable, ConfigError
-from ..core.types import LABELS, Judgment, Label, Pair
-from ._base import JudgeBase, ProgressFn
-from .distinct import distinct
-from .labels import check_thresholds, decide, map_id2label
+from ...backends.arguments import ranged
+from ...backends.checkpoints import load_tokenizer, model_fingerprint, tokenizer_fingerprint
+from ...util.devices import check_device, torch_device
+from ...core.errors import BackendUnavailable, ConfigError
+from ...core.types import LABELS, Judgment, Label, Pair
+from .._base import JudgeBase, ProgressFn
+from ..distinct import distinct
+from ..labels import check_thresholds, decide, map_id2label
 from .calibrate import PROBE
-from .runtime import RUNTIME_ENV, Classifier, ClassifierRuntime, CompiledTorchRuntime, TorchRuntime, resolve_runtime
+from .encoding import encode_pairs, passage_budget
+from .runtimes import AUTO, RuntimeFactory, check_runtime, declared, local_runtime, resolve_runtime, runtime_class
+from .runtimes.base import RUNTIME_ENV, Classifier, ClassifierRuntime
 
 DEFAULT_JUDGE_ENV = "CONFLICTSCORE_DEFAULT_JUDGE"
 DEFAULT_JUDGE_MANIFEST = "default-judge"
@@ -46,7 +48,7 @@ _MAX_DEFAULT_LENGTH = 512
 def default_judge_path() -> Path:
     """``$CONFLICTSCORE_DEFAULT_JUDGE``, else the default judge shipped inside the package
     (``models/default-judge`` of the repository, package data in a wheel)."""
-    from ..backends.modelstore.manifest import shipped_dir
+    from ...backends.modelstore.manifest import shipped_dir
 
     env = os.environ.get(DEFAULT_JUDGE_ENV)
     return Path(env).expanduser() if env else shipped_dir() / DEFAULT_JUDGE_MANIFEST
@@ -69,16 +71,16 @@ class NLIConfig:
     2-way model means. ``id2label``: overrides the checkpoint's class names.
     ``thresholds``: override the calibrated ones in ``conflictscore.json``;
     ``calibration=false`` ignores them.
-    ``runtime``: where the forward pass runs (see :mod:`.runtime`): ``torch``, ``native`` (the same
-    forward of a BERT checkpoint without transformers, which starts seconds sooner: :mod:`.native`), ``compile``
-    (``torch`` under ``torch.compile``: the same labels, for long runs), ``onnx`` (ONNX
-    Runtime on the CPU, the ``onnx`` extra; exported once per checkpoint into ``export_dir``,
-    default ``onnx/`` beside the judgment cache), ``openvino`` (that export compiled by OpenVINO, float32
-    or native bfloat16, the ``openvino`` extra: :mod:`.openvino_runtime`), ``vllm`` (``vllm.LLM(runner="pooling")`` in
-    this process) or ``serve`` (``vllm serve``'s ``/classify``), both configured with
-    ``runtime_args`` (:mod:`.classify`), or ``auto``: on a CPU at float32 the runtime measured
-    fastest here at ``torch``'s labels (:mod:`.calibrate`), at bfloat16 ``native`` where it runs the
-    checkpoint, else ``torch``; ``$CONFLICTSCORE_NLI_RUNTIME`` names another.
+    ``runtime``: where the forward pass runs, any name of the runtimes table (:mod:`.runtimes`: a plugin's too):
+    ``torch``, ``native`` (the same forward of a BERT checkpoint without transformers, which starts seconds sooner:
+    :mod:`.runtimes.native`), ``compile`` (``torch`` under ``torch.compile``: the same labels, for long runs),
+    ``onnx`` (ONNX Runtime on the CPU, the ``onnx`` extra; exported once per checkpoint into ``export_dir``, default
+    ``onnx/`` beside the judgment cache), ``openvino`` (that export compiled by OpenVINO, float32 or native
+    bfloat16, the ``openvino`` extra: :mod:`.runtimes.openvino`), ``vllm`` (``vllm.LLM(runner="pooling")`` in this
+    process) or ``serve`` (``vllm serve``'s ``/classify``), both configured with ``runtime_args``
+    (:mod:`.runtimes.engine`), or ``auto``: on a CPU at float32 the runtime measured fastest here at ``torch``'s
+    labels (:mod:`.calibrate`), at bfloat16 ``native`` where it runs the checkpoint, else ``torch``;
+    ``$CONFLICTSCORE_NLI_RUNTIME`` names another.
     ``dtype``: ``auto`` is bfloat16 on GPUs that have it and float32 on every CPU, so a CPU
     run gives the same labels on every CPU kind; ``bfloat16`` on a CPU is opt-in (faster where
     the CPU has AVX512-BF16 or AMX, and it changes a few labels; several times slower where it
@@ -102,7 +104,7 @@ class NLIConfig:
     thresholds: dict | None = None
     calibration: bool = True
     claim_room: int | None = ranged(None, 0, 1_000_000)
-    runtime: Literal["auto", "torch", "compile", "onnx", "native", "openvino", "vllm", "serve"] = "auto"
+    runtime: str = AUTO
     int8: bool = False
     export_dir: str | None = None
     runtime_args: dict | None = None
@@ -111,11 +113,7 @@ class NLIConfig:
         check_device(self.device)
         if self.thresholds is not None:
             check_thresholds(self.thresholds, source="judge nli: thresholds")
-        if self.int8 and self.runtime not in ("auto", "onnx"):
-            raise ValueError("int8=true needs runtime=onnx (dynamic int8 quantization of the ONNX export)")
-        from .classify import check_runtime_args
-
-        check_runtime_args(self.runtime, self.runtime_args)
+        check_runtime(self.runtime, self.runtime_args, self.int8)
 
 
 class NLIJudge(JudgeBase):
@@ -146,7 +144,7 @@ class NLIJudge(JudgeBase):
         what identifies it (manifest, revision, lock digest) goes into ``resolved``.
         """
         if self._path is None:
-            from ..backends.modelstore.store import locate
+            from ...backends.modelstore.store import locate
 
             cfg = self.config
             if cfg.model is None:
@@ -261,7 +259,7 @@ class NLIJudge(JudgeBase):
             return None
         if self._runtime_name is None:
             cfg = self.config
-            if cfg.runtime != "auto":
+            if cfg.runtime != AUTO:
                 name, why = cfg.runtime, "given"
             elif os.environ.get(RUNTIME_ENV):
                 name = resolve_runtime(cfg.runtime, cfg.device, cfg.dtype)
@@ -283,19 +281,16 @@ class NLIJudge(JudgeBase):
         layers' weights prepacked for oneDNN where the CPU has native bf16, the fastest bf16 forward
         in PyTorch measured: ``benchmarks/results/forward_peak-amx.md``), else ``torch``, saying why. bfloat16 is
         opt-in and moves probabilities already, so no calibration against float32 is asked of it."""
-        from .native import check_supported
-
         try:
-            check_supported(self._json("config.json"), self.checkpoint())
+            declared(runtime_class("native"), "supports")(self._json("config.json"), self.checkpoint())
         except BackendUnavailable as e:
             return "torch", f"auto: torch at bfloat16 ({e})"
         return "native", "auto: native at bfloat16 on the CPU (the fastest bfloat16 forward in PyTorch measured)"
 
     def _calibrated(self) -> tuple[str, str]:
         """``runtime=auto``'s stored choice for this machine and checkpoint shape, measured first if none."""
-        from ..util.locations import cache_home
+        from ...util.locations import cache_home
         from .calibrate import calibrate, choice_key, store, stored
-        from .native import NativeTokenizer
 
         folder = self.cache_dir if self.cache_dir is not None else cache_home()
         key = choice_key(self._json("config.json"), "cpu", "float32")
@@ -303,11 +298,9 @@ class NLIJudge(JudgeBase):
         if found is not None:
             return found.runtime, f"auto: stored choice {key} in {folder}: {found.reason}"
         self._runtime_name = "torch"  # the reference's tokenizer while measuring
-        path = self.checkpoint()
         passages, claims = [p for p, _ in PROBE], [c for _, c in PROBE]
         choice = calibrate(self.classifier(), lambda name, c: local_runtime(c, name),
-                           lambda tok: encode_pairs(tok, passages, claims, self.max_length())[0],
-                           lambda: NativeTokenizer(path))
+                           lambda tok: encode_pairs(tok, passages, claims, self.max_length())[0])
         if choice.runtime != "torch":
             self._tokenizer = None
         try:
@@ -318,18 +311,15 @@ class NLIJudge(JudgeBase):
         return choice.runtime, f"auto: calibrated now, {where}: {choice.reason}"
 
     def tokenizer(self) -> Any:
-        """The checkpoint's tokenizer, loaded once: transformers' ``AutoTokenizer``, or under
-        ``runtime=native`` its ``tokenizer.json`` in the ``tokenizers`` library (the same ids)."""
+        """The checkpoint's tokenizer, loaded once: the runtime's own where it brings one (under
+        ``runtime=native`` the ``tokenizer.json`` in the ``tokenizers`` library: the same ids), else
+        transformers' ``AutoTokenizer``."""
         if self._tokenizer is None:
             path = self.checkpoint()
+            name = self.runtime_name()
             try:
-                if self.runtime_name() == "native":
-                    from .native import NativeTokenizer, check_supported
-
-                    check_supported(self._json("config.json"), path)
-                    self._tokenizer = NativeTokenizer(path)
-                else:
-                    self._tokenizer = load_tokenizer(path, self.config.revision)
+                own = declared(runtime_class(name), "load_tokenizer")(self._json("config.json"), path) if name else None
+                self._tokenizer = own if own is not None else load_tokenizer(path, self.config.revision)
             except BackendUnavailable:
                 raise
             except Exception as e:
@@ -423,7 +413,7 @@ class NLIJudge(JudgeBase):
     def flops_per_token(self) -> float | None:
         """Matmul FLOPs per token of the checkpoint's encoder, from its config (loads no weights):
         what the ``auto`` pruner scales its judge-cost prior by."""
-        from ..util.flops import flops_per_token
+        from ...util.flops import flops_per_token
 
         return flops_per_token(self._json("config.json"))
 
@@ -480,85 +470,6 @@ class NLIJudge(JudgeBase):
         self.count("pairs", len(pairs))
         self.count("forward_inputs", len(firsts))
         return uniq.spread(pairs, judged)
-
-
-
-RuntimeFactory = Callable[[Classifier], ClassifierRuntime]
-
-
-def local_runtime(classifier: Classifier, runtime: str = "auto") -> ClassifierRuntime:
-    """The runtime in this process that the ``nli`` judge's ``runtime`` argument names (``auto``
-    resolved, see :func:`.runtime.resolve_runtime`): PyTorch, PyTorch under ``torch.compile``,
-    or ONNX Runtime; ``vllm`` and ``serve`` are vLLM's (:func:`.classify.engine_runtime`)."""
-    name = resolve_runtime(runtime, classifier.device, classifier.dtype)
-    if name in ("vllm", "serve"):
-        from .classify import engine_runtime
-
-        return engine_runtime(classifier, name)
-    if classifier.int8 and name != "onnx":
-        raise ConfigError(f"judge nli: int8=true needs runtime=onnx (dynamic int8 quantization); runtime is {name}")
-    from ..backends import registry
-
-    return registry.REGISTRY["runtime"].get(name)(classifier)
-
-
-RUNTIMES: dict[str, Any] = {"torch": TorchRuntime, "compile": CompiledTorchRuntime,
-                            "onnx": "conflictscore_local.judge.onnx_runtime:OnnxRuntime",
-                            "native": "conflictscore_local.judge.native:NativeRuntime",
-                            "openvino": "conflictscore_local.judge.openvino_runtime:OpenVinoRuntime"}
-"""Where the ``nli`` judge's forward pass runs in this process, by ``runtime`` name (a class taking the
-:class:`Classifier`, or its lazy ``"module:Class"``): the registry's ``runtime`` namespace."""
-
-
-def passage_budget(tokenizer: Any, max_length: int, claim_room: int) -> tuple[Callable[[str], int], int]:
-    """``(count, budget)`` for splitting documents: tokens as ``tokenizer`` counts them, and the
-    window less the special tokens of a pair and the room kept for the claim.
-
-    The one definition of the ``nli`` judge's passage budget: the judge, training
-    (:mod:`conflictscore_local.train`) and any other runtime of an ``nli`` checkpoint call it,
-    so a checkpoint sees passages cut exactly as it was trained on them.
-    """
-    budget = max_length - tokenizer.num_special_tokens_to_add(pair=True) - claim_room
-    if budget < 8:
-        raise ConfigError(f"judge nli: max_length {max_length} leaves no room for passages after claim_room {claim_room}")
-    return token_counter(tokenizer), budget
-
-
-Truncation = tuple[str, str]  # (counter name, note for the judgment)
-
-
-def encode_pairs(
-    tokenizer: Any, passages: Sequence[str], claims: Sequence[str], max_length: int
-) -> tuple[list[dict[str, list[int]]], list[Truncation | None]]:
-    """Model inputs of (premise = passage, hypothesis = claim) pairs within ``max_length`` tokens.
-
-    The one definition of how an ``nli`` checkpoint reads a pair, shared by the judge and by
-    training. Only the passage is cut when the pair is too long; when the claim alone fills
-    the window both are cut (``longest_first``) rather than failing the run. Returns the
-    features (the tokenizer's ``input_ids`` / ``token_type_ids`` / ``attention_mask``) and, for
-    each input cut short, ``(kind, note)``: kind ``passage_truncated`` or ``claim_truncated``,
-    the note saying how much of the input the model sees.
-    """
-    limit = max_length
-    room = limit - tokenizer.num_special_tokens_to_add(pair=True)
-    keys = [k for k in tokenizer.model_input_names if k in ("input_ids", "token_type_ids", "attention_mask")]
-    enc = tokenizer(list(passages), list(claims), truncation=False, verbose=False)
-    feats = [{k: enc[k][i] for k in keys} for i in range(len(passages))]
-    cuts: list[Truncation | None] = [None] * len(passages)
-    count = token_counter(tokenizer)
-    for i, f in enumerate(feats):
-        if len(f["input_ids"]) <= limit:
-            continue
-        p_len, c_len = count(passages[i]), count(claims[i])
-        if c_len < room:
-            one = tokenizer(passages[i], claims[i], truncation="only_first", max_length=limit, verbose=False)
-            cuts[i] = ("passage_truncated", f"passage truncated to {room - c_len} of {p_len} tokens (max_length {limit})")
-        else:
-            one = tokenizer(passages[i], claims[i], truncation="longest_first", max_length=limit, verbose=False)
-            cuts[i] = ("claim_truncated", f"claim too long ({c_len} tokens) for max_length {limit}: "
-                       f"claim and passage truncated together (passage of {p_len} tokens)")
-        feats[i] = {k: one[k] for k in keys}
-    return feats, cuts
 
 
 def _listing(path: Path) -> str:

@@ -35,11 +35,11 @@ import warnings
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..backends.checkpoints import model_fingerprint
-from ..util.environment import library_versions
-from ..core.errors import BackendUnavailable, ConfigError
-from ..util.extras import requires
-from .runtime import Classifier, DoneFn, Features, Row, check_num_labels, run_batched
+from ....backends.checkpoints import model_fingerprint
+from ....util.environment import library_versions
+from ....core.errors import BackendUnavailable, ConfigError
+from ....util.extras import requires
+from .base import Classifier, DoneFn, Features, Row, RuntimeBase, check_num_labels, run_batched
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +67,7 @@ SAMPLE_PAIRS: tuple[tuple[str, str], ...] = (
 
 def default_export_dir() -> Path:
     """``onnx/`` in the folder of the default judgment cache."""
-    from ..util.locations import default_cache_path
+    from ....util.locations import default_cache_path
 
     return default_cache_path().parent / "onnx"
 
@@ -193,10 +193,12 @@ def _input_names(session: Any) -> list[str]:
     return [spec.name for spec in session.get_inputs()]
 
 
-class OnnxRuntime:
+class OnnxRuntime(RuntimeBase):
     """The judge's checkpoint as an ONNX graph in an ONNX Runtime CPU session."""
 
     name = "onnx"
+    auto = "opt-in"  # float sums reassociated: probabilities within about 1e-6 of torch's
+    takes_int8 = True
 
     def __init__(self, classifier: Classifier):
         self.classifier = c = classifier

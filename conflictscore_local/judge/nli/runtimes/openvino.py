@@ -1,4 +1,4 @@
-"""``runtime=openvino``: the ``nli`` judge's ONNX export (:mod:`.onnx_runtime`) compiled by OpenVINO for the CPU.
+"""``runtime=openvino``: the ``nli`` judge's ONNX export (:mod:`.onnx`) compiled by OpenVINO for the CPU.
 
 Opt-in (``runtime=openvino``, the ``openvino`` extra), never what ``auto`` picks: its float32
 probabilities differ from PyTorch's in the last digits (about 4e-6 on real pairs), so a label on a
@@ -21,10 +21,10 @@ import os
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..core.errors import ConfigError
-from ..util.extras import requires
-from .onnx_runtime import OnnxRuntime, _inputs, _softmax
-from .runtime import Classifier, DoneFn, Features, Row, check_num_labels, run_batched
+from ....core.errors import ConfigError
+from ....util.extras import requires
+from .onnx import OnnxRuntime, _inputs, _softmax
+from .base import Classifier, DoneFn, Features, Row, check_num_labels, run_batched
 
 INSTALL_HINT = "pip install 'conflictscore-local[openvino]'"
 PRECISION = {"auto": "f32", "float32": "f32", "bfloat16": "bf16"}
@@ -45,6 +45,8 @@ class OpenVinoRuntime(OnnxRuntime):
     """The judge's ONNX export compiled by OpenVINO's CPU plugin at float32 or (native) bfloat16."""
 
     name = "openvino"
+    auto = "opt-in"
+    takes_int8 = False
 
     def __init__(self, classifier: Classifier):
         self.classifier = c = classifier
@@ -63,7 +65,7 @@ class OpenVinoRuntime(OnnxRuntime):
         """The ``INFERENCE_PRECISION_HINT`` asked for; ``ConfigError`` for bf16 on a CPU without it."""
         hint = PRECISION[self.classifier.dtype]
         if hint == "bf16":
-            from ..util.devices import native_cpu_bf16
+            from ....util.devices import native_cpu_bf16
 
             native, why = native_cpu_bf16()
             if not native:
