@@ -49,7 +49,6 @@ from .core.types import (
     Label,
     Pair,
     Passage,
-    Report,
     Summary,
 )
 
@@ -91,7 +90,6 @@ __all__ = [
     "Passage",
     "Pruner",
     "PrunerBase",
-    "Report",
     "RunConfig",
     "RuntimeBase",
     "SUPPORT",
@@ -116,3 +114,13 @@ __all__ = [
     "select_claims",
     "split_sentences",
 ]
+
+
+def __getattr__(name: str) -> object:
+    if name == "Report":  # the old name of Summary, until 0.3.0
+        import warnings
+
+        warnings.warn("Report is deprecated and will be removed in 0.3.0: use Summary (the same class)",
+                      DeprecationWarning, stacklevel=2)
+        return Summary
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

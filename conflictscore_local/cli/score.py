@@ -72,7 +72,8 @@ def add_parser(sub: Any) -> None:
 def cmd_score(args: argparse.Namespace) -> int:
     from ..core.gate import check_run
     from ..formats.run_info import judge_text
-    from ..pipeline.scoring import EXIT_UNSCORED, score_file, too_many_fallbacks, too_many_unscored
+    from ..pipeline.checks import EXIT_UNSCORED, too_many_fallbacks, too_many_unscored
+    from ..pipeline.scoring import score_file
     from .report import score_page
 
     cfg = config_from_args(args)

@@ -122,8 +122,9 @@ def test_engine_score_all_takes_plain_dicts_of_every_shape() -> None:
     v = results[0].verdicts[0]
     assert (v.support, v.contradict, v.conflicted) == (("d0",), ("d1",), True)
     assert results[1].verdicts[0].support == ("d0",) and not results[1].verdicts[0].conflicted
-    assert report.stages["input"] == {"shape": "mixed", "shapes": {"ragas": 1, "deepeval": 1}, "ids_made": 2,
-                                      "document_ids_made": 4}
+    assert report.stages["input"] == {"lines": None, "blank_lines": None, "items": 2, "empty_responses": 0,
+                                      "no_documents": 0, "file": None, "shape": "mixed",
+                                      "shapes": {"ragas": 1, "deepeval": 1}, "ids_made": 2, "document_ids_made": 4}
     assert results.to_records()[0]["cs_c"] == 1.0
     with pytest.raises(InputError) as e:
         Engine().score_all([{"id": "x", "response": "r", "documents": []}, {"id": "x", "response": "r",
