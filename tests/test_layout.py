@@ -159,3 +159,30 @@ def test_no_import_runs_back_up() -> None:
             if there is not None and there != me and floor[there] > floor[me]:  # KeyError: a room not listed
                 up.append(f"{path.relative_to(PACKAGE)}:{line} ({me}) imports {module} ({there})")
     assert up == []
+
+
+def test_the_public_names_are_listed_once_and_imported_on_use() -> None:
+    """The package's face: ``__all__``, the lazy table of names (``_EXPORTS``) and the imports for type checkers
+    and the API docs name the same things, each from the module that defines it; importing the package
+    imports none of its modules."""
+    import subprocess
+    import sys
+
+    import conflictscore_local as package
+
+    tree = ast.parse((PACKAGE / "__init__.py").read_text(encoding="utf-8"))
+    typing_only: dict[str, str | None] = {}
+    for node in tree.body:
+        if isinstance(node, ast.If):  # if TYPE_CHECKING:
+            for sub in node.body:
+                if isinstance(sub, ast.ImportFrom):
+                    typing_only.update({a.asname or a.name: sub.module for a in sub.names})
+    assert typing_only == package._EXPORTS
+    assert sorted(package.__all__) == sorted(["__version__", *package._EXPORTS])
+    for name, module in package._EXPORTS.items():
+        assert getattr(package, name) is getattr(__import__(f"conflictscore_local.{module}", fromlist=[name]), name)
+    fresh = subprocess.run([sys.executable, "-c", "import sys, conflictscore_local\n"
+                            "print(sorted(m for m in sys.modules if m.startswith('conflictscore_local')))"],
+                           capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert fresh.stdout.strip() == str(["conflictscore_local", "conflictscore_local._moved",
+                                        "conflictscore_local._version"])

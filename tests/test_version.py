@@ -28,3 +28,10 @@ def test_the_changelog_has_this_release_and_lists_what_moved() -> None:
     for old, parts in SPLIT.items():
         listed = ", ".join(f"`conflictscore_local.{p}`" for p in parts)
         assert f"| `conflictscore_local.{old}` | {listed} |" in this_release, old
+
+
+def test_the_package_ships_its_type_marker() -> None:
+    """PEP 561: ``py.typed`` beside the package's ``__init__.py`` and in the wheel's package data."""
+    assert (ROOT / "conflictscore_local" / "py.typed").is_file()
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["package-data"]
+    assert "py.typed" in data["conflictscore_local"]

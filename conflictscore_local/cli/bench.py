@@ -54,7 +54,7 @@ def add_parser(sub: Any) -> None:
                         add_seed_arg, add_shard_arg, add_table_args)
     from ..bench.sources import BENCH_SOURCES
 
-    p = sub.add_parser("bench", help="ConflictBench: build the benchmark, measure conflict detection",
+    p = sub.add_parser("bench",
                        description="Build ConflictBench from public conflict data sets and measure how well a "
                        "pipeline finds conflicted claims (and only those).")
     bsub = p.add_subparsers(dest="bench_command", metavar="SUBCOMMAND")

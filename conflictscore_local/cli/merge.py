@@ -45,8 +45,7 @@ def _say_shard_warnings(warnings: Sequence[str]) -> None:
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
-        "merge", help="combine the outputs of --shard I/N runs into one run's output and summary",
-        description="Combine the outputs and summaries of `score --shard I/N` (or `bench run --shard I/N`) "
+        "merge", description="Combine the outputs and summaries of `score --shard I/N` (or `bench run --shard I/N`) "
         "runs into the output and summary one run over the whole input would have written.",
         epilog=MERGE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
     )

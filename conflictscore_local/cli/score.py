@@ -44,7 +44,6 @@ exit status: 0 done; 2 bad input or configuration (the message names file, line 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "score",
-        help="score responses against their documents (ConflictScore)",
         description="Decompose each response into claims, judge every claim against every document, "
         "and report CS-C (share of conflicted claims), CS-R (contradiction ratio of conflicted claims), "
         "cs_r_evidenced and the pooled support rate.",

@@ -245,12 +245,16 @@ def test_a_name_registered_before_the_owner_hands_its_table_over_is_kept(logged:
 def test_a_plugin_that_fails_to_import_warns_and_the_rest_carries_on(broken_path: Path, tmp_path: Path) -> None:
     helped = run(broken_path, "--help")
     assert helped.returncode == 0, helped.stderr
-    assert "usage: conflictscore" in helped.stdout and "  score " in helped.stdout and "broken" not in helped.stdout
+    assert "usage: conflictscore" in helped.stdout and "  score " in helped.stdout
     assert ("entry point 'metric.broken' (broken_plugin:METRIC) of conflictscore_local.backends in the plugin "
             "broken-plugin: cannot be loaded (ModuleNotFoundError: No module named "
             "'a_dependency_that_is_not_installed'); left out") in helped.stderr
+    assert "  broken " in helped.stdout and "a command of the plugin broken-plugin" in helped.stdout  # not imported
+    named = run(broken_path, "broken")
+    assert named.returncode == 2
     assert ("command 'broken' of the plugin broken-plugin (broken_plugin:add_parser) cannot be loaded: "
-            "ModuleNotFoundError: No module named 'a_dependency_that_is_not_installed'; left out") in helped.stderr
+            "ModuleNotFoundError: No module named 'a_dependency_that_is_not_installed'; left out") in named.stderr
+    assert "conflictscore: error: argument COMMAND: invalid choice: 'broken'" in named.stderr
     listed = run(broken_path, "backends", "--role", "judge", "--json")
     assert listed.returncode == 0, listed.stderr
     judges = json.loads(listed.stdout)["judge"]
