@@ -9,7 +9,7 @@ builder. ``--repo LABEL=DIR`` measures another checkout of the package the same 
 exported with ``git archive``), in the same session, commands alternating, so both see the same load.
 
     python benchmarks/help_time.py --out benchmarks/results/help_time \\
-        [--repo before=/tmp/before-checkout] [--runs 9]
+        [--repo "before=BEFORE-DIR@COMMIT"] [--runs 9]   (BEFORE-DIR: git archive COMMIT, unpacked)
 """
 
 from __future__ import annotations
@@ -49,9 +49,10 @@ def environment(repo: Path) -> dict[str, str]:
     return env
 
 
-def cpu_seconds(argv: list[str], env: dict[str, str]) -> float:
-    """User + system CPU seconds of one run of ``argv`` (its own rusage, children included)."""
-    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+def cpu_seconds(argv: list[str], env: dict[str, str], cwd: Path) -> float:
+    """User + system CPU seconds of one run of ``argv`` in ``cwd`` (its own rusage, children included; ``python
+    -m`` and ``-c`` put the working folder first on the path, so it is the checkout measured)."""
+    proc = subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode not in (0, 2):  # --help exits 0; an unknown command 2
@@ -59,10 +60,15 @@ def cpu_seconds(argv: list[str], env: dict[str, str]) -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def imported(args: tuple[str, ...], env: dict[str, str]) -> list[str]:
-    done = subprocess.run([sys.executable, "-c", IMPORTS, json.dumps(list(args))], env=env, capture_output=True,
-                          text=True, timeout=300, check=True)
-    return json.loads(done.stdout.splitlines()[-1])
+def imported(args: tuple[str, ...], env: dict[str, str], cwd: Path) -> list[str]:
+    done = subprocess.run([sys.executable, "-c", IMPORTS, json.dumps(list(args))], env=env, cwd=cwd,
+                          capture_output=True, text=True, timeout=300, check=True)
+    modules = json.loads(done.stdout.splitlines()[-1])
+    where = subprocess.run([sys.executable, "-c", "import conflictscore_local as c; print(c.__file__)"], env=env,
+                           cwd=cwd, capture_output=True, text=True, check=True).stdout.strip()
+    if not Path(where).resolve().is_relative_to(cwd.resolve()):
+        raise RuntimeError(f"{cwd}: the package imported is {where}, not this checkout's")
+    return modules
 
 
 def package_modules(repo: Path) -> int:
@@ -88,8 +94,8 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         env = environment(repo)
         for cmd in COMMANDS:
             argv = ["nice", "-n", "0", sys.executable, "-m", "conflictscore_local.cli", *cmd]
-            cpu_seconds(argv, env)  # warm-up: writes the bytecode
-            modules = imported(cmd, env)
+            cpu_seconds(argv, env, repo)  # warm-up: writes the bytecode
+            modules = imported(cmd, env, repo)
             ours = [m for m in modules if m == "conflictscore_local" or m.startswith("conflictscore_local.")]
             rows[f"{label} | {' '.join(cmd)}"] = {
                 "checkout": label, "commit": commit, "command": "conflictscore " + " ".join(cmd),
@@ -101,12 +107,13 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             env = environment(repo)
             for cmd in COMMANDS:
                 argv = ["nice", "-n", "0", sys.executable, "-m", "conflictscore_local.cli", *cmd]
-                times[(label, " ".join(cmd))].append(cpu_seconds(argv, env))
+                times[(label, " ".join(cmd))].append(cpu_seconds(argv, env, repo))
     for (label, cmd), ts in times.items():
         row = rows[f"{label} | {cmd}"]
         row.update(cpu_s_median=round(statistics.median(ts), 3), cpu_s_min=round(min(ts), 3),
                    cpu_s_max=round(max(ts), 3), cpu_s=[round(t, 3) for t in ts])
-    bare = [cpu_seconds(["nice", "-n", "0", sys.executable, "-c", "pass"], environment(ROOT)) for _ in range(args.runs)]
+    bare = [cpu_seconds(["nice", "-n", "0", sys.executable, "-c", "pass"], environment(ROOT), ROOT)
+            for _ in range(args.runs)]
     return {"runs": args.runs, "rows": list(rows.values()),
             "python_startup_cpu_s_median": round(statistics.median(bare), 3)}
 
