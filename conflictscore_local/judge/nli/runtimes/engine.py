@@ -86,7 +86,19 @@ def _vllm_dtype(classifier: Classifier) -> tuple[str, str]:
     return str(dtype).removeprefix("torch."), why
 
 
-class VLLMClassifyRuntime(RuntimeBase):
+class _EngineRuntime(RuntimeBase):
+    """What both engine runtimes declare: ``auto`` never picks them (``runtime_args`` say where they run), and
+    their ``runtime_args`` are checked as the generator they are built on checks its arguments."""
+
+    auto = "never"
+
+    @classmethod
+    def check_args(cls, args: Mapping[str, Any]) -> None:
+        super().check_args(args)
+        _split(cls.name, args, "x")  # the generator's own checks (types, ranges)
+
+
+class VLLMClassifyRuntime(_EngineRuntime):
     """``vllm.LLM(runner="pooling").classify`` in this process, ``chunk_size`` inputs per call, built
     from the judge's ``runtime_args`` (:data:`VLLM_RUNTIME_ARGS`; loads nothing yet).
 
@@ -95,13 +107,7 @@ class VLLMClassifyRuntime(RuntimeBase):
     """
 
     name = "vllm"
-    auto = "never"
     runtime_args = VLLM_RUNTIME_ARGS
-
-    @classmethod
-    def check_args(cls, args: Mapping[str, Any]) -> None:
-        super().check_args(args)
-        _split(cls.name, args, "x")  # the generator's own checks (types, ranges)
 
     def __init__(self, classifier: Classifier):
         cfg, chunk = _split(self.name, classifier.runtime_args, str(classifier.path))
@@ -182,18 +188,12 @@ def check_engine_labels(llm: Any, classifier: Classifier) -> None:
         raise ConfigError(f"judge nli: {classifier.path} has {n} output classes but {len(classifier.labels)} labels are mapped")
 
 
-class ServeClassifyRuntime(RuntimeBase):
+class ServeClassifyRuntime(_EngineRuntime):
     """``vllm serve``'s ``/classify``: ``batch_size`` inputs per request, ``max_concurrency`` in flight,
     built from the judge's ``runtime_args`` (:data:`SERVE_RUNTIME_ARGS`; connects nowhere yet)."""
 
     name = "serve"
-    auto = "never"
     runtime_args = SERVE_RUNTIME_ARGS
-
-    @classmethod
-    def check_args(cls, args: Mapping[str, Any]) -> None:
-        super().check_args(args)
-        _split(cls.name, args, "x")  # the generator's own checks (types, ranges)
 
     def __init__(self, classifier: Classifier):
         cfg, batch_size = _split(self.name, classifier.runtime_args, str(classifier.path))
