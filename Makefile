@@ -40,7 +40,7 @@ run: $(VENV)/.run-installed
 		--summary $(OUT)/example.summary.json --cache $(OUT)/judgments.sqlite --report $(OUT)/example.report.html
 	@echo "per-item results: $(OUT)/example.scored.jsonl   summary: $(OUT)/example.summary.json   report: $(OUT)/example.report.html"
 
-# pytest runs every example of README.md and docs/ (tests/test_docs_examples.py); the site build is strict.
+# pytest runs every example of README.md and docs/ (tests/docs/test_docs_examples.py); the site build is strict.
 # The later stages' virtualenvs build beside the main suite (pip mostly waits on the disk and the index
 # while pytest computes): two jobs, the suite and one virtualenv at a time, each build's output in
 # .venv-NAME/make.log and shown only if it fails. Each stage prints its wall time.

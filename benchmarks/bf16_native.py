@@ -25,8 +25,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from recording import cpu_flags_line, header, run_meta, write_recorded  # noqa: E402
 from workloads import base_parser, candidate_groups, data_dir, rag_job, ramdocs_questions  # noqa: E402
 
-from conflictscore_local import Engine, RunConfig, registry  # noqa: E402
-from conflictscore_local.judge import native  # noqa: E402
+from conflictscore_local import Engine, RunConfig  # noqa: E402
+from conflictscore_local.backends import registry  # noqa: E402
+from conflictscore_local.judge.nli.runtimes import native  # noqa: E402
 from conflictscore_local.judge.labels import decide  # noqa: E402
 
 MODEL = "models/default-judge"

@@ -36,7 +36,8 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from conflictscore_local import Engine, RunConfig, registry
+from conflictscore_local import Engine, RunConfig
+from conflictscore_local.backends import registry
 from conflictscore_local.judge._base import JudgeBase
 from conflictscore_local.bench.gold import evaluate, load_bench_items
 from conflictscore_local.util.jsonl import file_sha256

@@ -172,7 +172,7 @@ def decision(ms: dict[str, float | None], reads: dict[str, dict[str, Any]]) -> s
         text += (f"; cattrs would add {cat:.0f} ms and reads {as_false!r} for `'false'` and a list of "
                  "characters for `'a,b'`, so it needs hooks as long as the code it replaces")
     return text + (". The coercion is about a hundred lines, one function per kind of hint, tested in "
-                   "`tests/test_engine.py`.\n")
+                   "`tests/pipeline/test_engine.py`.\n")
 
 
 def _version(dist: str) -> str:

@@ -1,6 +1,6 @@
 """Which CPU path runs the default judge's forward fastest at identical labels (``runtime=auto``).
 
-The ``nli`` judge's PyTorch runtime (``judge/runtime.py``: transformers' default attention,
+The ``nli`` judge's PyTorch runtime (``judge/nli/runtimes/torch.py``: transformers' default attention,
 SDPA for BERT, float32) against the paths that could replace it on a CPU: the eager attention
 implementation, oneDNN through ``torch.utils.mkldnn.to_mkldnn`` (linear layers as
 ``MkldnnLinear``), and ``torch.compile`` (inductor, ``dynamic=True``; its compile time reported
@@ -29,7 +29,7 @@ from workloads import base_parser, candidate_groups, rag_job, ramdocs_questions 
 
 from conflictscore_local import Engine  # noqa: E402
 from conflictscore_local.judge.nli import encode_pairs  # noqa: E402
-from conflictscore_local.judge.runtime import run_batched  # noqa: E402
+from conflictscore_local.judge.nli.runtimes.base import run_batched  # noqa: E402
 
 MODEL = "models/default-judge"
 BATCH, TOKENS = 64, 2048  # the TorchRuntime's CPU defaults

@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from recording import command_meta, write_under_header  # noqa: E402
 from workloads import data_dir  # noqa: E402
 
-from conflictscore_local import registry  # noqa: E402
+from conflictscore_local.backends import registry  # noqa: E402
 from conflictscore_local.core.errors import BackendUnavailable  # noqa: E402
 from conflictscore_local.core.types import Item  # noqa: E402
 

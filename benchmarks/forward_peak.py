@@ -41,7 +41,8 @@ from recording import cpu_flags_line, header, run_meta, uptime, write_recorded  
 from workloads import (base_parser, candidate_groups, data_dir, matmul_peak, rag_job,  # noqa: E402
                        ramdocs_questions, token_counts)
 
-from conflictscore_local import Engine, RunConfig, registry  # noqa: E402
+from conflictscore_local import Engine, RunConfig  # noqa: E402
+from conflictscore_local.backends import registry  # noqa: E402
 from conflictscore_local.judge.labels import decide  # noqa: E402
 from conflictscore_local.util.flops import sequence_flops  # noqa: E402
 
@@ -118,7 +119,7 @@ def compile_with(judge: Any, mode: str) -> None:
 
 def batch_shapes(lengths: list[int], batch_size: int, max_tokens: int) -> list[tuple[int, int]]:
     """(inputs, padded length) of each batch the runtimes run: length-sorted, as ``run_batched`` cuts them."""
-    from conflictscore_local.judge.runtime import token_batches
+    from conflictscore_local.judge.nli.runtimes.base import token_batches
 
     order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
     ordered = [lengths[i] for i in order]

@@ -31,7 +31,7 @@ Cases:
   ``runtime=vllm``): they need vLLM and a GPU, and are skipped, saying why, where either is missing.
 
 ``--size tiny`` runs the same code on small shapes (the dry run on a CPU: ``gpu_check.sh --dry-run``).
-The FLOP counts, configs, tokenizers and the report are plain functions, tested in ``tests/test_gpu_check.py``.
+The FLOP counts, configs, tokenizers and the report are plain functions, tested in ``tests/benchmarks/test_gpu_check.py``.
 """
 
 from __future__ import annotations
@@ -333,7 +333,7 @@ def judge_rows(case: str, model: Path, pairs: Sequence[Any], device: str, dtypes
     0): one row each, and each dtype's labels. Loading and a warm-up call come before the timing."""
     import gc
 
-    from conflictscore_local import registry
+    from conflictscore_local.backends import registry
 
     rows, labels = [], {}
     for dtype, n in dtypes.items():
@@ -407,7 +407,7 @@ def case_nli_deberta(device: str, size: Size, workdir: Path) -> list[dict[str, A
 
 def judge_folder(model: str = "default-judge") -> Path:
     """The shipped default judge's folder as the ``nli`` judge resolves it."""
-    from conflictscore_local import registry
+    from conflictscore_local.backends import registry
 
     return Path(registry.build("judge", "nli", {"model": model, "device": "cpu"}).checkpoint())
 
@@ -427,7 +427,7 @@ def case_default_judge(device: str, size: Size, workdir: Path) -> list[dict[str,
     import torch
     from transformers import AutoConfig
 
-    from conflictscore_local import registry
+    from conflictscore_local.backends import registry
 
     folder = judge_folder()
     cfg = AutoConfig.from_pretrained(str(folder))
@@ -471,7 +471,7 @@ def case_default_judge(device: str, size: Size, workdir: Path) -> list[dict[str,
 def case_engine(device: str, size: Size, workdir: Path) -> list[dict[str, Any]]:
     from transformers import AutoConfig
 
-    from conflictscore_local import registry
+    from conflictscore_local.backends import registry
     from conflictscore_local.cli import main as cli
 
     folder = judge_folder()
@@ -518,7 +518,7 @@ def case_vllm(case: str, device: str, size: Size, workdir: Path) -> list[dict[st
         return [{"case": case, "skipped": "the vLLM cases run only on a CUDA GPU at --size full"}]
     from transformers import AutoConfig
 
-    from conflictscore_local import registry
+    from conflictscore_local.backends import registry
 
     if case.startswith("vllm-prefix"):
         folder = workdir / "qwen3-32b-shaped"

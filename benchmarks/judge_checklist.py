@@ -260,7 +260,7 @@ LABEL_CHECK = (
     "The generators' own correctness (near misses really differ, reformatted values are equal, values inside or "
     "outside the claimed range, negation cues where the direction says, exactly one relevant sentence per long "
     "document, no off-topic passage naming the claim's subject, determinism per seed) is tested in "
-    "tests/test_judge_checklist.py. Mined probes keep their data set's gold label; ANLI rows tagged Error, "
+    "tests/benchmarks/test_judge_checklist.py. Mined probes keep their data set's gold label; ANLI rows tagged Error, "
     "Ambiguity, Debatable, Plausibility, Likely or Unlikely and TaxiNLI rows whose re-annotation disagrees with "
     "the MNLI label are not mined."
 )

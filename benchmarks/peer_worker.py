@@ -157,7 +157,7 @@ def flashrank(args: argparse.Namespace) -> tuple[Callable, dict]:
 
 # -- vLLM: the project's runtime=vllm (LLM.classify on the judge's token ids) -----------------------
 def vllm(args: argparse.Namespace) -> tuple[Callable, dict]:
-    from conflictscore_local import registry
+    from conflictscore_local.backends import registry
 
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
     judge = registry.build("judge", "nli", {"model": args.model, "device": "cpu", "runtime": "vllm",

@@ -39,7 +39,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from conflictscore_local import Engine, registry
+from conflictscore_local import Engine
+from conflictscore_local.backends import registry
 from conflictscore_local.bench import build_bench, default_data_dir
 from conflictscore_local.cli.flags import add_pipeline_args, config_from_args
 from conflictscore_local.compare import ComparisonSettings, describe_difference, read_run

@@ -130,7 +130,7 @@ class Bench:
     """The loaded models and the variants, each timed on the same items."""
 
     def __init__(self, tmp: Path, onnx: bool):
-        from conflictscore_local import registry
+        from conflictscore_local.backends import registry
 
         self.tmp = tmp
         self.judge = registry.build("judge", "nli", {})
@@ -140,7 +140,7 @@ class Bench:
         # installed, else torch); the other runtime is measured as an extra row
         self.runtime, self.alt = "torch", "onnx"
         try:
-            from conflictscore_local.judge.runtime import resolve_runtime
+            from conflictscore_local.judge.nli.runtimes import resolve_runtime
 
             self.runtime = resolve_runtime("auto", "auto")
             self.alt = "torch" if self.runtime == "onnx" else "onnx"
@@ -203,7 +203,7 @@ class Bench:
         """Every claim × passage pair judged: one forward each (``batched``: the judge's
         token-budget batches, still without de-duplication), the judge's label rule."""
         from conflictscore_local.judge.labels import decide
-        from conflictscore_local.judge.runtime import token_batches
+        from conflictscore_local.judge.nli.runtimes.base import token_batches
         from conflictscore_local.core.types import LABELS
 
         torch, model, tok, labels, max_length = self.naive_model()
@@ -348,8 +348,8 @@ def profile(args: argparse.Namespace, out: Path) -> dict[str, Any]:
 
 
 STAGES: list[tuple[str, Callable[[str], bool]]] = [
-    ("judge forward", lambda s: "judge/nli.py" in s and "forward (" in s),
-    ("judge tokenize+pad", lambda s: "judge/nli.py" in s),
+    ("judge forward", lambda s: "judge/nli" in s and "forward (" in s),
+    ("judge tokenize+pad", lambda s: "judge/nli" in s),
     ("pruner embedding forward", lambda s: "prune/embedding.py" in s and "forward (" in s),
     ("pruner other", lambda s: "prune/" in s),
     ("chunking", lambda s: "conflictscore_local/chunk.py" in s),

@@ -67,7 +67,7 @@ class Peers:
     def __init__(self, tmp: Path, threads: int, device: str = "cpu", runtime: str = "auto", pruner: str | None = None):
         import torch
 
-        from conflictscore_local import registry
+        from conflictscore_local.backends import registry
 
         self.tmp = tmp
         self.pruner = pruner  # engine_default's and warm's (None: the engine's default)

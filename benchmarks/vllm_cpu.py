@@ -72,7 +72,7 @@ def timed(fn: Any) -> tuple[Any, float]:
 
 
 def cross_encoder(n: int) -> dict[str, Any]:
-    from conflictscore_local import registry
+    from conflictscore_local.backends import registry
 
     pairs = real_pairs(n)
     model = str(REPO / "models" / "default-judge")
@@ -99,8 +99,8 @@ def cross_encoder(n: int) -> dict[str, Any]:
 
 
 def prefix_caching(docs: int, claims: int) -> dict[str, Any]:
-    from conflictscore_local import registry
-    from conflictscore_local.checkpoints import installed_model_file
+    from conflictscore_local.backends import registry
+    from conflictscore_local.backends.checkpoints import installed_model_file
 
     sys.path.insert(0, str(REPO))
     from tests.support.serve import smollm2_checkpoint

@@ -27,7 +27,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from workloads import pooled_job, ramdocs_questions  # noqa: E402
 
-from conflictscore_local import Engine, RunConfig, registry  # noqa: E402
+from conflictscore_local import Engine, RunConfig  # noqa: E402
+from conflictscore_local.backends import registry  # noqa: E402
 
 
 def main() -> None:

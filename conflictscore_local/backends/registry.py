@@ -6,9 +6,12 @@ name plus arguments.
 judge's forward pass runs), ``data_source`` (every data set: ConflictBench's, training's), ``metric`` (per-item),
 ``detection_metric`` and ``command``. The role tables live here; the others are the package's own
 tables (``aggregate.DOCUMENT_RULES``, ``metrics.METRICS``, ...), which the namespace reads and adds to.
+This module names no room above its own: a table that lives higher up (the nli judge's runtimes, the
+commands) is handed to its namespace by its owner when the owner is imported (:meth:`Registry.provide`).
 A pip-installed plugin appears without code here: the entry points of the group
 :data:`ENTRY_POINT_GROUP` named ``NAMESPACE.NAME`` (``judge.mine = my_pkg.judges:MyJudge``) are read
-once, at the first look-up, and added to their namespace (a built-in name is kept, with a warning).
+once, and each namespace adds its own at its first look-up (a built-in name is kept, with a warning); a
+plugin that fails to load is left out with a warning naming it and the error, and the rest carries on.
 
 Built-in backends are registered as ``"module:Class"`` strings, so listing or choosing a
 backend never imports torch, transformers, vllm, faiss or spaCy: a backend's module
@@ -49,7 +52,7 @@ _REGISTRY: dict[str, dict[str, str | type]] = {
         "none": "conflictscore_local.prune.none:NoPruner",
     },
     "judge": {
-        "nli": "conflictscore_local.judge.nli:NLIJudge",
+        "nli": "conflictscore_local.judge.nli.judge:NLIJudge",
         "vllm": "conflictscore_local.judge.vllm:VLLMJudge",
         "openai": "conflictscore_local.judge.openai:OpenAIJudge",
         "ray": "conflictscore_local.judge.ray_data:RayJudge",
@@ -70,19 +73,23 @@ _ABSENT: Any = object()
 class Namespace:
     """One kind of plugin: name → target (an object, or a lazy ``"module:attr"`` resolved on first use).
 
-    ``table`` is the dict itself, or ``"module:attr"`` naming the package's own table (read on first use,
-    so listing the namespaces imports nothing). ``lazy``: entry points are kept as ``"module:attr"``
-    strings (backends, commands) rather than loaded when read (rules, metrics: their tables hold objects).
+    ``table`` is the dict itself, ``"module:attr"`` naming a table of a room below this one (read on first
+    use, so listing the namespaces imports nothing), or None: the table's owner, a room above, hands it
+    over with :meth:`provide` when it is imported (names registered before, plugins' included, are added
+    to it). ``lazy``: entry points are kept as ``"module:attr"`` strings (backends, runtimes, commands)
+    rather than loaded when read (rules, metrics: their tables hold objects).
     """
 
-    def __init__(self, kind: str, table: "dict[str, Any] | str", *, lazy: bool, registry: "Registry"):
+    def __init__(self, kind: str, table: "dict[str, Any] | str | None", *, lazy: bool, registry: "Registry"):
         self.kind = kind
-        self._table = table
+        self._table: dict[str, Any] | str = {} if table is None else table
+        self.owned = table is not None
         self.lazy = lazy
         self._registry = registry
+        self._plugins: dict[str, str] = {}  # name → the distribution that declared it
 
     def table(self) -> dict[str, Any]:
-        """The namespace's table (entry points read first)."""
+        """The namespace's table (installed plugins' entry points added first)."""
         self._registry.load_entry_points()
         return self._raw()
 
@@ -92,12 +99,33 @@ class Namespace:
             self._table = getattr(importlib.import_module(mod), attr)
         return self._table  # type: ignore[return-value]
 
+    def provide(self, table: dict[str, Any]) -> dict[str, Any]:
+        """The owner's table becomes this namespace's (once; the same table again is a no-op): a room
+        above ``backends/`` creates its own namespace this way, so nothing here names it. A name
+        registered before that the table has too keeps the table's target, with a warning."""
+        if self.owned:
+            if self._raw() is not table:
+                raise ConfigError(f"the {self.kind} namespace already has its table")
+            return table
+        for name, target in self._raw().items():
+            if name in table:
+                log.warning(f"{self.kind} {name!r} is already registered; the registered one is kept")
+            else:
+                table[name] = target
+        self._table, self.owned = table, True
+        return table
+
+    def plugin(self, name: str) -> str | None:
+        """The distribution whose entry point registered ``name``, or None."""
+        return self._plugins.get(name)
+
     def names(self) -> list[str]:
         """The registered names, in registration order."""
         return list(self.table())
 
     def get(self, name: str) -> Any:
-        """What ``name`` names (a lazy target imported now); ``ConfigError`` naming the allowed names."""
+        """What ``name`` names (a lazy target imported now); ``ConfigError`` naming the allowed names;
+        ``BackendUnavailable`` where its module is missing or a plugin's module fails to import."""
         table = self.table()
         if name not in table:
             raise ConfigError(f"unknown {self.kind} {name!r}; allowed: {', '.join(sorted(table))}")
@@ -106,13 +134,18 @@ class Namespace:
             mod, _, attr = target.partition(":")
             try:
                 module = importlib.import_module(mod)
-            except ModuleNotFoundError as e:
-                if e.name and mod.startswith(e.name):
+                found = getattr(module, attr)
+            except Exception as e:
+                dist = self._plugins.get(name)
+                if dist is not None:
+                    raise BackendUnavailable(f"{self.kind} {name!r} of the plugin {dist} ({target}) cannot be "
+                                             f"loaded: {type(e).__name__}: {e}") from e
+                if isinstance(e, ModuleNotFoundError) and e.name and mod.startswith(e.name):
                     raise BackendUnavailable(
                         f"{self.kind} {name!r} is not implemented in this version ({mod} is missing); "
                         f"choose another {self.kind}: {', '.join(sorted(table))}") from None
                 raise
-            target = table[name] = getattr(module, attr)
+            target = table[name] = found
         return target
 
     def register(self, name: str, target: Any) -> Any:
@@ -137,9 +170,9 @@ class Namespace:
 class Registry:
     """The namespaces, by kind (``REGISTRY["judge"]``, ``REGISTRY["metric"]``, ...), and the entry points."""
 
-    def __init__(self, tables: Mapping[str, tuple["dict[str, Any] | str", bool]]):
+    def __init__(self, tables: Mapping[str, tuple["dict[str, Any] | str | None", bool]]):
         self.namespaces = {kind: Namespace(kind, table, lazy=lazy, registry=self) for kind, (table, lazy) in tables.items()}
-        self._loaded = False
+        self._entry_points: dict[str, list[Any]] | None = None
 
     def __getitem__(self, kind: str) -> Namespace:
         if kind not in self.namespaces:
@@ -149,45 +182,86 @@ class Registry:
     def kinds(self) -> list[str]:
         return list(self.namespaces)
 
-    def load_entry_points(self, *, again: bool = False) -> None:
-        """Add what installed distributions declare under :data:`ENTRY_POINT_GROUP` (once per process, or
-        ``again``): ``NAMESPACE.NAME = module:attr``. A name the namespace has already keeps its target."""
-        if self._loaded and not again:
-            return
-        self._loaded = True
-        from importlib.metadata import entry_points
+    def provide(self, kind: str, table: dict[str, Any]) -> dict[str, Any]:
+        """:meth:`Namespace.provide`: the owner of ``kind``'s table hands it over (returns it)."""
+        return self[kind].provide(table)
 
-        for ep in entry_points(group=ENTRY_POINT_GROUP):
-            kind, sep, name = ep.name.partition(".")
-            where = f"entry point {ep.name!r} ({ep.value}) of {ENTRY_POINT_GROUP}"
-            if not sep or not name or kind not in self.namespaces:
-                log.warning(f"{where}: not NAMESPACE.NAME with NAMESPACE one of {', '.join(self.namespaces)}; "
-                            "left out")
-                continue
-            table = self.namespaces[kind]._raw()
+    def load_entry_points(self, *, again: bool = False) -> None:
+        """Add installed plugins' entry points to every namespace, at the first look-up of any (once per
+        process, or ``again``), so a table read directly (``METRICS``) has them too."""
+        if self._entry_points is not None and not again:
+            return
+        self.entry_points(again=again)
+        for namespace in self.namespaces.values():
+            self.add_entry_points(namespace)
+
+    def entry_points(self, *, again: bool = False) -> dict[str, list[Any]]:
+        """What installed distributions declare under :data:`ENTRY_POINT_GROUP`, by namespace (read once
+        per process, or ``again``): ``NAMESPACE.NAME = module:attr``. A name that is not ``NAMESPACE.NAME``
+        with a known namespace is left out with a warning."""
+        if self._entry_points is None or again:
+            from importlib.metadata import entry_points
+
+            found: dict[str, list[Any]] = {}
+            for ep in entry_points(group=ENTRY_POINT_GROUP):
+                kind, sep, name = ep.name.partition(".")
+                if not sep or not name or kind not in self.namespaces:
+                    log.warning(f"{_where(ep)}: not NAMESPACE.NAME with NAMESPACE one of "
+                                f"{', '.join(self.namespaces)}; left out")
+                    continue
+                found.setdefault(kind, []).append(ep)
+            self._entry_points = found
+        return self._entry_points
+
+    def add_entry_points(self, namespace: Namespace) -> None:
+        """Add the entry points of ``namespace``'s kind to it. A name it has already keeps its target; an
+        entry point that fails to load (a non-lazy kind: loaded now) is left out with a warning naming the
+        plugin and the error, and everything else carries on."""
+        table = namespace._raw()
+        for ep in self.entry_points().get(namespace.kind, []):
+            name = ep.name.partition(".")[2]
+            where = _where(ep)
             if name in table:
                 if table[name] != ep.value:
-                    log.warning(f"{where}: {kind} {name!r} is already registered; the registered one is kept")
+                    log.warning(f"{where}: {namespace.kind} {name!r} is already registered; the registered one is kept")
                 continue
-            target = ep.value if self.namespaces[kind].lazy else ep.load()
-            if kind in ("metric", "detection_metric") and getattr(target, "key", name) != name:
+            if namespace.lazy:
+                target = ep.value
+            else:
+                try:
+                    target = ep.load()
+                except Exception as e:
+                    log.warning(f"{where}: cannot be loaded ({type(e).__name__}: {e}); left out")
+                    continue
+            if namespace.kind in ("metric", "detection_metric") and getattr(target, "key", name) != name:
                 log.warning(f"{where}: its key is {getattr(target, 'key', None)!r}, not {name!r}; left out")
                 continue
             table[name] = target
+            namespace._plugins[name] = _distribution(ep)
 
+
+def _distribution(ep: Any) -> str:
+    """The name of the distribution that declares entry point ``ep`` (``?`` where it is not known)."""
+    dist = getattr(ep, "dist", None)
+    return str(getattr(dist, "name", None) or "?")
+
+
+def _where(ep: Any) -> str:
+    return f"entry point {ep.name!r} ({ep.value}) of {ENTRY_POINT_GROUP} in the plugin {_distribution(ep)}"
 
 
 REGISTRY = Registry({
     **{role: (_REGISTRY[role], True) for role in ROLES},
     "document_rule": ("conflictscore_local.core.aggregate:DOCUMENT_RULES", False),
     "claim_selection": ("conflictscore_local.core.sampling:SELECTIONS", False),
-    "runtime": ("conflictscore_local.judge.nli:RUNTIMES", True),
+    "runtime": (None, True),  # provided by the nli judge's runtimes (its RUNTIMES table), a room above
     "data_source": ("conflictscore_local.formats.sources:DATA_SOURCES", False),
     "metric": ("conflictscore_local.core.metrics:METRICS", False),
     "detection_metric": ("conflictscore_local.core.detection:DETECTION_METRICS", False),
-    "command": ("conflictscore_local.cli.app:SUBCOMMANDS", True),
+    "command": (None, True),  # provided by the command line's table of commands, the top room
 })
-"""The one registry object: see the module docstring."""
+"""The one registry object: see the module docstring. A namespace whose table lives in a room above
+``backends/`` gets it from that room when it is imported (:meth:`Registry.provide`)."""
 
 
 def _role(role: str) -> Namespace:
@@ -231,6 +305,8 @@ def resolve(role: str, name: str) -> type:
     try:
         return ns.get(name)
     except BackendUnavailable:
+        if ns.plugin(name) is not None:  # a plugin's module that fails to import: its own error says why
+            raise
         mod = str(ns.table()[name]).partition(":")[0]
         raise BackendUnavailable(
             f"{role} {name!r} is not implemented in this version ({mod} is missing); "
@@ -256,7 +332,7 @@ def build(role: str, name: str, args: Mapping[str, Any] | Any = None) -> Any:
     where = f"{role} {name!r}"
     if not isinstance(getattr(cls, "Config", None), type):
         raise ConfigError(f"{where}: {cls.__name__} has no Config dataclass of its arguments (subclass "
-                          "conflictscore_local.backend.Backend)")
+                          "conflictscore_local.backends.backend.Backend)")
     if isinstance(args, cls.Config):
         check_ranges(args, where=where)
         config = args
@@ -319,7 +395,7 @@ def protocol_members(proto: type) -> list[str]:
 def check_role(role: str, backend: Any, *, where: str) -> None:
     """``ConfigError`` naming what ``backend`` lacks of the role's Protocol. Subclasses of the role's base
     class (:func:`role_base`) have every optional member; a backend that has no optional member of its
-    role (one subclassing :class:`conflictscore_local.backend.Backend` directly) gets the base's default
+    role (one subclassing :class:`conflictscore_local.backends.backend.Backend` directly) gets the base's default
     here, so callers use each member without asking."""
     base = role_base(role)
     for name in base.OPTIONAL:

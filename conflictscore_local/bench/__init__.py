@@ -16,11 +16,14 @@ both RAMDocs variants of a question share it). Data built elsewhere from the sam
 
 from __future__ import annotations
 
+from ..formats.sources import DATA_SOURCES
 from ..util.locations import default_data_dir
 from .build import bench_stats, build_bench
 from .items import CONFLICT_TYPES, make_item
 from .sources import BENCH_SOURCES, DEFAULT_SOURCES
 from .split import SPLITS, normalize_text, split_for
+
+DATA_SOURCES.declare(f"{__name__}.sources:SOURCES")  # ConflictBench's rows in the one table of data sets
 
 __all__ = [
     "BENCH_SOURCES",

@@ -1,14 +1,13 @@
-"""``bench run``: ConflictBench items scored by the one scoring runner (:func:`~..scoring.run_scoring`),
+"""``bench run``: ConflictBench items scored by the one scoring runner (:func:`~..pipeline.scoring.run_scoring`),
 with the gold step as its ``finish`` hook: the run's summary with its ``bench`` and ``evaluation`` sections.
 
-The summary is ``score``'s schema (:class:`~..types.Summary`) plus those two sections; a page is the
+The summary is ``score``'s schema (:class:`~..core.types.Summary`) plus those two sections; a page is the
 command's (a :class:`~..jobs.Page` handed in, called with a :class:`BenchRun`). :data:`MERGE` is what
 ``conflictscore merge`` needs of a bench run: how its shards selected their items and its evaluation.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import datetime
 import os
 import time
@@ -22,9 +21,10 @@ from ..core.errors import ConfigError, InputError
 from ..jobs import Input, Job, Output, Page, page_output, write_json_atomic
 from ..util.jsonl import file_sha256
 from ..util.paths import portable
-from ..pipeline.scoring import Notes, Scored, ScoringInput, refuse_stdout_rows, run_scoring
+from ..pipeline.reading import Notes, ScoringInput
+from ..pipeline.scoring import Scored, refuse_stdout_rows, run_scoring
 from ..pipeline.merge import BenchMerge
-from ..pipeline.shards import Shard, shard_record
+from ..pipeline.shards import Shard
 from ..core.types import Item, ItemResult, Summary
 from ..formats.table import TablePaths
 from .gold import evaluate, load_bench_items, with_gold_labels
@@ -68,7 +68,7 @@ def run_bench(
     ``None`` (no per-item file: the transitional ``bench run -o RESULTS.json``). Claims are given,
     so nothing is decomposed; judgments go through the judgment cache, so an interrupted run
     resumes by rerunning it. Paths in the results are written repository-relative
-    (:func:`~conflictscore_local.paths.portable`). ``given_labels`` scores the gold labels instead
+    (:func:`~conflictscore_local.util.paths.portable`). ``given_labels`` scores the gold labels instead
     of judging (a check of the aggregation: detection F1 must be 1.0). ``page`` (``--report``: the
     command's writer of the HTML report) is called with the :class:`BenchRun` once the files are
     written. ``shard`` scores only that shard of the selected items (after split, source filter and limit); it needs both files, which
@@ -84,14 +84,14 @@ def run_bench(
                           "SUMMARY.json (an -o ending in .csv or .json writes no per-item rows)")
     refuse_stdout_rows(output_path, resume=resume, shard=shard)
     if shard is not None and (output_path is None or summary_path is None):
-        raise ConfigError(f"--shard {shard} needs the per-item output (-o) and the results JSON (--summary): "
-                          "`conflictscore merge` combines the shards' per-item results with their results JSON")
+        raise ConfigError(f"--shard {shard} needs the per-item output (-o) and the summary (--summary): "
+                          "`conflictscore merge` combines the shards' per-item results with their summaries")
     if limit is not None and limit < 1:
         raise ConfigError(f"--limit must be a positive integer, got {limit}")
     job = Job([Input(input_path, "the input file"), Input(config_file, "the --config file")], [
         Output(None if str(output_path) == "-" else output_path, f"output ({output_flag})", f"OUTPUT ({output_flag})",
                kind="rows"),
-        Output(summary_path, summary_flag, f"the results ({summary_flag})"),
+        Output(summary_path, summary_flag, f"the summary ({summary_flag})"),
         page_output(page),
     ])
     selected: list[Item] = []
@@ -105,13 +105,12 @@ def run_bench(
         scored = with_gold_labels(selected) if given_labels else list(selected)
         return ScoringInput(input_path, scored, [it.id for it in items], shard=shard)
 
+    def sections(inp: ScoringInput, results: list[ItemResult]) -> dict[str, Any]:
+        return bench_sections(selected, results, input_path=input_path, split=split, limit=limit,
+                              source_filter=source_filter, given_labels=given_labels)
+
     def finish(run: Scored) -> dict[str, Any]:
-        record = None
-        if shard is not None:
-            record = shard_record(shard, input_sha256=file_sha256(input_path), input_items=len(run.input.all_ids),
-                                  items=len(selected))
-        out = bench_summary(selected, run.results, run.summary, input_path=input_path, split=split, limit=limit,
-                            source_filter=source_filter, given_labels=given_labels, shard=record)
+        out = written(run.summary)
         if summary_path is not None:
             write_json_atomic(summary_path, out, what=summary_flag)
         if page is not None:
@@ -119,24 +118,22 @@ def run_bench(
         return out
 
     return run_scoring(job, read, finish, config=config, rows=output_path, resume=resume, progress=progress,
-                       clock=clock, tables=tables)
+                       clock=clock, tables=tables, sections=sections)
 
 
-def bench_summary(
+def bench_sections(
     items: Sequence[Item],
     results: Sequence[ItemResult],
-    summary: Summary,
     *,
     input_path: str | os.PathLike[str],
     split: str | None,
     limit: int | None,
     source_filter: Sequence[str] | None,
     given_labels: bool,
-    shard: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The summary of scored ConflictBench items as written (``bench run``'s, and ``merge``'s for bench
-    shards): ``summary`` with the ``bench`` section (input, split, filter, limit), the ``evaluation``
-    against the gold and the shard record (``stages.shard``), with no machine paths in it."""
+    """What a ConflictBench run adds to the summary (``bench run``'s, and ``merge``'s for bench shards), for
+    the summary's builder: the ``bench`` section (input, split, filter, limit) and the ``evaluation`` of
+    ``results`` against the gold of ``items``."""
     bench: dict[str, Any] = {
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "input": str(Path(input_path).resolve()),
@@ -146,11 +143,13 @@ def bench_summary(
         "source_filter": list(source_filter) if source_filter else None,
         "given_labels": given_labels,
     }
-    stages = dict(summary.stages)
-    if shard is not None:
-        stages["shard"] = dict(shard)
-    out = dataclasses.replace(summary, stages=stages, bench=bench, evaluation=evaluate(items, results))
-    return portable(out.to_json())  # summaries get committed and compared across machines: no machine paths
+    return {"bench": bench, "evaluation": evaluate(items, results)}
+
+
+def written(summary: Summary) -> dict[str, Any]:
+    """A bench summary as written: its JSON with no machine paths in it (summaries get committed and compared
+    across machines)."""
+    return portable(summary.to_json())
 
 
 def _selected(input_path: str, bench: Mapping[str, Any]) -> list[Item]:
@@ -158,13 +157,12 @@ def _selected(input_path: str, bench: Mapping[str, Any]) -> list[Item]:
                             source_filter=bench.get("source_filter"))
 
 
-def _merged(items: Sequence[Item], results: Sequence[ItemResult], summary: Summary, input_path: str,
-            shard: Mapping[str, Any]) -> dict[str, Any]:
-    b = summary.bench or {}
-    return bench_summary(items, results, summary, input_path=input_path, split=b.get("split"), limit=b.get("limit"),
-                         source_filter=b.get("source_filter"), given_labels=bool(b.get("given_labels")), shard=shard)
+def _merged(items: Sequence[Item], results: Sequence[ItemResult], input_path: str,
+            bench: Mapping[str, Any]) -> dict[str, Any]:
+    return bench_sections(items, results, input_path=input_path, split=bench.get("split"), limit=bench.get("limit"),
+                          source_filter=bench.get("source_filter"), given_labels=bool(bench.get("given_labels")))
 
 
-MERGE = BenchMerge(items=_selected, summary=_merged)
+MERGE = BenchMerge(items=_selected, sections=_merged, written=written)
 """How ``conflictscore merge`` treats ``bench run`` shards: their items as they selected them, the summary
 rebuilt with its evaluation against the gold."""

@@ -1,40 +1,79 @@
 """The ``conflictscore`` command: the command table, every command's exit statuses, logging for the length
 of a command, and ``main``. Each command is a module of :mod:`conflictscore_local.cli` (``score.py``,
-``backends.py``, ``bench.py``, ...) that parses its flags and calls one library function; the table names
-them by module path and the registry's ``command`` namespace adds installed plugins' commands.
+``backends.py``, ``bench.py``, ...) that parses its flags and calls one library function. The table
+(:data:`COMMANDS`) holds each as a small :class:`Command` (its name, its line of help, where its parser is
+built), and the registry's ``command`` namespace adds installed plugins' commands. Only the command a
+command line names has its parser built, so its module is the only one imported: ``conflictscore --help``
+and ``conflictscore backends`` import nothing of ``train-judge`` or ``bench`` (as vLLM's CLI does).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import logging
 import os
 import sys
 import textwrap
 import warnings
+from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
 
 from .._version import __version__
 from ..backends.registry import REGISTRY
 from ..core.errors import BackendUnavailable
-from .flags import warn_deprecated
 
-# name → "module:function" adding the subparser; the function sets ``func`` on it. The registry's
-# ``command`` namespace: a plugin's entry point ``command.NAME = module:add_parser`` adds one.
-SUBCOMMANDS: dict[str, str] = {
-    "score": "conflictscore_local.cli.score:add_parser",
-    "backends": "conflictscore_local.cli.backends:add_parser",
-    "bench": "conflictscore_local.cli.bench:add_parser",
-    "train-judge": "conflictscore_local.cli.train_judge:add_parser",
-    "models": "conflictscore_local.cli.models:add_parser",
-    "report": "conflictscore_local.cli.report:add_parser",
-    "generate": "conflictscore_local.cli.experiments:add_generate_parser",
-    "regenerate": "conflictscore_local.cli.experiments:add_regenerate_parser",
-    "merge": "conflictscore_local.cli.merge:add_parser",
-    "compare": "conflictscore_local.cli.compare:add_parser",
-    "view": "conflictscore_local.cli.view:add_parser",
-}
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Command:
+    """One subcommand of ``conflictscore``: its ``name``, its line of ``help`` (what ``conflictscore --help``
+    lists, with nothing imported) and ``add``, the ``"module:function"`` that adds its parser to the
+    subparsers and sets ``func`` on it (imported only when the command is named; its top-level parser gets
+    this ``help``)."""
+
+    name: str
+    help: str
+    add: str
+
+    def adder(self) -> Callable[[Any], None]:
+        """The function that adds this command's parser (its module imported now)."""
+        module, _, attr = self.add.partition(":")
+        return getattr(importlib.import_module(module), attr)
+
+
+COMMANDS: dict[str, Any] = REGISTRY.provide("command", {c.name: c for c in (
+    Command("score", "score responses against their documents (ConflictScore)", f"{__package__}.score:add_parser"),
+    Command("backends", "list the registered backends of each role (installed plugins' too), what each does, its "
+            "arguments with their defaults, ranges and help", f"{__package__}.backends:add_parser"),
+    Command("bench", "ConflictBench: build the benchmark, measure conflict detection",
+            f"{__package__}.bench:add_parser"),
+    Command("train-judge", "build judge training data (prepare) and fine-tune a SUPPORT / CONTRADICT / IRRELEVANT "
+            "judge (fit)", f"{__package__}.train_judge:add_parser"),
+    Command("models", "recommended models: list, pull, verify, bundle / unpack for air-gapped boxes",
+            f"{__package__}.models:add_parser"),
+    Command("report", "write a self-contained HTML report of a scored file", f"{__package__}.report:add_parser"),
+    Command("generate", "write a report per item under a prompting strategy (input for `score`)",
+            f"{__package__}.experiments:add_generate_parser"),
+    Command("regenerate", "Regenerated-RAG on TruthfulQA multiple choice: accuracy, fix and harm rates",
+            f"{__package__}.experiments:add_regenerate_parser"),
+    Command("merge", "combine the outputs of --shard I/N runs into one run's output and summary",
+            f"{__package__}.merge:add_parser"),
+    Command("compare", "compare two scored runs: paired differences with intervals and p-values, claims that changed",
+            f"{__package__}.compare:add_parser"),
+    Command("view", "an index page of every run under a folder, and a way to compare two",
+            f"{__package__}.view:add_parser"),
+)})
+"""The command table, by name: the registry's ``command`` namespace (a plugin's entry point ``command.NAME =
+module:add_parser`` adds one; its function adds its parser, help included)."""
+
+SUBCOMMANDS = COMMANDS
+"""The table's name until this release."""
+
+EVERY = "*"
+"""``build_parser(EVERY)``: every command's parser built (what the tests and the docs read)."""
 
 EXIT_BAD_INPUT = 2
 
@@ -101,7 +140,10 @@ class Parser(argparse.ArgumentParser):
         super().error(message)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = EVERY) -> argparse.ArgumentParser:
+    """The ``conflictscore`` parser with ``command``'s own parser built (:data:`EVERY`: every command's; None:
+    none, each command a stub with its help, what ``--help`` lists). A command's module is imported only to
+    build its parser; a plugin's that fails to import is left out with a warning."""
     parser = Parser(
         prog="conflictscore",
         description="ConflictScore, locally: measure how an LLM answer handles conflicting evidence "
@@ -110,15 +152,42 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    commands = REGISTRY["command"]  # the table below and installed plugins' commands
+    commands = REGISTRY["command"]  # the table above and installed plugins' commands
     for name in commands.names():
-        try:
-            add: Callable[[Any], None] = commands.get(name)
-        except BackendUnavailable:  # its module is not in this version
+        target = commands.table()[name]
+        help = target.help if isinstance(target, Command) else f"a command of the plugin {commands.plugin(name)}"
+        if command not in (EVERY, name):
+            sub.add_parser(name, help=help, add_help=False)  # a stub: listed, built when named
             continue
-        add(sub)
+        try:
+            add: Callable[[Any], None] = target.adder() if isinstance(target, Command) else commands.get(name)
+        except ModuleNotFoundError as e:  # a built-in command whose module is not in this version
+            if not isinstance(target, Command) or not (e.name and target.add.startswith(e.name)):
+                raise
+            continue
+        except BackendUnavailable as e:  # its module is not in this version, or a plugin's fails to import
+            if commands.plugin(name) is not None:
+                log.warning(f"{e}; left out")
+            continue
+        add(_WithHelp(sub, help) if isinstance(target, Command) else sub)
     _finish_help(parser)
     return parser
+
+
+class _WithHelp:
+    """The subparsers a built-in command adds its parser to, given the table's line of help."""
+
+    def __init__(self, sub: Any, help: str):
+        self._sub, self._help = sub, help
+
+    def add_parser(self, name: str, **kw: Any) -> argparse.ArgumentParser:
+        return self._sub.add_parser(name, help=self._help, **kw)
+
+
+def named_command(words: Sequence[str]) -> str | None:
+    """The command a command line names (its first word that is no flag), if it is one of the table's."""
+    first = next((w for w in words if not w.startswith("-")), None)
+    return first if first is not None and first in REGISTRY["command"].names() else None
 
 
 class _Lines(logging.Formatter):
@@ -171,8 +240,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ..jobs import forget_secrets
 
     forget_secrets()  # a run redacts the secrets it holds itself, none an earlier run in this process held
-    parser = build_parser()
     words = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(named_command(words))
     args, extra = parser.parse_known_args(words)
     if extra:  # the command's own usage and "did you mean", not the top-level usage
         _command_parser(parser, words).error("unrecognized arguments: " + " ".join(extra))
@@ -185,6 +254,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     with command_logging(quiet):
         try:
+            from .flags import warn_deprecated
+
             warn_deprecated(args)
             return int(args.func(args) or 0)
         except KeyboardInterrupt:

@@ -21,8 +21,7 @@ BACKENDS_EPILOG = """examples:
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("backends", help="list the registered backends of each role (installed plugins' too), what "
-                       "each does, its arguments with their defaults, ranges and help", epilog=BACKENDS_EPILOG,
+    p = sub.add_parser("backends", epilog=BACKENDS_EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--role", choices=ROLES, help="only this role (generator: the backends of generate and regenerate)")
     add_output_args(p, json_help="each backend's arguments and defaults as JSON")

@@ -54,7 +54,7 @@ def add_parser(sub: Any) -> None:
                         add_seed_arg, add_shard_arg, add_table_args)
     from ..bench.sources import BENCH_SOURCES
 
-    p = sub.add_parser("bench", help="ConflictBench: build the benchmark, measure conflict detection",
+    p = sub.add_parser("bench",
                        description="Build ConflictBench from public conflict data sets and measure how well a "
                        "pipeline finds conflicted claims (and only those).")
     bsub = p.add_subparsers(dest="bench_command", metavar="SUBCOMMAND")
@@ -99,7 +99,7 @@ def add_parser(sub: Any) -> None:
     add_per_item_alias(r, "--predictions", "predictions", metavar="OUT.jsonl")
     r.add_argument("--report", metavar="REPORT.html", help="also write the HTML report: gold beside the predictions, "
                    "detection per conflict type, the confusion matrix (see `conflictscore report --help`)")
-    add_output_args(r, json_help="the results JSON")
+    add_output_args(r, json_help="the summary (score's, with the bench and evaluation sections)")
     add_table_args(r)
     add_shard_arg(r)
     add_seed_arg(r)

@@ -42,7 +42,6 @@ def add_parser(sub: Any) -> None:
 
     p = sub.add_parser(
         "compare",
-        help="compare two scored runs: paired differences with intervals and p-values, claims that changed",
         description="Compare run B against run A (two `-o` outputs of `score` or `bench run`): did the "
         "strategy, model or judge of B change the metrics beyond noise, and which claims changed state?",
         epilog=EPILOG,

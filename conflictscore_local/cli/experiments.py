@@ -87,8 +87,7 @@ def _add_generator_args(p: argparse.ArgumentParser, max_tokens: int) -> None:
 def add_generate_parser(sub: Any) -> None:
     strategies = "\n".join(f"  {k:16}{v}" for k, v in STRATEGIES.items())
     p = sub.add_parser(
-        "generate", help="write a report per item under a prompting strategy (input for `score`)",
-        description="Answer each item's question as a report written from its documents, under one "
+        "generate", description="Answer each item's question as a report written from its documents, under one "
         "prompting strategy, with any generator backend.",
         epilog=GENERATE_EPILOG.format(strategies=strategies), formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -123,7 +122,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 def add_regenerate_parser(sub: Any) -> None:
     p = sub.add_parser(
-        "regenerate", help="Regenerated-RAG on TruthfulQA multiple choice: accuracy, fix and harm rates",
+        "regenerate",
         description="Answer TruthfulQA as multiple choice closed-book, with conflicting documents (RAG), with a "
         "prompt to weigh them, and with ConflictScore's conflicted claims fed back (Regenerated-RAG); report "
         "accuracy with bootstrap intervals, fix rate, harm rate and unparseable replies.",

@@ -160,7 +160,7 @@ def add_output_args(p: argparse.ArgumentParser, *, json_help: str = "the result 
 
 def show_progress(args: argparse.Namespace) -> bool:
     """Progress for a command, unless ``-q``: bars on a terminal, a log line every
-    ``$CONFLICTSCORE_PROGRESS_S`` seconds elsewhere (:mod:`conflictscore_local.progress`)."""
+    ``$CONFLICTSCORE_PROGRESS_S`` seconds elsewhere (:mod:`conflictscore_local.util.progress`)."""
     return not getattr(args, "quiet", False)
 
 
@@ -302,7 +302,7 @@ def rows_to_stdout(args: argparse.Namespace, output: str | None, tables: Any = N
 
 def add_gate_arg(p: argparse.ArgumentParser, *, compare: bool = False) -> None:
     """``--fail-if CONDITION`` (repeatable): exit status 4, one line per condition that held
-    (:mod:`conflictscore_local.gate`); a condition that does not parse is refused by argparse (exit 2)."""
+    (:mod:`conflictscore_local.core.gate`); a condition that does not parse is refused by argparse (exit 2)."""
     from ..core.gate import parse_condition
 
     def condition(text: str) -> Any:

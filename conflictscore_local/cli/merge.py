@@ -45,8 +45,7 @@ def _say_shard_warnings(warnings: Sequence[str]) -> None:
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
-        "merge", help="combine the outputs of --shard I/N runs into one run's output and summary",
-        description="Combine the outputs and summaries of `score --shard I/N` (or `bench run --shard I/N`) "
+        "merge", description="Combine the outputs and summaries of `score --shard I/N` (or `bench run --shard I/N`) "
         "runs into the output and summary one run over the whole input would have written.",
         epilog=MERGE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -54,12 +53,13 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--outputs", nargs="+", required=True, metavar="SHARD.jsonl",
                    help="each shard's per-item output (-o of score or bench run), any order")
     p.add_argument("--summaries", nargs="+", required=True, metavar="SHARD.json",
-                   help="each shard's --summary (of score, or the results JSON of bench run), any order")
+                   help="each shard's --summary (of score or bench run), any order")
     p.add_argument("-o", "--output", required=True, metavar="OUTPUT",
                    help="merged per-item output, JSONL (atomic; - streams the rows to stdout)")
-    p.add_argument("--summary", metavar="SUMMARY.json", help="merged summary (score) or results JSON (bench run)")
+    p.add_argument("--summary", metavar="SUMMARY.json",
+                   help="merged summary (of score, or of bench run with its evaluation)")
     p.add_argument("--report", metavar="REPORT.html", help="also write the HTML report of the merged run")
-    add_output_args(p, json_help="the merged summary (or bench results) as JSON")
+    add_output_args(p, json_help="the merged summary as JSON")
     p.set_defaults(func=cmd_merge)
 
 

@@ -46,7 +46,7 @@ def _examples(name: str) -> dict[str, Any]:
 
 def add_parser(sub: Any) -> None:
     """Add ``models`` and its subcommands."""
-    p = sub.add_parser("models", help="recommended models: list, pull, verify, bundle / unpack for air-gapped boxes",
+    p = sub.add_parser("models",
                        description="Manifests of the recommended judges, decomposers and embedders, pinned to exact "
                        "revisions, and the commands that stage them on machines without network.",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)

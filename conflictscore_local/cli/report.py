@@ -34,7 +34,6 @@ examples:
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "report",
-        help="write a self-contained HTML report of a scored file",
         description="Write one HTML page for a scored file (the `-o` output of `score` or `bench run`).",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -44,7 +44,6 @@ exit status: 0 done; 2 bad input or configuration (the message names file, line 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "score",
-        help="score responses against their documents (ConflictScore)",
         description="Decompose each response into claims, judge every claim against every document, "
         "and report CS-C (share of conflicted claims), CS-R (contradiction ratio of conflicted claims), "
         "cs_r_evidenced and the pooled support rate.",
@@ -72,7 +71,8 @@ def add_parser(sub: Any) -> None:
 def cmd_score(args: argparse.Namespace) -> int:
     from ..core.gate import check_run
     from ..formats.run_info import judge_text
-    from ..pipeline.scoring import EXIT_UNSCORED, score_file, too_many_fallbacks, too_many_unscored
+    from ..pipeline.checks import EXIT_UNSCORED, too_many_fallbacks, too_many_unscored
+    from ..pipeline.scoring import score_file
     from .report import score_page
 
     cfg = config_from_args(args)

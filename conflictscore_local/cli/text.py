@@ -12,7 +12,7 @@ from ..core.metrics import METRICS
 
 
 def format_report(report: Any) -> str:
-    """A short human-readable text of a :class:`~..types.Summary`."""
+    """A short human-readable text of a :class:`~..core.types.Summary`."""
 
     def f(v: Any) -> str:
         return "  -  " if v is None else f"{v:.3f}"

@@ -39,7 +39,6 @@ def add_parser(sub: Any) -> None:
     """Add ``train-judge`` with its ``prepare`` and ``fit`` subcommands."""
     top = sub.add_parser(
         "train-judge",
-        help="build judge training data (prepare) and fine-tune a SUPPORT / CONTRADICT / IRRELEVANT judge (fit)",
         description="Train an nli judge: `prepare` builds the training mix and held-out evaluation files from "
         "the shared public data (with the leakage check); `fit` fine-tunes a transformers encoder on them.",
         epilog=TOP_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,

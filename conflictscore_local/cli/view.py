@@ -26,7 +26,7 @@ examples:
 def add_parser(sub: Any) -> None:
     from ..backends.arguments import Range
 
-    p = sub.add_parser("view", help="an index page of every run under a folder, and a way to compare two",
+    p = sub.add_parser("view",
                        description="List every scored run under DIR on one self-contained page (or serve it on "
                        "127.0.0.1), with links to each run's report and a \"compare these two\" action.",
                        epilog=VIEW_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -3,7 +3,7 @@
 Items are matched by id (those in one run only are counted and listed). For every metric of
 the table, over the items where both runs define it: the mean of each, the paired difference
 B − A (the mean of the per-item differences), its percentile bootstrap 95% interval (the item
-pairs resampled, :func:`~conflictscore_local.metrics.bootstrap_columns`, the summary's one
+pairs resampled, :func:`~conflictscore_local.core.metrics.bootstrap_columns`, the summary's one
 resampling implementation), an exact two-sided sign test and a paired permutation test
 (every item's difference flipped in sign at random: exact up to :data:`EXACT_PERMUTATION_MAX`
 items with a difference, else ``permutations`` seeded draws).

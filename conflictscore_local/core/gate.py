@@ -3,7 +3,7 @@ comparison's paired differences (``compare``), judged after the run; any that ho
 command exit :data:`EXIT_GATE` with one line per condition that held.
 
 A condition is ``[SCOPE.]METRIC OP NUMBER`` (spaces allowed), with METRIC any key of the metric
-table (:data:`~conflictscore_local.metrics.METRICS`) and OP one of ``>``, ``>=``, ``<``, ``<=``.
+table (:data:`~conflictscore_local.core.metrics.METRICS`) and OP one of ``>``, ``>=``, ``<``, ``<=``.
 
 - ``score``: SCOPE ``macro`` (the default: the mean over items) or ``micro`` (pooled claims):
   the condition holds when the run's value satisfies it.

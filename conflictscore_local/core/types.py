@@ -4,14 +4,15 @@ items → claims → passages → pairs → judgments → per-claim verdicts →
 Everything here is plain Python and imports nothing from the package (the leaf every other
 module builds on). ``to_json`` writes the output format and ``from_json`` reads it back, beside
 it; an item's metrics are never read back but recomputed from its verdicts, by the function
-the reader hands ``ItemResult.from_json`` (see :mod:`conflictscore_local.results`).
+the reader hands ``ItemResult.from_json`` (see :mod:`conflictscore_local.formats.results`).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, Mapping, Sequence
+import warnings as _warnings
+from dataclasses import dataclass, field, fields
+from typing import Any, Callable, Iterator, Literal, Mapping, Sequence
 
 Label = Literal["SUPPORT", "CONTRADICT", "IRRELEVANT"]
 SUPPORT: Label = "SUPPORT"
@@ -291,7 +292,7 @@ class ClaimVerdict:
 @dataclass(frozen=True)
 class ItemMetrics:
     """Per-item metric values, keyed and ordered as the metric table lists them
-    (:mod:`conflictscore_local.metrics`); None where a value is undefined. ``m.cs_c`` reads
+    (:mod:`conflictscore_local.core.metrics`); None where a value is undefined. ``m.cs_c`` reads
     ``m.values["cs_c"]``."""
 
     n_claims: int
@@ -344,15 +345,126 @@ class ItemResult:
         return cls(d["id"], verdicts, metrics(verdicts), d.get("claims_total"))
 
 
-REDUCTIONS: tuple[str, ...] = ("rows", "sum", "first", "cat")
+REDUCTIONS: tuple[str, ...] = ("rows", "sum", "first", "cat", "section")
 """How a summary field combines over the shards of one run (torchmetrics' ``dist_reduce_fx``): ``rows``
 recomputed from the concatenated rows (metrics, intervals, counts, the evaluation); ``sum`` added leaf by
 leaf (seconds, counters); ``first`` the first shard's (what every shard must share: config, versions);
-``cat`` every shard's, in order (warnings)."""
+``cat`` every shard's, in order (warnings); ``section`` field by field, as the section's own class
+declares (``stages``: :class:`Stages`)."""
 
 
 def _reduced(kind: str, **kw: Any) -> Any:
+    """A field that declares how it reduces over shards (one of :data:`REDUCTIONS`: the summary's reducer,
+    :func:`conflictscore_local.formats.summary.reductions`, refuses any other, naming the allowed kinds)."""
     return field(metadata={"reduce": kind}, **kw)
+
+
+@dataclass(frozen=True)
+class InputRecord:
+    """``stages.input``: what reading the input saw, one shape whether the items came from a file
+    (``score``, ``Engine.score_all(path)``) or from Python objects (then ``lines``, ``blank_lines`` and
+    ``file`` are None). ``items``: how many the input holds; ``empty_responses``: items with neither a
+    response nor claims; ``no_documents``: items with claims to judge and no document; ``shape``: the input
+    shape read (``mixed``, with lines per shape in ``shapes``); ``ids_made`` / ``document_ids_made``: ids
+    made for items and documents that had none."""
+
+    items: int = 0
+    empty_responses: int = 0
+    no_documents: int = 0
+    lines: int | None = None
+    blank_lines: int | None = None
+    file: str | None = None
+    shape: str = "conflictscore"
+    shapes: Mapping[str, int] | None = None
+    ids_made: int = 0
+    document_ids_made: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"lines": self.lines, "blank_lines": self.blank_lines, "items": self.items,
+                               "empty_responses": self.empty_responses, "no_documents": self.no_documents,
+                               "file": self.file, "shape": self.shape}
+        if self.shapes:
+            out["shapes"] = dict(self.shapes)
+        if self.ids_made:
+            out["ids_made"] = self.ids_made
+        if self.document_ids_made:
+            out["document_ids_made"] = self.document_ids_made
+        return out
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> "InputRecord":
+        """A record read back (keys it does not know are left out)."""
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in known})
+
+
+@dataclass(frozen=True, eq=False)
+class Stages(Mapping[str, Any]):
+    """The summary's ``stages`` section, declared: each entry with how it reduces over shards.
+
+    ``decomposer``, ``pruner``, ``judge``: each backend's counters (its ``stats()``), summed; ``engine``:
+    the engine's counters, summed; ``aggregate``: the document rule decided (``document_rule``,
+    ``configured``); ``labels``: label counts, recomputed from the rows; ``input``: what reading the input
+    saw (:class:`InputRecord`, the first shard's: each read the whole file); ``resumed_items``: rows a
+    ``--resume`` kept, summed; ``shard``: the ``--shard`` record (a merge writes its own); ``other``: entries
+    of a plugin's stage or an earlier file, summed. It reads as the JSON object it writes (``stages["judge"]``,
+    ``stages.get("input")``: plain dicts, absent entries left out) and is typed by attribute
+    (``stages.input.items``)."""
+
+    decomposer: Mapping[str, Any] | None = _reduced("sum", default=None)
+    pruner: Mapping[str, Any] | None = _reduced("sum", default=None)
+    judge: Mapping[str, Any] | None = _reduced("sum", default=None)
+    engine: Mapping[str, Any] = _reduced("sum", default_factory=dict)
+    aggregate: Mapping[str, Any] | None = _reduced("sum", default=None)
+    labels: Mapping[str, int] = _reduced("rows", default_factory=dict)
+    input: InputRecord | None = _reduced("first", default=None)
+    resumed_items: int | None = _reduced("sum", default=None)
+    shard: Mapping[str, Any] | None = _reduced("rows", default=None)
+    other: Mapping[str, Any] = _reduced("sum", default_factory=dict)
+
+    def _value(self, key: str) -> Any:
+        if key == "other" or key not in _STAGE_FIELDS:
+            return self.other.get(key)
+        value = getattr(self, key)
+        if isinstance(value, InputRecord):
+            return value.to_json()
+        return dict(value) if isinstance(value, Mapping) else value
+
+    def __getitem__(self, key: str) -> Any:
+        value = self._value(key)
+        if value is None:
+            raise KeyError(key)
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        for key in _STAGE_FIELDS:
+            if key != "other" and getattr(self, key) is not None:
+                yield key
+        yield from (k for k in self.other if k not in _STAGE_FIELDS)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: self[k] for k in self}
+
+    @classmethod
+    def from_json(cls, d: "Mapping[str, Any] | Stages") -> "Stages":
+        """The section of a summary read back, or of a mapping a caller made (entries it does not declare go
+        to ``other``)."""
+        if isinstance(d, Stages):
+            return d
+        known = {k: v for k, v in d.items() if k in _STAGE_FIELDS and k != "other"}
+        if isinstance(known.get("input"), Mapping):
+            known["input"] = InputRecord.from_json(known["input"])
+        other = {**(d.get("other") or {}), **{k: v for k, v in d.items() if k not in _STAGE_FIELDS}}
+        return cls(**known, other=other)
+
+    def __repr__(self) -> str:
+        return f"Stages({self.to_json()!r})"
+
+
+_STAGE_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Stages))
 
 
 @dataclass(frozen=True)
@@ -364,7 +476,8 @@ class Summary:
     estimator's interval. A ``bench run`` adds ``bench`` (its input, split, filter and selection)
     and ``evaluation`` (pair metrics, detection per group, unscored and pruning counts against the
     gold). Each field declares how it reduces over shards (``metadata["reduce"]``, one of
-    :data:`REDUCTIONS`): ``Summary.reductions()``; :mod:`conflictscore_local.summary` builds and merges by it.
+    :data:`REDUCTIONS`): ``Summary.reductions()``; :mod:`conflictscore_local.formats.summary` builds and merges
+    by it, with one builder (``build_summary``) that takes everything a summary holds: nothing is added after.
     """
 
     n_items: int = _reduced("rows")
@@ -376,18 +489,20 @@ class Summary:
     timing: Mapping[str, float] = _reduced("sum", default_factory=dict)
     config: Mapping[str, Any] = _reduced("first", default_factory=dict)
     versions: Mapping[str, str] = _reduced("first", default_factory=dict)
-    stages: Mapping[str, Any] = _reduced("sum", default_factory=dict)
+    stages: Stages = _reduced("section", default_factory=Stages)
     warnings: tuple[str, ...] = _reduced("cat", default=())
     sampling: Mapping[str, Any] | None = _reduced("rows", default=None)
     bench: Mapping[str, Any] | None = _reduced("first", default=None)
     evaluation: Mapping[str, Any] | None = _reduced("rows", default=None)
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.stages, Stages):
+            object.__setattr__(self, "stages", Stages.from_json(self.stages))
+
     @classmethod
     def reductions(cls) -> dict[str, str]:
         """Field name → how it reduces over shards (see :data:`REDUCTIONS`)."""
-        from dataclasses import fields
-
-        return {f.name: f.metadata["reduce"] for f in fields(cls)}
+        return {f.name: f.metadata.get("reduce") for f in fields(cls)}
 
     def to_json(self) -> dict[str, Any]:
         out = {
@@ -400,7 +515,7 @@ class Summary:
             "timing": dict(self.timing),
             "config": dict(self.config),
             "versions": dict(self.versions),
-            "stages": dict(self.stages),
+            "stages": self.stages.to_json(),
             "warnings": list(self.warnings),
         }
         for key in ("sampling", "bench", "evaluation"):
@@ -411,18 +526,22 @@ class Summary:
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "Summary":
-        """A summary read back (as :func:`conflictscore_local.summary.read_summary` checked and, for an
+        """A summary read back (as :func:`conflictscore_local.formats.summary.read_summary` checked and, for an
         older ``bench run`` results file, renamed it): ``ci95`` intervals as tuples."""
         ci = d.get("ci95") or {}
         return cls(
             n_items=d["n_items"], n_claims=d["n_claims"], macro=dict(d["macro"]), micro=dict(d["micro"]),
             ci95={k: (tuple(v) if v is not None else None) for k, v in ci.items()},  # type: ignore[misc]
             pairs=dict(d.get("pairs") or {}), timing=dict(d.get("timing") or {}), config=dict(d.get("config") or {}),
-            versions=dict(d.get("versions") or {}), stages=dict(d.get("stages") or {}),
+            versions=dict(d.get("versions") or {}), stages=Stages.from_json(d.get("stages") or {}),
             warnings=tuple(d.get("warnings") or ()), sampling=d.get("sampling"), bench=d.get("bench"),
             evaluation=d.get("evaluation"),
         )
 
 
-Report = Summary
-"""The old name of :class:`Summary` (kept for one release)."""
+def __getattr__(name: str) -> Any:
+    if name == "Report":  # the old name of Summary
+        _warnings.warn("Report is deprecated and will be removed in 0.3.0: use Summary (the same class)",
+                       DeprecationWarning, stacklevel=2)
+        return Summary
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,5 +1,5 @@
-"""Claim decomposition backends (registered by name in :mod:`conflictscore_local.registry`)."""
+"""Claim decomposition backends (registered by name in :mod:`conflictscore_local.backends.registry`)."""
 
-from ._base import Decomposer
+from ._base import Decomposer, DecomposerBase
 
-__all__ = ["Decomposer"]
+__all__ = ["Decomposer", "DecomposerBase"]

@@ -25,6 +25,6 @@ class Decomposer(Role, Protocol):
 
 
 class DecomposerBase(Backend):
-    """The base class of decomposers (the role has no optional members beyond :class:`~..backend.Role`'s)."""
+    """The base class of decomposers (the role has no optional members beyond :class:`~..backends.backend.Role`'s)."""
 
     role: ClassVar[str] = "decomposer"

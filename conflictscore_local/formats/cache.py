@@ -145,7 +145,7 @@ def spans_key(spec_hash: str, text: str) -> str:
 
 def valid_spans(text: str, spans: Any) -> tuple[tuple[int, int], ...] | None:
     """``spans`` as a tuple of ``(start, end)`` when it is a list of integer pairs that are passage
-    spans of ``text`` as the splitter makes them (:func:`~.chunk.is_cover`: ordered, within the
+    spans of ``text`` as the splitter makes them (:func:`~..core.chunk.is_cover`: ordered, within the
     text, every non-blank character in one); else None."""
     if not isinstance(spans, list):
         return None

@@ -1,7 +1,7 @@
 """Scored output read back: ``score``'s OUTPUT lines as :class:`ItemResult` objects (a run's summary is
 read and checked by :mod:`.summary`).
 
-The format itself is :mod:`.types`' (``to_json`` / ``from_json``); here every line is validated
+The format itself is :mod:`..core.types`' (``to_json`` / ``from_json``); here every line is validated
 as input is (its type and each field's, an :class:`InputError` naming file, line and field), and
 each item's metrics are recomputed from its verdicts with the metric table, never trusted from
 the file. ``merge``, ``report`` and ``--resume`` read scored rows through here.
@@ -29,7 +29,7 @@ def result_from_json(d: Mapping[str, Any], *, path: str | None = None, line: int
 
 def read_results(path: str | os.PathLike[str]) -> Results:
     """Read a scored OUTPUT file back into :class:`ItemResult` objects (every line checked), as a
-    :class:`~conflictscore_local.table.Results` list (``to_records()``, ``to_pandas()``)."""
+    :class:`~conflictscore_local.formats.table.Results` list (``to_records()``, ``to_pandas()``)."""
     p = str(path)
     return Results(result_from_json(row, path=p, line=n) for n, row in iter_jsonl(p))
 

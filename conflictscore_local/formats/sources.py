@@ -4,8 +4,10 @@
 A :class:`DataSource` says where a set lies under the data folder, what it is for (``use``: ``bench``,
 a ConflictBench source; ``train``, what the shipped judge may train on; ``eval``, evaluation only;
 ``corpus``, the abstracts claims of other sets cite), its licence, and its loader. The rows are
-declared beside their loaders (the ``SOURCES`` of each module of :data:`SOURCE_TABLES`) and read on
-first use, so this module imports no feature. ConflictBench's loaders take ``(path, options)``
+declared beside their loaders, in the ``SOURCES`` of a module of the room that reads them (``bench/``,
+``train/``); that room's package declares its tables here when it is imported
+(:meth:`SourceTable.declare`), and they are read on first use, so this module names no room above it.
+ConflictBench's loaders take ``(path, options)``
 (``Options``: the dataclass ``--source-opt`` fills); the others ``(path, **kwargs)``, the row's
 ``kwargs`` merged with the caller's (a corpus for the claims of a corpus).
 """
@@ -78,35 +80,38 @@ class DataSource:
 BenchSource = DataSource
 """The name of a ConflictBench source's row until this release (positional fields unchanged)."""
 
-SOURCE_TABLES: tuple[str, ...] = (
-    "conflictscore_local.bench.sources:SOURCES",
-    "conflictscore_local.train.sources:SOURCES",
-    "conflictscore_local.train.nli_extra:SOURCES",
-    "conflictscore_local.train.nli_general:SOURCES",
-)
-"""Where the rows are declared, beside their loaders: ConflictBench's (``bench build``), the judge's
-training and evaluation sets (``train-judge prepare``), ``nli_extra``'s, ``nli_general``'s. Read on first use."""
-
-
 class SourceTable(MutableMapping[str, DataSource]):
-    """Name → :class:`DataSource`: the rows of :data:`SOURCE_TABLES`, read (and checked: one name
-    once, a known ``use``) on first use, and those registered since (a plugin's)."""
+    """Name → :class:`DataSource`: the rows of the tables declared (``"module:attr"``, at construction or
+    by :meth:`declare`), read (and checked: one name once, a known ``use``) on first use, and those
+    registered since (a plugin's)."""
 
-    def __init__(self, tables: Iterable[str]) -> None:
-        self._tables = tuple(tables)
-        self._rows: dict[str, DataSource] | None = None
+    def __init__(self, tables: Iterable[str] = ()) -> None:
+        self._tables: list[str] = []
+        self._unread: list[str] = []
+        self._rows: dict[str, DataSource] = {}
+        self.declare(*tables)
+
+    def declare(self, *tables: str) -> None:
+        """Add the rows of each ``"module:attr"`` table (read on the next look-up); a table declared
+        again is read once."""
+        for ref in tables:
+            if ref not in self._tables:
+                self._tables.append(ref)
+                self._unread.append(ref)
+
+    def tables(self) -> list[str]:
+        """The tables declared, in order."""
+        return list(self._tables)
 
     def _all(self) -> dict[str, DataSource]:
-        if self._rows is None:
-            rows: dict[str, DataSource] = {}
-            for ref in self._tables:
-                for r in _resolve(ref):
-                    if r.name in rows:
-                        raise ValueError(f"data source {r.name!r} declared twice ({ref})")
-                    if r.use not in USES:
-                        raise ValueError(f"data source {r.name!r} ({ref}): use {r.use!r}; allowed: {', '.join(USES)}")
-                    rows[r.name] = r
-            self._rows = rows
+        while self._unread:
+            ref = self._unread.pop(0)
+            for r in _resolve(ref):
+                if r.name in self._rows:
+                    raise ValueError(f"data source {r.name!r} declared twice ({ref})")
+                if r.use not in USES:
+                    raise ValueError(f"data source {r.name!r} ({ref}): use {r.use!r}; allowed: {', '.join(USES)}")
+                self._rows[r.name] = r
         return self._rows
 
     def __getitem__(self, name: str) -> DataSource:
@@ -125,8 +130,10 @@ class SourceTable(MutableMapping[str, DataSource]):
         return len(self._all())
 
 
-DATA_SOURCES: SourceTable = SourceTable(SOURCE_TABLES)
-"""Every data set the project reads, by name: the one table (the registry's ``data_source`` namespace)."""
+DATA_SOURCES: SourceTable = SourceTable()
+"""Every data set the project reads, by name: the one table (the registry's ``data_source`` namespace).
+Its rows come from the tables the ``bench`` and ``train`` packages declare when imported
+(ConflictBench's; the judge's training and evaluation sets, ``nli_extra``'s, ``nli_general``'s)."""
 
 
 def by_use(table: Mapping[str, DataSource], *uses: str) -> dict[str, DataSource]:
@@ -134,4 +141,4 @@ def by_use(table: Mapping[str, DataSource], *uses: str) -> dict[str, DataSource]
     return {n: s for n, s in table.items() if s.use in uses}
 
 
-__all__ = ["DATA_SOURCES", "SOURCE_TABLES", "USES", "BenchSource", "DataSource", "NoOptions", "SourceTable", "by_use"]
+__all__ = ["DATA_SOURCES", "USES", "BenchSource", "DataSource", "NoOptions", "SourceTable", "by_use"]

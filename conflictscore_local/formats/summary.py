@@ -1,6 +1,6 @@
 """The run summary (``--summary``), one schema for every command: built, merged over shards, read and checked here.
 
-:class:`~.types.Summary` is what ``score`` writes; a ``bench run`` writes the same plus a ``bench``
+:class:`~..core.types.Summary` is what ``score`` writes; a ``bench run`` writes the same plus a ``bench``
 section (its input, split, source filter, limit) and an ``evaluation`` section (pair metrics,
 detection per group, unscored and pruning counts against the gold). Each field declares how it
 reduces over shards (``Summary.reductions()``), so :func:`build_summary` serves one engine and
@@ -16,25 +16,42 @@ at the top, no ``ci95``) is checked as it was and renamed into this one (:func:`
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import logging
 import math
 import os
 from typing import Any, Callable, Mapping, Sequence
 
-from ..core.errors import InputError
+from ..core.errors import ConfigError, InputError
 from ..core.metrics import summarize_metrics
 from ..core.sampling import sampling_summary
-from ..core.types import ItemResult, Summary
+from ..core.types import REDUCTIONS, InputRecord, ItemResult, Stages, Summary
+
+log = logging.getLogger(__name__)
 
 EVALUATION_KEYS: tuple[str, ...] = ("pairs", "detection", "unscored", "pruning")
 """The sections of a ``bench run`` evaluation (at the top of an earlier results file)."""
 
-STAGE_REDUCTIONS: dict[str, str] = {"labels": "rows", "shard": "rows", "input": "first"}
-"""``stages`` entries that do not ``sum``: label counts come from the rows, the shard record is the merge's
-own, the input counts are the same in every shard (each read the whole file)."""
-
 RATE = "judge_passage_pairs_per_s"
 """The one derived rate of ``timing``: pairs judged (``stages.engine.passage_pairs_judged``) per judge second."""
+
+def reductions(cls: type) -> dict[str, str]:
+    """Field name → how it reduces over shards, for the summary or a section class; ``ConfigError`` naming
+    the field and the allowed kinds (:data:`~..core.types.REDUCTIONS`) where one declares another or none."""
+    out = {}
+    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+        kind = f.metadata.get("reduce")
+        if kind not in REDUCTIONS:
+            raise ConfigError(f"{cls.__name__}.{f.name}: unknown reduction {kind!r}; allowed: {', '.join(REDUCTIONS)}")
+        out[f.name] = kind
+    return out
+
+
+reductions(Summary), reductions(Stages)  # a kind not declared right fails here, when the package is imported
+
+Check = Callable[[Summary], "str | None"]
+"""A check of a built summary: the warning it deserves (a loud one: too many unscored judgments), or None."""
 
 
 def build_summary(
@@ -46,12 +63,24 @@ def build_summary(
     versions: Mapping[str, str],
     warnings: Sequence[str] = (),
     salience: Mapping[str, Any] | None = None,
+    input: InputRecord | None = None,
+    shard: Mapping[str, Any] | None = None,
+    resumed_items: int | None = None,
+    total_s: "float | Callable[[], float] | None" = None,
     bench: Mapping[str, Any] | None = None,
     evaluation: Mapping[str, Any] | None = None,
+    checks: Sequence[Check] = (),
 ) -> Summary:
-    """The summary of ``results``: the ``rows`` fields computed from them (metrics, bootstrap intervals with
-    ``config.run.engine``'s seed and resamples, pair and label counts, the sampling record), the rate derived
-    from ``timing`` and ``stages``, the rest as given."""
+    """The summary of ``results``, whole: the one builder of every summary (a run's, through the API or a
+    command, and a merge's), which takes everything a summary holds, so nothing is added after it.
+
+    The ``rows`` fields are computed from ``results`` (metrics, bootstrap intervals with ``config.run.engine``'s
+    seed and resamples, pair and label counts, the sampling record); the rate is derived from ``timing`` and
+    ``stages``; ``stages`` (the backends' and the engine's counters, the document rule decided) is completed
+    with the label counts, ``input`` (what reading saw), ``shard`` (the ``--shard`` record) and
+    ``resumed_items``; ``total_s`` is the run's wall time (a function: read once the rest is computed, so the
+    bootstrap counts). ``checks`` look at the built summary: the warning each gives is logged and added to
+    ``warnings``."""
     run = config.get("run") or {}
     engine = run.get("engine") or {}
     seed = int(engine.get("seed", 0))
@@ -63,12 +92,24 @@ def build_summary(
         t[RATE] = round(counts["passage_pairs_judged"] / t["judge_s"], 2)
     sampling = sampling_summary(results, run.get("sample") or {}, seed=seed, ci95=m["ci95"],  # type: ignore[arg-type]
                                 counts=counts, salience=salience)
-    return Summary(
-        n_items=m["n_items"], n_claims=m["n_claims"], macro=m["macro"], micro=m["micro"],  # type: ignore[arg-type]
-        ci95=m["ci95"], pairs=m["pairs"], timing=t, config=dict(config), versions=dict(versions),  # type: ignore[arg-type]
-        stages={**{k: v for k, v in stages.items() if k != "labels"}, "labels": labels},
-        warnings=tuple(warnings), sampling=sampling, bench=bench, evaluation=evaluation,
-    )
+    given = Stages.from_json(stages)
+    section = dataclasses.replace(given, labels=labels, input=input if input is not None else given.input,
+                                  shard=shard, resumed_items=resumed_items)
+    if total_s is not None:
+        t["total_s"] = round(total_s() if callable(total_s) else total_s, 4)
+
+    def summary(notes: Sequence[str]) -> Summary:
+        return Summary(
+            n_items=m["n_items"], n_claims=m["n_claims"], macro=m["macro"], micro=m["micro"],  # type: ignore[arg-type]
+            ci95=m["ci95"], pairs=m["pairs"], timing=t, config=dict(config), versions=dict(versions),  # type: ignore[arg-type]
+            stages=section, warnings=tuple(notes), sampling=sampling, bench=bench, evaluation=evaluation,
+        )
+
+    built = summary(warnings)
+    loud = [w for w in (check(built) for check in checks) if w is not None]
+    for w in loud:
+        log.warning(w)
+    return summary([*warnings, *loud]) if loud else built
 
 
 def reduce_summaries(
@@ -76,26 +117,59 @@ def reduce_summaries(
     results: Sequence[ItemResult],
     *,
     warnings: Callable[[int, str], str] = lambda i, w: w,
+    shard: Mapping[str, Any] | None = None,
+    bench: Mapping[str, Any] | None = None,
+    evaluation: Mapping[str, Any] | None = None,
 ) -> Summary:
     """One summary of the shards ``parts`` (as :func:`read_summary` gives them, in shard order) whose rows,
-    together, are ``results``: every field reduced as it declares. ``warnings(i, w)`` names shard ``i``'s
-    warning ``w`` (``shard 2/4: ...``). The ``evaluation`` is the caller's to recompute (it needs the gold)."""
-    first = parts[0]
-    reduced: dict[str, Any] = {}
-    for name, kind in Summary.reductions().items():
-        values = [p.get(name) for p in parts]
-        if kind == "sum":
-            reduced[name] = _sum(values) or {}
-        elif kind == "first":
-            reduced[name] = first.get(name)
-        elif kind == "cat":
-            reduced[name] = [warnings(i, w) for i, v in enumerate(values) for w in v or ()]
-    stages = {k: v for k, v in (reduced["stages"] or {}).items() if STAGE_REDUCTIONS.get(k, "sum") == "sum"}
-    stages.update({k: (first.get("stages") or {})[k] for k, how in STAGE_REDUCTIONS.items()
-                   if how == "first" and k in (first.get("stages") or {})})
-    return build_summary(results, config=reduced["config"] or {}, timing=reduced["timing"], stages=stages,
-                         versions=reduced["versions"] or {}, warnings=reduced["warnings"],
-                         salience=(first.get("sampling") or {}).get("salience"), bench=reduced["bench"])
+    together, are ``results``: every field reduced as it declares (a section field by field, as its class
+    declares), by :data:`REDUCERS`; ``warnings(i, w)`` names shard ``i``'s warning ``w`` (``shard 2/4: ...``).
+    What is recomputed from the rows is the builder's; ``shard`` (the merge's own record), ``bench`` (else
+    the first shard's) and ``evaluation`` (it needs the gold) are the caller's."""
+    named = [{**p, "warnings": [warnings(i, w) for w in p.get("warnings") or ()]} for i, p in enumerate(parts)]
+    reduced = reduce_fields(Summary, named)
+    stages: Stages = reduced["stages"]
+    return build_summary(results, config=reduced["config"] or {}, timing=reduced["timing"] or {},
+                         stages=stages, versions=reduced["versions"] or {}, warnings=reduced["warnings"] or (),
+                         salience=(parts[0].get("sampling") or {}).get("salience"), input=stages.input,
+                         shard=shard, resumed_items=stages.resumed_items,
+                         bench=bench if bench is not None else reduced["bench"], evaluation=evaluation)
+
+
+def reduce_fields(cls: type, parts: Sequence[Any]) -> dict[str, Any]:
+    """Each field of ``cls`` (a summary or a section class) over ``parts`` (instances of ``cls``, or their
+    JSON), reduced as it declares by :data:`REDUCERS` (:func:`reductions`: ``ConfigError`` naming the allowed
+    kinds for any other); a ``rows`` field is None (the builder recomputes it)."""
+    out: dict[str, Any] = {}
+    for name, kind in reductions(cls).items():
+        values = [getattr(p, name) if isinstance(p, cls) else p.get(name) for p in parts]
+        out[name] = REDUCERS[kind](values)
+    return out
+
+
+def _stages(values: Sequence[Any]) -> Stages:
+    """The ``stages`` section over the shards, entry by entry as :class:`~..core.types.Stages` declares."""
+    reduced = reduce_fields(Stages, [Stages.from_json(v or {}) for v in values])
+    return Stages(**{k: v for k, v in reduced.items() if v is not None})
+
+
+REDUCERS: dict[str, Callable[[Sequence[Any]], Any]] = {
+    "rows": lambda values: None,
+    "sum": lambda values: _sum(values),
+    "first": lambda values: values[0] if values else None,
+    "cat": lambda values: [w for v in values for w in v or ()],
+    "section": _stages,
+}
+"""How each kind of :data:`~..core.types.REDUCTIONS` combines the shards' values of a field (the one
+section, ``stages``, by its class's own declarations)."""
+
+
+def write_summary(path: str | os.PathLike[str], summary: Summary, *, what: str = "--summary") -> None:
+    """Write ``summary`` as JSON at ``path``, atomically: the one writer of a summary (the API's and every
+    command's), so the same run gives the same bytes."""
+    from ..jobs import write_json_atomic
+
+    write_json_atomic(path, summary.to_json(), what=what)
 
 
 def _sum(values: Sequence[Any]) -> Any:
@@ -201,5 +275,6 @@ def _check_type(value: Any, kind: type, where: str, name: str) -> None:
         raise InputError(f"expected an object, got {type(value).__name__}", path=where, field=name)
 
 
-__all__ = ["EVALUATION_KEYS", "Summary", "build_summary", "check_summary", "is_bench_summary", "read_summary",
-           "reduce_summaries", "shard_record", "upgrade"]
+__all__ = ["EVALUATION_KEYS", "REDUCERS", "Summary", "build_summary", "check_summary", "is_bench_summary",
+           "read_summary", "reduce_fields", "reduce_summaries", "reductions", "shard_record", "upgrade",
+           "write_summary"]

@@ -1,5 +1,5 @@
 """LLM generation backends (registered as role ``generator``)."""
 
-from ._base import Generation, Generator, Message, Prompt
+from ._base import Generation, Generator, GeneratorBase, Message, Prompt
 
-__all__ = ["Generation", "Generator", "Message", "Prompt"]
+__all__ = ["Generation", "Generator", "GeneratorBase", "Message", "Prompt"]

@@ -9,7 +9,7 @@ byte passes the one redaction point:
 - :func:`write_text_atomic`, :func:`write_json_atomic`, :func:`write_jsonl_atomic`,
   :func:`write_binary_atomic`, :func:`dumps`:
   files written as ``OUTPUT.partial`` and renamed into place (0666 less the umask, or the mode of
-  the file replaced: :func:`file_mode`); a failed write is :class:`~..errors.WriteFailed` (exit 1);
+  the file replaced: :func:`file_mode`); a failed write is :class:`~..core.errors.WriteFailed` (exit 1);
 - :class:`ResumableJsonlWriter`: rows to ``OUTPUT.partial``, renamed onto OUTPUT on ``close()``;
   ``resume=True`` keeps an interrupted run's rows (``done``) when its stored fingerprint equals
   this one's, else refuses with ``explain(old, new)`` (and refuses when the fingerprint is gone);

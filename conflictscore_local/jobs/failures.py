@@ -3,8 +3,8 @@ can meet (bad input, a full disk, a closed pipe); a traceback is left for bugs a
 
 | exit | what |
 |---|---|
-| 2 | a :class:`~..errors.ConflictScoreError` (bad input, configuration or destination), text that is not UTF-8 |
-| 1 | an I/O failure of the machine (``OSError``: a full disk, a read error; SQLite's own: the judgment cache on a full disk), :class:`~..errors.WriteFailed` |
+| 2 | a :class:`~..core.errors.ConflictScoreError` (bad input, configuration or destination), text that is not UTF-8 |
+| 1 | an I/O failure of the machine (``OSError``: a full disk, a read error; SQLite's own: the judgment cache on a full disk), :class:`~..core.errors.WriteFailed` |
 | 141 | stdout closed by its reader (``| head``): 128 + SIGPIPE, as a Unix tool killed by it, and nothing said |
 """
 

@@ -3,7 +3,7 @@
 Every output file is written as ``OUTPUT.partial`` beside its real target and renamed onto it
 when whole (:mod:`.atomic`, :mod:`.resumable`), and the partial file is held under an exclusive
 ``flock`` from the moment a job takes it to that rename. Another process asking for it is refused
-(:class:`~..errors.OutputBusy`); the lock goes with the process, so a killed run leaves none
+(:class:`~..core.errors.OutputBusy`); the lock goes with the process, so a killed run leaves none
 behind. Within one job a hold is shared (:func:`hold` counts its users): a job takes its outputs'
 locks before any work (it is their *owner* while it runs, :func:`owner`) and its writers write
 through the same holds; anyone else, in this process or another, is refused.

@@ -1,5 +1,5 @@
-"""Judge backends (registered by name in :mod:`conflictscore_local.registry`)."""
+"""Judge backends (registered by name in :mod:`conflictscore_local.backends.registry`)."""
 
-from ._base import Judge
+from ._base import Judge, JudgeBase, ProgressFn
 
-__all__ = ["Judge"]
+__all__ = ["Judge", "JudgeBase", "ProgressFn"]

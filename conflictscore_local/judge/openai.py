@@ -32,7 +32,8 @@ from ..backends.arguments import flat
 from ..core.chunk import word_count
 from ..generate.openai import OpenAIConfig, OpenAIGenerator, RequestFailed
 from ..core.types import LABELS, Claim, Pair, Passage
-from .classify import SERVE_RUNTIME_ARGS, ClassifyMode, check_mode_args
+from .classify import ClassifyMode, check_mode_args
+from .nli.runtimes.engine import SERVE_RUNTIME_ARGS
 from .labels import token_label
 from .llm import LLMJudge, check_judge_args
 

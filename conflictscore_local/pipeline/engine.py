@@ -12,6 +12,7 @@ import dataclasses
 import json
 import logging
 import math
+import os
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -23,14 +24,15 @@ from ..core.chunk import Chunker
 from .config import STAGES, RunConfig, StageConfig
 from ..util.environment import versions
 from ..core.errors import ConfigError
-from ..formats.inputs import InputShapes, as_items
 from ..formats.table import Results
 from ..core.metrics import item_metrics
 from ..util.progress import bar as progress_bar
 from ..core.sampling import select_claims
 from ..util.nlp import Salience
 from ..formats.summary import build_summary
-from ..core.types import IRRELEVANT, Claim, DocJudgment, Item, ItemResult, Judgment, Pair, Passage, Summary
+from ..core.types import IRRELEVANT, Claim, DocJudgment, InputRecord, Item, ItemResult, Judgment, Pair, Passage, Summary
+from .checks import cascade_warning, fallback_warning, unscored_warning
+from .reading import Notes, items_input, read_input
 
 log = logging.getLogger(__name__)
 
@@ -219,22 +221,25 @@ class Engine:
         finally:
             bar.close()
 
-    def score_all(self, items: Iterable[Item | Mapping[str, Any]]) -> tuple[Results, Summary]:
+    def score_all(
+        self, items: "Iterable[Item | Mapping[str, Any]] | str | os.PathLike[str]"
+    ) -> tuple[Results, Summary]:
         """Score every item and summarize: the one-call Python API.
 
-        ``items``: :class:`Item` objects, or plain dicts of any input shape (this project's, RAGAS',
-        DeepEval's; see :mod:`~conflictscore_local.formats.inputs`), validated before any model runs.
-        The results are a :class:`~conflictscore_local.formats.table.Results` list (``to_records()``,
-        ``to_pandas()``); the report's ``stages.input`` says which shape was read."""
-        shapes = InputShapes()
-        given = as_items(items, shapes)
+        ``items``: the path of a JSONL file (read and checked as ``conflictscore score`` reads it), or
+        :class:`Item` objects, or plain dicts of any input shape (this project's, RAGAS', DeepEval's; see
+        :mod:`~conflictscore_local.formats.inputs`), validated before any model runs. The results are a
+        :class:`~conflictscore_local.formats.table.Results` list (``to_records()``, ``to_pandas()``); the
+        summary is the one ``score`` writes for the same run (its ``stages.input`` says what was read and
+        which shape, its ``warnings`` what deserves a look): write it with
+        :func:`~conflictscore_local.formats.summary.write_summary`."""
+        t0 = self.clock()
+        notes = Notes()
+        inp = read_input(items, None, notes) if isinstance(items, (str, os.PathLike)) else items_input(items, notes)
         self.timing = _Timing(self.clock)
         self.counts = defaultdict(int)
-        t0 = self.clock()
-        results = Results(self.score(given))
-        report = self.summarize(results)
-        return results, dataclasses.replace(report, timing={**report.timing, "total_s": round(self.clock() - t0, 4)},
-                                            stages={**report.stages, "input": shapes.record()})
+        results = Results(self.score(inp.items))
+        return results, self.summarize(results, input=inp.record(), warnings=notes, started=t0)
 
     def _step(self, items: Sequence[Item]) -> Iterator[ItemResult]:
         ids = [it.id for it in items]
@@ -519,21 +524,32 @@ class Engine:
 
     # -- reporting --------------------------------------------------------------------
     def describe(self) -> dict[str, Any]:
-        """The run config plus what each backend used resolved (model paths, revisions) and its
-        ``spec()``: the content-derived identity (weights hashes, settings) that keys the cache
-        and the resume fingerprint, so a summary says exactly what produced its labels."""
+        """The run config plus what each backend used resolved (model paths, revisions; by name, so the
+        same run describes itself the same whatever it resolved first) and its ``spec()``: the
+        content-derived identity (weights hashes, settings) that keys the cache and the resume
+        fingerprint, so a summary says exactly what produced its labels."""
         backends = {}
         for stage in STAGES:
             b = self._backends.get(stage)
-            if b is not None:
-                backends[stage] = {**b.describe(), "spec": json.loads(json.dumps(b.spec(), default=str))}
+            if b is not None:  # the spec first: computing it records what it resolved (a model's fingerprint)
+                spec = json.loads(json.dumps(b.spec(), default=str))
+                described = b.describe()
+                if isinstance(described.get("resolved"), Mapping):  # in one order, however it was resolved
+                    described["resolved"] = dict(sorted(described["resolved"].items()))
+                backends[stage] = {**described, "spec": spec}
             else:
                 backends[stage] = {**getattr(self.config, stage).to_json(), "loaded": False}
         return {"run": self.config.to_json(), "backends": backends}
 
-    def summarize(self, results: Sequence[ItemResult], *, timing: Mapping[str, float] | None = None) -> Summary:
-        """The :class:`Summary` of a set of results (this engine's config, timing and counters), by the one
-        builder (:func:`~.summary.build_summary`) that ``merge`` uses too."""
+    def summarize(self, results: Sequence[ItemResult], *, timing: Mapping[str, float] | None = None,
+                  input: InputRecord | None = None, shard: Mapping[str, Any] | None = None,
+                  resumed_items: int | None = None, warnings: Sequence[str] = (), started: float | None = None,
+                  bench: Mapping[str, Any] | None = None, evaluation: Mapping[str, Any] | None = None) -> Summary:
+        """The :class:`Summary` of a set of results (this engine's config, timing and counters), whole, by the
+        one builder (:func:`~..formats.summary.build_summary`) that ``merge`` uses too: ``input`` (what reading
+        saw), ``shard`` (the ``--shard`` record), ``resumed_items``, the ``warnings`` noted so far, ``started``
+        (this engine's clock at the start: ``timing.total_s``), a ``bench run``'s ``bench`` and ``evaluation``;
+        the checks of :mod:`.checks` add their warnings."""
         t = {k: round(v, 4) for k, v in self.timing.seconds.items()}
         if timing:
             t.update(timing)
@@ -542,8 +558,14 @@ class Engine:
         if self._document_rule is not None:  # decided when the first judged document was aggregated
             stages["aggregate"] = {"document_rule": self._document_rule,
                                    "configured": self.config.aggregate.document_rule}
+        limits = self.config.engine
+        checks = (cascade_warning, lambda s: unscored_warning(s, limits.max_unscored_share),
+                  lambda s: fallback_warning(s, limits.max_fallback_share))
         return build_summary(results, config=self.describe(), timing=t, stages=stages, versions=versions(),
-                             salience=self._salience.resolved if self._salience is not None else None)
+                             salience=self._salience.resolved if self._salience is not None else None,
+                             input=input, shard=shard, resumed_items=resumed_items, warnings=warnings,
+                             total_s=None if started is None else (lambda: self.clock() - started), bench=bench,
+                             evaluation=evaluation, checks=checks)
 
     def close(self) -> None:
         if self._cache is not None:

@@ -10,7 +10,7 @@ The merged OUTPUT lists the shards' rows as they wrote them, in the input's orde
 unsharded run writes, except that a batched classifier's probabilities may differ in the last
 digits (each shard batched other pairs together; labels do not change; a deterministic judge
 gives the same bytes). The summary is reduced as each of its fields declares
-(:func:`~..summary.reduce_summaries`, the builder a run uses): macro, micro, the bootstrap
+(:func:`~..formats.summary.reduce_summaries`, the builder a run uses): macro, micro, the bootstrap
 intervals with the run's seed and resamples, pair and label counts recomputed from the rows, so
 it holds the same numbers; timing and backend counters are the shards' sums, ``config``,
 ``versions`` and the input counts the first shard's, the warnings every shard's (prefixed with
@@ -21,10 +21,10 @@ the gold. The merge writes no page: a :class:`~..jobs.Page` handed in is called 
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 import os
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
@@ -50,11 +50,13 @@ IGNORED_SETTINGS: tuple[str, ...] = ("cache",)
 @dataclass(frozen=True)
 class BenchMerge:
     """What merging ``bench run`` shards needs from the bench, handed in by the command: ``items(input,
-    bench)``, the items the shards scored (as the recorded ``bench`` section selected them), and
-    ``summary(items, results, summary, input, shard)``, the summary as written, with its evaluation."""
+    bench)``, the items the shards scored (as the recorded ``bench`` section selected them);
+    ``sections(items, results, input, bench)``, the summary's ``bench`` and ``evaluation`` sections (for its
+    builder); ``written(summary)``, the summary's JSON as written."""
 
     items: Callable[[str, Mapping[str, Any]], list[Item]]
-    summary: Callable[[Sequence[Item], Sequence[ItemResult], Summary, str, Mapping[str, Any]], dict[str, Any]]
+    sections: Callable[[Sequence[Item], Sequence[ItemResult], str, Mapping[str, Any]], dict[str, Any]]
+    written: Callable[[Summary], dict[str, Any]]
 
 
 @dataclass
@@ -88,7 +90,9 @@ class Merged:
 
     @property
     def report(self) -> Summary:
-        """The old name of :attr:`merged` (kept for one release)."""
+        """The old name of :attr:`merged`, until 0.3.0."""
+        warnings.warn("Merged.report is deprecated and will be removed in 0.3.0: use Merged.merged",
+                      DeprecationWarning, stacklevel=2)
         return self.merged
 
 
@@ -163,13 +167,12 @@ def _merge(
                          path=str(input_path))
     rows = [by_id[it.id][0] for it in items]
     results = [by_id[it.id][1] for it in items]
-    reduced = reduce_summaries([r.data for r in runs], results, warnings=lambda i, w: f"shard {runs[i].shard}: {w}")
     record = merged_record(runs, len(items))
-    if first.kind == "bench" and bench is not None:
-        summary = bench.summary(items, results, reduced, str(input_path), record)
-    else:
-        reduced = dataclasses.replace(reduced, stages={**reduced.stages, "shard": record})
-        summary = reduced.to_json()
+    sections = bench.sections(items, results, str(input_path), first.data["bench"]) \
+        if first.kind == "bench" and bench is not None else {}
+    reduced = reduce_summaries([r.data for r in runs], results, warnings=lambda i, w: f"shard {runs[i].shard}: {w}",
+                               shard=record, **sections)
+    summary = bench.written(reduced) if first.kind == "bench" and bench is not None else reduced.to_json()
     if str(output_path) == STDOUT:  # -o -: the merged rows on stdout, in the input's order
         with ResumableJsonlWriter(STDOUT) as out:
             for row in rows:

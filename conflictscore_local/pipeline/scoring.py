@@ -1,10 +1,10 @@
 """The scoring runner: the one way `score` and `bench run` (and any command that scores files)
 check, read, score, write and resume.
 
-:func:`run_scoring` takes the job (its inputs and outputs, :class:`~.jobs.Job`), a ``read`` hook
+:func:`run_scoring` takes the job (its inputs and outputs, :class:`~..jobs.Job`), a ``read`` hook
 (the items to score: ``score`` reads JSONL items, ``bench run`` a ConflictBench selection) and a
 ``finish`` hook (what is written from the results: ``score``'s summary, ``bench run``'s summary with its
-gold evaluation). A runner writes no page: a command that wants one hands in a :class:`~.jobs.Page`,
+gold evaluation). A runner writes no page: a command that wants one hands in a :class:`~..jobs.Page`,
 declared with the job's outputs and written by the command's own function inside the job. In this order, so that nothing is touched
 before everything is known to be right: every setting and backend argument is checked (the
 engine is built); every destination is checked (none an input or another output, the cache of
@@ -14,17 +14,16 @@ scored into the resumable output, and ``finish`` writes the rest.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
 import time
-from dataclasses import dataclass, field
+import warnings
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from .config import RunConfig
 from .engine import Clock, Engine
 from ..core.errors import ConfigError, InputError
-from ..formats.inputs import InputShapes, read_items
 from ..jobs import (
     FINGERPRINT_FORMAT,
     Input,
@@ -34,43 +33,16 @@ from ..jobs import (
     ResumableJsonlWriter,
     explain_fingerprint_change,
     page_output,
-    write_json_atomic,
 )
-from ..util.jsonl import InputStats
 from ..formats.results import result_from_json
+from ..formats.summary import write_summary
+from .checks import EXIT_UNSCORED  # noqa: F401 (commands read the exit status here, with the runner)
+from .reading import Notes, ScoringInput, read_input
 from .shards import Shard, shard_record
-from ..core.types import Item, ItemResult, Summary
+from ..core.types import ItemResult, Summary
 from ..formats.table import TablePaths
 
 log = logging.getLogger(__name__)
-
-EXIT_UNSCORED = 3
-"""Exit status of a run that finished and wrote everything, but with more unscored judgments
-than ``engine.max_unscored_share`` allows (a judge server down, a model answering nonsense)."""
-
-
-class Notes(list):
-    """What deserves a look: kept for the summary's ``warnings`` and logged as it happens."""
-
-    def add(self, message: str) -> None:
-        self.append(message)
-        log.warning(message)
-
-
-@dataclass
-class ScoringInput:
-    """A run's input as read: the items to score (a shard's, for ``--shard``), every id the file
-    holds, what reading saw (sha256, lines; ``stats`` None when the reader keeps no counts), the
-    items with neither response nor claims, the shard, and the items with no document."""
-
-    path: str | os.PathLike[str]
-    items: list[Item]
-    all_ids: list[str]
-    stats: InputStats | None = None
-    empty: list[str] = field(default_factory=list)
-    shard: Shard | None = None
-    no_documents: list[str] = field(default_factory=list)
-    shapes: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -84,7 +56,9 @@ class Scored:
 
     @property
     def report(self) -> Summary:
-        """The old name of :attr:`summary` (kept for one release)."""
+        """The old name of :attr:`summary`, until 0.3.0."""
+        warnings.warn("Scored.report is deprecated and will be removed in 0.3.0: use Scored.summary",
+                      DeprecationWarning, stacklevel=2)
         return self.summary
 
 
@@ -99,6 +73,7 @@ def run_scoring(
     progress: bool = False,
     clock: Clock = time.perf_counter,
     tables: TablePaths | None = None,
+    sections: Callable[[ScoringInput, list[ItemResult]], dict[str, Any]] | None = None,
 ) -> Any:
     """Score what ``read`` gives under ``job`` and return what ``finish`` makes of it.
 
@@ -109,7 +84,10 @@ def run_scoring(
     empty input, empty responses, too many unscored judgments (:func:`too_many_unscored`).
     The judgment cache is one of the job's outputs (shared with other runs, checked for its
     schema before any work). ``clock`` times the run (``timing.total_s``). ``tables``: the CSV
-    files of the results (one of the job's outputs each), written after ``finish``.
+    files of the results (one of the job's outputs each), written after ``finish``. The summary
+    ``finish`` gets is whole, from the one builder: what reading saw, the shard record, the rows a
+    resume kept, every warning and the wall time; ``sections(input, results)`` adds a ``bench run``'s
+    ``bench`` and ``evaluation`` sections to it.
     """
     t0 = clock()
     notes = Notes()
@@ -122,25 +100,21 @@ def run_scoring(
             done, new = _score_into(engine, inp, rows, resume, notes)
             by_id = {r.item_id: r for r in done + new}
             results = [by_id[it.id] for it in inp.items]
-            summary = engine.summarize(results)
-            stages = dict(summary.stages)
-            if inp.stats is not None:
-                stages["input"] = {"lines": inp.stats.lines, "blank_lines": inp.stats.blank_lines,
-                                   "items": len(inp.all_ids), "empty_responses": len(inp.empty),
-                                   "no_documents": len(inp.no_documents), "file": os.path.basename(str(inp.path)),
-                                   **inp.shapes}
-            if resume:
-                stages["resumed_items"] = len(done)
-            for loud in (cascade_warning(summary), _unscored_warning(summary, engine.config.engine.max_unscored_share),
-                         _fallback_warning(summary, engine.config.engine.max_fallback_share)):
-                if loud is not None:
-                    notes.add(loud)
-            summary = dataclasses.replace(summary, stages=stages, warnings=tuple(notes),
-                                          timing={**summary.timing, "total_s": round(clock() - t0, 4)})
+            summary = engine.summarize(results, input=inp.record(), shard=_shard_record(inp),
+                                       resumed_items=len(done) if resume else None, warnings=notes, started=t0,
+                                       **(sections(inp, results) if sections is not None else {}))
             done_with = finish(Scored(inp, results, summary, engine))
             if tables is not None:
                 tables.write(results)
             return done_with
+
+
+def _shard_record(inp: ScoringInput) -> dict[str, Any] | None:
+    """The ``--shard`` record of a sharded run (``stages.shard``: what ``conflictscore merge`` checks), else None."""
+    if inp.shard is None:
+        return None
+    sha = inp.stats.sha256 if inp.stats is not None and inp.stats.sha256 else _sha256(inp.path)
+    return shard_record(inp.shard, input_sha256=sha, input_items=len(inp.all_ids), items=len(inp.items))
 
 
 def cache_output(config: RunConfig) -> list[Output]:
@@ -197,16 +171,11 @@ def score_file(
     ])
 
     def finish(run: Scored) -> Summary:
-        summary = run.summary
-        if shard is not None:
-            record = shard_record(shard, input_sha256=run.input.stats.sha256,  # type: ignore[union-attr]
-                                  input_items=len(run.input.all_ids), items=len(run.input.items))
-            summary = dataclasses.replace(summary, stages={**summary.stages, "shard": record})
         if summary_path is not None:
-            write_json_atomic(summary_path, summary.to_json(), what="--summary")
+            write_summary(summary_path, run.summary)
         if page is not None:
-            page.write(dataclasses.replace(run, summary=summary))
-        return summary
+            page.write(run)
+        return run.summary
 
     return run_scoring(job, lambda notes: read_input(input_path, shard, notes, limit), finish, config=config,
                        rows=output_path, resume=resume, progress=progress, clock=clock, tables=tables)
@@ -218,28 +187,6 @@ def refuse_stdout_rows(output_path: str | os.PathLike[str] | None, *, resume: bo
         raise ConfigError(f"{'--resume' if resume else f'--shard {shard}'} needs the per-item JSONL in a file: -o - "
                           "streams the rows to stdout, which keeps nothing to "
                           f"{'resume from' if resume else 'merge'}; write -o OUT.jsonl")
-
-
-def read_input(path: str | os.PathLike[str], shard: Shard | None, notes: Notes,
-               limit: int | None = None) -> ScoringInput:
-    """Every line of a `score` input validated before anything is written; an empty input and
-    empty responses noted; with ``limit``, only the first N items (of the shard) are scored."""
-    stats = InputStats()
-    shapes = InputShapes(warn=notes.add)
-    items = read_items(path, stats=stats, shapes=shapes)
-    empty = [it.id for it in items if it.claims is None and not it.response.strip()]
-    _check_input(path, stats, len(items), empty, notes.add)
-    # with claims to judge (or a response to find them in) but nothing to judge them against
-    no_documents = [it.id for it in items if not it.documents and (it.claims if it.claims is not None
-                                                                    else it.response.strip())]
-    if no_documents:
-        notes.add(f"{len(no_documents)} item(s) have no documents, so none of their claims can be supported or "
-                  f"contradicted (CS-C 0 by construction, support rate 0): {_shown(no_documents)}")
-    chosen = shard.select(items) if shard is not None else items
-    if limit is not None and len(chosen) > limit:
-        log.info(f"--limit {limit}: scoring the first {limit} of {len(chosen)} items")
-        chosen = chosen[:limit]
-    return ScoringInput(path, chosen, [it.id for it in items], stats, empty, shard, no_documents, shapes.record())
 
 
 def _score_into(
@@ -286,92 +233,6 @@ def _note_dropped(dropped: Sequence[Any], inp: ScoringInput, notes: Notes) -> No
                   "this run does not score")
     if gone:
         notes.add(f"--resume: dropped {gone} finished rows whose ids are not in {inp.path}")
-
-
-def fallback_share(report: Summary) -> tuple[int, int]:
-    """(sentences the seq2seq / llm decomposer fell back to spaCy for, sentences it generated for)."""
-    counters = report.stages.get("decomposer") or {}
-    fell = int(counters.get("llm_fallback", 0) or 0) + int(counters.get("fallback", 0) or 0)
-    return fell, int(counters.get("sentences_generated", 0) or 0)
-
-
-def too_many_fallbacks(report: Summary, config: RunConfig) -> bool:
-    """Whether the decomposer fell back on more sentences than ``engine.max_fallback_share`` (exit status 3)."""
-    fell, generated = fallback_share(report)
-    return generated > 0 and fell / generated > config.engine.max_fallback_share
-
-
-def _fallback_warning(report: Summary, limit: float) -> str | None:
-    """The warning of a run whose decomposer fell back on more sentences than ``limit`` allows, else None."""
-    fell, generated = fallback_share(report)
-    if not generated or fell / generated <= limit:
-        return None
-    return (f"the decomposer fell back to spaCy's claims for {fell} of {generated} sentences ({fell / generated:.1%}), "
-            f"above engine.max_fallback_share={limit:g}: its model or server did not give usable claims (is the "
-            f"server up? see stages.decomposer for why). Exit status {EXIT_UNSCORED}.")
-
-
-def cascade_warning(report: Summary) -> str | None:
-    """The warning of a ``cascade`` run in which the second judge gave no label for some escalated
-    pairs (its server down, replies it could not read), else None: how many of the escalations
-    failed and their share, and what became of those pairs (``on_second_failure``)."""
-    stats = report.stages.get("judge") or {}
-    failed, escalated = int(stats.get("second_failed", 0) or 0), int(stats.get("escalated", 0) or 0)
-    if not failed or not escalated:
-        return None
-    what = (f"the first judge's label was kept for them, as on_second_failure=keep_first asks "
-            f"({stats.get('second_unscored_first_kept', 0)} kept)"
-            if stats.get("on_second_failure") == "keep_first" else
-            "they are UNSCORED (each note says why); rerun once the second judge answers (the first judge's "
-            "labels come from the cache), or pass --judge-arg on_second_failure=keep_first to keep the first "
-            f"judge's label instead. Exit status {EXIT_UNSCORED} when the unscored share is above "
-            "engine.max_unscored_share")
-    return (f"judge cascade: the second judge gave no label for {failed} of {escalated} escalated pairs "
-            f"({failed / escalated:.1%}); {what}")
-
-
-def _unscored_warning(report: Summary, limit: float) -> str | None:
-    """The warning of a run with more unscored judgments than ``limit`` allows, else None."""
-    share = unscored_share(report)
-    if share <= limit:
-        return None
-    return (
-        f"{report.pairs['unscored']} of {_judge_bound(report)} judgments ({share:.1%}) are UNSCORED, above "
-        f"engine.max_unscored_share={limit:g}: the metrics leave them out and read as less conflict than there "
-        "may be. Each one's note in OUTPUT says why (a server that did not answer, an unreadable reply); "
-        f"rerun to retry them (scored ones come from the cache). Exit status {EXIT_UNSCORED}."
-    )
-
-
-def _check_input(path: Any, stats: InputStats, n_items: int, empty: list[str], note: Callable[[str], None]) -> None:
-    if n_items == 0:
-        if stats.lines == 0:
-            note(f"{path} is empty: no items to score")
-        else:
-            note(f"{path} holds only blank lines ({stats.blank_lines}): no items to score")
-    if empty:
-        note(f"{len(empty)} item(s) have an empty response and no claims, so no claims and no metrics: {_shown(empty)}")
-
-
-def _shown(ids: list[str]) -> str:
-    """The first five ids, and how many more."""
-    return ", ".join(repr(i) for i in ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
-
-
-def _judge_bound(report: Summary) -> int:
-    """Claim × document judgments that needed the judge (judged now or earlier, from the cache)."""
-    return int(report.pairs.get("judged", 0)) + int(report.pairs.get("cached", 0))
-
-
-def unscored_share(report: Summary) -> float:
-    """Unscored judgments over those that needed the judge (0.0 when none did)."""
-    bound = _judge_bound(report)
-    return int(report.pairs.get("unscored", 0)) / bound if bound else 0.0
-
-
-def too_many_unscored(report: Summary, config: RunConfig) -> bool:
-    """Whether the unscored share is above ``engine.max_unscored_share`` (exit status 3)."""
-    return unscored_share(report) > config.engine.max_unscored_share
 
 
 def _parse_done(writer: ResumableJsonlWriter) -> list[ItemResult]:

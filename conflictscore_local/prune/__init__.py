@@ -1,5 +1,5 @@
-"""Pair pruning backends (registered by name in :mod:`conflictscore_local.registry`)."""
+"""Pair pruning backends (registered by name in :mod:`conflictscore_local.backends.registry`)."""
 
-from ._base import Pruner
+from ._base import Pruner, PrunerBase, VectorStore
 
-__all__ = ["Pruner"]
+__all__ = ["Pruner", "PrunerBase", "VectorStore"]

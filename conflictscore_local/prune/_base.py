@@ -72,7 +72,7 @@ class PrunerBase(Backend):
 
 class VectorStore(Protocol):
     """Where a pruner keeps its embeddings between runs, by embedder spec and text content
-    (the engine hands over the judgment cache, :class:`conflictscore_local.cache.JudgmentCache`)."""
+    (the engine hands over the judgment cache, :class:`conflictscore_local.formats.cache.JudgmentCache`)."""
 
     def get_vectors(self, spec: Mapping[str, Any], texts: Sequence[str]) -> dict[str, Any]:
         """The stored rows (float32, rows × dim) of those ``texts`` stored under ``spec``."""

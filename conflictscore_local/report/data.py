@@ -3,7 +3,7 @@ and one detail record per item.
 
 Inputs are the scored results, optionally the input items (response and document texts:
 the scored output holds ids, spans and passage ranges, not text) and optionally the run's
-summary (one schema, :mod:`..summary`: a ``bench run``'s carries its ``evaluation`` against the
+summary (one schema, :mod:`..formats.summary`: a ``bench run``'s carries its ``evaluation`` against the
 gold). Whatever the summary lacks is computed from the results with the same functions a run
 uses, and the report says so; an evaluation of a bare scored file is the caller's (the
 ``report`` command has the bench compute it): the report knows no gold of its own.

@@ -98,12 +98,12 @@ def render_html(inputs: ReportInputs, *, title: str | None = None) -> str:
 
 
 INDEX_KEYS = {"id": "id", "n_claims": "nc", "claims_total": "nt", "n_conflicted": "nk", "n_unscored": "nu"}
-"""The item index's key of each non-metric column of :func:`~conflictscore_local.table.item_columns`."""
+"""The item index's key of each non-metric column of :func:`~conflictscore_local.formats.table.item_columns`."""
 
 
 def csv_meta(inputs: ReportInputs) -> dict[str, Any]:
     """What the page's "download CSV" buttons write: file names, and each column of the item table
-    (:mod:`conflictscore_local.table`'s names) with the index key it reads; the pair columns."""
+    (:mod:`conflictscore_local.formats.table`'s names) with the index key it reads; the pair columns."""
     from ..core.metrics import METRICS
     from ..formats.table import PAIR_COLUMNS, item_columns
 

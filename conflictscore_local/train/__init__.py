@@ -9,16 +9,20 @@
 - :mod:`.evaluate`: metrics and calibration through the judge's rule and the engine's aggregation;
 - :mod:`.model`, :mod:`.loop`: the base model and the ``transformers.Trainer`` run
   (``conflictscore train-judge fit``);
-- :mod:`.cli`: argument parsing.
+- :mod:`..cli.train_judge`: argument parsing.
 
 Nothing heavy is imported here; torch and transformers load inside :func:`.loop.train`.
 """
 
 from __future__ import annotations
 
+from ..formats.sources import DATA_SOURCES
 from .data import ID2LABEL, LABEL2ID, BenchRecord, EvalSet, Example, read_eval_set, read_training_data
 from .evaluate import Calibration, calibrate, evaluate
 from .loop import TrainingDiverged, TrainOptions, train
+
+# the training and evaluation sets' rows, nli_extra's and nli_general's, in the one table of data sets
+DATA_SOURCES.declare(f"{__name__}.sources:SOURCES", f"{__name__}.nli_extra:SOURCES", f"{__name__}.nli_general:SOURCES")
 
 __all__ = [
     "ID2LABEL",

@@ -2,8 +2,8 @@
 
 Passage probabilities become labels by :func:`conflictscore_local.judge.labels.decide` (the
 ``nli`` judge's rule, thresholds included), a claim × document unit takes the label
-:func:`conflictscore_local.aggregate.document_judgment` gives its passages, and a claim is
-conflicted as :func:`conflictscore_local.aggregate.claim_verdict` says: a checkpoint is
+:func:`conflictscore_local.core.aggregate.document_judgment` gives its passages, and a claim is
+conflicted as :func:`conflictscore_local.core.aggregate.claim_verdict` says: a checkpoint is
 scored during training exactly as a run will judge it. Metrics are the benchmark's
 (:mod:`conflictscore_local.core.detection`): pair macro-F1 with scikit-learn's convention and
 claim-level conflict detection.
@@ -67,7 +67,7 @@ def evaluate(probs: np.ndarray, ev: EvalSet, thresholds: Mapping[str, float] | N
              rule: str = "max") -> dict[str, Any]:
     """Unit-level pair metrics (``macro_f1``: the benchmark's pair macro-F1) and, when the
     set has gold-conflicted claims, conflict detection; ``rule``: the document rule
-    (:func:`conflictscore_local.aggregate.document_judgment`)."""
+    (:func:`conflictscore_local.core.aggregate.document_judgment`)."""
     return evaluate_judged(_Judged(ev, probs), thresholds, rule)
 
 

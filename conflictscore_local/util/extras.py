@@ -1,9 +1,9 @@
 """Optional packages: which extra of pyproject.toml installs each, and the one way a backend imports one.
 
 ``requires("jinja2", "the HTML report", package="Jinja2")`` returns the module, or raises
-:class:`~.errors.BackendUnavailable` naming the extra to install (``pip install
+:class:`~..core.errors.BackendUnavailable` naming the extra to install (``pip install
 'conflictscore-local[report]'``) and, when given, the alternative; :func:`missing_extra` is the line a
-command shows for a ``ModuleNotFoundError`` that escaped (:func:`~.jobs.failure`).
+command shows for a ``ModuleNotFoundError`` that escaped (:func:`~..jobs.failures.failure`).
 """
 
 from __future__ import annotations

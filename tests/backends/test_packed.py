@@ -88,7 +88,7 @@ def test_a_packed_folder_loads_as_the_same_classifier_through_the_judges_runtime
                                                                                    ) -> None:
     from transformers import AutoModelForSequenceClassification
 
-    from conflictscore_local import registry
+    from conflictscore_local.backends import registry
     from conflictscore_local.core.types import Claim, Pair, Passage
 
     from tokenizers import Tokenizer

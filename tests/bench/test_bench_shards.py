@@ -68,8 +68,8 @@ def test_judged_shards_with_the_nli_judge(bench_file: Path, tmp_path: Path, tiny
 
 
 def test_shard_needs_both_outputs_and_other_selections_are_refused(bench_file: Path, tmp_path: Path, capsys) -> None:
-    needs = ("conflictscore bench: error: --shard 1/2 needs the per-item output (-o) and the results JSON (--summary): "
-             "`conflictscore merge` combines the shards' per-item results with their results JSON")
+    needs = ("conflictscore bench: error: --shard 1/2 needs the per-item output (-o) and the summary (--summary): "
+             "`conflictscore merge` combines the shards' per-item results with their summaries")
     for old in ("r.json", "r.jsonl"):  # the old -o RESULTS.json (no per-item output), or -o alone
         assert main(["bench", "run", str(bench_file), "--given-labels", "--split", "test", "--shard", "1/2",
                      "-o", str(tmp_path / old)]) == 2

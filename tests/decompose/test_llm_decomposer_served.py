@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from conflictscore_local import registry
+from conflictscore_local.backends import registry
 from conflictscore_local.generate._base import GeneratorBase
 from conflictscore_local.cli import main
 from conflictscore_local.decompose.llm import LLMConfig, LLMDecomposer

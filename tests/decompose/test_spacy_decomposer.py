@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conflictscore_local import registry
+from conflictscore_local.backends import registry
 from conflictscore_local.decompose.spacy import SpacyConfig, SpacyDecomposer
 from conflictscore_local.core.errors import BackendUnavailable, ConfigError
 

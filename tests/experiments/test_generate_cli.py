@@ -103,7 +103,8 @@ def test_both_experiments_through_the_vllm_generator(
     prompts, params = llm.calls[0]
     assert "prompt_token_ids" in prompts[0] and params.kwargs["max_tokens"] == 512
 
-    from conflictscore_local import Engine, RunConfig, registry
+    from conflictscore_local import Engine, RunConfig
+    from conflictscore_local.backends import registry
 
     questions = read_truthfulqa(Path(__file__).parent / "data" / "truthfulqa_sample.csv")
     gen = registry.build("generator", "vllm", {"model": str(tiny_causal_lm_dir)})

@@ -135,7 +135,7 @@ def test_conditions_fix_and_harm_accounting(tmp_path: Path, scripted: Any, rule_
 @pytest.mark.slow  # waits out a real client timeout
 def test_only_regenerated_rag_runs_rag_first(tmp_path: Path, scripted: Any) -> None:
     questions = read_truthfulqa(write_csv(tmp_path))[:4]
-    from conflictscore_local import registry
+    from conflictscore_local.backends import registry
 
     gen = registry.build("generator", "openai", {"base_url": scripted.url, "timeout_s": 3, "max_retries": 0})
     engine = Engine(RunConfig().updated({"cache": {"enabled": False}}), judge=RuleJudge(), pruner="none")

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from conflictscore_local import registry
+from conflictscore_local.backends import registry
 from conflictscore_local.core.errors import BackendUnavailable
 from conflictscore_local.generate.openai import LOGPROBS_IGNORED
 

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from conflictscore_local import Engine, registry
+from conflictscore_local import Engine
+from conflictscore_local.backends import registry
 from conflictscore_local.core.errors import BackendUnavailable
 from conflictscore_local.core.types import Claim, Document, Item, Pair, Passage
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from conflictscore_local import registry
+from conflictscore_local.backends import registry
 from conflictscore_local.core.errors import ConfigError
 from conflictscore_local.generate.text import render_prompt
 

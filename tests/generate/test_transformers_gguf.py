@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from conflictscore_local import registry
+from conflictscore_local.backends import registry
 from conflictscore_local.backends.checkpoints import installed_model_file
 from conflictscore_local.core.errors import BackendUnavailable, ConfigError
 from conflictscore_local.experiments import parse_option

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from conflictscore_local import registry
+from conflictscore_local.backends import registry
 from conflictscore_local.core.errors import BackendUnavailable, ConfigError
 from conflictscore_local.generate.vllm import progress_bar, to_generation
 

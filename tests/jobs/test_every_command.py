@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 import pytest
 
-from conflictscore_local import registry
+from conflictscore_local.backends import registry
 from conflictscore_local.backends.arguments import number_kind, numeric_fields
 from conflictscore_local.cli import build_parser, main
 from conflictscore_local.cli.flags import NumberArg

@@ -331,7 +331,7 @@ def test_a_summary_of_another_run_is_refused(tmp_path, capsys, command):
 def test_weights_where_none_are_read_are_refused_naming_where_they_go(tmp_path, capsys, where, field):
     """Before: item-level `weights` (or `reliability`, or a document's `weights`) were kept as metadata and
     ignored: exit 0, no weighted metric, nothing said. (A document's `weight` is warned about with
-    "did you mean 'reliability'?": tests/test_input_shapes.py.)"""
+    "did you mean 'reliability'?": tests/formats/test_input_shapes.py.)"""
     from .test_hostile import item, refused
 
     rows = [item(i, ["SUPPORT", "CONTRADICT"]) for i in range(3)]

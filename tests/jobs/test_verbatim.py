@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from conflictscore_local.types import CONTRADICT, IRRELEVANT, SUPPORT
+from conflictscore_local.core.types import CONTRADICT, IRRELEVANT, SUPPORT
 
 from .test_hostile import RAMDOCS_ROW, answering, cli, generator_args, stored_text, write_jsonl
 
@@ -91,7 +91,7 @@ def test_train_judge_prepare_writes_the_source_text(tmp_path: Path, monkeypatch:
     the loaders are tested elsewhere, the shared data is too big for a unit test."""
     from conflictscore_local.bench import make_item
     from conflictscore_local.bench.leakage import TextIndex
-    from conflictscore_local.chunk import Chunker
+    from conflictscore_local.core.chunk import Chunker
     from conflictscore_local.train import prepare
     from conflictscore_local.train.sources import LabelledPair
 

@@ -10,7 +10,8 @@ from typing import Any, Sequence
 
 import pytest
 
-from conflictscore_local import Engine, RunConfig, registry
+from conflictscore_local import Engine, RunConfig
+from conflictscore_local.backends import registry
 from conflictscore_local.judge._base import JudgeBase
 from conflictscore_local.cli import main
 from conflictscore_local.core.errors import ConfigError
@@ -240,7 +241,7 @@ def test_a_bad_row_of_a_judges_own_cache_is_asked_again_and_counted(scripted: No
     with Engine(cascade_config(tmp_path, escalate_below=0.8)) as engine:
         engine.score_all([parse_item(ITEM)])
         first_spec = dict(engine.backend("judge").judges()[0].spec())
-    from conflictscore_local.cache import spec_digest
+    from conflictscore_local.formats.cache import spec_digest
 
     with sqlite3.connect(tmp_path / "cache.sqlite") as db:  # the first judge's own rows, and the cascade's gone
         db.execute("UPDATE judgments SET label = 'MAYBE' WHERE spec_hash = ?", (spec_digest(first_spec),))

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from conflictscore_local import registry
+from conflictscore_local.backends import registry
 from conflictscore_local.core.errors import ConfigError
 from conflictscore_local.judge.distinct import distinct
-from conflictscore_local.judge.runtime import pair_boundary
+from conflictscore_local.judge.nli.runtimes.base import pair_boundary
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_JUDGE = REPO / "models" / "default-judge"

@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
-from conflictscore_local import registry
+from conflictscore_local.backends import registry
 from conflictscore_local.core.errors import BackendUnavailable, ConfigError
-from conflictscore_local.judge.runtime import RUNTIME_ENV, resolve_runtime
+from conflictscore_local.judge.nli.runtimes import resolve_runtime
+from conflictscore_local.judge.nli.runtimes.base import RUNTIME_ENV
 from conflictscore_local.core.types import Claim, Pair, Passage
 
 REPO = Path(__file__).resolve().parents[2]
@@ -80,7 +81,7 @@ def test_the_environment_may_choose_compile_and_nothing_else_new(monkeypatch: py
 
 
 def test_a_compile_error_mid_run_is_backend_unavailable_and_other_errors_pass(monkeypatch: pytest.MonkeyPatch) -> None:
-    from conflictscore_local.judge import runtime as rt
+    from conflictscore_local.judge.nli.runtimes import torch as rt
 
     class InductorError(Exception):  # as torch._inductor raises, named by its module
         pass

@@ -12,7 +12,8 @@ from typing import Any, Callable
 
 import pytest
 
-from conflictscore_local import Engine, RunConfig, checkpoints, registry
+from conflictscore_local import Engine, RunConfig
+from conflictscore_local.backends import checkpoints, registry
 from conflictscore_local.core.types import Claim, Document, Item, Pair, Passage
 
 MNLI = {0: "entailment", 1: "neutral", 2: "contradiction"}

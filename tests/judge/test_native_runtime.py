@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from conflictscore_local import registry
+from conflictscore_local.backends import registry
 from conflictscore_local.core.errors import BackendUnavailable
 from conflictscore_local.core.types import Claim, Pair, Passage
-from conflictscore_local.judge import calibrate
-from conflictscore_local.judge.calibrate import Choice, Trial, choose, choice_key, store, stored
+from conflictscore_local.judge.nli import calibrate
+from conflictscore_local.judge.nli.calibrate import Choice, Trial, choose, choice_key, store, stored
 from conflictscore_local.util.devices import native_cpu_bf16
 
 REPO = Path(__file__).resolve().parents[2]
@@ -176,7 +176,7 @@ def test_auto_at_bfloat16_on_a_cpu_takes_native_where_it_runs_the_checkpoint(
 def test_prepacking_is_for_native_bfloat16_on_the_cpu_only(monkeypatch: pytest.MonkeyPatch) -> None:
     import torch
 
-    from conflictscore_local.judge import native
+    from conflictscore_local.judge.nli.runtimes import native
     from conflictscore_local.util import devices
 
     cpu = torch.device("cpu")

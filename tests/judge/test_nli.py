@@ -9,9 +9,9 @@ from typing import Callable
 
 import pytest
 
-from conflictscore_local import registry
+from conflictscore_local.backends import registry
 from conflictscore_local.core.errors import BackendUnavailable, ConfigError
-from conflictscore_local.judge.nli import NLIJudge
+from conflictscore_local.judge.nli.judge import NLIJudge
 from conflictscore_local.core.types import Claim, Pair, Passage
 
 MNLI = {0: "entailment", 1: "neutral", 2: "contradiction"}
@@ -265,7 +265,7 @@ def test_long_inputs_truncate_the_passage_only(tiny_nli_dir: Path) -> None:
 
 
 def test_token_batches_respect_both_limits() -> None:
-    from conflictscore_local.judge.runtime import token_batches
+    from conflictscore_local.judge.nli.runtimes.base import token_batches
 
     order = [4, 0, 3, 1, 2]
     lengths = [100, 60, 50, 20, 20]  # sorted longest first, aligned with order
@@ -287,7 +287,7 @@ def test_token_budget_splits_batches_and_keeps_results(spread_nli: Callable[[str
 
 
 def test_training_and_the_judge_share_one_encoding_and_one_budget(tiny_nli_dir: Path) -> None:
-    from conflictscore_local.judge.nli import encode_pairs, passage_budget
+    from conflictscore_local.judge.nli.encoding import encode_pairs, passage_budget
     from conflictscore_local.train.loop import make_chunker
 
     j = judge(tiny_nli_dir, max_length=32)
@@ -304,7 +304,7 @@ def test_training_and_the_judge_share_one_encoding_and_one_budget(tiny_nli_dir: 
 def test_auto_dtype_is_float32_whatever_the_cpu(
     crafted_nli: Callable[..., Path], monkeypatch: pytest.MonkeyPatch, native: bool
 ) -> None:
-    from conflictscore_local import devices
+    from conflictscore_local.util import devices
 
     monkeypatch.setattr(devices, "native_cpu_bf16", lambda: (native, "mocked detection"))
     j = judge(crafted_nli(MNLI, 2), device="cpu")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conflictscore_local import registry
+from conflictscore_local.backends import registry
 from conflictscore_local.core.errors import ConfigError
 
 

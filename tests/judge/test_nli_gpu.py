@@ -8,7 +8,7 @@ from typing import Callable
 
 import pytest
 
-from conflictscore_local import registry
+from conflictscore_local.backends import registry
 from conflictscore_local.core.types import Claim, Pair, Passage
 
 pytestmark = pytest.mark.gpu

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from conflictscore_local import Engine, registry
+from conflictscore_local import Engine
+from conflictscore_local.backends import registry
 from conflictscore_local.core.types import Claim, Document, Item, Pair, Passage
 
 DOC = "The bridge over the river opened in 1932 after four years of work."

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from conflictscore_local import registry
+from conflictscore_local.backends import registry
 from conflictscore_local.backends.checkpoints import load_tokenizer
 from conflictscore_local.pipeline.config import RunConfig
 from conflictscore_local.core.errors import ConfigError

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conflictscore_local import Engine, RunConfig, read_items
-from conflictscore_local.devices import native_cpu_bf16
+from conflictscore_local.util.devices import native_cpu_bf16
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "items.jsonl"
 BF16_TOLERANCE = 0.03

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from conflictscore_local import Engine, registry
+from conflictscore_local import Engine
+from conflictscore_local.backends import registry
 from conflictscore_local.backends.checkpoints import load_tokenizer
 from conflictscore_local.core.errors import BackendUnavailable, ConfigError
 from conflictscore_local.judge import llm as llm_module

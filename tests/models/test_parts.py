@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from conflictscore_local.errors import BackendUnavailable, ConfigError
+from conflictscore_local.core.errors import BackendUnavailable, ConfigError
 from conflictscore_local.models import get_manifest, locate, pull, verify
-from conflictscore_local.models.lock import LOCK_FILE
+from conflictscore_local.backends.modelstore.lock import LOCK_FILE
 
 FILES = {"m/config.json": b'{"model_type": "bert"}', "m/model.safetensors": bytes(range(256)) * 300,
          "m/tokenizer.json": b'{"version": "1.0"}', "m/desktop.ini": b"[.ShellClassInfo]"}
@@ -178,7 +178,7 @@ def delta_setup(staging, tmp_path: Path, tokenizer_dir: Path):
     q = "bert.encoder.layer.1.attention.self.query.weight"  # layer 1 of the judge = layer 3 of the base
     a, b = torch.randn(4, 32), torch.randn(32, 4) * 0.1
     head = {"classifier.weight": torch.randn(3, 32), "classifier.bias": torch.tensor([0.5, -0.5, 0.0])}
-    from conflictscore_local.models.lock import sha256_file
+    from conflictscore_local.backends.modelstore.lock import sha256_file
 
     write_delta(delta, base="tiny-base", base_sha256=sha256_file(base_dir / "model.safetensors"), base_layers=4,
                 kept=[0, 3], factors={f"{q}.lora_A": a, f"{q}.lora_B": b}, full=head)

@@ -10,7 +10,7 @@ from typing import Callable
 
 import pytest
 
-from conflictscore_local import registry
+from conflictscore_local.backends import registry
 from conflictscore_local.cli import main
 from conflictscore_local.core.errors import BackendUnavailable, ConfigError
 from conflictscore_local.models import get_manifest, locate, make_lock, read_lock, write_lock

@@ -12,7 +12,7 @@ from typing import Sequence
 import numpy as np
 import pytest
 
-from conflictscore_local import registry
+from conflictscore_local.backends import registry
 from conflictscore_local.backends.arguments import make_config
 from conflictscore_local.core.errors import BackendUnavailable, ConfigError
 from conflictscore_local.prune.embedding import EmbeddingPruner, keep_documents, passage_similarity

@@ -1,6 +1,6 @@
 """Report fixtures: one small scored run made through the real CLI, and the system Chromium.
 
-The run uses the rule judge of ``tests/test_engine.py`` ("yes: <claim>" supports, "no:
+The run uses the rule judge of ``tests/pipeline/test_engine.py`` ("yes: <claim>" supports, "no:
 <claim>" contradicts, "???" is unreadable) with a tiny passage budget, so it has every
 kind of cell: support, contradict, irrelevant, unscored, given labels and a deciding
 passage inside a multi-passage document.
@@ -17,11 +17,11 @@ from typing import Any, Iterator
 
 import pytest
 
-from conflictscore_local import registry
+from conflictscore_local.backends import registry
 from conflictscore_local.cli import main
 
 from ..support.browser import CHROMIUM, launch
-from ..test_engine import RuleJudge
+from ..pipeline.test_engine import RuleJudge
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(os.environ.get("CONFLICTSCORE_ARTIFACTS", REPO / "test-artifacts")) / "report"

@@ -10,7 +10,7 @@ import pytest
 
 from conflictscore_local.cli import main
 
-from ..test_compare import A, B, result, write
+from ..compare.test_compare import A, B, result, write
 from .conftest import artifact
 
 pytestmark = pytest.mark.slow  # a real Chromium per module
@@ -42,7 +42,7 @@ def test_metrics_equal_the_comparison_json(compared: dict[str, Path], open_repor
             assert float(row.locator(f'td[data-field="{field}"]').get_attribute("data-value")) == m[field]
         assert json.loads(row.locator('td[data-field="ci95"]').get_attribute("data-value")) == m["ci95"]
         assert float(row.locator('td[data-field="p_permutation"]').get_attribute("data-value")) == m["p_permutation"]
-    # hand-computed (tests/test_compare.py): CS-C 1/3 → 2/3 over q1, q2, q3 (and the hostile item, 1 → 1)
+    # hand-computed (tests/compare/test_compare.py): CS-C 1/3 → 2/3 over q1, q2, q3 (and the hostile item, 1 → 1)
     cs_c = page.locator('#compare-table tr[data-metric="cs_c"]')
     assert cs_c.locator('td[data-field="diff"]').inner_text() == "+0.250"
     assert cs_c.locator('td[data-field="verdict"]').inner_text() == "no detectable difference"

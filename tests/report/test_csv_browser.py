@@ -17,7 +17,7 @@ from conflictscore_local.cli import main
 from conflictscore_local.compare.table import comparison_columns, comparison_records
 from conflictscore_local.compare.files import compare_files
 
-from ..test_compare import A, B, write
+from ..compare.test_compare import A, B, write
 
 pytestmark = pytest.mark.slow  # a real Chromium per module
 

@@ -16,7 +16,7 @@ import pytest
 from conflictscore_local.cli import main
 from conflictscore_local.report.view import compare_command, find_runs, serve, stem
 
-from ..test_compare import A, B, write
+from ..compare.test_compare import A, B, write
 from .conftest import write_jsonl
 
 pytestmark = pytest.mark.slow  # a real Chromium per module
@@ -48,7 +48,7 @@ def test_runs_are_found_with_their_files_and_numbers(runs: Path) -> None:
     assert (first["scored"], first["summary"], first["report"]) == ("first.scored.jsonl", "first.summary.json",
                                                                    "first.report.html")
     assert first["kind"] == "score" and first["n_items"] == 2 and first["input"] == "items.jsonl"
-    assert first["metrics"]["cs_c"]["macro"] == 0.25  # (1/2 + 0) / 2, hand-computed in tests/test_tables_and_gate.py
+    assert first["metrics"]["cs_c"]["macro"] == 0.25  # (1/2 + 0) / 2, hand-computed in tests/cli/test_tables_and_gate.py
     assert found["sub/second"]["summary"] == "sub/second.json" and found["sub/second"]["report"] is None
     assert found["plain"]["kind"] == "scored file" and found["plain"]["summary"] is None
     assert found["plain"]["n_items"] == 4 and found["plain"]["judge"] is None

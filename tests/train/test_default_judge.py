@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conflictscore_local import registry
+from conflictscore_local.backends import registry
 from conflictscore_local.core.types import Claim, Pair, Passage
 
 REPO = Path(__file__).resolve().parents[2]

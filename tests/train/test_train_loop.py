@@ -10,7 +10,7 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from conflictscore_local import registry
+from conflictscore_local.backends import registry
 from conflictscore_local.cli import main
 from conflictscore_local.util.paths import portable
 from conflictscore_local.train import LABEL2ID, TrainOptions, train

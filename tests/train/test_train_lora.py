@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conflictscore_local.errors import ConfigError
+from conflictscore_local.core.errors import ConfigError
 from conflictscore_local.models.derive import DELTA_FILE, DELTA_WEIGHTS, assemble, read_delta, spread_layers
 
 pytest.importorskip("peft")
@@ -85,8 +85,8 @@ def test_the_delta_on_the_base_rebuilds_the_exported_judge(lora_judge, four_laye
 
 
 def test_the_rebuilt_judge_judges_pairs_as_the_exported_one(lora_judge, four_layer_base: Path, tmp_path: Path) -> None:
-    from conflictscore_local import registry
-    from conflictscore_local.types import Claim, Pair, Passage
+    from conflictscore_local.backends import registry
+    from conflictscore_local.core.types import Claim, Pair, Passage
 
     out, _ = lora_judge
     assemble(four_layer_base, out / "delta", tmp_path / "assembled")
@@ -128,7 +128,7 @@ def test_fit_refuses_a_rank_or_layer_count_below_one(pair_files: tuple[Path, Pat
 
 
 def test_base_mpnet_not_staged_says_how_to_stage_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from conflictscore_local.errors import BackendUnavailable
+    from conflictscore_local.core.errors import BackendUnavailable
     from conflictscore_local.train.model import resolve_base
 
     monkeypatch.setenv("CONFLICTSCORE_MODELS", str(tmp_path / "store"))

