@@ -3,8 +3,8 @@
 It knows paths, bytes, locks, fingerprints and secrets, and nothing of items, engines or metrics.
 A command declares its inputs and outputs once (:class:`Job`, :class:`Input`, :class:`Output`):
 ``with Job(...)`` checks every destination against every other path before any work and holds
-each output's lock while the job runs. Outputs are written whole through those locks, and every
-byte passes the one redaction point:
+each output's lock while the job runs. Outputs are written whole through those locks, and what the
+program writes of its own passes the one redaction point (the user's rows, ``verbatim``, do not):
 
 - :func:`write_text_atomic`, :func:`write_json_atomic`, :func:`write_jsonl_atomic`,
   :func:`write_binary_atomic`, :func:`dumps`:

@@ -44,7 +44,8 @@ class ResumableJsonlWriter:
     left out are :attr:`dropped_ids`). A write that fails (a full disk) is :class:`WriteFailed`
     and keeps the rows written so far. An OUTPUT that is a device, a FIFO or ``/dev/stdout``
     is streamed to directly (no partial file, no lock, no resume), and so is :data:`STDOUT` (``-``:
-    ``sys.stdout``, flushed per row and left open).
+    ``sys.stdout``, flushed per row and left open). ``verbatim``: the rows are the user's data (items and
+    their results), written as they are; else every secret the run holds is redacted in them.
     """
 
     def __init__(
@@ -56,6 +57,7 @@ class ResumableJsonlWriter:
         keep: Callable[[Mapping[str, Any]], bool] | None = None,
         explain: Callable[[Mapping[str, Any], Mapping[str, Any]], str] | None = None,
         fresh: str = "the judgment cache keeps a fresh run cheap",
+        verbatim: bool = False,
     ):
         self.target = OutputTarget.of(path)
         self.path = self.target.path
@@ -68,6 +70,7 @@ class ResumableJsonlWriter:
         self.written = 0
         self._resumable = fingerprint is not None
         self._fresh = fresh
+        self._verbatim = verbatim
         self._stdout = str(path) == STDOUT
         if self._stdout:
             if resume:
@@ -174,7 +177,7 @@ class ResumableJsonlWriter:
             raise
         try:
             for row in rows:
-                fh.write(dumps(row) + "\n")
+                fh.write(dumps(row, verbatim=self._verbatim) + "\n")
             fh.flush()
             os.fsync(fh.fileno())
             os.replace(tmp, self.partial)
@@ -193,7 +196,7 @@ class ResumableJsonlWriter:
 
     def write(self, row: Mapping[str, Any]) -> None:
         try:
-            self._fh.write(dumps(row) + "\n")
+            self._fh.write(dumps(row, verbatim=self._verbatim) + "\n")
             self._fh.flush()
         except BrokenPipeError:
             if self._stdout:

@@ -254,7 +254,8 @@ def _score_into(
                    **engine.fingerprint(inp.items)}
     wanted = {it.id for it in inp.items}
     writer = ResumableJsonlWriter(rows, resume=resume, fingerprint=fingerprint,
-                                  keep=lambda r: r.get("id") in wanted, explain=explain_fingerprint_change)
+                                  keep=lambda r: r.get("id") in wanted, explain=explain_fingerprint_change,
+                                  verbatim=True)
     with writer:
         if resume and not writer.resumed:
             notes.add(f"--resume: no interrupted run of {rows} to resume; scoring every item")
