@@ -26,7 +26,8 @@ from .atomic import dumps, unicode_text, write_binary_atomic, write_json_atomic,
 from .failures import EXIT_BROKEN_PIPE, failure
 from .fingerprint import FINGERPRINT_FORMAT, explain_fingerprint_change
 from .job import MIN_FREE_BYTES, Input, Job, Output, Page, page_output
-from .redaction import REDACTED, add_credentials, add_secret, add_url, forget_secrets, redact, scrub, scrub_text
+from .redaction import (REDACTED, add_credentials, add_secret, add_url, forget_secrets, may_hold_secret, redact, scrub,
+                        scrub_text)
 from .resumable import ResumableJsonlWriter
 from .target import FILE_MODE, OutputTarget, file_mode, same_file
 
@@ -50,6 +51,7 @@ __all__ = [
     "failure",
     "page_output",
     "forget_secrets",
+    "may_hold_secret",
     "file_mode",
     "redact",
     "same_file",

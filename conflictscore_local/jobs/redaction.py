@@ -94,6 +94,21 @@ def add_credentials(body: Any) -> None:
             add_credentials(v)
 
 
+_SECRET_WORDS = re.compile(r"(?i)api[-_]?key|apikey|token|secret|passw|authorization|bearer|credential|://[^/@\s]*@")
+
+
+def may_hold_secret(value: Any) -> bool:
+    """Whether ``value``, given for an argument and refused, may carry a credential that this run does not hold
+    yet (it never parsed): an object or a list, text that starts like one (``{"api_key": "..."`` without its
+    brace), text naming a credential (``api_key``, ``token``, ``Bearer`` ...) or a URL with ``user:password@``.
+    An error message names such a value by its kind, never by its text."""
+    if isinstance(value, (Mapping, list, tuple, set)):
+        return True
+    if isinstance(value, str):
+        return value.lstrip()[:1] in ("{", "[") or _SECRET_WORDS.search(value) is not None
+    return False
+
+
 def forget_secrets() -> None:
     """Hold no secret: a new run starts (what an earlier run in this process read is not this one's)."""
     with _LOCK:
