@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Callable, Iterable, Iterator, Mapping
 
 from ..core.errors import ConfigError, WriteFailed
-from .locks import Hold, hold, release, spend
+from .locks import Hold, hold, release, remove_beside, spend
 from .redaction import scrub, scrub_text
 from .target import OutputTarget, file_mode, os_reason
 
@@ -147,7 +147,7 @@ def commit(h: Hold, target: OutputTarget) -> None:
     os.replace(h.path, target.real)
     spend(h)
     fsync_dir(target.real.parent)
-    h.path.with_name(h.path.name + ".meta.json").unlink(missing_ok=True)
+    remove_beside(h.path)
 
 
 def refuse_resume_state(h: Hold, output: Path) -> None:

@@ -71,6 +71,8 @@ class ScoringInput:
     shard: Shard | None = None
     no_documents: list[str] = field(default_factory=list)
     shapes: dict[str, Any] = field(default_factory=dict)
+    file_ids: list[str] | None = None
+    """Every id the file holds when ``all_ids`` are a selection of them (bench run's --split, --source, --limit)."""
 
 
 @dataclass(frozen=True)
@@ -285,8 +287,15 @@ def _note_dropped(dropped: Sequence[Any], inp: ScoringInput, notes: Notes) -> No
                   "interrupted run was not sharded as this one is: those items belong to the other shards)"
                   if inp.shard is not None else f"--resume: dropped {len(elsewhere)} finished rows of items "
                   "this run does not score")
-    if gone:
-        notes.add(f"--resume: dropped {gone} finished rows whose ids are not in {inp.path}")
+    unselected = 0
+    if gone and inp.file_ids is not None:
+        in_file = set(inp.file_ids)
+        unselected = sum(1 for i in dropped if i not in known and i in in_file)
+        if unselected:
+            notes.add(f"--resume: dropped {unselected} finished rows of items of {inp.path} outside this run's "
+                      "selection (the interrupted run selected others: another --split, --source or --limit)")
+    if gone - unselected:
+        notes.add(f"--resume: dropped {gone - unselected} finished rows whose ids are not in {inp.path}")
 
 
 def fallback_share(report: Summary) -> tuple[int, int]:
