@@ -126,10 +126,10 @@ def emit(args: argparse.Namespace, result: Any, text: Callable[[], str]) -> None
     """A command's result on stdout: JSON with ``--json``, else ``text()`` unless ``-q``; through
     the redaction point either way (stdout is often a file). A path given in bytes that are not
     UTF-8 is shown with U+FFFD where stdout cannot encode it."""
-    from ..jobs import scrub, scrub_text, unicode_text
+    from ..jobs import scrub, scrub_text, unicode_text, write_stdout
 
     if getattr(args, "json", False):
-        print(json.dumps(scrub(result), indent=2, allow_nan=False))
+        write_stdout(json.dumps(scrub(result), indent=2, allow_nan=False) + "\n")
     elif not getattr(args, "quiet", False):
         out = text()
         if out:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import csv
 import io
 import os
-import sys
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -120,13 +119,12 @@ class _Lines(io.StringIO):
 def write_csv(path: str | os.PathLike[str], records: Sequence[Mapping[str, Any]], columns: Sequence[str], *,
               what: str) -> None:
     """Write records as CSV to ``path`` atomically (through the job layer), or to stdout for ``-``."""
+    from ..jobs import write_stdout, write_text_atomic
+
     text = csv_text(records, columns)  # the user's rows: never redacted (jobs/redaction.py)
     if str(path) == STDOUT:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        write_stdout(text)
         return
-    from ..jobs import write_text_atomic
-
     write_text_atomic(path, text, what=what, verbatim=True)
 
 

@@ -22,7 +22,8 @@ program writes of its own passes the one redaction point (the user's rows, ``ver
 - :func:`failure`: any exception as the command's exit status and its one line.
 """
 
-from .atomic import dumps, unicode_text, write_binary_atomic, write_json_atomic, write_jsonl_atomic, write_text_atomic
+from .atomic import (dumps, unicode_text, write_binary_atomic, write_json_atomic, write_jsonl_atomic, write_stdout,
+                     write_text_atomic)
 from .failures import EXIT_BROKEN_PIPE, failure
 from .fingerprint import FINGERPRINT_FORMAT, explain_fingerprint_change
 from .job import MIN_FREE_BYTES, Input, Job, Output, Page, page_output
@@ -61,5 +62,6 @@ __all__ = [
     "write_binary_atomic",
     "write_json_atomic",
     "write_jsonl_atomic",
+    "write_stdout",
     "write_text_atomic",
 ]

@@ -23,6 +23,22 @@ def dumps(obj: Any, *, indent: int | None = None, verbatim: bool = False) -> str
     return json.dumps(obj if verbatim else scrub(obj), ensure_ascii=False, allow_nan=False, indent=indent)
 
 
+def write_stdout(text: str) -> None:
+    """Write ``text`` whole to standard output, or raise ``BrokenPipeError`` when its reader went away
+    (``| head``: the command's exit status 141). Under ``PYTHONUNBUFFERED`` (CI images set it),
+    ``sys.stdout`` writes straight to the raw file, which takes part of a large text and drops the rest
+    without a word when the reader closes midway; so the bytes go out in a loop until all are taken."""
+    import sys
+
+    sys.stdout.flush()
+    out = sys.stdout.buffer
+    view = memoryview(text.encode("utf-8", "replace"))
+    while view:
+        n = out.write(view)
+        view = view[n if n is not None else 0:]
+    out.flush()
+
+
 def fsync_dir(folder: Path) -> None:
     try:
         fd = os.open(folder, os.O_RDONLY)
