@@ -108,6 +108,7 @@ class Job:
                 _refuse_clash(out, where, taken)
                 if out.check is not None:
                     out.check(where)
+                _check_room(out, where)  # a cache on a full disk is said now, not after the model loads
                 taken.append(_Taken(where, out.name))
                 continue
             target = OutputTarget.of(out.path, what=out.label)  # type: ignore[arg-type]

@@ -203,3 +203,18 @@ def test_served_to_127_0_0_1_localhost_and_ipv6_loopback(served: Served, host: s
     runs = served_runs
     assert served.get("/ok.scored.jsonl", host=host.format(port=served.port)) == (
         200, (runs / "ok.scored.jsonl").read_bytes())
+
+
+def test_a_run_named_in_bytes_that_are_not_utf8_is_listed_as_valid_json(runs: Path) -> None:
+    """Before: ``--json`` listed it as ``"name\\udcff"``, a lone surrogate the project's own readers refuse."""
+    odd = os.fsencode(runs) + b"/name\xff.scored.jsonl"
+    with open(odd, "wb") as fh:
+        fh.write((runs / "ok.scored.jsonl").read_bytes())
+    done = subprocess.run([sys.executable, "-m", "conflictscore_local.cli", "view", str(runs), "--json"],
+                          capture_output=True, timeout=120, check=False,
+                          env={**os.environ, "PYTHONPATH": str(PACKAGE_ROOT)})
+    assert done.returncode == 0, done.stderr
+    text = done.stdout.decode("utf-8")
+    assert "\\udcff" not in text
+    keys = sorted(r["key"] for r in json.loads(text)["runs"])
+    assert keys == ["name\ufffd", "ok"]
