@@ -14,8 +14,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 import conflictscore_local
 from conflictscore_local.formats.table import FORMULA_STARTS, csv_text, neutral_cell
 
@@ -87,7 +85,8 @@ def test_score_tables_neutralise_formula_cells(tmp_path: Path) -> None:
 
 def test_compare_table_neutralises_ids_and_keeps_negative_numbers(tmp_path: Path) -> None:
     a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
-    one = [{"id": "=cmd", "response": "c", "claims": ["c"], "documents": ["x", "y"], "labels": [["SUPPORT", "CONTRADICT"]]}]
+    one = [{"id": "=cmd", "response": "c", "claims": ["c"], "documents": ["x", "y"],
+            "labels": [["SUPPORT", "CONTRADICT"]]}]
     two = [{**one[0], "labels": [["SUPPORT", "SUPPORT"]]}]
     for path, items in ((a, one), (b, two)):
         src = path.with_suffix(".in.jsonl")

@@ -11,8 +11,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 import conflictscore_local
 
 from .test_parts import published  # noqa: F401 (fixture)

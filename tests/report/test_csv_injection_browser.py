@@ -52,7 +52,8 @@ def test_the_report_buttons_write_the_tables_score_writes(tmp_path: Path, open_r
 
 
 def test_the_compare_button_neutralises_ids_and_keeps_negative_numbers(tmp_path: Path, open_report: Any) -> None:
-    one = {"id": "=cmd", "response": "c", "claims": ["c"], "documents": ["x", "y"], "labels": [["SUPPORT", "CONTRADICT"]]}
+    one = {"id": "=cmd", "response": "c", "claims": ["c"], "documents": ["x", "y"],
+           "labels": [["SUPPORT", "CONTRADICT"]]}
     runs = []
     for name, labels in (("a", ["SUPPORT", "CONTRADICT"]), ("b", ["SUPPORT", "SUPPORT"])):
         src = tmp_path / f"{name}.in.jsonl"
