@@ -23,6 +23,7 @@ import typing
 from typing import Any, Callable, Mapping, Union
 
 from ..core.errors import ConfigError, shown
+from ..jobs.redaction import may_hold_secret
 
 FLAT = "flat"
 RANGE = "range"
@@ -302,9 +303,22 @@ def coerce(value: Any, hint: Any, *, where: str) -> Any:
             return value
         if isinstance(value, Mapping):
             return make_config(hint, value, where=where)
-        raise ConfigError(f"{where}: expected an object of {hint.__name__} arguments, got {shown(value)}")
+        got = given(value, shown_as=shown)
+        raise ConfigError(f"{where}: expected an object of {hint.__name__} arguments, got {got}")
     convert = _SCALARS.get(hint)
     return convert(value, where) if convert is not None else value
+
+
+def given(value: Any, *, shown_as: Callable[[Any], str] = repr) -> str:
+    """How an argument error quotes the value it refused: as ``shown_as`` writes it, unless it may hold a
+    credential (:func:`~..jobs.redaction.may_hold_secret`: an object, text naming an API key ...), which is
+    named by its kind and size alone, so the error line never carries the credential into a log."""
+    if not may_hold_secret(value):
+        return shown_as(value)
+    if isinstance(value, str):
+        return f"text of {len(value)} characters (not shown: it may hold a credential)"
+    kind = "a JSON object" if isinstance(value, Mapping) else f"a {type(value).__name__}"
+    return f"{kind} (not shown: it may hold a credential)"
 
 
 def _union(value: Any, hint: Any, where: str) -> Any:
@@ -322,14 +336,14 @@ def _union(value: Any, hint: Any, where: str) -> Any:
             errors.append(e)
     if len(real) == 1:
         raise ConfigError(f"{errors[0]}" + (" (or none)" if len(options) > 1 else "")) from None
-    raise ConfigError(f"{where}: {value!r} is not a valid {_hint_name(hint)}")
+    raise ConfigError(f"{where}: {given(value)} is not a valid {_hint_name(hint)}")
 
 
 def _literal(value: Any, hint: Any, where: str) -> Any:
     allowed = typing.get_args(hint)
     if value in allowed:
         return value
-    raise ConfigError(f"{where}: {value!r} is not allowed; allowed: {', '.join(map(str, allowed))}")
+    raise ConfigError(f"{where}: {given(value)} is not allowed; allowed: {', '.join(map(str, allowed))}")
 
 
 def _container(value: Any, hint: Any, where: str) -> Any:
@@ -337,9 +351,10 @@ def _container(value: Any, hint: Any, where: str) -> Any:
     if isinstance(value, str):
         try:
             value = json.loads(value)
-        except json.JSONDecodeError:
+        except json.JSONDecodeError as e:
             if base is dict:
-                raise ConfigError(f"{where}: expected a JSON object, got {value!r}") from None
+                why = f"{e.msg} at character {e.pos + 1}"
+                raise ConfigError(f"{where}: expected a JSON object ({why}), got {given(value)}") from None
             value = [s for s in value.split(",") if s]
     if base is dict and isinstance(value, dict):
         return value
@@ -356,12 +371,12 @@ def _to_bool(value: Any, where: str) -> bool:
         return value
     if isinstance(value, str) and value.lower() in ("true", "1", "yes", "on", "false", "0", "no", "off"):
         return value.lower() in ("true", "1", "yes", "on")
-    raise ConfigError(f"{where}: expected true/false, got {value!r}")
+    raise ConfigError(f"{where}: expected true/false, got {given(value)}")
 
 
 def _to_int(value: Any, where: str) -> int:
     if isinstance(value, bool):
-        raise ConfigError(f"{where}: expected an integer, got {value!r}")
+        raise ConfigError(f"{where}: expected an integer, got {value!r}")  # a boolean
     if isinstance(value, int):
         return value
     if isinstance(value, str):
@@ -369,7 +384,7 @@ def _to_int(value: Any, where: str) -> int:
             return int(value)
         except ValueError:  # not an integer, or more digits than Python converts
             pass
-    raise ConfigError(f"{where}: expected an integer, got {shown(value)}")
+    raise ConfigError(f"{where}: expected an integer, got {given(value, shown_as=shown)}")
 
 
 def _to_float(value: Any, where: str) -> float:
@@ -385,7 +400,7 @@ def _to_float(value: Any, where: str) -> float:
         except ValueError:
             pass
     if number is None:
-        raise ConfigError(f"{where}: expected a number, got {shown(value)}")
+        raise ConfigError(f"{where}: expected a number, got {given(value, shown_as=shown)}")
     if not math.isfinite(number):
         raise ConfigError(f"{where}: expected a finite number, got {value!r}")
     return number
@@ -394,7 +409,7 @@ def _to_float(value: Any, where: str) -> float:
 def _to_str(value: Any, where: str) -> str:
     if isinstance(value, str):
         return value
-    raise ConfigError(f"{where}: expected a string, got {value!r}")
+    raise ConfigError(f"{where}: expected a string, got {given(value)}")
 
 
 _SCALARS: dict[Any, Callable[[Any, str], Any]] = {bool: _to_bool, int: _to_int, float: _to_float, str: _to_str}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import re
 import time
@@ -18,6 +19,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from ..core.errors import BackendUnavailable, ConfigError
+
+log = logging.getLogger(__name__)
 
 WEIGHT_SUFFIXES: tuple[str, ...] = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
 FULL_HASH_LIMIT = 2 << 30
@@ -98,14 +101,27 @@ _HASHED: dict[tuple[Any, ...], str] = {}
 """Content hashes computed in this process, by the files' stat (see :func:`_content_sha256`)."""
 HASH_MEMO_FILE = "content-hashes.json"
 """Beside the judgment cache: weight hashes remembered across processes, by the files' stat."""
-HASH_MEMO_FORMAT = 1
+HASH_MEMO_FORMAT = 2
 HASH_MEMO_MIN_BYTES = 1 << 20
 """Files sets smaller than this (configs, tiny test models) are hashed every time: cheaper than the memo."""
 HASH_MEMO_ENTRIES = 256
 HASH_MEMO_SETTLED_S = 2.0
 """A file changed less than this long before its hash was taken is not remembered (git's "racily
 clean" case: a rewrite within the same timestamp tick could keep its stat)."""
+HASH_MEMO_BLOCKS = 256
+"""A remembered hash keeps the digests of at most about this many blocks of its files (:data:`HASH_MEMO_BLOCK`
+each, or larger for larger weights); every run reads a few of them again (:func:`_blocks_hold`)."""
+HASH_MEMO_BLOCK = 1 << 20
 _HEX64 = re.compile(r"[0-9a-f]{64}")
+_HEX16 = re.compile(r"[0-9a-f]{16}")
+_MEMO_FOLDER: list[Path | None] = [None]
+_MEMO_WARNED: set[str] = set()
+
+
+def use_hash_memo_folder(folder: Path | None) -> None:
+    """Keep ``content-hashes.json`` in ``folder`` (the judgment cache's, ``--cache``): what a run sets
+    before its backends are built. None: the default cache folder's."""
+    _MEMO_FOLDER[0] = Path(folder) if folder is not None else None
 
 
 def _stat_key(root: Path, files: Sequence[Path]) -> tuple[Any, ...]:
@@ -118,6 +134,19 @@ def _stat_key(root: Path, files: Sequence[Path]) -> tuple[Any, ...]:
     return tuple(parts)
 
 
+def _block_size(size: int) -> int:
+    """The block size a file set of ``size`` bytes is remembered by: :data:`HASH_MEMO_BLOCK`, doubled until at
+    most about :data:`HASH_MEMO_BLOCKS` blocks."""
+    block = HASH_MEMO_BLOCK
+    while size // block > HASH_MEMO_BLOCKS:
+        block *= 2
+    return block
+
+
+def _block_digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
 def _content_sha256(root: Path, files: Sequence[Path]) -> str:
     """sha256 over each file's relative name and bytes, length-prefixed (no two file sets collide).
 
@@ -125,60 +154,129 @@ def _content_sha256(root: Path, files: Sequence[Path]) -> str:
     the same checkpoint (a warm rerun, a sweep in one process) does not read its weights again; and,
     for weights of ``HASH_MEMO_MIN_BYTES`` or more, in ``content-hashes.json`` beside the judgment
     cache, so a later process does not either (a cold one-item run spent about 0.13 s hashing the
-    default judge's 45 MB)."""
+    default judge's 45 MB).
+
+    The memo can cost a re-hash, never a wrong hash: it carries a digest of its own entries (a memo
+    edited by hand, cut or of another format is ignored whole), an entry holds for the files' exact
+    stat only (device, inode, size, modification and change times), and every run reads a few of the
+    files' blocks again (each file's first and last, and one at random) against the digests the entry
+    kept of them: any that differs and the whole set is hashed again, and the entry replaced."""
     key = _stat_key(root, files)
     known = _HASHED.get(key)
     if known is not None:
         return known
     memo_key = _sha256_lines(json.dumps(part) for part in key)[:32]
     size = sum(part[3] for part in key[1:])
+    block = _block_size(size)
+    memo = _memo_file()
     if size >= HASH_MEMO_MIN_BYTES:
-        known = _read_memo(_memo_file()).get(memo_key)
-        if known is not None:
-            _HASHED[key] = known
-            return known
+        entry = _read_memo(memo).get(memo_key)
+        if entry is not None and _blocks_hold(root, files, entry, block):
+            _HASHED[key] = entry["sha256"]
+            return entry["sha256"]
     started = time.time()
     h = hashlib.sha256()
+    blocks: list[str] = []
     for p in sorted(files):
         h.update(p.relative_to(root).as_posix().encode() + b"\0")
         h.update(p.stat().st_size.to_bytes(8, "little"))
         with p.open("rb") as fh:
-            while block := fh.read(1 << 22):
-                h.update(block)
+            while data := fh.read(block):
+                h.update(data)
+                blocks.append(_block_digest(data))
     digest = _HASHED[key] = h.hexdigest()
     settled = all(started - max(part[4], part[5]) / 1e9 >= HASH_MEMO_SETTLED_S for part in key[1:])
     if size >= HASH_MEMO_MIN_BYTES and settled and _stat_key(root, files) == key:
-        _write_memo(_memo_file(), memo_key, digest)
+        _write_memo(memo, memo_key, {"sha256": digest, "block": block, "blocks": blocks})
     return digest
+
+
+def _blocks_hold(root: Path, files: Sequence[Path], entry: dict[str, Any], block: int) -> bool:
+    """Whether the sampled blocks of ``files`` (each file's first and last, one at random) still have the
+    digests ``entry`` kept of them."""
+    import random
+
+    if entry.get("block") != block:
+        return False
+    kept = entry["blocks"]
+    spans, first = [], 0
+    for p in sorted(files):
+        n = max(1, -(-p.stat().st_size // block))
+        spans.append((p, first, n))
+        first += n
+    if first != len(kept):
+        return False
+    chosen = {(p, i) for p, _, n in spans for i in (0, n - 1)}
+    pick = random.randrange(first)
+    chosen |= {(p, pick - at) for p, at, n in spans if at <= pick < at + n}
+    try:
+        for p, at, n in spans:
+            with p.open("rb") as fh:
+                for i in sorted(i for q, i in chosen if q == p):
+                    fh.seek(i * block)
+                    if _block_digest(fh.read(block)) != kept[at + i]:
+                        return False
+    except OSError:
+        return False
+    return True
 
 
 def _memo_file() -> Path:
     from ..util.locations import default_cache_path
 
-    return default_cache_path().parent / HASH_MEMO_FILE
+    folder = _MEMO_FOLDER[0]
+    return (folder if folder is not None else default_cache_path().parent) / HASH_MEMO_FILE
 
 
-def _read_memo(file: Path) -> dict[str, str]:
-    """The remembered hashes, by stat key; an unreadable or malformed file, or entry, counts as absent."""
+def _memo_digest(entries: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(entries, sort_keys=True).encode()).hexdigest()
+
+
+def _read_memo(file: Path) -> dict[str, dict[str, Any]]:
+    """The remembered hashes, by stat key; a file that is unreadable, malformed or whose own digest does not
+    match its entries counts as empty, and a malformed entry as absent. A FIFO (or device) in its place is
+    never opened for reading (a read would wait for a writer): warned about once, and left alone."""
+    from ..jobs.target import read_regular
+
     try:
-        data = json.loads(file.read_text(encoding="utf-8"))
+        data = json.loads(read_regular(file, what="the weights' hash memo", way_out="it is not read"))
+    except ConfigError as e:
+        if str(file) not in _MEMO_WARNED:
+            _MEMO_WARNED.add(str(file))
+            log.warning(f"{e} nor written, so the weights are hashed every run; remove it to keep the memo there")
+        return {}
     except (OSError, ValueError):
         return {}
-    entries = data.get("hashes") if isinstance(data, dict) and data.get("format") == HASH_MEMO_FORMAT else None
-    if not isinstance(entries, dict):
+    if not isinstance(data, dict) or data.get("format") != HASH_MEMO_FORMAT or not isinstance(data.get("hashes"), dict):
         return {}
-    return {k: v for k, v in entries.items() if isinstance(k, str) and isinstance(v, str) and _HEX64.fullmatch(v)}
+    entries = data["hashes"]
+    if data.get("digest") != _memo_digest(entries):
+        return {}  # edited since this program wrote it: nothing in it is trusted
+    return {k: v for k, v in entries.items() if isinstance(k, str) and _entry_ok(v)}
 
 
-def _write_memo(file: Path, key: str, digest: str) -> None:
-    """Add ``key`` → ``digest`` (the newest ``HASH_MEMO_ENTRIES`` kept), written atomically; a folder
-    that cannot be written leaves the memo as it was (it only saves time)."""
+def _entry_ok(v: Any) -> bool:
+    return (isinstance(v, dict) and isinstance(v.get("sha256"), str) and _HEX64.fullmatch(v["sha256"]) is not None
+            and isinstance(v.get("block"), int) and isinstance(v.get("blocks"), list)
+            and all(isinstance(b, str) and _HEX16.fullmatch(b) for b in v["blocks"]))
+
+
+def _write_memo(file: Path, key: str, entry: dict[str, Any]) -> None:
+    """Add ``key`` → ``entry`` (the newest ``HASH_MEMO_ENTRIES`` kept), with the memo's own digest, written
+    atomically; a folder that cannot be written, or a memo that is not a regular file, leaves the memo as it
+    was (it only saves time)."""
+    try:
+        if file.exists() and not file.is_file():
+            return  # a FIFO or a device: warned about when read, never replaced
+    except OSError:
+        return
     entries = {k: v for k, v in _read_memo(file).items() if k != key}
-    entries = dict(list(entries.items())[-(HASH_MEMO_ENTRIES - 1):]) | {key: digest}
+    entries = dict(list(entries.items())[-(HASH_MEMO_ENTRIES - 1):]) | {key: entry}
     tmp = file.with_name(f".{file.name}.{os.getpid()}")
     try:
         file.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(json.dumps({"format": HASH_MEMO_FORMAT, "hashes": entries}, indent=0) + "\n", encoding="utf-8")
+        tmp.write_text(json.dumps({"format": HASH_MEMO_FORMAT, "digest": _memo_digest(entries), "hashes": entries})
+                       + "\n", encoding="utf-8")
         os.replace(tmp, file)
     except OSError:
         try:

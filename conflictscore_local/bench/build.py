@@ -137,7 +137,7 @@ def write_bench(
             reads.append(Input(path, f"the source file of {name}", "dir" if path.is_dir() else "file"))
     with Job(reads + [Input(data_dir, "--data-dir", "dir")], [Output(output, "-o"), Output(stats_path, "--summary")]):
         items = build_bench(data_dir, only=only, sources=sources, options=options)
-        write_jsonl_atomic(output, items, what="-o")
+        write_jsonl_atomic(output, items, what="-o", verbatim=True)
         stats = bench_stats(items)
         if stats_path:
             write_json_atomic(stats_path, stats, what="--summary")

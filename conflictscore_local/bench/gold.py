@@ -66,6 +66,13 @@ def load_bench_items(
     """Read and validate ConflictBench items; keep ``split`` and ``source_filter``, then the first ``limit``."""
     p = str(path)
     items = [_check_gold(it, p, line) for it, line in zip(read_items(p), _item_lines(p))]
+    return select_bench_items(items, split=split, limit=limit, source_filter=source_filter)
+
+
+def select_bench_items(items: Sequence[Item], *, split: str | None = None, limit: int | None = None,
+                       source_filter: Sequence[str] | None = None) -> list[Item]:
+    """The items of ``split`` and ``source_filter`` (each when given), then the first ``limit``."""
+    items = list(items)
     if split is not None:
         items = [it for it in items if it.meta["split"] == split]
     if source_filter:

@@ -27,7 +27,7 @@ from ..pipeline.merge import BenchMerge
 from ..pipeline.shards import Shard
 from ..core.types import Item, ItemResult, Summary
 from ..formats.table import TablePaths
-from .gold import evaluate, load_bench_items, with_gold_labels
+from .gold import evaluate, load_bench_items, select_bench_items, with_gold_labels
 
 
 @dataclass(frozen=True)
@@ -97,13 +97,15 @@ def run_bench(
     selected: list[Item] = []
 
     def read(notes: Notes) -> ScoringInput:
-        items = load_bench_items(input_path, split=split, limit=limit, source_filter=source_filter)
+        everything = load_bench_items(input_path)  # every id of the file: what a resume's dropped rows are told by
+        items = select_bench_items(everything, split=split, limit=limit, source_filter=source_filter)
         selected[:] = shard.select(items) if shard is not None else items
         if not selected:
             why = f" / --shard {shard} (use fewer shards)" if shard is not None and items else ""
             raise InputError(f"no item left after --split / --source / --limit{why}", path=str(input_path))
         scored = with_gold_labels(selected) if given_labels else list(selected)
-        return ScoringInput(input_path, scored, [it.id for it in items], shard=shard)
+        return ScoringInput(input_path, scored, [it.id for it in items], shard=shard,
+                            file_ids=[it.id for it in everything])
 
     def sections(inp: ScoringInput, results: list[ItemResult]) -> dict[str, Any]:
         return bench_sections(selected, results, input_path=input_path, split=split, limit=limit,

@@ -81,7 +81,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     tables, output = table_paths(args, args.output)
     if output == "-":  # the comparison JSON on stdout
         output, args.json = None, True
-    if output is None and args.report is None and tables.items is None and args.quiet:
+    if output is None and not args.json and args.report is None and tables.items is None and args.quiet:
         raise ConfigError("nothing to write or print: -q with no -o COMPARE.json, --report COMPARE.html or "
                           "--csv ITEMS.csv")
     settings = ComparisonSettings(seed=args.seed, bootstrap=args.bootstrap, permutations=args.permutations)

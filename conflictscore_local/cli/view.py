@@ -49,9 +49,10 @@ def cmd_view(args: argparse.Namespace) -> int:
 
     if args.serve and args.output:
         raise ConfigError("--serve and -o: the served page is made on every load; give one of them")
-    runs = [r.record() for r in find_runs(args.dir)]
+    found = find_runs(args.dir)
+    runs = [r.record() for r in found]
     if args.serve:
-        server = serve(args.dir, port=args.port)
+        server = serve(args.dir, port=args.port, found=found)
         logging.getLogger("conflictscore_local.cli.view").info(
             f"serving {len(runs)} runs of {args.dir} on http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C stops)")
         try:
@@ -60,6 +61,6 @@ def cmd_view(args: argparse.Namespace) -> int:
             server.server_close()
         return 0
     out = args.output or os.path.join(args.dir, "conflictscore-view.html")
-    write_view(args.dir, out)
+    write_view(args.dir, out, found=found)
     emit(args, {"output": out, "runs": runs}, lambda: f"{len(runs)} runs listed in {out}")
     return 0

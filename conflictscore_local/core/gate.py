@@ -16,11 +16,17 @@ table (:data:`~conflictscore_local.core.metrics.METRICS`) and OP one of ``>``, `
 
 A metric the run leaves undefined (CS-R with no conflicted claim, a weighted metric without
 reliability) cannot cross a line: the condition does not hold, and a warning says it was not judged.
+
+NUMBER must be finite (``1e999`` reads as infinity) and within what the value can take: the
+metric's bounds (:attr:`~conflictscore_local.metrics.Metric.bounds`, 0 to 1 for each metric), or
+for ``diff`` the difference of two such values (-1 to 1); outside them a condition could never
+hold, or always would, and is refused before any work.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import operator
 import re
 from dataclasses import dataclass
@@ -80,7 +86,24 @@ def parse_condition(text: str, *, compare: bool = False) -> Condition:
     if scope not in scopes or metric not in METRICS or len(parts) > 2:
         raise ConfigError(f"--fail-if {text!r}: unknown {'metric' if metric not in METRICS else 'scope'} in "
                           f"{name!r}; allowed: {allowed(compare)}")
-    return Condition(scope, metric, op, float(number), text.strip())
+    threshold = float(number)
+    low, high = METRICS[metric].bounds
+    if scope == "diff":
+        low, high = low - high, high - low
+    what = f"{'B − A of ' if scope == 'diff' else ''}{METRICS[metric].label}"
+    if not math.isfinite(threshold):
+        raise ConfigError(f"--fail-if {text!r}: {number} is not a finite number (it reads as {threshold}); give a "
+                          f"threshold from {_show(low)} to {_show(high)}, the values {what} takes")
+    if not low <= threshold <= high:
+        raise ConfigError(f"--fail-if {text!r}: {what} lies from {_show(low)} to {_show(high)}, so a threshold of "
+                          f"{number} means the condition {_never_or_always(op, threshold, low)}; give one from "
+                          f"{_show(low)} to {_show(high)}")
+    return Condition(scope, metric, op, threshold, text.strip())
+
+
+def _never_or_always(op: str, threshold: float, low: float) -> str:
+    below = threshold < low  # else above the top
+    return "always holds" if (op in (">", ">=")) == below else "never holds"
 
 
 def _show(v: float) -> str:

@@ -29,7 +29,8 @@ class Metric:
     its key in the HTML report's item index; ``higher_is_better``: the direction a reader should
     take it in (None: neither). ``optional``: shown only where some item has a value (the
     weighted metrics, defined for items whose documents carry reliability); a standard metric
-    is always listed, None where undefined.
+    is always listed, None where undefined. ``bounds``: the values it can take (each a share or a
+    ratio: 0 to 1), what a ``--fail-if`` threshold is checked against.
     """
 
     key: str
@@ -40,6 +41,7 @@ class Metric:
     higher_is_better: bool | None
     compute: Callable[[Sequence[ClaimVerdict]], float | None]
     optional: bool = False
+    bounds: tuple[float, float] = (0.0, 1.0)
 
 
 def _mean(xs: Sequence[float]) -> float | None:

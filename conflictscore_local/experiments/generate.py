@@ -135,7 +135,8 @@ def _generate_file(input_path: str | os.PathLike[str], output_path: str | os.Pat
     wanted = {it.id for it in items}
     writer = ResumableJsonlWriter(output_path, resume=resume, fingerprint=fingerprint,
                                   keep=lambda r: r.get("id") in wanted and not _failed(r),
-                                  explain=explain_fingerprint_change, fresh="a fresh run asks every item again")
+                                  explain=explain_fingerprint_change, fresh="a fresh run asks every item again",
+                                  verbatim=True)  # the user's items; the answers were redacted as they came
     with writer:
         if resume and not writer.resumed:
             log.warning(f"--resume: no interrupted run of {output_path} to resume; generating every item")

@@ -313,7 +313,7 @@ def regenerate_file(
                 trace = stack.enter_context(ResumableJsonlWriter(
                     output_path, resume=resume, fingerprint=fingerprint, explain=explain_fingerprint_change,
                     keep=lambda r: r.get("id") in ids and _kept_on_resume(r),
-                    fresh="a fresh run asks every question again"))
+                    fresh="a fresh run asks every question again", verbatim=True))
                 if resume and not trace.resumed:
                     log.warning(f"--resume: no interrupted run of {output_path} to resume; asking every question")
                 done = {(r["condition"], r["id"]): Answer.from_json(r) for r in trace.done if r["kind"] == "answer"}

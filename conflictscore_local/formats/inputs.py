@@ -180,6 +180,7 @@ def parse_item(obj: Any, *, path: str | None = None, line: int | None = None, ma
     if not isinstance(obj, dict):
         raise err(None, f"expected a JSON object, got {json_type_name(obj)}")
     shape = shape_of(obj)
+    _one_shape_per_role(obj, err)
     unknown = [k for k in obj if k not in shape.fields]
     if "id" in obj:
         item_id = want_str(obj["id"], "id", empty_ok=False)
@@ -233,6 +234,21 @@ def parse_item(obj: Any, *, path: str | None = None, line: int | None = None, ma
     read = {"id", shape.question, shape.response, shape.documents, shape.ids, "claims", "labels"}
     meta = {k: v for k, v in obj.items() if k not in read}
     return Item(item_id, response, tuple(docs), question, claims, labels, meta)
+
+
+def _one_shape_per_role(obj: Mapping[str, Any], err: Callable[[str | None, str], InputError]) -> None:
+    """Refuse a line that gives the response or the documents under two shapes' keys (``documents`` beside
+    ``retrieved_contexts``, ``response`` beside ``actual_output``): read as one shape, the other would be
+    dropped into metadata without a word."""
+    for role in ("response", "documents"):
+        keys: dict[str, str] = {}
+        for s in SHAPES.values():
+            if getattr(s, role) in obj:
+                keys.setdefault(getattr(s, role), s.name)
+        if len(keys) > 1:
+            (a, sa), (b, sb) = list(keys.items())[:2]
+            raise err(b, f"beside '{a}': both give the {role} ('{a}' of the {sa} shape, '{b}' of the {sb} "
+                         "shape), and one would be dropped; keep one of them")
 
 
 def _at(path: str | None, line: int | None) -> str:

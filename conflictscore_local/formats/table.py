@@ -13,7 +13,6 @@ from __future__ import annotations
 import csv
 import io
 import os
-import sys
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -74,38 +73,59 @@ def pair_records(results: Sequence[ItemResult]) -> list[dict[str, Any]]:
     return out
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+"""A text cell starting with one of these is a formula to Excel, LibreOffice and Google Sheets (or becomes one):
+the OWASP rule for CSV injection, :func:`neutral_cell`."""
+
+
+def neutral_cell(text: str) -> str:
+    """``text`` as a CSV cell no spreadsheet evaluates: a text starting with one of :data:`FORMULA_STARTS`
+    (``=HYPERLINK(...)`` as an id, ``=1+1`` as a claim, ``@SUM(...)`` as a document id: claims come from
+    LLM answers, ids from retrieved data) gets a single quote before it (OWASP's rule; a spreadsheet shows
+    the text, the quote hidden); any other text as it is. Only text cells: a number (a metric, a
+    probability such as -0.5, an index) is written as a number, which no spreadsheet runs."""
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
+
+
 def _cell(v: Any) -> Any:
     if v is None:
         return ""
     if isinstance(v, bool):
         return "true" if v else "false"
+    if isinstance(v, str):
+        return neutral_cell(v)
     return v
 
 
 def csv_text(records: Iterable[Mapping[str, Any]], columns: Sequence[str]) -> str:
     """Records as CSV (RFC 4180 quoting, ``\\n`` line ends, a header row): empty for None,
-    ``true``/``false`` for booleans, numbers as Python writes them (shortest round trip)."""
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
+    ``true``/``false`` for booleans, numbers as Python writes them (shortest round trip), text
+    neutralised against formulas (:func:`neutral_cell`)."""
+    buf = _Lines()
+    w = csv.writer(buf, lineterminator="\r\n")  # so a CR inside a field is quoted too; lines end in \n
     w.writerow(columns)
     for r in records:
         w.writerow([_cell(r.get(c)) for c in columns])
     return buf.getvalue()
 
 
+class _Lines(io.StringIO):
+    """What :func:`csv_text`'s writer writes, one row a call, with ``\\r\\n`` line ends made ``\\n``."""
+
+    def write(self, s: str) -> int:
+        return super().write(s[:-2] + "\n" if s.endswith("\r\n") else s)
+
+
 def write_csv(path: str | os.PathLike[str], records: Sequence[Mapping[str, Any]], columns: Sequence[str], *,
               what: str) -> None:
     """Write records as CSV to ``path`` atomically (through the job layer), or to stdout for ``-``."""
-    text = csv_text(records, columns)
+    from ..jobs import write_stdout, write_text_atomic
+
+    text = csv_text(records, columns)  # the user's rows: never redacted (jobs/redaction.py)
     if str(path) == STDOUT:
-        from ..jobs import scrub_text
-
-        sys.stdout.write(scrub_text(text))
-        sys.stdout.flush()
+        write_stdout(text)
         return
-    from ..jobs import write_text_atomic
-
-    write_text_atomic(path, text, what=what)
+    write_text_atomic(path, text, what=what, verbatim=True)
 
 
 def is_csv(path: str | os.PathLike[str] | None) -> bool:
@@ -170,5 +190,5 @@ class Results(list):  # type: ignore[type-arg]
         write_csv(path, self.to_records(kind), self.columns(kind), what=f"CSV of the {kind}")
 
 
-__all__ = ["PAIR_COLUMNS", "Results", "TablePaths", "csv_text", "is_csv",
+__all__ = ["FORMULA_STARTS", "PAIR_COLUMNS", "Results", "TablePaths", "csv_text", "is_csv", "neutral_cell",
            "item_columns", "item_records", "pair_records", "write_csv"]

@@ -19,6 +19,7 @@ sends those as Basic credentials. Both ``/chat/completions`` (with
 from __future__ import annotations
 
 import base64
+import dataclasses
 import email.utils
 import http.client
 import json
@@ -318,6 +319,8 @@ class OpenAIGenerator(GeneratorBase):
                     self.count("answers_without_logprobs")
                     if self.logprobs_refused is None and not self._logprobs_seen:
                         self.logprobs_refused = LOGPROBS_IGNORED
+        if out.text is not None:  # a server that echoes the request (its headers) echoes the key: redacted here,
+            out = dataclasses.replace(out, text=self._redact(out.text))  # where it comes in, not in the user's rows
         return out
 
     def _check_listed(self, failure: str) -> None:

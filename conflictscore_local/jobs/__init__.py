@@ -3,8 +3,8 @@
 It knows paths, bytes, locks, fingerprints and secrets, and nothing of items, engines or metrics.
 A command declares its inputs and outputs once (:class:`Job`, :class:`Input`, :class:`Output`):
 ``with Job(...)`` checks every destination against every other path before any work and holds
-each output's lock while the job runs. Outputs are written whole through those locks, and every
-byte passes the one redaction point:
+each output's lock while the job runs. Outputs are written whole through those locks, and what the
+program writes of its own passes the one redaction point (the user's rows, ``verbatim``, do not):
 
 - :func:`write_text_atomic`, :func:`write_json_atomic`, :func:`write_jsonl_atomic`,
   :func:`write_binary_atomic`, :func:`dumps`:
@@ -22,11 +22,13 @@ byte passes the one redaction point:
 - :func:`failure`: any exception as the command's exit status and its one line.
 """
 
-from .atomic import dumps, unicode_text, write_binary_atomic, write_json_atomic, write_jsonl_atomic, write_text_atomic
+from .atomic import (dumps, unicode_text, write_binary_atomic, write_json_atomic, write_jsonl_atomic, write_stdout,
+                     write_text_atomic)
 from .failures import EXIT_BROKEN_PIPE, failure
 from .fingerprint import FINGERPRINT_FORMAT, explain_fingerprint_change
 from .job import MIN_FREE_BYTES, Input, Job, Output, Page, page_output
-from .redaction import REDACTED, add_credentials, add_secret, add_url, forget_secrets, redact, scrub, scrub_text
+from .redaction import (REDACTED, add_credentials, add_secret, add_url, forget_secrets, may_hold_secret, redact, scrub,
+                        scrub_text)
 from .resumable import ResumableJsonlWriter
 from .target import FILE_MODE, OutputTarget, file_mode, same_file
 
@@ -50,6 +52,7 @@ __all__ = [
     "failure",
     "page_output",
     "forget_secrets",
+    "may_hold_secret",
     "file_mode",
     "redact",
     "same_file",
@@ -59,5 +62,6 @@ __all__ = [
     "write_binary_atomic",
     "write_json_atomic",
     "write_jsonl_atomic",
+    "write_stdout",
     "write_text_atomic",
 ]

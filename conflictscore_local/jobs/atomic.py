@@ -1,5 +1,6 @@
 """Files that appear whole or not at all: written as ``OUTPUT.partial`` under its lock, fsynced,
-renamed into place; every byte through the one redaction point (:mod:`.redaction`)."""
+renamed into place; what the program writes of its own through the one redaction point (:mod:`.redaction`),
+the user's rows (``verbatim=True``) as they are."""
 
 from __future__ import annotations
 
@@ -11,14 +12,31 @@ from pathlib import Path
 from typing import Any, BinaryIO, Callable, Iterable, Iterator, Mapping
 
 from ..core.errors import ConfigError, WriteFailed
-from .locks import Hold, hold, release, spend
+from .locks import Hold, hold, release, remove_beside, spend
 from .redaction import scrub, scrub_text
 from .target import OutputTarget, file_mode, os_reason
 
 
-def dumps(obj: Any, *, indent: int | None = None) -> str:
-    """JSON as every output file holds it: UTF-8 text, never NaN or Infinity (not JSON), no secret."""
-    return json.dumps(scrub(obj), ensure_ascii=False, allow_nan=False, indent=indent)
+def dumps(obj: Any, *, indent: int | None = None, verbatim: bool = False) -> str:
+    """JSON as every output file holds it: UTF-8 text, never NaN or Infinity (not JSON), no secret this run
+    holds; ``verbatim``: the user's data (rows, items), written as it is (see :mod:`.redaction`)."""
+    return json.dumps(obj if verbatim else scrub(obj), ensure_ascii=False, allow_nan=False, indent=indent)
+
+
+def write_stdout(text: str) -> None:
+    """Write ``text`` whole to standard output, or raise ``BrokenPipeError`` when its reader went away
+    (``| head``: the command's exit status 141). Under ``PYTHONUNBUFFERED`` (CI images set it),
+    ``sys.stdout`` writes straight to the raw file, which takes part of a large text and drops the rest
+    without a word when the reader closes midway; so the bytes go out in a loop until all are taken."""
+    import sys
+
+    sys.stdout.flush()
+    out = sys.stdout.buffer
+    view = memoryview(text.encode("utf-8", "replace"))
+    while view:
+        n = out.write(view)
+        view = view[n if n is not None else 0:]
+    out.flush()
 
 
 def fsync_dir(folder: Path) -> None:
@@ -44,23 +62,23 @@ def write_json_atomic(path: str | os.PathLike[str], obj: Any, *, what: str = "fi
     write_text_atomic(path, text, what=what)
 
 
-def write_text_atomic(path: str | os.PathLike[str], text: str, *, what: str = "file") -> int:
-    """Write UTF-8 text (redacted) whole: into ``OUTPUT.partial`` under its lock, renamed into place;
-    returns its size in bytes.
+def write_text_atomic(path: str | os.PathLike[str], text: str, *, what: str = "file", verbatim: bool = False) -> int:
+    """Write UTF-8 text (redacted, unless ``verbatim``: the user's rows, a table of them) whole: into
+    ``OUTPUT.partial`` under its lock, renamed into place; returns its size in bytes.
 
     A symlink is written through to its target; a device or FIFO is written to directly.
     The file gets :func:`file_mode` (0666 less the umask, or the mode of the file it replaces).
     A failed write (:class:`WriteFailed`, exit status 1) leaves the old file as it was.
     """
-    text = scrub_text(text)
+    text = text if verbatim else scrub_text(text)
     write_lines_atomic(path, [text], what=what)
     return len(text.encode("utf-8", "surrogatepass"))  # a lone surrogate is written as U+FFFD: 3 bytes too
 
 
 def write_jsonl_atomic(path: str | os.PathLike[str], rows: Iterable[Mapping[str, Any]], *,
-                       what: str = "output") -> None:
+                       what: str = "output", verbatim: bool = False) -> None:
     """Write JSON Lines whole (one :func:`dumps` row a line), as :func:`write_text_atomic` writes text."""
-    write_lines_atomic(path, (dumps(r) + "\n" for r in rows), what=what)
+    write_lines_atomic(path, (dumps(r, verbatim=verbatim) + "\n" for r in rows), what=what)
 
 
 def write_lines_atomic(path: str | os.PathLike[str], chunks: Iterable[str], *, what: str = "file") -> None:
@@ -145,7 +163,7 @@ def commit(h: Hold, target: OutputTarget) -> None:
     os.replace(h.path, target.real)
     spend(h)
     fsync_dir(target.real.parent)
-    h.path.with_name(h.path.name + ".meta.json").unlink(missing_ok=True)
+    remove_beside(h.path)
 
 
 def refuse_resume_state(h: Hold, output: Path) -> None:

@@ -108,6 +108,7 @@ class Job:
                 _refuse_clash(out, where, taken)
                 if out.check is not None:
                     out.check(where)
+                _check_room(out, where)  # a cache on a full disk is said now, not after the model loads
                 taken.append(_Taken(where, out.name))
                 continue
             target = OutputTarget.of(out.path, what=out.label)  # type: ignore[arg-type]
@@ -120,6 +121,7 @@ class Job:
             own = [(target.sibling(".partial"), "its .partial file")]
             if out.kind == "rows":
                 own.append((target.sibling(".partial.meta.json"), "its .partial.meta.json file"))
+                own.append((target.sibling(".partial.digests"), "its .partial.digests file"))
             for path, what in own:  # the files it writes on the way must be no other path either
                 for t in taken:
                     if same_file(path, t.path):
@@ -249,14 +251,16 @@ def _refuse_partial_of_another_run(out: Output, where: Path) -> None:
     if where.name.endswith(".partial") and meta.exists():
         raise ConfigError(f"{out.label} {out.path} is the partial file of an interrupted run (its fingerprint "
                           f"{meta.name} is beside it): resume that run, or {out.hint}")
-    if where.name.endswith(".partial.meta.json"):  # a run's fingerprint: without it, its rows cannot resume
-        partial = where.with_name(where.name.removesuffix(".meta.json"))
-        run = where.name.removesuffix(".partial.meta.json")
+    for suffix, what in ((".meta.json", "the fingerprint"), (".digests", "the row digests")):
+        if not where.name.endswith(".partial" + suffix):  # a run's resume state: without it, its rows cannot resume
+            continue
+        partial = where.with_name(where.name.removesuffix(suffix))
+        run = where.name.removesuffix(".partial" + suffix)
         if partial.exists() and locked_elsewhere(partial):
-            raise OutputBusy(f"{out.label} {out.path}: {where.name} is the fingerprint of a run writing "
+            raise OutputBusy(f"{out.label} {out.path}: {where.name} is {what} of a run writing "
                              f"{where.with_name(run)} (it holds the lock on {partial.name}); {out.hint}")
         if where.exists() or partial.exists():
-            raise ConfigError(f"{out.label} {out.path} is the fingerprint ({where.name}) of an interrupted run "
+            raise ConfigError(f"{out.label} {out.path} is {what} ({where.name}) of an interrupted run "
                               f"writing {where.with_name(run)}: replacing it would stop that run's --resume; "
                               f"resume that run, or {out.hint}")
 

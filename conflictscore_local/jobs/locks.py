@@ -38,6 +38,16 @@ class Hold:
 
 
 _HELD: dict[Path, Hold] = {}
+
+BESIDE_PARTIAL = (".meta.json", ".digests")
+"""The files that belong to a partial file ``OUTPUT.partial``: its resume fingerprint and its rows' digests
+(:mod:`.resumable`); they go when it goes."""
+
+
+def remove_beside(partial: Path) -> None:
+    """Remove the files that belong to ``partial`` (:data:`BESIDE_PARTIAL`)."""
+    for suffix in BESIDE_PARTIAL:
+        partial.with_name(partial.name + suffix).unlink(missing_ok=True)
 _OWNER: ContextVar[Any] = ContextVar("conflictscore_job_owner", default=None)
 
 
@@ -105,14 +115,14 @@ def spend(h: Hold) -> None:
 
 def release(h: Hold, *, remove_empty: bool = True) -> None:
     """One user less; the last one closes the file (removing it when this process created it and
-    wrote nothing into it, with its ``.meta.json``)."""
+    wrote nothing into it, with the files beside it)."""
     h.users -= 1
     if h.users > 0:
         return
     if not h.spent:
         if remove_empty and h.created and _empty(h):
             h.path.unlink(missing_ok=True)
-            h.path.with_name(h.path.name + ".meta.json").unlink(missing_ok=True)
+            remove_beside(h.path)
         spend(h)
     close_quietly(h.fh)
 

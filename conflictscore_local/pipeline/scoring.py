@@ -201,7 +201,8 @@ def _score_into(
                    **engine.fingerprint(inp.items)}
     wanted = {it.id for it in inp.items}
     writer = ResumableJsonlWriter(rows, resume=resume, fingerprint=fingerprint,
-                                  keep=lambda r: r.get("id") in wanted, explain=explain_fingerprint_change)
+                                  keep=lambda r: r.get("id") in wanted, explain=explain_fingerprint_change,
+                                  verbatim=True)
     with writer:
         if resume and not writer.resumed:
             notes.add(f"--resume: no interrupted run of {rows} to resume; scoring every item")
@@ -231,8 +232,15 @@ def _note_dropped(dropped: Sequence[Any], inp: ScoringInput, notes: Notes) -> No
                   "interrupted run was not sharded as this one is: those items belong to the other shards)"
                   if inp.shard is not None else f"--resume: dropped {len(elsewhere)} finished rows of items "
                   "this run does not score")
-    if gone:
-        notes.add(f"--resume: dropped {gone} finished rows whose ids are not in {inp.path}")
+    unselected = 0
+    if gone and inp.file_ids is not None:
+        in_file = set(inp.file_ids)
+        unselected = sum(1 for i in dropped if i not in known and i in in_file)
+        if unselected:
+            notes.add(f"--resume: dropped {unselected} finished rows of items of {inp.path} outside this run's "
+                      "selection (the interrupted run selected others: another --split, --source or --limit)")
+    if gone - unselected:
+        notes.add(f"--resume: dropped {gone - unselected} finished rows whose ids are not in {inp.path}")
 
 
 def _parse_done(writer: ResumableJsonlWriter) -> list[ItemResult]:

@@ -68,8 +68,10 @@ def render_html(inputs: ReportInputs, *, title: str | None = None) -> str:
     from markupsafe import Markup
 
     env = _environment()
-    # everything shown passes the redaction point: a summary's config holds what backends resolved
-    summary, bench, (index, details) = scrub([summary_section(inputs), bench_section(inputs), item_records(inputs)])
+    # what the program wrote of its own passes the redaction point (a summary's config holds what backends
+    # resolved); the user's items and their results are shown as they are (their notes were redacted as made)
+    summary, bench = scrub([summary_section(inputs), bench_section(inputs)])
+    index, details = item_records(inputs)
     have_plots = matplotlib_available()
     plots = make_plots(index, bench) if have_plots else []
     names = dict(inputs.names)
@@ -116,7 +118,7 @@ def csv_meta(inputs: ReportInputs) -> dict[str, Any]:
 def write_report(path: str | os.PathLike[str], inputs: ReportInputs, *, title: str | None = None) -> int:
     """Render ``inputs`` and write the page atomically to ``path``; returns its size in bytes."""
     page = render_html(inputs, title=title)
-    return write_text_atomic(path, page, what="report")
+    return write_text_atomic(path, page, what="report", verbatim=True)  # its config redacted by render_html
 
 
 def report_from_files(

@@ -20,6 +20,8 @@ import json
 import logging
 import os
 import shlex
+import shutil
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Mapping
@@ -59,7 +61,17 @@ def _files(root: Path) -> Iterator[Path]:
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for n in sorted(names):
             if not n.startswith(".") and ".partial" not in n:
-                yield Path(folder) / n
+                p = Path(folder) / n
+                if p.suffix not in (".jsonl", ".json", ".html"):
+                    continue
+                try:
+                    regular = stat.S_ISREG(p.stat().st_mode)
+                except OSError:
+                    continue  # a dangling link
+                if not regular:  # a FIFO read would wait for a writer forever
+                    log.warning(f"view: {p} is left out: not a regular file (a FIFO, a device or a socket)")
+                    continue
+                yield p
 
 
 def _first_row(path: Path) -> Any:
@@ -98,10 +110,14 @@ def find_runs(root: str | os.PathLike[str]) -> list[RunEntry]:
             try:
                 check_result_row(row)
             except InputError:
+                if p.name.endswith(".scored.jsonl"):  # named as a run's scored file: say why it is not listed
+                    log.warning(f"view: {p} is left out: its first line is not a scored result (damaged, or not one)")
                 continue
             scored.setdefault(key, []).append(p)
         elif p.suffix == ".json" and _summary(p) is not None:
             summaries.setdefault(key, []).append(p)
+        elif p.name.endswith(".summary.json"):
+            log.warning(f"view: {p} is left out: not a summary this release reads (damaged, or not one)")
         elif p.suffix == ".html" and key not in reports:
             reports[key] = p
     runs: list[RunEntry] = []
@@ -168,13 +184,14 @@ def compare_command(a: Mapping[str, Any], b: Mapping[str, Any], *, where: str = 
 
 
 def render_view(root: str | os.PathLike[str], *, page_dir: str | os.PathLike[str] | None = None,
-                serve: bool = False) -> str:
-    """The index page of the runs under ``root``; links are relative to ``page_dir`` (the page's folder)."""
+                serve: bool = False, found: list[RunEntry] | None = None) -> str:
+    """The index page of the runs under ``root`` (``found``: those :func:`find_runs` found, else found now);
+    links are relative to ``page_dir`` (the page's folder)."""
     from markupsafe import Markup
 
     from .render import _environment, _static
 
-    runs = [r.record() for r in find_runs(root)]
+    runs = [r.record() for r in (find_runs(root) if found is None else found)]
     where = os.path.relpath(root, page_dir) if page_dir is not None else "."
     for r in runs:
         r["links"] = {k: Path(os.path.normpath(os.path.join(where, r[k]))).as_posix() for k in ("scored", "summary", "report")
@@ -186,19 +203,65 @@ def render_view(root: str | os.PathLike[str], *, page_dir: str | os.PathLike[str
         css=Markup(_static("report.css") + "\n" + _static("view.css")), js=Markup(_static("view.js")))
 
 
-def write_view(root: str | os.PathLike[str], output: str | os.PathLike[str]) -> int:
-    """Write the index page of ``root``'s runs to ``output`` atomically; returns how many runs it lists."""
-    job = Job([Input(root, "DIR", kind="dir")], [Output(output, "-o")])
+def write_view(root: str | os.PathLike[str], output: str | os.PathLike[str], *,
+               found: list[RunEntry] | None = None) -> int:
+    """Write the index page of ``root``'s runs (``found``, else found now) to ``output`` atomically; returns
+    how many runs it lists. The run files the page lists are inputs: an ``output`` that is one of them is refused."""
+    base = Path(root)
+    found = find_runs(root) if found is None else found
+    listed = [Input(base / f, f"a run file it lists ({f})") for r in found
+              for f in (r.scored, r.summary, r.report) if f is not None]
+    job = Job([Input(root, "DIR", kind="dir"), *listed], [Output(output, "-o", replaces=(
+        "writing the page there would replace that file"), hint="choose another path for the page")])
     with job:
-        page = render_view(root, page_dir=os.path.dirname(os.path.abspath(output)))
+        page = render_view(root, page_dir=os.path.dirname(os.path.abspath(output)), found=found)
         write_text_atomic(output, page, what="-o")
     return page.count('class="run-row"')
 
 
-def serve(root: str | os.PathLike[str], *, port: int = 0, host: str = "127.0.0.1") -> Any:
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+"""The ``Host`` header values (with or without the server's port) :func:`serve` answers on a loopback address:
+a web page the user visits that rebinds its own name to 127.0.0.1 (DNS rebinding) sends its own name, refused."""
+
+
+def _host_allowed(header: str | None, names: frozenset[str], port: int) -> bool:
+    if not header:
+        return False
+    host = header.strip().lower()
+    name, sep, given = host.rpartition(":") if not host.endswith("]") else (host, "", "")
+    if not sep:
+        name = host
+    elif given != str(port):
+        return False
+    return name in names
+
+
+def _regular(path: Path) -> int | None:
+    """An open descriptor of ``path`` when it is a regular file (a FIFO or a device is never opened for
+    reading, which could wait forever), else None."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        return None
+    return fd
+
+
+def serve(root: str | os.PathLike[str], *, port: int = 0, host: str = "127.0.0.1",
+          found: list[RunEntry] | None = None) -> Any:
     """An HTTP server (not yet serving: call ``serve_forever``) on ``host`` only: ``/`` the index
     (found again on every load), ``/compare?a=KEY&b=KEY`` the comparison page of two listed runs
-    (made in memory), any other path a file under ``root``."""
+    (made in memory), ``/PATH`` a run file the index lists (its scored file, summary or report, at its path
+    relative to ``root``) when its real path is inside ``root`` (a symbolic link leaving it is not followed);
+    every other path is 404 (no folder listing, no other file), a path that is not one is 400. ``found``: the
+    runs listed first (else found now).
+
+    Only requests whose ``Host`` is ``127.0.0.1``, ``localhost`` or ``[::1]`` (alone or with the port) are
+    answered (:data:`LOOPBACK_HOSTS`; 421 otherwise), which keeps a page rebinding its name to 127.0.0.1 out.
+    A ``host`` that is not a loopback address (bound on purpose) is accepted as a ``Host`` too (alone or with
+    the port); any machine that reaches that address then reads the runs."""
     import http.server
     import urllib.parse
 
@@ -206,29 +269,67 @@ def serve(root: str | os.PathLike[str], *, port: int = 0, host: str = "127.0.0.1
     from .compare import render_compare
 
     base = Path(root).resolve()
+    names = set(LOOPBACK_HOSTS)
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        names.add(f"[{host.lower()}]" if ":" in host else host.lower())
+    listed: dict[str, dict[str, Path]] = {"files": {}}  # what the last listing names: replaced whole, never edited
 
-    class Handler(http.server.SimpleHTTPRequestHandler):
-        def __init__(self, *args: Any, **kw: Any) -> None:
-            super().__init__(*args, directory=str(base), **kw)
+    def listing(runs: list[RunEntry] | None = None) -> list[RunEntry]:
+        runs = find_runs(base) if runs is None else runs
+        listed["files"] = {f: base / f for r in runs for f in (r.scored, r.summary, r.report) if f is not None}
+        return runs
+
+    def run_file(rel: str) -> int | None:
+        """An open descriptor of the listed run file at ``rel``, or None (not listed, outside ``root``, not a file)."""
+        if rel not in listed["files"]:
+            listing()  # a run written since the index was loaded
+        where = listed["files"].get(rel)
+        if where is None:
+            return None
+        try:
+            real = where.resolve(strict=True)
+        except (OSError, RuntimeError):
+            return None
+        if base not in real.parents:
+            return None
+        return _regular(real)
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        server_version = "conflictscore-view"
 
         def log_message(self, format: str, *args: Any) -> None:
             log.info("view: " + format % args)
 
-        def _page(self, status: int, html: str) -> None:
+        def _page(self, status: int, html: str, *, ctype: str = "text/html; charset=utf-8") -> None:
             body = html.encode("utf-8")
             self.send_response(status)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Type", ctype)
             self.send_header("Content-Length", str(len(body)))
+            self.send_header("X-Content-Type-Options", "nosniff")
             self.end_headers()
             self.wfile.write(body)
 
+        def _missing(self, status: int = 404, why: str = "not found") -> None:
+            self._page(status, f"<!doctype html><title>{why}</title><p>{why}")
+
         def do_GET(self) -> None:
-            url = urllib.parse.urlsplit(self.path)
-            if url.path in ("/", "/index.html"):
-                return self._page(200, render_view(base, page_dir=base, serve=True))
-            if url.path == "/compare":
-                q = urllib.parse.parse_qs(url.query)
-                runs = {r.key: r for r in find_runs(base)}
+            if not _host_allowed(self.headers.get("Host"), frozenset(names), self.server.server_address[1]):
+                return self._missing(421, "this server answers only requests to 127.0.0.1 or localhost")
+            raw = self.path.split("#", 1)[0]
+            target, _, query = raw.partition("?")
+            if not target.startswith("/"):
+                return self._missing(400, "bad request")
+            try:
+                path = urllib.parse.unquote(target, errors="strict")
+            except UnicodeDecodeError:
+                return self._missing(400, "bad request")
+            if "\x00" in path:
+                return self._missing(400, "bad request")
+            if path in ("/", "/index.html"):
+                return self._page(200, render_view(base, page_dir=base, serve=True, found=listing()))
+            if path == "/compare":
+                q = urllib.parse.parse_qs(query)
+                runs = {r.key: r for r in listing()}
                 a, b = (runs.get((q.get(k) or [""])[0]) for k in ("a", "b"))
                 if a is None or b is None or a.scored is None or b.scored is None:
                     return self._page(404, "<!doctype html><title>not found</title><p>no such pair of scored runs")
@@ -239,9 +340,36 @@ def serve(root: str | os.PathLike[str], *, port: int = 0, host: str = "127.0.0.1
                     return self._page(200, render_compare(done.result, done.a.results, done.b.results))
                 except ConflictScoreError as e:
                     return self._page(400, f"<!doctype html><title>cannot compare</title><p>{_escape(str(e))}")
-            return super().do_GET()
+            fd = run_file(path[1:])
+            if fd is None:
+                return self._missing()
+            with os.fdopen(fd, "rb") as fh:
+                size = os.fstat(fh.fileno()).st_size
+                self.send_response(200)
+                self.send_header("Content-Type", _CONTENT_TYPES.get(Path(path).suffix, "application/octet-stream"))
+                self.send_header("Content-Length", str(size))
+                self.send_header("X-Content-Type-Options", "nosniff")
+                self.end_headers()
+                shutil.copyfileobj(fh, self.wfile)
 
-    return http.server.ThreadingHTTPServer((host, port), Handler)
+    class Server(http.server.ThreadingHTTPServer):
+        daemon_threads = True
+
+        def handle_error(self, request: Any, client_address: Any) -> None:
+            import sys
+
+            e = sys.exc_info()[1]
+            if isinstance(e, (ConnectionError, TimeoutError)):  # the browser went away: nothing to say
+                log.info(f"view: {client_address[0]}: {e}")
+                return
+            super().handle_error(request, client_address)
+
+    listing(found)
+    return Server((host, port), Handler)
+
+
+_CONTENT_TYPES = {".html": "text/html; charset=utf-8", ".json": "application/json; charset=utf-8",
+                  ".jsonl": "text/plain; charset=utf-8"}
 
 
 def _escape(text: str) -> str:

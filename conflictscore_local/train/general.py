@@ -118,12 +118,12 @@ def build_general(data_dir: Path, out_dir: Path, *, mix: GeneralMix = GeneralMix
 
     out_dir.mkdir(parents=True, exist_ok=True)
     files = {"general": out_dir / GENERAL_FILE}
-    write_jsonl_atomic(files["general"], (p.as_json() for p in pairs))
+    write_jsonl_atomic(files["general"], (p.as_json() for p in pairs), verbatim=True)
     evals = {**{name: _pair_items(name, ps) for name, ps in dev_files.items()},
              **{name: ev.evals[name] for name in ("vitaminc_dev", "scone_dev", "cad_dev")}}
     for name, items in evals.items():
         files[name] = out_dir / f"{name}.jsonl"
-        write_jsonl_atomic(files[name], items)
+        write_jsonl_atomic(files[name], items, verbatim=True)
     record = {
         "stage": "general",
         "data_dir": "$CONFLICTSCORE_DATA (default ../shared/data)",

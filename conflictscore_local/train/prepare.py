@@ -510,10 +510,10 @@ def build(data_dir: Path, out_dir: Path, *, base: str = "minilm", mix: Mix = Mix
     files = {"pairs": out_dir / "pairs.jsonl", "bench_train": out_dir / "bench_train.jsonl",
              **{name: out_dir / f"{name}.jsonl" for name in ev.evals},
              **{f"anchor_{name}": out_dir / f"anchor_{name}.jsonl" for name in ev.anchors}}
-    write_jsonl_atomic(files["pairs"], (p.as_json() for p in tr.pairs))
-    write_jsonl_atomic(files["bench_train"], tr.bench_train)
+    write_jsonl_atomic(files["pairs"], (p.as_json() for p in tr.pairs), verbatim=True)
+    write_jsonl_atomic(files["bench_train"], tr.bench_train, verbatim=True)
     for name, items in [*ev.evals.items(), *((f"anchor_{k}", v) for k, v in ev.anchors.items())]:
-        write_jsonl_atomic(files[name], items)
+        write_jsonl_atomic(files[name], items, verbatim=True)
     record = _record(mix, base, chunker, tr, ev, after, files)
     write_json_atomic(out_dir / "data.json", record)
     return record

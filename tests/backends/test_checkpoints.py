@@ -167,13 +167,13 @@ def test_a_later_process_takes_the_hash_from_the_memo_beside_the_judgment_cache(
     expected = hashlib.sha256(b"model.safetensors\0" + (9).to_bytes(8, "little") + b"weights-1").hexdigest()
     assert model_fingerprint(path)["weights_sha256"] == expected
     memo = json.loads((tmp_path / "content-hashes.json").read_text())  # CONFLICTSCORE_CACHE is tmp_path/judgments.sqlite
-    assert memo["format"] == 1 and list(memo["hashes"].values()) == [expected]
+    assert memo["format"] == 2 and [e["sha256"] for e in memo["hashes"].values()] == [expected]
 
     ck._HASHED.clear()  # a new process: nothing remembered in memory
     reads: list[str] = []
     real_open = Path.open
     monkeypatch.setattr(Path, "open", lambda self, *a, **kw: reads.append(self.name) or real_open(self, *a, **kw))
-    assert model_fingerprint(path)["weights_sha256"] == expected and reads == ["content-hashes.json"]
+    assert model_fingerprint(path)["weights_sha256"] == expected and reads == ["model.safetensors"]  # its blocks
 
     ck._HASHED.clear()
     (path / "model.safetensors").write_bytes(b"weights-2")  # rewritten: its stat no longer matches
@@ -200,13 +200,15 @@ def test_a_corrupt_memo_is_not_trusted_and_a_fresh_file_is_not_remembered(
     ck._HASHED.clear()
     model_fingerprint(path)
     key = next(iter(json.loads(memo.read_text())["hashes"]))
-    for bad in ("not json", json.dumps({"format": 1, "hashes": {key: "0" * 63}}),
-                json.dumps({"format": 1, "hashes": {key: "F" * 64}}), json.dumps({"format": 2, "hashes": {key: "0" * 64}}),
-                json.dumps({"format": 1, "hashes": [key]})):
+    good = json.loads(memo.read_text())
+    forged = {key: {**good["hashes"][key], "sha256": "0" * 64}}
+    for bad in ("not json", json.dumps({"format": 1, "hashes": {key: "0" * 64}}),
+                json.dumps({**good, "hashes": forged}), json.dumps({"format": 2, "hashes": forged}),
+                json.dumps({"format": 2, "hashes": [key]})):
         memo.write_text(bad)
         ck._HASHED.clear()
         assert model_fingerprint(path)["weights_sha256"] == expected, bad
-        assert json.loads(memo.read_text())["hashes"] == {key: expected}  # rewritten whole
+        assert {k: e["sha256"] for k, e in json.loads(memo.read_text())["hashes"].items()} == {key: expected}
 
 
 def test_small_file_sets_skip_the_memo_and_an_unwritable_folder_is_no_error(

@@ -221,9 +221,15 @@ def test_resume_from_a_file_that_is_not_a_result(tmp_path: Path, capsys: pytest.
     with monkeypatch.context() as m:  # interrupted just before the rename: OUTPUT.partial and its fingerprint stay
         m.setattr(ResumableJsonlWriter, "close", lambda self: (_ for _ in ()).throw(KeyboardInterrupt))
         assert main(args) == 130
+    whole = (tmp_path / "o.jsonl.partial").read_text()
     (tmp_path / "o.jsonl.partial").write_text(json.dumps("just a string") + "\n")
-    assert main(args + ["--resume"]) == 2
-    assert f"{tmp_path / 'o.jsonl.partial'}:1: --resume: not a scored result" in capsys.readouterr().err
+    capsys.readouterr()
+    assert main(args + ["--resume"]) == 0  # a row that is not as it was written (its digest) is scored again
+    assert "1 rows from line 1 on do not match the digests written with them" in capsys.readouterr().err
+    assert (tmp_path / "o.jsonl").read_text() == whole
+    with monkeypatch.context() as m:
+        m.setattr(ResumableJsonlWriter, "close", lambda self: (_ for _ in ()).throw(KeyboardInterrupt))
+        assert main(args) == 130
     (tmp_path / "o.jsonl.partial.meta.json").unlink()
     assert main(args + ["--resume"]) == 2
     assert "its fingerprint (o.jsonl.partial.meta.json, what says which input" in capsys.readouterr().err

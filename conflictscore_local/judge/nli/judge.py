@@ -410,6 +410,15 @@ class NLIJudge(JudgeBase):
             }
         return self._spec
 
+    def resume_spec(self) -> Mapping[str, Any]:
+        """:meth:`spec` as a resume compares it: ``torch`` and ``native`` at float32 give the same output bit
+        for bit (what lets ``runtime=auto`` choose between them per machine and cache folder), so a resume
+        whose stored choice differs (another ``--cache``) is not refused for it."""
+        spec = dict(self.spec())
+        if spec.get("runtime") in ("torch", "native") and spec.get("dtype") == "float32":
+            spec["runtime"] = "torch or native (the same output at float32)"
+        return spec
+
     def flops_per_token(self) -> float | None:
         """Matmul FLOPs per token of the checkpoint's encoder, from its config (loads no weights):
         what the ``auto`` pruner scales its judge-cost prior by."""

@@ -156,10 +156,13 @@ const CS = (function () {
 
   // CSV as conflictscore_local.table writes it: a header row, "" for a missing value, true/false,
   // quotes only around a field holding a comma, a quote or a line break; saved through a blob: link.
+  // A text cell starting with = + - @ tab or CR gets a single quote before it (table.neutral_cell, the
+  // OWASP rule against formulas); a number stays a number.
   function csvCell(v) {
     if (v === null || v === undefined) return "";
     if (v === true || v === false) return String(v);
-    const s = String(v);
+    let s = String(v);
+    if (typeof v === "string" && /^[=+\-@\t\r]/.test(s)) s = "'" + s;
     return /[",\r\n]/.test(s) ? '"' + s.replace(/"/g, '""') + '"' : s;
   }
   const csv = (columns, rows) => [columns, ...rows].map((r) => r.map(csvCell).join(",")).join("\n") + "\n";
