@@ -10,9 +10,10 @@ from .flags import (LIMIT, add_gate_arg, add_number, add_output_args, add_pipeli
 from .text import emit, format_report, gate_failures
 
 SCORE_EPILOG = """\
-input format (JSONL, one item a line; RAGAS rows (user_input, response, retrieved_contexts) and DeepEval
-rows (input, actual_output, retrieval_context) are read too):
-  {"id": "q1", "question": "...", "response": "...",      id optional: line-N
+input format (JSONL, one item a line, or one JSON array of items; RAGAS rows (user_input, response,
+retrieved_contexts), classic RAGAS rows (question, answer, contexts) and DeepEval rows (input, actual_output,
+retrieval_context) are read too):
+  {"id": "q1", "question": "...", "response": "...",      id optional: item-N (its position)
    "documents": [{"id": "d1", "text": "..."}, ...],       or plain strings: ids d0, d1, ...
    "claims": ["..."],                      optional: skips decomposition
    "labels": [["SUPPORT", "CONTRADICT", ...], ...]}   optional: labels[i][j] = claim i vs document j; skips judging
@@ -51,7 +52,7 @@ def add_parser(sub: Any) -> None:
         epilog=SCORE_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("input", metavar="INPUT", help="items, JSONL")
+    p.add_argument("input", metavar="INPUT", help="items, JSONL (or one JSON array)")
     p.add_argument("-o", "--output", required=True, metavar="OUTPUT",
                    help="per-item results, JSONL (written atomically; - streams them to stdout, and nothing else is "
                    "printed there)")

@@ -128,6 +128,7 @@ def run_scoring(
                 stages["input"] = {"lines": inp.stats.lines, "blank_lines": inp.stats.blank_lines,
                                    "items": len(inp.all_ids), "empty_responses": len(inp.empty),
                                    "no_documents": len(inp.no_documents), "file": os.path.basename(str(inp.path)),
+                                   **({"format": inp.stats.format} if inp.stats.format != "jsonl" else {}),
                                    **inp.shapes}
             if resume:
                 stages["resumed_items"] = len(done)
@@ -227,6 +228,10 @@ def read_input(path: str | os.PathLike[str], shard: Shard | None, notes: Notes,
     stats = InputStats()
     shapes = InputShapes(warn=notes.add)
     items = read_items(path, stats=stats, shapes=shapes)
+    read_as = shapes.described()
+    if read_as is not None or stats.format != "jsonl":
+        source = "one JSON array" if stats.format == "json" else "JSON Lines"
+        log.info(f"{path}: {len(items)} items read from {source}, as {read_as or 'conflictscore items'}")
     empty = [it.id for it in items if it.claims is None and not it.response.strip()]
     _check_input(path, stats, len(items), empty, notes.add)
     # with claims to judge (or a response to find them in) but nothing to judge them against
@@ -345,7 +350,9 @@ def _unscored_warning(report: Summary, limit: float) -> str | None:
 
 def _check_input(path: Any, stats: InputStats, n_items: int, empty: list[str], note: Callable[[str], None]) -> None:
     if n_items == 0:
-        if stats.lines == 0:
+        if stats.format == "json":
+            note(f"{path} holds an empty JSON array: no items to score")
+        elif stats.lines == 0:
             note(f"{path} is empty: no items to score")
         else:
             note(f"{path} holds only blank lines ({stats.blank_lines}): no items to score")
