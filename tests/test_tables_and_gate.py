@@ -91,7 +91,7 @@ def test_csv_to_stdout_takes_stdout(tmp_path: Path, capsys: pytest.CaptureFixtur
 def test_a_csv_output_cannot_be_resumed_and_is_one_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     items = write_items(tmp_path / "in.jsonl")
     assert main(["score", str(items), "-o", str(tmp_path / "o.csv"), "--resume", "--no-cache"]) == 2
-    assert "error: --resume needs the per-item JSONL: write -o OUT.jsonl --csv OUT.csv" in capsys.readouterr().err
+    assert "error: --resume needs the per-item JSONL: write -o OUT.jsonl (with --csv OUT.csv" in capsys.readouterr().err
     assert main(["score", str(items), "-o", str(tmp_path / "o.csv"), "--csv", str(tmp_path / "p.csv"), "--no-cache"]) == 2
     assert "an -o ending in .csv is the item table already" in capsys.readouterr().err
     assert main(["score", str(items), "-o", str(tmp_path / "o.jsonl"), "--csv", str(items), "--no-cache"]) == 2

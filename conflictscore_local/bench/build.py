@@ -135,9 +135,20 @@ def write_bench(
             except ConfigError:
                 continue  # build_bench says why, naming the source
             reads.append(Input(path, f"the source file of {name}", "dir" if path.is_dir() else "file"))
-    with Job(reads + [Input(data_dir, "--data-dir", "dir")], [Output(output, "-o"), Output(stats_path, "--summary")]):
+    to_stdout = str(output) == "-"  # the items on stdout (-o -)
+    with Job(reads + [Input(data_dir, "--data-dir", "dir")], [Output(None if to_stdout else output, "-o"),
+                                                               Output(stats_path, "--summary")]):
         items = build_bench(data_dir, only=only, sources=sources, options=options)
-        write_jsonl_atomic(output, items, what="-o")
+        if to_stdout:
+            import sys
+
+            from ..jobs import dumps, scrub
+
+            for item in items:
+                sys.stdout.write(dumps(scrub(item)) + "\n")
+            sys.stdout.flush()
+        else:
+            write_jsonl_atomic(output, items, what="-o")
         stats = bench_stats(items)
         if stats_path:
             write_json_atomic(stats_path, stats, what="--summary")

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from .flags import (LIMIT, add_gate_arg, add_number, add_output_args, add_pipeline_args, add_seed_arg, add_shard_arg,
-                    add_table_args, config_from_args, rows_to_stdout, show_progress, table_paths)
+                    add_table_args, config_from_args, rows_to_stdout, score_output, show_progress)
 from .text import emit, format_report, gate_failures
 
 SCORE_EPILOG = """\
@@ -28,6 +28,8 @@ examples:
   conflictscore score items.jsonl -o out.jsonl --summary summary.json --seed 7   (another bootstrap seed)
   conflictscore score items.jsonl --shard 2/4 -o out.2.jsonl --summary out.2.json   (one of four shards; see merge)
   conflictscore score ragas.jsonl -o out.csv          (RAGAS or DeepEval rows; one CSV row per item, no JSONL)
+  conflictscore score items.json -o out.json          (a JSON array in, the rows as one JSON array out)
+  conflictscore score items.jsonl -o report.html      (only the HTML report)
   conflictscore score items.jsonl -o out.jsonl --csv items.csv --csv-pairs pairs.csv   (tables beside the JSONL)
   conflictscore score items.jsonl -o - --summary summary.json | jq .metrics   (the rows on stdout; no --resume, --shard)
   conflictscore score items.jsonl -o out.jsonl --fail-if "cs_c>0.3" --fail-if "micro.cs_c>0.25"   (CI gate: exit 4)
@@ -54,8 +56,9 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("input", metavar="INPUT", help="items, JSONL (or one JSON array)")
     p.add_argument("-o", "--output", required=True, metavar="OUTPUT",
-                   help="per-item results, JSONL (written atomically; - streams them to stdout, and nothing else is "
-                   "printed there)")
+                   help="the results, in the format its extension names: .jsonl the per-item rows (written atomically, "
+                   "resumable), .json the same rows as one JSON array, .csv one row per item, .html the report; - "
+                   "streams the rows to stdout, and nothing else is printed there")
     p.add_argument("--summary", metavar="SUMMARY.json", help="dataset metrics, pair counts, timing, config, versions")
     p.add_argument("--resume", action="store_true", help="keep the finished items of an interrupted run; score the rest")
     p.add_argument("--report", metavar="REPORT.html",
@@ -76,8 +79,8 @@ def cmd_score(args: argparse.Namespace) -> int:
     from ..pipeline.scoring import EXIT_UNSCORED, score_file, too_many_fallbacks, too_many_unscored
     from .report import score_page
 
+    tables, output = score_output(args)
     cfg = config_from_args(args)
-    tables, output = table_paths(args, args.output)
     streamed = rows_to_stdout(args, output, tables)
     page = score_page(args.report, scored=None if streamed else output, items=args.input,
                       summary_path=args.summary) if args.report else None

@@ -46,9 +46,11 @@ def cmd_view(args: argparse.Namespace) -> int:
 
     from ..core.errors import ConfigError
     from ..report.view import find_runs, serve, write_view
+    from .flags import output_kind
 
     if args.serve and args.output:
         raise ConfigError("--serve and -o: the served page is made on every load; give one of them")
+    output_kind(args.output, (".html",))
     runs = [r.record() for r in find_runs(args.dir)]
     if args.serve:
         server = serve(args.dir, port=args.port)

@@ -116,21 +116,27 @@ def is_csv(path: str | os.PathLike[str] | None) -> bool:
 @dataclass(frozen=True)
 class TablePaths:
     """Where a scoring command writes its tables: ``items`` (``--csv``, or ``-o x.csv``) and
-    ``pairs`` (``--csv-pairs``); ``-`` is stdout; ``items_flag`` names the flag in messages."""
+    ``pairs`` (``--csv-pairs``); ``-`` is stdout; ``items_flag`` names the flag in messages; ``array``:
+    the per-item rows as one JSON array (``-o x.json``)."""
 
     items: str | os.PathLike[str] | None = None
     pairs: str | os.PathLike[str] | None = None
     items_flag: str = "--csv"
+    array: str | os.PathLike[str] | None = None
 
     def outputs(self) -> list[Any]:
         """The files as a job's outputs (stdout is none), checked like every destination."""
         from ..jobs import Output
 
-        return [Output(p, flag) for p, flag in ((self.items, self.items_flag), (self.pairs, "--csv-pairs"))
-                if p is not None and str(p) != STDOUT]
+        return [Output(p, flag) for p, flag in ((self.items, self.items_flag), (self.pairs, "--csv-pairs"),
+                                                (self.array, "-o")) if p is not None and str(p) != STDOUT]
 
     def write(self, results: Sequence[ItemResult]) -> None:
-        """Both tables of ``results``, each where asked."""
+        """Both tables of ``results``, each where asked (and the rows as a JSON array)."""
+        if self.array is not None:
+            from ..jobs import write_json_atomic
+
+            write_json_atomic(self.array, [r.to_json() for r in results], what="-o")
         rows = Results(results)
         if self.items is not None:
             write_csv(self.items, rows.to_records("items"), rows.columns("items"), what=self.items_flag)

@@ -187,7 +187,8 @@ def score_file(
     refuse_stdout_rows(output_path, resume=resume, shard=shard)
     if output_path is None and (resume or shard is not None):
         raise ConfigError(f"{'--resume' if resume else f'--shard {shard}'} needs the per-item JSONL: write -o OUT.jsonl "
-                          "--csv OUT.csv (an -o ending in .csv is a table, which cannot be resumed or merged)")
+                          "(with --csv OUT.csv, --report OUT.html for the others: an -o ending in .csv, .json or .html "
+                          "is written whole at the end, which cannot be resumed or merged)")
     if shard is not None and summary_path is None:
         raise ConfigError(f"--shard {shard} needs --summary: `conflictscore merge` reads each shard's summary")
     job = Job([Input(input_path, "the input file"), Input(config_file, "the --config file")], [
