@@ -63,7 +63,8 @@ def test_score_o_csv_writes_the_item_table_and_no_jsonl(tmp_path: Path) -> None:
                                 ("a", "1", "c2", "false", "d0", S, "given"), ("a", "1", "c2", "false", "x", I, "given"),
                                 ("b", "0", "c3", "false", "d0", C, "given")]
     assert list(pairs[0]) == ["item_id", "claim_index", "claim", "claim_conflicted", "doc_id", "label", "p_support",
-                              "p_contradict", "p_irrelevant", "source", "passage", "passage_start", "passage_end", "note"]
+                              "p_contradict", "p_irrelevant", "rule", "decided", "source", "passage", "passage_start",
+                              "passage_end", "note"]
 
 
 def test_csv_beside_the_jsonl_equals_the_records_read_back(tmp_path: Path) -> None:

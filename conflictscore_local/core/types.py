@@ -98,7 +98,9 @@ class Judgment:
     """The label of one pair. ``label is None`` means unscored, with the reason in ``note``.
 
     ``decided_by`` names the judge of a cascade that gave the label (``"first"``,
-    ``"second"``; None for a judge that is not a cascade).
+    ``"second"``; None for a judge that is not a cascade); ``rule`` the rule that turned the
+    probabilities into the label (``thresholds S>=0.45 C>=0.30``, ``argmax``, ``reply text``:
+    :func:`~.labels.rule_text`; None for a label no judge decided).
     """
 
     pair: Pair
@@ -107,6 +109,7 @@ class Judgment:
     source: Provenance = "judge"
     note: str | None = None
     decided_by: str | None = None
+    rule: str | None = None
 
     @property
     def scored(self) -> bool:
@@ -129,7 +132,8 @@ class DocJudgment:
     how many passages were looked at; ``both`` marks a document that supports and
     contradicts the claim and is counted on both sides. ``weight`` is the document's
     reliability when the item gives any (else None); ``decided_by`` the cascade judge whose
-    passage judgment decided the label.
+    passage judgment decided the label; ``rule`` the rule that judgment's label came from
+    (which part of it gave the label: :func:`~.labels.decided` of ``probs`` and ``rule``).
     """
 
     doc_id: str
@@ -144,6 +148,7 @@ class DocJudgment:
     passage_span: tuple[int, int] | None = None
     weight: float | None = None
     decided_by: str | None = None
+    rule: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -168,6 +173,8 @@ class DocJudgment:
             out["weight"] = self.weight
         if self.decided_by is not None:
             out["decided_by"] = self.decided_by
+        if self.rule is not None:
+            out["rule"] = self.rule
         return out
 
     @classmethod
@@ -187,6 +194,7 @@ class DocJudgment:
             passage_span=tuple(span) if span else None,  # type: ignore[arg-type]
             weight=d.get("weight"),
             decided_by=d.get("decided_by"),
+            rule=d.get("rule"),
         )
 
 

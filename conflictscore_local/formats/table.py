@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..core.errors import ConfigError
+from ..core.labels import decided
 from ..core.metrics import METRICS, shown_keys
 from ..core.types import CONTRADICT, IRRELEVANT, SUPPORT, ItemResult
 from ..util.extras import requires
@@ -25,9 +26,10 @@ from ..util.extras import requires
 KINDS = ("items", "pairs")
 PAIR_COLUMNS: tuple[str, ...] = (
     "item_id", "claim_index", "claim", "claim_conflicted", "doc_id", "label", "p_support", "p_contradict",
-    "p_irrelevant", "source", "passage", "passage_start", "passage_end", "note",
+    "p_irrelevant", "rule", "decided", "source", "passage", "passage_start", "passage_end", "note",
 )
-"""The columns of a claim × document row (``label`` empty: unscored, ``note`` says why)."""
+"""The columns of a claim × document row (``label`` empty: unscored, ``note`` says why; ``rule`` the rule that
+turned the probabilities into the label, ``decided`` which part of it gave the label: ``C>=0.30``)."""
 STDOUT = "-"
 """A CSV path meaning standard output."""
 
@@ -67,7 +69,8 @@ def pair_records(results: Sequence[ItemResult]) -> list[dict[str, Any]]:
                     "item_id": r.item_id, "claim_index": v.claim.index, "claim": v.claim.text,
                     "claim_conflicted": v.conflicted, "doc_id": j.doc_id, "label": j.label,
                     "p_support": probs.get(SUPPORT), "p_contradict": probs.get(CONTRADICT),
-                    "p_irrelevant": probs.get(IRRELEVANT), "source": j.source, "passage": j.passage,
+                    "p_irrelevant": probs.get(IRRELEVANT), "rule": j.rule, "decided": decided(j.probs, j.rule),
+                    "source": j.source, "passage": j.passage,
                     "passage_start": span[0] if span else None, "passage_end": span[1] if span else None,
                     "note": j.note,
                 })

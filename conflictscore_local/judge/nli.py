@@ -29,7 +29,7 @@ from ..core.errors import BackendUnavailable, ConfigError
 from ..core.types import LABELS, Judgment, Label, Pair
 from ._base import JudgeBase, ProgressFn
 from .distinct import distinct
-from .labels import check_thresholds, decide, map_id2label
+from .labels import check_thresholds, decide, map_id2label, rule_text
 from .calibrate import PROBE
 from .runtime import RUNTIME_ENV, Classifier, ClassifierRuntime, CompiledTorchRuntime, TorchRuntime, resolve_runtime
 
@@ -450,6 +450,7 @@ class NLIJudge(JudgeBase):
         thresholds = self.thresholds()
         runtime = self.runtime()
         self.resolved.update(runtime=runtime.name, max_length=self.max_length(), thresholds=thresholds)
+        rule = rule_text(thresholds)
 
         uniq = distinct(pairs)
         firsts = [pairs[i] for i in uniq.first]
@@ -476,7 +477,7 @@ class NLIJudge(JudgeBase):
             for k, v in enumerate(row):
                 probs[labels[k]] += v
             probs = {k: round(v, 6) for k, v in probs.items()}
-            judged.append(Judgment(p, decide(probs, thresholds), probs, "judge", notes[u]))
+            judged.append(Judgment(p, decide(probs, thresholds), probs, "judge", notes[u], rule=rule))
         self.count("pairs", len(pairs))
         self.count("forward_inputs", len(firsts))
         return uniq.spread(pairs, judged)
