@@ -20,7 +20,7 @@ def test_every_field_declares_how_it_reduces_over_shards() -> None:
     assert Summary.reductions() == {
         "n_items": "rows", "n_claims": "rows", "macro": "rows", "micro": "rows", "ci95": "rows", "pairs": "rows",
         "timing": "sum", "config": "first", "versions": "first", "stages": "sum", "warnings": "cat",
-        "sampling": "rows", "bench": "first", "evaluation": "rows"}
+        "sampling": "rows", "bench": "first", "evaluation": "rows", "started": "min", "finished": "max"}
 
 
 def test_shards_reduce_as_declared_and_the_rate_is_derived_from_the_sums() -> None:

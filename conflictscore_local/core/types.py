@@ -352,11 +352,12 @@ class ItemResult:
         return cls(d["id"], verdicts, metrics(verdicts), d.get("claims_total"))
 
 
-REDUCTIONS: tuple[str, ...] = ("rows", "sum", "first", "cat")
+REDUCTIONS: tuple[str, ...] = ("rows", "sum", "first", "cat", "min", "max")
 """How a summary field combines over the shards of one run (torchmetrics' ``dist_reduce_fx``): ``rows``
 recomputed from the concatenated rows (metrics, intervals, counts, the evaluation); ``sum`` added leaf by
 leaf (seconds, counters); ``first`` the first shard's (what every shard must share: config, versions);
-``cat`` every shard's, in order (warnings)."""
+``cat`` every shard's, in order (warnings); ``min`` / ``max`` the least / greatest a shard gives (when the
+run started and finished)."""
 
 
 def _reduced(kind: str, **kw: Any) -> Any:
@@ -371,7 +372,8 @@ class Summary:
     the rule, how many claims were scored of how many, the judge pairs not formed and the
     estimator's interval. A ``bench run`` adds ``bench`` (its input, split, filter and selection)
     and ``evaluation`` (pair metrics, detection per group, unscored and pruning counts against the
-    gold). Each field declares how it reduces over shards (``metadata["reduce"]``, one of
+    gold). ``started`` / ``finished``: when the run began and ended (UTC, ISO 8601 to the second;
+    ``conflictscore view`` lists runs by them, not by their files' times). Each field declares how it reduces over shards (``metadata["reduce"]``, one of
     :data:`REDUCTIONS`): ``Summary.reductions()``; :mod:`conflictscore_local.summary` builds and merges by it.
     """
 
@@ -389,6 +391,8 @@ class Summary:
     sampling: Mapping[str, Any] | None = _reduced("rows", default=None)
     bench: Mapping[str, Any] | None = _reduced("first", default=None)
     evaluation: Mapping[str, Any] | None = _reduced("rows", default=None)
+    started: str | None = _reduced("min", default=None)
+    finished: str | None = _reduced("max", default=None)
 
     @classmethod
     def reductions(cls) -> dict[str, str]:
@@ -415,6 +419,9 @@ class Summary:
             value = getattr(self, key)
             if value is not None:
                 out[key] = dict(value)
+        for key in ("started", "finished"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
         return out
 
     @classmethod
@@ -428,7 +435,7 @@ class Summary:
             pairs=dict(d.get("pairs") or {}), timing=dict(d.get("timing") or {}), config=dict(d.get("config") or {}),
             versions=dict(d.get("versions") or {}), stages=dict(d.get("stages") or {}),
             warnings=tuple(d.get("warnings") or ()), sampling=d.get("sampling"), bench=d.get("bench"),
-            evaluation=d.get("evaluation"),
+            evaluation=d.get("evaluation"), started=d.get("started"), finished=d.get("finished"),
         )
 
 

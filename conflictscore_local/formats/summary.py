@@ -16,6 +16,7 @@ at the top, no ``ci95``) is checked as it was and renamed into this one (:func:`
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -90,12 +91,17 @@ def reduce_summaries(
             reduced[name] = first.get(name)
         elif kind == "cat":
             reduced[name] = [warnings(i, w) for i, v in enumerate(values) for w in v or ()]
+        elif kind in ("min", "max"):
+            present = [v for v in values if v is not None]
+            reduced[name] = (min if kind == "min" else max)(present) if present else None
     stages = {k: v for k, v in (reduced["stages"] or {}).items() if STAGE_REDUCTIONS.get(k, "sum") == "sum"}
     stages.update({k: (first.get("stages") or {})[k] for k, how in STAGE_REDUCTIONS.items()
                    if how == "first" and k in (first.get("stages") or {})})
-    return build_summary(results, config=reduced["config"] or {}, timing=reduced["timing"], stages=stages,
-                         versions=reduced["versions"] or {}, warnings=reduced["warnings"],
-                         salience=(first.get("sampling") or {}).get("salience"), bench=reduced["bench"])
+    return dataclasses.replace(
+        build_summary(results, config=reduced["config"] or {}, timing=reduced["timing"], stages=stages,
+                      versions=reduced["versions"] or {}, warnings=reduced["warnings"],
+                      salience=(first.get("sampling") or {}).get("salience"), bench=reduced["bench"]),
+        started=reduced["started"], finished=reduced["finished"])
 
 
 def _sum(values: Sequence[Any]) -> Any:
@@ -164,6 +170,9 @@ def check_summary(data: Any, where: str) -> dict[str, Any]:
     for k in optional:
         if data.get(k) is not None:
             _check_type(data[k], dict, where, k)
+    for k in ("started", "finished"):
+        if data.get(k) is not None and not isinstance(data[k], str):
+            raise InputError(f"expected a date and time (ISO 8601), got {type(data[k]).__name__}", path=where, field=k)
     return upgrade(data)
 
 

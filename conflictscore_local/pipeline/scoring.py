@@ -112,6 +112,7 @@ def run_scoring(
     files of the results (one of the job's outputs each), written after ``finish``.
     """
     t0 = clock()
+    started = now_utc()
     notes = Notes()
     with Engine(config if config is not None else RunConfig(), progress=progress, clock=clock) as engine:
         # every backend's arguments are checked: nothing touched yet
@@ -137,11 +138,19 @@ def run_scoring(
                 if loud is not None:
                     notes.add(loud)
             summary = dataclasses.replace(summary, stages=stages, warnings=tuple(notes),
-                                          timing={**summary.timing, "total_s": round(clock() - t0, 4)})
+                                          timing={**summary.timing, "total_s": round(clock() - t0, 4)},
+                                          started=started, finished=now_utc())
             done_with = finish(Scored(inp, results, summary, engine))
             if tables is not None:
                 tables.write(results)
             return done_with
+
+
+def now_utc() -> str:
+    """The time now, UTC, ISO 8601 to the second (a summary's ``started`` / ``finished``)."""
+    import datetime
+
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
 def cache_output(config: RunConfig) -> list[Output]:
