@@ -15,6 +15,9 @@ The expression between ``fig`` and ``-->`` is one of
 - ``config.extra.KEY.KEY``: a value of ``mkdocs.yml``'s ``extra`` (the default judge's name and results
   files: point them at a retrained judge's files and render again);
 - ``path(FILE)``: ```benchmarks/results/FILE``` as inline code (a results file cited beside its figures);
+- ``result_table(FILE)`` or ``result_table(FILE, PATH)``: a table a benchmark recorded whole
+  (``{"columns": [...], "rows": [[...], ...]}`` at ``PATH``, default ``table``) as a Markdown table, between
+  blank lines (write its markers on lines of their own);
 
 and ``FILE`` may itself be ``config.extra.default_judge.conflictbench``. The files rendered are
 ``docs/*.md``, ``README.md`` and ``models/*/README.md``; a model card's tables (``<!-- card:NAME -->``
@@ -22,6 +25,7 @@ blocks) are filled by ``benchmarks/judge_card.py``'s renderers in the same pass.
 
     python benchmarks/render_docs.py           # rewrite every figure (and the cards' tables)
     python benchmarks/render_docs.py --check   # exit 1, naming file and line, where one differs
+    python benchmarks/render_docs.py --convert # first turn mkdocs-macros calls ({{ result(...) }}) into figures
 
 The site build checks the same (``docs/_tools/hooks.py`` fails ``mkdocs build --strict`` on a figure
 that differs from its results), and so does ``tests/docs/test_rendered_figures.py``.
@@ -107,10 +111,39 @@ def evaluate(expr: str, extra: Mapping[str, Any], results: Path = RESULTS) -> st
                 return format(got, fmt) if isinstance(got, (int, float)) and not isinstance(got, bool) else str(got)
             if node.func.id == "path" and len(args) == 1:
                 return f"`benchmarks/results/{args[0]}`"
+            if node.func.id == "result_table" and len(args) in (1, 2):
+                path = args[1] if len(args) == 2 else "table"
+                table = markdown_table(lookup(args[0], path, results), f"benchmarks/results/{args[0]} {path}")
+                return f"\n\n{table}\n\n"
         raise ValueError(f"cannot read {ast.unparse(node)} in {expr.strip()}: allowed: result(FILE, PATH[, "
-                         "FORMAT]), path(FILE), config.extra.KEY and quoted strings")
+                         "FORMAT]), result_table(FILE[, PATH]), path(FILE), config.extra.KEY and quoted strings")
 
     return str(value(tree))
+
+
+def markdown_table(table: Any, where: str) -> str:
+    """``{"columns": [...], "rows": [[...], ...]}`` as a markdown table; ValueError naming ``where`` when a
+    row's width is not the columns'."""
+    columns = [str(c) for c in table["columns"]]
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    for k, row in enumerate(table["rows"]):
+        if len(row) != len(columns):
+            raise ValueError(f"{where}: row {k} has {len(row)} cells for {len(columns)} columns")
+        lines.append("| " + " | ".join(str(c) for c in row) + " |")
+    return "\n".join(lines)
+
+
+TEMPLATE = re.compile(r"\{\{\s*(?P<expr>(?:result|result_table|path)\(.*?\)|config\.extra\.[\w.]+)\s*\}\}")
+"""An mkdocs-macros call of the kind this script renders (what pages held before it)."""
+
+
+def convert(text: str) -> str:
+    """``text`` with every mkdocs-macros figure call made a figure marker (still to render) and the front
+    matter that switched the macros on removed; a file name in inline code becomes ``path(...)``."""
+    text = re.sub(r"\A---\nrender_macros: true\n---\n\n?", "", text)
+    text = re.sub(r"`benchmarks/results/\{\{\s*(config\.extra\.[\w.]+)\s*\}\}`", r"<!-- fig path(\1) --><!-- /fig -->",
+                  text)
+    return TEMPLATE.sub(lambda m: f"<!-- fig {m.group('expr')} --><!-- /fig -->", text)
 
 
 def _line(text: str, at: int) -> int:
@@ -162,6 +195,8 @@ def render_file(path: Path, extra: Mapping[str, Any], results: Path = RESULTS) -
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--check", action="store_true", help="write nothing; exit 1 naming every figure that differs")
+    ap.add_argument("--convert", action="store_true", help="first make mkdocs-macros calls ({{ result(...) }}, "
+                    "{{ result_table(...) }}, {{ config.extra... }}) figure markers, then render them")
     ap.add_argument("files", nargs="*", type=Path, help="only these files (default: docs/*.md, README.md, "
                     "models/*/README.md)")
     args = ap.parse_args(argv)
@@ -169,6 +204,8 @@ def main(argv: list[str] | None = None) -> int:
     bad = 0
     for path in args.files or pages():
         text = path.read_text(encoding="utf-8")
+        if args.convert and not args.check and convert(text) != text:
+            path.write_text(convert(text), encoding="utf-8")
         try:
             new = render_file(path, extra)
         except (KeyError, ValueError) as e:

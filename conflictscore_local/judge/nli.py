@@ -460,15 +460,10 @@ class NLIJudge(JudgeBase):
             if on_progress is not None:
                 on_progress(sum(uniq.weight[i] for i in idx))
 
-        rows = runtime.classify(feats, done)
-        if len(rows) != len(firsts):
-            raise RuntimeError(f"runtime {runtime.name} returned {len(rows)} rows for {len(firsts)} inputs")
-        judged = []
-        for u, (p, row) in enumerate(zip(firsts, rows)):
+        def judgment(u: int, p: Pair, row: Any) -> Judgment:
             if isinstance(row, str):
                 self.count("unscored")
-                judged.append(Judgment(p, None, None, "judge", row))
-                continue
+                return Judgment(p, None, None, "judge", row)
             if len(row) != len(labels):
                 raise RuntimeError(
                     f"runtime {runtime.name} returned {len(row)} class probabilities for {len(labels)} classes"
@@ -477,7 +472,18 @@ class NLIJudge(JudgeBase):
             for k, v in enumerate(row):
                 probs[labels[k]] += v
             probs = {k: round(v, 6) for k, v in probs.items()}
-            judged.append(Judgment(p, decide(probs, thresholds), probs, "judge", notes[u], rule=rule))
+            return Judgment(p, decide(probs, thresholds), probs, "judge", notes[u], rule=rule)
+
+        try:
+            rows = runtime.classify(feats, done)
+        except KeyboardInterrupt as stop:  # Ctrl-C: the finished batches' judgments go with it (the engine keeps them)
+            finished = getattr(stop, "rows", None) or ()
+            kept = [judgment(u, firsts[u], r) for u, r in enumerate(finished) if r != ()]
+            stop.judged = (self.spec(), kept)  # type: ignore[attr-defined]
+            raise
+        if len(rows) != len(firsts):
+            raise RuntimeError(f"runtime {runtime.name} returned {len(rows)} rows for {len(firsts)} inputs")
+        judged = [judgment(u, p, row) for u, (p, row) in enumerate(zip(firsts, rows))]
         self.count("pairs", len(pairs))
         self.count("forward_inputs", len(firsts))
         return uniq.spread(pairs, judged)

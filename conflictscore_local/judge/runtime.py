@@ -133,11 +133,15 @@ def run_batched(
     order = sorted(range(len(feats)), key=lambda i: -len(feats[i]["input_ids"]))
     lengths = [len(feats[i]["input_ids"]) for i in order]
     rows: list[Row] = [()] * len(feats)
-    for idx in token_batches(order, lengths, max_pairs, max_tokens):
-        for i, row in zip(idx, forward([feats[i] for i in idx])):
-            rows[i] = row
-        if on_done is not None:
-            on_done(idx)
+    try:
+        for idx in token_batches(order, lengths, max_pairs, max_tokens):
+            for i, row in zip(idx, forward([feats[i] for i in idx])):
+                rows[i] = row
+            if on_done is not None:
+                on_done(idx)
+    except KeyboardInterrupt as stop:
+        stop.rows = rows  # type: ignore[attr-defined]  # the batches finished before Ctrl-C (() for the rest)
+        raise
     return rows
 
 

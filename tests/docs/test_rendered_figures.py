@@ -62,8 +62,8 @@ def test_a_value_that_differs_is_named_and_rendered_again(render: Any, tmp_path:
     missing = "<!-- fig result(\"run.json\", \"a.f2\") -->1<!-- /fig -->\n<!-- fig open(\"x\") -->1<!-- /fig -->"
     assert [(line, want) for line, _, _, want in render.stale(missing, extra, results)] == [
         (1, "error: benchmarks/results/run.json has no 'a.f2' (stopped at 'f2')"),
-        (2, "error: cannot read open('x') in open(\"x\"): allowed: result(FILE, PATH[, FORMAT]), path(FILE), "
-            "config.extra.KEY and quoted strings")]
+        (2, "error: cannot read open('x') in open(\"x\"): allowed: result(FILE, PATH[, FORMAT]), "
+            "result_table(FILE[, PATH]), path(FILE), config.extra.KEY and quoted strings")]
     with pytest.raises(KeyError, match="has no 'a.f2'"):
         render.render(missing, extra, results)
 
@@ -103,3 +103,23 @@ def test_the_site_build_fails_on_a_figure_that_differs() -> None:
     with pytest.raises(PluginError, match=rf"docs/pipeline\.md:{line}: .* reads '0\.999', its results give "
                                           rf"'{re.escape(m.group(2))}'\nrun: python benchmarks/render_docs\.py"):
         hooks.on_page_markdown(edited, page, config, None)
+
+
+def test_a_recorded_table_and_the_template_calls_of_before_convert_and_render(render: Any, tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    results.mkdir()
+    table = {"columns": ["workload", "peer", "median s"], "rows": [["rag", "st-onnx", "7.191"], ["long", "vllm", "2.5"]]}
+    (results / "peers.json").write_text(json.dumps({"table": table, "f1": 0.5}))
+    assert render.markdown_table(table, "x.json table") == (
+        "| workload | peer | median s |\n|---|---|---|\n| rag | st-onnx | 7.191 |\n| long | vllm | 2.5 |")
+    with pytest.raises(ValueError, match=r"x.json table: row 1 has 2 cells for 3 columns"):
+        render.markdown_table({"columns": table["columns"], "rows": [table["rows"][0], ["rag", "vllm"]]}, "x.json table")
+    page = ('---\nrender_macros: true\n---\n\n# Peers\n\nF1 {{ result("peers.json", "f1") }} '
+            '(`benchmarks/results/{{ config.extra.judge.bench }}`)\n\n{{ result_table("peers.json") }}\n')
+    converted = render.convert(page)
+    assert "{{" not in converted and converted.startswith("# Peers")
+    assert render.render(converted, {"judge": {"bench": "peers.json"}}, results) == (
+        '# Peers\n\nF1 <!-- fig result("peers.json", "f1") -->0.500<!-- /fig --> (<!-- fig '
+        'path(config.extra.judge.bench) -->`benchmarks/results/peers.json`<!-- /fig -->)\n\n'
+        '<!-- fig result_table("peers.json") -->\n\n| workload | peer | median s |\n|---|---|---|\n'
+        '| rag | st-onnx | 7.191 |\n| long | vllm | 2.5 |\n\n<!-- /fig -->\n')
