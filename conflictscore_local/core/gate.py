@@ -69,7 +69,9 @@ def parse_condition(text: str, *, compare: bool = False) -> Condition:
     what is allowed otherwise."""
     m = _FORM.match(text)
     if not m:
-        raise ConfigError(f"--fail-if {text!r}: not METRIC OP NUMBER; allowed: {allowed(compare)}")
+        left = re.split(r"[<>=]", text, maxsplit=1)[0].strip()
+        meant = _meant(left.split(".")[0] if compare else left.split(".")[-1], METRICS) if left else ""
+        raise ConfigError(f"--fail-if {text!r}: not METRIC OP NUMBER{meant}; allowed: {allowed(compare)}")
     name, op, number = m.groups()
     parts = name.split(".")
     scopes = COMPARE_SCOPES if compare else RUN_SCOPES
@@ -78,9 +80,21 @@ def parse_condition(text: str, *, compare: bool = False) -> Condition:
     else:
         scope, metric = (parts[0], parts[1]) if len(parts) == 2 else ("macro", parts[0] if len(parts) == 1 else name)
     if scope not in scopes or metric not in METRICS or len(parts) > 2:
+        meant = _meant(metric if metric not in METRICS else scope, METRICS if metric not in METRICS else scopes)
         raise ConfigError(f"--fail-if {text!r}: unknown {'metric' if metric not in METRICS else 'scope'} in "
-                          f"{name!r}; allowed: {allowed(compare)}")
+                          f"{name!r}{meant}; allowed: {allowed(compare)}")
     return Condition(scope, metric, op, float(number), text.strip())
+
+
+def _meant(word: str, known: Any) -> str:
+    """``; did you mean 'cs_c'?`` for a metric (or scope) name written another way (``csc``, ``CS-C``), or ''."""
+    import difflib
+
+    names = list(known)
+    folded = {k.replace("_", "").lower(): k for k in names}
+    key = word.replace("-", "").replace("_", "").replace(" ", "").lower()
+    found = folded.get(key) or next(iter(difflib.get_close_matches(word.lower(), names, n=1, cutoff=0.6)), None)
+    return f" (did you mean {found}?)" if found is not None else ""
 
 
 def _show(v: float) -> str:

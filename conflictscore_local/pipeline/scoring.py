@@ -276,11 +276,38 @@ def _score_into(
         _note_dropped(writer.dropped_ids, inp, notes)
         done = _parse_done(writer)
         done_ids = {r.item_id for r in done}
+        todo = [it for it in inp.items if it.id not in done_ids]
+        if writer.resumed:
+            _say_what_was_kept(engine, len(done), len(todo))
         new: list[ItemResult] = []
-        for r in engine.score([it for it in inp.items if it.id not in done_ids]):
-            writer.write(r.to_json())
-            new.append(r)
+        try:
+            for r in engine.score(todo):
+                writer.write(r.to_json())
+                new.append(r)
+        except KeyboardInterrupt as stop:  # what is kept, for the line that says how to go on
+            stop.kept_items = len(done) + len(new)  # type: ignore[attr-defined]
+            stop.partial = str(writer.partial)  # type: ignore[attr-defined]
+            if not hasattr(stop, "judgments_cached"):
+                stop.judgments_cached = (engine.counts["passage_pairs_judged"]  # type: ignore[attr-defined]
+                                         if engine.config.cache.enabled else 0)
+            raise
     return done, new
+
+
+def _say_what_was_kept(engine: Engine, kept: int, todo: int) -> None:
+    """``--resume: kept 6 items and 174 judgments; 144 items to go``: the items read back, and the judgments
+    the items left to score find in the cache (counted at the first step's lookups, before any is judged)."""
+    if not todo:
+        log.info(f"--resume: kept {kept} items; none to go")
+        return
+
+    def said(cached: int, to_judge: int) -> None:
+        engine.after_lookup = None
+        judgments = f" and {cached} judgments" if engine.config.cache.enabled else ""
+        log.info(f"--resume: kept {kept} items{judgments}; {todo} items to go"
+                 + ("" if engine.config.cache.enabled else " (no judgment cache: their judgments are made again)"))
+
+    engine.after_lookup = said
 
 
 def _sha256(path: str | os.PathLike[str]) -> str:
