@@ -292,6 +292,11 @@ V4_TABLES: dict[str, Callable[[Path], str]] = {
 }
 
 
+def tables_for(card: Path) -> dict[str, Callable[[Path], str]]:
+    """The blocks a card holds: the v4 card's (``models/default-judge-base``), else the default judge's."""
+    return V4_TABLES if Path(card).resolve() == V4_CARD.resolve() else TABLES
+
+
 def render(card: str, results: Path = RESULTS, tables: dict[str, Callable[[Path], str]] | None = None,
            where: Path = CARD) -> str:
     """``card`` with every ``card:NAME`` block refilled from ``results``; an unknown name is an error."""
@@ -313,8 +318,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     path = Path(args.card)
     text = path.read_text(encoding="utf-8")
-    v4 = path.resolve() == V4_CARD.resolve()
-    new = render(text, tables=V4_TABLES if v4 else TABLES, where=path)
+    new = render(text, tables=tables_for(path), where=path)
     if args.check:
         if new != text:
             print(f"{path}: tables differ from benchmarks/results; run python benchmarks/judge_card.py", file=sys.stderr)

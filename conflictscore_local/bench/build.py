@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..core.errors import ConfigError, InputError
-from ..jobs import Input, Job, Output, write_json_atomic, write_jsonl_atomic
+from ..jobs import Input, Job, Output, dumps, write_json_atomic, write_jsonl_atomic, write_stdout
 from ..util.locations import DATA_ENV, default_data_dir
 from ..backends.arguments import make_config
 from .leakage import bench_leaks, check_disjoint, separate_splits
@@ -135,9 +135,14 @@ def write_bench(
             except ConfigError:
                 continue  # build_bench says why, naming the source
             reads.append(Input(path, f"the source file of {name}", "dir" if path.is_dir() else "file"))
-    with Job(reads + [Input(data_dir, "--data-dir", "dir")], [Output(output, "-o"), Output(stats_path, "--summary")]):
+    to_stdout = str(output) == "-"  # the items on stdout (-o -)
+    with Job(reads + [Input(data_dir, "--data-dir", "dir")], [Output(None if to_stdout else output, "-o"),
+                                                               Output(stats_path, "--summary")]):
         items = build_bench(data_dir, only=only, sources=sources, options=options)
-        write_jsonl_atomic(output, items, what="-o", verbatim=True)
+        if to_stdout:
+            write_stdout("".join(dumps(item, verbatim=True) + "\n" for item in items))
+        else:
+            write_jsonl_atomic(output, items, what="-o", verbatim=True)
         stats = bench_stats(items)
         if stats_path:
             write_json_atomic(stats_path, stats, what="--summary")

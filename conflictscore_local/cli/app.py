@@ -258,8 +258,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             warn_deprecated(args)
             return int(args.func(args) or 0)
-        except KeyboardInterrupt:
-            print("conflictscore: interrupted; rerun with --resume to continue", file=sys.stderr)
+        except KeyboardInterrupt as stop:
+            print(interrupted(args, stop), file=sys.stderr)
             return 130
         except Exception as e:
             from ..jobs import failure
@@ -273,6 +273,24 @@ def main(argv: Sequence[str] | None = None) -> int:
             if line is not None:
                 print(f"conflictscore {args.command}: error: {line}", file=sys.stderr)
             return status
+
+
+def interrupted(args: argparse.Namespace, stop: KeyboardInterrupt) -> str:
+    """The line Ctrl-C ends a command with: what an interrupted run kept (its rows, in OUTPUT.partial, and
+    the judgments it made, in the cache) and ``--resume`` where the command has it; just that it stopped
+    where it has none (``view --serve``)."""
+    said = f"conflictscore {args.command}: interrupted"
+    cached = getattr(stop, "judgments_cached", 0)
+    output = str(getattr(args, "output", None) or "")
+    if not hasattr(args, "resume") or not output.lower().endswith(".jsonl"):  # no rows to resume from
+        return said + (f"; {cached} judgments kept in the judgment cache: a rerun does not make them again"
+                       if cached else "")
+    kept = getattr(stop, "kept_items", None)
+    if kept is None:
+        return f"{said}; rerun with --resume to continue"
+    judgments = f" and {cached} judgments in the judgment cache" if cached else ""
+    return f"{said}; kept {kept} items in {getattr(stop, 'partial', 'OUTPUT.partial')}{judgments}: rerun with --resume " \
+           "to continue"
 
 
 EXIT_UNLOADS: tuple[str, ...] = ("torch",)

@@ -66,7 +66,7 @@ def add_parser(sub: Any) -> None:
                         epilog=BUILD_EPILOG.format(sources=listing),
                         formatter_class=argparse.RawDescriptionHelpFormatter)
     b.add_argument("-o", "--output", required=True, metavar="OUTPUT",
-                   help="ConflictBench items, JSONL (written atomically)")
+                   help="ConflictBench items, JSONL (written atomically; - writes them to stdout)")
     b.add_argument("--data-dir", metavar="DIR", help="folder of the public data (default $CONFLICTSCORE_DATA, "
                    "else <checkout>/../shared/data when run from a source checkout; an installed package needs one)")
     b.add_argument("--source", metavar="NAME[=PATH]", nargs="+", action="extend", default=[],
@@ -85,7 +85,7 @@ def add_parser(sub: Any) -> None:
     r.add_argument("input", metavar="INPUT", nargs="?", help="ConflictBench items (from bench build)")
     r.add_argument("-o", "--output", required=True, metavar="OUTPUT",
                    help="per-item results, JSONL (the format of `score -o`; written row by row, in place at the end; - "
-                   "streams them to stdout)")
+                   "streams them to stdout); .csv one row per item instead, .html the report instead")
     r.add_argument("--summary", metavar="SUMMARY.json",
                    help="the summary: detection and pair metrics, counts, timing, config, versions")
     r.add_argument("--resume", action="store_true",
@@ -133,20 +133,27 @@ def cmd_build(args: argparse.Namespace) -> int:
     for name, assignment in _pairs(args.source_opt, "--source-opt", "."):
         k, v = parse_assignment(assignment, flag="--source-opt")
         options.setdefault(name, {})[k] = v
+    from .flags import output_kind, rows_to_stdout
+
+    output_kind(args.output, (".jsonl",), stdout=True)
+    streamed = rows_to_stdout(args, args.output)
     stats = write_bench(args.output, data_dir=args.data_dir, only=only, sources=sources, options=options,
                         stats_path=args.summary)
-    emit(args, stats, lambda: format_bench_stats(stats))
+    if not streamed:
+        emit(args, stats, lambda: format_bench_stats(stats))
     return 0
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from .flags import (PerItemOutputs, config_from_args, input_after_nargs, per_item_outputs, rows_to_stdout,
-                        show_progress, table_paths)
+    from .flags import (SCORE_OUTPUTS, PerItemOutputs, config_from_args, input_after_nargs, output_kind,
+                        per_item_outputs, rows_to_stdout, show_progress, table_paths)
     from .text import emit, format_bench
     from ..bench.run import run_bench
     from .report import bench_page
 
     input_after_nargs(args, "input", "source", "INPUT")
+    output_kind(args.output, (".jsonl", ".json", ".csv", ".html"), stdout=True,
+                says={**SCORE_OUTPUTS, ".json": "the results JSON (as before this release; deprecated)"})
     tables, per_item = table_paths(args, args.output)
     # -o x.csv: that table, and no per-item JSONL
     out = per_item_outputs(args, "--predictions", "predictions") if per_item is not None else \

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from ..backends.arguments import field_range
-from .flags import add_gate_arg, add_number, add_output_args, add_table_args, table_paths
+from .flags import add_gate_arg, add_number, add_output_args, add_table_args, output_kind, table_paths
 from .text import emit, format_comparison, gate_failures
 
 EPILOG = """\
@@ -50,7 +50,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("a", metavar="A.jsonl", help="the baseline run's scored output")
     p.add_argument("b", metavar="B.jsonl", help="the run compared against it")
     p.add_argument("-o", "--output", metavar="COMPARE.json", help="the comparison, JSON (written whole: OUTPUT.partial, "
-                   "then renamed; - for stdout; a name ending in .csv: one row per item instead)")
+                   "then renamed; - for stdout; a name ending in .csv: one row per item instead, in .html: the "
+                   "comparison page instead)")
     p.add_argument("--report", metavar="COMPARE.html", help="also write a self-contained HTML page: metrics, "
                    "then the items side by side, filterable by what changed")
     p.add_argument("--summary-a", metavar="SUMMARY.json", help="A's summary (`--summary` of `score` or `bench run`)")
@@ -78,12 +79,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from ..core.gate import check_comparison
     from .report import compare_page
 
+    output_kind(args.output, (".json", ".csv", ".html"), stdout=True,
+                says={".json": "the comparison", ".csv": "one row per item", ".html": "the comparison page"})
     tables, output = table_paths(args, args.output)
     if output == "-":  # the comparison JSON on stdout
         output, args.json = None, True
-    if output is None and not args.json and args.report is None and tables.items is None and args.quiet:
-        raise ConfigError("nothing to write or print: -q with no -o COMPARE.json, --report COMPARE.html or "
-                          "--csv ITEMS.csv")
+    if output is None and args.report is None and tables.items is None and args.quiet and not args.json:
+        raise ConfigError("nothing to write or print: -q with no -o COMPARE.json (- for stdout), --json, "
+                          "--report COMPARE.html or --csv ITEMS.csv")
     settings = ComparisonSettings(seed=args.seed, bootstrap=args.bootstrap, permutations=args.permutations)
     done = compare_files(args.a, args.b, output, summary_a=args.summary_a, summary_b=args.summary_b,
                          labels=(args.label_a, args.label_b),

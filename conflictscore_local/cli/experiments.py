@@ -105,8 +105,9 @@ def add_generate_parser(sub: Any) -> None:
 
 def cmd_generate(args: argparse.Namespace) -> int:
     from ..experiments.generate import generate_file
-    from .flags import rows_to_stdout
+    from .flags import output_kind, rows_to_stdout
 
+    output_kind(args.output, (".jsonl",), stdout=True)
     streamed = rows_to_stdout(args, args.output)
     out = generate_file(args.input, args.output, strategy=args.strategy, generator=args.generator,
                         generator_args=_generator_args(args), max_tokens=args.max_tokens,
@@ -130,7 +131,8 @@ def add_regenerate_parser(sub: Any) -> None:
     )
     p.add_argument("--truthfulqa", required=True, metavar="CSV", help="TruthfulQA.csv (a byte-order mark is fine)")
     p.add_argument("-o", "--output", required=True, metavar="OUTPUT",
-                   help="per-question rows, JSONL: every question, prompt, reply and ConflictScore verdict")
+                   help="per-question rows, JSONL: every question, prompt, reply and ConflictScore verdict (- writes "
+                   "them to stdout)")
     p.add_argument("--summary", metavar="SUMMARY.json", help="the summary: results per condition, JSON")
     add_per_item_alias(p, "--trace", "trace", metavar="TRACE.jsonl")
     p.add_argument("--resume", action="store_true",
@@ -156,7 +158,12 @@ def cmd_regenerate(args: argparse.Namespace) -> int:
     from ..experiments.regenerate import regenerate_file, too_many_failed
     from .text import format_results
 
+    from .flags import output_kind, rows_to_stdout
+
+    output_kind(args.output, (".jsonl", ".json"), stdout=True,
+                says={".json": "the results JSON (as before this release; deprecated)"})
     out = per_item_outputs(args, "--trace", "trace")
+    streamed = rows_to_stdout(args, out.output)
     progress = show_progress(args)
     with Engine(config_from_args(args), progress=progress) as engine:
         result = regenerate_file(
@@ -166,5 +173,6 @@ def cmd_regenerate(args: argparse.Namespace) -> int:
             progress=progress, config_file=args.config, output_flag=out.output_flag, summary_flag=out.summary_flag,
             resume=args.resume,
         )
-    emit(args, result, lambda: format_results(result))
+    if not streamed:
+        emit(args, result, lambda: format_results(result))
     return EXIT_UNSCORED if too_many_failed(result) else 0

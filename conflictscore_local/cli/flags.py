@@ -11,7 +11,7 @@ import logging
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from ..backends.arguments import Range, field_range
 from ..pipeline.config import SEED_MAX, STAGES, RunConfig, SampleConfig, apply_overrides, load_config, parse_assignment
@@ -263,6 +263,44 @@ def _load_any_config(path: str) -> RunConfig:
     return RunConfig.from_toml(path)
 
 
+OUTPUT_KINDS: dict[str, str] = {
+    ".jsonl": "the per-item rows, one JSON object a line", ".json": "one JSON document", ".csv": "a CSV table",
+    ".html": "the HTML page", ".tar": "a tar archive", ".tar.gz": "a gzipped tar archive",
+}
+"""What an output's extension says it is (as promptfoo reads ``-o``); each command allows some of them."""
+
+
+def output_kind(path: str | None, allowed: tuple[str, ...], *, flag: str = "-o", stdout: bool = False,
+                says: Mapping[str, str] | None = None) -> str | None:
+    """The extension of ``path`` among ``allowed`` (case ignored; None for no path), ``-`` for stdout when the
+    command streams there (``stdout``), ``.jsonl`` for a device or a FIFO (``/dev/stdout``: rows streamed
+    to it); anything else is refused, naming the allowed extensions and what each writes (``says`` overrides
+    :data:`OUTPUT_KINDS`; exit 2, nothing written)."""
+    import os
+    import stat
+
+    if path is None:
+        return None
+    if path == "-" and stdout:
+        return "-"
+    name = str(path).lower()
+    found = next((e for e in sorted(allowed, key=len, reverse=True) if name.endswith(e)), None)
+    if found is not None:
+        return found
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        mode = 0
+    if (stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)) and ".jsonl" in allowed:
+        return ".jsonl"
+    if stat.S_ISDIR(mode):
+        return allowed[0]  # the destination check says what is wrong ("is a directory; name a file")
+    ext = os.path.splitext(str(path))[1]
+    names = [f"{e} ({(says or {}).get(e, OUTPUT_KINDS[e])})" for e in allowed] + (["- (stdout)"] if stdout else [])
+    what = f"{ext} is not a format this command writes" if ext else "no extension to pick the format by"
+    raise ConfigError(f"{flag} {path}: {what}; allowed: {', '.join(names)}")
+
+
 def add_table_args(p: argparse.ArgumentParser, *, pairs: bool = True) -> None:
     """``--csv`` (one row per item: its metrics) and ``--csv-pairs`` (one per claim × document); ``-`` is stdout."""
     p.add_argument("--csv", metavar="ITEMS.csv", help="also write one CSV row per item (its metrics; - for stdout); "
@@ -274,7 +312,8 @@ def add_table_args(p: argparse.ArgumentParser, *, pairs: bool = True) -> None:
 
 def table_paths(args: argparse.Namespace, output: str | None) -> tuple[Any, str | None]:
     """The tables a command line asks for, and its main output: an ``-o`` ending in ``.csv`` is the
-    item table (written instead of the command's JSON or JSONL, as promptfoo reads ``-o``)."""
+    item table (written instead of the command's JSON or JSONL, as promptfoo reads ``-o``), one ending in
+    ``.html`` the page (``--report``, then nothing else is written there)."""
     from ..formats.table import TablePaths, is_csv
 
     items, flag = args.csv, "--csv"
@@ -283,6 +322,11 @@ def table_paths(args: argparse.Namespace, output: str | None) -> tuple[Any, str 
             raise ConfigError(f"-o {output} and --csv {items}: an -o ending in .csv is the item table already; "
                               "give one of them")
         items, flag, output = output, "-o", None
+    elif output is not None and str(output).lower().endswith(".html") and hasattr(args, "report"):
+        if args.report is not None:
+            raise ConfigError(f"-o {output} and --report {args.report}: an -o ending in .html is the page already; "
+                              "give one of them")
+        args.report, output = output, None
     tables = TablePaths(items, getattr(args, "csv_pairs", None), flag)
     _one_thing_on_stdout(args, tables)
     return tables, output
@@ -300,6 +344,24 @@ def _one_thing_on_stdout(args: argparse.Namespace, tables: Any) -> None:
                           "out --json (the summary can go to --summary SUMMARY.json)" if hasattr(args, "summary")
                           else f"{on_stdout[0]} - and --json both print on stdout; write the table to a file, or "
                           "leave out --json (-o COMPARE.json writes the comparison)")
+
+
+SCORE_OUTPUTS: dict[str, str] = {".json": "the per-item rows as one JSON array", ".csv": "one row per item",
+                                 ".html": "the HTML report"}
+"""What ``score``'s and ``bench run``'s ``-o`` extensions write (the rest as :data:`OUTPUT_KINDS` says)."""
+
+
+def score_output(args: argparse.Namespace) -> tuple[Any, str | None]:
+    """``score``'s ``-o`` by its extension: ``.jsonl`` the per-item rows (resumable), ``.json`` the same rows as
+    one JSON array (written at the end), ``.csv`` the item table, ``.html`` the report, ``-`` the rows on
+    stdout; the tables and the JSONL destination (None when -o is not JSONL)."""
+    from dataclasses import replace
+
+    kind = output_kind(args.output, (".jsonl", ".json", ".csv", ".html"), stdout=True, says=SCORE_OUTPUTS)
+    tables, output = table_paths(args, args.output)
+    if kind == ".json":
+        tables, output = replace(tables, array=output), None
+    return tables, output
 
 
 def rows_to_stdout(args: argparse.Namespace, output: str | None, tables: Any = None) -> bool:

@@ -67,9 +67,10 @@ def cmd_merge(args: argparse.Namespace) -> int:
     from ..bench.run import MERGE
     from ..core.errors import ConfigError
     from ..pipeline.merge import merge_shards
-    from .flags import rows_to_stdout
+    from .flags import output_kind, rows_to_stdout
     from .report import merge_page
 
+    output_kind(args.output, (".jsonl",), stdout=True)
     streamed = rows_to_stdout(args, args.output)
     if streamed and args.report:
         raise ConfigError("--report reads the merged OUTPUT, which -o - sends to stdout; write -o OUT.jsonl")

@@ -121,6 +121,9 @@ def compare_page(path: str, *, items: str | None = None) -> Any:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    from .flags import output_kind
+
+    output_kind(args.output, (".html",))
     size = write_page(args.scored, args.output, items=args.items, summary=args.summary, title=args.title)
     emit(args, {"output": args.output, "bytes": size}, lambda: f"wrote {args.output} ({size / 1e6:.2f} MB)")
     return 0

@@ -6,13 +6,14 @@ import argparse
 from typing import Any
 
 from .flags import (LIMIT, add_gate_arg, add_number, add_output_args, add_pipeline_args, add_seed_arg, add_shard_arg,
-                    add_table_args, config_from_args, rows_to_stdout, show_progress, table_paths)
+                    add_table_args, config_from_args, rows_to_stdout, score_output, show_progress)
 from .text import emit, format_report, gate_failures
 
 SCORE_EPILOG = """\
-input format (JSONL, one item a line; RAGAS rows (user_input, response, retrieved_contexts) and DeepEval
-rows (input, actual_output, retrieval_context) are read too):
-  {"id": "q1", "question": "...", "response": "...",      id optional: line-N
+input format (JSONL, one item a line, or one JSON array of items; RAGAS rows (user_input, response,
+retrieved_contexts), classic RAGAS rows (question, answer, contexts) and DeepEval rows (input, actual_output,
+retrieval_context) are read too):
+  {"id": "q1", "question": "...", "response": "...",      id optional: item-N (its position)
    "documents": [{"id": "d1", "text": "..."}, ...],       or plain strings: ids d0, d1, ...
    "claims": ["..."],                      optional: skips decomposition
    "labels": [["SUPPORT", "CONTRADICT", ...], ...]}   optional: labels[i][j] = claim i vs document j; skips judging
@@ -27,6 +28,8 @@ examples:
   conflictscore score items.jsonl -o out.jsonl --summary summary.json --seed 7   (another bootstrap seed)
   conflictscore score items.jsonl --shard 2/4 -o out.2.jsonl --summary out.2.json   (one of four shards; see merge)
   conflictscore score ragas.jsonl -o out.csv          (RAGAS or DeepEval rows; one CSV row per item, no JSONL)
+  conflictscore score items.json -o out.json          (a JSON array in, the rows as one JSON array out)
+  conflictscore score items.jsonl -o report.html      (only the HTML report)
   conflictscore score items.jsonl -o out.jsonl --csv items.csv --csv-pairs pairs.csv   (tables beside the JSONL)
   conflictscore score items.jsonl -o - --summary summary.json | jq .metrics   (the rows on stdout; no --resume, --shard)
   conflictscore score items.jsonl -o out.jsonl --fail-if "cs_c>0.3" --fail-if "micro.cs_c>0.25"   (CI gate: exit 4)
@@ -50,10 +53,11 @@ def add_parser(sub: Any) -> None:
         epilog=SCORE_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("input", metavar="INPUT", help="items, JSONL")
+    p.add_argument("input", metavar="INPUT", help="items, JSONL (or one JSON array)")
     p.add_argument("-o", "--output", required=True, metavar="OUTPUT",
-                   help="per-item results, JSONL (written atomically; - streams them to stdout, and nothing else is "
-                   "printed there)")
+                   help="the results, in the format its extension names: .jsonl the per-item rows (written atomically, "
+                   "resumable), .json the same rows as one JSON array, .csv one row per item, .html the report; - "
+                   "streams the rows to stdout, and nothing else is printed there")
     p.add_argument("--summary", metavar="SUMMARY.json", help="dataset metrics, pair counts, timing, config, versions")
     p.add_argument("--resume", action="store_true", help="keep the finished items of an interrupted run; score the rest")
     p.add_argument("--report", metavar="REPORT.html",
@@ -75,8 +79,8 @@ def cmd_score(args: argparse.Namespace) -> int:
     from ..pipeline.scoring import score_file
     from .report import score_page
 
+    tables, output = score_output(args)
     cfg = config_from_args(args)
-    tables, output = table_paths(args, args.output)
     streamed = rows_to_stdout(args, output, tables)
     page = score_page(args.report, scored=None if streamed else output, items=args.input,
                       summary_path=args.summary) if args.report else None

@@ -8,7 +8,7 @@ import json
 from typing import Any, Callable, Mapping
 
 from ..core.detection import DETECTION_METRICS
-from ..core.metrics import METRICS
+from ..core.metrics import METRICS, nothing_scored as scored_none
 
 
 def format_report(report: Any) -> str:
@@ -17,8 +17,14 @@ def format_report(report: Any) -> str:
     def f(v: Any) -> str:
         return "  -  " if v is None else f"{v:.3f}"
 
-    lines = [f"items {report.n_items}   claims {report.n_claims}", f"{'':16}{'macro':>8}{'micro':>8}   95% CI (macro)"]
-    for k in METRICS:
+    lines = [f"items {report.n_items}   claims {report.n_claims}"]
+    if scored_none(report.pairs):  # every metric: no score, no interval
+        lines.append(f"no score: none of the {report.pairs.get('total', 0)} judgments got a label (each one's note "
+                     "in OUTPUT says why)")
+        lines += [f"{k:16}no score" for k in METRICS if k in report.macro]
+    else:
+        lines.append(f"{'':16}{'macro':>8}{'micro':>8}   95% CI (macro)")
+    for k in METRICS if not scored_none(report.pairs) else ():
         if k not in report.macro:  # an optional metric no item has (the weighted ones without reliability)
             continue
         ci = report.ci95.get(k)
@@ -26,6 +32,9 @@ def format_report(report: Any) -> str:
         lines.append(f"{k:16}{f(report.macro[k]):>8}{f(report.micro.get(k)):>8}   {cis}")
     pr = report.pairs
     lines.append("pairs " + ", ".join(f"{k} {pr[k]}" for k in pr))
+    for rule, parts in ((report.stages.get("labels") or {}).get("rules") or {}).items():
+        lines.append(f"decision rule {rule}: " + ", ".join(f"{k} {n}" for k, n in parts.items() if k != rule)
+                     if any(k != rule for k in parts) else f"decision rule {rule}: {sum(parts.values())} labels")
     cascade = report.stages.get("judge") or {}
     if "escalated" in cascade and cascade.get("pairs"):
         n, up = cascade["pairs"], cascade["escalated"]

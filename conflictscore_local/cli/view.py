@@ -12,9 +12,11 @@ from .text import emit
 VIEW_EPILOG = """\
 what it lists: every run under DIR (the -o JSONL of `score` or `bench run`, its --summary, or both;
 a summary and a scored file go together when their names share a stem: x.scored.jsonl with
-x.summary.json; x.report.html or x.html is linked): date, input, judge, items, macro CS-C and CS-R
-with their 95% intervals. Tick two runs: the page shows the `conflictscore compare` command that
-makes their comparison page; under --serve it opens that page (made on request, nothing written).
+x.summary.json; x.report.html or x.html is linked): when it started and finished (as its summary
+records; else its files' time, marked), input, judge, items, macro CS-C, CS-R and support rate with
+their 95% intervals; every column sorts and filters. Tick two runs: the page shows the `conflictscore
+compare` command that makes their comparison page (with --items when both read the same input file
+found under DIR); under --serve it opens that page (made on request, nothing written).
 
 examples:
   conflictscore view out/                         writes out/conflictscore-view.html
@@ -46,9 +48,11 @@ def cmd_view(args: argparse.Namespace) -> int:
 
     from ..core.errors import ConfigError
     from ..report.view import find_runs, serve, write_view
+    from .flags import output_kind
 
     if args.serve and args.output:
         raise ConfigError("--serve and -o: the served page is made on every load; give one of them")
+    output_kind(args.output, (".html",))
     found = find_runs(args.dir)
     runs = [r.record() for r in found]
     if args.serve:

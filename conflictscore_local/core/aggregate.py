@@ -169,6 +169,7 @@ def _doc(
         both=both,
         passage_span=j.pair.passage.span if n > 1 else None,
         decided_by=j.decided_by,
+        rule=j.rule,
     )
 
 

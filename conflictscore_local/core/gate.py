@@ -18,7 +18,7 @@ A metric the run leaves undefined (CS-R with no conflicted claim, a weighted met
 reliability) cannot cross a line: the condition does not hold, and a warning says it was not judged.
 
 NUMBER must be finite (``1e999`` reads as infinity) and within what the value can take: the
-metric's bounds (:attr:`~conflictscore_local.metrics.Metric.bounds`, 0 to 1 for each metric), or
+metric's bounds (:attr:`~conflictscore_local.core.metrics.Metric.bounds`, 0 to 1 for each metric), or
 for ``diff`` the difference of two such values (-1 to 1); outside them a condition could never
 hold, or always would, and is refused before any work.
 """
@@ -75,7 +75,9 @@ def parse_condition(text: str, *, compare: bool = False) -> Condition:
     what is allowed otherwise."""
     m = _FORM.match(text)
     if not m:
-        raise ConfigError(f"--fail-if {text!r}: not METRIC OP NUMBER; allowed: {allowed(compare)}")
+        left = re.split(r"[<>=]", text, maxsplit=1)[0].strip()
+        meant = _meant(left.split(".")[0] if compare else left.split(".")[-1], METRICS) if left else ""
+        raise ConfigError(f"--fail-if {text!r}: not METRIC OP NUMBER{meant}; allowed: {allowed(compare)}")
     name, op, number = m.groups()
     parts = name.split(".")
     scopes = COMPARE_SCOPES if compare else RUN_SCOPES
@@ -84,8 +86,9 @@ def parse_condition(text: str, *, compare: bool = False) -> Condition:
     else:
         scope, metric = (parts[0], parts[1]) if len(parts) == 2 else ("macro", parts[0] if len(parts) == 1 else name)
     if scope not in scopes or metric not in METRICS or len(parts) > 2:
+        meant = _meant(metric if metric not in METRICS else scope, METRICS if metric not in METRICS else scopes)
         raise ConfigError(f"--fail-if {text!r}: unknown {'metric' if metric not in METRICS else 'scope'} in "
-                          f"{name!r}; allowed: {allowed(compare)}")
+                          f"{name!r}{meant}; allowed: {allowed(compare)}")
     threshold = float(number)
     low, high = METRICS[metric].bounds
     if scope == "diff":
@@ -104,6 +107,17 @@ def parse_condition(text: str, *, compare: bool = False) -> Condition:
 def _never_or_always(op: str, threshold: float, low: float) -> str:
     below = threshold < low  # else above the top
     return "always holds" if (op in (">", ">=")) == below else "never holds"
+
+
+def _meant(word: str, known: Any) -> str:
+    """``; did you mean 'cs_c'?`` for a metric (or scope) name written another way (``csc``, ``CS-C``), or ''."""
+    import difflib
+
+    names = list(known)
+    folded = {k.replace("_", "").lower(): k for k in names}
+    key = word.replace("-", "").replace("_", "").replace(" ", "").lower()
+    found = folded.get(key) or next(iter(difflib.get_close_matches(word.lower(), names, n=1, cutoff=0.6)), None)
+    return f" (did you mean {found}?)" if found is not None else ""
 
 
 def _show(v: float) -> str:

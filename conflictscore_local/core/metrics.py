@@ -16,8 +16,9 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from .labels import decided
 from .types import CONTRADICT, IRRELEVANT, SUPPORT, ClaimVerdict, ItemMetrics, ItemResult
 
 
@@ -105,9 +106,27 @@ METRICS: dict[str, Metric] = {
 """The metric table, in the order every output lists the metrics."""
 
 
+def no_score(verdicts: Sequence[ClaimVerdict]) -> bool:
+    """Whether claims were judged against documents and not one judgment got a label (a judge whose every
+    reply was unreadable, a server that never answered): then every metric is "no score" (None), never the
+    0 that counting those claims as unconflicted would make. Claims with no document to judge are no such
+    case (CS-C 0 by construction)."""
+    judged = [j for v in verdicts for j in v.judgments]
+    return bool(judged) and all(j.label is None for j in judged)
+
+
+def nothing_scored(pairs: Mapping[str, Any] | None) -> bool:
+    """Whether a run's pair counts (a summary's ``pairs``) say it judged pairs and gave not one of them a
+    label: every metric of it is "no score", with no interval (what the console, the pages and ``view`` say)."""
+    pairs = pairs or {}
+    return bool(pairs.get("total")) and pairs.get("unscored") == pairs.get("total")
+
+
 def item_metrics(verdicts: Sequence[ClaimVerdict]) -> ItemMetrics:
-    """Every standard metric of the table for one item (None where undefined), and each
-    optional one where it is defined."""
+    """Every standard metric of the table for one item (None where undefined, and all of them None where
+    nothing was scored: :func:`no_score`), and each optional one where it is defined."""
+    if no_score(verdicts):
+        return ItemMetrics(len(verdicts), {k: None for k, m in METRICS.items() if not m.optional})
     values = {k: m.compute(verdicts) for k, m in METRICS.items()}
     return ItemMetrics(len(verdicts), {k: v for k, v in values.items() if v is not None or not METRICS[k].optional})
 
@@ -232,17 +251,26 @@ def pair_counts(results: Iterable[ItemResult]) -> dict[str, int]:
     }
 
 
-def label_counts(results: Iterable[ItemResult]) -> dict[str, int]:
+def label_counts(results: Iterable[ItemResult]) -> dict[str, Any]:
     """How many claim × document judgments carry each label (None → ``unscored``), and
     ``sided_without_probs``: SUPPORT / CONTRADICT labels a model gave without probabilities
-    (text-read LLM replies), to which ``aggregate.threshold`` does not apply."""
+    (text-read LLM replies), to which ``aggregate.threshold`` does not apply; ``rules`` (when a judge
+    named one): per decision rule, how many labels each part of it gave (``{"thresholds S>=0.45
+    C>=0.30": {"C>=0.30": 6, "S>=0.45": 5, "neither threshold": 7}}``; ``reply text`` for a label read
+    from a reply)."""
     c: Counter[str] = Counter()
+    rules: dict[str, Counter[str]] = {}
     for r in results:
         for v in r.verdicts:
             for j in v.judgments:
                 c[j.label or "unscored"] += 1
                 c["sided_without_probs"] += j.label in (SUPPORT, CONTRADICT) and j.probs is None and j.source != "given"
-    return {k: c[k] for k in (SUPPORT, CONTRADICT, IRRELEVANT, "unscored", "sided_without_probs")}
+                if j.rule is not None and j.label is not None:
+                    rules.setdefault(j.rule, Counter())[decided(j.probs, j.rule) or j.rule] += 1
+    out: dict[str, Any] = {k: c[k] for k in (SUPPORT, CONTRADICT, IRRELEVANT, "unscored", "sided_without_probs")}
+    if rules:
+        out["rules"] = {rule: dict(sorted(n.items())) for rule, n in sorted(rules.items())}
+    return out
 
 
 def summarize_metrics(

@@ -99,7 +99,9 @@ class Judgment:
     """The label of one pair. ``label is None`` means unscored, with the reason in ``note``.
 
     ``decided_by`` names the judge of a cascade that gave the label (``"first"``,
-    ``"second"``; None for a judge that is not a cascade).
+    ``"second"``; None for a judge that is not a cascade); ``rule`` the rule that turned the
+    probabilities into the label (``thresholds S>=0.45 C>=0.30``, ``argmax``, ``reply text``:
+    :func:`~.labels.rule_text`; None for a label no judge decided).
     """
 
     pair: Pair
@@ -108,6 +110,7 @@ class Judgment:
     source: Provenance = "judge"
     note: str | None = None
     decided_by: str | None = None
+    rule: str | None = None
 
     @property
     def scored(self) -> bool:
@@ -130,7 +133,8 @@ class DocJudgment:
     how many passages were looked at; ``both`` marks a document that supports and
     contradicts the claim and is counted on both sides. ``weight`` is the document's
     reliability when the item gives any (else None); ``decided_by`` the cascade judge whose
-    passage judgment decided the label.
+    passage judgment decided the label; ``rule`` the rule that judgment's label came from
+    (which part of it gave the label: :func:`~.labels.decided` of ``probs`` and ``rule``).
     """
 
     doc_id: str
@@ -145,6 +149,7 @@ class DocJudgment:
     passage_span: tuple[int, int] | None = None
     weight: float | None = None
     decided_by: str | None = None
+    rule: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -169,6 +174,8 @@ class DocJudgment:
             out["weight"] = self.weight
         if self.decided_by is not None:
             out["decided_by"] = self.decided_by
+        if self.rule is not None:
+            out["rule"] = self.rule
         return out
 
     @classmethod
@@ -188,6 +195,7 @@ class DocJudgment:
             passage_span=tuple(span) if span else None,  # type: ignore[arg-type]
             weight=d.get("weight"),
             decided_by=d.get("decided_by"),
+            rule=d.get("rule"),
         )
 
 
@@ -345,12 +353,13 @@ class ItemResult:
         return cls(d["id"], verdicts, metrics(verdicts), d.get("claims_total"))
 
 
-REDUCTIONS: tuple[str, ...] = ("rows", "sum", "first", "cat", "section")
+REDUCTIONS: tuple[str, ...] = ("rows", "sum", "first", "cat", "min", "max", "section")
 """How a summary field combines over the shards of one run (torchmetrics' ``dist_reduce_fx``): ``rows``
 recomputed from the concatenated rows (metrics, intervals, counts, the evaluation); ``sum`` added leaf by
 leaf (seconds, counters); ``first`` the first shard's (what every shard must share: config, versions);
-``cat`` every shard's, in order (warnings); ``section`` field by field, as the section's own class
-declares (``stages``: :class:`Stages`)."""
+``cat`` every shard's, in order (warnings); ``min`` / ``max`` the least / greatest a shard gives (when the
+run started and finished); ``section`` field by field, as the section's own class declares (``stages``:
+:class:`Stages`)."""
 
 
 def _reduced(kind: str, **kw: Any) -> Any:
@@ -366,7 +375,8 @@ class InputRecord:
     ``file`` are None). ``items``: how many the input holds; ``empty_responses``: items with neither a
     response nor claims; ``no_documents``: items with claims to judge and no document; ``shape``: the input
     shape read (``mixed``, with lines per shape in ``shapes``); ``ids_made`` / ``document_ids_made``: ids
-    made for items and documents that had none."""
+    made for items and documents that had none; ``format``: ``jsonl``, or ``json`` for a file holding one
+    JSON array (written only then)."""
 
     items: int = 0
     empty_responses: int = 0
@@ -378,11 +388,15 @@ class InputRecord:
     shapes: Mapping[str, int] | None = None
     ids_made: int = 0
     document_ids_made: int = 0
+    format: str = "jsonl"
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"lines": self.lines, "blank_lines": self.blank_lines, "items": self.items,
                                "empty_responses": self.empty_responses, "no_documents": self.no_documents,
-                               "file": self.file, "shape": self.shape}
+                               "file": self.file}
+        if self.format != "jsonl":
+            out["format"] = self.format
+        out["shape"] = self.shape
         if self.shapes:
             out["shapes"] = dict(self.shapes)
         if self.ids_made:
@@ -404,7 +418,8 @@ class Stages(Mapping[str, Any]):
 
     ``decomposer``, ``pruner``, ``judge``: each backend's counters (its ``stats()``), summed; ``engine``:
     the engine's counters, summed; ``aggregate``: the document rule decided (``document_rule``,
-    ``configured``); ``labels``: label counts, recomputed from the rows; ``input``: what reading the input
+    ``configured``); ``labels``: label counts and, per decision rule, how many labels each part of it gave
+    (``rules``), recomputed from the rows; ``input``: what reading the input
     saw (:class:`InputRecord`, the first shard's: each read the whole file); ``resumed_items``: rows a
     ``--resume`` kept, summed; ``shard``: the ``--shard`` record (a merge writes its own); ``other``: entries
     of a plugin's stage or an earlier file, summed. It reads as the JSON object it writes (``stages["judge"]``,
@@ -416,7 +431,7 @@ class Stages(Mapping[str, Any]):
     judge: Mapping[str, Any] | None = _reduced("sum", default=None)
     engine: Mapping[str, Any] = _reduced("sum", default_factory=dict)
     aggregate: Mapping[str, Any] | None = _reduced("sum", default=None)
-    labels: Mapping[str, int] = _reduced("rows", default_factory=dict)
+    labels: Mapping[str, Any] = _reduced("rows", default_factory=dict)
     input: InputRecord | None = _reduced("first", default=None)
     resumed_items: int | None = _reduced("sum", default=None)
     shard: Mapping[str, Any] | None = _reduced("rows", default=None)
@@ -475,9 +490,11 @@ class Summary:
     the rule, how many claims were scored of how many, the judge pairs not formed and the
     estimator's interval. A ``bench run`` adds ``bench`` (its input, split, filter and selection)
     and ``evaluation`` (pair metrics, detection per group, unscored and pruning counts against the
-    gold). Each field declares how it reduces over shards (``metadata["reduce"]``, one of
-    :data:`REDUCTIONS`): ``Summary.reductions()``; :mod:`conflictscore_local.formats.summary` builds and merges
-    by it, with one builder (``build_summary``) that takes everything a summary holds: nothing is added after.
+    gold). ``started`` / ``finished``: when the run began and ended (UTC, ISO 8601 to the second;
+    ``conflictscore view`` lists runs by them, not by their files' times). Each field declares how it reduces
+    over shards (``metadata["reduce"]``, one of :data:`REDUCTIONS`): ``Summary.reductions()``;
+    :mod:`conflictscore_local.formats.summary` builds and merges by it, with one builder (``build_summary``)
+    that takes everything a summary holds: nothing is added after.
     """
 
     n_items: int = _reduced("rows")
@@ -494,6 +511,8 @@ class Summary:
     sampling: Mapping[str, Any] | None = _reduced("rows", default=None)
     bench: Mapping[str, Any] | None = _reduced("first", default=None)
     evaluation: Mapping[str, Any] | None = _reduced("rows", default=None)
+    started: str | None = _reduced("min", default=None)
+    finished: str | None = _reduced("max", default=None)
 
     def __post_init__(self) -> None:
         if not isinstance(self.stages, Stages):
@@ -522,6 +541,9 @@ class Summary:
             value = getattr(self, key)
             if value is not None:
                 out[key] = dict(value)
+        for key in ("started", "finished"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
         return out
 
     @classmethod
@@ -535,7 +557,7 @@ class Summary:
             pairs=dict(d.get("pairs") or {}), timing=dict(d.get("timing") or {}), config=dict(d.get("config") or {}),
             versions=dict(d.get("versions") or {}), stages=Stages.from_json(d.get("stages") or {}),
             warnings=tuple(d.get("warnings") or ()), sampling=d.get("sampling"), bench=d.get("bench"),
-            evaluation=d.get("evaluation"),
+            evaluation=d.get("evaluation"), started=d.get("started"), finished=d.get("finished"),
         )
 
 

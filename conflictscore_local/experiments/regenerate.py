@@ -291,7 +291,8 @@ def regenerate_file(
     if sample_size is not None and sample_size < 1:
         raise ConfigError(f"--questions must be at least 1, got {sample_size}")
     job = Job([Input(truthfulqa, "the TruthfulQA CSV (--truthfulqa)"), Input(config_file, "the --config file")],
-              [Output(output_path, f"output ({output_flag})", f"OUTPUT ({output_flag})", kind="rows"),
+              [Output(None if str(output_path) == "-" else output_path, f"output ({output_flag})",
+                      f"OUTPUT ({output_flag})", kind="rows"),
                Output(summary_path, summary_flag, f"the results ({summary_flag})"), *cache_output(engine.config)])
     with job:
         questions = read_truthfulqa(truthfulqa, seed=seed)

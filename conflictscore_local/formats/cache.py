@@ -55,8 +55,9 @@ _SCHEMA = (
         label TEXT NOT NULL,
         probs TEXT,
         created REAL NOT NULL DEFAULT (julianday('now')),
-        decided_by TEXT
-    )""",  # decided_by: which judge of a cascade gave the label (added within schema 2)
+        decided_by TEXT,
+        rule TEXT
+    )""",  # decided_by: which judge of a cascade gave the label; rule: the rule that gave it (added within schema 2)
     # added within schema 2: older versions ignore the table, this one creates it when missing
     """CREATE TABLE IF NOT EXISTS selections (
         key TEXT PRIMARY KEY,
@@ -84,7 +85,7 @@ _SCHEMA = (
 
 _COLUMNS: dict[str, tuple[str, ...]] = {
     "specs": ("hash", "spec", "created"),
-    "judgments": ("key", "spec_hash", "label", "probs", "created", "decided_by"),
+    "judgments": ("key", "spec_hash", "label", "probs", "created", "decided_by", "rule"),
     "selections": ("key", "spec_hash", "selection", "created"),
     "vectors": ("key", "spec_hash", "rows", "vector", "created"),
     "spans": ("key", "spec_hash", "spans", "created"),
@@ -94,7 +95,7 @@ _COLUMNS: dict[str, tuple[str, ...]] = {
 _ADDED_TABLES: tuple[str, ...] = ("selections", "vectors", "spans")
 """Tables added within schema 2: a file without them is read and gets them."""
 
-_ADDED_COLUMNS: dict[str, tuple[str, ...]] = {"judgments": ("decided_by",)}
+_ADDED_COLUMNS: dict[str, tuple[str, ...]] = {"judgments": ("decided_by", "rule")}
 """Columns added within schema 2, last in their table: a file without them is read and gets them
 (``ALTER TABLE``); versions before them refuse a file that has them."""
 
@@ -211,7 +212,7 @@ def _check_schema(db: sqlite3.Connection, path: Path) -> None:
                               "version; delete the file or choose another with --cache PATH")
         have = tuple(r[1] for r in db.execute(f"PRAGMA table_info({table})"))
         added = _ADDED_COLUMNS.get(table, ())
-        if have != columns and have != columns[:len(columns) - len(added)]:
+        if have != columns[:len(have)] or len(have) < len(columns) - len(added):  # some added ones may be missing
             raise ConfigError(f"judgment cache {path}: table {table!r} has the columns {', '.join(have)}, this "
                               f"version reads {', '.join(columns)}; delete the file or choose another with --cache PATH")
 
@@ -286,8 +287,8 @@ class JudgmentCache:
     def get_many(self, pairs: Sequence[Pair]) -> list[Judgment | None]:
         """The cached judgment of each pair (``source="cache"``), or None on a miss."""
         keys = [self.key(p) for p in pairs]
-        found = {k: (label, probs, decided_by)
-                 for k, label, probs, decided_by in self._lookup("judgments", "label, probs, decided_by", keys)}
+        found = {k: (label, probs, decided_by, rule) for k, label, probs, decided_by, rule
+                 in self._lookup("judgments", "label, probs, decided_by, rule", keys)}
         out: list[Judgment | None] = []
         cascade = self.spec.get("backend") == "cascade"
         for p, k in zip(pairs, keys):
@@ -316,7 +317,7 @@ class JudgmentCache:
             self.use_spec(spec)
         rows = [
             (self.key(j.pair), self.spec_hash, j.label, json.dumps(dict(j.probs)) if j.probs is not None else None,
-             j.decided_by)
+             j.decided_by, j.rule)
             for j in judgments
             if j.label is not None
         ]
@@ -324,7 +325,8 @@ class JudgmentCache:
             return 0
         with self._lock, self._db:
             self._db.executemany(
-                "INSERT OR REPLACE INTO judgments (key, spec_hash, label, probs, decided_by) VALUES (?, ?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO judgments (key, spec_hash, label, probs, decided_by, rule) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
                 rows,
             )
         return len(rows)
@@ -513,26 +515,30 @@ def _open_failed(path: Path, e: sqlite3.DatabaseError, timeout_s: float) -> Exce
     return ConfigError(f"judgment cache {path}: {e}; delete the file or choose another with --cache PATH")
 
 
-def _judgment(pair: Pair, label: Any, probs: Any, decided_by: Any = None, *, cascade: bool = False) -> Judgment | None:
+def _judgment(pair: Pair, label: Any, probs: Any, decided_by: Any = None, rule: Any = None, *,
+              cascade: bool = False) -> Judgment | None:
     """The cached judgment of a row, or None when the row is not one this version wrote: a label
     of SUPPORT / CONTRADICT / IRRELEVANT, probabilities of those labels (finite numbers) or none,
     and ``decided_by`` naming a judge of a cascade (``first``, ``second/first`` ...) or nothing;
-    under a cascade's spec (``cascade``) a row must say which of its judges decided."""
+    under a cascade's spec (``cascade``) a row must say which of its judges decided. ``rule``: the
+    decision rule the judge named (a short text), or nothing (a row of an earlier version)."""
     if label not in LABELS:
+        return None
+    if rule is not None and not (isinstance(rule, str) and len(rule) <= 200):
         return None
     if decided_by is None and cascade:
         return None
     if decided_by is not None and not (isinstance(decided_by, str) and _DECIDED_BY.fullmatch(decided_by)):
         return None
     if probs is None:
-        return Judgment(pair, label, None, "cache", decided_by=decided_by)
+        return Judgment(pair, label, None, "cache", decided_by=decided_by, rule=rule)
     try:
         values = json.loads(probs)
     except (TypeError, ValueError):
         return None
     if not _probabilities(values):
         return None
-    return Judgment(pair, label, values, "cache", decided_by=decided_by)
+    return Judgment(pair, label, values, "cache", decided_by=decided_by, rule=rule)
 
 
 def _probabilities(values: Any) -> bool:

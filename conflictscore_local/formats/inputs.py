@@ -1,18 +1,21 @@
 """The input format: one JSON object per item, validated into an :class:`Item` (and written back).
 
-Three shapes are read, each line on its own (:data:`SHAPES`): this project's (``id``,
+Four shapes are read, each line on its own (:data:`SHAPES`): this project's (``id``,
 ``question``, ``response``, ``documents``), RAGAS' (``user_input``, ``response``,
-``retrieved_contexts``) and DeepEval's (``input``, ``actual_output``, ``retrieval_context``).
-Documents may be objects or plain strings; a string, or an object without ``id``, gets the id
-``d0``, ``d1``, … (its position); an item without ``id`` gets ``line-N`` (its line in the file;
-``item-N``, 1-based, its position when the Python API is handed objects). What was read and what
-was made is counted in :class:`InputShapes` (the summary's ``stages.input``).
+``retrieved_contexts``), classic RAGAS rows (``question``, ``answer``, ``contexts``, with
+``ground_truth``) and DeepEval's (``input``, ``actual_output``, ``retrieval_context``); a file is
+JSON Lines or one JSON array of such objects (what ``json.dump`` writes). Documents may be objects
+or plain strings; a string, or an object without ``id``, gets the id ``d0``, ``d1``, … (its
+position); an item without ``id`` gets ``item-N``, N its 1-based position among the items, from a
+file and from the Python API alike. What was read and what was made is counted in
+:class:`InputShapes` (the summary's ``stages.input``).
 
 Errors name the file, the 1-based line and the field as the line spelled it
-(``retrieved_contexts[2]``); a missing field that another key resembles says "did you mean";
-unknown top-level fields are kept in ``Item.meta`` (benchmark gold fields travel that way),
-unknown document fields in ``Document.meta``, and one that looks like a misspelled or
-synonymous field (``weight`` for ``reliability``) is warned about once per file, with its line.
+(``retrieved_contexts[2]``); a missing field that another key resembles names the key the line has
+and the field to rename it to; unknown top-level fields are kept in ``Item.meta`` (benchmark gold
+fields travel that way), unknown document fields in ``Document.meta``, and one that looks like a
+misspelled or synonymous field (``weight`` for ``reliability``) is warned about once per file, with
+its line and the field to rename it to.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from dataclasses import dataclass, field as dc_field
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from ..core.errors import InputError
-from ..util.jsonl import InputStats, iter_jsonl, json_type_name
+from ..util.jsonl import InputStats, iter_records, json_type_name
 from ..core.types import Document, Item, Label, normalize_label
 
 log = logging.getLogger(__name__)
@@ -40,7 +43,8 @@ NATIVE = "conflictscore"
 class Shape:
     """One input shape: which of its keys carry the question, the response and the documents
     (``ids``: a key holding the documents' ids, RAGAS' ``retrieved_context_ids``), the keys that
-    tell a line is of this shape, and its other known keys (kept in ``Item.meta`` quietly)."""
+    tell a line is of this shape (any of ``marks``, and every one of ``needs``), its other known keys
+    (kept in ``Item.meta`` quietly) and how a note names it (``title``)."""
 
     name: str
     question: str
@@ -49,6 +53,8 @@ class Shape:
     marks: tuple[str, ...]
     ids: str | None = None
     others: tuple[str, ...] = ()
+    needs: tuple[str, ...] = ()
+    title: str = ""
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -60,10 +66,16 @@ SHAPES: dict[str, Shape] = {s.name: s for s in (
     Shape(NATIVE, "question", "response", "documents", ("documents",)),
     Shape("ragas", "user_input", "response", "retrieved_contexts", ("user_input", "retrieved_contexts"),
           ids="retrieved_context_ids",
-          others=("reference", "reference_contexts", "multi_responses", "rubrics", "reference_context_ids")),
+          others=("reference", "reference_contexts", "multi_responses", "rubrics", "reference_context_ids"),
+          title="RAGAS samples (user_input, response, retrieved_contexts)"),
     Shape("deepeval", "input", "actual_output", "retrieval_context", ("actual_output", "retrieval_context"),
           others=("expected_output", "context", "tools_called", "expected_tools", "name", "additional_metadata",
-                  "comments")),
+                  "comments"), title="DeepEval test cases (input, actual_output, retrieval_context)"),
+    # RAGAS before 0.2 (and the datasets written for it): a line with both answer and contexts; one with only
+    # one of them is this project's shape, whose error names the field to rename
+    Shape("ragas-classic", "question", "answer", "contexts", ("contexts",), needs=("answer",),
+          others=("ground_truth", "ground_truths", "reference"),
+          title="classic RAGAS rows (question, answer, contexts)"),
 )}
 """The shapes an input line may have, by name (the summary records which were read)."""
 
@@ -120,6 +132,19 @@ class InputShapes:
             out["document_ids_made"] = self.document_ids_made
         return out
 
+    def described(self) -> str | None:
+        """What a note says was read, when it is another tool's shape (``classic RAGAS rows (...)``), else None."""
+        names = [k for k in SHAPES if self.shapes[k]]
+        if names == [NATIVE] or not names:
+            return None
+        return " and ".join(f"{self.shapes[k]} {SHAPES[k].title or k}" if len(names) > 1 else (SHAPES[k].title or k)
+                            for k in names)
+
+
+def rename_hint(have: str, wanted: str, *, holder: str = "line") -> str:
+    """The hint of a key that looks like a field: which key the line has and the field to rename it to."""
+    return f"the {holder} has '{have}': rename it to '{wanted}'"
+
 
 def shape_of(obj: Mapping[str, Any]) -> Shape:
     """The shape of one decoded line: this project's when it has ``documents``, else the first
@@ -127,7 +152,7 @@ def shape_of(obj: Mapping[str, Any]) -> Shape:
     if "documents" in obj:
         return SHAPES[NATIVE]
     for s in SHAPES.values():
-        if any(k in obj for k in s.marks):
+        if any(k in obj for k in s.marks) and all(k in obj for k in s.needs):
             return s
     return SHAPES[NATIVE]
 
@@ -153,8 +178,8 @@ def parse_item(obj: Any, *, path: str | None = None, line: int | None = None, ma
                shapes: InputShapes | None = None) -> Item:
     """Validate one decoded JSON object (of any shape of :data:`SHAPES`) and turn it into an :class:`Item`.
 
-    An item without ``id`` gets ``made_id``, else ``line-N`` from ``line``; without either it is
-    refused. ``shapes`` counts the shape read and the ids made, and warns (once per key) about
+    An item without ``id`` gets ``made_id`` (``item-N``, its position: :func:`iter_items` and
+    :func:`as_items` give it), else ``item-LINE``; without either it is refused. ``shapes`` counts the shape read and the ids made, and warns (once per key) about
     keys that look like a misspelled field. Unknown top-level fields are kept in ``Item.meta``
     (benchmark gold fields travel that way); unknown document fields in ``Document.meta``.
     """
@@ -171,10 +196,10 @@ def parse_item(obj: Any, *, path: str | None = None, line: int | None = None, ma
         return v
 
     def mean(keys: Iterable[str], wanted: str, *, among: Mapping[str, Any]) -> str:
-        """``: did you mean 'wanted'? (the line has 'key')`` for a key of ``among`` resembling it, or ''."""
+        """``; the line has 'key': rename it to 'wanted'`` for a key of ``among`` resembling it, or ''."""
         for k in keys:
             if wanted not in among and isinstance(k, str) and suggestion(k, [wanted]) == wanted:
-                return f"; did you mean '{wanted}'? (the line has '{k}')"
+                return "; " + rename_hint(k, wanted)
         return ""
 
     if not isinstance(obj, dict):
@@ -185,7 +210,7 @@ def parse_item(obj: Any, *, path: str | None = None, line: int | None = None, ma
     if "id" in obj:
         item_id = want_str(obj["id"], "id", empty_ok=False)
     else:
-        made = made_id if made_id is not None else (f"line-{line}" if line is not None else None)
+        made = made_id if made_id is not None else (f"item-{line}" if line is not None else None)
         if made is None:
             raise err("id", "missing (every item needs a unique string id)" + mean(unknown, "id", among=obj))
         item_id = made
@@ -225,8 +250,8 @@ def parse_item(obj: Any, *, path: str | None = None, line: int | None = None, ma
     for k in unknown:
         meant = suggestion(k, optional) if isinstance(k, str) and len(k) > 2 else None
         if meant is not None:
-            seen.note(("item", k), f"{_at(path, line)}: unknown field '{k}' (kept as metadata, not read): did you "
-                      f"mean '{meant}'? (warned once per file)")
+            seen.note(("item", k), f"{_at(path, line)}: unknown field '{k}' (kept as metadata, not read): rename it "
+                      f"to '{meant}' to have it read (warned once per file)")
     for k in _WEIGHT_NAMES:
         if k in obj:
             raise err(k, f"not an item field: {_WHERE_WEIGHTS_GO}")
@@ -281,7 +306,7 @@ def _documents(obj: Mapping[str, Any], shape: Shape, item_id: str, err: Callable
         elif not isinstance(d, dict):
             raise err(f, f"expected a string or an object with 'text', got {json_type_name(d)}")
         if "text" not in d:
-            hint = next((f"; did you mean 'text'? (the document has '{k}')" for k in d
+            hint = next(("; " + rename_hint(k, "text", holder="document") for k in d
                          if isinstance(k, str) and suggestion(k, ["text"]) == "text"), "")
             raise err(f"{f}.text", "missing" + hint)
         if "id" in d:
@@ -302,7 +327,7 @@ def _documents(obj: Mapping[str, Any], shape: Shape, item_id: str, err: Callable
             meant = suggestion(k, [x for x in DOCUMENT_FIELDS if x not in d]) if len(k) > 2 else None
             if meant is not None:
                 seen.note(("document", k), f"{_at(err(None, '').path, line)}: {f}.{k} is not a document field (kept "
-                          f"as metadata, not read): did you mean '{meant}'? (warned once per file)")
+                          f"as metadata, not read): rename it to '{meant}' to have it read (warned once per file)")
         docs.append(Document(did, text, extra, reliability))
     return docs
 
@@ -336,16 +361,18 @@ def parse_label_matrix(
 
 def iter_items(path: str | os.PathLike[str], stats: InputStats | None = None,
                shapes: InputShapes | None = None) -> Iterator[Item]:
-    """Yield the items of a JSONL file, validating as it goes (duplicate ids included).
+    """Yield the items of a JSONL file (or of a file holding one JSON array of items), validating as
+    it goes (duplicate ids included).
 
     Blank lines are skipped (and counted in ``stats``); ``shapes`` counts the shapes read and
-    the ids made. Errors carry the file, the 1-based line and the field.
+    the ids made (``item-N``, N the item's position). Errors carry the file, the 1-based line (an
+    array's item: the line it starts on) and the field.
     """
     p = str(path)
     seen: dict[str, int] = {}
     shapes = shapes if shapes is not None else InputShapes()
-    for n, obj in iter_jsonl(p, stats):
-        item = parse_item(obj, path=p, line=n, shapes=shapes)
+    for k, (n, obj) in enumerate(iter_records(p, stats), 1):
+        item = parse_item(obj, path=p, line=n, made_id=f"item-{k}", shapes=shapes)
         if item.id in seen:
             raise InputError(f"duplicate id {item.id!r} (first on line {seen[item.id]})", path=p, line=n, field="id")
         seen[item.id] = n
@@ -354,7 +381,7 @@ def iter_items(path: str | os.PathLike[str], stats: InputStats | None = None,
 
 def read_items(path: str | os.PathLike[str], stats: InputStats | None = None,
                shapes: InputShapes | None = None) -> list[Item]:
-    """All items of a JSONL file, validated before any model is loaded; ``stats`` gets the
+    """All items of a JSONL (or JSON array) file, validated before any model is loaded; ``stats`` gets the
     file's sha256 and line counts from the same single read, ``shapes`` the shapes read."""
     return list(iter_items(path, stats, shapes))
 

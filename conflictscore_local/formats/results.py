@@ -94,7 +94,8 @@ def _check_judgment(dj: Any, at: str, bad: Any) -> None:
                     ("similarity", lambda v: v is None or _finite(v)), ("note", lambda v: v is None or isinstance(v, str)),
                     ("both", lambda v: isinstance(v, bool)), ("passage_span", lambda v: v is None or _pair_of_ints(v)),
                     ("weight", lambda v: v is None or (_finite(v) and 0 <= v <= 1)),
-                    ("decided_by", lambda v: v is None or isinstance(v, str))):
+                    ("decided_by", lambda v: v is None or isinstance(v, str)),
+                    ("rule", lambda v: v is None or isinstance(v, str))):
         if key in dj and not ok(dj[key]):
             raise bad(f"{at}.{key}", f"not a valid value: {_kind(dj[key])}")
 

@@ -36,9 +36,33 @@ def judge_info(config: Mapping[str, Any] | None) -> dict[str, Any] | None:
         parts = [judge_info({"backends": {"judge": resolved.get(side) or {}}}) for side in ("first", "second")]
         shown = [f"{p['name']} {p['model']}" if p and p["model"] else (p["name"] if p else "?") for p in parts]
         model = model or (" then ".join(shown) if any(parts) else None)
+    served = backend.get("generator") or {}  # a judge behind a server (openai): what it asked for and where
+    model = model or served.get("model")
+    host = _host(args.get("base_url"))
+    if host and model is not None:
+        model = f"{model} at {host}"
+    elif host:
+        model = f"at {host}"
     default = str(resolved.get("model_source", "")).startswith("bundled:")
     return {"name": str(name), "model": str(model) if model is not None else None, "default": default,
             "note": DEFAULT_NOTE if default else None}
+
+
+def _host(url: Any) -> str | None:
+    """The host (and port) of a server's URL, nothing else of it (no credentials, no path)."""
+    if not isinstance(url, str) or not url:
+        return None
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        return None
+    if not host:
+        return None
+    host = f"[{host}]" if ":" in host else host
+    return f"{host}:{port}" if port else host
 
 
 def _base(path: Any) -> str | None:

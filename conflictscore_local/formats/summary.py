@@ -6,7 +6,7 @@ detection per group, unscored and pruning counts against the gold). Each field d
 reduces over shards (``Summary.reductions()``), so :func:`build_summary` serves one engine and
 :func:`reduce_summaries` (``conflictscore merge``) the same way: the ``rows`` fields are recomputed
 from the rows, ``sum`` fields added leaf by leaf, ``first`` fields taken from the first shard, ``cat``
-fields concatenated. A rate (pairs judged per second) is derived from the reduced counters, never
+fields concatenated, ``min`` / ``max`` fields the least / greatest (when the run started and finished). A rate (pairs judged per second) is derived from the reduced counters, never
 summed.
 
 :func:`read_summary` reads a summary written by this release or an earlier one: a ``bench run``
@@ -50,6 +50,13 @@ def reductions(cls: type) -> dict[str, str]:
 
 reductions(Summary), reductions(Stages)  # a kind not declared right fails here, when the package is imported
 
+def now_utc() -> str:
+    """The time now, UTC, ISO 8601 to the second (a summary's ``started`` / ``finished``)."""
+    import datetime
+
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
 Check = Callable[[Summary], "str | None"]
 """A check of a built summary: the warning it deserves (a loud one: too many unscored judgments), or None."""
 
@@ -69,6 +76,8 @@ def build_summary(
     total_s: "float | Callable[[], float] | None" = None,
     bench: Mapping[str, Any] | None = None,
     evaluation: Mapping[str, Any] | None = None,
+    started: str | None = None,
+    finished: "str | Callable[[], str] | None" = None,
     checks: Sequence[Check] = (),
 ) -> Summary:
     """The summary of ``results``, whole: the one builder of every summary (a run's, through the API or a
@@ -79,7 +88,8 @@ def build_summary(
     ``stages``; ``stages`` (the backends' and the engine's counters, the document rule decided) is completed
     with the label counts, ``input`` (what reading saw), ``shard`` (the ``--shard`` record) and
     ``resumed_items``; ``total_s`` is the run's wall time (a function: read once the rest is computed, so the
-    bootstrap counts). ``checks`` look at the built summary: the warning each gives is logged and added to
+    bootstrap counts); ``started`` / ``finished`` when the run began and ended (UTC, ISO 8601; ``finished`` a
+    function too, read with ``total_s``). ``checks`` look at the built summary: the warning each gives is logged and added to
     ``warnings``."""
     run = config.get("run") or {}
     engine = run.get("engine") or {}
@@ -97,12 +107,14 @@ def build_summary(
                                   shard=shard, resumed_items=resumed_items)
     if total_s is not None:
         t["total_s"] = round(total_s() if callable(total_s) else total_s, 4)
+    ended = finished() if callable(finished) else finished
 
     def summary(notes: Sequence[str]) -> Summary:
         return Summary(
             n_items=m["n_items"], n_claims=m["n_claims"], macro=m["macro"], micro=m["micro"],  # type: ignore[arg-type]
             ci95=m["ci95"], pairs=m["pairs"], timing=t, config=dict(config), versions=dict(versions),  # type: ignore[arg-type]
             stages=section, warnings=tuple(notes), sampling=sampling, bench=bench, evaluation=evaluation,
+            started=started, finished=ended,
         )
 
     built = summary(warnings)
@@ -133,7 +145,8 @@ def reduce_summaries(
                          stages=stages, versions=reduced["versions"] or {}, warnings=reduced["warnings"] or (),
                          salience=(parts[0].get("sampling") or {}).get("salience"), input=stages.input,
                          shard=shard, resumed_items=stages.resumed_items,
-                         bench=bench if bench is not None else reduced["bench"], evaluation=evaluation)
+                         bench=bench if bench is not None else reduced["bench"], evaluation=evaluation,
+                         started=reduced["started"], finished=reduced["finished"])
 
 
 def reduce_fields(cls: type, parts: Sequence[Any]) -> dict[str, Any]:
@@ -158,6 +171,8 @@ REDUCERS: dict[str, Callable[[Sequence[Any]], Any]] = {
     "sum": lambda values: _sum(values),
     "first": lambda values: values[0] if values else None,
     "cat": lambda values: [w for v in values for w in v or ()],
+    "min": lambda values: min((v for v in values if v is not None), default=None),
+    "max": lambda values: max((v for v in values if v is not None), default=None),
     "section": _stages,
 }
 """How each kind of :data:`~..core.types.REDUCTIONS` combines the shards' values of a field (the one
@@ -238,6 +253,9 @@ def check_summary(data: Any, where: str) -> dict[str, Any]:
     for k in optional:
         if data.get(k) is not None:
             _check_type(data[k], dict, where, k)
+    for k in ("started", "finished"):
+        if data.get(k) is not None and not isinstance(data[k], str):
+            raise InputError(f"expected a date and time (ISO 8601), got {type(data[k]).__name__}", path=where, field=k)
     return upgrade(data)
 
 
@@ -276,5 +294,5 @@ def _check_type(value: Any, kind: type, where: str, name: str) -> None:
 
 
 __all__ = ["EVALUATION_KEYS", "REDUCERS", "Summary", "build_summary", "check_summary", "is_bench_summary",
-           "read_summary", "reduce_fields", "reduce_summaries", "reductions", "shard_record", "upgrade",
+           "now_utc", "read_summary", "reduce_fields", "reduce_summaries", "reductions", "shard_record", "upgrade",
            "write_summary"]

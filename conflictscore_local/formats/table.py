@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..core.errors import ConfigError
+from ..core.labels import decided
 from ..core.metrics import METRICS, shown_keys
 from ..core.types import CONTRADICT, IRRELEVANT, SUPPORT, ItemResult
 from ..util.extras import requires
@@ -24,9 +25,10 @@ from ..util.extras import requires
 KINDS = ("items", "pairs")
 PAIR_COLUMNS: tuple[str, ...] = (
     "item_id", "claim_index", "claim", "claim_conflicted", "doc_id", "label", "p_support", "p_contradict",
-    "p_irrelevant", "source", "passage", "passage_start", "passage_end", "note",
+    "p_irrelevant", "rule", "decided", "source", "passage", "passage_start", "passage_end", "note",
 )
-"""The columns of a claim × document row (``label`` empty: unscored, ``note`` says why)."""
+"""The columns of a claim × document row (``label`` empty: unscored, ``note`` says why; ``rule`` the rule that
+turned the probabilities into the label, ``decided`` which part of it gave the label: ``C>=0.30``)."""
 STDOUT = "-"
 """A CSV path meaning standard output."""
 
@@ -66,7 +68,8 @@ def pair_records(results: Sequence[ItemResult]) -> list[dict[str, Any]]:
                     "item_id": r.item_id, "claim_index": v.claim.index, "claim": v.claim.text,
                     "claim_conflicted": v.conflicted, "doc_id": j.doc_id, "label": j.label,
                     "p_support": probs.get(SUPPORT), "p_contradict": probs.get(CONTRADICT),
-                    "p_irrelevant": probs.get(IRRELEVANT), "source": j.source, "passage": j.passage,
+                    "p_irrelevant": probs.get(IRRELEVANT), "rule": j.rule, "decided": decided(j.probs, j.rule),
+                    "source": j.source, "passage": j.passage,
                     "passage_start": span[0] if span else None, "passage_end": span[1] if span else None,
                     "note": j.note,
                 })
@@ -136,21 +139,27 @@ def is_csv(path: str | os.PathLike[str] | None) -> bool:
 @dataclass(frozen=True)
 class TablePaths:
     """Where a scoring command writes its tables: ``items`` (``--csv``, or ``-o x.csv``) and
-    ``pairs`` (``--csv-pairs``); ``-`` is stdout; ``items_flag`` names the flag in messages."""
+    ``pairs`` (``--csv-pairs``); ``-`` is stdout; ``items_flag`` names the flag in messages; ``array``:
+    the per-item rows as one JSON array (``-o x.json``)."""
 
     items: str | os.PathLike[str] | None = None
     pairs: str | os.PathLike[str] | None = None
     items_flag: str = "--csv"
+    array: str | os.PathLike[str] | None = None
 
     def outputs(self) -> list[Any]:
         """The files as a job's outputs (stdout is none), checked like every destination."""
         from ..jobs import Output
 
-        return [Output(p, flag) for p, flag in ((self.items, self.items_flag), (self.pairs, "--csv-pairs"))
-                if p is not None and str(p) != STDOUT]
+        return [Output(p, flag) for p, flag in ((self.items, self.items_flag), (self.pairs, "--csv-pairs"),
+                                                (self.array, "-o")) if p is not None and str(p) != STDOUT]
 
     def write(self, results: Sequence[ItemResult]) -> None:
-        """Both tables of ``results``, each where asked."""
+        """Both tables of ``results``, each where asked (and the rows as a JSON array)."""
+        if self.array is not None:
+            from ..jobs import write_json_atomic
+
+            write_json_atomic(self.array, [r.to_json() for r in results], what="-o")
         rows = Results(results)
         if self.items is not None:
             write_csv(self.items, rows.to_records("items"), rows.columns("items"), what=self.items_flag)

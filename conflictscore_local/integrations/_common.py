@@ -78,7 +78,8 @@ def item_from(
 ) -> Item:
     """Build an :class:`Item` from a harness row, validated like a JSONL line.
 
-    ``documents`` are strings (ids ``"1"``, ``"2"``, … in order) or ``{"id", "text"}`` objects;
+    ``documents`` are strings (ids ``d0``, ``d1``, … by position, as the command line gives them) or
+    ``{"id", "text"}`` objects;
     ``claims``/``labels`` skip decomposition/judging as in the input format. Bad input raises
     :class:`InputError` naming ``where`` (e.g. ``"ragas row 3"``) and the field.
     """
@@ -88,8 +89,7 @@ def item_from(
             path=where,
             field="documents",
         )
-    docs = [{"id": str(j + 1), "text": d} if isinstance(d, str) else d for j, d in enumerate(documents)]
-    obj: dict[str, Any] = {"id": item_id, "response": response, "documents": docs}
+    obj: dict[str, Any] = {"id": item_id, "response": response, "documents": list(documents)}
     if question is not None:
         obj["question"] = question
     if claims is not None:

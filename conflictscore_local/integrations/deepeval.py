@@ -8,7 +8,7 @@
                        retrieval_context=["Maria Skłodowska-Curie was born in Warsaw ...", "..."])
     evaluate([case], [ConflictScoreMetric(threshold=0.5)])
 
-Each ``retrieval_context`` entry is judged as its own document (ids ``"1"``, ``"2"``, … in order,
+Each ``retrieval_context`` entry is judged as its own document (ids ``d0``, ``d1``, … in order, as on the command line,
 or the ``source`` of a ``RetrievedContextData``),
 so a claim backed by one passage and contradicted by another is *conflicted* rather than
 "faithful". ``score`` is CS-C, the share of conflicted claims (lower is better): ``success``

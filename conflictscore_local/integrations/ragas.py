@@ -12,7 +12,7 @@ Two entry points over one scoring path:
   still the common harness), which takes only ``SingleTurnMetric`` objects and keeps only the value.
 
 Both read ``response`` and ``retrieved_contexts`` (each context judged as its own document, id
-``retrieved_context_ids[j]`` when given, else ``"1"``, ``"2"``, …) and ``user_input`` as the
+``retrieved_context_ids[j]`` when given, else ``d0``, ``d1``, …) and ``user_input`` as the
 question. Undefined values (no claims; CS-R with no conflicted claim) are NaN, which RAGAS's means
 skip. No LLM and no embeddings are requested from RAGAS, so no API key is needed.
 """

@@ -14,7 +14,7 @@ import re
 from typing import Any, Mapping
 
 from ..core.errors import ConfigError
-from ..core.labels import canonical_label
+from ..core.labels import ARGMAX, REPLY_TEXT, canonical_label, decided, rule_text  # noqa: F401 (re-exported)
 from ..core.types import CONTRADICT, IRRELEVANT, LABELS, SUPPORT, Label
 
 DECISION_LABELS: tuple[Label, Label] = (SUPPORT, CONTRADICT)

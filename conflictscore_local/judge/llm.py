@@ -36,7 +36,7 @@ from ..jobs import redact
 from ..core.types import Judgment, Label, Pair
 from ._base import JudgeBase, ProgressFn
 from .distinct import distinct
-from .labels import check_thresholds, decide, label_distribution, parse_label_text
+from .labels import REPLY_TEXT, check_thresholds, decide, label_distribution, parse_label_text, rule_text
 from .prompts import PROMPT_VERSION, judge_messages, judge_text, passage_order
 
 log = logging.getLogger(__name__)
@@ -175,14 +175,14 @@ class LLMJudge(JudgeBase):
             step = answer_step(steps)
             dist = label_distribution(step) if step is not None else None
             if dist is not None and dist[1] >= self.config.min_label_mass:
-                return Judgment(pair, decide(dist[0], thresholds), dist[0], "judge")
+                return Judgment(pair, decide(dist[0], thresholds), dist[0], "judge", rule=rule_text(thresholds))
             mass = dist[1] if dist is not None else 0.0
             self.count("low_label_mass")
             why = (f"label tokens hold {mass:.1%} of the answer token's probability "
                    f"(min_label_mass {self.config.min_label_mass:g}); ")
         label = parse_label_text(g.text)
         if label is not None:
-            return Judgment(pair, label, None, "judge")
+            return Judgment(pair, label, None, "judge", rule=REPLY_TEXT)
         return Judgment(pair, None, None, "judge", self._note(f"{why}unparseable reply {g.text[:80]!r}"))
 
     def _note(self, text: str) -> str:

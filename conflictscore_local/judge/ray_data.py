@@ -197,7 +197,7 @@ class RayJudge(JudgeBase):
             done = 0
             for u, payload in zip(batch["u"], batch["judgment"]):
                 d = json.loads(payload)
-                judged[int(u)] = Judgment(firsts[int(u)], d["label"], d["probs"], "judge", d["note"])
+                judged[int(u)] = Judgment(firsts[int(u)], d["label"], d["probs"], "judge", d["note"], rule=d.get("rule"))
                 done += uniq.weight[int(u)]
             self.count("batches")
             if on_progress is not None:
@@ -256,7 +256,8 @@ class JudgeWorker:
         if len(out) != len(pairs):
             raise RuntimeError(f"judge returned {len(out)} judgments for {len(pairs)} pairs")
         return batch.assign(judgment=[
-            json.dumps({"label": j.label, "probs": dict(j.probs) if j.probs is not None else None, "note": j.note})
+            json.dumps({"label": j.label, "probs": dict(j.probs) if j.probs is not None else None, "note": j.note,
+                        "rule": j.rule})
             for j in out
         ])[["u", "judgment"]]
 

@@ -26,10 +26,10 @@ from ..util.environment import versions
 from ..core.errors import ConfigError
 from ..formats.table import Results
 from ..core.metrics import item_metrics
-from ..util.progress import bar as progress_bar
+from ..util.progress import RunProgress
 from ..core.sampling import select_claims
 from ..util.nlp import Salience
-from ..formats.summary import build_summary
+from ..formats.summary import build_summary, now_utc
 from ..core.types import IRRELEVANT, Claim, DocJudgment, InputRecord, Item, ItemResult, Judgment, Pair, Passage, Summary
 from .checks import cascade_warning, fallback_warning, unscored_warning
 from .reading import Notes, items_input, read_input
@@ -113,6 +113,10 @@ class Engine:
         self.clock = clock
         self.timing = _Timing(clock)
         self.counts: dict[str, int] = defaultdict(int)
+        self._progress = RunProgress(None, enabled=False)
+        self.after_lookup: Callable[[int, int], None] | None = None
+        """Called once per step, after its cache lookups, with the passage pairs found in the cache and those
+        left to judge (``--resume`` says what the interrupted run left it)."""
 
     # -- stages -----------------------------------------------------------------------
     def backend(self, stage: str) -> Any:
@@ -205,27 +209,30 @@ class Engine:
 
         Items are taken ``engine.step_items`` at a time (the batching scope); within a step
         the pruner and the judge run in calls of about ``engine.checkpoint_s`` seconds, and
-        after each call the judgments are in the cache and every finished item is yielded,
-        so an interrupted run loses about one call's work.
+        after each call the judgments are in the cache and every finished item is yielded;
+        an interrupt (Ctrl-C) in a call puts the judgments it finished in the cache before it ends the
+        run (:meth:`_judge`). One progress display counts the items, the pairs and the ETA
+        (:class:`~..util.progress.RunProgress`).
         """
         step = self.config.engine.step_items
         total = len(items) if isinstance(items, Sequence) else None
-        bar = progress_bar(total, "items", enabled=self.progress)
+        self._progress = bar = RunProgress(total, enabled=self.progress)
         buf: list[Item] = []
         try:
             for it in items:
                 buf.append(it)
                 if len(buf) >= step:
                     for r in self._step(buf):
-                        bar.update(1)
+                        bar.item()
                         yield r
                     buf = []
             if buf:
                 for r in self._step(buf):
-                    bar.update(1)
+                    bar.item()
                     yield r
         finally:
             bar.close()
+            self._progress = RunProgress(None, enabled=False)
 
     def score_all(
         self, items: "Iterable[Item | Mapping[str, Any]] | str | os.PathLike[str]"
@@ -239,13 +246,14 @@ class Engine:
         summary is the one ``score`` writes for the same run (its ``stages.input`` says what was read and
         which shape, its ``warnings`` what deserves a look): write it with
         :func:`~conflictscore_local.formats.summary.write_summary`."""
-        t0 = self.clock()
+        t0, started_at = self.clock(), now_utc()
         notes = Notes()
         inp = read_input(items, None, notes) if isinstance(items, (str, os.PathLike)) else items_input(items, notes)
         self.timing = _Timing(self.clock)
         self.counts = defaultdict(int)
         results = Results(self.score(inp.items))
-        return results, self.summarize(results, input=inp.record(), warnings=notes, started=t0)
+        return results, self.summarize(results, input=inp.record(), warnings=notes, started=t0,
+                                        started_at=started_at)
 
     def _step(self, items: Sequence[Item]) -> Iterator[ItemResult]:
         ids = [it.id for it in items]
@@ -277,12 +285,18 @@ class Engine:
         by_doc: dict[tuple[str, int, str], list[Judgment]] = defaultdict(list)
         pending: dict[str, int] = defaultdict(int)
         misses: list[Pair] = []
+        cached_before = self.counts["passage_pairs_cached"]
         if judged_items:
             for j in self._prepare(judged_items, claims, misses, skipped):
                 c, p = j.pair.claim, j.pair.passage
                 by_doc[(c.item_id, c.index, p.doc_id)].append(j)
             for pair in misses:
                 pending[pair.claim.item_id] += 1
+        if self.after_lookup is not None:
+            self.after_lookup(self.counts["passage_pairs_cached"] - cached_before, len(misses))
+        pairs = sum(len(claims.get(it.id, ())) * len(it.documents) for it in items)  # the summary's pairs.total
+        waiting = len({(p.claim.item_id, p.claim.index, p.passage.doc_id) for p in misses})
+        self._progress.step(len(items), pairs, pairs - waiting, len(misses))
 
         done = 0
 
@@ -420,9 +434,7 @@ class Engine:
             return
         judge = self.backend("judge")
         cache = self.cache()
-        # passage × claim pairs sent to the judge: more than the summary's claim × document pairs
-        # when documents are split into passages, so the bar says which it counts
-        bar = progress_bar(len(pairs), "pairs", enabled=self.progress, desc="judging passage pairs")
+        bar = self._progress  # counts the claim × document pairs a call decides, as its passage pairs come back
         pacer = self._pacer()
         by_claim: dict[tuple[str, int], list[Pair]] = {}
         for p in pairs:  # a claim's pairs go to the judge in one call (a cascade decides per claim)
@@ -430,8 +442,14 @@ class Engine:
         try:
             for batch in pacer.batches(list(by_claim.values())):
                 chunk = [p for g in batch for p in g]
+                bar.call(len({(p.claim.item_id, p.claim.index, p.passage.doc_id) for p in chunk}), len(chunk))
                 t0 = self.clock()
-                new = judge.judge(chunk, on_progress=bar.update)
+                try:
+                    new = judge.judge(chunk, on_progress=bar.passages)
+                except KeyboardInterrupt as stop:
+                    self._keep_interrupted(stop, judge, cache)
+                    raise
+                bar.call_done()
                 pacer.took(len(chunk), self.timing.add("judge_s", t0))
                 if len(new) != len(chunk):
                     raise RuntimeError(f"judge returned {len(new)} judgments for {len(chunk)} pairs")
@@ -443,8 +461,21 @@ class Engine:
                     self.timing.add("cache_s", t0)
                 self.counts["checkpoints"] += 1
                 yield new
-        finally:
-            bar.close()
+        except KeyboardInterrupt as stop:
+            stop.judgments_cached = (self.counts["passage_pairs_judged"] + getattr(stop, "judgments_cached", 0)
+                                     if cache is not None else 0)  # type: ignore[attr-defined]
+            raise
+
+    def _keep_interrupted(self, stop: KeyboardInterrupt, judge: Any, cache: Any) -> None:
+        """Ctrl-C in a judge call: the judgments the call finished (a judge that hands them over on the
+        interrupt, as ``stop.judged``: ``(its spec, judgments)``) go into the cache before the run ends, so a
+        ``--resume`` judges them no more; ``stop.judgments_cached`` counts them."""
+        spec, finished = getattr(stop, "judged", None) or (None, ())
+        scored = [j for j in (_checked(j) for j in finished) if j.label is not None]
+        if cache is None or not scored or dict(spec or {}) != dict(judge.spec()):  # another judge's (a cascade's part)
+            return
+        cache.put_many(scored, spec=judge.spec())
+        stop.judgments_cached = len(scored)  # type: ignore[attr-defined]
 
     def _count_rejected(self, cache: Any) -> None:
         """Count the cache rows that could not be read back (judged again), warning at the first."""
@@ -550,11 +581,13 @@ class Engine:
     def summarize(self, results: Sequence[ItemResult], *, timing: Mapping[str, float] | None = None,
                   input: InputRecord | None = None, shard: Mapping[str, Any] | None = None,
                   resumed_items: int | None = None, warnings: Sequence[str] = (), started: float | None = None,
-                  bench: Mapping[str, Any] | None = None, evaluation: Mapping[str, Any] | None = None) -> Summary:
+                  started_at: str | None = None, bench: Mapping[str, Any] | None = None,
+                  evaluation: Mapping[str, Any] | None = None) -> Summary:
         """The :class:`Summary` of a set of results (this engine's config, timing and counters), whole, by the
         one builder (:func:`~..formats.summary.build_summary`) that ``merge`` uses too: ``input`` (what reading
         saw), ``shard`` (the ``--shard`` record), ``resumed_items``, the ``warnings`` noted so far, ``started``
-        (this engine's clock at the start: ``timing.total_s``), a ``bench run``'s ``bench`` and ``evaluation``;
+        (this engine's clock at the start: ``timing.total_s``), ``started_at`` (the UTC date and time it started:
+        the summary's ``started``, and ``finished`` now), a ``bench run``'s ``bench`` and ``evaluation``;
         the checks of :mod:`.checks` add their warnings."""
         t = {k: round(v, 4) for k, v in self.timing.seconds.items()}
         if timing:
@@ -571,7 +604,8 @@ class Engine:
                              salience=self._salience.resolved if self._salience is not None else None,
                              input=input, shard=shard, resumed_items=resumed_items, warnings=warnings,
                              total_s=None if started is None else (lambda: self.clock() - started), bench=bench,
-                             evaluation=evaluation, checks=checks)
+                             evaluation=evaluation, started=started_at,
+                             finished=None if started_at is None else now_utc, checks=checks)
 
     def close(self) -> None:
         if self._cache is not None:

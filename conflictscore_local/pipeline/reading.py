@@ -51,7 +51,8 @@ class ScoringInput:
             items=len(self.all_ids), empty_responses=len(self.empty), no_documents=len(self.no_documents),
             lines=self.stats.lines if self.stats is not None else None,
             blank_lines=self.stats.blank_lines if self.stats is not None else None,
-            file=os.path.basename(str(self.path)) if self.stats is not None else None, **self.shapes)
+            file=os.path.basename(str(self.path)) if self.stats is not None else None,
+            format=self.stats.format if self.stats is not None else "jsonl", **self.shapes)
 
 
 def read_input(path: str | os.PathLike[str], shard: Shard | None, notes: Notes,
@@ -61,6 +62,10 @@ def read_input(path: str | os.PathLike[str], shard: Shard | None, notes: Notes,
     stats = InputStats()
     shapes = InputShapes(warn=notes.add)
     items = read_items(path, stats=stats, shapes=shapes)
+    read_as = shapes.described()
+    if read_as is not None or stats.format != "jsonl":
+        source = "one JSON array" if stats.format == "json" else "JSON Lines"
+        log.info(f"{path}: {len(items)} items read from {source}, as {read_as or 'conflictscore items'}")
     return _input(path, items, stats, shapes, notes, shard, limit)
 
 
@@ -93,6 +98,8 @@ def _check_input(path: Any, stats: InputStats | None, n_items: int, empty: list[
     if n_items == 0:
         if stats is None:
             note(f"{path}: no items to score")
+        elif stats.format == "json":
+            note(f"{path} holds an empty JSON array: no items to score")
         elif stats.lines == 0:
             note(f"{path} is empty: no items to score")
         else:

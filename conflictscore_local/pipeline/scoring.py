@@ -35,7 +35,7 @@ from ..jobs import (
     page_output,
 )
 from ..formats.results import result_from_json
-from ..formats.summary import write_summary
+from ..formats.summary import now_utc, write_summary
 from .checks import EXIT_UNSCORED  # noqa: F401 (commands read the exit status here, with the runner)
 from .reading import Notes, ScoringInput, read_input
 from .shards import Shard, shard_record
@@ -90,6 +90,7 @@ def run_scoring(
     ``bench`` and ``evaluation`` sections to it.
     """
     t0 = clock()
+    started = now_utc()
     notes = Notes()
     with Engine(config if config is not None else RunConfig(), progress=progress, clock=clock) as engine:
         # every backend's arguments are checked: nothing touched yet
@@ -102,6 +103,7 @@ def run_scoring(
             results = [by_id[it.id] for it in inp.items]
             summary = engine.summarize(results, input=inp.record(), shard=_shard_record(inp),
                                        resumed_items=len(done) if resume else None, warnings=notes, started=t0,
+                                       started_at=started,
                                        **(sections(inp, results) if sections is not None else {}))
             done_with = finish(Scored(inp, results, summary, engine))
             if tables is not None:
@@ -160,7 +162,8 @@ def score_file(
     refuse_stdout_rows(output_path, resume=resume, shard=shard)
     if output_path is None and (resume or shard is not None):
         raise ConfigError(f"{'--resume' if resume else f'--shard {shard}'} needs the per-item JSONL: write -o OUT.jsonl "
-                          "--csv OUT.csv (an -o ending in .csv is a table, which cannot be resumed or merged)")
+                          "(with --csv OUT.csv, --report OUT.html for the others: an -o ending in .csv, .json or .html "
+                          "is written whole at the end, which cannot be resumed or merged)")
     if shard is not None and summary_path is None:
         raise ConfigError(f"--shard {shard} needs --summary: `conflictscore merge` reads each shard's summary")
     job = Job([Input(input_path, "the input file"), Input(config_file, "the --config file")], [
@@ -209,11 +212,38 @@ def _score_into(
         _note_dropped(writer.dropped_ids, inp, notes)
         done = _parse_done(writer)
         done_ids = {r.item_id for r in done}
+        todo = [it for it in inp.items if it.id not in done_ids]
+        if writer.resumed:
+            _say_what_was_kept(engine, len(done), len(todo))
         new: list[ItemResult] = []
-        for r in engine.score([it for it in inp.items if it.id not in done_ids]):
-            writer.write(r.to_json())
-            new.append(r)
+        try:
+            for r in engine.score(todo):
+                writer.write(r.to_json())
+                new.append(r)
+        except KeyboardInterrupt as stop:  # what is kept, for the line that says how to go on
+            stop.kept_items = len(done) + len(new)  # type: ignore[attr-defined]
+            stop.partial = str(writer.partial)  # type: ignore[attr-defined]
+            if not hasattr(stop, "judgments_cached"):
+                stop.judgments_cached = (engine.counts["passage_pairs_judged"]  # type: ignore[attr-defined]
+                                         if engine.config.cache.enabled else 0)
+            raise
     return done, new
+
+
+def _say_what_was_kept(engine: Engine, kept: int, todo: int) -> None:
+    """``--resume: kept 6 items and 174 judgments; 144 items to go``: the items read back, and the judgments
+    the items left to score find in the cache (counted at the first step's lookups, before any is judged)."""
+    if not todo:
+        log.info(f"--resume: kept {kept} items; none to go")
+        return
+
+    def said(cached: int, to_judge: int) -> None:
+        engine.after_lookup = None
+        judgments = f" and {cached} judgments" if engine.config.cache.enabled else ""
+        log.info(f"--resume: kept {kept} items{judgments}; {todo} items to go"
+                 + ("" if engine.config.cache.enabled else " (no judgment cache: their judgments are made again)"))
+
+    engine.after_lookup = said
 
 
 def _sha256(path: str | os.PathLike[str]) -> str:

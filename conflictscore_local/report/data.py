@@ -19,9 +19,10 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..core.detection import DETECTION_METRICS, detection_counts
 from ..core.errors import InputError
+from ..core.labels import decided
 from ..formats.inputs import read_items
 from ..util.jsonl import file_sha256
-from ..core.metrics import METRICS, bootstrap_ci, pair_counts, shown_keys, summarize_metrics
+from ..core.metrics import METRICS, bootstrap_ci, nothing_scored, pair_counts, shown_keys, summarize_metrics
 from ..formats.results import check_summary_of, read_results
 from ..formats.summary import check_summary, is_bench_summary, read_summary
 from ..core.types import CONTRADICT, IRRELEVANT, SUPPORT, ClaimVerdict, DocJudgment, Item, ItemResult
@@ -147,6 +148,7 @@ def summary_section(inputs: ReportInputs) -> dict[str, Any]:
         "n_claims": n_claims,
         "metrics": metrics,
         "pairs": [{"key": k, "value": pairs.get(k)} for k in PAIR_KEYS if k in pairs],
+        "no_score": nothing_scored(pairs),
         "computed": computed,
         "timing": s.get("timing") or {},
         "config": s.get("config") or {},
@@ -213,6 +215,10 @@ def _cell(dj: DocJudgment, gold: str | None) -> dict[str, Any]:
         c["b"] = 1
     if dj.decided_by is not None:
         c["d"] = dj.decided_by
+    if dj.rule is not None:
+        c["r"] = dj.rule
+        if (why := decided(dj.probs, dj.rule)) is not None:
+            c["w"] = why
     if gold is not None:
         c["g"] = LABEL_CODES[gold]
     return c

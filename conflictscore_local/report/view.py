@@ -4,12 +4,15 @@ A run is a scored file (the ``-o`` JSONL of ``score`` or ``bench run``), a summa
 of either), or both: a summary and a scored file in the same folder go together when their names
 share a stem (``x.scored.jsonl``, ``x.summary.json``, ``x.jsonl``, ``x.json``) and describe as many
 items; an HTML report of the same stem (``x.report.html``, ``x.html``) is linked. Each row shows
-the date (the newest file's modification time), the input, the judge, the items and macro CS-C /
-CS-R with their 95% intervals (from the summary, else computed from the scored file).
+when the run started and finished (as its summary records them; a run without them, its newest
+file's modification time, marked so), the input, the judge, the items and macro CS-C, CS-R and support
+rate with their 95% intervals (from the summary, else computed from the scored file; "no score" for a
+run none of whose judgments got a label). Every column sorts and filters.
 
 The page is self-contained and offline like the report. Statically, choosing two runs shows the
-exact ``conflictscore compare`` command that makes their comparison page; under ``--serve``
-(:func:`serve`, on 127.0.0.1 only) the same choice opens that page, made on request and never
+exact ``conflictscore compare`` command that makes their comparison page (with ``--items`` when both
+read the same input file and it is under the folder, so the page shows responses and documents); under
+``--serve`` (:func:`serve`, on 127.0.0.1 only) the same choice opens that page, made on request and never
 written to disk.
 """
 
@@ -29,7 +32,7 @@ from typing import Any, Iterator, Mapping
 from .._version import __version__
 from ..core.errors import ConflictScoreError, InputError
 from ..jobs import Input, Job, Output, write_text_atomic
-from ..core.metrics import METRICS, summarize_metrics
+from ..core.metrics import METRICS, nothing_scored, summarize_metrics
 from ..formats.results import check_result_row, read_results
 from ..formats.summary import check_summary, is_bench_summary
 from ..formats.run_info import judge_info
@@ -37,7 +40,7 @@ from .runs import report_beside, stem
 
 log = logging.getLogger(__name__)
 
-SHOWN = ("cs_c", "cs_r")
+SHOWN = ("cs_c", "cs_r", "support_rate")
 """The metrics a row shows, macro with its interval."""
 
 
@@ -157,16 +160,34 @@ def _entry(base: Path, key: tuple[str, str], scored: Path | None, summary: Path 
         data.update(kind="bench run" if is_bench_summary(s) else "score", n_items=n_items,
                     input=(stages.get("input") or {}).get("file")
                     or (os.path.basename(str(s["bench"].get("input"))) if is_bench_summary(s) else None),
-                    judge=judge_info(s.get("config")))
+                    judge=judge_info(s.get("config")), started=s.get("started"), finished=s.get("finished"),
+                    no_score=nothing_scored(s.get("pairs")))
     else:
         m = summarize_metrics(results or [])
         macro, ci = m["macro"], {k: list(v) if v else None for k, v in m["ci95"].items()}  # type: ignore[union-attr]
-        data.update(kind="scored file", n_items=m["n_items"], input=None, judge=None)
+        data.update(kind="scored file", n_items=m["n_items"], input=None, judge=None, started=None, finished=None,
+                    no_score=nothing_scored(m["pairs"]))  # type: ignore[arg-type]
     data["metrics"] = {k: {"label": METRICS[k].label, "macro": macro.get(k), "ci95": ci.get(k)} for k in SHOWN}
-    newest = max(p.stat().st_mtime for p in (scored, summary) if p is not None)
-    data["date"] = datetime.datetime.fromtimestamp(newest, datetime.timezone.utc).isoformat(timespec="seconds")
+    if data["started"]:
+        data.update(date=data["started"], dated_by="summary")
+    else:  # an earlier release's summary, or a scored file alone: when its files last changed
+        newest = max(p.stat().st_mtime for p in (scored, summary) if p is not None)
+        data.update(date=datetime.datetime.fromtimestamp(newest, datetime.timezone.utc).isoformat(timespec="seconds"),
+                    dated_by="file time")
+    data["input_file"] = _input_file(base, key[0], data["input"])
     name = key[1] if key[0] == "." else f"{key[0]}/{key[1]}"
     return RunEntry(name, key[0], _rel(base, scored), _rel(base, summary), _rel(base, report), data)
+
+
+def _input_file(base: Path, folder: str, name: str | None) -> str | None:
+    """The run's input file, relative to ``base``, when its summary names one found beside the run or at the top
+    of the folder (a summary records its input's name, not where it was)."""
+    if not name or os.path.basename(name) != name:
+        return None
+    for where in dict.fromkeys((base / folder, base)):
+        if (where / name).is_file():
+            return _rel(base, where / name)
+    return None
 
 
 def compare_command(a: Mapping[str, Any], b: Mapping[str, Any], *, where: str = ".") -> str:
@@ -178,6 +199,8 @@ def compare_command(a: Mapping[str, Any], b: Mapping[str, Any], *, where: str = 
     for side, run in (("a", a), ("b", b)):
         if run.get("summary"):
             words += [f"--summary-{side}", path(run["summary"])]
+    if a.get("input_file") and a.get("input_file") == b.get("input_file"):
+        words += ["--items", path(a["input_file"])]  # the page then shows responses and documents
     words += ["--label-a", shlex.quote(a["key"]), "--label-b", shlex.quote(b["key"]), "--report",
               shlex.quote(f"compare.{a['key']}.{b['key']}.html".replace("/", "_"))]
     return " ".join(words)
@@ -197,7 +220,7 @@ def render_view(root: str | os.PathLike[str], *, page_dir: str | os.PathLike[str
         r["links"] = {k: Path(os.path.normpath(os.path.join(where, r[k]))).as_posix() for k in ("scored", "summary", "report")
                       if r.get(k)}
     return _environment().get_template("view.html.j2").render(
-        title=f"ConflictScore runs: {Path(root).resolve().name}", runs=runs, version=__version__,
+        title=f"ConflictScore runs: {Path(root).resolve().name}", runs=runs, version=__version__, metric_keys=SHOWN,
         created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         meta={"serve": serve, "where": where, "runs": runs}, root=str(root),
         css=Markup(_static("report.css") + "\n" + _static("view.css")), js=Markup(_static("view.js")))
@@ -266,6 +289,7 @@ def serve(root: str | os.PathLike[str], *, port: int = 0, host: str = "127.0.0.1
     import urllib.parse
 
     from ..compare.files import compare_files
+    from ..formats.inputs import read_items
     from .compare import render_compare
 
     base = Path(root).resolve()
@@ -333,11 +357,14 @@ def serve(root: str | os.PathLike[str], *, port: int = 0, host: str = "127.0.0.1
                 a, b = (runs.get((q.get(k) or [""])[0]) for k in ("a", "b"))
                 if a is None or b is None or a.scored is None or b.scored is None:
                     return self._page(404, "<!doctype html><title>not found</title><p>no such pair of scored runs")
+                same = a.data.get("input_file") if a.data.get("input_file") == b.data.get("input_file") else None
                 try:
                     done = compare_files(base / a.scored, base / b.scored, None, labels=(a.key, b.key),
                                          summary_a=base / a.summary if a.summary else None,
-                                         summary_b=base / b.summary if b.summary else None)
-                    return self._page(200, render_compare(done.result, done.a.results, done.b.results))
+                                         summary_b=base / b.summary if b.summary else None,
+                                         items=base / same if same else None)
+                    items = {it.id: it for it in read_items(base / same)} if same else None
+                    return self._page(200, render_compare(done.result, done.a.results, done.b.results, items=items))
                 except ConflictScoreError as e:
                     return self._page(400, f"<!doctype html><title>cannot compare</title><p>{_escape(str(e))}")
             fd = run_file(path[1:])

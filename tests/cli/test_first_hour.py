@@ -31,7 +31,8 @@ def test_a_pretty_printed_file_is_told_about_jsonl(tmp_path: Path, capsys: pytes
     assert main(["score", str(src), "-o", str(tmp_path / "out.jsonl"), "-q"]) == 2
     err = capsys.readouterr().err
     assert f"{src}:1: invalid JSON: Expecting property name enclosed in double quotes (column 1)" in err
-    assert "one whole JSON object per line (not pretty-printed, not an array)" in err
+    assert ("the file must be JSON Lines (one whole JSON object per line) or one JSON array of objects (what "
+            "json.dump writes), not pretty-printed objects") in err
 
 
 def test_items_without_documents_are_warned_about_and_counted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -63,7 +63,8 @@ def test_score_o_csv_writes_the_item_table_and_no_jsonl(tmp_path: Path) -> None:
                                 ("a", "1", "c2", "false", "d0", S, "given"), ("a", "1", "c2", "false", "x", I, "given"),
                                 ("b", "0", "c3", "false", "d0", C, "given")]
     assert list(pairs[0]) == ["item_id", "claim_index", "claim", "claim_conflicted", "doc_id", "label", "p_support",
-                              "p_contradict", "p_irrelevant", "source", "passage", "passage_start", "passage_end", "note"]
+                              "p_contradict", "p_irrelevant", "rule", "decided", "source", "passage", "passage_start",
+                              "passage_end", "note"]
 
 
 def test_csv_beside_the_jsonl_equals_the_records_read_back(tmp_path: Path) -> None:
@@ -91,7 +92,7 @@ def test_csv_to_stdout_takes_stdout(tmp_path: Path, capsys: pytest.CaptureFixtur
 def test_a_csv_output_cannot_be_resumed_and_is_one_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     items = write_items(tmp_path / "in.jsonl")
     assert main(["score", str(items), "-o", str(tmp_path / "o.csv"), "--resume", "--no-cache"]) == 2
-    assert "error: --resume needs the per-item JSONL: write -o OUT.jsonl --csv OUT.csv" in capsys.readouterr().err
+    assert "error: --resume needs the per-item JSONL: write -o OUT.jsonl (with --csv OUT.csv" in capsys.readouterr().err
     assert main(["score", str(items), "-o", str(tmp_path / "o.csv"), "--csv", str(tmp_path / "p.csv"), "--no-cache"]) == 2
     assert "an -o ending in .csv is the item table already" in capsys.readouterr().err
     assert main(["score", str(items), "-o", str(tmp_path / "o.jsonl"), "--csv", str(items), "--no-cache"]) == 2

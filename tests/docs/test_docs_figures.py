@@ -1,8 +1,9 @@
 """No hand-copied figure: every number a docs figure row quotes is in the results file it cites.
 
 ``docs/figures.md`` lists measured figures, one row each, with the recorded files in its last
-column. The default judge's rows are filled from its results when the site is built
-(``{{ result(...) }}``, docs/_tools/macros.py); for every other row each decimal figure of its result
+column. Figures rendered from a results file (``<!-- fig result(...) -->VALUE<!-- /fig -->``,
+``benchmarks/render_docs.py``) are checked by ``tests/docs/test_rendered_figures.py`` and left out here;
+for every other figure of a row each decimal figure of its result
 cell must occur in one of the files the row names (or the ``.json`` beside a cited ``.md``), so a
 rerun that changes a figure fails here until the page is updated. The same holds for every paragraph
 of the other pages that cites a file of ``benchmarks/results/``. The figures docs/ quotes for sampling,
@@ -11,7 +12,6 @@ the cascade and the strategy comparison are formatted from their results files h
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from pathlib import Path
@@ -48,15 +48,22 @@ def absent_figures(block: str, text: str) -> list[str]:
 CITED = re.compile(r"`((?:benchmarks|models)/[^`]+\.(?:md|json))`")
 
 
+RENDERED = re.compile(r"<!-- fig .+? -->.*?<!-- /fig -->", re.S)
+
+
+def hand_written(text: str) -> str:
+    """``text`` without its rendered figures (each checked against its file where it is rendered), keeping
+    the results files they cite (``path(...)``)."""
+    return RENDERED.sub(lambda m: m.group() if m.group().startswith("<!-- fig path(") else "", text)
+
+
 def rows() -> list[tuple[str, str, list[Path]]]:
     found = []
     for line in FIGURES.read_text(encoding="utf-8").splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        cells = [c.strip() for c in hand_written(line).strip().strip("|").split("|")]
         if len(cells) != 3 or cells[0] in ("what", "---") or set(cells[0]) <= {"-"}:
             continue
         what, result, where = cells
-        if "{{" in result:
-            continue
         found.append((what, result, [ROOT / p for p in CITED.findall(where)]))
     return found
 
@@ -84,20 +91,18 @@ def test_each_figure_is_in_its_results_file(what: str, result: str, paths: list[
     assert not absent, f"row {what!r}: {absent} appear in none of {[str(p.relative_to(ROOT)) for p in paths]}"
 
 
-def test_default_judge_figures_resolve() -> None:
+def test_default_judge_figures_resolve(benchmark_script: Any) -> None:
     """The files mkdocs.yml names for the default judge hold every path the pages read."""
-    spec = importlib.util.spec_from_file_location("macros", ROOT / "docs" / "_tools" / "macros.py")
-    macros = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(macros)
+    render = benchmark_script("render_docs")
     config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
     names = dict(re.findall(r"^\s+(conflictbench|checklist): (\S+)$", config, re.M))
     pages = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "docs").glob("*.md"))
     calls = re.findall(r'result\(config\.extra\.default_judge\.(\w+), "([^"]+)"\)', pages)
     assert calls
     for key, path in calls:
-        assert isinstance(macros.lookup(names[key], path), (int, float)), (key, path)
+        assert isinstance(render.lookup(names[key], path), (int, float)), (key, path)
     with pytest.raises(KeyError, match="has no 'detection.nope'"):
-        macros.lookup(names["conflictbench"], "detection.nope")
+        render.lookup(names["conflictbench"], "detection.nope")
 
 
 # pages whose every figure the tests at the end of this file format from its results file
@@ -113,7 +118,7 @@ def test_no_default_judge_figure_is_hand_written() -> None:
     for page in [ROOT / "README.md", *(ROOT / "docs").glob("*.md")]:
         if page.name in FORMATTED_HERE:
             continue
-        text = page.read_text(encoding="utf-8")
+        text = hand_written(page.read_text(encoding="utf-8"))
         quoted = [f for f in figures if re.search(rf"(?<![\d.]){re.escape(f)}(?!\d)", text)]
         assert not quoted, f"{page.name} quotes the default judge's figures {quoted} by hand"
 
@@ -127,7 +132,7 @@ def paragraphs() -> list[tuple[str, str, list[Path]]]:
         text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.S)
         for block in re.split(r"\n\s*\n|\n(?=- )", text):
             cited = [ROOT / p for p in CITED.findall(block) if p.startswith("benchmarks/results/")]
-            if cited and "{{" not in block:
+            if cited and not RENDERED.search(block):  # a paragraph of rendered figures: checked where rendered
                 found.append((f"{page.name}: {block.strip()[:50]}", block, cited))
     return found
 
@@ -231,21 +236,3 @@ def test_compare_figures_are_the_recorded_ones() -> None:
     verdicts = {m["verdict"] for pair in compared["pairs"].values() for m in pair["metrics"].values()}
     assert verdicts == {"no detectable difference"}  # "no detectable difference on any metric"
 
-
-def _macros() -> Any:
-    spec = importlib.util.spec_from_file_location("macros", ROOT / "docs" / "_tools" / "macros.py")
-    macros = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(macros)
-    return macros
-
-
-def test_result_table_renders_a_recorded_table() -> None:
-    """``{{ result_table(...) }}``: a recorded ``{"columns", "rows"}`` table as markdown, a short row named."""
-    macros = _macros()
-    table = {"columns": ["workload", "peer", "median s"],
-             "rows": [["rag", "st-onnx", "7.191"], ["long", "vllm", "2.5"]]}
-    assert macros.markdown_table(table, "x.json table") == (
-        "| workload | peer | median s |\n|---|---|---|\n| rag | st-onnx | 7.191 |\n| long | vllm | 2.5 |")
-    with pytest.raises(ValueError, match=r"x.json table: row 1 has 2 cells for 3 columns"):
-        short = {"columns": table["columns"], "rows": [table["rows"][0], ["rag", "vllm"]]}
-        macros.markdown_table(short, "x.json table")

@@ -141,14 +141,14 @@ def test_which_cascade_judge_decided_is_kept_and_an_older_file_gains_the_column(
     a, b = pair("c1", "p1"), pair("c2", "p1")
     with sqlite3.connect(path) as db:  # a file written before the column existed (schema 2 all the same)
         for stmt in _SCHEMA:
-            db.execute(stmt.replace(",\n        decided_by TEXT", ""))
+            db.execute(stmt.replace(",\n        decided_by TEXT,\n        rule TEXT", ""))
         db.execute("PRAGMA user_version=2")
     with sqlite3.connect(path) as db:
         assert "decided_by" not in {row[1] for row in db.execute("PRAGMA table_info(judgments)")}
     check_cache_file(path)  # read before a run: accepted as it is
     with JudgmentCache(path, SPEC) as cache:
         db_key = cache.key(b)
-        cache.put_many([Judgment(a, "SUPPORT", None, "judge", decided_by="second")])
+        cache.put_many([Judgment(a, "SUPPORT", None, "judge", decided_by="second", rule="reply text")])
         with sqlite3.connect(path) as db:  # a row an older version wrote, without the column
             db.execute("INSERT INTO judgments (key, spec_hash, label, probs) VALUES (?, ?, 'IRRELEVANT', NULL)",
                        (db_key, cache.spec_hash))
@@ -156,13 +156,24 @@ def test_which_cascade_judge_decided_is_kept_and_an_older_file_gains_the_column(
         with sqlite3.connect(path) as db:  # a decided_by this version never writes: a miss, counted
             db.execute("UPDATE judgments SET decided_by = x'01' WHERE key = ?", (db_key,))
         assert cache.get_many([b]) == [None] and cache.rejected == 1
-    assert hit_a == Judgment(a, "SUPPORT", None, "cache", decided_by="second")
+    assert hit_a == Judgment(a, "SUPPORT", None, "cache", decided_by="second", rule="reply text")
     assert hit_b == Judgment(b, "IRRELEVANT", None, "cache")
     with sqlite3.connect(path) as db:
-        assert [row[1] for row in db.execute("PRAGMA table_info(judgments)")][-1] == "decided_by"
+        assert [row[1] for row in db.execute("PRAGMA table_info(judgments)")][-2:] == ["decided_by", "rule"]
         db.execute("ALTER TABLE judgments ADD COLUMN other TEXT")  # a column no version of schema 2 has
-    with pytest.raises(ConfigError, match="has the columns key, spec_hash, label, probs, created, decided_by, other"):
+    with pytest.raises(ConfigError, match="has the columns key, spec_hash, label, probs, created, decided_by, rule, "
+                                          "other"):
         check_cache_file(path)
+    middle = tmp_path / "middle.sqlite"
+    with sqlite3.connect(middle) as db:  # a file of the version that added decided_by but not rule: accepted
+        for stmt in _SCHEMA:
+            db.execute(stmt.replace(",\n        rule TEXT", ""))
+        db.execute("PRAGMA user_version=2")
+    check_cache_file(middle)
+    with JudgmentCache(middle, SPEC) as cache:
+        cache.put_many([Judgment(a, "SUPPORT", {"SUPPORT": 0.9, "CONTRADICT": 0.05, "IRRELEVANT": 0.05}, "judge",
+                                 rule="thresholds S>=0.45 C>=0.30")])
+        assert cache.get_many([a])[0].rule == "thresholds S>=0.45 C>=0.30"
 
 
 def test_embedder_vectors_round_trip_by_spec_and_content_and_damaged_rows_are_misses(tmp_path: Path) -> None:

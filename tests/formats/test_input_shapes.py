@@ -35,7 +35,7 @@ def write(path: Path, *rows: Any) -> Path:
 def test_a_ragas_row_is_an_item_with_documents_d0_d1_and_its_reference_kept() -> None:
     shapes = InputShapes()
     item = parse_item(RAGAS, path="f.jsonl", line=4, shapes=shapes)
-    assert (item.id, item.question, item.response) == ("line-4", "Where was Curie born?", "Curie was born in Warsaw.")
+    assert (item.id, item.question, item.response) == ("item-4", "Where was Curie born?", "Curie was born in Warsaw.")
     assert item.documents == (Document("d0", "yes: curie was born in warsaw"), Document("d1", "no: curie was born in warsaw"))
     assert item.meta == {"reference": "Warsaw"}
     assert shapes.record() == {"shape": "ragas", "ids_made": 1, "document_ids_made": 2}
@@ -53,7 +53,7 @@ def test_ragas_context_ids_name_the_documents() -> None:
 def test_a_deepeval_row_and_a_mixed_file_are_recorded_as_such(tmp_path: Path) -> None:
     shapes = InputShapes()
     items = read_items(write(tmp_path / "in.jsonl", DEEPEVAL, PLAIN, RAGAS), shapes=shapes)
-    assert [it.id for it in items] == ["line-1", "p", "line-3"]
+    assert [it.id for it in items] == ["item-1", "p", "item-3"]
     assert items[0].question == "Where was Curie born?" and items[0].meta == {"expected_output": "Warsaw"}
     assert [(d.id, d.reliability) for d in items[1].documents] == [("d0", None), ("d1", 0.5)]
     assert shapes.record() == {"shape": "mixed", "shapes": {"conflictscore": 1, "ragas": 1, "deepeval": 1},
@@ -66,25 +66,25 @@ def test_errors_name_the_field_as_the_line_spells_it(tmp_path: Path) -> None:
     assert str(e.value) == f"{tmp_path / 'in.jsonl'}:1: field 'retrieved_contexts[1]': expected a string or an object " \
                            "with 'text', got int"
     with pytest.raises(InputError) as e:
-        read_items(write(tmp_path / "in.jsonl", {**PLAIN, "id": "line-2"}, {k: v for k, v in PLAIN.items() if k != "id"}))
-    assert str(e.value) == f"{tmp_path / 'in.jsonl'}:2: field 'id': duplicate id 'line-2' (first on line 1)"
+        read_items(write(tmp_path / "in.jsonl", {**PLAIN, "id": "item-2"}, {k: v for k, v in PLAIN.items() if k != "id"}))
+    assert str(e.value) == f"{tmp_path / 'in.jsonl'}:2: field 'id': duplicate id 'item-2' (first on line 1)"
 
 
 @pytest.mark.parametrize(("row", "message"), [
     ({"id": "q", "respones": "x", "documents": []},
-     "field 'response': missing (give a response to decompose, or claims); did you mean 'response'? (the line has "
-     "'respones')"),
+     "field 'response': missing (give a response to decompose, or claims); the line has 'respones': "
+     "rename it to 'response'"),
     ({"id": "q", "answer": "x", "documents": []},
-     "field 'response': missing (give a response to decompose, or claims); did you mean 'response'? (the line has "
-     "'answer')"),
+     "field 'response': missing (give a response to decompose, or claims); the line has 'answer': "
+     "rename it to 'response'"),
     ({"id": "q", "response": "x", "contexts": ["a"]},
-     "field 'documents': missing (a list of document texts, or of {\"id\", \"text\"} objects); did you mean "
-     "'documents'? (the line has 'contexts')"),
+     "field 'documents': missing (a list of document texts, or of {\"id\", \"text\"} objects); the line has "
+     "'contexts': rename it to 'documents'"),
     ({"user_input": "q", "respnse": "x", "retrieved_contexts": ["a"]},
-     "field 'response': missing (give a response to decompose, or claims); did you mean 'response'? (the line has "
-     "'respnse')"),
+     "field 'response': missing (give a response to decompose, or claims); the line has 'respnse': "
+     "rename it to 'response'"),
     ({"id": "q", "response": "x", "documents": [{"id": "a", "content": "t"}]},
-     "field 'documents[0].text': missing; did you mean 'text'? (the document has 'content')"),
+     "field 'documents[0].text': missing; the document has 'content': rename it to 'text'"),
 ])
 def test_a_missing_field_that_another_key_resembles_says_did_you_mean(row: dict[str, Any], message: str) -> None:
     with pytest.raises(InputError) as e:
@@ -98,9 +98,10 @@ def test_a_misspelled_optional_field_and_document_key_are_warned_about_once_each
     p = write(tmp_path / "in.jsonl", row, {**row, "id": "b"}, {**row, "id": "c", "documents": [{"text": "t", "title": "T"}]})
     items = read_items(p, shapes=InputShapes(warn=seen.append))
     assert seen == [
-        f"{p}:1: documents[0].weight is not a document field (kept as metadata, not read): did you mean 'reliability'? "
+        f"{p}:1: documents[0].weight is not a document field (kept as metadata, not read): rename it to "
+        "'reliability' to have it read (warned once per file)",
+        f"{p}:1: unknown field 'questoin' (kept as metadata, not read): rename it to 'question' to have it read "
         "(warned once per file)",
-        f"{p}:1: unknown field 'questoin' (kept as metadata, not read): did you mean 'question'? (warned once per file)",
     ]
     assert items[0].documents[0].meta == {"weight": 0.9} and items[0].documents[0].reliability is None
     assert items[0].meta == {"questoin": "q?"} and items[2].documents[0].meta == {"title": "T"}
@@ -143,7 +144,7 @@ def test_score_reads_a_ragas_file_and_the_summary_says_so(tmp_path: Path, regist
     assert s["stages"]["input"]["shape"] == "ragas" and s["stages"]["input"]["ids_made"] == 2
     assert s["stages"]["input"]["document_ids_made"] == 3 and s["stages"]["input"]["file"] == "ragas.jsonl"
     rows = [json.loads(x) for x in (tmp_path / "o.jsonl").read_text().splitlines()]
-    assert [r["id"] for r in rows] == ["line-1", "line-2"]
+    assert [r["id"] for r in rows] == ["item-1", "item-2"]
     assert rows[0]["claims"][0]["support"] == ["d0"] and rows[0]["claims"][0]["contradict"] == ["d1"]
 
 
@@ -154,5 +155,5 @@ def test_the_warning_reaches_the_summary(tmp_path: Path, register_backend: Any, 
         assert main(["score", str(p), "-o", str(tmp_path / "o.jsonl"), "--summary", str(tmp_path / "s.json"),
                      "--judge", "rule", "--pruner", "none", "--no-cache", "-q"]) == 0
     s = json.loads((tmp_path / "s.json").read_text())
-    assert s["warnings"] == [f"{p}:1: documents[0].weight is not a document field (kept as metadata, not read): did "
-                             "you mean 'reliability'? (warned once per file)"]
+    assert s["warnings"] == [f"{p}:1: documents[0].weight is not a document field (kept as metadata, not read): "
+                             "rename it to 'reliability' to have it read (warned once per file)"]

@@ -23,9 +23,9 @@ from ..pipeline.test_engine import RuleJudge
 
 ROOT = Path(__file__).resolve().parents[2]
 
-RUN_SPECIFIC = ("timing",)
+RUN_SPECIFIC = ("timing", "started", "finished")
 """The summary's fields that differ between two runs of the same thing: wall-clock seconds (and the rate
-derived from them). Nothing else is normalised."""
+derived from them), when the run started and finished. Nothing else is normalised."""
 
 ITEMS = [
     {"id": "a", "question": "q", "response": "r", "claims": ["The sky is blue.", "Grass is red."],

@@ -102,7 +102,7 @@ def test_plain_string_contexts_are_numbered() -> None:
                        metadata={"claims": ["Candidate A won."], "labels": [["SUPPORT", "CONTRADICT"]]})
     metric = ConflictScoreMetric(pruner="none")
     assert metric.measure(case) == 1.0
-    assert metric.reason.endswith("conflicted: 'Candidate A won.' supported by [1]; contradicted by [2]")
+    assert metric.reason.endswith("conflicted: 'Candidate A won.' supported by [d0]; contradicted by [d1]")
 
 
 def test_a_test_case_without_retrieval_context_is_refused() -> None:

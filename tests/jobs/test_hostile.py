@@ -225,7 +225,7 @@ def generator_args(server: Any, *extra: str) -> list[str]:
 ], ids=["-o is the input", "-o is a shard output", "--summary is a shard summary", "--report is the input",
         "-o and --summary the same file"])
 def test_merge_never_writes_over_what_it_reads_or_writes(shards, tmp_path, capsys, flags, says):
-    paths = {k: shards.get(v, tmp_path / f"{v}.x") for k, v in flags.items()}
+    paths = {k: shards.get(v, tmp_path / f"{v}.jsonl") for k, v in flags.items()}
     refused(capsys, tmp_path, *merge_args(shards, **paths), says=says)
 
 
@@ -250,11 +250,16 @@ def running(tmp_path: Path) -> Iterator[Path]:
 
 
 def test_report_onto_the_partial_file_of_a_running_score_is_refused(scored, running, tmp_path, capsys):
-    refused(capsys, tmp_path, "report", str(scored["sc"]), "-o", str(running), "-q", says="another run")
+    # its extension says it is no page: refused before the destination is looked at
+    refused(capsys, tmp_path, "report", str(scored["sc"]), "-o", str(running), "-q",
+            says=".partial is not a format this command writes; allowed: .html")
 
 
 def test_a_second_score_onto_a_running_scores_partial_file_is_refused(scored, running, tmp_path, capsys):
-    refused(capsys, tmp_path, "score", str(scored["it"]), "-o", str(running), "-q", says="another run")
+    refused(capsys, tmp_path, "score", str(scored["it"]), "-o", str(running), "-q",
+            says=".partial is not a format this command writes; allowed: .jsonl")
+    refused(capsys, tmp_path, "score", str(scored["it"]), "-o", str(running.with_suffix("")), "-q",
+            says="another run")
 
 
 def test_bench_build_never_replaces_its_source(tmp_path, capsys):
@@ -414,7 +419,8 @@ def test_an_interrupted_runs_fingerprint_and_rows_are_never_overwritten(interrup
             "score --summary its OUTPUT": ["score", str(shards["in"]), "-o", str(tmp_path / "z.jsonl"),
                                            "--summary", str(out), "-q"],
             "merge -o its OUTPUT": merge_args(shards, o=out)}[case]
-    refused(capsys, tmp_path, *args, says="interrupted run")
+    refused(capsys, tmp_path, *args, says=".json is not a format this command writes; allowed: .html"
+            if case == "report -o its fingerprint" else "interrupted run")
     rc, _, err = cli(capsys, *interrupted, "--resume", "--judge", "hostile-yes")
     assert rc == 0, err
     assert [json.loads(x)["id"] for x in out.read_text().splitlines()] == [f"item-{i:02d}" for i in range(6)]

@@ -77,7 +77,7 @@ def test_the_static_page_lists_the_runs_and_shows_the_compare_command(runs: Path
     assert shown == compare_command(recs["first"], recs["sub/second"], where=str(Path(href).parent))
     up = os.path.relpath(runs, page_path.parent)
     assert shown == (f"conflictscore compare {up}/first.scored.jsonl {up}/sub/second.jsonl "
-                     f"--summary-a {up}/first.summary.json --summary-b {up}/sub/second.json "
+                     f"--summary-a {up}/first.summary.json --summary-b {up}/sub/second.json --items {up}/items.jsonl "
                      "--label-a first --label-b sub/second --report compare.first.sub_second.html")
     # the command works as shown, run from the page's folder
     words = shlex.split(shown)

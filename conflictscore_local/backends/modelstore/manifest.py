@@ -420,10 +420,34 @@ def find_manifest(name: str) -> Manifest | None:
     return None
 
 
+def closest_name(name: str) -> str | None:
+    """The known model name ``name`` probably means: the one it begins (``deberta-v3-large`` →
+    ``deberta-v3-large-nli``), else the closest spelling; None when none is close."""
+    import difflib
+
+    try:
+        known = list(manifests())
+    except ConfigError:  # a manifest folder that cannot be read: the caller's own error says enough
+        return None
+    key = name.strip().lower().rstrip("/").rsplit("/", 1)[-1]  # a hub id's last part
+    starts = [k for k in known if k.startswith(key) and key]
+    if len(starts) == 1:
+        return starts[0]
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.8)
+    return close[0] if close else None
+
+
+def did_you_mean(name: str) -> str:
+    """``; did you mean 'deberta-v3-large-nli'?`` for a name close to a known model's, else ''."""
+    meant = closest_name(name)
+    return f"; did you mean {meant!r}?" if meant is not None and meant != name else ""
+
+
 def get_manifest(name: str) -> Manifest:
     """The manifest called ``name``; ``ConfigError`` listing the known names otherwise."""
     found = find_manifest(name)
     if found is None:
-        raise ConfigError(f"unknown model {name!r}; known: {', '.join(manifests()) or '(none)'} "
-                          "(see `conflictscore models list`)")
+        known = ", ".join(manifests()) or "(none)"
+        raise ConfigError(f"unknown model {name!r}{did_you_mean(name) or ';'} known: {known} (see `conflictscore models "
+                          "list`)")
     return found

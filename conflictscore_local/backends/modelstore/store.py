@@ -18,7 +18,7 @@ from typing import Any
 from ...core.errors import BackendUnavailable, ConfigError
 from ...util.locations import STORE_ENV, store_dir
 from .lock import LOCK_FILE, read_lock
-from .manifest import STAGED_KINDS, Manifest, find_manifest, shipped_dir
+from .manifest import STAGED_KINDS, Manifest, did_you_mean, find_manifest, shipped_dir
 
 
 def staged_path(manifest: Manifest) -> Path:
@@ -118,8 +118,8 @@ def locate(model: str, revision: str | None = None, *, what: str, use: tuple[str
     except Exception:
         raise BackendUnavailable(
             f"{what}: model {model!r} is neither a directory nor in the local Hugging Face cache, nor a model name "
-            "from `conflictscore models list` (runs are offline: nothing is downloaded); pass the path of a local "
-            "checkpoint, or stage a listed model with `conflictscore models pull`"
+            f"from `conflictscore models list`{did_you_mean(model)} (runs are offline: nothing is downloaded); pass "
+            "the path of a local checkpoint, or stage a listed model with `conflictscore models pull`"
         ) from None
     ident: dict[str, Any] = {"model_path": str(found), "model_source": f"hf-cache:{model}"}
     if found.parent.name == "snapshots":

@@ -29,7 +29,7 @@ from ...core.errors import BackendUnavailable, ConfigError
 from ...core.types import LABELS, Judgment, Label, Pair
 from .._base import JudgeBase, ProgressFn
 from ..distinct import distinct
-from ..labels import check_thresholds, decide, map_id2label
+from ..labels import check_thresholds, decide, map_id2label, rule_text
 from .calibrate import PROBE
 from .encoding import encode_pairs, passage_budget
 from .runtimes import AUTO, RuntimeFactory, check_runtime, declared, local_runtime, resolve_runtime, runtime_class
@@ -449,6 +449,7 @@ class NLIJudge(JudgeBase):
         thresholds = self.thresholds()
         runtime = self.runtime()
         self.resolved.update(runtime=runtime.name, max_length=self.max_length(), thresholds=thresholds)
+        rule = rule_text(thresholds)
 
         uniq = distinct(pairs)
         firsts = [pairs[i] for i in uniq.first]
@@ -458,15 +459,10 @@ class NLIJudge(JudgeBase):
             if on_progress is not None:
                 on_progress(sum(uniq.weight[i] for i in idx))
 
-        rows = runtime.classify(feats, done)
-        if len(rows) != len(firsts):
-            raise RuntimeError(f"runtime {runtime.name} returned {len(rows)} rows for {len(firsts)} inputs")
-        judged = []
-        for u, (p, row) in enumerate(zip(firsts, rows)):
+        def judgment(u: int, p: Pair, row: Any) -> Judgment:
             if isinstance(row, str):
                 self.count("unscored")
-                judged.append(Judgment(p, None, None, "judge", row))
-                continue
+                return Judgment(p, None, None, "judge", row)
             if len(row) != len(labels):
                 raise RuntimeError(
                     f"runtime {runtime.name} returned {len(row)} class probabilities for {len(labels)} classes"
@@ -475,7 +471,18 @@ class NLIJudge(JudgeBase):
             for k, v in enumerate(row):
                 probs[labels[k]] += v
             probs = {k: round(v, 6) for k, v in probs.items()}
-            judged.append(Judgment(p, decide(probs, thresholds), probs, "judge", notes[u]))
+            return Judgment(p, decide(probs, thresholds), probs, "judge", notes[u], rule=rule)
+
+        try:
+            rows = runtime.classify(feats, done)
+        except KeyboardInterrupt as stop:  # Ctrl-C: the finished batches' judgments go with it (the engine keeps them)
+            finished = getattr(stop, "rows", None) or ()
+            kept = [judgment(u, firsts[u], r) for u, r in enumerate(finished) if r != ()]
+            stop.judged = (self.spec(), kept)  # type: ignore[attr-defined]
+            raise
+        if len(rows) != len(firsts):
+            raise RuntimeError(f"runtime {runtime.name} returned {len(rows)} rows for {len(firsts)} inputs")
+        judged = [judgment(u, p, row) for u, (p, row) in enumerate(zip(firsts, rows))]
         self.count("pairs", len(pairs))
         self.count("forward_inputs", len(firsts))
         return uniq.spread(pairs, judged)

@@ -163,6 +163,10 @@
     } else if (cell.l) {
       out.push(el("p", { class: "note", text: cell.s === "given" ? "Given label: no probabilities." : "No probabilities recorded." }));
     }
+    if (cell.r) {
+      out.push(el("p", { class: "rule", "data-role": "rule" }, el("b", { text: "decision rule " }), cell.r,
+        ...(cell.w ? [el("br"), el("b", { text: "decided by " }), el("span", { "data-role": "decided", text: cell.w })] : [])));
+    }
     if (cell.d) out.push(el("p", { class: "note", "data-role": "decided-by", text: `decided by the ${cell.d} judge of the cascade` }));
     if (d.dw && d.dw[j] !== null && d.dw[j] !== undefined) {
       out.push(el("p", { class: "note", "data-role": "reliability", text: `document reliability ${fmt(d.dw[j], 2)}` }));
@@ -204,7 +208,7 @@
         if (!cell) return;
         const p = cell.p || [], a = cell.a || [];
         out.push([r.id, c.n ? c.n - 1 : ci, c.x, Boolean(c.k), doc, cell.l ? LABEL[cell.l] : null, p[0], p[1], p[2],
-          cell.s, cell.k, a[0], a[1], cell.t]);
+          cell.r, cell.w, cell.s, cell.k, a[0], a[1], cell.t]);
       }));
     });
     return out;

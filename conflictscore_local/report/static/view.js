@@ -22,6 +22,7 @@
   function command(a, b) {
     const words = ["conflictscore", "compare", path(a.scored), path(b.scored)];
     [["a", a], ["b", b]].forEach(([side, run]) => { if (run.summary) words.push(`--summary-${side}`, path(run.summary)); });
+    if (a.input_file && a.input_file === b.input_file) words.push("--items", path(a.input_file));
     words.push("--label-a", quote(a.key), "--label-b", quote(b.key), "--report",
       quote(`compare.${a.key}.${b.key}.html`.replace(/\//g, "_")));
     return words.join(" ");
@@ -51,5 +52,62 @@
     });
   }
   update();
+
+  // sort by a column (a header's button; again: the other way) and filter by any (the boxes under the headers)
+  const body = document.querySelector("#runs-table tbody");
+  const rows = Array.from(body.querySelectorAll("tr.run-row"));
+  const value = (row, col) => row.querySelector(`[data-field="${col}"]`).dataset.value;
+  const number = (v) => (v === "" || v === undefined || isNaN(Number(v)) ? null : Number(v));
+  function sortBy(col, dir) {
+    const keyed = rows.map((row, i) => [row, value(row, col), i]);
+    const numeric = keyed.every(([, v]) => v === "" || number(v) !== null);
+    keyed.sort(([, x, i], [, y, j]) => {
+      if (x === "" || y === "") return x === y ? i - j : x === "" ? 1 : -1;  // no value: last either way
+      const c = numeric ? number(x) - number(y) : x.localeCompare(y);
+      return c === 0 ? i - j : dir * c;
+    });
+    keyed.forEach(([row]) => body.append(row));
+    for (const th of document.querySelectorAll("#runs-table th[data-col]")) {
+      if (th.dataset.col === col) th.setAttribute("aria-sort", dir > 0 ? "ascending" : "descending");
+      else th.removeAttribute("aria-sort");
+    }
+    document.body.dataset.sort = `${col}:${dir > 0 ? "asc" : "desc"}`;
+  }
+  for (const button of document.querySelectorAll("#runs-table button[data-sort]")) {
+    button.addEventListener("click", () => {
+      const th = button.closest("th");
+      const col = button.dataset.sort;
+      const dir = th.getAttribute("aria-sort") === "ascending" ? -1 : th.getAttribute("aria-sort") === "descending" ? 1
+        : (col === "run" || col === "input" || col === "judge" ? 1 : -1);
+      sortBy(col, dir);
+    });
+  }
+  // a filter: ">0.3", "<=0.5", "=2" against a number, else text the cell contains (case ignored)
+  function matches(row, col, text) {
+    const want = text.trim();
+    if (!want) return true;
+    const cmp = /^(>=|<=|>|<|=)\s*(-?\d+(?:\.\d+)?)$/.exec(want);
+    if (cmp) {
+      const v = number(value(row, col));
+      if (v === null) return false;
+      const x = Number(cmp[2]);
+      return { ">": v > x, ">=": v >= x, "<": v < x, "<=": v <= x, "=": v === x }[cmp[1]];
+    }
+    const cell = row.querySelector(`[data-field="${col}"]`);
+    return cell.textContent.toLowerCase().includes(want.toLowerCase());
+  }
+  const inputs = Array.from(document.querySelectorAll("#runs-table input[data-filter]"));
+  function filter() {
+    let shown = 0;
+    for (const row of rows) {
+      row.hidden = !inputs.every((inp) => matches(row, inp.dataset.filter, inp.value));
+      shown += !row.hidden;
+    }
+    const note = $("runs-shown");
+    note.hidden = shown === rows.length;
+    note.textContent = `${shown} of ${rows.length} runs shown (filtered)`;
+    document.body.dataset.shown = String(shown);
+  }
+  for (const inp of inputs) inp.addEventListener("input", filter);
   document.body.dataset.ready = "ready";
 })();

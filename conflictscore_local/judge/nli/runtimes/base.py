@@ -140,15 +140,21 @@ def run_batched(
     on_done: DoneFn | None = None,
 ) -> list[Row]:
     """``forward`` over length-sorted batches of at most ``max_pairs`` inputs and ``max_tokens``
-    padded tokens (what keeps a CPU fast: short inputs go in large batches, long ones in small)."""
+    padded tokens (what keeps a CPU fast: short inputs go in large batches, long ones in small). A Ctrl-C
+    carries the rows of the batches finished before it (``stop.rows``, ``()`` for the rest), so the judge
+    hands their judgments over."""
     order = sorted(range(len(feats)), key=lambda i: -len(feats[i]["input_ids"]))
     lengths = [len(feats[i]["input_ids"]) for i in order]
     rows: list[Row] = [()] * len(feats)
-    for idx in token_batches(order, lengths, max_pairs, max_tokens):
-        for i, row in zip(idx, forward([feats[i] for i in idx])):
-            rows[i] = row
-        if on_done is not None:
-            on_done(idx)
+    try:
+        for idx in token_batches(order, lengths, max_pairs, max_tokens):
+            for i, row in zip(idx, forward([feats[i] for i in idx])):
+                rows[i] = row
+            if on_done is not None:
+                on_done(idx)
+    except KeyboardInterrupt as stop:
+        stop.rows = rows  # type: ignore[attr-defined]  # the batches finished before Ctrl-C (() for the rest)
+        raise
     return rows
 
 
