@@ -109,11 +109,13 @@ def _never_or_always(op: str, threshold: float, low: float) -> str:
     return "always holds" if (op in (">", ">=")) == below else "never holds"
 
 
-def _meant(word: str, known: Any) -> str:
+def _meant(word: str | None, known: Any) -> str:
     """``; did you mean 'cs_c'?`` for a metric (or scope) name written another way (``csc``, ``CS-C``), or ''."""
     import difflib
 
     names = list(known)
+    if word is None or word in names:  # no scope given (compare's METRIC alone), or a name that is right
+        return ""
     folded = {k.replace("_", "").lower(): k for k in names}
     key = word.replace("-", "").replace("_", "").replace(" ", "").lower()
     found = folded.get(key) or next(iter(difflib.get_close_matches(word.lower(), names, n=1, cutoff=0.6)), None)

@@ -132,7 +132,7 @@ def test_fail_if_exits_4_with_one_line_per_condition_that_held(tmp_path: Path, c
 
 
 @pytest.mark.parametrize(("text", "why"), [
-    ("cs_q>0.3", "unknown metric in 'cs_q'"),
+    ("cs_q>0.3", "unknown metric in 'cs_q' (did you mean cs_r?)"),
     ("cs_c=0.3", "not METRIC OP NUMBER"),
     ("total.cs_c>0.3", "unknown scope in 'total.cs_c'"),
     ("cs_c>high", "not METRIC OP NUMBER"),
