@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 import conflictscore_local
-from conflictscore_local.errors import InputError
-from conflictscore_local.inputs import parse_item
+from conflictscore_local.core.errors import InputError
+from conflictscore_local.formats.inputs import parse_item
 
 PACKAGE_ROOT = Path(conflictscore_local.__file__).resolve().parents[1]
 

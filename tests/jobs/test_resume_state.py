@@ -22,7 +22,7 @@ import pytest
 
 import conflictscore_local
 from conflictscore_local.bench import make_item
-from conflictscore_local.types import CONTRADICT, IRRELEVANT, SUPPORT
+from conflictscore_local.core.types import CONTRADICT, IRRELEVANT, SUPPORT
 
 from .test_hostile import item, write_jsonl
 

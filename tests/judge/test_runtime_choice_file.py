@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 import conflictscore_local
-from conflictscore_local.judge.calibrate import CHOICE_FILE, CHOICE_FORMAT, choice_key
+from conflictscore_local.judge.nli.calibrate import CHOICE_FILE, CHOICE_FORMAT, choice_key
 
 pytestmark = pytest.mark.slow  # each case loads a (tiny) model in a subprocess
 PACKAGE_ROOT = Path(conflictscore_local.__file__).resolve().parents[1]
