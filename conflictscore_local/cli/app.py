@@ -289,8 +289,8 @@ def interrupted(args: argparse.Namespace, stop: KeyboardInterrupt) -> str:
     if kept is None:
         return f"{said}; rerun with --resume to continue"
     judgments = f" and {cached} judgments in the judgment cache" if cached else ""
-    return f"{said}; kept {kept} items in {getattr(stop, 'partial', 'OUTPUT.partial')}{judgments}: rerun with --resume " \
-           "to continue"
+    partial = getattr(stop, "partial", "OUTPUT.partial")
+    return f"{said}; kept {kept} items in {partial}{judgments}: rerun with --resume to continue"
 
 
 EXIT_UNLOADS: tuple[str, ...] = ("torch",)

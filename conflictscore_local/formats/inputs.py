@@ -179,9 +179,10 @@ def parse_item(obj: Any, *, path: str | None = None, line: int | None = None, ma
     """Validate one decoded JSON object (of any shape of :data:`SHAPES`) and turn it into an :class:`Item`.
 
     An item without ``id`` gets ``made_id`` (``item-N``, its position: :func:`iter_items` and
-    :func:`as_items` give it), else ``item-LINE``; without either it is refused. ``shapes`` counts the shape read and the ids made, and warns (once per key) about
-    keys that look like a misspelled field. Unknown top-level fields are kept in ``Item.meta``
-    (benchmark gold fields travel that way); unknown document fields in ``Document.meta``.
+    :func:`as_items` give it), else ``item-LINE``; without either it is refused. ``shapes`` counts the
+    shape read and the ids made, and warns (once per key) about keys that look like a misspelled field.
+    Unknown top-level fields are kept in ``Item.meta`` (benchmark gold fields travel that way); unknown
+    document fields in ``Document.meta``.
     """
     seen = shapes if shapes is not None else InputShapes()
 

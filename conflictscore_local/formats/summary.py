@@ -6,8 +6,8 @@ detection per group, unscored and pruning counts against the gold). Each field d
 reduces over shards (``Summary.reductions()``), so :func:`build_summary` serves one engine and
 :func:`reduce_summaries` (``conflictscore merge``) the same way: the ``rows`` fields are recomputed
 from the rows, ``sum`` fields added leaf by leaf, ``first`` fields taken from the first shard, ``cat``
-fields concatenated, ``min`` / ``max`` fields the least / greatest (when the run started and finished). A rate (pairs judged per second) is derived from the reduced counters, never
-summed.
+fields concatenated, ``min`` / ``max`` fields the least / greatest (when the run started and finished).
+A rate (pairs judged per second) is derived from the reduced counters, never summed.
 
 :func:`read_summary` reads a summary written by this release or an earlier one: a ``bench run``
 results file of the earlier schema (``engine_pairs``, ``conflictscore.{macro,micro}``, ``detection``
@@ -89,8 +89,8 @@ def build_summary(
     with the label counts, ``input`` (what reading saw), ``shard`` (the ``--shard`` record) and
     ``resumed_items``; ``total_s`` is the run's wall time (a function: read once the rest is computed, so the
     bootstrap counts); ``started`` / ``finished`` when the run began and ended (UTC, ISO 8601; ``finished`` a
-    function too, read with ``total_s``). ``checks`` look at the built summary: the warning each gives is logged and added to
-    ``warnings``."""
+    function too, read with ``total_s``). ``checks`` look at the built summary: the warning each gives is
+    logged and added to ``warnings``."""
     run = config.get("run") or {}
     engine = run.get("engine") or {}
     seed = int(engine.get("seed", 0))

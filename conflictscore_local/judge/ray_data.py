@@ -197,7 +197,8 @@ class RayJudge(JudgeBase):
             done = 0
             for u, payload in zip(batch["u"], batch["judgment"]):
                 d = json.loads(payload)
-                judged[int(u)] = Judgment(firsts[int(u)], d["label"], d["probs"], "judge", d["note"], rule=d.get("rule"))
+                judged[int(u)] = Judgment(firsts[int(u)], d["label"], d["probs"], "judge", d["note"],
+                                          rule=d.get("rule"))
                 done += uniq.weight[int(u)]
             self.count("batches")
             if on_progress is not None:

@@ -121,8 +121,9 @@ def test_score_and_merge_write_their_rows_to_stdout(tmp_path: Path, capsys: pyte
         assert main(["score", str(items), "--shard", f"{i}/2", "-o", str(tmp_path / f"p{i}.jsonl"), "--summary",
                      str(tmp_path / f"s{i}.json"), "-q"]) == 0
     capsys.readouterr()
-    rc, merged, err = run(capsys, "merge", str(items), "--outputs", str(tmp_path / "p1.jsonl"), str(tmp_path / "p2.jsonl"),
-                          "--summaries", str(tmp_path / "s1.json"), str(tmp_path / "s2.json"), "-o", "-", "-q")
+    rc, merged, err = run(capsys, "merge", str(items), "--outputs", str(tmp_path / "p1.jsonl"),
+                          str(tmp_path / "p2.jsonl"), "--summaries", str(tmp_path / "s1.json"),
+                          str(tmp_path / "s2.json"), "-o", "-", "-q")
     assert rc == 0, err
     assert [json.loads(x) for x in merged.splitlines()] == [json.loads(x) for x in out.splitlines()]
 

@@ -36,8 +36,9 @@ def test_every_committed_figure_is_what_its_results_give(render: Any) -> None:
     for path in render.pages():
         text = path.read_text(encoding="utf-8")
         counted += sum(1 for _ in render.figures(text))
-        assert render.stale(text, extra) == [], f"{path.relative_to(ROOT)}: run python benchmarks/render_docs.py"
-        assert render.render_file(path, extra) == text, f"{path.relative_to(ROOT)}: run python benchmarks/render_docs.py"
+        fix = f"{path.relative_to(ROOT)}: run python benchmarks/render_docs.py"
+        assert render.stale(text, extra) == [], fix
+        assert render.render_file(path, extra) == text, fix
     assert counted >= 100  # speed.md alone holds about 90
     assert render.main(["--check"]) == 0
 
@@ -50,9 +51,10 @@ def test_a_value_that_differs_is_named_and_rendered_again(render: Any, tmp_path:
     extra = {"default_judge": {"name": "v9", "bench": "run.json"}}
     page = ("F1 <!-- fig result(config.extra.default_judge.bench, \"a.f1\") -->0.700<!-- /fig --> of\n"
             "<!-- fig result(\"run.json\", \"a.n\", \"d\") -->443<!-- /fig --> inputs, judge "
-            "<!-- fig config.extra.default_judge.name -->v9<!-- /fig --> (<!-- fig path(config.extra.default_judge.bench)"
-            " -->`benchmarks/results/run.json`<!-- /fig -->), second row <!-- fig result(\"run.json\", \"a.rows.1\", "
-            "\".2f\") -->0.25<!-- /fig -->, variant <!-- fig result(\"run.json\", \"name\") -->fp32-torch<!-- /fig -->\n")
+            "<!-- fig config.extra.default_judge.name -->v9<!-- /fig --> (<!-- fig "
+            "path(config.extra.default_judge.bench) -->`benchmarks/results/run.json`<!-- /fig -->), second row "
+            "<!-- fig result(\"run.json\", \"a.rows.1\", \".2f\") -->0.25<!-- /fig -->, variant "
+            "<!-- fig result(\"run.json\", \"name\") -->fp32-torch<!-- /fig -->\n")
     assert render.stale(page, extra, results) == [
         (1, 'result(config.extra.default_judge.bench, "a.f1")', "0.700", "0.695")]
     fixed = render.render(page, extra, results)
@@ -108,12 +110,14 @@ def test_the_site_build_fails_on_a_figure_that_differs() -> None:
 def test_a_recorded_table_and_the_template_calls_of_before_convert_and_render(render: Any, tmp_path: Path) -> None:
     results = tmp_path / "results"
     results.mkdir()
-    table = {"columns": ["workload", "peer", "median s"], "rows": [["rag", "st-onnx", "7.191"], ["long", "vllm", "2.5"]]}
+    table = {"columns": ["workload", "peer", "median s"],
+             "rows": [["rag", "st-onnx", "7.191"], ["long", "vllm", "2.5"]]}
     (results / "peers.json").write_text(json.dumps({"table": table, "f1": 0.5}))
     assert render.markdown_table(table, "x.json table") == (
         "| workload | peer | median s |\n|---|---|---|\n| rag | st-onnx | 7.191 |\n| long | vllm | 2.5 |")
     with pytest.raises(ValueError, match=r"x.json table: row 1 has 2 cells for 3 columns"):
-        render.markdown_table({"columns": table["columns"], "rows": [table["rows"][0], ["rag", "vllm"]]}, "x.json table")
+        short = {"columns": table["columns"], "rows": [table["rows"][0], ["rag", "vllm"]]}
+        render.markdown_table(short, "x.json table")
     page = ('---\nrender_macros: true\n---\n\n# Peers\n\nF1 {{ result("peers.json", "f1") }} '
             '(`benchmarks/results/{{ config.extra.judge.bench }}`)\n\n{{ result_table("peers.json") }}\n')
     converted = render.convert(page)

@@ -66,7 +66,8 @@ def test_errors_name_the_field_as_the_line_spells_it(tmp_path: Path) -> None:
     assert str(e.value) == f"{tmp_path / 'in.jsonl'}:1: field 'retrieved_contexts[1]': expected a string or an object " \
                            "with 'text', got int"
     with pytest.raises(InputError) as e:
-        read_items(write(tmp_path / "in.jsonl", {**PLAIN, "id": "item-2"}, {k: v for k, v in PLAIN.items() if k != "id"}))
+        read_items(write(tmp_path / "in.jsonl", {**PLAIN, "id": "item-2"},
+                         {k: v for k, v in PLAIN.items() if k != "id"}))
     assert str(e.value) == f"{tmp_path / 'in.jsonl'}:2: field 'id': duplicate id 'item-2' (first on line 1)"
 
 

@@ -126,7 +126,8 @@ def test_the_network_guard_refuses_and_records_outside_connections(no_network: l
 def test_item_from_numbers_string_contexts_and_keeps_document_objects() -> None:
     it = item_from("q1", "Paris is in France.", ["Paris is the capital of France.", "Lyon is in France."],
                    question="Where is Paris?")
-    assert [(d.id, d.text) for d in it.documents] == [("d0", "Paris is the capital of France."), ("d1", "Lyon is in France.")]
+    assert [(d.id, d.text) for d in it.documents] == [("d0", "Paris is the capital of France."),
+                                                      ("d1", "Lyon is in France.")]
     assert (it.id, it.question, it.response, it.claims, it.labels) == ("q1", "Where is Paris?", "Paris is in France.", None, None)
 
     it = item_from("q2", "x", [{"id": "wiki", "text": "t", "url": "u"}], claims=["c"], labels=[["support"]])

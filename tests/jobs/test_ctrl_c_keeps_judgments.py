@@ -1,6 +1,6 @@
 """Ctrl-C loses no judgment: a real `score` process (the `nli` judge on a tiny real checkpoint, one progress
-line, one ETA) gets SIGINT while a judge call is half done; every judgment it finished is in the cache when it exits, the
-line it ends with says what it kept, and ``--resume`` says what it kept and what is left before it judges.
+line, one ETA) gets SIGINT while a judge call is half done; every judgment it finished is in the cache when it
+exits, the line it ends with says what it kept, and ``--resume`` says what it kept and what is left before it judges.
 ``view --serve``, which has no --resume, does not advise one."""
 
 from __future__ import annotations
@@ -88,8 +88,8 @@ def test_ctrl_c_in_a_judge_call_keeps_every_judgment_and_resume_says_what_is_lef
     finally:
         resumed.kill()
     assert resumed.returncode == 0, err
-    assert f"--resume: kept {kept} items and {judgments - kept * CLAIMS * DOCS} judgments; {N_ITEMS - kept} items to go" \
-        in err.splitlines()
+    left = judgments - kept * CLAIMS * DOCS
+    assert f"--resume: kept {kept} items and {left} judgments; {N_ITEMS - kept} items to go" in err.splitlines()
     assert len((tmp_path / "out.jsonl").read_text().splitlines()) == N_ITEMS
     assert cached(tmp_path / "c.sqlite") == PAIRS
     summary = json.loads((tmp_path / "s.json").read_text())

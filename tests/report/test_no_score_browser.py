@@ -62,4 +62,5 @@ def test_a_judge_whose_replies_cannot_be_read_gives_no_score(tmp_path: Path, ope
     view = open_report(runs / "conflictscore-view.html", ready="body[data-ready=ready]")
     cell = view.locator('tr.run-row[data-key="q"] td[data-field="cs_c"]')
     assert cell.inner_text() == "no score" and cell.get_attribute("data-value") == ""
-    assert view.locator('tr.run-row[data-key="q"] td[data-field="judge"]').inner_text() == f"openai · stub-model at {host}"
+    judge = view.locator('tr.run-row[data-key="q"] td[data-field="judge"]')
+    assert judge.inner_text() == f"openai · stub-model at {host}"

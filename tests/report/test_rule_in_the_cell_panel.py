@@ -20,7 +20,8 @@ from .test_report_browser import open_item
 pytestmark = pytest.mark.slow  # a real Chromium per module, the default judge
 
 REPO = Path(__file__).resolve().parents[2]
-ITEM = {"id": "water", "response": "Water boils at 100 °C at sea level.", "claims": ["Water boils at 100 °C at sea level."],
+ITEM = {"id": "water", "response": "Water boils at 100 °C at sea level.",
+        "claims": ["Water boils at 100 °C at sea level."],
         "documents": [{"id": "same", "text": "Water boils at 100 °C at sea level."},
                       {"id": "recipe", "text": "Stir the flour into the butter and bake for twenty minutes."}]}
 

@@ -448,6 +448,6 @@ def get_manifest(name: str) -> Manifest:
     found = find_manifest(name)
     if found is None:
         known = ", ".join(manifests()) or "(none)"
-        raise ConfigError(f"unknown model {name!r}{did_you_mean(name) or ';'} known: {known} (see `conflictscore models "
-                          "list`)")
+        raise ConfigError(f"unknown model {name!r}{did_you_mean(name) or ';'} known: {known} (see `conflictscore "
+                          "models list`)")
     return found
