@@ -64,14 +64,18 @@ def test_view_o_onto_a_run_file_it_lists_is_refused(runs: Path, name: str) -> No
     done = cs("view", str(runs), "-o", str(runs / name), "-q")
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
-    assert f"-o {runs / name} is a run file it lists ({name})" in done.stderr
+    if name.endswith(".html"):
+        assert f"-o {runs / name} is a run file it lists ({name})" in done.stderr
+    else:  # refused sooner: -o names the page's format by its extension
+        ext = name[name.rindex("."):]
+        assert f"-o {runs / name}: {ext} is not a format this command writes; allowed: .html" in done.stderr
     assert {p.name: p.read_bytes() for p in runs.iterdir()} == before
 
 
 def test_view_o_through_another_spelling_of_a_run_file_is_refused(runs: Path, tmp_path: Path) -> None:
-    (tmp_path / "alias.jsonl").symlink_to(runs / "ok.scored.jsonl")
+    (tmp_path / "alias.html").symlink_to(runs / "ok.scored.jsonl")  # a page's name, a run file behind it
     keep = (runs / "ok.scored.jsonl").read_bytes()
-    done = cs("view", str(runs), "-o", str(tmp_path / "alias.jsonl"), "-q")
+    done = cs("view", str(runs), "-o", str(tmp_path / "alias.html"), "-q")
     assert done.returncode == 2 and "is a run file it lists (ok.scored.jsonl)" in done.stderr
     assert (runs / "ok.scored.jsonl").read_bytes() == keep
 
