@@ -6,6 +6,7 @@ replaced, measured again with the same commands beside it):
 
 - ``targets``: issue 46's targets, each with OLD's and NEW's figure and whether NEW meets it;
 - ``decision``: the decision rule NEW ships and why (``judge_decision_NEW.json``);
+- ``ship``: the gate NEW passed to replace OLD, and the stricter one it was changed from (``judge_ship_NEW.json``);
 - ``data_general`` / ``data``: the training mixes of the two stages by source, with licences
   (``default-judge-NEW-general_data.json``, ``default-judge-NEW_data.json``), and ``mining``: what the second
   stage kept (``default-judge-NEW_mine.json``);
@@ -151,6 +152,30 @@ def decision_table(results: Path = RESULTS) -> str:
             f"([`judge_decision_{NEW}.md`](../../benchmarks/results/judge_decision_{NEW}.md)): {dec['why']}. "
             f"The thresholds compared were calibrated on the dev sets under the `{dev['document_rule']}` "
             f"document rule: `{json.dumps(dev['thresholds'])}`.")
+
+
+def ship_table(results: Path = RESULTS) -> str:
+    v = _load(f"judge_ship_{NEW}.json", results)
+    f = v["figures"]
+    b, paired = f["conflictbench_test_detection_f1"], f["conflictbench_test_detection_f1"]["paired"]
+    lo, hi = paired["interval95"]
+    rows = [f"| gate figure | {OLD} | {NEW} | passes |", "|---|---:|---:|---|",
+            f"| sanity accuracy (higher) | {_n(f['sanity_accuracy']['old'])} | {_n(f['sanity_accuracy']['new'])} | "
+            f"{'yes' if f['sanity_accuracy']['passes'] else '**no**'} |",
+            f"| mean accuracy on e-SNLI test, TaxiNLI, MPE test, FM2 test (higher) | "
+            f"{_n(f['general_anchor_accuracy']['old'])} | {_n(f['general_anchor_accuracy']['new'])} | "
+            f"{'yes' if f['general_anchor_accuracy']['passes'] else '**no**'} |",
+            f"| ConflictBench test detection F1 (not lower beyond noise) | {_n(b['old'])} | {_n(b['new'])} | "
+            f"{'yes' if b['passes'] else '**no**'} |", "",
+            f"ConflictBench test: F1({NEW}) − F1({OLD}) = {paired['difference']:+.4f}, paired bootstrap 95% interval "
+            f"[{lo:+.4f}, {hi:+.4f}] over {paired['items']} items ({paired['claims']} claims, {paired['resamples']} "
+            f"resamples). **{NEW} {'ships' if v['ships'] else 'does not ship'}.** The gate written before the "
+            f"result ({v['until_2026_12_04']['rule']}) "
+            + ("held it back on " + ", ".join(v["until_2026_12_04"]["held_back_by"])
+               if v["until_2026_12_04"]["held_back_by"] else "passed it too")
+            + "; it was changed after that result to the gate above "
+            f"([`judge_ship_{NEW}.json`](../../benchmarks/results/judge_ship_{NEW}.json), `benchmarks/judge_ship.py`)."]
+    return "\n".join(rows)
 
 
 def _mix_rows(d: dict[str, Any]) -> list[str]:
@@ -439,7 +464,7 @@ def v4_cost_table(results: Path = RESULTS) -> str:
 
 
 TABLES: dict[str, Callable[[Path], str]] = {
-    "targets": targets_table, "decision": decision_table, "data_general": data_general_table, "data": data_table,
+    "targets": targets_table, "ship": ship_table, "decision": decision_table, "data_general": data_general_table, "data": data_table,
     "mining": mining_table, "balance": balance_table, "leakage": leakage_table, "training": training_table,
     "sanity": sanity_table, "checklist": checklist_table, "dev": dev_table, "anchors": anchors_table,
     "conflictbench": conflictbench_table, "cost": cost_table, "v4": v4_table,
