@@ -26,9 +26,9 @@
 #   7. evaluation of v5 and v3 alike: the anchors (e-SNLI test, TaxiNLI, MPE test, FM2 test whole, the others
 #      sampled), the sanity checklist, the behavioural checklist, ConflictBench test and dev through
 #      `bench run`, the cost per pair;
-#   8. the gate (benchmarks/judge_ship.py): v5 ships only when it beats v3 on ConflictBench test detection F1
-#      and on the sanity checklist; then `train-judge pack` into models/default-judge (int8 embedding rows,
-#      float16 rest: ~34 MB), the card's tables (judge_card.py) and benchmarks/conflictbench.md.
+#   8. the gate (benchmarks/judge_ship.py): v5 ships only when it is higher than v3 on the sanity checklist and
+#      the general anchors and not lower on ConflictBench test detection F1 beyond a paired bootstrap's noise;
+#      then `train-judge pack` into models/default-judge (int8 embedding rows, float16 rest: ~34 MB), the card's tables (judge_card.py) and benchmarks/conflictbench.md.
 #
 #   models/build_default_judge.sh            (about 4 hours on an idle 2-core CPU; stage 1 is ~1 h of it)
 #
@@ -124,8 +124,10 @@ done
 "$PY" benchmarks/judge_pair_cost.py --judge v3="$V3" --judge v5="$WORK/judge-v5" --data "$DATA" --pairs 256 \
   --repeats 5 --threads "$THREADS" --out "$RES/judge_pair_cost_v3-v5"
 
-# ship v5 only when it beats v3 on ConflictBench test detection F1 and on the sanity checklist
-if "$PY" benchmarks/judge_ship.py --new v5 --old v3; then
+# ship v5 only when it is higher than v3 on the sanity pairs and the general anchors and not lower on
+# ConflictBench test detection F1 beyond a paired bootstrap's noise (benchmarks/judge_ship.py says why)
+if "$PY" benchmarks/judge_ship.py --new v5 --old v3 --bench "$WORK/conflictbench.jsonl" \
+     --run v5="$WORK/conflictbench_v5.jsonl" --run v3="$WORK/conflictbench_v3.jsonl"; then
   rm -rf models/default-judge.new
   "$CS" train-judge pack "$WORK/judge-v5" -o models/default-judge.new -q
   cp models/default-judge/README.md models/default-judge.new/   # the card (its tables are refilled below)

@@ -42,32 +42,38 @@ def test_every_claim_conflicted_baseline_is_hand_computed() -> None:
 
 def test_a_block_is_refilled_and_an_unknown_one_refused(card: Any, tmp_path: Path) -> None:
     results = tmp_path
-    (results / "judge_checklist_v2.json").write_text(json.dumps(
-        {"capabilities": {"negation": {"n": 10, "pass_rate": 0.4}}, "macro_pass_rate": 0.4}))
     (results / "judge_checklist_v3.json").write_text(json.dumps(
+        {"capabilities": {"negation": {"n": 10, "pass_rate": 0.4}}, "macro_pass_rate": 0.4}))
+    (results / "judge_checklist_v5.json").write_text(json.dumps(
         {"capabilities": {"negation": {"n": 10, "pass_rate": 0.9}, "paraphrase": {"n": 5, "pass_rate": 0.6}},
          "macro_pass_rate": 0.75}))
     text = "intro\n<!-- card:checklist -->\nstale 0.1\n<!-- /card:checklist -->\nend\n"
     assert card.render(text, results) == (
         "intro\n<!-- card:checklist -->\n"
-        "| capability | probes | v2 | v3 | target |\n|---|---:|---:|---:|---:|\n"
-        "| negation | 10 | 0.400 | **0.900** | ≥ 0.85 |\n"
-        "| paraphrase | 5 | – | **0.600** |  |\n"
-        "| mean | | 0.400 | **0.750** | |\n"
+        "| capability | probes | v3 | v5 |\n|---|---:|---:|---:|\n"
+        "| negation | 10 | 0.400 | **0.900** |\n"
+        "| paraphrase | 5 | – | **0.600** |\n"
+        "| mean | | 0.400 | **0.750** |\n"
         "<!-- /card:checklist -->\nend\n")
-    with pytest.raises(SystemExit, match="unknown block card:nope; allowed: data, balance"):
+    with pytest.raises(SystemExit, match="unknown block card:nope; allowed: targets, ship, decision"):
         card.render("<!-- card:nope -->\n<!-- /card:nope -->", results)
 
 
-def test_the_training_table_marks_the_exported_evaluation(card: Any, tmp_path: Path) -> None:
-    record = {"best_epoch": 0.5, "train_pairs_per_s": 8.11, "threads": 2, "device": "cpu",
-              "options": {"epochs": 1, "stop_after": 1.0},
-              "history": [{"epoch": 0.5, "train_s": 2771.4, "eval_s": 764.3, "eval": {"macro_f1": 0.52965}},
-                          {"epoch": 1, "train_s": 880.4, "eval_s": 180.7, "eval": {"macro_f1": 0.5252}}]}
-    (tmp_path / "default-judge-v3_training.json").write_text(json.dumps(record))
+def test_the_training_table_marks_the_exported_evaluation_of_both_stages(card: Any, tmp_path: Path) -> None:
+    def record(best: float, history: list[tuple[float, float, float, float]], lr: float) -> dict[str, Any]:
+        return {"best_epoch": best, "train_pairs_per_s": 20.84, "threads": 2, "device": "cpu",
+                "train_labels": {"SUPPORT": 3, "CONTRADICT": 2, "IRRELEVANT": 1},
+                "options": {"epochs": 1, "lr": lr, "batch_size": 32, "max_length": 192, "int8_embeddings": True},
+                "eval_files": [{"path": "data/lingnli_dev.jsonl"}],
+                "history": [{"epoch": e, "train_s": t, "eval_s": v, "eval": {"macro_f1": m}} for e, m, t, v in history]}
+    (tmp_path / "default-judge-v5-stage1_training.json").write_text(json.dumps(
+        record(0.5, [(0.5, 0.57114, 1032.4, 36.2), (1, 0.5924, 990.0, 32.0)], 4e-5)))
+    (tmp_path / "default-judge-v5_training.json").write_text(json.dumps(record(1, [(1, 0.53641, 1961.0, 253.4)], 3e-5)))
+    stage = ("6 pairs, 1 epoch at lr {lr}, batch 32, window 192, int8 embeddings frozen yes; 20.84 training pairs/s, "
+             "2 threads, device cpu; eval sets: lingnli_dev")
     assert card.training_table(tmp_path) == (
-        "| epoch | mean eval macro-F1 | training s | evaluation s | exported |\n|---:|---:|---:|---:|---|\n"
-        "| 0.5 | 0.5296 | 2,771 | 764 | **yes** (best) |\n"
-        "| 1 | 0.5252 | 880 | 181 |  |\n\n"
-        "Schedule: 1 epoch(s), run to epoch 1 (`--stop-after 1`); 8.11 training pairs/s over all sessions, "
-        "2 threads, device cpu.")
+        "| stage | epoch | mean eval macro-F1 | training s | evaluation s | exported |\n|---|---:|---:|---:|---:|---|\n"
+        "| 1 | 0.5 | 0.5711 | 1,032 | 36 | **yes** (best) |\n"
+        "| 1 | 1 | 0.5924 | 990 | 32 |  |\n"
+        "| 2 | 1 | 0.5364 | 1,961 | 253 | **yes** (best) |\n\n"
+        f"- stage 1: {stage.format(lr='4e-05')}\n- stage 2: {stage.format(lr='3e-05')}")
