@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from conflictscore_local import RunConfig, parse_item
+from conflictscore_local import RunConfig
 from conflictscore_local.backends import registry
 from conflictscore_local.judge._base import JudgeBase
 from conflictscore_local.bench import build_bench, default_data_dir

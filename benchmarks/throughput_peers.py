@@ -103,7 +103,6 @@ class Peers:
 
     def cross_encoder(self) -> Any:
         if self._cross is None:
-            import torch
             from sentence_transformers import CrossEncoder
 
             # the engine's dtype (float32 on a CPU without native bf16; the checkpoint is stored in float16)
@@ -113,7 +112,6 @@ class Peers:
 
     def hf_model(self) -> Any:
         if self._model is None:
-            import torch
             from transformers import AutoModelForSequenceClassification
 
             self._model = AutoModelForSequenceClassification.from_pretrained(

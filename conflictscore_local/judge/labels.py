@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import math
-import re
 from typing import Any, Mapping
 
 from ..core.errors import ConfigError

@@ -23,7 +23,7 @@ from ..backends.arguments import ranged
 from ..backends.arguments import flat
 from ..backends.checkpoints import model_fingerprint, token_counter, tokenizer_fingerprint
 from ..core.errors import ConfigError
-from ..generate.vllm import ENGINE_ARGS_NOT_KEYED, VLLMConfig, VLLMGenerator, keyed_engine_args
+from ..generate.vllm import VLLMConfig, VLLMGenerator, keyed_engine_args
 from ..core.types import LABELS
 from .classify import ClassifyMode, check_mode_args
 from .labels import token_label

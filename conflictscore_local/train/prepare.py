@@ -343,7 +343,10 @@ def _evaluation_side(d: Path, mix: Mix, rng: random.Random) -> _EvalSide:
 
     vitaminc = [p for name in ("vitaminc_real", "vitaminc_synthetic") for p in nli_extra.load_extra(d, name)]
     vitaminc_train, vitaminc_held = _group_split(vitaminc, mix.vitaminc_holdout, mix.seed)
-    sample = (lambda ps: ps if len(ps) <= mix.dev_pairs else rng.sample(ps, mix.dev_pairs))
+
+    def sample(ps: list[LabelledPair]) -> list[LabelledPair]:
+        return ps if len(ps) <= mix.dev_pairs else rng.sample(ps, mix.dev_pairs)
+
     evals["vitaminc_dev"] = _pair_items("vitaminc_dev", sample(vitaminc_held))
     factcg_train: list[LabelledPair] = []
     factcg_held: list[LabelledPair] = []

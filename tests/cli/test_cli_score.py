@@ -10,7 +10,7 @@ import pytest
 
 from conflictscore_local.backends import registry
 from conflictscore_local.cli import main
-from conflictscore_local.core.metrics import METRICS, standard_keys
+from conflictscore_local.core.metrics import standard_keys
 
 from ..pipeline.test_engine import RuleJudge
 

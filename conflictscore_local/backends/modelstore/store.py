@@ -18,7 +18,7 @@ from typing import Any
 from ...core.errors import BackendUnavailable, ConfigError
 from ...util.locations import STORE_ENV, store_dir
 from .lock import LOCK_FILE, read_lock
-from .manifest import STAGED_KINDS, Manifest, find_manifest, shipped_dir
+from .manifest import Manifest, find_manifest, shipped_dir
 
 
 def staged_path(manifest: Manifest) -> Path:

@@ -138,7 +138,7 @@ def stored(folder: Path, key: str) -> Choice | None:
 
     file = folder / CHOICE_FILE
     try:
-        data = json.loads(read_regular(file, what="runtime=auto: the stored choice", way_out=f"remove it (runtime=auto "
+        data = json.loads(read_regular(file, what="runtime=auto: the stored choice", way_out="remove it (runtime=auto "
                                        "measures again and stores a new one) or choose one: --judge-arg runtime=torch"))
         entry = data["choices"][key] if data.get("format") == CHOICE_FORMAT else None
     except ConfigError:
