@@ -296,7 +296,7 @@ def available(role: str) -> list[str]:
     return sorted(_role(role).names())
 
 
-def resolve(role: str, name: str) -> type:
+def resolve(role: str, name: str) -> type[Any]:
     """The backend class for ``role``/``name``; ``ConfigError`` naming the allowed names."""
     ns = _role(role)
     names = sorted(ns.names())
@@ -374,7 +374,7 @@ def protocol(role: str) -> type:
     return getattr(module, proto)
 
 
-def role_base(role: str) -> type:
+def role_base(role: str) -> type[Any]:
     """The base class of ``role``'s backends (``JudgeBase`` ...): its optional members with their defaults."""
     module, _, base = _role_module(role)
     return getattr(module, base)

@@ -60,7 +60,7 @@ def read_run(path: str | os.PathLike[str], *, label: str, summary: str | os.Path
     results: list[ItemResult] = []
     seen: dict[str, int] = {}
     for n, row in iter_jsonl(p, stats):
-        body = row.get("scored") if isinstance(row, dict) and isinstance(row.get("scored"), dict) else row
+        body = row["scored"] if isinstance(row, dict) and isinstance(row.get("scored"), dict) else row
         result = result_from_json(body, path=p, line=n)
         if result.item_id in seen:
             raise InputError(f"duplicate id {result.item_id!r} (first on line {seen[result.item_id]})", path=p,

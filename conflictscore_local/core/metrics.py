@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .types import CONTRADICT, IRRELEVANT, SUPPORT, ClaimVerdict, ItemMetrics, ItemResult
 
@@ -247,7 +247,7 @@ def label_counts(results: Iterable[ItemResult]) -> dict[str, int]:
 
 def summarize_metrics(
     results: Sequence[ItemResult], *, seed: int = 0, n_resamples: int = 1000
-) -> Mapping[str, object]:
+) -> Mapping[str, Any]:
     """The dataset-level numbers of a report: macro, micro, ci95, pair and label counts."""
     ms = [r.metrics for r in results]
     return {

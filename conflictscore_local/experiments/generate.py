@@ -113,7 +113,8 @@ def _generate_file(input_path: str | os.PathLike[str], output_path: str | os.Pat
                    generator: str | Generator, generator_args: Mapping[str, Any] | None, max_tokens: int,
                    temperature: float, limit: int | None, progress: bool, resume: bool) -> dict[str, Any]:
     p = str(input_path)
-    items, lines, seen = [], [], {}
+    items, lines = [], []
+    seen: dict[str, int] = {}
     for n, obj in iter_jsonl(p):
         if isinstance(obj, dict) and "response" not in obj:
             obj = {**obj, "response": ""}  # the response is what this command writes

@@ -321,7 +321,7 @@ def regenerate_file(
             conds = run_regenerate(questions, gen, engine, conditions=conditions, max_tokens=max_tokens,
                                    temperature=temperature, trace=trace.write if trace is not None else None,
                                    progress=progress, done=done, traced=traced)
-        result = {
+        result: dict[str, Any] = {
             "conditions": conds,
             "config": {
                 "truthfulqa": str(truthfulqa), "truthfulqa_sha256": file_sha256(truthfulqa),

@@ -57,6 +57,8 @@ class TransformersGenerator(GeneratorBase):
     name = "transformers"
     role = "generator"
     Config = TransformersConfig
+    _path: Path | None  # the model's folder or GGUF file, once located (spec, load)
+    _gguf: str | None
 
     def spec(self) -> dict[str, Any]:
         """What decides the answers (see :func:`._base.generation_spec`); a GGUF model (a file, or
@@ -75,8 +77,8 @@ class TransformersGenerator(GeneratorBase):
 
     def __init__(self, config: TransformersConfig | None = None):
         super().__init__(config)
-        self._path: Path | None = None
-        self._gguf: str | None = None
+        self._path = None
+        self._gguf = None
         self._tokenizer: Any = None
         self._model: Any = None
 

@@ -228,7 +228,7 @@ def progress_bar(on_progress: Callable[[int], None]) -> Callable[..., Any]:
         def flush(self) -> None:
             pass
 
-    class Forward(tqdm):  # type: ignore[misc]
+    class Forward(tqdm):
         def __init__(self, iterable: Any = None, *args: Any, **kwargs: Any) -> None:
             self.counts_requests = iterable is None
             super().__init__(iterable, *args, **{**kwargs, "file": Nowhere()})

@@ -52,7 +52,7 @@ def shared_engine(
         return engine
     cfg = load_config(config) if config is None or isinstance(config, str) else config
     stages = {"decomposer": decomposer, "pruner": pruner, "judge": judge}
-    candidate = Engine(cfg, **stages)
+    candidate = Engine(cfg, decomposer=decomposer, pruner=pruner, judge=judge)
     key = json.dumps(
         {
             "run": candidate.config.to_json(),

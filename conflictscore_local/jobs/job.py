@@ -97,8 +97,9 @@ class Job:
         for i in self.inputs:
             if i.kind == "file":
                 _refuse_partial_as_input(i)
-        taken = [_Taken(Path(os.path.realpath(i.path)) if i.kind == "dir" else Path(i.path), i.called,  # type: ignore
-                        i.kind == "dir", i.closed) for i in self.inputs]
+        # type: ignore: __init__ kept only the inputs that have a path (mypy does not narrow a list's items)
+        taken = [_Taken(Path(os.path.realpath(i.path)) if i.kind == "dir" else Path(i.path),  # type: ignore[arg-type]
+                        i.called, i.kind == "dir", i.closed) for i in self.inputs]
         for k, out in enumerate(self.outputs):
             if out.kind == "dir":
                 taken.append(self._check_folder(out, taken))

@@ -100,7 +100,7 @@ class ResumableJsonlWriter:
                 raise ConfigError("--resume: -o - writes the rows to stdout, which keeps nothing to resume from; "
                                   "write -o OUT.jsonl to resume an interrupted run")
             self._hold = None
-            self._fh = sys.stdout
+            self._fh: IO[str] = sys.stdout
             return
         if self.target.stream:
             if resume:
@@ -110,7 +110,7 @@ class ResumableJsonlWriter:
                 )
             self._hold = None
             try:
-                self._fh: IO[str] = open(self.path, "a", encoding="utf-8")
+                self._fh = open(self.path, "a", encoding="utf-8")
             except OSError as e:
                 raise WriteFailed(f"cannot write output {self.path}: {os_reason(e)}") from None
             return

@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 import logging
 import warnings
-from typing import Any, Mapping, Sequence
+from typing import Any, ClassVar, Mapping, Sequence
 
 from ..backends import registry
 from ..backends.arguments import argument_defaults, argument_values
@@ -43,7 +43,7 @@ class ClassifyMode:
     (same labels, same spec, same cache entries as the new spelling). Listed before the LLM
     judge base, so ``judge``/``spec``/``describe``/``stats`` fall through to it in other modes."""
 
-    name: str
+    name: ClassVar[str]  # as Backend declares it
     config: Any
     resolved: dict[str, Any]
 

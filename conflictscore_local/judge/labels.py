@@ -65,7 +65,7 @@ def check_thresholds(thresholds: Mapping[str, Any], *, source: str) -> dict[Labe
             raise ConfigError(f"{source}: threshold for {k!r} is not allowed; allowed: SUPPORT, CONTRADICT")
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.0 <= v <= 1.0:
             raise ConfigError(f"{source}: threshold {k!r} must be a number between 0 and 1, got {v!r}")
-        out[label] = float(v)  # type: ignore[index]
+        out[label] = float(v)
     missing = [lab for lab in DECISION_LABELS if lab not in out]
     if missing:
         raise ConfigError(f"{source}: thresholds need both SUPPORT and CONTRADICT; missing {', '.join(missing)}")
@@ -128,4 +128,4 @@ def parse_label_text(text: str) -> Label | None:
     """The label when the whole reply is exactly one label word (case and punctuation
     around it ignored: "Support.", "**CONTRADICT**"); None otherwise, never a guess."""
     word = text.strip().strip(_PUNCT + " \t\r\n").upper()
-    return word if word in LABELS else None  # type: ignore[return-value]
+    return word if word in LABELS else None

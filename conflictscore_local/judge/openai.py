@@ -31,7 +31,7 @@ from ..backends.arguments import ranged
 from ..backends.arguments import flat
 from ..core.chunk import word_count
 from ..generate.openai import OpenAIConfig, OpenAIGenerator, RequestFailed
-from ..core.types import LABELS, Claim, Pair, Passage
+from ..core.types import LABELS, Claim, Label, Pair, Passage
 from .classify import ClassifyMode, check_mode_args
 from .nli.runtimes.engine import SERVE_RUNTIME_ARGS
 from .labels import token_label
@@ -194,7 +194,7 @@ class OpenAIJudge(ClassifyMode, LLMJudge):
         gen = self.generator()
         root = gen.config.base_url.rstrip("/").removesuffix("/v1")
         endpoint = registry.build("generator", "openai", dataclasses.replace(gen.config, base_url=root, max_retries=0))
-        pieces: dict[str, list[str]] = {}
+        pieces: dict[Label, list[str]] = {}
         for label in LABELS:
             try:
                 reply = endpoint.request("/tokenize", {"model": gen.model_name(), "prompt": label,

@@ -17,7 +17,7 @@ import tarfile
 import tempfile
 import zlib
 from pathlib import Path, PurePosixPath
-from typing import Any, BinaryIO, Sequence
+from typing import Any, BinaryIO, Literal, Sequence
 
 from ..util.extras import requires
 from ..core.errors import BackendUnavailable, ConfigError, ConflictScoreError
@@ -29,7 +29,7 @@ from ..backends.modelstore.verify import Verification, verify_folder
 
 log = logging.getLogger(__name__)
 
-_TAR_MODES = {".tar": "w", ".gz": "w:gz", ".tgz": "w:gz"}
+_TAR_MODES: dict[str, Literal["w", "w:gz"]] = {".tar": "w", ".gz": "w:gz", ".tgz": "w:gz"}
 _DAMAGED = (tarfile.TarError, EOFError, zlib.error, OSError)
 """What reading a cut or corrupted tar raises (tarfile, gzip) as it reaches the damage."""
 

@@ -323,10 +323,10 @@ def _attach_outputs(runs: list[ShardRun], outputs: list[str]) -> None:
             raise ConfigError(f"merge: {run.output_path} and {path} both hold the items of shard {run.shard}")
         run.output_path, run.rows, run.results = path, rows, results
     for path, rows in empty:
-        run = next((r for r in runs if r.output_path is None and not r.record.get("items")), None)
-        if run is None:
+        free = next((r for r in runs if r.output_path is None and not r.record.get("items")), None)
+        if free is None:
             raise InputError("holds no rows, but every shard without an output scored items", path=path)
-        run.output_path = path
+        free.output_path = path
     for r in runs:
         if r.output_path is None:
             raise ConfigError(f"merge: no output holds the items of {r.name}")

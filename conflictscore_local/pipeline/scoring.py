@@ -129,7 +129,7 @@ def cache_output(config: RunConfig) -> list[Output]:
 
 def score_file(
     input_path: str | os.PathLike[str],
-    output_path: str | os.PathLike[str],
+    output_path: str | os.PathLike[str] | None,
     *,
     config: RunConfig | None = None,
     summary_path: str | os.PathLike[str] | None = None,
@@ -142,7 +142,7 @@ def score_file(
     clock: Clock = time.perf_counter,
     tables: TablePaths | None = None,
 ) -> Summary:
-    """Score a JSONL file into OUTPUT (one line per item), write the summary when asked, and return
+    """Score a JSONL file into OUTPUT (one line per item; None: on stdout), write the summary when asked, and return
     it (see :func:`run_scoring` for the order of things); ``page`` (``--report``: the command hands in the
     HTML report's writer) is called with the :class:`Scored` run (its summary as written) once OUTPUT and
     the summary are written.

@@ -109,11 +109,11 @@ def summary_section(inputs: ReportInputs) -> dict[str, Any]:
     computed: list[str] = []
     engine = (s.get("config") or {}).get("run", {}).get("engine", {})
     seed, n_resamples = int(engine.get("seed", 0)), int(engine.get("bootstrap", 1000))
-
+    ci: Mapping[str, Any] | None
     if not s:
         m = summarize_metrics(results, seed=seed, n_resamples=n_resamples)
         n_items, n_claims = m["n_items"], m["n_claims"]
-        macro, micro, ci, pairs = m["macro"], m["micro"], _ci_pairs(m["ci95"]), m["pairs"]  # type: ignore[arg-type]
+        macro, micro, ci, pairs = m["macro"], m["micro"], _ci_pairs(m["ci95"]), m["pairs"]
         computed = ["all"]
         kind = "results"
     else:

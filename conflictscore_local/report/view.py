@@ -24,7 +24,7 @@ import shutil
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator, Mapping, cast
 
 from .._version import __version__
 from ..core.errors import ConflictScoreError, InputError
@@ -122,8 +122,8 @@ def find_runs(root: str | os.PathLike[str]) -> list[RunEntry]:
             reports[key] = p
     runs: list[RunEntry] = []
     for key in sorted(set(scored) | set(summaries)):
-        files = scored.get(key, [None])  # type: ignore[list-item]
-        sums = summaries.get(key, [None])  # type: ignore[list-item]
+        files = scored.get(key, [None])
+        sums = summaries.get(key, [None])
         for i in range(max(len(files), len(sums))):
             f = files[i] if i < len(files) else None
             s = sums[i] if i < len(sums) else None
@@ -152,7 +152,7 @@ def _entry(base: Path, key: tuple[str, str], scored: Path | None, summary: Path 
             log.warning(f"view: {summary} describes {n_items} items but {scored} holds {len(results)}: listed apart")
         macro, ci = body["macro"], (body.get("ci95") or {})
         if not ci and results is not None:
-            ci = {k: list(v) if v else None for k, v in summarize_metrics(results)["ci95"].items()}  # type: ignore[union-attr]
+            ci = {k: list(v) if v else None for k, v in summarize_metrics(results)["ci95"].items()}
         stages = s.get("stages") or {}
         data.update(kind="bench run" if is_bench_summary(s) else "score", n_items=n_items,
                     input=(stages.get("input") or {}).get("file")
@@ -160,7 +160,7 @@ def _entry(base: Path, key: tuple[str, str], scored: Path | None, summary: Path 
                     judge=judge_info(s.get("config")))
     else:
         m = summarize_metrics(results or [])
-        macro, ci = m["macro"], {k: list(v) if v else None for k, v in m["ci95"].items()}  # type: ignore[union-attr]
+        macro, ci = m["macro"], {k: list(v) if v else None for k, v in m["ci95"].items()}
         data.update(kind="scored file", n_items=m["n_items"], input=None, judge=None)
     data["metrics"] = {k: {"label": METRICS[k].label, "macro": macro.get(k), "ci95": ci.get(k)} for k in SHOWN}
     newest = max(p.stat().st_mtime for p in (scored, summary) if p is not None)
@@ -313,7 +313,8 @@ def serve(root: str | os.PathLike[str], *, port: int = 0, host: str = "127.0.0.1
             self._page(status, f"<!doctype html><title>{why}</title><p>{why}")
 
         def do_GET(self) -> None:
-            if not _host_allowed(self.headers.get("Host"), frozenset(names), self.server.server_address[1]):
+            port = cast("tuple[str, int]", self.server.server_address)[1]  # a TCP server's address: (host, port)
+            if not _host_allowed(self.headers.get("Host"), frozenset(names), port):
                 return self._missing(421, "this server answers only requests to 127.0.0.1 or localhost")
             raw = self.path.split("#", 1)[0]
             target, _, query = raw.partition("?")

@@ -397,8 +397,8 @@ def augment(support: Sequence[LabelledPair], passages: Sequence[str], rng: rando
     ents = entities([p.claim for p in sample])
     pool: dict[str, list[str]] = {}
     for es in ents:
-        for text, label in es:
-            pool.setdefault(label, []).append(text)
+        for text, kind in es:
+            pool.setdefault(kind, []).append(text)
     pool = {k: sorted(set(v)) for k, v in pool.items()}
     for p, es in zip(sample, ents):
         if used["aug_entity"] >= per_kind // 2:
@@ -440,11 +440,11 @@ def augment(support: Sequence[LabelledPair], passages: Sequence[str], rng: rando
                 break
             if p.label != SUPPORT:
                 continue
-            edit = unit_edit(p.claim, p.passage, unit_rng)
-            if edit is None:
+            unit = unit_edit(p.claim, p.passage, unit_rng)
+            if unit is None:
                 continue
             made += 1
-            old, same, wrong = edit["old"], edit["same"], edit["wrong"]
+            old, same, wrong = unit["old"], unit["same"], unit["wrong"]
             add(p.claim.replace(old, same, 1), p.passage, SUPPORT, "aug_unit", "claim_convert")
             add(p.claim, p.passage.replace(old, same), SUPPORT, "aug_unit", "passage_convert")
             add(p.claim.replace(old, wrong, 1), p.passage, CONTRADICT, "aug_unit", "claim_wrong_unit")
@@ -532,11 +532,11 @@ def compose(support: Sequence[LabelledPair], contradict: Sequence[LabelledPair],
             if other is None:
                 continue
             claim = compound(p.claim, other, rng)
-            out.append(LabelledPair(claim, p.passage, label, "aug_compound", direction))  # type: ignore[arg-type]
+            out.append(LabelledPair(claim, p.passage, label, "aug_compound", direction))
             made += 1
             far = _unrelated(_content_words(claim), every, rng, other_than=p) if 2 * neither < per_kind else None
             if far is not None:
-                out.append(LabelledPair(claim, far.passage, IRRELEVANT, "aug_compound", "neither"))  # type: ignore[arg-type]
+                out.append(LabelledPair(claim, far.passage, IRRELEVANT, "aug_compound", "neither"))
                 neither += 1
     negatable = [q for q in every if negate(q.claim) is not None]
     for pool, label, direction in ((support, SUPPORT, "support"), (contradict, CONTRADICT, "contradict"),
@@ -554,7 +554,7 @@ def compose(support: Sequence[LabelledPair], contradict: Sequence[LabelledPair],
             aside = aside.strip()
             aside = aside if aside.endswith((".", "!", "?")) else aside + "."
             passage = f"{p.passage.strip()} {aside}" if rng.random() < 0.5 else f"{aside} {p.passage.strip()}"
-            out.append(LabelledPair(p.claim, passage, label, "aug_aside", direction))  # type: ignore[arg-type]
+            out.append(LabelledPair(p.claim, passage, label, "aug_aside", direction))
             made += 1
     return out
 

@@ -148,7 +148,7 @@ class _Callbacks:
 
         outer = self
 
-        class CB(TrainerCallback):  # type: ignore[misc]
+        class CB(TrainerCallback):
             def on_train_begin(self, args, state, control, **kw):  # noqa: ANN001, ANN003
                 outer.t0 = time.perf_counter()
                 if log_progress:  # no terminal: a log line every $CONFLICTSCORE_PROGRESS_S seconds
@@ -353,7 +353,7 @@ def _trainer(opts: TrainOptions, data: _Data, model: Any, datasets: tuple[list[A
     loss_weight = torch.tensor(data.weights, dtype=torch.float32)
     sets = data.sets
 
-    class JudgeTrainer(Trainer):  # type: ignore[misc]
+    class JudgeTrainer(Trainer):
         def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):  # noqa: ANN001
             target = inputs.pop("labels")
             target = target[:, 0] if target.dim() == 2 else target  # eval rows carry their index too

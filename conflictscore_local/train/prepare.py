@@ -41,7 +41,7 @@ import random
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Sequence, cast
 
 from ..backends.registry import REGISTRY
 from ..bench import build_bench, make_item, normalize_text
@@ -72,7 +72,8 @@ LICENCES: dict[str, dict[str, str]] = {
     "esnli": {"path": "esnli/s1/s2/labels.{dev,test}", "licence": "SNLI CC BY-SA 4.0"},
     "sick": {"path": "sick/SICK.txt", "licence": "none in the mirror"},
     "wice": {"path": "wice/data/entailment_retrieval/claim/dev.jsonl", "licence": "annotations ODC-BY"},
-    **{s.name: {"path": s.path, "licence": s.licence} for s in nli_extra.extra_sets().values() if s.use == "train"},
+    **{s.name: {"path": s.path or "", "licence": s.licence} for s in nli_extra.extra_sets().values()
+       if s.use == "train"},
     **{s.name: {"path": s.path or "", "licence": s.licence} for s in nli_general.SOURCES if s.use == "train"},
     "generated": {"path": "(from the training pairs above)", "licence": "as their sources"},
 }
@@ -325,8 +326,9 @@ def _evaluation_side(d: Path, mix: Mix, rng: random.Random) -> _EvalSide:
     by_split: dict[str, list[dict[str, Any]]] = {"train": [], "dev": [], "test": []}
     for it in bench:
         by_split[it["split"]].append(it)
-    corpora = {name: read_source(d, f"{name}_corpus")
-               for name in ("healthver_train", "scifact", "check_covid", "citint")}
+    # a *_corpus source reads as a Corpus (doc id -> sentences); read_source's type is every source's
+    corpora: dict[str, Corpus] = {name: cast(Corpus, read_source(d, f"{name}_corpus"))
+                                  for name in ("healthver_train", "scifact", "check_covid", "citint")}
     dev_records = {name: list(read_source(d, name, corpus=corpora[name.removesuffix("_dev")]))
                    for name in ("scifact_dev", "check_covid_dev", "citint_dev")}
     evals: dict[str, list[dict[str, Any]]] = {"bench_dev": by_split["dev"], "bench_test": by_split["test"],

@@ -246,7 +246,11 @@ def calibrate(classifier: Classifier, build: Callable[[str, Classifier], Classif
             own = declared(REGISTRY["runtime"].get(name), "load_tokenizer")(base.config, base.path)
             tok = own if own is not None else base.tokenizer()
             tok_s = time.perf_counter() - start
-            runtime = build(name, dataclasses.replace(base, tokenizer=(lambda t=tok: t)))
+
+            def loaded(t: Any = tok) -> Any:  # t=tok: this trial's tokenizer, not the next one's
+                return t
+
+            runtime = build(name, dataclasses.replace(base, tokenizer=loaded))
         except Exception as e:  # a runtime that cannot even be made here is left out with its reason
             trials.append(Trial(name, error=f"{type(e).__name__}: {e}"))
             continue

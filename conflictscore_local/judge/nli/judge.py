@@ -471,7 +471,7 @@ class NLIJudge(JudgeBase):
                 raise RuntimeError(
                     f"runtime {runtime.name} returned {len(row)} class probabilities for {len(labels)} classes"
                 )
-            probs = dict.fromkeys(LABELS, 0.0)
+            probs: dict[str, float] = dict.fromkeys(LABELS, 0.0)
             for k, v in enumerate(row):
                 probs[labels[k]] += v
             probs = {k: round(v, 6) for k, v in probs.items()}

@@ -235,7 +235,7 @@ class ServeClassifyRuntime(_EngineRuntime):
             return [f"no answer from {self.root}/classify: {e}"] * len(inputs)
         try:
             data = sorted(reply["data"], key=lambda d: d["index"])
-            probs = [[float(p) for p in d["probs"]] for d in data]
+            probs: list[Sequence[float] | str] = [[float(p) for p in d["probs"]] for d in data]
         except (KeyError, TypeError, ValueError) as e:
             return [f"malformed /classify reply (missing or bad {e}): {str(reply)[:200]}"] * len(inputs)
         if len(probs) != len(inputs) or [d["index"] for d in data] != list(range(len(inputs))):
