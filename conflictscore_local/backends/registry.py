@@ -97,7 +97,7 @@ class Namespace:
         if isinstance(self._table, str):
             mod, _, attr = self._table.partition(":")
             self._table = getattr(importlib.import_module(mod), attr)
-        return self._table  # type: ignore[return-value]
+        return self._table  # type: ignore[return-value]  # the table loaded from its 'module:attr'
 
     def provide(self, table: dict[str, Any]) -> dict[str, Any]:
         """The owner's table becomes this namespace's (once; the same table again is a no-op): a room

@@ -59,12 +59,12 @@ def conflicted_share(verdicts: Sequence[ClaimVerdict]) -> float | None:
 
 def conflict_ratio(verdicts: Sequence[ClaimVerdict]) -> float | None:
     """CS-R: the mean of |D−| / (|D+| + |D−|) over conflicted claims."""
-    return _mean([v.ratio for v in verdicts if v.conflicted])  # type: ignore[misc]
+    return _mean([v.ratio for v in verdicts if v.conflicted])  # type: ignore[misc]  # a conflicted claim has a ratio
 
 
 def evidenced_ratio(verdicts: Sequence[ClaimVerdict]) -> float | None:
     """cs_r_evidenced: the same ratio over every claim some document takes a side on."""
-    return _mean([v.ratio for v in verdicts if v.evidenced])  # type: ignore[misc]
+    return _mean([v.ratio for v in verdicts if v.evidenced])  # type: ignore[misc]  # an evidenced claim has a ratio
 
 
 def support_rate(verdicts: Sequence[ClaimVerdict]) -> float | None:

@@ -234,7 +234,7 @@ class ClaimVerdict:
     def side_weight(self, doc_ids: Sequence[str]) -> float:
         """Σ w_d over ``doc_ids`` (a document without a weight counts 1.0)."""
         w = {j.doc_id: j.weight for j in self.judgments}
-        return math.fsum(1.0 if w.get(d) is None else float(w[d]) for d in doc_ids)  # type: ignore[arg-type]
+        return math.fsum(1.0 if w.get(d) is None else float(w[d]) for d in doc_ids)  # type: ignore[arg-type]  # w[d] is not None here
 
     @property
     def weighted_conflicted(self) -> bool | None:

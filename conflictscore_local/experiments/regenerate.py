@@ -163,7 +163,7 @@ def _regenerate(
     cache keeps that cheap)."""
     done = done or {}
     scored = [(q, a) for q, a in zip(questions, first) if a.choice is not None]
-    items = [Item(q.id, q.options[a.choice], q.documents, q.question, (q.options[a.choice],))  # type: ignore[index]
+    items = [Item(q.id, q.options[a.choice], q.documents, q.question, (q.options[a.choice],))  # type: ignore[index]  # scored keeps answers with a choice
              for q, a in scored]
     t0 = time.perf_counter()
     results, report = engine.score_all(items) if items else ([], None)
@@ -177,7 +177,7 @@ def _regenerate(
             final.append(_kept(a, "the RAG reply chose no option: nothing to score, not regenerated"))
             continue
         conflicts = conflicted_feedback(q, r)
-        emit({"kind": "conflictscore", "id": q.id, "response": q.options[a.choice],  # type: ignore[index]
+        emit({"kind": "conflictscore", "id": q.id, "response": q.options[a.choice],  # type: ignore[index]  # the loop skipped answers without a choice
               "conflicted": len(conflicts), "result": r.to_json()})
         if not conflicts:
             final.append(_kept(a, "no conflicted claim: RAG answer kept"))

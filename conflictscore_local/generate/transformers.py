@@ -210,7 +210,7 @@ class TransformersGenerator(GeneratorBase):
             if on_progress is not None:
                 on_progress(len(idx))
         self.count("prompts", len(prompts))
-        return out  # type: ignore[return-value]
+        return out  # type: ignore[return-value]  # every slot filled by its batch
 
     def _finish(
         self, tokens: list[int], scores: Any, eos: set[int], max_tokens: int, stop: Sequence[str] | None, k: int

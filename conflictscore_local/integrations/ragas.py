@@ -177,5 +177,5 @@ class ConflictScoreSingleTurnMetric(SingleTurnMetric):
             sample.user_input,
             getattr(sample, "retrieved_context_ids", None),
         )
-        result = await batcher_for(self.engine).score(item)  # type: ignore[arg-type]
-        return float(metric_values(result, undefined=math.nan).get(self.key, math.nan))  # type: ignore[arg-type]
+        result = await batcher_for(self.engine).score(item)  # type: ignore[arg-type]  # __post_init__ set the engine
+        return float(metric_values(result, undefined=math.nan).get(self.key, math.nan))  # type: ignore[arg-type]  # undefined=nan: no None

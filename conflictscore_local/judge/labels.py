@@ -46,12 +46,12 @@ def map_id2label(
             raise ConfigError(f"{source}: negative_label applies to 2-way models only; this one has 3 classes")
         if sorted(m or "" for m in mapped.values()) != sorted(LABELS):
             raise ConfigError(hint)
-        return mapped  # type: ignore[return-value]
+        return mapped  # type: ignore[return-value]  # checked: the values are the labels
     positive = [k for k, m in mapped.items() if m == SUPPORT]
     if len(positive) != 1 or any(m is None for m in mapped.values()):
         raise ConfigError(f"{hint} (a 2-way model needs one supporting class and one other known class)")
     neg = 1 - positive[0]
-    return {positive[0]: SUPPORT, neg: negative_label or mapped[neg]}  # type: ignore[dict-item]
+    return {positive[0]: SUPPORT, neg: negative_label or mapped[neg]}  # type: ignore[dict-item]  # checked: no None in mapped
 
 
 def check_thresholds(thresholds: Mapping[str, Any], *, source: str) -> dict[Label, float]:

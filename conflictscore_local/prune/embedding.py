@@ -358,8 +358,7 @@ def keep_documents(
 
     n_docs = int(doc_of.max()) + 1
     best = np.full((sim.shape[0], n_docs), -np.inf, dtype=sim.dtype)
-    # numpy's stubs take only integer arrays as ufunc.at's indices; a (slice, array) tuple is documented and works
-    np.maximum.at(best, (slice(None), doc_of), sim)  # type: ignore[arg-type]
+    np.maximum.at(best, (slice(None), doc_of), sim)  # type: ignore[arg-type]  # numpy's stubs miss (slice, array)
     kept = best >= threshold
     if k >= n_docs:
         kept[:] = True

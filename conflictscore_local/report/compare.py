@@ -50,7 +50,7 @@ def _rows(ra: ItemResult | None, rb: ItemResult | None) -> list[dict[str, Any]]:
     if ra is None or rb is None:
         only = ra or rb
         side = "a" if ra is not None else "b"
-        return [{side: _claim(v)} for v in only.verdicts]  # type: ignore[union-attr]
+        return [{side: _claim(v)} for v in only.verdicts]  # type: ignore[union-attr]  # the caller passes at least one side
     pairs, _, _ = match_claims(ra, rb)
     used_a = {id(va) for va, _ in pairs}
     used_b = {id(vb) for _, vb in pairs}

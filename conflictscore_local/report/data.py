@@ -279,7 +279,7 @@ def item_records(inputs: ReportInputs) -> tuple[list[dict[str, Any]], list[dict[
         if gold_conf is not None:
             counts = detection_counts((bool(gold_conf[v.claim.index]), v.conflicted) for v in r.verdicts)
             row_ix.update(tp=counts["tp"], fp=counts["fp"], fn=counts["fn"],
-                          ty=it.meta.get("conflict_type"), so=it.meta.get("source"))  # type: ignore[union-attr]
+                          ty=it.meta.get("conflict_type"), so=it.meta.get("source"))  # type: ignore[union-attr]  # gold_conf is None when it is
         index.append(row_ix)
         detail: dict[str, Any] = {"docs": doc_ids, "claims": claims, "cells": cells}
         weights = {j.doc_id: j.weight for v in r.verdicts for j in v.judgments if j.weight is not None}

@@ -238,7 +238,7 @@ def negate_both(claim: str, passage: str, max_words: int = 25) -> tuple[str, str
     if negate(claim, max_words) is None or _NEGATION.search(passage):
         return None
     m = _AUX_BIGRAM.search(claim)
-    if m is None or m.start() != _AUX.search(claim).start():  # type: ignore[union-attr]
+    if m is None or m.start() != _AUX.search(claim).start():  # type: ignore[union-attr]  # _AUX matches wherever _AUX_BIGRAM did
         return None
     bigram = re.compile(rf"\b{re.escape(m.group(1))}\s+{re.escape(m.group(2))}\b")
     hits = list(bigram.finditer(passage))
@@ -353,7 +353,7 @@ def augment(support: Sequence[LabelledPair], passages: Sequence[str], rng: rando
     used: Counter[str] = Counter()
 
     def add(claim: str, passage: str, label: str, source: str, direction: str) -> None:
-        out.append(LabelledPair(claim, passage, label, source, direction))  # type: ignore[arg-type]
+        out.append(LabelledPair(claim, passage, label, source, direction))  # type: ignore[arg-type]  # add's callers pass the three labels only
 
     for p in order:
         if used["aug_number"] >= per_kind:
