@@ -30,8 +30,8 @@ import logging
 import typing
 from typing import Any, Iterator, Mapping, TypeVar
 
-from .arguments import check_ranges, make_config
 from ..core.errors import BackendUnavailable, ConfigError
+from .arguments import check_ranges, make_config
 
 log = logging.getLogger(__name__)
 

@@ -11,13 +11,12 @@ import dataclasses
 import os
 from typing import Any, Iterable, Sequence
 
-from ..core.errors import InputError
-from ..formats.inputs import parse_label_matrix, read_items
-from ..core.types import CONTRADICT, IRRELEVANT, LABELS, SUPPORT, Item, ItemResult
-from .items import CONFLICT_TYPES
 from ..core.detection import grouped_detection, pair_metrics
+from ..core.errors import InputError
+from ..core.types import CONTRADICT, IRRELEVANT, LABELS, SUPPORT, Item, ItemResult
+from ..formats.inputs import parse_label_matrix, read_items
+from .items import CONFLICT_TYPES
 from .split import SPLITS
-
 
 DETECTION_GROUPS: tuple[str, ...] = ("conflict_type", "source", "variant", "split")
 

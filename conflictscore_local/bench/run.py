@@ -15,18 +15,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ..pipeline.config import RunConfig
-from ..pipeline.engine import Clock
 from ..core.errors import ConfigError, InputError
-from ..jobs import Input, Job, Output, Page, page_output, write_json_atomic
-from ..util.jsonl import file_sha256
-from ..util.paths import portable
-from ..pipeline.reading import Notes, ScoringInput
-from ..pipeline.scoring import Scored, refuse_stdout_rows, run_scoring
-from ..pipeline.merge import BenchMerge
-from ..pipeline.shards import Shard
 from ..core.types import Item, ItemResult, Summary
 from ..formats.table import TablePaths
+from ..jobs import Input, Job, Output, Page, page_output, write_json_atomic
+from ..pipeline.config import RunConfig
+from ..pipeline.engine import Clock
+from ..pipeline.merge import BenchMerge
+from ..pipeline.reading import Notes, ScoringInput
+from ..pipeline.scoring import Scored, refuse_stdout_rows, run_scoring
+from ..pipeline.shards import Shard
+from ..util.jsonl import file_sha256
+from ..util.paths import portable
 from .gold import evaluate, load_bench_items, select_bench_items, with_gold_labels
 
 

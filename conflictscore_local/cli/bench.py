@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..pipeline.config import parse_assignment
 from ..core.errors import ConfigError
+from ..pipeline.config import parse_assignment
 
 BUILD_EPILOG = """\
 sources (default files under --data-dir; --source NAME=PATH reads one from PATH):
@@ -50,9 +50,18 @@ exit status: 0 done; 2 bad input or configuration (file, line and field named), 
 
 def add_parser(sub: Any) -> None:
     """Add ``bench`` with its ``build`` and ``run`` subcommands."""
-    from .flags import (LIMIT, add_deprecated, add_number, add_output_args, add_per_item_alias, add_pipeline_args,
-                        add_seed_arg, add_shard_arg, add_table_args)
     from ..bench.sources import BENCH_SOURCES
+    from .flags import (
+        LIMIT,
+        add_deprecated,
+        add_number,
+        add_output_args,
+        add_per_item_alias,
+        add_pipeline_args,
+        add_seed_arg,
+        add_shard_arg,
+        add_table_args,
+    )
 
     p = sub.add_parser("bench",
                        description="Build ConflictBench from public conflict data sets and measure how well a "
@@ -123,8 +132,8 @@ def _pairs(values: list[str], flag: str, sep: str) -> list[tuple[str, str]]:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from .text import emit, format_bench_stats
     from ..bench.build import write_bench
+    from .text import emit, format_bench_stats
 
     sources = dict(_pairs([s for s in args.source if "=" in s], "--source", "="))
     named = [s for s in args.source if "=" not in s]  # NAME selects; NAME=PATH reads it from PATH (selected too)
@@ -140,11 +149,18 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from .flags import (PerItemOutputs, config_from_args, input_after_nargs, per_item_outputs, rows_to_stdout,
-                        show_progress, table_paths)
-    from .text import emit, format_bench
     from ..bench.run import run_bench
+    from .flags import (
+        PerItemOutputs,
+        config_from_args,
+        input_after_nargs,
+        per_item_outputs,
+        rows_to_stdout,
+        show_progress,
+        table_paths,
+    )
     from .report import bench_page
+    from .text import emit, format_bench
 
     input_after_nargs(args, "input", "source", "INPUT")
     tables, per_item = table_paths(args, args.output)

@@ -5,8 +5,20 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .flags import (LIMIT, add_gate_arg, add_number, add_output_args, add_pipeline_args, add_seed_arg, add_shard_arg,
-                    add_table_args, config_from_args, rows_to_stdout, show_progress, table_paths)
+from .flags import (
+    LIMIT,
+    add_gate_arg,
+    add_number,
+    add_output_args,
+    add_pipeline_args,
+    add_seed_arg,
+    add_shard_arg,
+    add_table_args,
+    config_from_args,
+    rows_to_stdout,
+    show_progress,
+    table_paths,
+)
 from .text import emit, format_report, gate_failures
 
 SCORE_EPILOG = """\

@@ -16,12 +16,12 @@ from typing import Any, Mapping
 
 from ..core.diff import ABSENT, leaf_differences
 from ..core.errors import InputError
-from ..jobs import Input, Job, Output, Page, page_output, write_json_atomic
-from ..util.jsonl import InputStats, iter_jsonl
+from ..core.types import ItemResult
 from ..formats.results import check_summary_of, result_from_json
 from ..formats.run_info import judge_info
 from ..formats.summary import read_summary
-from ..core.types import ItemResult
+from ..jobs import Input, Job, Output, Page, page_output, write_json_atomic
+from ..util.jsonl import InputStats, iter_jsonl
 from .core import ComparisonSettings, compare_results
 
 log = logging.getLogger(__name__)

@@ -12,7 +12,6 @@ from typing import Callable, Mapping, Sequence
 
 from .types import CONTRADICT, IRRELEVANT, SUPPORT, Claim, ClaimVerdict, DocJudgment, Document, Judgment
 
-
 DocumentRule = Callable[[Sequence[Judgment]], "set[int] | None"]
 """A document rule: the indices of a multi-passage document's passages that may take a side (None: all)."""
 

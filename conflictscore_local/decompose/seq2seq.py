@@ -17,12 +17,12 @@ from typing import Any, ClassVar, Sequence
 
 from ..backends import registry
 from ..backends.arguments import ranged
-from ..util.devices import DTYPES, check_device
 from ..core.errors import BackendUnavailable
 from ..core.types import Claim, Item
+from ..util.devices import DTYPES, check_device
+from ._base import DecomposerBase
 from ._text import ClaimText, assemble, parse_claims
 from .spacy import Sentence
-from ._base import DecomposerBase
 
 PROMPT_FIELDS: tuple[str, ...] = ("sentence", "question", "context")
 

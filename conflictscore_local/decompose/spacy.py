@@ -27,10 +27,10 @@ from typing import Any, ClassVar, Sequence
 
 from ..backends.arguments import ranged
 from ..core.errors import BackendUnavailable
-from ..util.nlp import BLANK, installed_pipeline, load_pipeline
 from ..core.types import Claim, Item
-from ._text import ClaimText, assemble, is_filler, is_question, marker_length, mask_markup, response_blocks, unmask
+from ..util.nlp import BLANK, installed_pipeline, load_pipeline
 from ._base import DecomposerBase
+from ._text import ClaimText, assemble, is_filler, is_question, marker_length, mask_markup, response_blocks, unmask
 
 log = logging.getLogger(__name__)
 

@@ -15,13 +15,12 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..backends import registry
 from ..core.errors import ConfigError, InputError
-from ..generate import Generator
-from ..formats.inputs import item_to_json, parse_item
-from ..util.jsonl import iter_jsonl
-from ..util.progress import bar as progress_bar
 from ..core.types import Item
+from ..formats.inputs import item_to_json, parse_item
+from ..generate import Generator
 from ..jobs import FINGERPRINT_FORMAT, Input, Job, Output, ResumableJsonlWriter, explain_fingerprint_change
-from ..util.jsonl import file_sha256
+from ..util.jsonl import file_sha256, iter_jsonl
+from ..util.progress import bar as progress_bar
 from .prompts import PROMPT_VERSION, STRATEGIES, report_prompt
 
 log = logging.getLogger(__name__)

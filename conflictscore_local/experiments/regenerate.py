@@ -28,17 +28,24 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 from ..backends import registry
+from ..core.errors import ConfigError
+from ..core.metrics import bootstrap_mean_ci
+from ..core.types import Document, Item, ItemResult
+from ..generate import Generation, Generator
+from ..jobs import (
+    FINGERPRINT_FORMAT,
+    Input,
+    Job,
+    Output,
+    ResumableJsonlWriter,
+    explain_fingerprint_change,
+    write_json_atomic,
+)
 from ..pipeline.engine import Engine
-from ..jobs import (FINGERPRINT_FORMAT, Input, Job, Output, ResumableJsonlWriter, explain_fingerprint_change,
-                    write_json_atomic)
 from ..pipeline.scoring import cache_output
 from ..util.environment import versions
-from ..core.errors import ConfigError
-from ..generate import Generation, Generator
 from ..util.jsonl import file_sha256
-from ..core.metrics import bootstrap_mean_ci
 from ..util.progress import bar as progress_bar
-from ..core.types import Document, Item, ItemResult
 from .prompts import CONDITIONS, feedback_prompt, letter, mc_prompt, prompt_record
 from .truthfulqa import MCQuestion, parse_option, read_truthfulqa, sample
 

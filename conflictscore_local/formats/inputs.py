@@ -22,12 +22,13 @@ import logging
 import math
 import os
 from collections import Counter
-from dataclasses import dataclass, field as dc_field
+from dataclasses import dataclass
+from dataclasses import field as dc_field
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from ..core.errors import InputError
-from ..util.jsonl import InputStats, iter_jsonl, json_type_name
 from ..core.types import Document, Item, Label, normalize_label
+from ..util.jsonl import InputStats, iter_jsonl, json_type_name
 
 log = logging.getLogger(__name__)
 

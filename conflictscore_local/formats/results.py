@@ -14,10 +14,10 @@ import os
 from typing import Any, Mapping
 
 from ..core.errors import InputError
-from ..util.jsonl import iter_jsonl, json_type_name
 from ..core.metrics import item_metrics, macro, micro
-from .table import Results
 from ..core.types import LABELS, PROVENANCES, ItemResult
+from ..util.jsonl import iter_jsonl, json_type_name
+from .table import Results
 
 
 def result_from_json(d: Mapping[str, Any], *, path: str | None = None, line: int | None = None) -> ItemResult:

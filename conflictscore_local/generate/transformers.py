@@ -19,8 +19,8 @@ from typing import Any, Callable, Literal, Mapping, Sequence
 
 from ..backends.arguments import ranged
 from ..backends.checkpoints import installed_model_file, load_tokenizer, resolve_model
-from ..util.devices import check_device, torch_device, torch_dtype
 from ..core.errors import BackendUnavailable, ConfigError
+from ..util.devices import check_device, torch_device, torch_dtype
 from ..util.jsonl import file_sha256
 from ._base import Generation, GeneratorBase, Prompt, generation_spec
 from .text import cut_at_stop, render_prompt, strip_thinking, template_kwargs

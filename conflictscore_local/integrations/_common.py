@@ -18,12 +18,12 @@ import weakref
 from dataclasses import dataclass, field, replace
 from typing import Any, Awaitable, Callable, Mapping, Sequence
 
-from ..pipeline.config import RunConfig, load_config
-from ..pipeline.engine import Engine, StageArg
 from ..core.errors import InputError
-from ..formats.inputs import parse_item
 from ..core.metrics import METRICS, shown_keys
 from ..core.types import Item, ItemResult
+from ..formats.inputs import parse_item
+from ..pipeline.config import RunConfig, load_config
+from ..pipeline.engine import Engine, StageArg
 
 _ENGINES: dict[str, Engine] = {}
 _ENGINES_LOCK = threading.Lock()

@@ -24,9 +24,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..pipeline.engine import Engine
 from ..core.errors import InputError
 from ..core.metrics import standard_keys
+from ..pipeline.engine import Engine
 from ._common import batcher_for, explain, item_from, metric_values, missing_extra, shared_engine
 
 try:

@@ -24,10 +24,10 @@ import math
 import typing as t
 from dataclasses import dataclass, field
 
-from ..pipeline.engine import Engine
 from ..core.errors import ConfigError, InputError
 from ..core.metrics import METRICS
 from ..core.types import Item, ItemResult
+from ..pipeline.engine import Engine
 from ._common import batcher_for, explain, item_from, metric_values, missing_extra, shared_engine
 
 try:

@@ -27,7 +27,6 @@ from .locks import close_quietly, hold, release
 from .redaction import scrub
 from .target import OutputTarget, file_mode, os_reason, read_regular
 
-
 log = logging.getLogger(__name__)
 
 STDOUT = "-"

@@ -39,8 +39,8 @@ from pathlib import Path
 from typing import Any, Callable, Literal, Mapping, Sequence
 
 from ..backends import registry
-from ..core.aggregate import claim_verdict, document_judgment
 from ..backends.arguments import check_ranges, ranged
+from ..core.aggregate import claim_verdict, document_judgment
 from ..core.errors import ConfigError
 from ..core.types import CONTRADICT, LABELS, Judgment, Label, Pair
 from ._base import JudgeBase, ProgressFn

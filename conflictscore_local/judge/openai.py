@@ -27,15 +27,14 @@ from dataclasses import dataclass
 from typing import Any, Callable, Literal, Mapping
 
 from ..backends import registry
-from ..backends.arguments import ranged
-from ..backends.arguments import flat
+from ..backends.arguments import flat, ranged
 from ..core.chunk import word_count
-from ..generate.openai import OpenAIConfig, OpenAIGenerator, RequestFailed
 from ..core.types import LABELS, Claim, Label, Pair, Passage
+from ..generate.openai import OpenAIConfig, OpenAIGenerator, RequestFailed
 from .classify import ClassifyMode, check_mode_args
-from .nli.runtimes.engine import SERVE_RUNTIME_ARGS
 from .labels import token_label
 from .llm import LLMJudge, check_judge_args
+from .nli.runtimes.engine import SERVE_RUNTIME_ARGS
 
 log = logging.getLogger(__name__)
 

@@ -33,10 +33,10 @@ from functools import partial
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..backends.arguments import ranged
+from ..core.types import Claim, Judgment, Pair, Passage
 from ..generate._base import Generation, Prompt
 from ..generate.text import strip_thinking
 from ..generate.vllm import VLLMGenerator, alternatives
-from ..core.types import Claim, Judgment, Pair, Passage
 from ..util.extras import requires
 from ._base import JudgeBase, ProgressFn
 from .distinct import distinct

@@ -19,16 +19,16 @@ from pathlib import Path
 from typing import Any, Callable, Literal, Mapping
 
 from ..backends import registry
-from ..backends.arguments import ranged
-from ..backends.arguments import flat
+from ..backends.arguments import flat, ranged
 from ..backends.checkpoints import model_fingerprint, token_counter, tokenizer_fingerprint
 from ..core.errors import ConfigError
-from ..generate.vllm import VLLMConfig, VLLMGenerator, keyed_engine_args
 from ..core.types import LABELS
+from ..generate.vllm import VLLMConfig, VLLMGenerator, keyed_engine_args
 from .classify import ClassifyMode, check_mode_args
 from .labels import token_label
 from .llm import LLMJudge, check_judge_args
 from .prompts import judge_messages, judge_text
+
 
 @dataclass(frozen=True)
 class VLLMJudgeConfig:

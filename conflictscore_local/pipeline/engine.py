@@ -21,17 +21,17 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 from ..backends import registry
 from ..core.aggregate import claim_verdict, document_judgment, document_weights
 from ..core.chunk import Chunker
-from .config import STAGES, RunConfig, StageConfig
-from ..util.environment import versions
 from ..core.errors import ConfigError
-from ..formats.table import Results
 from ..core.metrics import item_metrics
-from ..util.progress import bar as progress_bar
 from ..core.sampling import select_claims
-from ..util.nlp import Salience
-from ..formats.summary import build_summary
 from ..core.types import IRRELEVANT, Claim, DocJudgment, InputRecord, Item, ItemResult, Judgment, Pair, Passage, Summary
+from ..formats.summary import build_summary
+from ..formats.table import Results
+from ..util.environment import versions
+from ..util.nlp import Salience
+from ..util.progress import bar as progress_bar
 from .checks import cascade_warning, fallback_warning, unscored_warning
+from .config import STAGES, RunConfig, StageConfig
 from .reading import Notes, items_input, read_input
 
 log = logging.getLogger(__name__)

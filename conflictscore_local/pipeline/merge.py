@@ -30,13 +30,13 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..core.diff import ABSENT, leaf_differences
 from ..core.errors import ConfigError, InputError, shown
+from ..core.types import Item, ItemResult, Summary
 from ..formats.inputs import read_items
+from ..formats.results import result_from_json
+from ..formats.summary import check_summary, is_bench_summary, reduce_summaries
 from ..jobs import Input, Job, Output, Page, page_output, write_json_atomic, write_jsonl_atomic
 from ..jobs.resumable import STDOUT, ResumableJsonlWriter
 from ..util.jsonl import file_sha256, iter_jsonl
-from ..formats.results import result_from_json
-from ..formats.summary import check_summary, is_bench_summary, reduce_summaries
-from ..core.types import Item, ItemResult, Summary
 from .shards import Shard, shard_of
 
 log = logging.getLogger(__name__)

@@ -21,9 +21,11 @@ import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from .config import RunConfig
-from .engine import Clock, Engine
 from ..core.errors import ConfigError, InputError
+from ..core.types import ItemResult, Summary
+from ..formats.results import result_from_json
+from ..formats.summary import write_summary
+from ..formats.table import TablePaths
 from ..jobs import (
     FINGERPRINT_FORMAT,
     Input,
@@ -34,13 +36,11 @@ from ..jobs import (
     explain_fingerprint_change,
     page_output,
 )
-from ..formats.results import result_from_json
-from ..formats.summary import write_summary
 from .checks import EXIT_UNSCORED  # noqa: F401 (commands read the exit status here, with the runner)
+from .config import RunConfig
+from .engine import Clock, Engine
 from .reading import Notes, ScoringInput, read_input
 from .shards import Shard, shard_record
-from ..core.types import ItemResult, Summary
-from ..formats.table import TablePaths
 
 log = logging.getLogger(__name__)
 

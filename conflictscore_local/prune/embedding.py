@@ -63,8 +63,8 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from ..backends.arguments import ranged
 from ..backends.checkpoints import model_fingerprint, resolve_model, token_counter, tokenizer_fingerprint
 from ..core.chunk import Chunker
-from ..util.extras import requires
 from ..core.types import IRRELEVANT, Document, Judgment, Pair, Passage
+from ..util.extras import requires
 from ._base import PrunerBase, VectorStore
 from .guard import lexical_keys
 

@@ -18,9 +18,8 @@ from ..compare.core import CHANGES, match_claims
 from ..core.errors import InputError
 from ..core.metrics import METRICS
 from ..core.types import ClaimVerdict, Item, ItemResult
-from .data import ItemsReader
 from ..jobs import write_text_atomic
-from .data import VALUE_DIGITS
+from .data import VALUE_DIGITS, ItemsReader
 from .render import PAGE_SIZE, _environment, _static, pack_details
 from .runs import report_beside
 

@@ -19,12 +19,12 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..core.detection import DETECTION_METRICS, detection_counts
 from ..core.errors import InputError
-from ..formats.inputs import read_items
-from ..util.jsonl import file_sha256
 from ..core.metrics import METRICS, bootstrap_ci, pair_counts, shown_keys, summarize_metrics
+from ..core.types import CONTRADICT, IRRELEVANT, SUPPORT, ClaimVerdict, DocJudgment, Item, ItemResult
+from ..formats.inputs import read_items
 from ..formats.results import check_summary_of, read_results
 from ..formats.summary import check_summary, is_bench_summary, read_summary
-from ..core.types import CONTRADICT, IRRELEVANT, SUPPORT, ClaimVerdict, DocJudgment, Item, ItemResult
+from ..util.jsonl import file_sha256
 
 PAIR_KEYS: tuple[str, ...] = ("total", "judged", "pruned", "cached", "given", "unscored")
 LABEL_CODES: dict[str | None, str | None] = {SUPPORT: "S", CONTRADICT: "C", IRRELEVANT: "I", None: None}

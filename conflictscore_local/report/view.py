@@ -28,11 +28,11 @@ from typing import Any, Iterator, Mapping, cast
 
 from .._version import __version__
 from ..core.errors import ConflictScoreError, InputError
-from ..jobs import Input, Job, Output, write_text_atomic
 from ..core.metrics import METRICS, summarize_metrics
 from ..formats.results import check_result_row, read_results
-from ..formats.summary import check_summary, is_bench_summary
 from ..formats.run_info import judge_info
+from ..formats.summary import check_summary, is_bench_summary
+from ..jobs import Input, Job, Output, write_text_atomic
 from .runs import report_beside, stem
 
 log = logging.getLogger(__name__)

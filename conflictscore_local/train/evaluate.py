@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ..core.aggregate import claim_verdict, document_judgment
 from ..core.detection import detection_metrics, pair_metrics
-from ..judge.labels import decide
 from ..core.types import CONTRADICT, LABELS, SUPPORT, Claim, Judgment, Label, Pair, Passage
+from ..judge.labels import decide
 from .data import ID2LABEL, EvalSet
 
 if TYPE_CHECKING:

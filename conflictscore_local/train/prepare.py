@@ -48,12 +48,19 @@ from ..bench import build_bench, make_item, normalize_text
 from ..bench.leakage import TextIndex, check_disjoint, eval_index, find_leaks, separate_splits
 from ..core.chunk import Chunker
 from ..core.errors import ConfigError
-from ..util.jsonl import file_sha256
-from ..jobs import write_json_atomic, write_jsonl_atomic
 from ..core.types import CONTRADICT, IRRELEVANT, LABELS, SUPPORT
+from ..jobs import write_json_atomic, write_jsonl_atomic
+from ..util.jsonl import file_sha256
 from . import nli_extra, nli_general
-from .augment import (BALANCED_FEATURES, augment, bench_support_pairs, compose, feature_balance, rebalance,
-                      thin_entity_twins)
+from .augment import (
+    BALANCED_FEATURES,
+    augment,
+    bench_support_pairs,
+    compose,
+    feature_balance,
+    rebalance,
+    thin_entity_twins,
+)
 from .pairs import cap, content_words, corpus_pairs
 from .sources import ClaimRecord, Corpus, LabelledPair, document_text, read_source
 

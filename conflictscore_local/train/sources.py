@@ -28,9 +28,9 @@ from typing import Any, Iterable, Iterator, Sequence
 from ..backends.registry import REGISTRY
 from ..bench.records import Record, iter_records
 from ..core.errors import InputError
-from ..util.jsonl import read_text
 from ..core.types import CONTRADICT, IRRELEVANT, SUPPORT, Label
 from ..formats.sources import DataSource
+from ..util.jsonl import read_text
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ import pytest
 from conflictscore_local import Engine, RunConfig
 from conflictscore_local.cli import main
 from conflictscore_local.core.errors import InputError
-from conflictscore_local.formats.inputs import InputShapes, parse_item, read_items
 from conflictscore_local.core.types import Document
+from conflictscore_local.formats.inputs import InputShapes, parse_item, read_items
 
 from ..pipeline.test_engine import RuleJudge
 

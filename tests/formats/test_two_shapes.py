@@ -11,10 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
-
-import conflictscore_local
 from conflictscore_local.errors import InputError
 from conflictscore_local.inputs import parse_item
+
+import conflictscore_local
 
 PACKAGE_ROOT = Path(conflictscore_local.__file__).resolve().parents[1]
 

@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
+from conflictscore_local.types import CONTRADICT, IRRELEVANT, SUPPORT
 
 import conflictscore_local
 from conflictscore_local.bench import make_item
-from conflictscore_local.types import CONTRADICT, IRRELEVANT, SUPPORT
 
 from .test_hostile import item, write_jsonl
 

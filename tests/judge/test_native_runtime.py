@@ -19,7 +19,7 @@ from conflictscore_local.backends import registry
 from conflictscore_local.core.errors import BackendUnavailable
 from conflictscore_local.core.types import Claim, Pair, Passage
 from conflictscore_local.judge.nli import calibrate
-from conflictscore_local.judge.nli.calibrate import Choice, Trial, choose, choice_key, store, stored
+from conflictscore_local.judge.nli.calibrate import Choice, Trial, choice_key, choose, store, stored
 from conflictscore_local.util.devices import native_cpu_bf16
 
 REPO = Path(__file__).resolve().parents[2]

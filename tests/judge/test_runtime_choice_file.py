@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conflictscore_local.judge.calibrate import CHOICE_FILE, CHOICE_FORMAT, choice_key
 
 import conflictscore_local
-from conflictscore_local.judge.calibrate import CHOICE_FILE, CHOICE_FORMAT, choice_key
 
 pytestmark = pytest.mark.slow  # each case loads a (tiny) model in a subprocess
 PACKAGE_ROOT = Path(conflictscore_local.__file__).resolve().parents[1]

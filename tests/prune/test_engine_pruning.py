@@ -9,9 +9,9 @@ from typing import Any, Callable, Sequence
 import pytest
 
 from conflictscore_local import Engine, RunConfig, cli
+from conflictscore_local.core.types import CONTRADICT, IRRELEVANT, SUPPORT, Document, Item, Judgment, Pair
 from conflictscore_local.judge._base import JudgeBase
 from conflictscore_local.prune.embedding import EmbeddingPruner
-from conflictscore_local.core.types import CONTRADICT, IRRELEVANT, SUPPORT, Document, Item, Judgment, Pair
 
 
 class RuleJudge(JudgeBase):

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from conflictscore_local.core.metrics import summarize_metrics
 from conflictscore_local.core.errors import InputError
+from conflictscore_local.core.metrics import summarize_metrics
+from conflictscore_local.formats.results import read_results
 from conflictscore_local.report import load_inputs, render_html
 from conflictscore_local.report import plots as plots_mod
 from conflictscore_local.report.data import item_records, summary_section
-from conflictscore_local.formats.results import read_results
 
 from .conftest import HOSTILE, ITEMS, write_jsonl
 

@@ -9,10 +9,10 @@ import pytest
 
 from conflictscore_local.backends import registry
 from conflictscore_local.cli import main
-from conflictscore_local.util.paths import portable
+from conflictscore_local.core.types import LABELS, Claim, Pair, Passage
 from conflictscore_local.train import LABEL2ID, TrainOptions, train
 from conflictscore_local.train.model import load_classifier, nli_head_order
-from conflictscore_local.core.types import LABELS, Claim, Pair, Passage
+from conflictscore_local.util.paths import portable
 
 from .conftest import separable_pairs
 

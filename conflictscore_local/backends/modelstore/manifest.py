@@ -25,11 +25,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from .. import registry
-from ..arguments import argument_names, make_config
 from ...core.errors import ConfigError
 from ...core.labels import canonical_label
 from ...core.types import LABELS, SUPPORT, Label
+from .. import registry
+from ..arguments import argument_names, make_config
 
 MANIFESTS_ENV = "CONFLICTSCORE_MANIFESTS"
 SOURCE_KINDS: tuple[str, ...] = ("hub", "pypi", "bundled", "pypi-parts", "delta")

@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from ...backends.registry import REGISTRY
 from ...core.errors import ConfigError
 from ...util.environment import library_versions
-from ...backends.registry import REGISTRY
 from .runtimes import declared
 from .runtimes.base import Classifier, ClassifierRuntime
 

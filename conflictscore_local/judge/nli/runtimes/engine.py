@@ -39,7 +39,6 @@ from ....generate.openai import OpenAIGenerator, RequestFailed
 from ....generate.vllm import VLLMGenerator, import_vllm, keyed_engine_args, shutdown_engine
 from .base import Classifier, DoneFn, Features, Row, RuntimeBase, pair_boundary
 
-
 VLLM_RUNTIME_ARGS: tuple[str, ...] = (
     "tensor_parallel_size", "max_model_len", "gpu_memory_utilization", "seed", "engine_args", "chunk_size",
 )
