@@ -71,8 +71,8 @@ def run_bench(
     (:func:`~conflictscore_local.util.paths.portable`). ``given_labels`` scores the gold labels instead
     of judging (a check of the aggregation: detection F1 must be 1.0). ``page`` (``--report``: the
     command's writer of the HTML report) is called with the :class:`BenchRun` once the files are
-    written. ``shard`` scores only that shard of the selected items (after split, source filter and limit); it needs both files, which
-    ``conflictscore merge`` combines. ``config_file``: the file ``config`` was read from
+    written. ``shard`` scores only that shard of the selected items (after split, source filter and limit); it needs
+    both files, which ``conflictscore merge`` combines. ``config_file``: the file ``config`` was read from
     (``--config``), which no destination may be. ``output_flag`` and ``summary_flag``: the flags
     the command line named the two files by, which messages name. ``tables``: CSV files of the
     per-item metrics and of the claim × document judgments (``--csv``, ``--csv-pairs``). ``resume`` keeps

@@ -32,7 +32,7 @@ rows (input, actual_output, retrieval_context) are read too):
 examples:
   conflictscore score examples/items.jsonl -o scored.jsonl --summary summary.json
   conflictscore score items.jsonl -o out.jsonl --judge nli --judge-arg model=./my-judge --pruner none
-  conflictscore score items.jsonl -o out.jsonl --judge-arg model=deberta-v3-large-nli   (a name from `conflictscore models list`)
+  conflictscore score items.jsonl -o out.jsonl --judge-arg model=deberta-v3-large-nli   (see conflictscore models list)
   conflictscore score items.jsonl -o out.jsonl --config run.toml --set chunk.max_tokens=256 --resume
   conflictscore score items.jsonl -o out.jsonl --config previous_summary.json   (replay a run)
   conflictscore score items.jsonl -o out.jsonl --summary summary.json --report report.html   (HTML report)

@@ -93,7 +93,8 @@ def add_parser(sub: Any) -> None:
     ):
         _option(g, flag, field, help_text)
     g.add_argument("--class-weights", default="balanced", choices=("balanced", "none"), metavar="RULE",
-                   help="balanced or none: loss weights against the skewed label distribution (default balanced: inverse frequency)")
+                   help="balanced or none: loss weights against the skewed label distribution "
+                        "(default balanced: inverse frequency)")
     g.add_argument("--freeze-embeddings", action="store_true",
                    help="keep the input word embeddings fixed (a much faster step on CPU for small encoders)")
     g.add_argument("--int8-embeddings", action="store_true",

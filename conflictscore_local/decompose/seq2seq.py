@@ -46,8 +46,8 @@ class Seq2SeqConfig:
     """Arguments of the ``seq2seq`` decomposer.
 
     ``model``: a checkpoint directory, a model name from ``conflictscore models list`` or a
-    hub id already in the local cache (nothing is downloaded); ``prompt``: the model input, with ``{sentence}``, and optionally
-    ``{question}`` and ``{context}`` (the whole response); ``pipeline``: the spaCy
+    hub id already in the local cache (nothing is downloaded); ``prompt``: the model input, with ``{sentence}``, and
+    optionally ``{question}`` and ``{context}`` (the whole response); ``pipeline``: the spaCy
     pipeline that splits sentences (see the ``spacy`` decomposer).
     """
 

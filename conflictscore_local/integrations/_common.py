@@ -119,11 +119,12 @@ def explain(result: ItemResult) -> str:
     values = [f"{METRICS[k].label} {fmt(m.get(k))}" for k in shown]
     values[shown.index("cs_c")] += f" ({n_conf} of {m.n_claims} claims conflicted)"
     lines = [", ".join(values)]
+    below = ", below aggregate.min_side_weight: not conflicted when weighted"
     for v in result.verdicts:
         if v.conflicted:
             weighed = "" if not v.weighted else (
                 f" (weight {v.side_weight(v.support):g} against {v.side_weight(v.contradict):g}"
-                f"{'' if v.weighted_conflicted else ', below aggregate.min_side_weight: not conflicted when weighted'})")
+                f"{'' if v.weighted_conflicted else below})")
             lines.append(
                 f"conflicted: {v.claim.text!r} supported by [{', '.join(v.support)}]; "
                 f"contradicted by [{', '.join(v.contradict)}]{weighed}"

@@ -53,8 +53,9 @@ class OpenAIJudgeConfig:
     release tag you control); when given it keys the cache instead of the name, URL and
     ``GET /models`` fields, so the same weights keep their labels behind another URL or name.
 
-    ``mode=classify`` (deprecated: ``--judge nli --judge-arg runtime=serve``): the server runs a sequence-classification checkpoint (``vllm serve
-    MODEL --runner pooling``) and pairs go to its ``/classify`` endpoint (at the root of
+    ``mode=classify`` (deprecated: ``--judge nli --judge-arg runtime=serve``): the server runs a
+    sequence-classification checkpoint (``vllm serve MODEL --runner pooling``) and pairs go to its ``/classify``
+    endpoint (at the root of
     ``base_url``'s server), ``batch_size`` inputs per request; ``checkpoint`` is a local copy of
     that checkpoint (directory or cached hub id; default: ``model``) whose tokenizer encodes
     the pairs and whose labels and calibration apply. ``revision``, ``max_length``,
@@ -174,7 +175,8 @@ class OpenAIJudge(ClassifyMode, LLMJudge):
             (g,) = gen.generate([self.prompt(pair)], max_tokens=1, temperature=0.0, logprobs=self.config.top_logprobs)
             if gen.logprobs_refused is None:
                 self.resolved["logprobs"] = "returned" if g.top_logprobs else (
-                    f"undecided: the probe got {'no answer: ' + str(g.error) if g.text is None else 'an empty answer'}"
+                    "undecided: the probe got "
+                    + (f"no answer: {g.error}" if g.text is None else "an empty answer")
                 )
                 if g.top_logprobs and (gen.served_model() or {}).get("owned_by") == "vllm":
                     self.probe_label_tokens()
@@ -186,8 +188,9 @@ class OpenAIJudge(ClassifyMode, LLMJudge):
 
     def probe_label_tokens(self) -> None:
         """How the served tokenizer spells the label words, asked of vLLM's ``/tokenize`` (at the
-        server root; asked of a server whose ``GET /models`` says ``owned_by: vllm``): a tokenizer that starts a label with one letter (SmolLM2: ``S UP PORT``) has
-        that letter read as the label at the answer token, as the ``vllm`` judge reads it, and the
+        server root; asked of a server whose ``GET /models`` says ``owned_by: vllm``): a tokenizer that starts a label
+        with one letter (SmolLM2: ``S UP PORT``) has that letter read as the label at the answer token, as the ``vllm``
+        judge reads it, and the
         spec says so (``label_short_tokens``). A server without the endpoint leaves the usual rule
         (label prefixes of two letters or more); ``resolved["label_tokens"]`` says which."""
         gen = self.generator()

@@ -88,7 +88,8 @@ class RayJudgeConfig:
         if self.num_cpus is not None and self.num_cpus < self.worker_cpus() + 1:
             raise ValueError(
                 f"num_cpus={self.num_cpus} leaves no CPU for Ray Data's read tasks beside {self.workers} workers of "
-                f"{self.cpus_per_worker:g} CPU (they would wait for ever); give at least {math.ceil(self.worker_cpus()) + 1}"
+                f"{self.cpus_per_worker:g} CPU (they would wait for ever); "
+                f"give at least {math.ceil(self.worker_cpus()) + 1}"
             )
         inner_config(self)  # the wrapped judge's arguments are checked now, not on the workers
 

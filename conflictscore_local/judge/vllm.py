@@ -45,8 +45,8 @@ class VLLMJudgeConfig:
     held at once; see :mod:`.llm`).
 
     ``mode=classify`` (deprecated: ``--judge nli --judge-arg runtime=vllm``): ``model`` is a
-    sequence-classification checkpoint run by ``LLM.classify``; ``max_length``, ``negative_label``, ``id2label``, ``calibration`` (and
-    ``thresholds``, ``claim_room``) mean what they mean for the ``nli`` judge, and the
+    sequence-classification checkpoint run by ``LLM.classify``; ``max_length``, ``negative_label``, ``id2label``,
+    ``calibration`` (and ``thresholds``, ``claim_room``) mean what they mean for the ``nli`` judge, and the
     generation arguments (``top_logprobs``, ``max_tokens``, ``chat``, ``min_label_mass``,
     ``passage_tokens``, ``tokenizer``, ``enable_thinking``, ``chat_template_kwargs``) do not apply.
     """

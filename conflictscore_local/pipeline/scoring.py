@@ -5,8 +5,8 @@ check, read, score, write and resume.
 (the items to score: ``score`` reads JSONL items, ``bench run`` a ConflictBench selection) and a
 ``finish`` hook (what is written from the results: ``score``'s summary, ``bench run``'s summary with its
 gold evaluation). A runner writes no page: a command that wants one hands in a :class:`~..jobs.Page`,
-declared with the job's outputs and written by the command's own function inside the job. In this order, so that nothing is touched
-before everything is known to be right: every setting and backend argument is checked (the
+declared with the job's outputs and written by the command's own function inside the job. In this order, so that
+nothing is touched before everything is known to be right: every setting and backend argument is checked (the
 engine is built); every destination is checked (none an input or another output, the cache of
 the right schema, each writable) and locked; every input line is validated; then rows are
 scored into the resumable output, and ``finish`` writes the rest.

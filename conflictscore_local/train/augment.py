@@ -340,8 +340,8 @@ def augment(support: Sequence[LabelledPair], passages: Sequence[str], rng: rando
     - ``aug_unrelated``: the claim against a passage drawn from the whole pool that shares at
       most one content word → IRRELEVANT;
     - ``aug_unit`` (``units`` source pairs from ``support`` and ``unit_pool``, drawn from their own
-      seeded stream so that 0 leaves the other kinds as they were): a quantity both state (:func:`unit_edit`) written in another unit of
-      its dimension in the claim → SUPPORT (``claim_convert``), in the passage → SUPPORT
+      seeded stream so that 0 leaves the other kinds as they were): a quantity both state (:func:`unit_edit`) written
+      in another unit of its dimension in the claim → SUPPORT (``claim_convert``), in the passage → SUPPORT
       (``passage_convert``); its number kept under that other unit in the claim → CONTRADICT
       (``claim_wrong_unit``), in the passage → CONTRADICT (``passage_wrong_unit``).
 

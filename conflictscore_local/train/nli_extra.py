@@ -8,8 +8,8 @@ neutral / NOT ENOUGH INFO → IRRELEVANT); a label a set uses for "not entailed"
 CONTRADICT and IRRELEVANT: RTE's ``not_entailment``, MED's ``neutral``) is skipped and
 counted, never guessed; any other label is an error naming file, line and field.
 
-:func:`extra_sets` (their rows of the one table of data sources) says, per set, where it lies, its licence, and whether the shipped judge
-may train on it: ANLI, ConTRoL and AVeriTeC are non-commercial (evaluation only), TaxiNLI
+:func:`extra_sets` (their rows of the one table of data sources) says, per set, where it lies, its licence, and whether
+the shipped judge may train on it: ANLI, ConTRoL and AVeriTeC are non-commercial (evaluation only), TaxiNLI
 is the MNLI-dev anchor, NaN-NLI a hand-built negation test suite, FEVER-Symmetric's test
 split and the held-out splits of the others are evaluation sets.
 """

@@ -72,16 +72,19 @@ def test_errors_name_the_field_as_the_line_spells_it(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("row", "message"), [
     ({"id": "q", "respones": "x", "documents": []},
-     "field 'response': missing (give a response to decompose, or claims); did you mean 'response'? (the line has "
+     "field 'response': missing (give a response to decompose, or claims); "
+     "did you mean 'response'? (the line has "
      "'respones')"),
     ({"id": "q", "answer": "x", "documents": []},
-     "field 'response': missing (give a response to decompose, or claims); did you mean 'response'? (the line has "
+     "field 'response': missing (give a response to decompose, or claims); "
+     "did you mean 'response'? (the line has "
      "'answer')"),
     ({"id": "q", "response": "x", "contexts": ["a"]},
      "field 'documents': missing (a list of document texts, or of {\"id\", \"text\"} objects); did you mean "
      "'documents'? (the line has 'contexts')"),
     ({"user_input": "q", "respnse": "x", "retrieved_contexts": ["a"]},
-     "field 'response': missing (give a response to decompose, or claims); did you mean 'response'? (the line has "
+     "field 'response': missing (give a response to decompose, or claims); "
+     "did you mean 'response'? (the line has "
      "'respnse')"),
     ({"id": "q", "response": "x", "documents": [{"id": "a", "content": "t"}]},
      "field 'documents[0].text': missing; did you mean 'text'? (the document has 'content')"),
@@ -100,7 +103,8 @@ def test_a_misspelled_optional_field_and_document_key_are_warned_about_once_each
     assert seen == [
         f"{p}:1: documents[0].weight is not a document field (kept as metadata, not read): did you mean 'reliability'? "
         "(warned once per file)",
-        f"{p}:1: unknown field 'questoin' (kept as metadata, not read): did you mean 'question'? (warned once per file)",
+        f"{p}:1: unknown field 'questoin' (kept as metadata, not read): did you mean 'question'? "
+        "(warned once per file)",
     ]
     assert items[0].documents[0].meta == {"weight": 0.9} and items[0].documents[0].reliability is None
     assert items[0].meta == {"questoin": "q?"} and items[2].documents[0].meta == {"title": "T"}

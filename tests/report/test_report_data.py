@@ -165,7 +165,8 @@ def test_report_help_imports_no_template_engine_or_plotting_library():
         "for command in ('report', 'score'):\n"
         "    with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
         "        main([command, '--help'])\n"
-        "heavy = [m for m in ('jinja2', 'markupsafe', 'matplotlib', 'playwright', 'numpy', 'torch') if m in sys.modules]\n"
+        "heavy = [m for m in ('jinja2', 'markupsafe', 'matplotlib', 'playwright', 'numpy', 'torch')\n"
+        "         if m in sys.modules]\n"
         "assert not heavy, heavy\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -128,7 +128,8 @@ class VLLMClassifyRuntime(_EngineRuntime):
         if window is not None and need is not None and window < need:
             raise ConfigError(
                 f"judge nli: runtime=vllm: max_model_len {window} is shorter than the judge's max_length {need} "
-                f"(inputs of up to {need} tokens); raise runtime_args max_model_len to {need} or more, or lower max_length"
+                f"(inputs of up to {need} tokens); raise runtime_args max_model_len to {need} or more, "
+                "or lower max_length"
             )
         return {"runtime": self.name, "dtype": self.generator.config.dtype, "engine_args": self.keyed_args}
 
