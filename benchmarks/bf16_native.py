@@ -27,8 +27,8 @@ from workloads import base_parser, candidate_groups, data_dir, rag_job, ramdocs_
 
 from conflictscore_local import Engine, RunConfig  # noqa: E402
 from conflictscore_local.backends import registry  # noqa: E402
-from conflictscore_local.judge.nli.runtimes import native  # noqa: E402
 from conflictscore_local.judge.labels import decide  # noqa: E402
+from conflictscore_local.judge.nli.runtimes import native  # noqa: E402
 
 MODEL = "models/default-judge"
 

@@ -28,11 +28,11 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from conflictscore_local.core.metrics import METRICS, bootstrap_ci
-from conflictscore_local.pipeline.config import RunConfig
-from conflictscore_local.util.environment import versions
-from conflictscore_local.pipeline.scoring import score_file
-from conflictscore_local.formats.results import read_results
 from conflictscore_local.core.types import ItemMetrics
+from conflictscore_local.formats.results import read_results
+from conflictscore_local.pipeline.config import RunConfig
+from conflictscore_local.pipeline.scoring import score_file
+from conflictscore_local.util.environment import versions
 
 LABELS = ("SUPPORT", "CONTRADICT", "IRRELEVANT")
 

@@ -36,13 +36,14 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
+from recording import run_meta, write_recorded
+
 from conflictscore_local import Engine, RunConfig
 from conflictscore_local.backends import registry
-from conflictscore_local.judge._base import JudgeBase
 from conflictscore_local.bench.gold import evaluate, load_bench_items
-from conflictscore_local.util.jsonl import file_sha256
 from conflictscore_local.core.types import Judgment, Pair
-from recording import run_meta, write_recorded
+from conflictscore_local.judge._base import JudgeBase
+from conflictscore_local.util.jsonl import file_sha256
 
 THRESHOLDS = (0.0, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 1.0)
 ENGINE_CACHE = Path("benchmarks/work/cascade_sweep.engine.sqlite")

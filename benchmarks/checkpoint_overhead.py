@@ -33,10 +33,10 @@ from typing import Any
 
 from conflictscore_local import Engine, RunConfig
 from conflictscore_local.bench import build_bench
-from conflictscore_local.formats.cache import JudgmentCache
-from conflictscore_local.util.environment import versions
-from conflictscore_local.formats.inputs import parse_item
 from conflictscore_local.core.types import Pair
+from conflictscore_local.formats.cache import JudgmentCache
+from conflictscore_local.formats.inputs import parse_item
+from conflictscore_local.util.environment import versions
 
 
 def sample(n: int, seed: int) -> list[Any]:

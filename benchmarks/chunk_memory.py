@@ -35,8 +35,8 @@ def document(mb: float) -> str:
 
 def child(mode: str, mb: float) -> dict[str, object]:
     from conflictscore_local.core.chunk import Chunker
-    from conflictscore_local.judge.nli import NLIJudge, NLIConfig
     from conflictscore_local.core.types import Document
+    from conflictscore_local.judge.nli import NLIConfig, NLIJudge
 
     judge = NLIJudge(NLIConfig(device="cpu"))
     count, budget = judge.passage_budget()

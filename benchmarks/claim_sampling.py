@@ -35,14 +35,15 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from recording import run_meta, write_recorded
+
 from conflictscore_local import Engine
 from conflictscore_local.bench.gold import load_bench_items, with_gold_labels
 from conflictscore_local.compare import read_run
 from conflictscore_local.core.metrics import bootstrap_ci, item_metrics, macro
 from conflictscore_local.core.sampling import SELECTIONS, select_claims
-from conflictscore_local.util.nlp import Salience
 from conflictscore_local.core.types import ClaimVerdict, ItemResult
-from recording import run_meta, write_recorded
+from conflictscore_local.util.nlp import Salience
 
 KEYS = ("cs_c", "cs_r")
 KS = (1, 2, 3, 5)

@@ -34,10 +34,10 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from conflictscore_local.bench import build_bench
+from conflictscore_local.core.types import Claim, Pair, Passage
+from conflictscore_local.prune.embedding import EmbeddingPruner, keep_documents, passage_similarity
 from conflictscore_local.util.environment import versions
 from conflictscore_local.util.paths import portable
-from conflictscore_local.prune.embedding import EmbeddingPruner, keep_documents, passage_similarity
-from conflictscore_local.core.types import Claim, Pair, Passage
 
 
 def timed(fn: Callable[[], Any], repeats: int) -> float:

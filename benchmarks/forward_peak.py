@@ -38,8 +38,7 @@ from typing import Any, Callable
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from recording import cpu_flags_line, header, run_meta, uptime, write_recorded  # noqa: E402
-from workloads import (base_parser, candidate_groups, data_dir, matmul_peak, rag_job,  # noqa: E402
-                       ramdocs_questions, token_counts)
+from workloads import base_parser, candidate_groups, data_dir, matmul_peak, rag_job, ramdocs_questions, token_counts  # noqa: E402
 
 from conflictscore_local import Engine, RunConfig  # noqa: E402
 from conflictscore_local.backends import registry  # noqa: E402

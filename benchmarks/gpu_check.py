@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import functools
 import importlib.util
 import json
 import os
@@ -341,8 +342,9 @@ def judge_rows(case: str, model: Path, pairs: Sequence[Any], device: str, dtypes
         meter = Meter(device)
         judge = registry.build("judge", "nli", {"model": str(model), "device": device, "runtime": "torch",
                                                 "dtype": dtype})
-        _, load_s = timed(lambda: judge.judge(use[:64]))  # loads the weights, warms the kernels up
-        out, seconds = timed(lambda: judge.judge(use))
+        # partial, not lambda: `del judge` below ends the name the lambda would read at call time
+        _, load_s = timed(functools.partial(judge.judge, use[:64]))  # loads the weights, warms the kernels up
+        out, seconds = timed(functools.partial(judge.judge, use))
         feats, _ = judge.encode([p.passage.text for p in use], [p.claim.text for p in use])
         lengths = [len(f["input_ids"]) for f in feats]
         labels[dtype] = [j.label for j in out]
@@ -454,8 +456,8 @@ def case_default_judge(device: str, size: Size, workdir: Path) -> list[dict[str,
                                  model_kwargs={"dtype": getattr(torch, dtype)})
             cross.predict(texts[:64], batch_size=32, show_progress_bar=False)
             load_s = time.perf_counter() - t0
-            logits, seconds = timed(lambda: cross.predict(texts, batch_size=32, show_progress_bar=False,
-                                                          convert_to_numpy=True))
+            logits, seconds = timed(functools.partial(cross.predict, texts, batch_size=32, show_progress_bar=False,
+                                                      convert_to_numpy=True))
             assert np.asarray(logits).shape == (len(texts), cfg.num_labels)
             tok = cross.tokenizer
             lengths = [len(tok(a, b, truncation="longest_first", max_length=judge.max_length())["input_ids"])

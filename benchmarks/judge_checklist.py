@@ -65,8 +65,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import judge_checklist_probes as probes_mod  # noqa: E402
 from judge_checklist_probes import CAPABILITIES, DIRECTIONS, Probe  # noqa: E402
 
-from conflictscore_local.pipeline.config import RunConfig, parse_assignment  # noqa: E402
 from conflictscore_local.core.errors import ConflictScoreError  # noqa: E402
+from conflictscore_local.pipeline.config import RunConfig, parse_assignment  # noqa: E402
 
 log = logging.getLogger("judge_checklist")
 MAX_FAILURES = 20
@@ -304,10 +304,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    from conflictscore_local.jobs import write_json_atomic
     from conflictscore_local.util.environment import versions
     from conflictscore_local.util.locations import default_data_dir
     from conflictscore_local.util.paths import portable
-    from conflictscore_local.jobs import write_json_atomic
 
     t0 = time.perf_counter()
     load0 = os.getloadavg()

@@ -6,7 +6,6 @@ capitals; and the sentence frames the probes are made from. Data only: the gener
 
 from __future__ import annotations
 
-
 PEOPLE = (
     "Amelia Okafor", "Tomás Herrera", "Ingrid Solberg", "Rajesh Menon", "Claire Dubois", "Kenji Watanabe",
     "Fatima Haddad", "Marek Nowak", "Grace Mwangi", "Lucas Ferreira", "Hannah Keller", "Samuel Osei",

@@ -40,8 +40,8 @@ sys.path.insert(0, str(ROOT))
 
 from conflictscore_local.backends import registry  # noqa: E402
 from conflictscore_local.core.aggregate import DOCUMENT_RULES  # noqa: E402
-from conflictscore_local.util.paths import portable  # noqa: E402
 from conflictscore_local.core.types import LABELS, Claim, Pair, Passage  # noqa: E402
+from conflictscore_local.util.paths import portable  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 

@@ -28,8 +28,8 @@ sys.path.insert(0, str(REPO))
 
 from conflictscore_local.bench import default_data_dir  # noqa: E402
 from conflictscore_local.core.detection import all_conflicted_f1, pair_metrics  # noqa: E402
-from conflictscore_local.jobs import write_json_atomic  # noqa: E402
 from conflictscore_local.formats.summary import upgrade  # noqa: E402
+from conflictscore_local.jobs import write_json_atomic  # noqa: E402
 
 SETS = ("bench_test", "bench_dev", "healthver_dev", "check_covid_dev", "citint_dev", "scifact_dev")
 TYPES = ("ambiguity", "misinformation", "counterfactual", "contradiction", "opinion")

@@ -27,8 +27,8 @@ sys.path.insert(0, str(REPO))
 
 from conflictscore_local.bench import build_bench, default_data_dir, normalize_text, split_for  # noqa: E402
 from conflictscore_local.bench.leakage import TextIndex, bench_leaks, separate_splits  # noqa: E402
-from conflictscore_local.train.sources import load_healthver_csv  # noqa: E402
 from conflictscore_local.jobs import write_json_atomic  # noqa: E402
+from conflictscore_local.train.sources import load_healthver_csv  # noqa: E402
 
 
 def eval_pairs_with_train_docs(items: list[dict]) -> dict[str, dict[str, int]]:

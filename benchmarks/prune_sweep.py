@@ -42,13 +42,13 @@ import numpy as np
 
 from conflictscore_local import Engine, RunConfig
 from conflictscore_local.bench import build_bench
-from conflictscore_local.pipeline.config import parse_assignment
-from conflictscore_local.util.environment import versions
+from conflictscore_local.core.types import CONTRADICT, SUPPORT, Claim, Item, Pair, Passage
 from conflictscore_local.formats.inputs import parse_item
-from conflictscore_local.util.paths import portable
+from conflictscore_local.pipeline.config import parse_assignment
 from conflictscore_local.prune.embedding import EmbeddingPruner, keep_documents, passage_similarity
 from conflictscore_local.prune.guard import shared_keys
-from conflictscore_local.core.types import CONTRADICT, SUPPORT, Claim, Item, Pair, Passage
+from conflictscore_local.util.environment import versions
+from conflictscore_local.util.paths import portable
 
 SWEEP_SOURCES = ("ramdocs", "contraqa_en555")
 THRESHOLDS = (0.0, 0.05, 0.1, 0.12, 0.14, 0.16, 0.18, 0.2, 0.25, 0.3, 0.4)

@@ -35,10 +35,10 @@ from recording import uptime  # noqa: E402
 from workloads import base_parser, candidate_groups, grown_job, rag_job, ramdocs_questions  # noqa: E402
 
 from conflictscore_local import Engine  # noqa: E402
-from conflictscore_local.util.environment import versions  # noqa: E402
+from conflictscore_local.core.types import Item  # noqa: E402
 from conflictscore_local.prune.auto import AutoConfig, decide_prune, expected_pruned_share  # noqa: E402
 from conflictscore_local.prune.embedding import EmbeddingPruner  # noqa: E402
-from conflictscore_local.core.types import Item  # noqa: E402
+from conflictscore_local.util.environment import versions  # noqa: E402
 
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:

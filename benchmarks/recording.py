@@ -13,14 +13,14 @@ import shlex
 import subprocess
 import sys
 import time
-from pathlib import Path
 from argparse import Namespace
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from conflictscore_local.jobs import write_json_atomic, write_text_atomic
 from conflictscore_local.util.environment import versions
 from conflictscore_local.util.locations import repo_root
 from conflictscore_local.util.paths import portable, portable_text
-from conflictscore_local.jobs import write_json_atomic, write_text_atomic
 
 
 def run_meta(script: str, argv: Sequence[str] | None, started: float, load: Sequence[float]) -> dict[str, Any]:

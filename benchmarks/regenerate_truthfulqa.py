@@ -25,9 +25,9 @@ from typing import Any
 from conflictscore_local import Engine
 from conflictscore_local.bench import default_data_dir
 from conflictscore_local.cli.flags import add_pipeline_args, config_from_args
-from conflictscore_local.pipeline.config import parse_assignment
-from conflictscore_local.experiments import regenerate_file
 from conflictscore_local.cli.text import format_results
+from conflictscore_local.experiments import regenerate_file
+from conflictscore_local.pipeline.config import parse_assignment
 from conflictscore_local.util.locations import repo_root
 from conflictscore_local.util.paths import portable
 

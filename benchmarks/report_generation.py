@@ -45,14 +45,14 @@ from conflictscore_local.bench import build_bench, default_data_dir
 from conflictscore_local.cli.flags import add_pipeline_args, config_from_args
 from conflictscore_local.compare import ComparisonSettings, describe_difference, read_run
 from conflictscore_local.compare.files import comparison
-from conflictscore_local.pipeline.config import parse_assignment
-from conflictscore_local.util.environment import versions
 from conflictscore_local.experiments import STRATEGIES, generate_reports
 from conflictscore_local.experiments.prompts import prompt_record
 from conflictscore_local.formats.inputs import parse_item
+from conflictscore_local.jobs import write_json_atomic, write_jsonl_atomic
+from conflictscore_local.pipeline.config import parse_assignment
+from conflictscore_local.util.environment import versions
 from conflictscore_local.util.locations import repo_root
 from conflictscore_local.util.paths import portable
-from conflictscore_local.jobs import write_json_atomic, write_jsonl_atomic
 
 KEYS = ("cs_c", "cs_r", "cs_r_evidenced", "support_rate")
 PAPER = (

@@ -31,16 +31,16 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from conflictscore_local import RunConfig, parse_item
+from conflictscore_local import RunConfig
 from conflictscore_local.backends import registry
-from conflictscore_local.judge._base import JudgeBase
 from conflictscore_local.bench import build_bench, default_data_dir
-from conflictscore_local.util.environment import versions
+from conflictscore_local.core.types import Judgment, Pair
+from conflictscore_local.jobs import write_jsonl_atomic
+from conflictscore_local.judge._base import JudgeBase
 from conflictscore_local.pipeline.scoring import score_file
 from conflictscore_local.report import load_inputs, report_from_files
 from conflictscore_local.report.data import item_records
-from conflictscore_local.core.types import Judgment, Pair
-from conflictscore_local.jobs import write_jsonl_atomic
+from conflictscore_local.util.environment import versions
 
 
 class HashJudge(JudgeBase):

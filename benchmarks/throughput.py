@@ -61,9 +61,9 @@ from workloads import Question, doc_labels, pooled_job, ramdocs_questions, sweep
 from conflictscore_local import Engine, RunConfig  # noqa: E402
 from conflictscore_local.core.aggregate import claim_verdict, document_judgment  # noqa: E402
 from conflictscore_local.core.metrics import item_metrics, macro  # noqa: E402
+from conflictscore_local.core.types import Claim, Item, Judgment, Pair  # noqa: E402
 from conflictscore_local.util.environment import versions  # noqa: E402
 from conflictscore_local.util.paths import portable  # noqa: E402
-from conflictscore_local.core.types import Claim, Item, Judgment, Pair  # noqa: E402
 
 POOLED_ENGINE = [(2, 8), (2, 16), (2, 32), (4, 8), (4, 16), (4, 32), (8, 8), (8, 16), (8, 32), (8, 64), (16, 32),
                  (16, 64)]
@@ -202,9 +202,9 @@ class Bench:
     def run_naive(self, job: str, size: str, items: Sequence[Item], *, batched: bool = False) -> Run:
         """Every claim × passage pair judged: one forward each (``batched``: the judge's
         token-budget batches, still without de-duplication), the judge's label rule."""
+        from conflictscore_local.core.types import LABELS
         from conflictscore_local.judge.labels import decide
         from conflictscore_local.judge.nli.runtimes.base import token_batches
-        from conflictscore_local.core.types import LABELS
 
         torch, model, tok, labels, max_length = self.naive_model()
         thresholds = self.judge.thresholds()

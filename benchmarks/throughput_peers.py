@@ -48,16 +48,27 @@ from typing import Any, Callable, Sequence
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from recording import uptime  # noqa: E402
-from workloads import (PEER_BATCH, base_parser, data_dir, doc_labels, grown_job, long_job,  # noqa: E402
-                       matmul_peak, plain_folder, pooled_job, rag_job, ramdocs_questions, token_counts)
+from workloads import (  # noqa: E402
+    PEER_BATCH,
+    base_parser,
+    data_dir,
+    doc_labels,
+    grown_job,
+    long_job,
+    matmul_peak,
+    plain_folder,
+    pooled_job,
+    rag_job,
+    ramdocs_questions,
+    token_counts,
+)
 
 from conflictscore_local import Engine, RunConfig  # noqa: E402
 from conflictscore_local.core.aggregate import document_judgment  # noqa: E402
-from conflictscore_local.util.environment import versions  # noqa: E402
+from conflictscore_local.core.types import LABELS, Claim, Item, Judgment, Pair  # noqa: E402
 from conflictscore_local.judge.labels import decide  # noqa: E402
 from conflictscore_local.judge.nli import encode_pairs  # noqa: E402
-from conflictscore_local.core.types import LABELS, Claim, Item, Judgment, Pair  # noqa: E402
-
+from conflictscore_local.util.environment import versions  # noqa: E402
 
 
 # -- peers -------------------------------------------------------------------------------------
@@ -103,7 +114,6 @@ class Peers:
 
     def cross_encoder(self) -> Any:
         if self._cross is None:
-            import torch
             from sentence_transformers import CrossEncoder
 
             # the engine's dtype (float32 on a CPU without native bf16; the checkpoint is stored in float16)
@@ -113,7 +123,6 @@ class Peers:
 
     def hf_model(self) -> Any:
         if self._model is None:
-            import torch
             from transformers import AutoModelForSequenceClassification
 
             self._model = AutoModelForSequenceClassification.from_pretrained(

@@ -34,9 +34,9 @@ from recording import header, run_meta, write_recorded  # noqa: E402
 from workloads import base_parser, candidate_groups, pooled_job, ramdocs_questions  # noqa: E402
 
 from conflictscore_local import Engine  # noqa: E402
+from conflictscore_local.core.types import Item, Pair  # noqa: E402
 from conflictscore_local.formats.cache import JudgmentCache  # noqa: E402
 from conflictscore_local.prune.embedding import EmbeddingPruner  # noqa: E402
-from conflictscore_local.core.types import Item, Pair  # noqa: E402
 
 
 def halves(items: Sequence[Item]) -> tuple[list[Item], list[Item]]:

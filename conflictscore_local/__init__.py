@@ -92,20 +92,20 @@ if TYPE_CHECKING:  # the same names, statically, for type checkers and the API d
     from .core.sampling import select_claims
     from .core.types import (
         CONTRADICT,
+        IRRELEVANT,
+        LABELS,
+        SUPPORT,
         Claim,
         ClaimVerdict,
         DocJudgment,
         Document,
-        IRRELEVANT,
         Item,
         ItemMetrics,
         ItemResult,
         Judgment,
-        LABELS,
         Label,
         Pair,
         Passage,
-        SUPPORT,
         Summary,
     )
     from .decompose import Decomposer, DecomposerBase

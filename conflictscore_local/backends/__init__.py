@@ -1,1 +1,2 @@
-"""The backend framework: arguments, the Backend base, the registry with its namespaces and entry points, local checkpoints and the model store."""
+"""The backend framework: arguments, the Backend base, the registry with its namespaces and entry points, local
+checkpoints and the model store."""

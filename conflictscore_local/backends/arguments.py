@@ -243,7 +243,7 @@ def make_config(config_cls: Callable[..., Any], args: Mapping[str, Any], *, wher
     """Build a ``Config`` dataclass from a mapping, checking names and types (see :func:`coerce`)."""
     hints = _field_types(config_cls)
     names = argument_names(config_cls)
-    own = {f.name for f in dataclasses.fields(config_cls)}  # type: ignore[arg-type]
+    own = {f.name for f in dataclasses.fields(config_cls)}  # type: ignore[arg-type]  # config_cls is a dataclass type
     nested = {f.name: set(argument_names(hints[f.name])) for f in _flat_fields(config_cls)}
     out: dict[str, Any] = {}
     inner: dict[str, dict[str, Any]] = {name: {} for name in nested}
@@ -259,7 +259,7 @@ def make_config(config_cls: Callable[..., Any], args: Mapping[str, Any], *, wher
             raise ConfigError(f"{where}: unknown argument {k!r}; allowed: {', '.join(names) or '(none)'}")
     for name, given in inner.items():
         out[name] = make_config(hints[name], given, where=where)
-    ranges = {f.name: f for f in dataclasses.fields(config_cls) if RANGE in f.metadata}  # type: ignore[arg-type]
+    ranges = {f.name: f for f in dataclasses.fields(config_cls) if RANGE in f.metadata}  # type: ignore[arg-type]  # config_cls is a dataclass type
     for k, v in out.items():
         if k in ranges and isinstance(v, (int, float)) and not isinstance(v, bool):
             try:

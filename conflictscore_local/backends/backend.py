@@ -80,7 +80,7 @@ class Backend:
     def stats(self) -> dict[str, Any]:
         return dict(self.counters)
 
-    def count(self, key: str, n: int = 1) -> None:
+    def count(self, key: str, n: float = 1) -> None:
         self.counters[key] = self.counters.get(key, 0) + n
 
     def use_cache_dir(self, folder: Path) -> None:

@@ -30,8 +30,8 @@ import logging
 import typing
 from typing import Any, Iterator, Mapping, TypeVar
 
-from .arguments import check_ranges, make_config
 from ..core.errors import BackendUnavailable, ConfigError
+from .arguments import check_ranges, make_config
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +97,7 @@ class Namespace:
         if isinstance(self._table, str):
             mod, _, attr = self._table.partition(":")
             self._table = getattr(importlib.import_module(mod), attr)
-        return self._table  # type: ignore[return-value]
+        return self._table  # type: ignore[return-value]  # the table loaded from its 'module:attr'
 
     def provide(self, table: dict[str, Any]) -> dict[str, Any]:
         """The owner's table becomes this namespace's (once; the same table again is a no-op): a room
@@ -296,7 +296,7 @@ def available(role: str) -> list[str]:
     return sorted(_role(role).names())
 
 
-def resolve(role: str, name: str) -> type:
+def resolve(role: str, name: str) -> type[Any]:
     """The backend class for ``role``/``name``; ``ConfigError`` naming the allowed names."""
     ns = _role(role)
     names = sorted(ns.names())
@@ -374,7 +374,7 @@ def protocol(role: str) -> type:
     return getattr(module, proto)
 
 
-def role_base(role: str) -> type:
+def role_base(role: str) -> type[Any]:
     """The base class of ``role``'s backends (``JudgeBase`` ...): its optional members with their defaults."""
     module, _, base = _role_module(role)
     return getattr(module, base)

@@ -8,12 +8,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from ..backends.arguments import make_config
 from ..core.errors import ConfigError, InputError
 from ..jobs import Input, Job, Output, dumps, write_json_atomic, write_jsonl_atomic, write_stdout
 from ..util.locations import DATA_ENV, default_data_dir
-from ..backends.arguments import make_config
 from .leakage import bench_leaks, check_disjoint, separate_splits
-from .sources import DEFAULT_SOURCES, BENCH_SOURCES
+from .sources import BENCH_SOURCES, DEFAULT_SOURCES
 
 log = logging.getLogger(__name__)
 

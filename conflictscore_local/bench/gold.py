@@ -11,13 +11,12 @@ import dataclasses
 import os
 from typing import Any, Iterable, Sequence
 
-from ..core.errors import InputError
-from ..formats.inputs import parse_label_matrix, read_items
-from ..core.types import CONTRADICT, IRRELEVANT, LABELS, SUPPORT, Item, ItemResult
-from .items import CONFLICT_TYPES
 from ..core.detection import grouped_detection, pair_metrics
+from ..core.errors import InputError
+from ..core.types import CONTRADICT, IRRELEVANT, LABELS, SUPPORT, Item, ItemResult
+from ..formats.inputs import parse_label_matrix, read_items
+from .items import CONFLICT_TYPES
 from .split import SPLITS
-
 
 DETECTION_GROUPS: tuple[str, ...] = ("conflict_type", "source", "variant", "split")
 
@@ -100,7 +99,7 @@ def gold_evaluation(items: Sequence[Item], results: Sequence[ItemResult]) -> dic
 def with_gold_labels(items: Iterable[Item]) -> list[Item]:
     """The items with their gold labels given as ``labels``: scoring them checks the aggregation."""
     return [
-        dataclasses.replace(it, labels=tuple(tuple(row) for row in it.meta["gold_labels"]))  # type: ignore[misc]
+        dataclasses.replace(it, labels=tuple(tuple(row) for row in it.meta["gold_labels"]))
         for it in items
     ]
 
@@ -109,7 +108,7 @@ def evaluate(items: Sequence[Item], results: Sequence[ItemResult]) -> dict[str, 
     """Pair metrics, grouped detection metrics, unscored and pruning counts of scored items."""
     pairs: list[tuple[str, str | None]] = []
     rows: list[dict[str, Any]] = []
-    pruned = {"pairs": 0, **{lab: 0 for lab in LABELS}}
+    pruned: dict[str, int] = {"pairs": 0, **{lab: 0 for lab in LABELS}}
     claims_unscored = 0
     for it, res in zip(items, results):
         if res.item_id != it.id:

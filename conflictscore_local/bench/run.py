@@ -15,18 +15,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ..pipeline.config import RunConfig
-from ..pipeline.engine import Clock
 from ..core.errors import ConfigError, InputError
-from ..jobs import Input, Job, Output, Page, page_output, write_json_atomic
-from ..util.jsonl import file_sha256
-from ..util.paths import portable
-from ..pipeline.reading import Notes, ScoringInput
-from ..pipeline.scoring import Scored, refuse_stdout_rows, run_scoring
-from ..pipeline.merge import BenchMerge
-from ..pipeline.shards import Shard
 from ..core.types import Item, ItemResult, Summary
 from ..formats.table import TablePaths
+from ..jobs import Input, Job, Output, Page, page_output, write_json_atomic
+from ..pipeline.config import RunConfig
+from ..pipeline.engine import Clock
+from ..pipeline.merge import BenchMerge
+from ..pipeline.reading import Notes, ScoringInput
+from ..pipeline.scoring import Scored, refuse_stdout_rows, run_scoring
+from ..pipeline.shards import Shard
+from ..util.jsonl import file_sha256
+from ..util.paths import portable
 from .gold import evaluate, load_bench_items, select_bench_items, with_gold_labels
 
 
@@ -71,8 +71,8 @@ def run_bench(
     (:func:`~conflictscore_local.util.paths.portable`). ``given_labels`` scores the gold labels instead
     of judging (a check of the aggregation: detection F1 must be 1.0). ``page`` (``--report``: the
     command's writer of the HTML report) is called with the :class:`BenchRun` once the files are
-    written. ``shard`` scores only that shard of the selected items (after split, source filter and limit); it needs both files, which
-    ``conflictscore merge`` combines. ``config_file``: the file ``config`` was read from
+    written. ``shard`` scores only that shard of the selected items (after split, source filter and limit); it needs
+    both files, which ``conflictscore merge`` combines. ``config_file``: the file ``config`` was read from
     (``--config``), which no destination may be. ``output_flag`` and ``summary_flag``: the flags
     the command line named the two files by, which messages name. ``tables``: CSV files of the
     per-item metrics and of the claim × document judgments (``--csv``, ``--csv-pairs``). ``resume`` keeps

@@ -127,7 +127,7 @@ examples (the first ten minutes):
 class Parser(argparse.ArgumentParser):
     """argparse with "did you mean" for a misspelled flag (the closest of the command's own)."""
 
-    def error(self, message: str) -> Any:  # type: ignore[override]
+    def error(self, message: str) -> Any:
         import difflib
 
         if message.startswith("unrecognized arguments: "):

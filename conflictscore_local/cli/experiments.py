@@ -6,11 +6,21 @@ import argparse
 from typing import Any
 
 from ..backends.arguments import Range
-from .flags import (LIMIT, SEED, NumberArg, add_deprecated, add_number, add_output_args, add_per_item_alias,
-                    add_pipeline_args, per_item_outputs, show_progress)
-from .text import emit
-from ..pipeline.config import parse_assignment
 from ..experiments.prompts import CONDITIONS, STRATEGIES
+from ..pipeline.config import parse_assignment
+from .flags import (
+    LIMIT,
+    SEED,
+    NumberArg,
+    add_deprecated,
+    add_number,
+    add_output_args,
+    add_per_item_alias,
+    add_pipeline_args,
+    per_item_outputs,
+    show_progress,
+)
+from .text import emit
 
 MAX_TOKENS = Range(1, 1_000_000)
 TEMPERATURE = Range(0.0, 10.0)
@@ -152,10 +162,10 @@ def add_regenerate_parser(sub: Any) -> None:
 
 
 def cmd_regenerate(args: argparse.Namespace) -> int:
-    from .flags import config_from_args
+    from ..experiments.regenerate import regenerate_file, too_many_failed
     from ..pipeline.engine import Engine
     from ..pipeline.scoring import EXIT_UNSCORED
-    from ..experiments.regenerate import regenerate_file, too_many_failed
+    from .flags import config_from_args
     from .text import format_results
 
     from .flags import output_kind, rows_to_stdout

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from ..backends.arguments import Range, field_range
-from ..pipeline.config import SEED_MAX, STAGES, RunConfig, SampleConfig, apply_overrides, load_config, parse_assignment
 from ..core.errors import ConfigError, ConflictScoreError
 from ..core.sampling import SELECTIONS
+from ..pipeline.config import SEED_MAX, STAGES, RunConfig, SampleConfig, apply_overrides, load_config, parse_assignment
 from ..pipeline.shards import Shard
 
 log = logging.getLogger(__name__)

@@ -37,7 +37,8 @@ EXAMPLES = {
     "verify": "conflictscore models verify default-judge\n"
               "  conflictscore models verify staged/qwen3-8b --json      (exit status 4 when it fails)",
     "bundle": "conflictscore models bundle deberta-v3-large-nli qwen3-8b -o models.tar",
-    "unpack": "conflictscore models unpack models.tar\n  conflictscore models unpack models.tar --to /srv/models --force",
+    "unpack": "conflictscore models unpack models.tar\n"
+              "  conflictscore models unpack models.tar --to /srv/models --force",
 }
 
 

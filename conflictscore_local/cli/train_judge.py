@@ -93,7 +93,8 @@ def add_parser(sub: Any) -> None:
     ):
         _option(g, flag, field, help_text)
     g.add_argument("--class-weights", default="balanced", choices=("balanced", "none"), metavar="RULE",
-                   help="balanced or none: loss weights against the skewed label distribution (default balanced: inverse frequency)")
+                   help="balanced or none: loss weights against the skewed label distribution "
+                        "(default balanced: inverse frequency)")
     g.add_argument("--freeze-embeddings", action="store_true",
                    help="keep the input word embeddings fixed (a much faster step on CPU for small encoders)")
     g.add_argument("--int8-embeddings", action="store_true",
@@ -124,8 +125,8 @@ def _option(g: Any, flag: str, field: str, help_text: str) -> None:
     import typing
 
     from ..backends.arguments import field_range, number_kind
-    from .flags import add_number
     from ..train.loop import TrainOptions
+    from .flags import add_number
 
     f = next(x for x in dataclasses.fields(TrainOptions) if x.name == field)
     kind = number_kind(typing.get_type_hints(TrainOptions)[field]) or float
@@ -194,8 +195,8 @@ exit status: 0 done, 2 bad input or options (a missing source file, a leak, a fo
 
 def _add_prepare(tsub: Any) -> None:
     from ..backends.arguments import Range
-    from .flags import SEED, add_number
     from ..train.prepare import MIXES
+    from .flags import SEED, add_number
 
     COUNT = Range(0, 10_000_000)
 
@@ -240,16 +241,15 @@ def _add_prepare(tsub: Any) -> None:
 
 
 def cmd_prepare(args: argparse.Namespace) -> int:
+    import dataclasses
     import json
     from pathlib import Path
 
     from ..bench import default_data_dir
-    from .text import emit
-    from ..jobs import Input, Job, Output
-    import dataclasses
-
     from ..core.errors import ConfigError
+    from ..jobs import Input, Job, Output
     from ..train.prepare import MIXES, build
+    from .text import emit
 
     fields = ("easy_negatives", "corpus_support", "corpus_contradict", "corpus_irrelevant", "bench_controls_per_source",
               "covidfact_per_label", "fever_support", "esnli_per_label", "sick_per_label", "augment_per_kind",

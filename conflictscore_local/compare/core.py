@@ -204,7 +204,7 @@ def compare_results(
     changed: list[dict[str, Any]] = []
     per_item: list[dict[str, Any]] = []
     counts: Counter[str] = Counter()
-    table = Counter()
+    table: Counter[tuple[bool, bool]] = Counter()
     matched = unmatched_a = unmatched_b = 0
     for i in ids:
         ra, rb = by_a[i], by_b[i]

@@ -12,16 +12,16 @@ from __future__ import annotations
 import logging
 import os
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping
 
 from ..core.diff import ABSENT, leaf_differences
 from ..core.errors import InputError
-from ..jobs import Input, Job, Output, Page, page_output, write_json_atomic
-from ..util.jsonl import InputStats, iter_jsonl
+from ..core.types import ItemResult
 from ..formats.results import check_summary_of, result_from_json
 from ..formats.run_info import judge_info
 from ..formats.summary import read_summary
-from ..core.types import ItemResult
+from ..jobs import Input, Job, Output, Page, page_output, write_json_atomic
+from ..util.jsonl import InputStats, iter_jsonl
 from .core import ComparisonSettings, compare_results
 
 log = logging.getLogger(__name__)
@@ -60,7 +60,7 @@ def read_run(path: str | os.PathLike[str], *, label: str, summary: str | os.Path
     results: list[ItemResult] = []
     seen: dict[str, int] = {}
     for n, row in iter_jsonl(p, stats):
-        body = row.get("scored") if isinstance(row, dict) and isinstance(row.get("scored"), dict) else row
+        body = row["scored"] if isinstance(row, dict) and isinstance(row.get("scored"), dict) else row
         result = result_from_json(body, path=p, line=n)
         if result.item_id in seen:
             raise InputError(f"duplicate id {result.item_id!r} (first on line {seen[result.item_id]})", path=p,

@@ -12,7 +12,6 @@ from typing import Callable, Mapping, Sequence
 
 from .types import CONTRADICT, IRRELEVANT, SUPPORT, Claim, ClaimVerdict, DocJudgment, Document, Judgment
 
-
 DocumentRule = Callable[[Sequence[Judgment]], "set[int] | None"]
 """A document rule: the indices of a multi-passage document's passages that may take a side (None: all)."""
 
@@ -78,7 +77,7 @@ def document_judgment(
     if sup and con:
         decider = sup[1] if _beats(sup[0], con[0]) else con[1]
     elif sup or con:
-        decider = (sup or con)[1]  # type: ignore[index]
+        decider = (sup or con)[1]  # type: ignore[index]  # one of sup, con is set here
     else:
         unscored = [j for j in passages if j.label is None]
         if unscored:
@@ -159,7 +158,7 @@ def _doc(
 ) -> DocJudgment:
     return DocJudgment(
         doc_id=doc_id,
-        label=label,  # type: ignore[arg-type]
+        label=label,  # type: ignore[arg-type]  # callers pass a Label or None
         probs=j.probs,
         source=j.source,
         passage=j.pair.passage.index if n > 1 else None,

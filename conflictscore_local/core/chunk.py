@@ -250,7 +250,7 @@ class Chunker:
                 ends.pop()  # the window cut that word: it is not a boundary
             k, t = self._longest(text, s, ends, guess)
             if k == 0:  # the first word alone is over budget
-                word_end = _WORD.match(text, s).end()  # type: ignore[union-attr]
+                word_end = _WORD.match(text, s).end()  # type: ignore[union-attr]  # _WORD matches at a word start
                 out.extend(self._cut_chars(text, s, min(word_end, b)))
                 s = min(word_end, b)
                 continue

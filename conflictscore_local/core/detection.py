@@ -62,7 +62,7 @@ def pair_metrics(pairs: Iterable[tuple[str, str | None]]) -> dict[str, Any]:
         else:
             confusion[gold][pred] += 1
     scored = sum(sum(c.values()) for c in confusion.values())
-    per_label = {}
+    per_label: dict[str, dict[str, Any]] = {}
     for lab in LABELS:
         tp = confusion[lab][lab]
         fp = sum(confusion[g][lab] for g in LABELS if g != lab)

@@ -85,7 +85,7 @@ def parse_condition(text: str, *, compare: bool = False) -> Condition:
         metric, scope = (parts[0], parts[1]) if len(parts) == 2 else (name, None)
     else:
         scope, metric = (parts[0], parts[1]) if len(parts) == 2 else ("macro", parts[0] if len(parts) == 1 else name)
-    if scope not in scopes or metric not in METRICS or len(parts) > 2:
+    if scope is None or scope not in scopes or metric not in METRICS or len(parts) > 2:
         meant = _meant(metric if metric not in METRICS else scope, METRICS if metric not in METRICS else scopes)
         raise ConfigError(f"--fail-if {text!r}: unknown {'metric' if metric not in METRICS else 'scope'} in "
                           f"{name!r}{meant}; allowed: {allowed(compare)}")

@@ -60,12 +60,12 @@ def conflicted_share(verdicts: Sequence[ClaimVerdict]) -> float | None:
 
 def conflict_ratio(verdicts: Sequence[ClaimVerdict]) -> float | None:
     """CS-R: the mean of |D−| / (|D+| + |D−|) over conflicted claims."""
-    return _mean([v.ratio for v in verdicts if v.conflicted])  # type: ignore[misc]
+    return _mean([v.ratio for v in verdicts if v.conflicted])  # type: ignore[misc]  # a conflicted claim has a ratio
 
 
 def evidenced_ratio(verdicts: Sequence[ClaimVerdict]) -> float | None:
     """cs_r_evidenced: the same ratio over every claim some document takes a side on."""
-    return _mean([v.ratio for v in verdicts if v.evidenced])  # type: ignore[misc]
+    return _mean([v.ratio for v in verdicts if v.evidenced])  # type: ignore[misc]  # an evidenced claim has a ratio
 
 
 def support_rate(verdicts: Sequence[ClaimVerdict]) -> float | None:
@@ -275,7 +275,7 @@ def label_counts(results: Iterable[ItemResult]) -> dict[str, Any]:
 
 def summarize_metrics(
     results: Sequence[ItemResult], *, seed: int = 0, n_resamples: int = 1000
-) -> Mapping[str, object]:
+) -> Mapping[str, Any]:
     """The dataset-level numbers of a report: macro, micro, ci95, pair and label counts."""
     ms = [r.metrics for r in results]
     return {

@@ -24,12 +24,12 @@ Provenance = Literal["judge", "pruned", "given", "cache"]
 PROVENANCES: tuple[Provenance, ...] = ("judge", "pruned", "given", "cache")
 
 
-def normalize_label(value: str) -> Label:
+def normalize_label(value: object) -> Label:
     """Map ``support`` / ``Support`` / ``SUPPORT`` to the canonical label; ``ValueError`` otherwise."""
     if isinstance(value, str):
         up = value.strip().upper()
         if up in LABELS:
-            return up  # type: ignore[return-value]
+            return up
     raise ValueError(f"unknown label {value!r}; allowed: {', '.join(LABELS)} (any case)")
 
 
@@ -192,7 +192,7 @@ class DocJudgment:
             similarity=d.get("similarity"),
             note=d.get("note"),
             both=d.get("both", False),
-            passage_span=tuple(span) if span else None,  # type: ignore[arg-type]
+            passage_span=tuple(span) if span else None,
             weight=d.get("weight"),
             decided_by=d.get("decided_by"),
             rule=d.get("rule"),
@@ -242,7 +242,7 @@ class ClaimVerdict:
     def side_weight(self, doc_ids: Sequence[str]) -> float:
         """Σ w_d over ``doc_ids`` (a document without a weight counts 1.0)."""
         w = {j.doc_id: j.weight for j in self.judgments}
-        return math.fsum(1.0 if w.get(d) is None else float(w[d]) for d in doc_ids)  # type: ignore[arg-type]
+        return math.fsum(1.0 if w.get(d) is None else float(w[d]) for d in doc_ids)  # type: ignore[arg-type]  # w[d] is not None here
 
     @property
     def weighted_conflicted(self) -> bool | None:
@@ -287,7 +287,7 @@ class ClaimVerdict:
         """The verdict of claim ``index`` of item ``item_id`` from its output JSON (inverse of :meth:`to_json`)."""
         span = d.get("span")
         return cls(
-            claim=Claim(item_id, index, d["text"], tuple(span) if span else None),  # type: ignore[arg-type]
+            claim=Claim(item_id, index, d["text"], tuple(span) if span else None),
             support=tuple(d["support"]),
             contradict=tuple(d["contradict"]),
             irrelevant=tuple(d["irrelevant"]),
@@ -519,7 +519,7 @@ class Summary:
             object.__setattr__(self, "stages", Stages.from_json(self.stages))
 
     @classmethod
-    def reductions(cls) -> dict[str, str]:
+    def reductions(cls) -> dict[str, str | None]:
         """Field name → how it reduces over shards (see :data:`REDUCTIONS`)."""
         return {f.name: f.metadata.get("reduce") for f in fields(cls)}
 
@@ -553,7 +553,7 @@ class Summary:
         ci = d.get("ci95") or {}
         return cls(
             n_items=d["n_items"], n_claims=d["n_claims"], macro=dict(d["macro"]), micro=dict(d["micro"]),
-            ci95={k: (tuple(v) if v is not None else None) for k, v in ci.items()},  # type: ignore[misc]
+            ci95={k: (tuple(v) if v is not None else None) for k, v in ci.items()},
             pairs=dict(d.get("pairs") or {}), timing=dict(d.get("timing") or {}), config=dict(d.get("config") or {}),
             versions=dict(d.get("versions") or {}), stages=Stages.from_json(d.get("stages") or {}),
             warnings=tuple(d.get("warnings") or ()), sampling=d.get("sampling"), bench=d.get("bench"),

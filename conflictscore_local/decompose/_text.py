@@ -11,8 +11,8 @@ import re
 from typing import Iterator, Sequence
 
 from ..core.chunk import split_sentences
-from ..generate.text import strip_thinking
 from ..core.types import Claim, Item
+from ..generate.text import strip_thinking
 
 ClaimText = tuple[str, tuple[int, int]]
 """A claim's text and the character span in the response it was built from."""

@@ -20,11 +20,11 @@ from typing import Any, ClassVar, Sequence
 
 from ..backends import registry
 from ..backends.arguments import ranged
-from ..generate._base import Generation, Generator
 from ..core.types import Claim, Item
+from ..generate._base import Generation, Generator
+from ._base import DecomposerBase
 from ._text import ClaimText, assemble, parse_claims
 from .spacy import Sentence
-from ._base import DecomposerBase
 
 PROMPT_VERSION = "facts-v1"
 

@@ -17,12 +17,12 @@ from typing import Any, ClassVar, Sequence
 
 from ..backends import registry
 from ..backends.arguments import ranged
-from ..util.devices import DTYPES, check_device
 from ..core.errors import BackendUnavailable
 from ..core.types import Claim, Item
+from ..util.devices import DTYPES, check_device
+from ._base import DecomposerBase
 from ._text import ClaimText, assemble, parse_claims
 from .spacy import Sentence
-from ._base import DecomposerBase
 
 PROMPT_FIELDS: tuple[str, ...] = ("sentence", "question", "context")
 
@@ -46,8 +46,8 @@ class Seq2SeqConfig:
     """Arguments of the ``seq2seq`` decomposer.
 
     ``model``: a checkpoint directory, a model name from ``conflictscore models list`` or a
-    hub id already in the local cache (nothing is downloaded); ``prompt``: the model input, with ``{sentence}``, and optionally
-    ``{question}`` and ``{context}`` (the whole response); ``pipeline``: the spaCy
+    hub id already in the local cache (nothing is downloaded); ``prompt``: the model input, with ``{sentence}``, and
+    optionally ``{question}`` and ``{context}`` (the whole response); ``pipeline``: the spaCy
     pipeline that splits sentences (see the ``spacy`` decomposer).
     """
 

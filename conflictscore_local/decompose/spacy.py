@@ -27,10 +27,10 @@ from typing import Any, ClassVar, Sequence
 
 from ..backends.arguments import ranged
 from ..core.errors import BackendUnavailable
-from ..util.nlp import BLANK, DEFAULT_PIPELINES, installed_pipeline, load_pipeline
 from ..core.types import Claim, Item
-from ._text import ClaimText, assemble, is_filler, is_question, marker_length, mask_markup, response_blocks, unmask
+from ..util.nlp import BLANK, installed_pipeline, load_pipeline
 from ._base import DecomposerBase
+from ._text import ClaimText, assemble, is_filler, is_question, marker_length, mask_markup, response_blocks, unmask
 
 log = logging.getLogger(__name__)
 
@@ -149,7 +149,7 @@ class SpacyDecomposer(DecomposerBase):
         import spacy
 
         name = installed_pipeline(self.config.pipeline, default=BLANK)
-        if name == BLANK:
+        if name is None or name == BLANK:  # never None: BLANK is the default
             nlp = load_pipeline(BLANK)
             label, version = "blank:en", spacy.__version__
         else:
@@ -369,11 +369,12 @@ def _clause_parts(
             own_subject = _has_subject(h)
             if own_subject and _comma_after_subject(h):
                 return None  # "X (...), devoted himself": the subject is likely a list item
-            borrowed: list[Any] | None = []
+            borrowed: list[Any] = []
             if not (own_subject or own_aux):
-                borrowed = _inherited_auxiliaries(h, copied[parent[h.i].i])
-                if borrowed is None:
+                inherited = _inherited_auxiliaries(h, copied[parent[h.i].i])
+                if inherited is None:
                     return None
+                borrowed = inherited
             copied[h.i] = own_aux or borrowed
             if not own_subject:
                 subj = _nearest_subject(h, parent)

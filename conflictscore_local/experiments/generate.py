@@ -15,13 +15,12 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..backends import registry
 from ..core.errors import ConfigError, InputError
-from ..generate import Generator
-from ..formats.inputs import item_to_json, parse_item
-from ..util.jsonl import iter_jsonl
-from ..util.progress import bar as progress_bar
 from ..core.types import Item
+from ..formats.inputs import item_to_json, parse_item
+from ..generate import Generator
 from ..jobs import FINGERPRINT_FORMAT, Input, Job, Output, ResumableJsonlWriter, explain_fingerprint_change
-from ..util.jsonl import file_sha256
+from ..util.jsonl import file_sha256, iter_jsonl
+from ..util.progress import bar as progress_bar
 from .prompts import PROMPT_VERSION, STRATEGIES, report_prompt
 
 log = logging.getLogger(__name__)
@@ -113,7 +112,8 @@ def _generate_file(input_path: str | os.PathLike[str], output_path: str | os.Pat
                    generator: str | Generator, generator_args: Mapping[str, Any] | None, max_tokens: int,
                    temperature: float, limit: int | None, progress: bool, resume: bool) -> dict[str, Any]:
     p = str(input_path)
-    items, lines, seen = [], [], {}
+    items, lines = [], []
+    seen: dict[str, int] = {}
     for n, obj in iter_jsonl(p):
         if isinstance(obj, dict) and "response" not in obj:
             obj = {**obj, "response": ""}  # the response is what this command writes

@@ -28,17 +28,24 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 from ..backends import registry
+from ..core.errors import ConfigError
+from ..core.metrics import bootstrap_mean_ci
+from ..core.types import Document, Item, ItemResult
+from ..generate import Generation, Generator
+from ..jobs import (
+    FINGERPRINT_FORMAT,
+    Input,
+    Job,
+    Output,
+    ResumableJsonlWriter,
+    explain_fingerprint_change,
+    write_json_atomic,
+)
 from ..pipeline.engine import Engine
-from ..jobs import (FINGERPRINT_FORMAT, Input, Job, Output, ResumableJsonlWriter, explain_fingerprint_change,
-                    write_json_atomic)
 from ..pipeline.scoring import cache_output
 from ..util.environment import versions
-from ..core.errors import ConfigError
-from ..generate import Generation, Generator
 from ..util.jsonl import file_sha256
-from ..core.metrics import bootstrap_mean_ci
 from ..util.progress import bar as progress_bar
-from ..core.types import Document, Item, ItemResult
 from .prompts import CONDITIONS, feedback_prompt, letter, mc_prompt, prompt_record
 from .truthfulqa import MCQuestion, parse_option, read_truthfulqa, sample
 
@@ -163,7 +170,7 @@ def _regenerate(
     cache keeps that cheap)."""
     done = done or {}
     scored = [(q, a) for q, a in zip(questions, first) if a.choice is not None]
-    items = [Item(q.id, q.options[a.choice], q.documents, q.question, (q.options[a.choice],))  # type: ignore[index]
+    items = [Item(q.id, q.options[a.choice], q.documents, q.question, (q.options[a.choice],))  # type: ignore[index]  # scored keeps answers with a choice
              for q, a in scored]
     t0 = time.perf_counter()
     results, report = engine.score_all(items) if items else ([], None)
@@ -177,7 +184,7 @@ def _regenerate(
             final.append(_kept(a, "the RAG reply chose no option: nothing to score, not regenerated"))
             continue
         conflicts = conflicted_feedback(q, r)
-        emit({"kind": "conflictscore", "id": q.id, "response": q.options[a.choice],  # type: ignore[index]
+        emit({"kind": "conflictscore", "id": q.id, "response": q.options[a.choice],  # type: ignore[index]  # the loop skipped answers without a choice
               "conflicted": len(conflicts), "result": r.to_json()})
         if not conflicts:
             final.append(_kept(a, "no conflicted claim: RAG answer kept"))
@@ -322,7 +329,7 @@ def regenerate_file(
             conds = run_regenerate(questions, gen, engine, conditions=conditions, max_tokens=max_tokens,
                                    temperature=temperature, trace=trace.write if trace is not None else None,
                                    progress=progress, done=done, traced=traced)
-        result = {
+        result: dict[str, Any] = {
             "conditions": conds,
             "config": {
                 "truthfulqa": str(truthfulqa), "truthfulqa_sha256": file_sha256(truthfulqa),

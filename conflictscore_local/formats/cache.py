@@ -33,14 +33,14 @@ import re
 import sqlite3
 import threading
 import time
-from pathlib import Path
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..core.chunk import is_cover
 from ..core.errors import ConfigError, WriteFailed
-from ..jobs import FILE_MODE, scrub
 from ..core.types import LABELS, Judgment, Pair
+from ..jobs import FILE_MODE, scrub
 
 SCHEMA_VERSION = 2
 _SCHEMA = (

@@ -14,10 +14,10 @@ import os
 from typing import Any, Mapping
 
 from ..core.errors import InputError
-from ..util.jsonl import iter_jsonl, json_type_name
 from ..core.metrics import item_metrics, macro, micro
-from .table import Results
 from ..core.types import LABELS, PROVENANCES, ItemResult
+from ..util.jsonl import iter_jsonl, json_type_name
+from .table import Results
 
 
 def result_from_json(d: Mapping[str, Any], *, path: str | None = None, line: int | None = None) -> ItemResult:
@@ -135,10 +135,10 @@ def check_summary_of(summary: Mapping[str, Any], results: list[ItemResult] | tup
         recorded = summary.get(kind)
         if not isinstance(recorded, Mapping):
             continue
-        for key, have in values.items():
+        for key, given in values.items():
             was = recorded.get(key)
-            if key not in recorded or (was is None and have is None):
+            if key not in recorded or (was is None and given is None):
                 continue
-            if was is None or have is None or not _finite(was) or not math.isclose(was, have, abs_tol=1e-9):
-                raise InputError(f"{kind} {key} is {was} but the rows of {scored_path} give {have}: not the summary "
+            if was is None or given is None or not _finite(was) or not math.isclose(was, given, abs_tol=1e-9):
+                raise InputError(f"{kind} {key} is {was} but the rows of {scored_path} give {given}: not the summary "
                                  "of that run", path=summary_path, field=f"{kind}.{key}")

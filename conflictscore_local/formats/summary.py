@@ -40,7 +40,7 @@ def reductions(cls: type) -> dict[str, str]:
     """Field name → how it reduces over shards, for the summary or a section class; ``ConfigError`` naming
     the field and the allowed kinds (:data:`~..core.types.REDUCTIONS`) where one declares another or none."""
     out = {}
-    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+    for f in dataclasses.fields(cls):
         kind = f.metadata.get("reduce")
         if kind not in REDUCTIONS:
             raise ConfigError(f"{cls.__name__}.{f.name}: unknown reduction {kind!r}; allowed: {', '.join(REDUCTIONS)}")
@@ -100,7 +100,7 @@ def build_summary(
     counts = stages.get("engine") or {}
     if t.get("judge_s") and counts.get("passage_pairs_judged"):
         t[RATE] = round(counts["passage_pairs_judged"] / t["judge_s"], 2)
-    sampling = sampling_summary(results, run.get("sample") or {}, seed=seed, ci95=m["ci95"],  # type: ignore[arg-type]
+    sampling = sampling_summary(results, run.get("sample") or {}, seed=seed, ci95=m["ci95"],
                                 counts=counts, salience=salience)
     given = Stages.from_json(stages)
     section = dataclasses.replace(given, labels=labels, input=input if input is not None else given.input,
@@ -111,8 +111,8 @@ def build_summary(
 
     def summary(notes: Sequence[str]) -> Summary:
         return Summary(
-            n_items=m["n_items"], n_claims=m["n_claims"], macro=m["macro"], micro=m["micro"],  # type: ignore[arg-type]
-            ci95=m["ci95"], pairs=m["pairs"], timing=t, config=dict(config), versions=dict(versions),  # type: ignore[arg-type]
+            n_items=m["n_items"], n_claims=m["n_claims"], macro=m["macro"], micro=m["micro"],
+            ci95=m["ci95"], pairs=m["pairs"], timing=t, config=dict(config), versions=dict(versions),
             stages=section, warnings=tuple(notes), sampling=sampling, bench=bench, evaluation=evaluation,
             started=started, finished=ended,
         )

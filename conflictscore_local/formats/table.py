@@ -171,7 +171,7 @@ class TablePaths:
         return STDOUT in (str(self.items), str(self.pairs))
 
 
-class Results(list):  # type: ignore[type-arg]
+class Results(list):
     """Scored items (a ``list`` of :class:`ItemResult`, in input order) that also turn into tables."""
 
     def to_records(self, kind: str = "items") -> list[dict[str, Any]]:

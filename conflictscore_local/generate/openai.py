@@ -37,8 +37,8 @@ from typing import Any, Callable, Literal, Mapping, Sequence
 
 from ..backends.arguments import ranged
 from ..core.errors import BackendUnavailable, ConfigError
-from ._base import Generation, GeneratorBase, Prompt, generation_spec
 from ..jobs import add_credentials, add_secret, add_url, redact
+from ._base import Generation, GeneratorBase, Prompt, generation_spec
 from .text import strip_thinking
 
 _FATAL = (401, 403, 404)

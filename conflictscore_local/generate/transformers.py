@@ -19,8 +19,8 @@ from typing import Any, Callable, Literal, Mapping, Sequence
 
 from ..backends.arguments import ranged
 from ..backends.checkpoints import installed_model_file, load_tokenizer, resolve_model
-from ..util.devices import check_device, torch_device, torch_dtype
 from ..core.errors import BackendUnavailable, ConfigError
+from ..util.devices import check_device, torch_device, torch_dtype
 from ..util.jsonl import file_sha256
 from ._base import Generation, GeneratorBase, Prompt, generation_spec
 from .text import cut_at_stop, render_prompt, strip_thinking, template_kwargs
@@ -57,6 +57,8 @@ class TransformersGenerator(GeneratorBase):
     name = "transformers"
     role = "generator"
     Config = TransformersConfig
+    _path: Path | None  # the model's folder or GGUF file, once located (spec, load)
+    _gguf: str | None
 
     def spec(self) -> dict[str, Any]:
         """What decides the answers (see :func:`._base.generation_spec`); a GGUF model (a file, or
@@ -75,8 +77,8 @@ class TransformersGenerator(GeneratorBase):
 
     def __init__(self, config: TransformersConfig | None = None):
         super().__init__(config)
-        self._path: Path | None = None
-        self._gguf: str | None = None
+        self._path = None
+        self._gguf = None
         self._tokenizer: Any = None
         self._model: Any = None
 
@@ -208,7 +210,7 @@ class TransformersGenerator(GeneratorBase):
             if on_progress is not None:
                 on_progress(len(idx))
         self.count("prompts", len(prompts))
-        return out  # type: ignore[return-value]
+        return out  # type: ignore[return-value]  # every slot filled by its batch
 
     def _finish(
         self, tokens: list[int], scores: Any, eos: set[int], max_tokens: int, stop: Sequence[str] | None, k: int

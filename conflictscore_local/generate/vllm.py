@@ -203,7 +203,7 @@ def engine_error(e: BaseException) -> str:
     seen: list[BaseException] = []
     while e is not None and e not in seen:
         seen.append(e)
-        e = e.__cause__ or e.__context__  # type: ignore[assignment]
+        e = e.__cause__ or e.__context__  # type: ignore[assignment]  # the loop ends on None
     for cause in seen[::-1] + seen:
         text = " ".join(str(cause).split())
         if text and "root cause" not in text:
@@ -228,7 +228,7 @@ def progress_bar(on_progress: Callable[[int], None]) -> Callable[..., Any]:
         def flush(self) -> None:
             pass
 
-    class Forward(tqdm):  # type: ignore[misc]
+    class Forward(tqdm):
         def __init__(self, iterable: Any = None, *args: Any, **kwargs: Any) -> None:
             self.counts_requests = iterable is None
             super().__init__(iterable, *args, **{**kwargs, "file": Nowhere()})

@@ -2,7 +2,8 @@
 
 Each module is an optional extra and imports its framework only when imported itself:
 
-- ``conflictscore_local.integrations.inspect``: an inspect_ai ``@scorer`` (``pip install 'conflictscore-local[inspect]'``)
+- ``conflictscore_local.integrations.inspect``: an inspect_ai ``@scorer`` (``pip install
+  'conflictscore-local[inspect]'``)
 - ``conflictscore_local.integrations.ragas``: a RAGAS metric (``[ragas]``)
 - ``conflictscore_local.integrations.deepeval``: a DeepEval metric (``[deepeval]``)
 

@@ -18,12 +18,12 @@ import weakref
 from dataclasses import dataclass, field, replace
 from typing import Any, Awaitable, Callable, Mapping, Sequence
 
-from ..pipeline.config import RunConfig, load_config
-from ..pipeline.engine import Engine, StageArg
 from ..core.errors import InputError
-from ..formats.inputs import parse_item
 from ..core.metrics import METRICS, shown_keys
 from ..core.types import Item, ItemResult
+from ..formats.inputs import parse_item
+from ..pipeline.config import RunConfig, load_config
+from ..pipeline.engine import Engine, StageArg
 
 _ENGINES: dict[str, Engine] = {}
 _ENGINES_LOCK = threading.Lock()
@@ -52,7 +52,7 @@ def shared_engine(
         return engine
     cfg = load_config(config) if config is None or isinstance(config, str) else config
     stages = {"decomposer": decomposer, "pruner": pruner, "judge": judge}
-    candidate = Engine(cfg, **stages)
+    candidate = Engine(cfg, decomposer=decomposer, pruner=pruner, judge=judge)
     key = json.dumps(
         {
             "run": candidate.config.to_json(),
@@ -119,11 +119,12 @@ def explain(result: ItemResult) -> str:
     values = [f"{METRICS[k].label} {fmt(m.get(k))}" for k in shown]
     values[shown.index("cs_c")] += f" ({n_conf} of {m.n_claims} claims conflicted)"
     lines = [", ".join(values)]
+    below = ", below aggregate.min_side_weight: not conflicted when weighted"
     for v in result.verdicts:
         if v.conflicted:
             weighed = "" if not v.weighted else (
                 f" (weight {v.side_weight(v.support):g} against {v.side_weight(v.contradict):g}"
-                f"{'' if v.weighted_conflicted else ', below aggregate.min_side_weight: not conflicted when weighted'})")
+                f"{'' if v.weighted_conflicted else below})")
             lines.append(
                 f"conflicted: {v.claim.text!r} supported by [{', '.join(v.support)}]; "
                 f"contradicted by [{', '.join(v.contradict)}]{weighed}"

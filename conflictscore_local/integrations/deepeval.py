@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ..pipeline.engine import Engine
 from ..core.types import Item, ItemResult
+from ..pipeline.engine import Engine
 from ._common import batcher_for, explain, item_from, metric_values, missing_extra, shared_engine
 
 try:

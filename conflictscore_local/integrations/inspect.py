@@ -13,8 +13,8 @@ The scorer judges the model's output against the sample's documents, each kept a
 strings or ``{"id", "text"}`` objects, read from the task state's store under ``documents_key``
 (where a retrieval solver puts what it retrieved) or else from the sample metadata. Metadata
 ``claims`` / ``labels`` skip decomposition / judging as in the JSONL input. The score's value holds
-every metric of the table, ``cs_c``, ``cs_r``, ``cs_r_evidenced`` and ``support_rate`` (NaN where undefined, which inspect's
-metrics skip, so the task's means equal ConflictScore's macro averages); its explanation lists the
+every metric of the table, ``cs_c``, ``cs_r``, ``cs_r_evidenced`` and ``support_rate`` (NaN where undefined, which
+inspect's metrics skip, so the task's means equal ConflictScore's macro averages); its explanation lists the
 conflicted claims with their supporting and contradicting documents; its metadata holds every
 claim's verdict as ``conflictscore score`` writes it.
 """
@@ -24,9 +24,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..pipeline.engine import Engine
 from ..core.errors import InputError
 from ..core.metrics import standard_keys
+from ..pipeline.engine import Engine
 from ._common import batcher_for, explain, item_from, metric_values, missing_extra, shared_engine
 
 try:

@@ -24,10 +24,10 @@ import math
 import typing as t
 from dataclasses import dataclass, field
 
-from ..pipeline.engine import Engine
 from ..core.errors import ConfigError, InputError
 from ..core.metrics import METRICS
 from ..core.types import Item, ItemResult
+from ..pipeline.engine import Engine
 from ._common import batcher_for, explain, item_from, metric_values, missing_extra, shared_engine
 
 try:
@@ -115,7 +115,7 @@ class ConflictScoreMetric(BaseMetric):
         value = metric_values(result, undefined=math.nan).get(self.key, math.nan)
         return MetricResult(value=value, reason=explain(result))
 
-    async def ascore(  # type: ignore[override]
+    async def ascore(
         self,
         response: str,
         retrieved_contexts: list[str],
@@ -127,7 +127,7 @@ class ConflictScoreMetric(BaseMetric):
         item = _item("ragas sample", response, retrieved_contexts, user_input, retrieved_context_ids, claims, labels)
         return self._result(await batcher_for(self.engine).score(item))
 
-    async def abatch_score(self, inputs: list[dict[str, t.Any]]) -> list[MetricResult]:  # type: ignore[override]
+    async def abatch_score(self, inputs: list[dict[str, t.Any]]) -> list[MetricResult]:
         """Score every row in one engine step (``batch_score`` runs this too)."""
         items = [_row_item(f"ragas row {i}", row) for i, row in enumerate(inputs)]
         results = await asyncio.to_thread(batcher_for(self.engine).score_now, items)
@@ -177,5 +177,5 @@ class ConflictScoreSingleTurnMetric(SingleTurnMetric):
             sample.user_input,
             getattr(sample, "retrieved_context_ids", None),
         )
-        result = await batcher_for(self.engine).score(item)  # type: ignore[arg-type]
-        return float(metric_values(result, undefined=math.nan).get(self.key, math.nan))  # type: ignore[arg-type]
+        result = await batcher_for(self.engine).score(item)  # type: ignore[arg-type]  # __post_init__ set the engine
+        return float(metric_values(result, undefined=math.nan).get(self.key, math.nan))  # type: ignore[arg-type]  # undefined=nan: no None

@@ -4,7 +4,7 @@ can meet (bad input, a full disk, a closed pipe); a traceback is left for bugs a
 | exit | what |
 |---|---|
 | 2 | a :class:`~..core.errors.ConflictScoreError` (bad input, configuration or destination), text that is not UTF-8 |
-| 1 | an I/O failure of the machine (``OSError``: a full disk, a read error; SQLite's own: the judgment cache on a full disk), :class:`~..core.errors.WriteFailed` |
+| 1 | an I/O failure (``OSError``, SQLite's: a full disk, a read error), :class:`~..core.errors.WriteFailed` |
 | 141 | stdout closed by its reader (``| head``): 128 + SIGPIPE, as a Unix tool killed by it, and nothing said |
 """
 

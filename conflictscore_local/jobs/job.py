@@ -97,21 +97,21 @@ class Job:
         for i in self.inputs:
             if i.kind == "file":
                 _refuse_partial_as_input(i)
-        taken = [_Taken(Path(os.path.realpath(i.path)) if i.kind == "dir" else Path(i.path), i.called,  # type: ignore
-                        i.kind == "dir", i.closed) for i in self.inputs]
+        taken = [_Taken(Path(os.path.realpath(i.path)) if i.kind == "dir" else Path(i.path),  # type: ignore[arg-type]  # __init__ kept only inputs with a path
+                        i.called, i.kind == "dir", i.closed) for i in self.inputs]
         for k, out in enumerate(self.outputs):
             if out.kind == "dir":
                 taken.append(self._check_folder(out, taken))
                 continue
             if out.kind == "shared":
-                where = Path(out.path)  # type: ignore[arg-type]
+                where = Path(out.path)  # type: ignore[arg-type]  # __init__ kept only outputs with a path
                 _refuse_clash(out, where, taken)
                 if out.check is not None:
                     out.check(where)
                 _check_room(out, where)  # a cache on a full disk is said now, not after the model loads
                 taken.append(_Taken(where, out.name))
                 continue
-            target = OutputTarget.of(out.path, what=out.label)  # type: ignore[arg-type]
+            target = OutputTarget.of(out.path, what=out.label)  # type: ignore[arg-type]  # __init__ kept only outputs with a path
             self._targets[k] = target
             if target.stream:
                 target.check_writable(what=out.label)
@@ -138,7 +138,7 @@ class Job:
             taken += [_Taken(path, f"{what.replace('its', 'the')} of {out.name}") for path, what in own]
 
     def _check_folder(self, out: Output, taken: list[_Taken]) -> _Taken:
-        p = Path(out.path).expanduser()  # type: ignore[arg-type]
+        p = Path(out.path).expanduser()  # type: ignore[arg-type]  # __init__ kept only outputs with a path
         try:
             is_dir = p.is_dir()
             exists = p.exists()
@@ -226,7 +226,7 @@ def _refuse_partial_as_input(i: Input) -> None:
     """An input that a running job is writing (it holds the lock on it), or the partial file of an
     interrupted run (its fingerprint beside it): its rows are not all there, and read as a whole
     run they would be taken for one."""
-    where = Path(i.path)  # type: ignore[arg-type]
+    where = Path(i.path)  # type: ignore[arg-type]  # check() passes only inputs with a path
     real = Path(os.path.realpath(where))
     if not real.name.endswith(".partial") or not real.is_file():
         return  # a finished OUTPUT may still be locked while its run writes the rest: it is whole

@@ -15,7 +15,7 @@ import os
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeGuard
 
 from ..core.errors import ConfigError, OutputBusy
 from .target import FILE_MODE, os_reason
@@ -62,7 +62,7 @@ def held(path: Path) -> Hold | None:
     return h if h is not None and not h.spent else None
 
 
-def _mine(h: Hold | None) -> bool:
+def _mine(h: Hold | None) -> TypeGuard[Hold]:
     return h is not None and h.owner is not None and h.owner is _OWNER.get()
 
 
@@ -77,8 +77,8 @@ def hold(path: Path, *, output: Path) -> Hold:
     key = Path(os.path.realpath(path))
     mine = held(key)
     if _mine(mine):
-        mine.users += 1  # type: ignore[union-attr]
-        return mine  # type: ignore[return-value]
+        mine.users += 1
+        return mine
     while True:
         existed = key.exists()
         try:

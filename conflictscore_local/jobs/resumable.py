@@ -27,7 +27,6 @@ from .locks import close_quietly, hold, release
 from .redaction import scrub
 from .target import OutputTarget, file_mode, os_reason, read_regular
 
-
 log = logging.getLogger(__name__)
 
 STDOUT = "-"
@@ -100,7 +99,7 @@ class ResumableJsonlWriter:
                 raise ConfigError("--resume: -o - writes the rows to stdout, which keeps nothing to resume from; "
                                   "write -o OUT.jsonl to resume an interrupted run")
             self._hold = None
-            self._fh = sys.stdout
+            self._fh: IO[str] = sys.stdout
             return
         if self.target.stream:
             if resume:
@@ -110,7 +109,7 @@ class ResumableJsonlWriter:
                 )
             self._hold = None
             try:
-                self._fh: IO[str] = open(self.path, "a", encoding="utf-8")
+                self._fh = open(self.path, "a", encoding="utf-8")
             except OSError as e:
                 raise WriteFailed(f"cannot write output {self.path}: {os_reason(e)}") from None
             return

@@ -39,8 +39,8 @@ from pathlib import Path
 from typing import Any, Callable, Literal, Mapping, Sequence
 
 from ..backends import registry
-from ..core.aggregate import claim_verdict, document_judgment
 from ..backends.arguments import check_ranges, ranged
+from ..core.aggregate import claim_verdict, document_judgment
 from ..core.errors import ConfigError
 from ..core.types import CONTRADICT, LABELS, Judgment, Label, Pair
 from ._base import JudgeBase, ProgressFn
@@ -108,7 +108,7 @@ def alternatives(j: Judgment) -> list[Label]:
     others = [lab for lab in LABELS if lab != j.label]
     if j.probs is None or not all(lab in j.probs for lab in others):
         return others
-    return [max(others, key=lambda lab: (float(j.probs[lab]), lab == CONTRADICT))]  # type: ignore[index]
+    return [max(others, key=lambda lab: (float(j.probs[lab]), lab == CONTRADICT))]  # type: ignore[index]  # j.probs checked not None above
 
 
 def _conflicted(claim: Any, docs: Mapping[str, Sequence[Judgment]]) -> bool:
@@ -250,7 +250,7 @@ class CascadeJudge(JudgeBase):
                 cache.put_many(new, spec=judge.spec())
             for i, j in zip(todo, new):
                 known[i] = j
-        return known  # type: ignore[return-value]
+        return known  # type: ignore[return-value]  # every slot is filled by now
 
     def judge(self, pairs: Sequence[Pair], on_progress: ProgressFn | None = None) -> list[Judgment]:
         """Label every pair with the first judge, then the escalated ones with the second (input order kept)."""

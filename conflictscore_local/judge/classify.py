@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 import logging
 import warnings
-from typing import Any, Mapping, Sequence
+from typing import Any, ClassVar, Mapping, Sequence
 
 from ..backends import registry
 from ..backends.arguments import argument_defaults, argument_values
@@ -43,7 +43,7 @@ class ClassifyMode:
     (same labels, same spec, same cache entries as the new spelling). Listed before the LLM
     judge base, so ``judge``/``spec``/``describe``/``stats`` fall through to it in other modes."""
 
-    name: str
+    name: ClassVar[str]  # as Backend declares it
     config: Any
     resolved: dict[str, Any]
 
@@ -85,17 +85,17 @@ class ClassifyMode:
     def judge(self, pairs: Sequence[Pair], on_progress: ProgressFn | None = None) -> list[Judgment]:
         if self.config.mode == "classify":
             return self.classify_judge(pairs, on_progress)
-        return super().judge(pairs, on_progress)  # type: ignore[misc]
+        return super().judge(pairs, on_progress)  # type: ignore[misc]  # the LLM judge base follows in the MRO
 
     def spec(self) -> Mapping[str, Any]:
-        return self.classify_spec() if self.config.mode == "classify" else super().spec()  # type: ignore[misc]
+        return self.classify_spec() if self.config.mode == "classify" else super().spec()  # type: ignore[misc]  # the LLM judge base follows in the MRO
 
     def describe(self) -> dict[str, Any]:
-        out = super().describe()  # type: ignore[misc]
+        out = super().describe()  # type: ignore[misc]  # the LLM judge base follows in the MRO
         return self.classify_describe(out) if self.config.mode == "classify" else out
 
     def stats(self) -> dict[str, Any]:
-        out = super().stats()  # type: ignore[misc]
+        out = super().stats()  # type: ignore[misc]  # the LLM judge base follows in the MRO
         return self.classify_stats(out) if self.config.mode == "classify" else out
 
 

@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import math
-import re
 from typing import Any, Mapping
 
 from ..core.errors import ConfigError
@@ -47,12 +46,12 @@ def map_id2label(
             raise ConfigError(f"{source}: negative_label applies to 2-way models only; this one has 3 classes")
         if sorted(m or "" for m in mapped.values()) != sorted(LABELS):
             raise ConfigError(hint)
-        return mapped  # type: ignore[return-value]
+        return mapped  # type: ignore[return-value]  # checked: the values are the labels
     positive = [k for k, m in mapped.items() if m == SUPPORT]
     if len(positive) != 1 or any(m is None for m in mapped.values()):
         raise ConfigError(f"{hint} (a 2-way model needs one supporting class and one other known class)")
     neg = 1 - positive[0]
-    return {positive[0]: SUPPORT, neg: negative_label or mapped[neg]}  # type: ignore[dict-item]
+    return {positive[0]: SUPPORT, neg: negative_label or mapped[neg]}  # type: ignore[dict-item]  # checked: no None in mapped
 
 
 def check_thresholds(thresholds: Mapping[str, Any], *, source: str) -> dict[Label, float]:
@@ -66,7 +65,7 @@ def check_thresholds(thresholds: Mapping[str, Any], *, source: str) -> dict[Labe
             raise ConfigError(f"{source}: threshold for {k!r} is not allowed; allowed: SUPPORT, CONTRADICT")
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.0 <= v <= 1.0:
             raise ConfigError(f"{source}: threshold {k!r} must be a number between 0 and 1, got {v!r}")
-        out[label] = float(v)  # type: ignore[index]
+        out[label] = float(v)
     missing = [lab for lab in DECISION_LABELS if lab not in out]
     if missing:
         raise ConfigError(f"{source}: thresholds need both SUPPORT and CONTRADICT; missing {', '.join(missing)}")
@@ -129,4 +128,4 @@ def parse_label_text(text: str) -> Label | None:
     """The label when the whole reply is exactly one label word (case and punctuation
     around it ignored: "Support.", "**CONTRADICT**"); None otherwise, never a guess."""
     word = text.strip().strip(_PUNCT + " \t\r\n").upper()
-    return word if word in LABELS else None  # type: ignore[return-value]
+    return word if word in LABELS else None

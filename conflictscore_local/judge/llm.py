@@ -31,9 +31,9 @@ import logging
 import math
 from typing import Any, Mapping, Sequence
 
+from ..core.types import Judgment, Label, Pair
 from ..generate._base import Generation, Prompt
 from ..jobs import redact
-from ..core.types import Judgment, Label, Pair
 from ._base import JudgeBase, ProgressFn
 from .distinct import distinct
 from .labels import REPLY_TEXT, check_thresholds, decide, label_distribution, parse_label_text, rule_text

@@ -27,15 +27,14 @@ from dataclasses import dataclass
 from typing import Any, Callable, Literal, Mapping
 
 from ..backends import registry
-from ..backends.arguments import ranged
-from ..backends.arguments import flat
+from ..backends.arguments import flat, ranged
 from ..core.chunk import word_count
+from ..core.types import LABELS, Claim, Label, Pair, Passage
 from ..generate.openai import OpenAIConfig, OpenAIGenerator, RequestFailed
-from ..core.types import LABELS, Claim, Pair, Passage
 from .classify import ClassifyMode, check_mode_args
-from .nli.runtimes.engine import SERVE_RUNTIME_ARGS
 from .labels import token_label
 from .llm import LLMJudge, check_judge_args
+from .nli.runtimes.engine import SERVE_RUNTIME_ARGS
 
 log = logging.getLogger(__name__)
 
@@ -54,8 +53,9 @@ class OpenAIJudgeConfig:
     release tag you control); when given it keys the cache instead of the name, URL and
     ``GET /models`` fields, so the same weights keep their labels behind another URL or name.
 
-    ``mode=classify`` (deprecated: ``--judge nli --judge-arg runtime=serve``): the server runs a sequence-classification checkpoint (``vllm serve
-    MODEL --runner pooling``) and pairs go to its ``/classify`` endpoint (at the root of
+    ``mode=classify`` (deprecated: ``--judge nli --judge-arg runtime=serve``): the server runs a
+    sequence-classification checkpoint (``vllm serve MODEL --runner pooling``) and pairs go to its ``/classify``
+    endpoint (at the root of
     ``base_url``'s server), ``batch_size`` inputs per request; ``checkpoint`` is a local copy of
     that checkpoint (directory or cached hub id; default: ``model``) whose tokenizer encodes
     the pairs and whose labels and calibration apply. ``revision``, ``max_length``,
@@ -175,7 +175,8 @@ class OpenAIJudge(ClassifyMode, LLMJudge):
             (g,) = gen.generate([self.prompt(pair)], max_tokens=1, temperature=0.0, logprobs=self.config.top_logprobs)
             if gen.logprobs_refused is None:
                 self.resolved["logprobs"] = "returned" if g.top_logprobs else (
-                    f"undecided: the probe got {'no answer: ' + str(g.error) if g.text is None else 'an empty answer'}"
+                    "undecided: the probe got "
+                    + (f"no answer: {g.error}" if g.text is None else "an empty answer")
                 )
                 if g.top_logprobs and (gen.served_model() or {}).get("owned_by") == "vllm":
                     self.probe_label_tokens()
@@ -187,14 +188,15 @@ class OpenAIJudge(ClassifyMode, LLMJudge):
 
     def probe_label_tokens(self) -> None:
         """How the served tokenizer spells the label words, asked of vLLM's ``/tokenize`` (at the
-        server root; asked of a server whose ``GET /models`` says ``owned_by: vllm``): a tokenizer that starts a label with one letter (SmolLM2: ``S UP PORT``) has
-        that letter read as the label at the answer token, as the ``vllm`` judge reads it, and the
+        server root; asked of a server whose ``GET /models`` says ``owned_by: vllm``): a tokenizer that starts a label
+        with one letter (SmolLM2: ``S UP PORT``) has that letter read as the label at the answer token, as the ``vllm``
+        judge reads it, and the
         spec says so (``label_short_tokens``). A server without the endpoint leaves the usual rule
         (label prefixes of two letters or more); ``resolved["label_tokens"]`` says which."""
         gen = self.generator()
         root = gen.config.base_url.rstrip("/").removesuffix("/v1")
         endpoint = registry.build("generator", "openai", dataclasses.replace(gen.config, base_url=root, max_retries=0))
-        pieces: dict[str, list[str]] = {}
+        pieces: dict[Label, list[str]] = {}
         for label in LABELS:
             try:
                 reply = endpoint.request("/tokenize", {"model": gen.model_name(), "prompt": label,

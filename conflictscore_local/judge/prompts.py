@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..generate._base import Message
 from ..core.types import Pair
+from ..generate._base import Message
 
 PROMPT_VERSION = "judge-v1"
 

@@ -33,10 +33,10 @@ from functools import partial
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..backends.arguments import ranged
+from ..core.types import Claim, Judgment, Pair, Passage
 from ..generate._base import Generation, Prompt
 from ..generate.text import strip_thinking
 from ..generate.vllm import VLLMGenerator, alternatives
-from ..core.types import Claim, Judgment, Pair, Passage
 from ..util.extras import requires
 from ._base import JudgeBase, ProgressFn
 from .distinct import distinct
@@ -88,7 +88,8 @@ class RayJudgeConfig:
         if self.num_cpus is not None and self.num_cpus < self.worker_cpus() + 1:
             raise ValueError(
                 f"num_cpus={self.num_cpus} leaves no CPU for Ray Data's read tasks beside {self.workers} workers of "
-                f"{self.cpus_per_worker:g} CPU (they would wait for ever); give at least {math.ceil(self.worker_cpus()) + 1}"
+                f"{self.cpus_per_worker:g} CPU (they would wait for ever); "
+                f"give at least {math.ceil(self.worker_cpus()) + 1}"
             )
         inner_config(self)  # the wrapped judge's arguments are checked now, not on the workers
 
@@ -208,7 +209,7 @@ class RayJudge(JudgeBase):
             raise RuntimeError(f"judge ray: {len(lost)} of {len(firsts)} pairs came back from no worker")
         self.count("pairs", len(pairs))
         self.count("distinct_pairs", len(firsts))
-        return uniq.spread(pairs, judged)  # type: ignore[arg-type]
+        return uniq.spread(pairs, judged)  # type: ignore[arg-type]  # lost was empty: every pair judged
 
     def describe(self) -> dict[str, Any]:
         out = super().describe()
@@ -348,7 +349,7 @@ class RayEngineGenerator:
         if any(g is None for g in out):
             raise RuntimeError(f"ray.data.llm returned {sum(g is not None for g in out)} of {len(prompts)} answers")
         self.local.count("prompts", len(prompts))
-        return out  # type: ignore[return-value]
+        return out  # type: ignore[return-value]  # checked above: no None left
 
 
 def with_sampling_params(row: dict[str, Any], *, params: Mapping[str, Any]) -> dict[str, Any]:

@@ -19,16 +19,16 @@ from pathlib import Path
 from typing import Any, Callable, Literal, Mapping
 
 from ..backends import registry
-from ..backends.arguments import ranged
-from ..backends.arguments import flat
+from ..backends.arguments import flat, ranged
 from ..backends.checkpoints import model_fingerprint, token_counter, tokenizer_fingerprint
 from ..core.errors import ConfigError
-from ..generate.vllm import ENGINE_ARGS_NOT_KEYED, VLLMConfig, VLLMGenerator, keyed_engine_args
 from ..core.types import LABELS
+from ..generate.vllm import VLLMConfig, VLLMGenerator, keyed_engine_args
 from .classify import ClassifyMode, check_mode_args
 from .labels import token_label
 from .llm import LLMJudge, check_judge_args
 from .prompts import judge_messages, judge_text
+
 
 @dataclass(frozen=True)
 class VLLMJudgeConfig:
@@ -45,8 +45,8 @@ class VLLMJudgeConfig:
     held at once; see :mod:`.llm`).
 
     ``mode=classify`` (deprecated: ``--judge nli --judge-arg runtime=vllm``): ``model`` is a
-    sequence-classification checkpoint run by ``LLM.classify``; ``max_length``, ``negative_label``, ``id2label``, ``calibration`` (and
-    ``thresholds``, ``claim_room``) mean what they mean for the ``nli`` judge, and the
+    sequence-classification checkpoint run by ``LLM.classify``; ``max_length``, ``negative_label``, ``id2label``,
+    ``calibration`` (and ``thresholds``, ``claim_room``) mean what they mean for the ``nli`` judge, and the
     generation arguments (``top_logprobs``, ``max_tokens``, ``chat``, ``min_label_mass``,
     ``passage_tokens``, ``tokenizer``, ``enable_thinking``, ``chat_template_kwargs``) do not apply.
     """

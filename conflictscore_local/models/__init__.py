@@ -10,7 +10,6 @@ and check them on the air-gapped one. Nothing here imports torch or contacts a h
 
 from __future__ import annotations
 
-from ..util.locations import STORE_ENV, store_dir
 from ..backends.modelstore.lock import LOCK_FILE, make_lock, read_lock, write_lock
 from ..backends.modelstore.manifest import (
     Labels,
@@ -24,8 +23,9 @@ from ..backends.modelstore.manifest import (
     shipped_dir,
 )
 from ..backends.modelstore.store import Located, locate, locate_manifest, staged_path
-from .transfer import VerificationFailed, bundle, pull, unpack
 from ..backends.modelstore.verify import Verification, verify, verify_folder, verify_manifest
+from ..util.locations import STORE_ENV, store_dir
+from .transfer import VerificationFailed, bundle, pull, unpack
 
 __all__ = [
     "LOCK_FILE",

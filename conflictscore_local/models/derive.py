@@ -3,8 +3,8 @@
 A fine-tuned 110M-parameter encoder is over 200 MB even in float16; what training changed
 is far smaller. The *delta* folder (``models/<judge>/`` for a judge made this way) holds:
 
-- ``delta.json``: the base (its manifest name or path, and the sha256 of its weights), how many layers the base has and which it keeps
-  (in order), and the names of the LoRA pairs;
+- ``delta.json``: the base (its manifest name or path, and the sha256 of its weights), how many layers the base has and
+  which it keeps (in order), and the names of the LoRA pairs;
 - ``delta.safetensors``: for each adapted weight ``W`` its factors ``NAME.lora_A`` (r x in)
   and ``NAME.lora_B`` (out x r, the LoRA scaling folded in), and the tensors that replace the
   base's in full (the classification head);

@@ -18,9 +18,9 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from ..core.errors import ConfigError, ConflictScoreError
 from ..backends.modelstore.lock import sha256_file
 from ..backends.modelstore.manifest import Manifest, Part
+from ..core.errors import ConfigError, ConflictScoreError
 
 
 def wheel_name(part: Part) -> str:

@@ -17,19 +17,19 @@ import tarfile
 import tempfile
 import zlib
 from pathlib import Path, PurePosixPath
-from typing import Any, BinaryIO, Sequence
+from typing import Any, BinaryIO, Literal, Sequence
 
-from ..util.extras import requires
-from ..core.errors import BackendUnavailable, ConfigError, ConflictScoreError
-from ..jobs import Input, Job, Output, add_secret, add_url, write_binary_atomic
 from ..backends.modelstore.lock import LOCK_FILE, SKIPPED_DIRS, make_lock, read_lock, write_lock
 from ..backends.modelstore.manifest import Manifest, get_manifest
 from ..backends.modelstore.store import build_hint, delta_folder, staged_path, store_dir, unbuilt_files
 from ..backends.modelstore.verify import Verification, verify_folder
+from ..core.errors import BackendUnavailable, ConfigError, ConflictScoreError
+from ..jobs import Input, Job, Output, add_secret, add_url, write_binary_atomic
+from ..util.extras import requires
 
 log = logging.getLogger(__name__)
 
-_TAR_MODES = {".tar": "w", ".gz": "w:gz", ".tgz": "w:gz"}
+_TAR_MODES: dict[str, Literal["w", "w:gz"]] = {".tar": "w", ".gz": "w:gz", ".tgz": "w:gz"}
 _DAMAGED = (tarfile.TarError, EOFError, zlib.error, OSError)
 """What reading a cut or corrupted tar raises (tarfile, gzip) as it reaches the damage."""
 
@@ -200,8 +200,8 @@ def _refuse_going_online(manifest: Manifest) -> None:
 
 def _assemble_delta(manifest: Manifest, out: Path, *, progress: bool, wheels: str | os.PathLike[str] | None) -> None:
     """The judge folder from the staged base (pulled first when missing) and the shipped delta, both checked."""
-    from .derive import assemble
     from ..backends.modelstore.lock import sha256_file
+    from .derive import assemble
 
     src = manifest.source
     assert src.base is not None and src.path is not None

@@ -5,9 +5,8 @@ through the API and through a command warns the same; the commands exit :data:`E
 
 from __future__ import annotations
 
-from .config import RunConfig
 from ..core.types import Summary
-
+from .config import RunConfig
 
 EXIT_UNSCORED = 3
 """Exit status of a run that finished and wrote everything, but with more unscored judgments

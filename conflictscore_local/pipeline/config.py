@@ -63,9 +63,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from ..backends.arguments import check_ranges, make_config, ranged
 from ..core.errors import ConfigError
 from ..util.locations import default_cache_path
-from ..backends.arguments import check_ranges, make_config, ranged
 
 STAGES = ("decomposer", "pruner", "judge")
 

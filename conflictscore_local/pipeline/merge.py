@@ -30,13 +30,13 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..core.diff import ABSENT, leaf_differences
 from ..core.errors import ConfigError, InputError, shown
+from ..core.types import Item, ItemResult, Summary
 from ..formats.inputs import read_items
+from ..formats.results import result_from_json
+from ..formats.summary import check_summary, is_bench_summary, reduce_summaries
 from ..jobs import Input, Job, Output, Page, page_output, write_json_atomic, write_jsonl_atomic
 from ..jobs.resumable import STDOUT, ResumableJsonlWriter
 from ..util.jsonl import file_sha256, iter_jsonl
-from ..formats.results import result_from_json
-from ..formats.summary import check_summary, is_bench_summary, reduce_summaries
-from ..core.types import Item, ItemResult, Summary
 from .shards import Shard, shard_of
 
 log = logging.getLogger(__name__)
@@ -323,10 +323,10 @@ def _attach_outputs(runs: list[ShardRun], outputs: list[str]) -> None:
             raise ConfigError(f"merge: {run.output_path} and {path} both hold the items of shard {run.shard}")
         run.output_path, run.rows, run.results = path, rows, results
     for path, rows in empty:
-        run = next((r for r in runs if r.output_path is None and not r.record.get("items")), None)
-        if run is None:
+        free = next((r for r in runs if r.output_path is None and not r.record.get("items")), None)
+        if free is None:
             raise InputError("holds no rows, but every shard without an output scored items", path=path)
-        run.output_path = path
+        free.output_path = path
     for r in runs:
         if r.output_path is None:
             raise ConfigError(f"merge: no output holds the items of {r.name}")

@@ -45,12 +45,12 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from ..backends.arguments import flat, ranged
-from ..util.flops import flops_per_token
-from ..core.types import Judgment, Pair
 from ..backends import registry
-from .embedding import EmbeddingConfig, EmbeddingPruner
+from ..backends.arguments import flat, ranged
+from ..core.types import Judgment, Pair
+from ..util.flops import flops_per_token
 from ._base import PrunerBase
+from .embedding import EmbeddingConfig, EmbeddingPruner
 
 RULE_VERSION = 1
 REFERENCE_FLOPS_PER_TOKEN = flops_per_token({"num_hidden_layers": 6, "hidden_size": 384, "intermediate_size": 1536})

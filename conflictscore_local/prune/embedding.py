@@ -63,8 +63,8 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from ..backends.arguments import ranged
 from ..backends.checkpoints import model_fingerprint, resolve_model, token_counter, tokenizer_fingerprint
 from ..core.chunk import Chunker
-from ..util.extras import requires
 from ..core.types import IRRELEVANT, Document, Judgment, Pair, Passage
+from ..util.extras import requires
 from ._base import PrunerBase, VectorStore
 from .guard import lexical_keys
 
@@ -358,7 +358,7 @@ def keep_documents(
 
     n_docs = int(doc_of.max()) + 1
     best = np.full((sim.shape[0], n_docs), -np.inf, dtype=sim.dtype)
-    np.maximum.at(best, (slice(None), doc_of), sim)
+    np.maximum.at(best, (slice(None), doc_of), sim)  # type: ignore[arg-type]  # numpy's stubs miss (slice, array)
     kept = best >= threshold
     if k >= n_docs:
         kept[:] = True

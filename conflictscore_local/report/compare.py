@@ -18,9 +18,8 @@ from ..compare.core import CHANGES, match_claims
 from ..core.errors import InputError
 from ..core.metrics import METRICS
 from ..core.types import ClaimVerdict, Item, ItemResult
-from .data import ItemsReader
 from ..jobs import write_text_atomic
-from .data import VALUE_DIGITS
+from .data import VALUE_DIGITS, ItemsReader
 from .render import PAGE_SIZE, _environment, _static, pack_details
 from .runs import report_beside
 
@@ -50,7 +49,7 @@ def _rows(ra: ItemResult | None, rb: ItemResult | None) -> list[dict[str, Any]]:
     if ra is None or rb is None:
         only = ra or rb
         side = "a" if ra is not None else "b"
-        return [{side: _claim(v)} for v in only.verdicts]  # type: ignore[union-attr]
+        return [{side: _claim(v)} for v in only.verdicts]  # type: ignore[union-attr]  # the caller passes at least one side
     pairs, _, _ = match_claims(ra, rb)
     used_a = {id(va) for va, _ in pairs}
     used_b = {id(vb) for _, vb in pairs}

@@ -20,11 +20,11 @@ from importlib import resources
 from typing import Any, Mapping
 
 from .._version import __version__
-from ..util.extras import requires
-from ..jobs import Input, Job, Output, scrub, write_text_atomic
 from ..formats.inputs import read_items
-from .data import Evaluator, ItemsReader, ReportInputs, bench_section, item_records, load_inputs, summary_section
 from ..formats.run_info import judge_info
+from ..jobs import Input, Job, Output, scrub, write_text_atomic
+from ..util.extras import requires
+from .data import Evaluator, ItemsReader, ReportInputs, bench_section, item_records, load_inputs, summary_section
 from .plots import MISSING_MATPLOTLIB, make_plots, matplotlib_available
 
 PAGE_SIZE = 50

@@ -238,7 +238,7 @@ def negate_both(claim: str, passage: str, max_words: int = 25) -> tuple[str, str
     if negate(claim, max_words) is None or _NEGATION.search(passage):
         return None
     m = _AUX_BIGRAM.search(claim)
-    if m is None or m.start() != _AUX.search(claim).start():  # type: ignore[union-attr]
+    if m is None or m.start() != _AUX.search(claim).start():  # type: ignore[union-attr]  # _AUX matches wherever _AUX_BIGRAM did
         return None
     bigram = re.compile(rf"\b{re.escape(m.group(1))}\s+{re.escape(m.group(2))}\b")
     hits = list(bigram.finditer(passage))
@@ -340,8 +340,8 @@ def augment(support: Sequence[LabelledPair], passages: Sequence[str], rng: rando
     - ``aug_unrelated``: the claim against a passage drawn from the whole pool that shares at
       most one content word → IRRELEVANT;
     - ``aug_unit`` (``units`` source pairs from ``support`` and ``unit_pool``, drawn from their own
-      seeded stream so that 0 leaves the other kinds as they were): a quantity both state (:func:`unit_edit`) written in another unit of
-      its dimension in the claim → SUPPORT (``claim_convert``), in the passage → SUPPORT
+      seeded stream so that 0 leaves the other kinds as they were): a quantity both state (:func:`unit_edit`) written
+      in another unit of its dimension in the claim → SUPPORT (``claim_convert``), in the passage → SUPPORT
       (``passage_convert``); its number kept under that other unit in the claim → CONTRADICT
       (``claim_wrong_unit``), in the passage → CONTRADICT (``passage_wrong_unit``).
 
@@ -353,7 +353,7 @@ def augment(support: Sequence[LabelledPair], passages: Sequence[str], rng: rando
     used: Counter[str] = Counter()
 
     def add(claim: str, passage: str, label: str, source: str, direction: str) -> None:
-        out.append(LabelledPair(claim, passage, label, source, direction))  # type: ignore[arg-type]
+        out.append(LabelledPair(claim, passage, label, source, direction))  # type: ignore[arg-type]  # add's callers pass the three labels only
 
     for p in order:
         if used["aug_number"] >= per_kind:
@@ -397,8 +397,8 @@ def augment(support: Sequence[LabelledPair], passages: Sequence[str], rng: rando
     ents = entities([p.claim for p in sample])
     pool: dict[str, list[str]] = {}
     for es in ents:
-        for text, label in es:
-            pool.setdefault(label, []).append(text)
+        for text, kind in es:
+            pool.setdefault(kind, []).append(text)
     pool = {k: sorted(set(v)) for k, v in pool.items()}
     for p, es in zip(sample, ents):
         if used["aug_entity"] >= per_kind // 2:
@@ -440,11 +440,11 @@ def augment(support: Sequence[LabelledPair], passages: Sequence[str], rng: rando
                 break
             if p.label != SUPPORT:
                 continue
-            edit = unit_edit(p.claim, p.passage, unit_rng)
-            if edit is None:
+            unit = unit_edit(p.claim, p.passage, unit_rng)
+            if unit is None:
                 continue
             made += 1
-            old, same, wrong = edit["old"], edit["same"], edit["wrong"]
+            old, same, wrong = unit["old"], unit["same"], unit["wrong"]
             add(p.claim.replace(old, same, 1), p.passage, SUPPORT, "aug_unit", "claim_convert")
             add(p.claim, p.passage.replace(old, same), SUPPORT, "aug_unit", "passage_convert")
             add(p.claim.replace(old, wrong, 1), p.passage, CONTRADICT, "aug_unit", "claim_wrong_unit")
@@ -532,11 +532,11 @@ def compose(support: Sequence[LabelledPair], contradict: Sequence[LabelledPair],
             if other is None:
                 continue
             claim = compound(p.claim, other, rng)
-            out.append(LabelledPair(claim, p.passage, label, "aug_compound", direction))  # type: ignore[arg-type]
+            out.append(LabelledPair(claim, p.passage, label, "aug_compound", direction))
             made += 1
             far = _unrelated(_content_words(claim), every, rng, other_than=p) if 2 * neither < per_kind else None
             if far is not None:
-                out.append(LabelledPair(claim, far.passage, IRRELEVANT, "aug_compound", "neither"))  # type: ignore[arg-type]
+                out.append(LabelledPair(claim, far.passage, IRRELEVANT, "aug_compound", "neither"))
                 neither += 1
     negatable = [q for q in every if negate(q.claim) is not None]
     for pool, label, direction in ((support, SUPPORT, "support"), (contradict, CONTRADICT, "contradict"),
@@ -554,7 +554,7 @@ def compose(support: Sequence[LabelledPair], contradict: Sequence[LabelledPair],
             aside = aside.strip()
             aside = aside if aside.endswith((".", "!", "?")) else aside + "."
             passage = f"{p.passage.strip()} {aside}" if rng.random() < 0.5 else f"{aside} {p.passage.strip()}"
-            out.append(LabelledPair(p.claim, passage, label, "aug_aside", direction))  # type: ignore[arg-type]
+            out.append(LabelledPair(p.claim, passage, label, "aug_aside", direction))
             made += 1
     return out
 

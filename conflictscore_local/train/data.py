@@ -15,9 +15,9 @@ from typing import Any, Callable, Iterator, Sequence
 
 from ..core.chunk import Chunker
 from ..core.errors import InputError
+from ..core.types import CONTRADICT, LABELS, SUPPORT, Document, Item, Label, normalize_label
 from ..formats.inputs import parse_item, parse_label_matrix
 from ..util.jsonl import file_sha256, iter_jsonl
-from ..core.types import CONTRADICT, LABELS, SUPPORT, Document, Item, Label, normalize_label
 from .pairs import content_words
 
 ID2LABEL: dict[int, Label] = dict(enumerate(LABELS))

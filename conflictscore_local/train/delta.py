@@ -16,10 +16,17 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from ..core.errors import ConfigError
-from ..models.derive import ASSEMBLED_WEIGHTS, DELTA_FILE, DELTA_WEIGHTS, encoder_layers, keep_layers, \
-    low_rank_delta, write_delta
 from ..backends.modelstore.lock import sha256_file
+from ..core.errors import ConfigError
+from ..models.derive import (
+    ASSEMBLED_WEIGHTS,
+    DELTA_FILE,
+    DELTA_WEIGHTS,
+    encoder_layers,
+    keep_layers,
+    low_rank_delta,
+    write_delta,
+)
 from ..util.paths import portable
 from .loop import TRAINING_RECORD
 from .model import MPNET_MANIFEST, resolve_base

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ..core.aggregate import claim_verdict, document_judgment
 from ..core.detection import detection_metrics, pair_metrics
+from ..core.types import CONTRADICT, LABELS, SUPPORT, Claim, Judgment, Label, Pair, Passage
 from ..judge.labels import decide
-from ..core.types import CONTRADICT, LABELS, SUPPORT, Claim, Judgment, Pair, Passage
 from .data import ID2LABEL, EvalSet
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ class _Judged:
                 claim = claims.setdefault(ev.claims[r], Claim("eval", len(claims), ev.claims[r]))
                 self.pairs.append(Pair(claim, Passage("eval", f"u{u}", r - ev.offsets[u], ev.passages[r])))
 
-    def unit_labels(self, thresholds: Mapping[str, float] | None,
+    def unit_labels(self, thresholds: Mapping[Label, float] | None,
                     rule: str = "max") -> tuple[list[str | None], list[bool]]:
         """Document label of every unit and predicted conflict of every claim group."""
         ev = self.ev
@@ -52,7 +52,7 @@ class _Judged:
         return [d.label for d in docs], conflicted
 
 
-def evaluate_judged(judged: _Judged, thresholds: Mapping[str, float] | None = None,
+def evaluate_judged(judged: _Judged, thresholds: Mapping[Label, float] | None = None,
                     rule: str = "max") -> dict[str, Any]:
     ev = judged.ev
     labels, conflicted = judged.unit_labels(thresholds, rule)
@@ -63,7 +63,7 @@ def evaluate_judged(judged: _Judged, thresholds: Mapping[str, float] | None = No
     return out
 
 
-def evaluate(probs: np.ndarray, ev: EvalSet, thresholds: Mapping[str, float] | None = None,
+def evaluate(probs: np.ndarray, ev: EvalSet, thresholds: Mapping[Label, float] | None = None,
              rule: str = "max") -> dict[str, Any]:
     """Unit-level pair metrics (``macro_f1``: the benchmark's pair macro-F1) and, when the
     set has gold-conflicted claims, conflict detection; ``rule``: the document rule
@@ -88,7 +88,7 @@ class Calibration:
     ``max_fpr``: the bound on each named set's control false-positive rate the fit held to,
     ``met``: whether the chosen thresholds (or argmax) hold it (False: nothing on the grid did)."""
 
-    thresholds: dict[str, float] | None
+    thresholds: dict[Label, float] | None
     objective: str
     score: float
     argmax_score: float
@@ -122,12 +122,12 @@ def calibrate(probs: Sequence[np.ndarray], sets: Sequence[EvalSet], grid: Sequen
             raise ValueError(f"max_fpr: {ev.name} has no control claims (claims without a gold conflict): "
                              "no false-positive rate to bound")
 
-    def fpr(j: _Judged, th: Mapping[str, float] | None) -> float:
+    def fpr(j: _Judged, th: Mapping[Label, float] | None) -> float:
         # measured on the claims themselves: a set of control claims only has no detection metrics
         _, conflicted = j.unit_labels(th, rule)
         return detection_metrics(list(zip(j.ev.conflicted, conflicted)))["false_positive_rate"]
 
-    def score(th: Mapping[str, float] | None) -> tuple[bool, float, float]:
+    def score(th: Mapping[Label, float] | None) -> tuple[bool, float, float]:
         ms = [evaluate_judged(j, th, rule) for j in judged]
         held = all(fpr(j, th) <= bounds[j.ev.name] + 1e-12 for j in judged if j.ev.name in bounds)
         return held, sum(objective(m) for m in ms) / len(ms), sum(m["macro_f1"] for m in ms) / len(ms)

@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import math
 import os
 import random
-import logging
 import shutil
 import time
 from dataclasses import dataclass
@@ -35,11 +35,11 @@ from typing import Any, Callable, Mapping, Sequence
 from ..backends.arguments import check_ranges, ranged
 from ..core.chunk import Chunker
 from ..core.errors import ConfigError
-from ..util.devices import check_device
-from ..jobs import Input, Job, Output, write_json_atomic
-from ..util.paths import portable
-from ..judge.nli import CALIBRATION_FILE, CALIBRATION_FORMAT, DEFAULT_CLAIM_ROOM, encode_pairs, passage_budget
 from ..core.types import LABELS
+from ..jobs import Input, Job, Output, write_json_atomic
+from ..judge.nli import CALIBRATION_FILE, CALIBRATION_FORMAT, DEFAULT_CLAIM_ROOM, encode_pairs, passage_budget
+from ..util.devices import check_device
+from ..util.paths import portable
 from .data import ID2LABEL, LABEL2ID, EvalSet, label_counts, read_eval_set, read_training_data
 from .evaluate import calibrate, evaluate
 from .model import add_lora, cut_layers, freeze_word_embeddings, load_classifier, pack_word_embeddings, resolve_base
@@ -148,7 +148,7 @@ class _Callbacks:
 
         outer = self
 
-        class CB(TrainerCallback):  # type: ignore[misc]
+        class CB(TrainerCallback):
             def on_train_begin(self, args, state, control, **kw):  # noqa: ANN001, ANN003
                 outer.t0 = time.perf_counter()
                 if log_progress:  # no terminal: a log line every $CONFLICTSCORE_PROGRESS_S seconds
@@ -353,7 +353,7 @@ def _trainer(opts: TrainOptions, data: _Data, model: Any, datasets: tuple[list[A
     loss_weight = torch.tensor(data.weights, dtype=torch.float32)
     sets = data.sets
 
-    class JudgeTrainer(Trainer):  # type: ignore[misc]
+    class JudgeTrainer(Trainer):
         def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):  # noqa: ANN001
             target = inputs.pop("labels")
             target = target[:, 0] if target.dim() == 2 else target  # eval rows carry their index too
@@ -466,8 +466,8 @@ DELTA_DIR = "delta"
 def _write_delta(opts: TrainOptions, out_dir: Path, model: Any, factors: Mapping[str, Any], base_path: str,
                  base_layers: int, kept: list[int] | None) -> None:
     """``OUTPUT/delta/``: what a LoRA judge adds to its base, with the judge's small files beside it."""
-    from ..models.derive import ASSEMBLED_WEIGHTS, write_delta
     from ..backends.modelstore.lock import sha256_file
+    from ..models.derive import ASSEMBLED_WEIGHTS, write_delta
     from .model import MPNET_MANIFEST, head_modules
 
     heads = tuple(f"{m}." for m in head_modules(model))

@@ -58,7 +58,7 @@ class MineOptions:
 def _read_pairs(paths: Sequence[str]) -> list[dict[str, Any]]:
     """Every plain pair of the files, as given (``claim``, ``passage``, ``label``, and ``source``/``kind``
     when present); a ConflictBench item or a bad pair is an error naming file, line and field."""
-    out = []
+    out: list[dict[str, Any]] = []
     for path in paths:
         n_before = len(out)
         for line, obj in iter_jsonl(path):

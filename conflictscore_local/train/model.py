@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ..core.errors import ConfigError
 from ..backends.checkpoints import resolve_model
-from ..judge.labels import map_id2label
+from ..core.errors import ConfigError
 from ..core.types import LABELS
+from ..judge.labels import map_id2label
 from ..models.derive import encoder_layers, keep_layers, spread_layers
 from .data import ID2LABEL, LABEL2ID
 

@@ -8,8 +8,8 @@ neutral / NOT ENOUGH INFO → IRRELEVANT); a label a set uses for "not entailed"
 CONTRADICT and IRRELEVANT: RTE's ``not_entailment``, MED's ``neutral``) is skipped and
 counted, never guessed; any other label is an error naming file, line and field.
 
-:func:`extra_sets` (their rows of the one table of data sources) says, per set, where it lies, its licence, and whether the shipped judge
-may train on it: ANLI, ConTRoL and AVeriTeC are non-commercial (evaluation only), TaxiNLI
+:func:`extra_sets` (their rows of the one table of data sources) says, per set, where it lies, its licence, and whether
+the shipped judge may train on it: ANLI, ConTRoL and AVeriTeC are non-commercial (evaluation only), TaxiNLI
 is the MNLI-dev anchor, NaN-NLI a hand-built negation test suite, FEVER-Symmetric's test
 split and the held-out splits of the others are evaluation sets.
 """
@@ -21,7 +21,7 @@ import io
 import json
 from collections import Counter
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Mapping, cast, overload
 
 from ..backends.registry import REGISTRY
 from ..bench.records import iter_records
@@ -33,9 +33,9 @@ from .sources import LabelledPair, detokenize
 SKIP = "skip"
 """Mapped label of a class that merges CONTRADICT and IRRELEVANT: the pair is left out."""
 
-_NLI: dict[str, Label | str] = {"entailment": SUPPORT, "contradiction": CONTRADICT, "neutral": IRRELEVANT}
-_NLI_SHORT: dict[str, Label | str] = {"e": SUPPORT, "c": CONTRADICT, "n": IRRELEVANT}
-_FV: dict[str, Label | str] = {"SUPPORTS": SUPPORT, "REFUTES": CONTRADICT, "NOT ENOUGH INFO": IRRELEVANT}
+_NLI: dict[str, Label] = {"entailment": SUPPORT, "contradiction": CONTRADICT, "neutral": IRRELEVANT}
+_NLI_SHORT: dict[str, Label] = {"e": SUPPORT, "c": CONTRADICT, "n": IRRELEVANT}
+_FV: dict[str, Label] = {"SUPPORTS": SUPPORT, "REFUTES": CONTRADICT, "NOT ENOUGH INFO": IRRELEVANT}
 _AVERITEC: dict[str, Label | str] = {"Supported": SUPPORT, "Refuted": CONTRADICT, "Not Enough Evidence": IRRELEVANT,
                                      "Conflicting Evidence/Cherrypicking": SKIP}
 
@@ -43,15 +43,21 @@ skipped: Counter[str] = Counter()
 """Pairs left out per source because their label merges two of ours (reset by the caller)."""
 
 
-def _map(mapping: dict[str, Label | str], value: object, *, path: Path, line: int, field: str,
+@overload
+def _map(mapping: Mapping[str, Label], value: object, *, path: Path, line: int, field: str, source: str) -> Label: ...
+@overload
+def _map(mapping: Mapping[str, Label | str], value: object, *, path: Path, line: int, field: str,
+         source: str) -> Label | None: ...
+def _map(mapping: Mapping[str, Label | str], value: object, *, path: Path, line: int, field: str,
          source: str) -> Label | None:
+    """The label ``value`` maps to; None for a SKIP (only a mapping holding SKIP can give None)."""
     if not isinstance(value, str) or value not in mapping:
         raise InputError(f"{value!r}; allowed: {', '.join(mapping)}", path=str(path), line=line, field=field)
     out = mapping[value]
     if out == SKIP:
         skipped[source] += 1
         return None
-    return out
+    return cast(Label, out)  # every value of a mapping but SKIP is a Label
 
 
 def _open_text(path: Path, encoding: str = "utf-8-sig") -> str:

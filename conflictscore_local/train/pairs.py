@@ -78,7 +78,7 @@ def claim_pairs(rec: ClaimRecord, corpus: Corpus, chunker: Chunker, rng: random.
                 k = _closest(rec.claim, [p.text for p in passages])
                 out.append(LabelledPair(rec.claim, passages[k].text, IRRELEVANT, src, "abstract"))
             continue
-        counts = [held(p.span) for p in passages]  # type: ignore[arg-type]
+        counts = [held(p.span) for p in passages]  # type: ignore[arg-type]  # the chunker's passages carry their spans
         best = max(range(len(passages)), key=lambda i: (counts[i], -i))
         out.append(LabelledPair(rec.claim, passages[best].text, ev.label, src, "abstract"))
         if not hard_negatives:

@@ -41,19 +41,26 @@ import random
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Sequence, cast
 
 from ..backends.registry import REGISTRY
 from ..bench import build_bench, make_item, normalize_text
 from ..bench.leakage import TextIndex, check_disjoint, eval_index, find_leaks, separate_splits
 from ..core.chunk import Chunker
 from ..core.errors import ConfigError
-from ..util.jsonl import file_sha256
-from ..jobs import write_json_atomic, write_jsonl_atomic
 from ..core.types import CONTRADICT, IRRELEVANT, LABELS, SUPPORT
+from ..jobs import write_json_atomic, write_jsonl_atomic
+from ..util.jsonl import file_sha256
 from . import nli_extra, nli_general
-from .augment import (BALANCED_FEATURES, augment, bench_support_pairs, compose, feature_balance, rebalance,
-                      thin_entity_twins)
+from .augment import (
+    BALANCED_FEATURES,
+    augment,
+    bench_support_pairs,
+    compose,
+    feature_balance,
+    rebalance,
+    thin_entity_twins,
+)
 from .pairs import cap, content_words, corpus_pairs
 from .sources import ClaimRecord, Corpus, LabelledPair, document_text, read_source
 
@@ -72,7 +79,8 @@ LICENCES: dict[str, dict[str, str]] = {
     "esnli": {"path": "esnli/s1/s2/labels.{dev,test}", "licence": "SNLI CC BY-SA 4.0"},
     "sick": {"path": "sick/SICK.txt", "licence": "none in the mirror"},
     "wice": {"path": "wice/data/entailment_retrieval/claim/dev.jsonl", "licence": "annotations ODC-BY"},
-    **{s.name: {"path": s.path, "licence": s.licence} for s in nli_extra.extra_sets().values() if s.use == "train"},
+    **{s.name: {"path": s.path or "", "licence": s.licence} for s in nli_extra.extra_sets().values()
+       if s.use == "train"},
     **{s.name: {"path": s.path or "", "licence": s.licence} for s in nli_general.SOURCES if s.use == "train"},
     "generated": {"path": "(from the training pairs above)", "licence": "as their sources"},
 }
@@ -115,8 +123,8 @@ class Mix:
     per label (:func:`.augment.compose`, drawn from their own seeded stream; 0, the default,
     makes none and rebuilds the v3 mix exactly, while any other value also changes which pairs
     the rebalancing drops and the order. 1000 of them, trained on from v3, raised the checklist
-    but lowered the dev sets: ``benchmarks/results/judge_eval_v31.md``); ``offtopic_per_source`` same-source and cross-source
-    off-topic passages (IRRELEVANT) per source; then :func:`.augment.rebalance` with
+    but lowered the dev sets: ``benchmarks/results/judge_eval_v31.md``); ``offtopic_per_source`` same-source and
+    cross-source off-topic passages (IRRELEVANT) per source; then :func:`.augment.rebalance` with
     ``balance_tolerance``.
     """
 
@@ -325,8 +333,9 @@ def _evaluation_side(d: Path, mix: Mix, rng: random.Random) -> _EvalSide:
     by_split: dict[str, list[dict[str, Any]]] = {"train": [], "dev": [], "test": []}
     for it in bench:
         by_split[it["split"]].append(it)
-    corpora = {name: read_source(d, f"{name}_corpus")
-               for name in ("healthver_train", "scifact", "check_covid", "citint")}
+    # a *_corpus source reads as a Corpus (doc id -> sentences); read_source's type is every source's
+    corpora: dict[str, Corpus] = {name: cast(Corpus, read_source(d, f"{name}_corpus"))
+                                  for name in ("healthver_train", "scifact", "check_covid", "citint")}
     dev_records = {name: list(read_source(d, name, corpus=corpora[name.removesuffix("_dev")]))
                    for name in ("scifact_dev", "check_covid_dev", "citint_dev")}
     evals: dict[str, list[dict[str, Any]]] = {"bench_dev": by_split["dev"], "bench_test": by_split["test"],
@@ -343,7 +352,10 @@ def _evaluation_side(d: Path, mix: Mix, rng: random.Random) -> _EvalSide:
 
     vitaminc = [p for name in ("vitaminc_real", "vitaminc_synthetic") for p in nli_extra.load_extra(d, name)]
     vitaminc_train, vitaminc_held = _group_split(vitaminc, mix.vitaminc_holdout, mix.seed)
-    sample = (lambda ps: ps if len(ps) <= mix.dev_pairs else rng.sample(ps, mix.dev_pairs))
+
+    def sample(ps: list[LabelledPair]) -> list[LabelledPair]:
+        return ps if len(ps) <= mix.dev_pairs else rng.sample(ps, mix.dev_pairs)
+
     evals["vitaminc_dev"] = _pair_items("vitaminc_dev", sample(vitaminc_held))
     factcg_train: list[LabelledPair] = []
     factcg_held: list[LabelledPair] = []

@@ -23,14 +23,14 @@ import io
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Sequence
 
 from ..backends.registry import REGISTRY
 from ..bench.records import Record, iter_records
 from ..core.errors import InputError
-from ..util.jsonl import read_text
 from ..core.types import CONTRADICT, IRRELEVANT, SUPPORT, Label
 from ..formats.sources import DataSource
+from ..util.jsonl import read_text
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ def read_source(data_dir: str | Path, name: str, **kwargs: Any) -> Iterable[Any]
     return REGISTRY["data_source"].get(name).read_from(data_dir, **kwargs)
 
 
-def document_text(sentences: tuple[str, ...]) -> str:
+def document_text(sentences: Sequence[str]) -> str:
     """An abstract as one text: its sentences joined by single spaces."""
     return " ".join(s.strip() for s in sentences if s.strip())
 

@@ -1,1 +1,2 @@
-"""Helpers every layer above the core may use: the environment, locations and paths, devices, FLOPs, progress, JSON Lines, optional packages, spaCy pipelines."""
+"""Helpers every layer above the core may use: the environment, locations and paths, devices, FLOPs, progress, JSON
+Lines, optional packages, spaCy pipelines."""

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from conflictscore_local.core.errors import BackendUnavailable
 from conflictscore_local.backends import checkpoints
 from conflictscore_local.backends.checkpoints import (
     load_tokenizer,
@@ -17,6 +16,7 @@ from conflictscore_local.backends.checkpoints import (
     token_counter,
     tokenizer_fingerprint,
 )
+from conflictscore_local.core.errors import BackendUnavailable
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 

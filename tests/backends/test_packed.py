@@ -86,12 +86,11 @@ def tiny_pair(tokenizer_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> 
 
 def test_a_packed_folder_loads_as_the_same_classifier_through_the_judges_runtimes(tiny_pair: tuple[Path, Path]
                                                                                    ) -> None:
+    from tokenizers import Tokenizer
     from transformers import AutoModelForSequenceClassification
 
     from conflictscore_local.backends import registry
     from conflictscore_local.core.types import Claim, Pair, Passage
-
-    from tokenizers import Tokenizer
 
     plain, pk = tiny_pair
     # the tokenizer travels as the same JSON without indentation, and tokenizes alike

@@ -14,11 +14,11 @@ from conflictscore_local.backends import registry
 from conflictscore_local.backends.arguments import argument_names, config_dict
 from conflictscore_local.backends.backend import Backend, NoConfig
 from conflictscore_local.core.errors import ConfigError
+from conflictscore_local.core.types import Judgment, Pair
 from conflictscore_local.generate.openai import OpenAIConfig
 from conflictscore_local.generate.vllm import VLLMConfig
 from conflictscore_local.judge.openai import OpenAIJudgeConfig
 from conflictscore_local.judge.vllm import VLLMJudgeConfig
-from conflictscore_local.core.types import Judgment, Pair
 
 PACKAGE = Path(registry.__file__).parents[1]
 

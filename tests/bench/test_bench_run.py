@@ -2,22 +2,20 @@
 
 from __future__ import annotations
 
-from conflictscore_local.bench import build_bench
-
 import json
 from pathlib import Path
 from typing import Any, Sequence
 
 import pytest
 
+from conflictscore_local.bench import build_bench, make_item
+from conflictscore_local.cli import main
+from conflictscore_local.core.types import CONTRADICT, IRRELEVANT, SUPPORT, Judgment, Pair
+from conflictscore_local.formats.inputs import read_items
+from conflictscore_local.jobs import write_jsonl_atomic
 from conflictscore_local.judge._base import JudgeBase
 from conflictscore_local.prune._base import PrunerBase
-from conflictscore_local.bench import make_item
-from conflictscore_local.cli import main
-from conflictscore_local.formats.inputs import read_items
 from conflictscore_local.util.paths import portable
-from conflictscore_local.core.types import CONTRADICT, IRRELEVANT, SUPPORT, Judgment, Pair
-from conflictscore_local.jobs import write_jsonl_atomic
 
 S, C, IR = SUPPORT, CONTRADICT, IRRELEVANT
 

@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 
 
-
 @pytest.fixture(scope="module")
 def P(benchmark_script: Any) -> Any:
     return benchmark_script("judge_checklist_probes")

@@ -56,7 +56,8 @@ def test_targets_say_met_and_missed(tp: Any) -> None:
 
 def test_profile_stages(benchmark_script: Any) -> None:
     pc = benchmark_script("profile_cold")
-    forward = "main (cli.py:1);judge (conflictscore_local/judge/nli.py:400);forward (transformers/models/bert/modeling_bert.py:9)"
+    forward = ("main (cli.py:1);judge (conflictscore_local/judge/nli.py:400);"
+               "forward (transformers/models/bert/modeling_bert.py:9)")
     assert pc.stage_of(forward) == "judge forward"
     assert pc.stage_of("main (cli.py:1);_find_and_load (<frozen importlib._bootstrap>:1);forward (x/modeling_y.py:2)") \
         == "imports"

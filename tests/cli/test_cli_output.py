@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import json
 from pathlib import Path
+
 import pytest
 
 from conflictscore_local.cli import main

@@ -10,7 +10,7 @@ import pytest
 
 from conflictscore_local.backends import registry
 from conflictscore_local.cli import main
-from conflictscore_local.core.metrics import METRICS, standard_keys
+from conflictscore_local.core.metrics import standard_keys
 
 from ..pipeline.test_engine import RuleJudge
 
@@ -86,7 +86,8 @@ def test_given_labels_reproduce_hand_computed_values(tmp_path: Path, capsys: pyt
         ('{"id": "a", "response": "r"', ":1: invalid JSON"),
         ('{"id": "a", "response": "r", "documents": [], "claims": ["c"], "labels": [["SUPPORT"]]}',
          ":1: field 'labels[0]': has 1 labels but there are 0 documents"),
-        ('{"id": "a", "response": "r", "documents": [{"id": "d", "text": "t"}], "claims": ["c"], "labels": [["yes"]]}',
+        ('{"id": "a", "response": "r", "documents": [{"id": "d", "text": "t"}], "claims": ["c"], '
+         '"labels": [["yes"]]}',
          ":1: field 'labels[0][0]': unknown label 'yes'; allowed: SUPPORT, CONTRADICT, IRRELEVANT"),
         ('{"id": "a", "documents": [{"id": "d", "text": 1}], "response": ""}', ":1: field 'documents[0].text'"),
     ],

@@ -10,12 +10,11 @@ from typing import Any, Sequence
 import pytest
 
 from conflictscore_local import Claim, Item, Judgment, Pair
-from conflictscore_local.decompose._base import DecomposerBase
-from conflictscore_local.judge._base import JudgeBase
-
 from conflictscore_local.cli import main
+from conflictscore_local.decompose._base import DecomposerBase
 from conflictscore_local.jobs import failure
 from conflictscore_local.jobs.failures import missing_extra
+from conflictscore_local.judge._base import JudgeBase
 
 LABELLED = {"id": "a", "response": "x", "documents": [{"id": "d1", "text": "t"}], "claims": ["c"],
             "labels": [["SUPPORT"]]}

@@ -125,7 +125,8 @@ def test_fail_if_exits_4_with_one_line_per_condition_that_held(tmp_path: Path, c
                         "--fail-if", "cs_c_weighted>0"]) == 4
     err = capsys.readouterr().err.splitlines()
     assert err == [
-        "warning: --fail-if cs_c_weighted>0: macro CS-C weighted is undefined in this run, so the condition was not judged",
+        "warning: --fail-if cs_c_weighted>0: macro CS-C weighted is undefined in this run, "
+        "so the condition was not judged",
         "conflictscore score: failed: --fail-if cs_c >= 0.25: macro CS-C is 0.25",
         "conflictscore score: failed: --fail-if micro.cs_c>0.3: micro CS-C is 0.3333",
     ]

@@ -8,10 +8,10 @@ from typing import Sequence
 
 import pytest
 
-from conflictscore_local.core.aggregate import claim_verdict
 from conflictscore_local.cli import main
 from conflictscore_local.compare import ComparisonSettings, compare_results, permutation_test, sign_test
 from conflictscore_local.compare.core import EXACT_PERMUTATION_MAX, describe_difference
+from conflictscore_local.core.aggregate import claim_verdict
 from conflictscore_local.core.metrics import item_metrics
 from conflictscore_local.core.types import Claim, DocJudgment, ItemResult
 

@@ -7,11 +7,11 @@ import dataclasses
 from typing import Any, Sequence
 
 from conflictscore_local import Engine, RunConfig, parse_item
+from conflictscore_local.bench.gold import evaluate
 from conflictscore_local.core.aggregate import claim_verdict, document_judgment
 from conflictscore_local.core.metrics import item_metrics
-from conflictscore_local.judge._base import JudgeBase
-from conflictscore_local.bench.gold import evaluate
 from conflictscore_local.core.types import Claim, DocJudgment, ItemResult, Judgment, Pair, Passage
+from conflictscore_local.judge._base import JudgeBase
 
 S, C, I = "SUPPORT", "CONTRADICT", "IRRELEVANT"
 

@@ -110,14 +110,14 @@ def test_one_detection_metric_entry_reaches_every_reader(tmp_path) -> None:
     terminal table of ``bench run`` and the report's detection table read it."""
     import json
 
+    from conflictscore_local.backends.registry import REGISTRY
     from conflictscore_local.bench import make_item
     from conflictscore_local.bench.gold import evaluate, read_items_checked
     from conflictscore_local.cli.text import format_bench
     from conflictscore_local.core.detection import DetectionMetric
-    from conflictscore_local.backends.registry import REGISTRY
+    from conflictscore_local.formats.results import read_results
     from conflictscore_local.report.data import load_inputs
     from conflictscore_local.report.render import render_html
-    from conflictscore_local.formats.results import read_results
 
     item = make_item(source="synthetic", id="b1", question=None, claims=["Sky is blue.", "Fire is hot."],
                      documents=[{"id": "d0", "text": "yes"}, {"id": "d1", "text": "no"}],

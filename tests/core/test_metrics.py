@@ -11,12 +11,12 @@ import pytest
 from conflictscore_local import Engine
 from conflictscore_local.cli import main
 from conflictscore_local.cli.text import format_report
-from conflictscore_local.formats.inputs import parse_item
-from conflictscore_local.integrations._common import explain, metric_values
 from conflictscore_local.core.metrics import METRICS, Metric, standard_keys
+from conflictscore_local.formats.inputs import parse_item
+from conflictscore_local.formats.results import read_results
+from conflictscore_local.integrations._common import explain, metric_values
 from conflictscore_local.report import ReportInputs, render_html
 from conflictscore_local.report.data import item_records, summary_section
-from conflictscore_local.formats.results import read_results
 
 from ..cli.test_cli_score import EMPTY, NINE_TO_ONE, WORKED, write_jsonl
 

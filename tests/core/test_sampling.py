@@ -10,11 +10,11 @@ import pytest
 
 from conflictscore_local import Engine, RunConfig
 from conflictscore_local.cli import main
+from conflictscore_local.core.sampling import question_overlap, salience_score, select_claims
+from conflictscore_local.core.types import Claim
 from conflictscore_local.formats.inputs import parse_item
 from conflictscore_local.formats.results import read_results
-from conflictscore_local.core.sampling import question_overlap, salience_score, select_claims
 from conflictscore_local.util.nlp import Salience
-from conflictscore_local.core.types import Claim
 
 from ..cli.test_cli_score import WORKED, write_jsonl
 from ..pipeline.test_engine import RuleJudge

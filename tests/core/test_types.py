@@ -12,8 +12,8 @@ import pytest
 import conflictscore_local.core.types as types_module
 from conflictscore_local.core.aggregate import claim_verdict
 from conflictscore_local.core.metrics import item_metrics
-from conflictscore_local.formats.results import read_results, result_from_json
 from conflictscore_local.core.types import Claim, DocJudgment, ItemResult
+from conflictscore_local.formats.results import read_results, result_from_json
 
 S, C, I = "SUPPORT", "CONTRADICT", "IRRELEVANT"
 

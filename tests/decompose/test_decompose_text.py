@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from conflictscore_local.core.types import Item
 from conflictscore_local.decompose._text import (
     assemble,
     claim_key,
@@ -19,7 +20,6 @@ from conflictscore_local.decompose._text import (
     response_blocks,
     strip_markup,
 )
-from conflictscore_local.core.types import Item
 
 RECORDED = json.loads((Path(__file__).parent / "data" / "llm_outputs.json").read_text(encoding="utf-8"))
 

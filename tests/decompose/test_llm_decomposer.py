@@ -14,10 +14,9 @@ from typing import Any, Sequence
 import pytest
 
 from conflictscore_local.backends import registry
-from conflictscore_local.generate._base import GeneratorBase
-from conflictscore_local.decompose.llm import DEMONSTRATIONS, SYSTEM_PROMPT, LLMConfig, LLMDecomposer
 from conflictscore_local.core.errors import BackendUnavailable, ConfigError
-from conflictscore_local.generate._base import Generation, Generator
+from conflictscore_local.decompose.llm import DEMONSTRATIONS, SYSTEM_PROMPT, LLMConfig, LLMDecomposer
+from conflictscore_local.generate._base import Generation, Generator, GeneratorBase
 
 from .conftest import items_of
 

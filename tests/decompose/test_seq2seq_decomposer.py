@@ -7,8 +7,8 @@ import re
 import pytest
 
 from conflictscore_local.backends import registry
-from conflictscore_local.decompose.seq2seq import Seq2SeqConfig, Seq2SeqDecomposer
 from conflictscore_local.core.errors import BackendUnavailable, ConfigError
+from conflictscore_local.decompose.seq2seq import Seq2SeqConfig, Seq2SeqDecomposer
 
 from .conftest import items_of
 

@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from conflictscore_local.backends import registry
-from conflictscore_local.decompose.spacy import SpacyConfig, SpacyDecomposer
 from conflictscore_local.core.errors import BackendUnavailable, ConfigError
+from conflictscore_local.decompose.spacy import SpacyConfig, SpacyDecomposer
 
 from .conftest import items_of
 

@@ -51,7 +51,8 @@ def test_the_flag_table_is_the_parsers() -> None:
         for name in names:
             listed.add(name)
             assert flags.get(name) == commands, (
-                f"docs/cli.md says {name} is on {sorted(commands)}; the parsers have it on {sorted(flags.get(name, ()))}")
+                f"docs/cli.md says {name} is on {sorted(commands)}; "
+                f"the parsers have it on {sorted(flags.get(name, ()))}")
     shared = {f for f, cmds in flags.items() if len(cmds) > 1}
     assert shared <= listed, f"shared flags missing from docs/cli.md: {sorted(shared - listed)}"
 

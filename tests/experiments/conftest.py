@@ -9,8 +9,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 import pytest
 
-from conflictscore_local.judge._base import JudgeBase
 from conflictscore_local.core.types import Judgment, Pair
+from conflictscore_local.judge._base import JudgeBase
 
 NOT = "Not: "
 

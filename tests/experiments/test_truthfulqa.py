@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from conflictscore_local.core.errors import InputError
+from conflictscore_local.core.types import Document
 from conflictscore_local.experiments.prompts import feedback_prompt, mc_prompt, report_prompt
 from conflictscore_local.experiments.truthfulqa import make_question, parse_option, read_truthfulqa, sample
-from conflictscore_local.core.types import Document
 
 HEADER = "Type,Category,Question,Best Answer,Correct Answers,Incorrect Answers,Source\n"
 ROW = ('Adversarial,Misconceptions,What happens if you eat watermelon seeds?,The seeds pass through you,'

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from conflictscore_local.formats.cache import _SCHEMA, JudgmentCache, check_cache_file, valid_spans
 from conflictscore_local.core.errors import ConfigError
 from conflictscore_local.core.types import Claim, Judgment, Pair, Passage
+from conflictscore_local.formats.cache import _SCHEMA, JudgmentCache, check_cache_file, valid_spans
 
 SPEC = {"backend": "nli", "model": {"weights_sha256": "ab" * 32}, "prompt_version": None, "thresholds": None}
 

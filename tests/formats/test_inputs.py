@@ -10,7 +10,6 @@ import pytest
 from conflictscore_local.core.errors import InputError
 from conflictscore_local.formats.inputs import item_to_json, parse_item, read_items
 
-
 GOOD = {
     "id": "q1",
     "question": "Where was Curie born?",

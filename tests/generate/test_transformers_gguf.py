@@ -13,9 +13,9 @@ import pytest
 from conflictscore_local.backends import registry
 from conflictscore_local.backends.checkpoints import installed_model_file
 from conflictscore_local.core.errors import BackendUnavailable, ConfigError
+from conflictscore_local.core.types import Document
 from conflictscore_local.experiments import parse_option
 from conflictscore_local.experiments.prompts import mc_prompt
-from conflictscore_local.core.types import Document
 
 GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"  # models/smollm2-135m-instruct.toml

@@ -19,11 +19,11 @@ from typing import Any, Sequence
 import pytest
 
 from conflictscore_local import Engine, InputError, RunConfig
-from conflictscore_local.judge._base import JudgeBase
-from conflictscore_local.pipeline.config import CacheConfig
+from conflictscore_local.core.types import Judgment, Pair
 from conflictscore_local.integrations import explain, item_from, metric_values, score_items, shared_engine
 from conflictscore_local.integrations._common import Batcher, batcher_for
-from conflictscore_local.core.types import Judgment, Pair
+from conflictscore_local.judge._base import JudgeBase
+from conflictscore_local.pipeline.config import CacheConfig
 
 from .conftest import EXAMPLES, LABELED_EXPLANATION, LABELED_VALUES, known, known_explanation
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -24,8 +24,8 @@ from conflictscore_local.backends import registry
 from conflictscore_local.backends.arguments import number_kind, numeric_fields
 from conflictscore_local.cli import build_parser, main
 from conflictscore_local.cli.flags import NumberArg
-from conflictscore_local.pipeline.config import _SECTIONS
 from conflictscore_local.core.errors import ConfigError
+from conflictscore_local.pipeline.config import _SECTIONS
 
 from .test_hostile import RAMDOCS_ROW, bench_file, files, labelled, locked_model, train_files, truthfulqa, write_jsonl
 

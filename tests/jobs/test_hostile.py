@@ -26,11 +26,11 @@ from typing import Any, Iterator, Sequence
 
 import pytest
 
-from conflictscore_local.judge._base import JudgeBase
-from conflictscore_local.prune._base import PrunerBase
 from conflictscore_local.bench import make_item
 from conflictscore_local.cli import main
 from conflictscore_local.core.types import CONTRADICT, IRRELEVANT, SUPPORT, Judgment, Pair
+from conflictscore_local.judge._base import JudgeBase
+from conflictscore_local.prune._base import PrunerBase
 
 ROOT = Path(__file__).resolve().parents[2]
 TRUTHFULQA = ROOT / "tests" / "experiments" / "data" / "truthfulqa_sample.csv"

@@ -1,4 +1,5 @@
-"""The one redaction point: it replaces the secrets the run holds (and nothing else), and every writer goes through it."""
+"""The one redaction point: it replaces the secrets the run holds (and nothing else), and every writer goes through
+it."""
 
 from __future__ import annotations
 

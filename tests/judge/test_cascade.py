@@ -12,12 +12,12 @@ import pytest
 
 from conflictscore_local import Engine, RunConfig
 from conflictscore_local.backends import registry
-from conflictscore_local.judge._base import JudgeBase
 from conflictscore_local.cli import main
 from conflictscore_local.core.errors import ConfigError
-from conflictscore_local.formats.inputs import parse_item
-from conflictscore_local.judge.cascade import CascadeJudge, alternatives, escalations, top_probability
 from conflictscore_local.core.types import Claim, Judgment, Pair, Passage
+from conflictscore_local.formats.inputs import parse_item
+from conflictscore_local.judge._base import JudgeBase
+from conflictscore_local.judge.cascade import CascadeJudge, alternatives, escalations, top_probability
 
 S, C, I = "SUPPORT", "CONTRADICT", "IRRELEVANT"
 CODE = {"S": S, "C": C, "I": I}

@@ -11,9 +11,9 @@ import pytest
 
 from conflictscore_local.backends import registry
 from conflictscore_local.core.errors import BackendUnavailable, ConfigError
+from conflictscore_local.core.types import Claim, Pair, Passage
 from conflictscore_local.judge.nli.runtimes import resolve_runtime
 from conflictscore_local.judge.nli.runtimes.base import RUNTIME_ENV
-from conflictscore_local.core.types import Claim, Pair, Passage
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_JUDGE = REPO / "models" / "default-judge"

@@ -9,8 +9,8 @@ from typing import Any, Callable, Mapping, Sequence
 import pytest
 
 from conflictscore_local import Engine, RunConfig
-from conflictscore_local.judge._base import JudgeBase
 from conflictscore_local.core.types import Claim, Document, Item, Judgment, Pair, Passage
+from conflictscore_local.judge._base import JudgeBase
 
 FILLER = [f"The committee met again in session {k} to discuss the border question." for k in range(30)]
 LONG_DOC = " ".join(FILLER[:20]) + " The treaty was finally signed in 1921. " + " ".join(FILLER[20:])

@@ -19,7 +19,7 @@ from conflictscore_local.backends import registry
 from conflictscore_local.core.errors import BackendUnavailable
 from conflictscore_local.core.types import Claim, Pair, Passage
 from conflictscore_local.judge.nli import calibrate
-from conflictscore_local.judge.nli.calibrate import Choice, Trial, choose, choice_key, store, stored
+from conflictscore_local.judge.nli.calibrate import Choice, Trial, choice_key, choose, store, stored
 from conflictscore_local.util.devices import native_cpu_bf16
 
 REPO = Path(__file__).resolve().parents[2]
@@ -118,7 +118,7 @@ def test_auto_calibrates_once_then_reads_the_stored_choice(tiny_nli_dir: Path, t
     assert measured == [("torch", "TorchRuntime", "BertTokenizer"), ("native", "NativeRuntime", "NativeTokenizer")]
     resolved = judge.describe()["resolved"]
     assert resolved["runtime"] == "native"
-    assert resolved["runtime_reason"].startswith(f"auto: calibrated now, stored as ")
+    assert resolved["runtime_reason"].startswith("auto: calibrated now, stored as ")
     # the tokenizer's real load time is added to each injected load time: the ratio's last digit moves
     assert re.search(r": measured: native, the cheapest at torch's labels on 24 probe pairs \(load \+ 60 s of "
                      r"torch's judging\); compile: opt-in only: not torch's output bit for bit \(runtime=compile asks "

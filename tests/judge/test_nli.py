@@ -11,8 +11,8 @@ import pytest
 
 from conflictscore_local.backends import registry
 from conflictscore_local.core.errors import BackendUnavailable, ConfigError
-from conflictscore_local.judge.nli.judge import NLIJudge
 from conflictscore_local.core.types import Claim, Pair, Passage
+from conflictscore_local.judge.nli.judge import NLIJudge
 
 MNLI = {0: "entailment", 1: "neutral", 2: "contradiction"}
 

@@ -13,10 +13,10 @@ import pytest
 from conflictscore_local import Engine
 from conflictscore_local.backends import registry
 from conflictscore_local.core.errors import BackendUnavailable, ConfigError
+from conflictscore_local.core.types import Document, Item
 from conflictscore_local.judge.nli.runtimes import onnx as onnx_runtime
 from conflictscore_local.judge.nli.runtimes import resolve_runtime
 from conflictscore_local.judge.nli.runtimes.base import RUNTIME_ENV
-from conflictscore_local.core.types import Document, Item
 
 for module in ("onnxruntime", "onnx", "onnxscript"):
     pytest.importorskip(module)

@@ -14,8 +14,8 @@ import pytest
 from conflictscore_local import Engine, RunConfig
 from conflictscore_local.backends import registry
 from conflictscore_local.core.errors import BackendUnavailable
-from conflictscore_local.generate.openai import LOGPROBS_IGNORED
 from conflictscore_local.core.types import Claim, Document, Item, Pair, Passage
+from conflictscore_local.generate.openai import LOGPROBS_IGNORED
 
 from .test_judge_specs import refusing
 

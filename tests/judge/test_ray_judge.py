@@ -20,11 +20,11 @@ import pytest
 
 from conflictscore_local.backends import registry
 from conflictscore_local.backends.checkpoints import load_tokenizer
-from conflictscore_local.pipeline.config import RunConfig
 from conflictscore_local.core.errors import ConfigError
-from conflictscore_local.pipeline.scoring import score_file
-from conflictscore_local.judge.ray_data import RayJudgeConfig, from_engine_row, generation_from_row
 from conflictscore_local.core.types import Claim, Pair, Passage
+from conflictscore_local.judge.ray_data import RayJudgeConfig, from_engine_row, generation_from_row
+from conflictscore_local.pipeline.config import RunConfig
+from conflictscore_local.pipeline.scoring import score_file
 
 from ..support.rows import row_differences
 

@@ -17,9 +17,9 @@ from conflictscore_local import Engine
 from conflictscore_local.backends import registry
 from conflictscore_local.backends.checkpoints import load_tokenizer
 from conflictscore_local.core.errors import BackendUnavailable, ConfigError
+from conflictscore_local.core.types import Claim, Document, Item, Pair, Passage
 from conflictscore_local.judge import llm as llm_module
 from conflictscore_local.judge.prompts import INSTRUCTIONS, judge_messages, judge_text, passage_order
-from conflictscore_local.core.types import Claim, Document, Item, Pair, Passage
 
 DOC_A = "The bridge over the river opened in 1932 after four years of work."
 DOC_B = "Local papers reported that the bridge opened in 1934."

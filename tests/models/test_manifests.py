@@ -9,9 +9,9 @@ import pytest
 
 from conflictscore_local.backends import registry
 from conflictscore_local.core.errors import ConfigError
+from conflictscore_local.core.types import LABELS
 from conflictscore_local.judge.labels import map_id2label
 from conflictscore_local.models import get_manifest, load_manifest, manifests, shipped_dir, verify_manifest
-from conflictscore_local.core.types import LABELS
 
 REPO = Path(__file__).resolve().parents[2]
 EXPECTED = {

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from conflictscore_local.backends.modelstore.lock import LOCK_FILE
 from conflictscore_local.core.errors import BackendUnavailable, ConfigError
 from conflictscore_local.models import get_manifest, locate, pull, verify
-from conflictscore_local.backends.modelstore.lock import LOCK_FILE
 
 FILES = {"m/config.json": b'{"model_type": "bert"}', "m/model.safetensors": bytes(range(256)) * 300,
          "m/tokenizer.json": b'{"version": "1.0"}', "m/desktop.ini": b"[.ShellClassInfo]"}

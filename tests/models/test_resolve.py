@@ -13,8 +13,8 @@ import pytest
 from conflictscore_local.backends import registry
 from conflictscore_local.cli import main
 from conflictscore_local.core.errors import BackendUnavailable, ConfigError
-from conflictscore_local.models import get_manifest, locate, make_lock, read_lock, write_lock
 from conflictscore_local.core.types import Claim, Document, Item, Pair, Passage
+from conflictscore_local.models import get_manifest, locate, make_lock, read_lock, write_lock
 
 from .conftest import COMMIT, Staging
 

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from conflictscore_local.backends.modelstore.lock import lock_digest
 from conflictscore_local.cli import main
 from conflictscore_local.models import LOCK_FILE, get_manifest, make_lock, read_lock, verify, write_lock
-from conflictscore_local.backends.modelstore.lock import lock_digest
 
 from .conftest import COMMIT, Staging, fake_checkpoint
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from conflictscore_local.pipeline.config import RunConfig, apply_overrides
 from conflictscore_local.core.errors import ConfigError
+from conflictscore_local.pipeline.config import RunConfig, apply_overrides
 
 REPO = Path(__file__).resolve().parents[2]
 

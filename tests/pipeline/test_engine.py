@@ -10,12 +10,12 @@ from typing import Any, Sequence
 import pytest
 
 from conflictscore_local import Engine, Item, RunConfig, parse_item
-from conflictscore_local.decompose._base import DecomposerBase
-from conflictscore_local.judge._base import JudgeBase
-from conflictscore_local.core.errors import BackendUnavailable, ConfigError
 from conflictscore_local.backends.arguments import make_config
 from conflictscore_local.backends.registry import available, build
+from conflictscore_local.core.errors import BackendUnavailable, ConfigError
 from conflictscore_local.core.types import Claim, Judgment, Pair
+from conflictscore_local.decompose._base import DecomposerBase
+from conflictscore_local.judge._base import JudgeBase
 
 
 class RuleJudge(JudgeBase):
@@ -182,8 +182,9 @@ def test_import_and_help_do_not_import_heavy_libraries():
         "from conflictscore_local.cli import build_parser\n"
         "p = build_parser(); p.format_help()\n"
         "[a.choices[c].format_help() for a in p._subparsers._group_actions for c in a.choices]\n"
-        "heavy = [m for m in ('torch', 'transformers', 'vllm', 'faiss', 'spacy', 'sentence_transformers', 'onnxruntime',\n"
-        "                     'onnx', 'matplotlib', 'jinja2', 'playwright', 'ray') if m in sys.modules]\n"
+        "heavy = [m for m in ('torch', 'transformers', 'vllm', 'faiss', 'spacy', 'sentence_transformers',\n"
+        "                     'onnxruntime', 'onnx', 'matplotlib', 'jinja2', 'playwright', 'ray')\n"
+        "         if m in sys.modules]\n"
         "assert not heavy, heavy\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
@@ -247,8 +248,8 @@ def test_judgments_are_checkpointed_within_a_step(tmp_path, clock):
 
 
 def test_a_kill_mid_step_keeps_the_finished_items_and_the_cache(tmp_path, register_backend):
-    from conflictscore_local.formats.cache import JudgmentCache
     from conflictscore_local.cli import main
+    from conflictscore_local.formats.cache import JudgmentCache
 
     class Dying(RuleJudge):
         def judge(self, pairs, on_progress=None):  # type: ignore[override]

@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
-from conflictscore_local.pipeline.config import RunConfig
 from conflictscore_local.jobs import ResumableJsonlWriter
-from conflictscore_local.pipeline.scoring import score_file
 from conflictscore_local.pipeline import Shard, merge_shards
+from conflictscore_local.pipeline.config import RunConfig
+from conflictscore_local.pipeline.scoring import score_file
 
 from ..support.rows import row_differences
 

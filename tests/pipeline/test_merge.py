@@ -10,13 +10,13 @@ from typing import Any, Sequence
 
 import pytest
 
-from conflictscore_local.judge._base import JudgeBase
 from conflictscore_local.cli import main
-from conflictscore_local.pipeline.config import RunConfig
 from conflictscore_local.core.errors import ConfigError, InputError
-from conflictscore_local.pipeline.scoring import score_file
-from conflictscore_local.pipeline import Shard, merge_shards, shard_of
 from conflictscore_local.core.types import CONTRADICT, IRRELEVANT, SUPPORT, Judgment, Pair
+from conflictscore_local.judge._base import JudgeBase
+from conflictscore_local.pipeline import Shard, merge_shards, shard_of
+from conflictscore_local.pipeline.config import RunConfig
+from conflictscore_local.pipeline.scoring import score_file
 
 from ..support.rows import row_differences
 

@@ -19,8 +19,8 @@ import pytest
 from conflictscore_local import Engine, RunConfig
 from conflictscore_local.formats.inputs import parse_item
 
-# Each document is a list of paragraphs; with a 28-token passage budget (paragraphs of 15-23 tokens) every paragraph is one
-# passage and no neighbour fits beside it as overlap, so a paragraph order gives the same passages.
+# Each document is a list of paragraphs; with a 28-token passage budget (paragraphs of 15-23 tokens) every paragraph is
+# one passage and no neighbour fits beside it as overlap, so a paragraph order gives the same passages.
 ITEMS: list[dict[str, Any]] = [
     {"id": "bridge", "claims": ["The Harbour Bridge opened to traffic in 1932.",
                                 "The bridge was designed by a team of engineers led by John Bradfield."],

@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from conflictscore_local.backends import registry
-from conflictscore_local.util.flops import flops_per_token, sequence_flops
-from conflictscore_local.prune.auto import REFERENCE_FLOPS_PER_TOKEN, AutoPruner, decide_prune, expected_pruned_share
 from conflictscore_local.core.types import IRRELEVANT, Claim, Judgment, Pair, Passage
+from conflictscore_local.prune.auto import REFERENCE_FLOPS_PER_TOKEN, AutoPruner, decide_prune, expected_pruned_share
+from conflictscore_local.util.flops import flops_per_token, sequence_flops
 
 RULE = {"kept_docs_base": 4.85, "kept_docs_share": 0.127}
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-
 import subprocess
 import sys
 from collections import Counter
@@ -15,8 +14,8 @@ import pytest
 from conflictscore_local.backends import registry
 from conflictscore_local.backends.arguments import make_config
 from conflictscore_local.core.errors import BackendUnavailable, ConfigError
-from conflictscore_local.prune.embedding import EmbeddingPruner, keep_documents, passage_similarity
 from conflictscore_local.core.types import IRRELEVANT, Claim, Pair, Passage
+from conflictscore_local.prune.embedding import EmbeddingPruner, keep_documents, passage_similarity
 
 
 def test_import_loads_no_heavy_library() -> None:

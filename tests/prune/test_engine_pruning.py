@@ -9,9 +9,9 @@ from typing import Any, Callable, Sequence
 import pytest
 
 from conflictscore_local import Engine, RunConfig, cli
+from conflictscore_local.core.types import CONTRADICT, IRRELEVANT, SUPPORT, Document, Item, Judgment, Pair
 from conflictscore_local.judge._base import JudgeBase
 from conflictscore_local.prune.embedding import EmbeddingPruner
-from conflictscore_local.core.types import CONTRADICT, IRRELEVANT, SUPPORT, Document, Item, Judgment, Pair
 
 
 class RuleJudge(JudgeBase):
@@ -164,8 +164,11 @@ def test_new_claims_against_stored_documents_embed_only_the_claims(tmp_path: Pat
     assert cli.main(["score", str(second), "-o", str(tmp_path / "c.out"), *args[:-3], "--no-cache", "-q"]) == 0
     stored = [json.loads(x) for x in (tmp_path / "b.out").read_text().splitlines()]
     fresh = [json.loads(x) for x in (tmp_path / "c.out").read_text().splitlines()]
-    sims = lambda rows: [(j["doc_id"], j["source"], round(j["similarity"], 5)) for r in rows  # noqa: E731
-                         for c in r["claims"] for j in c["judgments"]]
+
+    def sims(rows: list[Any]) -> list[tuple[Any, ...]]:
+        return [(j["doc_id"], j["source"], round(j["similarity"], 5)) for r in rows
+                for c in r["claims"] for j in c["judgments"]]
+
     assert sims(stored) == sims(fresh)
 
 

@@ -20,8 +20,8 @@ import pytest
 from conflictscore_local.backends import registry
 from conflictscore_local.cli import main
 
-from ..support.browser import CHROMIUM, launch
 from ..pipeline.test_engine import RuleJudge
+from ..support.browser import CHROMIUM, launch
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(os.environ.get("CONFLICTSCORE_ARTIFACTS", REPO / "test-artifacts")) / "report"

@@ -14,8 +14,8 @@ import pytest
 
 from conflictscore_local import read_results
 from conflictscore_local.cli import main
-from conflictscore_local.compare.table import comparison_columns, comparison_records
 from conflictscore_local.compare.files import compare_files
+from conflictscore_local.compare.table import comparison_columns, comparison_records
 
 from ..compare.test_compare import A, B, write
 

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from conflictscore_local.core.metrics import summarize_metrics
 from conflictscore_local.core.errors import InputError
+from conflictscore_local.core.metrics import summarize_metrics
+from conflictscore_local.formats.results import read_results
 from conflictscore_local.report import load_inputs, render_html
 from conflictscore_local.report import plots as plots_mod
 from conflictscore_local.report.data import item_records, summary_section
-from conflictscore_local.formats.results import read_results
 
 from .conftest import HOSTILE, ITEMS, write_jsonl
 
@@ -165,7 +165,8 @@ def test_report_help_imports_no_template_engine_or_plotting_library():
         "for command in ('report', 'score'):\n"
         "    with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
         "        main([command, '--help'])\n"
-        "heavy = [m for m in ('jinja2', 'markupsafe', 'matplotlib', 'playwright', 'numpy', 'torch') if m in sys.modules]\n"
+        "heavy = [m for m in ('jinja2', 'markupsafe', 'matplotlib', 'playwright', 'numpy', 'torch')\n"
+        "         if m in sys.modules]\n"
         "assert not heavy, heavy\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

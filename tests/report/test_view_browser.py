@@ -16,7 +16,7 @@ import pytest
 from conflictscore_local.cli import main
 from conflictscore_local.report.view import compare_command, find_runs, serve, stem
 
-from ..compare.test_compare import A, B, write
+from ..compare.test_compare import A, write
 from .conftest import write_jsonl
 
 pytestmark = pytest.mark.slow  # a real Chromium per module

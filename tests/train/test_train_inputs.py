@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from conflictscore_local.core.chunk import Chunker
 from conflictscore_local.cli import main
+from conflictscore_local.core.chunk import Chunker
 from conflictscore_local.core.errors import InputError
+from conflictscore_local.core.types import Document
 from conflictscore_local.train.data import (
     LABEL2ID,
     evidence_passage,
@@ -19,7 +20,6 @@ from conflictscore_local.train.data import (
     read_eval_set,
     read_training_data,
 )
-from conflictscore_local.core.types import Document
 
 from .conftest import write_jsonl
 

@@ -7,17 +7,18 @@ from pathlib import Path
 
 import pytest
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
-
 from conflictscore_local.backends import registry
 from conflictscore_local.cli import main
-from conflictscore_local.util.paths import portable
+from conflictscore_local.core.types import LABELS, Claim, Pair, Passage
 from conflictscore_local.train import LABEL2ID, TrainOptions, train
 from conflictscore_local.train.model import load_classifier, nli_head_order
-from conflictscore_local.core.types import LABELS, Claim, Pair, Passage
+from conflictscore_local.util.paths import portable
 
 from .conftest import separable_pairs
+
+# the package's train modules import torch inside their functions, so the imports above need neither
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
 
 FAST = {"epochs": 5, "lr": 5e-3, "batch_size": 4, "max_length": 128, "warmup": 0.0, "patience": 5, "threads": 1}
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from conflictscore_local.core.types import LABELS
 from conflictscore_local.train import LABEL2ID, EvalSet, calibrate, evaluate
 from conflictscore_local.train.evaluate import MIN_CONFLICTS, objective
-from conflictscore_local.core.types import LABELS
 
 S, C, I = (LABEL2ID[x] for x in LABELS)
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from conflictscore_local.util import devices
 from conflictscore_local.core.errors import ConfigError
+from conflictscore_local.util import devices
 
 CPU = torch.device("cpu")
 

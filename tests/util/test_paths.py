@@ -12,9 +12,9 @@ import pytest
 
 from conflictscore_local.bench import make_item
 from conflictscore_local.bench.run import run_bench
+from conflictscore_local.jobs import write_jsonl_atomic
 from conflictscore_local.util.locations import repo_root
 from conflictscore_local.util.paths import path_roots, portable, portable_text
-from conflictscore_local.jobs import write_jsonl_atomic
 
 ROOTS = [("/srv/venv/lib/python3.11/site-packages", "<site-packages>"), ("/srv/data", "$CONFLICTSCORE_DATA"),
          ("/srv", ""), ("/tmp", "<tmp>")]

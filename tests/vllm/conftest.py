@@ -33,9 +33,9 @@ def vllm_cpu() -> Any:
     """The ``vllm`` module, where vLLM can run on this machine; a skip that says why where it cannot
     (its CPU build needs AVX2 or AVX-512)."""
     vllm = pytest.importorskip("vllm", reason=SKIP_NO_VLLM)
-    from conflictscore_local.util.devices import cpu_flags
-
     from vllm.platforms import current_platform
+
+    from conflictscore_local.util.devices import cpu_flags
 
     flags = cpu_flags()
     if current_platform.device_type == "cpu" and not {"avx2", "avx512f"} & flags:

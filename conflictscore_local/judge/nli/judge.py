@@ -24,9 +24,9 @@ from typing import Any, Callable, Literal, Mapping, Sequence
 
 from ...backends.arguments import ranged
 from ...backends.checkpoints import load_tokenizer, model_fingerprint, tokenizer_fingerprint
-from ...util.devices import check_device, torch_device
 from ...core.errors import BackendUnavailable, ConfigError
 from ...core.types import LABELS, Judgment, Label, Pair
+from ...util.devices import check_device, torch_device
 from .._base import JudgeBase, ProgressFn
 from ..distinct import distinct
 from ..labels import check_thresholds, decide, map_id2label, rule_text
@@ -467,7 +467,7 @@ class NLIJudge(JudgeBase):
                 raise RuntimeError(
                     f"runtime {runtime.name} returned {len(row)} class probabilities for {len(labels)} classes"
                 )
-            probs = dict.fromkeys(LABELS, 0.0)
+            probs: dict[str, float] = dict.fromkeys(LABELS, 0.0)
             for k, v in enumerate(row):
                 probs[labels[k]] += v
             probs = {k: round(v, 6) for k, v in probs.items()}

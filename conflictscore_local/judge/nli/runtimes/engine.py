@@ -39,7 +39,6 @@ from ....generate.openai import OpenAIGenerator, RequestFailed
 from ....generate.vllm import VLLMGenerator, import_vllm, keyed_engine_args, shutdown_engine
 from .base import Classifier, DoneFn, Features, Row, RuntimeBase, pair_boundary
 
-
 VLLM_RUNTIME_ARGS: tuple[str, ...] = (
     "tensor_parallel_size", "max_model_len", "gpu_memory_utilization", "seed", "engine_args", "chunk_size",
 )
@@ -129,7 +128,8 @@ class VLLMClassifyRuntime(_EngineRuntime):
         if window is not None and need is not None and window < need:
             raise ConfigError(
                 f"judge nli: runtime=vllm: max_model_len {window} is shorter than the judge's max_length {need} "
-                f"(inputs of up to {need} tokens); raise runtime_args max_model_len to {need} or more, or lower max_length"
+                f"(inputs of up to {need} tokens); raise runtime_args max_model_len to {need} or more, "
+                "or lower max_length"
             )
         return {"runtime": self.name, "dtype": self.generator.config.dtype, "engine_args": self.keyed_args}
 
@@ -235,7 +235,7 @@ class ServeClassifyRuntime(_EngineRuntime):
             return [f"no answer from {self.root}/classify: {e}"] * len(inputs)
         try:
             data = sorted(reply["data"], key=lambda d: d["index"])
-            probs = [[float(p) for p in d["probs"]] for d in data]
+            probs: list[Sequence[float] | str] = [[float(p) for p in d["probs"]] for d in data]
         except (KeyError, TypeError, ValueError) as e:
             return [f"malformed /classify reply (missing or bad {e}): {str(reply)[:200]}"] * len(inputs)
         if len(probs) != len(inputs) or [d["index"] for d in data] != list(range(len(inputs))):

@@ -37,8 +37,8 @@ from typing import Any, Sequence
 
 from ....backends.checkpoints import model_fingerprint
 from ....backends.packed import from_pretrained
-from ....util.environment import library_versions
 from ....core.errors import BackendUnavailable, ConfigError
+from ....util.environment import library_versions
 from ....util.extras import requires
 from .base import Classifier, DoneFn, Features, Row, RuntimeBase, check_num_labels, run_batched
 

@@ -23,8 +23,8 @@ from typing import Any, Sequence
 
 from ....core.errors import ConfigError
 from ....util.extras import requires
-from .onnx import OnnxRuntime, _inputs, _softmax
 from .base import Classifier, DoneFn, Features, Row, check_num_labels, run_batched
+from .onnx import OnnxRuntime, _inputs, _softmax
 
 INSTALL_HINT = "pip install 'conflictscore-local[openvino]'"
 PRECISION = {"auto": "f32", "float32": "f32", "bfloat16": "bf16"}
