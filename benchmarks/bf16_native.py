@@ -51,8 +51,10 @@ def measure(args: Any) -> dict[str, Any]:
         return [decide({labels_of[k]: p for k, p in enumerate(row)}, thresholds) for row in rows]
 
     fp32 = labels(ref.runtime().classify(feats))
-    judges = {"torch": registry.build("judge", "nli", {**base, "dtype": "bfloat16", "runtime": "torch"}),
-              "native (prepacked)": registry.build("judge", "nli", {**base, "dtype": "bfloat16", "runtime": "native"})}
+    judges = {
+        "torch": registry.build("judge", "nli", {**base, "dtype": "bfloat16", "runtime": "torch"}),
+        "native (prepacked)": registry.build("judge", "nli", {**base, "dtype": "bfloat16", "runtime": "native"}),
+    }
     judges["native (prepacked)"].runtime().model()
     real = native.can_prepack
     native.can_prepack = lambda dtype, device: (False, "F.linear")  # type: ignore[assignment]
@@ -70,25 +72,45 @@ def measure(args: Any) -> dict[str, Any]:
             rt.classify(feats)
             times[key].append(time.perf_counter() - t0)
     med = {k: statistics.median(v) for k, v in times.items()}
-    rows = {k: {"fastest_s": round(min(v), 3), "median_s": round(med[k], 3), "passes_s": [round(x, 3) for x in v],
-                "over_torch": round(med[k] / med["torch"], 3), "labels_differ_from_fp32": differ[k],
-                "linear": judges[k].describe()["resolved"].get("linear", "F.linear")} for k, v in times.items()}
+    rows = {
+        k: {
+            "fastest_s": round(min(v), 3),
+            "median_s": round(med[k], 3),
+            "passes_s": [round(x, 3) for x in v],
+            "over_torch": round(med[k] / med["torch"], 3),
+            "labels_differ_from_fp32": differ[k],
+            "linear": judges[k].describe()["resolved"].get("linear", "F.linear"),
+        }
+        for k, v in times.items()
+    }
     lengths = [len(f["input_ids"]) for f in feats]
-    return {"cpu_flags": cpu_flags_line(), "native_bf16_reason": why, "inputs": len(feats), "tokens": sum(lengths),
-            "rounds": args.rounds, "variants": rows,
-            "prepacked_over_plain": round(med["native (prepacked)"] / med["native (F.linear)"], 3)}
+    return {
+        "cpu_flags": cpu_flags_line(),
+        "native_bf16_reason": why,
+        "inputs": len(feats),
+        "tokens": sum(lengths),
+        "rounds": args.rounds,
+        "variants": rows,
+        "prepacked_over_plain": round(med["native (prepacked)"] / med["native (F.linear)"], 3),
+    }
 
 
 def markdown(data: dict[str, Any]) -> str:
-    lines = ["# bfloat16 on the CPU: runtime=torch against runtime=native, its weights prepacked or not", "",
-             *header(data["meta"], extra=f"; CPU flags: {data['cpu_flags']}"),
-             f"{data['inputs']} real inputs ({data['tokens']} tokens), 2,048 tokens a batch, {data['rounds']} rounds, "
-             f"the three alternating after a warm-up pass each ({data['native_bf16_reason']}).", "",
-             "| variant | linear layers | fastest s | median s | median ÷ torch's | labels ≠ float32's |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        "# bfloat16 on the CPU: runtime=torch against runtime=native, its weights prepacked or not",
+        "",
+        *header(data["meta"], extra=f"; CPU flags: {data['cpu_flags']}"),
+        f"{data['inputs']} real inputs ({data['tokens']} tokens), 2,048 tokens a batch, {data['rounds']} rounds, "
+        f"the three alternating after a warm-up pass each ({data['native_bf16_reason']}).",
+        "",
+        "| variant | linear layers | fastest s | median s | median ÷ torch's | labels ≠ float32's |",
+        "|---|---|---|---|---|---|",
+    ]
     for key, r in data["variants"].items():
-        lines.append(f"| {key} | {r['linear']} | {r['fastest_s']} | {r['median_s']} | **{r['over_torch']}** | "
-                     f"{r['labels_differ_from_fp32']} / {data['inputs']} |")
+        lines.append(
+            f"| {key} | {r['linear']} | {r['fastest_s']} | {r['median_s']} | **{r['over_torch']}** | "
+            f"{r['labels_differ_from_fp32']} / {data['inputs']} |"
+        )
     lines += ["", f"Prepacked ÷ `F.linear`, medians: **{data['prepacked_over_plain']}**.", ""]
     return "\n".join(lines)
 
@@ -96,7 +118,9 @@ def markdown(data: dict[str, Any]) -> str:
 def main() -> None:
     parser = base_parser(__doc__, "bf16_native")
     parser.add_argument("--rag", type=int, default=40, metavar="N", help="RAMDocs questions (default 40)")
-    parser.add_argument("--rounds", type=int, default=5, metavar="N", help="timed passes of each, alternating (default 5)")
+    parser.add_argument(
+        "--rounds", type=int, default=5, metavar="N", help="timed passes of each, alternating (default 5)"
+    )
     args = parser.parse_args()
     started, load = time.perf_counter(), os.getloadavg()
     data = measure(args)

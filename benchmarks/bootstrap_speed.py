@@ -37,8 +37,9 @@ from conflictscore_local.util.environment import versions
 LABELS = ("SUPPORT", "CONTRADICT", "IRRELEVANT")
 
 
-def pure_python_bootstrap(metrics: Sequence[ItemMetrics], n_resamples: int, level: float = 0.95,
-                          seed: int = 0) -> dict[str, tuple[float, float] | None]:
+def pure_python_bootstrap(
+    metrics: Sequence[ItemMetrics], n_resamples: int, level: float = 0.95, seed: int = 0
+) -> dict[str, tuple[float, float] | None]:
     """The implementation before numpy (the baseline of this benchmark, nothing else uses it)."""
     rng = random.Random(seed)
     out: dict[str, tuple[float, float] | None] = {}
@@ -63,9 +64,16 @@ def _quantile(xs: Sequence[float], q: float) -> float:
 
 def item_rows(n: int, seed: int = 0) -> list[dict[str, Any]]:
     rng = random.Random(seed)
-    return [{"id": f"i{i}", "response": "", "claims": [f"c{j}" for j in range(3)],
-             "documents": [{"id": f"d{j}", "text": "t"} for j in range(3)],
-             "labels": [[rng.choice(LABELS) for _ in range(3)] for _ in range(3)]} for i in range(n)]
+    return [
+        {
+            "id": f"i{i}",
+            "response": "",
+            "claims": [f"c{j}" for j in range(3)],
+            "documents": [{"id": f"d{j}", "text": "t"} for j in range(3)],
+            "labels": [[rng.choice(LABELS) for _ in range(3)] for _ in range(3)],
+        }
+        for i in range(n)
+    ]
 
 
 def main() -> None:
@@ -100,11 +108,20 @@ def main() -> None:
         "load_average": [round(load0[0], 2), round(os.getloadavg()[0], 2)],
         "items": args.items,
         "resamples": args.resamples,
-        "bootstrap": {"pure_python_s": round(before_s, 2), "numpy_s": round(after_s, 2),
-                      "speedup": round(before_s / after_s, 1), "max_interval_difference": round(gap, 5),
-                      "numpy_intervals": after, "pure_python_intervals": before},
-        "score_file": {"wall_s": round(wall, 2), "timing_total_s": report.timing["total_s"],
-                       "total_over_wall": round(report.timing["total_s"] / wall, 3), "timing": dict(report.timing)},
+        "bootstrap": {
+            "pure_python_s": round(before_s, 2),
+            "numpy_s": round(after_s, 2),
+            "speedup": round(before_s / after_s, 1),
+            "max_interval_difference": round(gap, 5),
+            "numpy_intervals": after,
+            "pure_python_intervals": before,
+        },
+        "score_file": {
+            "wall_s": round(wall, 2),
+            "timing_total_s": report.timing["total_s"],
+            "total_over_wall": round(report.timing["total_s"] / wall, 3),
+            "timing": dict(report.timing),
+        },
         "versions": {k: v for k, v in versions().items() if k in ("python", "numpy", "conflictscore-local")},
     }
     out = Path(args.out)

@@ -67,14 +67,20 @@ class GoldOracle(JudgeBase):
 
     def gold(self) -> dict[tuple[str, int, str], str]:
         if self._gold is None:
-            self._gold = {(it.id, i, d.id): row[j] for it in load_bench_items(self.config.bench)
-                          for i, row in enumerate(it.meta["gold_labels"]) for j, d in enumerate(it.documents)}
+            self._gold = {
+                (it.id, i, d.id): row[j]
+                for it in load_bench_items(self.config.bench)
+                for i, row in enumerate(it.meta["gold_labels"])
+                for j, d in enumerate(it.documents)
+            }
         return self._gold
 
     def judge(self, pairs: Sequence[Pair], on_progress: Any = None) -> list[Judgment]:
         gold = self.gold()
-        out = [Judgment(p, gold[(p.claim.item_id, p.claim.index, p.passage.doc_id)], None, "judge")  # type: ignore
-               for p in pairs]
+        out = [
+            Judgment(p, gold[(p.claim.item_id, p.claim.index, p.passage.doc_id)], None, "judge")  # type: ignore
+            for p in pairs
+        ]
         if on_progress:
             on_progress(len(pairs))
         return out
@@ -88,8 +94,13 @@ class GoldOracle(JudgeBase):
 
 def run_setting(items: list[Any], second: dict[str, Any], threshold: float, flips: bool, cache: Path) -> dict[str, Any]:
     """One engine run with the cascade: escalation counts, detection and pair metrics."""
-    judge = {"name": "cascade", "first": {"name": "nli"}, "second": second, "escalate_below": threshold,
-             "escalate_flips": flips}
+    judge = {
+        "name": "cascade",
+        "first": {"name": "nli"},
+        "second": second,
+        "escalate_below": threshold,
+        "escalate_flips": flips,
+    }
     cfg = RunConfig().updated({"judge": judge, "cache": {"path": str(ENGINE_CACHE)}})
     t0 = time.perf_counter()
     with Engine(cfg) as engine:
@@ -101,11 +112,20 @@ def run_setting(items: list[Any], second: dict[str, Any], threshold: float, flip
     o = ev["detection"]["overall"]
     decided = sum(j.decided_by == "second" for r in results for v in r.verdicts for j in v.judgments)
     return {
-        "escalate_below": threshold, "escalate_flips": flips, "pairs": stats.get("pairs", 0),
-        "escalated": stats.get("escalated", 0), "escalated_share": stats.get("escalated_share", 0.0),
-        "escalated_unsure": stats.get("escalated_unsure", 0), "escalated_flip_only": stats.get("escalated_flip_only", 0),
-        "documents_decided_by_second": decided, "precision": o["precision"], "recall": o["recall"], "f1": o["f1"],
-        "pair_macro_f1": ev["pairs"]["macro_f1"], "pruned": pairs["pruned"], "seconds": round(time.perf_counter() - t0, 1),
+        "escalate_below": threshold,
+        "escalate_flips": flips,
+        "pairs": stats.get("pairs", 0),
+        "escalated": stats.get("escalated", 0),
+        "escalated_share": stats.get("escalated_share", 0.0),
+        "escalated_unsure": stats.get("escalated_unsure", 0),
+        "escalated_flip_only": stats.get("escalated_flip_only", 0),
+        "documents_decided_by_second": decided,
+        "precision": o["precision"],
+        "recall": o["recall"],
+        "f1": o["f1"],
+        "pair_macro_f1": ev["pairs"]["macro_f1"],
+        "pruned": pairs["pruned"],
+        "seconds": round(time.perf_counter() - t0, 1),
     }
 
 
@@ -113,8 +133,13 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bench", default="benchmarks/work/conflictbench.jsonl")
     ap.add_argument("--split", default="dev", choices=("train", "dev", "test"))
-    ap.add_argument("--second", action="append", default=[], metavar="NAME=JSON",
-                    help="a second judge's config (repeatable); the scripted gold-oracle is always run")
+    ap.add_argument(
+        "--second",
+        action="append",
+        default=[],
+        metavar="NAME=JSON",
+        help="a second judge's config (repeatable); the scripted gold-oracle is always run",
+    )
     ap.add_argument("--thresholds", type=float, nargs="+", default=list(THRESHOLDS))
     ap.add_argument("--cache", default="benchmarks/work/cache.sqlite", help="the judges' own judgments")
     ap.add_argument("--out", default="benchmarks/results/cascade_sweep")
@@ -136,12 +161,20 @@ def main(argv: list[str] | None = None) -> int:
             for flips in (False, True):
                 for t in args.thresholds:
                     row = run_setting(items, second, t, flips, Path(args.cache))
-                    print(f"{name} flips={flips} escalate_below={t}: escalated {row['escalated_share']:.1%}, "
-                          f"F1 {row['f1']:.3f} ({row['seconds']} s)", file=sys.stderr)
+                    print(
+                        f"{name} flips={flips} escalate_below={t}: escalated {row['escalated_share']:.1%}, "
+                        f"F1 {row['f1']:.3f} ({row['seconds']} s)",
+                        file=sys.stderr,
+                    )
                     rows.append(row)
             sweeps.append({"second": name, "config": second, "rows": rows})
-    bench = {"file": args.bench, "sha256": file_sha256(args.bench), "split": args.split, "items": len(items),
-             "claims": sum(len(it.claims or ()) for it in items)}
+    bench = {
+        "file": args.bench,
+        "sha256": file_sha256(args.bench),
+        "split": args.split,
+        "items": len(items),
+        "claims": sum(len(it.claims or ()) for it in items),
+    }
     result = {"bench": bench, "first": {"name": "nli"}, "sweeps": sweeps, "meta": run_meta(__file__, argv, t0, load)}
     text = write_recorded(Path(args.out), result, markdown, plot)
     print(text)
@@ -151,27 +184,37 @@ def main(argv: list[str] | None = None) -> int:
 def markdown(result: dict[str, Any]) -> str:
     m, b = result["meta"], result["bench"]
     lines = [
-        "# The judge cascade on ConflictBench", "",
+        "# The judge cascade on ConflictBench",
+        "",
         f"Date {m['date']}; `{m['command']}`; {m['machine']}; load average {m['load_average']} (start, end); "
         f"{m['total_s']} s in all. ConflictBench {b['split']}: {b['items']} items, {b['claims']} claims "
-        f"(`{b['file']}`, sha256 {b['sha256'][:12]}…).", "",
+        f"(`{b['file']}`, sha256 {b['sha256'][:12]}…).",
+        "",
         "First judge: the default judge (`nli`, bundled checkpoint) on every pair. A pair goes to the second judge "
         "when the first judge's top probability is below `escalate_below` (1 sends every pair), and with "
         "`escalate_flips` also when its runner-up label would flip its claim's conflict status. Escalated: share of "
         "the claim × passage pairs the first judge answered that the second judge was asked about (what a GPU "
         "budget pays for). Detection: claim-level conflict detection against the gold (precision, recall, F1). "
         "`gold-oracle` is a scripted stand-in, not a model: it answers with the gold label, so its rows are the "
-        "ceiling a perfect second judge gives for each budget.", "",
+        "ceiling a perfect second judge gives for each budget.",
+        "",
     ]
     for s in result["sweeps"]:
-        lines += [f"## Second judge: {s['second']}", "", f"`{json.dumps(s['config'])}`", "",
-                  "| escalate_flips | escalate_below | escalated | of which flip only | precision | recall | F1 |",
-                  "|---|---|---|---|---|---|---|"]
+        lines += [
+            f"## Second judge: {s['second']}",
+            "",
+            f"`{json.dumps(s['config'])}`",
+            "",
+            "| escalate_flips | escalate_below | escalated | of which flip only | precision | recall | F1 |",
+            "|---|---|---|---|---|---|---|",
+        ]
         for r in s["rows"]:
             share = r["escalated"] / r["pairs"] if r["pairs"] else 0.0
             flip = r["escalated_flip_only"] / r["pairs"] if r["pairs"] else 0.0
-            lines.append(f"| {'yes' if r['escalate_flips'] else 'no'} | {r['escalate_below']:g} | {share:.1%} | "
-                         f"{flip:.1%} | {r['precision']:.3f} | {r['recall']:.3f} | {r['f1']:.3f} |")
+            lines.append(
+                f"| {'yes' if r['escalate_flips'] else 'no'} | {r['escalate_below']:g} | {share:.1%} | "
+                f"{flip:.1%} | {r['precision']:.3f} | {r['recall']:.3f} | {r['f1']:.3f} |"
+            )
         lines.append("")
     return "\n".join(lines)
 
@@ -185,8 +228,12 @@ def plot(result: dict[str, Any], path: Path) -> None:
     for s in result["sweeps"]:
         for flips, style in ((False, "o-"), (True, "s--")):
             rows = [r for r in s["rows"] if r["escalate_flips"] is flips]
-            ax.plot([r["escalated"] / r["pairs"] if r["pairs"] else 0 for r in rows], [r["f1"] for r in rows], style,
-                    label=f"{s['second']}{', flips' if flips else ''}")
+            ax.plot(
+                [r["escalated"] / r["pairs"] if r["pairs"] else 0 for r in rows],
+                [r["f1"] for r in rows],
+                style,
+                label=f"{s['second']}{', flips' if flips else ''}",
+            )
     ax.set_xlabel("share of pairs escalated to the second judge")
     ax.set_ylabel("conflict detection F1")
     ax.set_xlim(-0.02, 1.02)

@@ -61,8 +61,14 @@ def timed_judge(engine: Engine) -> list[float]:
 
 
 def run_engine(items: list[Any], checkpoint_s: float, cache: Path) -> dict[str, Any]:
-    cfg = RunConfig().updated({"pruner": {"name": "none"}, "judge": {"device": "cpu"},
-                               "engine": {"checkpoint_s": checkpoint_s}, "cache": {"path": str(cache)}})
+    cfg = RunConfig().updated(
+        {
+            "pruner": {"name": "none"},
+            "judge": {"device": "cpu"},
+            "engine": {"checkpoint_s": checkpoint_s},
+            "cache": {"path": str(cache)},
+        }
+    )
     with Engine(cfg) as engine:
         engine.backend("judge")._load()  # model, tokenizer and cache open outside the timing, as in `one call`
         engine.chunker()
@@ -72,8 +78,13 @@ def run_engine(items: list[Any], checkpoint_s: float, cache: Path) -> dict[str, 
         n = len(list(engine.score(items)))
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     gaps = [b - a for a, b in zip([t0, *ends], ends)]
-    return {"wall_s": wall, "cpu_s": cpu, "items": n, "judge_calls": len(ends),
-            "longest_between_checkpoints_s": max(gaps)}
+    return {
+        "wall_s": wall,
+        "cpu_s": cpu,
+        "items": n,
+        "judge_calls": len(ends),
+        "longest_between_checkpoints_s": max(gaps),
+    }
 
 
 def run_one_call(items: list[Any], cache: Path) -> dict[str, Any]:
@@ -84,8 +95,12 @@ def run_one_call(items: list[Any], cache: Path) -> dict[str, Any]:
         chunker = engine.chunker()
         with JudgmentCache(cache, judge.spec()) as store:
             t0, c0 = time.perf_counter(), time.process_time()
-            pairs = [Pair(c, p) for it in items for p in chunker.split(it.id, [d for d in it.documents if d.text.strip()])
-                     for c in [engine_claim(it, i) for i in range(len(it.claims))]]
+            pairs = [
+                Pair(c, p)
+                for it in items
+                for p in chunker.split(it.id, [d for d in it.documents if d.text.strip()])
+                for c in [engine_claim(it, i) for i in range(len(it.claims))]
+            ]
             store.put_many(judge.judge(pairs))
             wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     return {"wall_s": wall, "cpu_s": cpu, "pairs": len(pairs), "judge_calls": 1, "longest_between_checkpoints_s": wall}
@@ -119,9 +134,15 @@ def main() -> None:
                     best[name] = res
     base = best["one call"]["cpu_s"]
     pairs = best["one call"]["pairs"]
-    rows = [{"variant": n, **{k: (round(v, 2) if isinstance(v, float) else v) for k, v in best[n].items()},
-             "cpu_ratio_to_one_call": round(best[n]["cpu_s"] / base, 3),
-             "pairs_per_cpu_s": round(pairs / best[n]["cpu_s"], 1)} for n in names]
+    rows = [
+        {
+            "variant": n,
+            **{k: (round(v, 2) if isinstance(v, float) else v) for k, v in best[n].items()},
+            "cpu_ratio_to_one_call": round(best[n]["cpu_s"] / base, 3),
+            "pairs_per_cpu_s": round(pairs / best[n]["cpu_s"], 1),
+        }
+        for n in names
+    ]
     record = {
         "command": "python benchmarks/checkpoint_overhead.py",
         "date": dt.date.today().isoformat(),
@@ -131,14 +152,18 @@ def main() -> None:
         "judge": "nli, the bundled default judge, CPU",
         "rounds": args.rounds,
         "results": rows,
-        "versions": {k: v for k, v in versions().items() if k in ("python", "torch", "transformers", "conflictscore-local")},
+        "versions": {
+            k: v for k, v in versions().items() if k in ("python", "torch", "transformers", "conflictscore-local")
+        },
     }
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.with_suffix(".json").write_text(json.dumps(record, indent=2) + "\n")
     table = "\n".join(
         f"| {r['variant']} | {r['cpu_s']} | {r['cpu_ratio_to_one_call']} | {r['pairs_per_cpu_s']} | {r['wall_s']} | "
-        f"{r['judge_calls']} | {r['longest_between_checkpoints_s']} |" for r in rows)
+        f"{r['judge_calls']} | {r['longest_between_checkpoints_s']} |"
+        for r in rows
+    )
     out.with_suffix(".md").write_text(
         f"# Checkpointing overhead\n\nCommand: `{record['command']}`  \nDate: {record['date']}. Machine: "
         f"{record['machine']}; load average {record['load_average']} (start, end), shared with other jobs.  \n"

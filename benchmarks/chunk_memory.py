@@ -27,7 +27,9 @@ from pathlib import Path
 
 def document(mb: float) -> str:
     n = int(mb * 1_000_000)
-    prose = " ".join(f"Sentence {i} says the bridge opened in {1900 + i % 100} and was painted red." for i in range(n // 140))
+    prose = " ".join(
+        f"Sentence {i} says the bridge opened in {1900 + i % 100} and was painted red." for i in range(n // 140)
+    )
     run_on = " ".join(f"word{i}" for i in range(n // 40))
     blob = "x" * (n // 8)
     return f"{prose}\n\n{run_on}\n\n{blob}\n\nThe end."
@@ -56,8 +58,12 @@ def child(mode: str, mb: float) -> dict[str, object]:
     else:
         ps = Chunker(max_tokens=budget, overlap=1, count=counting).passages("it", Document("d", text))
         out = {"passages": len(ps), "passage_budget": budget}
-    out.update(seconds=round(time.perf_counter() - t0, 1), chars=len(text), longest_counted=longest,
-               peak_rss_above_baseline_mb=round((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) / 1024, 1))
+    out.update(
+        seconds=round(time.perf_counter() - t0, 1),
+        chars=len(text),
+        longest_counted=longest,
+        peak_rss_above_baseline_mb=round((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) / 1024, 1),
+    )
     return out
 
 
@@ -72,8 +78,13 @@ def main() -> None:
         return
     runs = {}
     for mode in ("chunker", "whole"):
-        r = subprocess.run([sys.executable, __file__, "--child", mode, "--mb", str(args.mb)], capture_output=True,
-                           text=True, check=True, env={**os.environ, "TOKENIZERS_PARALLELISM": "false"})
+        r = subprocess.run(
+            [sys.executable, __file__, "--child", mode, "--mb", str(args.mb)],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "TOKENIZERS_PARALLELISM": "false"},
+        )
         runs[mode] = json.loads(r.stdout.strip().splitlines()[-1])
         print(mode, runs[mode], flush=True)
     record = {

@@ -73,8 +73,15 @@ def subset(results: Sequence[ItemResult], keep: Callable[[ItemResult], list[Clai
     return out
 
 
-def measure(name: str, results: Sequence[ItemResult], questions: dict[str, str | None], cost: Callable[[ClaimVerdict],
-            int], cost_name: str, seeds: int, salience: Salience) -> dict[str, Any]:
+def measure(
+    name: str,
+    results: Sequence[ItemResult],
+    questions: dict[str, str | None],
+    cost: Callable[[ClaimVerdict], int],
+    cost_name: str,
+    seeds: int,
+    salience: Salience,
+) -> dict[str, Any]:
     """Every rule and K on one data set's full verdicts."""
     full = macro([r.metrics for r in results])
     total_cost = sum(cost(v) for r in results for v in r.verdicts)
@@ -91,8 +98,14 @@ def measure(name: str, results: Sequence[ItemResult], questions: dict[str, str |
     def run(k: int, rule: str, seed: int) -> tuple[dict[str, float | None], dict[str, Any], int, int]:
         def keep(r: ItemResult) -> list[ClaimVerdict]:
             claims = [v.claim for v in r.verdicts]
-            chosen = select_claims(claims, k, rule, seed=seed, question=questions.get(r.item_id),
-                                   salience=salient(r) if rule == "salient" else None)
+            chosen = select_claims(
+                claims,
+                k,
+                rule,
+                seed=seed,
+                question=questions.get(r.item_id),
+                salience=salient(r) if rule == "salient" else None,
+            )
             wanted = {c.index for c in chosen}
             return [v for v in r.verdicts if v.claim.index in wanted]
 
@@ -106,31 +119,49 @@ def measure(name: str, results: Sequence[ItemResult], questions: dict[str, str |
         for k in KS:
             draws = [run(k, rule, s) for s in (range(seeds) if rule == "random" else [0])]
             kept_cost, kept = draws[0][2], draws[0][3]
-            row: dict[str, Any] = {"rule": rule, "k": k, "claims_scored": kept, "claims": n_claims,
-                                   f"{cost_name}_saved_share": round(1 - kept_cost / total_cost, 6) if total_cost else 0.0,
-                                   "draws": len(draws)}
+            row: dict[str, Any] = {
+                "rule": rule,
+                "k": k,
+                "claims_scored": kept,
+                "claims": n_claims,
+                f"{cost_name}_saved_share": round(1 - kept_cost / total_cost, 6) if total_cost else 0.0,
+                "draws": len(draws),
+            }
             for key in KEYS:
                 errs = [abs(m[key] - full[key]) for m, _, _, _ in draws if m.get(key) is not None]
                 cover = [ci[key] is not None and ci[key][0] <= full[key] <= ci[key][1] for _, ci, _, _ in draws]
-                row[key] = {"mean_abs_error": round(sum(errs) / len(errs), 6) if errs else None,
-                            "max_abs_error": round(max(errs), 6) if errs else None,
-                            "ci95_holds_full": round(sum(cover) / len(cover), 4)}
+                row[key] = {
+                    "mean_abs_error": round(sum(errs) / len(errs), 6) if errs else None,
+                    "max_abs_error": round(max(errs), 6) if errs else None,
+                    "ci95_holds_full": round(sum(cover) / len(cover), 4),
+                }
             rows.append(row)
     hist: dict[int, int] = {}
     for r in results:
         hist[len(r.verdicts)] = hist.get(len(r.verdicts), 0) + 1
-    return {"name": name, "items": len(results), "claims": n_claims, "claims_per_item": dict(sorted(hist.items())),
-            "full": {k: full[k] for k in KEYS}, "cost": cost_name, "rows": rows}
+    return {
+        "name": name,
+        "items": len(results),
+        "claims": n_claims,
+        "claims_per_item": dict(sorted(hist.items())),
+        "full": {k: full[k] for k in KEYS},
+        "cost": cost_name,
+        "rows": rows,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bench", default="benchmarks/work/conflictbench.jsonl", help="ConflictBench items (bench build)")
     ap.add_argument("--split", choices=("train", "dev", "test"), help="gold-label data set: only this split")
-    ap.add_argument("--predictions",
-                    help="ConflictBench dev scored by a judge: the per-item output (-o) of bench run --split dev")
-    ap.add_argument("--report-generation", default="benchmarks/results/report_generation/smollm2-135m",
-                    help="folder of STRATEGY.scored.jsonl files")
+    ap.add_argument(
+        "--predictions", help="ConflictBench dev scored by a judge: the per-item output (-o) of bench run --split dev"
+    )
+    ap.add_argument(
+        "--report-generation",
+        default="benchmarks/results/report_generation/smollm2-135m",
+        help="folder of STRATEGY.scored.jsonl files",
+    )
     ap.add_argument("--seeds", type=int, default=50, help="random selection: seeds per K (default 50)")
     ap.add_argument("--out", default="benchmarks/results/claim_sampling")
     args = ap.parse_args(argv)
@@ -163,8 +194,12 @@ def main(argv: list[str] | None = None) -> int:
         sets.append(measure(name, merged, q, judge_calls, "judge_calls", args.seeds, salience))
         sets.append(measure(name + MULTI, multi(merged), q, judge_calls, "judge_calls", args.seeds, salience))
 
-    meta = {**run_meta(__file__, argv, t0, load), "salience": salience.resolved, "seeds": args.seeds,
-            "predictions": args.predictions}
+    meta = {
+        **run_meta(__file__, argv, t0, load),
+        "salience": salience.resolved,
+        "seeds": args.seeds,
+        "predictions": args.predictions,
+    }
     text = write_recorded(Path(args.out), {"sets": sets, "meta": meta}, markdown, plot)
     print(text)
     return 0
@@ -177,33 +212,45 @@ def fmt(v: float | None, digits: int = 3) -> str:
 def markdown(result: dict[str, Any]) -> str:
     m = result["meta"]
     lines = [
-        "# Claim sampling against the full matrix", "",
+        "# Claim sampling against the full matrix",
+        "",
         f"Date {m['date']}; `{m['command']}`; {m['machine']}; load average {m['load_average']} (start, end); "
-        f"{m['total_s']} s. Entities for `salient`: {m['salience'].get('entities', '?')}.", "",
+        f"{m['total_s']} s. Entities for `salient`: {m['salience'].get('entities', '?')}.",
+        "",
         "Computed from one full run's per-claim verdicts by subsetting claims (the claims `--claims-per-item K "
         "--claim-selection RULE` would keep, chosen by the same code), not by rerunning the judge: a claim's "
         "verdict depends on its own pairs only, so this is what a sampled run gives. Error = |macro over items with "
-        f"K claims − macro with every claim|; random: mean (and max) over {m['seeds']} seeds. \"CI holds\": share of "
+        f'K claims − macro with every claim|; random: mean (and max) over {m["seeds"]} seeds. "CI holds": share of '
         "runs whose 95% bootstrap interval holds the full-matrix value. Saved: share of judge calls (claim × "
-        "passage pairs judged; for gold labels, claim × document cells) the left-out claims would have cost.", "",
+        "passage pairs judged; for gold labels, claim × document cells) the left-out claims would have cost.",
+        "",
     ]
     if m.get("predictions"):
-        lines += [f"The judged verdicts are `{m['predictions']}`, written by `conflictscore bench run {{BENCH}} --split "
-                  f"dev -o {m['predictions']} --summary R.json` with the default pipeline (the run of "
-                  "`benchmarks/results/conflictbench_default-judge-dev.json`).", ""]
+        lines += [
+            f"The judged verdicts are `{m['predictions']}`, written by `conflictscore bench run {{BENCH}} --split "
+            f"dev -o {m['predictions']} --summary R.json` with the default pipeline (the run of "
+            "`benchmarks/results/conflictbench_default-judge-dev.json`).",
+            "",
+        ]
     for s in result["sets"]:
         hist = ", ".join(f"{n} claim{'s' if int(n) != 1 else ''}: {c}" for n, c in s["claims_per_item"].items())
-        lines += [f"## {s['name']}", "",
-                  f"{s['items']} items, {s['claims']} claims ({hist}); full matrix: CS-C {fmt(s['full']['cs_c'])}, "
-                  f"CS-R {fmt(s['full']['cs_r'])}. K ≥ the most claims an item has changes nothing.", "",
-                  "| rule | K | claims scored | saved | CS-C error (max) | CI holds | CS-R error (max) | CI holds |",
-                  "|---|---|---|---|---|---|---|---|"]
+        lines += [
+            f"## {s['name']}",
+            "",
+            f"{s['items']} items, {s['claims']} claims ({hist}); full matrix: CS-C {fmt(s['full']['cs_c'])}, "
+            f"CS-R {fmt(s['full']['cs_r'])}. K ≥ the most claims an item has changes nothing.",
+            "",
+            "| rule | K | claims scored | saved | CS-C error (max) | CI holds | CS-R error (max) | CI holds |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
         for r in s["rows"]:
             saved = r[f"{s['cost']}_saved_share"]
-            lines.append(f"| {r['rule']} | {r['k']} | {r['claims_scored']} / {r['claims']} | {saved:.1%} | "
-                         f"{fmt(r['cs_c']['mean_abs_error'])} ({fmt(r['cs_c']['max_abs_error'])}) | "
-                         f"{r['cs_c']['ci95_holds_full']:.0%} | {fmt(r['cs_r']['mean_abs_error'])} "
-                         f"({fmt(r['cs_r']['max_abs_error'])}) | {r['cs_r']['ci95_holds_full']:.0%} |")
+            lines.append(
+                f"| {r['rule']} | {r['k']} | {r['claims_scored']} / {r['claims']} | {saved:.1%} | "
+                f"{fmt(r['cs_c']['mean_abs_error'])} ({fmt(r['cs_c']['max_abs_error'])}) | "
+                f"{r['cs_c']['ci95_holds_full']:.0%} | {fmt(r['cs_r']['mean_abs_error'])} "
+                f"({fmt(r['cs_r']['max_abs_error'])}) | {r['cs_r']['ci95_holds_full']:.0%} |"
+            )
         lines.append("")
     return "\n".join(lines)
 
@@ -219,8 +266,9 @@ def plot(result: dict[str, Any], path: Path) -> None:
         for ax, key in zip(row, KEYS):
             for rule in SELECTIONS:
                 pts = [(r["k"], r[key]["mean_abs_error"]) for r in s["rows"] if r["rule"] == rule]
-                ax.plot([k for k, _ in pts], [e if e is not None else float("nan") for _, e in pts], marker="o",
-                        label=rule)
+                ax.plot(
+                    [k for k, _ in pts], [e if e is not None else float("nan") for _, e in pts], marker="o", label=rule
+                )
             ax.set_xticks(list(KS))
             ax.set_xlabel("K (claims per item)")
             ax.set_ylabel(f"|Δ {key.upper().replace('_', '-')}|")

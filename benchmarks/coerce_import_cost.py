@@ -59,8 +59,9 @@ def wall(statement: str, env: dict[str, str]) -> float | None:
 
 def importtime_us(module: str, env: dict[str, str]) -> int | None:
     """Cumulative microseconds of ``import module`` as ``-X importtime`` reports it."""
-    r = subprocess.run([sys.executable, "-X", "importtime", "-c", f"import {module}"], env=env,
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", f"import {module}"], env=env, capture_output=True, text=True
+    )
     if r.returncode != 0:
         return None
     for line in r.stderr.splitlines():
@@ -104,8 +105,9 @@ def readings() -> dict[str, dict[str, Any]]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeats", type=int, default=15)
-    ap.add_argument("--extra-path", default="",
-                    help="a folder prepended to PYTHONPATH (cattrs installed with --target)")
+    ap.add_argument(
+        "--extra-path", default="", help="a folder prepended to PYTHONPATH (cattrs installed with --target)"
+    )
     ap.add_argument("--out", default="benchmarks/results/coerce_import_cost")
     args = ap.parse_args()
     env = dict(os.environ)
@@ -137,8 +139,9 @@ def main() -> None:
     out.with_suffix(".json").write_text(json.dumps(record, indent=2) + "\n")
     base = median["python (empty)"] or 0.0
     rows = "\n".join(f"| {k} | {v} | {round(v - base, 1) if v is not None else '-'} |" for k, v in median.items())
-    reads = "\n".join(f"| {k} | {r['coerce']!r} | {r['pydantic']!r} | {r['cattrs']!r} |"
-                      for k, r in record["readings"].items())
+    reads = "\n".join(
+        f"| {k} | {r['coerce']!r} | {r['pydantic']!r} | {r['cattrs']!r} |" for k, r in record["readings"].items()
+    )
     out.with_suffix(".md").write_text(
         "# Argument coercion: hand-written, pydantic or cattrs\n\n"
         f"Command: `{record['command']}`  \nDate: {record['date']}. Machine: {record['machine']}; load average "
@@ -148,7 +151,9 @@ def main() -> None:
         "| statement | ms | ms over an empty interpreter |\n|---|---:|---:|\n" + rows + "\n\n"
         f"`python -X importtime`, cumulative: {json.dumps(cumulative)} (microseconds).\n\n"
         "How each reads a flag string without custom hooks:\n\n"
-        "| hint from text | `arguments.coerce` | pydantic | cattrs |\n|---|---|---|---|\n" + reads + "\n\n"
+        "| hint from text | `arguments.coerce` | pydantic | cattrs |\n|---|---|---|---|\n"
+        + reads
+        + "\n\n"
         + decision(median, record["readings"])
     )
     print(out.with_suffix(".md").read_text())
@@ -162,17 +167,23 @@ def decision(ms: dict[str, float | None], reads: dict[str, dict[str, Any]]) -> s
         return ""
     pyd = ms["import pydantic"] - base  # type: ignore[operator]
     adapter = (ms["pydantic TypeAdapter of a judge config"] or 0.0) - config  # type: ignore[operator]
-    text = (f"Decision: keep the hand-written `arguments.coerce`. pydantic would add {pyd:.0f} ms of import to every "
-            f"command ({pyd / (cli - base):.0%} of importing `conflictscore_local.cli`, {cli - base:.0f} ms) and "
-            f"{adapter:.0f} ms to validate the first judge config (import and schema, over importing the config), "
-            "and still need a hook for comma-separated lists")
+    text = (
+        f"Decision: keep the hand-written `arguments.coerce`. pydantic would add {pyd:.0f} ms of import to every "
+        f"command ({pyd / (cli - base):.0%} of importing `conflictscore_local.cli`, {cli - base:.0f} ms) and "
+        f"{adapter:.0f} ms to validate the first judge config (import and schema, over importing the config), "
+        "and still need a hook for comma-separated lists"
+    )
     if ms.get("import cattrs") is not None and ms.get("cattrs Converter of a judge config") is not None:
         cat = ms["import cattrs"] - base  # type: ignore[operator]
         as_false = reads["bool from 'false'"]["cattrs"]
-        text += (f"; cattrs would add {cat:.0f} ms and reads {as_false!r} for `'false'` and a list of "
-                 "characters for `'a,b'`, so it needs hooks as long as the code it replaces")
-    return text + (". The coercion is about a hundred lines, one function per kind of hint, tested in "
-                   "`tests/pipeline/test_engine.py`.\n")
+        text += (
+            f"; cattrs would add {cat:.0f} ms and reads {as_false!r} for `'false'` and a list of "
+            "characters for `'a,b'`, so it needs hooks as long as the code it replaces"
+        )
+    return text + (
+        ". The coercion is about a hundred lines, one function per kind of hint, tested in "
+        "`tests/pipeline/test_engine.py`.\n"
+    )
 
 
 def _version(dist: str) -> str:

@@ -47,10 +47,15 @@ def stats_section(stats: dict[str, Any]) -> str:
         "|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for name, c in [*stats["source"].items(), ("**all**", stats["total"]["all"])]:
-        per_split = " / ".join(str(stats["source_split"].get(f"{name}/{s}", {}).get("items", 0)) for s in splits) \
-            if name != "**all**" else " / ".join(str(stats["split"].get(s, {}).get("items", 0)) for s in splits)
-        lines.append(f"| {name} | {c['items']} | {c['claims']} | {c['conflicted']} | {c['pairs']} | "
-                     f"{c.get('SUPPORT', 0)} | {c.get('CONTRADICT', 0)} | {c.get('IRRELEVANT', 0)} | {per_split} |")
+        per_split = (
+            " / ".join(str(stats["source_split"].get(f"{name}/{s}", {}).get("items", 0)) for s in splits)
+            if name != "**all**"
+            else " / ".join(str(stats["split"].get(s, {}).get("items", 0)) for s in splits)
+        )
+        lines.append(
+            f"| {name} | {c['items']} | {c['claims']} | {c['conflicted']} | {c['pairs']} | "
+            f"{c.get('SUPPORT', 0)} | {c.get('CONTRADICT', 0)} | {c.get('IRRELEVANT', 0)} | {per_split} |"
+        )
     lines += ["", "| conflict type | items | claims | conflicted claims | pairs |", "|---|---:|---:|---:|---:|"]
     for name, c in stats["conflict_type"].items():
         lines.append(f"| {name} | {c['items']} | {c['claims']} | {c['conflicted']} | {c['pairs']} |")
@@ -73,8 +78,11 @@ def _judge_desc(res: dict[str, Any]) -> str:
 
 
 def results_section(runs: dict[str, dict[str, Any]]) -> str:
-    head = ("| run | judge | split | claims | pair acc. | pair macro-F1 | det. P | det. R | det. F1 | "
-            + " | ".join(f"F1 {t}" for t in TYPES) + " | FPR controls | unscored | gold S/C pruned | pairs/s |")
+    head = (
+        "| run | judge | split | claims | pair acc. | pair macro-F1 | det. P | det. R | det. F1 | "
+        + " | ".join(f"F1 {t}" for t in TYPES)
+        + " | FPR controls | unscored | gold S/C pruned | pairs/s |"
+    )
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for name, r in runs.items():
         d, pm, pr = r["evaluation"]["detection"], r["evaluation"]["pairs"], r["evaluation"]["pruning"]
@@ -96,10 +104,15 @@ def results_section(runs: dict[str, dict[str, Any]]) -> str:
     lines += ["", "| run | command-line pipeline | created (UTC) | platform | input sha256 |", "|---|---|---|---|---|"]
     for name, r in runs.items():
         run = r["config"]["run"]
-        pipe = ("gold labels given: no judge or pruner ran" if r["bench"]["given_labels"]
-                else f"judge `{json.dumps(run['judge'])}`, pruner `{json.dumps(run['pruner'])}`")
-        lines.append(f"| {name} | {pipe} | {r['bench'].get('created', '?')} | {r['versions'].get('platform', '?')} | "
-                     f"`{r['bench']['input_sha256'][:12]}` |")
+        pipe = (
+            "gold labels given: no judge or pruner ran"
+            if r["bench"]["given_labels"]
+            else f"judge `{json.dumps(run['judge'])}`, pruner `{json.dumps(run['pruner'])}`"
+        )
+        lines.append(
+            f"| {name} | {pipe} | {r['bench'].get('created', '?')} | {r['versions'].get('platform', '?')} | "
+            f"`{r['bench']['input_sha256'][:12]}` |"
+        )
     return "\n".join(lines)
 
 
@@ -117,8 +130,10 @@ def _floor_row(gold: dict[str, Any]) -> str:
     f1s = " | ".join(fmt(f1(d["by_conflict_type"][t]) if t in d["by_conflict_type"] else None) for t in TYPES)
     split = gold["bench"]["split"] or "all"
     prevalence = fmt(o["n_gold_conflicted"] / o["n_claims"])
-    return (f"| *floor* | flag every claim conflicted (computed from the gold counts) | {split} | {o['n_claims']} "
-            f"| – | – | {prevalence} | 1.000 | {fmt(f1(o))} | {f1s} | 1.000 | – | – | – |")
+    return (
+        f"| *floor* | flag every claim conflicted (computed from the gold counts) | {split} | {o['n_claims']} "
+        f"| – | – | {prevalence} | 1.000 | {fmt(f1(o))} | {f1s} | 1.000 | – | – | – |"
+    )
 
 
 def plot(runs: dict[str, dict[str, Any]]) -> str:

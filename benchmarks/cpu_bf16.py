@@ -56,14 +56,22 @@ def judgments(results: Any) -> list[tuple[str, dict[str, float] | None]]:
 def compare(ref: Any, got: Any) -> dict[str, Any]:
     a, b = judgments(ref), judgments(got)
     shifts = sorted(abs(pa[k] - pb[k]) for (_, pa), (_, pb) in zip(a, b) if pa and pb for k in pa)
-    conflicted = [(va.conflicted, vb.conflicted) for ra, rb in zip(ref, got) for va, vb in zip(ra.verdicts, rb.verdicts)]
+    conflicted = [
+        (va.conflicted, vb.conflicted) for ra, rb in zip(ref, got) for va, vb in zip(ra.verdicts, rb.verdicts)
+    ]
 
     def q(p: float) -> float:
         return float(f"{shifts[min(len(shifts) - 1, int(p * len(shifts)))]:.3g}") if shifts else 0.0
 
-    return {"judgments": len(a), "labels_differ": sum(x[0] != y[0] for x, y in zip(a, b)),
-            "claims": len(conflicted), "conflicted_differs": sum(x != y for x, y in conflicted),
-            "prob_shift_median": q(0.5), "prob_shift_p99": q(0.99), "prob_shift_max": q(1.0)}
+    return {
+        "judgments": len(a),
+        "labels_differ": sum(x[0] != y[0] for x, y in zip(a, b)),
+        "claims": len(conflicted),
+        "conflicted_differs": sum(x != y for x, y in conflicted),
+        "prob_shift_median": q(0.5),
+        "prob_shift_p99": q(0.99),
+        "prob_shift_max": q(1.0),
+    }
 
 
 def macro_cs_c(results: Any) -> float:
@@ -98,13 +106,27 @@ def measure(args: Any) -> dict[str, Any]:
     for name in names:
         med = statistics.median(times[name])
         resolved = engines[name].backend("judge").describe().get("resolved", {})
-        out[name] = {"what": label(judges[name]), "seconds": [round(t, 2) for t in times[name]], "median_s": round(med, 2),
-                     "speedup": round(statistics.median(times[ref]) / med, 3), "setup_s": setup[name],
-                     "macro_cs_c": macro_cs_c(results[name]), "dtype_reason": resolved.get("dtype_reason"),
-                     **compare(results[ref], results[name])}
+        out[name] = {
+            "what": label(judges[name]),
+            "seconds": [round(t, 2) for t in times[name]],
+            "median_s": round(med, 2),
+            "speedup": round(statistics.median(times[ref]) / med, 3),
+            "setup_s": setup[name],
+            "macro_cs_c": macro_cs_c(results[name]),
+            "dtype_reason": resolved.get("dtype_reason"),
+            **compare(results[ref], results[name]),
+        }
     n_pairs = out[ref]["judgments"]
-    return {"items": len(items), "rag_questions": args.rag, "long_claims": args.long, "judgments": n_pairs,
-            "repeats": args.repeats, "native_bf16": native, "native_bf16_reason": why, "variants": out}
+    return {
+        "items": len(items),
+        "rag_questions": args.rag,
+        "long_claims": args.long,
+        "judgments": n_pairs,
+        "repeats": args.repeats,
+        "native_bf16": native,
+        "native_bf16_reason": why,
+        "variants": out,
+    }
 
 
 def markdown(data: dict[str, Any]) -> str:
@@ -123,12 +145,17 @@ def markdown(data: dict[str, Any]) -> str:
         "|---|---|---|---|---|---|---|---|",
     ]
     for name, r in m["variants"].items():
-        lines.append(f"| {r['what']}{' (auto)' if name == 'fp32-torch-b64' else ''} | {r['median_s']} | {r['speedup']} | {r['labels_differ']} / {r['judgments']} | "
-                     f"{r['conflicted_differs']} / {r['claims']} | {r['macro_cs_c']} | {r['prob_shift_median']} / "
-                     f"{r['prob_shift_p99']} / {r['prob_shift_max']} | {r['setup_s']} |")
+        lines.append(
+            f"| {r['what']}{' (auto)' if name == 'fp32-torch-b64' else ''} | {r['median_s']} | {r['speedup']} | {r['labels_differ']} / {r['judgments']} | "
+            f"{r['conflicted_differs']} / {r['claims']} | {r['macro_cs_c']} | {r['prob_shift_median']} / "
+            f"{r['prob_shift_p99']} / {r['prob_shift_max']} | {r['setup_s']} |"
+        )
     if not m["native_bf16"]:
-        lines += ["", "This CPU has no native bf16, so the bfloat16 variants were not run (emulated bf16 is "
-                  "several times slower than float32: `throughput_peers.md`, \"The limit\")."]
+        lines += [
+            "",
+            "This CPU has no native bf16, so the bfloat16 variants were not run (emulated bf16 is "
+            'several times slower than float32: `throughput_peers.md`, "The limit").',
+        ]
     return "\n".join(lines) + "\n"
 
 

@@ -86,11 +86,12 @@ def measure(args: Any) -> dict[str, Any]:
             padded = tok.pad(batch, return_tensors="pt")
             with torch.inference_mode():
                 return torch.softmax(model(**padded).logits.float(), dim=-1).tolist()
+
         return forward
 
     for name, model in models.items():  # warm-up (and compilation) on the first batches
         t0 = time.perf_counter()
-        run_batched(feats[:2 * BATCH], forward_of(model), max_pairs=BATCH, max_tokens=TOKENS)
+        run_batched(feats[: 2 * BATCH], forward_of(model), max_pairs=BATCH, max_tokens=TOKENS)
         setup_s[name] += time.perf_counter() - t0
     times: dict[str, list[float]] = {n: [] for n in models}
     rows: dict[str, Any] = {}
@@ -116,8 +117,15 @@ def measure(args: Any) -> dict[str, Any]:
             "max_abs_prob_diff": float(f"{max(abs(x - y) for a, b in zip(rows[name], ref) for x, y in zip(a, b)):.3g}"),
             "setup_s": round(setup_s[name], 2),
         }
-    return {"pairs": len(feats), "tokens": tokens, "max_length": max_length, "repeats": args.repeats,
-            "torch_threads": torch.get_num_threads(), "variants": results, "choice": choice(results, len(feats))}
+    return {
+        "pairs": len(feats),
+        "tokens": tokens,
+        "max_length": max_length,
+        "repeats": args.repeats,
+        "torch_threads": torch.get_num_threads(),
+        "variants": results,
+        "choice": choice(results, len(feats)),
+    }
 
 
 def choice(results: dict[str, Any], pairs: int) -> dict[str, Any]:
@@ -132,8 +140,14 @@ def choice(results: dict[str, Any], pairs: int) -> dict[str, Any]:
     # seconds of judging (at the judge runtime's speed) after which the faster path has made up its extra setup
     break_even = round(max(extra, 0.0) / (1 - 1 / gain), 1) if gain > 1 else None
     pays = break_even is not None and break_even <= MAX_BREAK_EVEN_S
-    return {"fastest_at_identical_labels": best, "gain": gain, "min_gain": MIN_GAIN, "break_even_judge_s": break_even,
-            "max_break_even_s": MAX_BREAK_EVEN_S, "chosen": best if gain >= MIN_GAIN and pays else default}
+    return {
+        "fastest_at_identical_labels": best,
+        "gain": gain,
+        "min_gain": MIN_GAIN,
+        "break_even_judge_s": break_even,
+        "max_break_even_s": MAX_BREAK_EVEN_S,
+        "chosen": best if gain >= MIN_GAIN and pays else default,
+    }
 
 
 def markdown(data: dict[str, Any]) -> str:
@@ -151,14 +165,19 @@ def markdown(data: dict[str, Any]) -> str:
         "|---|---|---|---|---|---|---|---|",
     ]
     for name, r in m["variants"].items():
-        lines.append(f"| {name} | {r['note']} | {r['median_s']} | {r['pairs_per_s']} | {r['vs_default']} | "
-                     f"{r['labels_equal']}/{m['pairs']} | {r['max_abs_prob_diff']} | {r['setup_s']} |")
+        lines.append(
+            f"| {name} | {r['note']} | {r['median_s']} | {r['pairs_per_s']} | {r['vs_default']} | "
+            f"{r['labels_equal']}/{m['pairs']} | {r['max_abs_prob_diff']} | {r['setup_s']} |"
+        )
     c = m["choice"]
-    lines += ["", f"Fastest at identical labels: {c['fastest_at_identical_labels']} at {c['gain']}× the judge's runtime, "
-              f"its extra load + warm-up paid back after {c['break_even_judge_s']} s of judging. A change of default "
-              f"needs ≥ {c['min_gain']}× (run-to-run noise is a few percent) and a pay-back within "
-              f"{c['max_break_even_s']:g} s (short runs must not get slower). `runtime=auto` on this CPU: "
-              f"**{c['chosen']}**."]
+    lines += [
+        "",
+        f"Fastest at identical labels: {c['fastest_at_identical_labels']} at {c['gain']}× the judge's runtime, "
+        f"its extra load + warm-up paid back after {c['break_even_judge_s']} s of judging. A change of default "
+        f"needs ≥ {c['min_gain']}× (run-to-run noise is a few percent) and a pay-back within "
+        f"{c['max_break_even_s']:g} s (short runs must not get slower). `runtime=auto` on this CPU: "
+        f"**{c['chosen']}**.",
+    ]
     return "\n".join(lines) + "\n"
 
 

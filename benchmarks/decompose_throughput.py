@@ -88,8 +88,11 @@ def backends(args: argparse.Namespace, workdir: Path) -> dict[str, Callable[[], 
     }
     if "seq2seq-tiny" in args.backends or "llm-tiny" in args.backends:
         t5_dir, qwen_dir = tiny_models(workdir)
-        out["seq2seq-tiny"] = lambda: registry.build("decomposer", "seq2seq", {
-            "model": str(t5_dir), "batch_size": args.batch_size, "max_new_tokens": args.max_new_tokens})
+        out["seq2seq-tiny"] = lambda: registry.build(
+            "decomposer",
+            "seq2seq",
+            {"model": str(t5_dir), "batch_size": args.batch_size, "max_new_tokens": args.max_new_tokens},
+        )
 
         def llm() -> Any:
             gen = registry.build("generator", "transformers", {"model": str(qwen_dir), "batch_size": args.batch_size})
@@ -114,12 +117,18 @@ def measure(make: Callable[[], Any], items: list[Item], repeats: int) -> dict[st
         times.append(time.perf_counter() - t0)
         claims.append(sum(len(c) for c in out))
     after = dec.stats()
-    sentences = (after.get("sentences", 0) - before.get("sentences", 0))
+    sentences = after.get("sentences", 0) - before.get("sentences", 0)
     kept = sentences - sum(after.get(k, 0) - before.get(k, 0) for k in ("dropped_fillers", "dropped_questions"))
     sec = statistics.median(times)
     return {
-        "items": len(items), "sentences": kept, "claims": claims[-1], "load_s": load_s, "seconds": sec,
-        "runs_s": [round(t, 3) for t in times], "sentences_per_s": kept / sec, "claims_per_s": claims[-1] / sec,
+        "items": len(items),
+        "sentences": kept,
+        "claims": claims[-1],
+        "load_s": load_s,
+        "seconds": sec,
+        "runs_s": [round(t, 3) for t in times],
+        "sentences_per_s": kept / sec,
+        "claims_per_s": claims[-1] / sec,
         "split": after.get("coordination_splits", 0) - before.get("coordination_splits", 0),
         "fallback": sum(after.get(k, 0) - before.get(k, 0) for k in ("fallback", "llm_fallback")),
         "resolved": dec.describe().get("resolved", {}),
@@ -139,7 +148,8 @@ def table(results: dict[str, dict[str, dict[str, Any]]]) -> str:
             lines.append(
                 f"| {data} | {name} | {r['items']} | {r['sentences']} | {r['claims']} | "
                 f"{r['claims'] / max(r['sentences'], 1):.2f} | {r['load_s']:.2f} | {r['seconds']:.3f} | "
-                f"{r['sentences_per_s']:.1f} | {r['claims_per_s']:.1f} | {ratio} | {r['split']} | {r['fallback']} |")
+                f"{r['sentences_per_s']:.1f} | {r['claims_per_s']:.1f} | {ratio} | {r['split']} | {r['fallback']} |"
+            )
     return "\n".join(lines)
 
 
@@ -172,18 +182,30 @@ def main() -> None:
                     print(f"skipped {backend}: {e}", file=sys.stderr)
                     continue
                 r = results[name][backend]
-                print(f"{name:10} {backend:13} {r['claims_per_s']:9.1f} claims/s {r['sentences_per_s']:9.1f} "
-                      f"sentences/s  ({r['claims']} claims, {r['seconds']:.3f} s)", flush=True)
+                print(
+                    f"{name:10} {backend:13} {r['claims_per_s']:9.1f} claims/s {r['sentences_per_s']:9.1f} "
+                    f"sentences/s  ({r['claims']} claims, {r['seconds']:.3f} s)",
+                    flush=True,
+                )
     load_after = os.getloadavg()
     md = table(results)
     print(md)
     if args.out:
-        meta = command_meta(args, load_average_before=[round(x, 2) for x in load_before],
-                        load_average_after=[round(x, 2) for x in load_after])
-        write_under_header(Path(args.out), meta, results, (
-            f"Date {meta['date']}, `{meta['command']}`; Python {meta['python']} on {meta['platform']}, "
-            f"{meta['cpus']} CPUs, no GPU. The machine was shared with other jobs: load average "
-            f"{meta['load_average_before'][0]} before, {meta['load_average_after'][0]} after the run.\n\n{md}\n"))
+        meta = command_meta(
+            args,
+            load_average_before=[round(x, 2) for x in load_before],
+            load_average_after=[round(x, 2) for x in load_after],
+        )
+        write_under_header(
+            Path(args.out),
+            meta,
+            results,
+            (
+                f"Date {meta['date']}, `{meta['command']}`; Python {meta['python']} on {meta['platform']}, "
+                f"{meta['cpus']} CPUs, no GPU. The machine was shared with other jobs: load average "
+                f"{meta['load_average_before'][0]} before, {meta['load_average_after'][0]} after the run.\n\n{md}\n"
+            ),
+        )
 
 
 if __name__ == "__main__":

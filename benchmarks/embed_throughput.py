@@ -82,11 +82,18 @@ def search_comparison(vectors: np.ndarray, sizes: Sequence[int], n_claims: int, 
 
         t_exact, t_flat = timed(exact, 3), timed(flat, 3)
         t_hnsw = timed(hnsw, 1)
-        rows.append({
-            "passages": n, "claims": n_claims, "k": k, "exact_numpy_s": round(t_exact, 4),
-            "faiss_flat_s": round(t_flat, 4), "faiss_hnsw_build_search_s": round(t_hnsw, 4),
-            "flat_over_exact": round(t_flat / t_exact, 2), "hnsw_over_exact": round(t_hnsw / t_exact, 2),
-        })
+        rows.append(
+            {
+                "passages": n,
+                "claims": n_claims,
+                "k": k,
+                "exact_numpy_s": round(t_exact, 4),
+                "faiss_flat_s": round(t_flat, 4),
+                "faiss_hnsw_build_search_s": round(t_hnsw, 4),
+                "flat_over_exact": round(t_flat / t_exact, 2),
+                "hnsw_over_exact": round(t_hnsw / t_exact, 2),
+            }
+        )
         print(rows[-1], file=sys.stderr)
     return rows
 
@@ -112,8 +119,10 @@ def markdown(r: dict[str, Any]) -> str:
         "| batch size | passages / s | claims / s | claim + passage / s (≈ MiniLM-size judge pairs / s) |",
         "|---|---|---|---|",
     ]
-    lines += [f"| {e['batch_size']} | {e['passages_per_s']} | {e['claims_per_s']} | {e['claim_passage_per_s']} |"
-              for e in r["embed"]]
+    lines += [
+        f"| {e['batch_size']} | {e['passages_per_s']} | {e['claims_per_s']} | {e['claim_passage_per_s']} |"
+        for e in r["embed"]
+    ]
     s = r["select"]
     lines += [
         "",
@@ -127,8 +136,10 @@ def markdown(r: dict[str, Any]) -> str:
         "",
     ]
     if r["search"] is None:
-        lines.append("Not run: faiss is not installed (it is no dependency of the project; "
-                     "`pip install faiss-cpu` beside it to run the comparison).")
+        lines.append(
+            "Not run: faiss is not installed (it is no dependency of the project; "
+            "`pip install faiss-cpu` beside it to run the comparison)."
+        )
         return "\n".join(lines) + "\n"
     lines += [
         "Exact = every claim × passage similarity and the top-k documents (what `select()` needs: every pair's "
@@ -178,9 +189,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         t_p = timed(lambda: pruner.embed(docs), args.repeats)
         t_c = timed(lambda: pruner.embed(claims), args.repeats)
         t_j = timed(lambda: pruner.embed(joined), args.repeats)
-        embed.append({"batch_size": bs, "passages_per_s": round(len(docs) / t_p, 1),
-                      "claims_per_s": round(len(claims) / t_c, 1),
-                      "claim_passage_per_s": round(len(joined) / t_j, 1)})
+        embed.append(
+            {
+                "batch_size": bs,
+                "passages_per_s": round(len(docs) / t_p, 1),
+                "claims_per_s": round(len(claims) / t_c, 1),
+                "claim_passage_per_s": round(len(joined) / t_j, 1),
+            }
+        )
         print(embed[-1], file=sys.stderr)
 
     pruner = EmbeddingPruner(EmbeddingPruner.Config(model=args.model))
@@ -193,9 +209,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     kept, _ = pruner.select(pairs)
     total = time.perf_counter() - t0
     embed_s = pruner.stats()["embed_s"]
-    select = {"pairs": len(pairs), "kept": len(kept), "total_s": round(total, 2), "embed_s": round(embed_s, 2),
-              "pairs_per_s": round(len(pairs) / total, 1),
-              "pairs_per_s_without_embedding": round(len(pairs) / (total - embed_s), 1)}
+    select = {
+        "pairs": len(pairs),
+        "kept": len(kept),
+        "total_s": round(total, 2),
+        "embed_s": round(embed_s, 2),
+        "pairs_per_s": round(len(pairs) / total, 1),
+        "pairs_per_s_without_embedding": round(len(pairs) / (total - embed_s), 1),
+    }
 
     vectors = pruner.embed(docs)
     search = search_comparison(vectors, args.search_sizes, n_claims=200, k=pruner.config.k)
@@ -213,8 +234,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "seed": args.seed,
         "repeats": args.repeats,
         "model": pruner.resolved,
-        "sample": {"passages": len(docs), "claims": len(claims), "passage_tokens": mean_tokens(docs),
-                   "claim_tokens": mean_tokens(claims)},
+        "sample": {
+            "passages": len(docs),
+            "claims": len(claims),
+            "passage_tokens": mean_tokens(docs),
+            "claim_tokens": mean_tokens(claims),
+        },
         "embed": embed,
         "select": select,
         "search": search,

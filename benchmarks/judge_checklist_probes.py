@@ -33,7 +33,13 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 SUPPORT, CONTRADICT, IRRELEVANT = "SUPPORT", "CONTRADICT", "IRRELEVANT"
 
 CAPABILITIES: tuple[str, ...] = (
-    "negation", "numbers", "entities", "off_topic", "paraphrase", "partial", "long_document",
+    "negation",
+    "numbers",
+    "entities",
+    "off_topic",
+    "paraphrase",
+    "partial",
+    "long_document",
 )
 """The capabilities, in report order."""
 
@@ -55,8 +61,16 @@ class Probe:
     meta: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     def as_json(self) -> dict[str, Any]:
-        out = {"id": self.id, "capability": self.capability, "direction": self.direction, "label": self.label,
-               "origin": self.origin, "source": self.source, "claim": self.claim, "passage": self.passage}
+        out = {
+            "id": self.id,
+            "capability": self.capability,
+            "direction": self.direction,
+            "label": self.label,
+            "origin": self.origin,
+            "source": self.source,
+            "claim": self.claim,
+            "passage": self.passage,
+        }
         if self.meta:
             out["meta"] = dict(self.meta)
         return out
@@ -68,9 +82,11 @@ DIRECTIONS: dict[str, dict[str, tuple[str, str]]] = {
         "a_neg_claim_neg_evidence": (SUPPORT, "(a) a negated claim, evidence that states the negative"),
         "b_aff_claim_neg_evidence": (CONTRADICT, "(b) an affirmative claim, negative evidence"),
         "c_neg_claim_aff_evidence": (CONTRADICT, "(c) a negated claim, affirmative evidence"),
-        "d_aff_claim_negation_elsewhere": (SUPPORT, "(d) an affirmative claim, affirmative evidence with a negation "
-                                                    "about something else"),
-        "e_double_negation_support": (SUPPORT, "(e) double negation (\"it is not true that ... not ...\"), supported"),
+        "d_aff_claim_negation_elsewhere": (
+            SUPPORT,
+            "(d) an affirmative claim, affirmative evidence with a negation about something else",
+        ),
+        "e_double_negation_support": (SUPPORT, '(e) double negation ("it is not true that ... not ..."), supported'),
         "e_double_negation_contradict": (CONTRADICT, "(e) double negation, contradicted"),
     },
     "numbers": {
@@ -79,18 +95,24 @@ DIRECTIONS: dict[str, dict[str, tuple[str, str]]] = {
             "count": ("the same count, reworded or reformatted (3,559 / 3559)", "a count one step off"),
             "year": ("the same year, reworded", "a year one to three off"),
             "date": ("the same date, reformatted (7 November 1867 / November 7, 1867)", "a day or month one step off"),
-            "unit": ("the same quantity, unit spelled out (km / kilometres)", "the same number in another unit "
-                                                                              "(m / km, mg / g, million / billion)"),
+            "unit": (
+                "the same quantity, unit spelled out (km / kilometres)",
+                "the same number in another unit (m / km, mg / g, million / billion)",
+            ),
             "percent": ("the same percentage (% / percent)", "a percentage one step off"),
-            "range": ("an exact value inside a claimed bound or range (more than / between)", "a value outside the "
-                                                                                              "claimed bound or range"),
+            "range": (
+                "an exact value inside a claimed bound or range (more than / between)",
+                "a value outside the claimed bound or range",
+            ),
         }.items()
         for lab, text in ((SUPPORT, s_text), (CONTRADICT, c_text))
     },
     "entities": {
-        **{f"{lab.lower()}_{kind}": (lab, f"{what} ({kind} in the same slot)")
-           for kind in ("place", "person", "organisation")
-           for lab, what in ((SUPPORT, "the same entity"), (CONTRADICT, "another entity"))},
+        **{
+            f"{lab.lower()}_{kind}": (lab, f"{what} ({kind} in the same slot)")
+            for kind in ("place", "person", "organisation")
+            for lab, what in ((SUPPORT, "the same entity"), (CONTRADICT, "another entity"))
+        },
         "support_role": (SUPPORT, "two named parties in their roles, reworded (A acquired B / B was acquired by A)"),
         "contradict_role": (CONTRADICT, "two named parties with their roles swapped (A acquired B / B acquired A)"),
     },
@@ -104,20 +126,26 @@ DIRECTIONS: dict[str, dict[str, tuple[str, str]]] = {
     },
     "paraphrase": {
         "paraphrase_support": (SUPPORT, "the claim paraphrases the passage"),
-        "opposite_contradict": (CONTRADICT, "the claim paraphrases the opposite (antonym, converse, reversed "
-                                            "direction; no negation word)"),
+        "opposite_contradict": (
+            CONTRADICT,
+            "the claim paraphrases the opposite (antonym, converse, reversed direction; no negation word)",
+        ),
     },
     "partial": {
-        "supported_part": (SUPPORT, "a compound claim; the passage supports one part, is silent on the other "
-                                    "(the project's convention: partial support counts)"),
-        "contradicted_part": (CONTRADICT, "a compound claim; the passage contradicts one part, is silent on "
-                                          "the other"),
+        "supported_part": (
+            SUPPORT,
+            "a compound claim; the passage supports one part, is silent on the other "
+            "(the project's convention: partial support counts)",
+        ),
+        "contradicted_part": (CONTRADICT, "a compound claim; the passage contradicts one part, is silent on the other"),
     },
     "long_document": {
         "support_in_long": (SUPPORT, "one supporting sentence among 16-24 off-topic ones"),
         "contradict_in_long": (CONTRADICT, "one contradicting sentence among 16-24 off-topic ones"),
-        "none_in_long": (IRRELEVANT, "16-24 off-topic sentences, some about the same domain or the same statement "
-                                     "of another subject"),
+        "none_in_long": (
+            IRRELEVANT,
+            "16-24 off-topic sentences, some about the same domain or the same statement of another subject",
+        ),
     },
 }
 
@@ -216,14 +244,14 @@ def near_int(n: int, rng: random.Random) -> int:
         how = rng.choice(("digit", "percent", "swap"))
         if how == "digit":
             i = rng.randrange(1 if len(s) > 1 else 0, len(s))
-            m = int(s[:i] + rng.choice([c for c in "0123456789" if c != s[i]]) + s[i + 1:])
+            m = int(s[:i] + rng.choice([c for c in "0123456789" if c != s[i]]) + s[i + 1 :])
         elif how == "percent":
             m = n + rng.choice((-1, 1)) * max(1, round(n * rng.uniform(0.02, 0.12)))
         else:
             if len(s) < 2:
                 continue
             i = rng.randrange(len(s) - 1)
-            m = int(s[:i] + s[i + 1] + s[i] + s[i + 2:])
+            m = int(s[:i] + s[i + 1] + s[i] + s[i + 2 :])
         if m != n and m > 0 and len(str(m)) == len(s):
             return m
     return n + 1 if len(str(n + 1)) == len(s) else n - 1
@@ -234,8 +262,20 @@ def near_year(y: int, rng: random.Random) -> int:
     return y + rng.choice((-3, -2, -1, 1, 2, 3))
 
 
-MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-          "November", "December")
+MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
 DATE_STYLES = ("dmy", "mdy", "ordinal")
 
 
@@ -314,7 +354,7 @@ class Fact:
         Sydney" vs "Canberra is the capital of Australia"), so a passage is never false
         about the real world; otherwise the claim is true and the passage changes it."""
         if self.kind == "entity":
-            return rng.choice(self.false_claims), rng.choice(self.true[len(self.claims):])
+            return rng.choice(self.false_claims), rng.choice(self.true[len(self.claims) :])
         return rng.choice(self.claims), rng.choice(self.false)
 
     def statements(self) -> tuple[str, ...]:
@@ -342,7 +382,7 @@ def _predicate(subject: str, variants: Iterable[str]) -> str | None:
     cap = subject[:1].upper() + subject[1:]
     for v in variants:
         if v.startswith(cap + " ") and "," not in v:
-            return v[len(cap) + 1:].rstrip(".")
+            return v[len(cap) + 1 :].rstrip(".")
     return None
 
 
@@ -369,8 +409,17 @@ def make_fact(kind: str, rng: random.Random, *, avoid: Iterable[str] = (), frame
             e2 = _pick(rng, POOLS[epool], avoid | {s, e})
         true = tuple(sentence(t, S=s, E=e) for t in (*claims, *passages))
         false = tuple(sentence(t, S=s, E=e2) for t in (*claims, *passages))
-        return Fact(kind, fid, stype, s, true, false, true[:len(claims)], _predicate(s, true[:len(claims)]),
-                    false[:len(claims)])
+        return Fact(
+            kind,
+            fid,
+            stype,
+            s,
+            true,
+            false,
+            true[: len(claims)],
+            _predicate(s, true[: len(claims)]),
+            false[: len(claims)],
+        )
     if kind == "count":
         f = next(x for x in COUNT_FRAMES if x[0] == frame) if frame else rng.choice(COUNT_FRAMES)
         fid, stype, templates, (lo, hi) = f
@@ -421,7 +470,8 @@ STOPWORDS = frozenset(
     "a an the of in on at to for from by with and or but is are was were be been has have had it its this that "
     "these those as after before during since than then there their them they he she his her who which what "
     "when where while not no never did does do into over under about more most less also can could will would "
-    "all any each every some such only so very just one two three first new".split())
+    "all any each every some such only so very just one two three first new".split()
+)
 
 
 def content_words(text: str) -> set[str]:
@@ -439,20 +489,33 @@ class _Builder:
         self.capability = capability
         self.probes: list[Probe] = []
 
-    def add(self, direction: str, claim: str, passage: str, source: str, *, document: bool = False,
-            origin: str = "templated", label: str | None = None, **meta: Any) -> None:
+    def add(
+        self,
+        direction: str,
+        claim: str,
+        passage: str,
+        source: str,
+        *,
+        document: bool = False,
+        origin: str = "templated",
+        label: str | None = None,
+        **meta: Any,
+    ) -> None:
         gold = label or DIRECTIONS[self.capability][direction][0]
         pid = f"{self.capability}.{origin[0]}{len(self.probes):03d}"
-        self.probes.append(Probe(pid, self.capability, direction, gold, claim, passage, source, origin, document,
-                                 meta))
+        self.probes.append(Probe(pid, self.capability, direction, gold, claim, passage, source, origin, document, meta))
 
 
 def negation_probes(rng: random.Random, per_direction: int = 22, double: int = 12) -> list[Probe]:
     """(a)-(d) ``per_direction`` probes each, cycling over the negation frames; (e) ``double`` each way."""
     b = _Builder("negation")
     by_id = {f[0]: f for f in NEG_FRAMES}
-    for direction in ("a_neg_claim_neg_evidence", "b_aff_claim_neg_evidence", "c_neg_claim_aff_evidence",
-                      "d_aff_claim_negation_elsewhere"):
+    for direction in (
+        "a_neg_claim_neg_evidence",
+        "b_aff_claim_neg_evidence",
+        "c_neg_claim_aff_evidence",
+        "d_aff_claim_negation_elsewhere",
+    ):
         for fid in cycle_frames("negation", per_direction, rng):
             _, stype, pos, neg, neg_alts, pos_alts, extra = by_id[fid]
             s = rng.choice(POOLS[stype])
@@ -480,11 +543,13 @@ def negation_probes(rng: random.Random, per_direction: int = 22, double: int = 1
             double_neg = f"{rng.choice(prefixes)} {clause(neg, S=s)}."
             in_claim = k % 2 == 0  # half with the double negation in the claim, half in the evidence
             if direction == "e_double_negation_support":
-                claim, ev = (double_neg, sentence(rng.choice(pos_alts), S=s)) if in_claim else \
-                    (sentence(pos, S=s), double_neg)
+                claim, ev = (
+                    (double_neg, sentence(rng.choice(pos_alts), S=s)) if in_claim else (sentence(pos, S=s), double_neg)
+                )
             else:
-                claim, ev = (double_neg, sentence(rng.choice(neg_alts), S=s)) if in_claim else \
-                    (sentence(neg, S=s), double_neg)
+                claim, ev = (
+                    (double_neg, sentence(rng.choice(neg_alts), S=s)) if in_claim else (sentence(neg, S=s), double_neg)
+                )
             b.add(direction, claim, ev, f"template negation.{fid}.double_in_{'claim' if in_claim else 'evidence'}")
     return b.probes
 
@@ -501,15 +566,27 @@ def number_probes(rng: random.Random, per_direction: int = 11) -> list[Probe]:
             t_pass, t_claim = rng.sample(templates, 2)
             value = n if lab == SUPPORT else near_int(n, rng)
             comma = not (lab == SUPPORT and n >= 1000 and rng.random() < 0.5)  # 3559 vs 3,559
-            b.add(f"{d}_count", sentence(t_claim, S=s, N=fmt_int(value, comma)), sentence(t_pass, S=s, N=fmt_int(n)),
-                  f"template numbers.count.{fid}", value=n, claimed=value)
+            b.add(
+                f"{d}_count",
+                sentence(t_claim, S=s, N=fmt_int(value, comma)),
+                sentence(t_pass, S=s, N=fmt_int(n)),
+                f"template numbers.count.{fid}",
+                value=n,
+                claimed=value,
+            )
         for i in range(per_direction):  # years
             fid, stype, templates, (lo, hi) = YEAR_FRAMES[i % len(YEAR_FRAMES)]
             s, y = rng.choice(POOLS[stype]), rng.randint(lo, hi)
             t_pass, t_claim = rng.sample(templates, 2)
             value = y if lab == SUPPORT else near_year(y, rng)
-            b.add(f"{d}_year", sentence(t_claim, S=s, Y=str(value)), sentence(t_pass, S=s, Y=str(y)),
-                  f"template numbers.year.{fid}", value=y, claimed=value)
+            b.add(
+                f"{d}_year",
+                sentence(t_claim, S=s, Y=str(value)),
+                sentence(t_pass, S=s, Y=str(y)),
+                f"template numbers.year.{fid}",
+                value=y,
+                claimed=value,
+            )
         for i in range(per_direction):  # dates
             fid, stype, templates, (lo, hi) = DATE_FRAMES[i % len(DATE_FRAMES)]
             s = rng.choice(POOLS[stype])
@@ -517,16 +594,26 @@ def number_probes(rng: random.Random, per_direction: int = 11) -> list[Probe]:
             st_pass, st_claim = rng.sample(DATE_STYLES, 2)
             value = day if lab == SUPPORT else near_date(day, rng)
             t_pass, t_claim = (rng.choice(templates), rng.choice(templates))
-            b.add(f"{d}_date", sentence(t_claim, S=s, D=fmt_date(value, st_claim)),
-                  sentence(t_pass, S=s, D=fmt_date(day, st_pass)), f"template numbers.date.{fid}",
-                  value=day.isoformat(), claimed=value.isoformat())
+            b.add(
+                f"{d}_date",
+                sentence(t_claim, S=s, D=fmt_date(value, st_claim)),
+                sentence(t_pass, S=s, D=fmt_date(day, st_pass)),
+                f"template numbers.date.{fid}",
+                value=day.isoformat(),
+                claimed=value.isoformat(),
+            )
         for i in range(per_direction):  # units
             fid, stype, tpl, (lo, hi), same, other, unit = UNIT_FRAMES[i % len(UNIT_FRAMES)]
             s, n = rng.choice(POOLS[stype]), rng.randint(lo, hi)
             alt = rng.choice(same if lab == SUPPORT else other)
-            b.add(f"{d}_unit", sentence(tpl, S=s, V=alt.format(n=fmt_int(n))),
-                  sentence(tpl, S=s, V=unit.format(n=fmt_int(n))), f"template numbers.unit.{fid}",
-                  unit=unit.format(n="N"), claimed_unit=alt.format(n="N"))
+            b.add(
+                f"{d}_unit",
+                sentence(tpl, S=s, V=alt.format(n=fmt_int(n))),
+                sentence(tpl, S=s, V=unit.format(n=fmt_int(n))),
+                f"template numbers.unit.{fid}",
+                unit=unit.format(n="N"),
+                claimed_unit=alt.format(n="N"),
+            )
         for i in range(per_direction):  # percentages
             fid, stype, templates = PERCENT_FRAMES[i % len(PERCENT_FRAMES)]
             s, x = rng.choice(POOLS[stype]), round(rng.uniform(2.1, 14.9), 1)
@@ -536,8 +623,14 @@ def number_probes(rng: random.Random, per_direction: int = 11) -> list[Probe]:
             value = x if lab == SUPPORT else near_percent(x, rng)
             word = rng.choice(("percent", "per cent")) if lab == SUPPORT else None
             claimed = f"{value:.1f} {word}" if word else f"{value:.1f}%"
-            b.add(f"{d}_percent", sentence(t_claim, S=s, X=claimed), sentence(t_pass, S=s, X=f"{x:.1f}%"),
-                  f"template numbers.percent.{fid}", value=x, claimed=value)
+            b.add(
+                f"{d}_percent",
+                sentence(t_claim, S=s, X=claimed),
+                sentence(t_pass, S=s, X=f"{x:.1f}%"),
+                f"template numbers.percent.{fid}",
+                value=x,
+                claimed=value,
+            )
         for i in range(per_direction):  # ranges and bounds
             if i % 3 == 2:  # the passage gives a range
                 fid, stype, p_tpl, c_tpl, (lo, hi) = RANGE_PASSAGES[(i // 3) % len(RANGE_PASSAGES)]
@@ -553,22 +646,44 @@ def number_probes(rng: random.Random, per_direction: int = 11) -> list[Probe]:
                     q = rng.choice((q, f"more than {fmt_int(bb + step)}", f"fewer than {fmt_int(a)}"))
                 if fid == "rash" and q.startswith("fewer"):
                     q = q.replace("fewer", "less")
-                b.add(f"{d}_range", sentence(c_tpl, S=s, Q=q), sentence(p_tpl, S=s, A=fmt_int(a), B=fmt_int(bb)),
-                      f"template numbers.range.{fid}", range=[a, bb], claimed=q)
+                b.add(
+                    f"{d}_range",
+                    sentence(c_tpl, S=s, Q=q),
+                    sentence(p_tpl, S=s, A=fmt_int(a), B=fmt_int(bb)),
+                    f"template numbers.range.{fid}",
+                    range=[a, bb],
+                    claimed=q,
+                )
                 continue
             fid, stype, templates, (lo, hi) = COUNT_FRAMES[i % len(COUNT_FRAMES)]
             s, n = rng.choice(POOLS[stype]), rng.randint(lo, hi)
             below, above, step = round_bounds(n)
             if lab == SUPPORT:
-                q = rng.choice((f"more than {fmt_int(below)}", f"fewer than {fmt_int(above)}",
-                                f"between {fmt_int(below)} and {fmt_int(above + step)}"))
+                q = rng.choice(
+                    (
+                        f"more than {fmt_int(below)}",
+                        f"fewer than {fmt_int(above)}",
+                        f"between {fmt_int(below)} and {fmt_int(above + step)}",
+                    )
+                )
             else:
-                q = rng.choice((f"more than {fmt_int(above)}", f"fewer than {fmt_int(below)}",
-                                f"between {fmt_int(above)} and {fmt_int(above + 4 * step)}",
-                                f"between {fmt_int(max(step, below - 4 * step))} and {fmt_int(below)}"))
+                q = rng.choice(
+                    (
+                        f"more than {fmt_int(above)}",
+                        f"fewer than {fmt_int(below)}",
+                        f"between {fmt_int(above)} and {fmt_int(above + 4 * step)}",
+                        f"between {fmt_int(max(step, below - 4 * step))} and {fmt_int(below)}",
+                    )
+                )
             t_pass, t_claim = rng.sample(templates, 2)
-            b.add(f"{d}_range", sentence(t_claim, S=s, N=q), sentence(t_pass, S=s, N=fmt_int(n)),
-                  f"template numbers.range.{fid}", value=n, claimed=q)
+            b.add(
+                f"{d}_range",
+                sentence(t_claim, S=s, N=q),
+                sentence(t_pass, S=s, N=fmt_int(n)),
+                f"template numbers.range.{fid}",
+                value=n,
+                claimed=q,
+            )
     return b.probes
 
 
@@ -621,8 +736,12 @@ def off_topic_probes(rng: random.Random, per_direction: int = 28, controls: int 
     for kind in kinds:  # the same statement about another subject
         f = claim_fact(kind)
         other = make_fact(kind, rng, avoid=_fact_names(f), frame=f.frame)
-        b.add("other_subject_same_attribute", rng.choice(f.claims), rng.choice(other.statements()),
-              f"template off_topic.other_subject.{kind}.{f.frame}")
+        b.add(
+            "other_subject_same_attribute",
+            rng.choice(f.claims),
+            rng.choice(other.statements()),
+            f"template off_topic.other_subject.{kind}.{f.frame}",
+        )
     for kind in kinds:  # same domain, shared words, another subject
         best = 0
         while not best:  # a claim for which some same-domain passage shares a content word
@@ -641,8 +760,13 @@ def off_topic_probes(rng: random.Random, per_direction: int = 28, controls: int 
             words = content_words(claim)
             best = max(len(words & content_words(p)) for p in pool)
         passage = rng.choice([p for p in pool if len(words & content_words(p)) == best])
-        b.add("same_domain_shared_words", claim, passage, f"template off_topic.same_domain.{kind}.{f.frame}",
-              shared_words=sorted(words & content_words(passage)))
+        b.add(
+            "same_domain_shared_words",
+            claim,
+            passage,
+            f"template off_topic.same_domain.{kind}.{f.frame}",
+            shared_words=sorted(words & content_words(passage)),
+        )
     for kind in kinds:  # another domain
         f = claim_fact(kind)
         if rng.random() < 0.5:
@@ -659,8 +783,12 @@ def off_topic_probes(rng: random.Random, per_direction: int = 28, controls: int 
         while f.stype not in NEUTRAL:
             f = claim_fact(kind)
         attr = rng.choice(NEUTRAL[f.stype])
-        b.add("same_entity_other_attribute", rng.choice(f.claims), sentence("{S} " + attr, S=f.subject),
-              f"template off_topic.same_entity.{kind}.{f.frame}")
+        b.add(
+            "same_entity_other_attribute",
+            rng.choice(f.claims),
+            sentence("{S} " + attr, S=f.subject),
+            f"template off_topic.same_entity.{kind}.{f.frame}",
+        )
     for direction, lab in (("control_support", SUPPORT), ("control_contradict", CONTRADICT)):
         for kind in kinds[:controls]:
             f = claim_fact(kind)
@@ -669,8 +797,7 @@ def off_topic_probes(rng: random.Random, per_direction: int = 28, controls: int 
                 claim, passage = f.contradiction(rng)
             else:
                 passage = rng.choice([t for t in f.true if t != claim])
-            b.add(direction, claim, passage,
-                  f"template off_topic.control.{kind}.{f.frame}")
+            b.add(direction, claim, passage, f"template off_topic.control.{kind}.{f.frame}")
     return b.probes
 
 
@@ -693,15 +820,27 @@ def paraphrase_probes(rng: random.Random, per_frame: int = 2) -> list[Probe]:
                 o, o2 = rng.sample(ORGS, 2)
                 t1, t2 = rng.sample(TOWNS, 2)
                 c1, c2 = rng.sample(CITIES, 2)
-                slots = dict(O=o, O2=o2, T=t1, T1=t1, T2=t2, C1=c1, C2=c2, P=rng.choice(PEOPLE),
-                             D=rng.choice(DRUGS), B=rng.choice(STRUCTURES), L=rng.choice(VENUES),
-                             H=rng.choice(HOSPITALS), R=rng.choice(STUDIES))
+                slots = dict(
+                    O=o,
+                    O2=o2,
+                    T=t1,
+                    T1=t1,
+                    T2=t2,
+                    C1=c1,
+                    C2=c2,
+                    P=rng.choice(PEOPLE),
+                    D=rng.choice(DRUGS),
+                    B=rng.choice(STRUCTURES),
+                    L=rng.choice(VENUES),
+                    H=rng.choice(HOSPITALS),
+                    R=rng.choice(STUDIES),
+                )
                 b.add(direction, sentence(tpl, **slots), sentence(passage, **slots), f"template paraphrase.{fid}")
     return b.probes
 
 
 def partial_probes(rng: random.Random, per_direction: int = 50) -> list[Probe]:
-    """"S did A and B": the passage supports A and says nothing of B → SUPPORT (partial
+    """ "S did A and B": the passage supports A and says nothing of B → SUPPORT (partial
     support counts); the passage contradicts A and says nothing of B → CONTRADICT."""
     b = _Builder("partial")
     for direction in ("supported_part", "contradicted_part"):
@@ -746,8 +885,7 @@ def long_document_probes(rng: random.Random, per_direction: int = 40) -> list[Pr
                 else:
                     k2 = rng.choice(FACT_KINDS)
                     try:
-                        g = make_fact(k2, rng, avoid=used,
-                                      frame=f.frame if k2 == kind and rng.random() < 0.3 else None)
+                        g = make_fact(k2, rng, avoid=used, frame=f.frame if k2 == kind and rng.random() < 0.3 else None)
                     except LookupError:
                         continue
                     cand = rng.choice(g.statements())
@@ -761,23 +899,29 @@ def long_document_probes(rng: random.Random, per_direction: int = 40) -> list[Pr
                 claim, relevant = f.contradiction(rng)
             if direction != "none_in_long":
                 relevant = support if direction == "support_in_long" else relevant
-                at = {"start": rng.randint(0, 2), "middle": n // 2 + rng.randint(-2, 2),
-                      "end": n - rng.randint(0, 2)}[pos]
+                at = {"start": rng.randint(0, 2), "middle": n // 2 + rng.randint(-2, 2), "end": n - rng.randint(0, 2)}[
+                    pos
+                ]
                 filler.insert(at, relevant)
                 meta.update(position=pos, relevant_sentence=at, relevant=relevant)
             paras, k = [], 0
             while k < len(filler):
                 size = rng.randint(4, 7)
-                paras.append(" ".join(filler[k:k + size]))
+                paras.append(" ".join(filler[k : k + size]))
                 k += size
-            b.add(direction, claim, "\n\n".join(paras), f"template long_document.{kind}.{f.frame}", document=True,
-                  **meta)
+            b.add(
+                direction, claim, "\n\n".join(paras), f"template long_document.{kind}.{f.frame}", document=True, **meta
+            )
     return b.probes
 
 
 GENERATORS: dict[str, Callable[[random.Random], list[Probe]]] = {
-    "negation": negation_probes, "numbers": number_probes, "entities": entity_probes,
-    "off_topic": off_topic_probes, "paraphrase": paraphrase_probes, "partial": partial_probes,
+    "negation": negation_probes,
+    "numbers": number_probes,
+    "entities": entity_probes,
+    "off_topic": off_topic_probes,
+    "paraphrase": paraphrase_probes,
+    "partial": partial_probes,
     "long_document": long_document_probes,
 }
 
@@ -790,8 +934,16 @@ def templated_probes(seed: int, capabilities: Sequence[str] = CAPABILITIES) -> d
 # ---------------------------------------------------------------------------------------
 # mined probes: evaluation-only public sets, read in their original format
 
-NLI_LABELS = {"e": SUPPORT, "entailment": SUPPORT, "c": CONTRADICT, "contradiction": CONTRADICT,
-              "n": IRRELEVANT, "neutral": IRRELEVANT, "SUPPORTS": SUPPORT, "REFUTES": CONTRADICT}
+NLI_LABELS = {
+    "e": SUPPORT,
+    "entailment": SUPPORT,
+    "c": CONTRADICT,
+    "contradiction": CONTRADICT,
+    "n": IRRELEVANT,
+    "neutral": IRRELEVANT,
+    "SUPPORTS": SUPPORT,
+    "REFUTES": CONTRADICT,
+}
 EVAL_ONLY = ("nan-nli", "anli", "taxinli", "control", "averitec", "fever-symmetric/symmetric_v0.2/fever_symmetric_test")
 """The sets (folders of ``nli_extra``, or a file stem) mined here; everything else in
 ``nli_extra`` is treated as training data."""
@@ -812,16 +964,20 @@ class Row:
 
 def _csv_rows(path: Path, delimiter: str = ",") -> Iterator[tuple[int, dict[str, str]]]:
     with path.open(encoding="utf-8-sig", newline="") as fh:
-        for i, row in enumerate(csv.DictReader(fh, delimiter=delimiter, quoting=csv.QUOTE_MINIMAL
-                                               if delimiter == "," else csv.QUOTE_NONE), start=1):
+        for i, row in enumerate(
+            csv.DictReader(fh, delimiter=delimiter, quoting=csv.QUOTE_MINIMAL if delimiter == "," else csv.QUOTE_NONE),
+            start=1,
+        ):
             yield i, row
 
 
 def load_nan_nli(root: Path) -> list[Row]:
     """NaN-NLI ``data/nan.csv``: premise, hypothesis, label (entailment / contradiction / neutral)."""
     path = root / "nan-nli/data/nan.csv"
-    return [Row(f"nan-nli data/nan.csv row {i}", r["premise"], r["hypothesis"], NLI_LABELS[r["label"].strip()])
-            for i, r in _csv_rows(path)]
+    return [
+        Row(f"nan-nli data/nan.csv row {i}", r["premise"], r["hypothesis"], NLI_LABELS[r["label"].strip()])
+        for i, r in _csv_rows(path)
+    ]
 
 
 def load_anli_dev(root: Path) -> list[Row]:
@@ -832,15 +988,35 @@ def load_anli_dev(root: Path) -> list[Row]:
         name = f"anli/anlizinganli/anli_annot_v0.2/ANLI_analysis_r{r}_dev.csv"
         for i, row in _csv_rows(root / name):
             tags = frozenset(ast.literal_eval(row["tags"])) if row["tags"].startswith("[") else frozenset()
-            out.append(Row(f"anli {Path(name).name} row {i}", row["context"], row["statement"],
-                           NLI_LABELS[row["gold_label"].strip()], tags))
+            out.append(
+                Row(
+                    f"anli {Path(name).name} row {i}",
+                    row["context"],
+                    row["statement"],
+                    NLI_LABELS[row["gold_label"].strip()],
+                    tags,
+                )
+            )
     return out
 
 
-TAXI_COLUMNS = ("lexical_linguistic", "syntactic_linguistic", "factivity_linguistic", "negation_logic",
-                "boolean_logic", "quantifier_logic", "conditional_logic", "comparative_logic", "relational_reasoning",
-                "spatial_reasoning", "temporal_reasoning", "causal_reasoning", "coreference_reasoning",
-                "world_knowledge", "taxonomic_knowledge")
+TAXI_COLUMNS = (
+    "lexical_linguistic",
+    "syntactic_linguistic",
+    "factivity_linguistic",
+    "negation_logic",
+    "boolean_logic",
+    "quantifier_logic",
+    "conditional_logic",
+    "comparative_logic",
+    "relational_reasoning",
+    "spatial_reasoning",
+    "temporal_reasoning",
+    "causal_reasoning",
+    "coreference_reasoning",
+    "world_knowledge",
+    "taxonomic_knowledge",
+)
 
 
 def load_taxinli(root: Path) -> list[Row]:
@@ -870,8 +1046,14 @@ def load_fever_symmetric_test(root: Path) -> list[Row]:
         for i, line in enumerate(fh, start=1):
             if line.strip():
                 r = json.loads(line)
-                out.append(Row(f"fever-symmetric fever_symmetric_test.jsonl line {i}", detokenize(r["evidence"]),
-                               detokenize(r["claim"]), NLI_LABELS[r["gold_label"]]))
+                out.append(
+                    Row(
+                        f"fever-symmetric fever_symmetric_test.jsonl line {i}",
+                        detokenize(r["evidence"]),
+                        detokenize(r["claim"]),
+                        NLI_LABELS[r["gold_label"]],
+                    )
+                )
     return out
 
 
@@ -882,8 +1064,9 @@ def load_control_dev(root: Path) -> list[Row]:
         for i, line in enumerate(fh, start=1):
             if line.strip():
                 r = json.loads(line)
-                out.append(Row(f"control data/dev.jsonl line {i}", r["premise"], r["hypothesis"],
-                               NLI_LABELS[r["label"]]))
+                out.append(
+                    Row(f"control data/dev.jsonl line {i}", r["premise"], r["hypothesis"], NLI_LABELS[r["label"]])
+                )
     return out
 
 
@@ -952,8 +1135,13 @@ def _leaks(index: Any, row: Row) -> bool:
     return index is not None and (index.document_leaks(row.premise) or index.document_leaks(row.hypothesis))
 
 
-def _sample(rows: Sequence[Row], per_label: int, rng: random.Random, used: set[str],
-            labels: Sequence[str] = (SUPPORT, CONTRADICT, IRRELEVANT)) -> list[Row]:
+def _sample(
+    rows: Sequence[Row],
+    per_label: int,
+    rng: random.Random,
+    used: set[str],
+    labels: Sequence[str] = (SUPPORT, CONTRADICT, IRRELEVANT),
+) -> list[Row]:
     """Up to ``per_label`` rows of each label, not already used by another capability."""
     out = []
     for lab in labels:
@@ -977,15 +1165,21 @@ def _names(text: str) -> set[str]:
     return {w for w in CAPITALISED.findall(text) if w.lower() not in STOPWORDS}
 
 
-def mined_probes(data_dir: Path, seed: int, capabilities: Sequence[str] = CAPABILITIES,
-                 index: Any = None) -> tuple[dict[str, list[Probe]], dict[str, Any]]:
+def mined_probes(
+    data_dir: Path, seed: int, capabilities: Sequence[str] = CAPABILITIES, index: Any = None
+) -> tuple[dict[str, list[Probe]], dict[str, Any]]:
     """Probes from the evaluation-only sets in ``data_dir/nli_extra``, and what was dropped
     as shared with training data (``index``, see :func:`training_index`)."""
     root = data_dir / "nli_extra"
     info: dict[str, Any] = {"dropped_shared_with_training": Counter()}
     rows: dict[str, list[Row]] = {}
-    for name, loader in (("nan-nli", load_nan_nli), ("anli", load_anli_dev), ("taxinli", load_taxinli),
-                         ("fever-symmetric", load_fever_symmetric_test), ("control", load_control_dev)):
+    for name, loader in (
+        ("nan-nli", load_nan_nli),
+        ("anli", load_anli_dev),
+        ("taxinli", load_taxinli),
+        ("fever-symmetric", load_fever_symmetric_test),
+        ("control", load_control_dev),
+    ):
         kept = []
         for r in loader(root):
             if _leaks(index, r):
@@ -1010,8 +1204,14 @@ def mined_probes(data_dir: Path, seed: int, capabilities: Sequence[str] = CAPABI
             picked += [("taxinli", r) for r in _sample([r for r in taxi if "negation_logic" in r.tags], 6, rng, used)]
             for _, r in picked:
                 neg = "negated" if has_negation(r.hypothesis) else "affirmative"
-                b.add(f"mined_{r.label.lower()}_{neg}_claim", r.hypothesis, r.premise, r.source, origin="mined",
-                      label=r.label)
+                b.add(
+                    f"mined_{r.label.lower()}_{neg}_claim",
+                    r.hypothesis,
+                    r.premise,
+                    r.source,
+                    origin="mined",
+                    label=r.label,
+                )
         elif cap == "numbers":
             num = [r for r in anli if r.tags & {"Numerical", "Dates", "Cardinal"} and DIGIT.search(r.hypothesis)]
             picked += [("anli", r) for r in _sample(num, 8, rng, used)]
@@ -1026,20 +1226,31 @@ def mined_probes(data_dir: Path, seed: int, capabilities: Sequence[str] = CAPABI
             for r in _sample(on_topic, 14, rng, used, (IRRELEVANT,)):
                 b.add("mined_on_topic_neutral", r.hypothesis, r.premise, r.source, origin="mined", label=IRRELEVANT)
             for r in _sample([r for r in taxi if not r.tags & {"negation_logic"}], 7, rng, used, (SUPPORT, CONTRADICT)):
-                b.add(f"mined_control_{r.label.lower()}", r.hypothesis, r.premise, r.source, origin="mined",
-                      label=r.label)
+                b.add(
+                    f"mined_control_{r.label.lower()}", r.hypothesis, r.premise, r.source, origin="mined", label=r.label
+                )
             claims = rng.sample(fever, min(32, len(fever)))
             n_same = 0
             for c in claims:  # a claim against another row's evidence: shared words, no shared name or number
                 cw, names = content_words(c.hypothesis), _names(c.hypothesis + " " + c.premise)
-                ok = [e for e in fever if e is not c and cw & content_words(e.premise)
-                      and not names & _names(e.premise)
-                      and not set(re.findall(r"\d+", c.hypothesis)) & set(re.findall(r"\d+", e.premise))]
+                ok = [
+                    e
+                    for e in fever
+                    if e is not c
+                    and cw & content_words(e.premise)
+                    and not names & _names(e.premise)
+                    and not set(re.findall(r"\d+", c.hypothesis)) & set(re.findall(r"\d+", e.premise))
+                ]
                 if ok and n_same < 18:
                     e = rng.choice(ok)
-                    b.add("mined_same_domain_cross_pair", c.hypothesis, e.premise,
-                          f"{c.source} (claim) x {e.source.split(' ', 2)[-1]} (evidence)", origin="mined",
-                          label=IRRELEVANT)
+                    b.add(
+                        "mined_same_domain_cross_pair",
+                        c.hypothesis,
+                        e.premise,
+                        f"{c.source} (claim) x {e.source.split(' ', 2)[-1]} (evidence)",
+                        origin="mined",
+                        label=IRRELEVANT,
+                    )
                     n_same += 1
             other = [r for r in taxi if r.label in (SUPPORT, CONTRADICT, IRRELEVANT)]
             for c in rng.sample(fever, min(14, len(fever))):  # a Wikipedia claim against spoken or written English
@@ -1047,25 +1258,41 @@ def mined_probes(data_dir: Path, seed: int, capabilities: Sequence[str] = CAPABI
                 if not unrelated:
                     continue
                 e = rng.choice(unrelated)
-                b.add("mined_other_domain_cross_pair", c.hypothesis, e.premise,
-                      f"{c.source} (claim) x {e.source} (premise)", origin="mined", label=IRRELEVANT)
+                b.add(
+                    "mined_other_domain_cross_pair",
+                    c.hypothesis,
+                    e.premise,
+                    f"{c.source} (claim) x {e.source} (premise)",
+                    origin="mined",
+                    label=IRRELEVANT,
+                )
         elif cap == "paraphrase":
-            lex = [r for r in taxi if r.tags & {"lexical_linguistic", "syntactic_linguistic"}
-                   and not r.tags & set(TAXI_COLUMNS[2:])]
+            lex = [
+                r
+                for r in taxi
+                if r.tags & {"lexical_linguistic", "syntactic_linguistic"} and not r.tags & set(TAXI_COLUMNS[2:])
+            ]
             picked += [("taxinli", r) for r in _sample(lex, 24, rng, used, (SUPPORT, CONTRADICT))]
         elif cap == "long_document":
             long_rows = [r for r in rows["control"] if 150 <= len(r.premise.split()) <= 400]
             for r in _sample(long_rows, 15, rng, used):
-                b.add(f"mined_{r.label.lower()}", r.hypothesis, r.premise, r.source, origin="mined", label=r.label,
-                      document=True)
+                b.add(
+                    f"mined_{r.label.lower()}",
+                    r.hypothesis,
+                    r.premise,
+                    r.source,
+                    origin="mined",
+                    label=r.label,
+                    document=True,
+                )
         if cap not in ("negation", "off_topic", "long_document"):
             for _, r in picked:
                 b.add(f"mined_{r.label.lower()}", r.hypothesis, r.premise, r.source, origin="mined", label=r.label)
         out[cap] = b.probes
     info["not_mined"] = {
         "partial": "no evaluation-only set labels partially supported compound claims by this project's convention "
-                   "(NLI sets call them neutral)",
+        "(NLI sets call them neutral)",
         "averitec": "not used: its evidence is question-answer pairs and its verdicts often rest on the fact-checkers' "
-                    "judgement of sources, not on text a judge reads",
+        "judgement of sources, not on text a judge reads",
     }
     return out, info

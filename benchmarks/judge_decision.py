@@ -46,8 +46,9 @@ def dev_means(eval_record: dict[str, Any]) -> dict[str, Any]:
     sets = rules["rules"][rule]["sets"]
     if not sets:
         raise SystemExit("judge_decision: the judge_eval record has no dev set")
-    per = {name: {"argmax": s["argmax"]["macro_f1"], "thresholds": s["calibrated"]["macro_f1"]}
-           for name, s in sets.items()}
+    per = {
+        name: {"argmax": s["argmax"]["macro_f1"], "thresholds": s["calibrated"]["macro_f1"]} for name, s in sets.items()
+    }
     mean = {k: round(sum(v[k] for v in per.values()) / len(per), 4) for k in ("argmax", "thresholds")}
     return {"document_rule": rule, "thresholds": rules["rules"][rule]["thresholds"], "sets": per, "mean": mean}
 
@@ -65,14 +66,25 @@ def decide(dev: dict[str, Any], with_thresholds: dict[str, Any], argmax: dict[st
     raises = dev["thresholds"] is not None and dev["mean"]["thresholds"] > dev["mean"]["argmax"]
     use = raises and not broken
     why = []
-    why.append(f"mean dev macro-F1 {dev['mean']['thresholds']} with the thresholds against {dev['mean']['argmax']} "
-               f"with arg-max ({'raised' if raises else 'not raised'})")
-    why.append(f"sanity pairs arg-max gets right and the thresholds get wrong: {len(broken)}"
-               + (f" ({', '.join(broken[:8])}{' ...' if len(broken) > 8 else ''})" if broken else ""))
-    return {"rule": "thresholds" if use else "argmax", "thresholds": dev["thresholds"] if use else None,
-            "why": "; ".join(why), "sanity_broken": broken, "sanity_fixed": fixed,
-            "sanity_accuracy": {"thresholds": with_thresholds["summary"]["overall"]["accuracy"],
-                                "argmax": argmax["summary"]["overall"]["accuracy"]}}
+    why.append(
+        f"mean dev macro-F1 {dev['mean']['thresholds']} with the thresholds against {dev['mean']['argmax']} "
+        f"with arg-max ({'raised' if raises else 'not raised'})"
+    )
+    why.append(
+        f"sanity pairs arg-max gets right and the thresholds get wrong: {len(broken)}"
+        + (f" ({', '.join(broken[:8])}{' ...' if len(broken) > 8 else ''})" if broken else "")
+    )
+    return {
+        "rule": "thresholds" if use else "argmax",
+        "thresholds": dev["thresholds"] if use else None,
+        "why": "; ".join(why),
+        "sanity_broken": broken,
+        "sanity_fixed": fixed,
+        "sanity_accuracy": {
+            "thresholds": with_thresholds["summary"]["overall"]["accuracy"],
+            "argmax": argmax["summary"]["overall"]["accuracy"],
+        },
+    }
 
 
 def apply(model: Path, result: dict[str, Any]) -> dict[str, Any]:
@@ -91,24 +103,38 @@ def apply(model: Path, result: dict[str, Any]) -> dict[str, Any]:
 
 def markdown(r: dict[str, Any]) -> str:
     d, dev = r["decision"], r["dev"]
-    lines = [f"# The decision rule of `{r['tag']}`", "", *header(r["meta"]),
-             f"**Rule: {'calibrated thresholds ' + json.dumps(d['thresholds']) if d['rule'] == 'thresholds' else 'plain arg-max'}.** "
-             f"{d['why']}.", "",
-             f"Document rule in force: `{dev['document_rule']}`; thresholds calibrated on the dev sets: "
-             f"`{json.dumps(dev['thresholds'])}`.", "",
-             "| dev set | macro-F1, arg-max | macro-F1, thresholds |", "|---|---:|---:|"]
+    lines = [
+        f"# The decision rule of `{r['tag']}`",
+        "",
+        *header(r["meta"]),
+        f"**Rule: {'calibrated thresholds ' + json.dumps(d['thresholds']) if d['rule'] == 'thresholds' else 'plain arg-max'}.** "
+        f"{d['why']}.",
+        "",
+        f"Document rule in force: `{dev['document_rule']}`; thresholds calibrated on the dev sets: "
+        f"`{json.dumps(dev['thresholds'])}`.",
+        "",
+        "| dev set | macro-F1, arg-max | macro-F1, thresholds |",
+        "|---|---:|---:|",
+    ]
     for name, v in dev["sets"].items():
         lines.append(f"| {name} | {v['argmax']:.3f} | {v['thresholds']:.3f} |")
     lines.append(f"| **mean** | **{dev['mean']['argmax']:.3f}** | **{dev['mean']['thresholds']:.3f}** |")
-    lines += ["", f"Sanity checklist accuracy: arg-max {d['sanity_accuracy']['argmax']}, thresholds "
-              f"{d['sanity_accuracy']['thresholds']}; pairs the thresholds break: {len(d['sanity_broken'])}, "
-              f"pairs they fix: {len(d['sanity_fixed'])}.", ""]
+    lines += [
+        "",
+        f"Sanity checklist accuracy: arg-max {d['sanity_accuracy']['argmax']}, thresholds "
+        f"{d['sanity_accuracy']['thresholds']}; pairs the thresholds break: {len(d['sanity_broken'])}, "
+        f"pairs they fix: {len(d['sanity_fixed'])}.",
+        "",
+    ]
     return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--eval", required=True, type=Path, help="judge_eval.py's record of the judge (JSON)")
     p.add_argument("--sanity", required=True, type=Path, help="judge_sanity.py's record with the thresholds")
     p.add_argument("--sanity-argmax", required=True, type=Path, help="judge_sanity.py's record with arg-max")
@@ -122,8 +148,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     started, load = time.perf_counter(), __import__("os").getloadavg()
     records = [json.loads(f.read_text(encoding="utf-8")) for f in (args.eval, args.sanity, args.sanity_argmax)]
     dev = dev_means(records[0])
-    result = {"tag": args.tag, "dev": dev, "decision": decide(dev, records[1], records[2]),
-              "inputs": [str(f) for f in (args.eval, args.sanity, args.sanity_argmax)]}
+    result = {
+        "tag": args.tag,
+        "dev": dev,
+        "decision": decide(dev, records[1], records[2]),
+        "inputs": [str(f) for f in (args.eval, args.sanity, args.sanity_argmax)],
+    }
     if args.apply:
         result["applied_to"] = str(args.model)
         result["conflictscore_json"] = apply(args.model, result)

@@ -47,26 +47,52 @@ RESULTS = ROOT / "benchmarks" / "results"
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--tag", required=True, help="names the results files: judge_eval_<tag>.{json,md}")
-    p.add_argument("--judge-arg", action="append", default=[], metavar="K=V",
-                   help="an argument of the nli judge (repeatable), e.g. model=PATH; none: the default judge")
+    p.add_argument(
+        "--judge-arg",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="an argument of the nli judge (repeatable), e.g. model=PATH; none: the default judge",
+    )
     p.add_argument("--data", default="benchmarks/work/judge-data-v3", help="the folder `train-judge prepare` wrote")
     p.add_argument("--dev", nargs="*", default=[], metavar="NAME", help="dev files (NAME.jsonl in --data)")
     p.add_argument("--anchors", nargs="*", default=[], metavar="NAME", help="anchor files (anchor_NAME.jsonl)")
-    p.add_argument("--anchor-sample", type=int, default=None, metavar="N",
-                   help="judge a seeded sample of N units of each anchor (default: all; the count is recorded)")
-    p.add_argument("--anchor-whole", nargs="*", default=[], metavar="NAME",
-                   help="anchors judged whole even with --anchor-sample (those a target is stated on)")
+    p.add_argument(
+        "--anchor-sample",
+        type=int,
+        default=None,
+        metavar="N",
+        help="judge a seeded sample of N units of each anchor (default: all; the count is recorded)",
+    )
+    p.add_argument(
+        "--anchor-whole",
+        nargs="*",
+        default=[],
+        metavar="NAME",
+        help="anchors judged whole even with --anchor-sample (those a target is stated on)",
+    )
     p.add_argument("--rules", nargs="*", default=list(DOCUMENT_RULES), choices=DOCUMENT_RULES)
-    p.add_argument("--max-fpr", action="append", default=[], metavar="SET=RATE",
-                   help="calibrate only over thresholds whose false-positive rate on SET's control claims is at "
-                   "most RATE (repeatable), e.g. bench_dev=0.087 (v2's rate): a rule none of whose thresholds "
-                   "holds it loses to one that does")
-    p.add_argument("--apply-best", metavar="CHECKPOINT",
-                   help="write the best rule's calibrated thresholds into CHECKPOINT/conflictscore.json "
-                   "(and the rule under 'document_rule', for the record)")
+    p.add_argument(
+        "--max-fpr",
+        action="append",
+        default=[],
+        metavar="SET=RATE",
+        help="calibrate only over thresholds whose false-positive rate on SET's control claims is at "
+        "most RATE (repeatable), e.g. bench_dev=0.087 (v2's rate): a rule none of whose thresholds "
+        "holds it loses to one that does",
+    )
+    p.add_argument(
+        "--apply-best",
+        metavar="CHECKPOINT",
+        help="write the best rule's calibrated thresholds into CHECKPOINT/conflictscore.json "
+        "(and the rule under 'document_rule', for the record)",
+    )
     p.add_argument("--threads", type=int, default=None, help="torch threads (default: the cores available)")
     p.add_argument("--out-dir", default=str(RESULTS))
     return p.parse_args(argv)
@@ -103,12 +129,17 @@ def sample_units(ev: Any, n: int | None, seed: int = 0) -> Any:
 
 def _figures(m: dict[str, Any]) -> dict[str, Any]:
     pm = m["pairs"]
-    out = {"macro_f1": round(m["macro_f1"], 4), "accuracy": round(pm["accuracy"], 4) if pm["accuracy"] is not None
-           else None, "pairs": pm["n_pairs"]}
+    out = {
+        "macro_f1": round(m["macro_f1"], 4),
+        "accuracy": round(pm["accuracy"], 4) if pm["accuracy"] is not None else None,
+        "pairs": pm["n_pairs"],
+    }
     if "detection" in m:
         det = m["detection"]
-        out["detection"] = {k: (round(det[k], 4) if isinstance(det[k], float) else det[k])
-                            for k in ("precision", "recall", "f1", "false_positive_rate", "n_gold_conflicted")}
+        out["detection"] = {
+            k: (round(det[k], 4) if isinstance(det[k], float) else det[k])
+            for k in ("precision", "recall", "f1", "false_positive_rate", "n_gold_conflicted")
+        }
     return out
 
 
@@ -130,8 +161,10 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     record: dict[str, Any] = {
         "command": "python benchmarks/judge_eval.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-        "date": time.strftime("%Y-%m-%d"), "machine": f"{platform.machine()}, {os.cpu_count()} cores",
-        "load_before": round(os.getloadavg()[0], 2), "judge": portable(judge.describe()),
+        "date": time.strftime("%Y-%m-%d"),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+        "load_before": round(os.getloadavg()[0], 2),
+        "judge": portable(judge.describe()),
         "thresholds_shipped": judge.thresholds(),
     }
     # what the judge decides with: its own thresholds and document rule, or those --apply-best writes
@@ -157,13 +190,19 @@ def main(argv: list[str] | None = None) -> int:
         for rule in args.rules:
             cal = calibrate(probs, sets, rule=rule, max_fpr=max_fpr)
             rules[rule] = {
-                "max_fpr": cal.max_fpr, "max_fpr_met": cal.met,
-                "thresholds": cal.thresholds, "objective_argmax": round(cal.argmax_score, 4),
+                "max_fpr": cal.max_fpr,
+                "max_fpr_met": cal.met,
+                "thresholds": cal.thresholds,
+                "objective_argmax": round(cal.argmax_score, 4),
                 "objective_calibrated": round(cal.score, 4),
                 "objective_shipped_thresholds": round(_objective(probs, sets, judge.thresholds(), rule), 4),
-                "sets": {ev.name: {"argmax": _figures(evaluate(p, ev, None, rule)),
-                                   "calibrated": _figures(evaluate(p, ev, cal.thresholds, rule))}
-                         for ev, p in zip(sets, probs)},
+                "sets": {
+                    ev.name: {
+                        "argmax": _figures(evaluate(p, ev, None, rule)),
+                        "calibrated": _figures(evaluate(p, ev, cal.thresholds, rule)),
+                    }
+                    for ev, p in zip(sets, probs)
+                },
             }
         best = max(rules, key=lambda r: (rules[r]["max_fpr_met"], rules[r]["objective_calibrated"], r == "max"))
         record["document_rules"] = {"objective": cal.objective, "best": best, "rules": rules}
@@ -184,9 +223,12 @@ def main(argv: list[str] | None = None) -> int:
         full, _ = read_eval_set(str(data / f"anchor_{name}.jsonl"), chunker)
         ev = sample_units(full, None if name in args.anchor_whole else args.anchor_sample)
         p = judge_probs(judge, ev)
-        anchors[name] = {"units": len(ev), "of": len(full),
-                         "argmax": _figures(evaluate(p, ev, None)),
-                         "shipped": _figures(evaluate(p, ev, shipped))}
+        anchors[name] = {
+            "units": len(ev),
+            "of": len(full),
+            "argmax": _figures(evaluate(p, ev, None)),
+            "shipped": _figures(evaluate(p, ev, shipped)),
+        }
     record["anchors"] = anchors
     record["wall_s"] = round(time.perf_counter() - t0, 1)
     record["load_after"] = round(os.getloadavg()[0], 2)
@@ -205,37 +247,71 @@ def _objective(probs: Any, sets: Any, thresholds: Any, rule: str) -> float:
 
 
 def markdown(tag: str, r: dict[str, Any]) -> str:
-    lines = [f"# Judge evaluation: {tag}", "", f"`{r['command']}`", "",
-             f"{r['date']}, {r['machine']}, load {r['load_before']} → {r['load_after']}, {r['wall_s']} s. "
-             f"Shipped thresholds: {r['thresholds_shipped']}.", ""]
+    lines = [
+        f"# Judge evaluation: {tag}",
+        "",
+        f"`{r['command']}`",
+        "",
+        f"{r['date']}, {r['machine']}, load {r['load_before']} → {r['load_after']}, {r['wall_s']} s. "
+        f"Shipped thresholds: {r['thresholds_shipped']}.",
+        "",
+    ]
     dr = r.get("document_rules")
     if dr:
         bound = next((v.get("max_fpr") for v in dr["rules"].values() if v.get("max_fpr")), None)
-        held = ("Thresholds compete only where the control false-positive rate stays within "
-                + ", ".join(f"{k} ≤ {b}" for k, b in bound.items()) + " (`--max-fpr`). ") if bound else ""
-        lines += ["## Document rules (dev sets)", "", f"Objective: {dr['objective']}. {held}Best: **{dr['best']}**.",
-                  "", "| rule | objective argmax | objective, judge's thresholds | objective calibrated | thresholds | "
-                  "FPR bound held |", "|---|---:|---:|---:|---|---|"]
+        held = (
+            (
+                "Thresholds compete only where the control false-positive rate stays within "
+                + ", ".join(f"{k} ≤ {b}" for k, b in bound.items())
+                + " (`--max-fpr`). "
+            )
+            if bound
+            else ""
+        )
+        lines += [
+            "## Document rules (dev sets)",
+            "",
+            f"Objective: {dr['objective']}. {held}Best: **{dr['best']}**.",
+            "",
+            "| rule | objective argmax | objective, judge's thresholds | objective calibrated | thresholds | "
+            "FPR bound held |",
+            "|---|---:|---:|---:|---|---|",
+        ]
         for rule, v in dr["rules"].items():
             met = "–" if not v.get("max_fpr") else "yes" if v.get("max_fpr_met") else "**no**"
-            lines.append(f"| {rule} | {v['objective_argmax']} | {v['objective_shipped_thresholds']} | "
-                         f"{v['objective_calibrated']} | {v['thresholds']} | {met} |")
-        lines += ["", "| rule | set | macro-F1 argmax | calibrated | detection F1 argmax | calibrated | FPR calibrated |",
-                  "|---|---|---:|---:|---:|---:|---:|"]
+            lines.append(
+                f"| {rule} | {v['objective_argmax']} | {v['objective_shipped_thresholds']} | "
+                f"{v['objective_calibrated']} | {v['thresholds']} | {met} |"
+            )
+        lines += [
+            "",
+            "| rule | set | macro-F1 argmax | calibrated | detection F1 argmax | calibrated | FPR calibrated |",
+            "|---|---|---:|---:|---:|---:|---:|",
+        ]
         for rule, v in dr["rules"].items():
             for name, s in v["sets"].items():
                 det_a, det_c = s["argmax"].get("detection"), s["calibrated"].get("detection")
-                lines.append(f"| {rule} | {name} | {s['argmax']['macro_f1']} | {s['calibrated']['macro_f1']} | "
-                             f"{det_a['f1'] if det_a else '–'} | {det_c['f1'] if det_c else '–'} | "
-                             f"{det_c['false_positive_rate'] if det_c else '–'} |")
+                lines.append(
+                    f"| {rule} | {name} | {s['argmax']['macro_f1']} | {s['calibrated']['macro_f1']} | "
+                    f"{det_a['f1'] if det_a else '–'} | {det_c['f1'] if det_c else '–'} | "
+                    f"{det_c['false_positive_rate'] if det_c else '–'} |"
+                )
         lines.append("")
     if r.get("anchors"):
-        lines += ["## Anchors", "", "Units: a seeded sample of each anchor where `units` < `of` (`--anchor-sample`).", "",
-                  "| set | units (of) | pairs | accuracy argmax | macro-F1 argmax | accuracy (judge's rule) | "
-                  "macro-F1 (judge's rule) |", "|---|---:|---:|---:|---:|---:|---:|"]
+        lines += [
+            "## Anchors",
+            "",
+            "Units: a seeded sample of each anchor where `units` < `of` (`--anchor-sample`).",
+            "",
+            "| set | units (of) | pairs | accuracy argmax | macro-F1 argmax | accuracy (judge's rule) | "
+            "macro-F1 (judge's rule) |",
+            "|---|---:|---:|---:|---:|---:|---:|",
+        ]
         for name, v in r["anchors"].items():
-            lines.append(f"| {name} | {v.get('units', '–')} ({v.get('of', '–')}) | {v['argmax']['pairs']} | {v['argmax']['accuracy']} | {v['argmax']['macro_f1']} | "
-                         f"{v['shipped']['accuracy']} | {v['shipped']['macro_f1']} |")
+            lines.append(
+                f"| {name} | {v.get('units', '–')} ({v.get('of', '–')}) | {v['argmax']['pairs']} | {v['argmax']['accuracy']} | {v['argmax']['macro_f1']} | "
+                f"{v['shipped']['accuracy']} | {v['shipped']['macro_f1']} |"
+            )
         lines.append("")
     return "\n".join(lines)
 

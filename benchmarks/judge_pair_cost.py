@@ -35,8 +35,11 @@ from conflictscore_local.core.types import Claim, Pair, Passage  # noqa: E402
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--judge", action="append", required=True, metavar="TAG=MODEL", help="a judge to time (repeatable)")
     p.add_argument("--data", default="benchmarks/work/judge-data-v3", help="the folder `train-judge prepare` wrote")
     p.add_argument("--set", default="bench_dev", help="the eval file whose rows are judged (default bench_dev)")
@@ -62,8 +65,10 @@ def _pairs(judge: Any, path: Path, n: int) -> tuple[list[Pair], int]:
     for r, (claim, text) in enumerate(zip(ev.claims[:n], ev.passages[:n])):
         c = claims.setdefault(claim, Claim("cost", len(claims), claim))
         pairs.append(Pair(c, Passage("cost", f"r{r}", 0, text)))
-    tokens = sum(len(tok(p.passage.text, p.claim.text, truncation=True, max_length=judge.max_length())["input_ids"])
-                 for p in pairs)
+    tokens = sum(
+        len(tok(p.passage.text, p.claim.text, truncation=True, max_length=judge.max_length())["input_ids"])
+        for p in pairs
+    )
     return pairs, tokens
 
 
@@ -93,10 +98,18 @@ def main(argv: list[str] | None = None) -> int:
     for (tag, dtype), ts in times.items():
         pairs, tokens = work[(tag, dtype)]
         med = statistics.median(ts)
-        rows.append({"judge": tag, "model": judges[(tag, dtype)].describe().get("model"), "dtype": dtype,
-                     "pairs": len(pairs), "mean_tokens": round(tokens / len(pairs), 1),
-                     "pairs_per_s": round(len(pairs) / med, 2), "ms_per_pair": round(1000 * med / len(pairs), 2),
-                     "seconds": [round(t, 3) for t in ts]})
+        rows.append(
+            {
+                "judge": tag,
+                "model": judges[(tag, dtype)].describe().get("model"),
+                "dtype": dtype,
+                "pairs": len(pairs),
+                "mean_tokens": round(tokens / len(pairs), 1),
+                "pairs_per_s": round(len(pairs) / med, 2),
+                "ms_per_pair": round(1000 * med / len(pairs), 2),
+                "seconds": [round(t, 3) for t in ts],
+            }
+        )
     base = {r["dtype"]: r["ms_per_pair"] for r in rows if r["judge"] == rows[0]["judge"]}
     for r in rows:
         r["x_first"] = round(r["ms_per_pair"] / base[r["dtype"]], 2)
@@ -104,11 +117,18 @@ def main(argv: list[str] | None = None) -> int:
 
     def markdown(res: dict[str, Any]) -> str:
         lines = ["# What a pair costs each judge on this CPU", ""] + header(res["meta"], f", {threads} torch threads")
-        lines += [f"Pairs: the first {args.pairs} rows of `{args.set}` (claim x document passage), each judge's own "
-                  f"splitting and window; median of {args.repeats} repeats after a warm-up.", "",
-                  "| judge | dtype | mean tokens | pairs/s | ms per pair | x the first |", "|---|---|---:|---:|---:|---:|"]
-        lines += [f"| {r['judge']} | {r['dtype']} | {r['mean_tokens']} | {r['pairs_per_s']} | {r['ms_per_pair']} | "
-                  f"{r['x_first']} |" for r in res["rows"]]
+        lines += [
+            f"Pairs: the first {args.pairs} rows of `{args.set}` (claim x document passage), each judge's own "
+            f"splitting and window; median of {args.repeats} repeats after a warm-up.",
+            "",
+            "| judge | dtype | mean tokens | pairs/s | ms per pair | x the first |",
+            "|---|---|---:|---:|---:|---:|",
+        ]
+        lines += [
+            f"| {r['judge']} | {r['dtype']} | {r['mean_tokens']} | {r['pairs_per_s']} | {r['ms_per_pair']} | "
+            f"{r['x_first']} |"
+            for r in res["rows"]
+        ]
         return "\n".join(lines) + "\n"
 
     print(write_recorded(Path(args.out), result, markdown))

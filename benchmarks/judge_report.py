@@ -53,15 +53,21 @@ def relativize(path: Path) -> None:
 def figures(result: dict) -> dict:
     ev = upgrade(result)["evaluation"]  # a bench run summary of any release
     det, pm = ev["detection"], ev["pairs"]
-    out = {"n_pairs": pm["n_pairs"], "macro_f1": macro_f1(pm["confusion"]),
-           "every_claim_conflicted_f1": all_conflicted_f1(det["overall"]),
-           "per_label_f1": {k: v["f1"] for k, v in pm["per_label"].items()},
-           "detection": {k: det["overall"][k] for k in ("precision", "recall", "f1", "n_gold_conflicted")}}
-    out["by_conflict_type"] = {t: {k: v.get(k) for k in ("precision", "recall", "f1", "n_claims", "n_gold_conflicted",
-                                                          "false_positive_rate")}
-                               for t, v in det.get("by_conflict_type", {}).items()}
-    out["by_source"] = {s: {k: v[k] for k in ("precision", "recall", "f1", "n_gold_conflicted")}
-                        for s, v in det.get("by_source", {}).items()}
+    out = {
+        "n_pairs": pm["n_pairs"],
+        "macro_f1": macro_f1(pm["confusion"]),
+        "every_claim_conflicted_f1": all_conflicted_f1(det["overall"]),
+        "per_label_f1": {k: v["f1"] for k, v in pm["per_label"].items()},
+        "detection": {k: det["overall"][k] for k in ("precision", "recall", "f1", "n_gold_conflicted")},
+    }
+    out["by_conflict_type"] = {
+        t: {k: v.get(k) for k in ("precision", "recall", "f1", "n_claims", "n_gold_conflicted", "false_positive_rate")}
+        for t, v in det.get("by_conflict_type", {}).items()
+    }
+    out["by_source"] = {
+        s: {k: v[k] for k in ("precision", "recall", "f1", "n_gold_conflicted")}
+        for s, v in det.get("by_source", {}).items()
+    }
     return out
 
 
@@ -75,12 +81,22 @@ def main() -> int:
     ap.add_argument("--after", default="benchmarks/results/judge-v2")
     ap.add_argument("--before-bench", default="default-judge-v1")
     ap.add_argument("--after-bench", default="default-judge")
-    ap.add_argument("--after-training", default="models/default-judge/training.json",
-                    help="training.json of the after judge: its calibrated eval figures (the judge's own rule and "
-                    "aggregation, every pair judged) fill the sets with no `bench run` file (default: %(default)s)")
-    ap.add_argument("--names", nargs=2, default=("v1", "v2"), metavar=("BEFORE", "AFTER"),
-                    help="what the two judges are called in the tables (default: v1 v2)")
-    ap.add_argument("--out", default=None, help="results file stem (default benchmarks/results/default_judge_BEFORE_vs_AFTER)")
+    ap.add_argument(
+        "--after-training",
+        default="models/default-judge/training.json",
+        help="training.json of the after judge: its calibrated eval figures (the judge's own rule and "
+        "aggregation, every pair judged) fill the sets with no `bench run` file (default: %(default)s)",
+    )
+    ap.add_argument(
+        "--names",
+        nargs=2,
+        default=("v1", "v2"),
+        metavar=("BEFORE", "AFTER"),
+        help="what the two judges are called in the tables (default: v1 v2)",
+    )
+    ap.add_argument(
+        "--out", default=None, help="results file stem (default benchmarks/results/default_judge_BEFORE_vs_AFTER)"
+    )
     ap.add_argument("--relativize", action="store_true", help="rewrite absolute paths in the result files first")
     args = ap.parse_args()
     args.out = args.out or f"benchmarks/results/default_judge_{args.names[0]}_vs_{args.names[1]}"
@@ -102,12 +118,22 @@ def main() -> int:
             if name in SETS and "after" not in runs.get(name, {}):
                 det = m.get("detection")
                 runs.setdefault(name, {})["after"] = {
-                    "source": "training.json", "n_pairs": m["pairs"]["n_pairs"], "macro_f1": m["macro_f1"],
+                    "source": "training.json",
+                    "n_pairs": m["pairs"]["n_pairs"],
+                    "macro_f1": m["macro_f1"],
                     "per_label_f1": {k: v["f1"] for k, v in m["pairs"]["per_label"].items()},
                     "detection": {k: det[k] for k in ("precision", "recall", "f1", "n_gold_conflicted")} if det else {},
-                    "by_conflict_type": {}, "by_source": {}}
-    record = {"command": "python benchmarks/judge_report.py " + " ".join(sys.argv[1:]), "date": time.strftime("%Y-%m-%d"),
-              "before": args.before, "after": args.after, "names": list(args.names), "sets": runs}
+                    "by_conflict_type": {},
+                    "by_source": {},
+                }
+    record = {
+        "command": "python benchmarks/judge_report.py " + " ".join(sys.argv[1:]),
+        "date": time.strftime("%Y-%m-%d"),
+        "before": args.before,
+        "after": args.after,
+        "names": list(args.names),
+        "sets": runs,
+    }
     write_json_atomic(REPO / f"{args.out}.json", record)
     md = report(record)
     (REPO / f"{args.out}.md").write_text(md, encoding="utf-8")
@@ -117,28 +143,43 @@ def main() -> int:
 
 def report(r: dict) -> str:
     before, after = r.get("names", ("v1", "v2"))
-    lines = [f"# Default judge: {before} (before) vs {after} (after; committed as models/default-judge), on the held-out "
-             "evaluation sets", "",
-             f"`{r['command']}` ({r['date']}); before: `{r['before']}`, after: `{r['after']}`. Pair macro-F1 with "
-             "scikit-learn's convention, recomputed from each run's confusion matrix. After-figures marked * come from "
-             "the after judge's training.json (calibrated thresholds, the judge's rule and the engine's aggregation, "
-             "every pair judged: what `bench run --pruner none` computes); the dev files were tuned on.", "",
-             "| evaluation set | pairs | macro-F1 before | after | detection F1 before | after |",
-             "|---|---:|---:|---:|---:|---:|"]
+    lines = [
+        f"# Default judge: {before} (before) vs {after} (after; committed as models/default-judge), on the held-out "
+        "evaluation sets",
+        "",
+        f"`{r['command']}` ({r['date']}); before: `{r['before']}`, after: `{r['after']}`. Pair macro-F1 with "
+        "scikit-learn's convention, recomputed from each run's confusion matrix. After-figures marked * come from "
+        "the after judge's training.json (calibrated thresholds, the judge's rule and the engine's aggregation, "
+        "every pair judged: what `bench run --pruner none` computes); the dev files were tuned on.",
+        "",
+        "| evaluation set | pairs | macro-F1 before | after | detection F1 before | after |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
     for name, v in r["sets"].items():
         b, a = v.get("before", {}), v.get("after", {})
         has_det = (b or a).get("detection", {}).get("n_gold_conflicted")
         star = "*" if a.get("source") == "training.json" else ""
-        lines.append(f"| {name} | {(b or a).get('n_pairs')} | {_f(b.get('macro_f1'))} | {_f(a.get('macro_f1'))}{star} | "
-                     + (f"{_f(b.get('detection', {}).get('f1'))} | {_f(a.get('detection', {}).get('f1'))}{star} |"
-                        if has_det else "– | – |"))
+        lines.append(
+            f"| {name} | {(b or a).get('n_pairs')} | {_f(b.get('macro_f1'))} | {_f(a.get('macro_f1'))}{star} | "
+            + (
+                f"{_f(b.get('detection', {}).get('f1'))} | {_f(a.get('detection', {}).get('f1'))}{star} |"
+                if has_det
+                else "– | – |"
+            )
+        )
     test = r["sets"].get("bench_test", {})
     if test:
-        lines += ["", "ConflictBench test, conflict detection P / R / F1:", "",
-                  "| group | claims | gold conflicted | before P / R / F1 | after P / R / F1 |", "|---|---:|---:|---|---|"]
+        lines += [
+            "",
+            "ConflictBench test, conflict detection P / R / F1:",
+            "",
+            "| group | claims | gold conflicted | before P / R / F1 | after P / R / F1 |",
+            "|---|---:|---:|---|---|",
+        ]
         groups = [("overall", test.get("before", test.get("after"))["detection"], None)]
-        groups += [(t, None, t) for t in TYPES] + [(f"source {s}", None, s) for s in
-                                                    (test.get("after") or test["before"])["by_source"]]
+        groups += [(t, None, t) for t in TYPES] + [
+            (f"source {s}", None, s) for s in (test.get("after") or test["before"])["by_source"]
+        ]
         trivial = (test.get("after") or test["before"]).get("every_claim_conflicted_f1")
         for label, _, key in groups:
             cells = []
@@ -155,13 +196,22 @@ def report(r: dict) -> str:
                 meta = meta or g
                 cells.append(f"{_f(g['precision'])} / {_f(g['recall'])} / {_f(g['f1'])}")
             if meta is not None:
-                lines.append(f"| {label} | {meta.get('n_claims', '')} | {meta['n_gold_conflicted']} | {cells[0]} | "
-                             f"{cells[1]} |")
-        fprs = [(test.get(t) or {}).get("by_conflict_type", {}).get("none", {}).get("false_positive_rate")
-                for t in ("before", "after")]
-        lines += ["", f"False-positive rate on control claims (items without a gold conflict): {_f(fprs[0])} → {_f(fprs[1])}."]
+                lines.append(
+                    f"| {label} | {meta.get('n_claims', '')} | {meta['n_gold_conflicted']} | {cells[0]} | {cells[1]} |"
+                )
+        fprs = [
+            (test.get(t) or {}).get("by_conflict_type", {}).get("none", {}).get("false_positive_rate")
+            for t in ("before", "after")
+        ]
+        lines += [
+            "",
+            f"False-positive rate on control claims (items without a gold conflict): {_f(fprs[0])} → {_f(fprs[1])}.",
+        ]
         if trivial is not None:
-            lines += ["", f"For scale: the rule \"every claim is conflicted\" scores detection F1 {trivial:.3f} on this split."]
+            lines += [
+                "",
+                f'For scale: the rule "every claim is conflicted" scores detection F1 {trivial:.3f} on this split.',
+            ]
     return "\n".join(lines) + "\n"
 
 

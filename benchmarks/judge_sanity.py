@@ -78,8 +78,19 @@ log = logging.getLogger("judge_sanity")
 
 PAIRS = REPO / "benchmarks" / "sanity" / "pairs.jsonl"
 LABELS = (SUPPORT, CONTRADICT, IRRELEVANT)
-CATEGORIES = ("antonym_property", "numbers", "dates", "units", "negation_claim", "negation_premise", "paraphrase",
-              "partial", "off_topic", "quantifiers", "identity")
+CATEGORIES = (
+    "antonym_property",
+    "numbers",
+    "dates",
+    "units",
+    "negation_claim",
+    "negation_premise",
+    "paraphrase",
+    "partial",
+    "off_topic",
+    "quantifiers",
+    "identity",
+)
 FIELDS = ("id", "category", "passage", "claim", "label")
 OPTIONAL_FIELDS = ("note",)
 GROUPS = {"negation": ("negation_claim", "negation_premise"), "numbers": ("numbers", "dates", "units")}
@@ -143,8 +154,11 @@ def load_pairs(path: Path = PAIRS) -> list[SanityPair]:
         if row["id"] in seen:
             raise InputError(f"{where}: field 'id' {row['id']!r} repeats line {seen[row['id']]}")
         seen[row["id"]] = n
-        pairs.append(SanityPair(row["id"], row["category"], row["passage"], row["claim"], row["label"],
-                                row.get("note") or None, n))
+        pairs.append(
+            SanityPair(
+                row["id"], row["category"], row["passage"], row["claim"], row["label"], row.get("note") or None, n
+            )
+        )
     if not pairs:
         raise InputError(f"{path}: no pairs")
     return pairs
@@ -159,14 +173,18 @@ def decision(judge: str, describe: dict[str, Any]) -> tuple[str, dict[str, float
     backend's own)."""
     thresholds = (describe.get("spec") or {}).get("thresholds")
     if thresholds:
-        rule = "calibrated thresholds: " + ", ".join(f"{k} ≥ {v}" for k, v in thresholds.items()) + \
-            " (candidates; the more probable wins; none → IRRELEVANT)"
+        rule = (
+            "calibrated thresholds: "
+            + ", ".join(f"{k} ≥ {v}" for k, v in thresholds.items())
+            + " (candidates; the more probable wins; none → IRRELEVANT)"
+        )
         return rule, thresholds
     return ("arg-max" if judge == "nli" else "the backend's own"), None
 
 
-def summarize(pairs: Sequence[SanityPair], results: Sequence[dict[str, Any]],
-              thresholds: dict[str, float] | None = None) -> dict[str, Any]:
+def summarize(
+    pairs: Sequence[SanityPair], results: Sequence[dict[str, Any]], thresholds: dict[str, float] | None = None
+) -> dict[str, Any]:
     """Accuracy overall, per category, per gold label and per error group; the confusion matrix
     (gold → predicted, ``unscored`` for no label); every error with what the judge said."""
     from conflictscore_local.judge.labels import decide
@@ -178,8 +196,13 @@ def summarize(pairs: Sequence[SanityPair], results: Sequence[dict[str, Any]],
         k = sum(correct[i] for i in sel)
         if not any(rows[i][1]["label"] is not None for i in sel):  # nothing scored is no score, never 0
             return {"n": len(sel), "correct": k, "errors": len(sel) - k, "accuracy": None, "ci95": None}
-        return {"n": len(sel), "correct": k, "errors": len(sel) - k, "accuracy": _rate(k, len(sel)),
-                "ci95": wilson(k, len(sel))}
+        return {
+            "n": len(sel),
+            "correct": k,
+            "errors": len(sel) - k,
+            "accuracy": _rate(k, len(sel)),
+            "ci95": wilson(k, len(sel)),
+        }
 
     scored = sum(r["label"] is not None for _, r in rows)
     overall = block(list(range(len(rows))))
@@ -188,25 +211,42 @@ def summarize(pairs: Sequence[SanityPair], results: Sequence[dict[str, Any]],
         sel = [i for i, (p, _) in enumerate(rows) if p.category == cat]
         if sel:
             c = block(sel)
-            c["by_gold_label"] = {lab: block([i for i in sel if rows[i][0].label == lab])
-                                  for lab in LABELS if any(rows[i][0].label == lab for i in sel)}
+            c["by_gold_label"] = {
+                lab: block([i for i in sel if rows[i][0].label == lab])
+                for lab in LABELS
+                if any(rows[i][0].label == lab for i in sel)
+            }
             categories[cat] = c
-    by_gold = {lab: block([i for i, (p, _) in enumerate(rows) if p.label == lab])
-               for lab in LABELS if any(p.label == lab for p in pairs)}
+    by_gold = {
+        lab: block([i for i, (p, _) in enumerate(rows) if p.label == lab])
+        for lab in LABELS
+        if any(p.label == lab for p in pairs)
+    }
     confusion: dict[str, Counter[str]] = {lab: Counter() for lab in by_gold}
     for p, r in rows:
         confusion[p.label][r["label"] or UNSCORED] += 1
     groups = {}
     for name, cats in GROUPS.items():
         g = block([i for i, (p, _) in enumerate(rows) if p.category in cats])
-        groups[name] = {"categories": list(cats), "n": g["n"], "errors": g["errors"],
-                        "error_rate": None if g["accuracy"] is None else _rate(g["errors"], g["n"])}
+        groups[name] = {
+            "categories": list(cats),
+            "n": g["n"],
+            "errors": g["errors"],
+            "error_rate": None if g["accuracy"] is None else _rate(g["errors"], g["n"]),
+        }
     errors = []
     for (p, r), ok in zip(rows, correct):
         if ok:
             continue
-        e: dict[str, Any] = {"id": p.id, "category": p.category, "passage": p.passage, "claim": p.claim,
-                             "gold": p.label, "predicted": r["label"] or UNSCORED, "probs": r.get("probs")}
+        e: dict[str, Any] = {
+            "id": p.id,
+            "category": p.category,
+            "passage": p.passage,
+            "claim": p.claim,
+            "gold": p.label,
+            "predicted": r["label"] or UNSCORED,
+            "probs": r.get("probs"),
+        }
         if r.get("probs"):
             e["argmax"] = decide(r["probs"])
             if thresholds:
@@ -218,20 +258,34 @@ def summarize(pairs: Sequence[SanityPair], results: Sequence[dict[str, Any]],
             e["pair_note"] = p.note
         errors.append(e)
     cat_acc = [c["accuracy"] for c in categories.values() if c["accuracy"] is not None]
-    figures = {"accuracy": overall["accuracy"], "min_category_accuracy": min(cat_acc) if cat_acc else None,
-               "negation_error_rate": groups["negation"]["error_rate"],
-               "number_error_rate": groups["numbers"]["error_rate"]}
-    targets = {k: {"target": ("≥ " if k.endswith("accuracy") else "≤ ") + str(t), "value": figures[k],
-                   "met": None if figures[k] is None else
-                   (figures[k] >= t if k.endswith("accuracy") else figures[k] <= t)}
-               for k, t in TARGETS.items()}
-    return {"overall": {**overall, "scored": scored, "unscored": len(rows) - scored}, "categories": categories,
-            "by_gold_label": by_gold, "confusion": {g: dict(sorted(c.items())) for g, c in confusion.items()},
-            "groups": groups, "targets": targets, "errors": errors}
+    figures = {
+        "accuracy": overall["accuracy"],
+        "min_category_accuracy": min(cat_acc) if cat_acc else None,
+        "negation_error_rate": groups["negation"]["error_rate"],
+        "number_error_rate": groups["numbers"]["error_rate"],
+    }
+    targets = {
+        k: {
+            "target": ("≥ " if k.endswith("accuracy") else "≤ ") + str(t),
+            "value": figures[k],
+            "met": None if figures[k] is None else (figures[k] >= t if k.endswith("accuracy") else figures[k] <= t),
+        }
+        for k, t in TARGETS.items()
+    }
+    return {
+        "overall": {**overall, "scored": scored, "unscored": len(rows) - scored},
+        "categories": categories,
+        "by_gold_label": by_gold,
+        "confusion": {g: dict(sorted(c.items())) for g, c in confusion.items()},
+        "groups": groups,
+        "targets": targets,
+        "errors": errors,
+    }
 
 
 def commit() -> dict[str, Any]:
     """The checkout's commit, and whether its tracked files differ from it."""
+
     def git(*a: str) -> str:
         return subprocess.run(["git", "-C", str(REPO), *a], capture_output=True, text=True, check=True).stdout
 
@@ -257,30 +311,44 @@ def leak_check(pairs: Sequence[SanityPair], data_dir: Path) -> dict[str, Any]:
                 if len(s) >= MIN_LEAK_CHARS:
                     index.add_document(probes_mod.detokenize(s))
     hits = [{"id": p.id, "text": t} for p in pairs for t in (p.passage, p.claim) if index.document_leaks(t)]
-    return {"checked": True, "sets": "nli_extra (less its evaluation-only sets), fever_nli, esnli, sick, nli_general",
-            "pairs_sharing_text": len({h["id"] for h in hits}), "texts": hits}
+    return {
+        "checked": True,
+        "sets": "nli_extra (less its evaluation-only sets), fever_nli, esnli, sick, nli_general",
+        "pairs_sharing_text": len({h["id"] for h in hits}),
+        "texts": hits,
+    }
 
 
 def report(record: dict[str, Any]) -> str:
     """The Markdown page of one run."""
+
     def f(x: float | None) -> str:
         return "–" if x is None else f"{x:.3f}"
 
     s, j, m = record["summary"], record["judge"], record["meta"]
     o = s["overall"]
-    commit_text = (f"`{record['commit']['commit'][:12]}`" + (" with uncommitted changes" if record["commit"]["dirty"]
-                                                             else "")) if record["commit"]["commit"] else "unknown"
-    lines = [f"# Judge sanity checklist: `{record['tag']}`", "", *header(m),
-             f"Commit {commit_text}. CPU flags: {record['cpu_flags']}.  ",
-             f"Judge: `{j['name']}` with arguments `{j['args'] or {}}`; model `{j.get('model')}`; decision rule: "
-             f"{record['decision']}.  ",
-             f"Pairs: {o['n']} hand-written pairs of `{record['pairs_file']}` "
-             f"(sha256 `{record['pairs_sha256'][:12]}`), "
-             "each one claim against one passage, judged by the judge itself (pruner none, no cache).", "",
-             f"**Accuracy {f(o['accuracy'])}** ({o['correct']} / {o['n']}; 95% interval {o['ci95']}; "
-             f"{o['unscored']} unscored, counted as errors).", "",
-             "| category | n | errors | accuracy | 95% interval | by gold label (accuracy, n) |",
-             "|---|---:|---:|---:|---|---|"]
+    commit_text = (
+        (f"`{record['commit']['commit'][:12]}`" + (" with uncommitted changes" if record["commit"]["dirty"] else ""))
+        if record["commit"]["commit"]
+        else "unknown"
+    )
+    lines = [
+        f"# Judge sanity checklist: `{record['tag']}`",
+        "",
+        *header(m),
+        f"Commit {commit_text}. CPU flags: {record['cpu_flags']}.  ",
+        f"Judge: `{j['name']}` with arguments `{j['args'] or {}}`; model `{j.get('model')}`; decision rule: "
+        f"{record['decision']}.  ",
+        f"Pairs: {o['n']} hand-written pairs of `{record['pairs_file']}` "
+        f"(sha256 `{record['pairs_sha256'][:12]}`), "
+        "each one claim against one passage, judged by the judge itself (pruner none, no cache).",
+        "",
+        f"**Accuracy {f(o['accuracy'])}** ({o['correct']} / {o['n']}; 95% interval {o['ci95']}; "
+        f"{o['unscored']} unscored, counted as errors).",
+        "",
+        "| category | n | errors | accuracy | 95% interval | by gold label (accuracy, n) |",
+        "|---|---:|---:|---:|---|---|",
+    ]
     for cat, c in s["categories"].items():
         gold = ", ".join(f"{lab} {f(b['accuracy'])} ({b['n']})" for lab, b in c["by_gold_label"].items())
         lines.append(f"| {cat} | {c['n']} | {c['errors']} | {f(c['accuracy'])} | {c['ci95']} | {gold} |")
@@ -288,24 +356,44 @@ def report(record: dict[str, Any]) -> str:
     lines += ["", "| gold label | n | accuracy |", "|---|---:|---:|"]
     lines += [f"| {lab} | {b['n']} | {f(b['accuracy'])} |" for lab, b in s["by_gold_label"].items()]
     predicted = [lab for lab in (*LABELS, UNSCORED) if any(lab in row for row in s["confusion"].values())]
-    lines += ["", "Confusion matrix (rows: gold label, columns: predicted):", "",
-              "| gold \\ predicted | " + " | ".join(predicted) + " |", "|---|" + "---:|" * len(predicted)]
-    lines += [f"| {gold} | " + " | ".join(str(row.get(p, 0)) for p in predicted) + " |"
-              for gold, row in s["confusion"].items()]
+    lines += [
+        "",
+        "Confusion matrix (rows: gold label, columns: predicted):",
+        "",
+        "| gold \\ predicted | " + " | ".join(predicted) + " |",
+        "|---|" + "---:|" * len(predicted),
+    ]
+    lines += [
+        f"| {gold} | " + " | ".join(str(row.get(p, 0)) for p in predicted) + " |"
+        for gold, row in s["confusion"].items()
+    ]
     g = s["groups"]
-    lines += ["", "Negation and number errors (issue 46): the error rate (errors / pairs) over the categories "
-              f"{' + '.join(g['negation']['categories'])}: **{f(g['negation']['error_rate'])}** "
-              f"({g['negation']['errors']} / {g['negation']['n']}); over {' + '.join(g['numbers']['categories'])}: "
-              f"**{f(g['numbers']['error_rate'])}** ({g['numbers']['errors']} / {g['numbers']['n']}).", "",
-              "| target (issue 46) | value | met |", "|---|---:|---|"]
+    lines += [
+        "",
+        "Negation and number errors (issue 46): the error rate (errors / pairs) over the categories "
+        f"{' + '.join(g['negation']['categories'])}: **{f(g['negation']['error_rate'])}** "
+        f"({g['negation']['errors']} / {g['negation']['n']}); over {' + '.join(g['numbers']['categories'])}: "
+        f"**{f(g['numbers']['error_rate'])}** ({g['numbers']['errors']} / {g['numbers']['n']}).",
+        "",
+        "| target (issue 46) | value | met |",
+        "|---|---:|---|",
+    ]
     for k, t in s["targets"].items():
         met = "–" if t["met"] is None else ("yes" if t["met"] else "**no**")
         lines.append(f"| {k.replace('_', ' ')} {t['target']} | {f(t['value'])} | {met} |")
     leak = record["leak_check"]
-    lines += ["", ("Pairs sharing text with the general NLI training sets (" + leak["sets"] + "): "
-                   f"{leak['pairs_sharing_text']}" + (": " + ", ".join(sorted({h['id'] for h in leak['texts']}))
-                                                      if leak["texts"] else "") + ".")
-              if leak.get("checked") else f"Leak check: not run ({leak['why']}).", ""]
+    lines += [
+        "",
+        (
+            "Pairs sharing text with the general NLI training sets (" + leak["sets"] + "): "
+            f"{leak['pairs_sharing_text']}"
+            + (": " + ", ".join(sorted({h["id"] for h in leak["texts"]})) if leak["texts"] else "")
+            + "."
+        )
+        if leak.get("checked")
+        else f"Leak check: not run ({leak['why']}).",
+        "",
+    ]
     lines += [f"## Errors ({len(s['errors'])})", ""]
     if not s["errors"]:
         lines.append("None.")
@@ -315,26 +403,41 @@ def report(record: dict[str, Any]) -> str:
         how += f"; rule: {e['rule']}" if "rule" in e else ""
         how += f"; decided by {e['decided_by']}" if "decided_by" in e else ""
         how += f"; judge's note: {e['judge_note']}" if "judge_note" in e else ""
-        lines += [f"- **{e['id']}** gold {e['gold']}, predicted **{e['predicted']}** (p: {probs}{how})  ",
-                  f"  passage: {e['passage']}  ", f"  claim: {e['claim']}" + (f"  \n  note: {e['pair_note']}"
-                                                                              if "pair_note" in e else "")]
+        lines += [
+            f"- **{e['id']}** gold {e['gold']}, predicted **{e['predicted']}** (p: {probs}{how})  ",
+            f"  passage: {e['passage']}  ",
+            f"  claim: {e['claim']}" + (f"  \n  note: {e['pair_note']}" if "pair_note" in e else ""),
+        ]
     lines.append("")
     return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--judge", default="nli", metavar="NAME",
-                    help="judge backend, a registered name (see `conflictscore backends`; default: %(default)s)")
-    ap.add_argument("--judge-arg", action="append", default=[], metavar="KEY=VALUE",
-                    help="an argument of the judge (repeatable; VALUE read as JSON when it parses), e.g. "
-                         "model=PATH, calibration=false")
+    ap.add_argument(
+        "--judge",
+        default="nli",
+        metavar="NAME",
+        help="judge backend, a registered name (see `conflictscore backends`; default: %(default)s)",
+    )
+    ap.add_argument(
+        "--judge-arg",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an argument of the judge (repeatable; VALUE read as JSON when it parses), e.g. "
+        "model=PATH, calibration=false",
+    )
     ap.add_argument("--tag", help="names the result files judge_sanity_<tag>.{json,md} (default: the judge name)")
-    ap.add_argument("--pairs", default=str(PAIRS.relative_to(REPO)),
-                    help="the checklist, JSON lines (default: %(default)s)")
+    ap.add_argument(
+        "--pairs", default=str(PAIRS.relative_to(REPO)), help="the checklist, JSON lines (default: %(default)s)"
+    )
     ap.add_argument("--out-dir", default="benchmarks/results", help="where the files go (default: %(default)s)")
-    ap.add_argument("--no-leak-check", action="store_true",
-                    help="skip counting the pairs that share text with the training sets (about two minutes)")
+    ap.add_argument(
+        "--no-leak-check",
+        action="store_true",
+        help="skip counting the pairs that share text with the training sets (about two minutes)",
+    )
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
@@ -374,15 +477,21 @@ def run(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
                 leak["why"] = f"no {data_dir / 'nli_extra'}"
     tag = args.tag or args.judge
     record = {
-        "tag": tag, "meta": run_meta(__file__, argv, started, load), "commit": commit(),
-        "cpu_flags": cpu_flags_line(), "judge": judge, "decision": rule,
-        "pairs_file": path, "pairs_sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+        "tag": tag,
+        "meta": run_meta(__file__, argv, started, load),
+        "commit": commit(),
+        "cpu_flags": cpu_flags_line(),
+        "judge": judge,
+        "decision": rule,
+        "pairs_file": path,
+        "pairs_sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
         "definitions": {
             "accuracy": "pairs whose predicted label is the gold label / all pairs (unscored pairs are errors)",
             "negation_error_rate": "errors / pairs over the categories " + " + ".join(GROUPS["negation"]),
             "number_error_rate": "errors / pairs over the categories " + " + ".join(GROUPS["numbers"]),
         },
-        "summary": summarize(pairs, results, thresholds), "leak_check": leak,
+        "summary": summarize(pairs, results, thresholds),
+        "leak_check": leak,
     }
     out = Path(args.out_dir)
     out = out if out.is_absolute() else REPO / out

@@ -54,9 +54,11 @@ def figures(results: Path, tag: str, new: str) -> dict[str, float | None]:
     sanity = json.loads((results / f"judge_sanity_{tag}.json").read_text(encoding="utf-8"))
     anchors = json.loads(_eval_file(results, tag, new).read_text(encoding="utf-8"))["anchors"]
     acc = [anchors[a]["shipped"]["accuracy"] for a in WHOLE_ANCHORS if a in anchors]
-    return {"conflictbench_test_detection_f1": bench["evaluation"]["detection"]["overall"]["f1"],
-            "sanity_accuracy": sanity["summary"]["overall"]["accuracy"],
-            "general_anchor_accuracy": sum(acc) / len(acc) if acc else None}
+    return {
+        "conflictbench_test_detection_f1": bench["evaluation"]["detection"]["overall"]["f1"],
+        "sanity_accuracy": sanity["summary"]["overall"]["accuracy"],
+        "general_anchor_accuracy": sum(acc) / len(acc) if acc else None,
+    }
 
 
 def claims_by_item(bench: Path, run: Path) -> dict[str, list[tuple[bool, bool]]]:
@@ -77,8 +79,12 @@ def claims_by_item(bench: Path, run: Path) -> dict[str, list[tuple[bool, bool]]]
     return out
 
 
-def paired_f1_difference(new: Mapping[str, list[tuple[bool, bool]]], old: Mapping[str, list[tuple[bool, bool]]],
-                         resamples: int = RESAMPLES, seed: int = 0) -> dict[str, Any]:
+def paired_f1_difference(
+    new: Mapping[str, list[tuple[bool, bool]]],
+    old: Mapping[str, list[tuple[bool, bool]]],
+    resamples: int = RESAMPLES,
+    seed: int = 0,
+) -> dict[str, Any]:
     """F1(new) − F1(old) on the items both scored, and its 95% paired bootstrap interval over items."""
     ids = sorted(set(new) & set(old))
     if not ids or set(new) != set(old):
@@ -94,12 +100,19 @@ def paired_f1_difference(new: Mapping[str, list[tuple[bool, bool]]], old: Mappin
         diffs.append(f1(new, pick) - f1(old, pick))
     diffs.sort()
     lo, hi = diffs[int(0.025 * resamples)], diffs[int(0.975 * resamples) - 1]
-    return {"difference": f1(new, ids) - f1(old, ids), "interval95": [lo, hi], "items": len(ids),
-            "claims": sum(len(new[i]) for i in ids), "resamples": resamples, "seed": seed}
+    return {
+        "difference": f1(new, ids) - f1(old, ids),
+        "interval95": [lo, hi],
+        "items": len(ids),
+        "claims": sum(len(new[i]) for i in ids),
+        "resamples": resamples,
+        "seed": seed,
+    }
 
 
 def gate(new: dict[str, Any], old: dict[str, Any], paired: dict[str, Any]) -> dict[str, Any]:
     """Each figure, whether the new judge passes on it, and the verdict."""
+
     def higher(k: str) -> bool:
         return new[k] is not None and old[k] is not None and new[k] > old[k]
 
@@ -110,9 +123,16 @@ def gate(new: dict[str, Any], old: dict[str, Any], paired: dict[str, Any]) -> di
     rows["conflictbench_test_detection_f1"]["paired"] = paired
     held = [k for k, r in rows.items() if not r["passes"]]
     strict = [k for k in ("conflictbench_test_detection_f1", "sanity_accuracy") if not rows[k]["higher"]]
-    return {"figures": rows, "ships": not held, "held_back_by": held,
-            "until_2026_12_04": {"rule": "strictly higher ConflictBench test detection F1 and sanity accuracy",
-                                 "ships": not strict, "held_back_by": strict}}
+    return {
+        "figures": rows,
+        "ships": not held,
+        "held_back_by": held,
+        "until_2026_12_04": {
+            "rule": "strictly higher ConflictBench test detection F1 and sanity accuracy",
+            "ships": not strict,
+            "held_back_by": strict,
+        },
+    }
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -120,8 +140,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--new", required=True, help="the candidate's tag")
     p.add_argument("--old", required=True, help="the shipped judge's tag")
     p.add_argument("--bench", type=Path, required=True, help="the benchmark file both runs read (bench build)")
-    p.add_argument("--run", action="append", required=True, metavar="TAG=RUN.jsonl",
-                   help="each judge's `bench run -o` output on the test split")
+    p.add_argument(
+        "--run",
+        action="append",
+        required=True,
+        metavar="TAG=RUN.jsonl",
+        help="each judge's `bench run -o` output on the test split",
+    )
     p.add_argument("--results", type=Path, default=RESULTS)
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
@@ -129,19 +154,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     missing = {args.new, args.old} - set(runs)
     if missing:
         p.error(f"--run needs TAG=RUN.jsonl for {', '.join(sorted(missing))}")
-    paired = paired_f1_difference(claims_by_item(args.bench, Path(runs[args.new])),
-                                  claims_by_item(args.bench, Path(runs[args.old])), seed=args.seed)
-    verdict = {"new": args.new, "old": args.old, "command": "python benchmarks/judge_ship.py " + " ".join(
-        argv if argv is not None else sys.argv[1:]),
-               **gate(figures(args.results, args.new, args.new), figures(args.results, args.old, args.new), paired)}
+    paired = paired_f1_difference(
+        claims_by_item(args.bench, Path(runs[args.new])),
+        claims_by_item(args.bench, Path(runs[args.old])),
+        seed=args.seed,
+    )
+    verdict = {
+        "new": args.new,
+        "old": args.old,
+        "command": "python benchmarks/judge_ship.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+        **gate(figures(args.results, args.new, args.new), figures(args.results, args.old, args.new), paired),
+    }
     (args.results / f"judge_ship_{args.new}.json").write_text(json.dumps(verdict, indent=2) + "\n", encoding="utf-8")
     for k, r in verdict["figures"].items():
         print(f"{k}: {args.new} {r['new']} vs {args.old} {r['old']}: {'passes' if r['passes'] else 'fails'}")
     lo, hi = paired["interval95"]
-    print(f"ConflictBench test F1 difference {paired['difference']:+.4f}, paired 95% interval [{lo:+.4f}, {hi:+.4f}] "
-          f"({paired['items']} items, {paired['claims']} claims)")
-    print(f"{args.new} ships" if verdict["ships"] else
-          f"{args.new} does not ship: held back by {', '.join(verdict['held_back_by'])}")
+    print(
+        f"ConflictBench test F1 difference {paired['difference']:+.4f}, paired 95% interval [{lo:+.4f}, {hi:+.4f}] "
+        f"({paired['items']} items, {paired['claims']} claims)"
+    )
+    print(
+        f"{args.new} ships"
+        if verdict["ships"]
+        else f"{args.new} does not ship: held back by {', '.join(verdict['held_back_by'])}"
+    )
     return 0 if verdict["ships"] else 1
 
 

@@ -55,8 +55,11 @@ def eval_pairs_with_train_docs(items: list[dict]) -> dict[str, dict[str, int]]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data-json", default="benchmarks/work/judge-data/data.json",
-                    help="data.json of `conflictscore train-judge prepare` (default: %(default)s)")
+    ap.add_argument(
+        "--data-json",
+        default="benchmarks/work/judge-data/data.json",
+        help="data.json of `conflictscore train-judge prepare` (default: %(default)s)",
+    )
     ap.add_argument("--out", default="benchmarks/results/leakage", help="output stem (default: %(default)s)")
     args = ap.parse_args()
     data_dir = default_data_dir()
@@ -76,15 +79,20 @@ def main() -> int:
         "machine": f"{platform.machine()}, {platform.python_version()}",
         "date": time.strftime("%Y-%m-%d"),
         "conflictbench": {
-            "claim_only_split": {"eval_pairs": eval_pairs_with_train_docs(claim_only),
-                                 "train_leaks": bench_leaks(claim_only).as_dict()},
-            "leak_free_split": {"eval_pairs": eval_pairs_with_train_docs(leak_free),
-                                "train_leaks": bench_leaks(leak_free).as_dict()},
+            "claim_only_split": {
+                "eval_pairs": eval_pairs_with_train_docs(claim_only),
+                "train_leaks": bench_leaks(claim_only).as_dict(),
+            },
+            "leak_free_split": {
+                "eval_pairs": eval_pairs_with_train_docs(leak_free),
+                "train_leaks": bench_leaks(leak_free).as_dict(),
+            },
             "train_removed": removed,
         },
         "old_recipe_healthver_dev_pairs_with_a_bench_dev_test_document": {
             "exact": sum(normalize_text(p.passage) in cb_exact for p in hv),
-            "sentence": sum(cb_index.document_leaks(p.passage) for p in hv), "pairs": len(hv),
+            "sentence": sum(cb_index.document_leaks(p.passage) for p in hv),
+            "pairs": len(hv),
         },
     }
     data_json = Path(args.data_json)
@@ -113,32 +121,53 @@ def report(r: dict) -> str:
     tot = Counter()
     for k, v in before.items():
         a = after[k]
-        lines.append(f"| {k} | {v['pairs']} | {v['doc_in_train_exact']} | {v['doc_in_train_sentence']} | "
-                     f"{a['doc_in_train_exact']} | {a['doc_in_train_sentence']} |")
-        tot.update({"pairs": v["pairs"], "b_e": v["doc_in_train_exact"], "b_s": v["doc_in_train_sentence"],
-                    "a_e": a["doc_in_train_exact"], "a_s": a["doc_in_train_sentence"]})
+        lines.append(
+            f"| {k} | {v['pairs']} | {v['doc_in_train_exact']} | {v['doc_in_train_sentence']} | "
+            f"{a['doc_in_train_exact']} | {a['doc_in_train_sentence']} |"
+        )
+        tot.update(
+            {
+                "pairs": v["pairs"],
+                "b_e": v["doc_in_train_exact"],
+                "b_s": v["doc_in_train_sentence"],
+                "a_e": a["doc_in_train_exact"],
+                "a_s": a["doc_in_train_sentence"],
+            }
+        )
     lines.append(f"| **all** | {tot['pairs']} | {tot['b_e']} | {tot['b_s']} | {tot['a_e']} | {tot['a_s']} |")
     rm = cb["train_removed"]
-    lines += ["", f"The leak-free build removes from train items {rm['documents']} documents, {rm['claims']} claims "
-              f"({rm['pairs']} claim × document pairs; {rm['items']} items left empty); dev and test are unchanged. "
-              f"Train leaks by the build's check: claim-only split {cb['claim_only_split']['train_leaks']}, "
-              f"leak-free {cb['leak_free_split']['train_leaks']}.", ""]
+    lines += [
+        "",
+        f"The leak-free build removes from train items {rm['documents']} documents, {rm['claims']} claims "
+        f"({rm['pairs']} claim × document pairs; {rm['items']} items left empty); dev and test are unchanged. "
+        f"Train leaks by the build's check: claim-only split {cb['claim_only_split']['train_leaks']}, "
+        f"leak-free {cb['leak_free_split']['train_leaks']}.",
+        "",
+    ]
     old = r["old_recipe_healthver_dev_pairs_with_a_bench_dev_test_document"]
-    lines += ["## Judge training data", "",
-              f"Old recipe (main): {old['pairs']} HealthVer dev pairs (claims in the bench's train split) were trained on; "
-              f"{old['exact']} of them have a passage "
-              f"that is a ConflictBench dev/test document ({old['sentence']} by the sentence rule).", ""]
+    lines += [
+        "## Judge training data",
+        "",
+        f"Old recipe (main): {old['pairs']} HealthVer dev pairs (claims in the bench's train split) were trained on; "
+        f"{old['exact']} of them have a passage "
+        f"that is a ConflictBench dev/test document ({old['sentence']} by the sentence rule).",
+        "",
+    ]
     if "train_judge_prepare" in r:
         t = r["train_judge_prepare"]
-        lines += ["`conflictscore train-judge prepare` (new recipe), training documents / claims that are "
-                  "evaluation texts (ConflictBench dev+test, SciFact / Check-COVID / Citation-Integrity / HealthVer "
-                  "dev), per source:", "",
-                  "| source | before filtering: documents | claims | removed: documents | claims |",
-                  "|---|---:|---:|---:|---:|"]
+        lines += [
+            "`conflictscore train-judge prepare` (new recipe), training documents / claims that are "
+            "evaluation texts (ConflictBench dev+test, SciFact / Check-COVID / Citation-Integrity / HealthVer "
+            "dev), per source:",
+            "",
+            "| source | before filtering: documents | claims | removed: documents | claims |",
+            "|---|---:|---:|---:|---:|",
+        ]
         for src, b in t["before_filtering"].items():
             rem = t["removed"].get(src, {})
-            lines.append(f"| {src} | {b['documents']} | {b['claims']} | {rem.get('documents', 0)} | "
-                         f"{rem.get('claims', 0)} |")
+            lines.append(
+                f"| {src} | {b['documents']} | {b['claims']} | {rem.get('documents', 0)} | {rem.get('claims', 0)} |"
+            )
         lines += ["", f"After filtering (the check that fails the build): {t['after']}.", ""]
     return "\n".join(lines)
 

@@ -65,14 +65,16 @@ def judge_runtimes(model: str | None, pairs: list[Any], repeats: int, export_dir
     for name, ts in times.items():
         got = last[name]
         median = statistics.median(ts)
-        out.append({
-            "runtime": name,
-            "seconds": round(median, 3),
-            "pairs_per_s": round(len(pairs) / median, 2),
-            "runs_s": [round(t, 3) for t in ts],
-            "label_agreement": round(sum(a.label == b.label for a, b in zip(ref, got)) / len(pairs), 4),
-            "max_prob_diff": round(max(abs(a.probs[k] - b.probs[k]) for a, b in zip(ref, got) for k in a.probs), 6),
-        })
+        out.append(
+            {
+                "runtime": name,
+                "seconds": round(median, 3),
+                "pairs_per_s": round(len(pairs) / median, 2),
+                "runs_s": [round(t, 3) for t in ts],
+                "label_agreement": round(sum(a.label == b.label for a, b in zip(ref, got)) / len(pairs), 4),
+                "max_prob_diff": round(max(abs(a.probs[k] - b.probs[k]) for a, b in zip(ref, got) for k in a.probs), 6),
+            }
+        )
     for r in out:
         r["speedup"] = round(r["pairs_per_s"] / out[0]["pairs_per_s"], 2)
     return out
@@ -100,8 +102,9 @@ def embedder_runtimes(texts: list[str], repeats: int, out_dir: Path) -> list[dic
     batch, seq = Dim("batch", min=1, max=1 << 16), Dim("sequence", min=2, max=limit)
     with quiet():
         encoder = AutoModel.from_pretrained(src, dtype=torch.float32).eval()
-        OnnxExporter().export(encoder, sample, OnnxConfig(dynamic_shapes={k: {0: batch, 1: seq} for k in sample}))\
-            .save_pretrained(out_dir)
+        OnnxExporter().export(
+            encoder, sample, OnnxConfig(dynamic_shapes={k: {0: batch, 1: seq} for k in sample})
+        ).save_pretrained(out_dir)
     options = ort.SessionOptions()
     options.intra_op_num_threads = len(os.sched_getaffinity(0))
     session = ort.InferenceSession(str(out_dir / "model.onnx"), options, providers=["CPUExecutionProvider"])
@@ -111,7 +114,7 @@ def embedder_runtimes(texts: list[str], repeats: int, out_dir: Path) -> list[dic
     def onnx_embed() -> Any:
         rows = np.zeros((len(texts), encoder.config.hidden_size), dtype=np.float32)
         for s in range(0, len(order), 16):
-            idx = order[s:s + 16]
+            idx = order[s : s + 16]
             enc = tok([texts[i] for i in idx], padding=True, truncation=True, max_length=limit, return_tensors="np")
             hidden = session.run(None, {k: enc[k].astype(np.int64) for k in names})[0]
             mask = enc["attention_mask"][..., None].astype(np.float32)
@@ -120,8 +123,9 @@ def embedder_runtimes(texts: list[str], repeats: int, out_dir: Path) -> list[dic
         return rows
 
     fns = {
-        "sentence-transformers (torch)": lambda: st.encode(texts, batch_size=16, normalize_embeddings=True,
-                                                           convert_to_numpy=True, show_progress_bar=False),
+        "sentence-transformers (torch)": lambda: st.encode(
+            texts, batch_size=16, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+        ),
         "onnx fp32": onnx_embed,
     }
     for fn in fns.values():
@@ -132,8 +136,15 @@ def embedder_runtimes(texts: list[str], repeats: int, out_dir: Path) -> list[dic
     for name, ts in times.items():
         median = statistics.median(ts)
         cos = (ref * last[name]).sum(1)
-        out.append({"embedder": name, "seconds": round(median, 3), "passages_per_s": round(len(texts) / median, 2),
-                    "runs_s": [round(t, 3) for t in ts], "min_cosine_vs_torch": round(float(cos.min()), 6)})
+        out.append(
+            {
+                "embedder": name,
+                "seconds": round(median, 3),
+                "passages_per_s": round(len(texts) / median, 2),
+                "runs_s": [round(t, 3) for t in ts],
+                "min_cosine_vs_torch": round(float(cos.min()), 6),
+            }
+        )
     for r in out:
         r["speedup"] = round(r["passages_per_s"] / out[0]["passages_per_s"], 2)
     return out
@@ -164,9 +175,12 @@ def main(argv: list[str] | None = None) -> int:
         "model": args.model or "models/default-judge",
         "repeats": args.repeats,
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, torch threads {torch.get_num_threads()}, "
-                   f"load average {os.getloadavg()[0]:.1f} at start, no GPU",
-        "versions": {"torch": torch.__version__, "transformers": transformers.__version__,
-                     "onnxruntime": onnxruntime.__version__},
+        f"load average {os.getloadavg()[0]:.1f} at start, no GPU",
+        "versions": {
+            "torch": torch.__version__,
+            "transformers": transformers.__version__,
+            "onnxruntime": onnxruntime.__version__,
+        },
         "sets": {},
     }
     with tempfile.TemporaryDirectory() as tmp:
@@ -178,8 +192,10 @@ def main(argv: list[str] | None = None) -> int:
             print("| runtime | median s | pairs/s | × torch | labels = torch | max |Δp| |")
             print("|---|---:|---:|---:|---:|---:|")
             for r in results:
-                print(f"| {r['runtime']} | {r['seconds']} | {r['pairs_per_s']} | {r['speedup']} | "
-                      f"{r['label_agreement']:.1%} | {r['max_prob_diff']:.2g} |")
+                print(
+                    f"| {r['runtime']} | {r['seconds']} | {r['pairs_per_s']} | {r['speedup']} | "
+                    f"{r['label_agreement']:.1%} | {r['max_prob_diff']:.2g} |"
+                )
         if args.embedder:
             texts = [p.passage.text for p in load_pairs(root, "paragraphs", args.passages)]
             results = embedder_runtimes(texts, args.repeats, Path(tmp) / "embedder")
@@ -188,8 +204,10 @@ def main(argv: list[str] | None = None) -> int:
             print("| embedder | median s | passages/s | × torch | min cosine vs torch |")
             print("|---|---:|---:|---:|---:|")
             for r in results:
-                print(f"| {r['embedder']} | {r['seconds']} | {r['passages_per_s']} | {r['speedup']} | "
-                      f"{r['min_cosine_vs_torch']} |")
+                print(
+                    f"| {r['embedder']} | {r['seconds']} | {r['passages_per_s']} | {r['speedup']} | "
+                    f"{r['min_cosine_vs_torch']} |"
+                )
     info["load_average_at_end"] = round(os.getloadavg()[0], 1)
     print(f"\n{info['machine']}; load average {info['load_average_at_end']} at end; median of {args.repeats} runs")
     if args.json:

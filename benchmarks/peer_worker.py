@@ -78,8 +78,13 @@ def cross_encoder(args: argparse.Namespace, backend: str, file_name: str | None 
         resolved.update(threads=f"ONNX Runtime intra-op {args.threads}")
     elif backend == "openvino":
         # float32 as the engine's default: OpenVINO's own default on a CPU with native bf16 is bf16
-        kwargs = {"ov_config": {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": str(args.threads),
-                                "PERFORMANCE_HINT": "LATENCY"}}
+        kwargs = {
+            "ov_config": {
+                "INFERENCE_PRECISION_HINT": "f32",
+                "INFERENCE_NUM_THREADS": str(args.threads),
+                "PERFORMANCE_HINT": "LATENCY",
+            }
+        }
         resolved.update(threads=f"OpenVINO INFERENCE_NUM_THREADS {args.threads}", precision="f32")
     else:
         kwargs = {"dtype": torch.float32}
@@ -87,12 +92,23 @@ def cross_encoder(args: argparse.Namespace, backend: str, file_name: str | None 
     if file_name:
         kwargs["file_name"] = file_name
         resolved["file_name"] = file_name
-    model = CrossEncoder(args.model, max_length=args.max_length, device="cpu", backend=backend,
-                         local_files_only=True, model_kwargs=kwargs)
+    model = CrossEncoder(
+        args.model,
+        max_length=args.max_length,
+        device="cpu",
+        backend=backend,
+        local_files_only=True,
+        model_kwargs=kwargs,
+    )
 
     def run(pairs: list[list[str]]) -> list[list[float]]:
-        logits = model.predict([tuple(p) for p in pairs], batch_size=BATCH, show_progress_bar=False,
-                               activation_fn=torch.nn.Identity(), convert_to_numpy=True)
+        logits = model.predict(
+            [tuple(p) for p in pairs],
+            batch_size=BATCH,
+            show_progress_bar=False,
+            activation_fn=torch.nn.Identity(),
+            convert_to_numpy=True,
+        )
         return softmax_rows(logits)
 
     return run, resolved
@@ -114,8 +130,9 @@ def onnx_variant(args: argparse.Namespace, kind: str) -> tuple[Callable, dict]:
         export_dynamic_quantized_onnx_model(base, config, args.model)
         found = sorted(Path(args.model).glob(f"onnx/model_*int8_{config}.onnx"))  # qint8, or quint8 on AVX2
         if not found:
-            raise RuntimeError(f"export_dynamic_quantized_onnx_model({config!r}) wrote no "
-                               f"onnx/model_*int8_{config}.onnx")
+            raise RuntimeError(
+                f"export_dynamic_quantized_onnx_model({config!r}) wrote no onnx/model_*int8_{config}.onnx"
+            )
         file_name = found[0].relative_to(args.model).as_posix()
     del base
     return cross_encoder(args, "onnx", file_name)
@@ -131,14 +148,20 @@ def fastembed(args: argparse.Namespace) -> tuple[Callable, dict]:
 
     onnx = Path(args.model) / "onnx"
     ORTModelForSequenceClassification.from_pretrained(args.model, export=True).save_pretrained(onnx)
-    model = TextCrossEncoder(model_name="Xenova/ms-marco-MiniLM-L-6-v2", specific_model_path=args.model,
-                             threads=args.threads, lazy_load=False)
+    model = TextCrossEncoder(
+        model_name="Xenova/ms-marco-MiniLM-L-6-v2",
+        specific_model_path=args.model,
+        threads=args.threads,
+        lazy_load=False,
+    )
 
     def run(pairs: list[list[str]]) -> list[list[float]]:
         return [[float(s)] for s in model.rerank_pairs([tuple(p) for p in pairs], batch_size=BATCH)]
 
-    return run, {"threads": f"ONNX Runtime {args.threads}",
-                 "output": "logits[:, 0] per pair only (fastembed's cross-encoder post-processing)"}
+    return run, {
+        "threads": f"ONNX Runtime {args.threads}",
+        "output": "logits[:, 0] per pair only (fastembed's cross-encoder post-processing)",
+    }
 
 
 def flashrank(args: argparse.Namespace) -> tuple[Callable, dict]:
@@ -150,8 +173,10 @@ def flashrank(args: argparse.Namespace) -> tuple[Callable, dict]:
     try:
         Ranker(model_name=Path(args.model).name, cache_dir=str(Path(args.model).parent))
     except KeyError as exc:
-        raise RuntimeError(f"flashrank loads only the models of its own table ({', '.join(sorted(model_file_map))}), "
-                           f"not a local folder (KeyError {exc}); it also scores one logit per pair") from None
+        raise RuntimeError(
+            f"flashrank loads only the models of its own table ({', '.join(sorted(model_file_map))}), "
+            f"not a local folder (KeyError {exc}); it also scores one logit per pair"
+        ) from None
     raise RuntimeError("flashrank loaded a local folder: this worker does not know how to time it yet")
 
 
@@ -160,15 +185,18 @@ def vllm(args: argparse.Namespace) -> tuple[Callable, dict]:
     from conflictscore_local.backends import registry
 
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
-    judge = registry.build("judge", "nli", {"model": args.model, "device": "cpu", "runtime": "vllm",
-                                            "dtype": "float32"})
+    judge = registry.build(
+        "judge", "nli", {"model": args.model, "device": "cpu", "runtime": "vllm", "dtype": "float32"}
+    )
     runtime = judge.runtime()
     runtime.classify(judge.encode(["A short passage."], ["A claim."])[0])  # starts the engine (load)
     resolved = dict(judge.describe().get("resolved", {}))
     bind = os.environ.get("VLLM_CPU_OMP_THREADS_BIND", "auto")
     reserved = os.environ.get("VLLM_CPU_NUM_OF_RESERVED_CPU", "1 (vLLM's default: a core for its front end)")
-    resolved["threads"] = (f"VLLM_CPU_OMP_THREADS_BIND={bind}, VLLM_CPU_NUM_OF_RESERVED_CPU={reserved}: "
-                           f"{max(1, args.threads - 1)} OMP thread(s) on {args.threads} cores")
+    resolved["threads"] = (
+        f"VLLM_CPU_OMP_THREADS_BIND={bind}, VLLM_CPU_NUM_OF_RESERVED_CPU={reserved}: "
+        f"{max(1, args.threads - 1)} OMP thread(s) on {args.threads} cores"
+    )
 
     def run(pairs: list[list[str]]) -> list[list[float]]:
         feats, _ = judge.encode([p[0] for p in pairs], [p[1] for p in pairs])
@@ -215,11 +243,17 @@ def main() -> None:
         traceback.print_exc()
         said = str(exc).splitlines()[0] if str(exc) else ""
         said = said if len(said) <= 400 else said[:400] + " ..."
-        say({"error": f"{type(exc).__name__}: {said}",
-             "versions": versions(PACKAGES.get(args.peer, ()))}, out)
+        say({"error": f"{type(exc).__name__}: {said}", "versions": versions(PACKAGES.get(args.peer, ()))}, out)
         return
-    say({"ready": True, "load_s": round(time.perf_counter() - t0, 3), "resolved": resolved,
-         "versions": versions(PACKAGES.get(args.peer, ()))}, out)
+    say(
+        {
+            "ready": True,
+            "load_s": round(time.perf_counter() - t0, 3),
+            "resolved": resolved,
+            "versions": versions(PACKAGES.get(args.peer, ())),
+        },
+        out,
+    )
     for line in sys.stdin:
         ask = json.loads(line)
         t0 = time.perf_counter()

@@ -62,12 +62,19 @@ from conflictscore_local.util.locations import repo_root  # noqa: E402
 
 ENGINE = ("engine_none", "engine_default", "warm")
 WORKER_PEERS = {  # peer: its virtualenv (relative to the checkout; "" = this interpreter)
-    "st-torch": "", "st-onnx": ".venv-peer-onnx", "st-onnx-o3": ".venv-peer-onnx", "st-onnx-int8": ".venv-peer-onnx",
-    "st-openvino": ".venv-peer-openvino", "fastembed": ".venv-peer-onnx", "flashrank": ".venv-peer-onnx",
+    "st-torch": "",
+    "st-onnx": ".venv-peer-onnx",
+    "st-onnx-o3": ".venv-peer-onnx",
+    "st-onnx-int8": ".venv-peer-onnx",
+    "st-openvino": ".venv-peer-openvino",
+    "fastembed": ".venv-peer-onnx",
+    "flashrank": ".venv-peer-onnx",
     "vllm": ".venv-vllm",
 }
-SERVER_PEERS = {"infinity-torch": ("torch", ".venv-peer-infinity"),
-                "infinity-optimum": ("optimum", ".venv-peer-infinity")}
+SERVER_PEERS = {
+    "infinity-torch": ("torch", ".venv-peer-infinity"),
+    "infinity-optimum": ("optimum", ".venv-peer-infinity"),
+}
 ALL = (*ENGINE, *WORKER_PEERS, *SERVER_PEERS)
 LOAD_TIMEOUT_S = 900.0
 WORKER = Path(__file__).resolve().parent / "peer_worker.py"
@@ -81,20 +88,42 @@ class Unavailable(Exception):
 class WorkerPeer:
     """``peer_worker.py`` in the peer's virtualenv, loaded once, answering one workload a line."""
 
-    def __init__(self, name: str, venv: str, folder: Path, pairs_file: Path, threads: int, max_length: int,
-                 log: Path):
+    def __init__(self, name: str, venv: str, folder: Path, pairs_file: Path, threads: int, max_length: int, log: Path):
         self.name, self.info = name, {}
         python = Path(sys.executable) if not venv else repo_root() / venv / "bin" / "python"
         if not python.exists():
             raise Unavailable(f"no {venv}: build it with `make {venv}/.installed` (make peer-venvs)")
-        env = {**os.environ, "OMP_NUM_THREADS": str(threads), "TOKENIZERS_PARALLELISM": "false",
-               "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "VLLM_CPU_KVCACHE_SPACE": "1"}
+        env = {
+            **os.environ,
+            "OMP_NUM_THREADS": str(threads),
+            "TOKENIZERS_PARALLELISM": "false",
+            "HF_HUB_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+            "VLLM_CPU_KVCACHE_SPACE": "1",
+        }
         env["PYTHONPATH"] = str(repo_root()) if name == "vllm" else ""  # only vllm's venv runs the project
         self.stderr = open(log, "w", encoding="utf-8")
         self.proc = subprocess.Popen(
-            [str(python), str(WORKER), name, "--model", str(folder), "--pairs", str(pairs_file),
-             "--threads", str(threads), "--max-length", str(max_length)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr, text=True, env=env, cwd=repo_root())
+            [
+                str(python),
+                str(WORKER),
+                name,
+                "--model",
+                str(folder),
+                "--pairs",
+                str(pairs_file),
+                "--threads",
+                str(threads),
+                "--max-length",
+                str(max_length),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.stderr,
+            text=True,
+            env=env,
+            cwd=repo_root(),
+        )
         first = self._read(LOAD_TIMEOUT_S)
         if "error" in first:
             self.close()
@@ -109,8 +138,10 @@ class WorkerPeer:
         if not box or not box[0]:
             code = self.proc.poll()
             self.close()
-            raise Unavailable(f"the worker {'exited with ' + str(code) if code is not None else 'timed out'} "
-                              "before answering (its log says why)")
+            raise Unavailable(
+                f"the worker {'exited with ' + str(code) if code is not None else 'timed out'} "
+                "before answering (its log says why)"
+            )
         return json.loads(box[0])
 
     def run(self, workload: str) -> tuple[float, list[list[float]] | None]:
@@ -142,37 +173,82 @@ class InfinityPeer:
     passage (``query`` = the passage, ``documents`` = its claims: the judge's order, premise first),
     all sent at once (at most 64 in flight) so that the server batches them; ``raw_scores``."""
 
-    def __init__(self, name: str, engine: str, venv: str, folder: Path, pairs: dict[str, list[list[str]]],
-                 threads: int, log: Path):
+    def __init__(
+        self,
+        name: str,
+        engine: str,
+        venv: str,
+        folder: Path,
+        pairs: dict[str, list[list[str]]],
+        threads: int,
+        log: Path,
+    ):
         self.name, self.pairs, self.info = name, pairs, {}
         exe = repo_root() / venv / "bin" / "infinity_emb"
         if not exe.exists():
             raise Unavailable(f"no {venv}: build it with `make {venv}/.installed` (make peer-venvs)")
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        env = {**os.environ, "OMP_NUM_THREADS": str(threads), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-               "INFINITY_ANONYMOUS_USAGE_STATS": "0", "DO_NOT_TRACK": "1", "PYTHONPATH": ""}
+        env = {
+            **os.environ,
+            "OMP_NUM_THREADS": str(threads),
+            "HF_HUB_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+            "INFINITY_ANONYMOUS_USAGE_STATS": "0",
+            "DO_NOT_TRACK": "1",
+            "PYTHONPATH": "",
+        }
         self.stderr = open(log, "w", encoding="utf-8")
         t0 = time.perf_counter()
         if engine == "optimum":  # Infinity's optimum engine reads an ONNX file of the folder: export it, as a user must
-            export = ("import sys\nfrom optimum.onnxruntime import ORTModelForSequenceClassification as M\n"
-                      "M.from_pretrained(sys.argv[1], export=True).save_pretrained(sys.argv[1])")
-            done = subprocess.run([str(exe.with_name("python")), "-c", export, str(folder)], stdout=self.stderr,
-                                  stderr=subprocess.STDOUT, env=env)
+            export = (
+                "import sys\nfrom optimum.onnxruntime import ORTModelForSequenceClassification as M\n"
+                "M.from_pretrained(sys.argv[1], export=True).save_pretrained(sys.argv[1])"
+            )
+            done = subprocess.run(
+                [str(exe.with_name("python")), "-c", export, str(folder)],
+                stdout=self.stderr,
+                stderr=subprocess.STDOUT,
+                env=env,
+            )
             if done.returncode != 0:
                 self.stderr.close()
-                raise Unavailable(f"exporting the folder to ONNX for Infinity's optimum engine failed "
-                                  f"(log: {log.name})")
+                raise Unavailable(
+                    f"exporting the folder to ONNX for Infinity's optimum engine failed (log: {log.name})"
+                )
         self.proc = subprocess.Popen(
-            [str(exe), "v2", "--model-id", str(folder), "--served-model-name", "judge", "--engine", engine,
-             "--device", "cpu", "--dtype", "float32", "--batch-size", "32", "--host", "127.0.0.1",
-             "--port", str(self.port)], stdout=self.stderr, stderr=subprocess.STDOUT, env=env, cwd=folder.parent)
+            [
+                str(exe),
+                "v2",
+                "--model-id",
+                str(folder),
+                "--served-model-name",
+                "judge",
+                "--engine",
+                engine,
+                "--device",
+                "cpu",
+                "--dtype",
+                "float32",
+                "--batch-size",
+                "32",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+            ],
+            stdout=self.stderr,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=folder.parent,
+        )
         while True:
             if self.proc.poll() is not None:
                 self.stderr.close()
                 tail = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-1:] or ["(no output)"]
-                raise Unavailable(f"the server exited with {self.proc.returncode} before ready: {tail[0][:300]} "
-                                  f"(log: {log.name})")
+                raise Unavailable(
+                    f"the server exited with {self.proc.returncode} before ready: {tail[0][:300]} (log: {log.name})"
+                )
             try:
                 with urllib.request.urlopen(self.url + "/health", timeout=5) as r:
                     if r.status == 200:
@@ -183,17 +259,26 @@ class InfinityPeer:
                 self.close()
                 raise Unavailable(f"the server was not ready within {LOAD_TIMEOUT_S:.0f} s (log: {log.name})")
             time.sleep(0.5)
-        self.info = {"ready": True, "load_s": round(time.perf_counter() - t0, 3), "versions": self._versions(venv),
-                     "resolved": {"engine": engine, "threads": f"OMP_NUM_THREADS={threads} (the server's own "
-                                  "thread pools otherwise; torch reads it at start)",
-                                  "api": "POST /rerank, raw_scores, one request per passage"}}
+        self.info = {
+            "ready": True,
+            "load_s": round(time.perf_counter() - t0, 3),
+            "versions": self._versions(venv),
+            "resolved": {
+                "engine": engine,
+                "threads": f"OMP_NUM_THREADS={threads} (the server's own "
+                "thread pools otherwise; torch reads it at start)",
+                "api": "POST /rerank, raw_scores, one request per passage",
+            },
+        }
         self.pool = cf.ThreadPoolExecutor(64)
 
     @staticmethod
     def _versions(venv: str) -> dict[str, str]:
-        code = ("import json, importlib.metadata as m\nout = {}\nfor n in ('infinity-emb', 'torch', 'transformers', "
-                "'sentence-transformers', 'optimum', 'onnxruntime'):\n    try: out[n] = m.version(n)\n"
-                "    except m.PackageNotFoundError: pass\nprint(json.dumps(out))")
+        code = (
+            "import json, importlib.metadata as m\nout = {}\nfor n in ('infinity-emb', 'torch', 'transformers', "
+            "'sentence-transformers', 'optimum', 'onnxruntime'):\n    try: out[n] = m.version(n)\n"
+            "    except m.PackageNotFoundError: pass\nprint(json.dumps(out))"
+        )
         res = subprocess.run([str(repo_root() / venv / "bin" / "python"), "-c", code], capture_output=True, text=True)
         return json.loads(res.stdout) if res.returncode == 0 else {}
 
@@ -240,9 +325,15 @@ class EnginePeer:
 
     def __init__(self, name: str, peers: Peers, items: dict[str, list[Item]], shared: dict[str, Path]):
         self.name, self.peers, self.items, self.shared = name, peers, items, shared
-        self.info = {"ready": True, "load_s": None, "resolved": {
-            "threads": f"torch {peers.threads}", "runtime": peers.judge.describe()["resolved"].get("runtime"),
-            "pruner": "none" if name == "engine_none" else "auto"}}
+        self.info = {
+            "ready": True,
+            "load_s": None,
+            "resolved": {
+                "threads": f"torch {peers.threads}",
+                "runtime": peers.judge.describe()["resolved"].get("runtime"),
+                "pruner": "none" if name == "engine_none" else "auto",
+            },
+        }
         self.last: dict[str, dict[str, Any]] = {}
 
     def run(self, workload: str) -> tuple[float, None]:
@@ -254,8 +345,9 @@ class EnginePeer:
             cache = self.peers.new_cache()
             if self.name == "engine_default":
                 self.shared[workload] = cache
-        r = self.peers.run_engine(self.items[workload], pruner="none" if self.name == "engine_none" else None,
-                                  cache=cache)
+        r = self.peers.run_engine(
+            self.items[workload], pruner="none" if self.name == "engine_none" else None, cache=cache
+        )
         self.last[workload] = r
         return r["wall_s"], None
 
@@ -308,8 +400,9 @@ def measure(args: Any) -> dict[str, Any]:
         pairs_file = tmp / "pairs.json"
         pairs_file.write_text(json.dumps(texts), encoding="utf-8")
         # the engine's judge (and its calibration, on a first run) loaded before any timing
-        peers.run_engine(rag_job(ramdocs_questions(data_dir(args.data_dir))[-2:], 1), pruner=None,
-                         cache=peers.new_cache())
+        peers.run_engine(
+            rag_job(ramdocs_questions(data_dir(args.data_dir))[-2:], 1), pruner=None, cache=peers.new_cache()
+        )
         running: dict[str, Any] = {}
         failed: dict[str, dict[str, Any]] = {}
         shared: dict[str, Path] = {}
@@ -325,8 +418,15 @@ def measure(args: Any) -> dict[str, Any]:
                     engine, venv = SERVER_PEERS[name]
                     running[name] = InfinityPeer(name, engine, venv, own, texts, args.threads, logdir / f"{name}.log")
                 else:
-                    running[name] = WorkerPeer(name, WORKER_PEERS[name], own, pairs_file, args.threads,
-                                               peers.max_length, logdir / f"{name}.log")
+                    running[name] = WorkerPeer(
+                        name,
+                        WORKER_PEERS[name],
+                        own,
+                        pairs_file,
+                        args.threads,
+                        peers.max_length,
+                        logdir / f"{name}.log",
+                    )
             except Unavailable as exc:
                 failed[name] = {"reason": str(exc)}
                 print(f"  {name}: cannot run: {exc}", file=sys.stderr, flush=True)
@@ -335,6 +435,7 @@ def measure(args: Any) -> dict[str, Any]:
         rows: dict[str, dict[str, Any]] = {n: {} for n in running}
         cold: dict[str, float] = {}
         load: list[dict[str, Any]] = []
+
         def drop(name: str, when: str, exc: Exception) -> None:  # a peer that fails mid-run is recorded, not fatal
             failed[name] = {"reason": f"failed {when}: {exc}"}
             print(f"  {name}: {failed[name]['reason']}", file=sys.stderr, flush=True)
@@ -350,7 +451,7 @@ def measure(args: Any) -> dict[str, Any]:
                     drop(name, "in its cold pass", exc)
             for r in range(args.rounds):
                 order = list(running)
-                order = order[r % len(order):] + order[:r % len(order)]
+                order = order[r % len(order) :] + order[: r % len(order)]
                 if "warm" in order and order.index("warm") < order.index("engine_default"):
                     order.remove("warm")
                     order.insert(order.index("engine_default") + 1, "warm")
@@ -368,24 +469,47 @@ def measure(args: Any) -> dict[str, Any]:
                             raise
                         drop(name, f"in round {r + 1}", exc)
             engine_labels = {n: {w: running[n].last[w]["labels"] for w in jobs} for n in ENGINE if n in running}
-            engine_runs = {n: {w: {k: v for k, v in running[n].last[w].items() if k != "labels"} for w in jobs}
-                           for n in ENGINE if n in running}
+            engine_runs = {
+                n: {w: {k: v for k, v in running[n].last[w].items() if k != "labels"} for w in jobs}
+                for n in ENGINE
+                if n in running
+            }
         finally:
             for peer in running.values():
                 peer.close()
         out = summarise(jobs, pairs, peers, running, failed, times, rows, cold, engine_labels, engine_runs)
-        out.update(threads=args.threads, rounds=args.rounds, load_by_round=load, cpu_flags=cpu_flags_line(),
-                   judge=f"models/default-judge (weights sha256 "
-                         f"{str(peers.judge.spec()['model'].get('weights_sha256', '?'))[:16]})",
-                   workloads={w: {"items": len(it), "claims": sum(len(i.claims or ()) for i in it),
-                                  "doc_pairs": sum(len(i.claims or ()) * len(i.documents) for i in it),
-                                  "passage_pairs": len(pairs[w])} for w, it in jobs.items()})
+        out.update(
+            threads=args.threads,
+            rounds=args.rounds,
+            load_by_round=load,
+            cpu_flags=cpu_flags_line(),
+            judge=f"models/default-judge (weights sha256 "
+            f"{str(peers.judge.spec()['model'].get('weights_sha256', '?'))[:16]})",
+            workloads={
+                w: {
+                    "items": len(it),
+                    "claims": sum(len(i.claims or ()) for i in it),
+                    "doc_pairs": sum(len(i.claims or ()) * len(i.documents) for i in it),
+                    "passage_pairs": len(pairs[w]),
+                }
+                for w, it in jobs.items()
+            },
+        )
         return out
 
 
-def summarise(jobs: dict[str, list[Item]], pairs: dict[str, Any], peers: Peers, running: dict[str, Any],
-              failed: dict[str, Any], times: dict[str, dict[str, list[float]]], rows: dict[str, dict[str, Any]],
-              cold: dict[str, float], engine_labels: dict[str, Any], engine_runs: dict[str, Any]) -> dict[str, Any]:
+def summarise(
+    jobs: dict[str, list[Item]],
+    pairs: dict[str, Any],
+    peers: Peers,
+    running: dict[str, Any],
+    failed: dict[str, Any],
+    times: dict[str, dict[str, list[float]]],
+    rows: dict[str, dict[str, Any]],
+    cold: dict[str, float],
+    engine_labels: dict[str, Any],
+    engine_runs: dict[str, Any],
+) -> dict[str, Any]:
     ref = engine_labels["engine_none"]
     out: dict[str, Any] = {"peers": {}, "unavailable": failed}
     for name, peer in running.items():
@@ -395,9 +519,12 @@ def summarise(jobs: dict[str, list[Item]], pairs: dict[str, Any], peers: Peers, 
             ts = times[name][w]
             med = statistics.median(ts)
             base = statistics.median(times["engine_default"][w])
-            r: dict[str, Any] = {"median_s": round(med, 3), "fastest_s": round(min(ts), 3),
-                                 "passes_s": [round(x, 3) for x in ts],
-                                 "over_engine_default": round(med / base, 3)}
+            r: dict[str, Any] = {
+                "median_s": round(med, 3),
+                "fastest_s": round(min(ts), 3),
+                "passes_s": [round(x, 3) for x in ts],
+                "over_engine_default": round(med / base, 3),
+            }
             if name in engine_labels:
                 labels = engine_labels[name][w]
                 r["run"] = engine_runs[name][w]
@@ -405,8 +532,10 @@ def summarise(jobs: dict[str, list[Item]], pairs: dict[str, Any], peers: Peers, 
                 labels = peers.doc_labels_of(jobs[w], pairs[w], rows[name][w])
             else:
                 labels = None
-                r["labels"] = ("not comparable: the peer returns one score per pair, the judge's rule needs "
-                               "every class's probability")
+                r["labels"] = (
+                    "not comparable: the peer returns one score per pair, the judge's rule needs "
+                    "every class's probability"
+                )
             if labels is not None:
                 same = sum(labels.get(k) == lab for k, lab in ref[w].items())
                 r.update(labels_equal=same, labels_total=len(ref[w]))
@@ -416,8 +545,12 @@ def summarise(jobs: dict[str, list[Item]], pairs: dict[str, Any], peers: Peers, 
     out["auto_over_none"] = {}
     for w in jobs:
         ratios = [d / n for d, n in zip(times["engine_default"][w], times["engine_none"][w])]
-        out["auto_over_none"][w] = {"median": round(statistics.median(ratios), 3), "min": round(min(ratios), 3),
-                                    "max": round(max(ratios), 3), "per_round": [round(x, 3) for x in ratios]}
+        out["auto_over_none"][w] = {
+            "median": round(statistics.median(ratios), 3),
+            "min": round(min(ratios), 3),
+            "max": round(max(ratios), 3),
+            "per_round": [round(x, 3) for x in ratios],
+        }
     out["table"] = table(out, list(jobs))
     return out
 
@@ -429,36 +562,51 @@ def table(data: dict[str, Any], workloads: Sequence[str]) -> dict[str, Any]:
     for w in workloads:
         for name, p in data["peers"].items():
             r = p["workloads"][w]
-            labels = (f"{r['labels_equal']}/{r['labels_total']}" if "labels_equal" in r else "n/a (one score)")
+            labels = f"{r['labels_equal']}/{r['labels_total']}" if "labels_equal" in r else "n/a (one score)"
             rows.append([w, name, f"{r['median_s']:.3f}", f"{r['over_engine_default']:.3f}", labels])
     return {"columns": ["workload", "peer", "median s", "÷ engine default", "labels = engine_none's"], "rows": rows}
 
 
 def markdown(data: dict[str, Any]) -> str:
-    lines = ["# The engine beside the CPU peers a user would pick instead", "",
-             *header(data["meta"], extra=f"; CPU flags: {data['cpu_flags']}"),
-             f"Judge: {data['judge']}; {data['threads']} threads for every peer (each one's knob below); "
-             f"{data['rounds']} rounds, the peers' order rotating; uptime before: `{data['uptime_before']}`, after: "
-             f"`{data['uptime_after']}`; 1-minute load at each round's start: "
-             f"{', '.join(str(x['load_1m']) for x in data['load_by_round'])}.", "",
-             "| workload | items | claims | claim × doc pairs | passage pairs |", "|---|---|---|---|---|"]
+    lines = [
+        "# The engine beside the CPU peers a user would pick instead",
+        "",
+        *header(data["meta"], extra=f"; CPU flags: {data['cpu_flags']}"),
+        f"Judge: {data['judge']}; {data['threads']} threads for every peer (each one's knob below); "
+        f"{data['rounds']} rounds, the peers' order rotating; uptime before: `{data['uptime_before']}`, after: "
+        f"`{data['uptime_after']}`; 1-minute load at each round's start: "
+        f"{', '.join(str(x['load_1m']) for x in data['load_by_round'])}.",
+        "",
+        "| workload | items | claims | claim × doc pairs | passage pairs |",
+        "|---|---|---|---|---|",
+    ]
     for w, s in data["workloads"].items():
         lines.append(f"| {w} | {s['items']} | {s['claims']} | {s['doc_pairs']} | {s['passage_pairs']} |")
-    lines += ["", "| " + " | ".join(data["table"]["columns"]) + " |",
-              "|" + "---|" * len(data["table"]["columns"])]
+    lines += ["", "| " + " | ".join(data["table"]["columns"]) + " |", "|" + "---|" * len(data["table"]["columns"])]
     lines += ["| " + " | ".join(r) + " |" for r in data["table"]["rows"]]
-    lines += ["", "Seconds: the median of the rounds, from the (passage, claim) texts to class probabilities for "
-              "the peers (their own tokenization included), from the items to scored results for the engine "
-              "(its chunking, cache and aggregation included). ÷ engine default: a peer's median over "
-              "`engine_default`'s (above 1: the engine is faster). Labels: claim × document labels, every "
-              "peer's probabilities through the judge's rule and the engine's aggregation, against "
-              "`engine_none`'s.", "", "## `pruner=auto` against `--pruner none`, paired by round", "",
-              "| workload | engine_default ÷ engine_none, median | min | max |", "|---|---|---|---|"]
+    lines += [
+        "",
+        "Seconds: the median of the rounds, from the (passage, claim) texts to class probabilities for "
+        "the peers (their own tokenization included), from the items to scored results for the engine "
+        "(its chunking, cache and aggregation included). ÷ engine default: a peer's median over "
+        "`engine_default`'s (above 1: the engine is faster). Labels: claim × document labels, every "
+        "peer's probabilities through the judge's rule and the engine's aggregation, against "
+        "`engine_none`'s.",
+        "",
+        "## `pruner=auto` against `--pruner none`, paired by round",
+        "",
+        "| workload | engine_default ÷ engine_none, median | min | max |",
+        "|---|---|---|---|",
+    ]
     for w, r in data["auto_over_none"].items():
         lines.append(f"| {w} | {r['median']} | {r['min']} | {r['max']} |")
-    lines += ["", "## Each peer: load, cold pass, threads, versions", "",
-              "| peer | load s | cold s (first pass, first workload) | threads | what ran | versions |",
-              "|---|---|---|---|---|---|"]
+    lines += [
+        "",
+        "## Each peer: load, cold pass, threads, versions",
+        "",
+        "| peer | load s | cold s (first pass, first workload) | threads | what ran | versions |",
+        "|---|---|---|---|---|---|",
+    ]
     for name, p in data["peers"].items():
         res = dict(p.get("resolved", {}))
         threads = res.pop("threads", "-")
@@ -479,8 +627,9 @@ def main() -> None:
     ap.add_argument("--long", type=int, default=24, help="SciFact claims of the long workload (default 24)")
     ap.add_argument("--only", default="rag,pooled,long", help="workloads to run (default all three)")
     ap.add_argument("--rounds", type=int, default=5, help="rounds, the peers' order rotating (default 5)")
-    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1,
-                    help="threads for every peer (default: the machine's CPUs)")
+    ap.add_argument(
+        "--threads", type=int, default=os.cpu_count() or 1, help="threads for every peer (default: the machine's CPUs)"
+    )
     ap.add_argument("--peers", default=",".join(ALL), help=f"peers to run (default all: {','.join(ALL)})")
     ap.add_argument("--logs", help="folder for each peer's log (default: a temporary one, removed)")
     args = ap.parse_args()

@@ -30,8 +30,15 @@ from workloads import base_parser, ramdocs_questions  # noqa: E402
 
 STAGES: list[tuple[str, Callable[[str], bool]]] = [
     ("imports", lambda f: "<frozen importlib._bootstrap" in f),
-    ("model loading", lambda f: "from_pretrained" in f or "SentenceTransformer.__init__" in f
-     or "load_state_dict" in f or "safetensors" in f),
+    (
+        "model loading",
+        lambda f: (
+            "from_pretrained" in f
+            or "SentenceTransformer.__init__" in f
+            or "load_state_dict" in f
+            or "safetensors" in f
+        ),
+    ),
     ("judge forward", lambda f: "forward (" in f and ("modeling_" in f or "torch/nn" in f)),
     ("pruner embedding", lambda f: "prune/embedding.py" in f),
     ("judge tokenization + padding", lambda f: "encode_pairs" in f or "tokenization_utils" in f or "pad (" in f),
@@ -60,7 +67,10 @@ def shares(raw: str) -> dict[str, object]:
             continue
         total += int(n)
         counts[stage_of(stack)] += int(n)
-    return {"samples": total, "shares": {k: round(v / total, 3) for k, v in sorted(counts.items(), key=lambda kv: -kv[1])}}
+    return {
+        "samples": total,
+        "shares": {k: round(v / total, 3) for k, v in sorted(counts.items(), key=lambda kv: -kv[1])},
+    }
 
 
 def main() -> None:
@@ -72,40 +82,84 @@ def main() -> None:
     before = uptime()
     with tempfile.TemporaryDirectory() as tmp:
         items = Path(tmp) / "items.jsonl"
-        items.write_text("".join(json.dumps({"id": q.key, "response": " ".join(q.claims), "claims": q.claims,
-                                             "documents": [{"id": f"d{j}", "text": t} for j, t in enumerate(q.docs)]})
-                                 + "\n" for q in questions), encoding="utf-8")
+        items.write_text(
+            "".join(
+                json.dumps(
+                    {
+                        "id": q.key,
+                        "response": " ".join(q.claims),
+                        "claims": q.claims,
+                        "documents": [{"id": f"d{j}", "text": t} for j, t in enumerate(q.docs)],
+                    }
+                )
+                + "\n"
+                for q in questions
+            ),
+            encoding="utf-8",
+        )
         raw = Path(tmp) / "profile.txt"
-        cmd = [str(Path(sys.executable).with_name("py-spy")), "record", "--format", "raw", "--rate", str(args.rate),
-               "--nonblocking", "-o", str(raw), "--", sys.executable, "-m", "conflictscore_local.cli", "score",
-               str(items), "-o", str(Path(tmp) / "out.jsonl"), "--summary", str(Path(tmp) / "summary.json"),
-               "--no-cache", "-q"]
+        cmd = [
+            str(Path(sys.executable).with_name("py-spy")),
+            "record",
+            "--format",
+            "raw",
+            "--rate",
+            str(args.rate),
+            "--nonblocking",
+            "-o",
+            str(raw),
+            "--",
+            sys.executable,
+            "-m",
+            "conflictscore_local.cli",
+            "score",
+            str(items),
+            "-o",
+            str(Path(tmp) / "out.jsonl"),
+            "--summary",
+            str(Path(tmp) / "summary.json"),
+            "--no-cache",
+            "-q",
+        ]
         subprocess.run(cmd, check=True, capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
         found = shares(raw.read_text(encoding="utf-8"))
         summary = json.loads((Path(tmp) / "summary.json").read_text(encoding="utf-8"))
     data = {
         "command": "python benchmarks/profile_cold.py " + " ".join(sys.argv[1:]),
         "profiled": "py-spy record --format raw --rate N --nonblocking -- python -m conflictscore_local.cli score "
-                    "ITEMS -o OUT --summary SUMMARY --no-cache -q",
+        "ITEMS -o OUT --summary SUMMARY --no-cache -q",
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs ({platform.platform()})",
-        "uptime_before": before, "uptime_after": uptime(),
-        "items": len(questions), "pairs": summary.get("pairs"), "timing": summary.get("timing"),
+        "uptime_before": before,
+        "uptime_after": uptime(),
+        "items": len(questions),
+        "pairs": summary.get("pairs"),
+        "timing": summary.get("timing"),
         "pruner_decisions": (summary.get("stages", {}).get("pruner") or {}).get("decisions"),
         **found,
     }
     out = Path(args.out)
     out.with_suffix(".json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    lines = ["# Profile of one cold `conflictscore score` run (py-spy)", "",
-             f"Command: `{data['command']}` (profiled: `{data['profiled']}`)  ",
-             f"Date: {data['date']}. Machine: {data['machine']}. **Not idle** (shared machine):  ",
-             f"uptime before: `{before}`  ", f"uptime after: `{data['uptime_after']}`", "",
-             f"{data['items']} RAMDocs items against their own documents, claims given; pairs: {data['pairs']}; "
-             f"the run's own timing: {data['timing']}.", "",
-             f"| stage | share of {data['samples']} samples |", "|---|---|"]
+    lines = [
+        "# Profile of one cold `conflictscore score` run (py-spy)",
+        "",
+        f"Command: `{data['command']}` (profiled: `{data['profiled']}`)  ",
+        f"Date: {data['date']}. Machine: {data['machine']}. **Not idle** (shared machine):  ",
+        f"uptime before: `{before}`  ",
+        f"uptime after: `{data['uptime_after']}`",
+        "",
+        f"{data['items']} RAMDocs items against their own documents, claims given; pairs: {data['pairs']}; "
+        f"the run's own timing: {data['timing']}.",
+        "",
+        f"| stage | share of {data['samples']} samples |",
+        "|---|---|",
+    ]
     lines += [f"| {k} | {v} |" for k, v in data["shares"].items()]
-    lines += ["", "A sample counts for the first stage in the table's rule order whose frame appears in its stack "
-              "(imports first: a module imported while loading a model counts as an import)."]
+    lines += [
+        "",
+        "A sample counts for the first stage in the table's rule order whose frame appears in its stack "
+        "(imports first: a module imported while loading a model counts as an import).",
+    ]
     out.with_suffix(".md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))
 

@@ -82,16 +82,16 @@ class Doc:
 class Candidates:
     """Every (claim, candidate document) row of one setting, as flat arrays."""
 
-    claim: np.ndarray       # global claim index
-    doc: np.ndarray         # global document index
-    cos: np.ndarray         # best passage cosine
-    rank: np.ndarray        # 0-based rank of the document among the claim's candidates
-    guard: np.ndarray       # some passage shares a number, date or name with the claim
-    relevant: np.ndarray    # gold SUPPORT or CONTRADICT (own documents only)
+    claim: np.ndarray  # global claim index
+    doc: np.ndarray  # global document index
+    cos: np.ndarray  # best passage cosine
+    rank: np.ndarray  # 0-based rank of the document among the claim's candidates
+    guard: np.ndarray  # some passage shares a number, date or name with the claim
+    relevant: np.ndarray  # gold SUPPORT or CONTRADICT (own documents only)
     contradict: np.ndarray  # gold CONTRADICT
-    passages: np.ndarray    # passages of the document (judge calls if kept)
-    source: np.ndarray      # source name of the claim's item
-    split: np.ndarray       # split of the claim's item
+    passages: np.ndarray  # passages of the document (judge calls if kept)
+    source: np.ndarray  # source name of the claim's item
+    split: np.ndarray  # split of the claim's item
 
 
 def load_items(data_dir: str | None) -> list[Item]:
@@ -122,8 +122,13 @@ def partners(items: Sequence[Item], n: int, seed: int) -> list[list[int]]:
 
 
 def candidates(
-    items: Sequence[Item], claims: list[Claim], claim_item: np.ndarray, docs: list[Doc], item_docs: list[list[int]],
-    best: np.ndarray, pool: list[list[int]] | None,
+    items: Sequence[Item],
+    claims: list[Claim],
+    claim_item: np.ndarray,
+    docs: list[Doc],
+    item_docs: list[list[int]],
+    best: np.ndarray,
+    pool: list[list[int]] | None,
 ) -> Candidates:
     """The rows of one setting: each claim against its own documents and its partners'."""
     cols: dict[str, list[Any]] = {k: [] for k in Candidates.__dataclass_fields__}
@@ -187,8 +192,12 @@ def choose(grid: list[dict[str, Any]], settings: Sequence[str], target: float) -
     largest k (a safety net that costs nothing measurable there), then threshold, wins.
     """
     pooled = [s for s in settings if s != "own"]
-    ok = [g for g in grid if g["guard"] and all(
-        g["tune"][s]["recall"] >= target and g["tune"][s]["recall_contradict"] >= target for s in settings)]
+    ok = [
+        g
+        for g in grid
+        if g["guard"]
+        and all(g["tune"][s]["recall"] >= target and g["tune"][s]["recall_contradict"] >= target for s in settings)
+    ]
     if not ok:
         raise SystemExit(f"no grid point keeps recall >= {target} in every setting")
     best = {s: max(g["tune"][s]["pruned_passages"] for g in ok) for s in pooled}
@@ -196,8 +205,15 @@ def choose(grid: list[dict[str, Any]], settings: Sequence[str], target: float) -
     return max(near, key=lambda g: (g["k"], g["threshold"]))
 
 
-def misses(c: Candidates, point: dict[str, Any], items: Sequence[Item], claims: list[Claim], docs: list[Doc],
-           claim_item: np.ndarray, show: int = 12) -> dict[str, Any]:
+def misses(
+    c: Candidates,
+    point: dict[str, Any],
+    items: Sequence[Item],
+    claims: list[Claim],
+    docs: list[Doc],
+    claim_item: np.ndarray,
+    show: int = 12,
+) -> dict[str, Any]:
     """The relevant (claim, document) rows the chosen point prunes: counts and the lowest-cosine examples."""
     keep = keep_mask(c, point["threshold"], point["k"], point["guard"])
     rows = np.flatnonzero(c.relevant & ~keep)
@@ -212,13 +228,22 @@ def misses(c: Candidates, point: dict[str, Any], items: Sequence[Item], claims: 
         counts[key] = counts.get(key, 0) + 1
         if len(examples) < show:
             text = " ".join(p.text for p in doc.passages)
-            examples.append({"item": item.id, "doc": doc.key[1], "label": label, "cosine": round(float(c.cos[r]), 3),
-                             "claim": claim.text, "document": text[:160] + ("…" if len(text) > 160 else "")})
+            examples.append(
+                {
+                    "item": item.id,
+                    "doc": doc.key[1],
+                    "label": label,
+                    "cosine": round(float(c.cos[r]), 3),
+                    "claim": claim.text,
+                    "document": text[:160] + ("…" if len(text) > 160 else ""),
+                }
+            )
     return {"total": len(rows), "by_source_type_label": dict(sorted(counts.items())), "lowest_cosine": examples}
 
 
-def check_select(pruner: EmbeddingPruner, point: dict[str, Any], c: Candidates, claims: list[Claim],
-                 docs: list[Doc]) -> str:
+def check_select(
+    pruner: EmbeddingPruner, point: dict[str, Any], c: Candidates, claims: list[Claim], docs: list[Doc]
+) -> str:
     """Run the real ``select`` at ``point`` on one setting; it must keep the documents the sweep keeps.
 
     Only documents tied with the claim's k-th best cosine (duplicate texts) may differ: the
@@ -240,7 +265,8 @@ def check_select(pruner: EmbeddingPruner, point: dict[str, Any], c: Candidates, 
     if bad:
         raise SystemExit(f"select() and the sweep disagree on {len(bad)} claim × document pairs, e.g. {bad[0]}")
     return f"{len(got)} of {len(row)} claim × document pairs kept by select(), " + (
-        "identical to the sweep" if not diff else f"{len(diff)} differ only by ties at the top-k cut")
+        "identical to the sweep" if not diff else f"{len(diff)} differ only by ties at the top-k cut"
+    )
 
 
 def _cell(text: str) -> str:
@@ -302,16 +328,21 @@ def markdown(result: dict[str, Any]) -> str:
         "",
         "| item | doc | gold | cosine | claim | document (start) |",
         "|---|---|---|---|---|---|",
-        *[f"| {e['item']} | {e['doc']} | {e['label']} | {e['cosine']} | {_cell(e['claim'])} | {_cell(e['document'])} |"
-          for e in m["lowest_cosine"]],
+        *[
+            f"| {e['item']} | {e['doc']} | {e['label']} | {e['cosine']} | {_cell(e['claim'])} | {_cell(e['document'])} |"
+            for e in m["lowest_cosine"]
+        ],
         "",
     ]
     for s in settings:
         lines += [
             f"## Setting `{s}` (all items): recall / pruned passage pairs",
             "",
-            "| threshold | " + " | ".join(f"k={k} guard off" for k in KS) + " | "
-            + " | ".join(f"k={k} guard on" for k in KS) + " |",
+            "| threshold | "
+            + " | ".join(f"k={k} guard off" for k in KS)
+            + " | "
+            + " | ".join(f"k={k} guard on" for k in KS)
+            + " |",
             "|---" * (1 + 2 * len(KS)) + "|",
         ]
         for t in THRESHOLDS:
@@ -364,8 +395,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     pruner.embed([c.text for c in claims] + [w for ws in windows.values() for w in ws])
     embed_s = round(time.perf_counter() - t0, 1)
     print(f"embedded in {embed_s} s", file=sys.stderr)
-    sim = passage_similarity(pruner.embed([c.text for c in claims]),
-                             [pruner.embed(windows[p.text]) for p in passages])
+    sim = passage_similarity(pruner.embed([c.text for c in claims]), [pruner.embed(windows[p.text]) for p in passages])
     doc_of = np.array([d for d, doc in enumerate(docs) for _ in doc.passages])
     best, _ = keep_documents(sim, doc_of, threshold=1.0, k=0)
 
@@ -383,7 +413,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 grid.append(point)
     chosen = choose(grid, list(settings), args.target)
     described = pruner.describe()
-    check = "; ".join(f"{s}: {check_select(pruner, chosen, cands[s], claims, docs)}" for s in ("own", f"pool{args.pool[0]}"))
+    check = "; ".join(
+        f"{s}: {check_select(pruner, chosen, cands[s], claims, docs)}" for s in ("own", f"pool{args.pool[0]}")
+    )
 
     result = {
         "command": "python " + " ".join([sys.argv[0], *(argv if argv is not None else sys.argv[1:])]),
@@ -393,10 +425,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         "seed": args.seed,
         "target": args.target,
         "pruner": described,
-        "chunker": {"judge": judge_desc.get("resolved", {}).get("model_path", args.judge),
-                    "max_tokens": chunker.max_tokens, "overlap": chunker.overlap},
-        "data": {"items": len(items), "claims": len(claims), "documents": len(docs), "passages": len(passages),
-                 "sources": list(SWEEP_SOURCES)},
+        "chunker": {
+            "judge": judge_desc.get("resolved", {}).get("model_path", args.judge),
+            "max_tokens": chunker.max_tokens,
+            "overlap": chunker.overlap,
+        },
+        "data": {
+            "items": len(items),
+            "claims": len(claims),
+            "documents": len(docs),
+            "passages": len(passages),
+            "sources": list(SWEEP_SOURCES),
+        },
         "embed_s": embed_s,
         "load_average": [load_start, round(os.getloadavg()[0], 1)],
         "settings": list(settings),

@@ -83,16 +83,27 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         st = pruner.stats()
         docs = sum(len({p.passage.doc_id for p in g}) for g in groups)
         texts = len({p.claim.text for p in pairs}) + len({p.passage.text for p in pairs})
-        decision = decide_prune(claims=len(groups), pairs=len(pairs), docs=docs, texts=texts,
-                                judge_s_per_pair=out["judge_s_per_pair"], embed_s_per_text=out["embed_s_per_text"],
-                                load_s=out["load_s"], kept_docs_base=cfg.kept_docs_base,
-                                kept_docs_share=cfg.kept_docs_share, judge_cost_from="measured")
+        decision = decide_prune(
+            claims=len(groups),
+            pairs=len(pairs),
+            docs=docs,
+            texts=texts,
+            judge_s_per_pair=out["judge_s_per_pair"],
+            embed_s_per_text=out["embed_s_per_text"],
+            load_s=out["load_s"],
+            kept_docs_base=cfg.kept_docs_base,
+            kept_docs_share=cfg.kept_docs_share,
+            judge_cost_from="measured",
+        )
         rows[name] = {
-            "items": len(items), "claims": len(groups), "pairs": len(pairs),
+            "items": len(items),
+            "claims": len(groups),
+            "pairs": len(pairs),
             "docs_per_claim": round(docs / len(groups), 2),
             "pruned_share": round(len(pruned) / len(pairs), 4),
-            "expected_pruned_share": round(expected_pruned_share(docs / len(groups), cfg.kept_docs_base,
-                                                                 cfg.kept_docs_share), 4),
+            "expected_pruned_share": round(
+                expected_pruned_share(docs / len(groups), cfg.kept_docs_base, cfg.kept_docs_share), 4
+            ),
             "embed_s": round(st["embed_s"], 3),
             "judge_s_saved": round(len(pruned) * out["judge_s_per_pair"], 3),
             "pays": len(pruned) * out["judge_s_per_pair"] > st["embed_s"] + out["load_s"],
@@ -128,13 +139,18 @@ def write_md(data: dict[str, Any], path: Path) -> None:
     ]
     for name, r in m["workloads"].items():
         d = r["decision"]
-        lines.append(f"| {name} | {r['items']} | {r['claims']} | {r['pairs']} | {r['docs_per_claim']} | "
-                     f"{r['pruned_share']} | {r['expected_pruned_share']} | {r['embed_s']} | {r['judge_s_saved']} | "
-                     f"{'yes' if r['pays'] else 'no'} | {'prune' if d['prune'] else 'no pruning'} "
-                     f"(saving {d['saving_s']:.2f} s vs cost {d['cost_s']:.2f} s) |")
-    lines += ["", "`own`: each claim against its own documents (RAG-style); `poolN`: plus the documents of N other "
-              "questions. 'pruning paid': the judge time the pruned pairs would have cost exceeds the embedding "
-              "plus the embedder's load. The rule decides from the counts and the costs before embedding anything."]
+        lines.append(
+            f"| {name} | {r['items']} | {r['claims']} | {r['pairs']} | {r['docs_per_claim']} | "
+            f"{r['pruned_share']} | {r['expected_pruned_share']} | {r['embed_s']} | {r['judge_s_saved']} | "
+            f"{'yes' if r['pays'] else 'no'} | {'prune' if d['prune'] else 'no pruning'} "
+            f"(saving {d['saving_s']:.2f} s vs cost {d['cost_s']:.2f} s) |"
+        )
+    lines += [
+        "",
+        "`own`: each claim against its own documents (RAG-style); `poolN`: plus the documents of N other "
+        "questions. 'pruning paid': the judge time the pruned pairs would have cost exceeds the embedding "
+        "plus the embedder's load. The rule decides from the counts and the costs before embedding anything.",
+    ]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
@@ -162,7 +178,9 @@ def main() -> None:
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs ({platform.platform()})",
         "torch_threads": torch.get_num_threads(),
-        "uptime_before": before, "uptime_after": uptime(), "versions": versions(),
+        "uptime_before": before,
+        "uptime_after": uptime(),
+        "versions": versions(),
         "measured": measured,
     }
     out.parent.mkdir(parents=True, exist_ok=True)

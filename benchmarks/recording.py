@@ -40,6 +40,7 @@ def run_meta(script: str, argv: Sequence[str] | None, started: float, load: Sequ
 def commit() -> str:
     """The checkout's commit (``git rev-parse HEAD``), with ``+changes`` when tracked files differ from it;
     ``unknown`` outside a git checkout."""
+
     def git(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run(["git", *args], cwd=repo_root(), capture_output=True, text=True)
 
@@ -53,8 +54,12 @@ def commit() -> str:
     return head.stdout.strip() + ("+changes" if dirty else "")
 
 
-def write_recorded(out: Path, result: dict[str, Any], markdown: Callable[[dict[str, Any]], str],
-                   plot: Callable[[dict[str, Any], Path], None] | None = None) -> str:
+def write_recorded(
+    out: Path,
+    result: dict[str, Any],
+    markdown: Callable[[dict[str, Any]], str],
+    plot: Callable[[dict[str, Any], Path], None] | None = None,
+) -> str:
     """OUT.json (``result`` with repository-relative paths), OUT.md and (given ``plot``) OUT.png;
     returns the markdown."""
     result = portable(result)
@@ -70,9 +75,12 @@ def header(meta: dict[str, Any], extra: str = "") -> list[str]:
     """The lines an OUT.md starts its body with: the command, the date, the machine and the load."""
     start, end = meta["load_average"]
     said = f" (commit {meta['commit']})" if meta.get("commit") else ""
-    return [f"Command: `{meta['command']}`{said}  ",
-            f"Date: {meta['date']}. Machine: {meta['machine']}{extra}; 1-minute load average {start} at the start, "
-            f"{end} at the end; {meta['total_s']} s in all.", ""]
+    return [
+        f"Command: `{meta['command']}`{said}  ",
+        f"Date: {meta['date']}. Machine: {meta['machine']}{extra}; 1-minute load average {start} at the start, "
+        f"{end} at the end; {meta['total_s']} s in all.",
+        "",
+    ]
 
 
 def cpu_flags_line() -> str:
@@ -96,8 +104,11 @@ def command_meta(args: Namespace, **extra: Any) -> dict[str, Any]:
     return {
         "date": dt.date.today().isoformat(),
         "command": "python " + " ".join([Path(sys.argv[0]).as_posix()] + sys.argv[1:]),
-        "python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count(),
-        **extra, "args": {k: v for k, v in vars(args).items() if k != "out"},
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        **extra,
+        "args": {k: v for k, v in vars(args).items() if k != "out"},
     }
 
 
@@ -105,7 +116,8 @@ def write_under_header(out: Path, meta: dict[str, Any], results: Any, body: str)
     """``{"meta", "results"}`` as JSON beside ``out``, and ``out`` = its hand-written header (what is
     above ``<!-- results -->``) + ``body``; paths repository-relative (``<tmp>`` for temporary
     ones): the files are committed."""
-    out.with_suffix(".json").write_text(json.dumps(portable({"meta": meta, "results": results}), indent=1) + "\n",
-                                        encoding="utf-8")
+    out.with_suffix(".json").write_text(
+        json.dumps(portable({"meta": meta, "results": results}), indent=1) + "\n", encoding="utf-8"
+    )
     head = out.read_text(encoding="utf-8").split("<!-- results -->")[0] if out.exists() else ""
     out.write_text(head + portable_text("<!-- results -->\n" + body), encoding="utf-8")

@@ -53,14 +53,25 @@ def main(argv: list[str] | None = None) -> int:
     load = os.getloadavg()
     t0 = time.perf_counter()
     with Engine(config_from_args(args)) as engine:
-        result = regenerate_file(csv_path, out / f"{args.tag}.trace.jsonl", summary_path=out / f"{args.tag}.json",
-                                 generator=args.generator, generator_args=gen_args, engine=engine,
-                                 sample_size=args.sample, max_tokens=args.max_tokens)
-    command = "python " + " ".join([os.path.relpath(__file__, repo_root())] + (argv if argv is not None else sys.argv[1:]))
+        result = regenerate_file(
+            csv_path,
+            out / f"{args.tag}.trace.jsonl",
+            summary_path=out / f"{args.tag}.json",
+            generator=args.generator,
+            generator_args=gen_args,
+            engine=engine,
+            sample_size=args.sample,
+            max_tokens=args.max_tokens,
+        )
+    command = "python " + " ".join(
+        [os.path.relpath(__file__, repo_root())] + (argv if argv is not None else sys.argv[1:])
+    )
     result["run"] = {
-        "date": dt.date.today().isoformat(), "command": command,
+        "date": dt.date.today().isoformat(),
+        "command": command,
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs shared with other jobs, no GPU ({platform.platform()})",
-        "load_average": [round(load[0], 1), round(os.getloadavg()[0], 1)], "total_s": round(time.perf_counter() - t0, 1),
+        "load_average": [round(load[0], 1), round(os.getloadavg()[0], 1)],
+        "total_s": round(time.perf_counter() - t0, 1),
     }
     result = portable(result)
     (out / f"{args.tag}.json").write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -73,15 +84,24 @@ def main(argv: list[str] | None = None) -> int:
 def markdown(tag: str, result: dict[str, Any]) -> str:
     r, c = result["run"], result["config"]
     judge = c["conflictscore"]["run"]["judge"]["name"]
-    return "\n".join([
-        f"# Regenerated-RAG on TruthfulQA: {tag}", "",
-        f"Date {r['date']}; `{r['command']}`; {r['machine']}; load average {r['load_average']} (start, end); "
-        f"{r['total_s']} s in all. {c['n_questions']} questions (fixed sample), at most {c['max_tokens']} new tokens "
-        f"per reply, greedy; prompts version {c['prompts']['version']}; ConflictScore judge `{judge}`, pruner "
-        f"`{c['conflictscore']['run']['pruner']['name']}`. Accuracy counts only replies read as the right option "
-        "(strict parsing: unparseable replies and failed requests count as not right).", "",
-        "```", format_results(result), "```", "", PAPER, "",
-    ])
+    return "\n".join(
+        [
+            f"# Regenerated-RAG on TruthfulQA: {tag}",
+            "",
+            f"Date {r['date']}; `{r['command']}`; {r['machine']}; load average {r['load_average']} (start, end); "
+            f"{r['total_s']} s in all. {c['n_questions']} questions (fixed sample), at most {c['max_tokens']} new tokens "
+            f"per reply, greedy; prompts version {c['prompts']['version']}; ConflictScore judge `{judge}`, pruner "
+            f"`{c['conflictscore']['run']['pruner']['name']}`. Accuracy counts only replies read as the right option "
+            "(strict parsing: unparseable replies and failed requests count as not right).",
+            "",
+            "```",
+            format_results(result),
+            "```",
+            "",
+            PAPER,
+            "",
+        ]
+    )
 
 
 if __name__ == "__main__":

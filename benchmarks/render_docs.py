@@ -85,8 +85,9 @@ def evaluate(expr: str, extra: Mapping[str, Any], results: Path = RESULTS) -> st
     try:
         tree = ast.parse(expr.strip(), mode="eval").body
     except SyntaxError:
-        raise ValueError(f"cannot read {expr.strip()!r}: write result(FILE, PATH[, FORMAT]), path(FILE) or "
-                         "config.extra.KEY") from None
+        raise ValueError(
+            f"cannot read {expr.strip()!r}: write result(FILE, PATH[, FORMAT]), path(FILE) or config.extra.KEY"
+        ) from None
 
     def value(node: ast.AST) -> Any:
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -115,8 +116,10 @@ def evaluate(expr: str, extra: Mapping[str, Any], results: Path = RESULTS) -> st
                 path = args[1] if len(args) == 2 else "table"
                 table = markdown_table(lookup(args[0], path, results), f"benchmarks/results/{args[0]} {path}")
                 return f"\n\n{table}\n\n"
-        raise ValueError(f"cannot read {ast.unparse(node)} in {expr.strip()}: allowed: result(FILE, PATH[, "
-                         "FORMAT]), result_table(FILE[, PATH]), path(FILE), config.extra.KEY and quoted strings")
+        raise ValueError(
+            f"cannot read {ast.unparse(node)} in {expr.strip()}: allowed: result(FILE, PATH[, "
+            "FORMAT]), result_table(FILE[, PATH]), path(FILE), config.extra.KEY and quoted strings"
+        )
 
     return str(value(tree))
 
@@ -141,8 +144,9 @@ def convert(text: str) -> str:
     """``text`` with every mkdocs-macros figure call made a figure marker (still to render) and the front
     matter that switched the macros on removed; a file name in inline code becomes ``path(...)``."""
     text = re.sub(r"\A---\nrender_macros: true\n---\n\n?", "", text)
-    text = re.sub(r"`benchmarks/results/\{\{\s*(config\.extra\.[\w.]+)\s*\}\}`", r"<!-- fig path(\1) --><!-- /fig -->",
-                  text)
+    text = re.sub(
+        r"`benchmarks/results/\{\{\s*(config\.extra\.[\w.]+)\s*\}\}`", r"<!-- fig path(\1) --><!-- /fig -->", text
+    )
     return TEMPLATE.sub(lambda m: f"<!-- fig {m.group('expr')} --><!-- /fig -->", text)
 
 
@@ -171,8 +175,9 @@ def stale(text: str, extra: Mapping[str, Any], results: Path = RESULTS) -> list[
 
 def render(text: str, extra: Mapping[str, Any], results: Path = RESULTS) -> str:
     """``text`` with every figure's value rendered again from the results (KeyError / ValueError: one cannot)."""
-    return MARKER.sub(lambda m: f"<!-- fig {m.group('expr')} -->{evaluate(m.group('expr'), extra, results)}"
-                                f"<!-- /fig -->", text)
+    return MARKER.sub(
+        lambda m: f"<!-- fig {m.group('expr')} -->{evaluate(m.group('expr'), extra, results)}<!-- /fig -->", text
+    )
 
 
 def _judge_card() -> Any:
@@ -195,10 +200,15 @@ def render_file(path: Path, extra: Mapping[str, Any], results: Path = RESULTS) -
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--check", action="store_true", help="write nothing; exit 1 naming every figure that differs")
-    ap.add_argument("--convert", action="store_true", help="first make mkdocs-macros calls ({{ result(...) }}, "
-                    "{{ result_table(...) }}, {{ config.extra... }}) figure markers, then render them")
-    ap.add_argument("files", nargs="*", type=Path, help="only these files (default: docs/*.md, README.md, "
-                    "models/*/README.md)")
+    ap.add_argument(
+        "--convert",
+        action="store_true",
+        help="first make mkdocs-macros calls ({{ result(...) }}, "
+        "{{ result_table(...) }}, {{ config.extra... }}) figure markers, then render them",
+    )
+    ap.add_argument(
+        "files", nargs="*", type=Path, help="only these files (default: docs/*.md, README.md, models/*/README.md)"
+    )
     args = ap.parse_args(argv)
     extra = site_extra()
     bad = 0
@@ -217,8 +227,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.check:
             for line, expr, now, want in stale(text, extra) or [(0, "a card:NAME table", "", "")]:
                 where = f"{path}:{line}" if line else str(path)
-                print(f"{where}: {expr} reads {now!r}, its results give {want!r}" if line else
-                      f"{where}: {expr} differs from its results", file=sys.stderr)
+                print(
+                    f"{where}: {expr} reads {now!r}, its results give {want!r}"
+                    if line
+                    else f"{where}: {expr} differs from its results",
+                    file=sys.stderr,
+                )
             bad += 1
         else:
             path.write_text(new, encoding="utf-8")

@@ -65,8 +65,9 @@ def _key(text: str) -> bytes:
     return hashlib.sha256(text.encode()).digest()
 
 
-def build_sample(data_dir: Path, n_ramdocs: int, n_contraqa: int, conflictingqa: str | None, n_cqa: int
-                 ) -> list[dict[str, Any]]:
+def build_sample(
+    data_dir: Path, n_ramdocs: int, n_contraqa: int, conflictingqa: str | None, n_cqa: int
+) -> list[dict[str, Any]]:
     """The fixed sample as ``generate`` input: id, question, documents, source, conflict type."""
     only = ["ramdocs", "contraqa_en555"] + (["conflictingqa"] if conflictingqa else [])
     sources = {"conflictingqa": conflictingqa} if conflictingqa else {}
@@ -81,8 +82,17 @@ def build_sample(data_dir: Path, n_ramdocs: int, n_contraqa: int, conflictingqa:
         + pick("contraqa_en555", n_contraqa, lambda it: it.get("variant") == "conflict")
         + (pick("conflictingqa", n_cqa, lambda it: True) if conflictingqa else [])
     )
-    return [{"id": it["id"], "question": it["question"], "response": "", "documents": it["documents"], "source": it["source"],
-             "conflict_type": it["conflict_type"]} for it in chosen]
+    return [
+        {
+            "id": it["id"],
+            "question": it["question"],
+            "response": "",
+            "documents": it["documents"],
+            "source": it["source"],
+            "conflict_type": it["conflict_type"],
+        }
+        for it in chosen
+    ]
 
 
 def fmt(v: float | None) -> str:
@@ -102,12 +112,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n-conflictingqa", type=int, default=100)
     ap.add_argument("--max-tokens", type=int, default=256)
     ap.add_argument("--data-dir", default=None)
-    ap.add_argument("--compare-recorded", action="store_true",
-                    help="only compare the strategies, from the recorded OUT/TAG/STRATEGY.scored.jsonl")
+    ap.add_argument(
+        "--compare-recorded",
+        action="store_true",
+        help="only compare the strategies, from the recorded OUT/TAG/STRATEGY.scored.jsonl",
+    )
     add_pipeline_args(ap)
     args = ap.parse_args(argv)
     out = Path(args.out)
-    command = "python " + " ".join([os.path.relpath(__file__, repo_root())] + (argv if argv is not None else sys.argv[1:]))
+    command = "python " + " ".join(
+        [os.path.relpath(__file__, repo_root())] + (argv if argv is not None else sys.argv[1:])
+    )
     if args.compare_recorded:
         return compare_recorded(out, args.tag, args.strategies, command)
     if not args.generator:
@@ -130,26 +145,38 @@ def main(argv: list[str] | None = None) -> int:
             per_item = [{**g, "scored": r.to_json()} for g, r in zip(generated, results)]
             write_jsonl_atomic(out / args.tag / f"{strategy}.scored.jsonl", portable(per_item))
             rows[strategy] = {
-                "n_items": report.n_items, "n_claims": report.n_claims,
+                "n_items": report.n_items,
+                "n_claims": report.n_claims,
                 "empty_responses": sum(not g["response"] for g in generated),
                 "failed": sum("error" in g["generation"] for g in generated),
                 "hit_max_tokens": sum(g["generation"]["finish_reason"] == "length" for g in generated),
-                "macro": report.macro, "micro": report.micro,
-                "ci95": {k: list(v) if v else None for k, v in report.ci95.items()}, "pairs": report.pairs,
-                "generate_s": round(gen_s, 1), "score_s": report.timing.get("total_s"),
+                "macro": report.macro,
+                "micro": report.micro,
+                "ci95": {k: list(v) if v else None for k, v in report.ci95.items()},
+                "pairs": report.pairs,
+                "generate_s": round(gen_s, 1),
+                "score_s": report.timing.get("total_s"),
             }
             print(f"{strategy}: " + ", ".join(f"{k} {fmt(report.macro[k])}" for k in KEYS), file=sys.stderr)
         scoring = engine.describe()
     meta = {
-        "date": dt.date.today().isoformat(), "command": command,
+        "date": dt.date.today().isoformat(),
+        "command": command,
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs shared with other jobs, no GPU ({platform.platform()})",
         "load_average": [round(load[0], 1), round(os.getloadavg()[0], 1)],
         "total_s": round(time.perf_counter() - t_start, 1),
-        "sample": {"ramdocs": args.ramdocs, "contraqa_en555": args.contraqa,
-                   "conflictingqa": args.n_conflictingqa if args.conflictingqa else 0, "items": len(items),
-                   "ids": [it.id for it in items]},
-        "max_tokens": args.max_tokens, "prompts": prompt_record("report"),
-        "generator": generator.describe(), "scoring": scoring, "versions": versions(),
+        "sample": {
+            "ramdocs": args.ramdocs,
+            "contraqa_en555": args.contraqa,
+            "conflictingqa": args.n_conflictingqa if args.conflictingqa else 0,
+            "items": len(items),
+            "ids": [it.id for it in items],
+        },
+        "max_tokens": args.max_tokens,
+        "prompts": prompt_record("report"),
+        "generator": generator.describe(),
+        "scoring": scoring,
+        "versions": versions(),
     }
     result = portable({"model": args.tag, "strategies": rows, "meta": meta})
     write_json_atomic(out / f"{args.tag}.json", result)
@@ -173,9 +200,18 @@ def compare_strategies(out: Path, tag: str, strategies: list[str], command: str)
             c = comparison(runs[a], runs[b], settings)
             pairs[f"{b} vs {a}"] = {k: c[k] for k in ("a", "b", "items", "metrics", "claims", "settings")}
     load = os.getloadavg()
-    result = portable({"model": tag, "pairs": pairs, "meta": {
-        "date": dt.date.today().isoformat(), "command": command, "load_average": round(load[0], 1),
-        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs shared with other jobs, no GPU"}})
+    result = portable(
+        {
+            "model": tag,
+            "pairs": pairs,
+            "meta": {
+                "date": dt.date.today().isoformat(),
+                "command": command,
+                "load_average": round(load[0], 1),
+                "machine": f"{platform.machine()}, {os.cpu_count()} CPUs shared with other jobs, no GPU",
+            },
+        }
+    )
     write_json_atomic(out / f"{tag}.compare.json", result)
     return result
 
@@ -193,59 +229,83 @@ def compare_recorded(out: Path, tag: str, strategies: list[str], command: str) -
 def compare_markdown(compared: dict[str, Any]) -> str:
     """The section that says whether the strategies differ, pair by pair."""
     m = compared["meta"]
-    lines = ["## Do the strategies differ?", "",
-             f"`conflictscore compare`'s code on the scored files above (`{m['command']}`, {m['date']}; {m['machine']}; "
-             f"load {m['load_average']}): per metric the paired difference B − A over the questions both define it on, "
-             "its 95% bootstrap interval (2000 resamples of the question pairs) and two p-values (exact sign test; "
-             "paired permutation test, exact up to 16 differing questions, else 20,000 sign patterns). Claims are "
-             "compared only where two reports word a claim alike.", "",
-             "| B vs A | metric | questions | A | B | B − A | 95% CI | p (permutation) | p (sign) | verdict |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "## Do the strategies differ?",
+        "",
+        f"`conflictscore compare`'s code on the scored files above (`{m['command']}`, {m['date']}; {m['machine']}; "
+        f"load {m['load_average']}): per metric the paired difference B − A over the questions both define it on, "
+        "its 95% bootstrap interval (2000 resamples of the question pairs) and two p-values (exact sign test; "
+        "paired permutation test, exact up to 16 differing questions, else 20,000 sign patterns). Claims are "
+        "compared only where two reports word a claim alike.",
+        "",
+        "| B vs A | metric | questions | A | B | B − A | 95% CI | p (permutation) | p (sign) | verdict |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     verdicts = []
     for name, c in compared["pairs"].items():
         for k, e in c["metrics"].items():
             if e["n"] == 0:
                 continue
             ci = e["ci95"]
-            lines.append(f"| {name} | {e['label']} | {e['n']} | {fmt(e['a'])} | {fmt(e['b'])} | {e['diff']:+.3f} | "
-                         + (f"[{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "-")
-                         + f" | {e['p_permutation']:.3g} | {e['p_sign']:.3g} | {e['verdict']} |")
+            lines.append(
+                f"| {name} | {e['label']} | {e['n']} | {fmt(e['a'])} | {fmt(e['b'])} | {e['diff']:+.3f} | "
+                + (f"[{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "-")
+                + f" | {e['p_permutation']:.3g} | {e['p_sign']:.3g} | {e['verdict']} |"
+            )
             verdicts.append((name, k, e))
-    lines += ["", "Claims matched by text between strategies: " + ", ".join(
-        f"{name} {c['claims']['matched']} of {c['claims']['a']} / {c['claims']['b']}"
-        for name, c in compared["pairs"].items()) + ".", ""]
-    differ = [f"{name}: {describe_difference(k, e)}" for name, k, e in verdicts
-              if e["verdict"] in ("B higher", "B lower")]
+    lines += [
+        "",
+        "Claims matched by text between strategies: "
+        + ", ".join(
+            f"{name} {c['claims']['matched']} of {c['claims']['a']} / {c['claims']['b']}"
+            for name, c in compared["pairs"].items()
+        )
+        + ".",
+        "",
+    ]
+    differ = [
+        f"{name}: {describe_difference(k, e)}" for name, k, e in verdicts if e["verdict"] in ("B higher", "B lower")
+    ]
     if differ:
         lines += ["**The strategies differ** on: " + "; ".join(differ) + ".", ""]
     else:
-        lines += ["**No detectable difference between the strategies** on any metric at p < 0.05 (permutation "
-                  "test, interval without 0): with this many questions the recorded gaps are within noise.", ""]
+        lines += [
+            "**No detectable difference between the strategies** on any metric at p < 0.05 (permutation "
+            "test, interval without 0): with this many questions the recorded gaps are within noise.",
+            "",
+        ]
     return "\n".join(lines)
 
 
 def markdown(result: dict[str, Any]) -> str:
     m = result["meta"]
     lines = [
-        f"# Report generation: {result['model']}", "",
+        f"# Report generation: {result['model']}",
+        "",
         f"Date {m['date']}; `{m['command']}`; {m['machine']}; load average {m['load_average']} (start, end); "
         f"{m['total_s']} s in all. {m['sample']['items']} questions ({m['sample']['ramdocs']} RAMDocs, "
         f"{m['sample']['contraqa_en555']} ContraQA EN555, {m['sample']['conflictingqa']} ConflictingQA), "
         f"at most {m['max_tokens']} new tokens per report, greedy; prompts version {m['prompts']['version']}. "
         f"Scoring: {m['scoring']['run']['decomposer']['name']} decomposer, {m['scoring']['run']['pruner']['name']} "
-        f"pruner, {m['scoring']['run']['judge']['name']} judge.", "",
+        f"pruner, {m['scoring']['run']['judge']['name']} judge.",
+        "",
         "Macro over items (lower CS-C / CS-R = fewer claims that the documents both support and contradict); "
-        "95% bootstrap intervals over items.", "",
+        "95% bootstrap intervals over items.",
+        "",
         "| strategy | model | items | claims | CS-C | CS-R | cs_r_evidenced | support rate | empty / hit limit |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for s, r in result["strategies"].items():
+
         def cell(k: str) -> str:
             ci = r["ci95"].get(k)
             return fmt(r["macro"][k]) + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
-        lines.append(f"| {s} | {result['model']} | {r['n_items']} | {r['n_claims']} | {cell('cs_c')} | {cell('cs_r')} "
-                     f"| {cell('cs_r_evidenced')} | {cell('support_rate')} | {r['empty_responses']} / "
-                     f"{r['hit_max_tokens']} |")
+
+        lines.append(
+            f"| {s} | {result['model']} | {r['n_items']} | {r['n_claims']} | {cell('cs_c')} | {cell('cs_r')} "
+            f"| {cell('cs_r_evidenced')} | {cell('support_rate')} | {r['empty_responses']} / "
+            f"{r['hit_max_tokens']} |"
+        )
     lines += ["", PAPER, ""]
     return "\n".join(lines)
 

@@ -149,14 +149,17 @@ def measure(bench: list[dict[str, Any]], n: int, work: Path, repeats: int) -> di
     cells = sum(len(r) for d in details for r in d["cells"])
     print(f"N={n}: {size / 1e6:.2f} MB, render {render_s:.1f} s; measuring in Chromium…", file=sys.stderr)
     return {
-        "n_items": n, "n_claims": claims, "n_cells": cells,
+        "n_items": n,
+        "n_claims": claims,
+        "n_cells": cells,
         "items_file_mb": round(items_path.stat().st_size / 1e6, 2),
         "scored_file_mb": round(scored.stat().st_size / 1e6, 2),
         "report_mb": round(size / 1e6, 2),
         "details_plain_json_mb": round(plain / 1e6, 2),
         "details_gzip_base64_mb": round(packed / 1e6, 2),
         "details_compression": round(plain / packed, 2),
-        "score_s": round(score_s, 2), "render_s": round(render_s, 2),
+        "score_s": round(score_s, 2),
+        "render_s": round(render_s, 2),
         "browser": browser_times(page, repeats),
     }
 
@@ -182,22 +185,33 @@ def markdown(res: dict[str, Any]) -> str:
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in res["rows"]:
-        lines.append(f"| {r['n_items']:,} | {r['n_claims']:,} | {r['n_cells']:,} | {r['items_file_mb']} | "
-                     f"{r['report_mb']} | {r['details_plain_json_mb']} | {r['details_gzip_base64_mb']} | "
-                     f"{r['details_compression']}× | {r['render_s']} |")
-    lines += ["", "| items | first contentful paint ms | table ready ms | details unpacked ms | load event ms "
-              "| filter conflicted ms | sort by CS-C ms | search ms | open item ms |",
-              "|---|---|---|---|---|---|---|---|---|"]
+        lines.append(
+            f"| {r['n_items']:,} | {r['n_claims']:,} | {r['n_cells']:,} | {r['items_file_mb']} | "
+            f"{r['report_mb']} | {r['details_plain_json_mb']} | {r['details_gzip_base64_mb']} | "
+            f"{r['details_compression']}× | {r['render_s']} |"
+        )
+    lines += [
+        "",
+        "| items | first contentful paint ms | table ready ms | details unpacked ms | load event ms "
+        "| filter conflicted ms | sort by CS-C ms | search ms | open item ms |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in res["rows"]:
         b = r["browser"]["best"]
-        lines.append(f"| {r['n_items']:,} | {b['first_contentful_paint_ms']:.0f} | {b['table_ready_ms']:.0f} | "
-                     f"{b['details_ready_ms']:.0f} | {b['load_ms']:.0f} | {b['filter_conflicted_ms']:.1f} | "
-                     f"{b['sort_cs_c_ms']:.1f} | {b['search_ms']:.1f} | {b['open_item_ms']:.1f} |")
-    lines += ["", "Times are from navigation start (`performance` entries of the page). The summary and plots are "
-              "plain HTML and paint first; the table renders one page of 50 rows from the plain-JSON index; the "
-              "per-item records (responses, documents, grid cells) are unpacked in the background with the "
-              "browser's DecompressionStream and parsed once; filter, sort and search run over the index and "
-              "re-render one page.", ""]
+        lines.append(
+            f"| {r['n_items']:,} | {b['first_contentful_paint_ms']:.0f} | {b['table_ready_ms']:.0f} | "
+            f"{b['details_ready_ms']:.0f} | {b['load_ms']:.0f} | {b['filter_conflicted_ms']:.1f} | "
+            f"{b['sort_cs_c_ms']:.1f} | {b['search_ms']:.1f} | {b['open_item_ms']:.1f} |"
+        )
+    lines += [
+        "",
+        "Times are from navigation start (`performance` entries of the page). The summary and plots are "
+        "plain HTML and paint first; the table renders one page of 50 rows from the plain-JSON index; the "
+        "per-item records (responses, documents, grid cells) are unpacked in the background with the "
+        "browser's DecompressionStream and parsed once; filter, sort and search run over the index and "
+        "re-render one page.",
+        "",
+    ]
     return "\n".join(lines)
 
 

@@ -69,38 +69,68 @@ def measure(args: Any) -> dict[str, Any]:
     first = names[0]
     med = {n: {p: statistics.median(v) for p, v in by.items()} for n, by in times.items()}
     resolved = {n: j.describe()["resolved"] for n, j in judges.items()}
-    rows = {n: {"resolved": {k: resolved[n][k] for k in ("runtime", "dtype", "openvino_precision", "linear")
-                             if resolved[n].get(k) is not None},
-                "labels_differ_from_fp32": differ[n],
-                **{p: {"median_s": round(med[n][p], 3), "fastest_s": round(min(times[n][p]), 3),
-                       "passes_s": [round(x, 3) for x in times[n][p]],
-                       f"over_{first}": round(med[n][p] / med[first][p], 3)} for p in PASSES}}
-            for n in names}
-    return {"cpu_flags": cpu_flags_line(), "dtype": args.dtype, "inputs": len(fp32), "claims": len(groups),
-            "rounds": args.rounds, "first": first, "runtimes": rows}
+    rows = {
+        n: {
+            "resolved": {
+                k: resolved[n][k]
+                for k in ("runtime", "dtype", "openvino_precision", "linear")
+                if resolved[n].get(k) is not None
+            },
+            "labels_differ_from_fp32": differ[n],
+            **{
+                p: {
+                    "median_s": round(med[n][p], 3),
+                    "fastest_s": round(min(times[n][p]), 3),
+                    "passes_s": [round(x, 3) for x in times[n][p]],
+                    f"over_{first}": round(med[n][p] / med[first][p], 3),
+                }
+                for p in PASSES
+            },
+        }
+        for n in names
+    }
+    return {
+        "cpu_flags": cpu_flags_line(),
+        "dtype": args.dtype,
+        "inputs": len(fp32),
+        "claims": len(groups),
+        "rounds": args.rounds,
+        "first": first,
+        "runtimes": rows,
+    }
 
 
 def markdown(data: dict[str, Any]) -> str:
     first = data["first"]
-    lines = ["# Local runtimes of the nli judge, paired", "",
-             *header(data["meta"], extra=f"; CPU flags: {data['cpu_flags']}"),
-             f"{data['inputs']} real inputs, {data['claims']} claims' pairs, at dtype={data['dtype']}, {data['rounds']} rounds, "
-             "the runtimes alternating after a warm-up pass each; `per claim`: one call per claim's pairs (its "
-             "passages), `at once`: every pair in one call.", "",
-             f"| runtime | what ran | per claim, median s | ÷ {first} | at once, median s | ÷ {first} | labels ≠ torch float32 |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        "# Local runtimes of the nli judge, paired",
+        "",
+        *header(data["meta"], extra=f"; CPU flags: {data['cpu_flags']}"),
+        f"{data['inputs']} real inputs, {data['claims']} claims' pairs, at dtype={data['dtype']}, {data['rounds']} rounds, "
+        "the runtimes alternating after a warm-up pass each; `per claim`: one call per claim's pairs (its "
+        "passages), `at once`: every pair in one call.",
+        "",
+        f"| runtime | what ran | per claim, median s | ÷ {first} | at once, median s | ÷ {first} | labels ≠ torch float32 |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for n, r in data["runtimes"].items():
         ran = ", ".join(f"{k} {v}" for k, v in r["resolved"].items())
-        lines.append(f"| {n} | {ran} | {r['per_claim']['median_s']} | **{r['per_claim'][f'over_{first}']}** | "
-                     f"{r['at_once']['median_s']} | **{r['at_once'][f'over_{first}']}** | "
-                     f"{r['labels_differ_from_fp32']} / {data['inputs']} |")
+        lines.append(
+            f"| {n} | {ran} | {r['per_claim']['median_s']} | **{r['per_claim'][f'over_{first}']}** | "
+            f"{r['at_once']['median_s']} | **{r['at_once'][f'over_{first}']}** | "
+            f"{r['labels_differ_from_fp32']} / {data['inputs']} |"
+        )
     return "\n".join(lines) + "\n"
 
 
 def main() -> None:
     parser = base_parser(__doc__, "runtime_pairs")
-    parser.add_argument("--runtimes", default="native,openvino", metavar="A,B,...",
-                        help="runtimes to pair, the first the yardstick (default native,openvino)")
+    parser.add_argument(
+        "--runtimes",
+        default="native,openvino",
+        metavar="A,B,...",
+        help="runtimes to pair, the first the yardstick (default native,openvino)",
+    )
     parser.add_argument("--dtype", default="float32", help="the judges' dtype (default float32)")
     parser.add_argument("--rag", type=int, default=60, metavar="N", help="RAMDocs questions (default 60)")
     parser.add_argument("--rounds", type=int, default=5, metavar="N", help="rounds, runtimes alternating (default 5)")

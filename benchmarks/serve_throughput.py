@@ -53,13 +53,25 @@ def load() -> dict[str, Any]:
     up = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     ps = subprocess.run(["ps", "-eo", "pcpu,comm", "--sort=-pcpu", "--no-headers"], capture_output=True, text=True)
     busy = [line.split(None, 1) for line in ps.stdout.splitlines()[:5]]
-    return {"uptime": up, "load_average": [round(x, 2) for x in os.getloadavg()],
-            "busiest": [f"{name.strip()} {cpu}%" for cpu, name in busy if float(cpu) >= 5]}
+    return {
+        "uptime": up,
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+        "busiest": [f"{name.strip()} {cpu}%" for cpu, name in busy if float(cpu) >= 5],
+    }
 
 
 def judge_for(base_url: str, concurrency: int, max_tokens: int) -> Any:
-    return registry.build("judge", "openai", {"base_url": base_url, "max_concurrency": concurrency,
-                                              "max_tokens": max_tokens, "timeout_s": 900, "max_retries": 0})
+    return registry.build(
+        "judge",
+        "openai",
+        {
+            "base_url": base_url,
+            "max_concurrency": concurrency,
+            "max_tokens": max_tokens,
+            "timeout_s": 900,
+            "max_retries": 0,
+        },
+    )
 
 
 def answers(judgments: list[Any]) -> list[list[Any]]:
@@ -74,15 +86,24 @@ def measure(run: Any) -> tuple[float, Any]:
     return time.perf_counter() - t0, out
 
 
-def rounds(ckpt: Path, servers: dict[str, TransformersServer], pairs: list[Any], warm: list[Any], levels: list[int],
-           max_tokens: int, repeats: int) -> dict[str, dict[int, dict[str, Any]]]:
+def rounds(
+    ckpt: Path,
+    servers: dict[str, TransformersServer],
+    pairs: list[Any],
+    warm: list[Any],
+    levels: list[int],
+    max_tokens: int,
+    repeats: int,
+) -> dict[str, dict[int, dict[str, Any]]]:
     """Each concurrency C, each path back to back (in-process with ``batch_size`` C, then each
     server with ``max_concurrency`` C), ``repeats`` rounds: load from other processes hits the
     paths alike. The median time is reported; answers are the last round's."""
     reader = judge_for("http://127.0.0.1:9/v1", 1, max_tokens)  # renders prompts and reads replies; asks nothing
     prompts = [reader.prompt(p) for p in pairs]
-    local = {c: registry.build("generator", "transformers", {"model": str(ckpt), "device": "cpu", "batch_size": c})
-             for c in levels}
+    local = {
+        c: registry.build("generator", "transformers", {"model": str(ckpt), "device": "cpu", "batch_size": c})
+        for c in levels
+    }
     judges = {mode: {c: judge_for(server.url, c, max_tokens) for c in levels} for mode, server in servers.items()}
     for c in levels:  # model loads and the logprobs probes; a warm-up of each path on other pairs
         local[c].generate([reader.prompt(p) for p in warm], max_tokens=max_tokens)
@@ -96,17 +117,21 @@ def rounds(ckpt: Path, servers: dict[str, TransformersServer], pairs: list[Any],
         for c in levels:
             sec, replies = measure(lambda: local[c].generate(prompts, max_tokens=max_tokens))
             times["in_process"][c].append(sec)
-            out["in_process"][c] = {"answers": answers([reader.read(p, g, None, text_only=True)
-                                                        for p, g in zip(pairs, replies)])}
+            out["in_process"][c] = {
+                "answers": answers([reader.read(p, g, None, text_only=True) for p, g in zip(pairs, replies)])
+            }
             print(f"round {r + 1} c={c:3} in-process {len(pairs) / sec:7.3f} pairs/s", flush=True)
             for mode in servers:
                 judge = judges[mode][c]
                 before = judge.stats()["generator"]["prompts"]
                 sec, got = measure(lambda: judge.judge(pairs))
                 times[mode][c].append(sec)
-                out[mode][c] = {"requests": judge.stats()["generator"]["prompts"] - before,
-                                "unscored": sum(j.label is None for j in got), "answers": answers(got),
-                                "top_logprobs_in_spec": judge.spec()["top_logprobs"]}
+                out[mode][c] = {
+                    "requests": judge.stats()["generator"]["prompts"] - before,
+                    "unscored": sum(j.label is None for j in got),
+                    "answers": answers(got),
+                    "top_logprobs_in_spec": judge.spec()["top_logprobs"],
+                }
                 print(f"round {r + 1} c={c:3} {mode:10} {len(pairs) / sec:7.3f} pairs/s", flush=True)
     for path, by_c in times.items():
         for c, ts in by_c.items():
@@ -119,19 +144,25 @@ def rounds(ckpt: Path, servers: dict[str, TransformersServer], pairs: list[Any],
 
 
 def table(results: dict[str, Any], levels: list[int]) -> str:
-    rows = ["| concurrency / batch | path | requests/s | pairs/s | × in-process | answers = in-process | unscored |",
-            "|---:|---|---:|---:|---:|---:|---:|"]
+    rows = [
+        "| concurrency / batch | path | requests/s | pairs/s | × in-process | answers = in-process | unscored |",
+        "|---:|---|---:|---:|---:|---:|---:|",
+    ]
     local = results["in_process"]
     for c in levels:
         ref = local[c]
-        rows.append(f"| {c} | in-process `transformers` (batch {c}) | – | {ref['pairs_per_s']:.3f} | 1.00 | – | "
-                    f"{sum(a[0] is None for a in ref['answers'])} |")
+        rows.append(
+            f"| {c} | in-process `transformers` (batch {c}) | – | {ref['pairs_per_s']:.3f} | 1.00 | – | "
+            f"{sum(a[0] is None for a in ref['answers'])} |"
+        )
         for mode in ("no_cb", "cb"):
             r = results[mode][c]
             same = sum(a == b for a, b in zip(r["answers"], ref["answers"])) / len(ref["answers"])
             name = "served, continuous batching" if mode == "cb" else "served, no continuous batching"
-            rows.append(f"| {c} | {name} | {r['requests_per_s']:.3f} | {r['pairs_per_s']:.3f} | "
-                        f"{r['pairs_per_s'] / ref['pairs_per_s']:.2f} | {same:.0%} | {r['unscored']} |")
+            rows.append(
+                f"| {c} | {name} | {r['requests_per_s']:.3f} | {r['pairs_per_s']:.3f} | "
+                f"{r['pairs_per_s'] / ref['pairs_per_s']:.2f} | {same:.0%} | {r['unscored']} |"
+            )
     return "\n".join(rows)
 
 
@@ -154,7 +185,7 @@ def main() -> None:
     hf_logging.set_verbosity_error()
     warnings.simplefilter("ignore", UserWarning)  # the judge's note that the server ignores logprobs
     everything = load_pairs(data_dir(args.data_dir), "sentences", args.pairs + 4)
-    pairs, warm = everything[: args.pairs], everything[args.pairs:]
+    pairs, warm = everything[: args.pairs], everything[args.pairs :]
     ckpt = smollm2_checkpoint()
     before = load()
     startup = {}
@@ -163,8 +194,9 @@ def main() -> None:
         try:
             for mode, cb in (("no_cb", False), ("cb", True)):  # both up at once: an idle server costs no CPU
                 t0 = time.perf_counter()
-                servers[mode] = TransformersServer(ckpt, Path(tmp) / f"{mode}.log", continuous_batching=cb,
-                                                   threads=args.threads).start()
+                servers[mode] = TransformersServer(
+                    ckpt, Path(tmp) / f"{mode}.log", continuous_batching=cb, threads=args.threads
+                ).start()
                 startup[mode] = round(time.perf_counter() - t0, 1)
             results = rounds(ckpt, servers, pairs, warm, args.concurrency, args.max_tokens, args.repeats)
         finally:
@@ -176,14 +208,26 @@ def main() -> None:
     if args.out:
         import transformers
 
-        meta = command_meta(args, torch_threads=args.threads, server_startup_s=startup, load_before=before,
-                        load_after=after, versions={"torch": torch.__version__, "transformers": transformers.__version__})
-        write_under_header(Path(args.out), meta, results, (
-            f"Date {meta['date']}, `{meta['command']}`; Python {meta['python']} on {meta['platform']}, "
-            f"{meta['cpus']} CPUs, no GPU, torch {torch.__version__} with {args.threads} thread(s), transformers "
-            f"{transformers.__version__}. Load before: `{before['uptime']}` (busiest: "
-            f"{', '.join(before['busiest']) or 'none'}); after: `{after['uptime']}`. Server start to "
-            f"`/health` ok: {startup['no_cb']} s without, {startup['cb']} s with continuous batching.\n\n{md}\n"))
+        meta = command_meta(
+            args,
+            torch_threads=args.threads,
+            server_startup_s=startup,
+            load_before=before,
+            load_after=after,
+            versions={"torch": torch.__version__, "transformers": transformers.__version__},
+        )
+        write_under_header(
+            Path(args.out),
+            meta,
+            results,
+            (
+                f"Date {meta['date']}, `{meta['command']}`; Python {meta['python']} on {meta['platform']}, "
+                f"{meta['cpus']} CPUs, no GPU, torch {torch.__version__} with {args.threads} thread(s), transformers "
+                f"{transformers.__version__}. Load before: `{before['uptime']}` (busiest: "
+                f"{', '.join(before['busiest']) or 'none'}); after: `{after['uptime']}`. Server start to "
+                f"`/health` ok: {startup['no_cb']} s without, {startup['cb']} s with continuous batching.\n\n{md}\n"
+            ),
+        )
 
 
 if __name__ == "__main__":

@@ -35,8 +35,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from recording import header, run_meta, write_recorded  # noqa: E402
 
-ITEM = {"id": "q1", "response": "The Eiffel Tower is in Paris.", "claims": ["The Eiffel Tower is in Paris."],
-        "documents": [{"id": "d1", "text": "The Eiffel Tower is a wrought-iron lattice tower in Paris, France."}]}
+ITEM = {
+    "id": "q1",
+    "response": "The Eiffel Tower is in Paris.",
+    "claims": ["The Eiffel Tower is in Paris."],
+    "documents": [{"id": "d1", "text": "The Eiffel Tower is a wrought-iron lattice tower in Paris, France."}],
+}
 ORDINARY_EXIT = "score, runtime=native, ordinary exit"
 """The same run ended by ``sys.exit`` (the interpreter's teardown of torch) instead of ``cli.app.run``."""
 HEAVY = ("torch", "transformers", "scipy", "spacy", "thinc", "torch.distributed.tensor", "torch._dynamo")
@@ -51,7 +55,10 @@ def timed(argv: list[str], env: dict[str, str]) -> dict[str, Any]:
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed ({done.returncode}): {done.stderr[-2000:]}")
-    return {"wall_s": round(wall, 3), "cpu_s": round(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, 3)}
+    return {
+        "wall_s": round(wall, 3),
+        "cpu_s": round(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, 3),
+    }
 
 
 def imported(argv: list[str], env: dict[str, str]) -> list[str]:
@@ -77,13 +84,25 @@ def main() -> None:
         item = Path(tmp) / "item.jsonl"
         item.write_text(json.dumps(ITEM) + "\n", encoding="utf-8")
         cli = ["-m", "conflictscore_local.cli"]
+
         def score(out: str, runtime: str) -> list[str]:
-            return ["score", str(item), "-o", str(Path(tmp) / f"{out}.jsonl"), "--no-cache", "-q",
-                    "--judge-arg", f"runtime={runtime}"]
+            return [
+                "score",
+                str(item),
+                "-o",
+                str(Path(tmp) / f"{out}.jsonl"),
+                "--no-cache",
+                "-q",
+                "--judge-arg",
+                f"runtime={runtime}",
+            ]
 
         variants = {f"score, runtime={r}": [*cli, *score(r, r)] for r in ("torch", "native")}
-        variants[ORDINARY_EXIT] = ["-c", "import sys; from conflictscore_local.cli.app import main; "
-                                   "sys.exit(main(sys.argv[1:]))", *score("ordinary-exit", "native")]
+        variants[ORDINARY_EXIT] = [
+            "-c",
+            "import sys; from conflictscore_local.cli.app import main; sys.exit(main(sys.argv[1:]))",
+            *score("ordinary-exit", "native"),
+        ]
         variants["--help"] = [*cli, "--help"]
         variants["backends"] = [*cli, "backends"]
         heavy = {name: imported(argv, env) for name, argv in variants.items()}
@@ -91,17 +110,28 @@ def main() -> None:
             for name, argv in variants.items():
                 runs.setdefault(name, []).append(timed(argv, env))
         rows = {r: (Path(tmp) / f"{r}.jsonl").read_text(encoding="utf-8") for r in ("torch", "native", "ordinary-exit")}
-    measured = {name: {"cpu_s_median": round(statistics.median(x["cpu_s"] for x in rs), 3),
-                       "cpu_s_min": min(x["cpu_s"] for x in rs),
-                       "wall_s_median": round(statistics.median(x["wall_s"] for x in rs), 3),
-                       "wall_s_min": min(x["wall_s"] for x in rs),
-                       "imported": heavy[name], "runs": rs} for name, rs in runs.items()}
+    measured = {
+        name: {
+            "cpu_s_median": round(statistics.median(x["cpu_s"] for x in rs), 3),
+            "cpu_s_min": min(x["cpu_s"] for x in rs),
+            "wall_s_median": round(statistics.median(x["wall_s"] for x in rs), 3),
+            "wall_s_min": min(x["wall_s"] for x in rs),
+            "imported": heavy[name],
+            "runs": rs,
+        }
+        for name, rs in runs.items()
+    }
     torch_cpu, native_cpu = (measured[f"score, runtime={r}"]["cpu_s_median"] for r in ("torch", "native"))
     ordinary = measured[ORDINARY_EXIT]["wall_s_median"]
-    result = {"meta": {**run_meta(__file__, None, started, load), "rounds": args.rounds, "bytecode": compiled},
-              "measured": {"variants": measured, "native_cpu_share_of_torch": round(native_cpu / torch_cpu, 3),
-                           "fast_exit_wall_share": round(measured["score, runtime=native"]["wall_s_median"] / ordinary, 3),
-                           "same_output": rows["torch"] == rows["native"] == rows["ordinary-exit"]}}
+    result = {
+        "meta": {**run_meta(__file__, None, started, load), "rounds": args.rounds, "bytecode": compiled},
+        "measured": {
+            "variants": measured,
+            "native_cpu_share_of_torch": round(native_cpu / torch_cpu, 3),
+            "fast_exit_wall_share": round(measured["score, runtime=native"]["wall_s_median"] / ordinary, 3),
+            "same_output": rows["torch"] == rows["native"] == rows["ordinary-exit"],
+        },
+    }
     print(write_recorded(Path(args.out), result, markdown))
 
 
@@ -125,22 +155,36 @@ def _sentence(text: str) -> str:
 
 def markdown(data: dict[str, Any]) -> str:
     m = data["measured"]
-    lines = ["# Start time: one one-claim item, a cold `conflictscore score`", "", *header(data["meta"]),
-             f"{data['meta']['rounds']} rounds, the variants alternating. CPU seconds are user + sys of the process "
-             "(what the load of a shared machine changes least); wall seconds move with the load. "
-             f"{_sentence(data['meta'].get('bytecode', 'bytecode as found'))}; the first `score` run hashes the judge's "
-             "weights and remembers the hash beside the judgment cache (a temporary folder), later runs read it.", "",
-             "| variant | CPU s (median) | CPU s (min) | wall s (median) | wall s (min) | heavy imports |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        "# Start time: one one-claim item, a cold `conflictscore score`",
+        "",
+        *header(data["meta"]),
+        f"{data['meta']['rounds']} rounds, the variants alternating. CPU seconds are user + sys of the process "
+        "(what the load of a shared machine changes least); wall seconds move with the load. "
+        f"{_sentence(data['meta'].get('bytecode', 'bytecode as found'))}; the first `score` run hashes the judge's "
+        "weights and remembers the hash beside the judgment cache (a temporary folder), later runs read it.",
+        "",
+        "| variant | CPU s (median) | CPU s (min) | wall s (median) | wall s (min) | heavy imports |",
+        "|---|---|---|---|---|---|",
+    ]
     for name, v in m["variants"].items():
-        lines.append(f"| {name} | {v['cpu_s_median']} | {v['cpu_s_min']} | {v['wall_s_median']} | {v['wall_s_min']} | "
-                     f"{', '.join(v['imported']) or 'none'} |")
-    lines += ["", f"`runtime=native` takes {m['native_cpu_share_of_torch']} of `runtime=torch`'s CPU seconds; "
-              f"the runs' output files are {'identical' if m['same_output'] else 'DIFFERENT'}.", ""]
+        lines.append(
+            f"| {name} | {v['cpu_s_median']} | {v['cpu_s_min']} | {v['wall_s_median']} | {v['wall_s_min']} | "
+            f"{', '.join(v['imported']) or 'none'} |"
+        )
+    lines += [
+        "",
+        f"`runtime=native` takes {m['native_cpu_share_of_torch']} of `runtime=torch`'s CPU seconds; "
+        f"the runs' output files are {'identical' if m['same_output'] else 'DIFFERENT'}.",
+        "",
+    ]
     if "fast_exit_wall_share" in m:
-        lines += [f"Ending without the interpreter's teardown of torch (`conflictscore`'s own exit, `cli.app.run`) "
-                  f"takes {m['fast_exit_wall_share']} of the wall time of the same run ended by `sys.exit` "
-                  f"({ORDINARY_EXIT!r}), medians.", ""]
+        lines += [
+            f"Ending without the interpreter's teardown of torch (`conflictscore`'s own exit, `cli.app.run`) "
+            f"takes {m['fast_exit_wall_share']} of the wall time of the same run ended by `sys.exit` "
+            f"({ORDINARY_EXIT!r}), medians.",
+            "",
+        ]
     return "\n".join(lines)
 
 

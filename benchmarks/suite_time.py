@@ -36,10 +36,18 @@ def run(marker: str | None) -> dict[str, Any]:
     r = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
     wall = time.perf_counter() - t0
     last = [line for line in r.stdout.strip().splitlines() if line.strip()][-1] if r.stdout.strip() else ""
-    counts = {k: int(n) for n, k in re.findall(r"(\d+) (passed|failed|skipped|deselected|xfailed|xpassed|errors?)", last)}
-    return {"command": "python -m pytest -q -p no:cacheprovider" + (f' -m "{marker}"' if marker else ""),
-            "wall_s": round(wall, 1), "exit_status": r.returncode, "result": last, "counts": counts,
-            "uptime_before": before, "uptime_after": uptime()}
+    counts = {
+        k: int(n) for n, k in re.findall(r"(\d+) (passed|failed|skipped|deselected|xfailed|xpassed|errors?)", last)
+    }
+    return {
+        "command": "python -m pytest -q -p no:cacheprovider" + (f' -m "{marker}"' if marker else ""),
+        "wall_s": round(wall, 1),
+        "exit_status": r.returncode,
+        "result": last,
+        "counts": counts,
+        "uptime_before": before,
+        "uptime_after": uptime(),
+    }
 
 
 def main() -> None:
@@ -59,15 +67,18 @@ def main() -> None:
     out = REPO / args.out
     out.parent.mkdir(parents=True, exist_ok=True)
     out.with_suffix(".json").write_text(json.dumps(record, indent=2) + "\n")
-    rows = "\n".join(f"| `{r['command']}` | {r['wall_s']} | {r['result']} | {r['uptime_before'].split('load average: ')[-1]} "
-                     f"→ {r['uptime_after'].split('load average: ')[-1]} |" for r in (whole, quick))
+    rows = "\n".join(
+        f"| `{r['command']}` | {r['wall_s']} | {r['result']} | {r['uptime_before'].split('load average: ')[-1]} "
+        f"→ {r['uptime_after'].split('load average: ')[-1]} |"
+        for r in (whole, quick)
+    )
     out.with_suffix(".md").write_text(
         "# Test suite time: whole, and without the slow tests\n\n"
         f"Command: `{record['command']}` (the two runs back to back).  \nDate: {record['date']}. Machine: "
         f"{record['machine']}; shared with other jobs, so the load average (1, 5, 15 min) is given before → after "
         "each run.\n\n"
         "| run | wall s | pytest's result | load average |\n|---|---:|---|---|\n" + rows + "\n\n"
-        f"`-m \"not slow\"` took **{record['ratio']:.0%}** of the whole suite's time.\n"
+        f'`-m "not slow"` took **{record["ratio"]:.0%}** of the whole suite\'s time.\n'
     )
     print(out.with_suffix(".md").read_text())
     sys.exit(0 if whole["exit_status"] == 0 and quick["exit_status"] == 0 else 1)

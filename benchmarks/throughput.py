@@ -65,8 +65,20 @@ from conflictscore_local.core.types import Claim, Item, Judgment, Pair  # noqa: 
 from conflictscore_local.util.environment import versions  # noqa: E402
 from conflictscore_local.util.paths import portable  # noqa: E402
 
-POOLED_ENGINE = [(2, 8), (2, 16), (2, 32), (4, 8), (4, 16), (4, 32), (8, 8), (8, 16), (8, 32), (8, 64), (16, 32),
-                 (16, 64)]
+POOLED_ENGINE = [
+    (2, 8),
+    (2, 16),
+    (2, 32),
+    (4, 8),
+    (4, 16),
+    (4, 32),
+    (8, 8),
+    (8, 16),
+    (8, 32),
+    (8, 64),
+    (16, 32),
+    (16, 64),
+]
 POOLED_NAIVE = [(2, 8), (4, 16), (8, 32), (16, 64)]
 SWEEP_SIZES = [(4, 4), (8, 4), (16, 4)]
 SWEEP_NAIVE = [(4, 4), (8, 4)]
@@ -116,13 +128,23 @@ class Run:
 
     def row(self) -> dict[str, Any]:
         return {
-            "job": self.job, "size": self.size, "variant": self.variant, "items": self.items,
-            "doc_pairs": self.doc_pairs, "passage_pairs": self.passage_pairs, "wall_s": round(self.wall_s, 3),
-            "pairs_per_s": round(self.doc_pairs / self.wall_s, 2), "items_per_s": round(self.items / self.wall_s, 3),
-            "peak_rss_mb": round(self.peak_rss_mb, 1), "forwards": self.forwards,
-            "judged_fraction": round(self.forwards / self.passage_pairs, 4) if self.forwards is not None
-            and self.passage_pairs else None,
-            "load_avg_1m": round(self.load, 2), "macro": self.macro, **self.extra,
+            "job": self.job,
+            "size": self.size,
+            "variant": self.variant,
+            "items": self.items,
+            "doc_pairs": self.doc_pairs,
+            "passage_pairs": self.passage_pairs,
+            "wall_s": round(self.wall_s, 3),
+            "pairs_per_s": round(self.doc_pairs / self.wall_s, 2),
+            "items_per_s": round(self.items / self.wall_s, 3),
+            "peak_rss_mb": round(self.peak_rss_mb, 1),
+            "forwards": self.forwards,
+            "judged_fraction": round(self.forwards / self.passage_pairs, 4)
+            if self.forwards is not None and self.passage_pairs
+            else None,
+            "load_avg_1m": round(self.load, 2),
+            "macro": self.macro,
+            **self.extra,
         }
 
 
@@ -172,8 +194,17 @@ class Bench:
         self.cache_n += 1
         return self.tmp / f"cache-{self.cache_n}.sqlite"
 
-    def run_engine(self, job: str, size: str, variant: str, items: Sequence[Item], *, cache: Path | None,
-                   pruner: Any = None, judge: Any = None) -> Run:
+    def run_engine(
+        self,
+        job: str,
+        size: str,
+        variant: str,
+        items: Sequence[Item],
+        *,
+        cache: Path | None,
+        pruner: Any = None,
+        judge: Any = None,
+    ) -> Run:
         judge = judge or self.judge
         before = dict(judge.stats())
         with self.engine(cache, pruner or self.pruner, judge) as engine, PeakRSS() as rss:
@@ -184,10 +215,21 @@ class Bench:
         after = judge.stats()
         forwards = after.get("forward_inputs", 0) - before.get("forward_inputs", 0)
         timing = {k: v for k, v in report.timing.items() if k.endswith("_s")}
-        return Run(job, size, variant, len(items), _doc_pairs(items), wall, rss.peak / 2**20, load,
-                   passage_pairs=int(report.stages["engine"].get("passage_pairs", 0)), forwards=forwards,
-                   labels=doc_labels(results), macro=dict(report.macro),
-                   extra={"engine_timing_s": timing, "pairs": dict(report.pairs)})
+        return Run(
+            job,
+            size,
+            variant,
+            len(items),
+            _doc_pairs(items),
+            wall,
+            rss.peak / 2**20,
+            load,
+            passage_pairs=int(report.stages["engine"].get("passage_pairs", 0)),
+            forwards=forwards,
+            labels=doc_labels(results),
+            macro=dict(report.macro),
+            extra={"engine_timing_s": timing, "pairs": dict(report.pairs)},
+        )
 
     def naive_model(self) -> tuple[Any, Any, Any, Any, int]:
         if self._naive is None:
@@ -195,7 +237,8 @@ class Bench:
             from transformers import AutoModelForSequenceClassification
 
             model = AutoModelForSequenceClassification.from_pretrained(
-                str(self.judge.checkpoint()), dtype=torch.float32).eval()
+                str(self.judge.checkpoint()), dtype=torch.float32
+            ).eval()
             self._naive = (torch, model, self.judge.tokenizer(), self.judge.labels(), self.judge.max_length())
         return self._naive
 
@@ -211,19 +254,26 @@ class Bench:
         with PeakRSS() as rss:
             load = os.getloadavg()[0]
             t0 = time.perf_counter()
-            pairs = [Pair(Claim(it.id, i, c), p) for it in items
-                     for p in self.chunker.split(it.id, [d for d in it.documents if d.text.strip()])
-                     for i, c in enumerate(it.claims or ())]
+            pairs = [
+                Pair(Claim(it.id, i, c), p)
+                for it in items
+                for p in self.chunker.split(it.id, [d for d in it.documents if d.text.strip()])
+                for i, c in enumerate(it.claims or ())
+            ]
             probs: list[dict[str, float]] = []
             if batched:
-                enc = [tok(p.passage.text, p.claim.text, truncation="only_first", max_length=max_length)
-                       for p in pairs]
+                enc = [tok(p.passage.text, p.claim.text, truncation="only_first", max_length=max_length) for p in pairs]
                 order = sorted(range(len(pairs)), key=lambda i: -len(enc[i]["input_ids"]))
                 out: list[Any] = [None] * len(pairs)
                 lengths = [len(enc[i]["input_ids"]) for i in order]
                 for idx in token_batches(order, lengths, 64, 2048):
-                    batch = tok.pad([{k: enc[i][k] for k in ("input_ids", "attention_mask", "token_type_ids")
-                                      if k in enc[i]} for i in idx], return_tensors="pt")
+                    batch = tok.pad(
+                        [
+                            {k: enc[i][k] for k in ("input_ids", "attention_mask", "token_type_ids") if k in enc[i]}
+                            for i in idx
+                        ],
+                        return_tensors="pt",
+                    )
                     with torch.inference_mode():
                         rows = torch.softmax(model(**batch).logits.float(), dim=-1).tolist()
                     for i, row in zip(idx, rows):
@@ -232,8 +282,13 @@ class Bench:
             else:
                 raw = []
                 for p in pairs:
-                    batch = tok(p.passage.text, p.claim.text, truncation="only_first", max_length=max_length,
-                                return_tensors="pt")
+                    batch = tok(
+                        p.passage.text,
+                        p.claim.text,
+                        truncation="only_first",
+                        max_length=max_length,
+                        return_tensors="pt",
+                    )
                     with torch.inference_mode():
                         raw.append(torch.softmax(model(**batch).logits.float(), dim=-1)[0].tolist())
             for row in raw:
@@ -250,16 +305,30 @@ class Bench:
             for it in items:
                 verdicts = []
                 for i, c in enumerate(it.claims or ()):
-                    djs = [document_judgment(d.id, by_doc[(it.id, i, d.id)]) for d in it.documents
-                           if by_doc.get((it.id, i, d.id))]
+                    djs = [
+                        document_judgment(d.id, by_doc[(it.id, i, d.id)])
+                        for d in it.documents
+                        if by_doc.get((it.id, i, d.id))
+                    ]
                     for d in djs:
                         lab[(it.id, i, d.doc_id)] = d.label
                     verdicts.append(claim_verdict(Claim(it.id, i, c), djs))
                 metrics.append(item_metrics(verdicts))
             wall = time.perf_counter() - t0
-        return Run(job, size, "batched" if batched else "naive", len(items), _doc_pairs(items), wall,
-                   rss.peak / 2**20, load, passage_pairs=len(pairs), forwards=len(pairs), labels=lab,
-                   macro=macro(metrics))
+        return Run(
+            job,
+            size,
+            "batched" if batched else "naive",
+            len(items),
+            _doc_pairs(items),
+            wall,
+            rss.peak / 2**20,
+            load,
+            passage_pairs=len(pairs),
+            forwards=len(pairs),
+            labels=lab,
+            macro=macro(metrics),
+        )
 
 
 def _doc_pairs(items: Sequence[Item]) -> int:
@@ -267,8 +336,9 @@ def _doc_pairs(items: Sequence[Item]) -> int:
 
 
 # -- the benchmark -----------------------------------------------------------------------------
-def measure(args: argparse.Namespace, bench: Bench, questions: Sequence[Question],
-            log: Callable[[str], None]) -> list[Run]:
+def measure(
+    args: argparse.Namespace, bench: Bench, questions: Sequence[Question], log: Callable[[str], None]
+) -> list[Run]:
     runs: list[Run] = []
 
     own: dict[str, set[str]] = {}
@@ -279,10 +349,12 @@ def measure(args: argparse.Namespace, bench: Bench, questions: Sequence[Question
             r.extra.update(compare(r, base, own))
         runs.append(r)
         row = r.row()
-        log(f"{r.job:7}{r.size:>7} {r.variant:8}{row['wall_s']:9.2f}s {row['pairs_per_s']:9.1f} pairs/s "
+        log(
+            f"{r.job:7}{r.size:>7} {r.variant:8}{row['wall_s']:9.2f}s {row['pairs_per_s']:9.1f} pairs/s "
             f"{row['items_per_s']:7.2f} items/s  rss {row['peak_rss_mb']:7.0f} MB  judged "
             f"{row['judged_fraction'] if row['judged_fraction'] is not None else '-'}  "
-            f"x{r.extra.get('speedup_vs_naive', '-')}  load {row['load_avg_1m']}")
+            f"x{r.extra.get('speedup_vs_naive', '-')}  load {row['load_avg_1m']}"
+        )
         return r
 
     for n_items, n_docs in args.pooled:
@@ -295,8 +367,10 @@ def measure(args: argparse.Namespace, bench: Bench, questions: Sequence[Question
         warm = add(bench.run_engine("pooled", size, "warm", items, cache=cache), naive)
         warm.extra["cold_over_warm"] = round(cold.wall_s / warm.wall_s, 1)
         if bench.onnx_judge is not None and naive is not None:
-            add(bench.run_engine("pooled", size, bench.alt, items, cache=bench.new_cache(), judge=bench.onnx_judge),
-                naive)
+            add(
+                bench.run_engine("pooled", size, bench.alt, items, cache=bench.new_cache(), judge=bench.onnx_judge),
+                naive,
+            )
     for n_q, n_r in args.sweep:
         items = sweep_job(questions, n_q, n_r)
         size = f"{n_q}x{n_r}"
@@ -328,17 +402,36 @@ def compare(run: Run, naive: Run, own: dict[str, set[str]]) -> dict[str, Any]:
                 missed_own += 1
         else:
             differ += 1
-    return {"labels_same_as_naive": same, "labels_other": differ, "pruned_sided_own_docs": missed_own,
-            "pruned_sided_other_docs": missed_other}
+    return {
+        "labels_same_as_naive": same,
+        "labels_other": differ,
+        "pruned_sided_own_docs": missed_own,
+        "pruned_sided_other_docs": missed_other,
+    }
 
 
 def profile(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     """py-spy samples of the cold engine on the largest pooled job, sorted by pipeline stage."""
     n_items, n_docs = args.pooled[-1]
     raw = out.with_name(out.name + "_profile.txt")
-    cmd = [str(Path(sys.executable).with_name("py-spy")), "record", "--format", "raw", "--rate", "50",
-           "--nonblocking", "-o", str(raw), "--", sys.executable, __file__, "--profile-child", f"{n_items}x{n_docs}",
-           "--threads", str(args.threads)]
+    cmd = [
+        str(Path(sys.executable).with_name("py-spy")),
+        "record",
+        "--format",
+        "raw",
+        "--rate",
+        "50",
+        "--nonblocking",
+        "-o",
+        str(raw),
+        "--",
+        sys.executable,
+        __file__,
+        "--profile-child",
+        f"{n_items}x{n_docs}",
+        "--threads",
+        str(args.threads),
+    ]
     if args.data_dir:
         cmd += ["--data-dir", args.data_dir]
     subprocess.run(cmd, check=True, capture_output=True, text=True)
@@ -369,7 +462,10 @@ def stage_shares(raw: str) -> dict[str, Any]:
             continue
         total += int(n)
         counts[next((name for name, rule in STAGES if rule(stack)), "other")] += int(n)
-    return {"samples": total, "shares": {k: round(v / total, 3) for k, v in sorted(counts.items(), key=lambda kv: -kv[1])}}
+    return {
+        "samples": total,
+        "shares": {k: round(v / total, 3) for k, v in sorted(counts.items(), key=lambda kv: -kv[1])},
+    }
 
 
 def profile_child(args: argparse.Namespace) -> None:
@@ -406,18 +502,26 @@ def summarize(runs: Sequence[Run]) -> dict[str, Any]:
 
 
 def write_table(runs: Sequence[Run], path: Path, head: str) -> None:
-    lines = [head, "", "| job | size | variant | items | claim×doc pairs | wall s | pairs/s | items/s | peak RSS MB "
-             "| judged share | × naive | labels = naive | pruned, judge says S/C (own / others' docs) | load |",
-             "|" + "---|" * 14]
+    lines = [
+        head,
+        "",
+        "| job | size | variant | items | claim×doc pairs | wall s | pairs/s | items/s | peak RSS MB "
+        "| judged share | × naive | labels = naive | pruned, judge says S/C (own / others' docs) | load |",
+        "|" + "---|" * 14,
+    ]
     for r in runs:
         w = r.row()
-        same = (f"{r.extra['labels_same_as_naive']}/{len(r.labels)}" if "labels_same_as_naive" in r.extra else "")
-        missed = (f"{r.extra['pruned_sided_own_docs']} / {r.extra['pruned_sided_other_docs']}"
-                  if "pruned_sided_own_docs" in r.extra else "")
+        same = f"{r.extra['labels_same_as_naive']}/{len(r.labels)}" if "labels_same_as_naive" in r.extra else ""
+        missed = (
+            f"{r.extra['pruned_sided_own_docs']} / {r.extra['pruned_sided_other_docs']}"
+            if "pruned_sided_own_docs" in r.extra
+            else ""
+        )
         lines.append(
             f"| {r.job} | {r.size} | {r.variant} | {r.items} | {r.doc_pairs} | {w['wall_s']:.2f} | {w['pairs_per_s']:.1f} "
             f"| {w['items_per_s']:.2f} | {w['peak_rss_mb']:.0f} | {w['judged_fraction'] if w['judged_fraction'] is not None else ''} "
-            f"| {r.extra.get('speedup_vs_naive', '')} | {same} | {missed} | {w['load_avg_1m']} |")
+            f"| {r.extra.get('speedup_vs_naive', '')} | {same} | {missed} | {w['load_avg_1m']} |"
+        )
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
@@ -429,8 +533,15 @@ def plot(runs: Sequence[Run], path: Path) -> None:
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     for ax, job in zip(axes, ("pooled", "sweep")):
-        for variant, style in (("naive", "o-"), ("batched", "v--"), ("dedup", "^--"), ("engine", "s-"),
-                               ("warm", "d:"), ("onnx", "x-"), ("torch", "x-")):
+        for variant, style in (
+            ("naive", "o-"),
+            ("batched", "v--"),
+            ("dedup", "^--"),
+            ("engine", "s-"),
+            ("warm", "d:"),
+            ("onnx", "x-"),
+            ("torch", "x-"),
+        ):
             pts = sorted((r.doc_pairs, r.wall_s) for r in runs if r.job == job and r.variant == variant)
             if pts:
                 ax.loglog(*zip(*pts), style, label=variant)
@@ -483,11 +594,19 @@ def main() -> None:
     record = {
         "command": " ".join(["python", "benchmarks/throughput.py"] + sys.argv[1:]),
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "machine": {"cpus": os.cpu_count(), "torch_threads": args.threads, "platform": platform.platform(),
-                    "load_avg_start": load0,
-                    "load_avg_end": load1, "wall_s": round(time.time() - started, 1)},
-        "versions": {k: v for k, v in versions().items() if k in ("python", "torch", "transformers",
-                                                                  "sentence-transformers", "onnxruntime")},
+        "machine": {
+            "cpus": os.cpu_count(),
+            "torch_threads": args.threads,
+            "platform": platform.platform(),
+            "load_avg_start": load0,
+            "load_avg_end": load1,
+            "wall_s": round(time.time() - started, 1),
+        },
+        "versions": {
+            k: v
+            for k, v in versions().items()
+            if k in ("python", "torch", "transformers", "sentence-transformers", "onnxruntime")
+        },
         "judge": portable(bench.judge.describe()),
         "runtime_as_shipped": bench.runtime,
         "other_runtime": bench.alt if bench.onnx_judge is not None else bench.onnx_note,
@@ -497,8 +616,10 @@ def main() -> None:
         "peak_rss_process_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
     out.with_suffix(".json").write_text(json.dumps(portable(record), indent=2) + "\n", encoding="utf-8")
-    head = (f"# Whole-pipeline throughput\n\n`{record['command']}` on {record['date']}; {os.cpu_count()} CPUs, "
-            f"nli runtime as shipped: {bench.runtime}; torch threads {args.threads}; load average {load0[0]:.1f} at start, {load1[0]:.1f} at end (shared machine).")
+    head = (
+        f"# Whole-pipeline throughput\n\n`{record['command']}` on {record['date']}; {os.cpu_count()} CPUs, "
+        f"nli runtime as shipped: {bench.runtime}; torch threads {args.threads}; load average {load0[0]:.1f} at start, {load1[0]:.1f} at end (shared machine)."
+    )
     write_table(runs, out.with_suffix(".md"), head)
     plot(runs, out.with_suffix(".png"))
     print(json.dumps(record["cold_speedup"], indent=2))

@@ -101,9 +101,12 @@ class Peers:
         self._folder: Path | None = None
 
     def pairs(self, items: Sequence[Item]) -> list[Pair]:
-        return [Pair(Claim(it.id, i, c), p) for it in items
-                for p in self.chunker.split(it.id, [d for d in it.documents if d.text.strip()])
-                for i, c in enumerate(it.claims or ())]
+        return [
+            Pair(Claim(it.id, i, c), p)
+            for it in items
+            for p in self.chunker.split(it.id, [d for d in it.documents if d.text.strip()])
+            for i, c in enumerate(it.claims or ())
+        ]
 
     def model_folder(self) -> Path:
         """The judge's checkpoint as the peers read it: a plain float32 ``transformers`` folder (a packed
@@ -117,16 +120,24 @@ class Peers:
             from sentence_transformers import CrossEncoder
 
             # the engine's dtype (float32 on a CPU without native bf16; the checkpoint is stored in float16)
-            self._cross = CrossEncoder(str(self.model_folder()), max_length=self.max_length, device=self.device,
-                                       local_files_only=True, model_kwargs={"dtype": self.dtype})
+            self._cross = CrossEncoder(
+                str(self.model_folder()),
+                max_length=self.max_length,
+                device=self.device,
+                local_files_only=True,
+                model_kwargs={"dtype": self.dtype},
+            )
         return self._cross
 
     def hf_model(self) -> Any:
         if self._model is None:
             from transformers import AutoModelForSequenceClassification
 
-            self._model = AutoModelForSequenceClassification.from_pretrained(
-                str(self.model_folder()), dtype=self.dtype).to(self.device).eval()
+            self._model = (
+                AutoModelForSequenceClassification.from_pretrained(str(self.model_folder()), dtype=self.dtype)
+                .to(self.device)
+                .eval()
+            )
         return self._model
 
     def doc_labels_of(self, items: Sequence[Item], pairs: Sequence[Pair], rows: Sequence[Sequence[float]]) -> dict:
@@ -137,7 +148,8 @@ class Peers:
             for k, v in enumerate(row):
                 probs[self.labels[k]] += float(v)
             by_doc[(pair.claim.item_id, pair.claim.index, pair.passage.doc_id)].append(
-                Judgment(pair, decide(probs, self.thresholds), probs))
+                Judgment(pair, decide(probs, self.thresholds), probs)
+            )
         return {key: document_judgment(key[2], js, rule=self.document_rule).label for key, js in by_doc.items()}
 
     def run_crossencoder(self, items: Sequence[Item]) -> dict[str, Any]:
@@ -147,18 +159,30 @@ class Peers:
         model = self.cross_encoder()
         t0 = time.perf_counter()
         pairs = self.pairs(items)
-        logits = model.predict([(p.passage.text, p.claim.text) for p in pairs], batch_size=PEER_BATCH,
-                               show_progress_bar=False, activation_fn=torch.nn.Identity(), convert_to_numpy=True)
+        logits = model.predict(
+            [(p.passage.text, p.claim.text) for p in pairs],
+            batch_size=PEER_BATCH,
+            show_progress_bar=False,
+            activation_fn=torch.nn.Identity(),
+            convert_to_numpy=True,
+        )
         z = np.asarray(logits, dtype=np.float64)
         z = np.exp(z - z.max(axis=1, keepdims=True))
         rows = (z / z.sum(axis=1, keepdims=True)).tolist()
         labels = self.doc_labels_of(items, pairs, rows)
         wall = time.perf_counter() - t0
         tok = model.tokenizer
-        enc = [tok(p.passage.text, p.claim.text, truncation="longest_first", max_length=self.max_length)["input_ids"]
-               for p in pairs]
-        return {"wall_s": wall, "labels": labels, "passage_pairs": len(pairs), "forwards": len(pairs),
-                **self.tokens([len(e) for e in enc], in_order=True)}
+        enc = [
+            tok(p.passage.text, p.claim.text, truncation="longest_first", max_length=self.max_length)["input_ids"]
+            for p in pairs
+        ]
+        return {
+            "wall_s": wall,
+            "labels": labels,
+            "passage_pairs": len(pairs),
+            "forwards": len(pairs),
+            **self.tokens([len(e) for e in enc], in_order=True),
+        }
 
     def run_hf_batch(self, items: Sequence[Item]) -> dict[str, Any]:
         import torch
@@ -171,16 +195,27 @@ class Peers:
         pairs = self.pairs(items)
         rows: list[list[float]] = []
         for s in range(0, len(pairs), PEER_BATCH):
-            batch = pairs[s:s + PEER_BATCH]
-            enc = tok([p.passage.text for p in batch], [p.claim.text for p in batch], padding=True,
-                      truncation="only_first", max_length=self.max_length, return_tensors="pt").to(self.device)
+            batch = pairs[s : s + PEER_BATCH]
+            enc = tok(
+                [p.passage.text for p in batch],
+                [p.claim.text for p in batch],
+                padding=True,
+                truncation="only_first",
+                max_length=self.max_length,
+                return_tensors="pt",
+            ).to(self.device)
             with torch.inference_mode():
                 rows.extend(torch.softmax(model(**enc).logits.float(), dim=-1).tolist())
         labels = self.doc_labels_of(items, pairs, rows)
         wall = time.perf_counter() - t0
         feats, _ = encode_pairs(tok, [p.passage.text for p in pairs], [p.claim.text for p in pairs], self.max_length)
-        return {"wall_s": wall, "labels": labels, "passage_pairs": len(pairs), "forwards": len(pairs),
-                **self.tokens([len(f["input_ids"]) for f in feats], in_order=True)}
+        return {
+            "wall_s": wall,
+            "labels": labels,
+            "passage_pairs": len(pairs),
+            "forwards": len(pairs),
+            **self.tokens([len(f["input_ids"]) for f in feats], in_order=True),
+        }
 
     def new_cache(self) -> Path:
         self.cache_n += 1
@@ -199,10 +234,16 @@ class Peers:
         forwards = self.judge.stats().get("forward_inputs", 0) - before.get("forward_inputs", 0)
         # the tokens the judge ran: the distinct judged inputs, in the runtime's length-sorted token batches
         judged = self._judged_lengths(items, report)
-        out = {"wall_s": wall, "labels": doc_labels(results), "passage_pairs": int(
-            report.stages["engine"].get("passage_pairs", 0)), "forwards": forwards,
-            "judge_s": report.timing.get("judge_s", 0.0), "prune_s": report.timing.get("prune_s", 0.0),
-            "pairs": dict(report.pairs), "pruner_decisions": stages.get("decisions")}
+        out = {
+            "wall_s": wall,
+            "labels": doc_labels(results),
+            "passage_pairs": int(report.stages["engine"].get("passage_pairs", 0)),
+            "forwards": forwards,
+            "judge_s": report.timing.get("judge_s", 0.0),
+            "prune_s": report.timing.get("prune_s", 0.0),
+            "pairs": dict(report.pairs),
+            "pruner_decisions": stages.get("decisions"),
+        }
         if forwards and forwards == len(judged):  # nothing pruned: the judged inputs are known exactly
             out.update(self.tokens(judged, in_order=False))
         return out
@@ -216,8 +257,13 @@ class Peers:
 
     def tokens(self, lengths: Sequence[int], *, in_order: bool) -> dict[str, Any]:
         default = 2048 if self.device == "cpu" else 65536  # the torch runtime's defaults
-        return token_counts(lengths, self.config, in_order=in_order, batch_size=self.judge.config.batch_size,
-                            max_tokens=self.judge.config.max_batch_tokens or default)
+        return token_counts(
+            lengths,
+            self.config,
+            in_order=in_order,
+            batch_size=self.judge.config.batch_size,
+            max_tokens=self.judge.config.max_batch_tokens or default,
+        )
 
 
 # -- the benchmark -----------------------------------------------------------------------------
@@ -236,9 +282,14 @@ def run_workload(peers: Peers, name: str, items: list[Item], log: Callable[[str]
     load.append(os.getloadavg()[0])
     ref = runs["crossencoder"]["labels"]
     doc_pairs = sum(len(it.claims or ()) * len(it.documents) for it in items)
-    out: dict[str, Any] = {"items": len(items), "claims": sum(len(it.claims or ()) for it in items),
-                           "doc_pairs": doc_pairs, "passage_pairs": runs["crossencoder"]["passage_pairs"],
-                           "load_avg_1m": [round(x, 2) for x in load], "variants": {}}
+    out: dict[str, Any] = {
+        "items": len(items),
+        "claims": sum(len(it.claims or ()) for it in items),
+        "doc_pairs": doc_pairs,
+        "passage_pairs": runs["crossencoder"]["passage_pairs"],
+        "load_avg_1m": [round(x, 2) for x in load],
+        "variants": {},
+    }
     own = {it.id: set(it.meta["own_documents"]) for it in items if "own_documents" in it.meta}
     for v in VARIANTS:
         r = runs[v]
@@ -253,8 +304,10 @@ def run_workload(peers: Peers, name: str, items: list[Item], log: Callable[[str]
         r["label_agreement_with_crossencoder"] = round(same / len(ref), 4) if ref else None
         r["labels_differing"] = len(ref) - same
         out["variants"][v] = r
-        log(f"{name} {v}: {r['wall_s']:.2f} s, {r['speedup_vs_crossencoder']:.2f}x the CrossEncoder, "
-            f"agreement {r['label_agreement_with_crossencoder']}")
+        log(
+            f"{name} {v}: {r['wall_s']:.2f} s, {r['speedup_vs_crossencoder']:.2f}x the CrossEncoder, "
+            f"agreement {r['label_agreement_with_crossencoder']}"
+        )
     eng = out["variants"]["engine_default"]
     out["speedup_vs_crossencoder"] = eng["speedup_vs_crossencoder"]
     out["label_agreement"] = eng["label_agreement_with_crossencoder"]
@@ -273,11 +326,14 @@ def roofline(peers: Peers, workloads: dict[str, Any], threads: int) -> dict[str,
                 continue
             busy = r.get("judge_s") or r["wall_s"]
             achieved = r["judge_gflop"] / busy
-            rows[f"{name}/{v}"] = {"gflop": r["judge_gflop"], "seconds": round(busy, 3),
-                                   "seconds_are": "judge_s" if r.get("judge_s") else "wall_s",
-                                   "achieved_gflops": round(achieved, 2),
-                                   "share_of_fp32_peak": round(achieved / peak["float32"], 3),
-                                   "padded_over_real": r.get("padded_over_real")}
+            rows[f"{name}/{v}"] = {
+                "gflop": r["judge_gflop"],
+                "seconds": round(busy, 3),
+                "seconds_are": "judge_s" if r.get("judge_s") else "wall_s",
+                "achieved_gflops": round(achieved, 2),
+                "share_of_fp32_peak": round(achieved / peak["float32"], 3),
+                "padded_over_real": r.get("padded_over_real"),
+            }
             if str(peers.dtype) == "torch.bfloat16":  # a GPU (or a CPU with native bf16): its bf16 peak
                 rows[f"{name}/{v}"]["share_of_bf16_peak"] = round(achieved / peak["bfloat16"], 3)
     return {"threads": threads, "matmul_shape": f"2048x{h} @ {h}x{i}", "peak_gflops": peak, "variants": rows}
@@ -288,11 +344,15 @@ def load_note(uptime_line: str) -> str:
     m = re.search(r"load average: ([\d.]+)", uptime_line)
     load = float(m.group(1)) if m else None
     if load is not None and load < 1.5:
-        return (f"The machine was idle (load {load} before the run); the ratios come from one run, the variants "
-                "back to back on the same pairs.  ")
+        return (
+            f"The machine was idle (load {load} before the run); the ratios come from one run, the variants "
+            "back to back on the same pairs.  "
+        )
     said = f" (load {load} before the run)" if load is not None else ""
-    return (f"**The machine was not idle**{said}, so absolute times are slow and noisy; the ratios come from one run, "
-            "the variants back to back on the same pairs.  ")
+    return (
+        f"**The machine was not idle**{said}, so absolute times are slow and noisy; the ratios come from one run, "
+        "the variants back to back on the same pairs.  "
+    )
 
 
 def write_md(data: dict[str, Any], path: Path) -> None:
@@ -313,28 +373,45 @@ def write_md(data: dict[str, Any], path: Path) -> None:
     ]
     for name, w in data["workloads"].items():
         for v, r in w["variants"].items():
-            lines.append(f"| {name} | {w['items']} | {w['claims']} | {w['doc_pairs']} | {w['passage_pairs']} | {v} | "
-                         f"{r['wall_s']} | {r['speedup_vs_crossencoder']} | {r['label_agreement_with_crossencoder']} "
-                         f"({r['labels_differing']} differ{_other(r)}) | {r['forwards']} | "
-                         f"{r.get('padded_over_real', '-')} |")
+            lines.append(
+                f"| {name} | {w['items']} | {w['claims']} | {w['doc_pairs']} | {w['passage_pairs']} | {v} | "
+                f"{r['wall_s']} | {r['speedup_vs_crossencoder']} | {r['label_agreement_with_crossencoder']} "
+                f"({r['labels_differing']} differ{_other(r)}) | {r['forwards']} | "
+                f"{r.get('padded_over_real', '-')} |"
+            )
     rf = data["roofline"]
-    lines += ["", "Label agreement: the share of claim × document labels equal to the CrossEncoder's (the same rule "
-              "and aggregation applied to its probabilities). Judged inputs: forwards the judge ran (distinct "
-              "pairs, after pruning and the cache). Padded ÷ real: for the engine, its length-sorted token "
-              "batches; for the peers, batches of 32 in input order. Every model was loaded before the timing "
-              "except the auto pruner's embedder, loaded inside engine_default where it pruned (pooled)."]
-    lines += ["", f"## The limit ({rf['threads']} threads, {rf['matmul_shape']})", "",
-              f"Measured matmul peak: fp32 {rf['peak_gflops']['float32']} GFLOP/s, bf16 "
-              f"{rf['peak_gflops']['bfloat16']} GFLOP/s. `dtype=auto` chose **{data['dtype_auto']}** here "
-              f"({data['dtype_reason']}).", "",
-              "| workload/variant | judge GFLOP | seconds | achieved GFLOP/s | share of fp32 peak | padded ÷ real |",
-              "|---|---|---|---|---|---|"]
+    lines += [
+        "",
+        "Label agreement: the share of claim × document labels equal to the CrossEncoder's (the same rule "
+        "and aggregation applied to its probabilities). Judged inputs: forwards the judge ran (distinct "
+        "pairs, after pruning and the cache). Padded ÷ real: for the engine, its length-sorted token "
+        "batches; for the peers, batches of 32 in input order. Every model was loaded before the timing "
+        "except the auto pruner's embedder, loaded inside engine_default where it pruned (pooled).",
+    ]
+    lines += [
+        "",
+        f"## The limit ({rf['threads']} threads, {rf['matmul_shape']})",
+        "",
+        f"Measured matmul peak: fp32 {rf['peak_gflops']['float32']} GFLOP/s, bf16 "
+        f"{rf['peak_gflops']['bfloat16']} GFLOP/s. `dtype=auto` chose **{data['dtype_auto']}** here "
+        f"({data['dtype_reason']}).",
+        "",
+        "| workload/variant | judge GFLOP | seconds | achieved GFLOP/s | share of fp32 peak | padded ÷ real |",
+        "|---|---|---|---|---|---|",
+    ]
     for k, r in rf["variants"].items():
-        lines.append(f"| {k} | {r['gflop']} | {r['seconds']} ({r['seconds_are']}) | {r['achieved_gflops']} | "
-                     f"{r['share_of_fp32_peak']} | {r['padded_over_real']} |")
+        lines.append(
+            f"| {k} | {r['gflop']} | {r['seconds']} ({r['seconds_are']}) | {r['achieved_gflops']} | "
+            f"{r['share_of_fp32_peak']} | {r['padded_over_real']} |"
+        )
     if data.get("growth"):
-        lines += ["", "## Growth: engine cold (default pruner) as documents per item grow", "",
-                  "| documents × | claim × doc pairs | wall s | s per 1,000 pairs |", "|---|---|---|---|"]
+        lines += [
+            "",
+            "## Growth: engine cold (default pruner) as documents per item grow",
+            "",
+            "| documents × | claim × doc pairs | wall s | s per 1,000 pairs |",
+            "|---|---|---|---|",
+        ]
         for g in data["growth"]:
             lines.append(f"| {g['factor']} | {g['doc_pairs']} | {g['wall_s']} | {g['s_per_1000_pairs']} |")
     lines += ["", "## Targets", ""] + [f"- {t}" for t in data["targets"]]
@@ -379,8 +456,10 @@ def ceiling(data: dict[str, Any], name: str) -> tuple[float, str] | None:
     if not (peak and row and peer and row.get("gflop")):
         return None
     best = peer["wall_s"] / (row["gflop"] / peak)
-    return best, (f"the same-forwards ceiling is {best:.2f}x (the {row['gflop']} judge GFLOP at the measured {key} "
-                  f"peak of {peak} GFLOP/s, nothing else spent)")
+    return best, (
+        f"the same-forwards ceiling is {best:.2f}x (the {row['gflop']} judge GFLOP at the measured {key} "
+        f"peak of {peak} GFLOP/s, nothing else spent)"
+    )
 
 
 def targets(data: dict[str, Any]) -> list[str]:
@@ -396,8 +475,10 @@ def targets(data: dict[str, Any]) -> list[str]:
             out.append(f"rag: engine cold {s}x the CrossEncoder; label agreement {a}; no ceiling measured")
         else:
             share = s / c[0]
-            out.append(f"rag: engine cold {s}x the CrossEncoder = {share:.2f} of the ceiling (target 0.9): "
-                       f"{'met' if share >= 0.9 else 'MISSED'}; label agreement {a}; {c[1]}")
+            out.append(
+                f"rag: engine cold {s}x the CrossEncoder = {share:.2f} of the ceiling (target 0.9): "
+                f"{'met' if share >= 0.9 else 'MISSED'}; label agreement {a}; {c[1]}"
+            )
     if "pooled" in w:
         s, a = w["pooled"]["speedup_vs_crossencoder"], w["pooled"]["label_agreement"]
         cold = w["pooled"].get("variants", {}).get("engine_default", {})
@@ -405,15 +486,19 @@ def targets(data: dict[str, Any]) -> list[str]:
         own = None if differ is None else differ - cold.get("differing_on_other_questions_documents", 0)
         ok = s >= 3.0 and own == 0
         said = "" if differ is None else f" ({differ} differ, {own} of them on the question's own documents)"
-        out.append(f"pooled: engine cold {s}x the CrossEncoder (target 3.0x, every label on a question's own "
-                   f"documents identical): {'met' if ok else 'MISSED'}; label agreement {a}{said}")
+        out.append(
+            f"pooled: engine cold {s}x the CrossEncoder (target 3.0x, every label on a question's own "
+            f"documents identical): {'met' if ok else 'MISSED'}; label agreement {a}{said}"
+        )
     for name, r in w.items():
-        out.append(f"{name}: warm {r['warm_over_cold']}x cold (target 50x): "
-                   f"{'met' if r['warm_over_cold'] >= 50 else 'MISSED'}")
+        out.append(
+            f"{name}: warm {r['warm_over_cold']}x cold (target 50x): {'met' if r['warm_over_cold'] >= 50 else 'MISSED'}"
+        )
     key = "share_of_bf16_peak" if data.get("dtype_auto") == "bfloat16" else "share_of_fp32_peak"
     best = max((r[key] for k, r in data["roofline"]["variants"].items() if "engine" in k), default=0.0)
-    out.append(f"judge forward: best engine {key.replace('_', ' ')} {best} (goal 0.5): "
-               f"{'met' if best >= 0.5 else 'MISSED'}")
+    out.append(
+        f"judge forward: best engine {key.replace('_', ' ')} {best} (goal 0.5): {'met' if best >= 0.5 else 'MISSED'}"
+    )
     return out
 
 
@@ -427,10 +512,17 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2, help="torch threads (default 2: the machine's cores)")
     ap.add_argument("--only", default="rag,pooled,long", help="workloads to run")
     ap.add_argument("--device", default="cpu", help="where every variant runs: cpu (default) or cuda")
-    ap.add_argument("--pruner", help="the pruner of engine_default and warm (default: the engine's, auto; none "
-                    "where its embedder is not installed, as on the bare GPU box of benchmarks/gpu_check.sh)")
-    ap.add_argument("--runtime", default="auto", help="the engine's judge runtime (default auto, what a user gets; "
-                    "e.g. openvino: the opt-in runtime measured against the same peers)")
+    ap.add_argument(
+        "--pruner",
+        help="the pruner of engine_default and warm (default: the engine's, auto; none "
+        "where its embedder is not installed, as on the bare GPU box of benchmarks/gpu_check.sh)",
+    )
+    ap.add_argument(
+        "--runtime",
+        default="auto",
+        help="the engine's judge runtime (default auto, what a user gets; "
+        "e.g. openvino: the opt-in runtime measured against the same peers)",
+    )
     args = ap.parse_args()
     import torch
 
@@ -471,8 +563,14 @@ def main() -> None:
             items = grown_job(questions, args.growth_items, f)
             r = peers.run_engine(items, pruner=peers.pruner, cache=peers.new_cache())
             pairs = sum(len(it.claims or ()) * len(it.documents) for it in items)
-            growth.append({"factor": f, "doc_pairs": pairs, "wall_s": round(r["wall_s"], 3),
-                           "s_per_1000_pairs": round(1000 * r["wall_s"] / pairs, 2)})
+            growth.append(
+                {
+                    "factor": f,
+                    "doc_pairs": pairs,
+                    "wall_s": round(r["wall_s"], 3),
+                    "s_per_1000_pairs": round(1000 * r["wall_s"] / pairs, 2),
+                }
+            )
             log(f"growth {f}x: {pairs} pairs, {r['wall_s']:.2f} s")
         rf = roofline(peers, workloads, args.threads)
     dtype, why = resolve_dtype("auto", torch_device(args.device))
@@ -481,13 +579,24 @@ def main() -> None:
         "command": "python benchmarks/throughput_peers.py " + " ".join(sys.argv[1:]),
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs ({platform.platform()})"
-                   + (f", GPU {torch.cuda.get_device_name(0)}" if args.device.startswith("cuda") else ""),
+        + (f", GPU {torch.cuda.get_device_name(0)}" if args.device.startswith("cuda") else ""),
         "cpu": " ".join(flags) + f" (native bf16: {native_cpu_bf16()[0]})",
-        "threads": args.threads, "device": args.device, "judge": "models/default-judge (weights sha256 " + str(peers.judge.spec()["model"].get("weights_sha256", "?"))[:16] + ")",
-        "dtype_auto": str(dtype).removeprefix("torch."), "dtype_reason": why,
-        "runtime": args.runtime, "runtime_resolved": peers.judge.describe()["resolved"].get("runtime"),
-        "uptime_before": before, "uptime_after": uptime(), "versions": versions(),
-        "workloads": workloads, "roofline": rf, "growth": growth, "log": logs,
+        "threads": args.threads,
+        "device": args.device,
+        "judge": "models/default-judge (weights sha256 "
+        + str(peers.judge.spec()["model"].get("weights_sha256", "?"))[:16]
+        + ")",
+        "dtype_auto": str(dtype).removeprefix("torch."),
+        "dtype_reason": why,
+        "runtime": args.runtime,
+        "runtime_resolved": peers.judge.describe()["resolved"].get("runtime"),
+        "uptime_before": before,
+        "uptime_after": uptime(),
+        "versions": versions(),
+        "workloads": workloads,
+        "roofline": rf,
+        "growth": growth,
+        "log": logs,
     }
     data["targets"] = targets(data)
     out = Path(args.out)

@@ -33,11 +33,15 @@ def main() -> None:
     cores = len(os.sched_getaffinity(0))
     base = resolve_base("minilm")
     variants = {}
-    for name, threads, frozen in ((f"full_{cores}_threads", cores, False), ("full_1_thread", 1, False),
-                                  ("frozen_embeddings_1_thread", 1, True)):
+    for name, threads, frozen in (
+        (f"full_{cores}_threads", cores, False),
+        ("full_1_thread", 1, False),
+        ("frozen_embeddings_1_thread", 1, True),
+    ):
         torch.manual_seed(0)
         model = AutoModelForSequenceClassification.from_pretrained(
-            base, num_labels=3, id2label=ID2LABEL, label2id=LABEL2ID, ignore_mismatched_sizes=True)
+            base, num_labels=3, id2label=ID2LABEL, label2id=LABEL2ID, ignore_mismatched_sizes=True
+        )
         if frozen:
             freeze_word_embeddings(model)
         opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=3e-5)
@@ -53,7 +57,9 @@ def main() -> None:
             for name, (threads, model, opt) in variants.items():
                 torch.set_num_threads(threads)
                 t0 = time.perf_counter()
-                loss = torch.nn.functional.cross_entropy(model(input_ids=x, attention_mask=torch.ones_like(x)).logits, y)
+                loss = torch.nn.functional.cross_entropy(
+                    model(input_ids=x, attention_mask=torch.ones_like(x)).logits, y
+                )
                 loss.backward()
                 opt.step()
                 opt.zero_grad(set_to_none=True)
@@ -62,9 +68,15 @@ def main() -> None:
         for name, s in spent.items():
             out["pairs_per_s"][f"{name}/len{length}"] = round(args.steps * args.batch_size / s, 2)
             out["ratio_to_first"][f"{name}/len{length}"] = round(spent[first] / s, 3)
-        print(f"length {length}: " + ", ".join(f"{n} {out['pairs_per_s'][f'{n}/len{length}']} pairs/s "
-                                               f"(x{out['ratio_to_first'][f'{n}/len{length}']:.2f})" for n in variants),
-              flush=True)
+        print(
+            f"length {length}: "
+            + ", ".join(
+                f"{n} {out['pairs_per_s'][f'{n}/len{length}']} pairs/s "
+                f"(x{out['ratio_to_first'][f'{n}/len{length}']:.2f})"
+                for n in variants
+            ),
+            flush=True,
+        )
     print(json.dumps({"batch_size": args.batch_size, "steps": args.steps, "cores": cores, **out}, indent=1))
 
 

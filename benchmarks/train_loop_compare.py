@@ -56,8 +56,12 @@ def write_inputs(args: argparse.Namespace) -> tuple[str, str]:
     work = ROOT / WORK
     work.mkdir(parents=True, exist_ok=True)
     train_file, eval_file = work / "train.jsonl", work / "eval.jsonl"
-    train_file.write_text("".join(json.dumps({"claim": e.claim, "passage": e.passage, "label": ID2LABEL[e.label]}) + "\n"
-                                  for e in examples), encoding="utf-8")
+    train_file.write_text(
+        "".join(
+            json.dumps({"claim": e.claim, "passage": e.passage, "label": ID2LABEL[e.label]}) + "\n" for e in examples
+        ),
+        encoding="utf-8",
+    )
     eval_file.write_text("".join(Path(p).read_text(encoding="utf-8") for p in args.eval), encoding="utf-8")
     return str(train_file.relative_to(ROOT)), str(eval_file.relative_to(ROOT))
 
@@ -139,9 +143,19 @@ def run_one(args: argparse.Namespace) -> None:
     rec = probe()
     tmp = tempfile.mkdtemp(prefix=f"loop-{args.run}-")
     base = base_without_dropout(tmp) if args.batches_file else "minilm"
-    kw = dict(epochs=args.epochs, lr=args.lr, batch_size=args.batch_size, max_length=args.max_length, seed=args.seed,
-              warmup=args.warmup, weight_decay=0.01, patience=args.epochs, class_weights="balanced",
-              freeze_embeddings=True, threads=1)
+    kw = dict(
+        epochs=args.epochs,
+        lr=args.lr,
+        batch_size=args.batch_size,
+        max_length=args.max_length,
+        seed=args.seed,
+        warmup=args.warmup,
+        weight_decay=0.01,
+        patience=args.epochs,
+        class_weights="balanced",
+        freeze_embeddings=True,
+        threads=1,
+    )
     out = str(Path(tmp) / "out")
     t0 = time.perf_counter()
     try:
@@ -152,14 +166,32 @@ def run_one(args: argparse.Namespace) -> None:
 
             if args.batches_file:
                 feed_batches(args.batches_file)
-            record = train(TrainOptions(base=base, train=(args.train_file,), eval=(args.eval_file,), output=out, **kw),
-                           log=lambda m: print(m, file=sys.stderr))
+            record = train(
+                TrainOptions(base=base, train=(args.train_file,), eval=(args.eval_file,), output=out, **kw),
+                log=lambda m: print(m, file=sys.stderr),
+            )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    epochs = [{"epoch": h["epoch"], "train_loss": h["train_loss"], "dev_macro_f1": round(h["eval"]["macro_f1"], 4),
-               "train_s": h["train_s"]} for h in record["history"]]
-    print(json.dumps({"loop": args.run, "lr": args.lr, "steps": rec, "epochs": epochs,
-                      "wall_s": round(time.perf_counter() - t0, 1)}))
+    epochs = [
+        {
+            "epoch": h["epoch"],
+            "train_loss": h["train_loss"],
+            "dev_macro_f1": round(h["eval"]["macro_f1"], 4),
+            "train_s": h["train_s"],
+        }
+        for h in record["history"]
+    ]
+    print(
+        json.dumps(
+            {
+                "loop": args.run,
+                "lr": args.lr,
+                "steps": rec,
+                "epochs": epochs,
+                "wall_s": round(time.perf_counter() - t0, 1),
+            }
+        )
+    )
 
 
 def run_old(args: argparse.Namespace, base: str, out: str, kw: dict[str, Any], tmp: str) -> dict[str, Any]:
@@ -168,8 +200,9 @@ def run_old(args: argparse.Namespace, base: str, out: str, kw: dict[str, Any], t
 
     src = Path(tmp) / "old-src"
     src.mkdir()
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.old_commit, "conflictscore_local"],
-                             check=True, capture_output=True).stdout
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", args.old_commit, "conflictscore_local"], check=True, capture_output=True
+    ).stdout
     subprocess.run(["tar", "-x", "-C", str(src)], input=archive, check=True)
     for name in [m for m in sys.modules if m.startswith("conflictscore_local")]:
         del sys.modules[name]
@@ -191,18 +224,37 @@ def run_old(args: argparse.Namespace, base: str, out: str, kw: dict[str, Any], t
         return drawn[-1]
 
     old.length_batches = recording_batches
-    record = old.train(old.TrainOptions(base=base, train=(args.train_file,), eval=args.eval_file, output=out, **kw),
-                       log=lambda m: print(m, file=sys.stderr))
+    record = old.train(
+        old.TrainOptions(base=base, train=(args.train_file,), eval=args.eval_file, output=out, **kw),
+        log=lambda m: print(m, file=sys.stderr),
+    )
     if args.save_batches:
         Path(args.save_batches).write_text(json.dumps(drawn))
     return record
 
 
 def spawn(loop: str, args: argparse.Namespace, files: tuple[str, str], lr: float, extra: list[str]) -> subprocess.Popen:
-    passed = [f"--{k.replace('_', '-')}={getattr(args, k)}" for k in
-              ("epochs", "batch_size", "max_length", "warmup", "seed", "old_commit")]
-    return subprocess.Popen([sys.executable, __file__, "--run", loop, "--train-file", files[0], "--eval-file", files[1],
-                             f"--lr={lr}", *passed, *extra], stdout=subprocess.PIPE, text=True)
+    passed = [
+        f"--{k.replace('_', '-')}={getattr(args, k)}"
+        for k in ("epochs", "batch_size", "max_length", "warmup", "seed", "old_commit")
+    ]
+    return subprocess.Popen(
+        [
+            sys.executable,
+            __file__,
+            "--run",
+            loop,
+            "--train-file",
+            files[0],
+            "--eval-file",
+            files[1],
+            f"--lr={lr}",
+            *passed,
+            *extra,
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
 
 
 def collect(procs: dict[str, subprocess.Popen]) -> dict[str, Any]:
@@ -219,17 +271,26 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--pairs", type=int, default=1500, help="training pairs sampled from the training mix")
     ap.add_argument("--train", nargs="+", default=[f"{DATA}/pairs.jsonl", f"{DATA}/bench_train.jsonl"])
-    ap.add_argument("--eval", nargs="+", default=[f"{DATA}/check_covid_dev.jsonl", f"{DATA}/healthver_dev.jsonl"],
-                    help="eval files, concatenated into one (the old loop takes one)")
+    ap.add_argument(
+        "--eval",
+        nargs="+",
+        default=[f"{DATA}/check_covid_dev.jsonl", f"{DATA}/healthver_dev.jsonl"],
+        help="eval files, concatenated into one (the old loop takes one)",
+    )
     ap.add_argument("--epochs", type=int, default=3)
     ap.add_argument("--lr", type=float, default=5e-5)
     ap.add_argument("--batch-size", type=int, default=16)
     ap.add_argument("--max-length", type=int, default=192)
     ap.add_argument("--warmup", type=float, default=0.06)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--same-batches", action="store_true",
-                    help="dropout off and the Trainer fed the old loop's batches (run one after the other)")
-    ap.add_argument("--lrs", nargs="*", type=float, default=[], help="also run the Trainer loop at these learning rates")
+    ap.add_argument(
+        "--same-batches",
+        action="store_true",
+        help="dropout off and the Trainer fed the old loop's batches (run one after the other)",
+    )
+    ap.add_argument(
+        "--lrs", nargs="*", type=float, default=[], help="also run the Trainer loop at these learning rates"
+    )
     ap.add_argument("--old-commit", default="f61cf2b")
     ap.add_argument("--window", type=int, default=20, help="steps per window of the printed curves")
     ap.add_argument("-o", "--output", default="benchmarks/results/train_loop_compare.json")
@@ -251,7 +312,7 @@ def main() -> None:
     else:
         runs = collect({"old": spawn("old", args, files, args.lr, []), "new": spawn("new", args, files, args.lr, [])})
     for i in range(0, len(args.lrs), 2):  # two at a time (one torch thread each)
-        runs.update(collect({f"new lr {lr:g}": spawn("new", args, files, lr, []) for lr in args.lrs[i:i + 2]}))
+        runs.update(collect({f"new lr {lr:g}": spawn("new", args, files, lr, []) for lr in args.lrs[i : i + 2]}))
     report(args, runs, files)
 
 
@@ -263,39 +324,77 @@ def report(args: argparse.Namespace, runs: dict[str, Any], files: tuple[str, str
     curves = {}
     for name, r in runs.items():
         s = r["steps"]
-        curves[name] = [{"steps": f"{i + 1}-{min(i + w, len(s['loss']))}", "loss": round(mean(s["loss"][i:i + w]), 4),
-                         "lr": s["lr"][min(i + w, len(s["lr"])) - 1], "grad_norm": round(mean(s["grad_norm"][i:i + w]), 3)}
-                        for i in range(0, len(s["loss"]), w)]
+        curves[name] = [
+            {
+                "steps": f"{i + 1}-{min(i + w, len(s['loss']))}",
+                "loss": round(mean(s["loss"][i : i + w]), 4),
+                "lr": s["lr"][min(i + w, len(s["lr"])) - 1],
+                "grad_norm": round(mean(s["grad_norm"][i : i + w]), 3),
+            }
+            for i in range(0, len(s["loss"]), w)
+        ]
         # the loss the loop logs per epoch against the mean of the losses it optimised in that epoch
         per_epoch = len(s["loss"]) // len(r["epochs"])
         for k, e in enumerate(r["epochs"]):
-            e["mean_optimised_loss"] = round(mean(s["loss"][k * per_epoch:(k + 1) * per_epoch]), 5)
+            e["mean_optimised_loss"] = round(mean(s["loss"][k * per_epoch : (k + 1) * per_epoch]), 5)
     out: dict[str, Any] = {
         "command": "python benchmarks/train_loop_compare.py " + " ".join(sys.argv[1:]),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "machine": f"{os.cpu_count()}-core CPU, no GPU, one torch thread per run",
-        "train_file": files[0], "eval_file": files[1],
-        "options": {k: getattr(args, k) for k in ("pairs", "train", "eval", "epochs", "lr", "batch_size", "max_length",
-                                                    "warmup", "seed", "same_batches", "lrs", "old_commit")},
-        "runs": {name: {"lr": r["lr"], "steps": len(r["steps"]["loss"]), "epochs": r["epochs"], "wall_s": r["wall_s"],
-                        "curve": curves[name]} for name, r in runs.items()},
+        "train_file": files[0],
+        "eval_file": files[1],
+        "options": {
+            k: getattr(args, k)
+            for k in (
+                "pairs",
+                "train",
+                "eval",
+                "epochs",
+                "lr",
+                "batch_size",
+                "max_length",
+                "warmup",
+                "seed",
+                "same_batches",
+                "lrs",
+                "old_commit",
+            )
+        },
+        "runs": {
+            name: {
+                "lr": r["lr"],
+                "steps": len(r["steps"]["loss"]),
+                "epochs": r["epochs"],
+                "wall_s": r["wall_s"],
+                "curve": curves[name],
+            }
+            for name, r in runs.items()
+        },
     }
     if "old" in runs and "new" in runs:
         a, b = runs["old"]["steps"], runs["new"]["steps"]
         out["max_abs_step_difference"] = {
-            k: max((abs(x - y) for x, y in zip(a[k], b[k])), default=None) for k in ("loss", "lr", "grad_norm")}
+            k: max((abs(x - y) for x, y in zip(a[k], b[k])), default=None) for k in ("loss", "lr", "grad_norm")
+        }
         out["same_step_count"] = all(len(a[k]) == len(b[k]) for k in a)
     for name, r in out["runs"].items():
-        print(f"{name} (lr {r['lr']:g}): {r['steps']} steps; " + "; ".join(
-            f"epoch {e['epoch']}: loss {e['train_loss']} (optimised {e['mean_optimised_loss']}), dev macro-F1 "
-            f"{e['dev_macro_f1']}" for e in r["epochs"]))
+        print(
+            f"{name} (lr {r['lr']:g}): {r['steps']} steps; "
+            + "; ".join(
+                f"epoch {e['epoch']}: loss {e['train_loss']} (optimised {e['mean_optimised_loss']}), dev macro-F1 "
+                f"{e['dev_macro_f1']}"
+                for e in r["epochs"]
+            )
+        )
     if "max_abs_step_difference" in out:
         print(f"old vs new, largest per-step difference: {out['max_abs_step_difference']}")
     names = list(curves)
     print("steps | " + " | ".join(f"{n}: loss / lr / grad norm" for n in names))
     for i in range(max(len(c) for c in curves.values())):
         row = [curves[names[0]][i]["steps"] if i < len(curves[names[0]]) else "-"]
-        row += [f"{c[i]['loss']} / {c[i]['lr']:.3g} / {c[i]['grad_norm']}" if i < len(c) else "-" for c in curves.values()]
+        row += [
+            f"{c[i]['loss']} / {c[i]['lr']:.3g} / {c[i]['grad_norm']}" if i < len(c) else "-" for c in curves.values()
+        ]
         print(" | ".join(row))
     Path(args.output).write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
     print(f"written: {args.output}")

@@ -42,9 +42,13 @@ def sizes(root: Path = REPO) -> dict[str, int]:
     tracked = [p for p in git_files(root) if p.exists() or p.is_symlink()]  # a deleted, uncommitted file is gone
     untracked = git_files(root, "--others", "--exclude-standard")
     carry = root / CARRY.relative_to(REPO)
-    out = {"tracked": size(tracked), "untracked_not_ignored": size(untracked),
-           "carry_wheels": folder_size(carry / "wheels"), "carry_data": folder_size(carry / "data"),
-           "carry_other": folder_size(carry) - folder_size(carry / "wheels") - folder_size(carry / "data")}
+    out = {
+        "tracked": size(tracked),
+        "untracked_not_ignored": size(untracked),
+        "carry_wheels": folder_size(carry / "wheels"),
+        "carry_data": folder_size(carry / "data"),
+        "carry_other": folder_size(carry) - folder_size(carry / "wheels") - folder_size(carry / "data"),
+    }
     out["total"] = sum(out.values())
     return out
 
@@ -54,15 +58,21 @@ def table(s: dict[str, int]) -> str:
         return f"{name:<34} {n:>12,d} B {n / MIB:8.2f} MiB  {note}".rstrip()
 
     over = s["tracked"] > TRACKED_TARGET
-    return "\n".join([
-        row("tracked files", s["tracked"], f"target < {TRACKED_TARGET // MIB} MiB: {'OVER' if over else 'ok'}"),
-        row("untracked, not ignored", s["untracked_not_ignored"], "(travel with the working tree)"),
-        row("benchmarks/gpu_carry/wheels", s["carry_wheels"]),
-        row("benchmarks/gpu_carry/data", s["carry_data"]),
-        row("benchmarks/gpu_carry (other)", s["carry_other"]),
-        row("sum: what travels", s["total"], f"limit {TRAVEL_LIMIT // MIB} MiB: "
-            f"{'OVER' if s['total'] > TRAVEL_LIMIT else 'ok'}, {(TRAVEL_LIMIT - s['total']) / MIB:.2f} MiB left"),
-    ])
+    return "\n".join(
+        [
+            row("tracked files", s["tracked"], f"target < {TRACKED_TARGET // MIB} MiB: {'OVER' if over else 'ok'}"),
+            row("untracked, not ignored", s["untracked_not_ignored"], "(travel with the working tree)"),
+            row("benchmarks/gpu_carry/wheels", s["carry_wheels"]),
+            row("benchmarks/gpu_carry/data", s["carry_data"]),
+            row("benchmarks/gpu_carry (other)", s["carry_other"]),
+            row(
+                "sum: what travels",
+                s["total"],
+                f"limit {TRAVEL_LIMIT // MIB} MiB: "
+                f"{'OVER' if s['total'] > TRAVEL_LIMIT else 'ok'}, {(TRAVEL_LIMIT - s['total']) / MIB:.2f} MiB left",
+            ),
+        ]
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

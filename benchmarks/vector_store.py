@@ -58,8 +58,9 @@ def select(pruner: EmbeddingPruner, store: JudgmentCache, pairs: list[Pair]) -> 
     t0 = time.perf_counter()
     kept, pruned = pruner.select(pairs)
     took = time.perf_counter() - t0
-    chosen = [(p.claim.text, p.passage.text, round(p.similarity or 0.0, 5)) for p in kept] + \
-        [(j.pair.claim.text, j.pair.passage.text, "pruned") for j in pruned]
+    chosen = [(p.claim.text, p.passage.text, round(p.similarity or 0.0, 5)) for p in kept] + [
+        (j.pair.claim.text, j.pair.passage.text, "pruned") for j in pruned
+    ]
     return took, pruner.stats(), sorted(chosen, key=str)
 
 
@@ -92,7 +93,9 @@ def measure(args: Any) -> dict[str, Any]:
             agree.append(chosen["B stored"] == chosen["B fresh"])
     med = {k: round(statistics.median(v), 3) for k, v in runs.items()}
     return {
-        "items": args.items, "corpus_docs": args.docs, "repeats": args.repeats,
+        "items": args.items,
+        "corpus_docs": args.docs,
+        "repeats": args.repeats,
         "pairs": {"A": len(a_pairs), "B": len(b_pairs)},
         "claims": {"A": len({p.claim for p in a_pairs}), "B": len({p.claim for p in b_pairs})},
         "passages": len({p.passage.text for p in b_pairs}),
@@ -100,8 +103,9 @@ def measure(args: Any) -> dict[str, Any]:
         "select_s": {k: [round(x, 3) for x in v] for k, v in runs.items()},
         "median_s": med,
         "speedup_b": round(med["B fresh"] / med["B stored"], 2) if med["B stored"] else None,
-        "texts": {k: {"embedded": s.get("texts_embedded", 0), "stored": s.get("texts_stored", 0)}
-                  for k, s in stats.items()},
+        "texts": {
+            k: {"embedded": s.get("texts_embedded", 0), "stored": s.get("texts_stored", 0)} for k, s in stats.items()
+        },
         "selections_identical": all(agree),
     }
 
@@ -123,11 +127,16 @@ def markdown(data: dict[str, Any]) -> str:
     ]
     for name in ("A", "B stored", "B fresh"):
         t = m["texts"][name]
-        lines.append(f"| {name} | {m['median_s'][name]} | {', '.join(map(str, m['select_s'][name]))} | "
-                     f"{t['embedded']} | {t['stored']} |")
-    lines += ["", f"B with A's vectors stored: **{m['speedup_b']}×** faster than B with an empty store; "
-              f"selections identical (kept pairs, similarities to 5 decimals, pruned pairs): "
-              f"{'yes' if m['selections_identical'] else 'NO'}."]
+        lines.append(
+            f"| {name} | {m['median_s'][name]} | {', '.join(map(str, m['select_s'][name]))} | "
+            f"{t['embedded']} | {t['stored']} |"
+        )
+    lines += [
+        "",
+        f"B with A's vectors stored: **{m['speedup_b']}×** faster than B with an empty store; "
+        f"selections identical (kept pairs, similarities to 5 decimals, pruned pairs): "
+        f"{'yes' if m['selections_identical'] else 'NO'}.",
+    ]
     return "\n".join(lines) + "\n"
 
 

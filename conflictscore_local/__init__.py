@@ -181,6 +181,7 @@ __all__ = [
 """The public names (the keys of :data:`_EXPORTS` and ``__version__``: ``tests/test_layout.py`` checks they agree,
 and with the imports for type checkers above)."""
 
+
 def __getattr__(name: str) -> Any:
     if name in _EXPORTS:
         value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
@@ -189,8 +190,11 @@ def __getattr__(name: str) -> Any:
     if name == "Report":  # the old name of Summary, until 0.3.0
         import warnings
 
-        warnings.warn("Report is deprecated and will be removed in 0.3.0: use Summary (the same class)",
-                      DeprecationWarning, stacklevel=2)
+        warnings.warn(
+            "Report is deprecated and will be removed in 0.3.0: use Summary (the same class)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return __getattr__("Summary")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

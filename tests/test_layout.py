@@ -64,8 +64,12 @@ def bound_names(path: Path) -> set[str]:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
         elif isinstance(node, (ast.If, ast.Try, ast.With)):
-            todo += [*node.body, *getattr(node, "orelse", []), *getattr(node, "finalbody", []),
-                     *(n for h in getattr(node, "handlers", []) for n in h.body)]
+            todo += [
+                *node.body,
+                *getattr(node, "orelse", []),
+                *getattr(node, "finalbody", []),
+                *(n for h in getattr(node, "handlers", []) for n in h.body),
+            ]
     return names
 
 
@@ -124,19 +128,24 @@ def test_every_import_names_a_module_that_exists() -> None:
             bound = bound_names(where)
             gone = [n for n in names if n != "*" and n not in bound and "*" not in bound]
             if gone:
-                missing.append(f"{path.relative_to(ROOT)}:{line} imports {', '.join(gone)} from {module}, "
-                               "which does not define it")
+                missing.append(
+                    f"{path.relative_to(ROOT)}:{line} imports {', '.join(gone)} from {module}, which does not define it"
+                )
     assert missing == []
 
 
 def test_the_checks_catch_a_missing_module(tmp_path: Path) -> None:
     mine = tmp_path / "x.py"
-    mine.write_text("from ..devices import torch_device\nfrom ..util.devices import nothing_here\n"
-                    "from ..util.devices import torch_device\n", encoding="utf-8")
+    mine.write_text(
+        "from ..devices import torch_device\nfrom ..util.devices import nothing_here\n"
+        "from ..util.devices import torch_device\n",
+        encoding="utf-8",
+    )
     assert imports_from(mine, standing=PACKAGE / "judge" / "x.py") == [
         (1, "conflictscore_local.devices", ["torch_device"]),
         (2, "conflictscore_local.util.devices", ["nothing_here"]),
-        (3, "conflictscore_local.util.devices", ["torch_device"])]
+        (3, "conflictscore_local.util.devices", ["torch_device"]),
+    ]
     assert module_file("conflictscore_local.devices") is None
     assert "nothing_here" not in bound_names(module_file("conflictscore_local.util.devices"))
     assert "torch_device" in bound_names(module_file("conflictscore_local.util.devices"))
@@ -181,8 +190,18 @@ def test_the_public_names_are_listed_once_and_imported_on_use() -> None:
     assert sorted(package.__all__) == sorted(["__version__", *package._EXPORTS])
     for name, module in package._EXPORTS.items():
         assert getattr(package, name) is getattr(__import__(f"conflictscore_local.{module}", fromlist=[name]), name)
-    fresh = subprocess.run([sys.executable, "-c", "import sys, conflictscore_local\n"
-                            "print(sorted(m for m in sys.modules if m.startswith('conflictscore_local')))"],
-                           capture_output=True, text=True, timeout=60, cwd=ROOT)
-    assert fresh.stdout.strip() == str(["conflictscore_local", "conflictscore_local._moved",
-                                        "conflictscore_local._version"])
+    fresh = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, conflictscore_local\n"
+            "print(sorted(m for m in sys.modules if m.startswith('conflictscore_local')))",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
+    assert fresh.stdout.strip() == str(
+        ["conflictscore_local", "conflictscore_local._moved", "conflictscore_local._version"]
+    )

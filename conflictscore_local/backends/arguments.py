@@ -47,8 +47,10 @@ class Range:
             return f"{kind} {'>' if self.low_open else '>='} {_num(self.low)}" if self.low is not None else kind
         if self.low is None:
             return f"{kind} {'<' if self.high_open else '<='} {_num(self.high)}"
-        return (f"{kind} in {'(' if self.low_open else '['}{_num(self.low)}, {_num(self.high)}"
-                f"{')' if self.high_open else ']'}")
+        return (
+            f"{kind} in {'(' if self.low_open else '['}{_num(self.low)}, {_num(self.high)}"
+            f"{')' if self.high_open else ']'}"
+        )
 
     def holds(self, value: float) -> bool:
         if isinstance(value, float) and not math.isfinite(value):
@@ -69,8 +71,16 @@ def _num(x: float) -> str:
     return str(int(x)) if x.is_integer() and abs(x) < 1e16 else f"{x:g}"
 
 
-def ranged(default: Any, low: float | None = None, high: float | None = None, *, low_open: bool = False,
-           high_open: bool = False, what: str | None = None, help: str | None = None) -> Any:
+def ranged(
+    default: Any,
+    low: float | None = None,
+    high: float | None = None,
+    *,
+    low_open: bool = False,
+    high_open: bool = False,
+    what: str | None = None,
+    help: str | None = None,
+) -> Any:
     """A numeric dataclass field with its :class:`Range` (``what`` names it in messages; ``help`` is what
     ``conflictscore backends`` says of it)."""
     meta: dict[str, Any] = {RANGE: Range(low, high, low_open, high_open), "what": what}

@@ -28,12 +28,21 @@ FULL_HASH_LIMIT = 2 << 30
 MODEL_CONFIG_FILES: tuple[str, ...] = ("config.json", "generation_config.json")
 _BLOB_NAME = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 TOKENIZER_FILE_PREFIXES: tuple[str, ...] = (
-    "tokenizer", "vocab", "merges", "special_tokens_map", "added_tokens", "chat_template",
+    "tokenizer",
+    "vocab",
+    "merges",
+    "special_tokens_map",
+    "added_tokens",
+    "chat_template",
 )
 
 
 def resolve_model(
-    model: str, revision: str | None = None, *, what: str, record: dict[str, Any] | None = None,
+    model: str,
+    revision: str | None = None,
+    *,
+    what: str,
+    record: dict[str, Any] | None = None,
     use: tuple[str, str] | None = None,
 ) -> Path:
     """The local directory of ``model``: a checkpoint directory, a model name from ``models/*.toml``,
@@ -75,8 +84,10 @@ def model_fingerprint(path: Path) -> dict[str, Any]:
     else:
         out["path"] = str(path)
         out["weights_stat"] = _sha256_lines(f"{p.name}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in files)[:16]
-        out["hash"] = (f"skipped ({size} bytes of weights > FULL_HASH_LIMIT {FULL_HASH_LIMIT}): "
-                       "identified by path, file sizes and modification times")
+        out["hash"] = (
+            f"skipped ({size} bytes of weights > FULL_HASH_LIMIT {FULL_HASH_LIMIT}): "
+            "identified by path, file sizes and modification times"
+        )
     configs = [path / name for name in MODEL_CONFIG_FILES if (path / name).is_file()]
     if configs:
         out["config_sha256"] = _content_sha256(path, configs)
@@ -256,9 +267,14 @@ def _read_memo(file: Path) -> dict[str, dict[str, Any]]:
 
 
 def _entry_ok(v: Any) -> bool:
-    return (isinstance(v, dict) and isinstance(v.get("sha256"), str) and _HEX64.fullmatch(v["sha256"]) is not None
-            and isinstance(v.get("block"), int) and isinstance(v.get("blocks"), list)
-            and all(isinstance(b, str) and _HEX16.fullmatch(b) for b in v["blocks"]))
+    return (
+        isinstance(v, dict)
+        and isinstance(v.get("sha256"), str)
+        and _HEX64.fullmatch(v["sha256"]) is not None
+        and isinstance(v.get("block"), int)
+        and isinstance(v.get("blocks"), list)
+        and all(isinstance(b, str) and _HEX16.fullmatch(b) for b in v["blocks"])
+    )
 
 
 def _write_memo(file: Path, key: str, entry: dict[str, Any]) -> None:
@@ -271,12 +287,14 @@ def _write_memo(file: Path, key: str, entry: dict[str, Any]) -> None:
     except OSError:
         return
     entries = {k: v for k, v in _read_memo(file).items() if k != key}
-    entries = dict(list(entries.items())[-(HASH_MEMO_ENTRIES - 1):]) | {key: entry}
+    entries = dict(list(entries.items())[-(HASH_MEMO_ENTRIES - 1) :]) | {key: entry}
     tmp = file.with_name(f".{file.name}.{os.getpid()}")
     try:
         file.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(json.dumps({"format": HASH_MEMO_FORMAT, "digest": _memo_digest(entries), "hashes": entries})
-                       + "\n", encoding="utf-8")
+        tmp.write_text(
+            json.dumps({"format": HASH_MEMO_FORMAT, "digest": _memo_digest(entries), "hashes": entries}) + "\n",
+            encoding="utf-8",
+        )
         os.replace(tmp, file)
     except OSError:
         try:
@@ -347,8 +365,9 @@ def installed_model_file(package: str, suffix: str = ".gguf") -> Path | None:
     if not found:
         return None
     if len(found) > 1:
-        raise ConfigError(f"{package} ships {len(found)} {suffix} files ({', '.join(found)}); "
-                          f"pass the path of one as model=")
+        raise ConfigError(
+            f"{package} ships {len(found)} {suffix} files ({', '.join(found)}); pass the path of one as model="
+        )
     path = Path(str(dist.locate_file(found[0])))
     if not path.is_file():
         raise BackendUnavailable(f"{package} lists {found[0]} but {path} is missing: reinstall the package")

@@ -76,8 +76,10 @@ def load_state_dict(folder: str | Path) -> dict[str, Any]:
     with safe_open(str(path), framework="pt") as f:
         meta = f.metadata() or {}
         if meta.get("format_conflictscore") != FORMAT:
-            raise ConfigError(f"{path}: not a packed checkpoint of format {FORMAT!r} "
-                              f"(metadata format_conflictscore = {meta.get('format_conflictscore')!r})")
+            raise ConfigError(
+                f"{path}: not a packed checkpoint of format {FORMAT!r} "
+                f"(metadata format_conflictscore = {meta.get('format_conflictscore')!r})"
+            )
         names = list(f.keys())
         tensors = {k: f.get_tensor(k) for k in names}
     for k, v in tensors.items():
@@ -108,8 +110,10 @@ def pack(state_dict: dict[str, Any], names: tuple[str, ...], out: str | Path, *,
             q, scale = quantize_rows(v)
             if not torch.equal(dequantize_rows(q, scale), v.to(torch.float32)):
                 err = (dequantize_rows(q, scale) - v.to(torch.float32)).abs().max().item()
-                raise ConfigError(f"{k} is not its own int8 round trip (max difference {err:.3g}): pack only a "
-                                  "judge trained with --int8-embeddings, whose embeddings were packed before training")
+                raise ConfigError(
+                    f"{k} is not its own int8 round trip (max difference {err:.3g}): pack only a "
+                    "judge trained with --int8-embeddings, whose embeddings were packed before training"
+                )
             tensors[k + INT8_SUFFIX], tensors[k + SCALE_SUFFIX] = q.contiguous(), scale
         else:
             tensors[k] = (v.to(cast[dtype]) if v.is_floating_point() else v).contiguous()
@@ -117,8 +121,11 @@ def pack(state_dict: dict[str, Any], names: tuple[str, ...], out: str | Path, *,
     if missing:
         raise ConfigError(f"pack: no tensor {missing[0]!r} in the state dict")
     path = Path(out) / PACKED_WEIGHTS
-    save_file(tensors, str(path), metadata={"format_conflictscore": FORMAT, "float_dtype": dtype,
-                                            "int8_rows": json.dumps(list(names))})
+    save_file(
+        tensors,
+        str(path),
+        metadata={"format_conflictscore": FORMAT, "float_dtype": dtype, "int8_rows": json.dumps(list(names))},
+    )
     return path
 
 
@@ -156,8 +163,13 @@ def pack_folder(folder: str | Path, out: str | Path, *, dtype: str = "float16") 
             (dst / f.name).write_text(text, encoding="utf-8")
         elif f.is_file() and f.name != PLAIN_WEIGHTS and not f.name.endswith(".bin"):
             shutil.copyfile(f, dst / f.name)
-    return {"file": path.name, "bytes": path.stat().st_size, "plain_bytes": weights.stat().st_size,
-            "int8_rows": list(names), "float_dtype": dtype}
+    return {
+        "file": path.name,
+        "bytes": path.stat().st_size,
+        "plain_bytes": weights.stat().st_size,
+        "int8_rows": list(names),
+        "float_dtype": dtype,
+    }
 
 
 def unpack(folder: str | Path, out: str | Path, *, dtype: str = "float32") -> Path:
@@ -176,8 +188,9 @@ def unpack(folder: str | Path, out: str | Path, *, dtype: str = "float32") -> Pa
     for f in src.iterdir():
         if f.is_file() and f.name != PACKED_WEIGHTS:
             shutil.copyfile(f, dst / f.name)
-    state = {k: (v.to(cast[dtype]) if v.is_floating_point() else v).contiguous()
-             for k, v in load_state_dict(src).items()}
+    state = {
+        k: (v.to(cast[dtype]) if v.is_floating_point() else v).contiguous() for k, v in load_state_dict(src).items()
+    }
     save_file(state, str(dst / PLAIN_WEIGHTS), metadata={"format": "pt"})
     return dst
 
@@ -230,5 +243,19 @@ def plain_folder(folder: str | Path) -> Path:
     return target
 
 
-__all__ = ["FORMAT", "PACKED_WEIGHTS", "PLAIN_WEIGHTS", "WORD_EMBEDDINGS_SUFFIX", "dequantize_rows", "from_pretrained",
-           "is_packed", "load_state_dict", "pack", "pack_folder", "plain_folder", "quantize_rows", "round_trip", "unpack"]
+__all__ = [
+    "FORMAT",
+    "PACKED_WEIGHTS",
+    "PLAIN_WEIGHTS",
+    "WORD_EMBEDDINGS_SUFFIX",
+    "dequantize_rows",
+    "from_pretrained",
+    "is_packed",
+    "load_state_dict",
+    "pack",
+    "pack_folder",
+    "plain_folder",
+    "quantize_rows",
+    "round_trip",
+    "unpack",
+]

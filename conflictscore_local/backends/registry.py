@@ -138,12 +138,15 @@ class Namespace:
             except Exception as e:
                 dist = self._plugins.get(name)
                 if dist is not None:
-                    raise BackendUnavailable(f"{self.kind} {name!r} of the plugin {dist} ({target}) cannot be "
-                                             f"loaded: {type(e).__name__}: {e}") from e
+                    raise BackendUnavailable(
+                        f"{self.kind} {name!r} of the plugin {dist} ({target}) cannot be "
+                        f"loaded: {type(e).__name__}: {e}"
+                    ) from e
                 if isinstance(e, ModuleNotFoundError) and e.name and mod.startswith(e.name):
                     raise BackendUnavailable(
                         f"{self.kind} {name!r} is not implemented in this version ({mod} is missing); "
-                        f"choose another {self.kind}: {', '.join(sorted(table))}") from None
+                        f"choose another {self.kind}: {', '.join(sorted(table))}"
+                    ) from None
                 raise
             target = table[name] = found
         return target
@@ -171,7 +174,9 @@ class Registry:
     """The namespaces, by kind (``REGISTRY["judge"]``, ``REGISTRY["metric"]``, ...), and the entry points."""
 
     def __init__(self, tables: Mapping[str, tuple["dict[str, Any] | str | None", bool]]):
-        self.namespaces = {kind: Namespace(kind, table, lazy=lazy, registry=self) for kind, (table, lazy) in tables.items()}
+        self.namespaces = {
+            kind: Namespace(kind, table, lazy=lazy, registry=self) for kind, (table, lazy) in tables.items()
+        }
         self._entry_points: dict[str, list[Any]] | None = None
 
     def __getitem__(self, kind: str) -> Namespace:
@@ -206,8 +211,9 @@ class Registry:
             for ep in entry_points(group=ENTRY_POINT_GROUP):
                 kind, sep, name = ep.name.partition(".")
                 if not sep or not name or kind not in self.namespaces:
-                    log.warning(f"{_where(ep)}: not NAMESPACE.NAME with NAMESPACE one of "
-                                f"{', '.join(self.namespaces)}; left out")
+                    log.warning(
+                        f"{_where(ep)}: not NAMESPACE.NAME with NAMESPACE one of {', '.join(self.namespaces)}; left out"
+                    )
                     continue
                 found.setdefault(kind, []).append(ep)
             self._entry_points = found
@@ -250,16 +256,18 @@ def _where(ep: Any) -> str:
     return f"entry point {ep.name!r} ({ep.value}) of {ENTRY_POINT_GROUP} in the plugin {_distribution(ep)}"
 
 
-REGISTRY = Registry({
-    **{role: (_REGISTRY[role], True) for role in ROLES},
-    "document_rule": ("conflictscore_local.core.aggregate:DOCUMENT_RULES", False),
-    "claim_selection": ("conflictscore_local.core.sampling:SELECTIONS", False),
-    "runtime": (None, True),  # provided by the nli judge's runtimes (its RUNTIMES table), a room above
-    "data_source": ("conflictscore_local.formats.sources:DATA_SOURCES", False),
-    "metric": ("conflictscore_local.core.metrics:METRICS", False),
-    "detection_metric": ("conflictscore_local.core.detection:DETECTION_METRICS", False),
-    "command": (None, True),  # provided by the command line's table of commands, the top room
-})
+REGISTRY = Registry(
+    {
+        **{role: (_REGISTRY[role], True) for role in ROLES},
+        "document_rule": ("conflictscore_local.core.aggregate:DOCUMENT_RULES", False),
+        "claim_selection": ("conflictscore_local.core.sampling:SELECTIONS", False),
+        "runtime": (None, True),  # provided by the nli judge's runtimes (its RUNTIMES table), a room above
+        "data_source": ("conflictscore_local.formats.sources:DATA_SOURCES", False),
+        "metric": ("conflictscore_local.core.metrics:METRICS", False),
+        "detection_metric": ("conflictscore_local.core.detection:DETECTION_METRICS", False),
+        "command": (None, True),  # provided by the command line's table of commands, the top room
+    }
+)
 """The one registry object: see the module docstring. A namespace whose table lives in a room above
 ``backends/`` gets it from that room when it is imported (:meth:`Registry.provide`)."""
 
@@ -331,8 +339,10 @@ def build(role: str, name: str, args: Mapping[str, Any] | Any = None) -> Any:
     cls = resolve(role, name)
     where = f"{role} {name!r}"
     if not isinstance(getattr(cls, "Config", None), type):
-        raise ConfigError(f"{where}: {cls.__name__} has no Config dataclass of its arguments (subclass "
-                          "conflictscore_local.backends.backend.Backend)")
+        raise ConfigError(
+            f"{where}: {cls.__name__} has no Config dataclass of its arguments (subclass "
+            "conflictscore_local.backends.backend.Backend)"
+        )
     if isinstance(args, cls.Config):
         check_ranges(args, where=where)
         config = args

@@ -82,12 +82,16 @@ def build_bench(
         # the data folder is looked for only here: a build that names every file needs none
         path = Path(sources[name]) if name in sources else default_source_file(name, data_dir)
         if not path.exists():
-            raise InputError(f"source {name!r}: file not found (give another with --source {name}=PATH, "
-                             f"or name only the others with --source NAME ...)", path=str(path))
+            raise InputError(
+                f"source {name!r}: file not found (give another with --source {name}=PATH, "
+                f"or name only the others with --source NAME ...)",
+                path=str(path),
+            )
         loaded = list(src.read(path, opts[name]))
         if not loaded:
-            log.warning(f"source {name!r} ({path}) holds no item: nothing of it is in the bench (an empty or "
-                        "truncated file?)")
+            log.warning(
+                f"source {name!r} ({path}) holds no item: nothing of it is in the bench (an empty or truncated file?)"
+            )
         items.extend(loaded)
     dup = [k for k, c in Counter(it["id"] for it in items).items() if c > 1]
     if dup:
@@ -105,8 +109,13 @@ def bench_stats(items: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         n_claims = len(it["claims"])
         n_conf = sum(it["gold_conflicted"])
         n_pairs = n_claims * len(it["documents"])
-        for axis, key in (("total", "all"), ("source", it["source"]), ("conflict_type", it["conflict_type"]),
-                          ("split", it["split"]), ("source_split", f"{it['source']}/{it['split']}")):
+        for axis, key in (
+            ("total", "all"),
+            ("source", it["source"]),
+            ("conflict_type", it["conflict_type"]),
+            ("split", it["split"]),
+            ("source_split", f"{it['source']}/{it['split']}"),
+        ):
             c = out.setdefault(axis, {}).setdefault(key, Counter())
             c.update(items=1, claims=n_claims, conflicted=n_conf, pairs=n_pairs)
             for row in it["gold_labels"]:
@@ -126,8 +135,10 @@ def write_bench(
     """``bench build`` as a job: every source file it will read and both destinations (``-o``, ``--summary``)
     checked before any work, the items written atomically; returns the statistics (:func:`bench_stats`)."""
     sources = dict(sources or {})
-    reads = [Input(path, f"the source file of {name} (--source)", "dir" if Path(path).is_dir() else "file")
-             for name, path in sources.items()]
+    reads = [
+        Input(path, f"the source file of {name} (--source)", "dir" if Path(path).is_dir() else "file")
+        for name, path in sources.items()
+    ]
     for name in only or DEFAULT_SOURCES:  # and those the data folder gives
         if name in BENCH_SOURCES and name not in sources:
             try:
@@ -136,8 +147,10 @@ def write_bench(
                 continue  # build_bench says why, naming the source
             reads.append(Input(path, f"the source file of {name}", "dir" if path.is_dir() else "file"))
     to_stdout = str(output) == "-"  # the items on stdout (-o -)
-    with Job(reads + [Input(data_dir, "--data-dir", "dir")], [Output(None if to_stdout else output, "-o"),
-                                                               Output(stats_path, "--summary")]):
+    with Job(
+        reads + [Input(data_dir, "--data-dir", "dir")],
+        [Output(None if to_stdout else output, "-o"), Output(stats_path, "--summary")],
+    ):
         items = build_bench(data_dir, only=only, sources=sources, options=options)
         if to_stdout:
             write_stdout("".join(dumps(item, verbatim=True) + "\n" for item in items))

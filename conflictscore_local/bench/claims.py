@@ -25,18 +25,97 @@ _PARTICIPLE = rf"(?:\w+(?:ed|en|wn)|{_IRREGULAR_PARTICIPLES})"
 _ADVERB = r"(?:first|last|originally|officially|initially|formally|primarily|mainly|officially|finally|also)"
 _PREP = r"(?:by|to|as|in|into|on|at|for|from|with|of|under|onto|after|before|during)"
 _IRREGULAR_PAST = {
-    "become": "became", "begin": "began", "break": "broke", "bring": "brought", "build": "built", "buy": "bought",
-    "come": "came", "do": "did", "draw": "drew", "find": "found", "get": "got", "give": "gave", "go": "went",
-    "have": "had", "hold": "held", "leave": "left", "lose": "lost", "make": "made", "meet": "met", "run": "ran",
-    "say": "said", "sell": "sold", "send": "sent", "sing": "sang", "speak": "spoke", "take": "took", "teach": "taught",
-    "tell": "told", "win": "won", "write": "wrote", "rise": "rose", "fall": "fell", "found": "founded",
+    "become": "became",
+    "begin": "began",
+    "break": "broke",
+    "bring": "brought",
+    "build": "built",
+    "buy": "bought",
+    "come": "came",
+    "do": "did",
+    "draw": "drew",
+    "find": "found",
+    "get": "got",
+    "give": "gave",
+    "go": "went",
+    "have": "had",
+    "hold": "held",
+    "leave": "left",
+    "lose": "lost",
+    "make": "made",
+    "meet": "met",
+    "run": "ran",
+    "say": "said",
+    "sell": "sold",
+    "send": "sent",
+    "sing": "sang",
+    "speak": "spoke",
+    "take": "took",
+    "teach": "taught",
+    "tell": "told",
+    "win": "won",
+    "write": "wrote",
+    "rise": "rose",
+    "fall": "fell",
+    "found": "founded",
 }
 _REGULAR_VERBS = {
-    "ascend", "die", "join", "start", "end", "open", "close", "retire", "marry", "release", "debut", "launch",
-    "establish", "found", "create", "form", "invent", "discover", "sign", "play", "score", "graduate", "serve",
-    "move", "return", "arrive", "publish", "record", "compose", "design", "direct", "produce", "perform", "appear",
-    "occur", "happen", "last", "air", "premiere", "introduce", "reach", "succeed", "resign", "abdicate", "reign",
-    "rule", "enter", "leave", "split", "merge", "collapse", "sink", "invade", "attack", "capture", "defeat",
+    "ascend",
+    "die",
+    "join",
+    "start",
+    "end",
+    "open",
+    "close",
+    "retire",
+    "marry",
+    "release",
+    "debut",
+    "launch",
+    "establish",
+    "found",
+    "create",
+    "form",
+    "invent",
+    "discover",
+    "sign",
+    "play",
+    "score",
+    "graduate",
+    "serve",
+    "move",
+    "return",
+    "arrive",
+    "publish",
+    "record",
+    "compose",
+    "design",
+    "direct",
+    "produce",
+    "perform",
+    "appear",
+    "occur",
+    "happen",
+    "last",
+    "air",
+    "premiere",
+    "introduce",
+    "reach",
+    "succeed",
+    "resign",
+    "abdicate",
+    "reign",
+    "rule",
+    "enter",
+    "leave",
+    "split",
+    "merge",
+    "collapse",
+    "sink",
+    "invade",
+    "attack",
+    "capture",
+    "defeat",
     *_IRREGULAR_PAST,
 }
 
@@ -91,7 +170,10 @@ def _be_participle(q: str, a: str) -> str | None:
     """When was X built? · What year was X founded? · Where is X located? · In which city is X located?"""
     tail = rf"(?P<adv> {_ADVERB})? (?P<v>{_PARTICIPLE})(?P<rest> {_PREP} .+)?$"
     for lead, prep in (
-        ("when", None), (r"(?:in )?what year", "in"), ("where", "in"), (r"in (?:which|what) \w+(?: \w+)?", "in"),
+        ("when", None),
+        (r"(?:in )?what year", "in"),
+        ("where", "in"),
+        (r"in (?:which|what) \w+(?: \w+)?", "in"),
     ):
         m = re.match(rf"^{lead} {_BE} (?P<x>.+?){tail}", q, re.I)
         if m:
@@ -129,7 +211,7 @@ def _when_did(q: str, a: str) -> str | None:
     words = m["x"].split(" ")
     for i, w in enumerate(words[1:], 1):
         if w.lower() in _REGULAR_VERBS:
-            rest = " ".join(words[i + 1:])
+            rest = " ".join(words[i + 1 :])
             return f"{_cap(' '.join(words[:i]))} {_past(w)}{' ' + rest if rest else ''} {_when(a)} {a}"
     return None
 
@@ -145,7 +227,14 @@ def _subject(q: str, a: str) -> str | None:
 
 
 _RULES: tuple[Callable[[str, str], str | None], ...] = (
-    _how_many, _what_is_the, _be_participle, _where_is, _what_noun_be, _does, _when_did, _subject,
+    _how_many,
+    _what_is_the,
+    _be_participle,
+    _where_is,
+    _what_noun_be,
+    _does,
+    _when_did,
+    _subject,
 )
 
 

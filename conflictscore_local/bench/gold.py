@@ -35,8 +35,11 @@ def _check_gold(item: Item, path: str, line: int) -> Item:
 
     m = item.meta
     if item.labels is not None:
-        raise err("labels", "a ConflictBench item must not carry 'labels' (they would skip judging); "
-                            "use --given-labels to score the gold labels")
+        raise err(
+            "labels",
+            "a ConflictBench item must not carry 'labels' (they would skip judging); "
+            "use --given-labels to score the gold labels",
+        )
     if item.claims is None:
         raise err("claims", "missing (ConflictBench items give their claims)")
     if "gold_labels" not in m:
@@ -68,8 +71,13 @@ def load_bench_items(
     return select_bench_items(items, split=split, limit=limit, source_filter=source_filter)
 
 
-def select_bench_items(items: Sequence[Item], *, split: str | None = None, limit: int | None = None,
-                       source_filter: Sequence[str] | None = None) -> list[Item]:
+def select_bench_items(
+    items: Sequence[Item],
+    *,
+    split: str | None = None,
+    limit: int | None = None,
+    source_filter: Sequence[str] | None = None,
+) -> list[Item]:
     """The items of ``split`` and ``source_filter`` (each when given), then the first ``limit``."""
     items = list(items)
     if split is not None:
@@ -98,10 +106,7 @@ def gold_evaluation(items: Sequence[Item], results: Sequence[ItemResult]) -> dic
 
 def with_gold_labels(items: Iterable[Item]) -> list[Item]:
     """The items with their gold labels given as ``labels``: scoring them checks the aggregation."""
-    return [
-        dataclasses.replace(it, labels=tuple(tuple(row) for row in it.meta["gold_labels"]))
-        for it in items
-    ]
+    return [dataclasses.replace(it, labels=tuple(tuple(row) for row in it.meta["gold_labels"])) for it in items]
 
 
 def evaluate(items: Sequence[Item], results: Sequence[ItemResult]) -> dict[str, Any]:
@@ -125,11 +130,16 @@ def evaluate(items: Sequence[Item], results: Sequence[ItemResult]) -> dict[str, 
                     pruned["pairs"] += 1
                     pruned[gold] += 1
             claims_unscored += bool(v.unscored)
-            rows.append({
-                "gold": bool(m["gold_conflicted"][i]), "pred": v.conflicted, "conflict_type": m["conflict_type"],
-                "source": m["source"], "split": m["split"],
-                "variant": f"{m['source']}/{m['variant'].split(':')[-1]}" if m.get("variant") else None,
-            })
+            rows.append(
+                {
+                    "gold": bool(m["gold_conflicted"][i]),
+                    "pred": v.conflicted,
+                    "conflict_type": m["conflict_type"],
+                    "source": m["source"],
+                    "split": m["split"],
+                    "variant": f"{m['source']}/{m['variant'].split(':')[-1]}" if m.get("variant") else None,
+                }
+            )
     pm = pair_metrics(pairs)
     return {
         "pairs": pm,

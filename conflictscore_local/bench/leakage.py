@@ -156,13 +156,15 @@ def separate_splits(
             continue
         rows = [[it["gold_labels"][i][j] for j in keep_d] for i in keep_c]
         conflicted = [SUPPORT in r and CONTRADICT in r for r in rows]
-        out.append({
-            **it,
-            "documents": [it["documents"][j] for j in keep_d],
-            "claims": [it["claims"][i] for i in keep_c],
-            "response": " ".join(it["claims"][i] for i in keep_c),
-            "gold_labels": rows,
-            "gold_conflicted": conflicted,
-            "conflict_type": it["conflict_type"] if any(conflicted) else "none",
-        })
+        out.append(
+            {
+                **it,
+                "documents": [it["documents"][j] for j in keep_d],
+                "claims": [it["claims"][i] for i in keep_c],
+                "response": " ".join(it["claims"][i] for i in keep_c),
+                "gold_labels": rows,
+                "gold_conflicted": conflicted,
+                "conflict_type": it["conflict_type"] if any(conflicted) else "none",
+            }
+        )
     return out, removed

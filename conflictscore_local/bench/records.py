@@ -123,7 +123,7 @@ def _array_records(text: str, path: str) -> Iterator[Record]:
     i = 0
     while True:
         pos = _skip_space(text, pos)
-        if text[pos:pos + 1] == "]":
+        if text[pos : pos + 1] == "]":
             return
         start = line_at(pos)
         try:
@@ -133,9 +133,9 @@ def _array_records(text: str, path: str) -> Iterator[Record]:
         yield Record(obj, path, start, f"[{i}].")
         i += 1
         pos = _skip_space(text, end)
-        if text[pos:pos + 1] == ",":
+        if text[pos : pos + 1] == ",":
             pos += 1
-        elif text[pos:pos + 1] != "]":
+        elif text[pos : pos + 1] != "]":
             raise InputError("invalid JSON: expected ',' or ']' after a record", path=path, line=line_at(pos))
 
 

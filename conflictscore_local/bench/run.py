@@ -80,20 +80,31 @@ def run_bench(
     backends are the same, and scores the rest (refused, naming what differs, otherwise).
     """
     if resume and output_path is None:
-        raise ConfigError("--resume needs the per-item output to resume from: write -o OUT.jsonl --summary "
-                          "SUMMARY.json (an -o ending in .csv or .json writes no per-item rows)")
+        raise ConfigError(
+            "--resume needs the per-item output to resume from: write -o OUT.jsonl --summary "
+            "SUMMARY.json (an -o ending in .csv or .json writes no per-item rows)"
+        )
     refuse_stdout_rows(output_path, resume=resume, shard=shard)
     if shard is not None and (output_path is None or summary_path is None):
-        raise ConfigError(f"--shard {shard} needs the per-item output (-o) and the summary (--summary): "
-                          "`conflictscore merge` combines the shards' per-item results with their summaries")
+        raise ConfigError(
+            f"--shard {shard} needs the per-item output (-o) and the summary (--summary): "
+            "`conflictscore merge` combines the shards' per-item results with their summaries"
+        )
     if limit is not None and limit < 1:
         raise ConfigError(f"--limit must be a positive integer, got {limit}")
-    job = Job([Input(input_path, "the input file"), Input(config_file, "the --config file")], [
-        Output(None if str(output_path) == "-" else output_path, f"output ({output_flag})", f"OUTPUT ({output_flag})",
-               kind="rows"),
-        Output(summary_path, summary_flag, f"the summary ({summary_flag})"),
-        page_output(page),
-    ])
+    job = Job(
+        [Input(input_path, "the input file"), Input(config_file, "the --config file")],
+        [
+            Output(
+                None if str(output_path) == "-" else output_path,
+                f"output ({output_flag})",
+                f"OUTPUT ({output_flag})",
+                kind="rows",
+            ),
+            Output(summary_path, summary_flag, f"the summary ({summary_flag})"),
+            page_output(page),
+        ],
+    )
     selected: list[Item] = []
 
     def read(notes: Notes) -> ScoringInput:
@@ -104,12 +115,20 @@ def run_bench(
             why = f" / --shard {shard} (use fewer shards)" if shard is not None and items else ""
             raise InputError(f"no item left after --split / --source / --limit{why}", path=str(input_path))
         scored = with_gold_labels(selected) if given_labels else list(selected)
-        return ScoringInput(input_path, scored, [it.id for it in items], shard=shard,
-                            file_ids=[it.id for it in everything])
+        return ScoringInput(
+            input_path, scored, [it.id for it in items], shard=shard, file_ids=[it.id for it in everything]
+        )
 
     def sections(inp: ScoringInput, results: list[ItemResult]) -> dict[str, Any]:
-        return bench_sections(selected, results, input_path=input_path, split=split, limit=limit,
-                              source_filter=source_filter, given_labels=given_labels)
+        return bench_sections(
+            selected,
+            results,
+            input_path=input_path,
+            split=split,
+            limit=limit,
+            source_filter=source_filter,
+            given_labels=given_labels,
+        )
 
     def finish(run: Scored) -> dict[str, Any]:
         out = written(run.summary)
@@ -119,8 +138,18 @@ def run_bench(
             page.write(BenchRun(out, run.results, selected))
         return out
 
-    return run_scoring(job, read, finish, config=config, rows=output_path, resume=resume, progress=progress,
-                       clock=clock, tables=tables, sections=sections)
+    return run_scoring(
+        job,
+        read,
+        finish,
+        config=config,
+        rows=output_path,
+        resume=resume,
+        progress=progress,
+        clock=clock,
+        tables=tables,
+        sections=sections,
+    )
 
 
 def bench_sections(
@@ -155,14 +184,23 @@ def written(summary: Summary) -> dict[str, Any]:
 
 
 def _selected(input_path: str, bench: Mapping[str, Any]) -> list[Item]:
-    return load_bench_items(input_path, split=bench.get("split"), limit=bench.get("limit"),
-                            source_filter=bench.get("source_filter"))
+    return load_bench_items(
+        input_path, split=bench.get("split"), limit=bench.get("limit"), source_filter=bench.get("source_filter")
+    )
 
 
-def _merged(items: Sequence[Item], results: Sequence[ItemResult], input_path: str,
-            bench: Mapping[str, Any]) -> dict[str, Any]:
-    return bench_sections(items, results, input_path=input_path, split=bench.get("split"), limit=bench.get("limit"),
-                          source_filter=bench.get("source_filter"), given_labels=bool(bench.get("given_labels")))
+def _merged(
+    items: Sequence[Item], results: Sequence[ItemResult], input_path: str, bench: Mapping[str, Any]
+) -> dict[str, Any]:
+    return bench_sections(
+        items,
+        results,
+        input_path=input_path,
+        split=bench.get("split"),
+        limit=bench.get("limit"),
+        source_filter=bench.get("source_filter"),
+        given_labels=bool(bench.get("given_labels")),
+    )
 
 
 MERGE = BenchMerge(items=_selected, sections=_merged, written=written)

@@ -88,9 +88,15 @@ def _answer_items(
             rows.append([_answer_label(d, answer, entity, variant) for d in docs])
         ambiguous = variant == "no_entity" and len(by_answer) >= 2
         yield make_item(
-            source=source, id=f"{base_id}:{variant}", question=question, claims=claims, documents=documents,
-            gold_labels=rows, conflict_type="ambiguity" if ambiguous else "misinformation",
-            split_key=question, variant=variant,
+            source=source,
+            id=f"{base_id}:{variant}",
+            question=question,
+            claims=claims,
+            documents=documents,
+            gold_labels=rows,
+            conflict_type="ambiguity" if ambiguous else "misinformation",
+            split_key=question,
+            variant=variant,
         )
 
 
@@ -208,18 +214,31 @@ def load_contraqa_en555(path: Path, options: NoOptions) -> Iterator[dict[str, An
                 mapped = _EN555_LABELS.get(str(lab).lower())
                 if mapped is None:
                     raise rec.error(f"labels[{j}]", f"{lab!r}; allowed: Supports, Refutes, Neutral")
-                docs.append({"id": f"d{j}", "text": text.strip(), "stance": lab,
-                             "paragraph_id": pids[j] if j < len(pids) else None})
+                docs.append(
+                    {
+                        "id": f"d{j}",
+                        "text": text.strip(),
+                        "stance": lab,
+                        "paragraph_id": pids[j] if j < len(pids) else None,
+                    }
+                )
                 row.append(mapped)
             wh_question = rec.get("wh_question", str, default="")
             cue_text = f"{wh_question} {claim}"
             yield make_item(
-                source="contraqa_en555", id=f"contraqa_en555:{kind}:{i}",
-                question=wh_question or None, claims=[claim], documents=docs, gold_labels=[row],
+                source="contraqa_en555",
+                id=f"contraqa_en555:{kind}:{i}",
+                question=wh_question or None,
+                claims=[claim],
+                documents=docs,
+                gold_labels=[row],
                 conflict_type="opinion" if _OPINION_CUES.search(cue_text) else "contradiction",
-                split_key=claim, variant=kind, claim_id=rec.get("claim_id", (int, str), default=None),
+                split_key=claim,
+                variant=kind,
+                claim_id=rec.get("claim_id", (int, str), default=None),
                 dataset_name=rec.get("dataset_name", str, default=""),
-                wh_answers=rec.literal_list("wh_answers"), yes_no_questions=rec.literal_list("yes_no_questions"),
+                wh_answers=rec.literal_list("wh_answers"),
+                yes_no_questions=rec.literal_list("yes_no_questions"),
             )
 
 
@@ -245,15 +264,28 @@ def load_climate_fever(path: Path, options: ClimateFeverOptions) -> Iterator[dic
             entropy = e.get("entropy", (int, float), default=None)
             if max_entropy is not None and entropy is not None and entropy > max_entropy:
                 continue
-            docs.append({"id": f"d{j}", "text": e.text("evidence").strip(),
-                         "evidence_id": e.get("evidence_id", str, default=""),
-                         "article": e.get("article", str, default=""), "evidence_label": lab, "entropy": entropy})
+            docs.append(
+                {
+                    "id": f"d{j}",
+                    "text": e.text("evidence").strip(),
+                    "evidence_id": e.get("evidence_id", str, default=""),
+                    "article": e.get("article", str, default=""),
+                    "evidence_label": lab,
+                    "entropy": entropy,
+                }
+            )
             row.append(_CF_LABELS[lab])
         if not docs:
             continue
         yield make_item(
-            source="climate_fever", id=f"climate_fever:{rec.get('claim_id', (str, int))}", question=None,
-            claims=[claim], documents=docs, gold_labels=[row], conflict_type="contradiction", split_key=claim,
+            source="climate_fever",
+            id=f"climate_fever:{rec.get('claim_id', (str, int))}",
+            question=None,
+            claims=[claim],
+            documents=docs,
+            gold_labels=[row],
+            conflict_type="contradiction",
+            split_key=claim,
             claim_label=rec.get("claim_label", str, default=""),
         )
 
@@ -311,13 +343,27 @@ def load_macnoise(path: Path, options: MacNoiseOptions) -> Iterator[dict[str, An
                 docs, row = [], []
                 for j, (c, pert) in enumerate(zip(ctxs, vec)):
                     text = c.text("text_pert" if pert else "text")
-                    docs.append({"id": f"d{j}", "text": text, "title": c.get("title", str, default=""),
-                                 "ctx_id": str(c.get("id", (str, int), default="")), "perturbed": bool(pert)})
+                    docs.append(
+                        {
+                            "id": f"d{j}",
+                            "text": text,
+                            "title": c.get("title", str, default=""),
+                            "ctx_id": str(c.get("id", (str, int), default="")),
+                            "perturbed": bool(pert),
+                        }
+                    )
                     row.append(CONTRADICT if pert else SUPPORT if _contains_answer(text, answers) else IRRELEVANT)
                 yield make_item(
-                    source="macnoise", id=f"macnoise:{f.stem}:{i}:{key}", question=question,
-                    claims=[declarative(question, answers[0])], documents=docs, gold_labels=[row],
-                    conflict_type="counterfactual", split_key=question, variant=f"{f.stem}:{key}", answers=answers,
+                    source="macnoise",
+                    id=f"macnoise:{f.stem}:{i}:{key}",
+                    question=question,
+                    claims=[declarative(question, answers[0])],
+                    documents=docs,
+                    gold_labels=[row],
+                    conflict_type="counterfactual",
+                    split_key=question,
+                    variant=f"{f.stem}:{key}",
+                    answers=answers,
                 )
 
 
@@ -349,13 +395,21 @@ def load_contraqa_pan(path: Path, options: NoOptions) -> Iterator[dict[str, Any]
                 for j, raw in enumerate(rec.get(name, list, nonempty=True)):
                     pid, text = _passage(rec, name, j, raw)
                     passages.append((text, fake, pid))
-        docs = [{"id": f"d{j}", "text": t, "misinformation": fake, "passage_id": pid}
-                for j, (t, fake, pid) in enumerate(passages)]
+        docs = [
+            {"id": f"d{j}", "text": t, "misinformation": fake, "passage_id": pid}
+            for j, (t, fake, pid) in enumerate(passages)
+        ]
         row = [CONTRADICT if fake else SUPPORT for _, fake, _ in passages]
         yield make_item(
-            source="contraqa_pan", id=f"contraqa_pan:{rec.get('id', (str, int), default=i)}", question=question,
-            claims=[declarative(question, answers[0])], documents=docs, gold_labels=[row],
-            conflict_type="misinformation", split_key=question, answers=answers,
+            source="contraqa_pan",
+            id=f"contraqa_pan:{rec.get('id', (str, int), default=i)}",
+            question=question,
+            claims=[declarative(question, answers[0])],
+            documents=docs,
+            gold_labels=[row],
+            conflict_type="misinformation",
+            split_key=question,
+            answers=answers,
         )
 
 
@@ -395,28 +449,55 @@ def load_conflictingqa(path: Path, options: NoOptions) -> Iterator[dict[str, Any
         if stance not in _STANCES:
             raise rec.error("stance", f"{stance!r}; allowed: yes, no")
         text = rec.text("text_window") if rec.obj.get("text_window") else rec.text("text_raw")
-        doc = {"text": text, "stance": stance, "url": rec.get("url", str, default=""),
-               "title": rec.get("title", str, default=""), "category": rec.get("category", str, default="")}
+        doc = {
+            "text": text,
+            "stance": stance,
+            "url": rec.get("url", str, default=""),
+            "title": rec.get("title", str, default=""),
+            "category": rec.get("category", str, default=""),
+        }
         groups.setdefault(query, []).append((rec, doc, stance))
     for k, (query, rows) in enumerate(groups.items()):
         docs = [{"id": f"d{j}", **doc} for j, (_, doc, _) in enumerate(rows)]
         yield make_item(
-            source="conflictingqa", id=f"conflictingqa:{k}", question=query,
-            claims=[declarative(query, "yes")], documents=docs, gold_labels=[[_STANCES[s] for _, _, s in rows]],
-            conflict_type="opinion", split_key=query,
+            source="conflictingqa",
+            id=f"conflictingqa:{k}",
+            question=query,
+            claims=[declarative(query, "yes")],
+            documents=docs,
+            gold_labels=[[_STANCES[s] for _, _, s in rows]],
+            conflict_type="opinion",
+            split_key=query,
         )
 
 
 SOURCES: tuple[DataSource, ...] = (
-    DataSource("ramdocs", load_ramdocs, "ramdocs/RAMDocs_test.jsonl",
-               "RAMDocs: ambiguity (other entity) and misinformation, two variants per question"),
-    DataSource("contraqa_en555", load_contraqa_en555, "contraqa_en555/raw_data",
-               "ContraQA (EN555): HealthVer / Climate-FEVER claims, conflict / support / neutral files"),
-    DataSource("climate_fever", load_climate_fever, "climate_fever/dataset/climate-fever.jsonl",
-               "Climate-FEVER: DISPUTED claims conflicted, single-sided claims controls",
-               ClimateFeverOptions),
-    DataSource("macnoise", load_macnoise, "macnoise/DATA/GPT",
-               "MacNoise: counterfactual passages, one item per perturbation level", MacNoiseOptions),
+    DataSource(
+        "ramdocs",
+        load_ramdocs,
+        "ramdocs/RAMDocs_test.jsonl",
+        "RAMDocs: ambiguity (other entity) and misinformation, two variants per question",
+    ),
+    DataSource(
+        "contraqa_en555",
+        load_contraqa_en555,
+        "contraqa_en555/raw_data",
+        "ContraQA (EN555): HealthVer / Climate-FEVER claims, conflict / support / neutral files",
+    ),
+    DataSource(
+        "climate_fever",
+        load_climate_fever,
+        "climate_fever/dataset/climate-fever.jsonl",
+        "Climate-FEVER: DISPUTED claims conflicted, single-sided claims controls",
+        ClimateFeverOptions,
+    ),
+    DataSource(
+        "macnoise",
+        load_macnoise,
+        "macnoise/DATA/GPT",
+        "MacNoise: counterfactual passages, one item per perturbation level",
+        MacNoiseOptions,
+    ),
     DataSource("ambigdocs", load_ambigdocs, None, "AmbigDocs original format: ambiguity"),
     DataSource("conflictingqa", load_conflictingqa, None, "ConflictingQA: yes/no opinion conflicts"),
     DataSource("contraqa_pan", load_contraqa_pan, None, "ContraQA (Pan et al.): misinformation passages"),

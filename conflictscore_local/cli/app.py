@@ -44,28 +44,66 @@ class Command:
         return getattr(importlib.import_module(module), attr)
 
 
-COMMANDS: dict[str, Any] = REGISTRY.provide("command", {c.name: c for c in (
-    Command("score", "score responses against their documents (ConflictScore)", f"{__package__}.score:add_parser"),
-    Command("backends", "list the registered backends of each role (installed plugins' too), what each does, its "
-            "arguments with their defaults, ranges and help", f"{__package__}.backends:add_parser"),
-    Command("bench", "ConflictBench: build the benchmark, measure conflict detection",
-            f"{__package__}.bench:add_parser"),
-    Command("train-judge", "build judge training data (prepare) and fine-tune a SUPPORT / CONTRADICT / IRRELEVANT "
-            "judge (fit)", f"{__package__}.train_judge:add_parser"),
-    Command("models", "recommended models: list, pull, verify, bundle / unpack for air-gapped boxes",
-            f"{__package__}.models:add_parser"),
-    Command("report", "write a self-contained HTML report of a scored file", f"{__package__}.report:add_parser"),
-    Command("generate", "write a report per item under a prompting strategy (input for `score`)",
-            f"{__package__}.experiments:add_generate_parser"),
-    Command("regenerate", "Regenerated-RAG on TruthfulQA multiple choice: accuracy, fix and harm rates",
-            f"{__package__}.experiments:add_regenerate_parser"),
-    Command("merge", "combine the outputs of --shard I/N runs into one run's output and summary",
-            f"{__package__}.merge:add_parser"),
-    Command("compare", "compare two scored runs: paired differences with intervals and p-values, claims that changed",
-            f"{__package__}.compare:add_parser"),
-    Command("view", "an index page of every run under a folder, and a way to compare two",
-            f"{__package__}.view:add_parser"),
-)})
+COMMANDS: dict[str, Any] = REGISTRY.provide(
+    "command",
+    {
+        c.name: c
+        for c in (
+            Command(
+                "score", "score responses against their documents (ConflictScore)", f"{__package__}.score:add_parser"
+            ),
+            Command(
+                "backends",
+                "list the registered backends of each role (installed plugins' too), what each does, its "
+                "arguments with their defaults, ranges and help",
+                f"{__package__}.backends:add_parser",
+            ),
+            Command(
+                "bench",
+                "ConflictBench: build the benchmark, measure conflict detection",
+                f"{__package__}.bench:add_parser",
+            ),
+            Command(
+                "train-judge",
+                "build judge training data (prepare) and fine-tune a SUPPORT / CONTRADICT / IRRELEVANT judge (fit)",
+                f"{__package__}.train_judge:add_parser",
+            ),
+            Command(
+                "models",
+                "recommended models: list, pull, verify, bundle / unpack for air-gapped boxes",
+                f"{__package__}.models:add_parser",
+            ),
+            Command(
+                "report", "write a self-contained HTML report of a scored file", f"{__package__}.report:add_parser"
+            ),
+            Command(
+                "generate",
+                "write a report per item under a prompting strategy (input for `score`)",
+                f"{__package__}.experiments:add_generate_parser",
+            ),
+            Command(
+                "regenerate",
+                "Regenerated-RAG on TruthfulQA multiple choice: accuracy, fix and harm rates",
+                f"{__package__}.experiments:add_regenerate_parser",
+            ),
+            Command(
+                "merge",
+                "combine the outputs of --shard I/N runs into one run's output and summary",
+                f"{__package__}.merge:add_parser",
+            ),
+            Command(
+                "compare",
+                "compare two scored runs: paired differences with intervals and p-values, claims that changed",
+                f"{__package__}.compare:add_parser",
+            ),
+            Command(
+                "view",
+                "an index page of every run under a folder, and a way to compare two",
+                f"{__package__}.view:add_parser",
+            ),
+        )
+    },
+)
 """The command table, by name: the registry's ``command`` namespace (a plugin's entry point ``command.NAME =
 module:add_parser`` adds one; its function adds its parser, help included)."""
 
@@ -77,16 +115,21 @@ EVERY = "*"
 
 EXIT_BAD_INPUT = 2
 
-EXIT_COMMON = ("0 done; 2 bad input, configuration or destination (one line naming the file, line and field, "
-               "or the flag and its range; nothing written); 1 a write or read the machine refused (a full disk), "
-               "or a bug (a traceback: please report it); 130 interrupted; 141 stdout closed by its reader (| head)")
+EXIT_COMMON = (
+    "0 done; 2 bad input, configuration or destination (one line naming the file, line and field, "
+    "or the flag and its range; nothing written); 1 a write or read the machine refused (a full disk), "
+    "or a bug (a traceback: please report it); 130 interrupted; 141 stdout closed by its reader (| head)"
+)
 """The exit statuses every command shares (docs/cli.md has the table); EXIT_MORE adds a command's own."""
 EXIT_MORE = {
     "models verify": "4 verified, and the model failed: a file missing or not matching its lock, or a label map "
-                     "other than the manifest's",
+    "other than the manifest's",
 }
 
-def leaf_parsers(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser, str]]:
+
+def leaf_parsers(
+    parser: argparse.ArgumentParser, path: tuple[str, ...] = ()
+) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser, str]]:
     """Every command's own parser (``("bench", "run")`` ...) with its one-line help."""
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
@@ -133,7 +176,11 @@ class Parser(argparse.ArgumentParser):
         if message.startswith("unrecognized arguments: "):
             flags = [f for a in self._actions for f in a.option_strings if a.help != argparse.SUPPRESS]
             for word in message.removeprefix("unrecognized arguments: ").split():
-                close = difflib.get_close_matches(word.split("=")[0], flags, n=1, cutoff=0.6) if word.startswith("-") else []
+                close = (
+                    difflib.get_close_matches(word.split("=")[0], flags, n=1, cutoff=0.6)
+                    if word.startswith("-")
+                    else []
+                )
                 if close:
                     message += f" (did you mean {close[0]}?)"
                     break
@@ -148,7 +195,8 @@ def build_parser(command: str | None = EVERY) -> argparse.ArgumentParser:
         prog="conflictscore",
         description="ConflictScore, locally: measure how an LLM answer handles conflicting evidence "
         "in its grounding documents, with open-weights judges and no network.",
-        epilog=TOP_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=TOP_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -283,8 +331,9 @@ def interrupted(args: argparse.Namespace, stop: KeyboardInterrupt) -> str:
     cached = getattr(stop, "judgments_cached", 0)
     output = str(getattr(args, "output", None) or "")
     if not hasattr(args, "resume") or not output.lower().endswith(".jsonl"):  # no rows to resume from
-        return said + (f"; {cached} judgments kept in the judgment cache: a rerun does not make them again"
-                       if cached else "")
+        return said + (
+            f"; {cached} judgments kept in the judgment cache: a rerun does not make them again" if cached else ""
+        )
     kept = getattr(stop, "kept_items", None)
     if kept is None:
         return f"{said}; rerun with --resume to continue"
@@ -297,8 +346,13 @@ EXIT_UNLOADS: tuple[str, ...] = ("torch",)
 """Libraries whose teardown at interpreter exit :func:`run` skips: unloading PyTorch's modules and
 operator registrations, after every output is written, takes about a tenth of a one-item run's
 wall time on a 2-core CPU (``benchmarks/results/start_time-avx2.md`` times both exits)."""
-EXIT_SHUTS_DOWN: tuple[str, ...] = ("ray", "vllm", "multiprocessing.popen_spawn_posix", "multiprocessing.popen_fork",
-                                   "multiprocessing.popen_forkserver")
+EXIT_SHUTS_DOWN: tuple[str, ...] = (
+    "ray",
+    "vllm",
+    "multiprocessing.popen_spawn_posix",
+    "multiprocessing.popen_fork",
+    "multiprocessing.popen_forkserver",
+)
 """Modules whose presence means something still runs beside this process that the interpreter's
 exit handlers stop (Ray's workers, vLLM's engine processes, a ``multiprocessing`` child): with any of
 them loaded, :func:`run` exits the ordinary way."""
@@ -318,8 +372,7 @@ def exit_process(code: int) -> None:
     import threading
 
     busy = [t.name for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
-    if (busy or not any(m in sys.modules for m in EXIT_UNLOADS)
-            or any(m in sys.modules for m in EXIT_SHUTS_DOWN)):
+    if busy or not any(m in sys.modules for m in EXIT_UNLOADS) or any(m in sys.modules for m in EXIT_SHUTS_DOWN):
         sys.exit(code)
     logging.shutdown()
     for stream in (sys.stdout, sys.stderr):

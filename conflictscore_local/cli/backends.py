@@ -21,8 +21,7 @@ BACKENDS_EPILOG = """examples:
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("backends", epilog=BACKENDS_EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser("backends", epilog=BACKENDS_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--role", choices=ROLES, help="only this role (generator: the backends of generate and regenerate)")
     add_output_args(p, json_help="each backend's arguments and defaults as JSON")
     p.set_defaults(func=cmd_backends)
@@ -42,12 +41,13 @@ def cmd_backends(args: argparse.Namespace) -> int:
                 cls = registry.resolve(role, name)
                 config = cls.Config
                 defaults = argument_defaults(config)
-                listing[role][name] = {"description": _first_line(cls.__doc__),
-                                       "args": {k: None if v is dataclasses.MISSING else v for k, v in defaults.items()},
-                                       "required": [k for k, v in defaults.items() if v is dataclasses.MISSING],
-                                       "ranges": {k: r.text(number_kind(h) is int) for k, h, r in numeric_fields(config)
-                                                  if r is not None},
-                                       "help": field_help(config)}
+                listing[role][name] = {
+                    "description": _first_line(cls.__doc__),
+                    "args": {k: None if v is dataclasses.MISSING else v for k, v in defaults.items()},
+                    "required": [k for k, v in defaults.items() if v is dataclasses.MISSING],
+                    "ranges": {k: r.text(number_kind(h) is int) for k, h, r in numeric_fields(config) if r is not None},
+                    "help": field_help(config),
+                }
             except ConflictScoreError as e:
                 listing[role][name] = {"unavailable": str(e)}
 
@@ -63,7 +63,9 @@ def cmd_backends(args: argparse.Namespace) -> int:
                 for k, v in entry["args"].items():
                     arg = (k if k in entry["required"] else f"{k}={v!r}") + (
                         f" ({entry['ranges'][k].removeprefix('an integer ').removeprefix('a finite number ')})"
-                        if k in entry["ranges"] else "")
+                        if k in entry["ranges"]
+                        else ""
+                    )
                     lines.append(f"      {arg.ljust(34)}  {_short(entry['help'].get(k, ''))}".rstrip())
         return "\n".join(lines)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..pipeline.config import parse_assignment
 from ..core.errors import ConfigError
+from ..pipeline.config import parse_assignment
 
 BUILD_EPILOG = """\
 sources (default files under --data-dir; --source NAME=PATH reads one from PATH):
@@ -50,55 +50,115 @@ exit status: 0 done; 2 bad input or configuration (file, line and field named), 
 
 def add_parser(sub: Any) -> None:
     """Add ``bench`` with its ``build`` and ``run`` subcommands."""
-    from .flags import (LIMIT, add_deprecated, add_number, add_output_args, add_per_item_alias, add_pipeline_args,
-                        add_seed_arg, add_shard_arg, add_table_args)
     from ..bench.sources import BENCH_SOURCES
+    from .flags import (
+        LIMIT,
+        add_deprecated,
+        add_number,
+        add_output_args,
+        add_per_item_alias,
+        add_pipeline_args,
+        add_seed_arg,
+        add_shard_arg,
+        add_table_args,
+    )
 
-    p = sub.add_parser("bench",
-                       description="Build ConflictBench from public conflict data sets and measure how well a "
-                       "pipeline finds conflicted claims (and only those).")
+    p = sub.add_parser(
+        "bench",
+        description="Build ConflictBench from public conflict data sets and measure how well a "
+        "pipeline finds conflicted claims (and only those).",
+    )
     bsub = p.add_subparsers(dest="bench_command", metavar="SUBCOMMAND")
     p.set_defaults(func=lambda args: _help(p))
 
-    listing = "\n".join(f"  {s.name:16}{s.default_path or '(no file here: give --source)':46}{s.description}"
-                        for s in BENCH_SOURCES.values())
-    b = bsub.add_parser("build", help="build ConflictBench items (JSONL) from the source files",
-                        epilog=BUILD_EPILOG.format(sources=listing),
-                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    b.add_argument("-o", "--output", required=True, metavar="OUTPUT",
-                   help="ConflictBench items, JSONL (written atomically; - writes them to stdout)")
-    b.add_argument("--data-dir", metavar="DIR", help="folder of the public data (default $CONFLICTSCORE_DATA, "
-                   "else <checkout>/../shared/data when run from a source checkout; an installed package needs one)")
-    b.add_argument("--source", metavar="NAME[=PATH]", nargs="+", action="extend", default=[],
-                   help="build only the sources NAMEd (default: every source with a file here); NAME=PATH reads "
-                   "NAME from PATH (the original's format) and adds it; repeatable")
+    listing = "\n".join(
+        f"  {s.name:16}{s.default_path or '(no file here: give --source)':46}{s.description}"
+        for s in BENCH_SOURCES.values()
+    )
+    b = bsub.add_parser(
+        "build",
+        help="build ConflictBench items (JSONL) from the source files",
+        epilog=BUILD_EPILOG.format(sources=listing),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    b.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="OUTPUT",
+        help="ConflictBench items, JSONL (written atomically; - writes them to stdout)",
+    )
+    b.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        help="folder of the public data (default $CONFLICTSCORE_DATA, "
+        "else <checkout>/../shared/data when run from a source checkout; an installed package needs one)",
+    )
+    b.add_argument(
+        "--source",
+        metavar="NAME[=PATH]",
+        nargs="+",
+        action="extend",
+        default=[],
+        help="build only the sources NAMEd (default: every source with a file here); NAME=PATH reads "
+        "NAME from PATH (the original's format) and adds it; repeatable",
+    )
     add_deprecated(b, "--only", "--source NAME", "source", metavar="NAME", nargs="+")
-    b.add_argument("--source-opt", metavar="NAME.KEY=VALUE", action="append", default=[],
-                   help="a source option, e.g. climate_fever.max_entropy=0.7, macnoise.levels=pert_lbls_50")
-    b.add_argument("--summary", metavar="SUMMARY.json", help="also write the summary: the counts by source, type and split")
+    b.add_argument(
+        "--source-opt",
+        metavar="NAME.KEY=VALUE",
+        action="append",
+        default=[],
+        help="a source option, e.g. climate_fever.max_entropy=0.7, macnoise.levels=pert_lbls_50",
+    )
+    b.add_argument(
+        "--summary", metavar="SUMMARY.json", help="also write the summary: the counts by source, type and split"
+    )
     add_deprecated(b, "--stats", "--summary", "summary", metavar="STATS.json")
     add_output_args(b, json_help="the counts by source, type and split as JSON")
     b.set_defaults(func=cmd_build)
 
-    r = bsub.add_parser("run", help="score ConflictBench items and report pair and conflict-detection metrics",
-                        epilog=RUN_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    r = bsub.add_parser(
+        "run",
+        help="score ConflictBench items and report pair and conflict-detection metrics",
+        epilog=RUN_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     r.add_argument("input", metavar="INPUT", nargs="?", help="ConflictBench items (from bench build)")
-    r.add_argument("-o", "--output", required=True, metavar="OUTPUT",
-                   help="per-item results, JSONL (the format of `score -o`; written row by row, in place at the end; - "
-                   "streams them to stdout); .csv one row per item instead, .html the report instead")
-    r.add_argument("--summary", metavar="SUMMARY.json",
-                   help="the summary: detection and pair metrics, counts, timing, config, versions")
-    r.add_argument("--resume", action="store_true",
-                   help="keep the finished items of an interrupted run (OUTPUT.partial); score the rest")
+    r.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="OUTPUT",
+        help="per-item results, JSONL (the format of `score -o`; written row by row, in place at the end; - "
+        "streams them to stdout); .csv one row per item instead, .html the report instead",
+    )
+    r.add_argument(
+        "--summary",
+        metavar="SUMMARY.json",
+        help="the summary: detection and pair metrics, counts, timing, config, versions",
+    )
+    r.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep the finished items of an interrupted run (OUTPUT.partial); score the rest",
+    )
     r.add_argument("--split", choices=("train", "dev", "test"), help="only items of this split")
     add_number(r, "--limit", int, LIMIT, metavar="N", help="only the first N items (after --split/--source)")
     r.add_argument("--source", metavar="NAME", nargs="+", action="extend", help="only items of these sources")
     add_deprecated(r, "--source-filter", "--source", "source", metavar="NAME", nargs="+")
-    r.add_argument("--given-labels", action="store_true",
-                   help="score the gold labels instead of judging (sanity check: detection F1 must be 1.0)")
+    r.add_argument(
+        "--given-labels",
+        action="store_true",
+        help="score the gold labels instead of judging (sanity check: detection F1 must be 1.0)",
+    )
     add_per_item_alias(r, "--predictions", "predictions", metavar="OUT.jsonl")
-    r.add_argument("--report", metavar="REPORT.html", help="also write the HTML report: gold beside the predictions, "
-                   "detection per conflict type, the confusion matrix (see `conflictscore report --help`)")
+    r.add_argument(
+        "--report",
+        metavar="REPORT.html",
+        help="also write the HTML report: gold beside the predictions, "
+        "detection per conflict type, the confusion matrix (see `conflictscore report --help`)",
+    )
     add_output_args(r, json_help="the summary (score's, with the bench and evaluation sections)")
     add_table_args(r)
     add_shard_arg(r)
@@ -123,8 +183,8 @@ def _pairs(values: list[str], flag: str, sep: str) -> list[tuple[str, str]]:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from .text import emit, format_bench_stats
     from ..bench.build import write_bench
+    from .text import emit, format_bench_stats
 
     sources = dict(_pairs([s for s in args.source if "=" in s], "--source", "="))
     named = [s for s in args.source if "=" not in s]  # NAME selects; NAME=PATH reads it from PATH (selected too)
@@ -137,36 +197,68 @@ def cmd_build(args: argparse.Namespace) -> int:
 
     output_kind(args.output, (".jsonl",), stdout=True)
     streamed = rows_to_stdout(args, args.output)
-    stats = write_bench(args.output, data_dir=args.data_dir, only=only, sources=sources, options=options,
-                        stats_path=args.summary)
+    stats = write_bench(
+        args.output, data_dir=args.data_dir, only=only, sources=sources, options=options, stats_path=args.summary
+    )
     if not streamed:
         emit(args, stats, lambda: format_bench_stats(stats))
     return 0
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from .flags import (SCORE_OUTPUTS, PerItemOutputs, config_from_args, input_after_nargs, output_kind,
-                        per_item_outputs, rows_to_stdout, show_progress, table_paths)
-    from .text import emit, format_bench
     from ..bench.run import run_bench
+    from .flags import (
+        SCORE_OUTPUTS,
+        PerItemOutputs,
+        config_from_args,
+        input_after_nargs,
+        output_kind,
+        per_item_outputs,
+        rows_to_stdout,
+        show_progress,
+        table_paths,
+    )
     from .report import bench_page
+    from .text import emit, format_bench
 
     input_after_nargs(args, "input", "source", "INPUT")
-    output_kind(args.output, (".jsonl", ".json", ".csv", ".html"), stdout=True,
-                says={**SCORE_OUTPUTS, ".json": "the results JSON (as before this release; deprecated)"})
+    output_kind(
+        args.output,
+        (".jsonl", ".json", ".csv", ".html"),
+        stdout=True,
+        says={**SCORE_OUTPUTS, ".json": "the results JSON (as before this release; deprecated)"},
+    )
     tables, per_item = table_paths(args, args.output)
     # -o x.csv: that table, and no per-item JSONL
-    out = per_item_outputs(args, "--predictions", "predictions") if per_item is not None else \
-        PerItemOutputs(None, args.summary)
+    out = (
+        per_item_outputs(args, "--predictions", "predictions")
+        if per_item is not None
+        else PerItemOutputs(None, args.summary)
+    )
     streamed = rows_to_stdout(args, out.output, tables)
     cfg = config_from_args(args)
-    page = bench_page(args.report, items=args.input, output=None if streamed else out.output,
-                      summary=out.summary) if args.report else None
+    page = (
+        bench_page(args.report, items=args.input, output=None if streamed else out.output, summary=out.summary)
+        if args.report
+        else None
+    )
     res = run_bench(
-        args.input, out.output, summary_path=out.summary, tables=tables, config=cfg, split=args.split, limit=args.limit,
-        source_filter=args.source, given_labels=args.given_labels, page=page,
-        progress=show_progress(args), shard=args.shard, config_file=args.config, output_flag=out.output_flag,
-        summary_flag=out.summary_flag, resume=args.resume,
+        args.input,
+        out.output,
+        summary_path=out.summary,
+        tables=tables,
+        config=cfg,
+        split=args.split,
+        limit=args.limit,
+        source_filter=args.source,
+        given_labels=args.given_labels,
+        page=page,
+        progress=show_progress(args),
+        shard=args.shard,
+        config_file=args.config,
+        output_flag=out.output_flag,
+        summary_flag=out.summary_flag,
+        resume=args.resume,
     )
     if not tables.to_stdout and not streamed:
         emit(args, res, lambda: format_bench(res))

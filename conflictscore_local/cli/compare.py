@@ -49,23 +49,55 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("a", metavar="A.jsonl", help="the baseline run's scored output")
     p.add_argument("b", metavar="B.jsonl", help="the run compared against it")
-    p.add_argument("-o", "--output", metavar="COMPARE.json", help="the comparison, JSON (written whole: OUTPUT.partial, "
-                   "then renamed; - for stdout; a name ending in .csv: one row per item instead, in .html: the "
-                   "comparison page instead)")
-    p.add_argument("--report", metavar="COMPARE.html", help="also write a self-contained HTML page: metrics, "
-                   "then the items side by side, filterable by what changed")
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="COMPARE.json",
+        help="the comparison, JSON (written whole: OUTPUT.partial, "
+        "then renamed; - for stdout; a name ending in .csv: one row per item instead, in .html: the "
+        "comparison page instead)",
+    )
+    p.add_argument(
+        "--report",
+        metavar="COMPARE.html",
+        help="also write a self-contained HTML page: metrics, then the items side by side, filterable by what changed",
+    )
     p.add_argument("--summary-a", metavar="SUMMARY.json", help="A's summary (`--summary` of `score` or `bench run`)")
     p.add_argument("--summary-b", metavar="SUMMARY.json", help="B's summary")
     p.add_argument("--label-a", default="A", metavar="NAME", help="A's name in the output (default A)")
     p.add_argument("--label-b", default="B", metavar="NAME", help="B's name in the output (default B)")
-    add_number(p, "--seed", int, field_range(ComparisonSettings, "seed"), default=0, metavar="N",
-               help="seed of the bootstrap and the permutations (default 0)")
-    add_number(p, "--bootstrap", int, field_range(ComparisonSettings, "bootstrap"), default=1000, metavar="N",
-               help="bootstrap resamples (default 1000; 0: no interval)")
-    add_number(p, "--permutations", int, field_range(ComparisonSettings, "permutations"), default=10000,
-               metavar="N", help="random sign patterns when there are more than 16 differing items (default 10000)")
-    p.add_argument("--items", metavar="INPUT.jsonl", help="the runs' input: the page then shows each item's "
-                   "response and document texts beside the claims")
+    add_number(
+        p,
+        "--seed",
+        int,
+        field_range(ComparisonSettings, "seed"),
+        default=0,
+        metavar="N",
+        help="seed of the bootstrap and the permutations (default 0)",
+    )
+    add_number(
+        p,
+        "--bootstrap",
+        int,
+        field_range(ComparisonSettings, "bootstrap"),
+        default=1000,
+        metavar="N",
+        help="bootstrap resamples (default 1000; 0: no interval)",
+    )
+    add_number(
+        p,
+        "--permutations",
+        int,
+        field_range(ComparisonSettings, "permutations"),
+        default=10000,
+        metavar="N",
+        help="random sign patterns when there are more than 16 differing items (default 10000)",
+    )
+    p.add_argument(
+        "--items",
+        metavar="INPUT.jsonl",
+        help="the runs' input: the page then shows each item's response and document texts beside the claims",
+    )
     add_output_args(p, json_help="the comparison as JSON (without -o: it is printed and nothing is written)")
     add_table_args(p, pairs=False)
     add_gate_arg(p, compare=True)
@@ -79,22 +111,45 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from ..core.gate import check_comparison
     from .report import compare_page
 
-    output_kind(args.output, (".json", ".csv", ".html"), stdout=True,
-                says={".json": "the comparison", ".csv": "one row per item", ".html": "the comparison page"})
+    output_kind(
+        args.output,
+        (".json", ".csv", ".html"),
+        stdout=True,
+        says={".json": "the comparison", ".csv": "one row per item", ".html": "the comparison page"},
+    )
     tables, output = table_paths(args, args.output)
     if output == "-":  # the comparison JSON on stdout
         output, args.json = None, True
     if output is None and args.report is None and tables.items is None and args.quiet and not args.json:
-        raise ConfigError("nothing to write or print: -q with no -o COMPARE.json (- for stdout), --json, "
-                          "--report COMPARE.html or --csv ITEMS.csv")
+        raise ConfigError(
+            "nothing to write or print: -q with no -o COMPARE.json (- for stdout), --json, "
+            "--report COMPARE.html or --csv ITEMS.csv"
+        )
     settings = ComparisonSettings(seed=args.seed, bootstrap=args.bootstrap, permutations=args.permutations)
-    done = compare_files(args.a, args.b, output, summary_a=args.summary_a, summary_b=args.summary_b,
-                         labels=(args.label_a, args.label_b),
-                         page=compare_page(args.report, items=args.items) if args.report else None,
-                         settings=settings, csv_path=tables.items, items=args.items)
+    done = compare_files(
+        args.a,
+        args.b,
+        output,
+        summary_a=args.summary_a,
+        summary_b=args.summary_b,
+        labels=(args.label_a, args.label_b),
+        page=compare_page(args.report, items=args.items) if args.report else None,
+        settings=settings,
+        csv_path=tables.items,
+        items=args.items,
+    )
     result = done.result
     if not tables.to_stdout:
-        emit(args, result, lambda: format_comparison(result) + "".join(
-            f"\n{what} {path}" for what, path in (("comparison", output), ("table", tables.items),
-                                                   ("report", args.report)) if path))
+        emit(
+            args,
+            result,
+            lambda: (
+                format_comparison(result)
+                + "".join(
+                    f"\n{what} {path}"
+                    for what, path in (("comparison", output), ("table", tables.items), ("report", args.report))
+                    if path
+                )
+            ),
+        )
     return gate_failures(args, check_comparison(args.fail_if, result))

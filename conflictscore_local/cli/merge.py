@@ -45,19 +45,37 @@ def _say_shard_warnings(warnings: Sequence[str]) -> None:
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
-        "merge", description="Combine the outputs and summaries of `score --shard I/N` (or `bench run --shard I/N`) "
+        "merge",
+        description="Combine the outputs and summaries of `score --shard I/N` (or `bench run --shard I/N`) "
         "runs into the output and summary one run over the whole input would have written.",
-        epilog=MERGE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=MERGE_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("input", metavar="INPUT", help="the input every shard read (score items, or the ConflictBench file)")
-    p.add_argument("--outputs", nargs="+", required=True, metavar="SHARD.jsonl",
-                   help="each shard's per-item output (-o of score or bench run), any order")
-    p.add_argument("--summaries", nargs="+", required=True, metavar="SHARD.json",
-                   help="each shard's --summary (of score or bench run), any order")
-    p.add_argument("-o", "--output", required=True, metavar="OUTPUT",
-                   help="merged per-item output, JSONL (atomic; - streams the rows to stdout)")
-    p.add_argument("--summary", metavar="SUMMARY.json",
-                   help="merged summary (of score, or of bench run with its evaluation)")
+    p.add_argument(
+        "--outputs",
+        nargs="+",
+        required=True,
+        metavar="SHARD.jsonl",
+        help="each shard's per-item output (-o of score or bench run), any order",
+    )
+    p.add_argument(
+        "--summaries",
+        nargs="+",
+        required=True,
+        metavar="SHARD.json",
+        help="each shard's --summary (of score or bench run), any order",
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="OUTPUT",
+        help="merged per-item output, JSONL (atomic; - streams the rows to stdout)",
+    )
+    p.add_argument(
+        "--summary", metavar="SUMMARY.json", help="merged summary (of score, or of bench run with its evaluation)"
+    )
     p.add_argument("--report", metavar="REPORT.html", help="also write the HTML report of the merged run")
     add_output_args(p, json_help="the merged summary as JSON")
     p.set_defaults(func=cmd_merge)
@@ -75,8 +93,9 @@ def cmd_merge(args: argparse.Namespace) -> int:
     if streamed and args.report:
         raise ConfigError("--report reads the merged OUTPUT, which -o - sends to stdout; write -o OUT.jsonl")
     page = merge_page(args.report, scored=args.output, items=args.input) if args.report else None
-    merged = merge_shards(args.input, args.outputs, args.summaries, args.output, summary_path=args.summary,
-                          page=page, bench=MERGE)
+    merged = merge_shards(
+        args.input, args.outputs, args.summaries, args.output, summary_path=args.summary, page=page, bench=MERGE
+    )
     _say_shard_warnings(merged.merged.warnings)
     if streamed:
         return 0

@@ -40,27 +40,39 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("scored", metavar="SCORED.jsonl", help="per-item results (`-o`) of `score` or `bench run`")
     p.add_argument("-o", "--output", required=True, metavar="REPORT.html", help="the page to write (atomically)")
-    p.add_argument("--items", metavar="INPUT.jsonl",
-                   help="the run's input: responses and document texts (passages are cut from them); "
-                   "ConflictBench items add gold labels. Without it the page shows claims and labels only")
-    p.add_argument("--summary", metavar="SUMMARY.json",
-                   help="the run's summary (`--summary` of `score`, or of `bench run`: its results); without it the "
-                   "numbers are computed from SCORED and the run configuration is not shown")
+    p.add_argument(
+        "--items",
+        metavar="INPUT.jsonl",
+        help="the run's input: responses and document texts (passages are cut from them); "
+        "ConflictBench items add gold labels. Without it the page shows claims and labels only",
+    )
+    p.add_argument(
+        "--summary",
+        metavar="SUMMARY.json",
+        help="the run's summary (`--summary` of `score`, or of `bench run`: its results); without it the "
+        "numbers are computed from SCORED and the run configuration is not shown",
+    )
     p.add_argument("--title", metavar="TEXT", help="page title (default: from the file name)")
     add_output_args(p, json_help="the page's path and size as JSON")
     p.set_defaults(func=cmd_report)
 
 
-def write_page(scored: str | os.PathLike[str], output: str | os.PathLike[str], *,
-               items: str | os.PathLike[str] | None = None,
-               summary: str | os.PathLike[str] | Mapping[str, Any] | None = None, title: str | None = None) -> int:
+def write_page(
+    scored: str | os.PathLike[str],
+    output: str | os.PathLike[str],
+    *,
+    items: str | os.PathLike[str] | None = None,
+    summary: str | os.PathLike[str] | Mapping[str, Any] | None = None,
+    title: str | None = None,
+) -> int:
     """The report of a scored file: ConflictBench items get their gold checked and, where the summary holds
     no evaluation, evaluated by the bench; returns the page's size in bytes."""
     from ..bench.gold import gold_evaluation, read_items_checked
     from ..report.render import report_from_files
 
-    return report_from_files(scored, output, items=items, summary=summary, title=title, read=read_items_checked,
-                             evaluate=gold_evaluation)
+    return report_from_files(
+        scored, output, items=items, summary=summary, title=title, read=read_items_checked, evaluate=gold_evaluation
+    )
 
 
 def score_page(path: str, *, scored: str | None, items: str, summary_path: str | None) -> Any:
@@ -73,8 +85,16 @@ def score_page(path: str, *, scored: str | None, items: str, summary_path: str |
         if scored is None:
             from ..report import ReportInputs, write_report
 
-            write_report(path, ReportInputs(run.results, {it.id: it for it in run.input.items}, run.summary.to_json(),
-                                            {"items": os.path.basename(str(items))}, {"items": str(items)}))
+            write_report(
+                path,
+                ReportInputs(
+                    run.results,
+                    {it.id: it for it in run.input.items},
+                    run.summary.to_json(),
+                    {"items": os.path.basename(str(items))},
+                    {"items": str(items)},
+                ),
+            )
             return
         written = summary_path is not None and os.path.isfile(summary_path)  # not a device or a pipe
         write_page(scored, path, items=items, summary=summary_path if written else run.summary.to_json())
@@ -102,8 +122,11 @@ def bench_page(path: str, *, items: str, output: str | None, summary: str | None
     names = {k: Path(v).name for k, v in paths.items()}
 
     def write(run: Any) -> None:
-        write_report(path, ReportInputs(run.results, {it.id: it for it in run.items}, run.summary, names, paths),
-                     title=f"ConflictBench report: {Path(items).name}")
+        write_report(
+            path,
+            ReportInputs(run.results, {it.id: it for it in run.items}, run.summary, names, paths),
+            title=f"ConflictBench report: {Path(items).name}",
+        )
 
     return Page(path, write)
 
@@ -115,9 +138,18 @@ def compare_page(path: str, *, items: str | None = None) -> Any:
     from ..jobs import Page
     from ..report.compare import write_compare_report
 
-    return Page(path, lambda done: write_compare_report(path, done.result, done.a.results, done.b.results,
-                                                        items=items, read=read_items_checked,
-                                                        scored={"a": done.a.path, "b": done.b.path}))
+    return Page(
+        path,
+        lambda done: write_compare_report(
+            path,
+            done.result,
+            done.a.results,
+            done.b.results,
+            items=items,
+            read=read_items_checked,
+            scored={"a": done.a.path, "b": done.b.path},
+        ),
+    )
 
 
 def cmd_report(args: argparse.Namespace) -> int:

@@ -5,8 +5,20 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .flags import (LIMIT, add_gate_arg, add_number, add_output_args, add_pipeline_args, add_seed_arg, add_shard_arg,
-                    add_table_args, config_from_args, rows_to_stdout, score_output, show_progress)
+from .flags import (
+    LIMIT,
+    add_gate_arg,
+    add_number,
+    add_output_args,
+    add_pipeline_args,
+    add_seed_arg,
+    add_shard_arg,
+    add_table_args,
+    config_from_args,
+    rows_to_stdout,
+    score_output,
+    show_progress,
+)
 from .text import emit, format_report, gate_failures
 
 SCORE_EPILOG = """\
@@ -21,7 +33,8 @@ retrieval_context) are read too):
 examples:
   conflictscore score examples/items.jsonl -o scored.jsonl --summary summary.json
   conflictscore score items.jsonl -o out.jsonl --judge nli --judge-arg model=./my-judge --pruner none
-  conflictscore score items.jsonl -o out.jsonl --judge-arg model=deberta-v3-large-nli   (a name from `conflictscore models list`)
+  conflictscore score items.jsonl -o out.jsonl --judge-arg model=deberta-v3-large-nli
+      (a name from `conflictscore models list`)
   conflictscore score items.jsonl -o out.jsonl --config run.toml --set chunk.max_tokens=256 --resume
   conflictscore score items.jsonl -o out.jsonl --config previous_summary.json   (replay a run)
   conflictscore score items.jsonl -o out.jsonl --summary summary.json --report report.html   (HTML report)
@@ -54,15 +67,27 @@ def add_parser(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("input", metavar="INPUT", help="items, JSONL (or one JSON array)")
-    p.add_argument("-o", "--output", required=True, metavar="OUTPUT",
-                   help="the results, in the format its extension names: .jsonl the per-item rows (written atomically, "
-                   "resumable), .json the same rows as one JSON array, .csv one row per item, .html the report; - "
-                   "streams the rows to stdout, and nothing else is printed there")
+    p.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="OUTPUT",
+        help="the results, in the format its extension names: .jsonl the per-item rows (written atomically, "
+        "resumable), .json the same rows as one JSON array, .csv one row per item, .html the report; - "
+        "streams the rows to stdout, and nothing else is printed there",
+    )
     p.add_argument("--summary", metavar="SUMMARY.json", help="dataset metrics, pair counts, timing, config, versions")
-    p.add_argument("--resume", action="store_true", help="keep the finished items of an interrupted run; score the rest")
-    p.add_argument("--report", metavar="REPORT.html",
-                   help="also write a self-contained HTML report (see `conflictscore report --help`)")
-    add_number(p, "--limit", int, LIMIT, metavar="N", help="only the first N items (of the shard, with --shard): a trial run")
+    p.add_argument(
+        "--resume", action="store_true", help="keep the finished items of an interrupted run; score the rest"
+    )
+    p.add_argument(
+        "--report",
+        metavar="REPORT.html",
+        help="also write a self-contained HTML report (see `conflictscore report --help`)",
+    )
+    add_number(
+        p, "--limit", int, LIMIT, metavar="N", help="only the first N items (of the shard, with --shard): a trial run"
+    )
     add_output_args(p, json_help="the summary as JSON")
     add_table_args(p)
     add_gate_arg(p)
@@ -82,15 +107,37 @@ def cmd_score(args: argparse.Namespace) -> int:
     tables, output = score_output(args)
     cfg = config_from_args(args)
     streamed = rows_to_stdout(args, output, tables)
-    page = score_page(args.report, scored=None if streamed else output, items=args.input,
-                      summary_path=args.summary) if args.report else None
-    summary = score_file(args.input, output, config=cfg, summary_path=args.summary,
-                         resume=args.resume, progress=show_progress(args), page=page,
-                         shard=args.shard, config_file=args.config, limit=args.limit, tables=tables)
+    page = (
+        score_page(args.report, scored=None if streamed else output, items=args.input, summary_path=args.summary)
+        if args.report
+        else None
+    )
+    summary = score_file(
+        args.input,
+        output,
+        config=cfg,
+        summary_path=args.summary,
+        resume=args.resume,
+        progress=show_progress(args),
+        page=page,
+        shard=args.shard,
+        config_file=args.config,
+        limit=args.limit,
+        tables=tables,
+    )
     judge = judge_text(summary.config)
     if not tables.to_stdout and not streamed:
-        emit(args, summary.to_json(), lambda: "\n".join([format_report(summary), *([judge] if judge else []),
-                                                         *([f"report {args.report}"] if args.report else [])]))
+        emit(
+            args,
+            summary.to_json(),
+            lambda: "\n".join(
+                [
+                    format_report(summary),
+                    *([judge] if judge else []),
+                    *([f"report {args.report}"] if args.report else []),
+                ]
+            ),
+        )
     if too_many_unscored(summary, cfg) or too_many_fallbacks(summary, cfg):
         return EXIT_UNSCORED
     return gate_failures(args, check_run(args.fail_if, summary.to_json()))

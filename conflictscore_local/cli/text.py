@@ -8,7 +8,8 @@ import json
 from typing import Any, Callable, Mapping
 
 from ..core.detection import DETECTION_METRICS
-from ..core.metrics import METRICS, nothing_scored as scored_none
+from ..core.metrics import METRICS
+from ..core.metrics import nothing_scored as scored_none
 
 
 def format_report(report: Any) -> str:
@@ -19,8 +20,10 @@ def format_report(report: Any) -> str:
 
     lines = [f"items {report.n_items}   claims {report.n_claims}"]
     if scored_none(report.pairs):  # every metric: no score, no interval
-        lines.append(f"no score: none of the {report.pairs.get('total', 0)} judgments got a label (each one's note "
-                     "in OUTPUT says why)")
+        lines.append(
+            f"no score: none of the {report.pairs.get('total', 0)} judgments got a label (each one's note "
+            "in OUTPUT says why)"
+        )
         lines += [f"{k:16}no score" for k in METRICS if k in report.macro]
     else:
         lines.append(f"{'':16}{'macro':>8}{'micro':>8}   95% CI (macro)")
@@ -33,20 +36,30 @@ def format_report(report: Any) -> str:
     pr = report.pairs
     lines.append("pairs " + ", ".join(f"{k} {pr[k]}" for k in pr))
     for rule, parts in ((report.stages.get("labels") or {}).get("rules") or {}).items():
-        lines.append(f"decision rule {rule}: " + ", ".join(f"{k} {n}" for k, n in parts.items() if k != rule)
-                     if any(k != rule for k in parts) else f"decision rule {rule}: {sum(parts.values())} labels")
+        lines.append(
+            f"decision rule {rule}: " + ", ".join(f"{k} {n}" for k, n in parts.items() if k != rule)
+            if any(k != rule for k in parts)
+            else f"decision rule {rule}: {sum(parts.values())} labels"
+        )
     cascade = report.stages.get("judge") or {}
     if "escalated" in cascade and cascade.get("pairs"):
         n, up = cascade["pairs"], cascade["escalated"]
         failed = cascade.get("second_failed", 0)
-        lines.append(f"cascade: escalated {up} of {n} passage pairs ({up / n:.1%}), decided by the second judge "
-                     f"{cascade.get('decided_by_second', 0)}, second judge failed {failed}"
-                     + (f" ({failed / up:.1%} of escalated; on_second_failure={cascade.get('on_second_failure')})"
-                        if failed and up else ""))
+        lines.append(
+            f"cascade: escalated {up} of {n} passage pairs ({up / n:.1%}), decided by the second judge "
+            f"{cascade.get('decided_by_second', 0)}, second judge failed {failed}"
+            + (
+                f" ({failed / up:.1%} of escalated; on_second_failure={cascade.get('on_second_failure')})"
+                if failed and up
+                else ""
+            )
+        )
     s = report.sampling
     if s:
-        lines.append(f"sampling: {s['claims_scored']} of {s['claims']} claims scored (at most {s['claims_per_item']} "
-                     f"per item, selection {s['selection']}); the intervals are the estimator's (see the summary)")
+        lines.append(
+            f"sampling: {s['claims_scored']} of {s['claims']} claims scored (at most {s['claims_per_item']} "
+            f"per item, selection {s['selection']}); the intervals are the estimator's (see the summary)"
+        )
     return "\n".join(lines)
 
 
@@ -68,33 +81,42 @@ def format_bench(res: dict[str, Any]) -> str:
         f"{f(pm['accuracy_all'])})  macro-F1 {f(pm['macro_f1'])}  unscored {pm['unscored']}  "
         f"pruned {ev['pruning']['pairs_pruned']} (gold SUPPORT {ev['pruning']['gold_support_pruned']}, "
         f"CONTRADICT {ev['pruning']['gold_contradict_pruned']})",
-        f"{'detection':28}" + "".join(f"{m.short:>7}" for m in DETECTION_METRICS.values()) + f"{'claims':>8}{'gold+':>7}",
+        f"{'detection':28}"
+        + "".join(f"{m.short:>7}" for m in DETECTION_METRICS.values())
+        + f"{'claims':>8}{'gold+':>7}",
     ]
     groups = [("overall", det["overall"])]
     groups += [(f"type {k}", v) for k, v in det["by_conflict_type"].items()]
     groups += [(f"source {k}", v) for k, v in det["by_source"].items()]
     for name, m in groups:
-        lines.append(f"{name:28}" + "".join(f"{f(m.get(key)):>7}" for key in DETECTION_METRICS)
-                     + f"{m['n_claims']:>8}{m['n_gold_conflicted']:>7}")
+        lines.append(
+            f"{name:28}"
+            + "".join(f"{f(m.get(key)):>7}" for key in DETECTION_METRICS)
+            + f"{m['n_claims']:>8}{m['n_gold_conflicted']:>7}"
+        )
     return "\n".join(lines)
-
 
 
 def format_results(result: Mapping[str, Any]) -> str:
     """A short table of a ``regenerate`` result (:func:`~..experiments.regenerate.regenerate_file`)."""
+
     def f(v: Any) -> str:
         return "  -  " if v is None else f"{v:.3f}"
 
     lines = [f"{'condition':18}{'n':>5}{'right':>7}{'wrong':>7}{'unpars':>8}{'failed':>8}{'acc':>8}   95% CI"]
     for cond, r in result["conditions"].items():
         ci = f"[{r['ci95'][0]:.3f}, {r['ci95'][1]:.3f}]" if r["ci95"] else "-"
-        lines.append(f"{cond:18}{r['n']:>5}{r['right']:>7}{r['wrong']:>7}{r['unparseable']:>8}{r['failed']:>8}"
-                     f"{f(r['accuracy']):>8}   {ci}")
+        lines.append(
+            f"{cond:18}{r['n']:>5}{r['right']:>7}{r['wrong']:>7}{r['unparseable']:>8}{r['failed']:>8}"
+            f"{f(r['accuracy']):>8}   {ci}"
+        )
     rg = result["conditions"].get("regenerated-rag")
     if rg:
-        lines.append(f"regenerated {rg['regenerated']}, kept {rg['kept']}; fixed {rg['fixed']}/{rg['initially_wrong']} "
-                     f"(fix rate {f(rg['fix_rate'])}), harmed {rg['harmed']}/{rg['initially_right']} "
-                     f"(harm rate {f(rg['harm_rate'])})")
+        lines.append(
+            f"regenerated {rg['regenerated']}, kept {rg['kept']}; fixed {rg['fixed']}/{rg['initially_wrong']} "
+            f"(fix rate {f(rg['fix_rate'])}), harmed {rg['harmed']}/{rg['initially_right']} "
+            f"(harm rate {f(rg['harm_rate'])})"
+        )
     if result.get("resumed_answers"):
         lines.append(f"{result['resumed_answers']} answers kept from the interrupted run (--resume)")
     return "\n".join(lines)
@@ -105,14 +127,18 @@ def format_comparison(result: Mapping[str, Any]) -> str:
     from ..compare.core import CHANGES, describe_difference
 
     a, b, items, claims = result["a"], result["b"], result["items"], result["claims"]
-    lines = [f"B = {b['label']} ({b['file']}) against A = {a['label']} ({a['file']}): {items['matched']} items "
-             f"matched" + (f", {items['only_a']} only in A, {items['only_b']} only in B"
-                           if items["only_a"] or items["only_b"] else "")]
+    lines = [
+        f"B = {b['label']} ({b['file']}) against A = {a['label']} ({a['file']}): {items['matched']} items "
+        f"matched"
+        + (f", {items['only_a']} only in A, {items['only_b']} only in B" if items["only_a"] or items["only_b"] else "")
+    ]
     lines += [describe_difference(k, m) for k, m in result["metrics"].items()]
     c = claims["conflicted"]
-    lines.append(f"claims: {claims['matched']} matched by text ({claims['only_a']} only in A, {claims['only_b']} only "
-                 f"in B); conflicted in both {c['both']}, newly {c['b_only']}, no longer {c['a_only']} "
-                 f"(McNemar p = {c['p_mcnemar']:.3g})")
+    lines.append(
+        f"claims: {claims['matched']} matched by text ({claims['only_a']} only in A, {claims['only_b']} only "
+        f"in B); conflicted in both {c['both']}, newly {c['b_only']}, no longer {c['a_only']} "
+        f"(McNemar p = {c['p_mcnemar']:.3g})"
+    )
     changed = [f"{k.replace('_', ' ')} {claims['changes'][k]}" for k in CHANGES if claims["changes"][k]]
     if changed:
         lines.append("changed claims: " + ", ".join(changed))

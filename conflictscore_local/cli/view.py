@@ -28,16 +28,29 @@ examples:
 def add_parser(sub: Any) -> None:
     from ..backends.arguments import Range
 
-    p = sub.add_parser("view",
-                       description="List every scored run under DIR on one self-contained page (or serve it on "
-                       "127.0.0.1), with links to each run's report and a \"compare these two\" action.",
-                       epilog=VIEW_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "view",
+        description="List every scored run under DIR on one self-contained page (or serve it on "
+        '127.0.0.1), with links to each run\'s report and a "compare these two" action.',
+        epilog=VIEW_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("dir", metavar="DIR", help="the folder to look in (and its subfolders)")
     p.add_argument("-o", "--output", metavar="INDEX.html", help="the page (default DIR/conflictscore-view.html)")
-    p.add_argument("--serve", action="store_true", help="serve the page on 127.0.0.1 instead of writing it; "
-                   "choosing two runs then opens their comparison page")
-    add_number(p, "--port", int, Range(0, 65535), default=8765, metavar="N",
-               help="the port of --serve (default 8765; 0: any free one)")
+    p.add_argument(
+        "--serve",
+        action="store_true",
+        help="serve the page on 127.0.0.1 instead of writing it; choosing two runs then opens their comparison page",
+    )
+    add_number(
+        p,
+        "--port",
+        int,
+        Range(0, 65535),
+        default=8765,
+        metavar="N",
+        help="the port of --serve (default 8765; 0: any free one)",
+    )
     add_output_args(p, json_help="the runs found as JSON")
     p.set_defaults(func=cmd_view)
 
@@ -58,7 +71,8 @@ def cmd_view(args: argparse.Namespace) -> int:
     if args.serve:
         server = serve(args.dir, port=args.port, found=found)
         logging.getLogger("conflictscore_local.cli.view").info(
-            f"serving {len(runs)} runs of {args.dir} on http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C stops)")
+            f"serving {len(runs)} runs of {args.dir} on http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C stops)"
+        )
         try:
             server.serve_forever()
         finally:

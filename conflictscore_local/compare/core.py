@@ -32,8 +32,13 @@ EXACT_PERMUTATION_MAX = 16
 """Up to this many non-zero differences the permutation test enumerates every sign pattern (2^16)."""
 FORMAT = 1
 CHANGES: tuple[str, ...] = (
-    "newly_conflicted", "no_longer_conflicted", "support_gained", "support_lost", "contradiction_gained",
-    "contradiction_lost", "labels_changed",
+    "newly_conflicted",
+    "no_longer_conflicted",
+    "support_gained",
+    "support_lost",
+    "contradiction_gained",
+    "contradiction_lost",
+    "labels_changed",
 )
 """The ways a matched claim can change from A to B (``labels_changed``: a document's label, whatever else)."""
 
@@ -59,7 +64,7 @@ def sign_test(differences: Sequence[float]) -> float:
     if m == 0:
         return 1.0
     tail = sum(math.comb(m, i) for i in range(min(pos, neg) + 1))
-    return min(1.0, 2 * tail / 2 ** m)
+    return min(1.0, 2 * tail / 2**m)
 
 
 def permutation_test(differences: Sequence[float], *, permutations: int = 10000, seed: int = 0) -> float:
@@ -76,7 +81,7 @@ def permutation_test(differences: Sequence[float], *, permutations: int = 10000,
     observed = abs(float(d.sum()))
     tol = 1e-9 * max(1.0, observed)
     if m <= EXACT_PERMUTATION_MAX:
-        patterns = ((np.arange(2 ** m)[:, None] >> np.arange(m)) & 1) * 2 - 1
+        patterns = ((np.arange(2**m)[:, None] >> np.arange(m)) & 1) * 2 - 1
         return float(np.mean(np.abs(patterns @ d) >= observed - tol))
     rng = np.random.default_rng(seed)
     hits = 0
@@ -100,8 +105,9 @@ def paired_metrics(
     diffs: dict[str, list[float]] = {}
     out: dict[str, dict[str, Any]] = {}
     for k in keys:
-        pairs = [(x, y) for i in ids
-                 if (x := a[i].metrics.get(k)) is not None and (y := b[i].metrics.get(k)) is not None]
+        pairs = [
+            (x, y) for i in ids if (x := a[i].metrics.get(k)) is not None and (y := b[i].metrics.get(k)) is not None
+        ]
         d = [y - x for x, y in pairs]
         diffs[k] = d
         metric = METRICS[k]
@@ -148,14 +154,21 @@ def describe_difference(key: str, entry: Mapping[str, Any]) -> str:
     if entry["verdict"] in ("B higher", "B lower") and entry["higher_is_better"] is not None:
         good = (entry["verdict"] == "B higher") == entry["higher_is_better"]
         better = " (B better)" if good else " (B worse)"
-    return (f"{entry['label']}: A {entry['a']:.3f}, B {entry['b']:.3f}, B − A {entry['diff']:+.3f}{shown_ci} over "
-            f"{entry['n']} items (B higher on {entry['b_higher']}, lower on {entry['a_higher']}); p = "
-            f"{entry['p_permutation']:.3g} (permutation), {entry['p_sign']:.3g} (sign): {entry['verdict']}{better}")
+    return (
+        f"{entry['label']}: A {entry['a']:.3f}, B {entry['b']:.3f}, B − A {entry['diff']:+.3f}{shown_ci} over "
+        f"{entry['n']} items (B higher on {entry['b_higher']}, lower on {entry['a_higher']}); p = "
+        f"{entry['p_permutation']:.3g} (permutation), {entry['p_sign']:.3g} (sign): {entry['verdict']}{better}"
+    )
 
 
 def _state(v: ClaimVerdict) -> dict[str, Any]:
-    return {"index": v.claim.index, "support": list(v.support), "contradict": list(v.contradict),
-            "conflicted": v.conflicted, "ratio": v.ratio}
+    return {
+        "index": v.claim.index,
+        "support": list(v.support),
+        "contradict": list(v.contradict),
+        "conflicted": v.conflicted,
+        "ratio": v.ratio,
+    }
 
 
 def claim_changes(va: ClaimVerdict, vb: ClaimVerdict) -> tuple[list[str], list[dict[str, Any]]]:
@@ -169,8 +182,11 @@ def claim_changes(va: ClaimVerdict, vb: ClaimVerdict) -> tuple[list[str], list[d
         changes.append("contradiction_gained" if vb.contradict else "contradiction_lost")
     la = {j.doc_id: j.label for j in va.judgments}
     lb = {j.doc_id: j.label for j in vb.judgments}
-    docs = [{"doc_id": d, "a": la.get(d), "b": lb.get(d)} for d in list(la) + [d for d in lb if d not in la]
-            if la.get(d) != lb.get(d)]
+    docs = [
+        {"doc_id": d, "a": la.get(d), "b": lb.get(d)}
+        for d in list(la) + [d for d in lb if d not in la]
+        if la.get(d) != lb.get(d)
+    ]
     if docs:
         changes.append("labels_changed")
     return changes, docs
@@ -216,34 +232,76 @@ def compare_results(
             kinds, docs = claim_changes(va, vb)
             if kinds:
                 item_counts.update(kinds)
-                changed.append({"item_id": i, "text": va.claim.text, "changes": kinds, "a": _state(va),
-                                "b": _state(vb), "documents": docs})
+                changed.append(
+                    {
+                        "item_id": i,
+                        "text": va.claim.text,
+                        "changes": kinds,
+                        "a": _state(va),
+                        "b": _state(vb),
+                        "documents": docs,
+                    }
+                )
         counts.update(item_counts)
-        per_item.append({"id": i, "a": dict(ra.metrics.values), "b": dict(rb.metrics.values),
-                         "claims_a": len(ra.verdicts), "claims_b": len(rb.verdicts), "claims_matched": len(pairs),
-                         "changes": {k: item_counts[k] for k in CHANGES if item_counts[k]}})
+        per_item.append(
+            {
+                "id": i,
+                "a": dict(ra.metrics.values),
+                "b": dict(rb.metrics.values),
+                "claims_a": len(ra.verdicts),
+                "claims_b": len(rb.verdicts),
+                "claims_matched": len(pairs),
+                "changes": {k: item_counts[k] for k in CHANGES if item_counts[k]},
+            }
+        )
     newly, gone = table[(False, True)], table[(True, False)]
     return {
         "format": FORMAT,
-        "items": {"a": len(by_a), "b": len(by_b), "matched": len(ids), "only_a": len(only_a), "only_b": len(only_b),
-                  "only_a_ids": only_a, "only_b_ids": only_b},
+        "items": {
+            "a": len(by_a),
+            "b": len(by_b),
+            "matched": len(ids),
+            "only_a": len(only_a),
+            "only_b": len(only_b),
+            "only_a_ids": only_a,
+            "only_b_ids": only_b,
+        },
         "metrics": paired_metrics(by_a, by_b, ids, settings),
         "claims": {
-            "a": sum(len(by_a[i].verdicts) for i in ids), "b": sum(len(by_b[i].verdicts) for i in ids),
-            "matched": matched, "only_a": unmatched_a, "only_b": unmatched_b,
+            "a": sum(len(by_a[i].verdicts) for i in ids),
+            "b": sum(len(by_b[i].verdicts) for i in ids),
+            "matched": matched,
+            "only_a": unmatched_a,
+            "only_b": unmatched_b,
             "changes": {k: counts[k] for k in CHANGES},
-            "conflicted": {"both": table[(True, True)], "a_only": gone, "b_only": newly,
-                           "neither": table[(False, False)],
-                           "p_mcnemar": sign_test([1.0] * newly + [-1.0] * gone)},
+            "conflicted": {
+                "both": table[(True, True)],
+                "a_only": gone,
+                "b_only": newly,
+                "neither": table[(False, False)],
+                "p_mcnemar": sign_test([1.0] * newly + [-1.0] * gone),
+            },
         },
         "changed_claims": changed,
         "per_item": per_item,
-        "settings": {"seed": settings.seed, "bootstrap": settings.bootstrap, "permutations": settings.permutations,
-                     "alpha": settings.alpha},
+        "settings": {
+            "seed": settings.seed,
+            "bootstrap": settings.bootstrap,
+            "permutations": settings.permutations,
+            "alpha": settings.alpha,
+        },
     }
 
 
 __all__ = [
-    "CHANGES", "ComparisonSettings", "claim_changes", "compare_results", "describe_difference", "match_claims",
-    "paired_metrics", "permutation_test", "sign_test", "verdict",
+    "CHANGES",
+    "ComparisonSettings",
+    "claim_changes",
+    "compare_results",
+    "describe_difference",
+    "match_claims",
+    "paired_metrics",
+    "permutation_test",
+    "sign_test",
+    "verdict",
 ]

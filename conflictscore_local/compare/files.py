@@ -42,8 +42,13 @@ class Run:
     summary_path: str | None = None
 
     def record(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"label": self.label, "file": os.path.basename(self.path), "sha256": self.sha256,
-                               "items": len(self.results), "claims": sum(len(r.verdicts) for r in self.results)}
+        out: dict[str, Any] = {
+            "label": self.label,
+            "file": os.path.basename(self.path),
+            "sha256": self.sha256,
+            "items": len(self.results),
+            "claims": sum(len(r.verdicts) for r in self.results),
+        }
         if self.summary_path is not None:
             out["summary"] = os.path.basename(self.summary_path)
         if self.summary is not None:
@@ -63,8 +68,9 @@ def read_run(path: str | os.PathLike[str], *, label: str, summary: str | os.Path
         body = row["scored"] if isinstance(row, dict) and isinstance(row.get("scored"), dict) else row
         result = result_from_json(body, path=p, line=n)
         if result.item_id in seen:
-            raise InputError(f"duplicate id {result.item_id!r} (first on line {seen[result.item_id]})", path=p,
-                             line=n, field="id")
+            raise InputError(
+                f"duplicate id {result.item_id!r} (first on line {seen[result.item_id]})", path=p, line=n, field="id"
+            )
         seen[result.item_id] = n
         results.append(result)
     summ = None
@@ -80,8 +86,10 @@ def config_differences(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None)
         return []
     ca = {k: (a.get("config") or {}).get(k) for k in CONFIG_KEYS}
     cb = {k: (b.get("config") or {}).get(k) for k in CONFIG_KEYS}
-    return [{"path": where, "a": None if x is ABSENT else x, "b": None if y is ABSENT else y}
-            for where, x, y in leaf_differences(ca, cb)]
+    return [
+        {"path": where, "a": None if x is ABSENT else x, "b": None if y is ABSENT else y}
+        for where, x, y in leaf_differences(ca, cb)
+    ]
 
 
 @dataclass
@@ -115,10 +123,16 @@ def compare_files(
     Every destination is checked before anything is read: none may be an input or the other
     (as files: another spelling or a link is caught), each writable and not being written by
     another run."""
-    job = Job([Input(a, "A (the baseline run)"), Input(b, "B (the run compared)"),
-               Input(summary_a, "--summary-a"), Input(summary_b, "--summary-b"), Input(items, "--items")],
-              [Output(output, "-o"), page_output(page),
-               Output(csv_path if str(csv_path) != "-" else None, "--csv")])
+    job = Job(
+        [
+            Input(a, "A (the baseline run)"),
+            Input(b, "B (the run compared)"),
+            Input(summary_a, "--summary-a"),
+            Input(summary_b, "--summary-b"),
+            Input(items, "--items"),
+        ],
+        [Output(output, "-o"), page_output(page), Output(csv_path if str(csv_path) != "-" else None, "--csv")],
+    )
     with job:
         run_a = read_run(a, label=labels[0], summary=summary_a)
         run_b = read_run(b, label=labels[1], summary=summary_b)
@@ -129,8 +143,12 @@ def compare_files(
             from ..formats.table import write_csv
             from .table import comparison_columns, comparison_records
 
-            write_csv(csv_path, comparison_records(result, run_a.results, run_b.results), comparison_columns(result),
-                      what="--csv")
+            write_csv(
+                csv_path,
+                comparison_records(result, run_a.results, run_b.results),
+                comparison_columns(result),
+                what="--csv",
+            )
         done = Comparison(result, run_a, run_b)
         if page is not None:
             page.write(done)
@@ -142,12 +160,19 @@ def comparison(run_a: Run, run_b: Run, settings: ComparisonSettings | None = Non
     result = compare_results(run_a.results, run_b.results, settings)
     items = result["items"]
     if items["only_a"] or items["only_b"]:
-        log.warning(f"{items['only_a']} item(s) only in {run_a.label} and {items['only_b']} only in {run_b.label} "
-                    f"are left out; {items['matched']} items are compared")
+        log.warning(
+            f"{items['only_a']} item(s) only in {run_a.label} and {items['only_b']} only in {run_b.label} "
+            f"are left out; {items['matched']} items are compared"
+        )
     if not items["matched"]:
         log.warning(f"no item id is in both {run_a.path} and {run_b.path}: nothing to compare")
-    return {"format": result.pop("format"), "a": run_a.record(), "b": run_b.record(), **result,
-            "config_differences": config_differences(run_a.summary, run_b.summary)}
+    return {
+        "format": result.pop("format"),
+        "a": run_a.record(),
+        "b": run_b.record(),
+        **result,
+        "config_differences": config_differences(run_a.summary, run_b.summary),
+    }
 
 
 __all__ = ["Comparison", "Run", "compare_files", "comparison", "config_differences", "read_run"]

@@ -16,13 +16,20 @@ def comparison_columns(result: Mapping[str, Any]) -> list[str]:
     return ["id", "side", "claims_a", "claims_b", "claims_matched", *metrics, *CHANGES]
 
 
-def comparison_records(result: Mapping[str, Any], a: Sequence[ItemResult], b: Sequence[ItemResult]) -> list[dict[str, Any]]:
+def comparison_records(
+    result: Mapping[str, Any], a: Sequence[ItemResult], b: Sequence[ItemResult]
+) -> list[dict[str, Any]]:
     """One record per item of a comparison (``side``: both, a or b), keyed by :func:`comparison_columns`."""
     keys = list(result["metrics"])
     out = []
     for row in result["per_item"]:
-        rec: dict[str, Any] = {"id": row["id"], "side": "both", "claims_a": row["claims_a"],
-                               "claims_b": row["claims_b"], "claims_matched": row["claims_matched"]}
+        rec: dict[str, Any] = {
+            "id": row["id"],
+            "side": "both",
+            "claims_a": row["claims_a"],
+            "claims_b": row["claims_b"],
+            "claims_matched": row["claims_matched"],
+        }
         for k in keys:
             x, y = row["a"].get(k), row["b"].get(k)
             rec.update({f"a_{k}": x, f"b_{k}": y, f"diff_{k}": y - x if x is not None and y is not None else None})
@@ -32,11 +39,21 @@ def comparison_records(result: Mapping[str, Any], a: Sequence[ItemResult], b: Se
         by_id = {r.item_id: r for r in runs}
         for i in ids:
             r = by_id[i]
-            rec = {"id": i, "side": side, "claims_a": len(r.verdicts) if side == "a" else 0,
-                   "claims_b": len(r.verdicts) if side == "b" else 0, "claims_matched": 0}
+            rec = {
+                "id": i,
+                "side": side,
+                "claims_a": len(r.verdicts) if side == "a" else 0,
+                "claims_b": len(r.verdicts) if side == "b" else 0,
+                "claims_matched": 0,
+            }
             for k in keys:
-                rec.update({f"a_{k}": r.metrics.get(k) if side == "a" else None,
-                            f"b_{k}": r.metrics.get(k) if side == "b" else None, f"diff_{k}": None})
+                rec.update(
+                    {
+                        f"a_{k}": r.metrics.get(k) if side == "a" else None,
+                        f"b_{k}": r.metrics.get(k) if side == "b" else None,
+                        f"diff_{k}": None,
+                    }
+                )
             rec.update({c: 0 for c in CHANGES})
             out.append(rec)
     return out

@@ -66,8 +66,11 @@ def document_judgment(
             if rank is None or (rank[0] == 1 and rank[1] < threshold):
                 continue
             cur = best[j.label]
-            if cur is None or _beats(rank, cur[0]) or (
-                    not _beats(cur[0], rank) and j.pair.passage.index < cur[1].pair.passage.index):
+            if (
+                cur is None
+                or _beats(rank, cur[0])
+                or (not _beats(cur[0], rank) and j.pair.passage.index < cur[1].pair.passage.index)
+            ):
                 best[j.label] = (rank, j)
     sup, con = best[SUPPORT], best[CONTRADICT]
     if sup and con and keep_both:
@@ -93,10 +96,12 @@ def document_judgment(
 
 
 _WORD = re.compile(r"[^\W_]+")
-_STOP = frozenset("""about above after again against also among because been before being below between both
+_STOP = frozenset(
+    """about above after again against also among because been before being below between both
 could does doing down during each from further have having here into more most other over same should some such
 than that their them then there these they this those through under until very were what when where which while
-whom with would your""".split())
+whom with would your""".split()
+)
 
 
 def topic_words(text: str) -> set[str]:
@@ -111,8 +116,9 @@ def _every_passage(passages: Sequence[Judgment]) -> set[int] | None:
 
 def _most_relevant(passages: Sequence[Judgment]) -> set[int] | None:
     """``relevant``: the passages the judge finds least IRRELEVANT (and those without probabilities)."""
-    ranked = [(float(j.probs[IRRELEVANT]), k) for k, j in enumerate(passages)
-              if j.probs is not None and IRRELEVANT in j.probs]
+    ranked = [
+        (float(j.probs[IRRELEVANT]), k) for k, j in enumerate(passages) if j.probs is not None and IRRELEVANT in j.probs
+    ]
     if not ranked:
         return None
     low = min(p for p, _ in ranked)

@@ -32,10 +32,51 @@ SPLITTER_VERSION = 1
 # unless the word before the dot is a known abbreviation, an initial, or a number; a blank
 # line always ends one.
 _ABBREV = {
-    "mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "mt", "vs", "etc", "e.g", "i.e", "cf",
-    "no", "vol", "fig", "al", "inc", "ltd", "co", "corp", "jan", "feb", "mar", "apr", "jun",
-    "jul", "aug", "sep", "sept", "oct", "nov", "dec", "u.s", "u.k", "u.n", "gen", "gov", "sen",
-    "rep", "approx", "est", "dept", "univ",
+    "mr",
+    "mrs",
+    "ms",
+    "dr",
+    "prof",
+    "sr",
+    "jr",
+    "st",
+    "mt",
+    "vs",
+    "etc",
+    "e.g",
+    "i.e",
+    "cf",
+    "no",
+    "vol",
+    "fig",
+    "al",
+    "inc",
+    "ltd",
+    "co",
+    "corp",
+    "jan",
+    "feb",
+    "mar",
+    "apr",
+    "jun",
+    "jul",
+    "aug",
+    "sep",
+    "sept",
+    "oct",
+    "nov",
+    "dec",
+    "u.s",
+    "u.k",
+    "u.n",
+    "gen",
+    "gov",
+    "sen",
+    "rep",
+    "approx",
+    "est",
+    "dept",
+    "univ",
 }
 _BOUNDARY = re.compile(r"[.!?][\"'”’)\]]*\s+|\n[ \t]*\n\s*")
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
@@ -58,15 +99,15 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
     for m in _BOUNDARY.finditer(text):
         sep = m.group(0)
         body = sep.rstrip()
-        if not _BLANK_LINE.search(sep[len(body):]):
+        if not _BLANK_LINE.search(sep[len(body) :]):
             end = m.start() + 1
             # the word before the dot; a bounded look-back keeps a run of non-boundaries linear
-            word = re.search(r"([\w.]+)$", text[max(start, end - 65):end - 1])
+            word = re.search(r"([\w.]+)$", text[max(start, end - 65) : end - 1])
             w = word.group(1).lower() if word else ""
             initial = len(w) == 1 and w.isalpha()
             if text[end - 1] == "." and (w in _ABBREV or initial or re.fullmatch(r"(\w\.)+\w", w)):
                 continue
-            nxt = text[m.end():m.end() + 1]
+            nxt = text[m.end() : m.end() + 1]
             if nxt and nxt.islower():
                 continue
         seg_end = m.start() + len(body)
@@ -158,8 +199,9 @@ class Chunker:
         t = self.count(text[a:b])
         return t if t <= self.max_tokens else None
 
-    def passages(self, item_id: str, doc: Document,
-                 known: Mapping[str, Sequence[tuple[int, int]]] | None = None) -> list[Passage]:
+    def passages(
+        self, item_id: str, doc: Document, known: Mapping[str, Sequence[tuple[int, int]]] | None = None
+    ) -> list[Passage]:
         """The passages of one document; one passage when it fits. ``known``: spans of texts
         split before (a judgment cache's ``spans``), used instead of counting again."""
         text = doc.text
@@ -194,8 +236,9 @@ class Chunker:
             units.extend([(a, b, t)] if t is not None else self._cut(text, a, b))
         return self._pack(text, units, self.overlap)
 
-    def split(self, item_id: str, docs: Sequence[Document],
-              known: Mapping[str, Sequence[tuple[int, int]]] | None = None) -> list[Passage]:
+    def split(
+        self, item_id: str, docs: Sequence[Document], known: Mapping[str, Sequence[tuple[int, int]]] | None = None
+    ) -> list[Passage]:
         """All passages of an item's documents, in document order (``known``: see :meth:`passages`)."""
         return [p for d in docs for p in self.passages(item_id, d, known)]
 
@@ -267,7 +310,7 @@ class Chunker:
             k, t = self._longest(text, s, ends, guess)
             k = max(k, 1)  # one character over budget: no smaller piece exists
             if t == 0 and k == 1:
-                t = self.count(text[s:s + 1])
+                t = self.count(text[s : s + 1])
             out.append((s, ends[k - 1], t))
             s, guess = ends[k - 1], k
         return out
@@ -285,7 +328,7 @@ class Chunker:
         lo, lo_t, hi = 0, 0, n + 1
         k = min(max(guess, 1), n)
         while True:
-            t = self.count(text[s:ends[k - 1]])
+            t = self.count(text[s : ends[k - 1]])
             if t <= self.max_tokens:
                 lo, lo_t = k, t
             else:

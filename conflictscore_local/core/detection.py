@@ -116,15 +116,38 @@ class DetectionMetric:
 
 
 DETECTION_METRICS: dict[str, DetectionMetric] = {
-    "precision": DetectionMetric("precision", "precision", "P", "TP / (TP + FP): the conflicts found that are real",
-                                 True, lambda c: prf(c["tp"], c["fp"], c["fn"])["precision"]),
-    "recall": DetectionMetric("recall", "recall", "R", "TP / (TP + FN): the real conflicts found", True,
-                              lambda c: prf(c["tp"], c["fp"], c["fn"])["recall"]),
-    "f1": DetectionMetric("f1", "F1", "F1", "the harmonic mean of precision and recall (0.0 when nothing was found)",
-                          True, lambda c: prf(c["tp"], c["fp"], c["fn"])["f1"]),
-    "false_positive_rate": DetectionMetric("false_positive_rate", "false-positive rate", "FPR",
-                                           "FP / (FP + TN): the claims without a conflict flagged as conflicted",
-                                           False, lambda c: _div(c["fp"], c["fp"] + c["tn"])),
+    "precision": DetectionMetric(
+        "precision",
+        "precision",
+        "P",
+        "TP / (TP + FP): the conflicts found that are real",
+        True,
+        lambda c: prf(c["tp"], c["fp"], c["fn"])["precision"],
+    ),
+    "recall": DetectionMetric(
+        "recall",
+        "recall",
+        "R",
+        "TP / (TP + FN): the real conflicts found",
+        True,
+        lambda c: prf(c["tp"], c["fp"], c["fn"])["recall"],
+    ),
+    "f1": DetectionMetric(
+        "f1",
+        "F1",
+        "F1",
+        "the harmonic mean of precision and recall (0.0 when nothing was found)",
+        True,
+        lambda c: prf(c["tp"], c["fp"], c["fn"])["f1"],
+    ),
+    "false_positive_rate": DetectionMetric(
+        "false_positive_rate",
+        "false-positive rate",
+        "FPR",
+        "FP / (FP + TN): the claims without a conflict flagged as conflicted",
+        False,
+        lambda c: _div(c["fp"], c["fp"] + c["tn"]),
+    ),
 }
 """The detection metric table (the registry's ``detection_metric`` namespace): every group of a bench
 evaluation, the report's detection table and ``bench run``'s text read it, so an entry here is all a new

@@ -40,7 +40,10 @@ log = logging.getLogger(__name__)
 EXIT_GATE = 4
 """Exit status of a run whose ``--fail-if`` conditions held (written and finished otherwise)."""
 OPERATORS: dict[str, Callable[[float, float], bool]] = {
-    ">=": operator.ge, "<=": operator.le, ">": operator.gt, "<": operator.lt,
+    ">=": operator.ge,
+    "<=": operator.le,
+    ">": operator.gt,
+    "<": operator.lt,
 }
 RUN_SCOPES = ("macro", "micro")
 COMPARE_SCOPES = ("diff", "a", "b")
@@ -87,20 +90,26 @@ def parse_condition(text: str, *, compare: bool = False) -> Condition:
         scope, metric = (parts[0], parts[1]) if len(parts) == 2 else ("macro", parts[0] if len(parts) == 1 else name)
     if scope is None or scope not in scopes or metric not in METRICS or len(parts) > 2:
         meant = _meant(metric if metric not in METRICS else scope, METRICS if metric not in METRICS else scopes)
-        raise ConfigError(f"--fail-if {text!r}: unknown {'metric' if metric not in METRICS else 'scope'} in "
-                          f"{name!r}{meant}; allowed: {allowed(compare)}")
+        raise ConfigError(
+            f"--fail-if {text!r}: unknown {'metric' if metric not in METRICS else 'scope'} in "
+            f"{name!r}{meant}; allowed: {allowed(compare)}"
+        )
     threshold = float(number)
     low, high = METRICS[metric].bounds
     if scope == "diff":
         low, high = low - high, high - low
     what = f"{'B − A of ' if scope == 'diff' else ''}{METRICS[metric].label}"
     if not math.isfinite(threshold):
-        raise ConfigError(f"--fail-if {text!r}: {number} is not a finite number (it reads as {threshold}); give a "
-                          f"threshold from {_show(low)} to {_show(high)}, the values {what} takes")
+        raise ConfigError(
+            f"--fail-if {text!r}: {number} is not a finite number (it reads as {threshold}); give a "
+            f"threshold from {_show(low)} to {_show(high)}, the values {what} takes"
+        )
     if not low <= threshold <= high:
-        raise ConfigError(f"--fail-if {text!r}: {what} lies from {_show(low)} to {_show(high)}, so a threshold of "
-                          f"{number} means the condition {_never_or_always(op, threshold, low)}; give one from "
-                          f"{_show(low)} to {_show(high)}")
+        raise ConfigError(
+            f"--fail-if {text!r}: {what} lies from {_show(low)} to {_show(high)}, so a threshold of "
+            f"{number} means the condition {_never_or_always(op, threshold, low)}; give one from "
+            f"{_show(low)} to {_show(high)}"
+        )
     return Condition(scope, metric, op, threshold, text.strip())
 
 
@@ -157,21 +166,37 @@ def check_comparison(conditions: Sequence[Condition], result: Mapping[str, Any])
         if c.scope in ("a", "b"):
             who = result[c.scope]["label"]
             if c.holds(float(entry[c.scope])):
-                failed.append(f"--fail-if {c.text}: {label} of {who} is {_show(float(entry[c.scope]))} over "
-                              f"{entry['n']} paired items")
+                failed.append(
+                    f"--fail-if {c.text}: {label} of {who} is {_show(float(entry[c.scope]))} over "
+                    f"{entry['n']} paired items"
+                )
             continue
         ci = entry.get("ci95")
         if ci is None:
-            value, said = float(entry["diff"]), f"B − A is {_show(float(entry['diff']))} (no interval: the point difference)"
+            value, said = (
+                float(entry["diff"]),
+                f"B − A is {_show(float(entry['diff']))} (no interval: the point difference)",
+            )
         else:
             lower = c.op in (">", ">=")
             value = float(ci[0] if lower else ci[1])
-            said = (f"B − A is {_show(float(entry['diff']))}, 95% interval [{_show(ci[0])}, {_show(ci[1])}]: its "
-                    f"{'lower' if lower else 'upper'} bound {_show(value)} {c.op} {_show(c.threshold)}")
+            said = (
+                f"B − A is {_show(float(entry['diff']))}, 95% interval [{_show(ci[0])}, {_show(ci[1])}]: its "
+                f"{'lower' if lower else 'upper'} bound {_show(value)} {c.op} {_show(c.threshold)}"
+            )
         if c.holds(value):
             failed.append(f"--fail-if {c.text}: {label} {said}")
     return failed
 
 
-__all__ = ["COMPARE_SCOPES", "Condition", "EXIT_GATE", "OPERATORS", "RUN_SCOPES", "allowed", "check_comparison",
-           "check_run", "parse_condition"]
+__all__ = [
+    "COMPARE_SCOPES",
+    "Condition",
+    "EXIT_GATE",
+    "OPERATORS",
+    "RUN_SCOPES",
+    "allowed",
+    "check_comparison",
+    "check_run",
+    "parse_condition",
+]

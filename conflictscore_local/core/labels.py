@@ -4,7 +4,7 @@ by position: what the judges and the model manifests both read. Pure: no I/O, no
 from __future__ import annotations
 
 import re
-from typing import Mapping
+from typing import Any, Mapping
 
 from .types import CONTRADICT, IRRELEVANT, SUPPORT, Label
 
@@ -13,12 +13,35 @@ _ALIASES: dict[str, Label] = {
         ("entailment", "entails", "entail", "entailed", "support", "supports", "supported", "supporting"), SUPPORT
     ),
     **dict.fromkeys(
-        ("contradiction", "contradicts", "contradict", "contradicted", "contradictory",
-         "refute", "refutes", "refuted", "refuting"), CONTRADICT
+        (
+            "contradiction",
+            "contradicts",
+            "contradict",
+            "contradicted",
+            "contradictory",
+            "refute",
+            "refutes",
+            "refuted",
+            "refuting",
+        ),
+        CONTRADICT,
     ),
     **dict.fromkeys(
-        ("neutral", "not_entailment", "non_entailment", "not_entailed", "no_entailment", "not_enough_info",
-         "not_enough_information", "nei", "irrelevant", "unrelated", "unsupported", "not_supported"), IRRELEVANT
+        (
+            "neutral",
+            "not_entailment",
+            "non_entailment",
+            "not_entailed",
+            "no_entailment",
+            "not_enough_info",
+            "not_enough_information",
+            "nei",
+            "irrelevant",
+            "unrelated",
+            "unsupported",
+            "not_supported",
+        ),
+        IRRELEVANT,
     ),
 }
 
@@ -43,7 +66,7 @@ def _shown(t: float) -> str:
     return f"{t:.2f}" if round(t, 2) == t else repr(float(t))
 
 
-def rule_text(thresholds: Mapping[str, float] | None) -> str:
+def rule_text(thresholds: Mapping[Any, float] | None) -> str:
     """The rule a judge turns probabilities into a label by: ``thresholds S>=0.45 C>=0.30`` (SUPPORT and
     CONTRADICT are candidates when their probability reaches their threshold; none → IRRELEVANT, else the
     more probable candidate) or ``argmax`` (the most probable label)."""

@@ -88,19 +88,55 @@ def weighted_conflict_ratio(verdicts: Sequence[ClaimVerdict]) -> float | None:
 METRICS: dict[str, Metric] = {
     m.key: m
     for m in (
-        Metric("cs_c", "CS-C", "CS-C", "cc", "share of claims that some document supports and another contradicts",
-               False, conflicted_share),
+        Metric(
+            "cs_c",
+            "CS-C",
+            "CS-C",
+            "cc",
+            "share of claims that some document supports and another contradicts",
+            False,
+            conflicted_share,
+        ),
         Metric("cs_r", "CS-R", "CS-R", "cr", "mean |D−| / (|D+| + |D−|) over conflicted claims", False, conflict_ratio),
-        Metric("cs_r_evidenced", "cs_r_evidenced", "cs_r_evid.", "ce",
-               "the same ratio over every claim some document takes a side on", False, evidenced_ratio),
-        Metric("support_rate", "support rate", "support", "sr",
-               "share of claims with a supporting document: what a pooled metric reports", True, support_rate),
-        Metric("cs_c_weighted", "CS-C weighted", "CS-C w.", "cw",
-               "share of claims conflicted with each side weighing at least aggregate.min_side_weight "
-               "(document reliability)", False, weighted_conflicted_share, optional=True),
-        Metric("cs_r_weighted", "CS-R weighted", "CS-R w.", "rw",
-               "mean Σ_{D−} w / (Σ_{D+} w + Σ_{D−} w) over conflicted claims (w: document reliability)", False,
-               weighted_conflict_ratio, optional=True),
+        Metric(
+            "cs_r_evidenced",
+            "cs_r_evidenced",
+            "cs_r_evid.",
+            "ce",
+            "the same ratio over every claim some document takes a side on",
+            False,
+            evidenced_ratio,
+        ),
+        Metric(
+            "support_rate",
+            "support rate",
+            "support",
+            "sr",
+            "share of claims with a supporting document: what a pooled metric reports",
+            True,
+            support_rate,
+        ),
+        Metric(
+            "cs_c_weighted",
+            "CS-C weighted",
+            "CS-C w.",
+            "cw",
+            "share of claims conflicted with each side weighing at least aggregate.min_side_weight "
+            "(document reliability)",
+            False,
+            weighted_conflicted_share,
+            optional=True,
+        ),
+        Metric(
+            "cs_r_weighted",
+            "CS-R weighted",
+            "CS-R w.",
+            "rw",
+            "mean Σ_{D−} w / (Σ_{D+} w + Σ_{D−} w) over conflicted claims (w: document reliability)",
+            False,
+            weighted_conflict_ratio,
+            optional=True,
+        ),
     )
 }
 """The metric table, in the order every output lists the metrics."""
@@ -199,9 +235,9 @@ def bootstrap_columns(
         for start in range(0, n_resamples, block):
             rows = min(block, n_resamples - start)
             if grouped:
-                means[start:start + rows] = rng.multinomial(n, counts / n, size=rows) @ distinct / n
+                means[start : start + rows] = rng.multinomial(n, counts / n, size=rows) @ distinct / n
             else:
-                means[start:start + rows] = vals[rng.integers(0, n, size=(rows, n))].mean(axis=1)
+                means[start : start + rows] = vals[rng.integers(0, n, size=(rows, n))].mean(axis=1)
         lo, hi = np.quantile(means, [lo_q, hi_q])
         out[k] = (float(lo), float(hi))
     return out
@@ -217,8 +253,9 @@ def bootstrap_ci(
     """Percentile bootstrap interval over items of each macro value: the items where a metric is
     defined are resampled (the macro skips the others), metrics in table order
     (:func:`bootstrap_columns`)."""
-    return bootstrap_columns({k: defined(metrics, k) for k in shown_keys(metrics)}, n_resamples=n_resamples,
-                             level=level, seed=seed)
+    return bootstrap_columns(
+        {k: defined(metrics, k) for k in shown_keys(metrics)}, n_resamples=n_resamples, level=level, seed=seed
+    )
 
 
 def bootstrap_mean_ci(
@@ -273,9 +310,7 @@ def label_counts(results: Iterable[ItemResult]) -> dict[str, Any]:
     return out
 
 
-def summarize_metrics(
-    results: Sequence[ItemResult], *, seed: int = 0, n_resamples: int = 1000
-) -> Mapping[str, Any]:
+def summarize_metrics(results: Sequence[ItemResult], *, seed: int = 0, n_resamples: int = 1000) -> Mapping[str, Any]:
     """The dataset-level numbers of a report: macro, micro, ci95, pair and label counts."""
     ms = [r.metrics for r in results]
     return {

@@ -34,6 +34,7 @@ FEATURE_CAP = 2
 QUESTION_WEIGHT = 2.0
 """Weight of the share of the question's words a claim repeats (0–1) against the counts (0–2 each)."""
 
+
 def salience_score(n_numbers: int, n_names: int, question_overlap: float) -> float:
     """min(numbers, 2) + min(names, 2) + 2 × the share of the question's words in the claim."""
     return min(n_numbers, FEATURE_CAP) + min(n_names, FEATURE_CAP) + QUESTION_WEIGHT * question_overlap
@@ -80,11 +81,19 @@ def _longest(claims: Sequence[Claim], k: int, **_: Any) -> list[int]:
     return _top([float(len(c.text)) for c in claims], k)
 
 
-def _salient(claims: Sequence[Claim], k: int, *, question: str | None = None,
-             salience: Callable[[Sequence[str], str | None], list[float]] | None = None, **_: Any) -> list[int]:
+def _salient(
+    claims: Sequence[Claim],
+    k: int,
+    *,
+    question: str | None = None,
+    salience: Callable[[Sequence[str], str | None], list[float]] | None = None,
+    **_: Any,
+) -> list[int]:
     if salience is None:
-        raise ValueError("claim selection 'salient' needs its scorer: salience=conflictscore_local.util.nlp."
-                         "Salience().scores (spaCy's entities), or any function (claims, question) → scores")
+        raise ValueError(
+            "claim selection 'salient' needs its scorer: salience=conflictscore_local.util.nlp."
+            "Salience().scores (spaCy's entities), or any function (claims, question) → scores"
+        )
     return _top(salience([c.text for c in claims], question), k)
 
 

@@ -344,9 +344,7 @@ class ItemResult:
         return out
 
     @classmethod
-    def from_json(
-        cls, d: Mapping[str, Any], metrics: Callable[[Sequence[ClaimVerdict]], ItemMetrics]
-    ) -> "ItemResult":
+    def from_json(cls, d: Mapping[str, Any], metrics: Callable[[Sequence[ClaimVerdict]], ItemMetrics]) -> "ItemResult":
         """One output line read back; ``metrics`` recomputes the item's metrics from its verdicts
         (the file's own numbers are not trusted)."""
         verdicts = tuple(ClaimVerdict.from_json(d["id"], c.get("index", i), c) for i, c in enumerate(d["claims"]))
@@ -391,9 +389,14 @@ class InputRecord:
     format: str = "jsonl"
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"lines": self.lines, "blank_lines": self.blank_lines, "items": self.items,
-                               "empty_responses": self.empty_responses, "no_documents": self.no_documents,
-                               "file": self.file}
+        out: dict[str, Any] = {
+            "lines": self.lines,
+            "blank_lines": self.blank_lines,
+            "items": self.items,
+            "empty_responses": self.empty_responses,
+            "no_documents": self.no_documents,
+            "file": self.file,
+        }
         if self.format != "jsonl":
             out["format"] = self.format
         out["shape"] = self.shape
@@ -552,18 +555,31 @@ class Summary:
         older ``bench run`` results file, renamed it): ``ci95`` intervals as tuples."""
         ci = d.get("ci95") or {}
         return cls(
-            n_items=d["n_items"], n_claims=d["n_claims"], macro=dict(d["macro"]), micro=dict(d["micro"]),
+            n_items=d["n_items"],
+            n_claims=d["n_claims"],
+            macro=dict(d["macro"]),
+            micro=dict(d["micro"]),
             ci95={k: (tuple(v) if v is not None else None) for k, v in ci.items()},
-            pairs=dict(d.get("pairs") or {}), timing=dict(d.get("timing") or {}), config=dict(d.get("config") or {}),
-            versions=dict(d.get("versions") or {}), stages=Stages.from_json(d.get("stages") or {}),
-            warnings=tuple(d.get("warnings") or ()), sampling=d.get("sampling"), bench=d.get("bench"),
-            evaluation=d.get("evaluation"), started=d.get("started"), finished=d.get("finished"),
+            pairs=dict(d.get("pairs") or {}),
+            timing=dict(d.get("timing") or {}),
+            config=dict(d.get("config") or {}),
+            versions=dict(d.get("versions") or {}),
+            stages=Stages.from_json(d.get("stages") or {}),
+            warnings=tuple(d.get("warnings") or ()),
+            sampling=d.get("sampling"),
+            bench=d.get("bench"),
+            evaluation=d.get("evaluation"),
+            started=d.get("started"),
+            finished=d.get("finished"),
         )
 
 
 def __getattr__(name: str) -> Any:
     if name == "Report":  # the old name of Summary
-        _warnings.warn("Report is deprecated and will be removed in 0.3.0: use Summary (the same class)",
-                       DeprecationWarning, stacklevel=2)
+        _warnings.warn(
+            "Report is deprecated and will be removed in 0.3.0: use Summary (the same class)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return Summary
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -118,12 +118,12 @@ def response_blocks(text: str) -> Iterator[tuple[int, int]]:
         m = _BULLET.match(body, lead)
         s = start + (m.end() if m else lead)
         prev = blocks[-1] if blocks else []
-        if prev and not m and body[lead:lead + 1].islower() and text[prev[1] - 1] not in ".!?:":
+        if prev and not m and body[lead : lead + 1].islower() and text[prev[1] - 1] not in ".!?:":
             prev[1] = end
         else:
             blocks.append([s, end])
     for b in blocks:
-        if b and text[b[0]:b[1]].strip():
+        if b and text[b[0] : b[1]].strip():
             yield b[0], b[1]
 
 
@@ -135,7 +135,7 @@ def mask_markup(text: str) -> str:
     """
     out = list(text)
     for m in _MARKUP_RUNS.finditer(text):
-        out[m.start():m.end()] = " " * (m.end() - m.start())
+        out[m.start() : m.end()] = " " * (m.end() - m.start())
     for m in _MARKUP_PAIRS.finditer(text):
         for g in range(1, _MARKUP_PAIRS.groups + 1):
             if m.group(g) is not None:
@@ -170,7 +170,7 @@ def is_filler(text: str) -> bool:
     information: Paris has 2.1 million inhabitants." is not a filler.
     """
     body = _plain(text).lower()
-    body = body[marker_length(body):]
+    body = body[marker_length(body) :]
     return not re.search(r"\w", body) or bool(_FILLERS.match(body))
 
 
@@ -180,7 +180,7 @@ def marker_length(text: str) -> int:
     skip = 0
     while True:
         m = _MARKERS.match(plain, skip)
-        if not m or not re.search(r"\w", plain[m.end():]):
+        if not m or not re.search(r"\w", plain[m.end() :]):
             return skip
         skip = m.end()
 
@@ -230,7 +230,7 @@ def parse_claims(text: str | None, *, markers_required: bool) -> list[str] | Non
         if ln.strip()
         for part in (_NEXT_NUMBER.split(ln.strip()) if _NUMBERED_LINE.match(ln.strip()) else [ln.strip()])
     ]
-    marked = [ln[m.end():].strip() for ln in lines if (m := _BULLET.match(ln))]
+    marked = [ln[m.end() :].strip() for ln in lines if (m := _BULLET.match(ln))]
     marked = [c for c in marked if c]
     if marked or markers_required:
         return marked or None

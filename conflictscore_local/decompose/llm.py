@@ -36,7 +36,7 @@ SYSTEM_PROMPT = (
     "- Keep names, numbers, dates and units exactly as written.\n"
     "- Replace pronouns with the entity they refer to when the question or the sentence makes it clear.\n"
     "- State only what the sentence says: add nothing, and do not judge whether it is true.\n"
-    '- If the sentence states no fact (a greeting, an offer of help, a remark about the conversation), '
+    "- If the sentence states no fact (a greeting, an offer of help, a remark about the conversation), "
     "answer NONE.\n"
     "Write nothing else."
 )
@@ -100,8 +100,9 @@ class LLMConfig:
     max_claims_per_sentence: int = ranged(16, 1, 10_000, help="claims kept per sentence, at most")
 
     def __post_init__(self) -> None:
-        registry.config_for("generator", self.generator, self.generator_args,
-                            where=f"generator {self.generator!r} (generator_args)")
+        registry.config_for(
+            "generator", self.generator, self.generator_args, where=f"generator {self.generator!r} (generator_args)"
+        )
 
 
 class LLMDecomposer(DecomposerBase):

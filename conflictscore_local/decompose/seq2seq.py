@@ -56,7 +56,9 @@ class Seq2SeqConfig:
     revision: str | None = None
     pipeline: str | None = None
     batch_size: int = ranged(16, 1, 1_000_000)
-    max_input_tokens: int = ranged(512, 1, 1_000_000, help="tokens of a sentence and its context given to the model, at most")
+    max_input_tokens: int = ranged(
+        512, 1, 1_000_000, help="tokens of a sentence and its context given to the model, at most"
+    )
     max_new_tokens: int = ranged(256, 1, 1_000_000, help="tokens generated per sentence, at most")
     num_beams: int = ranged(1, 1, 256, help="beam search width (1: greedy)")
     max_claims_per_sentence: int = ranged(16, 1, 10_000, help="claims kept per sentence, at most")
@@ -92,8 +94,9 @@ class Seq2SeqDecomposer(DecomposerBase):
         from ..util.devices import torch_device, torch_dtype
 
         cfg = self.config
-        path = resolve_model(cfg.model, cfg.revision, what="seq2seq decomposer", record=self.resolved,
-                             use=("decomposer", "seq2seq"))
+        path = resolve_model(
+            cfg.model, cfg.revision, what="seq2seq decomposer", record=self.resolved, use=("decomposer", "seq2seq")
+        )
         return {
             "backend": "seq2seq",
             "model": model_fingerprint(path),
@@ -115,8 +118,9 @@ class Seq2SeqDecomposer(DecomposerBase):
         from ..util.devices import torch_device, torch_dtype
 
         cfg = self.config
-        path = resolve_model(cfg.model, cfg.revision, what="seq2seq decomposer", record=self.resolved,
-                             use=("decomposer", "seq2seq"))
+        path = resolve_model(
+            cfg.model, cfg.revision, what="seq2seq decomposer", record=self.resolved, use=("decomposer", "seq2seq")
+        )
         device = torch_device(cfg.device)
         dtype = torch_dtype(cfg.dtype, device)
         try:
@@ -176,7 +180,7 @@ class Seq2SeqDecomposer(DecomposerBase):
         out: list[str] = [""] * len(ids)
         with torch.inference_mode():
             for b in range(0, len(order), cfg.batch_size):
-                idx = order[b:b + cfg.batch_size]
+                idx = order[b : b + cfg.batch_size]
                 batch = tok.pad({"input_ids": [ids[i] for i in idx]}, return_tensors="pt").to(model.device)
                 gen = model.generate(
                     **batch, max_new_tokens=cfg.max_new_tokens, num_beams=cfg.num_beams, do_sample=False

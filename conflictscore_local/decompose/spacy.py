@@ -50,12 +50,45 @@ _PAIRS = (("(", ")"), ("[", "]"), ("“", "”"))
 
 # Regular past forms that, after a passive clause ("was born in X and moved to Y"), read
 # as active past tense: they are almost never passive participles in running text.
-_INTRANSITIVE_PAST = frozenset({
-    "moved", "died", "lived", "worked", "graduated", "retired", "emigrated", "immigrated", "returned",
-    "arrived", "remained", "stayed", "relocated", "resided", "competed", "appeared", "belonged", "existed",
-    "lasted", "occurred", "happened", "emerged", "originated", "debuted", "starred", "traveled", "travelled",
-    "toured", "peaked", "ranked", "survived", "succeeded", "collaborated", "campaigned", "flourished",
-})
+_INTRANSITIVE_PAST = frozenset(
+    {
+        "moved",
+        "died",
+        "lived",
+        "worked",
+        "graduated",
+        "retired",
+        "emigrated",
+        "immigrated",
+        "returned",
+        "arrived",
+        "remained",
+        "stayed",
+        "relocated",
+        "resided",
+        "competed",
+        "appeared",
+        "belonged",
+        "existed",
+        "lasted",
+        "occurred",
+        "happened",
+        "emerged",
+        "originated",
+        "debuted",
+        "starred",
+        "traveled",
+        "travelled",
+        "toured",
+        "peaked",
+        "ranked",
+        "survived",
+        "succeeded",
+        "collaborated",
+        "campaigned",
+        "flourished",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -127,8 +160,11 @@ class SpacyDecomposer(DecomposerBase):
         """The pipeline (by its own name and version, however it was named here) and the rules' switches."""
         nlp = self.nlp()
         cfg = self.config
-        name = self.resolved["pipeline"] if self.resolved["pipeline"] == "blank:en" else (
-            f"{nlp.meta.get('lang', '')}_{nlp.meta.get('name', '')}")
+        name = (
+            self.resolved["pipeline"]
+            if self.resolved["pipeline"] == "blank:en"
+            else (f"{nlp.meta.get('lang', '')}_{nlp.meta.get('name', '')}")
+        )
         return {
             "backend": "spacy",
             "pipeline": name,
@@ -189,7 +225,7 @@ class SpacyDecomposer(DecomposerBase):
         for doc, (i, offset, source) in nlp.pipe(blocks, as_tuples=True, batch_size=cfg.batch_size):
             masked = doc.text  # a property rebuilt from the tokens on every access: read it once
             for sent in doc.sents:
-                raw = source[sent.start_char:sent.end_char]
+                raw = source[sent.start_char : sent.end_char]
                 a = sent.start_char + len(raw) - len(raw.lstrip())
                 b = sent.start_char + len(raw.rstrip())
                 if a >= b:
@@ -331,7 +367,7 @@ def _clause_ranges(
     while end > sent.start and (doc[end - 1].is_space or doc[end - 1].text in _FINAL_PUNCT):
         end -= 1
     own: dict[int, list[int]] = {h.i: [] for h in heads}
-    for t in doc[sent.start:end]:
+    for t in doc[sent.start : end]:
         if t.is_space or t.i in connectors:
             continue
         a = t
@@ -385,7 +421,7 @@ def _clause_parts(
         if h is not root and doc[lo].is_punct:
             return None  # a clause that opens with a quote or bracket is a title or an aside
         copied_text = " ".join(doc.char_span(a, b, alignment_mode="expand").text for a, b in prefix)
-        if not _balanced(doc[lo:hi + 1].text) or not _balanced(copied_text):
+        if not _balanced(doc[lo : hi + 1].text) or not _balanced(copied_text):
             return None
         parts.append((prefix, doc[lo].idx, doc[hi].idx + len(doc[hi])))
     return parts
@@ -414,7 +450,7 @@ def _has_subject(verb: Any) -> bool:
 
 def _comma_after_subject(verb: Any) -> bool:
     subj = _subject(verb, _ANY_SUBJECT)
-    return any(t.text == "," and t.head is verb for t in verb.doc[subj.right_edge.i + 1:verb.i])
+    return any(t.text == "," and t.head is verb for t in verb.doc[subj.right_edge.i + 1 : verb.i])
 
 
 def _nearest_subject(verb: Any, parent: dict[int, Any]) -> Any:
@@ -480,7 +516,7 @@ def _subject_range(subj: Any) -> tuple[int, int]:
     while keep and _loose(keep[0]):
         keep.pop(0)
     inside = {t.i for t in keep}
-    if not keep or any(not t.is_space and t.i not in inside for t in doc[keep[0].i:keep[-1].i + 1]):
+    if not keep or any(not t.is_space and t.i not in inside for t in doc[keep[0].i : keep[-1].i + 1]):
         keep = toks
     return keep[0].idx, keep[-1].idx + len(keep[-1])
 

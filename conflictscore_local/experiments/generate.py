@@ -33,8 +33,9 @@ def check_report_items(items: Sequence[Item], path: str | None = None, lines: Se
         if not (it.question or "").strip():
             raise InputError("missing (a report answers a question)", path=path, line=line, field="question")
         if not any(d.text.strip() for d in it.documents):
-            raise InputError("no document with text (a report is written from documents)", path=path, line=line,
-                             field="documents")
+            raise InputError(
+                "no document with text (a report is written from documents)", path=path, line=line, field="documents"
+            )
 
 
 def generate_reports(
@@ -63,9 +64,15 @@ def generate_reports(
         row.pop("claims", None)
         row.pop("labels", None)
         row["response"] = (g.text or "").strip()
-        gen: dict[str, Any] = {"strategy": strategy, "prompts_version": PROMPT_VERSION,
-                               "instruction": STRATEGIES[strategy], "finish_reason": g.finish_reason,
-                               "max_tokens": max_tokens, "temperature": temperature, "generator": described}
+        gen: dict[str, Any] = {
+            "strategy": strategy,
+            "prompts_version": PROMPT_VERSION,
+            "instruction": STRATEGIES[strategy],
+            "finish_reason": g.finish_reason,
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+            "generator": described,
+        }
         if g.text is None:
             gen["error"] = g.error or "no reply"
         row["generation"] = gen
@@ -99,18 +106,37 @@ def generate_file(
         raise ConfigError(f"--limit must be at least 1, got {limit}")
     rows = None if str(output_path) == "-" else output_path
     with Job([Input(input_path, "the input file")], [Output(rows, "-o", "OUTPUT (-o)", kind="rows")]):
-        return _generate_file(input_path, output_path, strategy=strategy, generator=generator,
-                              generator_args=generator_args, max_tokens=max_tokens, temperature=temperature,
-                              limit=limit, progress=progress, resume=resume)
+        return _generate_file(
+            input_path,
+            output_path,
+            strategy=strategy,
+            generator=generator,
+            generator_args=generator_args,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            limit=limit,
+            progress=progress,
+            resume=resume,
+        )
 
 
 CHUNK_ITEMS = 256
 """Items sent to the generator at once: their rows are written (and kept for ``--resume``) together."""
 
 
-def _generate_file(input_path: str | os.PathLike[str], output_path: str | os.PathLike[str], *, strategy: str,
-                   generator: str | Generator, generator_args: Mapping[str, Any] | None, max_tokens: int,
-                   temperature: float, limit: int | None, progress: bool, resume: bool) -> dict[str, Any]:
+def _generate_file(
+    input_path: str | os.PathLike[str],
+    output_path: str | os.PathLike[str],
+    *,
+    strategy: str,
+    generator: str | Generator,
+    generator_args: Mapping[str, Any] | None,
+    max_tokens: int,
+    temperature: float,
+    limit: int | None,
+    progress: bool,
+    resume: bool,
+) -> dict[str, Any]:
     p = str(input_path)
     items, lines = [], []
     seen: dict[str, int] = {}
@@ -128,15 +154,27 @@ def _generate_file(input_path: str | os.PathLike[str], output_path: str | os.Pat
         raise InputError("holds no item", path=p)
     check_report_items(items, p, lines)
     gen = registry.as_backend("generator", generator, generator_args, where="generate: generator")
-    fingerprint = {"format": FINGERPRINT_FORMAT, "input": {"sha256": file_sha256(p)},
-                   "settings": {"strategy": strategy, "prompts_version": PROMPT_VERSION, "max_tokens": max_tokens,
-                                "temperature": temperature},
-                   "backends": {"generator": dict(gen.spec())}}
+    fingerprint = {
+        "format": FINGERPRINT_FORMAT,
+        "input": {"sha256": file_sha256(p)},
+        "settings": {
+            "strategy": strategy,
+            "prompts_version": PROMPT_VERSION,
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+        },
+        "backends": {"generator": dict(gen.spec())},
+    }
     wanted = {it.id for it in items}
-    writer = ResumableJsonlWriter(output_path, resume=resume, fingerprint=fingerprint,
-                                  keep=lambda r: r.get("id") in wanted and not _failed(r),
-                                  explain=explain_fingerprint_change, fresh="a fresh run asks every item again",
-                                  verbatim=True)  # the user's items; the answers were redacted as they came
+    writer = ResumableJsonlWriter(
+        output_path,
+        resume=resume,
+        fingerprint=fingerprint,
+        keep=lambda r: r.get("id") in wanted and not _failed(r),
+        explain=explain_fingerprint_change,
+        fresh="a fresh run asks every item again",
+        verbatim=True,
+    )  # the user's items; the answers were redacted as they came
     with writer:
         if resume and not writer.resumed:
             log.warning(f"--resume: no interrupted run of {output_path} to resume; generating every item")
@@ -145,19 +183,32 @@ def _generate_file(input_path: str | os.PathLike[str], output_path: str | os.Pat
         rows: list[dict[str, Any]] = []
         with progress_bar(len(todo), "item", enabled=progress, desc=f"generate ({strategy})") as bar:
             for start in range(0, len(todo), CHUNK_ITEMS):
-                chunk = generate_reports(todo[start:start + CHUNK_ITEMS], gen, strategy, max_tokens=max_tokens,
-                                         temperature=temperature, on_progress=bar.update)
+                chunk = generate_reports(
+                    todo[start : start + CHUNK_ITEMS],
+                    gen,
+                    strategy,
+                    max_tokens=max_tokens,
+                    temperature=temperature,
+                    on_progress=bar.update,
+                )
                 for row in chunk:
                     writer.write(row)
                 rows.extend(chunk)
     every = [*done.values(), *rows]
     failed = sum(_failed(r) for r in every)
     if failed:
-        log.warning(f"{failed} of {len(every)} items got no response (see generation.error in {output_path}; "
-                    "--resume asks them again)")
+        log.warning(
+            f"{failed} of {len(every)} items got no response (see generation.error in {output_path}; "
+            "--resume asks them again)"
+        )
     described = every[0]["generation"]["generator"] if every else gen.describe()
-    return {"items": len(every), "failed": failed, "resumed": len(done), "generator": described,
-            "generator_stats": gen.stats()}
+    return {
+        "items": len(every),
+        "failed": failed,
+        "resumed": len(done),
+        "generator": described,
+        "generator_stats": gen.stats(),
+    }
 
 
 def _failed(row: Mapping[str, Any]) -> bool:

@@ -15,9 +15,7 @@ from ..core.types import Document
 PROMPT_VERSION = "1"
 
 STRATEGIES: dict[str, str] = {
-    "standard": (
-        "Answer the question below as a short report written from the documents."
-    ),
+    "standard": ("Answer the question below as a short report written from the documents."),
     "balanced": (
         "Answer the question below as a short report written from the documents. Where the documents "
         "disagree, say so: acknowledge the disagreement instead of presenting one side as settled."
@@ -72,8 +70,9 @@ def report_prompt(strategy: str, question: str, documents: Sequence[Document]) -
     """The chat prompt asking for a report under ``strategy``."""
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}; allowed: {', '.join(STRATEGIES)}")
-    text = REPORT_TEMPLATE.format(instruction=STRATEGIES[strategy], documents=format_documents(documents),
-                                  question=question.strip())
+    text = REPORT_TEMPLATE.format(
+        instruction=STRATEGIES[strategy], documents=format_documents(documents), question=question.strip()
+    )
     return [{"role": "user", "content": text}]
 
 
@@ -85,8 +84,13 @@ def mc_prompt(
         raise ValueError(f"no first-pass prompt for condition {condition!r}; allowed: {', '.join(MC_INSTRUCTIONS)}")
     docs = "" if condition == "closed-book" else f"Documents:\n{format_documents(documents)}\n\n"
     opts = "\n".join(f"{letter(i)}. {o}" for i, o in enumerate(options))
-    text = MC_TEMPLATE.format(instruction=MC_INSTRUCTIONS[condition], rule=MC_REPLY_RULE, documents=docs,
-                              question=question.strip(), options=opts)
+    text = MC_TEMPLATE.format(
+        instruction=MC_INSTRUCTIONS[condition],
+        rule=MC_REPLY_RULE,
+        documents=docs,
+        question=question.strip(),
+        options=opts,
+    )
     return [{"role": "user", "content": text}]
 
 
@@ -102,8 +106,7 @@ def feedback_prompt(
         for claim, sup, con in conflicted
     ]
     turn = FEEDBACK_TEMPLATE.format(claims="\n\n".join(blocks), rule=MC_REPLY_RULE)
-    return [*(dict(m) for m in first), {"role": "assistant", "content": reply},
-            {"role": "user", "content": turn}]
+    return [*(dict(m) for m in first), {"role": "assistant", "content": reply}, {"role": "user", "content": turn}]
 
 
 def prompt_record(kind: str) -> dict[str, Any]:
@@ -111,7 +114,12 @@ def prompt_record(kind: str) -> dict[str, Any]:
     if kind == "report":
         return {"version": PROMPT_VERSION, "template": REPORT_TEMPLATE, "strategies": dict(STRATEGIES)}
     if kind == "multiple-choice":
-        return {"version": PROMPT_VERSION, "template": MC_TEMPLATE, "rule": MC_REPLY_RULE,
-                "instructions": dict(MC_INSTRUCTIONS), "feedback": FEEDBACK_TEMPLATE,
-                "feedback_claim": FEEDBACK_CLAIM}
+        return {
+            "version": PROMPT_VERSION,
+            "template": MC_TEMPLATE,
+            "rule": MC_REPLY_RULE,
+            "instructions": dict(MC_INSTRUCTIONS),
+            "feedback": FEEDBACK_TEMPLATE,
+            "feedback_claim": FEEDBACK_CLAIM,
+        }
     raise ValueError(f"unknown prompt kind {kind!r}; allowed: report, multiple-choice")

@@ -69,22 +69,36 @@ class Answer:
     pass_: int = 1
 
     def to_json(self) -> dict[str, Any]:
-        return {"condition": self.condition, "pass": self.pass_, "prompt": [dict(m) for m in self.prompt],
-                "reply": self.reply, "finish_reason": self.finish_reason,
-                "choice": letter(self.choice) if self.choice is not None else None,
-                "state": self.state, "note": self.note}
+        return {
+            "condition": self.condition,
+            "pass": self.pass_,
+            "prompt": [dict(m) for m in self.prompt],
+            "reply": self.reply,
+            "finish_reason": self.finish_reason,
+            "choice": letter(self.choice) if self.choice is not None else None,
+            "state": self.state,
+            "note": self.note,
+        }
 
     @classmethod
     def from_json(cls, row: Mapping[str, Any]) -> "Answer":
         """The answer a trace row (``kind: answer``) holds: what :meth:`to_json` wrote."""
         choice = row.get("choice")
-        return cls(row["condition"], tuple(dict(m) for m in row["prompt"]), row.get("reply"),
-                   ord(choice) - ord("A") if isinstance(choice, str) else None, row["state"], row.get("note"),
-                   row.get("finish_reason"), int(row.get("pass", 1)))
+        return cls(
+            row["condition"],
+            tuple(dict(m) for m in row["prompt"]),
+            row.get("reply"),
+            ord(choice) - ord("A") if isinstance(choice, str) else None,
+            row["state"],
+            row.get("note"),
+            row.get("finish_reason"),
+            int(row.get("pass", 1)),
+        )
 
 
-def read_answer(q: MCQuestion, condition: str, prompt: Sequence[Mapping[str, str]], g: Generation,
-                pass_: int = 1) -> Answer:
+def read_answer(
+    q: MCQuestion, condition: str, prompt: Sequence[Mapping[str, str]], g: Generation, pass_: int = 1
+) -> Answer:
     """The :class:`Answer` a generation gives to ``q``: parsed strictly, never guessed."""
     if g.text is None:
         return Answer(condition, tuple(prompt), None, None, "failed", g.error or "no reply", g.finish_reason, pass_)
@@ -96,17 +110,20 @@ def read_answer(q: MCQuestion, condition: str, prompt: Sequence[Mapping[str, str
 def conflicted_feedback(q: MCQuestion, result: ItemResult) -> list[tuple[str, list[Document], list[Document]]]:
     """``(claim, supporting documents, contradicting documents)`` of every conflicted claim."""
     docs = {d.id: d for d in q.documents}
-    return [(v.claim.text, [docs[i] for i in v.support], [docs[i] for i in v.contradict])
-            for v in result.verdicts if v.conflicted]
+    return [
+        (v.claim.text, [docs[i] for i in v.support], [docs[i] for i in v.contradict])
+        for v in result.verdicts
+        if v.conflicted
+    ]
 
 
-def _generate(generator: Generator, prompts: Sequence[Any], *, max_tokens: int, temperature: float,
-              desc: str, progress: bool) -> list[Generation]:
+def _generate(
+    generator: Generator, prompts: Sequence[Any], *, max_tokens: int, temperature: float, desc: str, progress: bool
+) -> list[Generation]:
     if not prompts:
         return []
     with progress_bar(len(prompts), "prompt", enabled=progress, desc=desc) as bar:
-        out = generator.generate(list(prompts), max_tokens=max_tokens, temperature=temperature,
-                                 on_progress=bar.update)
+        out = generator.generate(list(prompts), max_tokens=max_tokens, temperature=temperature, on_progress=bar.update)
     if len(out) != len(prompts):
         raise RuntimeError(f"generator returned {len(out)} completions for {len(prompts)} prompts")
     return out
@@ -145,8 +162,9 @@ def run_regenerate(
     for cond in (c for c in wanted if c in FIRST_PASS):
         todo = [q for q in questions if (cond, q.id) not in done]
         prompts = [mc_prompt(cond, q.question, q.options, q.documents) for q in todo]
-        gens = _generate(generator, prompts, max_tokens=max_tokens, temperature=temperature, desc=cond,
-                         progress=progress)
+        gens = _generate(
+            generator, prompts, max_tokens=max_tokens, temperature=temperature, desc=cond, progress=progress
+        )
         new = {q.id: read_answer(q, cond, p, g) for q, p, g in zip(todo, prompts, gens)}
         answers[cond] = [new[q.id] if q.id in new else done[(cond, q.id)] for q in questions]
         for q in todo:
@@ -154,15 +172,29 @@ def run_regenerate(
     scoring: dict[str, Any] | None = None
     if "regenerated-rag" in wanted:
         answers["regenerated-rag"], scoring = _regenerate(
-            questions, answers["rag"], generator, engine, max_tokens=max_tokens, temperature=temperature,
-            emit=emit, progress=progress, done=done,
+            questions,
+            answers["rag"],
+            generator,
+            engine,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            emit=emit,
+            progress=progress,
+            done=done,
         )
     return summarize(questions, answers, engine=engine, scoring=scoring)
 
 
 def _regenerate(
-    questions: Sequence[MCQuestion], first: Sequence[Answer], generator: Generator, engine: Engine, *,
-    max_tokens: int, temperature: float, emit: Callable[[Mapping[str, Any]], None], progress: bool,
+    questions: Sequence[MCQuestion],
+    first: Sequence[Answer],
+    generator: Generator,
+    engine: Engine,
+    *,
+    max_tokens: int,
+    temperature: float,
+    emit: Callable[[Mapping[str, Any]], None],
+    progress: bool,
     done: Mapping[tuple[str, str], Answer] | None = None,
 ) -> tuple[list[Answer], dict[str, Any]]:
     """The second pass: score each parsed RAG answer, regenerate those with conflicted claims
@@ -170,8 +202,10 @@ def _regenerate(
     cache keeps that cheap)."""
     done = done or {}
     scored = [(q, a) for q, a in zip(questions, first) if a.choice is not None]
-    items = [Item(q.id, q.options[a.choice], q.documents, q.question, (q.options[a.choice],))  # type: ignore[index]  # scored keeps answers with a choice
-             for q, a in scored]
+    items = [
+        Item(q.id, q.options[a.choice], q.documents, q.question, (q.options[a.choice],))  # type: ignore[index]  # scored keeps answers with a choice
+        for q, a in scored
+    ]
     t0 = time.perf_counter()
     results, report = engine.score_all(items) if items else ([], None)
     score_s = time.perf_counter() - t0
@@ -184,8 +218,15 @@ def _regenerate(
             final.append(_kept(a, "the RAG reply chose no option: nothing to score, not regenerated"))
             continue
         conflicts = conflicted_feedback(q, r)
-        emit({"kind": "conflictscore", "id": q.id, "response": q.options[a.choice],  # type: ignore[index]  # the loop skipped answers without a choice
-              "conflicted": len(conflicts), "result": r.to_json()})
+        emit(
+            {
+                "kind": "conflictscore",
+                "id": q.id,
+                "response": q.options[a.choice],  # type: ignore[index]  # the loop skipped answers without a choice
+                "conflicted": len(conflicts),
+                "result": r.to_json(),
+            }
+        )
         if not conflicts:
             final.append(_kept(a, "no conflicted claim: RAG answer kept"))
             continue
@@ -194,15 +235,25 @@ def _regenerate(
             continue
         final.append(a)  # replaced below
         todo.append((k, q, feedback_prompt(a.prompt, a.reply or "", conflicts)))
-    gens = _generate(generator, [p for _, _, p in todo], max_tokens=max_tokens, temperature=temperature,
-                     desc="regenerated-rag", progress=progress)
+    gens = _generate(
+        generator,
+        [p for _, _, p in todo],
+        max_tokens=max_tokens,
+        temperature=temperature,
+        desc="regenerated-rag",
+        progress=progress,
+    )
     for (k, q, prompt), g in zip(todo, gens):
         final[k] = read_answer(q, "regenerated-rag", prompt, g, pass_=2)
     for q, a in zip(questions, final):
         if ("regenerated-rag", q.id) not in done:  # the interrupted run's answers are written already
             emit({"kind": "answer", "id": q.id, **a.to_json()})
-    scoring = {"scored": len(items), "regenerated": sum(a.pass_ == 2 for a in final), "score_s": round(score_s, 3),
-               "report": report.to_json() if report is not None else None}
+    scoring = {
+        "scored": len(items),
+        "regenerated": sum(a.pass_ == 2 for a in final),
+        "score_s": round(score_s, 3),
+        "report": report.to_json() if report is not None else None,
+    }
     return final, scoring
 
 
@@ -234,7 +285,8 @@ def summarize(
         counts = {s: states.count(s) for s in STATES}
         parsed = counts["right"] + counts["wrong"]
         out[cond] = {
-            "n": len(states), **counts,
+            "n": len(states),
+            **counts,
             "accuracy": _rate(counts["right"], len(states)),
             "ci95": bootstrap_mean_ci([s == "right" for s in states], n_resamples=n_boot, seed=seed),
             "accuracy_parsed": _rate(counts["right"], parsed),
@@ -249,9 +301,14 @@ def summarize(
         fixed = moves["wrong->right"]
         harmed = sum(v for k, v in moves.items() if k.startswith("right->") and k != "right->right")
         out["regenerated-rag"].update(
-            regenerated=sum(b.pass_ == 2 for b in after), kept=sum(b.pass_ == 1 for b in after),
-            initially_wrong=wrong, fixed=fixed, fix_rate=_rate(fixed, wrong),
-            initially_right=right, harmed=harmed, harm_rate=_rate(harmed, right),
+            regenerated=sum(b.pass_ == 2 for b in after),
+            kept=sum(b.pass_ == 1 for b in after),
+            initially_wrong=wrong,
+            fixed=fixed,
+            fix_rate=_rate(fixed, wrong),
+            initially_right=right,
+            harmed=harmed,
+            harm_rate=_rate(harmed, right),
             transitions={k: v for k, v in moves.items() if v},
         )
         if scoring is not None:
@@ -291,16 +348,26 @@ def regenerate_file(
     generator and ConflictScore configuration; refused, naming what differs, otherwise) and asks
     the rest; failed replies are asked again."""
     if resume and output_path is None:
-        raise ConfigError(f"--resume needs the per-question rows ({output_flag} OUT.jsonl): they are what a "
-                          "resume keeps")
+        raise ConfigError(
+            f"--resume needs the per-question rows ({output_flag} OUT.jsonl): they are what a resume keeps"
+        )
     if limit is not None and limit < 1:
         raise ConfigError(f"--limit must be at least 1, got {limit}")
     if sample_size is not None and sample_size < 1:
         raise ConfigError(f"--questions must be at least 1, got {sample_size}")
-    job = Job([Input(truthfulqa, "the TruthfulQA CSV (--truthfulqa)"), Input(config_file, "the --config file")],
-              [Output(None if str(output_path) == "-" else output_path, f"output ({output_flag})",
-                      f"OUTPUT ({output_flag})", kind="rows"),
-               Output(summary_path, summary_flag, f"the results ({summary_flag})"), *cache_output(engine.config)])
+    job = Job(
+        [Input(truthfulqa, "the TruthfulQA CSV (--truthfulqa)"), Input(config_file, "the --config file")],
+        [
+            Output(
+                None if str(output_path) == "-" else output_path,
+                f"output ({output_flag})",
+                f"OUTPUT ({output_flag})",
+                kind="rows",
+            ),
+            Output(summary_path, summary_flag, f"the results ({summary_flag})"),
+            *cache_output(engine.config),
+        ],
+    )
     with job:
         questions = read_truthfulqa(truthfulqa, seed=seed)
         if sample_size is not None:
@@ -314,28 +381,59 @@ def regenerate_file(
         with contextlib.ExitStack() as stack:
             trace = None
             if output_path is not None:
-                fingerprint = _fingerprint(truthfulqa, questions, gen, engine, conditions=conditions, limit=limit,
-                                           sample_size=sample_size, seed=seed, max_tokens=max_tokens,
-                                           temperature=temperature)
+                fingerprint = _fingerprint(
+                    truthfulqa,
+                    questions,
+                    gen,
+                    engine,
+                    conditions=conditions,
+                    limit=limit,
+                    sample_size=sample_size,
+                    seed=seed,
+                    max_tokens=max_tokens,
+                    temperature=temperature,
+                )
                 ids = {q.id for q in questions}
-                trace = stack.enter_context(ResumableJsonlWriter(
-                    output_path, resume=resume, fingerprint=fingerprint, explain=explain_fingerprint_change,
-                    keep=lambda r: r.get("id") in ids and _kept_on_resume(r),
-                    fresh="a fresh run asks every question again", verbatim=True))
+                trace = stack.enter_context(
+                    ResumableJsonlWriter(
+                        output_path,
+                        resume=resume,
+                        fingerprint=fingerprint,
+                        explain=explain_fingerprint_change,
+                        keep=lambda r: r.get("id") in ids and _kept_on_resume(r),
+                        fresh="a fresh run asks every question again",
+                        verbatim=True,
+                    )
+                )
                 if resume and not trace.resumed:
                     log.warning(f"--resume: no interrupted run of {output_path} to resume; asking every question")
                 done = {(r["condition"], r["id"]): Answer.from_json(r) for r in trace.done if r["kind"] == "answer"}
                 traced = frozenset(r["id"] for r in trace.done if r["kind"] == "question")
-            conds = run_regenerate(questions, gen, engine, conditions=conditions, max_tokens=max_tokens,
-                                   temperature=temperature, trace=trace.write if trace is not None else None,
-                                   progress=progress, done=done, traced=traced)
+            conds = run_regenerate(
+                questions,
+                gen,
+                engine,
+                conditions=conditions,
+                max_tokens=max_tokens,
+                temperature=temperature,
+                trace=trace.write if trace is not None else None,
+                progress=progress,
+                done=done,
+                traced=traced,
+            )
         result: dict[str, Any] = {
             "conditions": conds,
             "config": {
-                "truthfulqa": str(truthfulqa), "truthfulqa_sha256": file_sha256(truthfulqa),
-                "n_questions": len(questions), "limit": limit, "sample": sample_size, "seed": seed,
-                "conditions": [c for c in CONDITIONS if c in conditions], "max_tokens": max_tokens,
-                "temperature": temperature, "prompts": prompt_record("multiple-choice"),
+                "truthfulqa": str(truthfulqa),
+                "truthfulqa_sha256": file_sha256(truthfulqa),
+                "n_questions": len(questions),
+                "limit": limit,
+                "sample": sample_size,
+                "seed": seed,
+                "conditions": [c for c in CONDITIONS if c in conditions],
+                "max_tokens": max_tokens,
+                "temperature": temperature,
+                "prompts": prompt_record("multiple-choice"),
                 "generator": gen.describe(),
                 "generator_stats": gen.stats(),
                 "conflictscore": engine.describe(),
@@ -358,22 +456,42 @@ def _kept_on_resume(row: Mapping[str, Any]) -> bool:
     return row.get("kind") == "question" or (row.get("kind") == "answer" and row.get("state") != "failed")
 
 
-def _fingerprint(truthfulqa: str | os.PathLike[str], questions: Sequence[MCQuestion], gen: Generator,
-                 engine: Engine, *, conditions: Sequence[str], limit: int | None, sample_size: int | None,
-                 seed: int, max_tokens: int, temperature: float) -> dict[str, Any]:
+def _fingerprint(
+    truthfulqa: str | os.PathLike[str],
+    questions: Sequence[MCQuestion],
+    gen: Generator,
+    engine: Engine,
+    *,
+    conditions: Sequence[str],
+    limit: int | None,
+    sample_size: int | None,
+    seed: int,
+    max_tokens: int,
+    temperature: float,
+) -> dict[str, Any]:
     """What decides a run's per-question rows, for refusing a resume that would mix answers: the CSV,
     which questions (limit, sample, seed), the conditions, prompts, generation settings, the
     generator's spec and, for regenerated-rag, what decides ConflictScore's verdicts."""
     backends: dict[str, Any] = {"generator": dict(gen.spec())}
     if "regenerated-rag" in conditions and questions:
         q = questions[0]  # the verdicts' settings and backends: the same for every one-claim item
-        backends["conflictscore"] = engine.fingerprint([Item(q.id, q.options[0], q.documents, q.question,
-                                                             (q.options[0],))])
-    return {"format": FINGERPRINT_FORMAT, "input": {"sha256": file_sha256(truthfulqa)},
-            "settings": {"limit": limit, "sample": sample_size, "seed": seed,
-                         "conditions": [c for c in CONDITIONS if c in conditions], "max_tokens": max_tokens,
-                         "temperature": temperature, "prompts": prompt_record("multiple-choice")},
-            "backends": backends}
+        backends["conflictscore"] = engine.fingerprint(
+            [Item(q.id, q.options[0], q.documents, q.question, (q.options[0],))]
+        )
+    return {
+        "format": FINGERPRINT_FORMAT,
+        "input": {"sha256": file_sha256(truthfulqa)},
+        "settings": {
+            "limit": limit,
+            "sample": sample_size,
+            "seed": seed,
+            "conditions": [c for c in CONDITIONS if c in conditions],
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+            "prompts": prompt_record("multiple-choice"),
+        },
+        "backends": backends,
+    }
 
 
 def _failed_warning(conds: Mapping[str, Mapping[str, Any]], limit: float) -> list[str]:
@@ -382,9 +500,11 @@ def _failed_warning(conds: Mapping[str, Mapping[str, Any]], limit: float) -> lis
     failed = sum(c["failed"] for c in conds.values())
     if not total or failed / total <= limit:
         return []
-    return [f"{failed} of {total} replies ({failed / total:.1%}) FAILED (no answer: a server down, every request "
-            f"timed out), above engine.max_unscored_share={limit:g}: the accuracies count them as wrong. Each "
-            "one's note in the per-question rows says why. Exit status 3."]
+    return [
+        f"{failed} of {total} replies ({failed / total:.1%}) FAILED (no answer: a server down, every request "
+        f"timed out), above engine.max_unscored_share={limit:g}: the accuracies count them as wrong. Each "
+        "one's note in the per-question rows says why. Exit status 3."
+    ]
 
 
 def too_many_failed(result: Mapping[str, Any]) -> bool:

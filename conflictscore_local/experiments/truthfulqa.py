@@ -80,8 +80,16 @@ def _sentence(answer: str) -> str:
     return answer if answer[-1] in ".!?" else answer + "."
 
 
-def make_question(qid: str, question: str, best: str, correct: Sequence[str], incorrect: Sequence[str], *,
-                  seed: int = 0, meta: dict[str, Any] | None = None) -> MCQuestion:
+def make_question(
+    qid: str,
+    question: str,
+    best: str,
+    correct: Sequence[str],
+    incorrect: Sequence[str],
+    *,
+    seed: int = 0,
+    meta: dict[str, Any] | None = None,
+) -> MCQuestion:
     """The options and documents of one question (see the module docstring)."""
     wrong = [a for a in incorrect if _norm(a) != _norm(best)]
     options = [best, *wrong]
@@ -114,8 +122,12 @@ def read_truthfulqa(path: str | os.PathLike[str], *, seed: int = 0) -> list[MCQu
             raise InputError(f"not a readable CSV file: {e}", path=p, line=1) from None
         missing = [c for c in COLUMNS if c not in header]
         if missing:
-            raise InputError(f"missing column(s) {', '.join(missing)}; a TruthfulQA CSV has "
-                             f"{', '.join(COLUMNS)} (found: {', '.join(header) or 'nothing'})", path=p, line=1)
+            raise InputError(
+                f"missing column(s) {', '.join(missing)}; a TruthfulQA CSV has "
+                f"{', '.join(COLUMNS)} (found: {', '.join(header) or 'nothing'})",
+                path=p,
+                line=1,
+            )
         n = 0
         while True:
             line = reader.line_num + 1
@@ -131,11 +143,21 @@ def read_truthfulqa(path: str | os.PathLike[str], *, seed: int = 0) -> list[MCQu
                     raise InputError("is empty", path=p, line=line, field=c)
             wrong = split_answers(cells["Incorrect Answers"])
             if not [a for a in wrong if _norm(a) != _norm(cells["Best Answer"])]:
-                raise InputError("has no answer other than the Best Answer", path=p, line=line,
-                                 field="Incorrect Answers")
+                raise InputError(
+                    "has no answer other than the Best Answer", path=p, line=line, field="Incorrect Answers"
+                )
             meta = {k: row[k] for k in ("Type", "Category") if row.get(k)}
-            out.append(make_question(f"truthfulqa:{n}", cells["Question"], cells["Best Answer"],
-                                     split_answers(cells["Correct Answers"]), wrong, seed=seed, meta=meta))
+            out.append(
+                make_question(
+                    f"truthfulqa:{n}",
+                    cells["Question"],
+                    cells["Best Answer"],
+                    split_answers(cells["Correct Answers"]),
+                    wrong,
+                    seed=seed,
+                    meta=meta,
+                )
+            )
             n += 1
     if not out:
         raise InputError("holds no question", path=p)

@@ -164,8 +164,10 @@ def check_cache_path(path: str | os.PathLike[str]) -> None:
     if p.is_dir():
         raise ConfigError(f"judgment cache {p} is a directory; name a file (--cache PATH) or use --no-cache")
     if p.exists() and not p.is_file():
-        raise ConfigError(f"judgment cache {p} is not a regular file (a device, a pipe or a socket): the cache is a "
-                          "SQLite file that runs read back; name a file (--cache PATH) or use --no-cache")
+        raise ConfigError(
+            f"judgment cache {p} is not a regular file (a device, a pipe or a socket): the cache is a "
+            "SQLite file that runs read back; name a file (--cache PATH) or use --no-cache"
+        )
     folder = p.parent
     while not folder.exists():
         folder = folder.parent
@@ -173,7 +175,9 @@ def check_cache_path(path: str | os.PathLike[str]) -> None:
         raise ConfigError(f"judgment cache {p}: {folder} is not a directory")
     target = p if p.exists() else folder
     if not os.access(target, os.W_OK):
-        raise ConfigError(f"judgment cache {p}: {target} is not writable; choose another with --cache PATH or use --no-cache")
+        raise ConfigError(
+            f"judgment cache {p}: {target} is not writable; choose another with --cache PATH or use --no-cache"
+        )
 
 
 def check_cache_file(path: str | os.PathLike[str]) -> None:
@@ -202,19 +206,25 @@ def _check_schema(db: sqlite3.Connection, path: Path) -> None:
         return
     version = db.execute("PRAGMA user_version").fetchone()[0]
     if version != SCHEMA_VERSION:
-        raise ConfigError(f"judgment cache {path} has schema version {version}, this version uses "
-                          f"{SCHEMA_VERSION}; delete the file or choose another with --cache PATH")
+        raise ConfigError(
+            f"judgment cache {path} has schema version {version}, this version uses "
+            f"{SCHEMA_VERSION}; delete the file or choose another with --cache PATH"
+        )
     for table, columns in _COLUMNS.items():
         if table not in tables:
             if table in _ADDED_TABLES:
                 continue  # added within schema 2: created when missing
-            raise ConfigError(f"judgment cache {path} has no table {table!r}: not a judgment cache of this "
-                              "version; delete the file or choose another with --cache PATH")
+            raise ConfigError(
+                f"judgment cache {path} has no table {table!r}: not a judgment cache of this "
+                "version; delete the file or choose another with --cache PATH"
+            )
         have = tuple(r[1] for r in db.execute(f"PRAGMA table_info({table})"))
         added = _ADDED_COLUMNS.get(table, ())
-        if have != columns[:len(have)] or len(have) < len(columns) - len(added):  # some added ones may be missing
-            raise ConfigError(f"judgment cache {path}: table {table!r} has the columns {', '.join(have)}, this "
-                              f"version reads {', '.join(columns)}; delete the file or choose another with --cache PATH")
+        if have != columns[: len(have)] or len(have) < len(columns) - len(added):  # some added ones may be missing
+            raise ConfigError(
+                f"judgment cache {path}: table {table!r} has the columns {', '.join(have)}, this "
+                f"version reads {', '.join(columns)}; delete the file or choose another with --cache PATH"
+            )
 
 
 class JudgmentCache:
@@ -237,9 +247,13 @@ class JudgmentCache:
         except (OSError, sqlite3.Error) as e:
             why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
             if isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO):
-                raise WriteFailed(f"judgment cache {self.path}: {why}: make room, then rerun the command, or choose "
-                                  "another with --cache PATH") from None
-            raise ConfigError(f"judgment cache {self.path}: {why}; choose another with --cache PATH or use --no-cache") from None
+                raise WriteFailed(
+                    f"judgment cache {self.path}: {why}: make room, then rerun the command, or choose "
+                    "another with --cache PATH"
+                ) from None
+            raise ConfigError(
+                f"judgment cache {self.path}: {why}; choose another with --cache PATH or use --no-cache"
+            ) from None
         try:
             self._init_schema(timeout_s)
         except sqlite3.DatabaseError as e:
@@ -287,8 +301,10 @@ class JudgmentCache:
     def get_many(self, pairs: Sequence[Pair]) -> list[Judgment | None]:
         """The cached judgment of each pair (``source="cache"``), or None on a miss."""
         keys = [self.key(p) for p in pairs]
-        found = {k: (label, probs, decided_by, rule) for k, label, probs, decided_by, rule
-                 in self._lookup("judgments", "label, probs, decided_by, rule", keys)}
+        found = {
+            k: (label, probs, decided_by, rule)
+            for k, label, probs, decided_by, rule in self._lookup("judgments", "label, probs, decided_by, rule", keys)
+        }
         out: list[Judgment | None] = []
         cascade = self.spec.get("backend") == "cascade"
         for p, k in zip(pairs, keys):
@@ -316,8 +332,14 @@ class JudgmentCache:
         if spec is not None:
             self.use_spec(spec)
         rows = [
-            (self.key(j.pair), self.spec_hash, j.label, json.dumps(dict(j.probs)) if j.probs is not None else None,
-             j.decided_by, j.rule)
+            (
+                self.key(j.pair),
+                self.spec_hash,
+                j.label,
+                json.dumps(dict(j.probs)) if j.probs is not None else None,
+                j.decided_by,
+                j.rule,
+            )
             for j in judgments
             if j.label is not None
         ]
@@ -349,7 +371,10 @@ class JudgmentCache:
         return out
 
     def put_selections(
-        self, spec: Mapping[str, Any], groups: Sequence[Sequence[Pair]], kept: Iterable[Pair],
+        self,
+        spec: Mapping[str, Any],
+        groups: Sequence[Sequence[Pair]],
+        kept: Iterable[Pair],
         pruned: Iterable[Judgment],
     ) -> int:
         """Store what a pruner returned for ``groups`` (each one claim's candidates)."""
@@ -370,8 +395,9 @@ class JudgmentCache:
                 "pruned": {str(i): dropped[k] for i, k in enumerate(keys) if k in dropped},
             }
             rows.append((selection_key(h, g), h, json.dumps(sel, allow_nan=False)))
-        return self._put(spec, h, "INSERT OR REPLACE INTO selections (key, spec_hash, selection) VALUES (?, ?, ?)",
-                         rows)
+        return self._put(
+            spec, h, "INSERT OR REPLACE INTO selections (key, spec_hash, selection) VALUES (?, ?, ?)", rows
+        )
 
     def get_vectors(self, spec: Mapping[str, Any], texts: Sequence[str]) -> dict[str, Any]:
         """The stored rows (a float32 array of shape rows × dim) of each of ``texts`` that an
@@ -389,8 +415,14 @@ class JudgmentCache:
         want = spec.get("dim")
         want = want if type(want) is int and want > 0 else None
         for key, rows, blob in found:
-            if not (isinstance(rows, int) and rows > 0 and isinstance(blob, bytes) and len(blob) % (4 * rows) == 0
-                    and blob and (want is None or len(blob) == 4 * rows * want)):
+            if not (
+                isinstance(rows, int)
+                and rows > 0
+                and isinstance(blob, bytes)
+                and len(blob) % (4 * rows) == 0
+                and blob
+                and (want is None or len(blob) == 4 * rows * want)
+            ):
                 self.rejected += 1
                 continue
             a = np.frombuffer(blob, dtype="<f4").reshape(rows, -1)
@@ -421,8 +453,9 @@ class JudgmentCache:
             if arr.ndim != 2 or not arr.size or not np.isfinite(arr).all():
                 continue  # nothing worth keeping: it is embedded again next time
             rows.append((vector_key(h, text), h, int(arr.shape[0]), arr.tobytes()))
-        return self._put(spec, h, "INSERT OR REPLACE INTO vectors (key, spec_hash, rows, vector) VALUES (?, ?, ?, ?)",
-                         rows)
+        return self._put(
+            spec, h, "INSERT OR REPLACE INTO vectors (key, spec_hash, rows, vector) VALUES (?, ?, ?, ?)", rows
+        )
 
     def get_spans(self, spec: Mapping[str, Any], texts: Sequence[str]) -> dict[str, tuple[tuple[int, int], ...]]:
         """The stored passage spans of each of ``texts`` split under ``spec`` before; texts never
@@ -456,7 +489,7 @@ class JudgmentCache:
         found: list[tuple[Any, ...]] = []
         with self._lock:
             for i in range(0, len(keys), 500):
-                chunk = keys[i:i + 500]
+                chunk = keys[i : i + 500]
                 q = f"SELECT key, {columns} FROM {table} WHERE key IN ({','.join('?' * len(chunk))})"
                 found.extend(self._db.execute(q, chunk).fetchall())
         return found
@@ -504,19 +537,24 @@ def _open_failed(path: Path, e: sqlite3.DatabaseError, timeout_s: float) -> Exce
     that is not a judgment cache of this version (:class:`ConfigError`: delete it or choose another)."""
     code = (getattr(e, "sqlite_errorcode", None) or 0) & 0xFF
     if code in _FULL:
-        return WriteFailed(f"judgment cache {path}: {e} (a full disk, a file-size limit?): make room, then rerun "
-                           "the command (`score` with --resume keeps the rows finished so far), or choose another "
-                           "with --cache PATH")
+        return WriteFailed(
+            f"judgment cache {path}: {e} (a full disk, a file-size limit?): make room, then rerun "
+            "the command (`score` with --resume keeps the rows finished so far), or choose another "
+            "with --cache PATH"
+        )
     if code in _BUSY:
-        return ConfigError(f"judgment cache {path}: {e} after {timeout_s:g} s: another process holds it; rerun "
-                           "when it is done, or choose another with --cache PATH")
+        return ConfigError(
+            f"judgment cache {path}: {e} after {timeout_s:g} s: another process holds it; rerun "
+            "when it is done, or choose another with --cache PATH"
+        )
     if code == 8:  # SQLITE_READONLY
         return ConfigError(f"judgment cache {path}: {e}; choose another with --cache PATH or use --no-cache")
     return ConfigError(f"judgment cache {path}: {e}; delete the file or choose another with --cache PATH")
 
 
-def _judgment(pair: Pair, label: Any, probs: Any, decided_by: Any = None, rule: Any = None, *,
-              cascade: bool = False) -> Judgment | None:
+def _judgment(
+    pair: Pair, label: Any, probs: Any, decided_by: Any = None, rule: Any = None, *, cascade: bool = False
+) -> Judgment | None:
     """The cached judgment of a row, or None when the row is not one this version wrote: a label
     of SUPPORT / CONTRADICT / IRRELEVANT, probabilities of those labels (finite numbers) or none,
     and ``decided_by`` naming a judge of a cascade (``first``, ``second/first`` ...) or nothing;
@@ -544,7 +582,8 @@ def _judgment(pair: Pair, label: Any, probs: Any, decided_by: Any = None, rule: 
 def _probabilities(values: Any) -> bool:
     return isinstance(values, dict) and all(
         k in LABELS and isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-        for k, v in values.items())
+        for k, v in values.items()
+    )
 
 
 def _selection(group: Sequence[Pair], raw: Any) -> tuple[list[Pair], list[Judgment]] | None:
@@ -566,8 +605,11 @@ def _selection(group: Sequence[Pair], raw: Any) -> tuple[list[Pair], list[Judgme
                 kept.append(scored)
                 continue
             label, probs, note = drop
-            if label not in LABELS or (probs is not None and not _probabilities(probs)) or \
-                    (note is not None and not isinstance(note, str)):
+            if (
+                label not in LABELS
+                or (probs is not None and not _probabilities(probs))
+                or (note is not None and not isinstance(note, str))
+            ):
                 return None
             pruned.append(Judgment(scored, label, probs, "pruned", note))
     except (TypeError, ValueError, KeyError, AttributeError):

@@ -25,12 +25,13 @@ import logging
 import math
 import os
 from collections import Counter
-from dataclasses import dataclass, field as dc_field
+from dataclasses import dataclass
+from dataclasses import field as dc_field
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from ..core.errors import InputError
-from ..util.jsonl import InputStats, iter_records, json_type_name
 from ..core.types import Document, Item, Label, normalize_label
+from ..util.jsonl import InputStats, iter_records, json_type_name
 
 log = logging.getLogger(__name__)
 
@@ -62,33 +63,78 @@ class Shape:
         return ("id",) + own + ("claims", "labels") + self.others
 
 
-SHAPES: dict[str, Shape] = {s.name: s for s in (
-    Shape(NATIVE, "question", "response", "documents", ("documents",)),
-    Shape("ragas", "user_input", "response", "retrieved_contexts", ("user_input", "retrieved_contexts"),
-          ids="retrieved_context_ids",
-          others=("reference", "reference_contexts", "multi_responses", "rubrics", "reference_context_ids"),
-          title="RAGAS samples (user_input, response, retrieved_contexts)"),
-    Shape("deepeval", "input", "actual_output", "retrieval_context", ("actual_output", "retrieval_context"),
-          others=("expected_output", "context", "tools_called", "expected_tools", "name", "additional_metadata",
-                  "comments"), title="DeepEval test cases (input, actual_output, retrieval_context)"),
-    # RAGAS before 0.2 (and the datasets written for it): a line with both answer and contexts; one with only
-    # one of them is this project's shape, whose error names the field to rename
-    Shape("ragas-classic", "question", "answer", "contexts", ("contexts",), needs=("answer",),
-          others=("ground_truth", "ground_truths", "reference"),
-          title="classic RAGAS rows (question, answer, contexts)"),
-)}
+SHAPES: dict[str, Shape] = {
+    s.name: s
+    for s in (
+        Shape(NATIVE, "question", "response", "documents", ("documents",)),
+        Shape(
+            "ragas",
+            "user_input",
+            "response",
+            "retrieved_contexts",
+            ("user_input", "retrieved_contexts"),
+            ids="retrieved_context_ids",
+            others=("reference", "reference_contexts", "multi_responses", "rubrics", "reference_context_ids"),
+            title="RAGAS samples (user_input, response, retrieved_contexts)",
+        ),
+        Shape(
+            "deepeval",
+            "input",
+            "actual_output",
+            "retrieval_context",
+            ("actual_output", "retrieval_context"),
+            others=(
+                "expected_output",
+                "context",
+                "tools_called",
+                "expected_tools",
+                "name",
+                "additional_metadata",
+                "comments",
+            ),
+            title="DeepEval test cases (input, actual_output, retrieval_context)",
+        ),
+        # RAGAS before 0.2 (and the datasets written for it): a line with both answer and contexts; one with only
+        # one of them is this project's shape, whose error names the field to rename
+        Shape(
+            "ragas-classic",
+            "question",
+            "answer",
+            "contexts",
+            ("contexts",),
+            needs=("answer",),
+            others=("ground_truth", "ground_truths", "reference"),
+            title="classic RAGAS rows (question, answer, contexts)",
+        ),
+    )
+}
 """The shapes an input line may have, by name (the summary records which were read)."""
 
 SYNONYMS: dict[str, str] = {
     # item level: what other tools call the fields
-    "answer": "response", "output": "response", "generation": "response", "prediction": "response",
-    "query": "question", "prompt": "question",
-    "docs": "documents", "contexts": "documents", "passages": "documents", "evidence": "documents",
+    "answer": "response",
+    "output": "response",
+    "generation": "response",
+    "prediction": "response",
+    "query": "question",
+    "prompt": "question",
+    "docs": "documents",
+    "contexts": "documents",
+    "passages": "documents",
+    "evidence": "documents",
     "sources": "documents",
     # document level
-    "weight": "reliability", "trust": "reliability", "credibility": "reliability", "confidence": "reliability",
-    "reliable": "reliability", "content": "text", "body": "text", "passage": "text", "page_content": "text",
-    "doc_id": "id", "document_id": "id",
+    "weight": "reliability",
+    "trust": "reliability",
+    "credibility": "reliability",
+    "confidence": "reliability",
+    "reliable": "reliability",
+    "content": "text",
+    "body": "text",
+    "passage": "text",
+    "page_content": "text",
+    "doc_id": "id",
+    "document_id": "id",
 }
 """Keys that mean a field under another name: "did you mean" names the field."""
 
@@ -137,8 +183,9 @@ class InputShapes:
         names = [k for k in SHAPES if self.shapes[k]]
         if names == [NATIVE] or not names:
             return None
-        return " and ".join(f"{self.shapes[k]} {SHAPES[k].title or k}" if len(names) > 1 else (SHAPES[k].title or k)
-                            for k in names)
+        return " and ".join(
+            f"{self.shapes[k]} {SHAPES[k].title or k}" if len(names) > 1 else (SHAPES[k].title or k) for k in names
+        )
 
 
 def rename_hint(have: str, wanted: str, *, holder: str = "line") -> str:
@@ -156,12 +203,15 @@ def shape_of(obj: Mapping[str, Any]) -> Shape:
             return s
     return SHAPES[NATIVE]
 
+
 _WEIGHT_NAMES = ("reliability", "reliabilities", "weight", "weights")
 """Names that mean source weights where none are read, at an item's top level: refused, since kept
 as metadata they would be ignored while the metrics read as weighted (a document's ``weight`` is
 warned about: did you mean 'reliability'?)."""
-_WHERE_WEIGHTS_GO = ("a source's weight is its document's reliability: documents[j].reliability, a number from 0 "
-                     "to 1 (the weighted metrics read it; see docs/metrics.md)")
+_WHERE_WEIGHTS_GO = (
+    "a source's weight is its document's reliability: documents[j].reliability, a number from 0 "
+    "to 1 (the weighted metrics read it; see docs/metrics.md)"
+)
 
 
 def _reliability(v: Any, field: str, err: Callable[[str, str], InputError]) -> float | None:
@@ -174,8 +224,14 @@ def _reliability(v: Any, field: str, err: Callable[[str, str], InputError]) -> f
     return float(v)
 
 
-def parse_item(obj: Any, *, path: str | None = None, line: int | None = None, made_id: str | None = None,
-               shapes: InputShapes | None = None) -> Item:
+def parse_item(
+    obj: Any,
+    *,
+    path: str | None = None,
+    line: int | None = None,
+    made_id: str | None = None,
+    shapes: InputShapes | None = None,
+) -> Item:
     """Validate one decoded JSON object (of any shape of :data:`SHAPES`) and turn it into an :class:`Item`.
 
     An item without ``id`` gets ``made_id`` (``item-N``, its position: :func:`iter_items` and
@@ -220,16 +276,22 @@ def parse_item(obj: Any, *, path: str | None = None, line: int | None = None, ma
     if question is not None:
         want_str(question, shape.question)
     if shape.response not in obj and "claims" not in obj:
-        raise err(shape.response, "missing (give a response to decompose, or claims)"
-                  + mean(unknown, shape.response, among=obj))
+        raise err(
+            shape.response,
+            "missing (give a response to decompose, or claims)" + mean(unknown, shape.response, among=obj),
+        )
     response = obj.get(shape.response, "")
     if response is None:
         response = ""
     want_str(response, shape.response)
     if shape.documents not in obj:
         hint = mean(unknown, shape.documents, among=obj)
-        raise err(shape.documents, ("missing (a list of document texts, or of {\"id\", \"text\"} objects)" + hint)
-                  if shape.name == NATIVE else "missing (a list of document texts)" + hint)
+        raise err(
+            shape.documents,
+            ('missing (a list of document texts, or of {"id", "text"} objects)' + hint)
+            if shape.name == NATIVE
+            else "missing (a list of document texts)" + hint,
+        )
     docs = _documents(obj, shape, item_id, err, want_str, seen, line)
 
     claims: tuple[str, ...] | None = None
@@ -246,13 +308,17 @@ def parse_item(obj: Any, *, path: str | None = None, line: int | None = None, ma
             raise err("labels", "given without 'claims' (labels[i][j] is claims[i] against documents[j])")
         labels = parse_label_matrix(lr, len(claims), len(docs), "labels", err)
 
-    optional = [f for f in ("id", shape.question, "claims", "labels") + ((shape.ids,) if shape.ids else ())
-                if f not in obj]
+    optional = [
+        f for f in ("id", shape.question, "claims", "labels") + ((shape.ids,) if shape.ids else ()) if f not in obj
+    ]
     for k in unknown:
         meant = suggestion(k, optional) if isinstance(k, str) and len(k) > 2 else None
         if meant is not None:
-            seen.note(("item", k), f"{_at(path, line)}: unknown field '{k}' (kept as metadata, not read): rename it "
-                      f"to '{meant}' to have it read (warned once per file)")
+            seen.note(
+                ("item", k),
+                f"{_at(path, line)}: unknown field '{k}' (kept as metadata, not read): rename it "
+                f"to '{meant}' to have it read (warned once per file)",
+            )
     for k in _WEIGHT_NAMES:
         if k in obj:
             raise err(k, f"not an item field: {_WHERE_WEIGHTS_GO}")
@@ -273,16 +339,26 @@ def _one_shape_per_role(obj: Mapping[str, Any], err: Callable[[str | None, str],
                 keys.setdefault(getattr(s, role), s.name)
         if len(keys) > 1:
             (a, sa), (b, sb) = list(keys.items())[:2]
-            raise err(b, f"beside '{a}': both give the {role} ('{a}' of the {sa} shape, '{b}' of the {sb} "
-                         "shape), and one would be dropped; keep one of them")
+            raise err(
+                b,
+                f"beside '{a}': both give the {role} ('{a}' of the {sa} shape, '{b}' of the {sb} "
+                "shape), and one would be dropped; keep one of them",
+            )
 
 
 def _at(path: str | None, line: int | None) -> str:
     return ":".join(str(x) for x in (path, line) if x is not None) or "input"
 
 
-def _documents(obj: Mapping[str, Any], shape: Shape, item_id: str, err: Callable[[str | None, str], InputError],
-               want_str: Callable[..., str], seen: InputShapes, line: int | None) -> list[Document]:
+def _documents(
+    obj: Mapping[str, Any],
+    shape: Shape,
+    item_id: str,
+    err: Callable[[str | None, str], InputError],
+    want_str: Callable[..., str],
+    seen: InputShapes,
+    line: int | None,
+) -> list[Document]:
     """The documents of one line: strings (ids ``d0``, ``d1``, …, or RAGAS' ``retrieved_context_ids``)
     or objects with ``text`` (and ``id``, made the same way when missing, and ``reliability``)."""
     key = shape.documents
@@ -292,8 +368,11 @@ def _documents(obj: Mapping[str, Any], shape: Shape, item_id: str, err: Callable
     given_ids = obj.get(shape.ids) if shape.ids else None
     if given_ids is not None:
         if not isinstance(given_ids, list) or len(given_ids) != len(raw):
-            raise err(shape.ids, f"expected an array of {len(raw)} ids (one per entry of {key}), got "
-                      + (f"{len(given_ids)}" if isinstance(given_ids, list) else json_type_name(given_ids)))
+            raise err(
+                shape.ids,
+                f"expected an array of {len(raw)} ids (one per entry of {key}), got "
+                + (f"{len(given_ids)}" if isinstance(given_ids, list) else json_type_name(given_ids)),
+            )
         for j, x in enumerate(given_ids):
             want_str(x, f"{shape.ids}[{j}]", empty_ok=False)
     docs: list[Document] = []
@@ -307,8 +386,14 @@ def _documents(obj: Mapping[str, Any], shape: Shape, item_id: str, err: Callable
         elif not isinstance(d, dict):
             raise err(f, f"expected a string or an object with 'text', got {json_type_name(d)}")
         if "text" not in d:
-            hint = next(("; " + rename_hint(k, "text", holder="document") for k in d
-                         if isinstance(k, str) and suggestion(k, ["text"]) == "text"), "")
+            hint = next(
+                (
+                    "; " + rename_hint(k, "text", holder="document")
+                    for k in d
+                    if isinstance(k, str) and suggestion(k, ["text"]) == "text"
+                ),
+                "",
+            )
             raise err(f"{f}.text", "missing" + hint)
         if "id" in d:
             did = want_str(d["id"], f"{f}.id", empty_ok=False)
@@ -327,8 +412,11 @@ def _documents(obj: Mapping[str, Any], shape: Shape, item_id: str, err: Callable
         for k in extra:
             meant = suggestion(k, [x for x in DOCUMENT_FIELDS if x not in d]) if len(k) > 2 else None
             if meant is not None:
-                seen.note(("document", k), f"{_at(err(None, '').path, line)}: {f}.{k} is not a document field (kept "
-                          f"as metadata, not read): rename it to '{meant}' to have it read (warned once per file)")
+                seen.note(
+                    ("document", k),
+                    f"{_at(err(None, '').path, line)}: {f}.{k} is not a document field (kept "
+                    f"as metadata, not read): rename it to '{meant}' to have it read (warned once per file)",
+                )
         docs.append(Document(did, text, extra, reliability))
     return docs
 
@@ -349,7 +437,9 @@ def parse_label_matrix(
         if not isinstance(row, list):
             raise err(f"{field}[{i}]", f"expected an array, got {json_type_name(row)}")
         if len(row) != n_docs:
-            raise err(f"{field}[{i}]", f"has {len(row)} labels but there are {n_docs} documents (need claims × documents)")
+            raise err(
+                f"{field}[{i}]", f"has {len(row)} labels but there are {n_docs} documents (need claims × documents)"
+            )
         out_row = []
         for j, lab in enumerate(row):
             try:
@@ -360,8 +450,9 @@ def parse_label_matrix(
     return tuple(rows)
 
 
-def iter_items(path: str | os.PathLike[str], stats: InputStats | None = None,
-               shapes: InputShapes | None = None) -> Iterator[Item]:
+def iter_items(
+    path: str | os.PathLike[str], stats: InputStats | None = None, shapes: InputShapes | None = None
+) -> Iterator[Item]:
     """Yield the items of a JSONL file (or of a file holding one JSON array of items), validating as
     it goes (duplicate ids included).
 
@@ -380,8 +471,9 @@ def iter_items(path: str | os.PathLike[str], stats: InputStats | None = None,
         yield item
 
 
-def read_items(path: str | os.PathLike[str], stats: InputStats | None = None,
-               shapes: InputShapes | None = None) -> list[Item]:
+def read_items(
+    path: str | os.PathLike[str], stats: InputStats | None = None, shapes: InputShapes | None = None
+) -> list[Item]:
     """All items of a JSONL (or JSON array) file, validated before any model is loaded; ``stats`` gets the
     file's sha256 and line counts from the same single read, ``shapes`` the shapes read."""
     return list(iter_items(path, stats, shapes))
@@ -409,8 +501,15 @@ def item_to_json(item: Item) -> dict[str, Any]:
     if item.question is not None:
         out["question"] = item.question
     out["response"] = item.response
-    out["documents"] = [{"id": d.id, "text": d.text, **({"reliability": d.reliability} if d.reliability is not None
-                                                         else {}), **dict(d.meta)} for d in item.documents]
+    out["documents"] = [
+        {
+            "id": d.id,
+            "text": d.text,
+            **({"reliability": d.reliability} if d.reliability is not None else {}),
+            **dict(d.meta),
+        }
+        for d in item.documents
+    ]
     if item.claims is not None:
         out["claims"] = list(item.claims)
     if item.labels is not None:

@@ -87,15 +87,21 @@ def _check_judgment(dj: Any, at: str, bad: Any) -> None:
     if dj.get("source") not in PROVENANCES:
         raise bad(f"{at}.source", f"{dj.get('source')!r}; allowed: {', '.join(PROVENANCES)}")
     probs = dj.get("probs")
-    if probs is not None and not (isinstance(probs, Mapping) and all(
-            isinstance(k, str) and _finite(v) for k, v in probs.items())):
+    if probs is not None and not (
+        isinstance(probs, Mapping) and all(isinstance(k, str) and _finite(v) for k, v in probs.items())
+    ):
         raise bad(f"{at}.probs", f"expected null or an object of finite numbers, got {_kind(probs)}")
-    for key, ok in (("passage", lambda v: v is None or _int(v)), ("n_passages", _int),
-                    ("similarity", lambda v: v is None or _finite(v)), ("note", lambda v: v is None or isinstance(v, str)),
-                    ("both", lambda v: isinstance(v, bool)), ("passage_span", lambda v: v is None or _pair_of_ints(v)),
-                    ("weight", lambda v: v is None or (_finite(v) and 0 <= v <= 1)),
-                    ("decided_by", lambda v: v is None or isinstance(v, str)),
-                    ("rule", lambda v: v is None or isinstance(v, str))):
+    for key, ok in (
+        ("passage", lambda v: v is None or _int(v)),
+        ("n_passages", _int),
+        ("similarity", lambda v: v is None or _finite(v)),
+        ("note", lambda v: v is None or isinstance(v, str)),
+        ("both", lambda v: isinstance(v, bool)),
+        ("passage_span", lambda v: v is None or _pair_of_ints(v)),
+        ("weight", lambda v: v is None or (_finite(v) and 0 <= v <= 1)),
+        ("decided_by", lambda v: v is None or isinstance(v, str)),
+        ("rule", lambda v: v is None or isinstance(v, str)),
+    ):
         if key in dj and not ok(dj[key]):
             raise bad(f"{at}.{key}", f"not a valid value: {_kind(dj[key])}")
 
@@ -118,18 +124,27 @@ def _kind(v: Any) -> str:
     return f"a JSON {json_type_name(v)} {shown(v, 40, as_json=True)}" if v is not None else "nothing"
 
 
-def check_summary_of(summary: Mapping[str, Any], results: list[ItemResult] | tuple[ItemResult, ...], *,
-                     summary_path: str, scored_path: str) -> None:
+def check_summary_of(
+    summary: Mapping[str, Any],
+    results: list[ItemResult] | tuple[ItemResult, ...],
+    *,
+    summary_path: str,
+    scored_path: str,
+) -> None:
     """:class:`InputError` unless ``summary`` (read by :func:`~.summary.read_summary`, so in this
     release's schema) describes ``results``: the same number of items and claims and the same macro
     and micro metrics (recomputed from the rows' verdicts). A summary of another run would lend it
     its configuration and figures."""
     n_claims = sum(len(r.verdicts) for r in results)
-    for what, recorded, have in (("items", summary.get("n_items"), len(results)),
-                                 ("claims", summary.get("n_claims"), n_claims)):
+    for what, recorded, have in (
+        ("items", summary.get("n_items"), len(results)),
+        ("claims", summary.get("n_claims"), n_claims),
+    ):
         if recorded is not None and recorded != have:
-            raise InputError(f"describes {recorded} {what} but {scored_path} holds {have}: not the summary of that "
-                             "run", path=summary_path)
+            raise InputError(
+                f"describes {recorded} {what} but {scored_path} holds {have}: not the summary of that run",
+                path=summary_path,
+            )
     found = {"macro": macro([r.metrics for r in results]), "micro": micro(list(results))}
     for kind, values in found.items():
         recorded = summary.get(kind)
@@ -140,5 +155,8 @@ def check_summary_of(summary: Mapping[str, Any], results: list[ItemResult] | tup
             if key not in recorded or (was is None and given is None):
                 continue
             if was is None or given is None or not _finite(was) or not math.isclose(was, given, abs_tol=1e-9):
-                raise InputError(f"{kind} {key} is {was} but the rows of {scored_path} give {given}: not the summary "
-                                 "of that run", path=summary_path, field=f"{kind}.{key}")
+                raise InputError(
+                    f"{kind} {key} is {was} but the rows of {scored_path} give {given}: not the summary of that run",
+                    path=summary_path,
+                    field=f"{kind}.{key}",
+                )

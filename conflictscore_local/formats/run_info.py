@@ -10,8 +10,10 @@ CHOOSING_A_JUDGE = "docs/pipeline.md#choosing-a-judge"
 """Where the documentation says which judge to use for what."""
 GIVEN = "none (labels given)"
 """The judge of a run that built none: every label came with the items."""
-DEFAULT_NOTE = ("the bundled default: a small CPU judge meant for smoke tests, not for numbers you publish; "
-                f"choosing a judge: {CHOOSING_A_JUDGE}")
+DEFAULT_NOTE = (
+    "the bundled default: a small CPU judge meant for smoke tests, not for numbers you publish; "
+    f"choosing a judge: {CHOOSING_A_JUDGE}"
+)
 
 
 def judge_info(config: Mapping[str, Any] | None) -> dict[str, Any] | None:
@@ -44,8 +46,12 @@ def judge_info(config: Mapping[str, Any] | None) -> dict[str, Any] | None:
     elif host:
         model = f"at {host}"
     default = str(resolved.get("model_source", "")).startswith("bundled:")
-    return {"name": str(name), "model": str(model) if model is not None else None, "default": default,
-            "note": DEFAULT_NOTE if default else None}
+    return {
+        "name": str(name),
+        "model": str(model) if model is not None else None,
+        "default": default,
+        "note": DEFAULT_NOTE if default else None,
+    }
 
 
 def _host(url: Any) -> str | None:

@@ -80,6 +80,7 @@ class DataSource:
 BenchSource = DataSource
 """The name of a ConflictBench source's row until this release (positional fields unchanged)."""
 
+
 class SourceTable(MutableMapping[str, DataSource]):
     """Name → :class:`DataSource`: the rows of the tables declared (``"module:attr"``, at construction or
     by :meth:`declare`), read (and checked: one name once, a known ``use``) on first use, and those

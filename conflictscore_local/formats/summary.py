@@ -36,6 +36,7 @@ EVALUATION_KEYS: tuple[str, ...] = ("pairs", "detection", "unscored", "pruning")
 RATE = "judge_passage_pairs_per_s"
 """The one derived rate of ``timing``: pairs judged (``stages.engine.passage_pairs_judged``) per judge second."""
 
+
 def reductions(cls: type) -> dict[str, str]:
     """Field name → how it reduces over shards, for the summary or a section class; ``ConfigError`` naming
     the field and the allowed kinds (:data:`~..core.types.REDUCTIONS`) where one declares another or none."""
@@ -49,6 +50,7 @@ def reductions(cls: type) -> dict[str, str]:
 
 
 reductions(Summary), reductions(Stages)  # a kind not declared right fails here, when the package is imported
+
 
 def now_utc() -> str:
     """The time now, UTC, ISO 8601 to the second (a summary's ``started`` / ``finished``)."""
@@ -100,21 +102,39 @@ def build_summary(
     counts = stages.get("engine") or {}
     if t.get("judge_s") and counts.get("passage_pairs_judged"):
         t[RATE] = round(counts["passage_pairs_judged"] / t["judge_s"], 2)
-    sampling = sampling_summary(results, run.get("sample") or {}, seed=seed, ci95=m["ci95"],
-                                counts=counts, salience=salience)
+    sampling = sampling_summary(
+        results, run.get("sample") or {}, seed=seed, ci95=m["ci95"], counts=counts, salience=salience
+    )
     given = Stages.from_json(stages)
-    section = dataclasses.replace(given, labels=labels, input=input if input is not None else given.input,
-                                  shard=shard, resumed_items=resumed_items)
+    section = dataclasses.replace(
+        given,
+        labels=labels,
+        input=input if input is not None else given.input,
+        shard=shard,
+        resumed_items=resumed_items,
+    )
     if total_s is not None:
         t["total_s"] = round(total_s() if callable(total_s) else total_s, 4)
     ended = finished() if callable(finished) else finished
 
     def summary(notes: Sequence[str]) -> Summary:
         return Summary(
-            n_items=m["n_items"], n_claims=m["n_claims"], macro=m["macro"], micro=m["micro"],
-            ci95=m["ci95"], pairs=m["pairs"], timing=t, config=dict(config), versions=dict(versions),
-            stages=section, warnings=tuple(notes), sampling=sampling, bench=bench, evaluation=evaluation,
-            started=started, finished=ended,
+            n_items=m["n_items"],
+            n_claims=m["n_claims"],
+            macro=m["macro"],
+            micro=m["micro"],
+            ci95=m["ci95"],
+            pairs=m["pairs"],
+            timing=t,
+            config=dict(config),
+            versions=dict(versions),
+            stages=section,
+            warnings=tuple(notes),
+            sampling=sampling,
+            bench=bench,
+            evaluation=evaluation,
+            started=started,
+            finished=ended,
         )
 
     built = summary(warnings)
@@ -141,12 +161,22 @@ def reduce_summaries(
     named = [{**p, "warnings": [warnings(i, w) for w in p.get("warnings") or ()]} for i, p in enumerate(parts)]
     reduced = reduce_fields(Summary, named)
     stages: Stages = reduced["stages"]
-    return build_summary(results, config=reduced["config"] or {}, timing=reduced["timing"] or {},
-                         stages=stages, versions=reduced["versions"] or {}, warnings=reduced["warnings"] or (),
-                         salience=(parts[0].get("sampling") or {}).get("salience"), input=stages.input,
-                         shard=shard, resumed_items=stages.resumed_items,
-                         bench=bench if bench is not None else reduced["bench"], evaluation=evaluation,
-                         started=reduced["started"], finished=reduced["finished"])
+    return build_summary(
+        results,
+        config=reduced["config"] or {},
+        timing=reduced["timing"] or {},
+        stages=stages,
+        versions=reduced["versions"] or {},
+        warnings=reduced["warnings"] or (),
+        salience=(parts[0].get("sampling") or {}).get("salience"),
+        input=stages.input,
+        shard=shard,
+        resumed_items=stages.resumed_items,
+        bench=bench if bench is not None else reduced["bench"],
+        evaluation=evaluation,
+        started=reduced["started"],
+        finished=reduced["finished"],
+    )
 
 
 def reduce_fields(cls: type, parts: Sequence[Any]) -> dict[str, Any]:
@@ -241,8 +271,11 @@ def check_summary(data: Any, where: str) -> dict[str, Any]:
         need = {"": ("n_items", "n_claims", "macro", "micro")}
         optional = ("ci95", "pairs", "timing", "config", "versions", "stages", "sampling", "bench", "evaluation")
     else:
-        raise InputError("neither a score summary (n_items, macro, micro, ci95, pairs) nor a bench run results "
-                         "file (bench, evaluation)", path=where)
+        raise InputError(
+            "neither a score summary (n_items, macro, micro, ci95, pairs) nor a bench run results "
+            "file (bench, evaluation)",
+            path=where,
+        )
     for section, keys in need.items():
         body = data.get(section) if section else data
         for k in keys:
@@ -275,14 +308,22 @@ def upgrade(data: Mapping[str, Any]) -> dict[str, Any]:
     if "shard" in bench:
         stages["shard"] = bench.pop("shard")
     out: dict[str, Any] = {
-        "n_items": bench.pop("n_items"), "n_claims": bench.pop("n_claims"),
-        "macro": dict(data["conflictscore"]["macro"]), "micro": dict(data["conflictscore"]["micro"]),
+        "n_items": bench.pop("n_items"),
+        "n_claims": bench.pop("n_claims"),
+        "macro": dict(data["conflictscore"]["macro"]),
+        "micro": dict(data["conflictscore"]["micro"]),
     }
     if data.get("engine_pairs") is not None:
         out["pairs"] = dict(data["engine_pairs"])
-    out.update(timing=dict(data.get("timing") or {}), config=dict(data.get("config") or {}),
-               versions=dict(data.get("versions") or {}), stages=stages, warnings=list(data.get("warnings") or ()),
-               bench=bench, evaluation={k: data[k] for k in EVALUATION_KEYS if k in data})
+    out.update(
+        timing=dict(data.get("timing") or {}),
+        config=dict(data.get("config") or {}),
+        versions=dict(data.get("versions") or {}),
+        stages=stages,
+        warnings=list(data.get("warnings") or ()),
+        bench=bench,
+        evaluation={k: data[k] for k in EVALUATION_KEYS if k in data},
+    )
     return out
 
 
@@ -293,6 +334,19 @@ def _check_type(value: Any, kind: type, where: str, name: str) -> None:
         raise InputError(f"expected an object, got {type(value).__name__}", path=where, field=name)
 
 
-__all__ = ["EVALUATION_KEYS", "REDUCERS", "Summary", "build_summary", "check_summary", "is_bench_summary",
-           "now_utc", "read_summary", "reduce_fields", "reduce_summaries", "reductions", "shard_record", "upgrade",
-           "write_summary"]
+__all__ = [
+    "EVALUATION_KEYS",
+    "REDUCERS",
+    "Summary",
+    "build_summary",
+    "check_summary",
+    "is_bench_summary",
+    "now_utc",
+    "read_summary",
+    "reduce_fields",
+    "reduce_summaries",
+    "reductions",
+    "shard_record",
+    "upgrade",
+    "write_summary",
+]

@@ -24,8 +24,22 @@ from ..util.extras import requires
 
 KINDS = ("items", "pairs")
 PAIR_COLUMNS: tuple[str, ...] = (
-    "item_id", "claim_index", "claim", "claim_conflicted", "doc_id", "label", "p_support", "p_contradict",
-    "p_irrelevant", "rule", "decided", "source", "passage", "passage_start", "passage_end", "note",
+    "item_id",
+    "claim_index",
+    "claim",
+    "claim_conflicted",
+    "doc_id",
+    "label",
+    "p_support",
+    "p_contradict",
+    "p_irrelevant",
+    "rule",
+    "decided",
+    "source",
+    "passage",
+    "passage_start",
+    "passage_end",
+    "note",
 )
 """The columns of a claim × document row (``label`` empty: unscored, ``note`` says why; ``rule`` the rule that
 turned the probabilities into the label, ``decided`` which part of it gave the label: ``C>=0.30``)."""
@@ -37,8 +51,14 @@ def item_columns(results: Sequence[ItemResult]) -> list[str]:
     """The columns of the item rows: id, claims, each metric the results report (table order),
     conflicted claims, unscored judgments; ``claims_total`` for a run that sampled claims."""
     sampled = any(r.claims_total is not None for r in results)
-    return ["id", "n_claims", *(["claims_total"] if sampled else []), *shown_keys([r.metrics for r in results]),
-            "n_conflicted", "n_unscored"]
+    return [
+        "id",
+        "n_claims",
+        *(["claims_total"] if sampled else []),
+        *shown_keys([r.metrics for r in results]),
+        "n_conflicted",
+        "n_unscored",
+    ]
 
 
 def item_records(results: Sequence[ItemResult]) -> list[dict[str, Any]]:
@@ -64,15 +84,26 @@ def pair_records(results: Sequence[ItemResult]) -> list[dict[str, Any]]:
             for j in v.judgments:
                 probs = j.probs or {}
                 span = j.passage_span
-                out.append({
-                    "item_id": r.item_id, "claim_index": v.claim.index, "claim": v.claim.text,
-                    "claim_conflicted": v.conflicted, "doc_id": j.doc_id, "label": j.label,
-                    "p_support": probs.get(SUPPORT), "p_contradict": probs.get(CONTRADICT),
-                    "p_irrelevant": probs.get(IRRELEVANT), "rule": j.rule, "decided": decided(j.probs, j.rule),
-                    "source": j.source, "passage": j.passage,
-                    "passage_start": span[0] if span else None, "passage_end": span[1] if span else None,
-                    "note": j.note,
-                })
+                out.append(
+                    {
+                        "item_id": r.item_id,
+                        "claim_index": v.claim.index,
+                        "claim": v.claim.text,
+                        "claim_conflicted": v.conflicted,
+                        "doc_id": j.doc_id,
+                        "label": j.label,
+                        "p_support": probs.get(SUPPORT),
+                        "p_contradict": probs.get(CONTRADICT),
+                        "p_irrelevant": probs.get(IRRELEVANT),
+                        "rule": j.rule,
+                        "decided": decided(j.probs, j.rule),
+                        "source": j.source,
+                        "passage": j.passage,
+                        "passage_start": span[0] if span else None,
+                        "passage_end": span[1] if span else None,
+                        "note": j.note,
+                    }
+                )
     return out
 
 
@@ -119,8 +150,9 @@ class _Lines(io.StringIO):
         return super().write(s[:-2] + "\n" if s.endswith("\r\n") else s)
 
 
-def write_csv(path: str | os.PathLike[str], records: Sequence[Mapping[str, Any]], columns: Sequence[str], *,
-              what: str) -> None:
+def write_csv(
+    path: str | os.PathLike[str], records: Sequence[Mapping[str, Any]], columns: Sequence[str], *, what: str
+) -> None:
     """Write records as CSV to ``path`` atomically (through the job layer), or to stdout for ``-``."""
     from ..jobs import write_stdout, write_text_atomic
 
@@ -151,8 +183,11 @@ class TablePaths:
         """The files as a job's outputs (stdout is none), checked like every destination."""
         from ..jobs import Output
 
-        return [Output(p, flag) for p, flag in ((self.items, self.items_flag), (self.pairs, "--csv-pairs"),
-                                                (self.array, "-o")) if p is not None and str(p) != STDOUT]
+        return [
+            Output(p, flag)
+            for p, flag in ((self.items, self.items_flag), (self.pairs, "--csv-pairs"), (self.array, "-o"))
+            if p is not None and str(p) != STDOUT
+        ]
 
     def write(self, results: Sequence[ItemResult]) -> None:
         """Both tables of ``results``, each where asked (and the rows as a JSON array)."""
@@ -190,8 +225,7 @@ class Results(list):
     def to_pandas(self, kind: str = "items") -> Any:
         """:meth:`to_records` as a ``pandas.DataFrame`` (columns in order; pandas is imported here)."""
         records = self.to_records(kind)
-        pandas = requires("pandas", "Results.to_pandas()",
-                          alternative="use Results.to_records(), which needs nothing")
+        pandas = requires("pandas", "Results.to_pandas()", alternative="use Results.to_records(), which needs nothing")
         return pandas.DataFrame.from_records(records, columns=self.columns(kind))
 
     def to_csv(self, path: str | os.PathLike[str], kind: str = "items") -> None:
@@ -199,5 +233,16 @@ class Results(list):
         write_csv(path, self.to_records(kind), self.columns(kind), what=f"CSV of the {kind}")
 
 
-__all__ = ["FORMULA_STARTS", "PAIR_COLUMNS", "Results", "TablePaths", "csv_text", "is_csv", "neutral_cell",
-           "item_columns", "item_records", "pair_records", "write_csv"]
+__all__ = [
+    "FORMULA_STARTS",
+    "PAIR_COLUMNS",
+    "Results",
+    "TablePaths",
+    "csv_text",
+    "is_csv",
+    "neutral_cell",
+    "item_columns",
+    "item_records",
+    "pair_records",
+    "write_csv",
+]

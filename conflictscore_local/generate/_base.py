@@ -29,10 +29,21 @@ class Generation:
     finish_reason: str | None = None
 
 
-PACING_ARGS = frozenset({
-    "api_key_env", "max_concurrency", "timeout_s", "max_retries", "backoff_s", "max_backoff_s", "batch_size",
-    "tensor_parallel_size", "gpu_memory_utilization", "enable_prefix_caching", "device",
-})
+PACING_ARGS = frozenset(
+    {
+        "api_key_env",
+        "max_concurrency",
+        "timeout_s",
+        "max_retries",
+        "backoff_s",
+        "max_backoff_s",
+        "batch_size",
+        "tensor_parallel_size",
+        "gpu_memory_utilization",
+        "enable_prefix_caching",
+        "device",
+    }
+)
 """Generator arguments that change how fast answers come, never what they say."""
 
 

@@ -210,7 +210,7 @@ class OpenAIGenerator(GeneratorBase):
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         """Exponential backoff with jitter; a server's Retry-After wins when it asks for longer."""
         cfg = self.config
-        delay = min(cfg.max_backoff_s, cfg.backoff_s * 2 ** attempt) * random.uniform(0.5, 1.0)
+        delay = min(cfg.max_backoff_s, cfg.backoff_s * 2**attempt) * random.uniform(0.5, 1.0)
         if retry_after is not None:
             delay = max(delay, min(retry_after, cfg.max_backoff_s))
         return delay
@@ -255,8 +255,9 @@ class OpenAIGenerator(GeneratorBase):
         return self._served
 
     # -- generation -----------------------------------------------------------------------
-    def body(self, prompt: Prompt, *, max_tokens: int, temperature: float, stop: Sequence[str] | None,
-             logprobs: int | None) -> tuple[str, dict[str, Any]]:
+    def body(
+        self, prompt: Prompt, *, max_tokens: int, temperature: float, stop: Sequence[str] | None, logprobs: int | None
+    ) -> tuple[str, dict[str, Any]]:
         """The endpoint path and JSON body of one request."""
         cfg = self.config
         body: dict[str, Any] = {"model": self.model_name(), "max_tokens": max_tokens, "temperature": temperature}
@@ -377,21 +378,36 @@ def parse_reply(reply: Any, endpoint: str) -> Generation:
         if endpoint == "chat":
             text = choice["message"].get("content")
             steps = (choice.get("logprobs") or {}).get("content")
-            top = None if not steps else tuple(
-                {**{_token(a["token"]): _logprob(a["logprob"]) for a in s.get("top_logprobs") or []},
-                 **{_token(s["token"]): _logprob(s["logprob"])}}
-                for s in steps
+            top = (
+                None
+                if not steps
+                else tuple(
+                    {
+                        **{_token(a["token"]): _logprob(a["logprob"]) for a in s.get("top_logprobs") or []},
+                        **{_token(s["token"]): _logprob(s["logprob"])},
+                    }
+                    for s in steps
+                )
             )
         else:
             text = choice["text"]
             lp = choice.get("logprobs") or {}
             alts = lp.get("top_logprobs")
             chosen = list(zip(lp.get("tokens") or [], lp.get("token_logprobs") or []))
-            top = None if not alts else tuple(
-                {**{_token(t): _logprob(v) for t, v in (a or {}).items()},
-                 **({_token(chosen[k][0]): _logprob(chosen[k][1])}
-                    if k < len(chosen) and chosen[k][1] is not None else {})}
-                for k, a in enumerate(alts)
+            top = (
+                None
+                if not alts
+                else tuple(
+                    {
+                        **{_token(t): _logprob(v) for t, v in (a or {}).items()},
+                        **(
+                            {_token(chosen[k][0]): _logprob(chosen[k][1])}
+                            if k < len(chosen) and chosen[k][1] is not None
+                            else {}
+                        ),
+                    }
+                    for k, a in enumerate(alts)
+                )
             )
     except _Malformed as e:
         raise RequestFailed(f"malformed reply: {e}: {_snippet(json.dumps(reply)[:300].encode())}") from None

@@ -95,8 +95,10 @@ class TransformersGenerator(GeneratorBase):
         model = Path(cfg.model).expanduser()
         if model.suffix == ".gguf" and model.is_file():
             if cfg.gguf_file is not None and cfg.gguf_file != model.name:
-                raise ConfigError(f"generator transformers: model={cfg.model!r} is a GGUF file already; "
-                                  f"gguf_file={cfg.gguf_file!r} names another")
+                raise ConfigError(
+                    f"generator transformers: model={cfg.model!r} is a GGUF file already; "
+                    f"gguf_file={cfg.gguf_file!r} names another"
+                )
             return self._gguf_identity(model.resolve().parent, model.name)
         packaged = None if model.exists() else installed_model_file(cfg.model)
         if packaged is not None:
@@ -108,15 +110,18 @@ class TransformersGenerator(GeneratorBase):
         if cfg.gguf_file is not None:
             if not (path / cfg.gguf_file).is_file():
                 found = ", ".join(sorted(p.name for p in path.glob("*.gguf"))) or "none"
-                raise ConfigError(f"generator transformers: gguf_file={cfg.gguf_file!r} is not in {path} "
-                                  f"(GGUF files there: {found})")
+                raise ConfigError(
+                    f"generator transformers: gguf_file={cfg.gguf_file!r} is not in {path} (GGUF files there: {found})"
+                )
             return self._gguf_identity(path, cfg.gguf_file)
         ggufs = sorted(path.glob("*.gguf"))
         if (path / "config.json").is_file() or not ggufs:
             return path, None
         if len(ggufs) > 1:
-            raise ConfigError(f"generator transformers: {path} holds {len(ggufs)} GGUF files "
-                              f"({', '.join(g.name for g in ggufs)}) and no config.json: choose one with gguf_file=")
+            raise ConfigError(
+                f"generator transformers: {path} holds {len(ggufs)} GGUF files "
+                f"({', '.join(g.name for g in ggufs)}) and no config.json: choose one with gguf_file="
+            )
         return self._gguf_identity(path, ggufs[0].name)
 
     def _gguf_identity(self, folder: Path, name: str) -> tuple[Path, str]:
@@ -124,8 +129,10 @@ class TransformersGenerator(GeneratorBase):
 
         missing = [m for m in ("gguf", "accelerate") if importlib.util.find_spec(m) is None]
         if missing:
-            raise BackendUnavailable(f"generator transformers: loading {name} needs {' and '.join(missing)}: "
-                                     "pip install 'conflictscore-local[gguf]'")
+            raise BackendUnavailable(
+                f"generator transformers: loading {name} needs {' and '.join(missing)}: "
+                "pip install 'conflictscore-local[gguf]'"
+            )
         self.resolved.update(gguf_file=name, gguf_sha256=file_sha256(folder / name))
         return folder, name
 
@@ -146,8 +153,12 @@ class TransformersGenerator(GeneratorBase):
                 str(self._path), revision=self.config.revision, dtype=dtype, **kw
             )
             self._model = model.to(device).eval()
-            self.resolved.update(device=str(device), dtype=str(dtype).removeprefix("torch."),
-                                 architecture=type(model).__name__, eos_token=tok.eos_token)
+            self.resolved.update(
+                device=str(device),
+                dtype=str(dtype).removeprefix("torch."),
+                architecture=type(model).__name__,
+                eos_token=tok.eos_token,
+            )
         return self._model
 
     def _eos_ids(self) -> set[int]:
@@ -185,9 +196,14 @@ class TransformersGenerator(GeneratorBase):
             ids.append(tok(text, add_special_tokens=not chat)["input_ids"])
         sampling = temperature > 0
         gen_cfg = GenerationConfig(
-            max_new_tokens=max_tokens, do_sample=sampling, temperature=temperature if sampling else None,
-            top_k=0 if sampling else None, top_p=1.0 if sampling else None,
-            pad_token_id=pad, eos_token_id=sorted(eos), return_dict_in_generate=True,
+            max_new_tokens=max_tokens,
+            do_sample=sampling,
+            temperature=temperature if sampling else None,
+            top_k=0 if sampling else None,
+            top_p=1.0 if sampling else None,
+            pad_token_id=pad,
+            eos_token_id=sorted(eos),
+            return_dict_in_generate=True,
             output_logits=bool(logprobs),
         )
         if sampling:
@@ -195,7 +211,7 @@ class TransformersGenerator(GeneratorBase):
         order = sorted(range(len(ids)), key=lambda i: -len(ids[i]))
         out: list[Generation | None] = [None] * len(ids)
         for start in range(0, len(order), self.config.batch_size):
-            idx = order[start:start + self.config.batch_size]
+            idx = order[start : start + self.config.batch_size]
             width = max(len(ids[i]) for i in idx)
             input_ids = torch.tensor([[pad] * (width - len(ids[i])) + ids[i] for i in idx], device=device)
             mask = torch.tensor([[0] * (width - len(ids[i])) + [1] * len(ids[i]) for i in idx], device=device)
@@ -227,7 +243,7 @@ class TransformersGenerator(GeneratorBase):
             values, indices = scores[: len(tokens)].topk(k, dim=-1)
             names = tok.batch_decode([[t] for t in indices.flatten().tolist()])
             flat = values.flatten().tolist()
-            top = tuple(_first_wins(names[r * k:(r + 1) * k], flat[r * k:(r + 1) * k]) for r in range(len(tokens)))
+            top = tuple(_first_wins(names[r * k : (r + 1) * k], flat[r * k : (r + 1) * k]) for r in range(len(tokens)))
         finish = "stop" if ended or stopped else ("length" if len(tokens) >= max_tokens else "stop")
         return Generation(strip_thinking(text), top, None, finish)
 

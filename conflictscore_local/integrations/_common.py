@@ -122,9 +122,14 @@ def explain(result: ItemResult) -> str:
     below = ", below aggregate.min_side_weight: not conflicted when weighted"
     for v in result.verdicts:
         if v.conflicted:
-            weighed = "" if not v.weighted else (
-                f" (weight {v.side_weight(v.support):g} against {v.side_weight(v.contradict):g}"
-                f"{'' if v.weighted_conflicted else below})")
+            weighed = (
+                ""
+                if not v.weighted
+                else (
+                    f" (weight {v.side_weight(v.support):g} against {v.side_weight(v.contradict):g}"
+                    f"{'' if v.weighted_conflicted else below})"
+                )
+            )
             lines.append(
                 f"conflicted: {v.claim.text!r} supported by [{', '.join(v.support)}]; "
                 f"contradicted by [{', '.join(v.contradict)}]{weighed}"
@@ -156,8 +161,7 @@ class Batcher:
     (``asyncio.sleep``; tests hand in one they release by hand).
     """
 
-    def __init__(self, engine: Engine, wait_s: float = 0.05,
-                 sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep):
+    def __init__(self, engine: Engine, wait_s: float = 0.05, sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep):
         self.engine = engine
         self.wait_s = wait_s
         self.sleep = sleep

@@ -123,4 +123,3 @@ def _documents(contexts: list[Any]) -> list[Any]:
         else:
             out.append(c)
     return out
-

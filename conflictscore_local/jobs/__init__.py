@@ -23,27 +23,27 @@ program writes of its own passes the one redaction point (the user's rows, ``ver
 """
 
 from .atomic import (
-                     dumps,
-                     unicode_text,
-                     write_binary_atomic,
-                     write_json_atomic,
-                     write_jsonl_atomic,
-                     write_stdout,
-                     write_text_atomic,
+    dumps,
+    unicode_text,
+    write_binary_atomic,
+    write_json_atomic,
+    write_jsonl_atomic,
+    write_stdout,
+    write_text_atomic,
 )
 from .failures import EXIT_BROKEN_PIPE, failure
 from .fingerprint import FINGERPRINT_FORMAT, explain_fingerprint_change
 from .job import MIN_FREE_BYTES, Input, Job, Output, Page, page_output
 from .redaction import (
-                     REDACTED,
-                     add_credentials,
-                     add_secret,
-                     add_url,
-                     forget_secrets,
-                     may_hold_secret,
-                     redact,
-                     scrub,
-                     scrub_text,
+    REDACTED,
+    add_credentials,
+    add_secret,
+    add_url,
+    forget_secrets,
+    may_hold_secret,
+    redact,
+    scrub,
+    scrub_text,
 )
 from .resumable import ResumableJsonlWriter
 from .target import FILE_MODE, OutputTarget, file_mode, same_file

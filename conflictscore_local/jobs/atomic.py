@@ -35,7 +35,7 @@ def write_stdout(text: str) -> None:
     view = memoryview(text.encode("utf-8", "replace"))
     while view:
         n = out.write(view)
-        view = view[n if n is not None else 0:]
+        view = view[n if n is not None else 0 :]
     out.flush()
 
 
@@ -75,8 +75,9 @@ def write_text_atomic(path: str | os.PathLike[str], text: str, *, what: str = "f
     return len(text.encode("utf-8", "surrogatepass"))  # a lone surrogate is written as U+FFFD: 3 bytes too
 
 
-def write_jsonl_atomic(path: str | os.PathLike[str], rows: Iterable[Mapping[str, Any]], *,
-                       what: str = "output", verbatim: bool = False) -> None:
+def write_jsonl_atomic(
+    path: str | os.PathLike[str], rows: Iterable[Mapping[str, Any]], *, what: str = "output", verbatim: bool = False
+) -> None:
     """Write JSON Lines whole (one :func:`dumps` row a line), as :func:`write_text_atomic` writes text."""
     write_lines_atomic(path, (dumps(r, verbatim=verbatim) + "\n" for r in rows), what=what)
 
@@ -148,9 +149,10 @@ def _partial(target: OutputTarget, what: str) -> Iterator[Hold]:
                 h.fh.truncate(0)
             except OSError:
                 pass
-            raise WriteFailed(f"cannot write {what} {target.path}: {os_reason(e)}; "
-                              f"{'the file there is as it was' if target.real.exists() else 'nothing was written'}"
-                              ) from None
+            raise WriteFailed(
+                f"cannot write {what} {target.path}: {os_reason(e)}; "
+                f"{'the file there is as it was' if target.real.exists() else 'nothing was written'}"
+            ) from None
     finally:
         release(h)
 
@@ -171,5 +173,7 @@ def refuse_resume_state(h: Hold, output: Path) -> None:
     run (it has a ``.meta.json`` beside it and is not empty): rewriting it would lose them."""
     meta = h.path.with_name(h.path.name + ".meta.json")
     if not h.created and meta.exists() and os.fstat(h.fh.fileno()).st_size > 0:
-        raise ConfigError(f"{h.path} holds the rows of an interrupted run writing {output}: finish that run "
-                          f"with --resume, or delete {h.path} and {meta.name} to start over")
+        raise ConfigError(
+            f"{h.path} holds the rows of an interrupted run writing {output}: finish that run "
+            f"with --resume, or delete {h.path} and {meta.name} to start over"
+        )

@@ -36,8 +36,10 @@ def failure(e: BaseException) -> tuple[int, str | None] | None:
     if isinstance(e, MemoryError):
         return 1, "out of memory: use fewer items per step (--set engine.step_items=N) or a smaller batch"
     if isinstance(e, sqlite3.OperationalError) and _sqlite_io(e):
-        return 1, (f"the judgment cache (SQLite): {scrub_text(str(e))} (a full disk, a file-size limit?); every row "
-                   "finished so far is kept: make room, then rerun the command (`score` with --resume)")
+        return 1, (
+            f"the judgment cache (SQLite): {scrub_text(str(e))} (a full disk, a file-size limit?); every row "
+            "finished so far is kept: make room, then rerun the command (`score` with --resume)"
+        )
     if isinstance(e, OSError):
         where = f"{e.filename}: " if e.filename else ""
         what = "no space left on device" if e.errno == errno.ENOSPC else os_reason(e)
@@ -45,8 +47,14 @@ def failure(e: BaseException) -> tuple[int, str | None] | None:
     return None
 
 
-_SQLITE_IO = {5: "SQLITE_BUSY", 6: "SQLITE_LOCKED", 8: "SQLITE_READONLY", 10: "SQLITE_IOERR", 13: "SQLITE_FULL",
-              14: "SQLITE_CANTOPEN"}
+_SQLITE_IO = {
+    5: "SQLITE_BUSY",
+    6: "SQLITE_LOCKED",
+    8: "SQLITE_READONLY",
+    10: "SQLITE_IOERR",
+    13: "SQLITE_FULL",
+    14: "SQLITE_CANTOPEN",
+}
 
 
 def _sqlite_io(e: sqlite3.OperationalError) -> bool:

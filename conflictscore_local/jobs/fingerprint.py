@@ -29,7 +29,9 @@ def explain_fingerprint_change(old: Mapping[str, Any], new: Mapping[str, Any]) -
     for section, what in (("settings", "setting"), ("backends", "backend")):
         diffs = _diff(old.get(section) or {}, new.get(section) or {})
         if diffs:
-            parts.append(f"{what}s differ: " + "; ".join(diffs[:6]) + (f"; and {len(diffs) - 6} more" if len(diffs) > 6 else ""))
+            parts.append(
+                f"{what}s differ: " + "; ".join(diffs[:6]) + (f"; and {len(diffs) - 6} more" if len(diffs) > 6 else "")
+            )
     return ", and ".join(parts) or "its fingerprint differs"
 
 

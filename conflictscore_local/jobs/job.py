@@ -97,8 +97,15 @@ class Job:
         for i in self.inputs:
             if i.kind == "file":
                 _refuse_partial_as_input(i)
-        taken = [_Taken(Path(os.path.realpath(i.path)) if i.kind == "dir" else Path(i.path),  # type: ignore[arg-type]  # __init__ kept only inputs with a path
-                        i.called, i.kind == "dir", i.closed) for i in self.inputs]
+        taken = [
+            _Taken(
+                Path(os.path.realpath(i.path)) if i.kind == "dir" else Path(i.path),  # type: ignore[arg-type]  # __init__ kept only inputs with a path
+                i.called,
+                i.kind == "dir",
+                i.closed,
+            )
+            for i in self.inputs
+        ]
         for k, out in enumerate(self.outputs):
             if out.kind == "dir":
                 taken.append(self._check_folder(out, taken))
@@ -171,8 +178,12 @@ class Job:
         try:
             for k, out in enumerate(self.outputs):
                 target = self._targets.get(k)
-                if out.kind in ("file", "rows") and target is not None and not target.stream \
-                        and target.real.parent.is_dir():  # else its writer makes the folder, then locks
+                if (
+                    out.kind in ("file", "rows")
+                    and target is not None
+                    and not target.stream
+                    and target.real.parent.is_dir()
+                ):  # else its writer makes the folder, then locks
                     self._holds.append(hold(target.sibling(".partial"), output=target.path))
         except BaseException:
             self._release()
@@ -232,37 +243,49 @@ def _refuse_partial_as_input(i: Input) -> None:
         return  # a finished OUTPUT may still be locked while its run writes the rest: it is whole
     if locked_elsewhere(real):
         final = real.name.removesuffix(".partial")
-        raise OutputBusy(f"{i.called} {i.path} is being written by a running run (it holds the lock on it): its "
-                         f"rows are not all there yet; wait for that run to finish and read {final}")
+        raise OutputBusy(
+            f"{i.called} {i.path} is being written by a running run (it holds the lock on it): its "
+            f"rows are not all there yet; wait for that run to finish and read {final}"
+        )
     meta = real.with_name(real.name + ".meta.json")
     if meta.exists():
-        raise ConfigError(f"{i.called} {i.path} is the partial file of an interrupted run (its fingerprint "
-                          f"{meta.name} is beside it): its rows are not all there; finish that run with --resume, "
-                          "or copy the file to read it as it is")
+        raise ConfigError(
+            f"{i.called} {i.path} is the partial file of an interrupted run (its fingerprint "
+            f"{meta.name} is beside it): its rows are not all there; finish that run with --resume, "
+            "or copy the file to read it as it is"
+        )
 
 
 def _refuse_partial_of_another_run(out: Output, where: Path) -> None:
     """An existing target that a running job holds, or the partial file an interrupted run left
     for ``--resume``: replacing it would lose that run's rows."""
     if where.exists() and locked_elsewhere(where):
-        raise OutputBusy(f"{out.label} {out.path} is being written by another run (it holds the lock on it); "
-                         "wait for that run to finish, or choose another path")
+        raise OutputBusy(
+            f"{out.label} {out.path} is being written by another run (it holds the lock on it); "
+            "wait for that run to finish, or choose another path"
+        )
     meta = where.with_name(where.name + ".meta.json")
     if where.name.endswith(".partial") and meta.exists():
-        raise ConfigError(f"{out.label} {out.path} is the partial file of an interrupted run (its fingerprint "
-                          f"{meta.name} is beside it): resume that run, or {out.hint}")
+        raise ConfigError(
+            f"{out.label} {out.path} is the partial file of an interrupted run (its fingerprint "
+            f"{meta.name} is beside it): resume that run, or {out.hint}"
+        )
     for suffix, what in ((".meta.json", "the fingerprint"), (".digests", "the row digests")):
         if not where.name.endswith(".partial" + suffix):  # a run's resume state: without it, its rows cannot resume
             continue
         partial = where.with_name(where.name.removesuffix(suffix))
         run = where.name.removesuffix(".partial" + suffix)
         if partial.exists() and locked_elsewhere(partial):
-            raise OutputBusy(f"{out.label} {out.path}: {where.name} is {what} of a run writing "
-                             f"{where.with_name(run)} (it holds the lock on {partial.name}); {out.hint}")
+            raise OutputBusy(
+                f"{out.label} {out.path}: {where.name} is {what} of a run writing "
+                f"{where.with_name(run)} (it holds the lock on {partial.name}); {out.hint}"
+            )
         if where.exists() or partial.exists():
-            raise ConfigError(f"{out.label} {out.path} is {what} ({where.name}) of an interrupted run "
-                              f"writing {where.with_name(run)}: replacing it would stop that run's --resume; "
-                              f"resume that run, or {out.hint}")
+            raise ConfigError(
+                f"{out.label} {out.path} is {what} ({where.name}) of an interrupted run "
+                f"writing {where.with_name(run)}: replacing it would stop that run's --resume; "
+                f"resume that run, or {out.hint}"
+            )
 
 
 def _refuse_resume_state_beside(out: Output, target: OutputTarget) -> None:
@@ -274,9 +297,11 @@ def _refuse_resume_state_beside(out: Output, target: OutputTarget) -> None:
     except OSError:
         return
     if rows and not locked_elsewhere(partial):  # locked: taking the job's lock says it is busy
-        raise ConfigError(f"{out.label} {out.path}: {partial} holds the rows of an interrupted run writing "
-                          f"{target.path}: finish that run with --resume, or delete {partial.name} and "
-                          f"{meta.name} to start over, or {out.hint}")
+        raise ConfigError(
+            f"{out.label} {out.path}: {partial} holds the rows of an interrupted run writing "
+            f"{target.path}: finish that run with --resume, or delete {partial.name} and "
+            f"{meta.name} to start over, or {out.hint}"
+        )
 
 
 def _check_room(out: Output, where: Path) -> None:
@@ -288,8 +313,10 @@ def _check_room(out: Output, where: Path) -> None:
     except OSError:
         return
     if free < out.need:
-        raise ConfigError(f"{out.label} {out.path}: only {_size(free)} free on the file system of {folder}, "
-                          f"at least {_size(out.need)} needed; make room or {out.hint}")
+        raise ConfigError(
+            f"{out.label} {out.path}: only {_size(free)} free on the file system of {folder}, "
+            f"at least {_size(out.need)} needed; make room or {out.hint}"
+        )
 
 
 def _size(n: int) -> str:

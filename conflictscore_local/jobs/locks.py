@@ -48,6 +48,8 @@ def remove_beside(partial: Path) -> None:
     """Remove the files that belong to ``partial`` (:data:`BESIDE_PARTIAL`)."""
     for suffix in BESIDE_PARTIAL:
         partial.with_name(partial.name + suffix).unlink(missing_ok=True)
+
+
 _OWNER: ContextVar[Any] = ContextVar("conflictscore_job_owner", default=None)
 
 

@@ -172,4 +172,3 @@ def _scrub(value: Any, secrets: tuple[tuple[str, str], ...]) -> Any:
     if isinstance(value, (list, tuple)):
         return [_scrub(v, secrets) for v in value]
     return value
-

@@ -96,8 +96,10 @@ class ResumableJsonlWriter:
         self._stdout = str(path) == STDOUT
         if self._stdout:
             if resume:
-                raise ConfigError("--resume: -o - writes the rows to stdout, which keeps nothing to resume from; "
-                                  "write -o OUT.jsonl to resume an interrupted run")
+                raise ConfigError(
+                    "--resume: -o - writes the rows to stdout, which keeps nothing to resume from; "
+                    "write -o OUT.jsonl to resume an interrupted run"
+                )
             self._hold = None
             self._fh: IO[str] = sys.stdout
             return
@@ -186,18 +188,22 @@ class ResumableJsonlWriter:
                 except (ValueError, RecursionError):
                     break
                 if not isinstance(row, dict):
-                    raise InputError(f"--resume: not a scored result (a JSON {json_type_name(row)})",
-                                     path=str(self.partial), line=n)
+                    raise InputError(
+                        f"--resume: not a scored result (a JSON {json_type_name(row)})", path=str(self.partial), line=n
+                    )
                 rows.append(row)
             if cut is not None:
                 self.redone = 1 + sum(1 for raw in self._fh if raw.endswith("\n"))
         except UnicodeDecodeError as e:
-            raise InputError(f"--resume: not UTF-8 text ({e.reason}); rerun without --resume",
-                             path=str(self.partial)) from None
+            raise InputError(
+                f"--resume: not UTF-8 text ({e.reason}); rerun without --resume", path=str(self.partial)
+            ) from None
         if cut is not None and (cut <= len(digests or ()) or self.redone > 1):  # not just the row a crash left
-            log.warning(f"--resume: {self.partial}: {self.redone} rows from line {cut} on do not match the digests "
-                        f"written with them ({self.digests_path.name}: edited, duplicated, moved or cut since); "
-                        f"the {len(rows)} rows before are kept, the rest are done again")
+            log.warning(
+                f"--resume: {self.partial}: {self.redone} rows from line {cut} on do not match the digests "
+                f"written with them ({self.digests_path.name}: edited, duplicated, moved or cut since); "
+                f"the {len(rows)} rows before are kept, the rest are done again"
+            )
         return rows
 
     def _stored_fingerprint(self, with_format: bool) -> dict[str, Any]:
@@ -205,22 +211,28 @@ class ResumableJsonlWriter:
         out when it cannot be read or is not one (damaged: valid JSON but not an object, or no ``format``
         where fingerprints have one)."""
         try:
-            old = json.loads(read_regular(self.meta_path, what="--resume: the fingerprint", way_out="rerun without "
-                                          "--resume to start over"))
+            old = json.loads(
+                read_regular(
+                    self.meta_path, what="--resume: the fingerprint", way_out="rerun without --resume to start over"
+                )
+            )
         except (OSError, ValueError) as e:
             raise ConfigError(f"--resume: cannot read {self.meta_path}: {e}; rerun without --resume") from None
         if not isinstance(old, dict) or (with_format and "format" not in old):
             got = f"a JSON {json_type_name(old)}" if not isinstance(old, dict) else "an object without 'format'"
-            raise ConfigError(f"--resume: {self.meta_path} is damaged: {got}, not the fingerprint of a run, so "
-                              f"nothing shows the rows of {self.partial.name} match this run; rerun without "
-                              f"--resume to start over ({self._fresh})")
+            raise ConfigError(
+                f"--resume: {self.meta_path} is damaged: {got}, not the fingerprint of a run, so "
+                f"nothing shows the rows of {self.partial.name} match this run; rerun without "
+                f"--resume to start over ({self._fresh})"
+            )
         return old
 
     def _stored_digests(self) -> list[str]:
         """The rows' digests stored beside the partial file (one hex line a row); :class:`ConfigError` when gone."""
         try:
-            text = read_regular(self.digests_path, what="--resume: the row digests", way_out="rerun without "
-                                "--resume to start over")
+            text = read_regular(
+                self.digests_path, what="--resume: the row digests", way_out="rerun without --resume to start over"
+            )
             return [line for line in text.split("\n")[:-1]]
         except UnicodeDecodeError:
             return []  # damaged: no row matches, every row is done again
@@ -228,10 +240,12 @@ class ResumableJsonlWriter:
             raise ConfigError(
                 f"--resume: refusing to continue {self.partial}: its rows' digests ({self.digests_path.name}) are "
                 "missing (an earlier version wrote it, or it was deleted), so nothing shows its rows are as they "
-                f"were written; rerun without --resume to start over ({self._fresh})") from None
+                f"were written; rerun without --resume to start over ({self._fresh})"
+            ) from None
         except OSError as e:
-            raise ConfigError(f"--resume: cannot read {self.digests_path}: {os_reason(e)}; rerun without --resume"
-                              ) from None
+            raise ConfigError(
+                f"--resume: cannot read {self.digests_path}: {os_reason(e)}; rerun without --resume"
+            ) from None
 
     def _open_digests(self, stored: Mapping[str, Any], rows: Sequence[str]) -> None:
         """Start ``OUTPUT.partial.digests`` afresh with the digests of ``rows`` (the lines of the partial file)."""
@@ -278,8 +292,10 @@ class ResumableJsonlWriter:
         except OSError as e:
             close_quietly(fh)
             Path(tmp).unlink(missing_ok=True)
-            raise WriteFailed(f"--resume: cannot write {self.partial}: {os_reason(e)}; its rows are as they were, "
-                              "make room and rerun with --resume") from None
+            raise WriteFailed(
+                f"--resume: cannot write {self.partial}: {os_reason(e)}; its rows are as they were, "
+                "make room and rerun with --resume"
+            ) from None
         except BaseException:
             close_quietly(fh)
             Path(tmp).unlink(missing_ok=True)
@@ -309,8 +325,7 @@ class ResumableJsonlWriter:
         if self._hold is None:
             return f"cannot write output {self.path}: {os_reason(e)}"
         kept = len(self.done) + self.written
-        then = ("make room, then rerun the same command with --resume" if self._resumable
-                else "make room and rerun")
+        then = "make room, then rerun the same command with --resume" if self._resumable else "make room and rerun"
         return f"cannot write {self.partial}: {os_reason(e)}; the {kept} rows written so far are kept there: {then}"
 
     def close(self) -> None:

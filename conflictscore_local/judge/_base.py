@@ -47,8 +47,12 @@ class JudgeBase(Backend):
     """The base class of judges: every optional member of :class:`Judge`, with its default."""
 
     role: ClassVar[str] = "judge"
-    OPTIONAL: ClassVar[tuple[str, ...]] = ("document_rule", "flops_per_token", "use_judgment_cache",
-                                           "generator_engines")
+    OPTIONAL: ClassVar[tuple[str, ...]] = (
+        "document_rule",
+        "flops_per_token",
+        "use_judgment_cache",
+        "generator_engines",
+    )
 
     def document_rule(self) -> str | None:
         """The document rule (``aggregate.document_rule``) the judge's checkpoint was evaluated with, which

@@ -80,9 +80,9 @@ def judge_config(spec: Any, which: str) -> tuple[str, dict[str, Any]]:
     backend's arguments (``ValueError`` naming ``which``)."""
     example = 'e.g. {"name": "nli", "model": "models/default-judge"}'
     if spec is None:
-        raise ValueError(f"{which} is required: a judge config {{\"name\": BACKEND, ARG: VALUE...}}, {example}")
+        raise ValueError(f'{which} is required: a judge config {{"name": BACKEND, ARG: VALUE...}}, {example}')
     if not isinstance(spec, Mapping) or not isinstance(spec.get("name"), str):
-        raise ValueError(f"{which} must be a judge config with a \"name\" ({example}), got {spec!r}")
+        raise ValueError(f'{which} must be a judge config with a "name" ({example}), got {spec!r}')
     name = spec["name"]
     args = {k: v for k, v in spec.items() if k != "name"}
     try:
@@ -118,8 +118,11 @@ def _conflicted(claim: Any, docs: Mapping[str, Sequence[Judgment]]) -> bool:
 def escalations(judgments: Sequence[Judgment], escalate_below: float, flips: bool) -> tuple[set[int], set[int]]:
     """Which of the first judge's ``judgments`` go to the second judge: (the unsure and the
     unscored, those that could flip their claim's conflict status), as indices."""
-    unsure = {i for i, j in enumerate(judgments)
-              if j.label is None or escalate_below >= 1.0 or top_probability(j) < escalate_below}
+    unsure = {
+        i
+        for i, j in enumerate(judgments)
+        if j.label is None or escalate_below >= 1.0 or top_probability(j) < escalate_below
+    }
     flip: set[int] = set()
     if not flips:
         return unsure, flip
@@ -234,9 +237,11 @@ class CascadeJudge(JudgeBase):
         if cache is not None and cache.rejected > self.counters.get(f"{which}_cache_rows_rejected", 0):
             new = cache.rejected - self.counters.get(f"{which}_cache_rows_rejected", 0)
             if not self.counters.get(f"{which}_cache_rows_rejected"):
-                log.warning(f"judgment cache {cache.path}: {new} stored row(s) of the cascade's {which} judge are not "
-                            "judgments this version can trust: asked again and replaced; counted in "
-                            f"stages.judge.{which}_cache_rows_rejected")
+                log.warning(
+                    f"judgment cache {cache.path}: {new} stored row(s) of the cascade's {which} judge are not "
+                    "judgments this version can trust: asked again and replaced; counted in "
+                    f"stages.judge.{which}_cache_rows_rejected"
+                )
             self.count(f"{which}_cache_rows_rejected", new)
         todo = [i for i, j in enumerate(known) if j is None]
         self.count(f"{which}_cached", len(pairs) - len(todo))
@@ -276,13 +281,20 @@ class CascadeJudge(JudgeBase):
                 out[i] = dataclasses.replace(out[i], note=j.note)
             elif keep:
                 kept += 1
-                out[i] = dataclasses.replace(out[i], note=f"second judge gave no label ({j.note}); the first "
-                                                          "judge's label is kept (on_second_failure=keep_first)")
+                out[i] = dataclasses.replace(
+                    out[i],
+                    note=f"second judge gave no label ({j.note}); the first "
+                    "judge's label is kept (on_second_failure=keep_first)",
+                )
             else:
                 out[i] = dataclasses.replace(
-                    out[i], label=None, probs=None, decided_by=None,
+                    out[i],
+                    label=None,
+                    probs=None,
+                    decided_by=None,
                     note=f"second judge gave no label ({j.note}); unscored (the first judge said {first_label}; "
-                         "on_second_failure=keep_first would keep it)")
+                    "on_second_failure=keep_first would keep it)",
+                )
         self.count("pairs", len(pairs))
         self.count("escalated", len(up))
         self.count("escalated_unsure", len(unsure))

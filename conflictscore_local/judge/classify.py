@@ -22,7 +22,13 @@ from ._base import ProgressFn
 log = logging.getLogger(__name__)
 
 NLI_ARGS: tuple[str, ...] = (
-    "revision", "max_length", "negative_label", "id2label", "thresholds", "calibration", "claim_room",
+    "revision",
+    "max_length",
+    "negative_label",
+    "id2label",
+    "thresholds",
+    "calibration",
+    "claim_room",
 )
 
 
@@ -33,8 +39,10 @@ def check_mode_args(cfg: Any, *, name: str, generate_only: Sequence[str], classi
     bad = [k for k in wrong if values[k] != defaults[k]]
     if bad:
         other = "classify" if cfg.mode == "generate" else "generate"
-        raise ValueError(f"{', '.join(bad)} only appl{'ies' if len(bad) == 1 else 'y'} with mode={other} "
-                         f"(judge {name} is in mode={cfg.mode})")
+        raise ValueError(
+            f"{', '.join(bad)} only appl{'ies' if len(bad) == 1 else 'y'} with mode={other} "
+            f"(judge {name} is in mode={cfg.mode})"
+        )
 
 
 class ClassifyMode:
@@ -62,9 +70,11 @@ class ClassifyMode:
             args = {k: values[k] for k in NLI_ARGS if values.get(k) is not None}
             args.update(self.nli_arguments())
             shown = " ".join(f"--judge-arg {k}={v}" for k, v in args.items() if k in ("runtime",))
-            log.warning(f"judge {self.name}: mode=classify is deprecated and goes in the next release; it runs "
-                        f"--judge nli --judge-arg model={self.classifier_model()} {shown} (same labels, same cache); "
-                        "see docs/serving.md")
+            log.warning(
+                f"judge {self.name}: mode=classify is deprecated and goes in the next release; it runs "
+                f"--judge nli --judge-arg model={self.classifier_model()} {shown} (same labels, same cache); "
+                "see docs/serving.md"
+            )
             self.resolved["deprecated"] = f"mode=classify: --judge nli {shown}"
             self._nli = registry.build("judge", "nli", {"model": self.classifier_model(), **args})
         return self._nli
@@ -99,14 +109,25 @@ class ClassifyMode:
         return self.classify_stats(out) if self.config.mode == "classify" else out
 
 
-_MOVED = {name: "conflictscore_local.judge.nli.runtimes.engine" for name in (
-    "VLLM_RUNTIME_ARGS", "SERVE_RUNTIME_ARGS", "VLLMClassifyRuntime", "ServeClassifyRuntime", "check_engine_labels")}
+_MOVED = {
+    name: "conflictscore_local.judge.nli.runtimes.engine"
+    for name in (
+        "VLLM_RUNTIME_ARGS",
+        "SERVE_RUNTIME_ARGS",
+        "VLLMClassifyRuntime",
+        "ServeClassifyRuntime",
+        "check_engine_labels",
+    )
+}
 """Names of 0.1's ``judge/classify.py`` that moved with the engine runtimes, answered until 0.3.0."""
 
 
 def __getattr__(name: str) -> Any:
     if name in _MOVED:
-        warnings.warn(f"{__name__}.{name} is deprecated and will be removed in 0.3.0: import it from {_MOVED[name]}",
-                      DeprecationWarning, stacklevel=2)
+        warnings.warn(
+            f"{__name__}.{name} is deprecated and will be removed in 0.3.0: import it from {_MOVED[name]}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return getattr(importlib.import_module(_MOVED[name]), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -20,9 +20,7 @@ DECISION_LABELS: tuple[Label, Label] = (SUPPORT, CONTRADICT)
 _PUNCT = "*_`'\"“”‘’.,:;!?()[]{}<>"
 
 
-def map_id2label(
-    id2label: Mapping[Any, str], *, negative_label: Label | None = None, source: str
-) -> dict[int, Label]:
+def map_id2label(id2label: Mapping[Any, str], *, negative_label: Label | None = None, source: str) -> dict[int, Label]:
     """Class index → project label for a 3-way or 2-way classifier.
 
     3-way: the names must cover SUPPORT, CONTRADICT and IRRELEVANT once each. 2-way: one
@@ -36,7 +34,7 @@ def map_id2label(
     names = ", ".join(f"{k}={v!r}" for k, v in sorted(table.items()))
     hint = (
         f"{source}: cannot map the labels {{{names}}} onto SUPPORT / CONTRADICT / IRRELEVANT; "
-        "pass the mapping yourself, e.g. --judge-arg 'id2label={\"0\": \"SUPPORT\", \"1\": \"IRRELEVANT\"}'"
+        'pass the mapping yourself, e.g. --judge-arg \'id2label={"0": "SUPPORT", "1": "IRRELEVANT"}\''
     )
     if sorted(table) != list(range(len(table))) or len(table) not in (2, 3):
         raise ConfigError(f"{hint} (a judge needs 2 or 3 classes numbered from 0)")
@@ -57,7 +55,7 @@ def map_id2label(
 def check_thresholds(thresholds: Mapping[str, Any], *, source: str) -> dict[Label, float]:
     """``{"SUPPORT": t, "CONTRADICT": t}`` with both labels present and 0 ≤ t ≤ 1."""
     if not isinstance(thresholds, Mapping):
-        raise ConfigError(f"{source}: thresholds must be an object like {{\"SUPPORT\": 0.5, \"CONTRADICT\": 0.5}}")
+        raise ConfigError(f'{source}: thresholds must be an object like {{"SUPPORT": 0.5, "CONTRADICT": 0.5}}')
     out: dict[Label, float] = {}
     for k, v in thresholds.items():
         label = str(k).strip().upper()

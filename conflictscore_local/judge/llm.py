@@ -127,11 +127,14 @@ class LLMJudge(JudgeBase):
         replies: list[Generation] = []  # text only, for a re-read if the protocol changes mid-call
         read: list[Judgment] = []
         for start in range(0, len(uniq.first), size):
-            batch = uniq.first[start:start + size]
+            batch = uniq.first[start : start + size]
             answered = 0
             outs = gen.generate(
-                [self.prompt(pairs[i]) for i in batch], max_tokens=self.config.max_tokens, temperature=0.0,
-                logprobs=asked or None, on_progress=progress,
+                [self.prompt(pairs[i]) for i in batch],
+                max_tokens=self.config.max_tokens,
+                temperature=0.0,
+                logprobs=asked or None,
+                on_progress=progress,
             )
             if len(outs) != len(batch):
                 raise RuntimeError(f"generator returned {len(outs)} answers for {len(batch)} prompts")
@@ -141,7 +144,7 @@ class LLMJudge(JudgeBase):
                 read = [self.read(pairs[i], g, thresholds, text_only=True) for i, g in zip(uniq.first, replies)]
             read.extend(self.read(pairs[i], g, thresholds, text_only=not asked) for i, g in zip(batch, outs))
             replies.extend(Generation(g.text, None, g.error, g.finish_reason) for g in outs)
-            rest = sum(uniq.weight[start:start + len(batch)]) - answered  # the duplicates, now read
+            rest = sum(uniq.weight[start : start + len(batch)]) - answered  # the duplicates, now read
             if on_progress is not None and rest > 0:
                 on_progress(rest)
         self.count("pairs", len(pairs))
@@ -153,16 +156,19 @@ class LLMJudge(JudgeBase):
     def _protocol_changed(self, before: int, prompts_done: int) -> None:
         """Record (in ``resolved``, so in the summary) and warn that labels are read another way now."""
         why = self.generator().logprobs_refused or "the generator stopped asking for them"
-        msg = (f"judge {self.name}: logprobs refused by the server after {prompts_done} prompts ({why}); "
-               f"labels are read from the reply text from then on (top_logprobs {before} -> "
-               f"{self.top_logprobs()}, the spec and cache key change with it)")
+        msg = (
+            f"judge {self.name}: logprobs refused by the server after {prompts_done} prompts ({why}); "
+            f"labels are read from the reply text from then on (top_logprobs {before} -> "
+            f"{self.top_logprobs()}, the spec and cache key change with it)"
+        )
         self.resolved.setdefault("protocol_changes", []).append(
             {"after_prompts": prompts_done, "top_logprobs": [before, self.top_logprobs()], "reason": why}
         )
         log.warning(msg)
 
-    def read(self, pair: Pair, g: Generation, thresholds: Mapping[Label, float] | None, *,
-             text_only: bool = False) -> Judgment:
+    def read(
+        self, pair: Pair, g: Generation, thresholds: Mapping[Label, float] | None, *, text_only: bool = False
+    ) -> Judgment:
         """The judgment in one generation: logprobs first (unless ``text_only``), then strict
         text, else unscored. Notes are redacted (:func:`~..jobs.redact`)."""
         if g.text is None:
@@ -178,8 +184,10 @@ class LLMJudge(JudgeBase):
                 return Judgment(pair, decide(dist[0], thresholds), dist[0], "judge", rule=rule_text(thresholds))
             mass = dist[1] if dist is not None else 0.0
             self.count("low_label_mass")
-            why = (f"label tokens hold {mass:.1%} of the answer token's probability "
-                   f"(min_label_mass {self.config.min_label_mass:g}); ")
+            why = (
+                f"label tokens hold {mass:.1%} of the answer token's probability "
+                f"(min_label_mass {self.config.min_label_mass:g}); "
+            )
         label = parse_label_text(g.text)
         if label is not None:
             return Judgment(pair, label, None, "judge", rule=REPLY_TEXT)

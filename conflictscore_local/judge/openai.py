@@ -87,10 +87,19 @@ class OpenAIJudgeConfig:
         if self.model_fingerprint is not None and not self.model_fingerprint.strip():
             raise ValueError("model_fingerprint must not be empty")
         check_mode_args(
-            self, name="openai",
+            self,
+            name="openai",
             generate_only=("top_logprobs", "max_tokens", "min_label_mass", "passage_words", "endpoint"),
-            classify_only=("checkpoint", "revision", "batch_size", "max_length", "negative_label", "id2label",
-                           "calibration", "claim_room"),
+            classify_only=(
+                "checkpoint",
+                "revision",
+                "batch_size",
+                "max_length",
+                "negative_label",
+                "id2label",
+                "calibration",
+                "claim_room",
+            ),
         )
         if self.mode == "classify" and self.checkpoint is None and self.generator.model is None:
             raise ValueError("mode=classify needs checkpoint=DIR (a local copy of the served classifier) or model=NAME")
@@ -114,8 +123,11 @@ class OpenAIJudge(ClassifyMode, LLMJudge):
 
     def nli_arguments(self) -> dict[str, Any]:
         gen, defaults = self.config.generator, OpenAIConfig()
-        runtime_args = {k: getattr(gen, k) for k in SERVE_RUNTIME_ARGS
-                        if k != "batch_size" and getattr(gen, k) != getattr(defaults, k)}
+        runtime_args = {
+            k: getattr(gen, k)
+            for k in SERVE_RUNTIME_ARGS
+            if k != "batch_size" and getattr(gen, k) != getattr(defaults, k)
+        }
         runtime_args["base_url"] = gen.base_url
         if self.config.batch_size != OpenAIJudgeConfig.batch_size:
             runtime_args["batch_size"] = self.config.batch_size
@@ -148,7 +160,8 @@ class OpenAIJudge(ClassifyMode, LLMJudge):
             log.warning(
                 f"judge openai: {gen.resolved['served_model']}; cached labels are keyed on the served name "
                 f"{gen.model_name()!r} alone, which another model could be served under: pass "
-                "--judge-arg model_fingerprint=... to pin what is served")
+                "--judge-arg model_fingerprint=... to pin what is served"
+            )
         return {"name": gen.model_name(), "base_url": cfg.base_url, "served": served, **sent}
 
     def top_logprobs(self) -> int:
@@ -174,9 +187,12 @@ class OpenAIJudge(ClassifyMode, LLMJudge):
             pair = Pair(Claim("probe", 0, "The sky is blue."), Passage("probe", "probe", 0, "The sky is blue."))
             (g,) = gen.generate([self.prompt(pair)], max_tokens=1, temperature=0.0, logprobs=self.config.top_logprobs)
             if gen.logprobs_refused is None:
-                self.resolved["logprobs"] = "returned" if g.top_logprobs else (
-                    "undecided: the probe got "
-                    + (f"no answer: {g.error}" if g.text is None else "an empty answer")
+                self.resolved["logprobs"] = (
+                    "returned"
+                    if g.top_logprobs
+                    else (
+                        "undecided: the probe got " + (f"no answer: {g.error}" if g.text is None else "an empty answer")
+                    )
                 )
                 if g.top_logprobs and (gen.served_model() or {}).get("owned_by") == "vllm":
                     self.probe_label_tokens()
@@ -184,7 +200,8 @@ class OpenAIJudge(ClassifyMode, LLMJudge):
         self.resolved["logprobs"] = f"refused: {gen.logprobs_refused}"
         log.warning(
             f"judge openai: {gen.logprobs_refused}; labels are read from the reply text (top_logprobs "
-            f"{self.config.top_logprobs} -> 0 in the spec; --judge-arg top_logprobs=0 says so and skips the probe)")
+            f"{self.config.top_logprobs} -> 0 in the spec; --judge-arg top_logprobs=0 says so and skips the probe)"
+        )
 
     def probe_label_tokens(self) -> None:
         """How the served tokenizer spells the label words, asked of vLLM's ``/tokenize`` (at the
@@ -199,8 +216,15 @@ class OpenAIJudge(ClassifyMode, LLMJudge):
         pieces: dict[Label, list[str]] = {}
         for label in LABELS:
             try:
-                reply = endpoint.request("/tokenize", {"model": gen.model_name(), "prompt": label,
-                                                       "add_special_tokens": False, "return_token_strs": True})
+                reply = endpoint.request(
+                    "/tokenize",
+                    {
+                        "model": gen.model_name(),
+                        "prompt": label,
+                        "add_special_tokens": False,
+                        "return_token_strs": True,
+                    },
+                )
                 strs = [str(t).replace("\u0120", " ").replace("\u2581", " ") for t in reply["token_strs"]]
             except (RequestFailed, KeyError, TypeError) as e:
                 self.resolved["label_tokens"] = f"unknown: the server has no /tokenize ({e})"

@@ -82,7 +82,7 @@ class RayJudgeConfig:
     def __post_init__(self) -> None:
         name = self.judge.get("name")
         if not isinstance(name, str):
-            raise ValueError(f"judge must name the judge to distribute, e.g. {{\"name\": \"nli\"}}; got {self.judge!r}")
+            raise ValueError(f'judge must name the judge to distribute, e.g. {{"name": "nli"}}; got {self.judge!r}')
         if name == "ray":
             raise ValueError("judge: the ray judge cannot distribute itself; name the judge to run on the workers")
         if self.num_cpus is not None and self.num_cpus < self.worker_cpus() + 1:
@@ -159,9 +159,11 @@ class RayJudge(JudgeBase):
             ctx = ray.data.DataContext.get_current()
             ctx.enable_progress_bars = False  # the engine draws its own
             logging.getLogger("ray.data").setLevel(logging.WARNING)
-            self.resolved.update(ray=ray.__version__, started_local=self._started,
-                                 cluster_resources={k: v for k, v in ray.cluster_resources().items()
-                                                    if k in ("CPU", "GPU", "memory")})
+            self.resolved.update(
+                ray=ray.__version__,
+                started_local=self._started,
+                cluster_resources={k: v for k, v in ray.cluster_resources().items() if k in ("CPU", "GPU", "memory")},
+            )
             self._ray = ray
         return self._ray
 
@@ -185,8 +187,12 @@ class RayJudge(JudgeBase):
         name = cfg.judge["name"]
         ds = ray.data.from_items(rows, override_num_blocks=blocks).map_batches(
             JudgeWorker,
-            fn_constructor_kwargs={"name": name, "target": registry.resolve("judge", name),
-                                   "config": inner_config(cfg), "threads": threads},
+            fn_constructor_kwargs={
+                "name": name,
+                "target": registry.resolve("judge", name),
+                "config": inner_config(cfg),
+                "threads": threads,
+            },
             compute=ray.data.ActorPoolStrategy(size=cfg.workers),
             num_cpus=cfg.cpus_per_worker,
             num_gpus=cfg.gpus_per_worker or None,
@@ -198,8 +204,9 @@ class RayJudge(JudgeBase):
             done = 0
             for u, payload in zip(batch["u"], batch["judgment"]):
                 d = json.loads(payload)
-                judged[int(u)] = Judgment(firsts[int(u)], d["label"], d["probs"], "judge", d["note"],
-                                          rule=d.get("rule"))
+                judged[int(u)] = Judgment(
+                    firsts[int(u)], d["label"], d["probs"], "judge", d["note"], rule=d.get("rule")
+                )
                 done += uniq.weight[int(u)]
             self.count("batches")
             if on_progress is not None:
@@ -253,15 +260,25 @@ class JudgeWorker:
         self.judge = registry.build("judge", name, config)
 
     def __call__(self, batch: Any) -> Any:
-        pairs = [Pair(Claim("", 0, str(c)), Passage("", "", 0, str(p))) for p, c in zip(batch["passage"], batch["claim"])]
+        pairs = [
+            Pair(Claim("", 0, str(c)), Passage("", "", 0, str(p))) for p, c in zip(batch["passage"], batch["claim"])
+        ]
         out = self.judge.judge(pairs)
         if len(out) != len(pairs):
             raise RuntimeError(f"judge returned {len(out)} judgments for {len(pairs)} pairs")
-        return batch.assign(judgment=[
-            json.dumps({"label": j.label, "probs": dict(j.probs) if j.probs is not None else None, "note": j.note,
-                        "rule": j.rule})
-            for j in out
-        ])[["u", "judgment"]]
+        return batch.assign(
+            judgment=[
+                json.dumps(
+                    {
+                        "label": j.label,
+                        "probs": dict(j.probs) if j.probs is not None else None,
+                        "note": j.note,
+                        "rule": j.rule,
+                    }
+                )
+                for j in out
+            ]
+        )[["u", "judgment"]]
 
 
 class RayEngineGenerator:
@@ -316,8 +333,11 @@ class RayEngineGenerator:
         out = []
         for i, p in enumerate(prompts):
             enc = self.local.encode(p)
-            out.append({"idx": i, "prompt": enc} if isinstance(enc, str)
-                       else {"idx": i, "tokenized_prompt": list(enc["prompt_token_ids"])})
+            out.append(
+                {"idx": i, "prompt": enc}
+                if isinstance(enc, str)
+                else {"idx": i, "tokenized_prompt": list(enc["prompt_token_ids"])}
+            )
         return out
 
     def generate(
@@ -336,11 +356,22 @@ class RayEngineGenerator:
         ray = self._start()
         ray_llm = requires("ray.data.llm", "judge ray with vllm", install=INSTALL_HINT)
         build = getattr(ray_llm, "build_processor", None) or ray_llm.build_llm_processor
-        params = {k: v for k, v in {"max_tokens": max_tokens, "temperature": temperature, "seed": self.local.config.seed,
-                                    "stop": list(stop) if stop else None, "logprobs": logprobs}.items()
-                  if v is not None}
-        processor = build(ray_llm.vLLMEngineProcessorConfig(**self.processor_config()),
-                          preprocess=partial(with_sampling_params, params=params), postprocess=from_engine_row)
+        params = {
+            k: v
+            for k, v in {
+                "max_tokens": max_tokens,
+                "temperature": temperature,
+                "seed": self.local.config.seed,
+                "stop": list(stop) if stop else None,
+                "logprobs": logprobs,
+            }.items()
+            if v is not None
+        }
+        processor = build(
+            ray_llm.vLLMEngineProcessorConfig(**self.processor_config()),
+            preprocess=partial(with_sampling_params, params=params),
+            postprocess=from_engine_row,
+        )
         out: list[Generation | None] = [None] * len(prompts)
         for row in processor(ray.data.from_items(self.rows(prompts))).iter_rows():
             out[int(row["idx"])] = generation_from_row(row)
@@ -361,8 +392,11 @@ def from_engine_row(row: Mapping[str, Any]) -> dict[str, Any]:
     """Postprocess: the answer's text and its per-token alternatives (as JSON: Arrow cannot
     hold dicts keyed by token id) next to the prompt's ``idx``."""
     steps = [alternatives(_step_items(step)) for step in row.get("logprobs") or ()]
-    return {"idx": row["idx"], "text": row.get("generated_text", ""),
-            "top_logprobs": json.dumps(steps) if row.get("logprobs") is not None else None}
+    return {
+        "idx": row["idx"],
+        "text": row.get("generated_text", ""),
+        "top_logprobs": json.dumps(steps) if row.get("logprobs") is not None else None,
+    }
 
 
 def _step_items(step: Any) -> Iterable[tuple[Any, float, str | None]]:

@@ -69,9 +69,18 @@ class VLLMJudgeConfig:
     def __post_init__(self) -> None:
         check_judge_args(self, name="vllm")
         check_mode_args(
-            self, name="vllm",
-            generate_only=("top_logprobs", "max_tokens", "chat", "min_label_mass", "passage_tokens", "tokenizer",
-                           "enable_thinking", "chat_template_kwargs"),
+            self,
+            name="vllm",
+            generate_only=(
+                "top_logprobs",
+                "max_tokens",
+                "chat",
+                "min_label_mass",
+                "passage_tokens",
+                "tokenizer",
+                "enable_thinking",
+                "chat_template_kwargs",
+            ),
             classify_only=("max_length", "negative_label", "id2label", "calibration"),
         )
 
@@ -94,8 +103,11 @@ class VLLMJudge(ClassifyMode, LLMJudge):
 
     def nli_arguments(self) -> dict[str, Any]:
         gen = self.config.generator
-        runtime_args = {k: getattr(gen, k) for k in ("tensor_parallel_size", "max_model_len", "gpu_memory_utilization",
-                                                      "seed", "engine_args") if getattr(gen, k) != getattr(_GEN_DEFAULTS, k)}
+        runtime_args = {
+            k: getattr(gen, k)
+            for k in ("tensor_parallel_size", "max_model_len", "gpu_memory_utilization", "seed", "engine_args")
+            if getattr(gen, k) != getattr(_GEN_DEFAULTS, k)
+        }
         if self.config.chunk_size != VLLMJudgeConfig.chunk_size:
             runtime_args["chunk_size"] = self.config.chunk_size
         out: dict[str, Any] = {"runtime": "vllm", "dtype": gen.dtype, "runtime_args": runtime_args or None}
@@ -135,9 +147,9 @@ class VLLMJudge(ClassifyMode, LLMJudge):
             self._identity = {
                 **model_fingerprint(gen.model_path()),
                 "tokenizer": tokenizer_fingerprint(gen.tokenizer_path()),
-                "chat_template_sha256": None if template is None else hashlib.sha256(
-                    json.dumps(template, sort_keys=True).encode()
-                ).hexdigest(),
+                "chat_template_sha256": None
+                if template is None
+                else hashlib.sha256(json.dumps(template, sort_keys=True).encode()).hexdigest(),
                 "chat_template_kwargs": cfg.chat_template_kwargs,
                 "enable_thinking": cfg.enable_thinking,
                 "dtype": cfg.dtype,

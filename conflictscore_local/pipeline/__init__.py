@@ -13,8 +13,13 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-_EXPORTS = {"Merged": "merge", "merge_shards": "merge", "Shard": "shards", "shard_of": "shards",
-            "shard_record": "shards"}
+_EXPORTS = {
+    "Merged": "merge",
+    "merge_shards": "merge",
+    "Shard": "shards",
+    "shard_of": "shards",
+    "shard_record": "shards",
+}
 
 if TYPE_CHECKING:
     from .merge import Merged, merge_shards

@@ -31,9 +31,11 @@ def fallback_warning(report: Summary, limit: float) -> str | None:
     fell, generated = fallback_share(report)
     if not generated or fell / generated <= limit:
         return None
-    return (f"the decomposer fell back to spaCy's claims for {fell} of {generated} sentences ({fell / generated:.1%}), "
-            f"above engine.max_fallback_share={limit:g}: its model or server did not give usable claims (is the "
-            f"server up? see stages.decomposer for why). Exit status {EXIT_UNSCORED}.")
+    return (
+        f"the decomposer fell back to spaCy's claims for {fell} of {generated} sentences ({fell / generated:.1%}), "
+        f"above engine.max_fallback_share={limit:g}: its model or server did not give usable claims (is the "
+        f"server up? see stages.decomposer for why). Exit status {EXIT_UNSCORED}."
+    )
 
 
 def cascade_warning(report: Summary) -> str | None:
@@ -44,15 +46,19 @@ def cascade_warning(report: Summary) -> str | None:
     failed, escalated = int(stats.get("second_failed", 0) or 0), int(stats.get("escalated", 0) or 0)
     if not failed or not escalated:
         return None
-    what = (f"the first judge's label was kept for them, as on_second_failure=keep_first asks "
-            f"({stats.get('second_unscored_first_kept', 0)} kept)"
-            if stats.get("on_second_failure") == "keep_first" else
-            "they are UNSCORED (each note says why); rerun once the second judge answers (the first judge's "
-            "labels come from the cache), or pass --judge-arg on_second_failure=keep_first to keep the first "
-            f"judge's label instead. Exit status {EXIT_UNSCORED} when the unscored share is above "
-            "engine.max_unscored_share")
-    return (f"judge cascade: the second judge gave no label for {failed} of {escalated} escalated pairs "
-            f"({failed / escalated:.1%}); {what}")
+    what = (
+        f"the first judge's label was kept for them, as on_second_failure=keep_first asks "
+        f"({stats.get('second_unscored_first_kept', 0)} kept)"
+        if stats.get("on_second_failure") == "keep_first"
+        else "they are UNSCORED (each note says why); rerun once the second judge answers (the first judge's "
+        "labels come from the cache), or pass --judge-arg on_second_failure=keep_first to keep the first "
+        f"judge's label instead. Exit status {EXIT_UNSCORED} when the unscored share is above "
+        "engine.max_unscored_share"
+    )
+    return (
+        f"judge cascade: the second judge gave no label for {failed} of {escalated} escalated pairs "
+        f"({failed / escalated:.1%}); {what}"
+    )
 
 
 def unscored_warning(report: Summary, limit: float) -> str | None:

@@ -182,7 +182,9 @@ class RunConfig:
         except tomllib.TOMLDecodeError as e:
             raise ConfigError(f"{path}: invalid TOML: {e}") from None
         except UnicodeDecodeError as e:
-            raise ConfigError(f"{path}: not UTF-8 text (byte {e.start + 1}: {e.reason}); TOML files are UTF-8") from None
+            raise ConfigError(
+                f"{path}: not UTF-8 text (byte {e.start + 1}: {e.reason}); TOML files are UTF-8"
+            ) from None
         except RecursionError:
             raise ConfigError(f"{path}: invalid TOML: arrays or tables nested too deeply") from None
         except ValueError as e:  # an integer beyond Python's int-string conversion limit
@@ -255,4 +257,3 @@ def apply_overrides(cfg: RunConfig, sets: list[str]) -> RunConfig:
 def load_config(path: str | os.PathLike[str] | None = None) -> RunConfig:
     """The embedded defaults, overlaid with a TOML file when given."""
     return RunConfig.from_toml(path) if path else RunConfig()
-

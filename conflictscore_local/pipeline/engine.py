@@ -21,17 +21,17 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 from ..backends import registry
 from ..core.aggregate import claim_verdict, document_judgment, document_weights
 from ..core.chunk import Chunker
-from .config import STAGES, RunConfig, StageConfig
-from ..util.environment import versions
 from ..core.errors import ConfigError
-from ..formats.table import Results
 from ..core.metrics import item_metrics
-from ..util.progress import RunProgress
 from ..core.sampling import select_claims
-from ..util.nlp import Salience
-from ..formats.summary import build_summary, now_utc
 from ..core.types import IRRELEVANT, Claim, DocJudgment, InputRecord, Item, ItemResult, Judgment, Pair, Passage, Summary
+from ..formats.summary import build_summary, now_utc
+from ..formats.table import Results
+from ..util.environment import versions
+from ..util.nlp import Salience
+from ..util.progress import RunProgress
 from .checks import cascade_warning, fallback_warning, unscored_warning
+from .config import STAGES, RunConfig, StageConfig
 from .reading import Notes, items_input, read_input
 
 log = logging.getLogger(__name__)
@@ -252,8 +252,7 @@ class Engine:
         self.timing = _Timing(self.clock)
         self.counts = defaultdict(int)
         results = Results(self.score(inp.items))
-        return results, self.summarize(results, input=inp.record(), warnings=notes, started=t0,
-                                        started_at=started_at)
+        return results, self.summarize(results, input=inp.record(), warnings=notes, started=t0, started_at=started_at)
 
     def _step(self, items: Sequence[Item]) -> Iterator[ItemResult]:
         ids = [it.id for it in items]
@@ -316,8 +315,9 @@ class Engine:
             yield from finished()
         yield from finished()
 
-    def _prepare(self, items: Sequence[Item], claims: Mapping[str, list[Claim]], misses: list[Pair],
-                 skipped: Mapping[str, int]) -> list[Judgment]:
+    def _prepare(
+        self, items: Sequence[Item], claims: Mapping[str, list[Claim]], misses: list[Pair], skipped: Mapping[str, int]
+    ) -> list[Judgment]:
         """Passages, candidate pairs, pruning and cache lookups of a step: the judgments
         known without the judge; the pairs it must judge are appended to ``misses``.
         ``skipped``: claims of each item left out by sampling (their pairs are counted)."""
@@ -325,8 +325,9 @@ class Engine:
         passages = self._split(items)
         self.timing.add("chunk_s", t0)
         if self.config.sample.claims_per_item:
-            self.counts["passage_pairs_skipped_by_sampling"] += sum(skipped[it.id] * len(passages[it.id])
-                                                                    for it in items)
+            self.counts["passage_pairs_skipped_by_sampling"] += sum(
+                skipped[it.id] * len(passages[it.id]) for it in items
+            )
         groups = [[Pair(c, p) for p in passages[it.id]] for it in items if passages[it.id] for c in claims[it.id]]
         self.counts["passage_pairs"] += sum(len(g) for g in groups)
         # a blank document can neither support nor contradict anything: never ask a model
@@ -411,8 +412,12 @@ class Engine:
                     f"pruner returned {len(k)} kept + {len(pr)} pruned pairs for {len(pairs)} candidates"
                 )
             k = [p if _finite(p.similarity) else dataclasses.replace(p, similarity=None) for p in k]
-            pr = [j if _finite(j.pair.similarity) else dataclasses.replace(j, pair=dataclasses.replace(
-                j.pair, similarity=None)) for j in pr]
+            pr = [
+                j
+                if _finite(j.pair.similarity)
+                else dataclasses.replace(j, pair=dataclasses.replace(j.pair, similarity=None))
+                for j in pr
+            ]
             if spec is not None:
                 t0 = self.clock()
                 self.cache().put_selections(spec, batch, k, pr)
@@ -462,8 +467,9 @@ class Engine:
                 self.counts["checkpoints"] += 1
                 yield new
         except KeyboardInterrupt as stop:
-            stop.judgments_cached = (self.counts["passage_pairs_judged"] + getattr(stop, "judgments_cached", 0)
-                                     if cache is not None else 0)  # type: ignore[attr-defined]
+            stop.judgments_cached = (  # type: ignore[attr-defined]  # carried on the interrupt to the command
+                self.counts["passage_pairs_judged"] + getattr(stop, "judgments_cached", 0) if cache is not None else 0
+            )
             raise
 
     def _keep_interrupted(self, stop: KeyboardInterrupt, judge: Any, cache: Any) -> None:
@@ -484,19 +490,22 @@ class Engine:
             return
         self._rejected_seen = cache.rejected
         if not self.counts.get("cache_rows_rejected"):
-            log.warning(f"judgment cache {cache.path}: {new} stored row(s) are not judgments, selections, vectors "
-                        "or passage spans this version can trust (a label outside SUPPORT/CONTRADICT/IRRELEVANT or "
-                        "no judge of the cascade named, probabilities that are not finite numbers, a damaged "
-                        "selection, a vector not of the embedder's width or not finite, spans that do not cover "
-                        "their document): "
-                        "computed again and replaced; counted in stages.engine.cache_rows_rejected")
+            log.warning(
+                f"judgment cache {cache.path}: {new} stored row(s) are not judgments, selections, vectors "
+                "or passage spans this version can trust (a label outside SUPPORT/CONTRADICT/IRRELEVANT or "
+                "no judge of the cascade named, probabilities that are not finite numbers, a damaged "
+                "selection, a vector not of the embedder's width or not finite, spans that do not cover "
+                "their document): "
+                "computed again and replaced; counted in stages.engine.cache_rows_rejected"
+            )
         self.counts["cache_rows_rejected"] += new
 
     def _pacer(self) -> "_Pacer":
         return _Pacer(self.config.engine.checkpoint_s)
 
-    def _result(self, it: Item, claims: list[Claim], by_doc: Mapping[tuple[str, int, str], list[Judgment]],
-                total: int | None) -> ItemResult:
+    def _result(
+        self, it: Item, claims: list[Claim], by_doc: Mapping[tuple[str, int, str], list[Judgment]], total: int | None
+    ) -> ItemResult:
         t0 = self.clock()
         agg = self.config.aggregate
         weights = document_weights(it.documents)
@@ -509,8 +518,11 @@ class Engine:
                 for d in it.documents:
                     js = sorted(by_doc.get((it.id, c.index, d.id), ()), key=lambda j: j.pair.passage.index)
                     if js:
-                        djs.append(document_judgment(d.id, js, threshold=agg.threshold, keep_both=agg.keep_both,
-                                                     rule=self.document_rule()))
+                        djs.append(
+                            document_judgment(
+                                d.id, js, threshold=agg.threshold, keep_both=agg.keep_both, rule=self.document_rule()
+                            )
+                        )
             verdicts.append(claim_verdict(c, djs, weights=weights, min_side_weight=agg.min_side_weight))
         self.timing.add("aggregate_s", t0)
         sampled = total if self.config.sample.claims_per_item and total is not None else None
@@ -536,8 +548,14 @@ class Engine:
         for it in items:
             if it.id not in claims:
                 continue
-            out[it.id] = select_claims(claims[it.id], sample.claims_per_item, sample.selection,
-                                       seed=self.config.engine.seed, question=it.question, salience=scorer)
+            out[it.id] = select_claims(
+                claims[it.id],
+                sample.claims_per_item,
+                sample.selection,
+                seed=self.config.engine.seed,
+                question=it.question,
+                salience=scorer,
+            )
             self.counts["claims_left_out_by_sampling"] += len(claims[it.id]) - len(out[it.id])
         self.timing.add("sample_s", t0)
         return out
@@ -553,8 +571,10 @@ class Engine:
             if rule == "auto":
                 found = self.backend("judge").document_rule()
                 if found is not None and found not in DOCUMENT_RULES:
-                    raise ConfigError(f"the judge recommends document_rule {found!r}; allowed: "
-                                      f"{', '.join(DOCUMENT_RULES)} (set aggregate.document_rule to one of them)")
+                    raise ConfigError(
+                        f"the judge recommends document_rule {found!r}; allowed: "
+                        f"{', '.join(DOCUMENT_RULES)} (set aggregate.document_rule to one of them)"
+                    )
                 rule = found or "max"
             self._document_rule = rule
         return self._document_rule
@@ -578,11 +598,20 @@ class Engine:
                 backends[stage] = {**getattr(self.config, stage).to_json(), "loaded": False}
         return {"run": self.config.to_json(), "backends": backends}
 
-    def summarize(self, results: Sequence[ItemResult], *, timing: Mapping[str, float] | None = None,
-                  input: InputRecord | None = None, shard: Mapping[str, Any] | None = None,
-                  resumed_items: int | None = None, warnings: Sequence[str] = (), started: float | None = None,
-                  started_at: str | None = None, bench: Mapping[str, Any] | None = None,
-                  evaluation: Mapping[str, Any] | None = None) -> Summary:
+    def summarize(
+        self,
+        results: Sequence[ItemResult],
+        *,
+        timing: Mapping[str, float] | None = None,
+        input: InputRecord | None = None,
+        shard: Mapping[str, Any] | None = None,
+        resumed_items: int | None = None,
+        warnings: Sequence[str] = (),
+        started: float | None = None,
+        started_at: str | None = None,
+        bench: Mapping[str, Any] | None = None,
+        evaluation: Mapping[str, Any] | None = None,
+    ) -> Summary:
         """The :class:`Summary` of a set of results (this engine's config, timing and counters), whole, by the
         one builder (:func:`~..formats.summary.build_summary`) that ``merge`` uses too: ``input`` (what reading
         saw), ``shard`` (the ``--shard`` record), ``resumed_items``, the ``warnings`` noted so far, ``started``
@@ -595,17 +624,34 @@ class Engine:
         stages = {s: b.stats() for s, b in self._backends.items()}
         stages["engine"] = dict(self.counts)
         if self._document_rule is not None:  # decided when the first judged document was aggregated
-            stages["aggregate"] = {"document_rule": self._document_rule,
-                                   "configured": self.config.aggregate.document_rule}
+            stages["aggregate"] = {
+                "document_rule": self._document_rule,
+                "configured": self.config.aggregate.document_rule,
+            }
         limits = self.config.engine
-        checks = (cascade_warning, lambda s: unscored_warning(s, limits.max_unscored_share),
-                  lambda s: fallback_warning(s, limits.max_fallback_share))
-        return build_summary(results, config=self.describe(), timing=t, stages=stages, versions=versions(),
-                             salience=self._salience.resolved if self._salience is not None else None,
-                             input=input, shard=shard, resumed_items=resumed_items, warnings=warnings,
-                             total_s=None if started is None else (lambda: self.clock() - started), bench=bench,
-                             evaluation=evaluation, started=started_at,
-                             finished=None if started_at is None else now_utc, checks=checks)
+        checks = (
+            cascade_warning,
+            lambda s: unscored_warning(s, limits.max_unscored_share),
+            lambda s: fallback_warning(s, limits.max_fallback_share),
+        )
+        return build_summary(
+            results,
+            config=self.describe(),
+            timing=t,
+            stages=stages,
+            versions=versions(),
+            salience=self._salience.resolved if self._salience is not None else None,
+            input=input,
+            shard=shard,
+            resumed_items=resumed_items,
+            warnings=warnings,
+            total_s=None if started is None else (lambda: self.clock() - started),
+            bench=bench,
+            evaluation=evaluation,
+            started=started_at,
+            finished=None if started_at is None else now_utc,
+            checks=checks,
+        )
 
     def close(self) -> None:
         if self._cache is not None:
@@ -664,5 +710,7 @@ def _finite(x: float | None) -> bool:
 def _checked(j: Judgment) -> Judgment:
     """``j``, or an unscored judgment when a probability is not a finite number (never written as NaN)."""
     if j.probs is not None and not all(isinstance(v, (int, float)) and math.isfinite(v) for v in j.probs.values()):
-        return Judgment(j.pair, None, None, j.source, f"the judge returned probabilities that are not numbers: {dict(j.probs)}")
+        return Judgment(
+            j.pair, None, None, j.source, f"the judge returned probabilities that are not numbers: {dict(j.probs)}"
+        )
     return j

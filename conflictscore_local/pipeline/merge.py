@@ -46,7 +46,6 @@ IGNORED_SETTINGS: tuple[str, ...] = ("cache",)
 (or whether one is used) changes no row."""
 
 
-
 @dataclass(frozen=True)
 class BenchMerge:
     """What merging ``bench run`` shards needs from the bench, handed in by the command: ``items(input,
@@ -91,8 +90,11 @@ class Merged:
     @property
     def report(self) -> Summary:
         """The old name of :attr:`merged`, until 0.3.0."""
-        warnings.warn("Merged.report is deprecated and will be removed in 0.3.0: use Merged.merged",
-                      DeprecationWarning, stacklevel=2)
+        warnings.warn(
+            "Merged.report is deprecated and will be removed in 0.3.0: use Merged.merged",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return self.merged
 
 
@@ -112,10 +114,18 @@ def merge_shards(
     recorded. Every destination is checked first: none may be the input, a shard's output or
     summary, or another destination. What deserves a look (other library versions, shards' own
     warnings) is logged as a warning and listed in ``Merged.warnings``."""
-    job = Job([Input(input_path, "the input file"), *(Input(p, "a shard output (--outputs)") for p in outputs),
-               *(Input(p, "a shard summary (--summaries)") for p in summaries)],
-              [Output(None if str(output_path) == STDOUT else output_path, "-o", "OUTPUT (-o)"),
-               Output(summary_path, "--summary"), page_output(page)])
+    job = Job(
+        [
+            Input(input_path, "the input file"),
+            *(Input(p, "a shard output (--outputs)") for p in outputs),
+            *(Input(p, "a shard summary (--summaries)") for p in summaries),
+        ],
+        [
+            Output(None if str(output_path) == STDOUT else output_path, "-o", "OUTPUT (-o)"),
+            Output(summary_path, "--summary"),
+            page_output(page),
+        ],
+    )
     with job:
         merged = _merge(input_path, outputs, summaries, output_path, summary_path, bench)
         if page is not None:
@@ -142,12 +152,17 @@ def _merge(
     runs = [_read_summary(str(p)) for p in summaries]
     first = _check_together(runs, str(input_path), note)
     if first.kind == "bench" and bench is None:
-        raise ConfigError("merge: these are shards of `bench run`; merging them needs the bench's evaluation "
-                          "(conflictscore merge passes it)")
+        raise ConfigError(
+            "merge: these are shards of `bench run`; merging them needs the bench's evaluation "
+            "(conflictscore merge passes it)"
+        )
     runs = sorted(runs, key=lambda r: r.shard.index)
     _attach_outputs(runs, [str(p) for p in outputs])
-    items = bench.items(str(input_path), first.data["bench"]) if first.kind == "bench" and bench is not None \
+    items = (
+        bench.items(str(input_path), first.data["bench"])
+        if first.kind == "bench" and bench is not None
         else read_items(input_path)
+    )
     by_id: dict[str, tuple[dict[str, Any], ItemResult]] = {}
     for run in runs:
         for row, res in zip(run.rows, run.results):
@@ -163,15 +178,21 @@ def _merge(
         )
     extra = sorted(set(by_id) - {it.id for it in items})
     if extra:
-        raise InputError(f"the shard outputs hold {len(extra)} item(s) that are not in the input: {_ids(extra)}",
-                         path=str(input_path))
+        raise InputError(
+            f"the shard outputs hold {len(extra)} item(s) that are not in the input: {_ids(extra)}",
+            path=str(input_path),
+        )
     rows = [by_id[it.id][0] for it in items]
     results = [by_id[it.id][1] for it in items]
     record = merged_record(runs, len(items))
-    sections = bench.sections(items, results, str(input_path), first.data["bench"]) \
-        if first.kind == "bench" and bench is not None else {}
-    reduced = reduce_summaries([r.data for r in runs], results, warnings=lambda i, w: f"shard {runs[i].shard}: {w}",
-                               shard=record, **sections)
+    sections = (
+        bench.sections(items, results, str(input_path), first.data["bench"])
+        if first.kind == "bench" and bench is not None
+        else {}
+    )
+    reduced = reduce_summaries(
+        [r.data for r in runs], results, warnings=lambda i, w: f"shard {runs[i].shard}: {w}", shard=record, **sections
+    )
     summary = bench.written(reduced) if first.kind == "bench" and bench is not None else reduced.to_json()
     if str(output_path) == STDOUT:  # -o -: the merged rows on stdout, in the input's order
         with ResumableJsonlWriter(STDOUT, verbatim=True) as out:
@@ -198,11 +219,14 @@ def _read_summary(path: str) -> ShardRun:
     kind = "bench" if is_bench_summary(data) else "score"
     record = (data.get("stages") or {}).get("shard")
     if not record:
-        raise InputError("not the summary of a sharded run (no stages.shard): run each shard with "
-                         "--shard I/N and merge those", path=path)
+        raise InputError(
+            "not the summary of a sharded run (no stages.shard): run each shard with --shard I/N and merge those",
+            path=path,
+        )
     if record.get("merged"):
-        raise InputError(f"already the merge of {record.get('count')} shards; merge the shards' own summaries",
-                         path=path)
+        raise InputError(
+            f"already the merge of {record.get('count')} shards; merge the shards' own summaries", path=path
+        )
     shard = Shard.from_json(record, where=f"{path}: stages.shard")
     if not isinstance(record.get("input_sha256"), str):
         raise InputError("stages.shard records no input_sha256", path=path)
@@ -214,23 +238,30 @@ def _check_together(runs: list[ShardRun], input_path: str, note: Callable[[str],
     first of them (lowest index), or :class:`ConfigError` naming what differs."""
     kinds = {r.kind for r in runs}
     if len(kinds) > 1:
-        raise ConfigError("merge: summaries of `score` runs and results of `bench run` mixed: "
-                          + ", ".join(f"{r.summary_path} ({r.kind})" for r in runs))
+        raise ConfigError(
+            "merge: summaries of `score` runs and results of `bench run` mixed: "
+            + ", ".join(f"{r.summary_path} ({r.kind})" for r in runs)
+        )
     counts = {r.shard.count for r in runs}
     if len(counts) > 1:
-        raise ConfigError("merge: the summaries come from different splits: "
-                          + ", ".join(f"{r.summary_path} is shard {r.shard}" for r in runs))
+        raise ConfigError(
+            "merge: the summaries come from different splits: "
+            + ", ".join(f"{r.summary_path} is shard {r.shard}" for r in runs)
+        )
     count = counts.pop()
     seen: dict[int, ShardRun] = {}
     for r in runs:
         if r.shard.index in seen:
-            raise ConfigError(f"merge: shard {r.shard} given twice: {seen[r.shard.index].summary_path} and "
-                              f"{r.summary_path}")
+            raise ConfigError(
+                f"merge: shard {r.shard} given twice: {seen[r.shard.index].summary_path} and {r.summary_path}"
+            )
         seen[r.shard.index] = r
     absent = [i for i in range(1, count + 1) if i not in seen]
     if absent:
-        raise ConfigError(f"merge: shard(s) {', '.join(f'{i}/{count}' for i in absent)} missing: "
-                          f"{len(runs)} of {count} summaries given")
+        raise ConfigError(
+            f"merge: shard(s) {', '.join(f'{i}/{count}' for i in absent)} missing: "
+            f"{len(runs)} of {count} summaries given"
+        )
     first = seen[1]
     sha = file_sha256(input_path)
     for r in runs:
@@ -292,6 +323,7 @@ def _fingerprints(described: Any) -> list[Any]:
 
 def differences(a: Any, b: Any) -> list[str]:
     """``path: A vs B`` for every leaf where two JSON-like values differ."""
+
     def quoted(v: Any) -> str:
         return "absent" if v is ABSENT else shown(v, as_json=True)
 
@@ -302,8 +334,10 @@ def _attach_outputs(runs: list[ShardRun], outputs: list[str]) -> None:
     """Read each output and give it to the shard its rows belong to (an output holds the items
     of one shard: their ids say which); an output without rows goes to a shard that scored none."""
     if len(outputs) != len(runs):
-        raise ConfigError(f"merge: {len(outputs)} outputs for {len(runs)} summaries; give each shard's output "
-                          "(-o of score or bench run) and its summary (--summary)")
+        raise ConfigError(
+            f"merge: {len(outputs)} outputs for {len(runs)} summaries; give each shard's output "
+            "(-o of score or bench run) and its summary (--summary)"
+        )
     count = runs[0].shard.count
     by_index = {r.shard.index: r for r in runs}
     empty: list[tuple[str, list[dict[str, Any]]]] = []
@@ -311,10 +345,14 @@ def _attach_outputs(runs: list[ShardRun], outputs: list[str]) -> None:
         rows, results = _read_output(path)
         shards = sorted({shard_of(r.item_id, count) for r in results})
         if len(shards) > 1:
-            parts = [f"{s}/{count} ({_ids([r.item_id for r in results if shard_of(r.item_id, count) == s], 2)})"
-                     for s in shards]
-            raise InputError(f"holds items of several shards: {', '.join(parts)}; not the output of one "
-                             f"--shard run of {count}", path=path)
+            parts = [
+                f"{s}/{count} ({_ids([r.item_id for r in results if shard_of(r.item_id, count) == s], 2)})"
+                for s in shards
+            ]
+            raise InputError(
+                f"holds items of several shards: {', '.join(parts)}; not the output of one --shard run of {count}",
+                path=path,
+            )
         if not shards:
             empty.append((path, rows))
             continue
@@ -331,8 +369,11 @@ def _attach_outputs(runs: list[ShardRun], outputs: list[str]) -> None:
         if r.output_path is None:
             raise ConfigError(f"merge: no output holds the items of {r.name}")
         if len(r.rows) != r.record.get("items"):
-            raise InputError(f"has {len(r.rows)} rows but {r.name} says it scored {r.record.get('items')} items; "
-                             "was the output replaced or the run interrupted?", path=r.output_path)
+            raise InputError(
+                f"has {len(r.rows)} rows but {r.name} says it scored {r.record.get('items')} items; "
+                "was the output replaced or the run interrupted?",
+                path=r.output_path,
+            )
 
 
 def _read_output(path: str) -> tuple[list[dict[str, Any]], list[ItemResult]]:

@@ -48,15 +48,20 @@ class ScoringInput:
         if self.stats is None and not self.shapes:
             return None
         return InputRecord(
-            items=len(self.all_ids), empty_responses=len(self.empty), no_documents=len(self.no_documents),
+            items=len(self.all_ids),
+            empty_responses=len(self.empty),
+            no_documents=len(self.no_documents),
             lines=self.stats.lines if self.stats is not None else None,
             blank_lines=self.stats.blank_lines if self.stats is not None else None,
             file=os.path.basename(str(self.path)) if self.stats is not None else None,
-            format=self.stats.format if self.stats is not None else "jsonl", **self.shapes)
+            format=self.stats.format if self.stats is not None else "jsonl",
+            **self.shapes,
+        )
 
 
-def read_input(path: str | os.PathLike[str], shard: Shard | None, notes: Notes,
-               limit: int | None = None) -> ScoringInput:
+def read_input(
+    path: str | os.PathLike[str], shard: Shard | None, notes: Notes, limit: int | None = None
+) -> ScoringInput:
     """Every line of a `score` input validated before anything is written; an empty input and
     empty responses noted; with ``limit``, only the first N items (of the shard) are scored."""
     stats = InputStats()
@@ -76,16 +81,26 @@ def items_input(items: Iterable[Item | Mapping[str, Any]], notes: Notes) -> Scor
     return _input("the items", as_items(items, shapes), None, shapes, notes, None, None)
 
 
-def _input(path: str | os.PathLike[str], items: list[Item], stats: InputStats | None, shapes: InputShapes,
-           notes: Notes, shard: Shard | None, limit: int | None) -> ScoringInput:
+def _input(
+    path: str | os.PathLike[str],
+    items: list[Item],
+    stats: InputStats | None,
+    shapes: InputShapes,
+    notes: Notes,
+    shard: Shard | None,
+    limit: int | None,
+) -> ScoringInput:
     empty = [it.id for it in items if it.claims is None and not it.response.strip()]
     _check_input(path, stats, len(items), empty, notes.add)
     # with claims to judge (or a response to find them in) but nothing to judge them against
-    no_documents = [it.id for it in items if not it.documents and (it.claims if it.claims is not None
-                                                                    else it.response.strip())]
+    no_documents = [
+        it.id for it in items if not it.documents and (it.claims if it.claims is not None else it.response.strip())
+    ]
     if no_documents:
-        notes.add(f"{len(no_documents)} item(s) have no documents, so none of their claims can be supported or "
-                  f"contradicted (CS-C 0 by construction, support rate 0): {_shown(no_documents)}")
+        notes.add(
+            f"{len(no_documents)} item(s) have no documents, so none of their claims can be supported or "
+            f"contradicted (CS-C 0 by construction, support rate 0): {_shown(no_documents)}"
+        )
     chosen = shard.select(items) if shard is not None else items
     if limit is not None and len(chosen) > limit:
         log.info(f"--limit {limit}: scoring the first {limit} of {len(chosen)} items")
@@ -93,8 +108,9 @@ def _input(path: str | os.PathLike[str], items: list[Item], stats: InputStats | 
     return ScoringInput(path, chosen, [it.id for it in items], stats, empty, shard, no_documents, shapes.record())
 
 
-def _check_input(path: Any, stats: InputStats | None, n_items: int, empty: list[str],
-                 note: Callable[[str], None]) -> None:
+def _check_input(
+    path: Any, stats: InputStats | None, n_items: int, empty: list[str], note: Callable[[str], None]
+) -> None:
     if n_items == 0:
         if stats is None:
             note(f"{path}: no items to score")

@@ -5,7 +5,8 @@ check, read, score, write and resume.
 (the items to score: ``score`` reads JSONL items, ``bench run`` a ConflictBench selection) and a
 ``finish`` hook (what is written from the results: ``score``'s summary, ``bench run``'s summary with its
 gold evaluation). A runner writes no page: a command that wants one hands in a :class:`~..jobs.Page`,
-declared with the job's outputs and written by the command's own function inside the job. In this order, so that nothing is touched
+declared with the job's outputs and written by the command's own function inside the job. In this order, so that
+nothing is touched
 before everything is known to be right: every setting and backend argument is checked (the
 engine is built); every destination is checked (none an input or another output, the cache of
 the right schema, each writable) and locked; every input line is validated; then rows are
@@ -21,9 +22,11 @@ import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from .config import RunConfig
-from .engine import Clock, Engine
 from ..core.errors import ConfigError, InputError
+from ..core.types import ItemResult, Summary
+from ..formats.results import result_from_json
+from ..formats.summary import now_utc, write_summary
+from ..formats.table import TablePaths
 from ..jobs import (
     FINGERPRINT_FORMAT,
     Input,
@@ -34,13 +37,11 @@ from ..jobs import (
     explain_fingerprint_change,
     page_output,
 )
-from ..formats.results import result_from_json
-from ..formats.summary import now_utc, write_summary
 from .checks import EXIT_UNSCORED  # noqa: F401 (commands read the exit status here, with the runner)
+from .config import RunConfig
+from .engine import Clock, Engine
 from .reading import Notes, ScoringInput, read_input
 from .shards import Shard, shard_record
-from ..core.types import ItemResult, Summary
-from ..formats.table import TablePaths
 
 log = logging.getLogger(__name__)
 
@@ -57,8 +58,11 @@ class Scored:
     @property
     def report(self) -> Summary:
         """The old name of :attr:`summary`, until 0.3.0."""
-        warnings.warn("Scored.report is deprecated and will be removed in 0.3.0: use Scored.summary",
-                      DeprecationWarning, stacklevel=2)
+        warnings.warn(
+            "Scored.report is deprecated and will be removed in 0.3.0: use Scored.summary",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return self.summary
 
 
@@ -101,10 +105,16 @@ def run_scoring(
             done, new = _score_into(engine, inp, rows, resume, notes)
             by_id = {r.item_id: r for r in done + new}
             results = [by_id[it.id] for it in inp.items]
-            summary = engine.summarize(results, input=inp.record(), shard=_shard_record(inp),
-                                       resumed_items=len(done) if resume else None, warnings=notes, started=t0,
-                                       started_at=started,
-                                       **(sections(inp, results) if sections is not None else {}))
+            summary = engine.summarize(
+                results,
+                input=inp.record(),
+                shard=_shard_record(inp),
+                resumed_items=len(done) if resume else None,
+                warnings=notes,
+                started=t0,
+                started_at=started,
+                **(sections(inp, results) if sections is not None else {}),
+            )
             done_with = finish(Scored(inp, results, summary, engine))
             if tables is not None:
                 tables.write(results)
@@ -125,13 +135,20 @@ def cache_output(config: RunConfig) -> list[Output]:
         return []
     from ..formats.cache import check_cache_file
 
-    return [Output(config.cache_path(), "judgment cache", kind="shared", check=check_cache_file,
-                   hint="choose another with --cache PATH")]
+    return [
+        Output(
+            config.cache_path(),
+            "judgment cache",
+            kind="shared",
+            check=check_cache_file,
+            hint="choose another with --cache PATH",
+        )
+    ]
 
 
 def score_file(
     input_path: str | os.PathLike[str],
-    output_path: str | os.PathLike[str],
+    output_path: str | os.PathLike[str] | None,
     *,
     config: RunConfig | None = None,
     summary_path: str | os.PathLike[str] | None = None,
@@ -161,17 +178,28 @@ def score_file(
         raise ConfigError(f"--limit must be a positive integer, got {limit}")
     refuse_stdout_rows(output_path, resume=resume, shard=shard)
     if output_path is None and (resume or shard is not None):
-        raise ConfigError(f"{'--resume' if resume else f'--shard {shard}'} needs the per-item JSONL: write -o OUT.jsonl "
-                          "(with --csv OUT.csv, --report OUT.html for the others: an -o ending in .csv, .json or .html "
-                          "is written whole at the end, which cannot be resumed or merged)")
+        raise ConfigError(
+            f"{'--resume' if resume else f'--shard {shard}'} needs the per-item JSONL: write -o OUT.jsonl "
+            "(with --csv OUT.csv, --report OUT.html for the others: an -o ending in .csv, .json or .html "
+            "is written whole at the end, which cannot be resumed or merged)"
+        )
     if shard is not None and summary_path is None:
         raise ConfigError(f"--shard {shard} needs --summary: `conflictscore merge` reads each shard's summary")
-    job = Job([Input(input_path, "the input file"), Input(config_file, "the --config file")], [
-        Output(None if str(output_path) == "-" else output_path, "output (-o)", "OUTPUT (-o)", kind="rows",
-               replaces="scoring would overwrite the items", hint="choose another OUTPUT"),
-        Output(summary_path, "--summary"),
-        page_output(page),
-    ])
+    job = Job(
+        [Input(input_path, "the input file"), Input(config_file, "the --config file")],
+        [
+            Output(
+                None if str(output_path) == "-" else output_path,
+                "output (-o)",
+                "OUTPUT (-o)",
+                kind="rows",
+                replaces="scoring would overwrite the items",
+                hint="choose another OUTPUT",
+            ),
+            Output(summary_path, "--summary"),
+            page_output(page),
+        ],
+    )
 
     def finish(run: Scored) -> Summary:
         if summary_path is not None:
@@ -180,16 +208,27 @@ def score_file(
             page.write(run)
         return run.summary
 
-    return run_scoring(job, lambda notes: read_input(input_path, shard, notes, limit), finish, config=config,
-                       rows=output_path, resume=resume, progress=progress, clock=clock, tables=tables)
+    return run_scoring(
+        job,
+        lambda notes: read_input(input_path, shard, notes, limit),
+        finish,
+        config=config,
+        rows=output_path,
+        resume=resume,
+        progress=progress,
+        clock=clock,
+        tables=tables,
+    )
 
 
 def refuse_stdout_rows(output_path: str | os.PathLike[str] | None, *, resume: bool, shard: Shard | None) -> None:
     """``-o -`` (the rows on stdout) with ``--resume`` or ``--shard``: refused, saying why (exit 2)."""
     if str(output_path) == "-" and (resume or shard is not None):
-        raise ConfigError(f"{'--resume' if resume else f'--shard {shard}'} needs the per-item JSONL in a file: -o - "
-                          "streams the rows to stdout, which keeps nothing to "
-                          f"{'resume from' if resume else 'merge'}; write -o OUT.jsonl")
+        raise ConfigError(
+            f"{'--resume' if resume else f'--shard {shard}'} needs the per-item JSONL in a file: -o - "
+            "streams the rows to stdout, which keeps nothing to "
+            f"{'resume from' if resume else 'merge'}; write -o OUT.jsonl"
+        )
 
 
 def _score_into(
@@ -200,12 +239,20 @@ def _score_into(
     if rows is None:
         return [], list(engine.score(inp.items))
     sha = inp.stats.sha256 if inp.stats is not None and inp.stats.sha256 else None
-    fingerprint = {"format": FINGERPRINT_FORMAT, "input": {"sha256": sha or _sha256(inp.path)},
-                   **engine.fingerprint(inp.items)}
+    fingerprint = {
+        "format": FINGERPRINT_FORMAT,
+        "input": {"sha256": sha or _sha256(inp.path)},
+        **engine.fingerprint(inp.items),
+    }
     wanted = {it.id for it in inp.items}
-    writer = ResumableJsonlWriter(rows, resume=resume, fingerprint=fingerprint,
-                                  keep=lambda r: r.get("id") in wanted, explain=explain_fingerprint_change,
-                                  verbatim=True)
+    writer = ResumableJsonlWriter(
+        rows,
+        resume=resume,
+        fingerprint=fingerprint,
+        keep=lambda r: r.get("id") in wanted,
+        explain=explain_fingerprint_change,
+        verbatim=True,
+    )
     with writer:
         if resume and not writer.resumed:
             notes.add(f"--resume: no interrupted run of {rows} to resume; scoring every item")
@@ -224,8 +271,9 @@ def _score_into(
             stop.kept_items = len(done) + len(new)  # type: ignore[attr-defined]
             stop.partial = str(writer.partial)  # type: ignore[attr-defined]
             if not hasattr(stop, "judgments_cached"):
-                stop.judgments_cached = (engine.counts["passage_pairs_judged"]  # type: ignore[attr-defined]
-                                         if engine.config.cache.enabled else 0)
+                stop.judgments_cached = (  # type: ignore[attr-defined]  # carried on the interrupt to the command
+                    engine.counts["passage_pairs_judged"] if engine.config.cache.enabled else 0
+                )
             raise
     return done, new
 
@@ -240,8 +288,10 @@ def _say_what_was_kept(engine: Engine, kept: int, todo: int) -> None:
     def said(cached: int, to_judge: int) -> None:
         engine.after_lookup = None
         judgments = f" and {cached} judgments" if engine.config.cache.enabled else ""
-        log.info(f"--resume: kept {kept} items{judgments}; {todo} items to go"
-                 + ("" if engine.config.cache.enabled else " (no judgment cache: their judgments are made again)"))
+        log.info(
+            f"--resume: kept {kept} items{judgments}; {todo} items to go"
+            + ("" if engine.config.cache.enabled else " (no judgment cache: their judgments are made again)")
+        )
 
     engine.after_lookup = said
 
@@ -258,17 +308,21 @@ def _note_dropped(dropped: Sequence[Any], inp: ScoringInput, notes: Notes) -> No
     elsewhere = [i for i in dropped if i in known]
     gone = len(dropped) - len(elsewhere)
     if elsewhere:
-        notes.add(f"--resume: dropped {len(elsewhere)} finished rows of items outside shard {inp.shard} (the "
-                  "interrupted run was not sharded as this one is: those items belong to the other shards)"
-                  if inp.shard is not None else f"--resume: dropped {len(elsewhere)} finished rows of items "
-                  "this run does not score")
+        notes.add(
+            f"--resume: dropped {len(elsewhere)} finished rows of items outside shard {inp.shard} (the "
+            "interrupted run was not sharded as this one is: those items belong to the other shards)"
+            if inp.shard is not None
+            else f"--resume: dropped {len(elsewhere)} finished rows of items this run does not score"
+        )
     unselected = 0
     if gone and inp.file_ids is not None:
         in_file = set(inp.file_ids)
         unselected = sum(1 for i in dropped if i not in known and i in in_file)
         if unselected:
-            notes.add(f"--resume: dropped {unselected} finished rows of items of {inp.path} outside this run's "
-                      "selection (the interrupted run selected others: another --split, --source or --limit)")
+            notes.add(
+                f"--resume: dropped {unselected} finished rows of items of {inp.path} outside this run's "
+                "selection (the interrupted run selected others: another --split, --source or --limit)"
+            )
     if gone - unselected:
         notes.add(f"--resume: dropped {gone - unselected} finished rows whose ids are not in {inp.path}")
 

@@ -81,4 +81,3 @@ def shard_record(shard: Shard, *, input_sha256: str, input_items: int, items: in
     the shard, the whole input's sha256 and item count, and the items this shard scored.
     ``conflictscore merge`` checks shards against each other and the input with it."""
     return {**shard.to_json(), "input_sha256": input_sha256, "input_items": input_items, "items": items}
-

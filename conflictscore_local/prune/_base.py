@@ -41,8 +41,9 @@ class Pruner(Role, Protocol):
 
     def selection_spec(self) -> Mapping[str, Any]: ...
 
-    def decide(self, groups: Sequence[Sequence[Pair]], *, judge: Any = None,
-               judge_s_per_pair: float | None = None) -> bool: ...
+    def decide(
+        self, groups: Sequence[Sequence[Pair]], *, judge: Any = None, judge_s_per_pair: float | None = None
+    ) -> bool: ...
 
     def use_vector_store(self, get_store: Callable[[], "VectorStore | None"]) -> None: ...
 
@@ -61,8 +62,9 @@ class PrunerBase(Backend):
         """What names the stored selections; default :meth:`spec`."""
         return self.spec()
 
-    def decide(self, groups: Sequence[Sequence[Pair]], *, judge: Any = None,
-               judge_s_per_pair: float | None = None) -> bool:
+    def decide(
+        self, groups: Sequence[Sequence[Pair]], *, judge: Any = None, judge_s_per_pair: float | None = None
+    ) -> bool:
         """Whether this engine step is pruned at all; default True."""
         return True
 

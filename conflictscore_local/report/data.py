@@ -20,12 +20,12 @@ from typing import Any, Callable, Mapping, Sequence
 from ..core.detection import DETECTION_METRICS, detection_counts
 from ..core.errors import InputError
 from ..core.labels import decided
-from ..formats.inputs import read_items
-from ..util.jsonl import file_sha256
 from ..core.metrics import METRICS, bootstrap_ci, nothing_scored, pair_counts, shown_keys, summarize_metrics
+from ..core.types import CONTRADICT, IRRELEVANT, SUPPORT, ClaimVerdict, DocJudgment, Item, ItemResult
+from ..formats.inputs import read_items
 from ..formats.results import check_summary_of, read_results
 from ..formats.summary import check_summary, is_bench_summary, read_summary
-from ..core.types import CONTRADICT, IRRELEVANT, SUPPORT, ClaimVerdict, DocJudgment, Item, ItemResult
+from ..util.jsonl import file_sha256
 
 PAIR_KEYS: tuple[str, ...] = ("total", "judged", "pruned", "cached", "given", "unscored")
 LABEL_CODES: dict[str | None, str | None] = {SUPPORT: "S", CONTRADICT: "C", IRRELEVANT: "I", None: None}
@@ -85,8 +85,10 @@ def load_inputs(
         by_id = {it.id: it for it in read(items)}
         recorded = (summ or {}).get("bench", {}).get("input_sha256") if summ else None
         if recorded and recorded != file_sha256(items):
-            log.warning(f"{items} differs from the input the bench run recorded (sha256 {recorded[:12]}…); "
-                 "texts shown may not be what was judged")
+            log.warning(
+                f"{items} differs from the input the bench run recorded (sha256 {recorded[:12]}…); "
+                "texts shown may not be what was judged"
+            )
     names = {k: os.path.basename(v) for k, v in paths.items()}
     evaluation = None
     if evaluate is not None and by_id is not None and not (summ or {}).get("evaluation"):
@@ -114,13 +116,13 @@ def summary_section(inputs: ReportInputs) -> dict[str, Any]:
     if not s:
         m = summarize_metrics(results, seed=seed, n_resamples=n_resamples)
         n_items, n_claims = m["n_items"], m["n_claims"]
-        macro, micro, ci, pairs = m["macro"], m["micro"], _ci_pairs(m["ci95"]), m["pairs"]  # type: ignore[arg-type]
+        macro, micro, ci, pairs = m["macro"], m["micro"], _ci_pairs(m["ci95"]), m["pairs"]
         computed = ["all"]
         kind = "results"
     else:
         kind = "bench" if is_bench_summary(s) else "score"
         n_items, n_claims, macro, micro = s["n_items"], s["n_claims"], s["macro"], s["micro"]
-        ci = s.get("ci95")
+        ci = s.get("ci95")  # type: ignore[assignment]  # a summary's ci95: the same mapping, or None (checked below)
         pairs = s.get("pairs")
         if ci is None:
             ci = _ci_pairs(bootstrap_ci([r.metrics for r in results], seed=seed, n_resamples=n_resamples))
@@ -190,8 +192,10 @@ def _locate_spans(verdicts: Sequence[ClaimVerdict], response: str | None) -> lis
             span = (at, at + len(v.claim.text)) if at >= 0 else None
         if span is not None:
             if response is not None and not (0 <= span[0] <= span[1] <= len(response)):
-                raise InputError(f"item {v.claim.item_id!r}: claim {v.claim.index} has span {list(span)} outside "
-                                 f"its response of {len(response)} characters: the items file is not this run's input")
+                raise InputError(
+                    f"item {v.claim.item_id!r}: claim {v.claim.index} has span {list(span)} outside "
+                    f"its response of {len(response)} characters: the items file is not this run's input"
+                )
             pos = max(pos, span[1])
         out.append(list(span) if span is not None else None)
     return out
@@ -233,8 +237,11 @@ def item_records(inputs: ReportInputs) -> tuple[list[dict[str, Any]], list[dict[
     for r in inputs.results:
         it = items.get(r.item_id) if items is not None else None
         if items is not None and it is None:
-            raise InputError(f"no item with id {r.item_id!r} (scored in {inputs.paths.get('scored', 'SCORED')}): "
-                             "give the input file of this run", path=inputs.paths.get("items"))
+            raise InputError(
+                f"no item with id {r.item_id!r} (scored in {inputs.paths.get('scored', 'SCORED')}): "
+                "give the input file of this run",
+                path=inputs.paths.get("items"),
+            )
         if it is not None:
             doc_ids = [d.id for d in it.documents]
         else:
@@ -243,17 +250,22 @@ def item_records(inputs: ReportInputs) -> tuple[list[dict[str, Any]], list[dict[
         gold = it.meta.get("gold_labels") if it is not None else None
         n_claims = r.claims_total if r.claims_total is not None else len(r.verdicts)
         if gold is not None and len(gold) != n_claims:
-            raise InputError(f"item {r.item_id!r}: {n_claims} claims but gold_labels has {len(gold)} "
-                             "rows: the scored file is not from these bench items", path=inputs.paths.get("items"))
+            raise InputError(
+                f"item {r.item_id!r}: {n_claims} claims but gold_labels has {len(gold)} "
+                "rows: the scored file is not from these bench items",
+                path=inputs.paths.get("items"),
+            )
         gold_conf = it.meta.get("gold_conflicted") if it is not None else None
         cells: list[list[dict[str, Any] | None]] = []
         for i, v in enumerate(r.verdicts):
             row: list[dict[str, Any] | None] = [None] * len(doc_ids)
             for dj in v.judgments:
                 if dj.doc_id not in col:
-                    raise InputError(f"item {r.item_id!r}: claim {i} is judged against document {dj.doc_id!r}, "
-                                     f"which the item does not have (documents: {', '.join(doc_ids)})",
-                                     path=inputs.paths.get("items"))
+                    raise InputError(
+                        f"item {r.item_id!r}: claim {i} is judged against document {dj.doc_id!r}, "
+                        f"which the item does not have (documents: {', '.join(doc_ids)})",
+                        path=inputs.paths.get("items"),
+                    )
                 n = col[dj.doc_id]
                 row[n] = _cell(dj, gold[v.claim.index][n] if gold is not None else None)
             cells.append(row)
@@ -284,8 +296,13 @@ def item_records(inputs: ReportInputs) -> tuple[list[dict[str, Any]], list[dict[
             row_ix["nt"] = r.claims_total
         if gold_conf is not None:
             counts = detection_counts((bool(gold_conf[v.claim.index]), v.conflicted) for v in r.verdicts)
-            row_ix.update(tp=counts["tp"], fp=counts["fp"], fn=counts["fn"],
-                          ty=it.meta.get("conflict_type"), so=it.meta.get("source"))  # type: ignore[union-attr]
+            row_ix.update(
+                tp=counts["tp"],
+                fp=counts["fp"],
+                fn=counts["fn"],
+                ty=it.meta.get("conflict_type"),  # type: ignore[union-attr]  # it is None only without gold
+                so=it.meta.get("source"),  # type: ignore[union-attr]  # (as above)
+            )
         index.append(row_ix)
         detail: dict[str, Any] = {"docs": doc_ids, "claims": claims, "cells": cells}
         weights = {j.doc_id: j.weight for v in r.verdicts for j in v.judgments if j.weight is not None}

@@ -48,8 +48,7 @@ def _data_uri(fig: Any) -> str:
     import matplotlib
 
     buf = io.BytesIO()
-    with matplotlib.rc_context({"svg.hashsalt": "conflictscore-report", "svg.fonttype": "none",
-                                "font.size": 9}):
+    with matplotlib.rc_context({"svg.hashsalt": "conflictscore-report", "svg.fonttype": "none", "font.size": 9}):
         fig.savefig(buf, format="svg", metadata={"Date": None})
     return "data:image/svg+xml;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
@@ -73,8 +72,12 @@ def distribution_plot(index: Sequence[Mapping[str, Any]]) -> Plot:
         ax.spines[["top", "right"]].set_visible(False)
         undefined = len(index) - len(vals)
         notes.append(f"{name}: {len(vals)} items" + (f", undefined for {undefined}" if undefined else ""))
-    return Plot("distribution", "Per-item CS-C and CS-R",
-                "; ".join(notes) + " (CS-R is undefined for items without a conflicted claim).", _data_uri(fig))
+    return Plot(
+        "distribution",
+        "Per-item CS-C and CS-R",
+        "; ".join(notes) + " (CS-R is undefined for items without a conflicted claim).",
+        _data_uri(fig),
+    )
 
 
 def support_vs_conflict_plot(index: Sequence[Mapping[str, Any]]) -> Plot:
@@ -87,17 +90,28 @@ def support_vs_conflict_plot(index: Sequence[Mapping[str, Any]]) -> Plot:
         xs, ys = zip(*pts)
         counts = list(pts.values())
         top = max(counts)
-        ax.scatter(xs, ys, s=[12 + 188 * (c / top) ** 0.5 for c in counts], color=COLORS["cs_c"], alpha=0.55,
-                   edgecolors="white", linewidths=0.5)
+        ax.scatter(
+            xs,
+            ys,
+            s=[12 + 188 * (c / top) ** 0.5 for c in counts],
+            color=COLORS["cs_c"],
+            alpha=0.55,
+            edgecolors="white",
+            linewidths=0.5,
+        )
     ax.set_xlim(-0.03, 1.03)
     ax.set_ylim(-0.03, 1.03)
     ax.set_xlabel("support rate (pooled: some document supports the claim)")
     ax.set_ylabel("CS-C (share of conflicted claims)")
     ax.spines[["top", "right"]].set_visible(False)
     n = sum(pts.values())
-    return Plot("support_vs_cs_c", "Support rate against CS-C",
-                f"{n} items; marker area grows with the number of items at a point. Items high on both axes look "
-                "supported to a pooled metric, yet their documents also contradict their claims.", _data_uri(fig))
+    return Plot(
+        "support_vs_cs_c",
+        "Support rate against CS-C",
+        f"{n} items; marker area grows with the number of items at a point. Items high on both axes look "
+        "supported to a pooled metric, yet their documents also contradict their claims.",
+        _data_uri(fig),
+    )
 
 
 def detection_plot(detection: Mapping[str, Any]) -> Plot:
@@ -119,8 +133,12 @@ def detection_plot(detection: Mapping[str, Any]) -> Plot:
     extra = ""
     if none and none.get("false_positive_rate") is not None:
         extra = f" Items without gold conflicts ('none'): false-positive rate {none['false_positive_rate']:.3f}."
-    return Plot("detection", "Conflict detection per conflict type",
-                "Claim-level precision, recall and F1 (an undefined value is drawn as 0)." + extra, _data_uri(fig))
+    return Plot(
+        "detection",
+        "Conflict detection per conflict type",
+        "Claim-level precision, recall and F1 (an undefined value is drawn as 0)." + extra,
+        _data_uri(fig),
+    )
 
 
 def confusion_plot(pairs: Mapping[str, Any]) -> Plot:
@@ -140,8 +158,12 @@ def confusion_plot(pairs: Mapping[str, Any]) -> Plot:
     ax.set_yticks(range(len(LABELS)), [g.lower() for g in LABELS])
     ax.set_xlabel("predicted")
     ax.set_ylabel("gold")
-    return Plot("confusion", "Pair confusion matrix",
-                "Claim × document pairs, gold label against the predicted document label.", _data_uri(fig))
+    return Plot(
+        "confusion",
+        "Pair confusion matrix",
+        "Claim × document pairs, gold label against the predicted document label.",
+        _data_uri(fig),
+    )
 
 
 def make_plots(index: Sequence[Mapping[str, Any]], bench: Mapping[str, Any] | None) -> list[Plot]:

@@ -88,10 +88,13 @@ def render_html(inputs: ReportInputs, *, title: str | None = None) -> str:
         plots_missing=None if have_plots else MISSING_MATPLOTLIB,
         index=index,
         details_packed=pack_details(details),
-        meta={"page_size": PAGE_SIZE, "has_items": inputs.items is not None,
-              "has_gold": any("tp" in r for r in index),
-              "metrics": [{"key": m["key"], "code": m["code"]} for m in summary["metrics"]],
-              "csv": csv_meta(inputs)},
+        meta={
+            "page_size": PAGE_SIZE,
+            "has_items": inputs.items is not None,
+            "has_gold": any("tp" in r for r in index),
+            "metrics": [{"key": m["key"], "code": m["code"]} for m in summary["metrics"]],
+            "csv": csv_meta(inputs),
+        },
         judge=judge_info(summary["config"]),
         css=Markup(_static("report.css")),
         js=Markup(_static("common.js") + "\n" + _static("report.js")),
@@ -111,8 +114,12 @@ def csv_meta(inputs: ReportInputs) -> dict[str, Any]:
 
     stem = os.path.splitext(inputs.names.get("scored") or inputs.names.get("items") or "results")[0]
     columns = [[c, METRICS[c].code if c in METRICS else INDEX_KEYS[c]] for c in item_columns(inputs.results)]
-    return {"items": f"{stem}.items.csv", "pairs": f"{stem}.pairs.csv", "columns": columns,
-            "pair_columns": list(PAIR_COLUMNS)}
+    return {
+        "items": f"{stem}.items.csv",
+        "pairs": f"{stem}.pairs.csv",
+        "columns": columns,
+        "pair_columns": list(PAIR_COLUMNS),
+    }
 
 
 def write_report(path: str | os.PathLike[str], inputs: ReportInputs, *, title: str | None = None) -> int:
@@ -139,8 +146,10 @@ def report_from_files(
     :func:`~.data.load_inputs`). Returns the page's size in bytes.
     """
     given = None if summary is None or isinstance(summary, Mapping) else summary
-    job = Job([Input(scored, "SCORED (the scored file)"), Input(items, "--items"), Input(given, "--summary")],
-              [Output(output, "-o")])
+    job = Job(
+        [Input(scored, "SCORED (the scored file)"), Input(items, "--items"), Input(given, "--summary")],
+        [Output(output, "-o")],
+    )
     with job:
         inputs = load_inputs(scored, items=items, summary=summary, read=read, evaluate=evaluate)
         return write_report(output, inputs, title=title)

@@ -31,7 +31,12 @@ def report_beside(scored: str | os.PathLike[str], *, besides: str | os.PathLike[
         return None
     skip = os.path.realpath(besides) if besides is not None else None
     for n in names:
-        if (n.endswith(".html") and not n.startswith(".") and ".partial" not in n and stem(n) == stem(p.name)
-                and os.path.realpath(folder / n) != skip):
+        if (
+            n.endswith(".html")
+            and not n.startswith(".")
+            and ".partial" not in n
+            and stem(n) == stem(p.name)
+            and os.path.realpath(folder / n) != skip
+        ):
             return folder / n
     return None

@@ -27,15 +27,15 @@ import shutil
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator, Mapping, cast
 
 from .._version import __version__
 from ..core.errors import ConflictScoreError, InputError
-from ..jobs import Input, Job, Output, write_text_atomic
 from ..core.metrics import METRICS, nothing_scored, summarize_metrics
 from ..formats.results import check_result_row, read_results
-from ..formats.summary import check_summary, is_bench_summary
 from ..formats.run_info import judge_info
+from ..formats.summary import check_summary, is_bench_summary
+from ..jobs import Input, Job, Output, write_text_atomic
 from .runs import report_beside, stem
 
 log = logging.getLogger(__name__)
@@ -125,8 +125,8 @@ def find_runs(root: str | os.PathLike[str]) -> list[RunEntry]:
             reports[key] = p
     runs: list[RunEntry] = []
     for key in sorted(set(scored) | set(summaries)):
-        files = scored.get(key, [None])  # type: ignore[list-item]
-        sums = summaries.get(key, [None])  # type: ignore[list-item]
+        files = scored.get(key, [None])
+        sums = summaries.get(key, [None])
         for i in range(max(len(files), len(sums))):
             f = files[i] if i < len(files) else None
             s = sums[i] if i < len(sums) else None
@@ -139,7 +139,9 @@ def _rel(base: Path, p: Path | None) -> str | None:
     return p.relative_to(base).as_posix() if p is not None else None
 
 
-def _entry(base: Path, key: tuple[str, str], scored: Path | None, summary: Path | None, report: Path | None) -> RunEntry:
+def _entry(
+    base: Path, key: tuple[str, str], scored: Path | None, summary: Path | None, report: Path | None
+) -> RunEntry:
     data: dict[str, Any] = {}
     s = _summary(summary) if summary is not None else None
     results = None
@@ -155,25 +157,39 @@ def _entry(base: Path, key: tuple[str, str], scored: Path | None, summary: Path 
             log.warning(f"view: {summary} describes {n_items} items but {scored} holds {len(results)}: listed apart")
         macro, ci = body["macro"], (body.get("ci95") or {})
         if not ci and results is not None:
-            ci = {k: list(v) if v else None for k, v in summarize_metrics(results)["ci95"].items()}  # type: ignore[union-attr]
+            ci = {k: list(v) if v else None for k, v in summarize_metrics(results)["ci95"].items()}
         stages = s.get("stages") or {}
-        data.update(kind="bench run" if is_bench_summary(s) else "score", n_items=n_items,
-                    input=(stages.get("input") or {}).get("file")
-                    or (os.path.basename(str(s["bench"].get("input"))) if is_bench_summary(s) else None),
-                    judge=judge_info(s.get("config")), started=s.get("started"), finished=s.get("finished"),
-                    no_score=nothing_scored(s.get("pairs")))
+        data.update(
+            kind="bench run" if is_bench_summary(s) else "score",
+            n_items=n_items,
+            input=(stages.get("input") or {}).get("file")
+            or (os.path.basename(str(s["bench"].get("input"))) if is_bench_summary(s) else None),
+            judge=judge_info(s.get("config")),
+            started=s.get("started"),
+            finished=s.get("finished"),
+            no_score=nothing_scored(s.get("pairs")),
+        )
     else:
         m = summarize_metrics(results or [])
-        macro, ci = m["macro"], {k: list(v) if v else None for k, v in m["ci95"].items()}  # type: ignore[union-attr]
-        data.update(kind="scored file", n_items=m["n_items"], input=None, judge=None, started=None, finished=None,
-                    no_score=nothing_scored(m["pairs"]))  # type: ignore[arg-type]
+        macro, ci = m["macro"], {k: list(v) if v else None for k, v in m["ci95"].items()}
+        data.update(
+            kind="scored file",
+            n_items=m["n_items"],
+            input=None,
+            judge=None,
+            started=None,
+            finished=None,
+            no_score=nothing_scored(m["pairs"]),
+        )
     data["metrics"] = {k: {"label": METRICS[k].label, "macro": macro.get(k), "ci95": ci.get(k)} for k in SHOWN}
     if data["started"]:
         data.update(date=data["started"], dated_by="summary")
     else:  # an earlier release's summary, or a scored file alone: when its files last changed
         newest = max(p.stat().st_mtime for p in (scored, summary) if p is not None)
-        data.update(date=datetime.datetime.fromtimestamp(newest, datetime.timezone.utc).isoformat(timespec="seconds"),
-                    dated_by="file time")
+        data.update(
+            date=datetime.datetime.fromtimestamp(newest, datetime.timezone.utc).isoformat(timespec="seconds"),
+            dated_by="file time",
+        )
     data["input_file"] = _input_file(base, key[0], data["input"])
     name = key[1] if key[0] == "." else f"{key[0]}/{key[1]}"
     return RunEntry(name, key[0], _rel(base, scored), _rel(base, summary), _rel(base, report), data)
@@ -192,6 +208,7 @@ def _input_file(base: Path, folder: str, name: str | None) -> str | None:
 
 def compare_command(a: Mapping[str, Any], b: Mapping[str, Any], *, where: str = ".") -> str:
     """The exact ``conflictscore compare`` command for two run records (paths relative to ``where``)."""
+
     def path(p: str) -> str:
         return shlex.quote(os.path.normpath(os.path.join(where, p)))
 
@@ -201,13 +218,24 @@ def compare_command(a: Mapping[str, Any], b: Mapping[str, Any], *, where: str = 
             words += [f"--summary-{side}", path(run["summary"])]
     if a.get("input_file") and a.get("input_file") == b.get("input_file"):
         words += ["--items", path(a["input_file"])]  # the page then shows responses and documents
-    words += ["--label-a", shlex.quote(a["key"]), "--label-b", shlex.quote(b["key"]), "--report",
-              shlex.quote(f"compare.{a['key']}.{b['key']}.html".replace("/", "_"))]
+    words += [
+        "--label-a",
+        shlex.quote(a["key"]),
+        "--label-b",
+        shlex.quote(b["key"]),
+        "--report",
+        shlex.quote(f"compare.{a['key']}.{b['key']}.html".replace("/", "_")),
+    ]
     return " ".join(words)
 
 
-def render_view(root: str | os.PathLike[str], *, page_dir: str | os.PathLike[str] | None = None,
-                serve: bool = False, found: list[RunEntry] | None = None) -> str:
+def render_view(
+    root: str | os.PathLike[str],
+    *,
+    page_dir: str | os.PathLike[str] | None = None,
+    serve: bool = False,
+    found: list[RunEntry] | None = None,
+) -> str:
     """The index page of the runs under ``root`` (``found``: those :func:`find_runs` found, else found now);
     links are relative to ``page_dir`` (the page's folder)."""
     from markupsafe import Markup
@@ -217,25 +245,52 @@ def render_view(root: str | os.PathLike[str], *, page_dir: str | os.PathLike[str
     runs = [r.record() for r in (find_runs(root) if found is None else found)]
     where = os.path.relpath(root, page_dir) if page_dir is not None else "."
     for r in runs:
-        r["links"] = {k: Path(os.path.normpath(os.path.join(where, r[k]))).as_posix() for k in ("scored", "summary", "report")
-                      if r.get(k)}
-    return _environment().get_template("view.html.j2").render(
-        title=f"ConflictScore runs: {Path(root).resolve().name}", runs=runs, version=__version__, metric_keys=SHOWN,
-        created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        meta={"serve": serve, "where": where, "runs": runs}, root=str(root),
-        css=Markup(_static("report.css") + "\n" + _static("view.css")), js=Markup(_static("view.js")))
+        r["links"] = {
+            k: Path(os.path.normpath(os.path.join(where, r[k]))).as_posix()
+            for k in ("scored", "summary", "report")
+            if r.get(k)
+        }
+    return (
+        _environment()
+        .get_template("view.html.j2")
+        .render(
+            title=f"ConflictScore runs: {Path(root).resolve().name}",
+            runs=runs,
+            version=__version__,
+            metric_keys=SHOWN,
+            created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            meta={"serve": serve, "where": where, "runs": runs},
+            root=str(root),
+            css=Markup(_static("report.css") + "\n" + _static("view.css")),
+            js=Markup(_static("view.js")),
+        )
+    )
 
 
-def write_view(root: str | os.PathLike[str], output: str | os.PathLike[str], *,
-               found: list[RunEntry] | None = None) -> int:
+def write_view(
+    root: str | os.PathLike[str], output: str | os.PathLike[str], *, found: list[RunEntry] | None = None
+) -> int:
     """Write the index page of ``root``'s runs (``found``, else found now) to ``output`` atomically; returns
     how many runs it lists. The run files the page lists are inputs: an ``output`` that is one of them is refused."""
     base = Path(root)
     found = find_runs(root) if found is None else found
-    listed = [Input(base / f, f"a run file it lists ({f})") for r in found
-              for f in (r.scored, r.summary, r.report) if f is not None]
-    job = Job([Input(root, "DIR", kind="dir"), *listed], [Output(output, "-o", replaces=(
-        "writing the page there would replace that file"), hint="choose another path for the page")])
+    listed = [
+        Input(base / f, f"a run file it lists ({f})")
+        for r in found
+        for f in (r.scored, r.summary, r.report)
+        if f is not None
+    ]
+    job = Job(
+        [Input(root, "DIR", kind="dir"), *listed],
+        [
+            Output(
+                output,
+                "-o",
+                replaces=("writing the page there would replace that file"),
+                hint="choose another path for the page",
+            )
+        ],
+    )
     with job:
         page = render_view(root, page_dir=os.path.dirname(os.path.abspath(output)), found=found)
         write_text_atomic(output, page, what="-o")
@@ -272,8 +327,9 @@ def _regular(path: Path) -> int | None:
     return fd
 
 
-def serve(root: str | os.PathLike[str], *, port: int = 0, host: str = "127.0.0.1",
-          found: list[RunEntry] | None = None) -> Any:
+def serve(
+    root: str | os.PathLike[str], *, port: int = 0, host: str = "127.0.0.1", found: list[RunEntry] | None = None
+) -> Any:
     """An HTTP server (not yet serving: call ``serve_forever``) on ``host`` only: ``/`` the index
     (found again on every load), ``/compare?a=KEY&b=KEY`` the comparison page of two listed runs
     (made in memory), ``/PATH`` a run file the index lists (its scored file, summary or report, at its path
@@ -337,7 +393,8 @@ def serve(root: str | os.PathLike[str], *, port: int = 0, host: str = "127.0.0.1
             self._page(status, f"<!doctype html><title>{why}</title><p>{why}")
 
         def do_GET(self) -> None:
-            if not _host_allowed(self.headers.get("Host"), frozenset(names), self.server.server_address[1]):
+            port = cast("tuple[str, int]", self.server.server_address)[1]  # a TCP server's address: (host, port)
+            if not _host_allowed(self.headers.get("Host"), frozenset(names), port):
                 return self._missing(421, "this server answers only requests to 127.0.0.1 or localhost")
             raw = self.path.split("#", 1)[0]
             target, _, query = raw.partition("?")
@@ -359,10 +416,15 @@ def serve(root: str | os.PathLike[str], *, port: int = 0, host: str = "127.0.0.1
                     return self._page(404, "<!doctype html><title>not found</title><p>no such pair of scored runs")
                 same = a.data.get("input_file") if a.data.get("input_file") == b.data.get("input_file") else None
                 try:
-                    done = compare_files(base / a.scored, base / b.scored, None, labels=(a.key, b.key),
-                                         summary_a=base / a.summary if a.summary else None,
-                                         summary_b=base / b.summary if b.summary else None,
-                                         items=base / same if same else None)
+                    done = compare_files(
+                        base / a.scored,
+                        base / b.scored,
+                        None,
+                        labels=(a.key, b.key),
+                        summary_a=base / a.summary if a.summary else None,
+                        summary_b=base / b.summary if b.summary else None,
+                        items=base / same if same else None,
+                    )
                     items = {it.id: it for it in read_items(base / same)} if same else None
                     return self._page(200, render_compare(done.result, done.a.results, done.b.results, items=items))
                 except ConflictScoreError as e:
@@ -395,8 +457,11 @@ def serve(root: str | os.PathLike[str], *, port: int = 0, host: str = "127.0.0.1
     return Server((host, port), Handler)
 
 
-_CONTENT_TYPES = {".html": "text/html; charset=utf-8", ".json": "application/json; charset=utf-8",
-                  ".jsonl": "text/plain; charset=utf-8"}
+_CONTENT_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".json": "application/json; charset=utf-8",
+    ".jsonl": "text/plain; charset=utf-8",
+}
 
 
 def _escape(text: str) -> str:

@@ -23,8 +23,20 @@ from ..core.types import CONTRADICT, IRRELEVANT, SUPPORT
 from .sources import LabelledPair
 
 _NUMBER = re.compile(r"(?<![\w.,])(?<![A-Za-z]-)(?:\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?!\w|[.,]\d)")
-_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-           "November", "December")
+_MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
 _MONTH = re.compile(r"\b(" + "|".join(_MONTHS) + r")\b")
 _AUX = re.compile(r"\b(is|are|was|were|has|have|had|can|will|does|did|do|should|could|would|must|may)\b(?! not\b)")
 _NEGATION = re.compile(r"\b(not|no|never|n't|cannot|nobody|nothing|none)\b|n't\b", re.IGNORECASE)
@@ -44,21 +56,34 @@ def thin_entity_twins(items: Sequence[dict[str, Any]]) -> tuple[list[dict[str, A
         if twin is None or len(twin["gold_labels"]) != len(it["gold_labels"]):
             out.append(it)
             continue
-        keep = [j for j in range(len(it["documents"]))
-                if any(row[j] != trow[j] for row, trow in zip(it["gold_labels"], twin["gold_labels"]))]
+        keep = [
+            j
+            for j in range(len(it["documents"]))
+            if any(row[j] != trow[j] for row, trow in zip(it["gold_labels"], twin["gold_labels"]))
+        ]
         dropped += len(it["claims"]) * (len(it["documents"]) - len(keep))
         if keep:
             rows = [[row[j] for j in keep] for row in it["gold_labels"]]
-            out.append({**it, "documents": [it["documents"][j] for j in keep], "gold_labels": rows,
-                        "gold_conflicted": [SUPPORT in r and CONTRADICT in r for r in rows]})
+            out.append(
+                {
+                    **it,
+                    "documents": [it["documents"][j] for j in keep],
+                    "gold_labels": rows,
+                    "gold_conflicted": [SUPPORT in r and CONTRADICT in r for r in rows],
+                }
+            )
     return out, dropped
 
 
 def bench_support_pairs(items: Iterable[dict[str, Any]], max_words: int) -> list[LabelledPair]:
     """(claim, document) pairs of ConflictBench items labelled SUPPORT, short documents only."""
-    return [LabelledPair(c.strip(), d["text"].strip(), SUPPORT, it["source"], "bench_document")
-            for it in items for c, row in zip(it["claims"], it["gold_labels"])
-            for d, lab in zip(it["documents"], row) if lab == SUPPORT and len(d["text"].split()) <= max_words]
+    return [
+        LabelledPair(c.strip(), d["text"].strip(), SUPPORT, it["source"], "bench_document")
+        for it in items
+        for c, row in zip(it["claims"], it["gold_labels"])
+        for d, lab in zip(it["documents"], row)
+        if lab == SUPPORT and len(d["text"].split()) <= max_words
+    ]
 
 
 # -- edits ---------------------------------------------------------------------------------------
@@ -85,7 +110,7 @@ def _other_number(token: str, rng: random.Random) -> str:
         value = float(plain)
         factor = rng.uniform(1.02, 1.1) if near else rng.choice((rng.uniform(0.2, 0.8), rng.uniform(1.2, 1.9)))
         new = round(value * factor, decimals)
-        return f"{new:.{decimals}f}" if new != value else f"{value + 10 ** -decimals:.{decimals}f}"
+        return f"{new:.{decimals}f}" if new != value else f"{value + 10**-decimals:.{decimals}f}"
     value = int(plain)
     year = 1000 <= value <= 2100 and "," not in token
     if near:
@@ -107,8 +132,12 @@ def _mentions(text: str, token: str) -> int:
 
 def _number_spans(text: str, other: str) -> list[tuple[int, int, str]]:
     """Numbers and months of ``text`` that ``text`` states once and ``other`` states too."""
-    return [(m.start(), m.end(), kind) for pattern, kind in ((_NUMBER, "n"), (_MONTH, "m"))
-            for m in pattern.finditer(text) if _mentions(other, m.group()) and _mentions(text, m.group()) == 1]
+    return [
+        (m.start(), m.end(), kind)
+        for pattern, kind in ((_NUMBER, "n"), (_MONTH, "m"))
+        for m in pattern.finditer(text)
+        if _mentions(other, m.group()) and _mentions(text, m.group()) == 1
+    ]
 
 
 def _replace_token(text: str, old: str, new: str) -> str:
@@ -158,8 +187,11 @@ _UNITS: dict[str, tuple[str, float, tuple[str, ...]]] = {
     "seconds": ("time", 1.0, ("seconds",)),
 }
 _SPELLING = {sp: name for name, (_, _, sps) in _UNITS.items() for sp in sps}
-_QUANTITY = re.compile(r"(?<![\w.,])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s?(" + "|".join(
-    sorted((re.escape(sp) for sp in _SPELLING), key=len, reverse=True)) + r"|°C|°F|degrees Celsius|degrees Fahrenheit)\b")
+_QUANTITY = re.compile(
+    r"(?<![\w.,])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s?("
+    + "|".join(sorted((re.escape(sp) for sp in _SPELLING), key=len, reverse=True))
+    + r"|°C|°F|degrees Celsius|degrees Fahrenheit)\b"
+)
 
 
 def _number_text(value: float) -> str | None:
@@ -223,7 +255,7 @@ def negate(claim: str, max_words: int = 25) -> str | None:
     if m is None:
         return None
     word = "cannot" if m.group() == "can" else f"{m.group()} not"
-    return claim[:m.start()] + word + claim[m.end():]
+    return claim[: m.start()] + word + claim[m.end() :]
 
 
 _AUX_BIGRAM = re.compile(_AUX.pattern + r"\s+(\w+)")
@@ -246,13 +278,14 @@ def negate_both(claim: str, passage: str, max_words: int = 25) -> tuple[str, str
         return None
     word = "cannot" if m.group(1) == "can" else f"{m.group(1)} not"
     h = hits[0]
-    new_passage = passage[:h.start()] + f"{word} {m.group(2)}" + passage[h.end():]
-    new_claim = claim[:m.start()] + f"{word} {m.group(2)}" + claim[m.end():]
+    new_passage = passage[: h.start()] + f"{word} {m.group(2)}" + passage[h.end() :]
+    new_claim = claim[: m.start()] + f"{word} {m.group(2)}" + claim[m.end() :]
     return new_claim, new_passage
 
 
-def swap_entity(claim: str, passage: str, ents: Sequence[tuple[str, str]], pool: dict[str, list[str]],
-                rng: random.Random) -> str | None:
+def swap_entity(
+    claim: str, passage: str, ents: Sequence[tuple[str, str]], pool: dict[str, list[str]], rng: random.Random
+) -> str | None:
     """The claim with its last named entity, when the passage names it too and it is not the
     claim's first entity (the subject), replaced by another entity of the same type that
     the passage does not name; None otherwise.
@@ -264,8 +297,9 @@ def swap_entity(claim: str, passage: str, ents: Sequence[tuple[str, str]], pool:
     return None if edit is None else claim.replace(edit[0], edit[1], 1)
 
 
-def entity_edit(claim: str, passage: str, ents: Sequence[tuple[str, str]], pool: dict[str, list[str]],
-                rng: random.Random) -> tuple[str, str] | None:
+def entity_edit(
+    claim: str, passage: str, ents: Sequence[tuple[str, str]], pool: dict[str, list[str]], rng: random.Random
+) -> tuple[str, str] | None:
     """``(old, new)`` for :func:`swap_entity`: the claim's object entity and its replacement."""
     if len(ents) < 2:
         return None
@@ -279,8 +313,9 @@ def entity_edit(claim: str, passage: str, ents: Sequence[tuple[str, str]], pool:
     return None
 
 
-def subject_edit(claim: str, passage: str, ents: Sequence[tuple[str, str]], pool: dict[str, list[str]],
-                 rng: random.Random) -> tuple[str, str] | None:
+def subject_edit(
+    claim: str, passage: str, ents: Sequence[tuple[str, str]], pool: dict[str, list[str]], rng: random.Random
+) -> tuple[str, str] | None:
     """``(old, new)``: the claim's subject (its first named entity, within its first three
     words, named once in the claim and in the passage) and another entity of the same type
     that neither names; None otherwise. A claim about another subject is IRRELEVANT to the
@@ -295,8 +330,13 @@ def subject_edit(claim: str, passage: str, ents: Sequence[tuple[str, str]], pool
         return None
     for _ in range(10):
         new = rng.choice(pool[label])
-        if new != text and new not in passage and new.casefold() not in claim.casefold() and text not in new \
-                and new not in text:
+        if (
+            new != text
+            and new not in passage
+            and new.casefold() not in claim.casefold()
+            and text not in new
+            and new not in text
+        ):
             return text, new
     return None
 
@@ -306,7 +346,9 @@ def named_entities(claims: Sequence[str]) -> list[list[tuple[str, str]]]:
     from ..util.nlp import installed_pipeline, load_pipeline
 
     nlp = load_pipeline(installed_pipeline() or "en_core_web_sm", disable=["lemmatizer"])
-    return [[(e.text, e.label_) for e in doc.ents if e.label_ in _ENTITY_TYPES] for doc in nlp.pipe(claims, batch_size=256)]
+    return [
+        [(e.text, e.label_) for e in doc.ents if e.label_ in _ENTITY_TYPES] for doc in nlp.pipe(claims, batch_size=256)
+    ]
 
 
 # -- the generated pairs ---------------------------------------------------------------------------
@@ -314,10 +356,18 @@ def _content_words(text: str) -> set[str]:
     return {w for w in normalize_text(text).split() if len(w) > 3}
 
 
-def augment(support: Sequence[LabelledPair], passages: Sequence[str], rng: random.Random, *, per_kind: int,
-            contradict: Sequence[LabelledPair] = (), irrelevant: Sequence[LabelledPair] = (),
-            entities: Callable[[Sequence[str]], list[list[tuple[str, str]]]] = named_entities,
-            units: int = 0, unit_pool: Sequence[LabelledPair] = ()) -> list[LabelledPair]:
+def augment(
+    support: Sequence[LabelledPair],
+    passages: Sequence[str],
+    rng: random.Random,
+    *,
+    per_kind: int,
+    contradict: Sequence[LabelledPair] = (),
+    irrelevant: Sequence[LabelledPair] = (),
+    entities: Callable[[Sequence[str]], list[list[tuple[str, str]]]] = named_entities,
+    units: int = 0,
+    unit_pool: Sequence[LabelledPair] = (),
+) -> list[LabelledPair]:
     """Label-symmetric pairs generated from supported (and irrelevant) training pairs.
 
     Each kind is made in every direction from the same source pair, so the edit itself
@@ -381,8 +431,10 @@ def augment(support: Sequence[LabelledPair], passages: Sequence[str], rng: rando
             add(p.claim, both[1], CONTRADICT, "aug_negation", "passage_edit")
     # a negated claim is supported by evidence that contradicts the claim (the evidence states
     # the negative), and stays irrelevant to a passage that was irrelevant to the claim
-    for pool_pairs, label, direction in ((contradict, SUPPORT, "contradicted_claim_negated"),
-                                         (irrelevant, IRRELEVANT, "irrelevant")):
+    for pool_pairs, label, direction in (
+        (contradict, SUPPORT, "contradicted_claim_negated"),
+        (irrelevant, IRRELEVANT, "irrelevant"),
+    ):
         shuffled = list(pool_pairs)
         rng.shuffle(shuffled)
         made = 0
@@ -454,8 +506,10 @@ def augment(support: Sequence[LabelledPair], passages: Sequence[str], rng: rando
 
 # -- compound claims and negated asides -------------------------------------------------------------
 _JOINERS = ("{a}, and {b}.", "{a}; {b}.", "{a} and {b}.", "{a}. Also, {b}.")
-_LOWER_FIRST = frozenset("a an the it its this that these those there they he she we in on at for of by "
-                         "some many most all both each one two several".split())
+_LOWER_FIRST = frozenset(
+    "a an the it its this that these those there they he she we in on at for of by "
+    "some many most all both each one two several".split()
+)
 
 
 def _clause(text: str, *, first: bool) -> str:
@@ -465,7 +519,7 @@ def _clause(text: str, *, first: bool) -> str:
     if not first and t:
         word = t.split()[0]
         if word.lower() in _LOWER_FIRST and word[:1].isupper():
-            t = word.lower() + t[len(word):]
+            t = word.lower() + t[len(word) :]
     return t
 
 
@@ -476,21 +530,33 @@ def compound(known: str, silent: str, rng: random.Random) -> str:
     return rng.choice(_JOINERS).format(a=_clause(a, first=True), b=_clause(b, first=False))
 
 
-def _unrelated(words: set[str], pool: Sequence[LabelledPair], rng: random.Random, *, other_than: LabelledPair,
-               tries: int = 10) -> LabelledPair | None:
+def _unrelated(
+    words: set[str], pool: Sequence[LabelledPair], rng: random.Random, *, other_than: LabelledPair, tries: int = 10
+) -> LabelledPair | None:
     """A pair of ``pool`` from another source than ``other_than`` whose claim and passage share
     at most one content word with ``words`` (a caption set's claims share a scene with its own
     passages even without shared words)."""
     for _ in range(tries):
         q = rng.choice(pool)
-        if (q.source != other_than.source and q.passage != other_than.passage
-                and len(words & _content_words(q.claim)) <= 1 and len(words & _content_words(q.passage)) <= 1):
+        if (
+            q.source != other_than.source
+            and q.passage != other_than.passage
+            and len(words & _content_words(q.claim)) <= 1
+            and len(words & _content_words(q.passage)) <= 1
+        ):
             return q
     return None
 
 
-def compose(support: Sequence[LabelledPair], contradict: Sequence[LabelledPair], irrelevant: Sequence[LabelledPair],
-            rng: random.Random, *, per_kind: int, max_words: int = 100) -> list[LabelledPair]:
+def compose(
+    support: Sequence[LabelledPair],
+    contradict: Sequence[LabelledPair],
+    irrelevant: Sequence[LabelledPair],
+    rng: random.Random,
+    *,
+    per_kind: int,
+    max_words: int = 100,
+) -> list[LabelledPair]:
     """Label-symmetric compound claims and negated asides (the project's convention: partial
     support counts, and a negation elsewhere in the passage changes nothing).
 
@@ -520,8 +586,10 @@ def compose(support: Sequence[LabelledPair], contradict: Sequence[LabelledPair],
             return negate(q.claim) or q.claim
         return q.claim
 
-    for pool, label, direction in ((support, SUPPORT, "partial_support"),
-                                   (contradict, CONTRADICT, "partial_contradict")):
+    for pool, label, direction in (
+        (support, SUPPORT, "partial_support"),
+        (contradict, CONTRADICT, "partial_contradict"),
+    ):
         order = list(pool)
         rng.shuffle(order)
         made = neither = 0  # each label's compounds get their own IRRELEVANT twins, half the quota
@@ -539,8 +607,11 @@ def compose(support: Sequence[LabelledPair], contradict: Sequence[LabelledPair],
                 out.append(LabelledPair(claim, far.passage, IRRELEVANT, "aug_compound", "neither"))
                 neither += 1
     negatable = [q for q in every if negate(q.claim) is not None]
-    for pool, label, direction in ((support, SUPPORT, "support"), (contradict, CONTRADICT, "contradict"),
-                                   (irrelevant, IRRELEVANT, "irrelevant")):
+    for pool, label, direction in (
+        (support, SUPPORT, "support"),
+        (contradict, CONTRADICT, "contradict"),
+        (irrelevant, IRRELEVANT, "irrelevant"),
+    ):
         order = list(pool)
         rng.shuffle(order)
         made = 0
@@ -582,16 +653,26 @@ def feature_balance(pairs: Sequence[LabelledPair]) -> dict[str, dict[str, dict[s
         for name, value in surface_features(p).items():
             cells.setdefault(name, {}).setdefault(value, Counter())[p.label] += 1
     labels = (SUPPORT, CONTRADICT, IRRELEVANT)
-    return {name: {value: {"pairs": sum(c.values()), **{lab: round(c[lab] / sum(c.values()), 3) for lab in labels}}
-                   for value, c in sorted(values.items())}
-            for name, values in cells.items()}
+    return {
+        name: {
+            value: {"pairs": sum(c.values()), **{lab: round(c[lab] / sum(c.values()), 3) for lab in labels}}
+            for value, c in sorted(values.items())
+        }
+        for name, values in cells.items()
+    }
 
 
 BALANCED_FEATURES = ("negation_in_claim", "negation_in_passage", "digit_in_claim")
 
 
-def rebalance(pairs: Sequence[LabelledPair], rng: random.Random, *, features: Sequence[str] = BALANCED_FEATURES,
-              tolerance: float = 1.3, rounds: int = 2) -> tuple[list[LabelledPair], int]:
+def rebalance(
+    pairs: Sequence[LabelledPair],
+    rng: random.Random,
+    *,
+    features: Sequence[str] = BALANCED_FEATURES,
+    tolerance: float = 1.3,
+    rounds: int = 2,
+) -> tuple[list[LabelledPair], int]:
     """Drop pairs (sampled) until, for each of ``features``, no label's share in a feature
     cell exceeds ``tolerance`` × its share in the feature's largest cell (the common case:
     no negation, no digit), which is never trimmed. Returns the pairs (input order) and how

@@ -23,6 +23,7 @@ from .pairs import content_words
 ID2LABEL: dict[int, Label] = dict(enumerate(LABELS))
 LABEL2ID: dict[str, int] = {lab: i for i, lab in ID2LABEL.items()}
 
+
 @dataclass(frozen=True)
 class Example:
     """One training pair: the claim, the passage it is judged against, the label id."""
@@ -81,13 +82,16 @@ def parse_record(obj: Any, *, path: str, line: int) -> Example | BenchRecord:
         return InputError(msg, path=path, line=line, field=fld)
 
     if not isinstance(obj, dict):
-        raise err(None, "expected a JSON object: a pair {\"claim\", \"passage\", \"label\"} or a ConflictBench item")
+        raise err(None, 'expected a JSON object: a pair {"claim", "passage", "label"} or a ConflictBench item')
     if "gold_labels" in obj:
         return _parse_bench(obj, err, path=path, line=line)
     missing = [k for k in ("claim", "passage", "label") if k not in obj]
     if missing:
-        raise err(missing[0], "missing: a pair needs \"claim\", \"passage\" and \"label\" "
-                  "(a ConflictBench item needs \"claims\", \"documents\" and \"gold_labels\")")
+        raise err(
+            missing[0],
+            'missing: a pair needs "claim", "passage" and "label" '
+            '(a ConflictBench item needs "claims", "documents" and "gold_labels")',
+        )
     for k in ("claim", "passage"):
         if not isinstance(obj[k], str) or not obj[k].strip():
             raise err(k, "expected a non-empty string")
@@ -98,15 +102,20 @@ def parse_record(obj: Any, *, path: str, line: int) -> Example | BenchRecord:
     return Example(obj["claim"], obj["passage"], LABEL2ID[label])
 
 
-def _parse_bench(obj: dict[str, Any], err: Callable[[str | None, str], InputError], *, path: str, line: int) -> BenchRecord:
+def _parse_bench(
+    obj: dict[str, Any], err: Callable[[str | None, str], InputError], *, path: str, line: int
+) -> BenchRecord:
     item = parse_item(obj, path=path, line=line)
     if item.claims is None:
         raise err("claims", "missing: a ConflictBench item needs its claims")
     gold = parse_label_matrix(obj["gold_labels"], len(item.claims), len(item.documents), "gold_labels", err)
     derived = tuple(SUPPORT in r and CONTRADICT in r for r in gold)
     conflicted = obj.get("gold_conflicted", list(derived))
-    if (not isinstance(conflicted, list) or len(conflicted) != len(gold)
-            or not all(isinstance(c, bool) for c in conflicted)):
+    if (
+        not isinstance(conflicted, list)
+        or len(conflicted) != len(gold)
+        or not all(isinstance(c, bool) for c in conflicted)
+    ):
         raise err("gold_conflicted", f"expected {len(gold)} booleans (one per claim)")
     split = obj.get("split")
     if split is not None and not isinstance(split, str):
@@ -182,7 +191,9 @@ def read_training_data(
                 raise InputError(
                     f"ConflictBench item {rec.item.id!r} is in the {rec.split!r} split; training on it leaks "
                     "the benchmark's evaluation claims (train on split 'train', or pass --allow-eval-splits)",
-                    path=path, line=line, field="split",
+                    path=path,
+                    line=line,
+                    field="split",
                 )
             got, s = expand_item(rec, chunker)
             examples.extend(got)
@@ -190,11 +201,17 @@ def read_training_data(
             skipped += s
         if len(examples) == start:
             raise InputError("no training pairs in this file", path=path)
-        records.append({
-            "path": path, "sha256": file_sha256(path), "pairs_given": n_pairs, "bench_items": n_items,
-            "examples": len(examples) - start, "passages_left_out": skipped,
-            "labels": label_counts([e.label for e in examples[start:]]),
-        })
+        records.append(
+            {
+                "path": path,
+                "sha256": file_sha256(path),
+                "pairs_given": n_pairs,
+                "bench_items": n_items,
+                "examples": len(examples) - start,
+                "passages_left_out": skipped,
+                "labels": label_counts([e.label for e in examples[start:]]),
+            }
+        )
     return examples, records
 
 
@@ -217,10 +234,13 @@ def read_eval_set(path: str, chunker: Chunker) -> tuple[EvalSet, dict[str, Any]]
     if not len(ev):
         raise InputError("no evaluation pairs in this file", path=path)
     record = {
-        "path": path, "sha256": file_sha256(path), "pairs_given": n_pairs, "bench_items": n_items,
-        "units": len(ev), "passages": len(ev.passages), "claims_with_conflict_gold": len(ev.conflicted),
+        "path": path,
+        "sha256": file_sha256(path),
+        "pairs_given": n_pairs,
+        "bench_items": n_items,
+        "units": len(ev),
+        "passages": len(ev.passages),
+        "claims_with_conflict_gold": len(ev.conflicted),
         "labels": label_counts(ev.labels),
     }
     return ev, record
-
-

@@ -31,8 +31,15 @@ from ..util.paths import portable
 from .loop import TRAINING_RECORD
 from .model import MPNET_MANIFEST, resolve_base
 
-SMALL_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt",
-               "conflictscore.json", TRAINING_RECORD)
+SMALL_FILES = (
+    "config.json",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "vocab.txt",
+    "conflictscore.json",
+    TRAINING_RECORD,
+)
 
 
 def extract(checkpoint: Path, rank: int, out: Path, base: str | None = None) -> dict[str, Any]:
@@ -70,15 +77,30 @@ def extract(checkpoint: Path, rank: int, out: Path, base: str | None = None) -> 
     adapted = [k for k, v in tuned.items() if k.startswith(prefix + ".") and k.endswith(".weight") and v.dim() == 2]
     factors, full, energy = low_rank_delta(base_state, tuned, rank, adapted=adapted)
     out.mkdir(parents=True)
-    rec = write_delta(out, base=MPNET_MANIFEST if arg == "mpnet" else arg,
-                      base_sha256=sha256_file(base_path / ASSEMBLED_WEIGHTS), base_layers=base_info["layers"],
-                      kept=kept, factors=factors, full=full)
+    rec = write_delta(
+        out,
+        base=MPNET_MANIFEST if arg == "mpnet" else arg,
+        base_sha256=sha256_file(base_path / ASSEMBLED_WEIGHTS),
+        base_layers=base_info["layers"],
+        kept=kept,
+        factors=factors,
+        full=full,
+    )
     for name in SMALL_FILES:
         if (checkpoint / name).is_file():
             shutil.copyfile(checkpoint / name, out / name)
     values = sorted(energy.values())
     size = sum(p.stat().st_size for p in out.iterdir())
-    return {**rec, "rank": rank, "files": sorted(p.name for p in out.iterdir()), "bytes": size,
-            "energy_kept": {"min": round(values[0], 4), "median": round(values[len(values) // 2], 4),
-                            "mean": round(sum(values) / len(values), 4)},
-            "delta": portable(out / DELTA_FILE), "weights": portable(out / DELTA_WEIGHTS)}
+    return {
+        **rec,
+        "rank": rank,
+        "files": sorted(p.name for p in out.iterdir()),
+        "bytes": size,
+        "energy_kept": {
+            "min": round(values[0], 4),
+            "median": round(values[len(values) // 2], 4),
+            "mean": round(sum(values) / len(values), 4),
+        },
+        "delta": portable(out / DELTA_FILE),
+        "weights": portable(out / DELTA_WEIGHTS),
+    }

@@ -37,23 +37,28 @@ class _Judged:
                 claim = claims.setdefault(ev.claims[r], Claim("eval", len(claims), ev.claims[r]))
                 self.pairs.append(Pair(claim, Passage("eval", f"u{u}", r - ev.offsets[u], ev.passages[r])))
 
-    def unit_labels(self, thresholds: Mapping[Label, float] | None,
-                    rule: str = "max") -> tuple[list[str | None], list[bool]]:
+    def unit_labels(
+        self, thresholds: Mapping[Label, float] | None, rule: str = "max"
+    ) -> tuple[list[str | None], list[bool]]:
         """Document label of every unit and predicted conflict of every claim group."""
         ev = self.ev
         judged = [Judgment(p, decide(pr, thresholds), pr, "judge") for p, pr in zip(self.pairs, self.probs)]
-        docs = [document_judgment(f"u{u}", judged[ev.offsets[u]:ev.offsets[u + 1]], rule=rule) for u in range(len(ev))]
+        docs = [
+            document_judgment(f"u{u}", judged[ev.offsets[u] : ev.offsets[u + 1]], rule=rule) for u in range(len(ev))
+        ]
         by_group: dict[int, list] = {}
         for u, g in enumerate(ev.groups):
             if g >= 0:
                 by_group.setdefault(g, []).append(docs[u])
-        conflicted = [claim_verdict(Claim("eval", g, ""), by_group.get(g, [])).conflicted
-                      for g in range(len(ev.conflicted))]
+        conflicted = [
+            claim_verdict(Claim("eval", g, ""), by_group.get(g, [])).conflicted for g in range(len(ev.conflicted))
+        ]
         return [d.label for d in docs], conflicted
 
 
-def evaluate_judged(judged: _Judged, thresholds: Mapping[Label, float] | None = None,
-                    rule: str = "max") -> dict[str, Any]:
+def evaluate_judged(
+    judged: _Judged, thresholds: Mapping[Label, float] | None = None, rule: str = "max"
+) -> dict[str, Any]:
     ev = judged.ev
     labels, conflicted = judged.unit_labels(thresholds, rule)
     pm = pair_metrics((ID2LABEL[g], p) for g, p in zip(ev.labels, labels))
@@ -63,8 +68,9 @@ def evaluate_judged(judged: _Judged, thresholds: Mapping[Label, float] | None = 
     return out
 
 
-def evaluate(probs: np.ndarray, ev: EvalSet, thresholds: Mapping[Label, float] | None = None,
-             rule: str = "max") -> dict[str, Any]:
+def evaluate(
+    probs: np.ndarray, ev: EvalSet, thresholds: Mapping[Label, float] | None = None, rule: str = "max"
+) -> dict[str, Any]:
     """Unit-level pair metrics (``macro_f1``: the benchmark's pair macro-F1) and, when the
     set has gold-conflicted claims, conflict detection; ``rule``: the document rule
     (:func:`conflictscore_local.core.aggregate.document_judgment`)."""
@@ -100,8 +106,13 @@ class Calibration:
 GRID: tuple[float, ...] = tuple(round(0.05 + 0.05 * i, 2) for i in range(19))
 
 
-def calibrate(probs: Sequence[np.ndarray], sets: Sequence[EvalSet], grid: Sequence[float] = GRID,
-              rule: str = "max", max_fpr: Mapping[str, float] | None = None) -> Calibration:
+def calibrate(
+    probs: Sequence[np.ndarray],
+    sets: Sequence[EvalSet],
+    grid: Sequence[float] = GRID,
+    rule: str = "max",
+    max_fpr: Mapping[str, float] | None = None,
+) -> Calibration:
     """Fit SUPPORT and CONTRADICT thresholds under the judge's rule by grid search.
 
     Objective: the mean over eval sets of :func:`objective`, ties broken by the mean pair
@@ -114,13 +125,16 @@ def calibrate(probs: Sequence[np.ndarray], sets: Sequence[EvalSet], grid: Sequen
     bounds = dict(max_fpr or {})
     unknown = sorted(set(bounds) - {ev.name for ev in sets})
     if unknown:
-        raise ValueError(f"max_fpr names {', '.join(unknown)}, not an eval set; sets: "
-                         f"{', '.join(ev.name for ev in sets)}")
+        raise ValueError(
+            f"max_fpr names {', '.join(unknown)}, not an eval set; sets: {', '.join(ev.name for ev in sets)}"
+        )
 
     for ev in sets:
         if ev.name in bounds and all(ev.conflicted):  # no claims, or every one a gold conflict
-            raise ValueError(f"max_fpr: {ev.name} has no control claims (claims without a gold conflict): "
-                             "no false-positive rate to bound")
+            raise ValueError(
+                f"max_fpr: {ev.name} has no control claims (claims without a gold conflict): "
+                "no false-positive rate to bound"
+            )
 
     def fpr(j: _Judged, th: Mapping[Label, float] | None) -> float:
         # measured on the claims themselves: a set of control claims only has no detection metrics
@@ -140,6 +154,7 @@ def calibrate(probs: Sequence[np.ndarray], sets: Sequence[EvalSet], grid: Sequen
             s = score(th)
             if s > best:
                 best, best_th = s, th
-    names = ", ".join(f"{ev.name}: {'detection F1' if sum(ev.conflicted) >= MIN_CONFLICTS else 'pair macro-F1'}"
-                      for ev in sets)
+    names = ", ".join(
+        f"{ev.name}: {'detection F1' if sum(ev.conflicted) >= MIN_CONFLICTS else 'pair macro-F1'}" for ev in sets
+    )
     return Calibration(best_th, f"mean of ({names})", best[1], base[1], tuple(grid), bounds or None, best[0])

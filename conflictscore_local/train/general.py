@@ -54,12 +54,29 @@ class GeneralMix:
     """
 
     seed: int = 0
-    caps: dict[str, int | None] = field(default_factory=lambda: {
-        "lingnli_train": None, "lingnli_val": None, "mpe_train": None, "rte_train": None, "fm2_dev": None,
-        "sick": 3000, "esnli_dev": None, "fever_nli": 2500, "cad_snli_train": None, "breaking_nli": 1000,
-        "conjnli_train": 2000, "med": 2000, "monli": None, "scone_train": 2000, "negnli_hossain": None,
-        "vitaminc_real": 3000, "vitaminc_synthetic": 3000, "fever_symmetric_dev": None, "fever_adversarial": None,
-    })
+    caps: dict[str, int | None] = field(
+        default_factory=lambda: {
+            "lingnli_train": None,
+            "lingnli_val": None,
+            "mpe_train": None,
+            "rte_train": None,
+            "fm2_dev": None,
+            "sick": 3000,
+            "esnli_dev": None,
+            "fever_nli": 2500,
+            "cad_snli_train": None,
+            "breaking_nli": 1000,
+            "conjnli_train": 2000,
+            "med": 2000,
+            "monli": None,
+            "scone_train": 2000,
+            "negnli_hossain": None,
+            "vitaminc_real": 3000,
+            "vitaminc_synthetic": 3000,
+            "fever_symmetric_dev": None,
+            "fever_adversarial": None,
+        }
+    )
     lingnli_dev_share: float = 0.15
     dev_pairs: int = 600
     balance_tolerance: float = 1.3
@@ -119,8 +136,10 @@ def build_general(data_dir: Path, out_dir: Path, *, mix: GeneralMix = GeneralMix
     out_dir.mkdir(parents=True, exist_ok=True)
     files = {"general": out_dir / GENERAL_FILE}
     write_jsonl_atomic(files["general"], (p.as_json() for p in pairs), verbatim=True)
-    evals = {**{name: _pair_items(name, ps) for name, ps in dev_files.items()},
-             **{name: ev.evals[name] for name in ("vitaminc_dev", "scone_dev", "cad_dev")}}
+    evals = {
+        **{name: _pair_items(name, ps) for name, ps in dev_files.items()},
+        **{name: ev.evals[name] for name in ("vitaminc_dev", "scone_dev", "cad_dev")},
+    }
     for name, items in evals.items():
         files[name] = out_dir / f"{name}.jsonl"
         write_jsonl_atomic(files[name], items, verbatim=True)
@@ -128,21 +147,28 @@ def build_general(data_dir: Path, out_dir: Path, *, mix: GeneralMix = GeneralMix
         "stage": "general",
         "data_dir": "$CONFLICTSCORE_DATA (default ../shared/data)",
         "mix": asdict(mix),
-        "sources": {name: LICENCES.get(name) or {"path": _path(name), "licence": _licence(name)}
-                    for name in mix.caps},
+        "sources": {name: LICENCES.get(name) or {"path": _path(name), "licence": _licence(name)} for name in mix.caps},
         "pairs_by_source": mix_table(pairs),
         "pairs_by_label": {lab: sum(1 for p in pairs if p.label == lab) for lab in LABELS},
         "label_balance": {
             "rule": f"for {', '.join(BALANCED_FEATURES)}, no label's share in a feature cell above "
-                    f"{mix.balance_tolerance} x its share in the feature's largest cell (pairs dropped at random)",
-            "dropped": dropped, "before": balance_before, "after": feature_balance(pairs),
+            f"{mix.balance_tolerance} x its share in the feature's largest cell (pairs dropped at random)",
+            "dropped": dropped,
+            "before": balance_before,
+            "after": feature_balance(pairs),
         },
-        "skipped_labels": {"what": "pairs whose label merges CONTRADICT and IRRELEVANT, left out",
-                           **dict(nli_extra.skipped)},
+        "skipped_labels": {
+            "what": "pairs whose label merges CONTRADICT and IRRELEVANT, left out",
+            **dict(nli_extra.skipped),
+        },
         "evaluation": {name: {"items": len(items)} for name, items in evals.items()},
-        "leakage": {"rule": "same normalised text, or a shared sentence of >= 6 words, with any evaluation or anchor "
-                            "document; same normalised claim",
-                    "before_filtering": leaks_before, "removed": removed, "after": after.as_dict()},
+        "leakage": {
+            "rule": "same normalised text, or a shared sentence of >= 6 words, with any evaluation or anchor "
+            "document; same normalised claim",
+            "before_filtering": leaks_before,
+            "removed": removed,
+            "after": after.as_dict(),
+        },
         "files": {k: {"path": v.name, "sha256": file_sha256(v)} for k, v in files.items()},
     }
     write_json_atomic(out_dir / "data.json", record)

@@ -97,8 +97,10 @@ class TrainOptions:
             object.__setattr__(self, name, (value,) if isinstance(value, str) else tuple(value))
         check_ranges(self, where="train-judge fit")
         checks = [
-            (self.class_weights in CLASS_WEIGHTS,
-             f"--class-weights {self.class_weights!r}; allowed: {', '.join(CLASS_WEIGHTS)}"),
+            (
+                self.class_weights in CLASS_WEIGHTS,
+                f"--class-weights {self.class_weights!r}; allowed: {', '.join(CLASS_WEIGHTS)}",
+            ),
             (bool(self.train), "--train needs at least one file"),
             (bool(self.eval), "--eval needs at least one file"),
         ]
@@ -110,8 +112,10 @@ class TrainOptions:
         except ValueError as e:
             raise ConfigError(f"--{e}") from None
         if self.device not in DEVICES:
-            raise ConfigError(f"--device {self.device!r}: training runs on the device transformers' Trainer picks; "
-                              f"allowed: {', '.join(DEVICES)} (choose a GPU with CUDA_VISIBLE_DEVICES)")
+            raise ConfigError(
+                f"--device {self.device!r}: training runs on the device transformers' Trainer picks; "
+                f"allowed: {', '.join(DEVICES)} (choose a GPU with CUDA_VISIBLE_DEVICES)"
+            )
 
     def fingerprint(self) -> dict[str, Any]:
         """The options a resumed run must share with the interrupted one."""
@@ -140,8 +144,13 @@ class _Callbacks:
     interrupted run can resume from it), and ``stop_after``: the run ends after the first
     evaluation at or beyond that epoch, its schedule still that of the whole run."""
 
-    def __init__(self, say: Callable[[str], None], hook: Callable[[int, dict[str, Any]], None] | None,
-                 stop_after: float | None = None, log_progress: bool = False):
+    def __init__(
+        self,
+        say: Callable[[str], None],
+        hook: Callable[[int, dict[str, Any]], None] | None,
+        stop_after: float | None = None,
+        log_progress: bool = False,
+    ):
         from transformers import TrainerCallback
 
         from ..util.progress import LogBar, NoBar
@@ -152,8 +161,9 @@ class _Callbacks:
             def on_train_begin(self, args, state, control, **kw):  # noqa: ANN001, ANN003
                 outer.t0 = time.perf_counter()
                 if log_progress:  # no terminal: a log line every $CONFLICTSCORE_PROGRESS_S seconds
-                    outer.steps = LogBar(max(outer.last_step(args, state) - state.global_step, 0), "steps",
-                                         "train-judge fit")
+                    outer.steps = LogBar(
+                        max(outer.last_step(args, state) - state.global_step, 0), "steps", "train-judge fit"
+                    )
                 if outer.reached(state.epoch):  # resumed at the stop: nothing more to learn (the Trainer
                     control.should_training_stop = outer.past_stop = True  # runs one step before it looks;
                     # that update is dropped when the best checkpoint is loaded at the end)
@@ -172,17 +182,25 @@ class _Callbacks:
                 epoch = round(state.epoch or 0, 2)
                 epoch = int(epoch) if epoch == int(epoch) else epoch
                 loss = next((h["loss"] for h in reversed(state.log_history) if "loss" in h), None)
-                outer.last = {"epoch": epoch, "train_loss": round(loss, 5) if loss is not None else None,
-                              "train_s": round(outer.train_s, 1), "eval_s": round(time.perf_counter() - outer.t1, 1),
-                              "eval": {k.removeprefix("eval_"): v for k, v in (metrics or {}).items()}}
+                outer.last = {
+                    "epoch": epoch,
+                    "train_loss": round(loss, 5) if loss is not None else None,
+                    "train_s": round(outer.train_s, 1),
+                    "eval_s": round(time.perf_counter() - outer.t1, 1),
+                    "eval": {k.removeprefix("eval_"): v for k, v in (metrics or {}).items()},
+                }
                 state.log_history.append({"conflictscore_epoch": outer.last})
-                outer.say(f"epoch {epoch}: loss {loss if loss is None else round(loss, 4)}, eval macro-F1 "
-                          f"{outer.last['eval'].get('macro_f1', float('nan')):.4f} "
-                          f"({outer.last['train_s']:.0f}s train, {outer.last['eval_s']:.0f}s eval)")
+                outer.say(
+                    f"epoch {epoch}: loss {loss if loss is None else round(loss, 4)}, eval macro-F1 "
+                    f"{outer.last['eval'].get('macro_f1', float('nan')):.4f} "
+                    f"({outer.last['train_s']:.0f}s train, {outer.last['eval_s']:.0f}s eval)"
+                )
                 outer.t0 = time.perf_counter()
                 if outer.reached(state.epoch):
-                    outer.say(f"train-judge: stopping after epoch {epoch} (--stop-after {outer.stop_after:g}); "
-                              "--resume with a later --stop-after continues the same schedule")
+                    outer.say(
+                        f"train-judge: stopping after epoch {epoch} (--stop-after {outer.stop_after:g}); "
+                        "--resume with a later --stop-after continues the same schedule"
+                    )
                     control.should_training_stop = True
 
             def on_save(self, args, state, control, **kw):  # noqa: ANN001, ANN003
@@ -226,7 +244,7 @@ class _Callbacks:
 def _split_probs(probs: Any, sets: Sequence[EvalSet]) -> list[Any]:
     out, start = [], 0
     for ev in sets:
-        out.append(probs[start:start + len(ev.passages)])
+        out.append(probs[start : start + len(ev.passages)])
         start += len(ev.passages)
     return out
 
@@ -269,13 +287,17 @@ def check_output_folder(folder: Path, *, resume: bool = False) -> None:
         return
     model = [n for n in names if n in MODEL_FILES]
     if model:
-        raise ConfigError(f"-o {folder} holds a trained model ({', '.join(model)}): fitting would replace it; "
-                          "choose a new or empty folder (or delete that one first)")
+        raise ConfigError(
+            f"-o {folder} holds a trained model ({', '.join(model)}): fitting would replace it; "
+            "choose a new or empty folder (or delete that one first)"
+        )
     other = [n for n in names if n != STATE_DIR]
     if other:
         shown = ", ".join(other[:3]) + (f" and {len(other) - 3} more" if len(other) > 3 else "")
-        raise ConfigError(f"-o {folder} is not empty and was not written by train-judge fit (it holds {shown}); "
-                          "choose a new or empty folder")
+        raise ConfigError(
+            f"-o {folder} is not empty and was not written by train-judge fit (it holds {shown}); "
+            "choose a new or empty folder"
+        )
 
 
 def _load_data(opts: TrainOptions, base_path: str) -> _Data:
@@ -294,11 +316,16 @@ def _load_data(opts: TrainOptions, base_path: str) -> _Data:
         eval_files.append({**rec, "path": portable(rec["path"])})
     names = [ev.name for ev in sets]
     if len(set(names)) != len(names):
-        raise ConfigError(f"--eval: two eval files share the name {sorted(n for n in names if names.count(n) > 1)[0]!r}; "
-                          "eval sets are reported by file name")
+        raise ConfigError(
+            f"--eval: two eval files share the name {sorted(n for n in names if names.count(n) > 1)[0]!r}; "
+            "eval sets are reported by file name"
+        )
     train_files = [{**f, "path": portable(f["path"])} for f in train_files]
-    fingerprint = json.loads(json.dumps(
-        {**opts.fingerprint(), "data": [f["sha256"] for f in train_files] + [f["sha256"] for f in eval_files]}))
+    fingerprint = json.loads(
+        json.dumps(
+            {**opts.fingerprint(), "data": [f["sha256"] for f in train_files] + [f["sha256"] for f in eval_files]}
+        )
+    )
     weights = class_weights([e.label for e in examples], opts.class_weights)
     return _Data(tokenizer, examples, train_files, sets, eval_files, fingerprint, weights)
 
@@ -307,10 +334,14 @@ def _state_dir(opts: TrainOptions, fingerprint: dict[str, Any]) -> Path:
     """``OUTPUT/last/``: checked against the fingerprint on ``--resume``, emptied otherwise."""
     state_dir = Path(opts.output) / STATE_DIR
     if opts.resume:
-        saved = json.loads((state_dir / FINGERPRINT_FILE).read_text()) if (state_dir / FINGERPRINT_FILE).is_file() else None
+        saved = (
+            json.loads((state_dir / FINGERPRINT_FILE).read_text()) if (state_dir / FINGERPRINT_FILE).is_file() else None
+        )
         if saved != fingerprint:
-            raise ConfigError(f"--resume: {state_dir} was written by a run with other options or data; "
-                              "rerun with the same ones, or without --resume to start over")
+            raise ConfigError(
+                f"--resume: {state_dir} was written by a run with other options or data; "
+                "rerun with the same ones, or without --resume to start over"
+            )
     elif state_dir.exists():
         shutil.rmtree(state_dir)
     state_dir.mkdir(parents=True, exist_ok=True)
@@ -325,8 +356,9 @@ def _datasets(opts: TrainOptions, data: _Data) -> tuple[list[dict[str, Any]], li
     examples, sets = data.examples, data.sets
     feats, _ = encode_pairs(data.tokenizer, [e.passage for e in examples], [e.claim for e in examples], opts.max_length)
     train_ds = [{**f, "labels": e.label} for f, e in zip(feats, examples)]
-    eval_feats, _ = encode_pairs(data.tokenizer, [p for ev in sets for p in ev.passages],
-                                 [c for ev in sets for c in ev.claims], opts.max_length)
+    eval_feats, _ = encode_pairs(
+        data.tokenizer, [p for ev in sets for p in ev.passages], [c for ev in sets for c in ev.claims], opts.max_length
+    )
     unit_gold = [ev.labels[u] for ev in sets for u in range(len(ev)) for _ in range(ev.offsets[u], ev.offsets[u + 1])]
     order = sorted(range(len(eval_feats)), key=lambda i: len(eval_feats[i]["input_ids"]))
     return train_ds, [{**eval_feats[i], "labels": [unit_gold[i], i]} for i in order]
@@ -344,8 +376,16 @@ def _probs(predictions: Any, label_ids: Any, sets: Sequence[EvalSet]) -> list[An
     return _split_probs(probs, sets)
 
 
-def _trainer(opts: TrainOptions, data: _Data, model: Any, datasets: tuple[list[Any], list[Any]], state_dir: Path,
-             callbacks: list[Any], progress: bool, seen: dict[str, Any]) -> Any:
+def _trainer(
+    opts: TrainOptions,
+    data: _Data,
+    model: Any,
+    datasets: tuple[list[Any], list[Any]],
+    state_dir: Path,
+    callbacks: list[Any],
+    progress: bool,
+    seen: dict[str, Any],
+) -> Any:
     """The ``transformers.Trainer`` of this run: the judge's loss, metrics and schedule."""
     import torch
     from transformers import DataCollatorWithPadding, Trainer, TrainingArguments
@@ -408,18 +448,34 @@ def _trainer(opts: TrainOptions, data: _Data, model: Any, datasets: tuple[list[A
         disable_tqdm=not progress,
         dataloader_num_workers=0,
     )
-    trainer = JudgeTrainer(model=model, args=args, train_dataset=train_ds, eval_dataset=eval_ds,
-                           processing_class=data.tokenizer, data_collator=DataCollatorWithPadding(data.tokenizer),
-                           compute_metrics=compute_metrics, callbacks=callbacks)
+    trainer = JudgeTrainer(
+        model=model,
+        args=args,
+        train_dataset=train_ds,
+        eval_dataset=eval_ds,
+        processing_class=data.tokenizer,
+        data_collator=DataCollatorWithPadding(data.tokenizer),
+        compute_metrics=compute_metrics,
+        callbacks=callbacks,
+    )
     from transformers.trainer_callback import PrinterCallback
 
     trainer.remove_callback(PrinterCallback)  # without bars it print()s every log dict: stdout is the command's
     return trainer
 
 
-def _export(opts: TrainOptions, trainer: Any, data: _Data, eval_ds: list[Any], probs: list[Any] | None,
-            say: Callable[[str], None], *, base_path: str, base_layers: int,
-            kept: list[int] | None) -> tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any]]:
+def _export(
+    opts: TrainOptions,
+    trainer: Any,
+    data: _Data,
+    eval_ds: list[Any],
+    probs: list[Any] | None,
+    say: Callable[[str], None],
+    *,
+    base_path: str,
+    base_layers: int,
+    kept: list[int] | None,
+) -> tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any]]:
     """Write the best checkpoint into ``OUTPUT`` (weights, tokenizer, ``conflictscore.json``
     with the calibrated thresholds); returns its eval figures, the calibration and the judge config.
     A LoRA run writes the whole judge (the adapter merged) and, in ``OUTPUT/delta/``, only what
@@ -441,12 +497,17 @@ def _export(opts: TrainOptions, trainer: Any, data: _Data, eval_ds: list[Any], p
     calibration = None
     if opts.calibrate:
         cal = calibrate(probs, sets)
-        calibration = {**dataclasses.asdict(cal), "grid": [min(cal.grid), max(cal.grid), len(cal.grid)],
-                       "eval": {ev.name: evaluate(p, ev, cal.thresholds) for p, ev in zip(probs, sets)}}
+        calibration = {
+            **dataclasses.asdict(cal),
+            "grid": [min(cal.grid), max(cal.grid), len(cal.grid)],
+            "eval": {ev.name: evaluate(p, ev, cal.thresholds) for p, ev in zip(probs, sets)},
+        }
         if cal.thresholds is not None:
             judge_cfg["thresholds"] = cal.thresholds
-        say(f"calibration ({cal.objective}): argmax {cal.score if cal.thresholds is None else cal.argmax_score:.4f} -> "
-            + (f"{cal.score:.4f} with {cal.thresholds}" if cal.thresholds else "no threshold pair beats argmax"))
+        say(
+            f"calibration ({cal.objective}): argmax {cal.score if cal.thresholds is None else cal.argmax_score:.4f} -> "
+            + (f"{cal.score:.4f} with {cal.thresholds}" if cal.thresholds else "no threshold pair beats argmax")
+        )
     out_dir = Path(opts.output)
     if opts.fp16_save:
         model.half()
@@ -463,8 +524,15 @@ def _export(opts: TrainOptions, trainer: Any, data: _Data, eval_ds: list[Any], p
 DELTA_DIR = "delta"
 
 
-def _write_delta(opts: TrainOptions, out_dir: Path, model: Any, factors: Mapping[str, Any], base_path: str,
-                 base_layers: int, kept: list[int] | None) -> None:
+def _write_delta(
+    opts: TrainOptions,
+    out_dir: Path,
+    model: Any,
+    factors: Mapping[str, Any],
+    base_path: str,
+    base_layers: int,
+    kept: list[int] | None,
+) -> None:
     """``OUTPUT/delta/``: what a LoRA judge adds to its base, with the judge's small files beside it."""
     from ..backends.modelstore.lock import sha256_file
     from ..models.derive import ASSEMBLED_WEIGHTS, write_delta
@@ -474,16 +542,28 @@ def _write_delta(opts: TrainOptions, out_dir: Path, model: Any, factors: Mapping
     full = {k: v for k, v in model.state_dict().items() if k.startswith(heads)}
     delta = out_dir / DELTA_DIR
     base = MPNET_MANIFEST if opts.base == "mpnet" else opts.base
-    write_delta(delta, base=base, base_sha256=sha256_file(Path(base_path) / ASSEMBLED_WEIGHTS), base_layers=base_layers, kept=kept if kept is not None else list(range(base_layers)),
-                factors=factors, full=full)
+    write_delta(
+        delta,
+        base=base,
+        base_sha256=sha256_file(Path(base_path) / ASSEMBLED_WEIGHTS),
+        base_layers=base_layers,
+        kept=kept if kept is not None else list(range(base_layers)),
+        factors=factors,
+        full=full,
+    )
     for f in sorted(out_dir.iterdir()):
         if f.is_file() and f.name != "model.safetensors":
             shutil.copyfile(f, delta / f.name)
 
 
-def train(opts: TrainOptions, *, progress: bool = False, log: Callable[[str], None] | None = None,
-          on_epoch_end: Callable[[int, dict[str, Any]], None] | None = None,
-          log_progress: bool = False) -> dict[str, Any]:
+def train(
+    opts: TrainOptions,
+    *,
+    progress: bool = False,
+    log: Callable[[str], None] | None = None,
+    on_epoch_end: Callable[[int, dict[str, Any]], None] | None = None,
+    log_progress: bool = False,
+) -> dict[str, Any]:
     """Run a training job end to end and return its ``training.json`` record.
 
     Before any work, ``OUTPUT`` is checked (:func:`check_output_folder`; not a training or eval
@@ -495,15 +575,30 @@ def train(opts: TrainOptions, *, progress: bool = False, log: Callable[[str], No
     ``log_progress``: instead, a log line of steps, rate and ETA every ``$CONFLICTSCORE_PROGRESS_S``
     seconds (no terminal: a log file, CI).
     """
-    job = Job([*(Input(p, "the --train file") for p in opts.train), *(Input(p, "the --eval file") for p in opts.eval)],
-              [Output(opts.output, "-o", kind="dir", check=lambda d: check_output_folder(d, resume=opts.resume),
-                      hint="choose a new or empty folder")])
+    job = Job(
+        [*(Input(p, "the --train file") for p in opts.train), *(Input(p, "the --eval file") for p in opts.eval)],
+        [
+            Output(
+                opts.output,
+                "-o",
+                kind="dir",
+                check=lambda d: check_output_folder(d, resume=opts.resume),
+                hint="choose a new or empty folder",
+            )
+        ],
+    )
     with job:
         return _train(opts, progress=progress, log=log, on_epoch_end=on_epoch_end, log_progress=log_progress)
 
 
-def _train(opts: TrainOptions, *, progress: bool, log: Callable[[str], None] | None,
-           on_epoch_end: Callable[[int, dict[str, Any]], None] | None, log_progress: bool = False) -> dict[str, Any]:
+def _train(
+    opts: TrainOptions,
+    *,
+    progress: bool,
+    log: Callable[[str], None] | None,
+    on_epoch_end: Callable[[int, dict[str, Any]], None] | None,
+    log_progress: bool = False,
+) -> dict[str, Any]:
     """The body of :func:`train`, once its job holds the output folder."""
     import torch
     from transformers import EarlyStoppingCallback
@@ -519,9 +614,11 @@ def _train(opts: TrainOptions, *, progress: bool, log: Callable[[str], None] | N
     base_path = resolve_base(opts.base)
     data = _load_data(opts, base_path)
     labels = [e.label for e in data.examples]
-    say(f"train-judge: {len(data.examples)} training pairs {label_counts(labels)}, {len(data.sets)} eval sets "
+    say(
+        f"train-judge: {len(data.examples)} training pairs {label_counts(labels)}, {len(data.sets)} eval sets "
         f"({sum(len(ev) for ev in data.sets)} units, {sum(len(ev.passages) for ev in data.sets)} passages), "
-        f"{threads} threads")
+        f"{threads} threads"
+    )
     state_dir = _state_dir(opts, data.fingerprint)
 
     random.seed(opts.seed)
@@ -539,24 +636,51 @@ def _train(opts: TrainOptions, *, progress: bool, log: Callable[[str], None] | N
     datasets = _datasets(opts, data)
     seen: dict[str, Any] = {}
     callbacks = _Callbacks(say, on_epoch_end, opts.stop_after, log_progress=log_progress and not progress)
-    trainer = _trainer(opts, data, model, datasets, state_dir,
-                       [EarlyStoppingCallback(early_stopping_patience=opts.patience), callbacks.callback], progress, seen)
+    trainer = _trainer(
+        opts,
+        data,
+        model,
+        datasets,
+        state_dir,
+        [EarlyStoppingCallback(early_stopping_patience=opts.patience), callbacks.callback],
+        progress,
+        seen,
+    )
     if opts.resume:
         say(f"train-judge: resuming from {state_dir}")
     result = trainer.train(resume_from_checkpoint=True if opts.resume else None)
     history = [h["conflictscore_epoch"] for h in trainer.state.log_history if "conflictscore_epoch" in h]
     best_epoch = max(history, key=lambda h: (h["eval"]["macro_f1"], -h["epoch"]))["epoch"]
     last_is_best = best_epoch == history[-1]["epoch"] and "probs" in seen
-    best_eval, calibration, judge_cfg = _export(opts, trainer, data, datasets[1], seen["probs"] if last_is_best else None,
-                                                say, base_path=base_path, base_layers=base_layers, kept=kept)
+    best_eval, calibration, judge_cfg = _export(
+        opts,
+        trainer,
+        data,
+        datasets[1],
+        seen["probs"] if last_is_best else None,
+        say,
+        base_path=base_path,
+        base_layers=base_layers,
+        kept=kept,
+    )
     train_s = sum(h["train_s"] for h in history)
     record = {
-        "base": {"arg": opts.base, "path": portable(base_path), "head": head, "frozen_parameters": frozen,
-                 "trainable_parameters": trainable, "layers": base_layers,
-                 "kept_layers": kept if kept is not None else list(range(base_layers)),
-                 "lora_rank": opts.lora},
-        "options": {**dataclasses.asdict(opts), "train": [portable(p) for p in opts.train],
-                    "eval": [portable(p) for p in opts.eval], "output": portable(opts.output)},
+        "base": {
+            "arg": opts.base,
+            "path": portable(base_path),
+            "head": head,
+            "frozen_parameters": frozen,
+            "trainable_parameters": trainable,
+            "layers": base_layers,
+            "kept_layers": kept if kept is not None else list(range(base_layers)),
+            "lora_rank": opts.lora,
+        },
+        "options": {
+            **dataclasses.asdict(opts),
+            "train": [portable(p) for p in opts.train],
+            "eval": [portable(p) for p in opts.eval],
+            "output": portable(opts.output),
+        },
         "seed": opts.seed,
         "device": str(trainer.args.device),
         "threads": threads,
@@ -583,6 +707,8 @@ def _train(opts: TrainOptions, *, progress: bool, log: Callable[[str], None] | N
         shutil.copyfile(Path(opts.output) / TRAINING_RECORD, Path(opts.output) / DELTA_DIR / TRAINING_RECORD)
     if not opts.keep_state:
         shutil.rmtree(state_dir)
-    say(f"train-judge: best epoch {best_epoch} (mean eval macro-F1 "
-        f"{next(h for h in history if h['epoch'] == best_epoch)['eval']['macro_f1']:.4f}); checkpoint in {opts.output}")
+    say(
+        f"train-judge: best epoch {best_epoch} (mean eval macro-F1 "
+        f"{next(h for h in history if h['epoch'] == best_epoch)['eval']['macro_f1']:.4f}); checkpoint in {opts.output}"
+    )
     return record

@@ -63,8 +63,12 @@ def _read_pairs(paths: Sequence[str]) -> list[dict[str, Any]]:
         n_before = len(out)
         for line, obj in iter_jsonl(path):
             if not isinstance(obj, dict) or "gold_labels" in obj:
-                raise InputError("expected a plain pair {\"claim\", \"passage\", \"label\"}: mining reads pairs, not "
-                                 "ConflictBench items (give those to fit directly)", path=path, line=line)
+                raise InputError(
+                    'expected a plain pair {"claim", "passage", "label"}: mining reads pairs, not '
+                    "ConflictBench items (give those to fit directly)",
+                    path=path,
+                    line=line,
+                )
             for k in ("claim", "passage"):
                 if not isinstance(obj.get(k), str) or not obj[k].strip():
                     raise InputError("expected a non-empty string", path=path, line=line, field=k)
@@ -72,8 +76,15 @@ def _read_pairs(paths: Sequence[str]) -> list[dict[str, Any]]:
                 label = normalize_label(obj.get("label"))
             except ValueError as e:
                 raise InputError(str(e), path=path, line=line, field="label") from None
-            out.append({"claim": obj["claim"], "passage": obj["passage"], "label": label,
-                        "source": obj.get("source", Path(path).stem), "kind": obj.get("kind", "pair")})
+            out.append(
+                {
+                    "claim": obj["claim"],
+                    "passage": obj["passage"],
+                    "label": label,
+                    "source": obj.get("source", Path(path).stem),
+                    "kind": obj.get("kind", "pair"),
+                }
+            )
         if len(out) == n_before:
             raise InputError("no pairs in this file", path=path)
     return out
@@ -94,8 +105,15 @@ def _window(model_dir: Path) -> int:
     raise ConfigError(f"{model_dir}: no {CALIBRATION_FILE} (not a train-judge fit output); give --max-length")
 
 
-def predict(model_dir: str, pairs: Sequence[dict[str, Any]], *, max_length: int | None = None, batch_size: int = 64,
-            threads: int | None = None, progress: Callable[[int], None] | None = None) -> list[str]:
+def predict(
+    model_dir: str,
+    pairs: Sequence[dict[str, Any]],
+    *,
+    max_length: int | None = None,
+    batch_size: int = 64,
+    threads: int | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> list[str]:
     """The checkpoint's arg-max label of each pair (float32, the ``nli`` judge's encoding)."""
     import os
 
@@ -116,7 +134,7 @@ def predict(model_dir: str, pairs: Sequence[dict[str, Any]], *, max_length: int 
     preds: list[str] = [""] * len(feats)
     with torch.inference_mode():
         for start in range(0, len(order), batch_size):
-            idx = order[start:start + batch_size]
+            idx = order[start : start + batch_size]
             batch = tokenizer.pad([feats[i] for i in idx], return_tensors="pt")
             logits = model(**batch).logits
             for i, k in zip(idx, logits.argmax(dim=-1).tolist()):
@@ -133,8 +151,14 @@ def mine(opts: MineOptions, *, bar: Callable[[int], Any] | None = None) -> dict[
     pairs = _read_pairs(opts.pairs)
     progress = bar(len(pairs)) if bar is not None else None
     try:
-        preds = predict(opts.model, pairs, max_length=opts.max_length, batch_size=opts.batch_size,
-                        threads=opts.threads, progress=progress.update if progress is not None else None)
+        preds = predict(
+            opts.model,
+            pairs,
+            max_length=opts.max_length,
+            batch_size=opts.batch_size,
+            threads=opts.threads,
+            progress=progress.update if progress is not None else None,
+        )
     finally:
         if progress is not None:
             progress.close()
@@ -145,8 +169,10 @@ def mine(opts: MineOptions, *, bar: Callable[[int], Any] | None = None) -> dict[
     replay: list[dict[str, Any]] = []
     if opts.replay_pairs:
         pool = _read_pairs(opts.replay)
-        replay = [{**p, "kind": f"replay:{p['kind']}"} for p in
-                  (pool if len(pool) <= opts.replay_pairs else rng.sample(pool, opts.replay_pairs))]
+        replay = [
+            {**p, "kind": f"replay:{p['kind']}"}
+            for p in (pool if len(pool) <= opts.replay_pairs else rng.sample(pool, opts.replay_pairs))
+        ]
     out = [*({**p, "kind": f"hard:{p['kind']}"} for p in wrong), *kept_right, *replay]
     rng.shuffle(out)
     write_jsonl_atomic(Path(opts.output), out)
@@ -161,19 +187,34 @@ def mine(opts: MineOptions, *, bar: Callable[[int], Any] | None = None) -> dict[
     confusion = Counter(f"{p['label']}->{y}" for p, y in zip(pairs, preds))
     record = {
         "model": portable(opts.model),
-        "options": {"keep_correct": opts.keep_correct, "replay_pairs": opts.replay_pairs, "seed": opts.seed,
-                    "max_length": opts.max_length, "batch_size": opts.batch_size},
+        "options": {
+            "keep_correct": opts.keep_correct,
+            "replay_pairs": opts.replay_pairs,
+            "seed": opts.seed,
+            "max_length": opts.max_length,
+            "batch_size": opts.batch_size,
+        },
         "inputs": [{"path": portable(p), "sha256": file_sha256(p)} for p in opts.pairs],
         "replay": [{"path": portable(p), "sha256": file_sha256(p)} for p in opts.replay],
         "pairs": len(pairs),
         "wrong": len(wrong),
         "error_rate": round(len(wrong) / len(pairs), 4),
         "confusion": {f"{g}->{y}": confusion[f"{g}->{y}"] for g in LABELS for y in LABELS},
-        "by_source": {k: {"pairs": sum(totals[k].values()), "wrong": sum(errors.get(k, Counter()).values()),
-                          "error_rate": round(sum(errors.get(k, Counter()).values()) / sum(totals[k].values()), 4)}
-                      for k in sorted(totals)},
-        "written": {"hard": len(wrong), "correct_kept": len(kept_right), "replay": len(replay), "all": len(out),
-                    "labels": dict(Counter(p["label"] for p in out))},
+        "by_source": {
+            k: {
+                "pairs": sum(totals[k].values()),
+                "wrong": sum(errors.get(k, Counter()).values()),
+                "error_rate": round(sum(errors.get(k, Counter()).values()) / sum(totals[k].values()), 4),
+            }
+            for k in sorted(totals)
+        },
+        "written": {
+            "hard": len(wrong),
+            "correct_kept": len(kept_right),
+            "replay": len(replay),
+            "all": len(out),
+            "labels": dict(Counter(p["label"] for p in out)),
+        },
         "output": {"path": Path(opts.output).name, "sha256": file_sha256(opts.output)},
         "wall_s": round(time.perf_counter() - t0, 1),
     }

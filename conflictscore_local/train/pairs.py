@@ -52,8 +52,16 @@ def sentence_spans(sentences: Sequence[str]) -> list[tuple[int, int]]:
     return spans
 
 
-def claim_pairs(rec: ClaimRecord, corpus: Corpus, chunker: Chunker, rng: random.Random, *,
-                easy_negatives: int = 1, hard_negatives: bool = True, pool: Sequence[str] = ()) -> list[LabelledPair]:
+def claim_pairs(
+    rec: ClaimRecord,
+    corpus: Corpus,
+    chunker: Chunker,
+    rng: random.Random,
+    *,
+    easy_negatives: int = 1,
+    hard_negatives: bool = True,
+    pool: Sequence[str] = (),
+) -> list[LabelledPair]:
     """The pairs of one claim (see the module docstring); ``pool`` holds the corpus document
     ids random easy negatives may be drawn from (the claim's own documents are skipped)."""
     out: list[LabelledPair] = []
@@ -71,8 +79,11 @@ def claim_pairs(rec: ClaimRecord, corpus: Corpus, chunker: Chunker, rng: random.
             return sum(1 for a, b in rationale if a < p_span[1] and b > p_span[0])
 
         if rationale:
-            out.append(LabelledPair(rec.claim, " ".join(sentences[i].strip() for i in ev.rationale), ev.label, src,
-                            "rationale"))
+            out.append(
+                LabelledPair(
+                    rec.claim, " ".join(sentences[i].strip() for i in ev.rationale), ev.label, src, "rationale"
+                )
+            )
         if ev.label == IRRELEVANT or not rationale:
             if ev.label == IRRELEVANT:
                 k = _closest(rec.claim, [p.text for p in passages])
@@ -87,10 +98,15 @@ def claim_pairs(rec: ClaimRecord, corpus: Corpus, chunker: Chunker, rng: random.
         if free:
             out.append(LabelledPair(rec.claim, free[_closest(rec.claim, free)], IRRELEVANT, src, "hard_negative"))
         else:
-            others = [sentences[i].strip() for i in range(len(sentences))
-                      if i not in ev.rationale and len(sentences[i].split()) >= 6]
+            others = [
+                sentences[i].strip()
+                for i in range(len(sentences))
+                if i not in ev.rationale and len(sentences[i].split()) >= 6
+            ]
             if others:
-                out.append(LabelledPair(rec.claim, others[_closest(rec.claim, others)], IRRELEVANT, src, "hard_negative"))
+                out.append(
+                    LabelledPair(rec.claim, others[_closest(rec.claim, others)], IRRELEVANT, src, "hard_negative")
+                )
     own = {e.doc_id for e in rec.evidence}
     for _ in range(easy_negatives if pool else 0):
         doc_id = rng.choice(pool)
@@ -103,14 +119,29 @@ def claim_pairs(rec: ClaimRecord, corpus: Corpus, chunker: Chunker, rng: random.
     return out
 
 
-def corpus_pairs(records: Iterable[ClaimRecord], corpus: Corpus, chunker: Chunker, rng: random.Random, *,
-                 easy_negatives: int = 1, hard_negatives: bool = True, pool: Sequence[str] = ()) -> list[LabelledPair]:
+def corpus_pairs(
+    records: Iterable[ClaimRecord],
+    corpus: Corpus,
+    chunker: Chunker,
+    rng: random.Random,
+    *,
+    easy_negatives: int = 1,
+    hard_negatives: bool = True,
+    pool: Sequence[str] = (),
+) -> list[LabelledPair]:
     """:func:`claim_pairs` of every record."""
-    return [p for rec in records for p in claim_pairs(rec, corpus, chunker, rng, easy_negatives=easy_negatives,
-                                                       hard_negatives=hard_negatives, pool=pool)]
+    return [
+        p
+        for rec in records
+        for p in claim_pairs(
+            rec, corpus, chunker, rng, easy_negatives=easy_negatives, hard_negatives=hard_negatives, pool=pool
+        )
+    ]
 
 
-def cap(pairs: Sequence[LabelledPair], per_label: dict[str, int] | int | None, rng: random.Random) -> list[LabelledPair]:
+def cap(
+    pairs: Sequence[LabelledPair], per_label: dict[str, int] | int | None, rng: random.Random
+) -> list[LabelledPair]:
     """At most ``per_label[label]`` pairs of each label (an int caps every label), sampled
     without replacement in a seeded order; None keeps all."""
     if per_label is None:

@@ -66,37 +66,57 @@ from .sources import ClaimRecord, Corpus, LabelledPair, document_text, read_sour
 
 # path under the data folder, licence as stated by the source (../shared/data/README.md)
 LICENCES: dict[str, dict[str, str]] = {
-    "conflictbench": {"path": "(bench build: ramdocs, contraqa_en555, climate_fever, macnoise)",
-                      "licence": "RAMDocs MIT; ContraQA EN555, Climate-FEVER, MacNoise none stated"},
+    "conflictbench": {
+        "path": "(bench build: ramdocs, contraqa_en555, climate_fever, macnoise)",
+        "licence": "RAMDocs MIT; ContraQA EN555, Climate-FEVER, MacNoise none stated",
+    },
     "healthver_train": {"path": "healthver_train/claims_train.jsonl + corpus.jsonl", "licence": "none stated"},
-    "scifact": {"path": "scifact/claims_train_cited.jsonl + corpus.jsonl",
-                "licence": "claims CC BY 4.0, abstracts ODC-By"},
-    "check_covid": {"path": "check_covid/train/covidCheck_train_composed+extracted.json + corpus.json",
-                    "licence": "MIT"},
+    "scifact": {
+        "path": "scifact/claims_train_cited.jsonl + corpus.jsonl",
+        "licence": "claims CC BY 4.0, abstracts ODC-By",
+    },
+    "check_covid": {
+        "path": "check_covid/train/covidCheck_train_composed+extracted.json + corpus.json",
+        "licence": "MIT",
+    },
     "citint": {"path": "citint/claims_train.jsonl + corpus.jsonl", "licence": "MIT"},
     "covidfact": {"path": "covidfact/COVIDFACT_dataset.jsonl", "licence": "none stated"},
     "fever_nli": {"path": "fever_nli/dev.raw.input0/1 + dev.label", "licence": "CC BY-SA 3.0 (Wikipedia text)"},
     "esnli": {"path": "esnli/s1/s2/labels.{dev,test}", "licence": "SNLI CC BY-SA 4.0"},
     "sick": {"path": "sick/SICK.txt", "licence": "none in the mirror"},
     "wice": {"path": "wice/data/entailment_retrieval/claim/dev.jsonl", "licence": "annotations ODC-BY"},
-    **{s.name: {"path": s.path or "", "licence": s.licence} for s in nli_extra.extra_sets().values()
-       if s.use == "train"},
+    **{
+        s.name: {"path": s.path or "", "licence": s.licence}
+        for s in nli_extra.extra_sets().values()
+        if s.use == "train"
+    },
     **{s.name: {"path": s.path or "", "licence": s.licence} for s in nli_general.SOURCES if s.use == "train"},
     "generated": {"path": "(from the training pairs above)", "licence": "as their sources"},
 }
 EVAL_SOURCES: dict[str, str] = {
-    "bench_dev": "ConflictBench dev split", "bench_test": "ConflictBench test split (the report's held-out test)",
-    "scifact_dev": "scifact/claims_dev_cited.jsonl", "check_covid_dev": "check_covid/dev/…composed+extracted.json",
-    "citint_dev": "citint/claims_dev.jsonl", "healthver_dev": "healthver/data/healthver_dev.csv",
+    "bench_dev": "ConflictBench dev split",
+    "bench_test": "ConflictBench test split (the report's held-out test)",
+    "scifact_dev": "scifact/claims_dev_cited.jsonl",
+    "check_covid_dev": "check_covid/dev/…composed+extracted.json",
+    "citint_dev": "citint/claims_dev.jsonl",
+    "healthver_dev": "healthver/data/healthver_dev.csv",
     "vitaminc_dev": "VitaminC real+synthetic test, pages held out of training (sampled)",
     "cg2c_dev": "FactCG CG2C document pairs, claims held out of training",
-    "scone_dev": "ScoNe test (sampled)", "cad_dev": "CAD-SNLI dev (sampled)",
+    "scone_dev": "ScoNe test (sampled)",
+    "cad_dev": "CAD-SNLI dev (sampled)",
 }
 ANCHORS: dict[str, tuple[str, ...]] = {
-    "anli": ("anli_test",), "taxinli": ("taxinli",), "control": ("control_dev", "control_test"),
-    "averitec": ("averitec",), "nan_nli": ("nan_nli",), "fever_symmetric": ("fever_symmetric_test",),
-    "conjnli": ("conjnli_dev",), "cad_test": ("cad_snli_test",), "esnli_test": ("esnli_test",),
-    "mpe_test": ("mpe_test",), "fm2_test": ("fm2_test",),
+    "anli": ("anli_test",),
+    "taxinli": ("taxinli",),
+    "control": ("control_dev", "control_test"),
+    "averitec": ("averitec",),
+    "nan_nli": ("nan_nli",),
+    "fever_symmetric": ("fever_symmetric_test",),
+    "conjnli": ("conjnli_dev",),
+    "cad_test": ("cad_snli_test",),
+    "esnli_test": ("esnli_test",),
+    "mpe_test": ("mpe_test",),
+    "fm2_test": ("fm2_test",),
 }
 """Anchor files (``anchor_<name>.jsonl``) and the evaluation-only data sources they hold."""
 EVAL_ONLY_EXTRA: tuple[str, ...] = ("anli_dev",)
@@ -146,11 +166,21 @@ class Mix:
     augment_units: int = 0
     augment_max_words: int = 100
     offtopic_per_source: int = 400
-    extra: dict[str, int] = field(default_factory=lambda: {
-        "vitaminc_real": 5000, "vitaminc_synthetic": 2500, "scone_train": 3006, "monli": 738,
-        "negnli_hossain": 1500, "med": 2705, "fever_symmetric_dev": 354, "fever_adversarial": 401,
-        "cad_snli_train": 2000, "breaking_nli": 1000, "conjnli_train": 1000,
-    })
+    extra: dict[str, int] = field(
+        default_factory=lambda: {
+            "vitaminc_real": 5000,
+            "vitaminc_synthetic": 2500,
+            "scone_train": 3006,
+            "monli": 738,
+            "negnli_hossain": 1500,
+            "med": 2705,
+            "fever_symmetric_dev": 354,
+            "fever_adversarial": 401,
+            "cad_snli_train": 2000,
+            "breaking_nli": 1000,
+            "conjnli_train": 1000,
+        }
+    )
     vitaminc_holdout: float = 0.1
     dev_pairs: int = 600
     balance_tolerance: float = 1.3
@@ -166,10 +196,23 @@ class Mix:
                 raise ConfigError(f"Mix.extra: {name!r} is not a trainable nli_extra set; allowed: {allowed}")
             if n < 0:
                 raise ConfigError(f"Mix.extra[{name!r}] must be >= 0, got {n}")
-        ints = ("easy_negatives", "corpus_support", "corpus_contradict", "corpus_irrelevant",
-                "bench_controls_per_source", "covidfact_per_label", "fever_support", "esnli_per_label",
-                "sick_per_label", "augment_per_kind", "compose_per_kind", "augment_units", "augment_max_words",
-                "offtopic_per_source", "dev_pairs")
+        ints = (
+            "easy_negatives",
+            "corpus_support",
+            "corpus_contradict",
+            "corpus_irrelevant",
+            "bench_controls_per_source",
+            "covidfact_per_label",
+            "fever_support",
+            "esnli_per_label",
+            "sick_per_label",
+            "augment_per_kind",
+            "compose_per_kind",
+            "augment_units",
+            "augment_max_words",
+            "offtopic_per_source",
+            "dev_pairs",
+        )
         for name in ints:
             if getattr(self, name) < 0:
                 raise ConfigError(f"Mix.{name} must be >= 0, got {getattr(self, name)}")
@@ -184,10 +227,22 @@ class Mix:
 MIXES: dict[str, Mix] = {
     "v3": Mix(),
     "v5": Mix(
-        corpus_support=2000, corpus_contradict=2000, corpus_irrelevant=2000, esnli_per_label=0, sick_per_label=0,
-        compose_per_kind=500, augment_units=1500, factcg_per_label=1034,
-        extra={"vitaminc_real": 5000, "vitaminc_synthetic": 2500, "fever_symmetric_dev": 354,
-               "fever_adversarial": 401, "negnli_hossain": 500, "scone_train": 1000},
+        corpus_support=2000,
+        corpus_contradict=2000,
+        corpus_irrelevant=2000,
+        esnli_per_label=0,
+        sick_per_label=0,
+        compose_per_kind=500,
+        augment_units=1500,
+        factcg_per_label=1034,
+        extra={
+            "vitaminc_real": 5000,
+            "vitaminc_synthetic": 2500,
+            "fever_symmetric_dev": 354,
+            "fever_adversarial": 401,
+            "negnli_hossain": 500,
+            "scone_train": 1000,
+        },
     ),
 }
 """The document mixes by name: ``v3`` (the third default judge's, general and document pairs together) and
@@ -207,14 +262,23 @@ def _chunker(base: str, max_length: int) -> Chunker:
 
 
 def _corpus_item(source: str, i: int, rec: ClaimRecord, corpus: Corpus) -> dict[str, Any]:
-    docs = [{"id": f"d{j}", "text": document_text(corpus[e.doc_id]), "doc_id": e.doc_id}
-            for j, e in enumerate(rec.evidence)]
+    docs = [
+        {"id": f"d{j}", "text": document_text(corpus[e.doc_id]), "doc_id": e.doc_id} for j, e in enumerate(rec.evidence)
+    ]
     return _eval_item(source, f"{source}:{i}", rec.claim, docs, [e.label for e in rec.evidence])
 
 
 def _eval_item(source: str, id: str, claim: str, docs: list[dict[str, Any]], row: list[str]) -> dict[str, Any]:
-    item = make_item(source=source, id=id, question=None, claims=[claim], documents=docs, gold_labels=[row],
-                     conflict_type="contradiction", split_key=claim)
+    item = make_item(
+        source=source,
+        id=id,
+        question=None,
+        claims=[claim],
+        documents=docs,
+        gold_labels=[row],
+        conflict_type="contradiction",
+        split_key=claim,
+    )
     return {**item, "split": "dev"}
 
 
@@ -222,13 +286,21 @@ def _healthver_items(pairs: Iterable[LabelledPair]) -> list[dict[str, Any]]:
     by_claim: dict[str, list[LabelledPair]] = {}
     for p in pairs:
         by_claim.setdefault(p.claim, []).append(p)
-    return [_eval_item("healthver_dev", f"healthver_dev:{i}", claim,
-                       [{"id": f"d{j}", "text": p.passage} for j, p in enumerate(ps)], [p.label for p in ps])
-            for i, (claim, ps) in enumerate(by_claim.items())]
+    return [
+        _eval_item(
+            "healthver_dev",
+            f"healthver_dev:{i}",
+            claim,
+            [{"id": f"d{j}", "text": p.passage} for j, p in enumerate(ps)],
+            [p.label for p in ps],
+        )
+        for i, (claim, ps) in enumerate(by_claim.items())
+    ]
 
 
-def _filter_records(records: Iterable[ClaimRecord], corpus: Corpus, index: TextIndex,
-                    counts: Counter[str]) -> list[ClaimRecord]:
+def _filter_records(
+    records: Iterable[ClaimRecord], corpus: Corpus, index: TextIndex, counts: Counter[str]
+) -> list[ClaimRecord]:
     """Records without the claims and documents ``index`` holds (counted in ``counts``)."""
     out = []
     for rec in records:
@@ -260,8 +332,9 @@ def _filter_pairs(pairs: Iterable[LabelledPair], index: TextIndex, counts: Count
     return out
 
 
-def _cap_controls(items: Sequence[dict[str, Any]], per_source: int,
-                  rng: random.Random) -> tuple[list[dict[str, Any]], int]:
+def _cap_controls(
+    items: Sequence[dict[str, Any]], per_source: int, rng: random.Random
+) -> tuple[list[dict[str, Any]], int]:
     """Every item with a gold conflict, and at most ``per_source`` control items (no gold
     conflict) of each source, sampled; returns the items (input order) and how many were dropped."""
     controls: dict[str, list[int]] = {}
@@ -291,24 +364,30 @@ def mix_table(pairs: Sequence[LabelledPair]) -> dict[str, dict[str, dict[str, in
     out: dict[str, dict[str, Counter[str]]] = {}
     for p in pairs:
         out.setdefault(p.source, {}).setdefault(p.kind, Counter())[p.label] += 1
-    return {s: {k: {lab: c[lab] for lab in LABELS if c[lab]} for k, c in sorted(kinds.items())}
-            for s, kinds in sorted(out.items())}
+    return {
+        s: {k: {lab: c[lab] for lab in LABELS if c[lab]} for k, c in sorted(kinds.items())}
+        for s, kinds in sorted(out.items())
+    }
 
 
 def _pair_items(name: str, pairs: Sequence[LabelledPair]) -> list[dict[str, Any]]:
     """Plain pairs as one-claim, one-document items (split ``dev``), so that long passages are
     split and judged as a run judges them."""
-    return [_eval_item(name, f"{name}:{i}", p.claim, [{"id": "d0", "text": p.passage}], [p.label])
-            for i, p in enumerate(pairs)]
+    return [
+        _eval_item(name, f"{name}:{i}", p.claim, [{"id": "d0", "text": p.passage}], [p.label])
+        for i, p in enumerate(pairs)
+    ]
 
 
-def _group_split(pairs: Sequence[LabelledPair], share: float, seed: int) -> tuple[list[LabelledPair], list[LabelledPair]]:
+def _group_split(
+    pairs: Sequence[LabelledPair], share: float, seed: int
+) -> tuple[list[LabelledPair], list[LabelledPair]]:
     """(train, held out): whole groups held out, chosen by a seeded hash of the group."""
     import hashlib
 
     def held(p: LabelledPair) -> bool:
         key = f"{seed}:{p.group or p.claim}".encode()
-        return int.from_bytes(hashlib.sha256(key).digest()[:8], "big") / 2 ** 64 < share
+        return int.from_bytes(hashlib.sha256(key).digest()[:8], "big") / 2**64 < share
 
     out: tuple[list[LabelledPair], list[LabelledPair]] = ([], [])
     for p in pairs:
@@ -334,12 +413,19 @@ def _evaluation_side(d: Path, mix: Mix, rng: random.Random) -> _EvalSide:
     for it in bench:
         by_split[it["split"]].append(it)
     # a *_corpus source reads as a Corpus (doc id -> sentences); read_source's type is every source's
-    corpora: dict[str, Corpus] = {name: cast(Corpus, read_source(d, f"{name}_corpus"))
-                                  for name in ("healthver_train", "scifact", "check_covid", "citint")}
-    dev_records = {name: list(read_source(d, name, corpus=corpora[name.removesuffix("_dev")]))
-                   for name in ("scifact_dev", "check_covid_dev", "citint_dev")}
-    evals: dict[str, list[dict[str, Any]]] = {"bench_dev": by_split["dev"], "bench_test": by_split["test"],
-                                              "train": by_split["train"]}
+    corpora: dict[str, Corpus] = {
+        name: cast(Corpus, read_source(d, f"{name}_corpus"))
+        for name in ("healthver_train", "scifact", "check_covid", "citint")
+    }
+    dev_records = {
+        name: list(read_source(d, name, corpus=corpora[name.removesuffix("_dev")]))
+        for name in ("scifact_dev", "check_covid_dev", "citint_dev")
+    }
+    evals: dict[str, list[dict[str, Any]]] = {
+        "bench_dev": by_split["dev"],
+        "bench_test": by_split["test"],
+        "train": by_split["train"],
+    }
     for name, recs in dev_records.items():
         corpus = corpora[name.removesuffix("_dev")]
         evals[name] = [_corpus_item(name, i, r, corpus) for i, r in enumerate(recs)]
@@ -364,8 +450,10 @@ def _evaluation_side(d: Path, mix: Mix, rng: random.Random) -> _EvalSide:
         evals["cg2c_dev"] = _pair_items("cg2c_dev", factcg_held)
     evals["scone_dev"] = _pair_items("scone_dev", sample(nli_extra.load_extra(d, "scone_test")))
     evals["cad_dev"] = _pair_items("cad_dev", sample(nli_extra.load_extra(d, "cad_snli_dev")))
-    anchors = {name: _pair_items(f"anchor_{name}", [p for s in sets for p in read_source(d, s)])
-               for name, sets in ANCHORS.items()}
+    anchors = {
+        name: _pair_items(f"anchor_{name}", [p for s in sets for p in read_source(d, s)])
+        for name, sets in ANCHORS.items()
+    }
 
     index = TextIndex()
     for items in [*evals.values(), *anchors.values()]:
@@ -375,9 +463,19 @@ def _evaluation_side(d: Path, mix: Mix, rng: random.Random) -> _EvalSide:
     for p in vitaminc_held + factcg_held + [p for s in EVAL_ONLY_EXTRA for p in nli_extra.load_extra(d, s)]:
         index.add_document(p.passage)
         index.add_claim(p.claim)
-    return _EvalSide(evals, anchors, index, corpora, vitaminc_train, factcg_train,
-                     {"all": len(hv_dev), "kept": len(hv_kept),
-                      "dropped_evidence_in_healthver_train_corpus": len(hv_dev) - len(hv_kept)})
+    return _EvalSide(
+        evals,
+        anchors,
+        index,
+        corpora,
+        vitaminc_train,
+        factcg_train,
+        {
+            "all": len(hv_dev),
+            "kept": len(hv_kept),
+            "dropped_evidence_in_healthver_train_corpus": len(hv_dev) - len(hv_kept),
+        },
+    )
 
 
 @dataclass
@@ -412,8 +510,12 @@ def _offtopic(pairs: Sequence[LabelledPair], per_source: int, rng: random.Random
                 for _ in range(30):
                     q = rng.choice(own)
                     shared = len(words & content_words(q.passage))
-                    if q.passage != p.passage and (q.group is None or q.group != p.group) and q.claim != p.claim \
-                            and 2 <= shared <= 3:
+                    if (
+                        q.passage != p.passage
+                        and (q.group is None or q.group != p.group)
+                        and q.claim != p.claim
+                        and 2 <= shared <= 3
+                    ):
                         out.append(LabelledPair(p.claim, q.passage, IRRELEVANT, "offtopic", "same_source"))
                         break
             elif len(sources) > 1:
@@ -427,8 +529,10 @@ def _offtopic(pairs: Sequence[LabelledPair], per_source: int, rng: random.Random
 def _training_side(d: Path, ev: _EvalSide, chunker: Chunker, mix: Mix, rng: random.Random) -> _TrainSide:
     """The training pairs and ConflictBench train items, without any evaluation text."""
     index, corpora = ev.index, ev.corpora
-    train_records = {name: list(read_source(d, name, corpus=corpora[name]))
-                     for name in ("healthver_train", "scifact", "check_covid", "citint")}
+    train_records = {
+        name: list(read_source(d, name, corpus=corpora[name]))
+        for name in ("healthver_train", "scifact", "check_covid", "citint")
+    }
     leaks_before: dict[str, dict[str, int]] = {}
     for name, recs in train_records.items():
         docs = [document_text(corpora[name][e.doc_id]) for r in recs for e in r.evidence]
@@ -453,10 +557,12 @@ def _training_side(d: Path, ev: _EvalSide, chunker: Chunker, mix: Mix, rng: rand
     }
     if mix.factcg_per_label:
         removed["factcg_cg2c"] = Counter()
-        leaks_before["factcg_cg2c"] = find_leaks(index, [p.passage for p in ev.factcg_train],
-                                                 [p.claim for p in ev.factcg_train]).as_dict()
-        plain["factcg_cg2c"] = cap(_filter_pairs(ev.factcg_train, index, removed["factcg_cg2c"]),
-                                   mix.factcg_per_label, rng)
+        leaks_before["factcg_cg2c"] = find_leaks(
+            index, [p.passage for p in ev.factcg_train], [p.claim for p in ev.factcg_train]
+        ).as_dict()
+        plain["factcg_cg2c"] = cap(
+            _filter_pairs(ev.factcg_train, index, removed["factcg_cg2c"]), mix.factcg_per_label, rng
+        )
     for name, per_label in mix.extra.items():
         source = ev.vitaminc_train if name.startswith("vitaminc") else nli_extra.load_extra(d, name)
         if name.startswith("vitaminc"):
@@ -474,8 +580,10 @@ def _training_side(d: Path, ev: _EvalSide, chunker: Chunker, mix: Mix, rng: rand
 
     by_split_train = ev.evals.pop("train")
     leaks_before["conflictbench_train"] = find_leaks(
-        index, [doc["text"] for it in by_split_train for _ in it["claims"] for doc in it["documents"]],
-        [c for it in by_split_train for c in it["claims"]]).as_dict()
+        index,
+        [doc["text"] for it in by_split_train for _ in it["claims"] for doc in it["documents"]],
+        [c for it in by_split_train for c in it["claims"]],
+    ).as_dict()
     bench_train, bench_removed = separate_splits(by_split_train, index)
     bench_train, twin_pairs_dropped = thin_entity_twins(bench_train)
     bench_train, controls_dropped = _cap_controls(bench_train, mix.bench_controls_per_source, rng)
@@ -487,41 +595,71 @@ def _training_side(d: Path, ev: _EvalSide, chunker: Chunker, mix: Mix, rng: rand
     irrelevant = [p for p in short if p.label == IRRELEVANT]
     passages = sorted({p.passage for p in short})
     # unit conversions need a quantity both sides state: every supported VitaminC training pair may give one
-    unit_pool = _filter_pairs([p for p in ev.vitaminc_train if p.label == SUPPORT
-                               and len(p.passage.split()) <= mix.augment_max_words], index, Counter())
-    generated = augment(_dedupe(support), passages, rng, per_kind=mix.augment_per_kind, contradict=contradict,
-                        irrelevant=irrelevant, units=mix.augment_units, unit_pool=unit_pool)
+    unit_pool = _filter_pairs(
+        [p for p in ev.vitaminc_train if p.label == SUPPORT and len(p.passage.split()) <= mix.augment_max_words],
+        index,
+        Counter(),
+    )
+    generated = augment(
+        _dedupe(support),
+        passages,
+        rng,
+        per_kind=mix.augment_per_kind,
+        contradict=contradict,
+        irrelevant=irrelevant,
+        units=mix.augment_units,
+        unit_pool=unit_pool,
+    )
     generated += _offtopic(pairs, mix.offtopic_per_source, rng)
     if mix.compose_per_kind:
-        generated += compose(_dedupe(support), contradict, irrelevant, random.Random(f"compose-{mix.seed}"),
-                             per_kind=mix.compose_per_kind, max_words=mix.augment_max_words)
+        generated += compose(
+            _dedupe(support),
+            contradict,
+            irrelevant,
+            random.Random(f"compose-{mix.seed}"),
+            per_kind=mix.compose_per_kind,
+            max_words=mix.augment_max_words,
+        )
     removed["generated"] = Counter()
     pairs = _dedupe(pairs + _filter_pairs(generated, index, removed["generated"]))
     balance_before = feature_balance(pairs)
     pairs, dropped = rebalance(pairs, rng, tolerance=mix.balance_tolerance)
     rng.shuffle(pairs)
-    return _TrainSide(pairs, bench_train, leaks_before, {k: dict(v) for k, v in removed.items()},
-                      {"entity_twin_pairs_dropped": twin_pairs_dropped, "control_items_dropped": controls_dropped},
-                      balance_before, dropped, dict(nli_extra.skipped))
+    return _TrainSide(
+        pairs,
+        bench_train,
+        leaks_before,
+        {k: dict(v) for k, v in removed.items()},
+        {"entity_twin_pairs_dropped": twin_pairs_dropped, "control_items_dropped": controls_dropped},
+        balance_before,
+        dropped,
+        dict(nli_extra.skipped),
+    )
 
 
-def build(data_dir: Path, out_dir: Path, *, base: str = "minilm", mix: Mix = Mix(),
-          chunker: Chunker | None = None) -> dict[str, Any]:
+def build(
+    data_dir: Path, out_dir: Path, *, base: str = "minilm", mix: Mix = Mix(), chunker: Chunker | None = None
+) -> dict[str, Any]:
     """Write the training, evaluation and anchor files into ``out_dir``; return the ``data.json`` record."""
     rng = random.Random(mix.seed)
     chunker = chunker or _chunker(base, mix.max_length)
     d = Path(data_dir)
     ev = _evaluation_side(d, mix, rng)
     tr = _training_side(d, ev, chunker, mix, rng)
-    after = find_leaks(ev.index, [p.passage for p in tr.pairs] + [doc["text"] for it in tr.bench_train
-                                                                  for doc in it["documents"]],
-                       [p.claim for p in tr.pairs] + [c for it in tr.bench_train for c in it["claims"]])
+    after = find_leaks(
+        ev.index,
+        [p.passage for p in tr.pairs] + [doc["text"] for it in tr.bench_train for doc in it["documents"]],
+        [p.claim for p in tr.pairs] + [c for it in tr.bench_train for c in it["claims"]],
+    )
     check_disjoint(after, what="train-judge prepare", path=str(out_dir))
 
     out_dir.mkdir(parents=True, exist_ok=True)
-    files = {"pairs": out_dir / "pairs.jsonl", "bench_train": out_dir / "bench_train.jsonl",
-             **{name: out_dir / f"{name}.jsonl" for name in ev.evals},
-             **{f"anchor_{name}": out_dir / f"anchor_{name}.jsonl" for name in ev.anchors}}
+    files = {
+        "pairs": out_dir / "pairs.jsonl",
+        "bench_train": out_dir / "bench_train.jsonl",
+        **{name: out_dir / f"{name}.jsonl" for name in ev.evals},
+        **{f"anchor_{name}": out_dir / f"anchor_{name}.jsonl" for name in ev.anchors},
+    }
     write_jsonl_atomic(files["pairs"], (p.as_json() for p in tr.pairs), verbatim=True)
     write_jsonl_atomic(files["bench_train"], tr.bench_train, verbatim=True)
     for name, items in [*ev.evals.items(), *((f"anchor_{k}", v) for k, v in ev.anchors.items())]:
@@ -532,12 +670,16 @@ def build(data_dir: Path, out_dir: Path, *, base: str = "minilm", mix: Mix = Mix
 
 
 def _item_counts(items: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    return {"items": len(items), "claims": sum(len(it["claims"]) for it in items),
-            "pairs_by_label": dict(Counter(lab for it in items for row in it["gold_labels"] for lab in row))}
+    return {
+        "items": len(items),
+        "claims": sum(len(it["claims"]) for it in items),
+        "pairs_by_label": dict(Counter(lab for it in items for row in it["gold_labels"] for lab in row)),
+    }
 
 
-def _record(mix: Mix, base: str, chunker: Chunker, tr: _TrainSide, ev: _EvalSide, after: Any,
-            files: dict[str, Path]) -> dict[str, Any]:
+def _record(
+    mix: Mix, base: str, chunker: Chunker, tr: _TrainSide, ev: _EvalSide, after: Any, files: dict[str, Path]
+) -> dict[str, Any]:
     bench_pairs = Counter(lab for it in tr.bench_train for row in it["gold_labels"] for lab in row)
     return {
         "data_dir": "$CONFLICTSCORE_DATA (default ../shared/data)",
@@ -549,23 +691,33 @@ def _record(mix: Mix, base: str, chunker: Chunker, tr: _TrainSide, ev: _EvalSide
         "pairs_by_label": {lab: sum(1 for p in tr.pairs if p.label == lab) for lab in LABELS},
         "label_balance": {
             "rule": f"for {', '.join(BALANCED_FEATURES)}, no label's share in a feature cell above "
-                    f"{mix.balance_tolerance} x its share in the feature's largest cell (pairs dropped at random)",
+            f"{mix.balance_tolerance} x its share in the feature's largest cell (pairs dropped at random)",
             "dropped": tr.rebalanced_dropped,
             "before": tr.balance_before,
             "after": feature_balance(tr.pairs),
         },
-        "skipped_labels": {"what": "pairs whose label merges CONTRADICT and IRRELEVANT (or empty evidence), left out",
-                           **tr.skipped_labels},
-        "bench_train": {**_item_counts(tr.bench_train), "pairs_by_label": {lab: bench_pairs[lab] for lab in LABELS},
-                        **tr.bench_notes},
+        "skipped_labels": {
+            "what": "pairs whose label merges CONTRADICT and IRRELEVANT (or empty evidence), left out",
+            **tr.skipped_labels,
+        },
+        "bench_train": {
+            **_item_counts(tr.bench_train),
+            "pairs_by_label": {lab: bench_pairs[lab] for lab in LABELS},
+            **tr.bench_notes,
+        },
         "evaluation": {name: {"what": EVAL_SOURCES[name], **_item_counts(items)} for name, items in ev.evals.items()},
-        "anchors": {name: {"sets": list(ANCHORS[name]),
-                           "licences": sorted({REGISTRY["data_source"].get(s).licence for s in ANCHORS[name]}),
-                           **_item_counts(items)} for name, items in ev.anchors.items()},
+        "anchors": {
+            name: {
+                "sets": list(ANCHORS[name]),
+                "licences": sorted({REGISTRY["data_source"].get(s).licence for s in ANCHORS[name]}),
+                **_item_counts(items),
+            }
+            for name, items in ev.anchors.items()
+        },
         "healthver_dev_rows": ev.healthver_rows,
         "leakage": {
             "rule": "same normalised text, or a shared sentence of >= 6 words, with any evaluation or anchor "
-                    "document; same normalised claim",
+            "document; same normalised claim",
             "before_filtering": tr.leaks_before,
             "removed": tr.removed,
             "after": after.as_dict(),

@@ -46,8 +46,13 @@ class LabelledPair:
     """What must stay on one side of a split (a VitaminC case, an ANLI round); not written out."""
 
     def as_json(self) -> dict[str, str]:
-        return {"claim": self.claim, "passage": self.passage, "label": self.label, "source": self.source,
-                "kind": self.kind}
+        return {
+            "claim": self.claim,
+            "passage": self.passage,
+            "label": self.label,
+            "source": self.source,
+            "kind": self.kind,
+        }
 
 
 @dataclass(frozen=True)
@@ -120,7 +125,9 @@ def load_multivers_claims(path: str | Path, source: str, corpus: Corpus) -> Iter
         out: list[Evidence] = []
         for doc_id in dict.fromkeys([*cited, *evidence]):
             if doc_id not in corpus:
-                raise rec.error(cited_field if doc_id in cited else "evidence", f"document {doc_id} is not in the corpus")
+                raise rec.error(
+                    cited_field if doc_id in cited else "evidence", f"document {doc_id} is not in the corpus"
+                )
             sets = evidence.get(doc_id)
             if not sets:
                 out.append(Evidence(doc_id, IRRELEVANT))
@@ -131,8 +138,9 @@ def load_multivers_claims(path: str | Path, source: str, corpus: Corpus) -> Iter
                 labels.add(_label(e, "label", e.get("label", str), _MULTIVERS_LABELS))
                 for i in e.get("sentences", list):
                     if not isinstance(i, int) or not 0 <= i < len(corpus[doc_id]):
-                        raise e.error("sentences", f"sentence index {i!r} outside the abstract "
-                                      f"({len(corpus[doc_id])} sentences)")
+                        raise e.error(
+                            "sentences", f"sentence index {i!r} outside the abstract ({len(corpus[doc_id])} sentences)"
+                        )
                     rationale.add(i)
             if len(labels) > 1:
                 raise rec.error(f"evidence.{doc_id}", f"contradictory labels {sorted(labels)} for one document")
@@ -158,8 +166,9 @@ def load_check_covid(path: str | Path, corpus: Corpus, source: str = "check_covi
         for k, raw in enumerate(rec.get("evidence_set", list, default=[])):
             i = rec.sub(raw, f"evidence_set[{k}]").get("sent_index", int)
             if not 0 <= i < len(corpus[doc_id]):
-                raise rec.error(f"evidence_set[{k}].sent_index", f"{i} is outside the abstract "
-                                f"({len(corpus[doc_id])} sentences)")
+                raise rec.error(
+                    f"evidence_set[{k}].sent_index", f"{i} is outside the abstract ({len(corpus[doc_id])} sentences)"
+                )
             idx.add(i)
         yield ClaimRecord(claim, (Evidence(doc_id, label, tuple(sorted(idx))),), source)
 
@@ -172,8 +181,13 @@ def load_covidfact(path: str | Path) -> Iterator[LabelledPair]:
     sentences joined as the passage. Refuted claims are automatic word swaps of true ones."""
     for rec in iter_records(path):
         label = _label(rec, "label", rec.get("label", str), _COVIDFACT_LABELS)
-        yield LabelledPair(rec.text("claim").strip(), " ".join(s.strip() for s in rec.str_list("evidence")), label,
-                   "covidfact", "evidence")
+        yield LabelledPair(
+            rec.text("claim").strip(),
+            " ".join(s.strip() for s in rec.str_list("evidence")),
+            label,
+            "covidfact",
+            "evidence",
+        )
 
 
 def _lines(path: Path) -> list[str]:
@@ -184,8 +198,10 @@ def _parallel(files: tuple[Path, Path, Path]) -> Iterator[tuple[int, str, str, s
     """(line number, premise, hypothesis, label) of three line-aligned files."""
     premises, hypotheses, labels = (_lines(f) for f in files)
     if not len(premises) == len(hypotheses) == len(labels):
-        raise InputError(f"line-aligned files differ in length: {len(premises)} / {len(hypotheses)} / "
-                         f"{len(labels)} lines", path=str(files[0].parent))
+        raise InputError(
+            f"line-aligned files differ in length: {len(premises)} / {len(hypotheses)} / {len(labels)} lines",
+            path=str(files[0].parent),
+        )
     for n, (p, h, lab) in enumerate(zip(premises, hypotheses, labels), 1):
         yield n, p, h, lab.strip()
 
@@ -215,8 +231,9 @@ def load_esnli(directory: str | Path, split: str) -> Iterator[LabelledPair]:
     for n, premise, hypothesis, label in _parallel(files):
         if label not in _NLI_LABELS:
             raise InputError(f"{label!r}; allowed: {', '.join(_NLI_LABELS)}", path=str(files[2]), line=n)
-        yield LabelledPair(_sentence_case(detokenize(hypothesis)), _sentence_case(detokenize(premise)), _NLI_LABELS[label],
-                   "esnli")
+        yield LabelledPair(
+            _sentence_case(detokenize(hypothesis)), _sentence_case(detokenize(premise)), _NLI_LABELS[label], "esnli"
+        )
 
 
 _BRACKETS = {"-LRB-": "(", "-RRB-": ")", "-LSB-": "[", "-RSB-": "]", "-LCB-": "{", "-RCB-": "}"}
@@ -251,8 +268,9 @@ def load_healthver_csv(path: str | Path) -> Iterator[LabelledPair]:
             if not (row.get(k) or "").strip():
                 raise InputError("missing or empty", path=str(path), line=n, field=k)
         if row["label"] not in _HV_LABELS:
-            raise InputError(f"{row['label']!r}; allowed: {', '.join(_HV_LABELS)}", path=str(path), line=n,
-                             field="label")
+            raise InputError(
+                f"{row['label']!r}; allowed: {', '.join(_HV_LABELS)}", path=str(path), line=n, field="label"
+            )
         yield LabelledPair(row["claim"].strip(), row["evidence"].strip(), _HV_LABELS[row["label"]], "healthver_dev")
 
 
@@ -284,43 +302,76 @@ def load_sick(path: str | Path) -> Iterator[LabelledPair]:
     for n, r in enumerate(csv.DictReader(io.StringIO(read_text(path), newline=""), delimiter="\t"), 2):
         label = r.get("entailment_judgment")
         if label not in _SICK_LABELS:
-            raise InputError(f"{label!r}; allowed: {', '.join(_SICK_LABELS)}", path=str(path), line=n,
-                             field="entailment_judgment")
+            raise InputError(
+                f"{label!r}; allowed: {', '.join(_SICK_LABELS)}", path=str(path), line=n, field="entailment_judgment"
+            )
         yield LabelledPair(r["sentence_B"].strip(), r["sentence_A"].strip(), _SICK_LABELS[label], "sick")
 
 
 SOURCES: tuple[DataSource, ...] = (
     DataSource("healthver_train_corpus", load_corpus, "healthver_train/corpus.jsonl", use="corpus"),
     DataSource("scifact_corpus", load_corpus, "scifact/corpus.jsonl", use="corpus"),
-    DataSource("check_covid_corpus", load_corpus, "check_covid/corpus.json", use="corpus",
-               kwargs={"id_field": "cord_id"}),
+    DataSource(
+        "check_covid_corpus", load_corpus, "check_covid/corpus.json", use="corpus", kwargs={"id_field": "cord_id"}
+    ),
     DataSource("citint_corpus", load_corpus, "citint/corpus.jsonl", use="corpus"),
-    DataSource("healthver_train", load_multivers_claims, "healthver_train/claims_train.jsonl",
-               use="train", licence="none stated", kwargs={"source": "healthver_train"}),
-    DataSource("scifact", load_multivers_claims, "scifact/claims_train_cited.jsonl", use="train",
-               licence="claims CC BY 4.0, abstracts ODC-By", kwargs={"source": "scifact"}),
-    DataSource("check_covid", load_check_covid, "check_covid/train/covidCheck_train_composed+extracted.json",
-               use="train", licence="MIT"),
-    DataSource("citint", load_multivers_claims, "citint/claims_train.jsonl", use="train", licence="MIT",
-               kwargs={"source": "citint"}),
-    DataSource("scifact_dev", load_multivers_claims, "scifact/claims_dev_cited.jsonl", use="eval",
-               kwargs={"source": "scifact_dev"}),
-    DataSource("check_covid_dev", load_check_covid, "check_covid/dev/covidCheck_dev_composed+extracted.json",
-               use="eval", kwargs={"source": "check_covid_dev"}),
-    DataSource("citint_dev", load_multivers_claims, "citint/claims_dev.jsonl", use="eval",
-               kwargs={"source": "citint_dev"}),
+    DataSource(
+        "healthver_train",
+        load_multivers_claims,
+        "healthver_train/claims_train.jsonl",
+        use="train",
+        licence="none stated",
+        kwargs={"source": "healthver_train"},
+    ),
+    DataSource(
+        "scifact",
+        load_multivers_claims,
+        "scifact/claims_train_cited.jsonl",
+        use="train",
+        licence="claims CC BY 4.0, abstracts ODC-By",
+        kwargs={"source": "scifact"},
+    ),
+    DataSource(
+        "check_covid",
+        load_check_covid,
+        "check_covid/train/covidCheck_train_composed+extracted.json",
+        use="train",
+        licence="MIT",
+    ),
+    DataSource(
+        "citint",
+        load_multivers_claims,
+        "citint/claims_train.jsonl",
+        use="train",
+        licence="MIT",
+        kwargs={"source": "citint"},
+    ),
+    DataSource(
+        "scifact_dev",
+        load_multivers_claims,
+        "scifact/claims_dev_cited.jsonl",
+        use="eval",
+        kwargs={"source": "scifact_dev"},
+    ),
+    DataSource(
+        "check_covid_dev",
+        load_check_covid,
+        "check_covid/dev/covidCheck_dev_composed+extracted.json",
+        use="eval",
+        kwargs={"source": "check_covid_dev"},
+    ),
+    DataSource(
+        "citint_dev", load_multivers_claims, "citint/claims_dev.jsonl", use="eval", kwargs={"source": "citint_dev"}
+    ),
     DataSource("healthver_dev", load_healthver_csv, "healthver/data/healthver_dev.csv", use="eval"),
-    DataSource("covidfact", load_covidfact, "covidfact/COVIDFACT_dataset.jsonl", use="train",
-               licence="none stated"),
-    DataSource("fever_nli", load_fever_nli, "fever_nli", use="train",
-               licence="CC BY-SA 3.0 (Wikipedia text)"),
-    DataSource("esnli_dev", load_esnli, "esnli", use="train", licence="SNLI CC BY-SA 4.0",
-               kwargs={"split": "dev"}),
-    DataSource("esnli_test", load_esnli, "esnli", use="eval", licence="SNLI CC BY-SA 4.0",
-               kwargs={"split": "test"}),
+    DataSource("covidfact", load_covidfact, "covidfact/COVIDFACT_dataset.jsonl", use="train", licence="none stated"),
+    DataSource("fever_nli", load_fever_nli, "fever_nli", use="train", licence="CC BY-SA 3.0 (Wikipedia text)"),
+    DataSource("esnli_dev", load_esnli, "esnli", use="train", licence="SNLI CC BY-SA 4.0", kwargs={"split": "dev"}),
+    DataSource("esnli_test", load_esnli, "esnli", use="eval", licence="SNLI CC BY-SA 4.0", kwargs={"split": "test"}),
     DataSource("sick", load_sick, "sick/SICK.txt", use="train", licence="none in the mirror"),
-    DataSource("wice", load_wice, "wice/data/entailment_retrieval/claim/dev.jsonl", use="train",
-               licence="annotations ODC-BY"),
+    DataSource(
+        "wice", load_wice, "wice/data/entailment_retrieval/claim/dev.jsonl", use="train", licence="annotations ODC-BY"
+    ),
 )
 """The judge's training, evaluation and corpus rows of the one table of data sources (read by
 :func:`read_source`; ``train-judge prepare`` decides how many of each go into the mix)."""

@@ -67,8 +67,10 @@ def native_cpu_bf16() -> tuple[bool, str]:
         fn = getattr(getattr(torch, "cpu", None), probe, None)
         if fn is not None and fn():
             return True, f"the CPU has native bf16 (torch reports {what})"
-    return False, (f"no native bf16 on this CPU (no {' or '.join(CPU_BF16_FLAGS)} flag; torch capability "
-                   f"{torch.backends.cpu.get_cpu_capability()}): emulated bf16 runs slower than float32")
+    return False, (
+        f"no native bf16 on this CPU (no {' or '.join(CPU_BF16_FLAGS)} flag; torch capability "
+        f"{torch.backends.cpu.get_cpu_capability()}): emulated bf16 runs slower than float32"
+    )
 
 
 def resolve_dtype(dtype: str, device: "torch.device") -> tuple["torch.dtype", str]:
@@ -94,8 +96,9 @@ def resolve_dtype(dtype: str, device: "torch.device") -> tuple["torch.dtype", st
             return torch.bfloat16, "auto: the GPU supports bf16"
         return torch.float16, "auto: the GPU has no bf16, float16 instead"
     if device.type == "cpu":
-        return torch.float32, ("auto: float32 on the CPU, the same labels on every CPU kind "
-                               "(bfloat16 is opt-in: dtype=bfloat16)")
+        return torch.float32, (
+            "auto: float32 on the CPU, the same labels on every CPU kind (bfloat16 is opt-in: dtype=bfloat16)"
+        )
     return torch.float32, f"auto: float32 on {device.type}"
 
 

@@ -9,8 +9,17 @@ from importlib import metadata
 from typing import Iterable
 
 RUN_LIBRARIES: tuple[str, ...] = (
-    "conflictscore-local", "torch", "transformers", "sentence-transformers", "faiss-cpu", "faiss-gpu",
-    "spacy", "vllm", "openai", "numpy", "tokenizers",
+    "conflictscore-local",
+    "torch",
+    "transformers",
+    "sentence-transformers",
+    "faiss-cpu",
+    "faiss-gpu",
+    "spacy",
+    "vllm",
+    "openai",
+    "numpy",
+    "tokenizers",
 )
 """The distributions a scoring run may use (a summary's ``versions``)."""
 

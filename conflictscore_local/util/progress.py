@@ -47,8 +47,15 @@ def _duration(seconds: float) -> str:
 class LogBar(NoBar):
     """Progress without a terminal: a log line (``INFO``) at most every ``interval_s`` seconds."""
 
-    def __init__(self, total: int | None, unit: str, desc: str | None = None, *, interval_s: float | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        total: int | None,
+        unit: str,
+        desc: str | None = None,
+        *,
+        interval_s: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.total, self.unit, self.desc = total, unit, desc or unit
         self.interval_s = interval_s if interval_s is not None else _interval()
         self.clock, self.n = clock, 0
@@ -97,8 +104,9 @@ def bar(total: int | None, unit: str, *, enabled: bool, desc: str | None = None,
         return LogBar(total, unit, desc)
     from tqdm import tqdm
 
-    return tqdm(total=total, unit=unit, desc=desc or unit, file=sys.stderr, dynamic_ncols=True, leave=False,
-                **tqdm_args)
+    return tqdm(
+        total=total, unit=unit, desc=desc or unit, file=sys.stderr, dynamic_ncols=True, leave=False, **tqdm_args
+    )
 
 
 class RunProgress:
@@ -113,8 +121,16 @@ class RunProgress:
     On a terminal, one tqdm line; elsewhere a log line every ``$CONFLICTSCORE_PROGRESS_S`` seconds (as
     :class:`LogBar`); nothing unless ``enabled``. ``clock``: seconds (tests move it by hand)."""
 
-    def __init__(self, items: int | None, *, enabled: bool, desc: str = "scoring", interval_s: float | None = None,
-                 clock: Callable[[], float] = time.monotonic, tty: bool | None = None) -> None:
+    def __init__(
+        self,
+        items: int | None,
+        *,
+        enabled: bool,
+        desc: str = "scoring",
+        interval_s: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        tty: bool | None = None,
+    ) -> None:
         self.enabled, self.desc, self.clock = enabled, desc, clock
         self.items_total, self.items_done = items, 0
         self.pairs_total, self.pairs_done = 0, 0
@@ -129,8 +145,15 @@ class RunProgress:
         if enabled and (sys.stderr.isatty() if tty is None else tty):
             from tqdm import tqdm
 
-            self._tqdm = tqdm(total=0, desc=desc, unit="pairs", file=sys.stderr, dynamic_ncols=True, leave=False,
-                              bar_format="{desc}: {percentage:3.0f}%|{bar}| {postfix} [{elapsed}]")
+            self._tqdm = tqdm(
+                total=0,
+                desc=desc,
+                unit="pairs",
+                file=sys.stderr,
+                dynamic_ncols=True,
+                leave=False,
+                bar_format="{desc}: {percentage:3.0f}%|{bar}| {postfix} [{elapsed}]",
+            )
 
     # -- what the engine reports ------------------------------------------------------------
     def step(self, items: int, pairs: int, decided: int, to_judge: int) -> None:
@@ -186,15 +209,18 @@ class RunProgress:
         elapsed, judged = self.clock() - t0, self.judged - n0
         if elapsed <= 0 or judged <= 0:
             return None
-        left = max(0, self.to_judge - self.judged)
+        left: float = max(0, self.to_judge - self.judged)
         if self.items_total and self.items_known and self.items_known < self.items_total:
             left += self.to_judge * (self.items_total - self.items_known) / self.items_known  # steps not split yet
         return left / (judged / elapsed) if left else None
 
     def line(self) -> str:
         """``6/150 items, 174/1,098 pairs, ETA 54s`` (what the terminal line and the log line say)."""
-        items = f"{self.items_done}/{self.items_total} items" if self.items_total is not None else \
-            f"{self.items_done} items"
+        items = (
+            f"{self.items_done}/{self.items_total} items"
+            if self.items_total is not None
+            else f"{self.items_done} items"
+        )
         text = f"{items}, {self.shown_pairs():,}/{self.pairs_total:,} pairs"
         eta = self.eta_s()
         return text + (f", ETA {_duration(eta)}" if eta is not None else "")

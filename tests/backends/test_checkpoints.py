@@ -55,8 +55,9 @@ def test_large_checkpoints_are_identified_by_path_and_file_stats(
     path = checkpoint(tmp_path / "big")
     fp = model_fingerprint(path)
     assert fp["path"] == str(path) and len(fp["weights_stat"]) == 16
-    assert fp["hash"] == ("skipped (18 bytes of weights > FULL_HASH_LIMIT 0): "
-                          "identified by path, file sizes and modification times")
+    assert fp["hash"] == (
+        "skipped (18 bytes of weights > FULL_HASH_LIMIT 0): identified by path, file sizes and modification times"
+    )
     (path / "model.safetensors").write_bytes(b"retrained in place")
     assert model_fingerprint(path) != fp
 
@@ -116,9 +117,9 @@ def test_hub_ids_resolve_from_the_local_cache_only(tmp_path: Path, monkeypatch: 
         resolve_model("org/absent", what="test")
 
 
-
 def test_a_hash_is_remembered_by_stat_and_a_rewrite_is_hashed_again(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import os
 
     (tmp_path / "model.safetensors").write_bytes(b"weights-1")
@@ -155,7 +156,8 @@ def _old_weights(path: Path, data: bytes) -> Path:
 
 
 def test_a_later_process_takes_the_hash_from_the_memo_beside_the_judgment_cache(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import json
     import time
 
@@ -166,7 +168,9 @@ def test_a_later_process_takes_the_hash_from_the_memo_beside_the_judgment_cache(
     path = _old_weights(tmp_path / "ckpt", b"weights-1")
     expected = hashlib.sha256(b"model.safetensors\0" + (9).to_bytes(8, "little") + b"weights-1").hexdigest()
     assert model_fingerprint(path)["weights_sha256"] == expected
-    memo = json.loads((tmp_path / "content-hashes.json").read_text())  # CONFLICTSCORE_CACHE is tmp_path/judgments.sqlite
+    memo = json.loads(
+        (tmp_path / "content-hashes.json").read_text()
+    )  # CONFLICTSCORE_CACHE is tmp_path/judgments.sqlite
     assert memo["format"] == 2 and [e["sha256"] for e in memo["hashes"].values()] == [expected]
 
     ck._HASHED.clear()  # a new process: nothing remembered in memory
@@ -184,7 +188,8 @@ def test_a_later_process_takes_the_hash_from_the_memo_beside_the_judgment_cache(
 
 
 def test_a_corrupt_memo_is_not_trusted_and_a_fresh_file_is_not_remembered(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import json
 
     from conflictscore_local.backends import checkpoints as ck
@@ -202,9 +207,13 @@ def test_a_corrupt_memo_is_not_trusted_and_a_fresh_file_is_not_remembered(
     key = next(iter(json.loads(memo.read_text())["hashes"]))
     good = json.loads(memo.read_text())
     forged = {key: {**good["hashes"][key], "sha256": "0" * 64}}
-    for bad in ("not json", json.dumps({"format": 1, "hashes": {key: "0" * 64}}),
-                json.dumps({**good, "hashes": forged}), json.dumps({"format": 2, "hashes": forged}),
-                json.dumps({"format": 2, "hashes": [key]})):
+    for bad in (
+        "not json",
+        json.dumps({"format": 1, "hashes": {key: "0" * 64}}),
+        json.dumps({**good, "hashes": forged}),
+        json.dumps({"format": 2, "hashes": forged}),
+        json.dumps({"format": 2, "hashes": [key]}),
+    ):
         memo.write_text(bad)
         ck._HASHED.clear()
         assert model_fingerprint(path)["weights_sha256"] == expected, bad
@@ -212,7 +221,8 @@ def test_a_corrupt_memo_is_not_trusted_and_a_fresh_file_is_not_remembered(
 
 
 def test_small_file_sets_skip_the_memo_and_an_unwritable_folder_is_no_error(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from conflictscore_local.backends import checkpoints as ck
 
     monkeypatch.setattr(ck, "HASH_MEMO_SETTLED_S", 0.0)

@@ -74,8 +74,9 @@ def test_skipped_hash_is_said_in_the_fingerprint(tmp_path: Path, monkeypatch: py
     monkeypatch.setattr(checkpoints, "FULL_HASH_LIMIT", 4)
     path = checkpoint(tmp_path / "big")
     fp = model_fingerprint(path)
-    assert fp["hash"] == ("skipped (9 bytes of weights > FULL_HASH_LIMIT 4): "
-                          "identified by path, file sizes and modification times")
+    assert fp["hash"] == (
+        "skipped (9 bytes of weights > FULL_HASH_LIMIT 4): identified by path, file sizes and modification times"
+    )
     assert fp["path"] == str(path) and "weights_sha256" not in fp
     copy = tmp_path / "copy"
     shutil.copytree(path, copy)

@@ -22,18 +22,53 @@ import conflictscore_local
 from conflictscore_local.backends import checkpoints as ck
 
 PACKAGE_ROOT = Path(conflictscore_local.__file__).resolve().parents[1]
-ITEMS = [{"id": f"i{i}", "response": "x", "claims": [f"The bridge opened in {1900 + i}."],
-          "documents": [f"The bridge opened in {1900 + i}.", "Bananas grow in tropical climates."]} for i in range(3)]
+ITEMS = [
+    {
+        "id": f"i{i}",
+        "response": "x",
+        "claims": [f"The bridge opened in {1900 + i}."],
+        "documents": [f"The bridge opened in {1900 + i}.", "Bananas grow in tropical climates."],
+    }
+    for i in range(3)
+]
 
 
-def score(folder: Path, model: Path, name: str, *flags: str, timeout: float = 600
-          ) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
-    env = {**os.environ, "PYTHONPATH": str(PACKAGE_ROOT), "CONFLICTSCORE_NLI_RUNTIME": "torch",
-           "CONFLICTSCORE_CACHE": str(folder / "default" / "j.sqlite")}
-    done = subprocess.run([sys.executable, "-m", "conflictscore_local.cli", "score", "in.jsonl", "-q", "--judge", "nli",
-                           "--judge-arg", f"model={model}", "--pruner", "none", "-o", f"{name}.jsonl", "--summary",
-                           f"{name}.json", *flags], cwd=folder, env=env, capture_output=True, text=True,
-                          timeout=timeout, check=False)
+def score(
+    folder: Path, model: Path, name: str, *flags: str, timeout: float = 600
+) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(PACKAGE_ROOT),
+        "CONFLICTSCORE_NLI_RUNTIME": "torch",
+        "CONFLICTSCORE_CACHE": str(folder / "default" / "j.sqlite"),
+    }
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "conflictscore_local.cli",
+            "score",
+            "in.jsonl",
+            "-q",
+            "--judge",
+            "nli",
+            "--judge-arg",
+            f"model={model}",
+            "--pruner",
+            "none",
+            "-o",
+            f"{name}.jsonl",
+            "--summary",
+            f"{name}.json",
+            *flags,
+        ],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
     summary = json.loads((folder / f"{name}.json").read_text()) if (folder / f"{name}.json").exists() else {}
     return done, summary
 
@@ -43,8 +78,12 @@ def weights_sha256(summary: dict[str, Any]) -> str:
 
 
 def labels(folder: Path, name: str) -> list[str]:
-    return [j["label"] for line in (folder / f"{name}.jsonl").read_text().splitlines()
-            for c in json.loads(line)["claims"] for j in c["judgments"]]
+    return [
+        j["label"]
+        for line in (folder / f"{name}.jsonl").read_text().splitlines()
+        for c in json.loads(line)["claims"]
+        for j in c["judgments"]
+    ]
 
 
 def settled(path: Path) -> None:
@@ -81,8 +120,14 @@ def test_a_forged_memo_entry_costs_a_rehash_never_the_old_weights_labels(tmp_pat
     memo = tmp_path / "c" / "content-hashes.json"  # beside --cache, not beside the default cache
     assert memo.is_file() and not (tmp_path / "default" / "content-hashes.json").exists()
     old = weights_sha256(a)
-    assert old == hashlib.sha256(b"model.safetensors\0" + (model / "model.safetensors").stat().st_size.to_bytes(
-        8, "little") + (model / "model.safetensors").read_bytes()).hexdigest()
+    assert (
+        old
+        == hashlib.sha256(
+            b"model.safetensors\0"
+            + (model / "model.safetensors").stat().st_size.to_bytes(8, "little")
+            + (model / "model.safetensors").read_bytes()
+        ).hexdigest()
+    )
     assert set(labels(tmp_path, "a")) == {"SUPPORT"}
 
     set_bias(model, (-20.0, -20.0, 20.0))  # contradiction everywhere, same size, same mtime
@@ -101,7 +146,8 @@ def test_a_forged_memo_entry_costs_a_rehash_never_the_old_weights_labels(tmp_pat
 
 
 def test_an_entry_forged_with_the_memos_own_digest_is_caught_by_the_sampled_blocks(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Someone who rewrites an entry and the memo's digest with it must also forge the block digests the
     entry kept: the first and last block of every file and one at random are read again every run."""
     monkeypatch.setattr(ck, "HASH_MEMO_MIN_BYTES", 8)
@@ -116,7 +162,7 @@ def test_an_entry_forged_with_the_memos_own_digest_is_caught_by_the_sampled_bloc
     assert ck.model_fingerprint(path)["weights_sha256"] == expected
     memo = tmp_path / "c" / "content-hashes.json"
     good = json.loads(memo.read_text())
-    (key, entry), = good["hashes"].items()
+    ((key, entry),) = good["hashes"].items()
     assert entry["block"] == 4 and len(entry["blocks"]) == 10
     counted: list[int] = []
     real = ck._block_digest
@@ -125,12 +171,15 @@ def test_an_entry_forged_with_the_memos_own_digest_is_caught_by_the_sampled_bloc
     assert ck.model_fingerprint(path)["weights_sha256"] == expected
     assert 2 <= len(counted) <= 3  # first, last and one at random: not the 10 blocks of a full hash
 
-    for forged in ({**entry, "sha256": "0" * 64},  # the hash alone: the sampled blocks still match the file
-                   {**entry, "sha256": "0" * 64, "blocks": ["f" * 16] + entry["blocks"][1:]},
-                   {**entry, "sha256": "0" * 64, "blocks": entry["blocks"][:-1] + ["f" * 16]}):
+    for forged in (
+        {**entry, "sha256": "0" * 64},  # the hash alone: the sampled blocks still match the file
+        {**entry, "sha256": "0" * 64, "blocks": ["f" * 16] + entry["blocks"][1:]},
+        {**entry, "sha256": "0" * 64, "blocks": entry["blocks"][:-1] + ["f" * 16]},
+    ):
         hashes = {key: forged}
-        memo.write_text(json.dumps({"format": ck.HASH_MEMO_FORMAT, "digest": ck._memo_digest(hashes),
-                                    "hashes": hashes}))
+        memo.write_text(
+            json.dumps({"format": ck.HASH_MEMO_FORMAT, "digest": ck._memo_digest(hashes), "hashes": hashes})
+        )
         ck._HASHED.clear()
         got = ck.model_fingerprint(path)["weights_sha256"]
         if forged["blocks"] == entry["blocks"]:
@@ -151,8 +200,10 @@ def test_a_fifo_in_place_of_the_memo_is_named_and_the_run_goes_on(tmp_path: Path
     done, s = score(tmp_path, tiny_nli_dir, "o", "--cache", "c/j.sqlite", timeout=300)
     assert time.monotonic() - started < 280
     assert done.returncode == 0, done.stderr
-    assert re.search(r"warning: the weights' hash memo c/content-hashes\.json is not a regular file \(a FIFO, a "
-                     r"device or a socket\); it is not read nor written, so the weights are hashed every run",
-                     done.stderr), done.stderr
+    assert re.search(
+        r"warning: the weights' hash memo c/content-hashes\.json is not a regular file \(a FIFO, a "
+        r"device or a socket\); it is not read nor written, so the weights are hashed every run",
+        done.stderr,
+    ), done.stderr
     assert (tmp_path / "c" / "content-hashes.json").is_fifo()  # left alone
     assert len(weights_sha256(s)) == 64

@@ -19,7 +19,7 @@ def test_scales_are_powers_of_two_and_rows_hit_the_int8_range() -> None:
     q, scale = packed.quantize_rows(w)
     # row 0: max 0.5 -> 0.5/127 = 0.003937 = 2^-7.99 -> scale 2^-7, q = 0.5 * 2^7 = 64, -0.25 * 2^7 = -32
     # row 2: max 1.0 -> 1/127 = 2^-6.99 -> scale 2^-6; 0.003 * 64 = 0.19 -> 0; -0.998 * 64 = -63.9 -> -64
-    assert scale.tolist() == [2.0 ** -7, 1.0, 2.0 ** -6]
+    assert scale.tolist() == [2.0**-7, 1.0, 2.0**-6]
     assert q.dtype == torch.int8
     assert q.tolist() == [[64, -32, 0], [0, 0, 0], [64, 0, -64]]
 
@@ -68,10 +68,16 @@ def tiny_pair(tokenizer_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     """(plain, packed): a tiny BERT 3-way classifier with round-tripped embeddings, and its packed folder."""
     transformers = pytest.importorskip("transformers")
     tok = transformers.AutoTokenizer.from_pretrained(str(tokenizer_dir))
-    cfg = transformers.BertConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=1,
-                                  num_attention_heads=2, intermediate_size=64, num_labels=3,
-                                  id2label={0: "SUPPORT", 1: "CONTRADICT", 2: "IRRELEVANT"},
-                                  label2id={"SUPPORT": 0, "CONTRADICT": 1, "IRRELEVANT": 2})
+    cfg = transformers.BertConfig(
+        vocab_size=tok.vocab_size,
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=64,
+        num_labels=3,
+        id2label={0: "SUPPORT", 1: "CONTRADICT", 2: "IRRELEVANT"},
+        label2id={"SUPPORT": 0, "CONTRADICT": 1, "IRRELEVANT": 2},
+    )
     torch.manual_seed(0)
     model = transformers.BertForSequenceClassification(cfg)
     with torch.no_grad():
@@ -84,8 +90,7 @@ def tiny_pair(tokenizer_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     return root / "plain", root / "packed"
 
 
-def test_a_packed_folder_loads_as_the_same_classifier_through_the_judges_runtimes(tiny_pair: tuple[Path, Path]
-                                                                                   ) -> None:
+def test_a_packed_folder_loads_as_the_same_classifier_through_the_judges_runtimes(tiny_pair: tuple[Path, Path]) -> None:
     from tokenizers import Tokenizer
     from transformers import AutoModelForSequenceClassification
 
@@ -97,21 +102,26 @@ def test_a_packed_folder_loads_as_the_same_classifier_through_the_judges_runtime
     assert json.loads((pk / "tokenizer.json").read_text()) == json.loads((plain / "tokenizer.json").read_text())
     assert (pk / "tokenizer.json").stat().st_size < (plain / "tokenizer.json").stat().st_size
     text = "The river's 2,500 km basin, un-dammed."
-    assert Tokenizer.from_file(str(pk / "tokenizer.json")).encode(text).ids == \
-        Tokenizer.from_file(str(plain / "tokenizer.json")).encode(text).ids
+    assert (
+        Tokenizer.from_file(str(pk / "tokenizer.json")).encode(text).ids
+        == Tokenizer.from_file(str(plain / "tokenizer.json")).encode(text).ids
+    )
     a = AutoModelForSequenceClassification.from_pretrained(str(plain)).eval()
     b = packed.from_pretrained(AutoModelForSequenceClassification, pk, dtype=torch.float32)
     assert a.state_dict().keys() == b.state_dict().keys()
     assert all(torch.equal(a.state_dict()[k], b.state_dict()[k]) for k in a.state_dict())
     pairs = [Pair(Claim("q", 0, "The river is wide."), Passage("q", "d", 0, "The river is narrow here."))]
     for runtime in ("torch", "native"):
-        got = [registry.build("judge", "nli", {"model": str(m), "runtime": runtime}).judge(pairs)[0].probs
-               for m in (plain, pk)]
+        got = [
+            registry.build("judge", "nli", {"model": str(m), "runtime": runtime}).judge(pairs)[0].probs
+            for m in (plain, pk)
+        ]
         assert got[0] == got[1], runtime
 
 
-def test_plain_folder_unpacks_once_into_the_cache_home(tiny_pair: tuple[Path, Path], tmp_path: Path,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_plain_folder_unpacks_once_into_the_cache_home(
+    tiny_pair: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     plain, pk = tiny_pair
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert packed.plain_folder(plain) == plain

@@ -70,20 +70,20 @@ class HalfRuntime:
         return [[1 / n] * n for _ in feats]
 '''
 
-ENTRY_POINTS = f'''[{ENTRY_POINT_GROUP}]
+ENTRY_POINTS = f"""[{ENTRY_POINT_GROUP}]
 judge.fake = fake_plugin:FakeJudge
 metric.claims_seen = fake_plugin:CLAIMS
 document_rule.first_passage = fake_plugin:first_passage
 command.hello = fake_plugin:add_parser
 runtime.half = fake_plugin:HalfRuntime
 nonsense = fake_plugin:FakeJudge
-'''
+"""
 
-BROKEN_ENTRY_POINTS = f'''[{ENTRY_POINT_GROUP}]
+BROKEN_ENTRY_POINTS = f"""[{ENTRY_POINT_GROUP}]
 judge.broken = broken_plugin:Judge
 metric.broken = broken_plugin:METRIC
 command.broken = broken_plugin:add_parser
-'''
+"""
 
 
 @pytest.fixture()
@@ -129,11 +129,34 @@ def test_an_installed_plugin_appears_in_its_namespaces(plugin_path: Path, tmp_pa
     hello = run(plugin_path, "hello")
     assert (hello.returncode, hello.stdout) == (0, "hello from the plugin\n")
     items = tmp_path / "items.jsonl"
-    items.write_text(json.dumps({"id": "q", "response": "", "claims": ["The sky is blue.", "Grass is red."],
-                                 "documents": [{"id": "d", "text": "blue and green"}]}) + "\n")
-    scored = run(plugin_path, "score", str(items), "-o", str(tmp_path / "o.jsonl"), "--summary",
-                 str(tmp_path / "s.json"), "--judge", "fake", "--pruner", "none", "--no-cache", "-q",
-                 "--set", "aggregate.document_rule=first_passage")
+    items.write_text(
+        json.dumps(
+            {
+                "id": "q",
+                "response": "",
+                "claims": ["The sky is blue.", "Grass is red."],
+                "documents": [{"id": "d", "text": "blue and green"}],
+            }
+        )
+        + "\n"
+    )
+    scored = run(
+        plugin_path,
+        "score",
+        str(items),
+        "-o",
+        str(tmp_path / "o.jsonl"),
+        "--summary",
+        str(tmp_path / "s.json"),
+        "--judge",
+        "fake",
+        "--pruner",
+        "none",
+        "--no-cache",
+        "-q",
+        "--set",
+        "aggregate.document_rule=first_passage",
+    )
     assert scored.returncode == 0, scored.stderr
     summary = json.loads((tmp_path / "s.json").read_text())
     assert summary["macro"]["claims_seen"] == 2.0 and summary["pairs"]["judged"] == 2  # the plugin's metric
@@ -150,8 +173,19 @@ def test_without_the_plugin_its_names_are_unknown(tmp_path: Path) -> None:
 
 
 def test_the_registry_has_one_namespace_per_kind() -> None:
-    assert REGISTRY.kinds() == ["decomposer", "pruner", "judge", "generator", "document_rule", "claim_selection",
-                                "runtime", "data_source", "metric", "detection_metric", "command"]
+    assert REGISTRY.kinds() == [
+        "decomposer",
+        "pruner",
+        "judge",
+        "generator",
+        "document_rule",
+        "claim_selection",
+        "runtime",
+        "data_source",
+        "metric",
+        "detection_metric",
+        "command",
+    ]
     assert REGISTRY["document_rule"].names()[:3] == ["max", "relevant", "on_topic"]  # what ships, first
     assert REGISTRY["claim_selection"].names()[:4] == ["first", "longest", "salient", "random"]
     import conflictscore_local.judge.nli.runtimes  # noqa: F401 (the owner of the runtimes table hands it over)
@@ -188,9 +222,14 @@ def test_each_argument_has_its_help_from_the_field_the_docstring_or_the_common_t
         device: str = "cpu"
         epsilon: dict = field(default_factory=dict)
 
-    assert field_help(Config) == {"alpha": "share this sentence.", "beta": "share this sentence.",
-                                  "gamma": "its own, with .markup and code.", "delta": "from the field",
-                                  "device": "where the model runs: auto, cpu, cuda, cuda:N", "epsilon": ""}
+    assert field_help(Config) == {
+        "alpha": "share this sentence.",
+        "beta": "share this sentence.",
+        "gamma": "its own, with .markup and code.",
+        "delta": "from the field",
+        "device": "where the model runs: auto, cpu, cuda, cuda:N",
+        "epsilon": "",
+    }
     nli = field_help(registry.resolve("judge", "nli").Config)
     assert nli["batch_size"] == "at most this many pairs per forward" and all(nli.values())
 
@@ -198,7 +237,9 @@ def test_each_argument_has_its_help_from_the_field_the_docstring_or_the_common_t
 def test_an_installed_plugins_runtime_is_accepted_by_the_nli_judge(plugin_path: Path, tiny_nli_dir: Path) -> None:
     """The runtime namespace is open: a plugin's runtime is a name the nli judge's ``runtime`` argument
     takes (one table, no list of allowed names), and it runs the judge's forward pass."""
-    done = python(plugin_path, f"""
+    done = python(
+        plugin_path,
+        f"""
 import json
 from conflictscore_local import Engine, parse_item
 from conflictscore_local.backends import registry
@@ -210,16 +251,22 @@ item = parse_item({{"id": "q", "response": "", "claims": ["The sky is blue."],
 results, summary = Engine(judge=judge, pruner="none").score_all([item])
 probs = results[0].verdicts[0].judgments[0].probs
 print(json.dumps([config.runtime, RUNTIMES["half"].__name__, list(RUNTIMES)[-1], judge.spec()["runtime"], probs]))
-""")
+""",
+    )
     assert done.returncode == 0, done.stderr
     runtime, target, last, spec, probs = json.loads(done.stdout.splitlines()[-1])
     assert (runtime, target, last, spec) == ("half", "HalfRuntime", "half", "half")
     assert sorted(probs.values()) == [round(1 / 3, 6)] * 3  # three classes, a third each: the plugin ran
-    refused = python(plugin_path, "from conflictscore_local.backends import registry\n"
-                                  "registry.config_for('judge', 'nli', {'runtime': 'quarter'})")
+    refused = python(
+        plugin_path,
+        "from conflictscore_local.backends import registry\n"
+        "registry.config_for('judge', 'nli', {'runtime': 'quarter'})",
+    )
     assert refused.returncode == 1
-    assert ("judge 'nli': argument 'runtime': 'quarter' is not allowed; allowed: auto, torch, compile, onnx, native, "
-            "openvino, vllm, serve, half") in refused.stderr
+    assert (
+        "judge 'nli': argument 'runtime': 'quarter' is not allowed; allowed: auto, torch, compile, onnx, native, "
+        "openvino, vllm, serve, half"
+    ) in refused.stderr
 
 
 def test_a_name_registered_before_the_owner_hands_its_table_over_is_kept(logged: Any) -> None:
@@ -246,25 +293,41 @@ def test_a_plugin_that_fails_to_import_warns_and_the_rest_carries_on(broken_path
     helped = run(broken_path, "--help")
     assert helped.returncode == 0, helped.stderr
     assert "usage: conflictscore" in helped.stdout and "  score " in helped.stdout
-    assert ("entry point 'metric.broken' (broken_plugin:METRIC) of conflictscore_local.backends in the plugin "
-            "broken-plugin: cannot be loaded (ModuleNotFoundError: No module named "
-            "'a_dependency_that_is_not_installed'); left out") in helped.stderr
+    assert (
+        "entry point 'metric.broken' (broken_plugin:METRIC) of conflictscore_local.backends in the plugin "
+        "broken-plugin: cannot be loaded (ModuleNotFoundError: No module named "
+        "'a_dependency_that_is_not_installed'); left out"
+    ) in helped.stderr
     assert "  broken " in helped.stdout and "a command of the plugin broken-plugin" in helped.stdout  # not imported
     named = run(broken_path, "broken")
     assert named.returncode == 2
-    assert ("command 'broken' of the plugin broken-plugin (broken_plugin:add_parser) cannot be loaded: "
-            "ModuleNotFoundError: No module named 'a_dependency_that_is_not_installed'; left out") in named.stderr
+    assert (
+        "command 'broken' of the plugin broken-plugin (broken_plugin:add_parser) cannot be loaded: "
+        "ModuleNotFoundError: No module named 'a_dependency_that_is_not_installed'; left out"
+    ) in named.stderr
     assert "conflictscore: error: argument COMMAND: invalid choice: 'broken'" in named.stderr
     listed = run(broken_path, "backends", "--role", "judge", "--json")
     assert listed.returncode == 0, listed.stderr
     judges = json.loads(listed.stdout)["judge"]
     assert "nli" in judges and "description" in judges["nli"]
-    assert judges["broken"] == {"unavailable": "judge 'broken' of the plugin broken-plugin (broken_plugin:Judge) "
-                                               "cannot be loaded: ModuleNotFoundError: No module named "
-                                               "'a_dependency_that_is_not_installed'"}
+    assert judges["broken"] == {
+        "unavailable": "judge 'broken' of the plugin broken-plugin (broken_plugin:Judge) "
+        "cannot be loaded: ModuleNotFoundError: No module named "
+        "'a_dependency_that_is_not_installed'"
+    }
     items = tmp_path / "items.jsonl"
-    items.write_text(json.dumps({"id": "q", "response": "", "claims": ["A."], "documents": [{"id": "d", "text": "A."}],
-                                 "labels": [["SUPPORT"]]}) + "\n")
+    items.write_text(
+        json.dumps(
+            {
+                "id": "q",
+                "response": "",
+                "claims": ["A."],
+                "documents": [{"id": "d", "text": "A."}],
+                "labels": [["SUPPORT"]],
+            }
+        )
+        + "\n"
+    )
     scored = run(broken_path, "score", str(items), "-o", str(tmp_path / "o.jsonl"), "--no-cache", "-q")
     assert scored.returncode == 0, scored.stderr
     assert json.loads((tmp_path / "o.jsonl").read_text())["claims"][0]["support"] == ["d"]
@@ -275,9 +338,12 @@ def test_a_plugin_imports_the_role_bases_from_the_package() -> None:
     author imports no private ``_base`` module."""
     import conflictscore_local
 
-    for role, (proto, base) in {"judge": ("Judge", "JudgeBase"), "pruner": ("Pruner", "PrunerBase"),
-                                "decomposer": ("Decomposer", "DecomposerBase"),
-                                "generator": ("Generator", "GeneratorBase")}.items():
+    for role, (proto, base) in {
+        "judge": ("Judge", "JudgeBase"),
+        "pruner": ("Pruner", "PrunerBase"),
+        "decomposer": ("Decomposer", "DecomposerBase"),
+        "generator": ("Generator", "GeneratorBase"),
+    }.items():
         assert getattr(conflictscore_local, proto) is registry.protocol(role), role
         assert getattr(conflictscore_local, base) is registry.role_base(role), role
         assert {proto, base} <= set(conflictscore_local.__all__), role

@@ -45,8 +45,11 @@ class NoBudgetJudge(Backend):
 
 def test_build_checks_the_role_and_names_what_is_missing(register_backend: Any) -> None:
     register_backend("judge", "half", HalfJudge)
-    with pytest.raises(ConfigError, match=r"judge 'half': HalfJudge is not a judge: it has no spec, describe, "
-                                          r"stats, use_cache_dir, close, passage_budget \(subclass "):
+    with pytest.raises(
+        ConfigError,
+        match=r"judge 'half': HalfJudge is not a judge: it has no spec, describe, "
+        r"stats, use_cache_dir, close, passage_budget \(subclass ",
+    ):
         registry.build("judge", "half")
     register_backend("judge", "no-budget", NoBudgetJudge)
     with pytest.raises(ConfigError, match="NoBudgetJudge is not a judge: it has no passage_budget"):
@@ -77,14 +80,20 @@ def test_library_code_builds_registered_backends_only_through_the_registry() -> 
 def test_a_judge_holds_its_generator_config_nested_and_takes_its_arguments_flat() -> None:
     judge = registry.build("judge", "vllm", {"model": "/m", "dtype": "bfloat16", "top_logprobs": "5"})
     assert isinstance(judge.config.generator, VLLMConfig)
-    assert (judge.config.generator.model, judge.config.generator.dtype, judge.config.top_logprobs) == ("/m", "bfloat16", 5)
+    assert (judge.config.generator.model, judge.config.generator.dtype, judge.config.top_logprobs) == (
+        "/m",
+        "bfloat16",
+        5,
+    )
     # one flat set of names, the generator's first, as the summary records and a replay reads them
     args = judge.describe()["args"]
     assert list(args)[:3] == ["model", "revision", "tokenizer"] and args["top_logprobs"] == 5
     assert list(args) == argument_names(VLLMJudgeConfig)
     assert registry.build("judge", "vllm", args).config == judge.config
-    assert registry.build("judge", "vllm", {"generator": {"model": "/m", "dtype": "bfloat16"},
-                                            "top_logprobs": 5}).config == judge.config
+    assert (
+        registry.build("judge", "vllm", {"generator": {"model": "/m", "dtype": "bfloat16"}, "top_logprobs": 5}).config
+        == judge.config
+    )
     with pytest.raises(ConfigError, match=r"judge 'vllm': unknown argument 'modle'; allowed: model, revision, "):
         registry.build("judge", "vllm", {"modle": "/m"})
     with pytest.raises(ConfigError, match=r"gpu_memory_utilization must be a finite number in \(0, 1\]"):
@@ -92,7 +101,9 @@ def test_a_judge_holds_its_generator_config_nested_and_takes_its_arguments_flat(
     openai = registry.build("judge", "openai", {"base_url": "http://judge:8000/v1", "passage_words": 100})
     assert openai.config.generator == OpenAIConfig(base_url="http://judge:8000/v1")
     assert config_dict(openai.config)["base_url"] == "http://judge:8000/v1"
-    assert not set(argument_names(OpenAIConfig)) & {f for f in OpenAIJudgeConfig.__dataclass_fields__ if f != "generator"}
+    assert not set(argument_names(OpenAIConfig)) & {
+        f for f in OpenAIJudgeConfig.__dataclass_fields__ if f != "generator"
+    }
 
 
 def test_a_registration_lasts_for_its_with_block() -> None:
@@ -142,12 +153,32 @@ def test_the_engine_and_the_ray_judge_ask_no_backend_what_it_has() -> None:
     probes = {}
     for rel in ("pipeline/engine.py", "prune/auto.py", "judge/llm.py", "judge/ray_data.py"):
         tree = ast.parse((PACKAGE / rel).read_text(encoding="utf-8"))
-        found = [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
-                 and (n.func.id in ("hasattr", "callable") or (n.func.id == "getattr" and n.args
-                      and isinstance(n.args[1], ast.Constant) and n.args[1].value in {
-                          "document_rule", "flops_per_token", "use_judgment_cache", "cache_selections",
-                          "selection_spec", "decide", "use_vector_store", "logprobs_refused"})
-                      or (n.func.id == "isinstance" and "Judge" in ast.unparse(n.args[1])))]
+        found = [
+            n.lineno
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Name)
+            and (
+                n.func.id in ("hasattr", "callable")
+                or (
+                    n.func.id == "getattr"
+                    and n.args
+                    and isinstance(n.args[1], ast.Constant)
+                    and n.args[1].value
+                    in {
+                        "document_rule",
+                        "flops_per_token",
+                        "use_judgment_cache",
+                        "cache_selections",
+                        "selection_spec",
+                        "decide",
+                        "use_vector_store",
+                        "logprobs_refused",
+                    }
+                )
+                or (n.func.id == "isinstance" and "Judge" in ast.unparse(n.args[1]))
+            )
+        ]
         if found:
             probes[rel] = found
     assert probes == {}

@@ -23,26 +23,64 @@ ITEM = {"id": "a", "response": "c.", "claims": ["c"], "documents": ["d"]}
 def score(tmp_path: Path, *judge_args: str, flag: str = "--judge-arg") -> subprocess.CompletedProcess[str]:
     inp = tmp_path / "in.jsonl"
     inp.write_text(json.dumps(ITEM) + "\n", encoding="utf-8")
-    args = ["score", str(inp), "-q", "-o", str(tmp_path / "o.jsonl"), "--no-cache", "--judge", "openai",
-            "--judge-arg", "base_url=http://127.0.0.1:9/v1", "--judge-arg", "max_retries=0"]
+    args = [
+        "score",
+        str(inp),
+        "-q",
+        "-o",
+        str(tmp_path / "o.jsonl"),
+        "--no-cache",
+        "--judge",
+        "openai",
+        "--judge-arg",
+        "base_url=http://127.0.0.1:9/v1",
+        "--judge-arg",
+        "max_retries=0",
+    ]
     for a in judge_args:
         args += [flag, a]
-    return subprocess.run([sys.executable, "-m", "conflictscore_local.cli", *args], capture_output=True, text=True,
-                          timeout=300, check=False, env={**os.environ, "PYTHONPATH": str(PACKAGE_ROOT)})
+    return subprocess.run(
+        [sys.executable, "-m", "conflictscore_local.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(PACKAGE_ROOT)},
+    )
 
 
-@pytest.mark.parametrize("arg, says", [
-    (f'extra_body={{"api_key": "{K3}"', "argument 'extra_body': expected a JSON object (Expecting ',' delimiter at "
-                                        "character 34), got text of 33 characters (not shown: it may hold a "
-                                        "credential)"),
-    (f'model_fingerprint={{"api_key": "{K3}"}}', "argument 'model_fingerprint': expected a string, got a JSON object "
-                                                 "(not shown: it may hold a credential)"),
-    (f'extra_body=["token", "{K3}"]', "argument 'extra_body': expected dict, got list"),
-    (f"max_retries=token-{K3}", "argument 'max_retries': expected an integer, got text of 25 characters (not shown"),
-    (f"endpoint=Bearer {K3}", "argument 'endpoint': text of 26 characters (not shown: it may hold a credential) is "
-                              "not allowed; allowed: chat, completions"),
-], ids=["extra_body missing its brace", "an object for a string", "a list for an object", "a token for a number",
-        "a bearer for a choice"])
+@pytest.mark.parametrize(
+    "arg, says",
+    [
+        (
+            f'extra_body={{"api_key": "{K3}"',
+            "argument 'extra_body': expected a JSON object (Expecting ',' delimiter at "
+            "character 34), got text of 33 characters (not shown: it may hold a "
+            "credential)",
+        ),
+        (
+            f'model_fingerprint={{"api_key": "{K3}"}}',
+            "argument 'model_fingerprint': expected a string, got a JSON object (not shown: it may hold a credential)",
+        ),
+        (f'extra_body=["token", "{K3}"]', "argument 'extra_body': expected dict, got list"),
+        (
+            f"max_retries=token-{K3}",
+            "argument 'max_retries': expected an integer, got text of 25 characters (not shown",
+        ),
+        (
+            f"endpoint=Bearer {K3}",
+            "argument 'endpoint': text of 26 characters (not shown: it may hold a credential) is "
+            "not allowed; allowed: chat, completions",
+        ),
+    ],
+    ids=[
+        "extra_body missing its brace",
+        "an object for a string",
+        "a list for an object",
+        "a token for a number",
+        "a bearer for a choice",
+    ],
+)
 def test_a_refused_argument_never_echoes_a_credential(tmp_path: Path, arg: str, says: str) -> None:
     """Before: "argument 'extra_body': expected a JSON object, got '{"api_key": "body-token-QQQQ7777"'"."""
     done = score(tmp_path, arg)

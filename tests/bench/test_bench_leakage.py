@@ -22,7 +22,9 @@ SNIPPET = "Face masks reduced transmission by half in the trial."
 
 def test_text_keys_hold_the_text_and_its_longer_sentences() -> None:
     assert text_keys(f"  {SNIPPET} Too short here. ") == {
-        f"{SNIPPET.casefold()} too short here", "face masks reduced transmission by half in the trial"}
+        f"{SNIPPET.casefold()} too short here",
+        "face masks reduced transmission by half in the trial",
+    }
 
 
 def test_a_document_containing_an_evaluation_snippet_leaks() -> None:
@@ -34,24 +36,38 @@ def test_a_document_containing_an_evaluation_snippet_leaks() -> None:
     assert index.claim_leaks("  masks WORK") and not index.claim_leaks("Masks work well.")
     leaks = find_leaks(index, [SNIPPET, "Other text entirely, with six words."], ["masks work", "x"])
     assert (leaks.documents, leaks.claims, leaks.total) == (1, 1, 2)
-    with pytest.raises(InputError, match=r"^bench build: 1 training document\(s\) and 1 training claim\(s\) also occur"):
+    with pytest.raises(
+        InputError, match=r"^bench build: 1 training document\(s\) and 1 training claim\(s\) also occur"
+    ):
         check_disjoint(leaks, what="bench build")
     check_disjoint(find_leaks(index, ["Unrelated words that are six long."], ["y"]), what="ok")
 
 
 def _item(id: str, split: str, claims: list[str], docs: list[str], rows: list[list[str]]) -> dict:
-    return {"id": id, "split": split, "claims": claims, "response": " ".join(claims), "source": "s",
-            "documents": [{"id": f"d{j}", "text": t} for j, t in enumerate(docs)], "gold_labels": rows,
-            "gold_conflicted": ["SUPPORT" in r and "CONTRADICT" in r for r in rows], "conflict_type": "contradiction"}
+    return {
+        "id": id,
+        "split": split,
+        "claims": claims,
+        "response": " ".join(claims),
+        "source": "s",
+        "documents": [{"id": f"d{j}", "text": t} for j, t in enumerate(docs)],
+        "gold_labels": rows,
+        "gold_conflicted": ["SUPPORT" in r and "CONTRADICT" in r for r in rows],
+        "conflict_type": "contradiction",
+    }
 
 
 def test_train_items_give_way_to_dev_and_test() -> None:
     shared = "The river flooded the old town in the spring of 1990."
     items = [
         _item("t1", "test", ["The river flooded in 1990."], [shared], [["SUPPORT"]]),
-        _item("a", "train", ["Claim A is about the flood.", "Claim B is about the flood."],
-              ["Unrelated evidence sentence with six words.", shared, "Another document text about the flood."],
-              [["SUPPORT", "CONTRADICT", "IRRELEVANT"], ["SUPPORT", "IRRELEVANT", "CONTRADICT"]]),
+        _item(
+            "a",
+            "train",
+            ["Claim A is about the flood.", "Claim B is about the flood."],
+            ["Unrelated evidence sentence with six words.", shared, "Another document text about the flood."],
+            [["SUPPORT", "CONTRADICT", "IRRELEVANT"], ["SUPPORT", "IRRELEVANT", "CONTRADICT"]],
+        ),
         _item("b", "train", ["The river flooded in 1990."], ["Some other document about rivers here."], [["SUPPORT"]]),
         _item("c", "train", ["Claim C."], [shared], [["CONTRADICT"]]),
     ]

@@ -21,11 +21,16 @@ _LINE_BREAKS_IN_STRINGS = "\u2028\u2029\x85"
 
 def test_jsonl_strings_may_hold_unicode_line_separators(tmp_path: Path):
     claim = f"Sea level rose{_LINE_BREAKS_IN_STRINGS} by 20 cm."
-    rec = {"claim": claim, "claim_id": "1", "claim_label": "SUPPORTS",
-           "evidences": [{"evidence_label": "SUPPORTS", "evidence": "It rose\u2028 20 cm."}]}
+    rec = {
+        "claim": claim,
+        "claim_id": "1",
+        "claim_label": "SUPPORTS",
+        "evidences": [{"evidence_label": "SUPPORTS", "evidence": "It rose\u2028 20 cm."}],
+    }
     path = tmp_path / "cf.jsonl"
-    path.write_text(json.dumps(rec, ensure_ascii=False) + "\n\n" + json.dumps(rec | {"claim_id": "2"}) + "\n",
-                    encoding="utf-8")
+    path.write_text(
+        json.dumps(rec, ensure_ascii=False) + "\n\n" + json.dumps(rec | {"claim_id": "2"}) + "\n", encoding="utf-8"
+    )
     items = build_bench(tmp_path, only=["climate_fever"], sources={"climate_fever": path})
     assert [it["claims"] for it in items] == [[claim], [claim]]
     assert items[0]["documents"][0]["text"] == "It rose\u2028 20 cm."
@@ -34,8 +39,10 @@ def test_jsonl_strings_may_hold_unicode_line_separators(tmp_path: Path):
 
 def test_bench_and_engine_share_one_jsonl_reader(tmp_path: Path):
     """The same file gives the same lines, values and errors to ``score`` and to ``bench build``."""
-    rows = [{"id": "a", "response": f"x{_LINE_BREAKS_IN_STRINGS}y", "documents": []}, {"id": "b", "response": "z",
-                                                                                    "documents": []}]
+    rows = [
+        {"id": "a", "response": f"x{_LINE_BREAKS_IN_STRINGS}y", "documents": []},
+        {"id": "b", "response": "z", "documents": []},
+    ]
     path = tmp_path / "items.jsonl"
     path.write_bytes(b"".join(json.dumps(r, ensure_ascii=False).encode() + b"\r\n" for r in rows))
     assert list(iter_jsonl(path)) == [(1, rows[0]), (2, rows[1])]

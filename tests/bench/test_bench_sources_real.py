@@ -135,8 +135,9 @@ def test_climate_fever_mapping(loaded_by_id, shared_data):
     for r in disputed[:20]:
         b = by_id[f"climate_fever:{r['claim_id']}"]
         assert b["gold_conflicted"] == [True] and b["conflict_type"] == "contradiction"
-        assert b["gold_labels"][0] == [{"SUPPORTS": S, "REFUTES": C, "NOT_ENOUGH_INFO": IR}[e["evidence_label"]]
-                                       for e in r["evidences"]]
+        assert b["gold_labels"][0] == [
+            {"SUPPORTS": S, "REFUTES": C, "NOT_ENOUGH_INFO": IR}[e["evidence_label"]] for e in r["evidences"]
+        ]
 
 
 def test_climate_fever_entropy_filter(shared_data):
@@ -184,9 +185,13 @@ def test_macnoise_levels(by_id):
 def test_macnoise_answer_in_passage_is_a_whole_word(by_id):
     # how many seasons of the mistresses are there — four; pert_lbls_25 = [0, 0, 1, 0, 1]: passage 3
     # speaks of a "fourth season" only (IRRELEVANT); passages 0, 1 say "the four lead characters"
-    it = next(v for k, v in by_id.items()
-              if k.startswith("macnoise:GPT_trainx_longpre_samples:") and k.endswith(":pert_lbls_25")
-              and v["question"] == "how many seasons of the mistresses are there")
+    it = next(
+        v
+        for k, v in by_id.items()
+        if k.startswith("macnoise:GPT_trainx_longpre_samples:")
+        and k.endswith(":pert_lbls_25")
+        and v["question"] == "how many seasons of the mistresses are there"
+    )
     assert it["claims"] == ["There are four seasons of the mistresses."]
     assert it["gold_labels"] == [[S, S, C, IR, C]]
 

@@ -15,8 +15,9 @@ def W(benchmark_script: Any) -> Any:
 
 @pytest.fixture(scope="module")
 def questions(W: Any) -> list[Any]:
-    return [W.Question(f"q{i}", [f"claim {i}a", f"claim {i}b"], [f"doc {i}.{j}" for j in range(i + 1)])
-            for i in range(4)]
+    return [
+        W.Question(f"q{i}", [f"claim {i}a", f"claim {i}b"], [f"doc {i}.{j}" for j in range(i + 1)]) for i in range(4)
+    ]
 
 
 def texts(item: Any) -> list[str]:
@@ -26,15 +27,21 @@ def texts(item: Any) -> list[str]:
 def test_rag_job_gives_each_question_its_own_documents(W: Any, questions: list[Any]) -> None:
     items = W.rag_job(questions, 2)
     assert [(it.id, list(it.claims), texts(it)) for it in items] == [
-        ("q0", ["claim 0a", "claim 0b"], ["doc 0.0"]), ("q1", ["claim 1a", "claim 1b"], ["doc 1.0", "doc 1.1"])]
+        ("q0", ["claim 0a", "claim 0b"], ["doc 0.0"]),
+        ("q1", ["claim 1a", "claim 1b"], ["doc 1.0", "doc 1.1"]),
+    ]
 
 
 def test_grown_job_adds_other_questions_documents_by_stride(W: Any, questions: list[Any]) -> None:
     # 2 items, the rest q2, q3: item i gets rest[(i * stride + k) % 2] for k < factor - 1
     assert [texts(it) for it in W.grown_job(questions, 2, 2)] == [
-        ["doc 0.0", "doc 2.0", "doc 2.1", "doc 2.2"], ["doc 1.0", "doc 1.1", "doc 3.0", "doc 3.1", "doc 3.2", "doc 3.3"]]
+        ["doc 0.0", "doc 2.0", "doc 2.1", "doc 2.2"],
+        ["doc 1.0", "doc 1.1", "doc 3.0", "doc 3.1", "doc 3.2", "doc 3.3"],
+    ]
     assert [texts(it) for it in W.grown_job(questions, 2, 2, stride=2)] == [  # (1 * 2 + 0) % 2 = 0: q2 again
-        ["doc 0.0", "doc 2.0", "doc 2.1", "doc 2.2"], ["doc 1.0", "doc 1.1", "doc 2.0", "doc 2.1", "doc 2.2"]]
+        ["doc 0.0", "doc 2.0", "doc 2.1", "doc 2.2"],
+        ["doc 1.0", "doc 1.1", "doc 2.0", "doc 2.1", "doc 2.2"],
+    ]
     assert [texts(it) for it in W.grown_job(questions, 2, 1)] == [texts(it) for it in W.rag_job(questions, 2)]
 
 

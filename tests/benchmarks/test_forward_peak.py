@@ -21,19 +21,33 @@ def test_linear_layers_count_the_padded_tokens_of_the_judges_batches(fp: Any) ->
     # one batch, sorted 30, 20, 10 and padded to 30: 90 tokens
     got = fp.linear_layers(profile, CFG, [10, 30, 20], {"512": 300.0, "2048": 382.2})
     rate = PER_TOKEN * 90 / 1e9 / 0.01  # 191.10 GFLOP/s
-    assert got == {"padded_tokens": 90, "gflop": 1.9, "addmm_s": 0.01, "gflops": round(rate, 1),
-                   "share_of_peak": round(rate / 382.2, 3)}
+    assert got == {
+        "padded_tokens": 90,
+        "gflop": 1.9,
+        "addmm_s": 0.01,
+        "gflops": round(rate, 1),
+        "share_of_peak": round(rate / 382.2, 3),
+    }
     assert got["share_of_peak"] == 0.5
     # 2,048 tokens a batch: [1500] alone, then [1000, 600] padded to 1000
     assert fp.linear_layers(profile, CFG, [600, 1500, 1000], {"2048": 1.0})["padded_tokens"] == 1500 + 2 * 1000
-    assert fp.linear_layers([{"op": "aten::mm", "self_ms": 1.0, "share": 1.0, "calls": 1}], CFG, [10], {"2048": 1.0}) == {}
+    assert (
+        fp.linear_layers([{"op": "aten::mm", "self_ms": 1.0, "share": 1.0, "calls": 1}], CFG, [10], {"2048": 1.0}) == {}
+    )
 
 
 def test_op_shares_split_linear_attention_and_the_rest(fp: Any) -> None:
-    fused = [{"op": "aten::addmm", "share": 0.5}, {"op": "aten::_scaled_dot_product_flash_attention_for_cpu", "share": 0.3},
-             {"op": "aten::gelu", "share": 0.1}]
+    fused = [
+        {"op": "aten::addmm", "share": 0.5},
+        {"op": "aten::_scaled_dot_product_flash_attention_for_cpu", "share": 0.3},
+        {"op": "aten::gelu", "share": 0.1},
+    ]
     assert fp.op_shares(fused) == {"linear": 0.5, "attention": 0.3, "other": 0.2}
-    plain = [{"op": "aten::addmm", "share": 0.4}, {"op": "aten::bmm", "share": 0.2}, {"op": "aten::_softmax", "share": 0.15}]
+    plain = [
+        {"op": "aten::addmm", "share": 0.4},
+        {"op": "aten::bmm", "share": 0.2},
+        {"op": "aten::_softmax", "share": 0.15},
+    ]
     assert fp.op_shares(plain) == {"linear": 0.4, "attention": 0.35, "other": 0.25}
 
 
@@ -51,7 +65,10 @@ def test_bound_counts_the_faster_linear_kernel_and_adds_the_parts(fp: Any) -> No
         "linear_only": 1.25,  # 100 / 1.6 / 50
         "with_attention": 1.0,  # 100 / 2.0 / 50
         "all_parts": 0.8,  # 100 / 2.5 / 50
-        "parts_s": 2.5, "forward_s": 3.0, "parts_over_forward": 0.833}
+        "parts_s": 2.5,
+        "forward_s": 3.0,
+        "parts_over_forward": 0.833,
+    }
     assert fp.bound(100.0, {"linear": 4.0, "attention": 1.0, "elementwise": 0.0}, 50.0, 5.0)["with_attention"] == 0.4
 
 

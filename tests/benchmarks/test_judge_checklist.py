@@ -27,8 +27,9 @@ def probes(P: Any) -> dict[str, list[Any]]:
 
 def test_deterministic_for_a_seed_and_different_across_seeds(P: Any, probes: dict[str, list[Any]]) -> None:
     again = P.templated_probes(0)
-    assert {c: [p.as_json() for p in ps] for c, ps in again.items()} == \
-        {c: [p.as_json() for p in ps] for c, ps in probes.items()}
+    assert {c: [p.as_json() for p in ps] for c, ps in again.items()} == {
+        c: [p.as_json() for p in ps] for c, ps in probes.items()
+    }
     other = P.templated_probes(1)
     for cap in P.CAPABILITIES:
         assert [p.claim for p in other[cap]] != [p.claim for p in probes[cap]], cap
@@ -68,8 +69,11 @@ def test_near_misses_differ_and_keep_their_shape(P: Any) -> None:
 
 def test_dates_round_trip_in_every_style(P: Any) -> None:
     d = dt.date(1867, 11, 7)
-    assert [P.fmt_date(d, s) for s in P.DATE_STYLES] == ["7 November 1867", "November 7, 1867",
-                                                       "the 7th of November 1867"]
+    assert [P.fmt_date(d, s) for s in P.DATE_STYLES] == [
+        "7 November 1867",
+        "November 7, 1867",
+        "the 7th of November 1867",
+    ]
     assert P.fmt_date(dt.date(2001, 3, 22), "ordinal") == "the 22nd of March 2001"
     assert P.fmt_date(dt.date(2001, 3, 12), "ordinal") == "the 12th of March 2001"
     for s in P.DATE_STYLES:
@@ -105,7 +109,8 @@ def test_number_probes_state_the_value_they_claim(P: Any, probes: dict[str, list
         elif kind == "unit":
             assert _numbers(p.claim)[-1] == _numbers(p.passage)[-1]  # the same number, the unit decides
             assert (p.meta["claimed_unit"] != p.meta["unit"]) and p.meta["claimed_unit"] in p.claim.replace(
-                str(_numbers(p.claim)[-1]), "N").replace(f"{_numbers(p.claim)[-1]:,}", "N")
+                str(_numbers(p.claim)[-1]), "N"
+            ).replace(f"{_numbers(p.claim)[-1]:,}", "N")
         elif kind == "percent":
             assert (p.meta["value"] == p.meta["claimed"]) == same
         elif kind == "range":
@@ -156,8 +161,22 @@ def test_negation_probes_put_the_cues_where_their_direction_says(P: Any, probes:
 
 
 def _subject(P: Any, text: str) -> set[str]:
-    names = set(P.PEOPLE + P.ORGS + P.PHARMA + P.TOWNS + P.STRUCTURES + P.VENUES + P.LIBRARIES + P.HOSPITALS
-                + P.DRUGS + P.TRIALS + P.STADIUMS + P.EVENTS + P.BOOKS + P.FILMS) | {c for c, _, _ in P.COUNTRIES}
+    names = set(
+        P.PEOPLE
+        + P.ORGS
+        + P.PHARMA
+        + P.TOWNS
+        + P.STRUCTURES
+        + P.VENUES
+        + P.LIBRARIES
+        + P.HOSPITALS
+        + P.DRUGS
+        + P.TRIALS
+        + P.STADIUMS
+        + P.EVENTS
+        + P.BOOKS
+        + P.FILMS
+    ) | {c for c, _, _ in P.COUNTRIES}
     return {n for n in names if P.mentions(text, [n])}
 
 
@@ -182,8 +201,11 @@ def test_entity_swaps_keep_the_subject_and_change_the_entity(P: Any, probes: dic
             assert claim <= passage | set(P.CITIES), p
         else:
             capital = any(c in p.claim and c in p.passage for c, _, _ in P.COUNTRIES)
-            assert capital or (claim & passage and claim != passage) or \
-                any(c in p.claim and c not in p.passage for c in P.CITIES), p
+            assert (
+                capital
+                or (claim & passage and claim != passage)
+                or any(c in p.claim and c not in p.passage for c in P.CITIES)
+            ), p
 
 
 def test_long_documents_hold_exactly_one_relevant_sentence(P: Any, probes: dict[str, list[Any]]) -> None:
@@ -204,7 +226,8 @@ def test_long_documents_hold_exactly_one_relevant_sentence(P: Any, probes: dict[
 
 
 def test_partial_claims_are_compounds_whose_silent_part_the_passage_never_mentions(
-        P: Any, probes: dict[str, list[Any]]) -> None:
+    P: Any, probes: dict[str, list[Any]]
+) -> None:
     for p in probes["partial"]:
         assert " and " in p.claim and p.meta["silent_part"] in p.claim
         assert p.meta["silent_part"] not in p.passage
@@ -217,30 +240,49 @@ def _write(path: Path, text: str) -> None:
 
 def test_mined_loaders_read_the_original_shapes_and_drop_training_text(P: Any, tmp_path: Path) -> None:
     x = tmp_path / "nli_extra"
-    _write(x / "nan-nli/data/nan.csv", "premise,hypothesis,label,P-Verbal\n"
-           "The dog did not bark.,The dog was silent.,entailment,0\n"
-           "\"No one came, sadly.\",Someone came.,contradiction,1\n")
+    _write(
+        x / "nan-nli/data/nan.csv",
+        "premise,hypothesis,label,P-Verbal\n"
+        "The dog did not bark.,The dog was silent.,entailment,0\n"
+        '"No one came, sadly.",Someone came.,contradiction,1\n',
+    )
     anli_head = "context,statement,reason,adversary_pred,gold_label,tags\n"
-    _write(x / "anli/anlizinganli/anli_annot_v0.2/ANLI_analysis_r1_dev.csv",
-           anli_head + "The museum opened in 1901.,The museum opened in 1902.,r,e,c,\"['Numerical', 'Dates']\"\n"
-           "Tom is tall.,Tom is short.,r,e,c,\"['Error']\"\n")
+    _write(
+        x / "anli/anlizinganli/anli_annot_v0.2/ANLI_analysis_r1_dev.csv",
+        anli_head + "The museum opened in 1901.,The museum opened in 1902.,r,e,c,\"['Numerical', 'Dates']\"\n"
+        "Tom is tall.,Tom is short.,r,e,c,\"['Error']\"\n",
+    )
     for r in (2, 3):
         _write(x / f"anli/anlizinganli/anli_annot_v0.2/ANLI_analysis_r{r}_dev.csv", anli_head)
     cols = "\t".join(P.TAXI_COLUMNS)
-    _write(x / "taxinli/taxinli10k.tsv", f"prem\thyp\tlabel\tannotated_label\t{cols}\tgenre\n"
-           f"He didn't go.\tHe stayed home.\tentailment\tentailment\t{chr(9).join('0001' + '0' * 11)}\tfiction\n"
-           f"She left.\tShe stayed.\tcontradiction\tneutral\t{chr(9).join('0' * 15)}\tfiction\n")
-    fever = [{"claim": "Colombiana is a French film .", "evidence": "Colombiana is a 2011 French action film .",
-              "gold_label": "SUPPORTS"},
-             {"claim": "Paris is in Spain .", "evidence": "Paris is the capital of France -LRB- a country -RRB- .",
-              "gold_label": "REFUTES"}]
-    _write(x / "fever-symmetric/symmetric_v0.2/fever_symmetric_test.jsonl",
-           "".join(json.dumps(r) + "\n" for r in fever))
+    _write(
+        x / "taxinli/taxinli10k.tsv",
+        f"prem\thyp\tlabel\tannotated_label\t{cols}\tgenre\n"
+        f"He didn't go.\tHe stayed home.\tentailment\tentailment\t{chr(9).join('0001' + '0' * 11)}\tfiction\n"
+        f"She left.\tShe stayed.\tcontradiction\tneutral\t{chr(9).join('0' * 15)}\tfiction\n",
+    )
+    fever = [
+        {
+            "claim": "Colombiana is a French film .",
+            "evidence": "Colombiana is a 2011 French action film .",
+            "gold_label": "SUPPORTS",
+        },
+        {
+            "claim": "Paris is in Spain .",
+            "evidence": "Paris is the capital of France -LRB- a country -RRB- .",
+            "gold_label": "REFUTES",
+        },
+    ]
+    _write(
+        x / "fever-symmetric/symmetric_v0.2/fever_symmetric_test.jsonl", "".join(json.dumps(r) + "\n" for r in fever)
+    )
     _write(x / "control/data/dev.jsonl", json.dumps({"premise": "p " * 200, "hypothesis": "h", "label": "n"}) + "\n")
     # training side: FEVER-Symmetric dev repeats the first test evidence; an eval-only set is never indexed
-    _write(x / "fever-symmetric/symmetric_v0.2/fever_symmetric_dev.jsonl",
-           json.dumps({"claim": "x", "evidence": "Colombiana is a 2011 French action film .", "gold_label": "SUPPORTS"})
-           + "\n")
+    _write(
+        x / "fever-symmetric/symmetric_v0.2/fever_symmetric_dev.jsonl",
+        json.dumps({"claim": "x", "evidence": "Colombiana is a 2011 French action film .", "gold_label": "SUPPORTS"})
+        + "\n",
+    )
     assert [r.label for r in P.load_nan_nli(x)] == ["SUPPORT", "CONTRADICT"]
     assert P.load_nan_nli(x)[1].premise == "No one came, sadly." and P.load_nan_nli(x)[1].source.endswith("row 2")
     anli = P.load_anli_dev(x)
@@ -257,7 +299,8 @@ def test_mined_loaders_read_the_original_shapes_and_drop_training_text(P: Any, t
     assert info["dropped_shared_with_training"] == {"fever-symmetric": 1}
     numbers = mined["numbers"]
     assert [(p.claim, p.label, p.source) for p in numbers] == [
-        ("The museum opened in 1902.", "CONTRADICT", "anli ANLI_analysis_r1_dev.csv row 1")]
+        ("The museum opened in 1902.", "CONTRADICT", "anli ANLI_analysis_r1_dev.csv row 1")
+    ]
     assert {p.source for p in mined["negation"]} >= {"nan-nli data/nan.csv row 1", "taxinli taxinli10k.tsv row 1"}
     assert mined["long_document"] and all(p.document for p in mined["long_document"])
     assert mined["partial"] == []

@@ -64,21 +64,34 @@ def test_every_line_of_the_file_is_one_object_with_the_declared_fields(S: Any) -
 GOOD = {"id": "x-01", "category": "numbers", "passage": "P.", "claim": "C.", "label": "SUPPORT"}
 
 
-@pytest.mark.parametrize("line, message", [
-    ("{not json", r"line 2: not JSON"),
-    ('["a list"]', r"line 2: expected a JSON object with the fields id, category, passage, claim, label"),
-    (json.dumps({**GOOD, "id": "x-02", "label": "NEUTRAL"}),
-     r"line 2: field 'label' is 'NEUTRAL'; allowed: SUPPORT, CONTRADICT, IRRELEVANT"),
-    (json.dumps({**GOOD, "id": "x-02", "category": "entities"}),
-     r"line 2: field 'category' is 'entities'; allowed: antonym_property, numbers, .*, identity"),
-    (json.dumps({**GOOD, "id": "x-02", "claim": " "}), r"line 2: field 'claim' must be a non-empty string, got ' '"),
-    (json.dumps({k: v for k, v in GOOD.items() if k != "passage"}),
-     r"line 2: field 'passage' must be a non-empty string, got None"),
-    (json.dumps({**GOOD, "id": "x-02", "why": "?"}), r"line 2: unknown field 'why'; allowed: id, .*, note"),
-    (json.dumps(GOOD), r"line 2: field 'id' 'x-01' repeats line 1"),
-])
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ("{not json", r"line 2: not JSON"),
+        ('["a list"]', r"line 2: expected a JSON object with the fields id, category, passage, claim, label"),
+        (
+            json.dumps({**GOOD, "id": "x-02", "label": "NEUTRAL"}),
+            r"line 2: field 'label' is 'NEUTRAL'; allowed: SUPPORT, CONTRADICT, IRRELEVANT",
+        ),
+        (
+            json.dumps({**GOOD, "id": "x-02", "category": "entities"}),
+            r"line 2: field 'category' is 'entities'; allowed: antonym_property, numbers, .*, identity",
+        ),
+        (
+            json.dumps({**GOOD, "id": "x-02", "claim": " "}),
+            r"line 2: field 'claim' must be a non-empty string, got ' '",
+        ),
+        (
+            json.dumps({k: v for k, v in GOOD.items() if k != "passage"}),
+            r"line 2: field 'passage' must be a non-empty string, got None",
+        ),
+        (json.dumps({**GOOD, "id": "x-02", "why": "?"}), r"line 2: unknown field 'why'; allowed: id, .*, note"),
+        (json.dumps(GOOD), r"line 2: field 'id' 'x-01' repeats line 1"),
+    ],
+)
 def test_a_bad_line_is_refused_with_its_file_line_field_and_allowed_values(
-        S: Any, tmp_path: Path, line: str, message: str) -> None:
+    S: Any, tmp_path: Path, line: str, message: str
+) -> None:
     path = tmp_path / "pairs.jsonl"
     path.write_text(json.dumps(GOOD) + "\n" + line + "\n", encoding="utf-8")
     with pytest.raises(InputError, match=rf"^{path}, {message}"):
@@ -86,13 +99,15 @@ def test_a_bad_line_is_refused_with_its_file_line_field_and_allowed_values(
 
 
 def test_the_runner_refuses_a_bad_file_in_one_line_with_exit_2(
-        S: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    S: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "pairs.jsonl"
     path.write_text(json.dumps({**GOOD, "label": "yes"}) + "\n", encoding="utf-8")
     assert S.main(["--pairs", str(path), "--out-dir", str(tmp_path / "out"), "--no-leak-check"]) == 2
     err = capsys.readouterr().err
-    assert err == (f"judge_sanity: error: {path}, line 1: field 'label' is 'yes'; allowed: SUPPORT, CONTRADICT, "
-                   "IRRELEVANT\n")
+    assert err == (
+        f"judge_sanity: error: {path}, line 1: field 'label' is 'yes'; allowed: SUPPORT, CONTRADICT, IRRELEVANT\n"
+    )
     assert not (tmp_path / "out").exists()
 
 
@@ -101,9 +116,13 @@ def _pair(S: Any, i: int, category: str, label: str) -> Any:
 
 
 def test_the_summary_on_a_hand_computed_case(S: Any) -> None:
-    pairs = [_pair(S, 1, "numbers", "SUPPORT"), _pair(S, 2, "numbers", "CONTRADICT"),
-             _pair(S, 3, "negation_claim", "CONTRADICT"), _pair(S, 4, "negation_premise", "IRRELEVANT"),
-             _pair(S, 5, "identity", "SUPPORT")]
+    pairs = [
+        _pair(S, 1, "numbers", "SUPPORT"),
+        _pair(S, 2, "numbers", "CONTRADICT"),
+        _pair(S, 3, "negation_claim", "CONTRADICT"),
+        _pair(S, 4, "negation_premise", "IRRELEVANT"),
+        _pair(S, 5, "identity", "SUPPORT"),
+    ]
     results = [
         {"label": "SUPPORT", "probs": {"SUPPORT": 0.7, "CONTRADICT": 0.2, "IRRELEVANT": 0.1}, "note": None},
         # arg-max IRRELEVANT, but CONTRADICT passes its 0.3 threshold: the rule decided
@@ -113,20 +132,41 @@ def test_the_summary_on_a_hand_computed_case(S: Any) -> None:
         {"label": "SUPPORT", "probs": None, "note": None},
     ]
     s = S.summarize(pairs, results, {"SUPPORT": 0.45, "CONTRADICT": 0.3})
-    assert {k: s["overall"][k] for k in ("n", "correct", "errors", "accuracy", "scored", "unscored")} == \
-        {"n": 5, "correct": 3, "errors": 2, "accuracy": 0.6, "scored": 4, "unscored": 1}
+    assert {k: s["overall"][k] for k in ("n", "correct", "errors", "accuracy", "scored", "unscored")} == {
+        "n": 5,
+        "correct": 3,
+        "errors": 2,
+        "accuracy": 0.6,
+        "scored": 4,
+        "unscored": 1,
+    }
     assert {c: (v["n"], v["errors"], v["accuracy"]) for c, v in s["categories"].items()} == {
-        "numbers": (2, 0, 1.0), "negation_claim": (1, 1, 0.0), "negation_premise": (1, 1, None),  # nothing scored
-        "identity": (1, 0, 1.0)}
-    assert s["confusion"] == {"SUPPORT": {"SUPPORT": 2}, "CONTRADICT": {"CONTRADICT": 1, "SUPPORT": 1},
-                              "IRRELEVANT": {"unscored": 1}}
-    assert {k: v["accuracy"] for k, v in s["by_gold_label"].items()} == \
-        {"SUPPORT": 1.0, "CONTRADICT": 0.5, "IRRELEVANT": None}
-    assert s["groups"]["negation"] == {"categories": ["negation_claim", "negation_premise"], "n": 2, "errors": 2,
-                                       "error_rate": 1.0}
+        "numbers": (2, 0, 1.0),
+        "negation_claim": (1, 1, 0.0),
+        "negation_premise": (1, 1, None),  # nothing scored
+        "identity": (1, 0, 1.0),
+    }
+    assert s["confusion"] == {
+        "SUPPORT": {"SUPPORT": 2},
+        "CONTRADICT": {"CONTRADICT": 1, "SUPPORT": 1},
+        "IRRELEVANT": {"unscored": 1},
+    }
+    assert {k: v["accuracy"] for k, v in s["by_gold_label"].items()} == {
+        "SUPPORT": 1.0,
+        "CONTRADICT": 0.5,
+        "IRRELEVANT": None,
+    }
+    assert s["groups"]["negation"] == {
+        "categories": ["negation_claim", "negation_premise"],
+        "n": 2,
+        "errors": 2,
+        "error_rate": 1.0,
+    }
     assert s["groups"]["numbers"]["n"] == 2 and s["groups"]["numbers"]["error_rate"] == 0.0
     assert [(e["id"], e["gold"], e["predicted"]) for e in s["errors"]] == [
-        ("negation_claim-03", "CONTRADICT", "SUPPORT"), ("negation_premise-04", "IRRELEVANT", "unscored")]
+        ("negation_claim-03", "CONTRADICT", "SUPPORT"),
+        ("negation_premise-04", "IRRELEVANT", "unscored"),
+    ]
     assert s["errors"][0]["argmax"] == "SUPPORT"
     assert s["errors"][0]["rule"] == S.RULE_SAME == "thresholds (the same label as arg-max)"
     assert s["errors"][1]["judge_note"] == "unparseable" and "argmax" not in s["errors"][1]
@@ -146,7 +186,8 @@ def test_nothing_scored_is_no_score(S: Any) -> None:
 
 
 def test_the_runner_scores_the_whole_checklist_with_the_default_judge(
-        S: Any, pairs: list[Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    S: Any, pairs: list[Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert S.main(["--tag", "t", "--out-dir", str(tmp_path), "--no-leak-check"]) == 0
     record = json.loads((tmp_path / "judge_sanity_t.json").read_text(encoding="utf-8"))
     md = (tmp_path / "judge_sanity_t.md").read_text(encoding="utf-8")
@@ -181,10 +222,16 @@ def test_the_runner_scores_the_whole_checklist_with_the_default_judge(
     assert record["judge"]["model"] == "models/default-judge"
     assert record["decision"] == "arg-max"  # the shipped judge's rule (conflictscore.json's decision_rule)
     command = record["meta"]["command"]
-    assert command.startswith("python benchmarks/judge_sanity.py --tag t --out-dir ") and \
-        command.endswith(" --no-leak-check") and str(tmp_path) not in command  # the machine's path is not kept
-    assert record["commit"]["commit"] and record["cpu_flags"] and record["leak_check"] == {
-        "checked": False, "why": "--no-leak-check"}
+    assert (
+        command.startswith("python benchmarks/judge_sanity.py --tag t --out-dir ")
+        and command.endswith(" --no-leak-check")
+        and str(tmp_path) not in command
+    )  # the machine's path is not kept
+    assert (
+        record["commit"]["commit"]
+        and record["cpu_flags"]
+        and record["leak_check"] == {"checked": False, "why": "--no-leak-check"}
+    )
     for cat in S.CATEGORIES:
         assert f"| {cat} | {s['categories'][cat]['n']} | {s['categories'][cat]['errors']} |" in md
     assert md.count("\n- **") == len(s["errors"])  # every error listed
@@ -196,18 +243,24 @@ def test_the_leak_check_finds_a_pair_text_in_a_training_set(S: Any, pairs: list[
     data = tmp_path / "data"
     (data / "nli_extra" / "cad").mkdir(parents=True)
     (data / "nli_extra" / "cad" / "train.jsonl").write_text(
-        json.dumps({"premise": "Grass is green.", "hypothesis": "It rained."}) + "\n", encoding="utf-8")
+        json.dumps({"premise": "Grass is green.", "hypothesis": "It rained."}) + "\n", encoding="utf-8"
+    )
     (data / "nli_extra" / "anli").mkdir()  # evaluation-only: never indexed
     (data / "nli_extra" / "anli" / "dev.jsonl").write_text(json.dumps({"premise": "Snow is white."}) + "\n")
     (data / "nli_general" / "lingnli").mkdir(parents=True)
-    (data / "nli_general" / "lingnli" / "train.jsonl").write_text(json.dumps(
-        {"premise": "Yesterday. The new library building is tall and narrow, squeezed between two shops."}) + "\n",
-        encoding="utf-8")
+    (data / "nli_general" / "lingnli" / "train.jsonl").write_text(
+        json.dumps({"premise": "Yesterday. The new library building is tall and narrow, squeezed between two shops."})
+        + "\n",
+        encoding="utf-8",
+    )
     leak = S.leak_check(pairs, data)
     # "Grass is green." is identity-01's and -04's passage and -04's and -07's claim; the library sentence
     # is antonym_property-02's passage; "Snow is white." is only in an evaluation-only set
     assert leak["checked"] and leak["pairs_sharing_text"] == 4
     assert sorted((h["id"], h["text"]) for h in leak["texts"]) == [
         ("antonym_property-02", "The new library building is tall and narrow, squeezed between two shops."),
-        ("identity-01", "Grass is green."), ("identity-04", "Grass is green."), ("identity-04", "Grass is green."),
-        ("identity-07", "Grass is green.")]
+        ("identity-01", "Grass is green."),
+        ("identity-04", "Grass is green."),
+        ("identity-04", "Grass is green."),
+        ("identity-07", "Grass is green."),
+    ]

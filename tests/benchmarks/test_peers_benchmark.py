@@ -23,13 +23,18 @@ def _checkpoint(folder: Path, packed: bool) -> dict[str, Any]:
     from conflictscore_local.backends.packed import pack, round_trip
 
     folder.mkdir()
-    state = {"emb.weight": round_trip(torch.tensor([[0.5, -1.25], [3.0, 0.0]])),
-             "dense.weight": torch.tensor([[0.1, 0.2]], dtype=torch.float16), "ids": torch.tensor([1, 2])}
+    state = {
+        "emb.weight": round_trip(torch.tensor([[0.5, -1.25], [3.0, 0.0]])),
+        "dense.weight": torch.tensor([[0.1, 0.2]], dtype=torch.float16),
+        "ids": torch.tensor([1, 2]),
+    }
     if packed:
         pack(state, ("emb.weight",), folder)
     else:
-        save_file({k: v.to(torch.float16) if v.is_floating_point() else v for k, v in state.items()},
-                  str(folder / "model.safetensors"))
+        save_file(
+            {k: v.to(torch.float16) if v.is_floating_point() else v for k, v in state.items()},
+            str(folder / "model.safetensors"),
+        )
     (folder / "config.json").write_text(json.dumps({"model_type": "bert", "dtype": "float16"}), encoding="utf-8")
     (folder / "tokenizer.json").write_text("{}", encoding="utf-8")
     return state
@@ -71,18 +76,39 @@ class _Judge:
 def test_summary_medians_ratios_labels_and_table(P: Any) -> None:
     jobs = {"rag": ["item"]}
     ref = {("q", 0, "d0"): "SUPPORT", ("q", 0, "d1"): "IRRELEVANT"}
-    running = {"engine_none": _Peer({"ready": True, "load_s": None}), "engine_default": _Peer({"load_s": None}),
-               "st-onnx": _Peer({"ready": True, "load_s": 4.5, "versions": {"onnxruntime": "1.32.0"}}),
-               "fastembed": _Peer({"load_s": 2.0})}
-    times = {"engine_none": {"rag": [2.0, 4.0, 3.0]}, "engine_default": {"rag": [2.2, 3.6, 3.3]},
-             "st-onnx": {"rag": [1.5, 1.2, 9.0]}, "fastembed": {"rag": [3.0, 3.0, 3.0]}}
-    rows = {"engine_none": {}, "engine_default": {},
-            "st-onnx": {"rag": [[0.8, 0.1, 0.1], [0.6, 0.1, 0.3]]}, "fastembed": {"rag": [[2.5], [-1.0]]}}
+    running = {
+        "engine_none": _Peer({"ready": True, "load_s": None}),
+        "engine_default": _Peer({"load_s": None}),
+        "st-onnx": _Peer({"ready": True, "load_s": 4.5, "versions": {"onnxruntime": "1.32.0"}}),
+        "fastembed": _Peer({"load_s": 2.0}),
+    }
+    times = {
+        "engine_none": {"rag": [2.0, 4.0, 3.0]},
+        "engine_default": {"rag": [2.2, 3.6, 3.3]},
+        "st-onnx": {"rag": [1.5, 1.2, 9.0]},
+        "fastembed": {"rag": [3.0, 3.0, 3.0]},
+    }
+    rows = {
+        "engine_none": {},
+        "engine_default": {},
+        "st-onnx": {"rag": [[0.8, 0.1, 0.1], [0.6, 0.1, 0.3]]},
+        "fastembed": {"rag": [[2.5], [-1.0]]},
+    }
     engine_labels = {"engine_none": {"rag": ref}, "engine_default": {"rag": dict(ref)}}
     engine_runs = {"engine_none": {"rag": {"wall_s": 3.0}}, "engine_default": {"rag": {"wall_s": 3.3}}}
     cold = {"engine_none": 5.0, "engine_default": 5.5, "st-onnx": 1.9, "fastembed": 3.1}
-    out = P.summarise(jobs, {"rag": []}, _Judge(), running, {"flashrank": {"reason": "no local folder"}}, times,
-                      rows, cold, engine_labels, engine_runs)
+    out = P.summarise(
+        jobs,
+        {"rag": []},
+        _Judge(),
+        running,
+        {"flashrank": {"reason": "no local folder"}},
+        times,
+        rows,
+        cold,
+        engine_labels,
+        engine_runs,
+    )
     onnx = out["peers"]["st-onnx"]["workloads"]["rag"]
     # medians 1.5 (st-onnx) and 3.3 (engine_default): 1.5 / 3.3 = 0.4545...
     assert (onnx["median_s"], onnx["fastest_s"], onnx["over_engine_default"]) == (1.5, 1.2, 0.455)
@@ -94,5 +120,7 @@ def test_summary_medians_ratios_labels_and_table(P: Any) -> None:
     # auto ÷ none round by round: 2.2/2.0, 3.6/4.0, 3.3/3.0
     assert out["auto_over_none"]["rag"] == {"median": 1.1, "min": 0.9, "max": 1.1, "per_round": [1.1, 0.9, 1.1]}
     assert out["unavailable"] == {"flashrank": {"reason": "no local folder"}}
-    assert out["table"]["rows"][2:] == [["rag", "st-onnx", "1.500", "0.455", "1/2"],
-                                        ["rag", "fastembed", "3.000", "0.909", "n/a (one score)"]]
+    assert out["table"]["rows"][2:] == [
+        ["rag", "st-onnx", "1.500", "0.455", "1/2"],
+        ["rag", "fastembed", "3.000", "0.909", "n/a (one score)"],
+    ]

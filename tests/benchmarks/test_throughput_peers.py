@@ -27,15 +27,30 @@ def test_padding_of_the_peers_and_of_the_engine_by_hand(tp: Any) -> None:
 
 
 def test_targets_say_met_and_missed(tp: Any) -> None:
-    data = {"dtype_auto": "float32", "workloads": {
-        "rag": {"speedup_vs_crossencoder": 3.2, "label_agreement": 1.0, "warm_over_cold": 49.9,
-                "variants": {"crossencoder": {"wall_s": 4.0}}},
-        "pooled": {"speedup_vs_crossencoder": 3.1, "label_agreement": 0.84, "warm_over_cold": 94.3,
-                   "variants": {"engine_default": {"labels_differing": 5,
-                                                   "differing_on_other_questions_documents": 5}}}},
-        "roofline": {"peak_gflops": {"float32": 200.0, "bfloat16": 1.0},
-                     "variants": {"rag/engine_none": {"share_of_fp32_peak": 0.49, "gflop": 200.0},
-                                  "rag/hf_batch": {"share_of_fp32_peak": 0.65}}}}
+    data = {
+        "dtype_auto": "float32",
+        "workloads": {
+            "rag": {
+                "speedup_vs_crossencoder": 3.2,
+                "label_agreement": 1.0,
+                "warm_over_cold": 49.9,
+                "variants": {"crossencoder": {"wall_s": 4.0}},
+            },
+            "pooled": {
+                "speedup_vs_crossencoder": 3.1,
+                "label_agreement": 0.84,
+                "warm_over_cold": 94.3,
+                "variants": {"engine_default": {"labels_differing": 5, "differing_on_other_questions_documents": 5}},
+            },
+        },
+        "roofline": {
+            "peak_gflops": {"float32": 200.0, "bfloat16": 1.0},
+            "variants": {
+                "rag/engine_none": {"share_of_fp32_peak": 0.49, "gflop": 200.0},
+                "rag/hf_batch": {"share_of_fp32_peak": 0.65},
+            },
+        },
+    }
     assert tp.targets(data) == [
         # 200 GFLOP at 200 GFLOP/s is 1 s at best, against the CrossEncoder's 4.0 s: 4x, and 3.2 / 4 = 0.80
         "rag: engine cold 3.2x the CrossEncoder = 0.80 of the ceiling (target 0.9): MISSED; label agreement 1.0; "
@@ -48,19 +63,26 @@ def test_targets_say_met_and_missed(tp: Any) -> None:
         "judge forward: best engine share of fp32 peak 0.49 (goal 0.5): MISSED",
     ]
     data["workloads"]["pooled"]["variants"]["engine_default"]["differing_on_other_questions_documents"] = 4
-    assert tp.targets(data)[1].endswith("MISSED; label agreement 0.84 (5 differ, 1 of them on the question's own "
-                                        "documents)")
+    assert tp.targets(data)[1].endswith(
+        "MISSED; label agreement 0.84 (5 differ, 1 of them on the question's own documents)"
+    )
     data["roofline"]["variants"]["rag/engine_none"]["gflop"] = 177.0  # ceiling 4.52x: 3.2 / 4.52 = 0.708
     assert tp.targets(data)[0].startswith("rag: engine cold 3.2x the CrossEncoder = 0.71 of the ceiling")
 
 
 def test_profile_stages(benchmark_script: Any) -> None:
     pc = benchmark_script("profile_cold")
-    forward = ("main (cli.py:1);judge (conflictscore_local/judge/nli.py:400);"
-               "forward (transformers/models/bert/modeling_bert.py:9)")
+    forward = (
+        "main (cli.py:1);judge (conflictscore_local/judge/nli.py:400);"
+        "forward (transformers/models/bert/modeling_bert.py:9)"
+    )
     assert pc.stage_of(forward) == "judge forward"
-    assert pc.stage_of("main (cli.py:1);_find_and_load (<frozen importlib._bootstrap>:1);forward (x/modeling_y.py:2)") \
+    assert (
+        pc.stage_of("main (cli.py:1);_find_and_load (<frozen importlib._bootstrap>:1);forward (x/modeling_y.py:2)")
         == "imports"
+    )
     assert pc.stage_of("main (cli.py:1);put_many (conflictscore_local/cache.py:3)") == "judgment cache (SQLite)"
-    assert pc.shares(f"{forward} 3\nmain (cli.py:1) 1\n") == {"samples": 4, "shares": {"judge forward": 0.75,
-                                                                                      "other": 0.25}}
+    assert pc.shares(f"{forward} 3\nmain (cli.py:1) 1\n") == {
+        "samples": 4,
+        "shares": {"judge forward": 0.75, "other": 0.25},
+    }

@@ -68,8 +68,11 @@ def test_a_note_shows_without_q_and_warnings_always(capsys: pytest.CaptureFixtur
 
 
 def _prints(tree: ast.AST) -> list[int]:
-    return [n.lineno for n in ast.walk(tree)
-            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "print"]
+    return [
+        n.lineno
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "print"
+    ]
 
 
 def test_the_library_never_prints_outside_the_command_line() -> None:

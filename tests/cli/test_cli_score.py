@@ -58,15 +58,25 @@ def test_given_labels_reproduce_hand_computed_values(tmp_path: Path, capsys: pyt
     rows = read_jsonl(out)
     assert [r["id"] for r in rows] == ["worked", "nine", "empty"]
     w = rows[0]
-    assert known(w["metrics"]) == {"n_claims": 4, "cs_c": 0.5, "cs_r": pytest.approx(5 / 12), "cs_r_evidenced":
-                                   pytest.approx(5 / 18), "support_rate": 0.75}
+    assert known(w["metrics"]) == {
+        "n_claims": 4,
+        "cs_c": 0.5,
+        "cs_r": pytest.approx(5 / 12),
+        "cs_r_evidenced": pytest.approx(5 / 18),
+        "support_rate": 0.75,
+    }
     c2 = w["claims"][1]
     assert (c2["support"], c2["contradict"], c2["irrelevant"], c2["conflicted"]) == (["d1", "d2"], ["d3"], [], True)
     assert c2["ratio"] == pytest.approx(1 / 3)
     assert c2["judgments"][2] == {"doc_id": "d3", "label": "CONTRADICT", "probs": None, "source": "given"}
     assert rows[1]["metrics"]["cs_r"] == pytest.approx(0.1)
-    assert known(rows[2]["metrics"]) == {"n_claims": 0, "cs_c": None, "cs_r": None, "cs_r_evidenced": None,
-                                         "support_rate": None}
+    assert known(rows[2]["metrics"]) == {
+        "n_claims": 0,
+        "cs_c": None,
+        "cs_r": None,
+        "cs_r_evidenced": None,
+        "support_rate": None,
+    }
     s = json.loads(summ.read_text())
     assert (s["n_items"], s["n_claims"]) == (3, 5)
     assert s["macro"]["cs_c"] == pytest.approx(0.75)
@@ -81,18 +91,26 @@ def test_given_labels_reproduce_hand_computed_values(tmp_path: Path, capsys: pyt
 @pytest.mark.parametrize(
     "content, message",
     [
-        ('{"id": "a", "response": "r", "documents": []}\n{"id": "a", "response": "r", "documents": []}',
-         ":2: field 'id': duplicate id 'a'"),
+        (
+            '{"id": "a", "response": "r", "documents": []}\n{"id": "a", "response": "r", "documents": []}',
+            ":2: field 'id': duplicate id 'a'",
+        ),
         ('{"id": "a", "response": "r"', ":1: invalid JSON"),
-        ('{"id": "a", "response": "r", "documents": [], "claims": ["c"], "labels": [["SUPPORT"]]}',
-         ":1: field 'labels[0]': has 1 labels but there are 0 documents"),
-        ('{"id": "a", "response": "r", "documents": [{"id": "d", "text": "t"}], "claims": ["c"], '
-         '"labels": [["yes"]]}',
-         ":1: field 'labels[0][0]': unknown label 'yes'; allowed: SUPPORT, CONTRADICT, IRRELEVANT"),
+        (
+            '{"id": "a", "response": "r", "documents": [], "claims": ["c"], "labels": [["SUPPORT"]]}',
+            ":1: field 'labels[0]': has 1 labels but there are 0 documents",
+        ),
+        (
+            '{"id": "a", "response": "r", "documents": [{"id": "d", "text": "t"}], "claims": ["c"], '
+            '"labels": [["yes"]]}',
+            ":1: field 'labels[0][0]': unknown label 'yes'; allowed: SUPPORT, CONTRADICT, IRRELEVANT",
+        ),
         ('{"id": "a", "documents": [{"id": "d", "text": 1}], "response": ""}', ":1: field 'documents[0].text'"),
     ],
 )
-def test_bad_input_exits_2_naming_file_line_field(tmp_path: Path, capsys: pytest.CaptureFixture, content: str, message: str):
+def test_bad_input_exits_2_naming_file_line_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture, content: str, message: str
+):
     inp = tmp_path / "in.jsonl"
     inp.write_text(content + "\n")
     out = tmp_path / "out.jsonl"
@@ -131,12 +149,26 @@ class CountingJudge(RuleJudge):
 
 def test_crash_leaves_no_output_and_resume_scores_only_the_rest(tmp_path: Path, register_backend):
     register_backend("judge", "counting-test", CountingJudge)
-    items = [{"id": f"i{k}", "response": "", "documents": [{"id": "d", "text": f"yes: claim {k}"}],
-              "claims": [f"claim {k}"]} for k in range(4)]
+    items = [
+        {"id": f"i{k}", "response": "", "documents": [{"id": "d", "text": f"yes: claim {k}"}], "claims": [f"claim {k}"]}
+        for k in range(4)
+    ]
     inp = write_jsonl(tmp_path / "in.jsonl", items)
     out = tmp_path / "out.jsonl"
-    args = ["score", str(inp), "-o", str(out), "--judge", "counting-test", "--pruner", "none",
-            "--set", "engine.step_items=1", "--no-cache", "-q"]
+    args = [
+        "score",
+        str(inp),
+        "-o",
+        str(out),
+        "--judge",
+        "counting-test",
+        "--pruner",
+        "none",
+        "--set",
+        "engine.step_items=1",
+        "--no-cache",
+        "-q",
+    ]
     CountingJudge.seen, CountingJudge.fail_on = [], "i2"
     with pytest.raises(RuntimeError, match="power cut"):
         main(args)
@@ -159,17 +191,25 @@ def test_crash_leaves_no_output_and_resume_scores_only_the_rest(tmp_path: Path, 
 
 def test_config_file_and_replay_from_summary(tmp_path: Path, register_backend):
     register_backend("judge", "rule-test", RuleJudge)
-    inp = write_jsonl(tmp_path / "in.jsonl", [{"id": "a", "response": "", "claims": ["x is y"],
-                                               "documents": [{"id": "d", "text": "no: x is y"}]}])
+    inp = write_jsonl(
+        tmp_path / "in.jsonl",
+        [{"id": "a", "response": "", "claims": ["x is y"], "documents": [{"id": "d", "text": "no: x is y"}]}],
+    )
     cfg = tmp_path / "run.toml"
     cfg.write_text('[judge]\nname = "rule-test"\nversion = 2\n[pruner]\nname = "none"\n[cache]\nenabled = false\n')
     s1 = tmp_path / "s1.json"
-    assert main(["score", str(inp), "-o", str(tmp_path / "o1.jsonl"), "--config", str(cfg), "--summary", str(s1), "-q"]) == 0
+    assert (
+        main(["score", str(inp), "-o", str(tmp_path / "o1.jsonl"), "--config", str(cfg), "--summary", str(s1), "-q"])
+        == 0
+    )
     summary = json.loads(s1.read_text())
     assert summary["config"]["run"]["judge"] == {"name": "rule-test", "version": 2}
     assert summary["config"]["backends"]["judge"]["args"] == {"version": 2}
     s2 = tmp_path / "s2.json"
-    assert main(["score", str(inp), "-o", str(tmp_path / "o2.jsonl"), "--config", str(s1), "--summary", str(s2), "-q"]) == 0
+    assert (
+        main(["score", str(inp), "-o", str(tmp_path / "o2.jsonl"), "--config", str(s1), "--summary", str(s2), "-q"])
+        == 0
+    )
     assert json.loads(s2.read_text())["config"] == summary["config"]
     assert (tmp_path / "o1.jsonl").read_text() == (tmp_path / "o2.jsonl").read_text()
 
@@ -193,11 +233,25 @@ def test_resume_never_reuses_a_finished_run(tmp_path: Path, capsys: pytest.Captu
 
 def test_resume_refuses_a_changed_input(tmp_path: Path, register_backend):
     register_backend("judge", "counting-test", CountingJudge)
-    items = [{"id": f"i{k}", "response": "", "documents": [{"id": "d", "text": f"yes: c{k}"}], "claims": [f"c{k}"]}
-             for k in range(2)]
+    items = [
+        {"id": f"i{k}", "response": "", "documents": [{"id": "d", "text": f"yes: c{k}"}], "claims": [f"c{k}"]}
+        for k in range(2)
+    ]
     inp = write_jsonl(tmp_path / "in.jsonl", items)
-    args = ["score", str(inp), "-o", str(tmp_path / "o.jsonl"), "--judge", "counting-test", "--pruner", "none",
-            "--set", "engine.step_items=1", "--no-cache", "-q"]
+    args = [
+        "score",
+        str(inp),
+        "-o",
+        str(tmp_path / "o.jsonl"),
+        "--judge",
+        "counting-test",
+        "--pruner",
+        "none",
+        "--set",
+        "engine.step_items=1",
+        "--no-cache",
+        "-q",
+    ]
     CountingJudge.seen, CountingJudge.fail_on = [], "i1"
     with pytest.raises(RuntimeError):
         main(args)

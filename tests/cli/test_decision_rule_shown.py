@@ -12,17 +12,37 @@ import pytest
 
 from conflictscore_local.cli import main
 
-ITEMS = [{"id": "water", "response": "Water boils at 100 °C at sea level. Ice is cold.",
-          "claims": ["Water boils at 100 °C at sea level.", "Ice is cold."],
-          "documents": ["At sea level, water boils at 100 degrees Celsius.", "Ice is frozen water.", "Paris is big."]}]
+ITEMS = [
+    {
+        "id": "water",
+        "response": "Water boils at 100 °C at sea level. Ice is cold.",
+        "claims": ["Water boils at 100 °C at sea level.", "Ice is cold."],
+        "documents": ["At sea level, water boils at 100 degrees Celsius.", "Ice is frozen water.", "Paris is big."],
+    }
+]
 
 
 def score(tmp_path: Path, name: str, model: Path, *judge_args: str) -> tuple[list[str], Path]:
     items = tmp_path / "in.jsonl"
     items.write_text("".join(json.dumps(r) + "\n" for r in ITEMS), encoding="utf-8")
-    args = ["score", str(items), "-o", str(tmp_path / f"{name}.jsonl"), "--summary", str(tmp_path / f"{name}.json"),
-            "--csv-pairs", str(tmp_path / f"{name}.pairs.csv"), "--pruner", "none", "--cache",
-            str(tmp_path / "cache.sqlite"), "--judge", "nli", "--judge-arg", f"model={model}"]
+    args = [
+        "score",
+        str(items),
+        "-o",
+        str(tmp_path / f"{name}.jsonl"),
+        "--summary",
+        str(tmp_path / f"{name}.json"),
+        "--csv-pairs",
+        str(tmp_path / f"{name}.pairs.csv"),
+        "--pruner",
+        "none",
+        "--cache",
+        str(tmp_path / "cache.sqlite"),
+        "--judge",
+        "nli",
+        "--judge-arg",
+        f"model={model}",
+    ]
     for a in judge_args:
         args += ["--judge-arg", a]
     return args, tmp_path
@@ -50,14 +70,25 @@ def expected(p: dict[str, float], t: dict[str, float] | None) -> tuple[str, str]
     return ("SUPPORT", f"S>={t['SUPPORT']:.2f}") if s else ("CONTRADICT", f"C>={t['CONTRADICT']:.2f}")
 
 
-@pytest.mark.parametrize(("judge_args", "thresholds", "rule"), [
-    (['thresholds={"SUPPORT": 0.5, "CONTRADICT": 0.0}'], {"SUPPORT": 0.5, "CONTRADICT": 0.0},
-     "thresholds S>=0.50 C>=0.00"),
-    (["calibration=false"], None, "argmax"),
-])
-def test_each_label_carries_its_rule_and_what_decided_it(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                         tiny_nli_dir: Path, judge_args: list[str],
-                                                         thresholds: dict | None, rule: str) -> None:
+@pytest.mark.parametrize(
+    ("judge_args", "thresholds", "rule"),
+    [
+        (
+            ['thresholds={"SUPPORT": 0.5, "CONTRADICT": 0.0}'],
+            {"SUPPORT": 0.5, "CONTRADICT": 0.0},
+            "thresholds S>=0.50 C>=0.00",
+        ),
+        (["calibration=false"], None, "argmax"),
+    ],
+)
+def test_each_label_carries_its_rule_and_what_decided_it(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    tiny_nli_dir: Path,
+    judge_args: list[str],
+    thresholds: dict | None,
+    rule: str,
+) -> None:
     args, _ = score(tmp_path, "first", tiny_nli_dir, *judge_args)
     rows, summary, console = run(capsys, args, tmp_path, "first")
     assert len(rows) == 6

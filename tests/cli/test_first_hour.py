@@ -16,8 +16,13 @@ from conflictscore_local.jobs import failure
 from conflictscore_local.jobs.failures import missing_extra
 from conflictscore_local.judge._base import JudgeBase
 
-LABELLED = {"id": "a", "response": "x", "documents": [{"id": "d1", "text": "t"}], "claims": ["c"],
-            "labels": [["SUPPORT"]]}
+LABELLED = {
+    "id": "a",
+    "response": "x",
+    "documents": [{"id": "d1", "text": "t"}],
+    "claims": ["c"],
+    "labels": [["SUPPORT"]],
+}
 
 
 def write(path: Path, rows: list[dict] | str) -> Path:
@@ -30,13 +35,19 @@ def test_a_pretty_printed_file_is_told_about_jsonl(tmp_path: Path, capsys: pytes
     assert main(["score", str(src), "-o", str(tmp_path / "out.jsonl"), "-q"]) == 2
     err = capsys.readouterr().err
     assert f"{src}:1: invalid JSON: Expecting property name enclosed in double quotes (column 1)" in err
-    assert ("the file must be JSON Lines (one whole JSON object per line) or one JSON array of objects (what "
-            "json.dump writes), not pretty-printed objects") in err
+    assert (
+        "the file must be JSON Lines (one whole JSON object per line) or one JSON array of objects (what "
+        "json.dump writes), not pretty-printed objects"
+    ) in err
 
 
-def test_items_without_documents_are_warned_about_and_counted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    src = write(tmp_path / "in.jsonl", [LABELLED, {"id": "b", "response": "y", "documents": [], "claims": ["c"],
-                                                   "labels": [[]]}])
+def test_items_without_documents_are_warned_about_and_counted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = write(
+        tmp_path / "in.jsonl",
+        [LABELLED, {"id": "b", "response": "y", "documents": [], "claims": ["c"], "labels": [[]]}],
+    )
     summary = tmp_path / "s.json"
     assert main(["score", str(src), "-o", str(tmp_path / "out.jsonl"), "--summary", str(summary), "-q"]) == 0
     err = capsys.readouterr().err
@@ -57,8 +68,10 @@ def test_score_limit_scores_the_first_items(tmp_path: Path) -> None:
     assert refused.value.code == 2
 
 
-@pytest.mark.parametrize(("module", "extra"), [("accelerate", "train"), ("transformers.trainer", "nli"),
-                                               ("onnxruntime", "onnx"), ("jinja2", "report")])
+@pytest.mark.parametrize(
+    ("module", "extra"),
+    [("accelerate", "train"), ("transformers.trainer", "nli"), ("onnxruntime", "onnx"), ("jinja2", "report")],
+)
 def test_a_missing_extra_names_the_extra(module: str, extra: str) -> None:
     e = ModuleNotFoundError(f"No module named '{module}'", name=module)
     top = module.split(".")[0]
@@ -68,7 +81,10 @@ def test_a_missing_extra_names_the_extra(module: str, extra: str) -> None:
 
 
 def test_other_missing_modules_stay_bugs() -> None:
-    assert failure(ModuleNotFoundError("No module named 'conflictscore_local.nope'", name="conflictscore_local.nope")) is None
+    assert (
+        failure(ModuleNotFoundError("No module named 'conflictscore_local.nope'", name="conflictscore_local.nope"))
+        is None
+    )
     assert missing_extra(ImportError("cannot import name 'x'")) is None
 
 
@@ -105,18 +121,34 @@ class _FallsBack(DecomposerBase):
 
 
 @pytest.mark.parametrize(("response", "status"), [("A is b. C is lost.", 3), ("A is b. C is d. E is f. G is h.", 0)])
-def test_decomposer_fallbacks_above_the_share_warn_and_exit_3(response: str, status: int, tmp_path: Path,
-                                                              register_backend: Any,
-                                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_decomposer_fallbacks_above_the_share_warn_and_exit_3(
+    response: str, status: int, tmp_path: Path, register_backend: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
     register_backend("judge", "irrelevant", _Irrelevant)
     register_backend("decomposer", "falls-back", _FallsBack)
     src = write(tmp_path / "in.jsonl", [{"id": "x", "response": response, "documents": [{"id": "d", "text": "t"}]}])
     summary = tmp_path / "s.json"
-    argv = ["score", str(src), "-o", str(tmp_path / "o.jsonl"), "--summary", str(summary), "--decomposer", "falls-back",
-            "--judge", "irrelevant", "--pruner", "none", "--no-cache", "-q"]
+    argv = [
+        "score",
+        str(src),
+        "-o",
+        str(tmp_path / "o.jsonl"),
+        "--summary",
+        str(summary),
+        "--decomposer",
+        "falls-back",
+        "--judge",
+        "irrelevant",
+        "--pruner",
+        "none",
+        "--no-cache",
+        "-q",
+    ]
     assert main(argv) == status
     err = capsys.readouterr().err
-    loud = "the decomposer fell back to spaCy's claims for 1 of 2 sentences (50.0%), above engine.max_fallback_share=0.1"
+    loud = (
+        "the decomposer fell back to spaCy's claims for 1 of 2 sentences (50.0%), above engine.max_fallback_share=0.1"
+    )
     assert (loud in err) == (status == 3)
     assert any("fell back" in w for w in json.loads(summary.read_text())["warnings"]) == (status == 3)
     assert main([*argv, "--set", "engine.max_fallback_share=0.5"]) == 0  # the share is a setting

@@ -13,9 +13,16 @@ import pytest
 
 from conflictscore_local.cli import main
 
-LABELLED = [{"id": "a", "response": "c1. c2.", "claims": ["c1", "c2"], "documents": ["one", "two"],
-             "labels": [["SUPPORT", "CONTRADICT"], ["SUPPORT", "IRRELEVANT"]]},
-            {"id": "b", "response": "c3.", "claims": ["c3"], "documents": ["three"], "labels": [["CONTRADICT"]]}]
+LABELLED = [
+    {
+        "id": "a",
+        "response": "c1. c2.",
+        "claims": ["c1", "c2"],
+        "documents": ["one", "two"],
+        "labels": [["SUPPORT", "CONTRADICT"], ["SUPPORT", "IRRELEVANT"]],
+    },
+    {"id": "b", "response": "c3.", "claims": ["c3"], "documents": ["three"], "labels": [["CONTRADICT"]]},
+]
 OTHER = [{**LABELLED[0], "labels": [["SUPPORT", "IRRELEVANT"], ["SUPPORT", "IRRELEVANT"]]}, LABELLED[1]]
 
 
@@ -43,32 +50,56 @@ def test_score_writes_what_the_extension_names(tmp_path: Path, capsys: pytest.Ca
     page = (tmp_path / "page.html").read_text()
     assert rc == 0 and page.startswith("<!doctype html>") and "conflictscore-local" in page
     assert out.rstrip().endswith(f"report {tmp_path / 'page.html'}")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl", "items.csv", "page.html", "rows.json",
-                                                          "rows.jsonl"]  # nothing beside what was named
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "in.jsonl",
+        "items.csv",
+        "page.html",
+        "rows.json",
+        "rows.jsonl",
+    ]  # nothing beside what was named
     rc, _, err = run(capsys, "score", str(items), "-o", str(tmp_path / "rows.json"), "--resume", "-q")
     assert rc == 2 and "--resume needs the per-item JSONL: write -o OUT.jsonl" in err
 
 
-@pytest.mark.parametrize(("name", "says"), [
-    ("res.txt", ".txt is not a format this command writes"),
-    ("results", "no extension to pick the format by"),
-])
+@pytest.mark.parametrize(
+    ("name", "says"),
+    [
+        ("res.txt", ".txt is not a format this command writes"),
+        ("results", "no extension to pick the format by"),
+    ],
+)
 def test_score_refuses_an_extension_it_does_not_write_naming_those_it_does(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, says: str) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, says: str
+) -> None:
     items = write(tmp_path / "in.jsonl", LABELLED)
     rc, out, err = run(capsys, "score", str(items), "-o", str(tmp_path / name), "-q")
     assert rc == 2 and out == ""
-    assert err == (f"conflictscore score: error: -o {tmp_path / name}: {says}; allowed: .jsonl (the per-item rows, "
-                   "one JSON object a line), .json (the per-item rows as one JSON array), .csv (one row per item), "
-                   ".html (the HTML report), - (stdout)\n")
+    assert err == (
+        f"conflictscore score: error: -o {tmp_path / name}: {says}; allowed: .jsonl (the per-item rows, "
+        "one JSON object a line), .json (the per-item rows as one JSON array), .csv (one row per item), "
+        ".html (the HTML report), - (stdout)\n"
+    )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl"]
 
 
-def test_every_command_that_takes_o_refuses_an_unknown_extension(tmp_path: Path,
-                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_every_command_that_takes_o_refuses_an_unknown_extension(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     a = tmp_path / "a.jsonl"
-    assert main(["score", str(write(tmp_path / "in.jsonl", LABELLED)), "-o", str(a), "--summary",
-                 str(tmp_path / "a.json"), "-q"]) == 0
+    assert (
+        main(
+            [
+                "score",
+                str(write(tmp_path / "in.jsonl", LABELLED)),
+                "-o",
+                str(a),
+                "--summary",
+                str(tmp_path / "a.json"),
+                "-q",
+            ]
+        )
+        == 0
+    )
     (tmp_path / "runs").mkdir()
     commands = {
         "score": ["score", str(tmp_path / "in.jsonl")],
@@ -82,9 +113,18 @@ def test_every_command_that_takes_o_refuses_an_unknown_extension(tmp_path: Path,
         "regenerate": ["regenerate", "--truthfulqa", str(tmp_path / "tqa.csv"), "--generator", "openai"],
         "models bundle": ["models", "bundle", "default-judge"],
     }
-    allowed = {"score": ".jsonl", "bench run": ".jsonl", "bench build": ".jsonl", "merge": ".jsonl",
-               "compare": ".json", "report": ".html", "view": ".html", "generate": ".jsonl", "regenerate": ".jsonl",
-               "models bundle": ".tar"}
+    allowed = {
+        "score": ".jsonl",
+        "bench run": ".jsonl",
+        "bench build": ".jsonl",
+        "merge": ".jsonl",
+        "compare": ".json",
+        "report": ".html",
+        "view": ".html",
+        "generate": ".jsonl",
+        "regenerate": ".jsonl",
+        "models bundle": ".tar",
+    }
     before = sorted(p.name for p in tmp_path.iterdir())
     for name, args in commands.items():
         rc, out, err = run(capsys, *args, "-o", str(tmp_path / "out.txt"), "-q")
@@ -93,8 +133,9 @@ def test_every_command_that_takes_o_refuses_an_unknown_extension(tmp_path: Path,
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing written anywhere
 
 
-def test_compare_writes_the_page_for_html_and_prints_json_on_stdout(tmp_path: Path,
-                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_compare_writes_the_page_for_html_and_prints_json_on_stdout(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     assert main(["score", str(write(tmp_path / "in.jsonl", LABELLED)), "-o", str(a), "-q"]) == 0
     assert main(["score", str(write(tmp_path / "in2.jsonl", OTHER)), "-o", str(b), "-q"]) == 0
@@ -118,12 +159,37 @@ def test_score_and_merge_write_their_rows_to_stdout(tmp_path: Path, capsys: pyte
     rc, out, _ = run(capsys, "score", str(items), "-o", "-", "-q")
     assert rc == 0 and [json.loads(x)["id"] for x in out.splitlines()] == ["a", "b"]
     for i in (1, 2):
-        assert main(["score", str(items), "--shard", f"{i}/2", "-o", str(tmp_path / f"p{i}.jsonl"), "--summary",
-                     str(tmp_path / f"s{i}.json"), "-q"]) == 0
+        assert (
+            main(
+                [
+                    "score",
+                    str(items),
+                    "--shard",
+                    f"{i}/2",
+                    "-o",
+                    str(tmp_path / f"p{i}.jsonl"),
+                    "--summary",
+                    str(tmp_path / f"s{i}.json"),
+                    "-q",
+                ]
+            )
+            == 0
+        )
     capsys.readouterr()
-    rc, merged, err = run(capsys, "merge", str(items), "--outputs", str(tmp_path / "p1.jsonl"),
-                          str(tmp_path / "p2.jsonl"), "--summaries", str(tmp_path / "s1.json"),
-                          str(tmp_path / "s2.json"), "-o", "-", "-q")
+    rc, merged, err = run(
+        capsys,
+        "merge",
+        str(items),
+        "--outputs",
+        str(tmp_path / "p1.jsonl"),
+        str(tmp_path / "p2.jsonl"),
+        "--summaries",
+        str(tmp_path / "s1.json"),
+        str(tmp_path / "s2.json"),
+        "-o",
+        "-",
+        "-q",
+    )
     assert rc == 0, err
     assert [json.loads(x) for x in merged.splitlines()] == [json.loads(x) for x in out.splitlines()]
 

@@ -18,8 +18,12 @@ import conflictscore_local
 pytestmark = pytest.mark.slow  # a few dozen CLI runs over 3,000 items
 
 PACKAGE_ROOT = Path(conflictscore_local.__file__).resolve().parents[1]
-ITEM = {"response": "c.", "claims": ["c1", "c2"], "documents": ["a", "b"],
-        "labels": [["SUPPORT", "CONTRADICT"], ["IRRELEVANT", "SUPPORT"]]}
+ITEM = {
+    "response": "c.",
+    "claims": ["c1", "c2"],
+    "documents": ["a", "b"],
+    "labels": [["SUPPORT", "CONTRADICT"], ["IRRELEVANT", "SUPPORT"]],
+}
 
 
 @pytest.fixture(scope="module")
@@ -40,19 +44,23 @@ def shell(line: str, cwd: Path, unbuffered: bool = False) -> subprocess.Complete
     env["PYTHONPATH"] = str(PACKAGE_ROOT)
     if unbuffered:
         env["PYTHONUNBUFFERED"] = "1"
-    return subprocess.run(["bash", "-c", line], cwd=cwd, env=env, capture_output=True, text=True, timeout=600,
-                          check=False)
+    return subprocess.run(
+        ["bash", "-c", line], cwd=cwd, env=env, capture_output=True, text=True, timeout=600, check=False
+    )
 
 
 @pytest.mark.parametrize("unbuffered", [True, False], ids=["PYTHONUNBUFFERED=1", "buffered"])
-@pytest.mark.parametrize("command", [
-    "score in.jsonl --no-cache -q -o o1.jsonl --csv -",
-    "score in.jsonl --no-cache -o o2.jsonl --csv -",
-    "score in.jsonl --no-cache -q -o o3.jsonl --csv-pairs -",
-    "compare z.jsonl z.jsonl --csv - -q --bootstrap 10",
-    "compare z.jsonl z.jsonl -o - -q --bootstrap 10",
-    "score in.jsonl --no-cache -q -o - ",
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "score in.jsonl --no-cache -q -o o1.jsonl --csv -",
+        "score in.jsonl --no-cache -o o2.jsonl --csv -",
+        "score in.jsonl --no-cache -q -o o3.jsonl --csv-pairs -",
+        "compare z.jsonl z.jsonl --csv - -q --bootstrap 10",
+        "compare z.jsonl z.jsonl -o - -q --bootstrap 10",
+        "score in.jsonl --no-cache -q -o - ",
+    ],
+)
 def test_a_table_on_a_closed_stdout_exits_141(runs: Path, command: str, unbuffered: bool) -> None:
     """Before: exit 0 for every table (141 only for -o -), and ``compare -o - -q`` was refused."""
     done = shell(f"{cs()} {command} | head -c 10 >/dev/null; echo ${{PIPESTATUS[0]}}", runs, unbuffered)
@@ -66,12 +74,17 @@ def test_a_table_on_an_open_stdout_is_whole(runs: Path, unbuffered: bool) -> Non
     assert done.stdout.strip() == "3001", done.stderr
 
 
-@pytest.mark.parametrize("flags, says", [
-    ("--csv - --json", "--csv - and --json both print on stdout; write the table to a file, or leave out --json"),
-    ("--csv-pairs - --json", "--csv-pairs - and --json both print on stdout"),
-    ("--csv - --csv-pairs -", "--csv - and --csv-pairs -: two tables on stdout would run into each other; write one "
-                              "of them to a file"),
-])
+@pytest.mark.parametrize(
+    "flags, says",
+    [
+        ("--csv - --json", "--csv - and --json both print on stdout; write the table to a file, or leave out --json"),
+        ("--csv-pairs - --json", "--csv-pairs - and --json both print on stdout"),
+        (
+            "--csv - --csv-pairs -",
+            "--csv - and --csv-pairs -: two tables on stdout would run into each other; write one of them to a file",
+        ),
+    ],
+)
 def test_two_things_on_stdout_are_refused(runs: Path, flags: str, says: str) -> None:
     """Before: ``--csv - --json`` printed the CSV alone (the JSON silently left out), ``--csv - --csv-pairs -``
     two tables one after the other, exit 0."""

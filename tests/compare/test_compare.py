@@ -21,23 +21,29 @@ S, C, I = "SUPPORT", "CONTRADICT", "IRRELEVANT"
 def result(item_id: str, rows: Sequence[tuple[str, Sequence[str]]]) -> ItemResult:
     """An item's result from (claim text, labels against d1, d2, ...) rows."""
     verdicts = tuple(
-        claim_verdict(Claim(item_id, i, text), [DocJudgment(f"d{j + 1}", lab, None, "given")  # type: ignore[arg-type]
-                                                for j, lab in enumerate(labels)])
-        for i, (text, labels) in enumerate(rows))
+        claim_verdict(
+            Claim(item_id, i, text),
+            [
+                DocJudgment(f"d{j + 1}", lab, None, "given")  # type: ignore[arg-type]
+                for j, lab in enumerate(labels)
+            ],
+        )
+        for i, (text, labels) in enumerate(rows)
+    )
     return ItemResult(item_id, verdicts, item_metrics(verdicts))
 
 
 # Run A and run B on the same three questions plus one each of their own.
 A = [
-    result("q1", [("x", [S, C]), ("y", [S, I])]),        # CS-C 1/2
-    result("q2", [("z", [S, I])]),                        # CS-C 0
-    result("q3", [("w", [S, C]), ("v", [I, I])]),         # CS-C 1/2
+    result("q1", [("x", [S, C]), ("y", [S, I])]),  # CS-C 1/2
+    result("q2", [("z", [S, I])]),  # CS-C 0
+    result("q3", [("w", [S, C]), ("v", [I, I])]),  # CS-C 1/2
     result("only-a", [("u", [S, C])]),
 ]
 B = [
-    result("q1", [("x", [S, I]), ("y", [S, C])]),        # x no longer conflicted, y newly: CS-C 1/2
-    result("q2", [("z", [S, C]), ("t", [C, S])]),         # z newly conflicted; t only in B: CS-C 1
-    result("q3", [("w", [I, C]), ("v", [S, C])]),         # w support lost (no longer conflicted), v newly
+    result("q1", [("x", [S, I]), ("y", [S, C])]),  # x no longer conflicted, y newly: CS-C 1/2
+    result("q2", [("z", [S, C]), ("t", [C, S])]),  # z newly conflicted; t only in B: CS-C 1
+    result("q3", [("w", [I, C]), ("v", [S, C])]),  # w support lost (no longer conflicted), v newly
     result("only-b", [("u", [S, S])]),
 ]
 
@@ -63,12 +69,23 @@ def test_permutation_test_enumerates_every_sign_pattern() -> None:
 
 def test_items_pair_by_id_and_mismatches_are_counted() -> None:
     out = compare_results(A, B, ComparisonSettings(bootstrap=200))
-    assert out["items"] == {"a": 4, "b": 4, "matched": 3, "only_a": 1, "only_b": 1, "only_a_ids": ["only-a"],
-                            "only_b_ids": ["only-b"]}
+    assert out["items"] == {
+        "a": 4,
+        "b": 4,
+        "matched": 3,
+        "only_a": 1,
+        "only_b": 1,
+        "only_a_ids": ["only-a"],
+        "only_b_ids": ["only-b"],
+    }
     cs_c = out["metrics"]["cs_c"]
     # per item B − A: q1 0, q2 +1, q3 0
-    assert (cs_c["n"], cs_c["a"], cs_c["b"], cs_c["diff"]) == (3, pytest.approx(1 / 3), pytest.approx(2 / 3),
-                                                               pytest.approx(1 / 3))
+    assert (cs_c["n"], cs_c["a"], cs_c["b"], cs_c["diff"]) == (
+        3,
+        pytest.approx(1 / 3),
+        pytest.approx(2 / 3),
+        pytest.approx(1 / 3),
+    )
     assert (cs_c["b_higher"], cs_c["a_higher"], cs_c["ties"]) == (1, 0, 2)
     assert cs_c["p_sign"] == 1.0 and cs_c["p_permutation"] == 1.0  # one differing item: both patterns reach it
     assert cs_c["ci95"] == [0.0, 1.0] and cs_c["verdict"] == "no detectable difference"
@@ -80,9 +97,15 @@ def test_claims_match_by_text_and_changes_name_their_documents() -> None:
     out = compare_results(A, B, ComparisonSettings(bootstrap=0))
     claims = out["claims"]
     assert (claims["a"], claims["b"], claims["matched"], claims["only_a"], claims["only_b"]) == (5, 6, 5, 0, 1)
-    assert claims["changes"] == {"newly_conflicted": 3, "no_longer_conflicted": 2, "support_gained": 1,
-                                 "support_lost": 1, "contradiction_gained": 3, "contradiction_lost": 1,
-                                 "labels_changed": 5}
+    assert claims["changes"] == {
+        "newly_conflicted": 3,
+        "no_longer_conflicted": 2,
+        "support_gained": 1,
+        "support_lost": 1,
+        "contradiction_gained": 3,
+        "contradiction_lost": 1,
+        "labels_changed": 5,
+    }
     # conflicted in A and B: none of the five; newly 3 (y, z, v), no longer 2 (x, w)
     assert claims["conflicted"] == {"both": 0, "a_only": 2, "b_only": 3, "neither": 0, "p_mcnemar": 1.0}
     w = next(c for c in out["changed_claims"] if c["text"] == "w")
@@ -117,16 +140,44 @@ def write(path: Path, results: Sequence[ItemResult], nested: bool = False) -> Pa
 def test_the_command_writes_the_comparison_and_the_page(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     a, b = write(tmp_path / "a.jsonl", A), write(tmp_path / "b.jsonl", B, nested=True)  # benchmark rows: "scored"
     out, page = tmp_path / "compare.json", tmp_path / "compare.html"
-    assert main(["compare", str(a), str(b), "-o", str(out), "--report", str(page), "--label-a", "standard",
-                 "--label-b", "balanced", "--bootstrap", "200"]) == 0
+    assert (
+        main(
+            [
+                "compare",
+                str(a),
+                str(b),
+                "-o",
+                str(out),
+                "--report",
+                str(page),
+                "--label-a",
+                "standard",
+                "--label-b",
+                "balanced",
+                "--bootstrap",
+                "200",
+            ]
+        )
+        == 0
+    )
     written = json.loads(out.read_text())
-    assert written == json.loads(json.dumps(compare_results(A, B, ComparisonSettings(bootstrap=200)) | {
-        "a": written["a"], "b": written["b"], "config_differences": []}))
-    assert written["a"] == {"label": "standard", "file": "a.jsonl", "sha256": written["a"]["sha256"], "items": 4,
-                            "claims": 6}
+    assert written == json.loads(
+        json.dumps(
+            compare_results(A, B, ComparisonSettings(bootstrap=200))
+            | {"a": written["a"], "b": written["b"], "config_differences": []}
+        )
+    )
+    assert written["a"] == {
+        "label": "standard",
+        "file": "a.jsonl",
+        "sha256": written["a"]["sha256"],
+        "items": 4,
+        "claims": 6,
+    }
     text = capsys.readouterr().out
-    assert text.splitlines()[0] == ("B = balanced (b.jsonl) against A = standard (a.jsonl): 3 items matched, 1 only "
-                                    "in A, 1 only in B")
+    assert text.splitlines()[0] == (
+        "B = balanced (b.jsonl) against A = standard (a.jsonl): 3 items matched, 1 only in A, 1 only in B"
+    )
     assert "changed claims: newly conflicted 3, no longer conflicted 2" in text
     html = page.read_text()
     assert "Content-Security-Policy" in html and '<tr data-metric="cs_c"' in html
@@ -138,18 +189,19 @@ def test_summaries_add_where_the_configurations_differ(tmp_path: Path) -> None:
     base_a = {"n_items": 4, "n_claims": sum(len(r.verdicts) for r in A), "macro": {}, "micro": {}}
     base = {"n_items": 4, "n_claims": sum(len(r.verdicts) for r in B), "macro": {}, "micro": {}}
     sa.write_text(json.dumps({**base_a, "config": {"run": {"judge": {"name": "nli"}, "chunk": {"overlap": 1}}}}))
-    sb.write_text(json.dumps({**base, "config": {"run": {"judge": {"name": "nli", "model": "v2"},
-                                                         "chunk": {"overlap": 1}}}}))
+    sb.write_text(
+        json.dumps({**base, "config": {"run": {"judge": {"name": "nli", "model": "v2"}, "chunk": {"overlap": 1}}}})
+    )
     out = tmp_path / "c.json"
-    assert main(["compare", str(a), str(b), "--summary-a", str(sa), "--summary-b", str(sb), "-o", str(out),
-                 "-q"]) == 0
+    assert main(["compare", str(a), str(b), "--summary-a", str(sa), "--summary-b", str(sb), "-o", str(out), "-q"]) == 0
     assert json.loads(out.read_text())["config_differences"] == [{"path": "run.judge.model", "a": None, "b": "v2"}]
     sb.write_text(json.dumps({**base, "n_items": 7}))
     assert main(["compare", str(a), str(b), "--summary-b", str(sb), "-o", str(out), "-q"]) == 2
 
 
-def test_bad_input_and_destinations_are_refused_before_writing(tmp_path: Path,
-                                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_input_and_destinations_are_refused_before_writing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     a, b = write(tmp_path / "a.jsonl", A), write(tmp_path / "b.jsonl", B)
     assert main(["compare", str(a), str(b), "-o", str(a)]) == 2
     assert "-o" in capsys.readouterr().err and len(a.read_text().splitlines()) == 4  # untouched
@@ -163,8 +215,10 @@ def test_bad_input_and_destinations_are_refused_before_writing(tmp_path: Path,
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "q1"}\n')
     assert main(["compare", str(a), str(bad), "-o", str(tmp_path / "y.json")]) == 2
-    assert f"{bad}:1: field 'claims': not a scored result line: expected a list of claim verdicts" in \
-        capsys.readouterr().err
+    assert (
+        f"{bad}:1: field 'claims': not a scored result line: expected a list of claim verdicts"
+        in capsys.readouterr().err
+    )
     assert main(["compare", str(a), str(b), "-q"]) == 2
     assert "nothing to write or print: -q with no -o COMPARE.json" in capsys.readouterr().err
     assert not (tmp_path / "y.json").exists()

@@ -71,18 +71,33 @@ class TextJudge(JudgeBase):
 
 def test_the_summary_counts_sided_labels_without_probabilities(register_backend: Any) -> None:
     register_backend("judge", "text", TextJudge)
-    docs = [{"id": "d0", "text": "yes: sky is blue"}, {"id": "d1", "text": "no: sky is blue"},
-            {"id": "d2", "text": "cats"}]
+    docs = [
+        {"id": "d0", "text": "yes: sky is blue"},
+        {"id": "d1", "text": "no: sky is blue"},
+        {"id": "d2", "text": "cats"},
+    ]
     it = parse_item({"id": "a", "claims": ["Sky is blue."], "documents": docs})
-    cfg = RunConfig.from_mapping({"judge": {"name": "text"}, "pruner": {"name": "none"},
-                                  "aggregate": {"threshold": 0.9}, "cache": {"enabled": False}})
+    cfg = RunConfig.from_mapping(
+        {
+            "judge": {"name": "text"},
+            "pruner": {"name": "none"},
+            "aggregate": {"threshold": 0.9},
+            "cache": {"enabled": False},
+        }
+    )
     with Engine(cfg) as engine:
         (res,), report = engine.score_all([it])
     v = res.verdicts[0]
     assert (v.support, v.contradict, v.conflicted) == (("d0",), ("d1",), True)
     assert report.stages["labels"] == {S: 1, C: 1, I: 1, "unscored": 0, "sided_without_probs": 2}
-    given = parse_item({"id": "g", "claims": ["x"], "labels": [[S, C]],
-                        "documents": [{"id": "a", "text": "t"}, {"id": "b", "text": "u"}]})
+    given = parse_item(
+        {
+            "id": "g",
+            "claims": ["x"],
+            "labels": [[S, C]],
+            "documents": [{"id": "a", "text": "t"}, {"id": "b", "text": "u"}],
+        }
+    )
     with Engine(cfg) as engine:
         _, report = engine.score_all([given])
     assert report.stages["labels"]["sided_without_probs"] == 0  # given labels are no model's
@@ -106,8 +121,16 @@ def test_bench_detection_and_the_score_agree_on_keep_both() -> None:
     """A one-document claim whose document supports and contradicts it: gold says not
     conflicted (one document), and so does the prediction."""
     it = parse_item({"id": "q", "claims": ["c"], "documents": [{"id": "A", "text": "t"}, {"id": "B", "text": "u"}]})
-    it = dataclasses.replace(it, meta={"gold_labels": [[C, I]], "gold_conflicted": [False], "conflict_type": "none",
-                                       "source": "s", "split": "test"})
+    it = dataclasses.replace(
+        it,
+        meta={
+            "gold_labels": [[C, I]],
+            "gold_conflicted": [False],
+            "conflict_type": "none",
+            "source": "s",
+            "split": "test",
+        },
+    )
     both = DocJudgment("A", C, {S: 0.4, C: 0.5, I: 0.1}, "judge", both=True)
     v = claim_verdict(Claim("q", 0, "c"), [both, DocJudgment("B", I, None, "judge")])
     det = evaluate([it], [ItemResult("q", (v,), item_metrics((v,)))])["detection"]["overall"]
@@ -149,8 +172,10 @@ def test_document_rules_decide_who_may_take_a_side() -> None:
 
 def test_on_topic_without_any_distinctive_passage_is_irrelevant() -> None:
     claim = "Acme was founded in 1901."
-    ps = [_tj(0, claim, "Acme makes anvils.", C, {S: 0.1, C: 0.7, I: 0.2}),
-          _tj(1, claim, "Acme sells anvils worldwide.", S, {S: 0.6, C: 0.1, I: 0.3})]
+    ps = [
+        _tj(0, claim, "Acme makes anvils.", C, {S: 0.1, C: 0.7, I: 0.2}),
+        _tj(1, claim, "Acme sells anvils worldwide.", S, {S: 0.6, C: 0.1, I: 0.3}),
+    ]
     assert document_judgment("d", ps, rule="on_topic").label == I  # only "acme" is shared, and every passage has it
 
 

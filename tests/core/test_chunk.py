@@ -76,17 +76,27 @@ def test_spans_index_the_document_and_every_sentence_is_covered() -> None:
 
 def test_the_splitters_spans_are_a_cover_and_a_cut_one_is_not() -> None:
     """What a judgment cache's stored spans must be (:func:`is_cover`): the splitter's own always are."""
-    texts = ["\n\n".join(" ".join(words(3 + (i * 5) % 9, f"S{i}") for i in range(p * 4, p * 4 + 4)) for p in range(6)),
-             "  Leading blanks. " + " ".join(f"w{i}" for i in range(40)) + " " + "x" * 90 + ".  \n",
-             "One.", "yes: 0 is even."]
+    texts = [
+        "\n\n".join(" ".join(words(3 + (i * 5) % 9, f"S{i}") for i in range(p * 4, p * 4 + 4)) for p in range(6)),
+        "  Leading blanks. " + " ".join(f"w{i}" for i in range(40)) + " " + "x" * 90 + ".  \n",
+        "One.",
+        "yes: 0 is even.",
+    ]
     for text in texts:
         for budget, overlap in ((8, 0), (10, 1), (16, 2), (400, 1)):
             spans = Chunker(max_tokens=budget, overlap=overlap).spans(text)
             assert is_cover(text, spans), (text[:20], budget, overlap)
     text = "yes: 0 is even."
     assert is_cover(text, [(0, 15)]) and is_cover("  a b  ", [(2, 5)]) and is_cover("a b c", [(0, 3), (2, 5)])
-    for bad in ([(0, 5)], [], [(0, 4), (6, 15)], [(0, 16)], [(0, 10), (3, 9), (9, 15)], [(3, 15), (0, 15)],
-                [(5, 5), (0, 15)]):
+    for bad in (
+        [(0, 5)],
+        [],
+        [(0, 4), (6, 15)],
+        [(0, 16)],
+        [(0, 10), (3, 9), (9, 15)],
+        [(3, 15), (0, 15)],
+        [(5, 5), (0, 15)],
+    ):
         assert not is_cover(text, bad), bad
 
 
@@ -175,7 +185,6 @@ def test_the_memo_forgets_oldest_texts_beyond_its_size_and_can_be_off() -> None:
     assert len(seen) == 2 * n > 0 and off.remembered() == []
 
 
-
 def test_counting_is_bounded_by_the_window_not_the_document() -> None:
     """A tokenizer never gets more than the window's worth of text, however long the document:
     sentences, a long run without sentence ends, and a blob without spaces."""
@@ -194,8 +203,7 @@ def test_counting_is_bounded_by_the_window_not_the_document() -> None:
     assert len(text) > 1_400_000 and max(given) <= chunker.max_chars == 64 * 32
     given.clear()
     assert all(count(p.text) <= 64 for p in ps)
-    covered = "".join(text[p.span[0]:p.span[1]] for p in ps)
+    covered = "".join(text[p.span[0] : p.span[1]] for p in ps)
     assert "Sentence 19999 has" in covered and "word39999" in covered and "The end." in covered
-    assert sum(text[p.span[0]:p.span[1]].count("x") for p in ps) >= 200_000
-    assert all(text[p.span[0]:p.span[1]] == p.text for p in ps)
-
+    assert sum(text[p.span[0] : p.span[1]].count("x") for p in ps) >= 200_000
+    assert all(text[p.span[0] : p.span[1]] == p.text for p in ps)

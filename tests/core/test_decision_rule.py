@@ -24,15 +24,18 @@ def test_the_rule_is_written_out_and_read_back() -> None:
     assert rule_thresholds("argmax") is None and rule_thresholds("reply text") is None
 
 
-@pytest.mark.parametrize(("p", "label", "why"), [
-    # the example: "Water boils at 100 °C at sea level" against a sentence saying exactly that
-    (probs(0.381, 0.337, 0.282), C, "C>=0.30"),           # S 0.381 < 0.45, C 0.337 >= 0.30: C is the only candidate
-    (probs(0.80, 0.10, 0.10), S, "S>=0.45"),
-    (probs(0.40, 0.20, 0.40), I, "neither threshold"),    # 0.40 < 0.45 and 0.20 < 0.30
-    (probs(0.50, 0.45, 0.05), S, "S>=0.45 and C>=0.30, S higher"),
-    (probs(0.46, 0.50, 0.04), C, "S>=0.45 and C>=0.30, C higher"),
-    (probs(0.45, 0.30, 0.25), S, "S>=0.45 and C>=0.30, S higher"),  # a threshold reached exactly counts
-])
+@pytest.mark.parametrize(
+    ("p", "label", "why"),
+    [
+        # the example: "Water boils at 100 °C at sea level" against a sentence saying exactly that
+        (probs(0.381, 0.337, 0.282), C, "C>=0.30"),  # S 0.381 < 0.45, C 0.337 >= 0.30: C is the only candidate
+        (probs(0.80, 0.10, 0.10), S, "S>=0.45"),
+        (probs(0.40, 0.20, 0.40), I, "neither threshold"),  # 0.40 < 0.45 and 0.20 < 0.30
+        (probs(0.50, 0.45, 0.05), S, "S>=0.45 and C>=0.30, S higher"),
+        (probs(0.46, 0.50, 0.04), C, "S>=0.45 and C>=0.30, C higher"),
+        (probs(0.45, 0.30, 0.25), S, "S>=0.45 and C>=0.30, S higher"),  # a threshold reached exactly counts
+    ],
+)
 def test_which_threshold_decided_matches_the_label_the_judge_gives(p: dict[str, float], label: str, why: str) -> None:
     assert decide(p, SHIPPED) == label
     assert decided(p, rule_text(SHIPPED)) == why

@@ -119,25 +119,51 @@ def test_one_detection_metric_entry_reaches_every_reader(tmp_path) -> None:
     from conflictscore_local.report.data import load_inputs
     from conflictscore_local.report.render import render_html
 
-    item = make_item(source="synthetic", id="b1", question=None, claims=["Sky is blue.", "Fire is hot."],
-                     documents=[{"id": "d0", "text": "yes"}, {"id": "d1", "text": "no"}],
-                     gold_labels=[["SUPPORT", "CONTRADICT"], ["SUPPORT", "IRRELEVANT"]], conflict_type="contradiction",
-                     split_key="k")
-    judged = [{"doc_id": "d0", "label": "SUPPORT", "probs": None, "source": "judge"},
-              {"doc_id": "d1", "label": "CONTRADICT", "probs": None, "source": "judge"}]
-    row = {"id": "b1", "claims": [{"text": c, "support": ["d0"], "contradict": ["d1"], "irrelevant": [],
-                                   "judgments": judged} for c in item["claims"]]}
+    item = make_item(
+        source="synthetic",
+        id="b1",
+        question=None,
+        claims=["Sky is blue.", "Fire is hot."],
+        documents=[{"id": "d0", "text": "yes"}, {"id": "d1", "text": "no"}],
+        gold_labels=[["SUPPORT", "CONTRADICT"], ["SUPPORT", "IRRELEVANT"]],
+        conflict_type="contradiction",
+        split_key="k",
+    )
+    judged = [
+        {"doc_id": "d0", "label": "SUPPORT", "probs": None, "source": "judge"},
+        {"doc_id": "d1", "label": "CONTRADICT", "probs": None, "source": "judge"},
+    ]
+    row = {
+        "id": "b1",
+        "claims": [
+            {"text": c, "support": ["d0"], "contradict": ["d1"], "irrelevant": [], "judgments": judged}
+            for c in item["claims"]
+        ],
+    }
     (tmp_path / "b.jsonl").write_text(json.dumps(item) + "\n")
     (tmp_path / "p.jsonl").write_text(json.dumps(row) + "\n")
     items, results = read_items_checked(tmp_path / "b.jsonl"), read_results(tmp_path / "p.jsonl")
-    fp_share = DetectionMetric("fp_share", "false-positive share", "FPS", "FP / claims", False,
-                               lambda c: c["fp"] / sum(c.values()) if sum(c.values()) else None)
+    fp_share = DetectionMetric(
+        "fp_share",
+        "false-positive share",
+        "FPS",
+        "FP / claims",
+        False,
+        lambda c: c["fp"] / sum(c.values()) if sum(c.values()) else None,
+    )
     with REGISTRY["detection_metric"].registered("fp_share", fp_share):
         ev = evaluate(items, results)
         assert ev["detection"]["overall"]["fp_share"] == 0.5  # TP 1 (the real conflict), FP 1 of 2 claims
         assert ev["detection"]["by_conflict_type"]["contradiction"]["fp_share"] == 0.5
-        summary = {"n_items": 1, "n_claims": 2, "macro": {}, "micro": {}, "config": {}, "bench": {
-            "split": None, "given_labels": False}, "evaluation": ev}
+        summary = {
+            "n_items": 1,
+            "n_claims": 2,
+            "macro": {},
+            "micro": {},
+            "config": {},
+            "bench": {"split": None, "given_labels": False},
+            "evaluation": ev,
+        }
         head, overall = format_bench(summary).splitlines()[2:4]
         assert head.split()[1:6] == ["P", "R", "F1", "FPR", "FPS"] and overall.split()[5] == "0.500"
         page = render_html(load_inputs(tmp_path / "p.jsonl", items=tmp_path / "b.jsonl", summary=summary))

@@ -7,8 +7,11 @@ from conflictscore_local.core.diff import ABSENT, leaf_differences
 
 def test_leaf_differences_walk_nested_mappings_in_key_order() -> None:
     a = {"judge": {"name": "nli", "spec": {"weights": "aa", "runtime": "torch"}}, "gone": 1, "same": [1, 2]}
-    b = {"judge": {"name": "nli", "spec": {"weights": "bb", "runtime": "torch", "int8": True}}, "same": [1, 2],
-         "new": {"x": 1}}
+    b = {
+        "judge": {"name": "nli", "spec": {"weights": "bb", "runtime": "torch", "int8": True}},
+        "same": [1, 2],
+        "new": {"x": 1},
+    }
     assert list(leaf_differences(a, b)) == [
         ("judge.spec.weights", "aa", "bb"),
         ("judge.spec.int8", ABSENT, True),

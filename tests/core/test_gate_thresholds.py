@@ -14,8 +14,15 @@ from conflictscore_local.cli import main
 from conflictscore_local.core.errors import ConfigError
 from conflictscore_local.core.gate import parse_condition
 
-ITEMS = [{"id": "a", "response": "c1. c2.", "claims": ["c1", "c2"], "documents": ["one", "two"],
-          "labels": [["SUPPORT", "CONTRADICT"], ["SUPPORT", "IRRELEVANT"]]}]
+ITEMS = [
+    {
+        "id": "a",
+        "response": "c1. c2.",
+        "claims": ["c1", "c2"],
+        "documents": ["one", "two"],
+        "labels": [["SUPPORT", "CONTRADICT"], ["SUPPORT", "IRRELEVANT"]],
+    }
+]
 
 
 def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
@@ -29,19 +36,27 @@ def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
     return rc, err
 
 
-@pytest.mark.parametrize("cond, says", [
-    ("cs_c>1e999", "1e999 is not a finite number (it reads as inf); give a threshold from 0 to 1, the values CS-C "
-                   "takes"),
-    ("cs_c<1e999", "1e999 is not a finite number"),
-    ("cs_c>-1e999", "-1e999 is not a finite number (it reads as -inf)"),
-    ("cs_c>5", "CS-C lies from 0 to 1, so a threshold of 5 means the condition never holds; give one from 0 to 1"),
-    ("cs_c>=-3", "CS-C lies from 0 to 1, so a threshold of -3 means the condition always holds"),
-    ("micro.support_rate<-0.5", "support rate lies from 0 to 1, so a threshold of -0.5 means the condition never "
-                                "holds"),
-    ("cs_r<=2", "CS-R lies from 0 to 1, so a threshold of 2 means the condition always holds"),
-])
-def test_score_refuses_a_threshold_the_metric_cannot_reach(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                           cond: str, says: str) -> None:
+@pytest.mark.parametrize(
+    "cond, says",
+    [
+        (
+            "cs_c>1e999",
+            "1e999 is not a finite number (it reads as inf); give a threshold from 0 to 1, the values CS-C takes",
+        ),
+        ("cs_c<1e999", "1e999 is not a finite number"),
+        ("cs_c>-1e999", "-1e999 is not a finite number (it reads as -inf)"),
+        ("cs_c>5", "CS-C lies from 0 to 1, so a threshold of 5 means the condition never holds; give one from 0 to 1"),
+        ("cs_c>=-3", "CS-C lies from 0 to 1, so a threshold of -3 means the condition always holds"),
+        (
+            "micro.support_rate<-0.5",
+            "support rate lies from 0 to 1, so a threshold of -0.5 means the condition never holds",
+        ),
+        ("cs_r<=2", "CS-R lies from 0 to 1, so a threshold of 2 means the condition always holds"),
+    ],
+)
+def test_score_refuses_a_threshold_the_metric_cannot_reach(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], cond: str, says: str
+) -> None:
     """Before: ``cs_c>1e999`` exit 0 (never holds), ``cs_c<1e999`` exit 4 (always holds), no word."""
     inp = tmp_path / "in.jsonl"
     inp.write_text(json.dumps(ITEMS[0]) + "\n")
@@ -51,8 +66,9 @@ def test_score_refuses_a_threshold_the_metric_cannot_reach(tmp_path: Path, capsy
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl"]
 
 
-def test_compare_refuses_a_diff_threshold_beyond_minus_one_to_one(tmp_path: Path,
-                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_compare_refuses_a_diff_threshold_beyond_minus_one_to_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     inp = tmp_path / "in.jsonl"
     inp.write_text(json.dumps(ITEMS[0]) + "\n")
     assert cli(capsys, "score", str(inp), "-q", "--no-cache", "-o", str(tmp_path / "a.jsonl"))[0] == 0
@@ -66,8 +82,12 @@ def test_compare_refuses_a_diff_threshold_beyond_minus_one_to_one(tmp_path: Path
 
 
 def test_thresholds_within_the_range_are_taken_as_typed() -> None:
-    assert [parse_condition(c).threshold for c in ("cs_c>0", "cs_c>=1", "cs_c<1.0", "micro.cs_r<=0.25")] == \
-        [0.0, 1.0, 1.0, 0.25]
+    assert [parse_condition(c).threshold for c in ("cs_c>0", "cs_c>=1", "cs_c<1.0", "micro.cs_r<=0.25")] == [
+        0.0,
+        1.0,
+        1.0,
+        0.25,
+    ]
     assert parse_condition("cs_c.diff<-1", compare=True).threshold == -1.0
     assert parse_condition("cs_c.diff>-0.05", compare=True).threshold == -0.05
     with pytest.raises(ConfigError, match="lies from -1 to 1"):

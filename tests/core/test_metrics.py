@@ -72,7 +72,20 @@ def test_one_entry_reaches_every_reader(unsided: Metric, tmp_path: Path, capsys:
     assert "unsided share 0.250" in explain(results[0])
     # a scored file read back recomputes it; the command line writes it
     inp = write_jsonl(tmp_path / "in.jsonl", [WORKED, NINE_TO_ONE, EMPTY])
-    assert main(["score", str(inp), "-o", str(tmp_path / "o.jsonl"), "--summary", str(tmp_path / "s.json"),
-                 "--no-cache", "-q"]) == 0
+    assert (
+        main(
+            [
+                "score",
+                str(inp),
+                "-o",
+                str(tmp_path / "o.jsonl"),
+                "--summary",
+                str(tmp_path / "s.json"),
+                "--no-cache",
+                "-q",
+            ]
+        )
+        == 0
+    )
     assert [r.metrics.unsided for r in read_results(tmp_path / "o.jsonl")] == [0.25, 0.0, None]
     assert json.loads((tmp_path / "s.json").read_text())["macro"]["unsided"] == 0.125

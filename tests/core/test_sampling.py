@@ -19,8 +19,17 @@ from conflictscore_local.util.nlp import Salience
 from ..cli.test_cli_score import WORKED, write_jsonl
 from ..pipeline.test_engine import RuleJudge
 
-CLAIMS = [Claim("q", i, t) for i, t in enumerate(["It rained.", "The bridge opened in 1932 in Sydney.",
-                                                    "People liked it a lot, everyone says so.", "It is grey."])]
+CLAIMS = [
+    Claim("q", i, t)
+    for i, t in enumerate(
+        [
+            "It rained.",
+            "The bridge opened in 1932 in Sydney.",
+            "People liked it a lot, everyone says so.",
+            "It is grey.",
+        ]
+    )
+]
 
 
 def texts(claims: list[Claim]) -> list[str]:
@@ -29,8 +38,10 @@ def texts(claims: list[Claim]) -> list[str]:
 
 def test_first_longest_and_a_scorer_keep_response_order() -> None:
     assert texts(select_claims(CLAIMS, 2, "first")) == ["It rained.", "The bridge opened in 1932 in Sydney."]
-    assert texts(select_claims(CLAIMS, 2, "longest")) == ["The bridge opened in 1932 in Sydney.",
-                                                          "People liked it a lot, everyone says so."]
+    assert texts(select_claims(CLAIMS, 2, "longest")) == [
+        "The bridge opened in 1932 in Sydney.",
+        "People liked it a lot, everyone says so.",
+    ]
     by_hand = select_claims(CLAIMS, 2, "salient", salience=lambda cs, q: [0.0, 1.0, 0.0, 1.0])  # ties: the earlier
     assert texts(by_hand) == ["The bridge opened in 1932 in Sydney.", "It is grey."]
     assert select_claims(CLAIMS, 0, "longest") == CLAIMS and select_claims(CLAIMS, 4, "random") == CLAIMS
@@ -68,7 +79,9 @@ def test_salience_with_spacy_entities() -> None:
         pytest.skip("no spaCy pipeline with an entity recogniser installed")
     assert feats == [(1, 1), (0, 0), (1, 1)]  # 2.1 million (CARDINAL), Paris (GPE); 1987 (DATE), Seitz (PERSON)
     assert sal.scores(["Paris has 2.1 million people.", "The sky is blue."], "How many people live in Paris?") == [
-        3.0, 0.0]
+        3.0,
+        0.0,
+    ]
 
 
 def test_the_regex_fallback_counts_digits_and_capitalised_words() -> None:
@@ -77,15 +90,25 @@ def test_the_regex_fallback_counts_digits_and_capitalised_words() -> None:
     assert sal.resolved == {"entities": "regex (digits, capitalised words)"}
 
 
-ITEM = {"id": "s", "question": "q", "response": "r",
-        "documents": [{"id": "d0", "text": "yes: a"}, {"id": "d1", "text": "no: c"}, {"id": "d2", "text": "x"}],
-        "claims": ["a", "bb", "c", "dddd"]}
+ITEM = {
+    "id": "s",
+    "question": "q",
+    "response": "r",
+    "documents": [{"id": "d0", "text": "yes: a"}, {"id": "d1", "text": "no: c"}, {"id": "d2", "text": "x"}],
+    "claims": ["a", "bb", "c", "dddd"],
+}
 
 
 def test_the_engine_judges_only_the_selected_claims(register_backend, tmp_path: Path) -> None:
     register_backend("judge", "rule", RuleJudge)
-    cfg = RunConfig().updated({"judge": {"name": "rule"}, "pruner": {"name": "none"}, "cache": {"enabled": False},
-                               "sample": {"claims_per_item": 2, "selection": "longest"}})
+    cfg = RunConfig().updated(
+        {
+            "judge": {"name": "rule"},
+            "pruner": {"name": "none"},
+            "cache": {"enabled": False},
+            "sample": {"claims_per_item": 2, "selection": "longest"},
+        }
+    )
     with Engine(cfg) as engine:
         (r,), report = engine.score_all([parse_item(ITEM)])
         judge = engine.backend("judge")
@@ -103,12 +126,32 @@ def test_the_engine_judges_only_the_selected_claims(register_backend, tmp_path: 
 def test_given_labels_follow_the_selected_claims_and_the_files_say_so(tmp_path: Path) -> None:
     inp = write_jsonl(tmp_path / "in.jsonl", [WORKED])
     out, summ = tmp_path / "o.jsonl", tmp_path / "s.json"
-    assert main(["score", str(inp), "-o", str(out), "--summary", str(summ), "--claims-per-item", "2",
-                 "--claim-selection", "random", "--set", "engine.seed=3", "-q"]) == 0
+    assert (
+        main(
+            [
+                "score",
+                str(inp),
+                "-o",
+                str(out),
+                "--summary",
+                str(summ),
+                "--claims-per-item",
+                "2",
+                "--claim-selection",
+                "random",
+                "--set",
+                "engine.seed=3",
+                "-q",
+            ]
+        )
+        == 0
+    )
     (row,) = [json.loads(x) for x in out.read_text().splitlines()]
     kept = [c["index"] for c in row["claims"]]
-    expected = [c.index for c in select_claims([Claim("worked", i, t) for i, t in enumerate(WORKED["claims"])], 2,
-                                               "random", seed=3)]
+    expected = [
+        c.index
+        for c in select_claims([Claim("worked", i, t) for i, t in enumerate(WORKED["claims"])], 2, "random", seed=3)
+    ]
     assert kept == expected and row["claims_total"] == 4
     labels = WORKED["labels"]
     for c in row["claims"]:  # claim i keeps the labels of row i of the input

@@ -38,12 +38,15 @@ def _result() -> ItemResult:
     verdicts = []
     for i, row in enumerate(rows):
         probs = {S: 0.8, C: 0.1, I: 0.1}
-        djs = [DocJudgment(f"d{j + 1}", lab, probs if lab == S else None, "judge")  # type: ignore[arg-type]
-               for j, lab in enumerate(row)]
+        djs = [
+            DocJudgment(f"d{j + 1}", lab, probs if lab == S else None, "judge")  # type: ignore[arg-type]
+            for j, lab in enumerate(row)
+        ]
         verdicts.append(claim_verdict(Claim("x", i, f"c{i + 1}", (i * 10, i * 10 + 9)), djs))
     extra = [
-        DocJudgment("d1", C, {S: 0.3, C: 0.6, I: 0.1}, "cache", passage=2, n_passages=3, note="also SUPPORT",
-                    both=True),
+        DocJudgment(
+            "d1", C, {S: 0.3, C: 0.6, I: 0.1}, "cache", passage=2, n_passages=3, note="also SUPPORT", both=True
+        ),
         DocJudgment("d2", None, None, "judge", note="no answer: timeout"),
         DocJudgment("d3", I, None, "pruned", similarity=0.0312),
     ]
@@ -76,10 +79,13 @@ def test_metrics_in_the_file_are_not_trusted() -> None:
 
 def _sampled_weighted_cascade_row() -> dict:
     """A row of a sampled (claims 1 and 3 of 4), weighted, cascade-judged run."""
-    djs = [DocJudgment("d1", S, None, "judge", decided_by="first"),
-           DocJudgment("d2", C, None, "judge", decided_by="second")]
-    verdicts = tuple(claim_verdict(Claim("x", i, f"c{i}"), djs, weights={"d1": 0.9, "d2": 0.2}, min_side_weight=0.5)
-                     for i in (1, 3))
+    djs = [
+        DocJudgment("d1", S, None, "judge", decided_by="first"),
+        DocJudgment("d2", C, None, "judge", decided_by="second"),
+    ]
+    verdicts = tuple(
+        claim_verdict(Claim("x", i, f"c{i}"), djs, weights={"d1": 0.9, "d2": 0.2}, min_side_weight=0.5) for i in (1, 3)
+    )
     return ItemResult("x", verdicts, item_metrics(verdicts), claims_total=4).to_json()
 
 
@@ -93,16 +99,22 @@ def test_a_sampled_weighted_cascade_row_reads_back() -> None:
     assert back.metrics.cs_r_weighted == pytest.approx(0.2 / 1.1)
 
 
-@pytest.mark.parametrize("path, value, message", [
-    (("claims_total",), 1, "field 'claims_total': not a scored result line: expected a whole number >= the 2 claims"),
-    (("claims_total",), "4", "field 'claims_total'"),
-    (("claims", 1, "index"), -1, "field 'claims[1].index': not a scored result line: expected the claim's index"),
-    (("claims", 0, "min_side_weight"), "0.5", "field 'claims[0].min_side_weight'"),
-    (("claims", 0, "judgments", 1, "weight"), 1.5, "field 'claims[0].judgments[1].weight': not a scored result"),
-    (("claims", 0, "judgments", 0, "decided_by"), 2, "field 'claims[0].judgments[0].decided_by'"),
-])
-def test_the_fields_of_sampled_weighted_and_cascade_rows_are_checked(path: tuple, value: object,
-                                                                     message: str) -> None:
+@pytest.mark.parametrize(
+    "path, value, message",
+    [
+        (
+            ("claims_total",),
+            1,
+            "field 'claims_total': not a scored result line: expected a whole number >= the 2 claims",
+        ),
+        (("claims_total",), "4", "field 'claims_total'"),
+        (("claims", 1, "index"), -1, "field 'claims[1].index': not a scored result line: expected the claim's index"),
+        (("claims", 0, "min_side_weight"), "0.5", "field 'claims[0].min_side_weight'"),
+        (("claims", 0, "judgments", 1, "weight"), 1.5, "field 'claims[0].judgments[1].weight': not a scored result"),
+        (("claims", 0, "judgments", 0, "decided_by"), 2, "field 'claims[0].judgments[0].decided_by'"),
+    ],
+)
+def test_the_fields_of_sampled_weighted_and_cascade_rows_are_checked(path: tuple, value: object, message: str) -> None:
     from conflictscore_local.core.errors import InputError
 
     row = _sampled_weighted_cascade_row()

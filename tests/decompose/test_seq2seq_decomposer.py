@@ -23,8 +23,9 @@ RESPONSES = (
 
 @pytest.fixture(scope="module")
 def t5(tiny_t5_dir):
-    return Seq2SeqDecomposer(Seq2SeqConfig(model=str(tiny_t5_dir), batch_size=2, max_new_tokens=6,
-                                           max_claims_per_sentence=3))
+    return Seq2SeqDecomposer(
+        Seq2SeqConfig(model=str(tiny_t5_dir), batch_size=2, max_new_tokens=6, max_claims_per_sentence=3)
+    )
 
 
 def test_generates_for_every_sentence_of_every_item_in_batches(t5):
@@ -65,12 +66,17 @@ def test_items_decomposed_together_or_apart_get_the_same_claims(t5):
 
 
 def test_outputs_are_parsed_deduped_limited_and_fall_back_to_spacy(tiny_t5_dir, monkeypatch):
-    dec = Seq2SeqDecomposer(Seq2SeqConfig(model=str(tiny_t5_dir), max_claims_per_sentence=2,
-                                          prompt="Q: {question} S: {sentence} C: {context}"))
+    dec = Seq2SeqDecomposer(
+        Seq2SeqConfig(
+            model=str(tiny_t5_dir), max_claims_per_sentence=2, prompt="Q: {question} S: {sentence} C: {context}"
+        )
+    )
     seen: list[list[str]] = []
-    outputs = ["curie was born in Warsaw ; Curie was born in 1867 ; Curie moved to Paris in 1891",
-               "1. Curie was born in Warsaw. 2. She won two Nobel Prizes.",
-               ""]
+    outputs = [
+        "curie was born in Warsaw ; Curie was born in 1867 ; Curie moved to Paris in 1891",
+        "1. Curie was born in Warsaw. 2. She won two Nobel Prizes.",
+        "",
+    ]
 
     def fake_generate(prompts):
         seen.append(list(prompts))
@@ -80,11 +86,22 @@ def test_outputs_are_parsed_deduped_limited_and_fall_back_to_spacy(tiny_t5_dir, 
     text = "Curie was born in Warsaw in 1867 and moved to Paris in 1891. She won two Nobel Prizes. Oslo is cold."
     claims = dec.decompose(items_of(text, question="Who was Curie?"))[0]
     assert [c.text for c in claims] == [
-        "Curie was born in Warsaw.", "Curie was born in 1867.", "She won two Nobel Prizes.", "Oslo is cold."]
+        "Curie was born in Warsaw.",
+        "Curie was born in 1867.",
+        "She won two Nobel Prizes.",
+        "Oslo is cold.",
+    ]
     assert [c.span for c in claims] == [(0, 60), (0, 60), (61, 86), (87, 100)]
-    assert seen == [[f"Q: Who was Curie? S: {s} C: {text}" for s in
-                     ("Curie was born in Warsaw in 1867 and moved to Paris in 1891.",
-                      "She won two Nobel Prizes.", "Oslo is cold.")]]
+    assert seen == [
+        [
+            f"Q: Who was Curie? S: {s} C: {text}"
+            for s in (
+                "Curie was born in Warsaw in 1867 and moved to Paris in 1891.",
+                "She won two Nobel Prizes.",
+                "Oslo is cold.",
+            )
+        ]
+    ]
     assert dec.stats()["fallback"] == 1 and dec.stats()["claims_over_limit"] == 1
 
 
@@ -101,15 +118,18 @@ def test_the_model_sees_each_sentence_without_markdown_or_intro(monkeypatch):
     claims = dec.decompose(items_of(text))[0]
     assert seen == ["the tower is 330 m tall."]
     assert [(c.text, text[slice(*c.span)]) for c in claims] == [
-        ("The tower is 330 m tall.", "the *tower* is 330 m tall.")]
+        ("The tower is 330 m tall.", "the *tower* is 330 m tall.")
+    ]
 
 
 @pytest.mark.parametrize(
     "args, message",
     [
         ({}, "model"),
-        ({"model": "m", "prompt": "Split: {text}"},
-         "must contain {sentence} and may use only {sentence}, {question}, {context}"),
+        (
+            {"model": "m", "prompt": "Split: {text}"},
+            "must contain {sentence} and may use only {sentence}, {question}, {context}",
+        ),
         ({"model": "m", "prompt": "no field"}, "must contain {sentence}"),
         ({"model": "m", "dtype": "int8"}, "allowed: auto, float32, bfloat16, float16"),
         ({"model": "m", "device": "gpu"}, "allowed: auto, cpu, mps, cuda, cuda:N"),

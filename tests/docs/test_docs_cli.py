@@ -37,7 +37,9 @@ def table(heading: str | None) -> list[list[str]]:
         text = text.split(f"## {heading}\n", 1)[1].split("\n## ", 1)[0]
     else:
         text = text.split("\n## ", 1)[0]
-    rows = [[c.strip() for c in line.strip().strip("|").split("|")] for line in text.splitlines() if line.startswith("|")]
+    rows = [
+        [c.strip() for c in line.strip().strip("|").split("|")] for line in text.splitlines() if line.startswith("|")
+    ]
     return rows[2:]
 
 
@@ -52,15 +54,18 @@ def test_the_flag_table_is_the_parsers() -> None:
             listed.add(name)
             assert flags.get(name) == commands, (
                 f"docs/cli.md says {name} is on {sorted(commands)}; "
-                f"the parsers have it on {sorted(flags.get(name, ()))}")
+                f"the parsers have it on {sorted(flags.get(name, ()))}"
+            )
     shared = {f for f, cmds in flags.items() if len(cmds) > 1}
     assert shared <= listed, f"shared flags missing from docs/cli.md: {sorted(shared - listed)}"
 
 
 def test_the_old_spellings_table_is_the_parsers() -> None:
     _, old = parser_flags()
-    rows = {re.findall(r"`(-[-\w]+)`", r[0])[0]: (r[1].strip("`"), {c.strip() for c in r[2].split(",")})
-            for r in table("Old spellings")}
+    rows = {
+        re.findall(r"`(-[-\w]+)`", r[0])[0]: (r[1].strip("`"), {c.strip() for c in r[2].split(",")})
+        for r in table("Old spellings")
+    }
     assert rows == old
 
 
@@ -72,15 +77,38 @@ def test_every_command_help_has_examples_and_exit_statuses() -> None:
         assert "\nexamples:\n" in text, f"`conflictscore {' '.join(path)} --help` shows no examples"
 
 
-@pytest.mark.parametrize(("argv", "old", "new"), [
-    (["bench", "build", "--only", "nope", "-o", "x.jsonl"], "--only", "--source NAME"),
-    (["bench", "run", "missing.jsonl", "--source-filter", "nope", "-o", "x.jsonl"], "--source-filter", "--source"),
-    (["bench", "build", "--source", "nope", "--stats", "s.json", "-o", "x.jsonl"], "--stats", "--summary"),
-    (["regenerate", "--truthfulqa", "missing.csv", "--sample", "3", "--generator", "openai", "--no-cache",
-      "-o", "x.jsonl"], "--sample", "--questions"),
-])
-def test_old_spellings_warn_and_still_work(argv: list[str], old: str, new: str, capsys: pytest.CaptureFixture[str],
-                                           tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    ("argv", "old", "new"),
+    [
+        (["bench", "build", "--only", "nope", "-o", "x.jsonl"], "--only", "--source NAME"),
+        (["bench", "run", "missing.jsonl", "--source-filter", "nope", "-o", "x.jsonl"], "--source-filter", "--source"),
+        (["bench", "build", "--source", "nope", "--stats", "s.json", "-o", "x.jsonl"], "--stats", "--summary"),
+        (
+            [
+                "regenerate",
+                "--truthfulqa",
+                "missing.csv",
+                "--sample",
+                "3",
+                "--generator",
+                "openai",
+                "--no-cache",
+                "-o",
+                "x.jsonl",
+            ],
+            "--sample",
+            "--questions",
+        ),
+    ],
+)
+def test_old_spellings_warn_and_still_work(
+    argv: list[str],
+    old: str,
+    new: str,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.chdir(tmp_path)
     assert main(argv) == 2  # the value reaches the new flag: 'nope' is refused as a source, or the file is missing
     err = capsys.readouterr().err

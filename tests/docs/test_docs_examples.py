@@ -48,13 +48,22 @@ SLOW = re.compile(r"conflictscore (score|bench run|generate|regenerate|merge|tra
 
 
 def _run(command: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["bash", "-euo", "pipefail", "-c", command], cwd=cwd, env=env, text=True,
-                          capture_output=True, timeout=TIMEOUT_S, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", command],
+        cwd=cwd,
+        env=env,
+        text=True,
+        capture_output=True,
+        timeout=TIMEOUT_S,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def _failed(command: str, done: subprocess.CompletedProcess[str]) -> str:
-    return (f"exit status {done.returncode} from:\n{command}\n--- stdout ---\n{done.stdout[-3000:]}"
-            f"\n--- stderr ---\n{done.stderr[-3000:]}")
+    return (
+        f"exit status {done.returncode} from:\n{command}\n--- stdout ---\n{done.stdout[-3000:]}"
+        f"\n--- stderr ---\n{done.stderr[-3000:]}"
+    )
 
 
 def evaluate_bash(example: Example) -> str | None:
@@ -102,9 +111,14 @@ class Page:
     def __init__(self, path: Path, cwd: Path, bindir: Path, cache: Path) -> None:
         self.path, self.cwd = path, cwd
         shutil.copytree(ROOT / "examples", cwd / "examples")
-        self.env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}"
-                    f"{os.environ.get('PATH', '')}", "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1",
-                    "CONFLICTSCORE_CACHE": str(cache), "NO_COLOR": "1"}
+        self.env = {
+            **os.environ,
+            "PATH": f"{bindir}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+            "PYTHONPATH": str(ROOT),
+            "HF_HUB_OFFLINE": "1",
+            "CONFLICTSCORE_CACHE": str(cache),
+            "NO_COLOR": "1",
+        }
         self.document = parse(path)
         self.document.namespace.update(PAGE=self, DATA=_have_data())
         self.examples = list(self.document)
@@ -133,8 +147,13 @@ def _have_data() -> bool:
 
 
 def parse(path: Path) -> Document:
-    return Document.parse(str(path), SkipParser(), PythonCodeBlockParser(doctest_optionflags=FLAGS),
-                          CodeBlockParser("bash", evaluate_bash), CodeBlockParser("console", evaluate_console))
+    return Document.parse(
+        str(path),
+        SkipParser(),
+        PythonCodeBlockParser(doctest_optionflags=FLAGS),
+        CodeBlockParser("bash", evaluate_bash),
+        CodeBlockParser("console", evaluate_console),
+    )
 
 
 def _cases() -> list[Any]:
@@ -163,8 +182,9 @@ def bindir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.timeout(TIMEOUT_S)
 @pytest.mark.parametrize(("path", "index"), _cases())
-def test_example(path: Path, index: int, pages: dict[Path, Page], bindir: Path,
-                 tmp_path_factory: pytest.TempPathFactory) -> None:
+def test_example(
+    path: Path, index: int, pages: dict[Path, Page], bindir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     if path not in pages:
         cache = tmp_path_factory.getbasetemp() / "docs-judgments.sqlite"
         pages[path] = Page(path, tmp_path_factory.mktemp(path.stem), bindir, cache)
@@ -196,7 +216,8 @@ def test_every_block_is_run_or_shown(path: Path) -> None:
 def test_every_skip_says_why(path: Path) -> None:
     for directive in re.findall(r"<!--\s*skip:\s*(.*?)\s*-->", path.read_text(encoding="utf-8")):
         assert re.match(r'(next|start) ("[^"]{10,}"|if\(.+reason=".{10,}"\))$', directive) or directive == "end", (
-            f"{path.name}: skip without a reason: {directive!r}")
+            f"{path.name}: skip without a reason: {directive!r}"
+        )
 
 
 def test_console_steps() -> None:

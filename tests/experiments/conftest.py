@@ -53,8 +53,13 @@ def prompt_facts(messages: Sequence[Mapping[str, str]]) -> tuple[str, str, int]:
     """``(question, condition, pass)`` of a multiple-choice chat prompt, read from its text."""
     first = messages[0]["content"]
     question = re.search(r"^Question: (.*)$", first, re.M)[1]  # type: ignore[index]
-    condition = ("prompt-control" if "weigh the conflicting evidence" in first
-                 else "rag" if "Documents:" in first else "closed-book")
+    condition = (
+        "prompt-control"
+        if "weigh the conflicting evidence" in first
+        else "rag"
+        if "Documents:" in first
+        else "closed-book"
+    )
     return question, condition, 2 if len(messages) > 1 else 1
 
 

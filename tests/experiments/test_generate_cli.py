@@ -17,10 +17,20 @@ from conflictscore_local.formats.inputs import read_items
 from .conftest import RuleJudge
 
 ITEMS = [
-    {"id": "a", "question": "Is coffee healthy?", "response": "old answer", "claims": ["old"], "labels": [["SUPPORT"]],
-     "documents": [{"id": "d1", "text": "Coffee lowers risk.", "stance": "yes"}]},
-    {"id": "b", "question": "Is tea healthy?",
-     "documents": [{"id": "d1", "text": "Tea helps."}, {"id": "d2", "text": "Tea harms."}], "source": "x"},
+    {
+        "id": "a",
+        "question": "Is coffee healthy?",
+        "response": "old answer",
+        "claims": ["old"],
+        "labels": [["SUPPORT"]],
+        "documents": [{"id": "d1", "text": "Coffee lowers risk.", "stance": "yes"}],
+    },
+    {
+        "id": "b",
+        "question": "Is tea healthy?",
+        "documents": [{"id": "d1", "text": "Tea helps."}, {"id": "d2", "text": "Tea harms."}],
+        "source": "x",
+    },
 ]
 
 
@@ -34,19 +44,40 @@ def write_items(tmp_path: Path, rows: list[dict[str, Any]]) -> Path:
 def test_generate_writes_score_input_with_the_strategy_recorded(
     tmp_path: Path, openai_server: Any, openai_stub: Any, strategy: str
 ) -> None:
-    openai_server.respond = lambda r: openai_stub.Reply(body=openai_stub.chat_reply(
-        f"  Report on {r.body['messages'][0]['content'].split('Question: ')[1].split(chr(10))[0]}  "))
+    openai_server.respond = lambda r: openai_stub.Reply(
+        body=openai_stub.chat_reply(
+            f"  Report on {r.body['messages'][0]['content'].split('Question: ')[1].split(chr(10))[0]}  "
+        )
+    )
     out = tmp_path / "responses.jsonl"
-    rc = main(["generate", str(write_items(tmp_path, ITEMS)), "--strategy", strategy, "--generator", "openai",
-               "--generator-arg", f"base_url={openai_server.url}", "--max-tokens", "64", "-o", str(out), "-q"])
+    rc = main(
+        [
+            "generate",
+            str(write_items(tmp_path, ITEMS)),
+            "--strategy",
+            strategy,
+            "--generator",
+            "openai",
+            "--generator-arg",
+            f"base_url={openai_server.url}",
+            "--max-tokens",
+            "64",
+            "-o",
+            str(out),
+            "-q",
+        ]
+    )
     assert rc == 0
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["response"] for r in rows] == ["Report on Is coffee healthy?", "Report on Is tea healthy?"]
     assert "claims" not in rows[0] and "labels" not in rows[0]  # they described the old response
     assert rows[0]["documents"] == ITEMS[0]["documents"] and rows[1]["source"] == "x"
     gen = rows[0]["generation"]
-    assert (gen["strategy"], gen["prompts_version"], gen["instruction"]) == (strategy, PROMPT_VERSION,
-                                                                            STRATEGIES[strategy])
+    assert (gen["strategy"], gen["prompts_version"], gen["instruction"]) == (
+        strategy,
+        PROMPT_VERSION,
+        STRATEGIES[strategy],
+    )
     assert gen["generator"]["name"] == "openai" and gen["generator"]["resolved"]["model"] == "stub-model"
     # requests run concurrently: pick item a's by content, not by arrival order
     (first,) = [p.body for p in openai_server.posts() if "coffee" in p.body["messages"][0]["content"]]
@@ -60,10 +91,19 @@ def test_failed_requests_are_recorded_and_all_failed_exits_1(
 ) -> None:
     openai_server.respond = lambda r: openai_stub.Reply(
         status=500 if "coffee" in r.body["messages"][0]["content"] else 200,
-        body=openai_stub.chat_reply("fine") if "tea" in r.body["messages"][0]["content"] else {"error": "boom"})
+        body=openai_stub.chat_reply("fine") if "tea" in r.body["messages"][0]["content"] else {"error": "boom"},
+    )
     out = tmp_path / "r.jsonl"
-    flags = ["--generator", "openai", "--generator-arg", f"base_url={openai_server.url}",
-             "--generator-arg", "max_retries=0", "-o", str(out)]
+    flags = [
+        "--generator",
+        "openai",
+        "--generator-arg",
+        f"base_url={openai_server.url}",
+        "--generator-arg",
+        "max_retries=0",
+        "-o",
+        str(out),
+    ]
     assert main(["generate", str(write_items(tmp_path, ITEMS)), "--strategy", "standard", *flags]) == 0
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert rows[0]["response"] == "" and rows[0]["generation"]["error"].startswith("HTTP 500")
@@ -75,8 +115,16 @@ def test_failed_requests_are_recorded_and_all_failed_exits_1(
 def test_bad_items_exit_2_naming_file_line_and_field(
     tmp_path: Path, openai_server: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    flags = ["--strategy", "balanced", "--generator", "openai", "--generator-arg", f"base_url={openai_server.url}",
-             "-o", str(tmp_path / "r.jsonl")]
+    flags = [
+        "--strategy",
+        "balanced",
+        "--generator",
+        "openai",
+        "--generator-arg",
+        f"base_url={openai_server.url}",
+        "-o",
+        str(tmp_path / "r.jsonl"),
+    ]
     no_question = [ITEMS[0], {"id": "c", "documents": [{"id": "d1", "text": "x"}]}]
     assert main(["generate", str(write_items(tmp_path, no_question)), *flags]) == 2
     assert "items.jsonl:2: field 'question': missing (a report answers a question)" in capsys.readouterr().err
@@ -96,8 +144,24 @@ def test_both_experiments_through_the_vllm_generator(
     the model's template to token ids, replies read back through the same accounting."""
     fake_vllm.LLM.answer = staticmethod(lambda p, sp: fake_vllm.output("A", []))
     out = tmp_path / "r.jsonl"
-    assert main(["generate", str(write_items(tmp_path, ITEMS)), "--strategy", "super-balanced", "--generator", "vllm",
-                 "--generator-arg", f"model={tiny_causal_lm_dir}", "-o", str(out), "-q"]) == 0
+    assert (
+        main(
+            [
+                "generate",
+                str(write_items(tmp_path, ITEMS)),
+                "--strategy",
+                "super-balanced",
+                "--generator",
+                "vllm",
+                "--generator-arg",
+                f"model={tiny_causal_lm_dir}",
+                "-o",
+                str(out),
+                "-q",
+            ]
+        )
+        == 0
+    )
     assert [json.loads(x)["response"] for x in out.read_text().splitlines()] == ["A", "A"]
     (llm,) = fake_vllm.LLM.instances
     prompts, params = llm.calls[0]

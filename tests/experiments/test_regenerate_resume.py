@@ -44,13 +44,34 @@ def _rows(path: Path) -> list[dict[str, Any]]:
 
 
 def test_resume_asks_only_what_the_interrupted_run_did_not_answer(
-        tmp_path: Path, answers: Any, rule_judge: type, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, answers: Any, rule_judge: type, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     csv = write_csv(tmp_path)
     out, res = tmp_path / "rows.jsonl", tmp_path / "results.json"
-    argv = ["regenerate", "--truthfulqa", str(csv), "--conditions", "closed-book", "regenerated-rag",
-            "--generator", "openai", "--generator-arg", f"base_url={answers.url}", "--generator-arg", "max_retries=0",
-            "--judge", "rule", "--pruner", "none", "--no-cache", "-q", "-o", str(out), "--summary", str(res)]
+    argv = [
+        "regenerate",
+        "--truthfulqa",
+        str(csv),
+        "--conditions",
+        "closed-book",
+        "regenerated-rag",
+        "--generator",
+        "openai",
+        "--generator-arg",
+        f"base_url={answers.url}",
+        "--generator-arg",
+        "max_retries=0",
+        "--judge",
+        "rule",
+        "--pruner",
+        "none",
+        "--no-cache",
+        "-q",
+        "-o",
+        str(out),
+        "--summary",
+        str(res),
+    ]
     real = regenerate_module._generate
 
     def interrupted(generator: Any, prompts: Any, **k: Any) -> Any:
@@ -63,7 +84,9 @@ def test_resume_asks_only_what_the_interrupted_run_did_not_answer(
     assert not out.exists() and not res.exists()
     partial = _rows(tmp_path / "rows.jsonl.partial")
     assert [r["kind"] for r in partial] == ["question"] * 7 + ["answer"] * 14 + ["conflictscore"] * 7
-    assert [r["state"] for r in partial if r["kind"] == "answer" and r["condition"] == "closed-book"].count("failed") == 1
+    assert [r["state"] for r in partial if r["kind"] == "answer" and r["condition"] == "closed-book"].count(
+        "failed"
+    ) == 1
     assert len(answers.posts()) == 14
 
     capsys.readouterr()
@@ -71,7 +94,8 @@ def test_resume_asks_only_what_the_interrupted_run_did_not_answer(
     assert capsys.readouterr().err == (
         f"conflictscore regenerate: error: --resume: refusing to continue {tmp_path / 'rows.jsonl.partial'}: "
         "settings differ: max_tokens: 32 then, 16 now; rerun with what the interrupted run used, or without "
-        "--resume to start over (a fresh run asks every question again)\n")
+        "--resume to start over (a fresh run asks every question again)\n"
+    )
 
     monkeypatch.setattr(regenerate_module, "_generate", real)
     answers.fail_q2 = False
@@ -79,8 +103,12 @@ def test_resume_asks_only_what_the_interrupted_run_did_not_answer(
     assert main([*argv, "--resume"]) == 0
     # the failed closed-book reply again, and the regenerations of the conflicted RAG answers: Q1's W1 (its
     # documents hold "W1" and "Not: W1"), Q3's and Q4's best answers (their documents hold "Not: R3", "Not: R4")
-    assert _asked(answers.posts()[before:]) == [("Q1", "rag", 2), ("Q2", "closed-book", 1), ("Q3", "rag", 2),
-                                                ("Q4", "rag", 2)]
+    assert _asked(answers.posts()[before:]) == [
+        ("Q1", "rag", 2),
+        ("Q2", "closed-book", 1),
+        ("Q3", "rag", 2),
+        ("Q4", "rag", 2),
+    ]
     resumed, rows = json.loads(res.read_text()), _rows(out)
     assert resumed["resumed_answers"] == 13
     kinds = [r["kind"] for r in rows]
@@ -103,13 +131,31 @@ def test_resume_asks_only_what_the_interrupted_run_did_not_answer(
     assert sorted(map(json.dumps, sorted(rows, key=key))) == sorted(map(json.dumps, sorted(_rows(fresh_out), key=key)))
 
 
-def test_resume_without_the_rows_file_is_refused(tmp_path: Path, answers: Any,
-                                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_resume_without_the_rows_file_is_refused(
+    tmp_path: Path, answers: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
     csv = write_csv(tmp_path)
-    rc = main(["regenerate", "--truthfulqa", str(csv), "--conditions", "closed-book", "--generator", "openai",
-               "--generator-arg", f"base_url={answers.url}", "--no-cache", "-q", "-o",
-               str(tmp_path / "r.json"), "--resume"])  # this release's old spelling: -o X.json alone is the results
+    rc = main(
+        [
+            "regenerate",
+            "--truthfulqa",
+            str(csv),
+            "--conditions",
+            "closed-book",
+            "--generator",
+            "openai",
+            "--generator-arg",
+            f"base_url={answers.url}",
+            "--no-cache",
+            "-q",
+            "-o",
+            str(tmp_path / "r.json"),
+            "--resume",
+        ]
+    )  # this release's old spelling: -o X.json alone is the results
     assert rc == 2
-    assert capsys.readouterr().err.endswith("\nconflictscore regenerate: error: --resume needs the per-question rows "
-                                            "(-o OUT.jsonl): they are what a resume keeps\n")
+    assert capsys.readouterr().err.endswith(
+        "\nconflictscore regenerate: error: --resume needs the per-question rows "
+        "(-o OUT.jsonl): they are what a resume keeps\n"
+    )
     assert answers.posts() == []

@@ -28,9 +28,19 @@ GENERATORS = ["smollm2_generator", SERVED]
 def test_generate_with_smollm2(tmp_path: Path, request: pytest.FixtureRequest, generator: str, strategy: str) -> None:
     smollm2_generator = request.getfixturevalue(generator)
     items = tmp_path / "items.jsonl"
-    items.write_text(json.dumps({"id": "tea", "question": "Is green tea good for you?", "documents": [
-        {"id": "d1", "text": "Green tea lowers blood pressure in adults."},
-        {"id": "d2", "text": "Green tea has no effect on blood pressure."}]}) + "\n")
+    items.write_text(
+        json.dumps(
+            {
+                "id": "tea",
+                "question": "Is green tea good for you?",
+                "documents": [
+                    {"id": "d1", "text": "Green tea lowers blood pressure in adults."},
+                    {"id": "d2", "text": "Green tea has no effect on blood pressure."},
+                ],
+            }
+        )
+        + "\n"
+    )
     out = tmp_path / "responses.jsonl"
     summary = generate_file(items, out, strategy=strategy, generator=smollm2_generator, max_tokens=24)
     assert summary["items"] == 1 and summary["failed"] == 0
@@ -47,8 +57,9 @@ def test_generate_with_smollm2(tmp_path: Path, request: pytest.FixtureRequest, g
 
 
 @pytest.mark.parametrize("generator", GENERATORS)
-def test_regenerate_with_smollm2_and_the_default_judge(tmp_path: Path, request: pytest.FixtureRequest,
-                                                       generator: str) -> None:
+def test_regenerate_with_smollm2_and_the_default_judge(
+    tmp_path: Path, request: pytest.FixtureRequest, generator: str
+) -> None:
     smollm2_generator = request.getfixturevalue(generator)
     csv = DATA / "truthfulqa_sample.csv"
     out, trace = tmp_path / "results.json", tmp_path / "trace.jsonl"

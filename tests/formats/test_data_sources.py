@@ -26,8 +26,15 @@ def test_every_row_names_a_loader_and_a_use() -> None:
         assert s.name == name and s.use in USES, name
         assert callable(s.loader()), name
         assert isinstance(s.Options, type), name
-    assert list(by_use(DATA_SOURCES, "bench"))[:7] == ["ramdocs", "contraqa_en555", "climate_fever", "macnoise",
-                                                       "ambigdocs", "conflictingqa", "contraqa_pan"]  # what ships, first
+    assert list(by_use(DATA_SOURCES, "bench"))[:7] == [
+        "ramdocs",
+        "contraqa_en555",
+        "climate_fever",
+        "macnoise",
+        "ambigdocs",
+        "conflictingqa",
+        "contraqa_pan",
+    ]  # what ships, first
     assert DEFAULT_SOURCES[:4] == ("ramdocs", "contraqa_en555", "climate_fever", "macnoise")
     assert BENCH_SOURCES["climate_fever"].Options is ClimateFeverOptions
     assert BENCH_SOURCES["ramdocs"].Options is NoOptions and BENCH_SOURCES["ambigdocs"].default_path is None
@@ -47,9 +54,16 @@ def _pairs(path: Path, *, source: str) -> Iterator[LabelledPair]:
 
 def _items(path: Path, options: Any) -> Iterator[dict[str, Any]]:
     for k, row in enumerate(map(json.loads, path.read_text(encoding="utf-8").splitlines())):
-        yield make_item(source="mine", id=f"mine:{k}", question=row["q"], claims=[row["c"]],
-                        documents=[{"id": "d0", "text": row["p"]}], gold_labels=[["SUPPORT"]],
-                        conflict_type="contradiction", split_key=row["q"])
+        yield make_item(
+            source="mine",
+            id=f"mine:{k}",
+            question=row["q"],
+            claims=[row["c"]],
+            documents=[{"id": "d0", "text": row["p"]}],
+            gold_labels=[["SUPPORT"]],
+            conflict_type="contradiction",
+            split_key=row["q"],
+        )
 
 
 def test_a_registered_source_is_read_by_name_with_its_own_arguments(tmp_path: Path) -> None:
@@ -91,6 +105,9 @@ def test_a_name_declared_twice_or_an_unknown_use_is_refused(monkeypatch: pytest.
     monkeypatch.setitem(sys.modules, "fake_rows", mod)
     with pytest.raises(ValueError, match=r"^data source 'a' declared twice \(fake_rows:TWICE\)$"):
         len(SourceTable(["fake_rows:TWICE"]))
-    with pytest.raises(ValueError, match=r"^data source 'b' \(fake_rows:ODD\): use 'training'; allowed: bench, train, "
-                                         r"eval, corpus$"):
+    with pytest.raises(
+        ValueError,
+        match=r"^data source 'b' \(fake_rows:ODD\): use 'training'; allowed: bench, train, "
+        r"eval, corpus$",
+    ):
         list(SourceTable(["fake_rows:ODD"]))

@@ -14,7 +14,10 @@ GOOD = {
     "id": "q1",
     "question": "Where was Curie born?",
     "response": "Curie was born in Warsaw.",
-    "documents": [{"id": "d1", "text": "Marie Curie was born in Warsaw.", "url": "http://x"}, {"id": "d2", "text": "x"}],
+    "documents": [
+        {"id": "d1", "text": "Marie Curie was born in Warsaw.", "url": "http://x"},
+        {"id": "d2", "text": "x"},
+    ],
     "claims": ["Curie was born in Warsaw."],
     "labels": [["support", "IRRELEVANT"]],
     "gold": 1,
@@ -56,7 +59,11 @@ def bad(**changes: object) -> dict:
         (bad(documents={"id": "d"}), "documents", "expected an array, got object"),
         (bad(documents=[{"id": "d1"}]), "documents[0].text", "missing"),
         (bad(documents=[{"id": "d1", "text": 5}]), "documents[0].text", "expected a string, got int"),
-        (bad(documents=[{"id": "d1", "text": "a"}, {"id": "d1", "text": "b"}]), "documents[1].id", "duplicate document id"),
+        (
+            bad(documents=[{"id": "d1", "text": "a"}, {"id": "d1", "text": "b"}]),
+            "documents[1].id",
+            "duplicate document id",
+        ),
         (bad(question=["x"]), "question", "expected a string"),
         (bad(response=..., claims=...), "response", "missing"),
         (bad(claims="one claim"), "claims", "expected an array of strings"),
@@ -64,7 +71,11 @@ def bad(**changes: object) -> dict:
         (bad(claims=..., labels=[["SUPPORT", "SUPPORT"]]), "labels", "without 'claims'"),
         (bad(labels=[["SUPPORT", "SUPPORT"], ["SUPPORT", "SUPPORT"]]), "labels", "2 rows but there are 1 claims"),
         (bad(labels=[["SUPPORT"]]), "labels[0]", "1 labels but there are 2 documents"),
-        (bad(labels=[["SUPPORT", "MAYBE"]]), "labels[0][1]", "unknown label 'MAYBE'; allowed: SUPPORT, CONTRADICT, IRRELEVANT"),
+        (
+            bad(labels=[["SUPPORT", "MAYBE"]]),
+            "labels[0][1]",
+            "unknown label 'MAYBE'; allowed: SUPPORT, CONTRADICT, IRRELEVANT",
+        ),
         ([1, 2], None, "expected a JSON object, got array"),
     ],
 )
@@ -89,13 +100,22 @@ def test_invalid_json_and_duplicate_ids(tmp_path: Path):
 @pytest.mark.parametrize(
     "line, field, fragment",
     [
-        ('{"id": "a", "response": "r", "documents": [], "n": ' + "9" * 5000 + "}", None,
-         "invalid JSON: Exceeds the limit (4300 digits) for integer string conversion"),
+        (
+            '{"id": "a", "response": "r", "documents": [], "n": ' + "9" * 5000 + "}",
+            None,
+            "invalid JSON: Exceeds the limit (4300 digits) for integer string conversion",
+        ),
         ("[" * 100_000 + "]" * 100_000, None, "invalid JSON: arrays or objects nested too deeply"),
-        ('{"id": "a", "response": "r", "documents": [], "claims": ["ok", "x\\ud800y"]}', "claims[1]",
-         "lone surrogate \\ud800 at character 1"),
-        ('{"id": "a", "response": "r", "documents": [{"id": "\\udfff", "text": "t"}]}', "documents[0].id",
-         "lone surrogate \\udfff at character 0"),
+        (
+            '{"id": "a", "response": "r", "documents": [], "claims": ["ok", "x\\ud800y"]}',
+            "claims[1]",
+            "lone surrogate \\ud800 at character 1",
+        ),
+        (
+            '{"id": "a", "response": "r", "documents": [{"id": "\\udfff", "text": "t"}]}',
+            "documents[0].id",
+            "lone surrogate \\udfff at character 0",
+        ),
         ('{"id": "a", "response": "\\ud83d", "documents": []}', "response", "lone surrogate \\ud83d"),
     ],
 )
@@ -110,9 +130,9 @@ def test_unreadable_json_is_an_input_error(tmp_path: Path, line: str, field: str
 def test_a_surrogate_pair_is_text_and_reading_counts_lines(tmp_path: Path):
     from conflictscore_local.util.jsonl import InputStats, file_sha256
 
-    p = write(tmp_path, GOOD | {"response": "smile \U0001F600"}, "", "  ", GOOD | {"id": "q2"})
+    p = write(tmp_path, GOOD | {"response": "smile \U0001f600"}, "", "  ", GOOD | {"id": "q2"})
     assert "\\ud83d\\ude00" in p.read_text()  # json.dumps wrote the emoji as an escaped surrogate pair
     stats = InputStats()
     a, _ = read_items(p, stats=stats)
-    assert a.response == "smile \U0001F600"
+    assert a.response == "smile \U0001f600"
     assert (stats.lines, stats.blank_lines, stats.sha256) == (4, 2, file_sha256(p))

@@ -28,9 +28,17 @@ RUN_SPECIFIC = ("timing", "started", "finished")
 derived from them), when the run started and finished. Nothing else is normalised."""
 
 ITEMS = [
-    {"id": "a", "question": "q", "response": "r", "claims": ["The sky is blue.", "Grass is red."],
-     "documents": [{"id": "d1", "text": "yes: the sky is blue"}, {"id": "d2", "text": "no: grass is red"},
-                   {"id": "d3", "text": "nothing here"}]},
+    {
+        "id": "a",
+        "question": "q",
+        "response": "r",
+        "claims": ["The sky is blue.", "Grass is red."],
+        "documents": [
+            {"id": "d1", "text": "yes: the sky is blue"},
+            {"id": "d2", "text": "no: grass is red"},
+            {"id": "d3", "text": "nothing here"},
+        ],
+    },
     {"id": "b", "response": "", "documents": [{"id": "d", "text": "t"}]},  # empty response: a warning
     {"id": "c", "response": "r", "claims": ["Water is wet."], "documents": []},  # no documents: a warning
     {"id": "d", "response": "r", "claims": ["Ice is cold."], "documents": [{"id": "x", "text": "??? unreadable"}]},
@@ -55,8 +63,25 @@ def write_items(path: Path) -> Path:
 def test_the_api_and_the_cli_write_the_same_summary(tmp_path: Path, register_backend: Any) -> None:
     register_backend("judge", "rule", RuleJudge)
     items = write_items(tmp_path / "items.jsonl")
-    assert main(["score", str(items), "-o", str(tmp_path / "cli.jsonl"), "--summary", str(tmp_path / "cli.json"),
-                 "--judge", "rule", "--pruner", "none", "--no-cache", "-q"]) == 3  # 1 of 7 judgments unscored
+    assert (
+        main(
+            [
+                "score",
+                str(items),
+                "-o",
+                str(tmp_path / "cli.jsonl"),
+                "--summary",
+                str(tmp_path / "cli.json"),
+                "--judge",
+                "rule",
+                "--pruner",
+                "none",
+                "--no-cache",
+                "-q",
+            ]
+        )
+        == 3
+    )  # 1 of 7 judgments unscored
     config = RunConfig().updated({"judge": {"name": "rule"}, "pruner": {"name": "none"}, "cache": {"enabled": False}})
     with Engine(config) as engine:
         results, summary = engine.score_all(items)
@@ -64,13 +89,21 @@ def test_the_api_and_the_cli_write_the_same_summary(tmp_path: Path, register_bac
     cli, api = json.loads((tmp_path / "cli.json").read_text()), json.loads((tmp_path / "api.json").read_text())
     assert normalised(tmp_path / "api.json") == normalised(tmp_path / "cli.json")
     # what the comparison covers, spelled out: the input as read, the warnings, the counts
-    assert api["stages"]["input"] == {"lines": 5, "blank_lines": 1, "items": 4, "empty_responses": 1,
-                                      "no_documents": 1, "file": "items.jsonl", "shape": "conflictscore"}
+    assert api["stages"]["input"] == {
+        "lines": 5,
+        "blank_lines": 1,
+        "items": 4,
+        "empty_responses": 1,
+        "no_documents": 1,
+        "file": "items.jsonl",
+        "shape": "conflictscore",
+    }
     assert [w.split(":")[0] for w in api["warnings"]] == [
         "1 item(s) have an empty response and no claims, so no claims and no metrics",
         "1 item(s) have no documents, so none of their claims can be supported or contradicted (CS-C 0 by "
         "construction, support rate 0)",
-        "1 of 7 judgments (14.3%) are UNSCORED, above engine.max_unscored_share=0.1"]
+        "1 of 7 judgments (14.3%) are UNSCORED, above engine.max_unscored_share=0.1",
+    ]
     assert api["pairs"] == cli["pairs"] and api["pairs"]["unscored"] == 1
     assert "total_s" in api["timing"] and "total_s" in cli["timing"]
     assert [r.to_json() for r in results] == [json.loads(x) for x in (tmp_path / "cli.jsonl").read_text().splitlines()]
@@ -80,9 +113,25 @@ def test_the_api_and_the_cli_write_the_same_summary(tmp_path: Path, register_bac
 def test_with_the_default_judge_a_command_process_and_the_api_agree(tmp_path: Path) -> None:
     items = write_items(tmp_path / "items.jsonl")
     env = {**os.environ, "PYTHONPATH": str(ROOT), "CONFLICTSCORE_NLI_RUNTIME": "torch"}
-    done = subprocess.run([sys.executable, "-m", "conflictscore_local.cli", "score", str(items), "-o",
-                           str(tmp_path / "cli.jsonl"), "--summary", str(tmp_path / "cli.json"), "--no-cache", "-q"],
-                          env=env, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "conflictscore_local.cli",
+            "score",
+            str(items),
+            "-o",
+            str(tmp_path / "cli.jsonl"),
+            "--summary",
+            str(tmp_path / "cli.json"),
+            "--no-cache",
+            "-q",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr
     with Engine(RunConfig().updated({"cache": {"enabled": False}})) as engine:
         _, summary = engine.score_all(str(items))

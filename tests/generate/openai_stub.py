@@ -64,10 +64,18 @@ def completion_reply(text: str, top: list[dict[str, float]] | None = None, finis
 
 def classify_reply(probs: list[list[float]], model: str = "stub-model") -> dict:
     """A ``/classify`` reply as vLLM's ``ClassificationResponse`` (vLLM 0.11 – 0.33)."""
-    data = [{"index": i, "label": str(max(range(len(p)), key=p.__getitem__)), "probs": p, "num_classes": len(p)}
-            for i, p in enumerate(probs)]
-    return {"id": "classify-x", "object": "list", "created": 0, "model": model, "data": data,
-            "usage": {"prompt_tokens": 0, "total_tokens": 0, "completion_tokens": 0, "prompt_tokens_details": None}}
+    data = [
+        {"index": i, "label": str(max(range(len(p)), key=p.__getitem__)), "probs": p, "num_classes": len(p)}
+        for i, p in enumerate(probs)
+    ]
+    return {
+        "id": "classify-x",
+        "object": "list",
+        "created": 0,
+        "model": model,
+        "data": data,
+        "usage": {"prompt_tokens": 0, "total_tokens": 0, "completion_tokens": 0, "prompt_tokens_details": None},
+    }
 
 
 class StubServer:

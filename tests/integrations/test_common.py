@@ -124,11 +124,23 @@ def test_the_network_guard_refuses_and_records_outside_connections(no_network: l
 
 
 def test_item_from_numbers_string_contexts_and_keeps_document_objects() -> None:
-    it = item_from("q1", "Paris is in France.", ["Paris is the capital of France.", "Lyon is in France."],
-                   question="Where is Paris?")
-    assert [(d.id, d.text) for d in it.documents] == [("d0", "Paris is the capital of France."),
-                                                      ("d1", "Lyon is in France.")]
-    assert (it.id, it.question, it.response, it.claims, it.labels) == ("q1", "Where is Paris?", "Paris is in France.", None, None)
+    it = item_from(
+        "q1",
+        "Paris is in France.",
+        ["Paris is the capital of France.", "Lyon is in France."],
+        question="Where is Paris?",
+    )
+    assert [(d.id, d.text) for d in it.documents] == [
+        ("d0", "Paris is the capital of France."),
+        ("d1", "Lyon is in France."),
+    ]
+    assert (it.id, it.question, it.response, it.claims, it.labels) == (
+        "q1",
+        "Where is Paris?",
+        "Paris is in France.",
+        None,
+        None,
+    )
 
     it = item_from("q2", "x", [{"id": "wiki", "text": "t", "url": "u"}], claims=["c"], labels=[["support"]])
     assert (it.documents[0].id, dict(it.documents[0].meta)) == ("wiki", {"url": "u"})
@@ -146,7 +158,10 @@ def test_item_from_rejects_a_single_string_instead_of_a_list_naming_where_and_fi
 def test_item_from_validates_like_a_jsonl_line() -> None:
     with pytest.raises(InputError) as e:
         item_from("q", "r", ["fine", 42], where="deepeval test case 'q'")
-    assert str(e.value) == "deepeval test case 'q': field 'documents[1]': expected a string or an object with 'text', got int"
+    assert (
+        str(e.value)
+        == "deepeval test case 'q': field 'documents[1]': expected a string or an object with 'text', got int"
+    )
     with pytest.raises(InputError) as e:
         item_from("q", "r", ["a", "b"], claims=["c"], labels=[["SUPPORT", "maybe"]], where="inspect sample 'q'")
     assert "inspect sample 'q': field 'labels[0][1]': unknown label 'maybe'" in str(e.value)
@@ -158,8 +173,9 @@ def test_item_from_validates_like_a_jsonl_line() -> None:
 def test_metric_values_and_explanation_of_the_labeled_example(labeled_row: dict[str, Any]) -> None:
     engine, judge = rule_engine()
     docs = labeled_row["documents"]
-    item = item_from(labeled_row["id"], labeled_row["response"], docs, claims=labeled_row["claims"],
-                     labels=labeled_row["labels"])
+    item = item_from(
+        labeled_row["id"], labeled_row["response"], docs, claims=labeled_row["claims"], labels=labeled_row["labels"]
+    )
     (result,) = score_items([item], engine)
     assert known(metric_values(result)) == pytest.approx(LABELED_VALUES)
     assert known_explanation(explain(result)) == LABELED_EXPLANATION

@@ -51,8 +51,12 @@ def test_evaluate_scores_the_bundled_example_in_one_engine_step(example_rows: li
     batcher = batcher_for(engine)
     before = len(batcher.batch_sizes)
     cases = [
-        LLMTestCase(name=r["id"], input=r["question"], actual_output=r["response"],
-                    retrieval_context=[RetrievedContextData(source=d["id"], context=d["text"]) for d in r["documents"]])
+        LLMTestCase(
+            name=r["id"],
+            input=r["question"],
+            actual_output=r["response"],
+            retrieval_context=[RetrievedContextData(source=d["id"], context=d["text"]) for d in r["documents"]],
+        )
         for r in example_rows
     ]
 
@@ -97,9 +101,12 @@ def test_a_response_without_claims_is_an_error_not_a_score(labeled_row: dict[str
 
 
 def test_plain_string_contexts_are_numbered() -> None:
-    case = LLMTestCase(input="Who won?", actual_output="Candidate A won.",
-                       retrieval_context=["Candidate A won.", "Candidate B won."],
-                       metadata={"claims": ["Candidate A won."], "labels": [["SUPPORT", "CONTRADICT"]]})
+    case = LLMTestCase(
+        input="Who won?",
+        actual_output="Candidate A won.",
+        retrieval_context=["Candidate A won.", "Candidate B won."],
+        metadata={"claims": ["Candidate A won."], "labels": [["SUPPORT", "CONTRADICT"]]},
+    )
     metric = ConflictScoreMetric(pruner="none")
     assert metric.measure(case) == 1.0
     assert metric.reason.endswith("conflicted: 'Candidate A won.' supported by [d0]; contradicted by [d1]")
@@ -107,5 +114,7 @@ def test_plain_string_contexts_are_numbered() -> None:
 
 def test_a_test_case_without_retrieval_context_is_refused() -> None:
     case = LLMTestCase(input="Q?", actual_output="A.")
-    with pytest.raises(MissingTestCaseParamsError, match="'retrieval_context' cannot be None for the 'ConflictScore \\(CS-C\\)' metric"):
+    with pytest.raises(
+        MissingTestCaseParamsError, match="'retrieval_context' cannot be None for the 'ConflictScore \\(CS-C\\)' metric"
+    ):
         ConflictScoreMetric(pruner="none").measure(case)

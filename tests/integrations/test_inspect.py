@@ -50,11 +50,17 @@ def task_means(log: Any) -> dict[str, float]:
 
 def test_eval_with_given_labels_gives_the_hand_computed_values(labeled_row: dict[str, Any], tmp_path: Path) -> None:
     r = labeled_row
-    sample = Sample(id=r["id"], input=r["question"],
-                    metadata={"documents": r["documents"], "claims": r["claims"], "labels": r["labels"]})
+    sample = Sample(
+        id=r["id"],
+        input=r["question"],
+        metadata={"documents": r["documents"], "claims": r["claims"], "labels": r["labels"]},
+    )
     engine = Engine()  # its own engine, to see that it loads no model
-    log = run(Task(dataset=[sample], solver=generate(), scorer=conflictscore(engine=engine)),
-              {r["question"]: r["response"]}, tmp_path)
+    log = run(
+        Task(dataset=[sample], solver=generate(), scorer=conflictscore(engine=engine)),
+        {r["question"]: r["response"]},
+        tmp_path,
+    )
 
     assert log.status == "success", log.error
     score = log.samples[0].scores["conflictscore"]
@@ -65,15 +71,20 @@ def test_eval_with_given_labels_gives_the_hand_computed_values(labeled_row: dict
     assert engine.built() == ()  # given labels: no backend built, no model loaded
 
 
-def test_eval_scores_the_bundled_example_like_the_engine_in_one_step(example_rows: list[dict[str, Any]], tmp_path: Path) -> None:
+def test_eval_scores_the_bundled_example_like_the_engine_in_one_step(
+    example_rows: list[dict[str, Any]], tmp_path: Path
+) -> None:
     engine = shared_engine()  # the embedded defaults: spaCy claims, MiniLM pruner, the default judge
     direct, report = engine.score_all(list(read_items(EXAMPLES / "items.jsonl")))
     batcher = batcher_for(engine)
     before = len(batcher.batch_sizes)
 
     samples = [Sample(id=r["id"], input=r["question"], metadata={"documents": r["documents"]}) for r in example_rows]
-    log = run(Task(dataset=samples, solver=generate(), scorer=conflictscore()),
-              {r["question"]: r["response"] for r in example_rows}, tmp_path)
+    log = run(
+        Task(dataset=samples, solver=generate(), scorer=conflictscore()),
+        {r["question"]: r["response"] for r in example_rows},
+        tmp_path,
+    )
 
     assert log.status == "success", log.error
     assert batcher.batch_sizes[before:] == [3]  # the three samples went through one engine step
@@ -82,7 +93,7 @@ def test_eval_scores_the_bundled_example_like_the_engine_in_one_step(example_row
         got = by_id[res.item_id]
         for k in KEYS:
             want = getattr(res.metrics, k)
-            assert (math.isnan(got.value[k]) if want is None else got.value[k] == pytest.approx(want)), (res.item_id, k)
+            assert math.isnan(got.value[k]) if want is None else got.value[k] == pytest.approx(want), (res.item_id, k)
         # the sample log carries each claim's verdict as `conflictscore score` writes it
         verdict = ("text", "span", "support", "contradict", "irrelevant", "conflicted", "ratio")
         assert [{k: c[k] for k in verdict} for c in got.metadata["claims"]] == [
@@ -91,7 +102,10 @@ def test_eval_scores_the_bundled_example_like_the_engine_in_one_step(example_row
     # inspect's means skip the NaN of undefined values: they are ConflictScore's macro averages
     assert task_means(log) == pytest.approx(dict(report.macro))
     curie = by_id["curie"]
-    assert "conflicted: 'Marie Curie was born in Warsaw in 1867.' supported by [wiki]; contradicted by [blog]" in curie.explanation
+    assert (
+        "conflicted: 'Marie Curie was born in Warsaw in 1867.' supported by [wiki]; contradicted by [blog]"
+        in curie.explanation
+    )
 
 
 @solver
@@ -109,7 +123,9 @@ def test_documents_from_the_retrieval_step_in_the_store(tmp_path: Path) -> None:
     q = "Who won?"
     corpus = {q: ["Candidate A won with 52 percent.", "Candidate B was declared the winner."]}
     sample = Sample(id="s1", input=q, metadata={"claims": ["Candidate A won."], "labels": [["SUPPORT", "CONTRADICT"]]})
-    log = run(Task(dataset=[sample], solver=retrieve(corpus), scorer=conflictscore()), {q: "Candidate A won."}, tmp_path)
+    log = run(
+        Task(dataset=[sample], solver=retrieve(corpus), scorer=conflictscore()), {q: "Candidate A won."}, tmp_path
+    )
 
     assert log.status == "success", log.error
     score = log.samples[0].scores["conflictscore"]
@@ -121,4 +137,7 @@ def test_a_sample_without_documents_fails_naming_the_sample_and_the_key(tmp_path
     sample = Sample(id="nodocs", input="Q?")
     log = run(Task(dataset=[sample], solver=generate(), scorer=conflictscore()), {"Q?": "A."}, tmp_path)
     assert log.status == "error"
-    assert "inspect sample 'nodocs': field 'documents': missing: put the sample's documents in its metadata" in log.error.message
+    assert (
+        "inspect sample 'nodocs': field 'documents': missing: put the sample's documents in its metadata"
+        in log.error.message
+    )

@@ -51,14 +51,20 @@ def same(got: float, want: float | None) -> bool:
     return math.isnan(got) if want is None else got == pytest.approx(want)
 
 
-def test_evaluate_scores_the_bundled_example_in_one_engine_step(example_rows: list[dict[str, Any]], direct: Any) -> None:
+def test_evaluate_scores_the_bundled_example_in_one_engine_step(
+    example_rows: list[dict[str, Any]], direct: Any
+) -> None:
     results, report = direct
     batcher = batcher_for(shared_engine())
     before = len(batcher.batch_sizes)
     cs_c, cs_r = ConflictScoreSingleTurnMetric(), ConflictScoreSingleTurnMetric(name="cs_r", key="cs_r")
 
-    out = evaluate(EvaluationDataset.from_list(ragas_rows(example_rows)), metrics=[cs_c, cs_r],
-                   show_progress=False, raise_exceptions=True)
+    out = evaluate(
+        EvaluationDataset.from_list(ragas_rows(example_rows)),
+        metrics=[cs_c, cs_r],
+        show_progress=False,
+        raise_exceptions=True,
+    )
 
     # both metrics' rows were gathered into one step, and identical rows scored once
     assert batcher.batch_sizes[before:] == [3]
@@ -71,9 +77,15 @@ def test_evaluate_scores_the_bundled_example_in_one_engine_step(example_rows: li
 
 def test_evaluate_needs_only_response_and_retrieved_contexts(example_rows: list[dict[str, Any]], direct: Any) -> None:
     results, _ = direct
-    rows = [{"response": r["response"], "retrieved_contexts": r["retrieved_contexts"]} for r in ragas_rows(example_rows)]
-    out = evaluate(EvaluationDataset.from_list(rows), metrics=[ConflictScoreSingleTurnMetric(key="support_rate")],
-                   show_progress=False, raise_exceptions=True)
+    rows = [
+        {"response": r["response"], "retrieved_contexts": r["retrieved_contexts"]} for r in ragas_rows(example_rows)
+    ]
+    out = evaluate(
+        EvaluationDataset.from_list(rows),
+        metrics=[ConflictScoreSingleTurnMetric(key="support_rate")],
+        show_progress=False,
+        raise_exceptions=True,
+    )
     assert out["conflictscore"] == [res.metrics.support_rate for res in results]
 
 
@@ -95,7 +107,9 @@ def test_batch_score_with_given_labels_gives_the_hand_computed_value_and_reason(
     assert metric.engine.built() == ()
 
 
-def test_ascore_in_an_experiment_over_a_dataset(example_rows: list[dict[str, Any]], direct: Any, tmp_path: Path) -> None:
+def test_ascore_in_an_experiment_over_a_dataset(
+    example_rows: list[dict[str, Any]], direct: Any, tmp_path: Path
+) -> None:
     results, _ = direct
     metric = ConflictScoreMetric()
     batcher = batcher_for(metric.engine)
@@ -106,28 +120,38 @@ def test_ascore_in_an_experiment_over_a_dataset(example_rows: list[dict[str, Any
 
     @experiment()
     async def conflict_experiment(row: dict[str, Any]) -> dict[str, Any]:
-        res = await metric.ascore(response=row["response"], retrieved_contexts=row["retrieved_contexts"],
-                                  user_input=row["user_input"], retrieved_context_ids=row["retrieved_context_ids"])
+        res = await metric.ascore(
+            response=row["response"],
+            retrieved_contexts=row["retrieved_contexts"],
+            user_input=row["user_input"],
+            retrieved_context_ids=row["retrieved_context_ids"],
+        )
         return {"id": row["id"], "cs_c": res.value, "reason": res.reason}
 
     exp = asyncio.run(conflict_experiment.arun(dataset, name="conflicts"))
 
     assert batcher.batch_sizes[before:] == [3]
     got = {e["id"]: e for e in exp}
-    assert {res.item_id: got[res.item_id]["cs_c"] for res in results} == {res.item_id: res.metrics.cs_c for res in results}
+    assert {res.item_id: got[res.item_id]["cs_c"] for res in results} == {
+        res.item_id: res.metrics.cs_c for res in results
+    }
     assert "supported by [wiki]; contradicted by [blog]" in got["curie"]["reason"]
     assert (tmp_path / "experiments" / "conflicts.jsonl").is_file()
 
 
 def test_bad_settings_and_rows_are_refused_with_their_place() -> None:
-    with pytest.raises(ConfigError, match="unknown key 'faithfulness'; allowed: cs_c, cs_r, cs_r_evidenced, support_rate"):
+    with pytest.raises(
+        ConfigError, match="unknown key 'faithfulness'; allowed: cs_c, cs_r, cs_r_evidenced, support_rate"
+    ):
         ConflictScoreMetric(key="faithfulness")
     with pytest.raises(ConfigError, match="unknown key 'cs-c'"):
         ConflictScoreSingleTurnMetric(key="cs-c")
     metric = ConflictScoreMetric(pruner="none")
     with pytest.raises(InputError, match=r"^ragas row 1: field 'retrieved_contexts': missing$"):
         metric.batch_score([{"response": "a", "retrieved_contexts": ["b"]}, {"response": "a"}])
-    with pytest.raises(InputError, match=r"^ragas row 0: unknown column 'contexts'; allowed: response, retrieved_contexts, "):
+    with pytest.raises(
+        InputError, match=r"^ragas row 0: unknown column 'contexts'; allowed: response, retrieved_contexts, "
+    ):
         metric.batch_score([{"response": "a", "contexts": ["b"]}])
     with pytest.raises(InputError, match=r"^ragas row 0: field 'retrieved_context_ids': 1 ids for 2 contexts$"):
         metric.batch_score([{"response": "a", "retrieved_contexts": ["b", "c"], "retrieved_context_ids": ["x"]}])

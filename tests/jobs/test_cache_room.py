@@ -16,8 +16,9 @@ from conflictscore_local.jobs import job as job_module
 from .test_hostile import cli, labelled
 
 
-def test_a_cache_on_a_full_file_system_is_refused_before_any_work(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_cache_on_a_full_file_system_is_refused_before_any_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     full = tmp_path / "full"
     full.mkdir()
     real = shutil.disk_usage
@@ -30,10 +31,13 @@ def test_a_cache_on_a_full_file_system_is_refused_before_any_work(tmp_path: Path
 
     monkeypatch.setattr(job_module.shutil, "disk_usage", usage)
     inp = labelled(tmp_path / "in.jsonl")
-    rc, _, err = cli(capsys, "score", str(inp), "-q", "-o", str(tmp_path / "o.jsonl"), "--cache",
-                     str(full / "c.sqlite"))
+    rc, _, err = cli(
+        capsys, "score", str(inp), "-q", "-o", str(tmp_path / "o.jsonl"), "--cache", str(full / "c.sqlite")
+    )
     assert rc == 2
-    assert (f"judgment cache {full / 'c.sqlite'}: only 50000 bytes free on the file system of {full}, at least "
-            "1.0 MiB needed; make room or choose another with --cache PATH") in err
+    assert (
+        f"judgment cache {full / 'c.sqlite'}: only 50000 bytes free on the file system of {full}, at least "
+        "1.0 MiB needed; make room or choose another with --cache PATH"
+    ) in err
     assert not (tmp_path / "o.jsonl").exists() and not (tmp_path / "o.jsonl.partial").exists()
     assert list(full.iterdir()) == []  # no c.sqlite, -wal, -shm nor runtime-choice.json left there

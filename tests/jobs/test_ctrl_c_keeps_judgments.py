@@ -24,20 +24,38 @@ PAIRS = N_ITEMS * CLAIMS * DOCS  # 1,200 claim × document pairs, each a passage
 
 
 def items(path: Path) -> Path:
-    rows = [{"id": f"q{i:03d}", "response": "x",
-             "claims": [f"Item {i} claim {k}: the river {i * 7 + k} is long." for k in range(CLAIMS)],
-             "documents": [f"Document {j} of item {i}: river {i * 7 + j} is {'long' if j % 2 else 'short'}."
-                           for j in range(DOCS)]} for i in range(N_ITEMS)]
+    rows = [
+        {
+            "id": f"q{i:03d}",
+            "response": "x",
+            "claims": [f"Item {i} claim {k}: the river {i * 7 + k} is long." for k in range(CLAIMS)],
+            "documents": [
+                f"Document {j} of item {i}: river {i * 7 + j} is {'long' if j % 2 else 'short'}." for j in range(DOCS)
+            ],
+        }
+        for i in range(N_ITEMS)
+    ]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path
 
 
 def start(args: list[str], cwd: Path) -> subprocess.Popen[str]:
-    env = {**os.environ, "CONFLICTSCORE_PROGRESS_S": "0.1", "HF_HUB_OFFLINE": "1", "CONFLICTSCORE_NLI_RUNTIME": "torch",
-           "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    return subprocess.Popen([sys.executable, "-m", "conflictscore_local.cli", *args], cwd=cwd, env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # a terminal's Ctrl-C
+    env = {
+        **os.environ,
+        "CONFLICTSCORE_PROGRESS_S": "0.1",
+        "HF_HUB_OFFLINE": "1",
+        "CONFLICTSCORE_NLI_RUNTIME": "torch",
+        "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "conflictscore_local.cli", *args],
+        cwd=cwd,
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # a terminal's Ctrl-C
 
 
 def cached(path: Path) -> int:
@@ -45,11 +63,26 @@ def cached(path: Path) -> int:
         return db.execute("SELECT count(*) FROM judgments").fetchone()[0]
 
 
-def test_ctrl_c_in_a_judge_call_keeps_every_judgment_and_resume_says_what_is_left(tmp_path: Path,
-                                                                                  tiny_nli_dir: Path) -> None:
+def test_ctrl_c_in_a_judge_call_keeps_every_judgment_and_resume_says_what_is_left(
+    tmp_path: Path, tiny_nli_dir: Path
+) -> None:
     src = items(tmp_path / "in.jsonl")
-    run = ["score", src.name, "-o", "out.jsonl", "--summary", "s.json", "--cache", "c.sqlite", "--pruner", "none",
-           "--judge", "nli", "--judge-arg", f"model={tiny_nli_dir}"]
+    run = [
+        "score",
+        src.name,
+        "-o",
+        "out.jsonl",
+        "--summary",
+        "s.json",
+        "--cache",
+        "c.sqlite",
+        "--pruner",
+        "none",
+        "--judge",
+        "nli",
+        "--judge-arg",
+        f"model={tiny_nli_dir}",
+    ]
     proc = start([*run, "--judge-arg", "batch_size=2"], tmp_path)  # small batches: a call long enough to stop in
     assert proc.stderr is not None
     seen: list[str] = []
@@ -73,8 +106,11 @@ def test_ctrl_c_in_a_judge_call_keeps_every_judgment_and_resume_says_what_is_lef
         proc.kill()
     assert proc.returncode == 130, rest
     end = rest.strip().splitlines()[-1]
-    said = re.fullmatch(r"conflictscore score: interrupted; kept (\d+) items in (.+) and (\d+) judgments in the "
-                        r"judgment cache: rerun with --resume to continue", end)
+    said = re.fullmatch(
+        r"conflictscore score: interrupted; kept (\d+) items in (.+) and (\d+) judgments in the "
+        r"judgment cache: rerun with --resume to continue",
+        end,
+    )
     assert said is not None, end
     kept, judgments = int(said.group(1)), int(said.group(3))
     assert said.group(2).endswith("out.jsonl.partial")

@@ -53,9 +53,16 @@ def run_toml(t: Path) -> Path:
 
 
 def score_paths(t: Path) -> dict[str, Path]:
-    return {"INPUT": labelled(t / "in.jsonl"), "--config": run_toml(t), "-o": t / "out.jsonl",
-            "--summary": t / "s.json", "--report": t / "r.html", "--cache": t / "c.sqlite", "--csv": t / "t.csv",
-            "--csv-pairs": t / "pairs.csv"}
+    return {
+        "INPUT": labelled(t / "in.jsonl"),
+        "--config": run_toml(t),
+        "-o": t / "out.jsonl",
+        "--summary": t / "s.json",
+        "--report": t / "r.html",
+        "--cache": t / "c.sqlite",
+        "--csv": t / "t.csv",
+        "--csv-pairs": t / "pairs.csv",
+    }
 
 
 def view_paths(t: Path) -> dict[str, Path]:
@@ -83,8 +90,14 @@ def compare_paths(t: Path) -> dict[str, Path]:
     p = report_paths(t)
     p["B.jsonl"] = t / "b.jsonl"
     assert main(["score", str(p["--items"]), "-o", str(p["B.jsonl"]), "--set", "aggregate.keep_both=true", "-q"]) == 0
-    return {"A.jsonl": p["SCORED"], "B.jsonl": p["B.jsonl"], "--summary-a": p["--summary"], "-o": t / "c.json",
-            "--report": t / "c.html", "--csv": t / "c.csv"}
+    return {
+        "A.jsonl": p["SCORED"],
+        "B.jsonl": p["B.jsonl"],
+        "--summary-a": p["--summary"],
+        "-o": t / "c.json",
+        "--report": t / "c.html",
+        "--csv": t / "c.csv",
+    }
 
 
 def folder(path: Path) -> Path:
@@ -111,73 +124,276 @@ DEAD = "http://127.0.0.1:9/v1"  # nothing listens: a command that got as far as 
 GENERATOR = ["--generator", "openai", "--generator-arg", f"base_url={DEAD}", "--generator-arg", "max_retries=0"]
 
 COMMANDS = [
-    Command("score", score_paths,
-            lambda p: ["score", str(p["INPUT"]), "--config", str(p["--config"]), "-o", str(p["-o"]), "--summary",
-                       str(p["--summary"]), "--report", str(p["--report"]), "--cache", str(p["--cache"]), "--csv",
-                       str(p["--csv"]), "--csv-pairs", str(p["--csv-pairs"]), "-q"],
-            ("INPUT", "--config"), ("-o", "--summary", "--report", "--cache", "--csv", "--csv-pairs"),
-            shared=("--cache",)),
-    Command("bench run", lambda t: {"INPUT": bench_file(t / "bench.jsonl"), "--config": run_toml(t),
-                                    "-o": t / "p.jsonl", "--summary": t / "r.json", "--report": t / "r.html", "--cache": t / "c.sqlite"},
-            lambda p: ["bench", "run", str(p["INPUT"]), "--given-labels", "--config", str(p["--config"]), "-o",
-                       str(p["-o"]), "--summary", str(p["--summary"]), "--report", str(p["--report"]),
-                       "--cache", str(p["--cache"]), "-q"],
-            ("INPUT", "--config"), ("-o", "--summary", "--report", "--cache"), shared=("--cache",)),
-    Command("bench build", lambda t: {"--source": write_jsonl(t / "ramdocs.jsonl", [RAMDOCS_ROW]),
-                                      "-o": t / "bench.jsonl", "--summary": t / "stats.json"},
-            lambda p: ["bench", "build", "--source", "ramdocs", "--source", f"ramdocs={p['--source']}", "-o",
-                       str(p["-o"]), "--summary", str(p["--summary"]), "-q"],
-            ("--source",), ("-o", "--summary")),
-    Command("merge", merge_paths,
-            lambda p: ["merge", str(p["INPUT"]), "--outputs", str(p["--outputs 1"]), str(p["--outputs 2"]),
-                       "--summaries", str(p["--summaries 1"]), str(p["--summaries 2"]), "-o", str(p["-o"]),
-                       "--summary", str(p["--summary"]), "--report", str(p["--report"]), "-q"],
-            ("INPUT", "--outputs 1", "--outputs 2", "--summaries 1", "--summaries 2"), ("-o", "--summary", "--report")),
-    Command("report", report_paths,
-            lambda p: ["report", str(p["SCORED"]), "--items", str(p["--items"]), "--summary", str(p["--summary"]),
-                       "-o", str(p["-o"]), "-q"],
-            ("SCORED", "--items", "--summary"), ("-o",)),
-    Command("compare", compare_paths,
-            lambda p: ["compare", str(p["A.jsonl"]), str(p["B.jsonl"]), "--summary-a", str(p["--summary-a"]), "-o",
-                       str(p["-o"]), "--report", str(p["--report"]), "--csv", str(p["--csv"]), "-q"],
-            ("A.jsonl", "B.jsonl", "--summary-a"), ("-o", "--report", "--csv")),
+    Command(
+        "score",
+        score_paths,
+        lambda p: [
+            "score",
+            str(p["INPUT"]),
+            "--config",
+            str(p["--config"]),
+            "-o",
+            str(p["-o"]),
+            "--summary",
+            str(p["--summary"]),
+            "--report",
+            str(p["--report"]),
+            "--cache",
+            str(p["--cache"]),
+            "--csv",
+            str(p["--csv"]),
+            "--csv-pairs",
+            str(p["--csv-pairs"]),
+            "-q",
+        ],
+        ("INPUT", "--config"),
+        ("-o", "--summary", "--report", "--cache", "--csv", "--csv-pairs"),
+        shared=("--cache",),
+    ),
+    Command(
+        "bench run",
+        lambda t: {
+            "INPUT": bench_file(t / "bench.jsonl"),
+            "--config": run_toml(t),
+            "-o": t / "p.jsonl",
+            "--summary": t / "r.json",
+            "--report": t / "r.html",
+            "--cache": t / "c.sqlite",
+        },
+        lambda p: [
+            "bench",
+            "run",
+            str(p["INPUT"]),
+            "--given-labels",
+            "--config",
+            str(p["--config"]),
+            "-o",
+            str(p["-o"]),
+            "--summary",
+            str(p["--summary"]),
+            "--report",
+            str(p["--report"]),
+            "--cache",
+            str(p["--cache"]),
+            "-q",
+        ],
+        ("INPUT", "--config"),
+        ("-o", "--summary", "--report", "--cache"),
+        shared=("--cache",),
+    ),
+    Command(
+        "bench build",
+        lambda t: {
+            "--source": write_jsonl(t / "ramdocs.jsonl", [RAMDOCS_ROW]),
+            "-o": t / "bench.jsonl",
+            "--summary": t / "stats.json",
+        },
+        lambda p: [
+            "bench",
+            "build",
+            "--source",
+            "ramdocs",
+            "--source",
+            f"ramdocs={p['--source']}",
+            "-o",
+            str(p["-o"]),
+            "--summary",
+            str(p["--summary"]),
+            "-q",
+        ],
+        ("--source",),
+        ("-o", "--summary"),
+    ),
+    Command(
+        "merge",
+        merge_paths,
+        lambda p: [
+            "merge",
+            str(p["INPUT"]),
+            "--outputs",
+            str(p["--outputs 1"]),
+            str(p["--outputs 2"]),
+            "--summaries",
+            str(p["--summaries 1"]),
+            str(p["--summaries 2"]),
+            "-o",
+            str(p["-o"]),
+            "--summary",
+            str(p["--summary"]),
+            "--report",
+            str(p["--report"]),
+            "-q",
+        ],
+        ("INPUT", "--outputs 1", "--outputs 2", "--summaries 1", "--summaries 2"),
+        ("-o", "--summary", "--report"),
+    ),
+    Command(
+        "report",
+        report_paths,
+        lambda p: [
+            "report",
+            str(p["SCORED"]),
+            "--items",
+            str(p["--items"]),
+            "--summary",
+            str(p["--summary"]),
+            "-o",
+            str(p["-o"]),
+            "-q",
+        ],
+        ("SCORED", "--items", "--summary"),
+        ("-o",),
+    ),
+    Command(
+        "compare",
+        compare_paths,
+        lambda p: [
+            "compare",
+            str(p["A.jsonl"]),
+            str(p["B.jsonl"]),
+            "--summary-a",
+            str(p["--summary-a"]),
+            "-o",
+            str(p["-o"]),
+            "--report",
+            str(p["--report"]),
+            "--csv",
+            str(p["--csv"]),
+            "-q",
+        ],
+        ("A.jsonl", "B.jsonl", "--summary-a"),
+        ("-o", "--report", "--csv"),
+    ),
     Command("view", view_paths, lambda p: ["view", str(p["DIR"]), "-o", str(p["-o"]), "-q"], ("DIR",), ("-o",)),
-    Command("generate", lambda t: {"ITEMS": labelled(t / "items.jsonl"), "-o": t / "g.jsonl"},
-            lambda p: ["generate", str(p["ITEMS"]), "--strategy", "standard", "-o", str(p["-o"]), *GENERATOR, "-q"],
-            ("ITEMS",), ("-o",), ok=False),
-    Command("regenerate", lambda t: {"--truthfulqa": truthfulqa(t), "--config": run_toml(t), "-o": t / "t.jsonl",
-                                     "--summary": t / "r.json", "--cache": t / "c.sqlite"},
-            lambda p: ["regenerate", "--truthfulqa", str(p["--truthfulqa"]), "--conditions", "closed-book", "--config",
-                       str(p["--config"]), "-o", str(p["-o"]), "--summary", str(p["--summary"]), "--cache",
-                       str(p["--cache"]), *GENERATOR, "-q"],
-            ("--truthfulqa", "--config"), ("-o", "--summary", "--cache"), shared=("--cache",), ok=False),
-    Command("train-judge prepare", lambda t: {"--data-dir": folder(t / "data"), "-o": t / "prepared"},
-            lambda p: ["train-judge", "prepare", "--data-dir", str(p["--data-dir"]), "-o", str(p["-o"])],
-            ("--data-dir",), ("-o",), folders=("-o",), ok=False),
-    Command("train-judge fit", fit_paths,
-            lambda p: ["train-judge", "fit", "--base", "minilm", "--train", str(p["--train"]), "--eval",
-                       str(p["--eval"]), "-o", str(p["-o"]), "-q"],
-            ("--train", "--eval"), ("-o",), folders=("-o",), ok=False),
-    Command("train-judge delta", lambda t: {"CHECKPOINT": model_folder(t), "-o": t / "delta"},
-            lambda p: ["train-judge", "delta", str(p["CHECKPOINT"]), "-o", str(p["-o"]), "-q"],
-            ("CHECKPOINT",), ("-o",), folders=("-o",), ok=False),
-    Command("train-judge mine", lambda t: {"--model": folder(t / "stage1"), "--pairs": train_files(t)[0],
-                                           "-o": t / "hard.jsonl"},
-            lambda p: ["train-judge", "mine", "--model", str(p["--model"]), "--pairs", str(p["--pairs"]), "-o",
-                       str(p["-o"]), "-q"],
-            ("--model", "--pairs"), ("-o",), ok=False),
-    Command("train-judge pack", lambda t: {"CHECKPOINT": locked_model(t / "alpha"), "-o": t / "packed"},
-            lambda p: ["train-judge", "pack", str(p["CHECKPOINT"]), "-o", str(p["-o"]), "-q"],
-            ("CHECKPOINT",), ("-o",), folders=("-o",), ok=False),
-    Command("models bundle", model_folder,
-            lambda p: ["models", "bundle", str(p["NAME|DIR"]), "-o", str(p["-o"]), "-q"],
-            ("NAME|DIR",), ("-o",)),
-    Command("models unpack", bundle_tar,
-            lambda p: ["models", "unpack", str(p["FILE.tar"]), "--to", str(p["--to"]), "-q"],
-            ("FILE.tar",), ("--to",), folders=("--to",)),
-    Command("models pull", lambda t: {"--to": t / "pulled"},
-            lambda p: ["models", "pull", "deberta-v3-large-nli", "--to", str(p["--to"]), "-q"],
-            (), ("--to",), folders=("--to",), ok=False),
+    Command(
+        "generate",
+        lambda t: {"ITEMS": labelled(t / "items.jsonl"), "-o": t / "g.jsonl"},
+        lambda p: ["generate", str(p["ITEMS"]), "--strategy", "standard", "-o", str(p["-o"]), *GENERATOR, "-q"],
+        ("ITEMS",),
+        ("-o",),
+        ok=False,
+    ),
+    Command(
+        "regenerate",
+        lambda t: {
+            "--truthfulqa": truthfulqa(t),
+            "--config": run_toml(t),
+            "-o": t / "t.jsonl",
+            "--summary": t / "r.json",
+            "--cache": t / "c.sqlite",
+        },
+        lambda p: [
+            "regenerate",
+            "--truthfulqa",
+            str(p["--truthfulqa"]),
+            "--conditions",
+            "closed-book",
+            "--config",
+            str(p["--config"]),
+            "-o",
+            str(p["-o"]),
+            "--summary",
+            str(p["--summary"]),
+            "--cache",
+            str(p["--cache"]),
+            *GENERATOR,
+            "-q",
+        ],
+        ("--truthfulqa", "--config"),
+        ("-o", "--summary", "--cache"),
+        shared=("--cache",),
+        ok=False,
+    ),
+    Command(
+        "train-judge prepare",
+        lambda t: {"--data-dir": folder(t / "data"), "-o": t / "prepared"},
+        lambda p: ["train-judge", "prepare", "--data-dir", str(p["--data-dir"]), "-o", str(p["-o"])],
+        ("--data-dir",),
+        ("-o",),
+        folders=("-o",),
+        ok=False,
+    ),
+    Command(
+        "train-judge fit",
+        fit_paths,
+        lambda p: [
+            "train-judge",
+            "fit",
+            "--base",
+            "minilm",
+            "--train",
+            str(p["--train"]),
+            "--eval",
+            str(p["--eval"]),
+            "-o",
+            str(p["-o"]),
+            "-q",
+        ],
+        ("--train", "--eval"),
+        ("-o",),
+        folders=("-o",),
+        ok=False,
+    ),
+    Command(
+        "train-judge delta",
+        lambda t: {"CHECKPOINT": model_folder(t), "-o": t / "delta"},
+        lambda p: ["train-judge", "delta", str(p["CHECKPOINT"]), "-o", str(p["-o"]), "-q"],
+        ("CHECKPOINT",),
+        ("-o",),
+        folders=("-o",),
+        ok=False,
+    ),
+    Command(
+        "train-judge mine",
+        lambda t: {"--model": folder(t / "stage1"), "--pairs": train_files(t)[0], "-o": t / "hard.jsonl"},
+        lambda p: [
+            "train-judge",
+            "mine",
+            "--model",
+            str(p["--model"]),
+            "--pairs",
+            str(p["--pairs"]),
+            "-o",
+            str(p["-o"]),
+            "-q",
+        ],
+        ("--model", "--pairs"),
+        ("-o",),
+        ok=False,
+    ),
+    Command(
+        "train-judge pack",
+        lambda t: {"CHECKPOINT": locked_model(t / "alpha"), "-o": t / "packed"},
+        lambda p: ["train-judge", "pack", str(p["CHECKPOINT"]), "-o", str(p["-o"]), "-q"],
+        ("CHECKPOINT",),
+        ("-o",),
+        folders=("-o",),
+        ok=False,
+    ),
+    Command(
+        "models bundle",
+        model_folder,
+        lambda p: ["models", "bundle", str(p["NAME|DIR"]), "-o", str(p["-o"]), "-q"],
+        ("NAME|DIR",),
+        ("-o",),
+    ),
+    Command(
+        "models unpack",
+        bundle_tar,
+        lambda p: ["models", "unpack", str(p["FILE.tar"]), "--to", str(p["--to"]), "-q"],
+        ("FILE.tar",),
+        ("--to",),
+        folders=("--to",),
+    ),
+    Command(
+        "models pull",
+        lambda t: {"--to": t / "pulled"},
+        lambda p: ["models", "pull", "deberta-v3-large-nli", "--to", str(p["--to"]), "-q"],
+        (),
+        ("--to",),
+        folders=("--to",),
+        ok=False,
+    ),
 ]
 WRITES_NOTHING = {"backends", "models list", "models show", "models verify"}
 """Commands that read no file a user names and write none (verify reads a folder it never changes)."""
@@ -220,15 +436,19 @@ def clashes() -> list[Clash]:
         for dest in c.writes:
             others = [r for r in (*c.reads, *c.writes) if r != dest]
             out += [Clash(c, dest, r) for r in others]
-            out += [Clash(c, dest, f"{r}.partial") for r in c.writes if r != dest and r not in c.shared + c.folders
-                    and dest not in c.folders]
+            out += [
+                Clash(c, dest, f"{r}.partial")
+                for r in c.writes
+                if r != dest and r not in c.shared + c.folders and dest not in c.folders
+            ]
             out.append(Clash(c, dest, "a file" if dest in c.folders else "a directory"))
     return out
 
 
 @pytest.mark.parametrize("clash", clashes(), ids=lambda x: x.id)
-def test_every_destination_clash_is_refused_before_any_work(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                            clash: Clash, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_destination_clash_is_refused_before_any_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], clash: Clash, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("CONFLICTSCORE_MODELS", str(tmp_path / "models-store"))
     paths = clash.command.make(tmp_path)
     if clash.target == "a directory":
@@ -267,8 +487,13 @@ def bad_values(number: NumberArg) -> list[str]:
     if r.low is not None:
         out.append(str(r.low if r.low_open else (r.low - step if number.kind is float else int(r.low) - 1)))
     if r.high is not None:
-        out.append(str(r.high if r.high_open else (r.high + max(step, abs(r.high) * 1e-9) if number.kind is float
-                                                   else int(r.high) + 1)))
+        out.append(
+            str(
+                r.high
+                if r.high_open
+                else (r.high + max(step, abs(r.high) * 1e-9) if number.kind is float else int(r.high) + 1)
+            )
+        )
     return out
 
 
@@ -282,16 +507,23 @@ def numeric_flags() -> list[tuple[str, str, str]]:
 
 
 def test_every_numeric_flag_declares_its_range() -> None:
-    bare = [(name, a.option_strings) for name, p in leaf_commands().items() for a in p._actions
-            if a.type in (int, float)]
+    bare = [
+        (name, a.option_strings) for name, p in leaf_commands().items() for a in p._actions if a.type in (int, float)
+    ]
     assert bare == []
-    assert {name for name, _, _ in numeric_flags()} >= {"generate", "regenerate", "bench run", "train-judge fit",
-                                                        "train-judge prepare"}
+    assert {name for name, _, _ in numeric_flags()} >= {
+        "generate",
+        "regenerate",
+        "bench run",
+        "train-judge fit",
+        "train-judge prepare",
+    }
 
 
 @pytest.mark.parametrize("command, flag, value", numeric_flags(), ids=lambda x: str(x))
-def test_every_numeric_flag_refuses_values_out_of_range(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                         command: str, flag: str, value: str) -> None:
+def test_every_numeric_flag_refuses_values_out_of_range(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str, flag: str, value: str
+) -> None:
     table = {c.name: c for c in COMMANDS}
     args = table[command].args(table[command].make(tmp_path))
     capsys.readouterr()
@@ -304,6 +536,7 @@ def test_every_numeric_flag_refuses_values_out_of_range(tmp_path: Path, capsys: 
 
 
 # -- the configuration: every numeric field of every section and backend has a range -------------
+
 
 def config_classes() -> list[tuple[str, type]]:
     out = [(f"[{name}]", cls) for name, cls in _SECTIONS.items()]
@@ -321,8 +554,13 @@ def test_every_numeric_config_field_declares_its_range() -> None:
     assert missing == []
 
 
-REQUIRED = {"decomposer seq2seq": {"model": "m"}, "judge vllm": {"model": "m"}, "judge openai": {},
-            "generator vllm": {"model": "m"}, "generator transformers": {"model": "m"}}
+REQUIRED = {
+    "decomposer seq2seq": {"model": "m"},
+    "judge vllm": {"model": "m"},
+    "judge openai": {},
+    "generator vllm": {"model": "m"},
+    "generator transformers": {"model": "m"},
+}
 
 
 def field_cases() -> list[tuple[str, type, str, Any]]:
@@ -339,7 +577,9 @@ def field_cases() -> list[tuple[str, type, str, Any]]:
     return out
 
 
-@pytest.mark.parametrize("where, cls, name, value", field_cases(), ids=lambda x: str(x) if not isinstance(x, type) else "")
+@pytest.mark.parametrize(
+    "where, cls, name, value", field_cases(), ids=lambda x: str(x) if not isinstance(x, type) else ""
+)
 def test_every_numeric_config_field_refuses_values_out_of_range(where: str, cls: type, name: str, value: Any) -> None:
     from conflictscore_local.backends.arguments import make_config
 
@@ -348,8 +588,9 @@ def test_every_numeric_config_field_refuses_values_out_of_range(where: str, cls:
 
 
 @pytest.mark.parametrize("section, name", [(s, n) for s, cls in _SECTIONS.items() for n, _, _ in numeric_fields(cls)])
-def test_a_run_setting_out_of_range_stops_score_before_any_file(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                               section: str, name: str) -> None:
+def test_a_run_setting_out_of_range_stops_score_before_any_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], section: str, name: str
+) -> None:
     p = score_paths(tmp_path)
     before = files(tmp_path)
     r = next(r for n, _, r in numeric_fields(_SECTIONS[section]) if n == name)
@@ -362,8 +603,9 @@ def test_a_run_setting_out_of_range_stops_score_before_any_file(tmp_path: Path, 
 def test_the_documented_ranges_are_the_declared_ones() -> None:
     doc = (Path(__file__).resolve().parents[2] / "docs" / "reliability.md").read_text(encoding="utf-8")
     rows = dict(re.findall(r"^\| `(\w+\.\w+)` \| ([^|]+) \|$", doc, re.M))
-    declared = {f"{s}.{n}": r.text(number_kind(h) is int) for s, cls in _SECTIONS.items()
-                for n, h, r in numeric_fields(cls)}
+    declared = {
+        f"{s}.{n}": r.text(number_kind(h) is int) for s, cls in _SECTIONS.items() for n, h, r in numeric_fields(cls)
+    }
     assert set(rows) == set(declared)
     for key, text in declared.items():
         assert rows[key].strip().startswith(text), key

@@ -26,8 +26,18 @@ def summary_of(path: Path) -> dict[str, Any]:
 
 
 def cached_score(tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, *flags: str) -> tuple[int, str]:
-    rc, _, err = cli(capsys, "score", str(tmp_path / "in.jsonl"), "-o", str(tmp_path / f"{name}.jsonl"), "--summary",
-                     str(tmp_path / f"{name}.json"), "--cache", str(tmp_path / "c.sqlite"), *flags)
+    rc, _, err = cli(
+        capsys,
+        "score",
+        str(tmp_path / "in.jsonl"),
+        "-o",
+        str(tmp_path / f"{name}.jsonl"),
+        "--summary",
+        str(tmp_path / f"{name}.json"),
+        "--cache",
+        str(tmp_path / "c.sqlite"),
+        *flags,
+    )
     return rc, err
 
 
@@ -54,16 +64,25 @@ def test_spans_that_do_not_cover_the_document_are_a_counted_miss(tmp_path, capsy
     assert "[[0, 5]]" not in stored  # split again and replaced
 
 
-SIX_DOCS = {"id": "six", "question": "Where is the Eiffel Tower?", "response": "The Eiffel Tower is in Paris.",
-            "claims": ["The Eiffel Tower is in Paris."],
-            "documents": [{"id": f"d{i}", "text": t} for i, t in enumerate([
+SIX_DOCS = {
+    "id": "six",
+    "question": "Where is the Eiffel Tower?",
+    "response": "The Eiffel Tower is in Paris.",
+    "claims": ["The Eiffel Tower is in Paris."],
+    "documents": [
+        {"id": f"d{i}", "text": t}
+        for i, t in enumerate(
+            [
                 "yes: The Eiffel Tower is in Paris, France.",
                 "The Eiffel Tower stands on the Champ de Mars in Paris.",
                 "Bananas are rich in potassium and grow in tropical climates.",
                 "The stock market closed lower on Tuesday after weak earnings.",
                 "Photosynthesis converts light energy into chemical energy in plants.",
                 "The tower was built by Gustave Eiffel's company for the 1889 World's Fair in Paris.",
-            ])]}
+            ]
+        )
+    ],
+}
 
 
 @pytest.mark.slow
@@ -89,8 +108,19 @@ def test_a_vector_of_another_width_is_a_counted_miss(tmp_path, capsys, judges):
 
 def test_a_cascade_row_that_names_no_judge_of_the_cascade_is_a_counted_miss(tmp_path, capsys, judges):
     unlabelled(tmp_path / "in.jsonl", 2)
-    flags = ["--judge", "cascade", "--judge-arg", 'first={"name": "hostile-yes"}', "--judge-arg",
-             'second={"name": "hostile-yes"}', "--judge-arg", "escalate_below=0.5", "--pruner", "none", "-q"]
+    flags = [
+        "--judge",
+        "cascade",
+        "--judge-arg",
+        'first={"name": "hostile-yes"}',
+        "--judge-arg",
+        'second={"name": "hostile-yes"}',
+        "--judge-arg",
+        "escalate_below=0.5",
+        "--pruner",
+        "none",
+        "-q",
+    ]
     assert cached_score(tmp_path, capsys, "first", *flags)[0] == 0
     first = summary_of(tmp_path / "first.json")
     tamper(tmp_path / "c.sqlite", "UPDATE judgments SET decided_by = 'third' WHERE decided_by IS NOT NULL")
@@ -109,10 +139,27 @@ DEAD = '{"name": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m", "m
 
 def cascade_down(tmp_path: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, str, str]:
     unlabelled(tmp_path / "in.jsonl", 3)
-    return cli(capsys, "score", str(tmp_path / "in.jsonl"), "-o", str(tmp_path / "out.jsonl"), "--summary",
-               str(tmp_path / "s.json"), "--no-cache", "--pruner", "none", "--judge", "cascade", "--judge-arg",
-               'first={"name": "hostile-yes"}', "--judge-arg", f"second={DEAD}", "--judge-arg", "escalate_below=1",
-               *extra)
+    return cli(
+        capsys,
+        "score",
+        str(tmp_path / "in.jsonl"),
+        "-o",
+        str(tmp_path / "out.jsonl"),
+        "--summary",
+        str(tmp_path / "s.json"),
+        "--no-cache",
+        "--pruner",
+        "none",
+        "--judge",
+        "cascade",
+        "--judge-arg",
+        'first={"name": "hostile-yes"}',
+        "--judge-arg",
+        f"second={DEAD}",
+        "--judge-arg",
+        "escalate_below=1",
+        *extra,
+    )
 
 
 def test_a_cascade_whose_second_judge_is_down_says_so_and_exits_3(tmp_path, capsys, judges):
@@ -129,15 +176,19 @@ def test_a_cascade_whose_second_judge_is_down_says_so_and_exits_3(tmp_path, caps
     rows = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
     js = [j for r in rows for c in r["claims"] for j in c["judgments"]]
     assert [j["label"] for j in js] == [None] * 6 and all("connection" in j["note"] for j in js)
-    assert ("cascade: escalated 6 of 6 passage pairs (100.0%), decided by the second judge 0, second judge failed 6 "
-            "(100.0% of escalated; on_second_failure=unscored)") in out
+    assert (
+        "cascade: escalated 6 of 6 passage pairs (100.0%), decided by the second judge 0, second judge failed 6 "
+        "(100.0% of escalated; on_second_failure=unscored)"
+    ) in out
 
 
 def test_keep_first_keeps_the_first_label_says_so_and_is_recorded(tmp_path, capsys, judges):
     rc, out, err = cascade_down(tmp_path, capsys, "--judge-arg", "on_second_failure=keep_first", "-q")
     assert rc == 0, err
-    assert ("warning: judge cascade: the second judge gave no label for 6 of 6 escalated pairs (100.0%); the first "
-            "judge's label was kept for them, as on_second_failure=keep_first asks (6 kept)") in err
+    assert (
+        "warning: judge cascade: the second judge gave no label for 6 of 6 escalated pairs (100.0%); the first "
+        "judge's label was kept for them, as on_second_failure=keep_first asks (6 kept)"
+    ) in err
     summary = summary_of(tmp_path / "s.json")
     assert summary["config"]["run"]["judge"]["on_second_failure"] == "keep_first"
     assert summary["config"]["backends"]["judge"]["spec"]["on_second_failure"] == "keep_first"
@@ -160,8 +211,19 @@ def test_a_report_title_that_is_not_utf8_is_written_with_replacement_characters(
 
 def test_a_compare_label_that_is_not_utf8_is_written_with_replacement_characters(scored, tmp_path, capsys):
     out, page = tmp_path / "c.json", tmp_path / "c.html"
-    rc, _, err = cli(capsys, "compare", str(scored["sc"]), str(scored["sc"]), "--label-a", NOT_UTF8, "-o", str(out),
-                     "--report", str(page), "-q")
+    rc, _, err = cli(
+        capsys,
+        "compare",
+        str(scored["sc"]),
+        str(scored["sc"]),
+        "--label-a",
+        NOT_UTF8,
+        "-o",
+        str(out),
+        "--report",
+        str(page),
+        "-q",
+    )
     assert rc == 0, err
     assert "\ufffd\ufffd" in page.read_text(encoding="utf-8")
     json.loads(out.read_text(encoding="utf-8"))  # JSON keeps the label as its \\u escapes
@@ -174,8 +236,17 @@ def test_score_of_a_file_name_that_is_not_utf8_with_a_report(tmp_path, capsys):
 
     inp.write_bytes(labelled(labelled_copy).read_bytes())
     page = tmp_path / (NOT_UTF8 + ".html")
-    rc, out, err = cli(capsys, "score", str(inp), "-o", str(tmp_path / "o.jsonl"), "--summary", str(tmp_path / "s.json"),
-                       "--report", str(page))
+    rc, out, err = cli(
+        capsys,
+        "score",
+        str(inp),
+        "-o",
+        str(tmp_path / "o.jsonl"),
+        "--summary",
+        str(tmp_path / "s.json"),
+        "--report",
+        str(page),
+    )
     assert rc == 0, err
     assert "\ufffd\ufffd.jsonl" in page.read_text(encoding="utf-8")
     assert "report " in out
@@ -190,52 +261,84 @@ def test_a_path_that_is_not_utf8_is_printed_with_replacement_characters_on_a_str
 
     page = os.fsencode(tmp_path) + b"/\xfd.html"
     env = {**os.environ, "PYTHONIOENCODING": "utf-8:strict", "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-m", "conflictscore_local.cli", "report", os.fsencode(scored["sc"]),
-                           "-o", page], capture_output=True, env=env, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "conflictscore_local.cli", "report", os.fsencode(scored["sc"]), "-o", page],
+        capture_output=True,
+        env=env,
+        timeout=120,
+    )
     assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr
     assert done.stdout.startswith(b"wrote ") and "\ufffd.html".encode() in done.stdout
 
 
 # == wrongly typed fields of a scored file ==========================================================
 
-@pytest.mark.parametrize("field, value, says", [
-    ("conflicted", "yes", 'field \'claims[0].conflicted\': not a scored result line: expected true or false, got a '
-                          'JSON string "yes"'),
-    ("ratio", "0.5", "field 'claims[0].ratio': not a scored result line: expected null or a number from 0 to 1"),
-    ("ratio", 1.5, "field 'claims[0].ratio': not a scored result line: expected null or a number from 0 to 1"),
-])
-def test_compare_refuses_a_wrongly_typed_claim_field_naming_file_line_and_field(scored, tmp_path, capsys, field,
-                                                                                  value, says):
+
+@pytest.mark.parametrize(
+    "field, value, says",
+    [
+        (
+            "conflicted",
+            "yes",
+            "field 'claims[0].conflicted': not a scored result line: expected true or false, got a JSON string \"yes\"",
+        ),
+        ("ratio", "0.5", "field 'claims[0].ratio': not a scored result line: expected null or a number from 0 to 1"),
+        ("ratio", 1.5, "field 'claims[0].ratio': not a scored result line: expected null or a number from 0 to 1"),
+    ],
+)
+def test_compare_refuses_a_wrongly_typed_claim_field_naming_file_line_and_field(
+    scored, tmp_path, capsys, field, value, says
+):
     rows = [json.loads(x) for x in scored["sc"].read_text().splitlines()]
     rows[2]["claims"][0][field] = value
     bad = write_jsonl(tmp_path / "b.jsonl", rows)
     from .test_hostile import refused
 
-    err = refused(capsys, tmp_path, "compare", str(scored["sc"]), str(bad), "-o", str(tmp_path / "c.json"), "-q",
-                  says=says)
+    err = refused(
+        capsys, tmp_path, "compare", str(scored["sc"]), str(bad), "-o", str(tmp_path / "c.json"), "-q", says=says
+    )
     assert f"{bad}:3" in err
 
 
 # == the six minor findings ========================================================================
+
 
 def score_under_a_file_size_limit(tmp_path: Path, size: int, *flags: str) -> subprocess.CompletedProcess[str]:
     """``score`` of 6 unlabelled items with the yes judge, every write beyond ``size`` bytes refused (RLIMIT_FSIZE)."""
     from .test_hostile import ROOT
 
     unlabelled(tmp_path / "in.jsonl")
-    run = ("import sys; sys.path.insert(0, sys.argv[1]); import conflictscore_local as cs; "
-           "from tests.jobs.test_hostile import YesJudge, StoredPruner; cs.register('judge', 'hostile-yes', YesJudge); "
-           "cs.register('pruner', 'hostile-keep', StoredPruner); from conflictscore_local.cli import main; "
-           "sys.exit(main(sys.argv[2:]))")
+    run = (
+        "import sys; sys.path.insert(0, sys.argv[1]); import conflictscore_local as cs; "
+        "from tests.jobs.test_hostile import YesJudge, StoredPruner; cs.register('judge', 'hostile-yes', YesJudge); "
+        "cs.register('pruner', 'hostile-keep', StoredPruner); from conflictscore_local.cli import main; "
+        "sys.exit(main(sys.argv[2:]))"
+    )
 
     def limit() -> None:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
 
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-c", run, str(ROOT), "score", str(tmp_path / "in.jsonl"), "-o",
-                           str(tmp_path / "out.jsonl"), *JUDGED, *flags], env=env, capture_output=True, text=True,
-                          preexec_fn=limit, timeout=120)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            run,
+            str(ROOT),
+            "score",
+            str(tmp_path / "in.jsonl"),
+            "-o",
+            str(tmp_path / "out.jsonl"),
+            *JUDGED,
+            *flags,
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        preexec_fn=limit,
+        timeout=120,
+    )
 
 
 def test_a_full_disk_while_opening_the_cache_never_says_delete_the_file(tmp_path):
@@ -261,8 +364,18 @@ def test_a_cache_that_is_not_a_regular_file_is_refused_before_any_work(tmp_path,
     elif where == "a link to /dev/null":
         cache = tmp_path / "link.sqlite"
         cache.symlink_to("/dev/null")
-    refused(capsys, tmp_path, "score", str(tmp_path / "in.jsonl"), "-o", str(tmp_path / "out.jsonl"), "--cache",
-            str(cache), *JUDGED, says=f"judgment cache {cache} is not a regular file")
+    refused(
+        capsys,
+        tmp_path,
+        "score",
+        str(tmp_path / "in.jsonl"),
+        "-o",
+        str(tmp_path / "out.jsonl"),
+        "--cache",
+        str(cache),
+        *JUDGED,
+        says=f"judgment cache {cache} is not a regular file",
+    )
     assert YesJudge.judged == []
 
 
@@ -284,10 +397,22 @@ def test_a_running_scores_partial_file_is_no_input(scored, running, tmp_path, ca
     as a whole run (exit 0); the same for `report` and `merge`."""
     from .test_hostile import refused
 
-    args = {"compare": ["compare", str(running), str(scored["sc"]), "-o", str(tmp_path / "c.json")],
-            "report": ["report", str(running), "-o", str(tmp_path / "r.html")],
-            "merge": ["merge", str(scored["it"]), "--outputs", str(running), str(scored["sc"]), "--summaries",
-                      str(scored["s"]), str(scored["s"]), "-o", str(tmp_path / "m.jsonl")]}[command]
+    args = {
+        "compare": ["compare", str(running), str(scored["sc"]), "-o", str(tmp_path / "c.json")],
+        "report": ["report", str(running), "-o", str(tmp_path / "r.html")],
+        "merge": [
+            "merge",
+            str(scored["it"]),
+            "--outputs",
+            str(running),
+            str(scored["sc"]),
+            "--summaries",
+            str(scored["s"]),
+            str(scored["s"]),
+            "-o",
+            str(tmp_path / "m.jsonl"),
+        ],
+    }[command]
     refused(capsys, tmp_path, *args, "-q", says=f"{running} is being written by a running run")
 
 
@@ -297,8 +422,17 @@ def test_an_interrupted_runs_partial_file_is_no_input(scored, tmp_path, capsys):
     partial = tmp_path / "OUT.jsonl.partial"
     partial.write_text(scored["sc"].read_text().splitlines()[0] + "\n")
     (tmp_path / "OUT.jsonl.partial.meta.json").write_text("{}")
-    refused(capsys, tmp_path, "compare", str(partial), str(scored["sc"]), "-o", str(tmp_path / "c.json"), "-q",
-            says="is the partial file of an interrupted run")
+    refused(
+        capsys,
+        tmp_path,
+        "compare",
+        str(partial),
+        str(scored["sc"]),
+        "-o",
+        str(tmp_path / "c.json"),
+        "-q",
+        says="is the partial file of an interrupted run",
+    )
 
 
 @pytest.mark.parametrize("command", ["compare", "report"])
@@ -313,16 +447,40 @@ def test_a_summary_of_another_run_is_refused(tmp_path, capsys, command):
         r["labels"] = [[r["labels"][0][0], "SUPPORT" if r["labels"][0][1] == "IRRELEVANT" else "IRRELEVANT"]]
     b_in = write_jsonl(tmp_path / "b_in.jsonl", rows)  # the same items, other labels: another run
     for name, inp in (("a", a_in), ("b", b_in)):
-        assert cli(capsys, "score", str(inp), "-o", str(tmp_path / f"{name}.jsonl"), "--summary",
-                   str(tmp_path / f"{name}.json"), "-q")[0] == 0
+        assert (
+            cli(
+                capsys,
+                "score",
+                str(inp),
+                "-o",
+                str(tmp_path / f"{name}.jsonl"),
+                "--summary",
+                str(tmp_path / f"{name}.json"),
+                "-q",
+            )[0]
+            == 0
+        )
     a, b, sb = tmp_path / "a.jsonl", tmp_path / "b.jsonl", tmp_path / "b.json"
-    args = {"compare": ["compare", str(a), str(b), "--summary-a", str(sb), "-o", str(tmp_path / "c.json")],
-            "report": ["report", str(a), "--summary", str(sb), "-o", str(tmp_path / "r.html")]}[command]
+    args = {
+        "compare": ["compare", str(a), str(b), "--summary-a", str(sb), "-o", str(tmp_path / "c.json")],
+        "report": ["report", str(a), "--summary", str(sb), "-o", str(tmp_path / "r.html")],
+    }[command]
     err = refused(capsys, tmp_path, *args, "-q", says="not the summary of that run")
     assert f"{sb}: field 'macro.cs_c'" in err and f"rows of {a} give" in err
-    ok = {"compare": ["compare", str(a), str(b), "--summary-a", str(tmp_path / "a.json"), "--summary-b", str(sb),
-                      "-o", str(tmp_path / "c.json")],
-          "report": ["report", str(a), "--summary", str(tmp_path / "a.json"), "-o", str(tmp_path / "r.html")]}[command]
+    ok = {
+        "compare": [
+            "compare",
+            str(a),
+            str(b),
+            "--summary-a",
+            str(tmp_path / "a.json"),
+            "--summary-b",
+            str(sb),
+            "-o",
+            str(tmp_path / "c.json"),
+        ],
+        "report": ["report", str(a), "--summary", str(tmp_path / "a.json"), "-o", str(tmp_path / "r.html")],
+    }[command]
     rc, _, err = cli(capsys, *ok, "-q")
     assert rc == 0, err
 
@@ -342,7 +500,15 @@ def test_weights_where_none_are_read_are_refused_naming_where_they_go(tmp_path, 
         rows[1]["documents"][1][field] = 0.2
         at = f"documents[1].{field}"
     inp = write_jsonl(tmp_path / "in.jsonl", rows)
-    err = refused(capsys, tmp_path, "score", str(inp), "-o", str(tmp_path / "out.jsonl"), "-q",
-                  says=f"field '{at}': not {'an item' if where == 'item' else 'a document'} field: a source's weight "
-                       "is its document's reliability: documents[j].reliability")
+    err = refused(
+        capsys,
+        tmp_path,
+        "score",
+        str(inp),
+        "-o",
+        str(tmp_path / "out.jsonl"),
+        "-q",
+        says=f"field '{at}': not {'an item' if where == 'item' else 'a document'} field: a source's weight "
+        "is its document's reliability: documents[j].reliability",
+    )
     assert f"{inp}:2" in err

@@ -21,10 +21,17 @@ def test_outputs_clash_with_inputs_other_outputs_and_their_partial_files(tmp_pat
     (tmp_path / "link.jsonl").symlink_to(inp)
     cases = [
         ([Output(tmp_path / "link.jsonl", "-o")], "-o {t}/link.jsonl is the input file"),
-        ([Output(tmp_path / "o.jsonl", "-o", kind="rows"), Output(tmp_path / "o.jsonl.partial.meta.json", "--summary")],
-         "--summary {t}/o.jsonl.partial.meta.json is the .partial.meta.json file of -o"),
-        ([Output(tmp_path / "s.json.partial", "-o"), Output(tmp_path / "s.json", "--summary")],
-         "--summary {t}/s.json: its .partial file {t}/s.json.partial is -o"),
+        (
+            [
+                Output(tmp_path / "o.jsonl", "-o", kind="rows"),
+                Output(tmp_path / "o.jsonl.partial.meta.json", "--summary"),
+            ],
+            "--summary {t}/o.jsonl.partial.meta.json is the .partial.meta.json file of -o",
+        ),
+        (
+            [Output(tmp_path / "s.json.partial", "-o"), Output(tmp_path / "s.json", "--summary")],
+            "--summary {t}/s.json: its .partial file {t}/s.json.partial is -o",
+        ),
         ([Output(tmp_path, "-o")], "-o {t} is a directory; name a file"),
         ([Output(inp, "-o", kind="dir")], "-o {t}/in.jsonl is the input file"),
     ]
@@ -37,8 +44,10 @@ def test_outputs_clash_with_inputs_other_outputs_and_their_partial_files(tmp_pat
 def test_an_output_inside_a_closed_input_folder_is_refused(tmp_path: Path) -> None:
     (tmp_path / "model").mkdir()
     with pytest.raises(ConfigError, match="is inside the model folder .*; choose another path outside it"):
-        Job([Input(tmp_path / "model", "the model folder", "dir", closed=True)],
-            [Output(tmp_path / "model" / "m.tar", "-o")]).check()
+        Job(
+            [Input(tmp_path / "model", "the model folder", "dir", closed=True)],
+            [Output(tmp_path / "model" / "m.tar", "-o")],
+        ).check()
     Job([Input(tmp_path / "model", "a data folder", "dir")], [Output(tmp_path / "model" / "b.jsonl", "-o")]).check()
 
 
@@ -51,9 +60,11 @@ def test_a_file_system_without_room_is_refused_before_any_work(tmp_path: Path, m
 
 def test_a_job_holds_its_outputs_from_start_to_end(tmp_path: Path) -> None:
     out = tmp_path / "s.json"
-    probe = ("import sys\nfrom conflictscore_local.jobs import Job, Output\nfrom conflictscore_local.core.errors import "
-             "OutputBusy\ntry:\n    Job([], [Output(sys.argv[1], '--summary')]).__enter__()\nexcept OutputBusy as e:\n"
-             "    print('busy:', e)\n")
+    probe = (
+        "import sys\nfrom conflictscore_local.jobs import Job, Output\nfrom conflictscore_local.core.errors import "
+        "OutputBusy\ntry:\n    Job([], [Output(sys.argv[1], '--summary')]).__enter__()\nexcept OutputBusy as e:\n"
+        "    print('busy:', e)\n"
+    )
     with Job([], [Output(out, "--summary")]):
         r = subprocess.run([sys.executable, "-c", probe, str(out)], capture_output=True, text=True, check=True)
         assert r.stdout.startswith(f"busy: output {out} is being written by another run")
@@ -105,7 +116,8 @@ def test_the_partial_file_of_an_interrupted_run_is_never_overwritten(tmp_path: P
 
 
 def test_the_fingerprint_of_an_interrupted_run_is_no_output_and_its_rows_are_refused_before_any_work(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     out = tmp_path / "o.jsonl"
     with pytest.raises(RuntimeError):
         with ResumableJsonlWriter(out, fingerprint={"x": 1}) as w:
@@ -130,7 +142,9 @@ def test_the_fingerprint_of_an_interrupted_run_is_no_output_and_its_rows_are_ref
 def test_the_fingerprint_of_a_running_job_is_no_output(tmp_path: Path) -> None:
     out = tmp_path / "o.jsonl"
     with ResumableJsonlWriter(out, fingerprint={"x": 1}) as w:
-        with pytest.raises(OutputBusy, match=r"o.jsonl.partial.meta.json is the fingerprint of a run writing .*o.jsonl"):
+        with pytest.raises(
+            OutputBusy, match=r"o.jsonl.partial.meta.json is the fingerprint of a run writing .*o.jsonl"
+        ):
             Job([], [Output(tmp_path / "o.jsonl.partial.meta.json", "--summary")]).check()
         w.write({"id": "a"})
     assert out.read_text() == '{"id": "a"}\n'

@@ -17,10 +17,16 @@ from .test_hostile import cli, generator_args, stored_text, write_jsonl
 
 CLAIM = "Install lm-studio and pick a model."
 DOC = "The vLLM docs start the server with --api-key token-abc123."
-ITEM = {"id": "lm-studio-1", "question": "How do I run a local model with lm-studio?",
-        "response": f"{CLAIM} Or use vLLM with token-abc123.", "claims": [CLAIM],
-        "documents": [{"id": "d1", "text": f"{DOC} LM Studio's key is lm-studio."},
-                      {"id": "d2", "text": "Bananas grow in tropical climates."}]}
+ITEM = {
+    "id": "lm-studio-1",
+    "question": "How do I run a local model with lm-studio?",
+    "response": f"{CLAIM} Or use vLLM with token-abc123.",
+    "claims": [CLAIM],
+    "documents": [
+        {"id": "d1", "text": f"{DOC} LM Studio's key is lm-studio."},
+        {"id": "d2", "text": "Bananas grow in tropical climates."},
+    ],
+}
 
 
 def echoing(openai_stub: Any) -> Any:
@@ -29,18 +35,44 @@ def echoing(openai_stub: Any) -> Any:
 
 
 @pytest.mark.parametrize("key", ["lm-studio", "token-abc123"])
-def test_score_keeps_the_users_text_when_the_key_is_a_word_of_it(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                                  openai_server: Any, openai_stub: Any,
-                                                                  monkeypatch: pytest.MonkeyPatch, key: str) -> None:
+def test_score_keeps_the_users_text_when_the_key_is_a_word_of_it(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    openai_server: Any,
+    openai_stub: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    key: str,
+) -> None:
     """Before: the OUTPUT claim read "Install [redacted] and pick a model." (exit 3, no notice)."""
     monkeypatch.setenv("OPENAI_API_KEY", key)
     openai_server.respond = echoing(openai_stub)
     inp = write_jsonl(tmp_path / "in.jsonl", [ITEM])
-    rc, _, err = cli(capsys, "score", str(inp), "-o", str(tmp_path / "o.jsonl"), "--summary", str(tmp_path / "s.json"),
-                     "--report", str(tmp_path / "r.html"), "--csv", str(tmp_path / "items.csv"), "--csv-pairs",
-                     str(tmp_path / "pairs.csv"), "--cache", str(tmp_path / "c.sqlite"), "--judge", "openai",
-                     "--judge-arg", f"base_url={openai_server.url}", "--judge-arg", "max_retries=0",
-                     "--pruner", "none", "-q")
+    rc, _, err = cli(
+        capsys,
+        "score",
+        str(inp),
+        "-o",
+        str(tmp_path / "o.jsonl"),
+        "--summary",
+        str(tmp_path / "s.json"),
+        "--report",
+        str(tmp_path / "r.html"),
+        "--csv",
+        str(tmp_path / "items.csv"),
+        "--csv-pairs",
+        str(tmp_path / "pairs.csv"),
+        "--cache",
+        str(tmp_path / "c.sqlite"),
+        "--judge",
+        "openai",
+        "--judge-arg",
+        f"base_url={openai_server.url}",
+        "--judge-arg",
+        "max_retries=0",
+        "--pruner",
+        "none",
+        "-q",
+    )
     assert rc == 3, err  # the echoed replies hold no label: unscored
     assert openai_server.posts()[0].headers["Authorization"] == f"Bearer {key}"  # sent where it must go
     (row,) = [json.loads(x) for x in (tmp_path / "o.jsonl").read_text(encoding="utf-8").splitlines()]
@@ -57,18 +89,50 @@ def test_score_keeps_the_users_text_when_the_key_is_a_word_of_it(tmp_path: Path,
     assert f"Bearer {key}" not in stored_text(tmp_path, "c.sqlite")["c.sqlite"]
 
 
-def test_the_report_of_the_items_shows_their_documents_verbatim(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                                openai_server: Any, openai_stub: Any,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_report_of_the_items_shows_their_documents_verbatim(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    openai_server: Any,
+    openai_stub: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "token-abc123")
     openai_server.respond = lambda r: openai_stub.Reply(body=openai_stub.chat_reply("SUPPORT"))
     inp = write_jsonl(tmp_path / "in.jsonl", [ITEM])
-    rc, _, err = cli(capsys, "score", str(inp), "-o", str(tmp_path / "o.jsonl"), "--summary", str(tmp_path / "s.json"),
-                     "--report", str(tmp_path / "r.html"), "--no-cache", "--judge", "openai", "--judge-arg",
-                     f"base_url={openai_server.url}", "--judge-arg", "max_retries=0", "--pruner", "none", "-q")
+    rc, _, err = cli(
+        capsys,
+        "score",
+        str(inp),
+        "-o",
+        str(tmp_path / "o.jsonl"),
+        "--summary",
+        str(tmp_path / "s.json"),
+        "--report",
+        str(tmp_path / "r.html"),
+        "--no-cache",
+        "--judge",
+        "openai",
+        "--judge-arg",
+        f"base_url={openai_server.url}",
+        "--judge-arg",
+        "max_retries=0",
+        "--pruner",
+        "none",
+        "-q",
+    )
     assert rc == 0, err
-    rc, _, err = cli(capsys, "report", str(tmp_path / "o.jsonl"), "--items", str(inp), "--summary",
-                     str(tmp_path / "s.json"), "-o", str(tmp_path / "items.html"), "-q")
+    rc, _, err = cli(
+        capsys,
+        "report",
+        str(tmp_path / "o.jsonl"),
+        "--items",
+        str(inp),
+        "--summary",
+        str(tmp_path / "s.json"),
+        "-o",
+        str(tmp_path / "items.html"),
+        "-q",
+    )
     assert rc == 0, err
     for name in ("r.html", "items.html"):
         page = stored_text(tmp_path, name)[name]
@@ -78,16 +142,21 @@ def test_the_report_of_the_items_shows_their_documents_verbatim(tmp_path: Path, 
 
 
 def test_generate_copies_the_users_items_when_the_key_is_a_word_of_them(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str], openai_server: Any, openai_stub: Any,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    openai_server: Any,
+    openai_stub: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Before: generate's copy of the document read "... --api-key [redacted]." (3 places in the file)."""
     monkeypatch.setenv("OPENAI_API_KEY", "token-abc123")
     openai_server.respond = echoing(openai_stub)
     source = {k: v for k, v in ITEM.items() if k not in ("response", "claims")}
     inp = write_jsonl(tmp_path / "in.jsonl", [source])
     out = tmp_path / "g.jsonl"
-    rc, _, err = cli(capsys, "generate", str(inp), "--strategy", "standard", "-o", str(out),
-                     *generator_args(openai_server), "-q")
+    rc, _, err = cli(
+        capsys, "generate", str(inp), "--strategy", "standard", "-o", str(out), *generator_args(openai_server), "-q"
+    )
     assert rc == 0, err
     (row,) = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
     assert row["documents"] == source["documents"] and row["question"] == source["question"]

@@ -60,9 +60,15 @@ def test_text_that_only_looks_like_a_secret_is_left_as_it_is(monkeypatch: pytest
     monkeypatch.setenv("MY_SERVICE_TOKEN", "The standard-bearer")
     add_secret("x")  # below MIN_SECRET: replacing every "x" would ruin output
     add_secret(KEY)
-    texts = ["Password : forgot password ? sign-up", "api_key=abc123 and Authorization: Bearer abcdefgh12345678",
-             "https://alice:wonderland@example.org", "Bearer securities were abolished",
-             "The standard-bearer Napoleon led", "Users click the button", "max_tokens x"]
+    texts = [
+        "Password : forgot password ? sign-up",
+        "api_key=abc123 and Authorization: Bearer abcdefgh12345678",
+        "https://alice:wonderland@example.org",
+        "Bearer securities were abolished",
+        "The standard-bearer Napoleon led",
+        "Users click the button",
+        "max_tokens x",
+    ]
     assert [scrub_text(t) for t in texts] == texts
     fields = {"password": "forgot password", "token": "abcdefgh-1234", "Authorization": "Basic dXNlcjpwYXNz"}
     assert scrub(fields) == fields

@@ -57,8 +57,9 @@ def killed_partway(args: list[str], cwd: Path, partial: Path, rows: int) -> None
     while rows_in(partial) < rows and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
     if proc.poll() is not None:
-        pytest.fail(f"the run ended (exit {proc.returncode}) before it could be killed: "
-                    f"{proc.stderr.read().decode()[-400:]}")  # type: ignore[union-attr]
+        pytest.fail(
+            f"the run ended (exit {proc.returncode}) before it could be killed: {proc.stderr.read().decode()[-400:]}"
+        )  # type: ignore[union-attr]
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=60)
     assert proc.returncode == -signal.SIGKILL
@@ -72,6 +73,7 @@ def one_line(err: str) -> str:
 
 
 # == score ===========================================================================================
+
 
 @pytest.fixture(scope="module")
 def killed_score(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
@@ -87,8 +89,9 @@ def killed_score(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return {"dir": d, "args": args, "whole": (d / "whole.jsonl").read_bytes()}
 
 
-def variant(killed: dict[str, Any], tmp_path: Path, change: Callable[[list[bytes], Any], tuple[list[bytes], Any]]
-            ) -> Path:
+def variant(
+    killed: dict[str, Any], tmp_path: Path, change: Callable[[list[bytes], Any], tuple[list[bytes], Any]]
+) -> Path:
     """A copy of the killed run's folder with its partial rows and fingerprint changed by ``change``."""
     d = tmp_path / "v"
     shutil.copytree(killed["dir"] / "killed", d)
@@ -102,12 +105,16 @@ def variant(killed: dict[str, Any], tmp_path: Path, change: Callable[[list[bytes
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("meta, says", [
-    ("garbage", "is damaged: a JSON string, not the fingerprint of a run"),
-    ([1, 2], "is damaged: a JSON array, not the fingerprint of a run"),
-    (None, "is damaged: a JSON null, not the fingerprint of a run"),
-    ({}, "is damaged: an object without 'format', not the fingerprint of a run"),
-], ids=["string", "list", "null", "empty object"])
+@pytest.mark.parametrize(
+    "meta, says",
+    [
+        ("garbage", "is damaged: a JSON string, not the fingerprint of a run"),
+        ([1, 2], "is damaged: a JSON array, not the fingerprint of a run"),
+        (None, "is damaged: a JSON null, not the fingerprint of a run"),
+        ({}, "is damaged: an object without 'format', not the fingerprint of a run"),
+    ],
+    ids=["string", "list", "null", "empty object"],
+)
 def test_score_resume_with_a_fingerprint_that_is_not_one_is_one_line(killed_score, tmp_path, meta, says):
     """Before: AttributeError at jobs/fingerprint.py:22 (a traceback, exit 1); {} said "another version"."""
     d = variant(killed_score, tmp_path, lambda lines, _: (lines, meta))
@@ -149,8 +156,9 @@ def swapped(lines: list[bytes], meta: Any) -> tuple[list[bytes], Any]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("change, line", [(dup, 6), (edited, 4), (swapped, 4)],
-                         ids=["duplicated row", "edited row", "swapped rows"])
+@pytest.mark.parametrize(
+    "change, line", [(dup, 6), (edited, 4), (swapped, 4)], ids=["duplicated row", "edited row", "swapped rows"]
+)
 def test_score_resume_redoes_rows_that_are_not_as_written(killed_score, tmp_path, change, line):
     """Before: a duplicated row gave 20,001 rows (an id twice), an edited or swapped row was kept as it was,
     exit 0, no word."""
@@ -158,9 +166,11 @@ def test_score_resume_redoes_rows_that_are_not_as_written(killed_score, tmp_path
     rows = rows_in(d / "out.jsonl.partial")
     done = run(*killed_score["args"], "-o", "out.jsonl", "--resume", cwd=d)
     assert done.returncode == 0, done.stderr
-    assert (f"warning: --resume: {d / 'out.jsonl.partial'}: {rows - line + 1} rows from line {line} on do not match "
-            "the digests written with them (out.jsonl.partial.digests: edited, duplicated, moved or cut since); the "
-            f"{line - 1} rows before are kept, the rest are done again") in done.stderr
+    assert (
+        f"warning: --resume: {d / 'out.jsonl.partial'}: {rows - line + 1} rows from line {line} on do not match "
+        "the digests written with them (out.jsonl.partial.digests: edited, duplicated, moved or cut since); the "
+        f"{line - 1} rows before are kept, the rest are done again"
+    ) in done.stderr
     assert (d / "out.jsonl").read_bytes() == killed_score["whole"]  # N rows, each id once, in input order
 
 
@@ -175,14 +185,29 @@ def test_score_resume_after_the_digests_are_gone_is_refused(killed_score, tmp_pa
 
 # == generate ========================================================================================
 
+
 @pytest.mark.slow
 def test_generate_resume_with_a_fingerprint_that_is_not_one_is_one_line(tmp_path, openai_server, openai_stub):
     """Before: the same AttributeError from ``generate --resume`` (meta ``"garbage"``)."""
     openai_server.respond = lambda r: openai_stub.Reply(body=openai_stub.chat_reply("An answer."), delay_s=0.02)
     write_jsonl(tmp_path / "in.jsonl", [{"id": f"g{i}", "question": f"Q{i}?", "documents": ["d"]} for i in range(2000)])
-    args = ["generate", "in.jsonl", "-o", "g.jsonl", "--strategy", "standard", "-q", "--generator", "openai",
-            "--generator-arg", f"base_url={openai_server.url}", "--generator-arg", "max_retries=0",
-            "--generator-arg", "max_concurrency=2"]
+    args = [
+        "generate",
+        "in.jsonl",
+        "-o",
+        "g.jsonl",
+        "--strategy",
+        "standard",
+        "-q",
+        "--generator",
+        "openai",
+        "--generator-arg",
+        f"base_url={openai_server.url}",
+        "--generator-arg",
+        "max_retries=0",
+        "--generator-arg",
+        "max_concurrency=2",
+    ]
     killed_partway(args, tmp_path, tmp_path / "g.jsonl.partial", 20)
     (tmp_path / "g.jsonl.partial.meta.json").write_text('"garbage"')
     done = run(*args, "--resume", cwd=tmp_path)
@@ -194,12 +219,23 @@ def test_generate_resume_with_a_fingerprint_that_is_not_one_is_one_line(tmp_path
 
 # == bench run =======================================================================================
 
+
 def bench_items(n: int) -> list[dict[str, Any]]:
     splits = ("train", "dev", "test")
-    return [make_item(source="synthetic", id=f"b{i}", question=None, claims=[f"claim {i}"],
-                      documents=[{"id": "d0", "text": "yes"}, {"id": "d1", "text": "no"}],
-                      gold_labels=[[SUPPORT, CONTRADICT if i % 2 else IRRELEVANT]], conflict_type="contradiction",
-                      split_key=f"claim {i}", split=splits[i % 3]) for i in range(n)]
+    return [
+        make_item(
+            source="synthetic",
+            id=f"b{i}",
+            question=None,
+            claims=[f"claim {i}"],
+            documents=[{"id": "d0", "text": "yes"}, {"id": "d1", "text": "no"}],
+            gold_labels=[[SUPPORT, CONTRADICT if i % 2 else IRRELEVANT]],
+            conflict_type="contradiction",
+            split_key=f"claim {i}",
+            split=splits[i % 3],
+        )
+        for i in range(n)
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -231,8 +267,10 @@ def test_bench_run_resume_of_one_split_says_the_other_splits_rows_are_outside_it
     others = sum(1 for i in partial if int(i[1:]) % 3 != 2)
     done = run(*killed_bench["args"], "-o", "out.jsonl", "--summary", "s.json", "--resume", "--split", "test", cwd=d)
     assert done.returncode == 0, done.stderr
-    assert (f"--resume: dropped {others} finished rows of items of cb.jsonl outside this run's selection (the "
-            "interrupted run selected others: another --split, --source or --limit)") in done.stderr
+    assert (
+        f"--resume: dropped {others} finished rows of items of cb.jsonl outside this run's selection (the "
+        "interrupted run selected others: another --split, --source or --limit)"
+    ) in done.stderr
     assert "not in cb.jsonl" not in done.stderr
     ids = [json.loads(x)["id"] for x in (d / "out.jsonl").read_text().splitlines()]
     assert ids == [f"b{i}" for i in range(N_ITEMS) if i % 3 == 2]

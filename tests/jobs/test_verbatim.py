@@ -33,9 +33,17 @@ ordinary English, and an environment variable's value (``TIKTOKEN_CACHE_DIR``)."
 
 def items() -> list[dict[str, Any]]:
     """One item per text: the text as response, claim and document, with given labels."""
-    return [{"id": f"t{i}", "question": f"What does text {i} say?", "response": t, "claims": [t],
-             "documents": [{"id": "a", "text": t}, {"id": "b", "text": f"Off topic {i}."}],
-             "labels": [[SUPPORT, CONTRADICT if i % 2 else IRRELEVANT]]} for i, t in enumerate(TEXTS)]
+    return [
+        {
+            "id": f"t{i}",
+            "question": f"What does text {i} say?",
+            "response": t,
+            "claims": [t],
+            "documents": [{"id": "a", "text": t}, {"id": "b", "text": f"Off topic {i}."}],
+            "labels": [[SUPPORT, CONTRADICT if i % 2 else IRRELEVANT]],
+        }
+        for i, t in enumerate(TEXTS)
+    ]
 
 
 @pytest.fixture
@@ -46,8 +54,9 @@ def env_like_a_user(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_TOKEN", "securities were abolished")  # read by `models pull` alone
 
 
-def test_score_rows_merge_and_report_reproduce_the_text(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                         env_like_a_user: None) -> None:
+def test_score_rows_merge_and_report_reproduce_the_text(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], env_like_a_user: None
+) -> None:
     inp = write_jsonl(tmp_path / "in.jsonl", items())
     out, summ, page = tmp_path / "out.jsonl", tmp_path / "s.json", tmp_path / "r.html"
     rc, _, err = cli(capsys, "score", str(inp), "-o", str(out), "--summary", str(summ), "--report", str(page), "-q")
@@ -65,28 +74,51 @@ def test_score_rows_merge_and_report_reproduce_the_text(tmp_path: Path, capsys: 
         assert cli(capsys, "score", str(inp), "--shard", f"{i}/2", "-o", str(o), "--summary", str(s), "-q")[0] == 0
         outs.append((o, s))
     merged = tmp_path / "m.jsonl"
-    rc, _, err = cli(capsys, "merge", str(inp), "--outputs", *(str(o) for o, _ in outs), "--summaries",
-                     *(str(s) for _, s in outs), "-o", str(merged), "--report", str(tmp_path / "m.html"), "-q")
+    rc, _, err = cli(
+        capsys,
+        "merge",
+        str(inp),
+        "--outputs",
+        *(str(o) for o, _ in outs),
+        "--summaries",
+        *(str(s) for _, s in outs),
+        "-o",
+        str(merged),
+        "--report",
+        str(tmp_path / "m.html"),
+        "-q",
+    )
     assert rc == 0, err
     assert [json.loads(x)["claims"][0]["text"] for x in merged.read_text(encoding="utf-8").splitlines()] == TEXTS
     assert "[redacted]" not in stored_text(tmp_path, "m.html")["m.html"]
 
 
-def test_bench_build_keeps_the_source_text(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                           env_like_a_user: None) -> None:
-    row = {**RAMDOCS_ROW, "documents": [{"text": "User : Password : forgot password ? sign-up", "type": "correct",
-                                         "answer": "A"}, {"text": TEXTS[3], "type": "noise", "answer": "B"}]}
+def test_bench_build_keeps_the_source_text(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], env_like_a_user: None
+) -> None:
+    row = {
+        **RAMDOCS_ROW,
+        "documents": [
+            {"text": "User : Password : forgot password ? sign-up", "type": "correct", "answer": "A"},
+            {"text": TEXTS[3], "type": "noise", "answer": "B"},
+        ],
+    }
     src = write_jsonl(tmp_path / "ramdocs.jsonl", [row])
     out = tmp_path / "bench.jsonl"
-    rc, _, err = cli(capsys, "bench", "build", "--source", "ramdocs", "--source", f"ramdocs={src}", "-o", str(out), "-q")
+    rc, _, err = cli(
+        capsys, "bench", "build", "--source", "ramdocs", "--source", f"ramdocs={src}", "-o", str(out), "-q"
+    )
     assert rc == 0, err
     built = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
-    assert built and all([d["text"] for d in it["documents"]] == ["User : Password : forgot password ? sign-up",
-                                                                   TEXTS[3]] for it in built)
+    assert built and all(
+        [d["text"] for d in it["documents"]] == ["User : Password : forgot password ? sign-up", TEXTS[3]]
+        for it in built
+    )
 
 
-def test_train_judge_prepare_writes_the_source_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                    env_like_a_user: None) -> None:
+def test_train_judge_prepare_writes_the_source_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, env_like_a_user: None
+) -> None:
     """``prepare``'s own writing (pairs.jsonl, bench_train.jsonl, data.json) over sides made small by hand:
     the loaders are tested elsewhere, the shared data is too big for a unit test."""
     from conflictscore_local.bench import make_item
@@ -96,11 +128,20 @@ def test_train_judge_prepare_writes_the_source_text(tmp_path: Path, monkeypatch:
     from conflictscore_local.train.sources import LabelledPair
 
     ramdocs = "User : Password : forgot password ? sign-up"
-    bench = make_item(source="ramdocs", id="r0", question="Who?", claims=["Users click sign-up."],
-                      documents=[{"id": "d0", "text": ramdocs}], gold_labels=[[SUPPORT]], conflict_type="contradiction",
-                      split_key="r0")
-    pairs = [LabelledPair("Users click sign-up.", ramdocs, SUPPORT, "ramdocs", "bench"),
-             LabelledPair(TEXTS[4], TEXTS[3], IRRELEVANT, "sick", "plain")]
+    bench = make_item(
+        source="ramdocs",
+        id="r0",
+        question="Who?",
+        claims=["Users click sign-up."],
+        documents=[{"id": "d0", "text": ramdocs}],
+        gold_labels=[[SUPPORT]],
+        conflict_type="contradiction",
+        split_key="r0",
+    )
+    pairs = [
+        LabelledPair("Users click sign-up.", ramdocs, SUPPORT, "ramdocs", "bench"),
+        LabelledPair(TEXTS[4], TEXTS[3], IRRELEVANT, "sick", "plain"),
+    ]
     ev = prepare._EvalSide({}, {}, TextIndex(), {}, [], [], {"all": 0, "kept": 0})
     tr = prepare._TrainSide(pairs, [bench], {}, {}, {}, {}, 0, {})
     monkeypatch.setattr(prepare, "_evaluation_side", lambda d, mix, rng: ev)
@@ -113,26 +154,50 @@ def test_train_judge_prepare_writes_the_source_text(tmp_path: Path, monkeypatch:
     assert item["documents"][0]["text"] == ramdocs and item["claims"] == ["Users click sign-up."]
 
 
-def test_generate_copies_fields_named_like_secrets(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                   openai_server: Any, openai_stub: Any,
-                                                   env_like_a_user: None) -> None:
+def test_generate_copies_fields_named_like_secrets(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], openai_server: Any, openai_stub: Any, env_like_a_user: None
+) -> None:
     """The user's own fields ``password`` and ``token`` (a sign-up form's data set) are copied as they are."""
     openai_server.respond = answering(openai_stub, "Bearer securities were abolished; Users click.")
-    rows = [{"id": "f1", "question": "What does the form ask?", "password": "forgot password ? sign-up",
-             "documents": [{"id": "a", "text": TEXTS[0], "token": "abcdefgh-1234", "api_key": "given by the user"}]}]
+    rows = [
+        {
+            "id": "f1",
+            "question": "What does the form ask?",
+            "password": "forgot password ? sign-up",
+            "documents": [{"id": "a", "text": TEXTS[0], "token": "abcdefgh-1234", "api_key": "given by the user"}],
+        }
+    ]
     out = tmp_path / "gen.jsonl"
-    rc, _, err = cli(capsys, "generate", str(write_jsonl(tmp_path / "items.jsonl", rows)), "--strategy", "standard",
-                     "-o", str(out), *generator_args(openai_server), "-q")
+    rc, _, err = cli(
+        capsys,
+        "generate",
+        str(write_jsonl(tmp_path / "items.jsonl", rows)),
+        "--strategy",
+        "standard",
+        "-o",
+        str(out),
+        *generator_args(openai_server),
+        "-q",
+    )
     assert rc == 0, err
     (row,) = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
     assert row["password"] == "forgot password ? sign-up"
-    assert row["documents"][0] == {"id": "a", "text": TEXTS[0], "token": "abcdefgh-1234", "api_key": "given by the user"}
+    assert row["documents"][0] == {
+        "id": "a",
+        "text": TEXTS[0],
+        "token": "abcdefgh-1234",
+        "api_key": "given by the user",
+    }
     assert row["response"] == "Bearer securities were abolished; Users click."
 
 
 def test_a_key_the_run_reads_is_redacted_wherever_it_stands_and_nothing_else(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str], openai_server: Any, openai_stub: Any,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    openai_server: Any,
+    openai_stub: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """The run holds one secret (the key of ``api_key_env``); the data's look-alikes stay."""
     key = "sk-verbatim-31b7c9d2e5"
     monkeypatch.setenv("LLM_BOX", key)
@@ -140,8 +205,17 @@ def test_a_key_the_run_reads_is_redacted_wherever_it_stands_and_nothing_else(
     openai_server.respond = answering(openai_stub, f"The report, Bearer securities; you sent {key}.")
     rows = [{"id": "f1", "question": "What?", "documents": [{"id": "a", "text": TEXTS[5]}]}]
     out = tmp_path / "gen.jsonl"
-    rc, _, err = cli(capsys, "generate", str(write_jsonl(tmp_path / "items.jsonl", rows)), "--strategy", "standard",
-                     "-o", str(out), *generator_args(openai_server, "--generator-arg", "api_key_env=LLM_BOX"), "-q")
+    rc, _, err = cli(
+        capsys,
+        "generate",
+        str(write_jsonl(tmp_path / "items.jsonl", rows)),
+        "--strategy",
+        "standard",
+        "-o",
+        str(out),
+        *generator_args(openai_server, "--generator-arg", "api_key_env=LLM_BOX"),
+        "-q",
+    )
     assert rc == 0, err
     (row,) = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
     assert row["response"] == "The report, Bearer securities; you sent [redacted]."

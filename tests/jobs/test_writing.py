@@ -200,8 +200,13 @@ def test_one_file_mode_for_everything_written(tmp_path: Path):
         with ResumableJsonlWriter(out, resume=True, fingerprint={"x": 1}) as w:
             modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in tmp_path.iterdir()}
         modes["out.jsonl"] = stat.S_IMODE(out.stat().st_mode)
-        assert modes == {"out.jsonl.partial": 0o640, "out.jsonl.partial.meta.json": 0o640, "summary.json": 0o640,
-                         "out.jsonl": 0o640, "out.jsonl.partial.digests": 0o640}
+        assert modes == {
+            "out.jsonl.partial": 0o640,
+            "out.jsonl.partial.meta.json": 0o640,
+            "summary.json": 0o640,
+            "out.jsonl": 0o640,
+            "out.jsonl.partial.digests": 0o640,
+        }
         out.chmod(0o600)  # a file that is replaced keeps its mode
         with ResumableJsonlWriter(out) as w:
             w.write({"id": "b"})

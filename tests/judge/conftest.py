@@ -94,6 +94,8 @@ def bench_pairs(shared_data: Path) -> list:
         chosen = [it for it in items if it["source"] == source][:12]
         pairs += [
             Pair(Claim(it["id"], k, claim), Passage(it["id"], doc["id"], 0, doc["text"]))
-            for it in chosen for k, claim in enumerate(it["claims"]) for doc in it["documents"]
+            for it in chosen
+            for k, claim in enumerate(it["claims"])
+            for doc in it["documents"]
         ][:32]
     return pairs

@@ -97,11 +97,11 @@ def test_top_probability_and_the_runner_up() -> None:
 def test_what_is_escalated_by_hand() -> None:
     js = [
         judgment(0, "a", "S.95 C.03 I.02"),  # 0: claim 0 conflicted: a alone supports ...
-        judgment(0, "b", "C.6 S.1 I.3"),     # 1: ... and b alone contradicts (unsure too: 0.6 < 0.8)
-        judgment(1, "c", "S.9 C.07 I.03"),   # 2: claim 1 supported by c; c as CONTRADICT still no conflict
-        judgment(1, "d", "I.85 C.1 S.05"),   # 3: d's runner-up CONTRADICT would make claim 1 conflicted
+        judgment(0, "b", "C.6 S.1 I.3"),  # 1: ... and b alone contradicts (unsure too: 0.6 < 0.8)
+        judgment(1, "c", "S.9 C.07 I.03"),  # 2: claim 1 supported by c; c as CONTRADICT still no conflict
+        judgment(1, "d", "I.85 C.1 S.05"),  # 3: d's runner-up CONTRADICT would make claim 1 conflicted
         judgment(2, "e", "I.99 S.006 C.004"),  # 4: claim 2: e as SUPPORT alone, no conflict either way
-        judgment(2, "f", "?"),               # 5: unscored: always to the second judge
+        judgment(2, "f", "?"),  # 5: unscored: always to the second judge
     ]
     unsure, flip = escalations(js, 0.8, True)
     assert unsure == {1, 5} and flip == {0, 1, 3}
@@ -119,17 +119,23 @@ def test_a_passage_flips_only_through_its_documents_label() -> None:
     assert escalations(js, 0.5, True) == (set(), {2})  # only b, as CONTRADICT, would make a conflict
 
 
-ITEM = {"id": "q", "response": "r", "claims": ["claim"], "documents": [
-    {"id": "pro", "text": "first: S.95 C.03 I.02 | second: S.9 C.05 I.05"},
-    {"id": "con", "text": "first: C.55 S.25 I.2 | second: I.9 S.05 C.05"},
-    {"id": "off", "text": "first: I.97 S.02 C.01 | second: C.9 S.05 I.05"},
-]}
+ITEM = {
+    "id": "q",
+    "response": "r",
+    "claims": ["claim"],
+    "documents": [
+        {"id": "pro", "text": "first: S.95 C.03 I.02 | second: S.9 C.05 I.05"},
+        {"id": "con", "text": "first: C.55 S.25 I.2 | second: I.9 S.05 C.05"},
+        {"id": "off", "text": "first: I.97 S.02 C.01 | second: C.9 S.05 I.05"},
+    ],
+}
 
 
 def cascade_config(tmp_path: Path, **args: Any) -> RunConfig:
     judge = {"name": "cascade", "first": {"name": "first-test"}, "second": {"name": "second-test"}, **args}
-    return RunConfig().updated({"judge": judge, "pruner": {"name": "none"},
-                                "cache": {"path": str(tmp_path / "cache.sqlite")}})
+    return RunConfig().updated(
+        {"judge": judge, "pruner": {"name": "none"}, "cache": {"path": str(tmp_path / "cache.sqlite")}}
+    )
 
 
 def test_the_second_judge_decides_what_it_was_sent(scripted: None, tmp_path: Path) -> None:
@@ -141,10 +147,15 @@ def test_the_second_judge_decides_what_it_was_sent(scripted: None, tmp_path: Pat
     # pro and con are pivotal (flip); off's runner-up SUPPORT would not change it. The second judge sees
     # pro and con: pro SUPPORT, con IRRELEVANT; off keeps the first judge's label
     assert len(first.asked) == 3 and [t.split("|")[0] for t in second.asked] == [
-        "first: S.95 C.03 I.02 ", "first: C.55 S.25 I.2 "]
+        "first: S.95 C.03 I.02 ",
+        "first: C.55 S.25 I.2 ",
+    ]
     (v,) = r.verdicts
     assert [(j.doc_id, j.label, j.decided_by) for j in v.judgments] == [
-        ("pro", S, "second"), ("con", I, "second"), ("off", I, "first")]
+        ("pro", S, "second"),
+        ("con", I, "second"),
+        ("off", I, "first"),
+    ]
     assert v.conflicted is False and r.metrics.cs_c == 0.0
     stats = report.stages["judge"]
     assert (stats["pairs"], stats["escalated"], stats["escalated_unsure"], stats["escalated_flip_only"]) == (3, 2, 1, 1)
@@ -156,9 +167,15 @@ def test_both_specs_key_the_cache_and_each_judge_is_asked_once(scripted: None, t
     with Engine(cascade_config(tmp_path, escalate_below=0.8)) as engine:
         spec = dict(engine.backend("judge").spec())
         engine.score_all([parse_item(ITEM)])
-    assert spec == {"backend": "cascade", "first": {"name": "first-test", "window": 100},
-                    "second": {"name": "second-test", "window": 100}, "escalate_below": 0.8,
-                    "escalate_flips": True, "on_second_failure": "unscored", "rule_version": 2}
+    assert spec == {
+        "backend": "cascade",
+        "first": {"name": "first-test", "window": 100},
+        "second": {"name": "second-test", "window": 100},
+        "escalate_below": 0.8,
+        "escalate_flips": True,
+        "on_second_failure": "unscored",
+        "rule_version": 2,
+    }
     # the same run again: every judgment from the judgment cache, with who decided it
     with Engine(cascade_config(tmp_path, escalate_below=0.8)) as engine:
         (r,), report = engine.score_all([parse_item(ITEM)])
@@ -182,8 +199,10 @@ def test_an_unscored_second_answer_is_unscored_unless_keep_first(scripted: None,
         (r,), report = engine.score_all([parse_item(item)])
     (j,) = r.verdicts[0].judgments
     assert (j.label, j.decided_by) == (None, None)
-    assert j.note == ("second judge gave no label (second cannot read it); unscored (the first judge said "
-                      "CONTRADICT; on_second_failure=keep_first would keep it)")
+    assert j.note == (
+        "second judge gave no label (second cannot read it); unscored (the first judge said "
+        "CONTRADICT; on_second_failure=keep_first would keep it)"
+    )
     stats = report.stages["judge"]
     assert (stats["escalated"], stats["second_failed"], stats["decided_by_second"]) == (1, 1, 0)
     assert report.pairs["unscored"] == 1
@@ -191,8 +210,10 @@ def test_an_unscored_second_answer_is_unscored_unless_keep_first(scripted: None,
         (r,), report = engine.score_all([parse_item(item)])
     (j,) = r.verdicts[0].judgments
     assert (j.label, j.decided_by) == (C, "first")
-    assert j.note == ("second judge gave no label (second cannot read it); the first judge's label is kept "
-                      "(on_second_failure=keep_first)")
+    assert j.note == (
+        "second judge gave no label (second cannot read it); the first judge's label is kept "
+        "(on_second_failure=keep_first)"
+    )
     assert report.stages["judge"]["second_unscored_first_kept"] == 1 and report.pairs["unscored"] == 0
     assert report.stages["judge"]["on_second_failure"] == "keep_first"
 
@@ -202,10 +223,13 @@ def test_arguments_are_checked_and_the_budget_is_the_tighter(scripted: None) -> 
         Engine(judge={"name": "cascade"})
     with pytest.raises(ConfigError, match=r"second \(second-test\): unknown argument 'size'; allowed: window"):
         Engine(judge={"name": "cascade", "second": {"name": "second-test", "size": 3}})
-    with pytest.raises(ConfigError, match="first must be a judge config with a \"name\""):
+    with pytest.raises(ConfigError, match='first must be a judge config with a "name"'):
         Engine(judge={"name": "cascade", "first": {"model": "x"}, "second": {"name": "second-test"}})
-    judge = registry.build("judge", "cascade", {"first": {"name": "first-test", "window": 50},
-                                                "second": {"name": "second-test", "window": 80}})
+    judge = registry.build(
+        "judge",
+        "cascade",
+        {"first": {"name": "first-test", "window": 50}, "second": {"name": "second-test", "window": 80}},
+    )
     count, window = judge.passage_budget()
     assert window == 50 and count("a b c") == 3
     with pytest.raises(ConfigError, match="cascade second judge object: object is not a judge: it has no"):
@@ -216,9 +240,32 @@ def test_the_command_line_names_both_judges(scripted: None, tmp_path: Path) -> N
     inp = tmp_path / "in.jsonl"
     inp.write_text(json.dumps(ITEM) + "\n")
     out, summ = tmp_path / "o.jsonl", tmp_path / "s.json"
-    assert main(["score", str(inp), "-o", str(out), "--summary", str(summ), "--pruner", "none", "--judge", "cascade",
-                 "--judge-arg", 'first={"name": "first-test"}', "--judge-arg", 'second={"name": "second-test"}',
-                 "--judge-arg", "escalate_below=0.5", "--judge-arg", "escalate_flips=false", "-q"]) == 0
+    assert (
+        main(
+            [
+                "score",
+                str(inp),
+                "-o",
+                str(out),
+                "--summary",
+                str(summ),
+                "--pruner",
+                "none",
+                "--judge",
+                "cascade",
+                "--judge-arg",
+                'first={"name": "first-test"}',
+                "--judge-arg",
+                'second={"name": "second-test"}',
+                "--judge-arg",
+                "escalate_below=0.5",
+                "--judge-arg",
+                "escalate_flips=false",
+                "-q",
+            ]
+        )
+        == 0
+    )
     row = json.loads(out.read_text())
     assert [j.get("decided_by") for j in row["claims"][0]["judgments"]] == ["first", "first", "first"]
     s = json.loads(summ.read_text())

@@ -27,7 +27,9 @@ def nli(model: Path, **args: Any) -> Any:
 
 
 def on_vllm(model: Path, runtime_args: dict | None = None, **args: Any) -> Any:
-    return registry.build("judge", "nli", {"model": str(model), "runtime": "vllm", "runtime_args": runtime_args, **args})
+    return registry.build(
+        "judge", "nli", {"model": str(model), "runtime": "vllm", "runtime_args": runtime_args, **args}
+    )
 
 
 def agree(a: list, b: list) -> float:
@@ -68,7 +70,8 @@ def test_vllm_classify_gives_the_nli_labels_for_the_default_judge(fake_vllm: Any
     assert spec["thresholds"] == ref_spec["thresholds"] == cal["thresholds"]
     assert spec["engine_args"] == {}
     assert {k: v for k, v in spec.items() if k not in ("runtime", "engine_args")} == {
-        k: v for k, v in ref_spec.items() if k != "runtime"}
+        k: v for k, v in ref_spec.items() if k != "runtime"
+    }
     assert vj.passage_budget()[1] == reference.passage_budget()[1]
     assert vj.stats()["engine_calls"] == 3 and vj.describe()["resolved"]["runtime"] == "vllm"
 
@@ -81,10 +84,15 @@ def test_without_segment_ids_the_default_judge_reads_pairs_differently(fake_vllm
     reference = nli(DEFAULT_JUDGE)
     feats, _ = reference.encode([p.passage.text for p in pairs], [p.claim.text for p in pairs])
     llm = fake_vllm.LLM(model=str(DEFAULT_JUDGE), runner="pooling", dtype="float32")
-    plain = llm.classify([{"prompt_token_ids": f["input_ids"]} for f in feats],
-                         pooling_params=fake_vllm.PoolingParams())
-    with_ids = llm.classify([{"prompt_token_ids": f["input_ids"]} for f in feats], pooling_params=[
-        fake_vllm.PoolingParams(extra_kwargs={"compressed_token_type_ids": pair_boundary(f)}) for f in feats])
+    plain = llm.classify(
+        [{"prompt_token_ids": f["input_ids"]} for f in feats], pooling_params=fake_vllm.PoolingParams()
+    )
+    with_ids = llm.classify(
+        [{"prompt_token_ids": f["input_ids"]} for f in feats],
+        pooling_params=[
+            fake_vllm.PoolingParams(extra_kwargs={"compressed_token_type_ids": pair_boundary(f)}) for f in feats
+        ],
+    )
     gap = max(abs(a - b) for x, y in zip(plain, with_ids) for a, b in zip(x.outputs.probs, y.outputs.probs))
     assert gap > 1e-3
 
@@ -96,29 +104,48 @@ def test_vllm_runtime_deberta_and_its_arguments(fake_vllm: Any, spread_nli: Any,
     pairs = bench_pairs[:24]
     assert agree(vj.judge(pairs), reference.judge(pairs)) <= TOLERANCE
     assert vj.spec()["max_length"] == 96 and vj.spec()["thresholds"] == {"SUPPORT": 0.34, "CONTRADICT": 0.34}
-    with pytest.raises(ConfigError, match="runtime_args base_url not allowed with runtime=vllm; allowed: "
-                                          "tensor_parallel_size, max_model_len, gpu_memory_utilization, seed, "
-                                          "engine_args, chunk_size"):
+    with pytest.raises(
+        ConfigError,
+        match="runtime_args base_url not allowed with runtime=vllm; allowed: "
+        "tensor_parallel_size, max_model_len, gpu_memory_utilization, seed, "
+        "engine_args, chunk_size",
+    ):
         on_vllm(model, {"base_url": "http://x/v1"})
     with pytest.raises(ConfigError, match="runtime_args apply to runtime=vllm or runtime=serve; runtime is torch"):
         nli(model, runtime_args={"max_model_len": 64})
     with pytest.raises(ConfigError, match="runtime_args chunk_size must be a whole number >= 1, got 0"):
         on_vllm(model, {"chunk_size": 0})
-    with pytest.raises(ConfigError, match=r"max_model_len 64 is shorter than the judge's max_length 96 \(inputs of up "
-                                          r"to 96 tokens\); raise runtime_args max_model_len to 96 or more"):
+    with pytest.raises(
+        ConfigError,
+        match=r"max_model_len 64 is shorter than the judge's max_length 96 \(inputs of up "
+        r"to 96 tokens\); raise runtime_args max_model_len to 96 or more",
+    ):
         on_vllm(model, {"max_model_len": 64}, max_length=96).spec()
     assert len(fake_vllm.LLM.instances) == 1  # vj's: the refused ones started none
 
 
-def test_the_old_spelling_warns_and_is_the_same_judge(fake_vllm: Any, spread_nli: Any, bench_pairs: list,
-                                                      logged: Any) -> None:
+def test_the_old_spelling_warns_and_is_the_same_judge(
+    fake_vllm: Any, spread_nli: Any, bench_pairs: list, logged: Any
+) -> None:
     """``--judge vllm --judge-arg mode=classify`` (one more release): the nli judge with runtime=vllm,
     its engine arguments moved to runtime_args, the same spec, so the same cache entries."""
     model = spread_nli("deberta-v2")
-    with logged.expect(r"judge vllm: mode=classify is deprecated and goes in the next release; it runs --judge nli "
-                       rf"--judge-arg model={model} --judge-arg runtime=vllm"):
-        old = registry.build("judge", "vllm", {"model": str(model), "mode": "classify", "max_length": 96,
-                                               "dtype": "float32", "chunk_size": 10, "max_model_len": 128})
+    with logged.expect(
+        r"judge vllm: mode=classify is deprecated and goes in the next release; it runs --judge nli "
+        rf"--judge-arg model={model} --judge-arg runtime=vllm"
+    ):
+        old = registry.build(
+            "judge",
+            "vllm",
+            {
+                "model": str(model),
+                "mode": "classify",
+                "max_length": 96,
+                "dtype": "float32",
+                "chunk_size": 10,
+                "max_model_len": 128,
+            },
+        )
         old_spec = old.spec()
     new = on_vllm(model, {"chunk_size": 10, "max_model_len": 128}, max_length=96, dtype="float32")
     assert old_spec == new.spec()
@@ -150,6 +177,7 @@ def test_vllm_runtime_spec_keys_the_engine_arguments_that_change_outputs(fake_vl
 
 # -- vllm serve's /classify -------------------------------------------------------------------
 
+
 @pytest.fixture
 def classify_server(openai_server: Any, openai_stub: Any) -> Any:
     """The stub answers ``/classify`` by running ``openai_server.classifier`` on each input's token
@@ -174,8 +202,16 @@ def serve_judge(server: Any, model: Path, runtime_args: dict | None = None, **ar
     from transformers import AutoModelForSequenceClassification
 
     server.classifier = AutoModelForSequenceClassification.from_pretrained(str(model)).eval()
-    return registry.build("judge", "nli", {"model": str(model), "runtime": "serve", **args, "runtime_args": {
-        "base_url": server.url, "max_retries": 0, **(runtime_args or {})}})
+    return registry.build(
+        "judge",
+        "nli",
+        {
+            "model": str(model),
+            "runtime": "serve",
+            **args,
+            "runtime_args": {"base_url": server.url, "max_retries": 0, **(runtime_args or {})},
+        },
+    )
 
 
 def test_served_classify_gives_the_nli_labels(classify_server: Any, spread_nli: Any, bench_pairs: list) -> None:
@@ -222,13 +258,23 @@ def test_served_classify_failures_are_unscored(
     assert judge.stats()["unscored"] == 4
 
 
-def test_served_classify_old_spelling_is_runtime_serve(classify_server: Any, spread_nli: Any, bench_pairs: list,
-                                                       logged: Any) -> None:
+def test_served_classify_old_spelling_is_runtime_serve(
+    classify_server: Any, spread_nli: Any, bench_pairs: list, logged: Any
+) -> None:
     model = spread_nli("deberta-v2")
     new = serve_judge(classify_server, model, {"batch_size": 4})
     with logged.expect("judge openai: mode=classify is deprecated .* --judge-arg runtime=serve"):
-        old = registry.build("judge", "openai", {"base_url": classify_server.url, "mode": "classify",
-                                                 "checkpoint": str(model), "max_retries": 0, "batch_size": 4})
+        old = registry.build(
+            "judge",
+            "openai",
+            {
+                "base_url": classify_server.url,
+                "mode": "classify",
+                "checkpoint": str(model),
+                "max_retries": 0,
+                "batch_size": 4,
+            },
+        )
         assert old.spec() == new.spec()
     pairs = bench_pairs[:6]
     assert agree(old.judge(pairs), new.judge(pairs)) == 0.0
@@ -236,9 +282,12 @@ def test_served_classify_old_spelling_is_runtime_serve(classify_server: Any, spr
 
 
 def test_served_classify_arguments() -> None:
-    with pytest.raises(ConfigError, match="runtime_args max_model_len not allowed with runtime=serve; allowed: base_url, "
-                                          "model, api_key_env, max_concurrency, timeout_s, max_retries, backoff_s, "
-                                          "max_backoff_s, batch_size"):
+    with pytest.raises(
+        ConfigError,
+        match="runtime_args max_model_len not allowed with runtime=serve; allowed: base_url, "
+        "model, api_key_env, max_concurrency, timeout_s, max_retries, backoff_s, "
+        "max_backoff_s, batch_size",
+    ):
         registry.build("judge", "nli", {"runtime": "serve", "runtime_args": {"max_model_len": 8}})
     with pytest.raises(ConfigError, match="mode=classify needs checkpoint=DIR"):
         registry.build("judge", "openai", {"mode": "classify"})

@@ -46,8 +46,17 @@ def run_score(items: Path, out: Path, *extra: str) -> int:
 def score(items: Path, out: Path, judge_dir: Path, *extra: str) -> tuple[list[dict], dict]:
     """A run that must succeed with the checkpoint ``judge_dir``: its rows and summary."""
     summary = out.with_suffix(".summary.json")
-    code = run_score(items, out, "--summary", str(summary), "--judge-arg", f"model={judge_dir}",
-                     "--judge-arg", "batch_size=2", *extra)
+    code = run_score(
+        items,
+        out,
+        "--summary",
+        str(summary),
+        "--judge-arg",
+        f"model={judge_dir}",
+        "--judge-arg",
+        "batch_size=2",
+        *extra,
+    )
     assert code == 0
     return [json.loads(line) for line in out.read_text().splitlines()], json.loads(summary.read_text())
 

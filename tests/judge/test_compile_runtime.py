@@ -18,8 +18,9 @@ from conflictscore_local.judge.nli.runtimes.base import RUNTIME_ENV
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_JUDGE = REPO / "models" / "default-judge"
 
-pytestmark = pytest.mark.skipif(not (DEFAULT_JUDGE / "model.safetensors").is_file(),
-                                reason="models/default-judge is not built")
+pytestmark = pytest.mark.skipif(
+    not (DEFAULT_JUDGE / "model.safetensors").is_file(), reason="models/default-judge is not built"
+)
 
 PASSAGES = (
     "The bridge opened to traffic in 1934 after four years of work.",
@@ -33,8 +34,11 @@ CLAIMS = ("The bridge opened in 1932.", "The bridge opened in 1934 and was built
 
 def pairs() -> list[Pair]:
     """7 distinct pairs: batches of 3, 3 and 1 at ``batch_size=3`` (a batch of one is its own graph)."""
-    return [Pair(Claim("i", k, c), Passage("i", f"d{j}", 0, p)) for k, c in enumerate(CLAIMS)
-            for j, p in enumerate(PASSAGES)][:7]
+    return [
+        Pair(Claim("i", k, c), Passage("i", f"d{j}", 0, p))
+        for k, c in enumerate(CLAIMS)
+        for j, p in enumerate(PASSAGES)
+    ][:7]
 
 
 def build(**args: Any) -> Any:
@@ -65,8 +69,11 @@ def test_a_failed_compile_is_backend_unavailable_before_any_pair(monkeypatch: py
 
     monkeypatch.setattr(torch, "compile", refuse)
     judge = build(runtime="compile")
-    with pytest.raises(BackendUnavailable, match=r"judge nli: runtime=compile: torch.compile failed: RuntimeError: "
-                                                 r"Compiler: cc is not found; use runtime=torch$"):
+    with pytest.raises(
+        BackendUnavailable,
+        match=r"judge nli: runtime=compile: torch.compile failed: RuntimeError: "
+        r"Compiler: cc is not found; use runtime=torch$",
+    ):
         judge.judge(pairs())
     assert judge.stats().get("batches", 0) == 0
 
@@ -91,15 +98,23 @@ def test_a_compile_error_mid_run_is_backend_unavailable_and_other_errors_pass(mo
     def fails(error: Exception) -> Any:
         def forward(*_: Any, **__: Any) -> Any:
             raise error
+
         return forward
 
-    monkeypatch.setattr(rt.TorchRuntime, "classify", lambda self, feats, on_done=None: fails(
-        InductorError("C++ compile error\ntraceback"))())
+    monkeypatch.setattr(
+        rt.TorchRuntime,
+        "classify",
+        lambda self, feats, on_done=None: fails(InductorError("C++ compile error\ntraceback"))(),
+    )
     judge = build(runtime="compile")
-    with pytest.raises(BackendUnavailable, match=r"torch.compile failed: InductorError: C\+\+ compile error; use "
-                                                 r"runtime=torch$"):
+    with pytest.raises(
+        BackendUnavailable,
+        match=r"torch.compile failed: InductorError: C\+\+ compile error; use "
+        r"runtime=torch$",
+    ):
         judge.runtime().classify([{"input_ids": [1, 2]}])
-    monkeypatch.setattr(rt.TorchRuntime, "classify", lambda self, feats, on_done=None: fails(
-        RuntimeError("out of memory"))())
+    monkeypatch.setattr(
+        rt.TorchRuntime, "classify", lambda self, feats, on_done=None: fails(RuntimeError("out of memory"))()
+    )
     with pytest.raises(RuntimeError, match="out of memory"):  # not a compile failure: unchanged
         judge.runtime().classify([{"input_ids": [1, 2]}])

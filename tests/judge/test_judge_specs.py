@@ -63,8 +63,10 @@ def test_a_skipped_weights_hash_is_said_in_the_summary(
         _, report = engine.score_all([ITEM])
     fp = report.config["backends"]["judge"]["resolved"]["model_fingerprint"]
     size = (path / "model.safetensors").stat().st_size
-    assert fp["hash"] == (f"skipped ({size} bytes of weights > FULL_HASH_LIMIT 1024): "
-                          "identified by path, file sizes and modification times")
+    assert fp["hash"] == (
+        f"skipped ({size} bytes of weights > FULL_HASH_LIMIT 1024): "
+        "identified by path, file sizes and modification times"
+    )
     assert fp["path"] == str(path.resolve()) and len(fp["config_sha256"]) == 64
 
 
@@ -85,8 +87,16 @@ def test_vllm_engine_args_that_change_outputs_are_in_the_spec(tiny_causal_lm_dir
 
 # -- (4) the openai judge was keyed on the served name, an alias -----------------------------
 def served(root: str, created: int = 1700000000) -> dict:
-    return {"id": "judge", "object": "model", "created": created, "owned_by": "vllm", "root": root,
-            "parent": None, "max_model_len": 32768, "permission": [{"id": "modelperm-1"}]}
+    return {
+        "id": "judge",
+        "object": "model",
+        "created": created,
+        "owned_by": "vllm",
+        "root": root,
+        "parent": None,
+        "max_model_len": 32768,
+        "permission": [{"id": "modelperm-1"}],
+    }
 
 
 def test_openai_spec_keys_on_what_the_server_reports(openai_server: Any, openai_stub: Any) -> None:
@@ -95,9 +105,12 @@ def test_openai_spec_keys_on_what_the_server_reports(openai_server: Any, openai_
     judge = {"name": "openai", **args}
     spec = registry.build("judge", "openai", args).spec()
     assert spec["model"] == {
-        "name": "judge", "base_url": openai_server.url,
+        "name": "judge",
+        "base_url": openai_server.url,
         "served": {"id": "judge", "owned_by": "vllm", "root": "/models/Qwen3-32B", "max_model_len": 32768},
-        "enable_thinking": False, "chat_template_kwargs": None, "extra_body": None,
+        "enable_thinking": False,
+        "chat_template_kwargs": None,
+        "extra_body": None,
     }
     openai_server.models = [served("/models/Qwen3-32B", created=1800000000)]  # vLLM: created = listing time
     assert registry.build("judge", "openai", args).spec() == spec
@@ -118,13 +131,21 @@ def test_openai_spec_keys_on_what_the_server_reports(openai_server: Any, openai_
 def test_a_pinned_model_fingerprint_keys_the_cache(openai_server: Any, openai_stub: Any) -> None:
     pin = {"model_fingerprint": "sha256:9f2c", "max_retries": 0}
     spec = registry.build("judge", "openai", {"base_url": openai_server.url, **pin}).spec()
-    assert spec["model"] == {"fingerprint": "sha256:9f2c", "enable_thinking": False, "chat_template_kwargs": None,
-                             "extra_body": None}
+    assert spec["model"] == {
+        "fingerprint": "sha256:9f2c",
+        "enable_thinking": False,
+        "chat_template_kwargs": None,
+        "extra_body": None,
+    }
     # the same weights behind another URL and name: the same key, and nothing is asked to build it
     elsewhere = registry.build("judge", "openai", {"base_url": "http://127.0.0.2:9/v1", "model": "other", **pin})
     assert elsewhere.spec() == spec and openai_server.requests == []
-    assert spec != registry.build("judge", "openai", {**pin, "base_url": openai_server.url,
-                                                      "model_fingerprint": "sha256:0000"}).spec()
+    assert (
+        spec
+        != registry.build(
+            "judge", "openai", {**pin, "base_url": openai_server.url, "model_fingerprint": "sha256:0000"}
+        ).spec()
+    )
 
 
 def test_a_server_that_reports_nothing_is_keyed_by_name_with_a_warning(openai_server: Any, logged: Any) -> None:
@@ -171,10 +192,13 @@ def test_judgments_after_a_protocol_switch_are_keyed_under_the_spec_that_made_th
             results, report = engine.score_all(items)
             assert engine.backend("judge").spec()["top_logprobs"] == 0
     assert [r.verdicts[0].judgments[0].probs is None for r in results] == [False, True]
-    assert report.config["backends"]["judge"]["resolved"]["protocol_changes"] == [{
-        "after_prompts": 1, "top_logprobs": [10, 0],
-        "reason": 'HTTP 400: {"error": "logprobs are not supported by this model"}',
-    }]
+    assert report.config["backends"]["judge"]["resolved"]["protocol_changes"] == [
+        {
+            "after_prompts": 1,
+            "top_logprobs": [10, 0],
+            "reason": 'HTTP 400: {"error": "logprobs are not supported by this model"}',
+        }
+    ]
     with sqlite3.connect(tmp_path / "cache.sqlite") as db:
         specs = [json.loads(s) for (s,) in db.execute("SELECT spec FROM specs")]
     # the judge's specs (beside them: the passage splitting's, which names the judge it counted for)
@@ -188,8 +212,9 @@ def test_judgments_after_a_protocol_switch_are_keyed_under_the_spec_that_made_th
 
 def test_a_switch_inside_one_call_rereads_the_whole_call_from_text(openai_server: Any, openai_stub: Any) -> None:
     openai_server.respond = refusing(openai_stub, ("1933", "1934"))
-    j = registry.build("judge", "openai", {"base_url": openai_server.url, "max_retries": 0, "chunk_size": 2,
-                                           "max_concurrency": 1})
+    j = registry.build(
+        "judge", "openai", {"base_url": openai_server.url, "max_retries": 0, "chunk_size": 2, "max_concurrency": 1}
+    )
     pairs = [Pair(Claim("it", k, f"The bridge opened in {1931 + k}."), Passage("it", "d", 0, DOC)) for k in range(4)]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

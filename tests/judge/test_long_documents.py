@@ -157,6 +157,7 @@ def test_a_cached_rerun_takes_stored_spans_and_counts_no_tokens(count: Callable[
     assert warm_report.stages["engine"]["documents_split_stored"] == 2
     assert warm_report.stages["engine"].get("documents_split", 0) == 0
     assert warm_calls == 0  # no token counted: the judge saw nothing, splitting took the stored spans
+
     def same(v: Any) -> dict[str, Any]:
         out = v.to_json()
         out["judgments"] = [{k: x for k, x in j.items() if k != "source"} for j in out["judgments"]]

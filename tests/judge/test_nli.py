@@ -158,13 +158,15 @@ def test_thresholds_from_checkpoint_argument_and_switch(
     assert off.spec() != j.spec()
 
 
-def test_document_rule_from_checkpoint_goes_with_its_thresholds(crafted_nli: Callable[..., Path],
-                                                                 tmp_path: Path) -> None:
+def test_document_rule_from_checkpoint_goes_with_its_thresholds(
+    crafted_nli: Callable[..., Path], tmp_path: Path
+) -> None:
     path = tmp_path / "ruled"
     shutil.copytree(crafted_nli(MNLI, 0), path)
     assert judge(path).document_rule() is None  # no conflictscore.json
-    (path / "conflictscore.json").write_text(json.dumps(
-        {"format": 1, "thresholds": {"SUPPORT": 0.5, "CONTRADICT": 0.4}, "document_rule": "relevant"}))
+    (path / "conflictscore.json").write_text(
+        json.dumps({"format": 1, "thresholds": {"SUPPORT": 0.5, "CONTRADICT": 0.4}, "document_rule": "relevant"})
+    )
     assert judge(path).document_rule() == "relevant"
     # thresholds from elsewhere (or none): the checkpoint's rule was calibrated with other ones
     assert judge(path, calibration=False).document_rule() is None

@@ -16,8 +16,10 @@ pytestmark = pytest.mark.gpu
 
 def pairs() -> list[Pair]:
     return [
-        Pair(Claim("it", k, f"The bridge opened in {1930 + k}."),
-             Passage("it", "d", 0, "The bridge over the river opened in 1932. " * (1 + k % 5)))
+        Pair(
+            Claim("it", k, f"The bridge opened in {1930 + k}."),
+            Passage("it", "d", 0, "The bridge over the river opened in 1932. " * (1 + k % 5)),
+        )
         for k in range(24)
     ]
 

@@ -27,9 +27,10 @@ TOLERANCE = 1e-4
 """The most any class probability may differ between ONNX Runtime fp32 and PyTorch (6-digit
 rounding included): the export check's own tolerance."""
 
-pytestmark = [pytest.mark.skipif(not (DEFAULT_JUDGE / "model.safetensors").is_file(),
-                                 reason="models/default-judge is not built"),
-              pytest.mark.slow]  # the default judge exported to ONNX and checked against torch
+pytestmark = [
+    pytest.mark.skipif(not (DEFAULT_JUDGE / "model.safetensors").is_file(), reason="models/default-judge is not built"),
+    pytest.mark.slow,
+]  # the default judge exported to ONNX and checked against torch
 
 
 @pytest.fixture(scope="module")
@@ -116,15 +117,23 @@ def test_bad_runtime_combinations_are_refused(export_dir: Path) -> None:
 def test_auto_runs_torch_unless_the_environment_names_a_runtime(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(RUNTIME_ENV, raising=False)
     # ONNX Runtime measured slower than PyTorch on an idle CPU: it is opt-in, never auto
-    for device, dtype in (("cpu", "auto"), ("cpu", "float32"), ("auto", "auto"), ("cuda:1", "auto"),
-                          ("cpu", "bfloat16"), ("auto", "float16")):
+    for device, dtype in (
+        ("cpu", "auto"),
+        ("cpu", "float32"),
+        ("auto", "auto"),
+        ("cuda:1", "auto"),
+        ("cpu", "bfloat16"),
+        ("auto", "float16"),
+    ):
         assert resolve_runtime("auto", device, dtype) == "torch"
     assert resolve_runtime("onnx", "cpu") == "onnx" and resolve_runtime("torch", "cpu") == "torch"
     monkeypatch.setenv(RUNTIME_ENV, "onnx")
     assert resolve_runtime("auto", "cpu") == "onnx"
     assert resolve_runtime("torch", "cpu") == "torch"  # a runtime named in the run beats the environment
     monkeypatch.setenv(RUNTIME_ENV, "jax")
-    with pytest.raises(ConfigError, match=r"\$CONFLICTSCORE_NLI_RUNTIME='jax' is not allowed; allowed: torch, compile, onnx"):
+    with pytest.raises(
+        ConfigError, match=r"\$CONFLICTSCORE_NLI_RUNTIME='jax' is not allowed; allowed: torch, compile, onnx"
+    ):
         resolve_runtime("auto", "cpu")
 
 
@@ -152,8 +161,11 @@ def test_an_export_dir_that_cannot_be_made_is_a_config_error(tiny_nli_dir: Path,
     (tmp_path / "a-file").write_text("x")
     where = tmp_path / "a-file" / "onnx"
     judge = registry.build("judge", "nli", {"model": str(tiny_nli_dir), "runtime": "onnx", "export_dir": str(where)})
-    with pytest.raises(ConfigError, match=rf"judge nli: cannot write the ONNX export into {where}: .*; set "
-                                          r"export_dir=DIR to a writable folder, or use runtime=torch"):
+    with pytest.raises(
+        ConfigError,
+        match=rf"judge nli: cannot write the ONNX export into {where}: .*; set "
+        r"export_dir=DIR to a writable folder, or use runtime=torch",
+    ):
         judge.judge(pairs_for(judge))
 
 
@@ -164,8 +176,12 @@ def pairs_for(judge: Any) -> list:
 
 
 def test_the_summary_shows_the_runtime(torch_and_onnx: tuple, export_dir: Path) -> None:
-    item = Item("curie", "Curie was born in Warsaw.", (Document("wiki", "Marie Curie was born in Warsaw in 1867."),),
-                claims=("Curie was born in Warsaw.",))
+    item = Item(
+        "curie",
+        "Curie was born in Warsaw.",
+        (Document("wiki", "Marie Curie was born in Warsaw in 1867."),),
+        claims=("Curie was born in Warsaw.",),
+    )
     args = {"model": str(DEFAULT_JUDGE), "runtime": "onnx", "export_dir": str(export_dir)}
     engine = Engine(judge={"name": "nli", **args}, pruner="none")
     results, report = engine.score_all([item])
@@ -177,8 +193,12 @@ def test_the_summary_shows_the_runtime(torch_and_onnx: tuple, export_dir: Path) 
 def test_exports_go_beside_the_judgment_cache_the_run_names(tmp_path: Path) -> None:
     from conflictscore_local import Engine, RunConfig
 
-    cfg = RunConfig().updated({"judge": {"name": "nli", "model": str(DEFAULT_JUDGE), "runtime": "onnx"},
-                               "cache": {"path": str(tmp_path / "caches" / "j.sqlite")}})
+    cfg = RunConfig().updated(
+        {
+            "judge": {"name": "nli", "model": str(DEFAULT_JUDGE), "runtime": "onnx"},
+            "cache": {"path": str(tmp_path / "caches" / "j.sqlite")},
+        }
+    )
     runtime = Engine(cfg).backend("judge").runtime()
     assert runtime.export_dir().parent == tmp_path / "caches" / "onnx"  # loads nothing, exports nothing
     pinned = cfg.updated({"judge": {"export_dir": str(tmp_path / "mine")}})

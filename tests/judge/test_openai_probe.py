@@ -33,8 +33,10 @@ def test_a_server_that_ignores_logprobs_is_read_text_only_from_the_first_spec(
 ) -> None:
     openai_server.respond = lambda r: openai_stub.Reply(body=openai_stub.chat_reply("SUPPORT"))  # never logprobs
     j = build(openai_server)
-    with logged.expect(rf"judge openai: {IGNORED}; labels are read from the reply text "
-                       r"\(top_logprobs 10 -> 0 in the spec; --judge-arg top_logprobs=0"):
+    with logged.expect(
+        rf"judge openai: {IGNORED}; labels are read from the reply text "
+        r"\(top_logprobs 10 -> 0 in the spec; --judge-arg top_logprobs=0"
+    ):
         assert j.spec()["top_logprobs"] == 0
     (probe,) = openai_server.posts()
     assert probe.body["max_tokens"] == 1 and probe.body["top_logprobs"] == 10 and probe.body["logprobs"] is True
@@ -68,7 +70,8 @@ def test_the_spec_asks_nothing_when_told_the_reading_or_the_identity(
         out = pinned.judge(PAIRS)
     assert [(o.label, o.probs) for o in out] == [("SUPPORT", None)] * 2 and pinned.spec()["top_logprobs"] == 0
     assert pinned.describe()["resolved"]["protocol_changes"] == [
-        {"after_prompts": 0, "top_logprobs": [10, 0], "reason": LOGPROBS_IGNORED}]
+        {"after_prompts": 0, "top_logprobs": [10, 0], "reason": LOGPROBS_IGNORED}
+    ]
 
 
 def test_an_answer_without_logprobs_after_answers_with_them_switches_nothing(
@@ -86,8 +89,9 @@ def test_an_answer_without_logprobs_after_answers_with_them_switches_nothing(
     assert j.stats()["generator"]["answers_without_logprobs"] == 1 and j.stats()["from_logprobs"] == 1
 
 
-def test_through_the_engine_a_rerun_reads_every_label_from_the_cache(openai_server: Any, openai_stub: Any,
-                                                                      tmp_path: Any) -> None:
+def test_through_the_engine_a_rerun_reads_every_label_from_the_cache(
+    openai_server: Any, openai_stub: Any, tmp_path: Any
+) -> None:
     openai_server.respond = lambda r: openai_stub.Reply(body=openai_stub.chat_reply("SUPPORT"))
     items = [Item("i", "r", (Document("d", DOC),), claims=("The bridge opened in 1932.", "It is red."))]
     cfg = RunConfig.from_mapping({"pruner": {"name": "none"}, "cache": {"path": str(tmp_path / "c.sqlite")}})
@@ -108,9 +112,13 @@ def test_http_400_stops_the_run_only_for_a_model_the_server_does_not_list(
     openai_server.respond = lambda r: openai_stub.Reply(400, {"detail": "Server is pinned to 'served'"})
     gen = registry.build("generator", "openai", {"base_url": openai_server.url, "model": "other", "max_retries": 0})
     if raises:
-        with pytest.raises(BackendUnavailable, match=re.escape(
+        with pytest.raises(
+            BackendUnavailable,
+            match=re.escape(
                 """HTTP 400: {"detail": "Server is pinned to 'served'"}; the server lists 'served', not """
-                "model='other': check model=")):
+                "model='other': check model="
+            ),
+        ):
             gen.generate(["Hi"])
     else:  # listed, or nothing to compare with: the request's own failure, unscored by the judge
         (g,) = gen.generate(["Hi"])

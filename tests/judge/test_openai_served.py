@@ -32,12 +32,24 @@ TEA = "Green tea lowers blood pressure in adults."
 CATS = "Cats purr when they are content."
 BRIDGE = "The bridge over the river opened in 1932 after four years of work."
 ITEMS = [
-    {"id": "tea", "response": "", "claims": ["Green tea lowers blood pressure."],
-     "documents": [{"id": "d1", "text": TEA}, {"id": "d2", "text": CATS}]},
-    {"id": "cats", "response": "", "claims": ["Cats purr."],
-     "documents": [{"id": "d1", "text": CATS}, {"id": "d2", "text": BRIDGE}]},
-    {"id": "bridge", "response": "", "claims": ["The bridge opened in 1932."],
-     "documents": [{"id": "d1", "text": BRIDGE}, {"id": "d2", "text": TEA}]},
+    {
+        "id": "tea",
+        "response": "",
+        "claims": ["Green tea lowers blood pressure."],
+        "documents": [{"id": "d1", "text": TEA}, {"id": "d2", "text": CATS}],
+    },
+    {
+        "id": "cats",
+        "response": "",
+        "claims": ["Cats purr."],
+        "documents": [{"id": "d1", "text": CATS}, {"id": "d2", "text": BRIDGE}],
+    },
+    {
+        "id": "bridge",
+        "response": "",
+        "claims": ["The bridge opened in 1932."],
+        "documents": [{"id": "d1", "text": BRIDGE}, {"id": "d2", "text": TEA}],
+    },
 ]
 PAIRS = 6
 
@@ -50,8 +62,22 @@ def write_items(tmp_path: Path, rows: list[dict[str, Any]] = ITEMS) -> Path:
 
 def score_args(server: Any, items: Path, out: Path, cache: Path, *extra: str, **judge: Any) -> list[str]:
     judge = {"base_url": server.url, "max_tokens": 3, "max_retries": 1, "backoff_s": 0.05, "timeout_s": 120, **judge}
-    args = ["score", str(items), "-o", str(out), "--summary", str(out.with_suffix(".summary.json")),
-            "--judge", "openai", "--pruner", "none", "--cache", str(cache), "-q", *extra]
+    args = [
+        "score",
+        str(items),
+        "-o",
+        str(out),
+        "--summary",
+        str(out.with_suffix(".summary.json")),
+        "--judge",
+        "openai",
+        "--pruner",
+        "none",
+        "--cache",
+        str(cache),
+        "-q",
+        *extra,
+    ]
     for k, v in judge.items():
         args += ["--judge-arg", f"{k}={v}"]
     return args
@@ -72,8 +98,10 @@ def as_judged(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return json.loads(text)
 
 
-PROBED = (f"warning: judge openai: {LOGPROBS_IGNORED}; labels are read from the reply text (top_logprobs 10 -> 0 "
-          "in the spec; --judge-arg top_logprobs=0 says so and skips the probe)")
+PROBED = (
+    f"warning: judge openai: {LOGPROBS_IGNORED}; labels are read from the reply text (top_logprobs 10 -> 0 "
+    "in the spec; --judge-arg top_logprobs=0 says so and skips the probe)"
+)
 
 
 def probed(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
@@ -90,7 +118,9 @@ def test_labels_are_read_from_the_text_and_cached_under_the_text_only_spec(
 ) -> None:
     items, cache = write_items(tmp_path), tmp_path / "cache.sqlite"
     first, again = tmp_path / "first.jsonl", tmp_path / "again.jsonl"
-    assert probed(score_args(served_smollm2, items, first, cache, "--set", "engine.max_unscored_share=1"), capsys)[0] == 0
+    assert (
+        probed(score_args(served_smollm2, items, first, cache, "--set", "engine.max_unscored_share=1"), capsys)[0] == 0
+    )
     rows, summary = results(first)
     judge = summary["config"]["backends"]["judge"]
     assert judge["spec"]["top_logprobs"] == 0 and judge["spec"]["model"]["name"] == served_smollm2.model
@@ -102,14 +132,17 @@ def test_labels_are_read_from_the_text_and_cached_under_the_text_only_spec(
     for j in found:  # a label word read from the text, or unscored with the reply: never a guess
         assert j["source"] == "judge" and j["probs"] is None
         assert (j["label"] in ("SUPPORT", "CONTRADICT", "IRRELEVANT") and "note" not in j) or (
-            j["label"] is None and j["note"].startswith("unparseable reply "))
+            j["label"] is None and j["note"].startswith("unparseable reply ")
+        )
     scored = sum(j["label"] is not None for j in found)
     stats = summary["stages"]["judge"]
     assert (stats.get("from_text", 0), stats.get("unscored", 0)) == (scored, PAIRS - scored)
     assert "from_logprobs" not in stats and stats["generator"]["prompts"] == PAIRS + 1  # + the probe
     assert scored > 0, "SmolLM2 answered no label word at all: nothing here could come from the cache"
 
-    assert probed(score_args(served_smollm2, items, again, cache, "--set", "engine.max_unscored_share=1"), capsys)[0] == 0
+    assert (
+        probed(score_args(served_smollm2, items, again, cache, "--set", "engine.max_unscored_share=1"), capsys)[0] == 0
+    )
     rows2, summary2 = results(again)
     assert summary2["pairs"]["cached"] == scored and summary2["pairs"]["unscored"] == PAIRS - scored
     assert row_differences(as_judged(rows2), rows) == []
@@ -126,8 +159,15 @@ def test_the_server_killed_mid_run_unscored_then_resumed_after_restart_as_if_nev
     items = write_items(tmp_path)
     whole, cut = tmp_path / "whole.jsonl", tmp_path / "cut.jsonl"
     step = ("--set", "engine.step_items=1")
-    assert probed(score_args(served_smollm2, items, whole, tmp_path / "whole.sqlite", *step,
-                             "--set", "engine.max_unscored_share=1"), capsys)[0] == 0
+    assert (
+        probed(
+            score_args(
+                served_smollm2, items, whole, tmp_path / "whole.sqlite", *step, "--set", "engine.max_unscored_share=1"
+            ),
+            capsys,
+        )[0]
+        == 0
+    )
     rows, summary = results(whole)
     share = summary["pairs"]["unscored"] / PAIRS
     later = [j for r in rows[1:] for c in r["claims"] for j in c["judgments"]]
@@ -150,7 +190,9 @@ def test_the_server_killed_mid_run_unscored_then_resumed_after_restart_as_if_nev
     assert killed[0] == rows[0]  # judged before the kill
     for j in judgments(killed[1:]):  # unscored with the reason, never guessed
         assert j["label"] is None and j["probs"] is None
-        assert j["note"].startswith("no answer: connection error: ") and j["note"].endswith("(gave up after 2 attempts)")
+        assert j["note"].startswith("no answer: connection error: ") and j["note"].endswith(
+            "(gave up after 2 attempts)"
+        )
     assert cut_summary["pairs"]["unscored"] == PAIRS - 2 + sum(j["label"] is None for j in judgments(rows[:1]))
 
     served_smollm2.start()  # the same model on the same port
@@ -161,14 +203,20 @@ def test_the_server_killed_mid_run_unscored_then_resumed_after_restart_as_if_nev
 
 
 def test_a_slow_server_meets_the_timeout_and_its_pairs_are_unscored(served_smollm2: Any, tmp_path: Path) -> None:
-    busy = json.dumps({"messages": [{"role": "user", "content": "Write a long story about a dragon."}],
-                       "max_tokens": 32, "temperature": 0}).encode()
+    busy = json.dumps(
+        {
+            "messages": [{"role": "user", "content": "Write a long story about a dragon."}],
+            "max_tokens": 32,
+            "temperature": 0,
+        }
+    ).encode()
     done = threading.Event()
 
     def occupy() -> None:  # the server answers one request at a time: with two of these looping,
         while not done.is_set():  # another one always waits ahead of the judge's requests
-            req = urllib.request.Request(f"{served_smollm2.url}/chat/completions", busy,
-                                         {"Content-Type": "application/json"})
+            req = urllib.request.Request(
+                f"{served_smollm2.url}/chat/completions", busy, {"Content-Type": "application/json"}
+            )
             urllib.request.urlopen(req, timeout=300).read()
 
     blockers = [threading.Thread(target=occupy, daemon=True) for _ in range(2)]
@@ -191,7 +239,10 @@ def test_a_slow_server_meets_the_timeout_and_its_pairs_are_unscored(served_smoll
         assert j["note"] == "no answer: timeout after 0.3s (gave up after 2 attempts)"
     # the probe timed out too: nothing decided, so the spec says what was asked for
     judge = summary["config"]["backends"]["judge"]
-    assert judge["resolved"]["logprobs"] == "undecided: the probe got no answer: timeout after 0.3s (gave up after 2 attempts)"
+    assert (
+        judge["resolved"]["logprobs"]
+        == "undecided: the probe got no answer: timeout after 0.3s (gave up after 2 attempts)"
+    )
     assert judge["spec"]["top_logprobs"] == 10 and summary["pairs"]["unscored"] == 2
     assert took < 30  # 3 requests x 2 attempts of 0.3 s, with Python and the CLI around them
 
@@ -208,7 +259,10 @@ def test_a_wrong_model_name_stops_before_anything_is_written(
 
 
 def test_another_model_behind_the_same_url_changes_the_spec_and_reads_no_cached_label(
-    served_smollm2: Any, serve_factory: Any, tiny_causal_lm_dir: Path, tmp_path: Path,
+    served_smollm2: Any,
+    serve_factory: Any,
+    tiny_causal_lm_dir: Path,
+    tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     items, cache = write_items(tmp_path), tmp_path / "cache.sqlite"
@@ -229,7 +283,10 @@ def test_another_model_behind_the_same_url_changes_the_spec_and_reads_no_cached_
         # asking for the old model by name now stops the run instead of judging with the other one
         capsys.readouterr()
         assert main(score_args(served_smollm2, items, tmp_path / "x.jsonl", cache, model=served_smollm2.model)) == 2
-        assert f"the server lists {str(tiny_causal_lm_dir)!r}, not model={served_smollm2.model!r}" in capsys.readouterr().err
+        assert (
+            f"the server lists {str(tiny_causal_lm_dir)!r}, not model={served_smollm2.model!r}"
+            in capsys.readouterr().err
+        )
     finally:
         other.stop()
         served_smollm2.start()

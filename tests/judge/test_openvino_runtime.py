@@ -21,9 +21,10 @@ DEFAULT_JUDGE = REPO / "models" / "default-judge"
 TOLERANCE = 1e-4
 """The most any class probability may differ between OpenVINO fp32 and PyTorch: the export check's tolerance."""
 
-pytestmark = [pytest.mark.skipif(not (DEFAULT_JUDGE / "model.safetensors").is_file(),
-                                 reason="models/default-judge is not built"),
-              pytest.mark.slow]  # the default judge exported to ONNX, compiled by OpenVINO
+pytestmark = [
+    pytest.mark.skipif(not (DEFAULT_JUDGE / "model.safetensors").is_file(), reason="models/default-judge is not built"),
+    pytest.mark.slow,
+]  # the default judge exported to ONNX, compiled by OpenVINO
 
 
 @pytest.fixture(scope="module")
@@ -77,8 +78,11 @@ def test_bfloat16_is_refused_on_a_cpu_without_it(
 ) -> None:
     monkeypatch.setattr(devices, "native_cpu_bf16", lambda: (False, "no native bf16 on this CPU (no flag)"))
     judge = build(export_dir, runtime="openvino", dtype="bfloat16")
-    with pytest.raises(ConfigError, match=r"^judge nli: runtime=openvino dtype=bfloat16 needs a CPU with native bf16, "
-                                          r"and no native bf16 on this CPU \(no flag\); use dtype=float32$"):
+    with pytest.raises(
+        ConfigError,
+        match=r"^judge nli: runtime=openvino dtype=bfloat16 needs a CPU with native bf16, "
+        r"and no native bf16 on this CPU \(no flag\); use dtype=float32$",
+    ):
         judge.judge(bench_pairs[:1])
 
 
@@ -97,7 +101,9 @@ def test_bad_combinations_are_refused(export_dir: Path) -> None:
         build(export_dir, runtime="openvino", int8=True)
     with pytest.raises(ConfigError, match="runtime=openvino runs on the CPU; device=cuda needs runtime=torch"):
         build(export_dir, runtime="openvino", device="cuda").spec()
-    with pytest.raises(ConfigError, match=r"runtime=openvino runs dtype=float32 or bfloat16 \(auto: float32\); "
-                                          r"dtype=float16 needs runtime=torch"):
+    with pytest.raises(
+        ConfigError,
+        match=r"runtime=openvino runs dtype=float32 or bfloat16 \(auto: float32\); "
+        r"dtype=float16 needs runtime=torch",
+    ):
         build(export_dir, runtime="openvino", dtype="float16").spec()
-

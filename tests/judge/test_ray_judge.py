@@ -38,8 +38,13 @@ DOCS = [
     "Cats purr when they are content, and sometimes when they are stressed.",
     "",
 ]
-CLAIMS = ["Curie was born in Warsaw.", "Curie was born in 1867.", "The tower was finished in 1889.",
-          "Cats purr.", "Curie moved to Paris in 1891."]
+CLAIMS = [
+    "Curie was born in Warsaw.",
+    "Curie was born in 1867.",
+    "The tower was finished in 1889.",
+    "Cats purr.",
+    "Curie moved to Paris in 1891.",
+]
 
 
 @pytest.fixture(scope="module")
@@ -114,18 +119,27 @@ def test_spec_and_passage_budget_are_the_wrapped_judges(tiny_nli_dir: Path) -> N
     wrapped = registry.build("judge", "ray", {"judge": {"name": "nli", "model": str(tiny_nli_dir)}, "workers": 3})
     assert wrapped.spec() == inner.spec()  # same cache keys as a single-process run
     count, budget = wrapped.passage_budget()
-    assert (count("a few words here"), budget) == (inner.passage_budget()[0]("a few words here"), inner.passage_budget()[1])
+    assert (count("a few words here"), budget) == (
+        inner.passage_budget()[0]("a few words here"),
+        inner.passage_budget()[1],
+    )
 
 
-@pytest.mark.parametrize("args,msg", [
-    ({"workers": 2, "num_cpus": 2}, "num_cpus=2 leaves no CPU for Ray Data's read tasks beside 2 workers of 1 CPU "
-                                    "(they would wait for ever); give at least 3"),
-    ({"judge": {"model": "x"}}, "judge must name the judge to distribute"),
-    ({"judge": {"name": "ray"}}, "the ray judge cannot distribute itself"),
-    ({"judge": {"name": "nli", "batch": 3}}, "judge ray: judge 'nli': unknown argument 'batch'; allowed: model"),
-    ({"judge": {"name": "nope"}}, "unknown judge 'nope'; allowed:"),
-    ({"workers": 0}, "workers must be an integer in [1, 100000], got 0"),
-])
+@pytest.mark.parametrize(
+    "args,msg",
+    [
+        (
+            {"workers": 2, "num_cpus": 2},
+            "num_cpus=2 leaves no CPU for Ray Data's read tasks beside 2 workers of 1 CPU "
+            "(they would wait for ever); give at least 3",
+        ),
+        ({"judge": {"model": "x"}}, "judge must name the judge to distribute"),
+        ({"judge": {"name": "ray"}}, "the ray judge cannot distribute itself"),
+        ({"judge": {"name": "nli", "batch": 3}}, "judge ray: judge 'nli': unknown argument 'batch'; allowed: model"),
+        ({"judge": {"name": "nope"}}, "unknown judge 'nope'; allowed:"),
+        ({"workers": 0}, "workers must be an integer in [1, 100000], got 0"),
+    ],
+)
 def test_bad_arguments_are_refused_before_ray_starts(args: dict[str, Any], msg: str) -> None:
     with pytest.raises(ConfigError) as e:
         registry.build("judge", "ray", args)
@@ -157,8 +171,13 @@ def fake_ray_llm(fake_vllm: Any, tok: Any) -> types.ModuleType:
         if answer_key(tok, prompt) == "FAIL":
             return {"idx": row["idx"], "__inference_error__": "engine died"}
         out = fake_vllm.LLM.answer(prompt, fake_vllm.SamplingParams(**row["sampling_params"])).outputs[0]
-        steps = [{tid: {"logprob": lp.logprob, "rank": lp.rank, "decoded_token": lp.decoded_token}
-                  for tid, lp in step.items()} for step in out.logprobs]
+        steps = [
+            {
+                tid: {"logprob": lp.logprob, "rank": lp.rank, "decoded_token": lp.decoded_token}
+                for tid, lp in step.items()
+            }
+            for step in out.logprobs
+        ]
         return {"idx": row["idx"], "generated_text": out.text, "logprobs": steps, "num_generated_tokens": len(steps)}
 
     def build_processor(config: Any, preprocess: Any = None, postprocess: Any = None) -> Any:
@@ -197,29 +216,49 @@ def answering(fake_vllm: Any, tiny_causal_lm_dir: Path) -> Any:
     return tok
 
 
-def test_vllm_judge_through_ray_data_llm(local_ray: Any, answering: Any, fake_vllm: Any,
-                                         tiny_causal_lm_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_vllm_judge_through_ray_data_llm(
+    local_ray: Any, answering: Any, fake_vllm: Any, tiny_causal_lm_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     llm = fake_ray_llm(fake_vllm, answering)
     monkeypatch.setitem(sys.modules, "ray.data.llm", llm)
     monkeypatch.setattr(ray.data, "llm", llm, raising=False)
     doc = DOCS[0]
-    claims = [f"Curie {c}." for c in ("was born in warsaw", "was born in 1867", "saw 1889",
-                                      "liked to purr", "moved in 1891")]
+    claims = [
+        f"Curie {c}." for c in ("was born in warsaw", "was born in 1867", "saw 1889", "liked to purr", "moved in 1891")
+    ]
     pairs = [Pair(Claim("it", k, c), Passage("it", "d0", 0, doc)) for k, c in enumerate(claims)]
     pairs.append(Pair(Claim("it2", 0, claims[0]), Passage("it2", "d9", 0, doc)))  # a duplicate text: asked once
-    wrapped = registry.build("judge", "ray", {"judge": {"name": "vllm", "model": str(tiny_causal_lm_dir),
-                                                         "max_model_len": 512}, "workers": 2, "batch_size": 4})
+    wrapped = registry.build(
+        "judge",
+        "ray",
+        {
+            "judge": {"name": "vllm", "model": str(tiny_causal_lm_dir), "max_model_len": 512},
+            "workers": 2,
+            "batch_size": 4,
+        },
+    )
     got = wrapped.judge(pairs)
     single = registry.build("judge", "vllm", {"model": str(tiny_causal_lm_dir), "max_model_len": 512}).judge(pairs)
 
     (cfg,) = llm.configs
     assert cfg.kwargs == {
-        "model_source": str(tiny_causal_lm_dir), "concurrency": 2, "batch_size": 4,
-        "engine_kwargs": {"tensor_parallel_size": 1, "max_model_len": 512, "gpu_memory_utilization": 0.9,
-                          "dtype": "auto", "enable_prefix_caching": True, "seed": 0},
-        "chat_template_stage": False, "tokenize_stage": False, "detokenize_stage": False,
+        "model_source": str(tiny_causal_lm_dir),
+        "concurrency": 2,
+        "batch_size": 4,
+        "engine_kwargs": {
+            "tensor_parallel_size": 1,
+            "max_model_len": 512,
+            "gpu_memory_utilization": 0.9,
+            "dtype": "auto",
+            "enable_prefix_caching": True,
+            "seed": 0,
+        },
+        "chat_template_stage": False,
+        "tokenize_stage": False,
+        "detokenize_stage": False,
         "should_continue_on_error": True,
-        "placement_group_config": {"bundle_per_worker": {"CPU": 1.0}}, "log_engine_metrics": False,
+        "placement_group_config": {"bundle_per_worker": {"CPU": 1.0}},
+        "log_engine_metrics": False,
     }
     # what the engine was sent: the in-process generator's token ids and sampling parameters
     (sent,) = fake_vllm.LLM.instances[0].calls
@@ -232,18 +271,27 @@ def test_vllm_judge_through_ray_data_llm(local_ray: Any, answering: Any, fake_vl
     for a, b in zip(got[:4] + got[5:], single[:4] + single[5:]):
         assert (a.label, a.probs, a.note, a.pair) == (b.label, b.probs, b.note, b.pair)
     assert got[4].note == "no answer: ray.data.llm: engine died" and got[4].pair is pairs[4]
-    assert wrapped.spec() == registry.build("judge", "vllm", {"model": str(tiny_causal_lm_dir),
-                                                              "max_model_len": 512}).spec()
+    assert (
+        wrapped.spec()
+        == registry.build("judge", "vllm", {"model": str(tiny_causal_lm_dir), "max_model_len": 512}).spec()
+    )
     assert wrapped.stats()["judge"]["generator"] == {"prompts": 5}
 
 
 def test_engine_rows_to_generations() -> None:
     """Ray's output row → the judge's Generation: alternatives most probable first, one entry per text."""
-    row = {"idx": 3, "generated_text": "<think>\n\n</think>\n\nSUPPORT",
-           "logprobs": [{50: {"logprob": -0.04, "rank": 1, "decoded_token": "SUP"},
-                         7: {"logprob": -3.6, "rank": 2, "decoded_token": "CON"},
-                         8: {"logprob": -5.0, "rank": 3, "decoded_token": "SUP"},
-                         9: {"logprob": -6.0, "rank": 4, "decoded_token": None}}]}
+    row = {
+        "idx": 3,
+        "generated_text": "<think>\n\n</think>\n\nSUPPORT",
+        "logprobs": [
+            {
+                50: {"logprob": -0.04, "rank": 1, "decoded_token": "SUP"},
+                7: {"logprob": -3.6, "rank": 2, "decoded_token": "CON"},
+                8: {"logprob": -5.0, "rank": 3, "decoded_token": "SUP"},
+                9: {"logprob": -6.0, "rank": 4, "decoded_token": None},
+            }
+        ],
+    }
     out = from_engine_row(row)
     g = generation_from_row(out)
     assert out["idx"] == 3 and g.text == "SUPPORT"
@@ -251,5 +299,7 @@ def test_engine_rows_to_generations() -> None:
     as_pairs = from_engine_row({**row, "logprobs": [list(row["logprobs"][0].items())]})
     assert generation_from_row(as_pairs) == g
     assert generation_from_row({"idx": 1, "__inference_error__": "OOM"}).error == "ray.data.llm: OOM"
-    assert generation_from_row(from_engine_row({"idx": 1, "generated_text": "IRRELEVANT", "logprobs": None})) \
-        .top_logprobs is None
+    assert (
+        generation_from_row(from_engine_row({"idx": 1, "generated_text": "IRRELEVANT", "logprobs": None})).top_logprobs
+        is None
+    )

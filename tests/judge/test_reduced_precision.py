@@ -19,13 +19,15 @@ BF16_TOLERANCE = 0.03
 0.012 at the 99th percentile (``cpu_bf16.md``); 0.03 leaves room for the example's pairs."""
 
 NATIVE, WHY = native_cpu_bf16()
-pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(not NATIVE, reason=f"bfloat16 is emulated here, not native: {WHY}")]
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not NATIVE, reason=f"bfloat16 is emulated here, not native: {WHY}")]
 
 
 def judged(dtype: str, batch_size: int) -> tuple[list, dict]:
-    engine = Engine(RunConfig.from_mapping({"cache": {"enabled": False}}), pruner="none",
-                    judge={"name": "nli", "dtype": dtype, "runtime": "torch", "device": "cpu", "batch_size": batch_size})
+    engine = Engine(
+        RunConfig.from_mapping({"cache": {"enabled": False}}),
+        pruner="none",
+        judge={"name": "nli", "dtype": dtype, "runtime": "torch", "device": "cpu", "batch_size": batch_size},
+    )
     results, summary = engine.score_all(read_items(EXAMPLES))
     return [j for r in results for v in r.verdicts for j in v.judgments], summary.to_json()
 

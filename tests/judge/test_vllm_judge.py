@@ -240,8 +240,11 @@ def test_label_words_must_be_readable_from_their_first_token(vjudge: Any) -> Non
 class SmolSpelling:
     """How SmolLM2-135M's tokenizer spells the labels: S UP PORT, CON TR AD ICT, IR RE LE V ANT."""
 
-    PIECES = {"SUPPORT": ["S", "UP", "PORT"], "CONTRADICT": ["CON", "TR", "AD", "ICT"],
-              "IRRELEVANT": ["IR", "RE", "LE", "V", "ANT"]}
+    PIECES = {
+        "SUPPORT": ["S", "UP", "PORT"],
+        "CONTRADICT": ["CON", "TR", "AD", "ICT"],
+        "IRRELEVANT": ["IR", "RE", "LE", "V", "ANT"],
+    }
 
     def __init__(self, pieces: dict | None = None):
         self.pieces = pieces or self.PIECES
@@ -262,13 +265,19 @@ def test_a_one_letter_label_start_is_read_as_its_label(vjudge: Any) -> None:
     vjudge.generator()._tokenizer = SmolSpelling()
     assert vjudge.check_label_tokens() == SmolSpelling.PIECES
     assert vjudge.resolved["label_short_tokens"] == {"S": "SUPPORT"}
-    step = {"S": math.log(0.5), "SUPPORT": math.log(0.1), "CON": math.log(0.2), "IR": math.log(0.1),
-            "Sure": math.log(0.1)}
+    step = {
+        "S": math.log(0.5),
+        "SUPPORT": math.log(0.1),
+        "CON": math.log(0.2),
+        "IR": math.log(0.1),
+        "Sure": math.log(0.1),
+    }
     j = vjudge.read(pair("opened in 1932", DOC_A), Generation("S", (step,)), None)
     assert j.label == "SUPPORT"
     assert j.probs == pytest.approx({"SUPPORT": 0.6 / 0.9, "CONTRADICT": 0.2 / 0.9, "IRRELEVANT": 0.1 / 0.9}, abs=1e-6)
-    low = vjudge.read(pair("opened in 1932", DOC_A), Generation("Sure", ({"Sure": math.log(0.9), "S": math.log(0.1)},)),
-                      None)
+    low = vjudge.read(
+        pair("opened in 1932", DOC_A), Generation("Sure", ({"Sure": math.log(0.9), "S": math.log(0.1)},)), None
+    )
     assert low.label is None and low.note.startswith("label tokens hold 10.0% of the answer token's probability")
 
     vjudge.generator()._tokenizer = SmolSpelling({**SmolSpelling.PIECES, "CONTRADICT": ["IR", "X"]})

@@ -19,18 +19,30 @@ class Staging:
     manifests: Path
     store: Path
 
-    def manifest(self, name: str, *, revision: str | None = COMMIT, id2label: Mapping[str, str] | None = MNLI,
-                 mapping: Mapping[str, str] | None = MNLI_MAP, files: tuple[str, ...] = (), role: str = "judge",
-                 backend: str = "nli", repo: str | None = None) -> Path:
+    def manifest(
+        self,
+        name: str,
+        *,
+        revision: str | None = COMMIT,
+        id2label: Mapping[str, str] | None = MNLI,
+        mapping: Mapping[str, str] | None = MNLI_MAP,
+        files: tuple[str, ...] = (),
+        role: str = "judge",
+        backend: str = "nli",
+        repo: str | None = None,
+    ) -> Path:
         """Write ``<manifests>/<name>.toml`` for a hub model ``org/<name>``."""
+
         def table(d: Mapping[str, str]) -> str:
             return "{ " + ", ".join(f'"{k}" = "{v}"' for k, v in d.items()) + " }"
 
         pin = f'revision = "{revision}"' if revision else 'unpinned = "the repository has no release commit"'
         labels = f"[labels]\nid2label = {table(id2label)}\nmap = {table(mapping)}\n" if id2label and mapping else ""
-        text = (f'name = "{name}"\nsummary = "a test model"\nlicense = "MIT"\nsize = "tiny"\nfigures = "none"\n'
-                f'[source]\nkind = "hub"\nrepo = "{repo or "org/" + name}"\n{pin}\nfiles = {json.dumps(list(files))}\n'
-                f'{labels}[[use]]\nrole = "{role}"\nbackend = "{backend}"\n')
+        text = (
+            f'name = "{name}"\nsummary = "a test model"\nlicense = "MIT"\nsize = "tiny"\nfigures = "none"\n'
+            f'[source]\nkind = "hub"\nrepo = "{repo or "org/" + name}"\n{pin}\nfiles = {json.dumps(list(files))}\n'
+            f'{labels}[[use]]\nrole = "{role}"\nbackend = "{backend}"\n'
+        )
         path = self.manifests / f"{name}.toml"
         path.write_text(text)
         return path

@@ -52,18 +52,20 @@ class FakeHub:
         self.requests.append((h.command, path))
         api = f"/api/models/{self.repo}/"
         resolve = f"/{self.repo}/resolve/"
-        if path.startswith(api + "revision/") and self._known(path[len(api + "revision/"):]):
+        if path.startswith(api + "revision/") and self._known(path[len(api + "revision/") :]):
             siblings = [{"rfilename": f} for f in sorted(self.files)]
             info = {"id": self.repo, "modelId": self.repo, "sha": self.commit, "siblings": siblings}
             return self._json(h, info, body)
         if path.startswith(api + "tree/"):
-            revision = path[len(api + "tree/"):].split("/")[0]
+            revision = path[len(api + "tree/") :].split("/")[0]
             if self._known(revision):
-                tree = [{"type": "file", "path": f, "size": len(data), "oid": hashlib.sha1(data).hexdigest()}
-                        for f, data in sorted(self.files.items())]
+                tree = [
+                    {"type": "file", "path": f, "size": len(data), "oid": hashlib.sha1(data).hexdigest()}
+                    for f, data in sorted(self.files.items())
+                ]
                 return self._json(h, tree, body)
         if path.startswith(resolve):
-            revision, _, name = path[len(resolve):].partition("/")
+            revision, _, name = path[len(resolve) :].partition("/")
             if self._known(revision) and name in self.files:
                 data = self.files[name]
                 h.send_response(200)

@@ -50,8 +50,10 @@ def test_round_trip(staging: Staging, tmp_path: Path, monkeypatch: pytest.Monkey
     box = tmp_path / "airgapped-store"  # the other machine: same manifests, an empty store
     monkeypatch.setenv("CONFLICTSCORE_MODELS", str(box))
     results = unpack(out)
-    assert [(r.name, r.ok, r.files, r.path) for r in results] == [("alpha", True, 4, box / "alpha"),
-                                                                   ("beta", True, 4, box / "beta")]
+    assert [(r.name, r.ok, r.files, r.path) for r in results] == [
+        ("alpha", True, 4, box / "alpha"),
+        ("beta", True, 4, box / "beta"),
+    ]
     for name, src in (("alpha", a), ("beta", b)):
         expected = {k: v for k, v in files_of(src).items() if not k.startswith(".cache/")}
         assert files_of(box / name) == expected
@@ -105,8 +107,9 @@ def test_bundle_refusals(staging: Staging, tmp_path: Path) -> None:
     assert not (tmp_path / "x.tar").exists() and not (tmp_path / "x.tar.partial").exists()
 
 
-def test_cli_round_trip(staging: Staging, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                        capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_round_trip(
+    staging: Staging, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     stage(staging, "alpha")
     assert main(["models", "bundle", "alpha", "-o", str(tmp_path / "m.tar")]) == 0
     assert f"wrote {tmp_path / 'm.tar'}" in capsys.readouterr().out
@@ -141,8 +144,11 @@ def test_a_bundle_cut_short_in_transit_is_refused_without_a_traceback(
     cut = tmp_path / f"cut{suffix}"
     cut.write_bytes(whole.read_bytes()[: whole.stat().st_size * 2 // 3])
     target = tmp_path / "box"
-    with pytest.raises(ConfigError, match=r"models unpack: .*cut.* is damaged \(cut short in transit\?\): .*nothing "
-                                          "was installed"):
+    with pytest.raises(
+        ConfigError,
+        match=r"models unpack: .*cut.* is damaged \(cut short in transit\?\): .*nothing "
+        "was installed",
+    ):
         unpack(cut, target)
     assert not target.exists() or list(target.iterdir()) == []
     assert main(["models", "unpack", str(cut), "--to", str(target), "-q"]) == 2  # was 1, with a traceback
@@ -163,8 +169,9 @@ def tar_of(path: Path, names: list[str]) -> Path:
 def test_unpack_refuses_members_outside_a_model_folder(tmp_path: Path, member: str) -> None:
     archive = tar_of(tmp_path / "odd.tar", ["alpha/conflictscore-lock.json", member])
     target = tmp_path / "store" / "box"
-    with pytest.raises(ConfigError, match=f"holds '{member}', which is not inside a model folder .*nothing was "
-                                          "installed"):
+    with pytest.raises(
+        ConfigError, match=f"holds '{member}', which is not inside a model folder .*nothing was installed"
+    ):
         unpack(archive, target, force=True)  # ../ escaped with a traceback; / asked to replace the root folder
     assert not target.exists() and sorted(p.name for p in (tmp_path).iterdir()) == ["odd.tar"]
 

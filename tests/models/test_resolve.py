@@ -49,8 +49,9 @@ def supported_only(tiny_nli_factory: Callable[..., Path], tmp_path_factory: pyte
 
 
 def pairs(n: int) -> list[Pair]:
-    return [Pair(Claim("q", i, f"Claim number {i}.", None), Passage("q", "d", 0, "A passage.", (0, 10)))
-            for i in range(n)]
+    return [
+        Pair(Claim("q", i, f"Claim number {i}.", None), Passage("q", "d", 0, "A passage.", (0, 10))) for i in range(n)
+    ]
 
 
 def test_score_names_the_judge_by_manifest_and_records_it(
@@ -58,21 +59,47 @@ def test_score_names_the_judge_by_manifest_and_records_it(
 ) -> None:
     folder = stage_copy(staging, "tiny-nli", tiny_nli_dir)
     summary = tmp_path / "summary.json"
-    assert main(["score", str(ITEMS), "-o", str(tmp_path / "out.jsonl"), "--summary", str(summary), "-q",
-                 "--decomposer", "spacy", "--pruner", "none", "--judge", "nli", "--judge-arg", "model=tiny-nli"]) == 0
+    assert (
+        main(
+            [
+                "score",
+                str(ITEMS),
+                "-o",
+                str(tmp_path / "out.jsonl"),
+                "--summary",
+                str(summary),
+                "-q",
+                "--decomposer",
+                "spacy",
+                "--pruner",
+                "none",
+                "--judge",
+                "nli",
+                "--judge-arg",
+                "model=tiny-nli",
+            ]
+        )
+        == 0
+    )
     resolved = json.loads(summary.read_text())["config"]["backends"]["judge"]["resolved"]
     lock = read_lock(folder)
     assert lock is not None
-    assert {k: resolved[k] for k in ("model_path", "model_manifest", "model_source", "model_revision",
-                                     "model_lock_sha256")} == {
-        "model_path": str(folder), "model_manifest": "tiny-nli", "model_source": "hub:org/tiny-nli",
-        "model_revision": COMMIT, "model_lock_sha256": lock["lock_sha256"]}
+    assert {
+        k: resolved[k] for k in ("model_path", "model_manifest", "model_source", "model_revision", "model_lock_sha256")
+    } == {
+        "model_path": str(folder),
+        "model_manifest": "tiny-nli",
+        "model_source": "hub:org/tiny-nli",
+        "model_revision": COMMIT,
+        "model_lock_sha256": lock["lock_sha256"],
+    }
     assert json.loads(summary.read_text())["pairs"]["judged"] > 0
 
 
 def test_the_manifest_label_map_makes_a_2_way_head_usable(staging: Staging, supported_only: Path) -> None:
-    folder = stage_copy(staging, "mini", supported_only, id2label={"0": "0", "1": "1"},
-                        mapping={"0": "IRRELEVANT", "1": "SUPPORT"})
+    folder = stage_copy(
+        staging, "mini", supported_only, id2label={"0": "0", "1": "1"}, mapping={"0": "IRRELEVANT", "1": "SUPPORT"}
+    )
     judge = registry.build("judge", "nli", {"model": "mini"})
     assert [j.label for j in judge.judge(pairs(3))] == ["SUPPORT"] * 3
     assert judge.labels() == {0: "IRRELEVANT", 1: "SUPPORT"}
@@ -86,22 +113,46 @@ def test_the_manifest_label_map_makes_a_2_way_head_usable(staging: Staging, supp
 
 
 def test_files_that_contradict_the_manifest_labels_are_refused(staging: Staging, tiny_nli_dir: Path) -> None:
-    stage_copy(staging, "tiny-nli", tiny_nli_dir, id2label={"0": "contradiction", "1": "neutral", "2": "entailment"},
-               mapping={"0": "CONTRADICT", "1": "IRRELEVANT", "2": "SUPPORT"})
-    with pytest.raises(ConfigError, match="has id2label .* but manifest 'tiny-nli' pins .*: these files are not the "
-                                          "model the manifest names"):
+    stage_copy(
+        staging,
+        "tiny-nli",
+        tiny_nli_dir,
+        id2label={"0": "contradiction", "1": "neutral", "2": "entailment"},
+        mapping={"0": "CONTRADICT", "1": "IRRELEVANT", "2": "SUPPORT"},
+    )
+    with pytest.raises(
+        ConfigError,
+        match="has id2label .* but manifest 'tiny-nli' pins .*: these files are not the model the manifest names",
+    ):
         registry.build("judge", "nli", {"model": "tiny-nli"}).labels()
 
 
-def test_a_model_that_is_not_staged_says_how_to_stage_it(staging: Staging, tmp_path: Path,
-                                                        capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_model_that_is_not_staged_says_how_to_stage_it(
+    staging: Staging, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     staging.manifest("big-judge")
-    assert main(["score", str(ITEMS), "-o", str(tmp_path / "o.jsonl"), "-q", "--pruner", "none",
-                 "--judge-arg", "model=big-judge"]) == 2
+    assert (
+        main(
+            [
+                "score",
+                str(ITEMS),
+                "-o",
+                str(tmp_path / "o.jsonl"),
+                "-q",
+                "--pruner",
+                "none",
+                "--judge-arg",
+                "model=big-judge",
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "judge nli: model 'big-judge' (hub org/big-judge@3b1f3b1) is not staged" in err
-    assert ("`conflictscore models pull big-judge`, then `conflictscore models bundle big-judge -o big-judge.tar`; "
-            "carry big-judge.tar here and run `conflictscore models unpack big-judge.tar`") in err
+    assert (
+        "`conflictscore models pull big-judge`, then `conflictscore models bundle big-judge -o big-judge.tar`; "
+        "carry big-judge.tar here and run `conflictscore models unpack big-judge.tar`"
+    ) in err
 
 
 def test_revision_and_stale_copies(staging: Staging, tiny_nli_dir: Path) -> None:
@@ -149,14 +200,31 @@ def test_a_model_named_where_its_manifest_does_not_use_it_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # was: the cross-encoder default judge silently loaded as the pruner's sentence embedder
-    assert main(["score", str(ITEMS), "-o", str(tmp_path / "o.jsonl"), "-q", "--no-cache",
-                 "--pruner-arg", "model=default-judge"]) == 2
+    assert (
+        main(
+            [
+                "score",
+                str(ITEMS),
+                "-o",
+                str(tmp_path / "o.jsonl"),
+                "-q",
+                "--no-cache",
+                "--pruner-arg",
+                "model=default-judge",
+            ]
+        )
+        == 2
+    )
     assert capsys.readouterr().err == (
         "conflictscore score: error: pruner 'embedding': model 'default-judge' is made for the judge 'nli' (its "
         "manifest's [[use]]), not the pruner 'embedding'; name a model made for it (`conflictscore models list`), "
-        "or give a folder's path to run those files anyway\n")
-    with pytest.raises(ConfigError, match=r"judge nli: model 'all-minilm-l6-v2' is made for the pruner 'embedding' "
-                                          r"\(its manifest's \[\[use\]\]\), not the judge 'nli'"):
+        "or give a folder's path to run those files anyway\n"
+    )
+    with pytest.raises(
+        ConfigError,
+        match=r"judge nli: model 'all-minilm-l6-v2' is made for the pruner 'embedding' "
+        r"\(its manifest's \[\[use\]\]\), not the judge 'nli'",
+    ):
         registry.build("judge", "nli", {"model": "all-minilm-l6-v2"}).checkpoint()
     with pytest.raises(ConfigError, match="model 'qwen3-8b' is made for the judge 'vllm', the decomposer 'llm' "):
         locate("qwen3-8b", what="seq2seq decomposer", use=("decomposer", "seq2seq"))

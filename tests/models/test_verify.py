@@ -56,8 +56,11 @@ def test_a_changed_byte_is_caught(staged: Path) -> None:
 
 def test_a_wrong_label_map_is_caught(staged: Path, staging: Staging) -> None:
     # the manifest now says the checkpoint's classes are in another order than its config.json has them
-    staging.manifest("tiny", id2label={"0": "contradiction", "1": "neutral", "2": "entailment"},
-                     mapping={"0": "CONTRADICT", "1": "IRRELEVANT", "2": "SUPPORT"})
+    staging.manifest(
+        "tiny",
+        id2label={"0": "contradiction", "1": "neutral", "2": "entailment"},
+        mapping={"0": "CONTRADICT", "1": "IRRELEVANT", "2": "SUPPORT"},
+    )
     assert verify("tiny").problems == [
         'config.json id2label {"0": "entailment", "1": "neutral", "2": "contradiction"} is not the manifest\'s '
         '{"0": "contradiction", "1": "neutral", "2": "entailment"}'
@@ -126,16 +129,20 @@ def test_a_lock_whose_manifest_is_unknown_here_is_checked_against_the_lock_alone
     problems = verify(str(staged)).problems
     assert problems[0].startswith("config.json: ") and problems[1] == (  # the size or sha256, then the locked map
         'config.json id2label {"0": "contradiction", "1": "neutral", "2": "entailment"} is not the manifest\'s '
-        '{"0": "entailment", "1": "neutral", "2": "contradiction"}')
+        '{"0": "entailment", "1": "neutral", "2": "contradiction"}'
+    )
 
 
-@pytest.mark.parametrize("edit, field", [
-    (lambda lock: lock["files"].update({"config.json": 5}), "files.config.json"),
-    (lambda lock: lock["files"]["tokenizer.json"].pop("size"), "files.tokenizer.json"),
-    (lambda lock: lock.update(name=["tiny"]), "name"),
-    (lambda lock: lock.update(revision=7), "revision"),
-    (lambda lock: lock.update(labels={"map": {}}), "labels"),
-])
+@pytest.mark.parametrize(
+    "edit, field",
+    [
+        (lambda lock: lock["files"].update({"config.json": 5}), "files.config.json"),
+        (lambda lock: lock["files"]["tokenizer.json"].pop("size"), "files.tokenizer.json"),
+        (lambda lock: lock.update(name=["tiny"]), "name"),
+        (lambda lock: lock.update(revision=7), "revision"),
+        (lambda lock: lock.update(labels={"map": {}}), "labels"),
+    ],
+)
 def test_a_malformed_lock_is_a_problem_and_stops_a_run_not_a_traceback(
     staged: Path, tmp_path: Path, edit: Any, field: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -145,6 +152,21 @@ def test_a_malformed_lock_is_a_problem_and_stops_a_run_not_a_traceback(
     (problem,) = verify("tiny").problems  # was an AttributeError / KeyError traceback
     assert problem.startswith(f"{staged / LOCK_FILE}: field '{field}': expected ")
     items = Path(__file__).resolve().parents[2] / "examples" / "items.jsonl"
-    assert main(["score", str(items), "-o", str(tmp_path / "o.jsonl"), "-q", "--no-cache", "--pruner", "none",
-                 "--judge-arg", "model=tiny"]) == 2
+    assert (
+        main(
+            [
+                "score",
+                str(items),
+                "-o",
+                str(tmp_path / "o.jsonl"),
+                "-q",
+                "--no-cache",
+                "--pruner",
+                "none",
+                "--judge-arg",
+                "model=tiny",
+            ]
+        )
+        == 2
+    )
     assert f"conflictscore score: error: {staged / LOCK_FILE}: field '{field}'" in capsys.readouterr().err

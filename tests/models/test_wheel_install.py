@@ -26,8 +26,9 @@ from conflictscore_local.bench import default_data_dir
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
-SKIP = shutil.ignore_patterns(".git", ".venv", "build", "dist", "out", "work", "__pycache__", "*.egg-info",
-                              ".pytest_cache", "*.partial")
+SKIP = shutil.ignore_patterns(
+    ".git", ".venv", "build", "dist", "out", "work", "__pycache__", "*.egg-info", ".pytest_cache", "*.partial"
+)
 
 
 def run(cmd: list[str], cwd: Path, env: dict[str, str], timeout: int = 300) -> subprocess.CompletedProcess:
@@ -51,8 +52,9 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dic
     made = run([sys.executable, "-m", "venv", "--without-pip", str(venv)], root, env)
     assert made.returncode == 0, made.stderr
     python = venv / "bin" / "python"
-    purelib = Path(run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], root,
-                       env).stdout.strip())
+    purelib = Path(
+        run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], root, env).stdout.strip()
+    )
     (purelib / "deps-from-test-env.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     done = run([*pip, "--python", str(python), "install", "--no-deps", str(wheel)], root, env)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
@@ -69,21 +71,38 @@ def test_the_wheel_ships_the_default_judge_and_the_manifests(installed: tuple[Pa
     assert package.is_relative_to(venv), where.stdout + where.stderr
     shipped = package / "models" / "data"
     assert not shipped.is_symlink() and sorted(p.name for p in shipped.glob("*.toml")) == sorted(
-        p.name for p in (REPO / "models").glob("*.toml"))
+        p.name for p in (REPO / "models").glob("*.toml")
+    )
     for f in (REPO / "models" / "default-judge").iterdir():
         if f.is_file():
-            assert hashlib.sha256((shipped / "default-judge" / f.name).read_bytes()).digest() == \
-                hashlib.sha256(f.read_bytes()).digest(), f.name
+            assert (
+                hashlib.sha256((shipped / "default-judge" / f.name).read_bytes()).digest()
+                == hashlib.sha256(f.read_bytes()).digest()
+            ), f.name
     check = run([str(venv / "bin" / "conflictscore"), "models", "verify", "default-judge"], work, env)
     assert check.returncode == 0 and f"default-judge: OK (7 files checked) {shipped / 'default-judge'}" in check.stdout
 
 
 def test_the_installed_command_scores_the_example_with_the_default_judge(
-    installed: tuple[Path, Path, dict[str, str]]
+    installed: tuple[Path, Path, dict[str, str]],
 ) -> None:
     venv, work, env = installed
-    r = run([str(venv / "bin" / "conflictscore"), "score", "items.jsonl", "-o", "scored.jsonl",
-             "--summary", "summary.json", "--cache", "judgments.sqlite", "-q"], work, env)
+    r = run(
+        [
+            str(venv / "bin" / "conflictscore"),
+            "score",
+            "items.jsonl",
+            "-o",
+            "scored.jsonl",
+            "--summary",
+            "summary.json",
+            "--cache",
+            "judgments.sqlite",
+            "-q",
+        ],
+        work,
+        env,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     summary = json.loads((work / "summary.json").read_text())
     judge = summary["config"]["backends"]["judge"]["resolved"]
@@ -93,8 +112,9 @@ def test_the_installed_command_scores_the_example_with_the_default_judge(
     assert summary["n_items"] == 3 and summary["pairs"]["unscored"] == 0
     assert summary["pairs"]["judged"] + summary["pairs"]["pruned"] == summary["pairs"]["total"] > 0
     rows = [json.loads(line) for line in (work / "scored.jsonl").read_text().splitlines()]
-    assert [row["id"] for row in rows] == [json.loads(line)["id"] for line in
-                                           (REPO / "examples" / "items.jsonl").read_text().splitlines()]
+    assert [row["id"] for row in rows] == [
+        json.loads(line)["id"] for line in (REPO / "examples" / "items.jsonl").read_text().splitlines()
+    ]
 
 
 def test_bench_build_outside_a_checkout_needs_a_data_folder(installed: tuple[Path, Path, dict[str, str]]) -> None:
@@ -103,7 +123,8 @@ def test_bench_build_outside_a_checkout_needs_a_data_folder(installed: tuple[Pat
     r = run(cmd, work, env)
     assert r.returncode == 2 and r.stderr.strip() == (
         "conflictscore bench: error: no data folder: conflictscore-local is installed, not run from a checkout, so "
-        "there is no default; pass --data-dir DIR or set CONFLICTSCORE_DATA to the folder of the public data sets")
+        "there is no default; pass --data-dir DIR or set CONFLICTSCORE_DATA to the folder of the public data sets"
+    )
     data = default_data_dir()  # this checkout's: $CONFLICTSCORE_DATA or ../shared/data
     if not (data / "macnoise").is_dir():
         pytest.skip(f"shared data not found at {data}")
@@ -113,7 +134,7 @@ def test_bench_build_outside_a_checkout_needs_a_data_folder(installed: tuple[Pat
 
 
 def test_verify_checks_the_shipped_judge_against_the_install_record(
-    installed: tuple[Path, Path, dict[str, str]]
+    installed: tuple[Path, Path, dict[str, str]],
 ) -> None:
     venv, work, env = installed
     verify = [str(venv / "bin" / "conflictscore"), "models", "verify", "default-judge", "--json"]
@@ -128,8 +149,10 @@ def test_verify_checks_the_shipped_judge_against_the_install_record(
         (problem,) = json.loads(r.stdout)["problems"]  # was: OK, only config.json and a weight file were looked for
         assert r.returncode == 4 and problem.startswith("model.safetensors: sha256 ")
         assert problem.endswith("differs from the one recorded at install (the file changed)")
-        assert json.loads(run(verify, work, env).stdout)["problems"][-1] == \
-            "unexpected file extra.bin (not installed with the package)"
+        assert (
+            json.loads(run(verify, work, env).stdout)["problems"][-1]
+            == "unexpected file extra.bin (not installed with the package)"
+        )
     finally:
         weights.write_bytes(original)
         (Path(ok["path"]) / "extra.bin").unlink(missing_ok=True)

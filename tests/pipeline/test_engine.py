@@ -70,8 +70,11 @@ class SentenceDecomposer(DecomposerBase):
 
 
 def item(i: int, docs: list[str], claims: list[str] | None = None, response: str = "") -> Item:
-    d: dict[str, Any] = {"id": f"i{i}", "response": response, "documents": [
-        {"id": f"d{j}", "text": t} for j, t in enumerate(docs)]}
+    d: dict[str, Any] = {
+        "id": f"i{i}",
+        "response": response,
+        "documents": [{"id": f"d{j}", "text": t} for j, t in enumerate(docs)],
+    }
     if claims is not None:
         d["claims"] = claims
     return parse_item(d)
@@ -128,8 +131,15 @@ def test_cache_serves_the_second_run_and_keys_on_the_judge_spec():
 
 
 def test_given_labels_load_no_backend():
-    it = parse_item({"id": "a", "response": "", "documents": [{"id": "d", "text": "t"}],
-                     "claims": ["c"], "labels": [["contradict"]]})
+    it = parse_item(
+        {
+            "id": "a",
+            "response": "",
+            "documents": [{"id": "d", "text": "t"}],
+            "claims": ["c"],
+            "labels": [["contradict"]],
+        }
+    )
     eng = Engine(judge={"name": "vllm", "model": "/no/such/model"})  # would need a GPU and vllm: never built
     (r,), report = eng.score_all([it])
     assert r.verdicts[0].contradict == ("d",)
@@ -212,8 +222,12 @@ def test_a_chunk_size_beyond_the_judge_window_is_capped(logged):
 
 
 def test_report_reflects_one_run_and_the_bootstrap_setting():
-    eng = Engine(RunConfig().updated({"engine": {"bootstrap": 0}}), judge=RuleJudge(), pruner="none",
-                 decomposer=SentenceDecomposer())
+    eng = Engine(
+        RunConfig().updated({"engine": {"bootstrap": 0}}),
+        judge=RuleJudge(),
+        pruner="none",
+        decomposer=SentenceDecomposer(),
+    )
     _, first = eng.score_all(ITEMS)
     _, second = eng.score_all(ITEMS)
     assert first.stages["engine"]["passage_pairs"] == second.stages["engine"]["passage_pairs"] == 12
@@ -258,14 +272,36 @@ def test_a_kill_mid_step_keeps_the_finished_items_and_the_cache(tmp_path, regist
             return super().judge(pairs, on_progress)
 
     register_backend("judge", "dying-test", Dying)
-    rows = [{"id": f"i{i}", "response": "", "claims": [f"claim {i}"],
-             "documents": [{"id": f"d{j}", "text": f"yes: claim {i}" if j == 0 else f"noise {j}"} for j in range(10)]}
-            for i in range(10)]
+    rows = [
+        {
+            "id": f"i{i}",
+            "response": "",
+            "claims": [f"claim {i}"],
+            "documents": [{"id": f"d{j}", "text": f"yes: claim {i}" if j == 0 else f"noise {j}"} for j in range(10)],
+        }
+        for i in range(10)
+    ]
     inp = tmp_path / "in.jsonl"
     inp.write_text("".join(__import__("json").dumps(r) + "\n" for r in rows))
     out = tmp_path / "out.jsonl"
-    assert main(["score", str(inp), "-o", str(out), "--judge", "dying-test", "--pruner", "none", "--cache",
-                 str(tmp_path / "c.sqlite"), "-q"]) == 130
+    assert (
+        main(
+            [
+                "score",
+                str(inp),
+                "-o",
+                str(out),
+                "--judge",
+                "dying-test",
+                "--pruner",
+                "none",
+                "--cache",
+                str(tmp_path / "c.sqlite"),
+                "-q",
+            ]
+        )
+        == 130
+    )
     partial = (tmp_path / "out.jsonl.partial").read_text().splitlines()
     assert [__import__("json").loads(x)["id"] for x in partial] == [f"i{i}" for i in range(6)]  # 60 pairs: 6 items
     with JudgmentCache(tmp_path / "c.sqlite", Dying().spec()) as cache:
@@ -275,11 +311,13 @@ def test_a_kill_mid_step_keeps_the_finished_items_and_the_cache(tmp_path, regist
 def test_non_finite_probabilities_become_unscored_judgments():
     class NaNJudge(RuleJudge):
         def judge(self, pairs, on_progress=None):  # type: ignore[override]
-            return [Judgment(p, "SUPPORT", {"SUPPORT": float("nan"), "CONTRADICT": 0.0, "IRRELEVANT": 0.0})
-                    for p in pairs]
+            return [
+                Judgment(p, "SUPPORT", {"SUPPORT": float("nan"), "CONTRADICT": 0.0, "IRRELEVANT": 0.0}) for p in pairs
+            ]
 
-    (r,), report = Engine(RunConfig().updated({"cache": {"enabled": False}}), judge=NaNJudge(),
-                          pruner="none").score_all([item(0, ["yes: a"], ["a"])])
+    (r,), report = Engine(
+        RunConfig().updated({"cache": {"enabled": False}}), judge=NaNJudge(), pruner="none"
+    ).score_all([item(0, ["yes: a"], ["a"])])
     (dj,) = r.verdicts[0].judgments
     assert dj.label is None and dj.note.startswith("the judge returned probabilities that are not numbers")
     assert report.pairs["unscored"] == 1
@@ -324,7 +362,9 @@ def test_auto_document_rule_is_the_judges_recommendation():
     assert report.stages["aggregate"]["document_rule"] == "max"
     bad = RuleRecommending()
     bad.recommended = "vote"
-    with pytest.raises(ConfigError, match="the judge recommends document_rule 'vote'; allowed: max, relevant, on_topic"):
+    with pytest.raises(
+        ConfigError, match="the judge recommends document_rule 'vote'; allowed: max, relevant, on_topic"
+    ):
         Engine(cfg, judge=bad, pruner="none").score_all([it])
     with pytest.raises(ConfigError, match="allowed: auto, max, relevant, on_topic"):
         RunConfig().updated({"aggregate": {"document_rule": "vote"}})

@@ -30,33 +30,57 @@ pytestmark = pytest.mark.slow  # the real default judge over ~150 pairs, about t
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "items.jsonl"
 PROB_TOL = 1e-5  # labels, verdicts and metrics exactly; probabilities to 1e-5 (seen: 2e-6 on AVX2)
 
-CURIE = ("Maria Sklodowska-Curie was born in Warsaw on 7 November 1867, the youngest of five children. "
-         "Her father taught mathematics and physics, and her mother ran a boarding school for girls. ")
+CURIE = (
+    "Maria Sklodowska-Curie was born in Warsaw on 7 November 1867, the youngest of five children. "
+    "Her father taught mathematics and physics, and her mother ran a boarding school for girls. "
+)
 PARIS = "In 1891 she moved to Paris, where she studied physics and mathematics at the Sorbonne. "
 NOBEL = "She won the Nobel Prize in Physics in 1903 and the Nobel Prize in Chemistry in 1911. "
-FILLER = ("The weather in the region is mild in spring, and the rivers rise after the snow melts in the hills. "
-          "Local markets sell bread, cheese and apples from the surrounding farms every Saturday morning. ")
+FILLER = (
+    "The weather in the region is mild in spring, and the rivers rise after the snow melts in the hills. "
+    "Local markets sell bread, cheese and apples from the surrounding farms every Saturday morning. "
+)
 
 
 def long_items() -> list[dict[str, Any]]:
     """Items whose documents split into several passages under the default judge's window."""
     return [
-        {"id": "long-curie", "claims": ["Marie Curie was born in Warsaw.", "Curie moved to Paris in 1891.",
-                                        "Curie won two Nobel Prizes.", "Curie was born in 1867."],
-         "documents": [
-             {"id": "bio", "text": FILLER * 3 + CURIE + FILLER * 2 + PARIS + FILLER * 2 + NOBEL},
-             {"id": "rumour", "text": FILLER * 2 + "Some say Curie was born in Krakow in 1869 and never lived in Paris. "
-                                      + FILLER * 3},
-             {"id": "dup", "text": (CURIE + FILLER) * 4},  # the same passage text several times
-             {"id": "short", "text": "Curie moved to Paris in 1891."},
-         ]},
-        {"id": "long-bridge", "claims": ["The bridge opened in 1932.", "The bridge is painted red."],
-         "documents": [
-             {"id": "city", "text": FILLER * 2 + "The bridge was opened to traffic in March 1932. " + FILLER * 4
-                                    + "Its steel arch is painted grey every ten years. " + FILLER},
-             {"id": "blog", "text": "The bridge only opened in 1934, two years late, and it is red. " + FILLER * 5},
-             {"id": "empty", "text": ""},
-         ]},
+        {
+            "id": "long-curie",
+            "claims": [
+                "Marie Curie was born in Warsaw.",
+                "Curie moved to Paris in 1891.",
+                "Curie won two Nobel Prizes.",
+                "Curie was born in 1867.",
+            ],
+            "documents": [
+                {"id": "bio", "text": FILLER * 3 + CURIE + FILLER * 2 + PARIS + FILLER * 2 + NOBEL},
+                {
+                    "id": "rumour",
+                    "text": FILLER * 2
+                    + "Some say Curie was born in Krakow in 1869 and never lived in Paris. "
+                    + FILLER * 3,
+                },
+                {"id": "dup", "text": (CURIE + FILLER) * 4},  # the same passage text several times
+                {"id": "short", "text": "Curie moved to Paris in 1891."},
+            ],
+        },
+        {
+            "id": "long-bridge",
+            "claims": ["The bridge opened in 1932.", "The bridge is painted red."],
+            "documents": [
+                {
+                    "id": "city",
+                    "text": FILLER * 2
+                    + "The bridge was opened to traffic in March 1932. "
+                    + FILLER * 4
+                    + "Its steel arch is painted grey every ten years. "
+                    + FILLER,
+                },
+                {"id": "blog", "text": "The bridge only opened in 1934, two years late, and it is red. " + FILLER * 5},
+                {"id": "empty", "text": ""},
+            ],
+        },
     ]
 
 
@@ -72,8 +96,14 @@ def write_items(path: Path, reverse_documents: bool = False) -> Path:
 
 def config(cache: Path | None = None, step_items: int = 1024, **judge: Any) -> RunConfig:
     args = {"name": "nli", "dtype": "float32", "runtime": "torch", "device": "cpu", **judge}
-    return RunConfig.from_mapping({"judge": args, "pruner": {"name": "none"}, "engine": {"step_items": step_items},
-                                   "cache": {"enabled": cache is not None, "path": str(cache) if cache else None}})
+    return RunConfig.from_mapping(
+        {
+            "judge": args,
+            "pruner": {"name": "none"},
+            "engine": {"step_items": step_items},
+            "cache": {"enabled": cache is not None, "path": str(cache) if cache else None},
+        }
+    )
 
 
 def rows(path: Path, drop_source: bool = False) -> list[dict[str, Any]]:
@@ -97,8 +127,11 @@ def baseline(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict[
     return items, base, summary
 
 
-@pytest.mark.parametrize("judge", [{"batch_size": 1}, {"batch_size": 8}, {"batch_size": 64, "max_batch_tokens": 300}],
-                         ids=["batch-1", "batch-8", "tokens-300"])
+@pytest.mark.parametrize(
+    "judge",
+    [{"batch_size": 1}, {"batch_size": 8}, {"batch_size": 64, "max_batch_tokens": 300}],
+    ids=["batch-1", "batch-8", "tokens-300"],
+)
 def test_batching_changes_no_row(baseline: Any, tmp_path: Path, judge: dict[str, Any]) -> None:
     items, base, summary = baseline
     got = score_file(items, tmp_path / "out.jsonl", config=config(**judge)).to_json()
@@ -121,7 +154,9 @@ def test_shards_merged_give_the_rows_of_one_run(baseline: Any, tmp_path: Path, n
     assert (merged["macro"], merged["micro"]) == (summary["macro"], summary["micro"])
 
 
-def test_a_resumed_run_gives_the_rows_of_one_run(baseline: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_resumed_run_gives_the_rows_of_one_run(
+    baseline: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     items, base, _ = baseline
     cfg = config(batch_size=64, step_items=2)
     real, written = ResumableJsonlWriter.write, []
@@ -147,7 +182,10 @@ def test_a_warm_cache_gives_the_rows_of_a_cold_run(baseline: Any, tmp_path: Path
     score_file(items, tmp_path / "cold.jsonl", config=config(cache, batch_size=8))
     warm = score_file(items, tmp_path / "warm.jsonl", config=config(cache, batch_size=64)).to_json()
     assert warm["pairs"]["cached"] > 0 and warm["pairs"]["judged"] == 0
-    cold_rows, warm_rows = rows(tmp_path / "cold.jsonl", drop_source=True), rows(tmp_path / "warm.jsonl", drop_source=True)
+    cold_rows, warm_rows = (
+        rows(tmp_path / "cold.jsonl", drop_source=True),
+        rows(tmp_path / "warm.jsonl", drop_source=True),
+    )
     assert row_differences(cold_rows, warm_rows) == []  # the cache holds exactly what the cold run wrote
     assert row_differences(rows(tmp_path / "cold.jsonl"), base, prob_tol=PROB_TOL) == []
 
@@ -155,9 +193,14 @@ def test_a_warm_cache_gives_the_rows_of_a_cold_run(baseline: Any, tmp_path: Path
 def by_document(row: dict[str, Any]) -> dict[str, Any]:
     """A row with every list of documents in document-id order."""
     out = dict(row)
-    out["claims"] = [{**c, **{k: sorted(v) for k, v in c.items() if k in ("support", "contradict", "irrelevant",
-                                                                           "unscored")},
-                      "judgments": sorted(c["judgments"], key=lambda j: j["doc_id"])} for c in row["claims"]]
+    out["claims"] = [
+        {
+            **c,
+            **{k: sorted(v) for k, v in c.items() if k in ("support", "contradict", "irrelevant", "unscored")},
+            "judgments": sorted(c["judgments"], key=lambda j: j["doc_id"]),
+        }
+        for c in row["claims"]
+    ]
     return out
 
 

@@ -62,9 +62,15 @@ def make_items(path: Path, n: int = N_ITEMS, seed: int = 7) -> Path:
     for i in range(n):
         n_claims = rng.randint(0, 3)
         claims = [f"claim {rng.randint(0, 9)} of item {i % 5}" for _ in range(n_claims)]
-        docs = [{"id": f"d{j}", "text": rng.choice(["yes it is", "no it is not", "cats purr", "???", "",
-                                                     "yes indeed, it surely is so"])}
-                for j in range(rng.randint(0, 4))]
+        docs = [
+            {
+                "id": f"d{j}",
+                "text": rng.choice(
+                    ["yes it is", "no it is not", "cats purr", "???", "", "yes indeed, it surely is so"]
+                ),
+            }
+            for j in range(rng.randint(0, 4))
+        ]
         lines.append(json.dumps({"id": f"item-{i:03d}", "claims": claims, "documents": docs}))
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
@@ -107,8 +113,9 @@ def test_merged_shards_equal_one_run(judge, tmp_path: Path) -> None:
         assert ids == sorted(ids) and all(shard_of(x, 3) == i for x in ids)
         rec = json.loads(s.read_text())["stages"]["shard"]
         assert rec["index"] == i and rec["count"] == 3 and rec["input_items"] == N_ITEMS and rec["items"] == len(ids)
-    merged = merge_shards(items, outputs[::-1], summaries[::-1], tmp_path / "merged.jsonl",
-                          summary_path=tmp_path / "merged.json")
+    merged = merge_shards(
+        items, outputs[::-1], summaries[::-1], tmp_path / "merged.jsonl", summary_path=tmp_path / "merged.json"
+    )
     assert (tmp_path / "merged.jsonl").read_bytes() == (tmp_path / "one.jsonl").read_bytes()
     written = json.loads((tmp_path / "merged.json").read_text())
     for key in SAME:
@@ -117,14 +124,19 @@ def test_merged_shards_equal_one_run(judge, tmp_path: Path) -> None:
     # pair counters summed over the shards; judge calls (checkpoints) are per process
     calls = ("checkpoints",)
     assert {k: v for k, v in written["stages"]["engine"].items() if k not in calls} == {
-        k: v for k, v in one["stages"]["engine"].items() if k not in calls}
+        k: v for k, v in one["stages"]["engine"].items() if k not in calls
+    }
     assert written["stages"]["engine"]["checkpoints"] == sum(
-        json.loads(s.read_text())["stages"]["engine"].get("checkpoints", 0) for s in summaries)
+        json.loads(s.read_text())["stages"]["engine"].get("checkpoints", 0) for s in summaries
+    )
     assert written["stages"]["input"] == one["stages"]["input"]  # the whole file, read by every shard
     assert written["stages"]["judge"] == one["stages"]["judge"]
     assert written["stages"]["shard"] == {
-        "count": 3, "merged": True, "input_sha256": written["stages"]["shard"]["input_sha256"],
-        "input_items": N_ITEMS, "items": N_ITEMS,
+        "count": 3,
+        "merged": True,
+        "input_sha256": written["stages"]["shard"]["input_sha256"],
+        "input_items": N_ITEMS,
+        "items": N_ITEMS,
         "shard_items": [json.loads(s.read_text())["stages"]["shard"]["items"] for s in summaries],
     }
     assert merged.kind == "score" and [r.item_id for r in merged.results] == [f"item-{i:03d}" for i in range(N_ITEMS)]
@@ -132,17 +144,59 @@ def test_merged_shards_equal_one_run(judge, tmp_path: Path) -> None:
 
 def test_merge_cli_and_bootstrap_seed(judge, tmp_path: Path, capsys) -> None:
     items = make_items(tmp_path / "items.jsonl", seed=3)
-    base = ["--judge", "shard-words", "--pruner", "none", "--no-cache", "--set", "engine.seed=11", "-q",
-            "--set", "engine.max_unscored_share=1"]  # the items hold unreadable documents on purpose
-    assert main(["score", str(items), "-o", str(tmp_path / "one.jsonl"), "--summary", str(tmp_path / "one.json"),
-                 *base]) == 0
+    base = [
+        "--judge",
+        "shard-words",
+        "--pruner",
+        "none",
+        "--no-cache",
+        "--set",
+        "engine.seed=11",
+        "-q",
+        "--set",
+        "engine.max_unscored_share=1",
+    ]  # the items hold unreadable documents on purpose
+    assert (
+        main(["score", str(items), "-o", str(tmp_path / "one.jsonl"), "--summary", str(tmp_path / "one.json"), *base])
+        == 0
+    )
     for i in (1, 2):
-        assert main(["score", str(items), "-o", str(tmp_path / f"s{i}.jsonl"), "--summary",
-                     str(tmp_path / f"s{i}.json"), "--shard", f"{i}/2", *base]) == 0
+        assert (
+            main(
+                [
+                    "score",
+                    str(items),
+                    "-o",
+                    str(tmp_path / f"s{i}.jsonl"),
+                    "--summary",
+                    str(tmp_path / f"s{i}.json"),
+                    "--shard",
+                    f"{i}/2",
+                    *base,
+                ]
+            )
+            == 0
+        )
     capsys.readouterr()
-    assert main(["merge", str(items), "--outputs", str(tmp_path / "s2.jsonl"), str(tmp_path / "s1.jsonl"),
-                 "--summaries", str(tmp_path / "s1.json"), str(tmp_path / "s2.json"), "-o", str(tmp_path / "m.jsonl"),
-                 "--summary", str(tmp_path / "m.json")]) == 0
+    assert (
+        main(
+            [
+                "merge",
+                str(items),
+                "--outputs",
+                str(tmp_path / "s2.jsonl"),
+                str(tmp_path / "s1.jsonl"),
+                "--summaries",
+                str(tmp_path / "s1.json"),
+                str(tmp_path / "s2.json"),
+                "-o",
+                str(tmp_path / "m.jsonl"),
+                "--summary",
+                str(tmp_path / "m.json"),
+            ]
+        )
+        == 0
+    )
     text = capsys.readouterr().out
     one, m = (json.loads((tmp_path / f).read_text()) for f in ("one.json", "m.json"))
     assert m["ci95"] == one["ci95"] and m["macro"] == one["macro"]
@@ -164,12 +218,15 @@ def test_merge_o_dash_streams_the_rows_of_one_run_to_stdout(judge, tmp_path: Pat
     assert m["macro"] == one["macro"] and m["ci95"] == one["ci95"]
     assert not (tmp_path / "-").exists()
     assert main([*argv, "--json"]) == 2
-    assert capsys.readouterr().err.endswith("conflictscore merge: error: -o - and --json both print on stdout; write "
-                                            "the rows to a file (-o OUT.jsonl) or the summary to --summary "
-                                            "SUMMARY.json\n")
+    assert capsys.readouterr().err.endswith(
+        "conflictscore merge: error: -o - and --json both print on stdout; write "
+        "the rows to a file (-o OUT.jsonl) or the summary to --summary "
+        "SUMMARY.json\n"
+    )
     assert main([*argv, "--report", str(tmp_path / "r.html")]) == 2
-    assert capsys.readouterr().err.endswith("conflictscore merge: error: --report reads the merged OUTPUT, which -o - "
-                                            "sends to stdout; write -o OUT.jsonl\n")
+    assert capsys.readouterr().err.endswith(
+        "conflictscore merge: error: --report reads the merged OUTPUT, which -o - sends to stdout; write -o OUT.jsonl\n"
+    )
     assert not (tmp_path / "r.html").exists()
 
 
@@ -195,8 +252,9 @@ def test_refusals_name_what_is_wrong(judge, tmp_path: Path) -> None:
     # another configuration for one shard
     alt = tmp_path / "alt"
     alt.mkdir()
-    score_file(items, alt / "o.jsonl", config=config(aggregate__threshold=0.7), summary_path=alt / "s.json",
-               shard=Shard(2, 3))
+    score_file(
+        items, alt / "o.jsonl", config=config(aggregate__threshold=0.7), summary_path=alt / "s.json", shard=Shard(2, 3)
+    )
     msg = refused([outputs[0], alt / "o.jsonl", outputs[2]], [summaries[0], alt / "s.json", summaries[2]])
     assert f"shard 2/3 ({alt / 's.json'}) was run with another configuration than shard 1/3" in msg
     assert "run.aggregate.threshold: 0.0 vs 0.7" in msg
@@ -244,8 +302,18 @@ def test_missing_items_of_an_interrupted_shard(judge, tmp_path: Path) -> None:
 def test_merge_cli_refusal_exit_2(judge, tmp_path: Path, capsys) -> None:
     items = make_items(tmp_path / "items.jsonl")
     outputs, summaries = run_shards(items, tmp_path, 2)
-    code = main(["merge", str(items), "--outputs", str(outputs[0]), "--summaries", str(summaries[0]),
-                 "-o", str(tmp_path / "m.jsonl")])
+    code = main(
+        [
+            "merge",
+            str(items),
+            "--outputs",
+            str(outputs[0]),
+            "--summaries",
+            str(summaries[0]),
+            "-o",
+            str(tmp_path / "m.jsonl"),
+        ]
+    )
     assert code == 2
     assert "conflictscore merge: error: merge: shard(s) 2/2 missing: 1 of 2 summaries given" in capsys.readouterr().err
 
@@ -254,8 +322,9 @@ def test_sharded_nli_judge_rows_equal_one_run(tmp_path: Path, tiny_nli_dir: Path
     """The real nli judge (tiny checkpoint): shards batch other pairs together; labels, verdicts
     and metrics are the same, probabilities up to the float noise of another batching."""
     items = make_items(tmp_path / "items.jsonl", n=24, seed=5)
-    cfg = RunConfig.from_mapping({"judge": {"name": "nli", "model": str(tiny_nli_dir)}, "pruner": {"name": "none"},
-                                  "cache": {"enabled": False}})
+    cfg = RunConfig.from_mapping(
+        {"judge": {"name": "nli", "model": str(tiny_nli_dir)}, "pruner": {"name": "none"}, "cache": {"enabled": False}}
+    )
     score_file(items, tmp_path / "one.jsonl", config=cfg, summary_path=tmp_path / "one.json")
     outputs, summaries = run_shards(items, tmp_path, 2, cfg)
     merge_shards(items, outputs, summaries, tmp_path / "m.jsonl", summary_path=tmp_path / "m.json")
@@ -271,12 +340,24 @@ def test_identity_holds_the_model_fingerprints_of_wrapped_judges() -> None:
     from conflictscore_local.pipeline.merge import ShardRun, differences, run_identity
 
     def shard_run(sha: str) -> ShardRun:
-        judge = {"name": "ray", "args": {"workers": 2}, "judge": {
-            "name": "nli", "args": {"model": "/models/judge"}, "resolved": {"model_fingerprint": {"sha256": sha}}}}
-        data = {"config": {"run": {"judge": {"name": "ray"}, "cache": {"path": f"/cache/{sha}"}},
-                           "backends": {"judge": judge}}}
+        judge = {
+            "name": "ray",
+            "args": {"workers": 2},
+            "judge": {
+                "name": "nli",
+                "args": {"model": "/models/judge"},
+                "resolved": {"model_fingerprint": {"sha256": sha}},
+            },
+        }
+        data = {
+            "config": {
+                "run": {"judge": {"name": "ray"}, "cache": {"path": f"/cache/{sha}"}},
+                "backends": {"judge": judge},
+            }
+        }
         return ShardRun("s.json", data, "score", Shard(1, 2), {})
 
     assert differences(run_identity(shard_run("aa")), run_identity(shard_run("aa"))) == []
     assert differences(run_identity(shard_run("aa")), run_identity(shard_run("bb"))) == [
-        'models.judge: [{"sha256": "aa"}] vs [{"sha256": "bb"}]']
+        'models.judge: [{"sha256": "aa"}] vs [{"sha256": "bb"}]'
+    ]

@@ -22,29 +22,53 @@ from conflictscore_local.formats.inputs import parse_item
 # Each document is a list of paragraphs; with a 28-token passage budget (paragraphs of 15-23 tokens) every paragraph is
 # one passage and no neighbour fits beside it as overlap, so a paragraph order gives the same passages.
 ITEMS: list[dict[str, Any]] = [
-    {"id": "bridge", "claims": ["The Harbour Bridge opened to traffic in 1932.",
-                                "The bridge was designed by a team of engineers led by John Bradfield."],
-     "documents": {
-         "a": ["The Harbour Bridge was opened to traffic in March 1932 after eight years of construction work.",
-               "Its main arch spans 503 metres and carries rail, vehicle, bicycle and pedestrian traffic today.",
-               "The chief engineer of the project was John Bradfield, who led the design team for the bridge."],
-         "b": ["Records from the city archive show that the Harbour Bridge opened to traffic only in 1941.",
-               "The opening had been delayed for many years by a shortage of steel during the long depression."],
-         "c": ["The local football club won its first championship title after a dramatic final match.",
-               "Thousands of supporters celebrated in the streets of the city centre until late at night."],
-         "d": ["Contrary to popular belief, John Bradfield had no part at all in designing the Harbour Bridge.",
-               "The bridge was designed by a private firm of architects working without any state engineers."],
-     }},
-    {"id": "drug", "claims": ["Aspirin reduces the risk of a second heart attack.",
-                              "Aspirin causes stomach bleeding in some patients."],
-     "documents": {
-         "x": ["In a large randomised trial, daily low-dose aspirin reduced the risk of a second heart attack.",
-               "Patients taking aspirin also had fewer strokes than those who received the placebo tablets."],
-         "y": ["The trial found that aspirin did not reduce the risk of a second heart attack in any group.",
-               "Some patients on aspirin reported stomach bleeding that required a visit to the hospital."],
-         "z": ["The new library building has three floors of reading rooms and a large rooftop garden.",
-               "It opens every day of the week from eight in the morning until ten in the evening."],
-     }},
+    {
+        "id": "bridge",
+        "claims": [
+            "The Harbour Bridge opened to traffic in 1932.",
+            "The bridge was designed by a team of engineers led by John Bradfield.",
+        ],
+        "documents": {
+            "a": [
+                "The Harbour Bridge was opened to traffic in March 1932 after eight years of construction work.",
+                "Its main arch spans 503 metres and carries rail, vehicle, bicycle and pedestrian traffic today.",
+                "The chief engineer of the project was John Bradfield, who led the design team for the bridge.",
+            ],
+            "b": [
+                "Records from the city archive show that the Harbour Bridge opened to traffic only in 1941.",
+                "The opening had been delayed for many years by a shortage of steel during the long depression.",
+            ],
+            "c": [
+                "The local football club won its first championship title after a dramatic final match.",
+                "Thousands of supporters celebrated in the streets of the city centre until late at night.",
+            ],
+            "d": [
+                "Contrary to popular belief, John Bradfield had no part at all in designing the Harbour Bridge.",
+                "The bridge was designed by a private firm of architects working without any state engineers.",
+            ],
+        },
+    },
+    {
+        "id": "drug",
+        "claims": [
+            "Aspirin reduces the risk of a second heart attack.",
+            "Aspirin causes stomach bleeding in some patients.",
+        ],
+        "documents": {
+            "x": [
+                "In a large randomised trial, daily low-dose aspirin reduced the risk of a second heart attack.",
+                "Patients taking aspirin also had fewer strokes than those who received the placebo tablets.",
+            ],
+            "y": [
+                "The trial found that aspirin did not reduce the risk of a second heart attack in any group.",
+                "Some patients on aspirin reported stomach bleeding that required a visit to the hospital.",
+            ],
+            "z": [
+                "The new library building has three floors of reading rooms and a large rooftop garden.",
+                "It opens every day of the week from eight in the morning until ten in the evening.",
+            ],
+        },
+    },
 ]
 
 
@@ -58,22 +82,39 @@ def _verdicts(result: Any, items: dict[str, Any]) -> list[dict[str, Any]]:
     texts = {d.id: d.text for d in items[result.item_id].documents}
     out = []
     for v in result.verdicts:
-        out.append({
-            "claim": v.claim.text,
-            "support": sorted(v.support), "contradict": sorted(v.contradict), "irrelevant": sorted(v.irrelevant),
-            "unscored": sorted(v.unscored), "conflicted": v.conflicted,
-            "docs": {j.doc_id: (j.label, j.n_passages, j.both, texts[j.doc_id][slice(*j.passage_span)]
-                                if j.passage_span else texts[j.doc_id]) for j in v.judgments},
-            "probs": {j.doc_id: dict(j.probs or {}) for j in v.judgments},
-        })
+        out.append(
+            {
+                "claim": v.claim.text,
+                "support": sorted(v.support),
+                "contradict": sorted(v.contradict),
+                "irrelevant": sorted(v.irrelevant),
+                "unscored": sorted(v.unscored),
+                "conflicted": v.conflicted,
+                "docs": {
+                    j.doc_id: (
+                        j.label,
+                        j.n_passages,
+                        j.both,
+                        texts[j.doc_id][slice(*j.passage_span)] if j.passage_span else texts[j.doc_id],
+                    )
+                    for j in v.judgments
+                },
+                "probs": {j.doc_id: dict(j.probs or {}) for j in v.judgments},
+            }
+        )
     return out
 
 
 @pytest.fixture(scope="module")
 def engine() -> Any:
-    cfg = RunConfig.from_mapping({"judge": {"name": "nli", "dtype": "float32", "device": "cpu"},
-                                  "pruner": {"name": "none"}, "chunk": {"max_tokens": 28},
-                                  "cache": {"enabled": False}})
+    cfg = RunConfig.from_mapping(
+        {
+            "judge": {"name": "nli", "dtype": "float32", "device": "cpu"},
+            "pruner": {"name": "none"},
+            "chunk": {"max_tokens": 28},
+            "cache": {"enabled": False},
+        }
+    )
     with Engine(cfg) as e:
         yield e
 
@@ -92,8 +133,16 @@ def _orders() -> list[tuple[dict[str, list[str]], dict[str, dict[str, list[int]]
     given_paras = {s["id"]: {d: list(range(len(p))) for d, p in s["documents"].items()} for s in ITEMS}
     out = [(given_docs, given_paras)]
     for perm in itertools.islice(itertools.permutations(range(4)), 1, None, 5):  # 5 of the 23 other orders
-        out.append(({**given_docs, "bridge": [given_docs["bridge"][i] for i in perm],
-                     "drug": list(reversed(given_docs["drug"]))}, given_paras))
+        out.append(
+            (
+                {
+                    **given_docs,
+                    "bridge": [given_docs["bridge"][i] for i in perm],
+                    "drug": list(reversed(given_docs["drug"])),
+                },
+                given_paras,
+            )
+        )
     rev = {i: {d: list(reversed(o)) for d, o in p.items()} for i, p in given_paras.items()}
     out.append((given_docs, rev))
     shuffled = {i: {d: rng.sample(o, len(o)) for d, o in p.items()} for i, p in given_paras.items()}
@@ -121,7 +170,9 @@ def test_verdicts_do_not_depend_on_document_or_passage_order(engine: Any) -> Non
         for key, (verdicts, metrics) in reference.items():
             other, other_metrics = got[key]
             for want, have in zip(verdicts, other, strict=True):
-                assert {k: v for k, v in have.items() if k != "probs"} == {k: v for k, v in want.items() if k != "probs"}
+                assert {k: v for k, v in have.items() if k != "probs"} == {
+                    k: v for k, v in want.items() if k != "probs"
+                }
                 for doc, probs in want["probs"].items():
                     assert have["probs"][doc] == pytest.approx(probs, abs=1e-5), (key, doc)
             assert other_metrics == pytest.approx(metrics, abs=1e-9, nan_ok=True)

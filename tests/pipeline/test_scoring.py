@@ -15,9 +15,18 @@ from conflictscore_local.jobs import ResumableJsonlWriter
 from ..cli.test_cli_score import WORKED, read_jsonl, write_jsonl
 from .test_engine import RuleJudge
 
-ITEMS = [{"id": f"i{k}", "response": "", "claims": [f"The bridge opened in {1930 + k}."],
-          "documents": [{"id": "d1", "text": f"The bridge opened in {1930 + k}. It is red."},
-                        {"id": "d2", "text": "Cats purr when they are content."}]} for k in range(3)]
+ITEMS = [
+    {
+        "id": f"i{k}",
+        "response": "",
+        "claims": [f"The bridge opened in {1930 + k}."],
+        "documents": [
+            {"id": "d1", "text": f"The bridge opened in {1930 + k}. It is red."},
+            {"id": "d2", "text": "Cats purr when they are content."},
+        ],
+    }
+    for k in range(3)
+]
 
 
 def interrupt_after(monkeypatch: pytest.MonkeyPatch, rows: int) -> None:
@@ -39,8 +48,19 @@ def interrupted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tiny_nli_factor
     """A run of the tiny nli judge (the default judge path pointed at it) cut after one item."""
     monkeypatch.setenv("CONFLICTSCORE_DEFAULT_JUDGE", str(tiny_nli_factory(seed=0)))
     inp = write_jsonl(tmp_path / "in.jsonl", ITEMS)
-    args = ["score", str(inp), "-o", str(tmp_path / "out.jsonl"), "--pruner", "none", "--set", "engine.step_items=1",
-            "--judge-arg", "device=cpu", "-q"]
+    args = [
+        "score",
+        str(inp),
+        "-o",
+        str(tmp_path / "out.jsonl"),
+        "--pruner",
+        "none",
+        "--set",
+        "engine.step_items=1",
+        "--judge-arg",
+        "device=cpu",
+        "-q",
+    ]
     with monkeypatch.context() as m:
         interrupt_after(m, 1)
         assert main(args) == 130
@@ -48,8 +68,9 @@ def interrupted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tiny_nli_factor
     return args
 
 
-def test_resume_refuses_another_judge_and_says_which_weights(interrupted, monkeypatch, tmp_path, tiny_nli_factory,
-                                                             capsys):
+def test_resume_refuses_another_judge_and_says_which_weights(
+    interrupted, monkeypatch, tmp_path, tiny_nli_factory, capsys
+):
     capsys.readouterr()
     monkeypatch.setenv("CONFLICTSCORE_DEFAULT_JUDGE", str(tiny_nli_factory(seed=1)))  # same config text, other weights
     assert main(interrupted + ["--resume"]) == 2
@@ -71,25 +92,53 @@ def test_resume_names_the_changed_setting_or_the_changed_input(interrupted, tmp_
 def test_resume_accepts_what_changes_no_result(interrupted, tmp_path, monkeypatch, tiny_nli_factory):
     monkeypatch.chdir(tiny_nli_factory(seed=0).parent)
     monkeypatch.delenv("CONFLICTSCORE_DEFAULT_JUDGE")
-    neutral = ["--cache", str(tmp_path / "elsewhere.sqlite"), "--judge-arg", "batch_size=3",
-               "--judge-arg", "max_batch_tokens=999", "--set", "engine.step_items=7", "--set", "engine.bootstrap=0",
-               "--set", "engine.checkpoint_s=5", "--judge-arg", f"model=./{tiny_nli_factory(seed=0).name}"]
+    neutral = [
+        "--cache",
+        str(tmp_path / "elsewhere.sqlite"),
+        "--judge-arg",
+        "batch_size=3",
+        "--judge-arg",
+        "max_batch_tokens=999",
+        "--set",
+        "engine.step_items=7",
+        "--set",
+        "engine.bootstrap=0",
+        "--set",
+        "engine.checkpoint_s=5",
+        "--judge-arg",
+        f"model=./{tiny_nli_factory(seed=0).name}",
+    ]
     with monkeypatch.context() as m:  # a second interruption, now with every neutral change
         interrupt_after(m, 1)
         assert main(interrupted + neutral + ["--resume"]) == 130
-    assert main(interrupted + ["--no-cache", "--resume", "--summary", str(tmp_path / "s.json"),
-                               "--judge-arg", f"model={tiny_nli_factory(seed=0)}"]) == 0
+    assert (
+        main(
+            interrupted
+            + [
+                "--no-cache",
+                "--resume",
+                "--summary",
+                str(tmp_path / "s.json"),
+                "--judge-arg",
+                f"model={tiny_nli_factory(seed=0)}",
+            ]
+        )
+        == 0
+    )
     assert [r["id"] for r in read_jsonl(tmp_path / "out.jsonl")] == ["i0", "i1", "i2"]
     assert json.loads((tmp_path / "s.json").read_text())["stages"]["resumed_items"] == 2
 
 
 def test_warnings_for_empty_input_are_counted_in_the_summary(tmp_path: Path, capsys):
-    for content, expected in (("", "is empty: no items to score"),
-                              ("\n  \n\n", "holds only blank lines (3): no items to score")):
+    for content, expected in (
+        ("", "is empty: no items to score"),
+        ("\n  \n\n", "holds only blank lines (3): no items to score"),
+    ):
         inp = tmp_path / "in.jsonl"
         inp.write_text(content)
-        assert main(["score", str(inp), "-o", str(tmp_path / "o.jsonl"), "--summary", str(tmp_path / "s.json"),
-                     "-q"]) == 0
+        assert (
+            main(["score", str(inp), "-o", str(tmp_path / "o.jsonl"), "--summary", str(tmp_path / "s.json"), "-q"]) == 0
+        )
         assert expected in capsys.readouterr().err
         s = json.loads((tmp_path / "s.json").read_text())
         assert s["n_items"] == 0 and len(s["warnings"]) == 1 and expected in s["warnings"][0]
@@ -98,28 +147,73 @@ def test_warnings_for_empty_input_are_counted_in_the_summary(tmp_path: Path, cap
 
 def test_empty_responses_are_warned_about_and_counted(tmp_path: Path, capsys, register_backend):
     register_backend("judge", "rule-test", RuleJudge)
-    rows = [WORKED, {"id": "blank", "response": "  \n", "documents": [{"id": "d", "text": "t"}]},
-            {"id": "none", "response": "", "documents": []}, {"id": "given", "response": "", "claims": [], "documents": []}]
+    rows = [
+        WORKED,
+        {"id": "blank", "response": "  \n", "documents": [{"id": "d", "text": "t"}]},
+        {"id": "none", "response": "", "documents": []},
+        {"id": "given", "response": "", "claims": [], "documents": []},
+    ]
     inp = write_jsonl(tmp_path / "in.jsonl", rows)
     (tmp_path / "in.jsonl").write_text(inp.read_text() + "\n")
-    assert main(["score", str(inp), "-o", str(tmp_path / "o.jsonl"), "--summary", str(tmp_path / "s.json"),
-                 "--judge", "rule-test", "--pruner", "none", "-q"]) == 0
+    assert (
+        main(
+            [
+                "score",
+                str(inp),
+                "-o",
+                str(tmp_path / "o.jsonl"),
+                "--summary",
+                str(tmp_path / "s.json"),
+                "--judge",
+                "rule-test",
+                "--pruner",
+                "none",
+                "-q",
+            ]
+        )
+        == 0
+    )
     msg = "2 item(s) have an empty response and no claims, so no claims and no metrics: 'blank', 'none'"
     assert msg in capsys.readouterr().err
     s = json.loads((tmp_path / "s.json").read_text())
     assert s["warnings"] == [msg]
-    assert s["stages"]["input"] == {"lines": 5, "blank_lines": 1, "items": 4, "empty_responses": 2, "no_documents": 0,
-                                    "file": "in.jsonl", "shape": "conflictscore"}
+    assert s["stages"]["input"] == {
+        "lines": 5,
+        "blank_lines": 1,
+        "items": 4,
+        "empty_responses": 2,
+        "no_documents": 0,
+        "file": "in.jsonl",
+        "shape": "conflictscore",
+    }
 
 
 def test_a_mostly_unscored_run_warns_loudly_exits_3_and_still_writes(tmp_path: Path, capsys, register_backend):
     register_backend("judge", "rule-test", RuleJudge)
-    rows = [{"id": f"i{k}", "response": "", "claims": ["sky is blue"],
-             "documents": [{"id": "a", "text": "???"}, {"id": "b", "text": "???" if k else "yes: sky is blue"}]}
-            for k in range(3)]
+    rows = [
+        {
+            "id": f"i{k}",
+            "response": "",
+            "claims": ["sky is blue"],
+            "documents": [{"id": "a", "text": "???"}, {"id": "b", "text": "???" if k else "yes: sky is blue"}],
+        }
+        for k in range(3)
+    ]
     inp = write_jsonl(tmp_path / "in.jsonl", rows)
-    args = ["score", str(inp), "-o", str(tmp_path / "o.jsonl"), "--summary", str(tmp_path / "s.json"),
-            "--judge", "rule-test", "--pruner", "none", "--no-cache", "-q"]
+    args = [
+        "score",
+        str(inp),
+        "-o",
+        str(tmp_path / "o.jsonl"),
+        "--summary",
+        str(tmp_path / "s.json"),
+        "--judge",
+        "rule-test",
+        "--pruner",
+        "none",
+        "--no-cache",
+        "-q",
+    ]
     assert main(args) == 3
     err = capsys.readouterr().err
     assert "5 of 6 judgments (83.3%) are UNSCORED, above engine.max_unscored_share=0.1" in err

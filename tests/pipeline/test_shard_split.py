@@ -36,11 +36,18 @@ def test_known_ids_land_in_fixed_shards() -> None:
 def test_same_split_in_another_process_with_another_hash_seed() -> None:
     ids = [f"item-{i}" for i in range(50)] + ["Kraków", "曲"]
     here = [shard_of(i, 5) for i in ids]
-    code = ("import sys; from conflictscore_local.pipeline import shard_of; "
-            f"print(','.join(str(shard_of(i, 5)) for i in {ids!r}))")
+    code = (
+        "import sys; from conflictscore_local.pipeline import shard_of; "
+        f"print(','.join(str(shard_of(i, 5)) for i in {ids!r}))"
+    )
     for seed in ("1", "12345"):
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                             env={**os.environ, "PYTHONHASHSEED": seed}).stdout.strip()
+        out = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        ).stdout.strip()
         assert out == ",".join(map(str, here))
 
 
@@ -62,13 +69,16 @@ def test_parse(text: str, want: Shard) -> None:
     assert str(want) == f"{want.index}/{want.count}"
 
 
-@pytest.mark.parametrize("text,msg", [
-    ("0/4", "need 1 <= I <= N (shards are numbered 1..N)"),
-    ("5/4", "need 1 <= I <= N"),
-    ("2", "expects I/N (e.g. 2/8: the second of eight shards), got '2'"),
-    ("a/b", "expects I/N"),
-    ("-1/4", "expects I/N"),
-])
+@pytest.mark.parametrize(
+    "text,msg",
+    [
+        ("0/4", "need 1 <= I <= N (shards are numbered 1..N)"),
+        ("5/4", "need 1 <= I <= N"),
+        ("2", "expects I/N (e.g. 2/8: the second of eight shards), got '2'"),
+        ("a/b", "expects I/N"),
+        ("-1/4", "expects I/N"),
+    ],
+)
 def test_parse_refuses(text: str, msg: str) -> None:
     with pytest.raises(ConfigError, match=msg.replace("(", r"\(").replace(")", r"\)").replace(".", r"\.")):
         Shard.parse(text)

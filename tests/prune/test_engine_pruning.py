@@ -47,8 +47,11 @@ CURIE = Item(
     documents=(
         Document("wiki", "Maria Sklodowska-Curie was born in Warsaw on 7 November 1867."),
         Document("hoax", "Marie Curie was born in Krakow in 1868, a blog claims."),
-        Document("bread", "Sourdough bread rises slowly because wild yeast ferments the dough. "
-                          "Bakers feed the starter with flour and water every day. It keeps for years."),
+        Document(
+            "bread",
+            "Sourdough bread rises slowly because wild yeast ferments the dough. "
+            "Bakers feed the starter with flour and water every day. It keeps for years.",
+        ),
         Document("ocean", "Coral reefs bleach when the sea water warms."),
     ),
 )
@@ -77,10 +80,17 @@ def test_engine_reports_pruned_documents(tmp_path: Path) -> None:
 
 def _curie_file(tmp_path: Path) -> Path:
     src = tmp_path / "items.jsonl"
-    src.write_text(json.dumps({
-        "id": CURIE.id, "response": CURIE.response, "claims": list(CURIE.claims),
-        "documents": [{"id": d.id, "text": d.text} for d in CURIE.documents],
-    }) + "\n")
+    src.write_text(
+        json.dumps(
+            {
+                "id": CURIE.id,
+                "response": CURIE.response,
+                "claims": list(CURIE.claims),
+                "documents": [{"id": d.id, "text": d.text} for d in CURIE.documents],
+            }
+        )
+        + "\n"
+    )
     return src
 
 
@@ -88,13 +98,33 @@ def test_the_embedding_pipeline_prunes(tmp_path: Path, register_backend: Any) ->
     register_backend("judge", "rule", RuleJudge)
     src = _curie_file(tmp_path)
     out, summary = tmp_path / "out.jsonl", tmp_path / "summary.json"
-    assert cli.main(["score", str(src), "-o", str(out), "--summary", str(summary), "--judge", "rule",
-                     "--pruner", "embedding", "-q"]) == 0
+    assert (
+        cli.main(
+            [
+                "score",
+                str(src),
+                "-o",
+                str(out),
+                "--summary",
+                str(summary),
+                "--judge",
+                "rule",
+                "--pruner",
+                "embedding",
+                "-q",
+            ]
+        )
+        == 0
+    )
     report = json.loads(summary.read_text())
     pruner = report["config"]["backends"]["pruner"]
     assert pruner["name"] == "embedding"
-    assert pruner["args"] == {**pruner["args"], "threshold": EmbeddingPruner.Config.threshold,
-                              "k": EmbeddingPruner.Config.k, "guard": True}
+    assert pruner["args"] == {
+        **pruner["args"],
+        "threshold": EmbeddingPruner.Config.threshold,
+        "k": EmbeddingPruner.Config.k,
+        "guard": True,
+    }
     row = json.loads(out.read_text())
     sources = {j["doc_id"]: j["source"] for j in row["claims"][0]["judgments"]}
     assert sources["wiki"] == sources["hoax"] == "judge"
@@ -113,15 +143,42 @@ def test_a_cached_rerun_looks_up_before_pruning_and_reports_identically(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, register_backend: Any
 ) -> None:
     register_backend("judge", "rule", RuleJudge)
-    other = Item("other", "Bread rises.", (Document("wiki", "Maria was born in Warsaw."),
-                                           Document("bread", CURIE.documents[2].text)), claims=("Bread rises slowly.",))
+    other = Item(
+        "other",
+        "Bread rises.",
+        (Document("wiki", "Maria was born in Warsaw."), Document("bread", CURIE.documents[2].text)),
+        claims=("Bread rises slowly.",),
+    )
     src = tmp_path / "items.jsonl"
-    src.write_text("".join(json.dumps({"id": it.id, "response": it.response, "claims": list(it.claims),
-                                       "documents": [{"id": d.id, "text": d.text} for d in it.documents]}) + "\n"
-                           for it in (CURIE, other)))
-    args = ["score", str(src), "--judge", "rule", "--pruner", "embedding", "--pruner-arg", "threshold=0.3",
-            "--pruner-arg", "k=1",
-            "--set", "chunk.max_tokens=12", "-q"]
+    src.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "id": it.id,
+                    "response": it.response,
+                    "claims": list(it.claims),
+                    "documents": [{"id": d.id, "text": d.text} for d in it.documents],
+                }
+            )
+            + "\n"
+            for it in (CURIE, other)
+        )
+    )
+    args = [
+        "score",
+        str(src),
+        "--judge",
+        "rule",
+        "--pruner",
+        "embedding",
+        "--pruner-arg",
+        "threshold=0.3",
+        "--pruner-arg",
+        "k=1",
+        "--set",
+        "chunk.max_tokens=12",
+        "-q",
+    ]
     calls: list[int] = []
     real = EmbeddingPruner.select
     monkeypatch.setattr(EmbeddingPruner, "select", lambda self, pairs: calls.append(len(pairs)) or real(self, pairs))
@@ -147,15 +204,30 @@ def test_new_claims_against_stored_documents_embed_only_the_claims(tmp_path: Pat
 
     def write(name: str, claims: tuple[str, ...]) -> Path:
         src = tmp_path / name
-        src.write_text(json.dumps({"id": "curie", "response": " ".join(claims), "claims": list(claims),
-                                   "documents": [{"id": d.id, "text": d.text} for d in CURIE.documents]}) + "\n")
+        src.write_text(
+            json.dumps(
+                {
+                    "id": "curie",
+                    "response": " ".join(claims),
+                    "claims": list(claims),
+                    "documents": [{"id": d.id, "text": d.text} for d in CURIE.documents],
+                }
+            )
+            + "\n"
+        )
         return src
 
     args = ["--judge", "rule", "--pruner", "embedding", "--cache", str(tmp_path / "c.sqlite"), "-q"]
     first = write("a.jsonl", CURIE.claims)
     second = write("b.jsonl", ("Curie was born in Krakow.", "Bread needs wild yeast."))  # another response, same docs
-    assert cli.main(["score", str(first), "-o", str(tmp_path / "a.out"), "--summary", str(tmp_path / "a.json"), *args]) == 0
-    assert cli.main(["score", str(second), "-o", str(tmp_path / "b.out"), "--summary", str(tmp_path / "b.json"), *args]) == 0
+    assert (
+        cli.main(["score", str(first), "-o", str(tmp_path / "a.out"), "--summary", str(tmp_path / "a.json"), *args])
+        == 0
+    )
+    assert (
+        cli.main(["score", str(second), "-o", str(tmp_path / "b.out"), "--summary", str(tmp_path / "b.json"), *args])
+        == 0
+    )
     a = json.loads((tmp_path / "a.json").read_text())["stages"]["pruner"]
     b = json.loads((tmp_path / "b.json").read_text())["stages"]["pruner"]
     assert (a["texts_embedded"], a.get("texts_stored", 0)) == (1 + 4, 0)  # one claim, four one-window documents
@@ -166,8 +238,12 @@ def test_new_claims_against_stored_documents_embed_only_the_claims(tmp_path: Pat
     fresh = [json.loads(x) for x in (tmp_path / "c.out").read_text().splitlines()]
 
     def sims(rows: list[Any]) -> list[tuple[Any, ...]]:
-        return [(j["doc_id"], j["source"], round(j["similarity"], 5)) for r in rows
-                for c in r["claims"] for j in c["judgments"]]
+        return [
+            (j["doc_id"], j["source"], round(j["similarity"], 5))
+            for r in rows
+            for c in r["claims"]
+            for j in c["judgments"]
+        ]
 
     assert sims(stored) == sims(fresh)
 
@@ -175,8 +251,19 @@ def test_new_claims_against_stored_documents_embed_only_the_claims(tmp_path: Pat
 def test_the_default_auto_pruner_decides_per_step_and_records_it(tmp_path: Path, register_backend: Any) -> None:
     register_backend("judge", "rule", RuleJudge)
     src = _curie_file(tmp_path)
-    base = ["score", str(src), "--judge", "rule", "--pruner-arg", "threshold=0.3", "--pruner-arg", "k=1",
-            "--set", "chunk.max_tokens=12", "-q"]
+    base = [
+        "score",
+        str(src),
+        "--judge",
+        "rule",
+        "--pruner-arg",
+        "threshold=0.3",
+        "--pruner-arg",
+        "k=1",
+        "--set",
+        "chunk.max_tokens=12",
+        "-q",
+    ]
     # one claim x 4 documents keeps all 4 (4.85 + 0.127 * 4 > 4): nothing to gain, the embedder never loads
     assert cli.main(base + ["-o", str(tmp_path / "a.jsonl"), "--summary", str(tmp_path / "a.json")]) == 0
     a = json.loads((tmp_path / "a.json").read_text())
@@ -187,19 +274,47 @@ def test_the_default_auto_pruner_decides_per_step_and_records_it(tmp_path: Path,
     assert a["pairs"]["pruned"] == 0 and a["stages"]["pruner"]["kept_unpruned"] == 6
     assert "resolved" not in a["config"]["backends"]["pruner"]  # no model loaded
     # a rule that expects every document but one pruned and a costly judge: prunes, as embedding would
-    hard = ["--pruner-arg", "kept_docs_base=1", "--pruner-arg", "kept_docs_share=0", "--pruner-arg",
-            "other_judge_s_per_pair=1000"]
+    hard = [
+        "--pruner-arg",
+        "kept_docs_base=1",
+        "--pruner-arg",
+        "kept_docs_share=0",
+        "--pruner-arg",
+        "other_judge_s_per_pair=1000",
+    ]
     assert cli.main(base + hard + ["-o", str(tmp_path / "b.jsonl"), "--summary", str(tmp_path / "b.json")]) == 0
     b = json.loads((tmp_path / "b.json").read_text())
     (decision,) = b["stages"]["pruner"]["decisions"]
     assert decision["prune"] is True and decision["expected_pruned_share"] == 0.75
     assert b["pairs"]["pruned"] == 2  # bread and ocean, as in test_engine_reports_pruned_documents
     assert b["stages"]["engine"].get("claims_selection_cached", 0) == 0  # the first run stored no selection
-    assert cli.main(["score", str(src), "--judge", "rule", "--pruner", "embedding", "--pruner-arg", "threshold=0.3",
-                     "--pruner-arg", "k=1", "--set", "chunk.max_tokens=12", "-q", "-o", str(tmp_path / "c.jsonl"),
-                     "--summary", str(tmp_path / "c.json")]) == 0
+    assert (
+        cli.main(
+            [
+                "score",
+                str(src),
+                "--judge",
+                "rule",
+                "--pruner",
+                "embedding",
+                "--pruner-arg",
+                "threshold=0.3",
+                "--pruner-arg",
+                "k=1",
+                "--set",
+                "chunk.max_tokens=12",
+                "-q",
+                "-o",
+                str(tmp_path / "c.jsonl"),
+                "--summary",
+                str(tmp_path / "c.json"),
+            ]
+        )
+        == 0
+    )
     c = json.loads((tmp_path / "c.json").read_text())
     assert c["stages"]["engine"]["claims_selection_cached"] == 1  # auto's selections are embedding's
     assert [json.loads(x) for x in (tmp_path / "c.jsonl").read_text().splitlines()] == [
         json.loads(x.replace('"source": "judge"', '"source": "cache"'))
-        for x in (tmp_path / "b.jsonl").read_text().splitlines()]
+        for x in (tmp_path / "b.jsonl").read_text().splitlines()
+    ]

@@ -22,8 +22,13 @@ def imported_distributions() -> set[str]:
                 modules.update(a.name.split(".")[0] for a in node.names)
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
                 modules.add(node.module.split(".")[0])
-            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "requires"
-                  and node.args and isinstance(node.args[0], ast.Constant)):  # extras.requires("module", ...)
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "requires"
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+            ):  # extras.requires("module", ...)
                 modules.add(str(node.args[0].value).split(".")[0])
     owners = metadata.packages_distributions()
     return {canon(d) for m in modules for d in owners.get(m, [])}
@@ -35,7 +40,8 @@ def canon(name: str) -> str:
 
 def test_every_prune_requirement_is_imported() -> None:
     extras = tomllib.loads((repo_root() / "pyproject.toml").read_text(encoding="utf-8"))["project"][
-        "optional-dependencies"]
+        "optional-dependencies"
+    ]
     wanted = {canon(re.split(r"[<>=!~\[; ]", req, maxsplit=1)[0]) for req in extras["prune"]}
     assert wanted - imported_distributions() == set()
     assert "faiss-cpu" not in wanted

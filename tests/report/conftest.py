@@ -26,26 +26,42 @@ from ..support.browser import CHROMIUM, launch
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(os.environ.get("CONFLICTSCORE_ARTIFACTS", REPO / "test-artifacts")) / "report"
 
-LONG = "Cats purr loudly at night. Dogs bark at the mailman every day. Birds sing in the early morning. " \
-       "No: grass is red. Fish swim."
+LONG = (
+    "Cats purr loudly at night. Dogs bark at the mailman every day. Birds sing in the early morning. "
+    "No: grass is red. Fish swim."
+)
 MIXED = {
-    "id": "mixed", "question": "What colour are the sky and the grass?",
-    "response": "Sky is blue. Grass is red.", "claims": ["Sky is blue.", "Grass is red."],
-    "documents": [{"id": "pro", "text": "yes: sky is blue"}, {"id": "con", "text": "no: sky is blue"},
-                  {"id": "long", "text": LONG}],
+    "id": "mixed",
+    "question": "What colour are the sky and the grass?",
+    "response": "Sky is blue. Grass is red.",
+    "claims": ["Sky is blue.", "Grass is red."],
+    "documents": [
+        {"id": "pro", "text": "yes: sky is blue"},
+        {"id": "con", "text": "no: sky is blue"},
+        {"id": "long", "text": LONG},
+    ],
 }
 UNSURE = {
-    "id": "unsure", "response": "Water is wet.", "claims": ["Water is wet."],
+    "id": "unsure",
+    "response": "Water is wet.",
+    "claims": ["Water is wet."],
     "documents": [{"id": "pro", "text": "yes: water is wet"}, {"id": "odd", "text": "??? the judge cannot read this"}],
 }
 WORKED = {
-    "id": "worked", "response": "c1 c2 c3 c4", "claims": ["c1", "c2", "c3", "c4"],
+    "id": "worked",
+    "response": "c1 c2 c3 c4",
+    "claims": ["c1", "c2", "c3", "c4"],
     "documents": [{"id": "d1", "text": "a"}, {"id": "d2", "text": "b"}, {"id": "d3", "text": "c"}],
-    "labels": [["SUPPORT", "CONTRADICT", "IRRELEVANT"], ["SUPPORT", "SUPPORT", "CONTRADICT"],
-               ["SUPPORT", "IRRELEVANT", "IRRELEVANT"], ["IRRELEVANT", "IRRELEVANT", "IRRELEVANT"]],
+    "labels": [
+        ["SUPPORT", "CONTRADICT", "IRRELEVANT"],
+        ["SUPPORT", "SUPPORT", "CONTRADICT"],
+        ["SUPPORT", "IRRELEVANT", "IRRELEVANT"],
+        ["IRRELEVANT", "IRRELEVANT", "IRRELEVANT"],
+    ],
 }
 HOSTILE = {
-    "id": "x</script><b>bold</b>", "response": "<img src=x onerror=\"document.title='pwned'\">",
+    "id": "x</script><b>bold</b>",
+    "response": "<img src=x onerror=\"document.title='pwned'\">",
     "claims": ["<img src=x onerror=\"document.title='pwned'\">"],
     "documents": [{"id": "<i>d</i>", "text": "</script><script>document.title='pwned'</script>"}],
     "labels": [["SUPPORT"]],
@@ -69,12 +85,33 @@ def rule_judge(register_backend: Any) -> None:
 def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """``score ... --report`` on ITEMS: the input, scored output, summary and report paths."""
     d = tmp_path_factory.mktemp("report-run")
-    paths = {"items": write_jsonl(d / "items.jsonl", ITEMS), "scored": d / "scored.jsonl",
-             "summary": d / "summary.json", "report": d / "report.html"}
+    paths = {
+        "items": write_jsonl(d / "items.jsonl", ITEMS),
+        "scored": d / "scored.jsonl",
+        "summary": d / "summary.json",
+        "report": d / "report.html",
+    }
     with registry.registered("judge", "rule", RuleJudge):  # while this run is made, not for later tests
-        code = main(["score", str(paths["items"]), "-o", str(paths["scored"]), "--summary", str(paths["summary"]),
-                     "--report", str(paths["report"]), "--judge", "rule", "--pruner", "none", "--no-cache",
-                     "--set", "chunk.max_tokens=8", "-q"])
+        code = main(
+            [
+                "score",
+                str(paths["items"]),
+                "-o",
+                str(paths["scored"]),
+                "--summary",
+                str(paths["summary"]),
+                "--report",
+                str(paths["report"]),
+                "--judge",
+                "rule",
+                "--pruner",
+                "none",
+                "--no-cache",
+                "--set",
+                "chunk.max_tokens=8",
+                "-q",
+            ]
+        )
     assert code == 3  # one of 8 judgments is unscored on purpose: above engine.max_unscored_share, still written
     assert paths["report"].is_file()
     return paths
@@ -86,8 +123,14 @@ def _chromium_problem() -> str | None:
         return None
     if shutil.which("apt-get") and hasattr(os, "geteuid") and os.geteuid() == 0:
         env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        r = subprocess.run("apt-get update -qq && apt-get install -y -qq chromium", shell=True, env=env,
-                           capture_output=True, text=True, timeout=1200)
+        r = subprocess.run(
+            "apt-get update -qq && apt-get install -y -qq chromium",
+            shell=True,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=1200,
+        )
         if os.path.exists(CHROMIUM):
             return None
         return f"`apt-get install -y chromium` failed (exit {r.returncode}): {r.stderr.strip()[-400:]}"

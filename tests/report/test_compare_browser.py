@@ -15,16 +15,39 @@ from .conftest import artifact
 
 pytestmark = pytest.mark.slow  # a real Chromium per module
 
-HOSTILE = result("x</script><b>bold</b>", [("<img src=x onerror=\"document.title='pwned'\">", ["SUPPORT", "CONTRADICT"])])
+HOSTILE = result(
+    "x</script><b>bold</b>", [("<img src=x onerror=\"document.title='pwned'\">", ["SUPPORT", "CONTRADICT"])]
+)
 
 
 @pytest.fixture(scope="module")
 def compared(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     d = tmp_path_factory.mktemp("compare-page")
-    paths = {"a": write(d / "standard.jsonl", [*A, HOSTILE]), "b": write(d / "balanced.jsonl", [*B, HOSTILE]),
-             "json": d / "compare.json", "page": d / "compare.html"}
-    assert main(["compare", str(paths["a"]), str(paths["b"]), "-o", str(paths["json"]), "--report",
-                 str(paths["page"]), "--label-a", "standard", "--label-b", "balanced", "-q"]) == 0
+    paths = {
+        "a": write(d / "standard.jsonl", [*A, HOSTILE]),
+        "b": write(d / "balanced.jsonl", [*B, HOSTILE]),
+        "json": d / "compare.json",
+        "page": d / "compare.html",
+    }
+    assert (
+        main(
+            [
+                "compare",
+                str(paths["a"]),
+                str(paths["b"]),
+                "-o",
+                str(paths["json"]),
+                "--report",
+                str(paths["page"]),
+                "--label-a",
+                "standard",
+                "--label-b",
+                "balanced",
+                "-q",
+            ]
+        )
+        == 0
+    )
     return paths
 
 
@@ -73,7 +96,10 @@ def test_filter_by_change_and_the_side_by_side_claims(compared: dict[str, Path],
     assert w.locator('td[data-side="a"]').get_attribute("class") == "claim-side conflicted"
     assert w.locator('td[data-side="b"]').get_attribute("class") == "claim-side"
     assert w.locator(".badge.change").evaluate_all("bs => bs.map(b => b.dataset.change)") == [
-        "no_longer_conflicted", "support_lost", "labels_changed"]
+        "no_longer_conflicted",
+        "support_lost",
+        "labels_changed",
+    ]
     assert w.locator('[data-doc="d1"]').inner_text() == "d1: SUPPORT → IRRELEVANT"
     assert box.locator(".detail-head .badge").first.inner_text() == "CS-C 0.500 → 0.500"
     page.screenshot(path=str(artifact("compare-q3.png")), full_page=True)

@@ -30,7 +30,9 @@ def test_each_runs_report_is_linked_relative_to_the_page(tmp_path: Path) -> None
     (runs / "b.html").write_text("<html></html>")  # a report named x.html pairs with x.jsonl too
     assert main(["compare", str(a), str(b), "--report", str(page), "-q"]) == 0
     assert re.findall(r'data-side="(\w)" href="([^"]+)">its report', page.read_text()) == [
-        ("A", "../runs/a.report.html"), ("B", "../runs/b.html")]
+        ("A", "../runs/a.report.html"),
+        ("B", "../runs/b.html"),
+    ]
 
 
 def test_report_beside_pairs_by_stem_and_never_names_the_page_itself(tmp_path: Path) -> None:

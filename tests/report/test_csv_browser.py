@@ -81,15 +81,35 @@ def test_the_compare_csv_button_writes_the_comparison_table(compared: dict[str, 
         const w = document.querySelector('.table-scroll').getBoundingClientRect();
         return [s.left, s.right, w.left, w.right, document.documentElement.scrollWidth, window.innerWidth]; }""")
     assert box[2] >= box[0] and box[3] <= box[1] and box[4] <= box[5]
-    assert page.locator("#judge-line").inner_text() == "judge A not recorded (give --summary-a) · judge B not " \
-                                                       "recorded (give --summary-b)"
+    assert (
+        page.locator("#judge-line").inner_text() == "judge A not recorded (give --summary-a) · judge B not "
+        "recorded (give --summary-b)"
+    )
 
 
-def test_compare_items_show_each_items_response_and_documents(tmp_path: Path, run: dict[str, Path],
-                                                              open_report: Any) -> None:
+def test_compare_items_show_each_items_response_and_documents(
+    tmp_path: Path, run: dict[str, Path], open_report: Any
+) -> None:
     page_path = tmp_path / "self.html"
-    assert main(["compare", str(run["scored"]), str(run["scored"]), "--items", str(run["items"]), "--report",
-                 str(page_path), "--summary-a", str(run["summary"]), "--summary-b", str(run["summary"]), "-q"]) == 0
+    assert (
+        main(
+            [
+                "compare",
+                str(run["scored"]),
+                str(run["scored"]),
+                "--items",
+                str(run["items"]),
+                "--report",
+                str(page_path),
+                "--summary-a",
+                str(run["summary"]),
+                "--summary-b",
+                str(run["summary"]),
+                "-q",
+            ]
+        )
+        == 0
+    )
     page = open_report(page_path)
     page.click('#items-body tr.item-row[data-id="mixed"]')
     box = page.locator('.item-detail[data-id="mixed"]')

@@ -27,6 +27,7 @@ def downloaded(page: Any, button: str) -> tuple[str, list[dict[str, str]]]:
     text = Path(d.path()).read_bytes().decode("utf-8")
     return d.suggested_filename, list(csv.DictReader(io.StringIO(text, newline="")))
 
+
 pytestmark = pytest.mark.slow  # a real Chromium per module
 
 
@@ -45,15 +46,21 @@ def test_the_report_buttons_write_the_tables_score_writes(tmp_path: Path, open_r
         assert not any(v.startswith(FORMULA_STARTS) for v in r.values()), r
     # the button's tables are the command's, cell for cell where the page keeps the text
     want = list(csv.DictReader(io.StringIO(csv_text(results.to_records("pairs"), PAIR_COLUMNS), newline="")))
-    assert [(r["item_id"], r["claim"], r["doc_id"], r["label"]) for r in pairs] == \
-        [(r["item_id"], r["claim"], r["doc_id"], r["label"]) for r in want]
+    assert [(r["item_id"], r["claim"], r["doc_id"], r["label"]) for r in pairs] == [
+        (r["item_id"], r["claim"], r["doc_id"], r["label"]) for r in want
+    ]
     want = list(csv.DictReader(io.StringIO(csv_text(results.to_records(), item_columns(results)), newline="")))
     assert [(r["id"], r["n_claims"]) for r in items] == [(r["id"], r["n_claims"]) for r in want]
 
 
 def test_the_compare_button_neutralises_ids_and_keeps_negative_numbers(tmp_path: Path, open_report: Any) -> None:
-    one = {"id": "=cmd", "response": "c", "claims": ["c"], "documents": ["x", "y"],
-           "labels": [["SUPPORT", "CONTRADICT"]]}
+    one = {
+        "id": "=cmd",
+        "response": "c",
+        "claims": ["c"],
+        "documents": ["x", "y"],
+        "labels": [["SUPPORT", "CONTRADICT"]],
+    }
     runs = []
     for name, labels in (("a", ["SUPPORT", "CONTRADICT"]), ("b", ["SUPPORT", "SUPPORT"])):
         src = tmp_path / f"{name}.in.jsonl"

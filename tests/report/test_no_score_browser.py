@@ -16,28 +16,57 @@ from conflictscore_local.cli import main
 
 pytestmark = pytest.mark.slow  # a real Chromium per module
 
-ITEMS = [{"id": "q1", "response": "Paris is in France. It rains.", "claims": ["Paris is in France.", "It rains."],
-          "documents": ["Paris is the capital of France.", "Lyon is in France.", "It rained all day."]}]
+ITEMS = [
+    {
+        "id": "q1",
+        "response": "Paris is in France. It rains.",
+        "claims": ["Paris is in France.", "It rains."],
+        "documents": ["Paris is the capital of France.", "Lyon is in France.", "It rained all day."],
+    }
+]
 
 
-def test_a_judge_whose_replies_cannot_be_read_gives_no_score(tmp_path: Path, openai_server: Any, openai_stub: Any,
-                                                             capsys: pytest.CaptureFixture[str],
-                                                             open_report: Any) -> None:
+def test_a_judge_whose_replies_cannot_be_read_gives_no_score(
+    tmp_path: Path, openai_server: Any, openai_stub: Any, capsys: pytest.CaptureFixture[str], open_report: Any
+) -> None:
     openai_server.respond = lambda request: openai_stub.Reply(body=openai_stub.chat_reply("Let me think about it."))
     items = tmp_path / "in.jsonl"
     items.write_text("".join(json.dumps(r) + "\n" for r in ITEMS), encoding="utf-8")
     runs = tmp_path / "runs"
     runs.mkdir()
-    rc = main(["score", str(items), "-o", str(runs / "q.scored.jsonl"), "--summary", str(runs / "q.summary.json"),
-               "--report", str(runs / "q.report.html"), "--csv", str(tmp_path / "items.csv"), "--pruner", "none",
-               "--no-cache", "--judge", "openai", "--judge-arg", f"base_url={openai_server.url}",
-               "--judge-arg", "max_retries=0"])
+    rc = main(
+        [
+            "score",
+            str(items),
+            "-o",
+            str(runs / "q.scored.jsonl"),
+            "--summary",
+            str(runs / "q.summary.json"),
+            "--report",
+            str(runs / "q.report.html"),
+            "--csv",
+            str(tmp_path / "items.csv"),
+            "--pruner",
+            "none",
+            "--no-cache",
+            "--judge",
+            "openai",
+            "--judge-arg",
+            f"base_url={openai_server.url}",
+            "--judge-arg",
+            "max_retries=0",
+        ]
+    )
     out = capsys.readouterr()
     assert rc == 3  # more unscored than engine.max_unscored_share allows: still written
     assert out.out.splitlines()[:6] == [
         "items 1   claims 2",
         "no score: none of the 6 judgments got a label (each one's note in OUTPUT says why)",
-        "cs_c            no score", "cs_r            no score", "cs_r_evidenced  no score", "support_rate    no score"]
+        "cs_c            no score",
+        "cs_r            no score",
+        "cs_r_evidenced  no score",
+        "support_rate    no score",
+    ]
     assert "0.000" not in out.out
     host = openai_server.root.removeprefix("http://")
     assert f"judge openai, model stub-model at {host}" in out.out

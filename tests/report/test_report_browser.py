@@ -49,8 +49,10 @@ def test_summary_numbers_equal_the_summary_json(run: dict[str, Path], open_repor
         assert int(page.locator(f'td[data-pair="{key}"]').get_attribute("data-value")) == value
     assert s["pairs"]["unscored"] == 1
     assert page.locator("#plots figure img").count() == 2
-    assert all(src.startswith("data:image/svg+xml;base64,")
-               for src in page.locator("#plots img").evaluate_all("els => els.map(e => e.src)"))
+    assert all(
+        src.startswith("data:image/svg+xml;base64,")
+        for src in page.locator("#plots img").evaluate_all("els => els.map(e => e.src)")
+    )
 
 
 def test_conflicted_claim_is_marked_in_the_response_and_the_grid(run: dict[str, Path], open_report):
@@ -127,8 +129,16 @@ def test_data_is_text_never_markup_and_nothing_is_fetched(run: dict[str, Path], 
 
 
 def test_pages_of_items_and_a_link_to_one_item(rule_judge: None, tmp_path: Path, open_report):
-    items = [{"id": f"item-{i:03d}", "response": "a", "claims": ["a"], "documents": [{"id": "d", "text": "t"}],
-              "labels": [["SUPPORT" if i % 3 else "CONTRADICT"]]} for i in range(120)]
+    items = [
+        {
+            "id": f"item-{i:03d}",
+            "response": "a",
+            "claims": ["a"],
+            "documents": [{"id": "d", "text": "t"}],
+            "labels": [["SUPPORT" if i % 3 else "CONTRADICT"]],
+        }
+        for i in range(120)
+    ]
     inp = write_jsonl(tmp_path / "many.jsonl", items)
     assert main(["score", str(inp), "-o", str(tmp_path / "s.jsonl"), "--report", str(tmp_path / "r.html"), "-q"]) == 0
     page = open_report(tmp_path / "r.html")
@@ -147,9 +157,16 @@ def test_bench_report_shows_gold_beside_predictions(rule_judge: None, tmp_path: 
     S, C = "SUPPORT", "CONTRADICT"
 
     def bench_item(i: str, claim: str, docs: list[str], gold: list[str], kind: str) -> dict[str, Any]:
-        return make_item(source="synthetic", id=i, question=None, claims=[claim],
-                         documents=[{"id": f"d{j}", "text": t} for j, t in enumerate(docs)],
-                         gold_labels=[gold], conflict_type=kind, split_key=claim)
+        return make_item(
+            source="synthetic",
+            id=i,
+            question=None,
+            claims=[claim],
+            documents=[{"id": f"d{j}", "text": t} for j, t in enumerate(docs)],
+            gold_labels=[gold],
+            conflict_type=kind,
+            split_key=claim,
+        )
 
     items = [
         bench_item("found", "Sky is blue.", ["yes: sky is blue", "no: sky is blue"], [S, C], "contradiction"),
@@ -157,15 +174,40 @@ def test_bench_report_shows_gold_beside_predictions(rule_judge: None, tmp_path: 
     ]
     inp = write_jsonl(tmp_path / "bench.jsonl", items)
     res, rep = tmp_path / "results.json", tmp_path / "bench.html"
-    assert main(["bench", "run", str(inp), "-o", str(tmp_path / "pred.jsonl"), "--summary", str(res),
-                 "--report", str(rep), "--judge", "rule", "--pruner", "none", "--no-cache", "-q"]) == 0
+    assert (
+        main(
+            [
+                "bench",
+                "run",
+                str(inp),
+                "-o",
+                str(tmp_path / "pred.jsonl"),
+                "--summary",
+                str(res),
+                "--report",
+                str(rep),
+                "--judge",
+                "rule",
+                "--pruner",
+                "none",
+                "--no-cache",
+                "-q",
+            ]
+        )
+        == 0
+    )
     results = json.loads(res.read_text())
     page = open_report(rep)
     overall = page.locator('#detection-table tr[data-group="overall"]')
     for field in ("precision", "recall", "f1"):
-        assert overall.locator(f'td[data-field="{field}"]').inner_text() == f"{results['evaluation']['detection']['overall'][field]:.3f}"
+        assert (
+            overall.locator(f'td[data-field="{field}"]').inner_text()
+            == f"{results['evaluation']['detection']['overall'][field]:.3f}"
+        )
     assert overall.locator('td[data-field="f1"]').inner_text() == "0.667"  # P 1, R 1/2
-    assert page.locator('#detection-table tr[data-group="type:ambiguity"] td[data-field="recall"]').inner_text() == "0.000"
+    assert (
+        page.locator('#detection-table tr[data-group="type:ambiguity"] td[data-field="recall"]').inner_text() == "0.000"
+    )
     assert page.locator("#plots figure").count() == 4
     page.select_option("#filter", "missed")
     assert rows(page) == ["missed"]
@@ -182,15 +224,40 @@ def test_weights_sampling_and_the_deciding_judge_show_in_the_item(tmp_path: Path
     # a scored file as a weighted, sampled cascade run writes it: 2 of 3 claims scored, d2 trusted at 0.2
     doc = {"label": "SUPPORT", "probs": {"SUPPORT": 0.9, "CONTRADICT": 0.05, "IRRELEVANT": 0.05}, "source": "judge"}
     con = {**doc, "label": "CONTRADICT", "probs": {"SUPPORT": 0.1, "CONTRADICT": 0.8, "IRRELEVANT": 0.1}}
-    row = {"id": "w", "claims_total": 3, "claims": [
-        {"text": "Sky is blue.", "index": 0, "support": ["d1"], "contradict": ["d2"], "irrelevant": [],
-         "conflicted": True, "ratio": 0.5, "min_side_weight": 0.5, "judgments": [
-             {"doc_id": "d1", **doc, "weight": 0.9, "decided_by": "first"},
-             {"doc_id": "d2", **con, "weight": 0.2, "decided_by": "second"}]},
-        {"text": "Grass is green.", "index": 2, "support": ["d1", "d2"], "contradict": [], "irrelevant": [],
-         "conflicted": False, "ratio": 0.0, "min_side_weight": 0.5, "judgments": [
-             {"doc_id": "d1", **doc, "weight": 0.9, "decided_by": "first"},
-             {"doc_id": "d2", **doc, "weight": 0.2, "decided_by": "first"}]}]}
+    row = {
+        "id": "w",
+        "claims_total": 3,
+        "claims": [
+            {
+                "text": "Sky is blue.",
+                "index": 0,
+                "support": ["d1"],
+                "contradict": ["d2"],
+                "irrelevant": [],
+                "conflicted": True,
+                "ratio": 0.5,
+                "min_side_weight": 0.5,
+                "judgments": [
+                    {"doc_id": "d1", **doc, "weight": 0.9, "decided_by": "first"},
+                    {"doc_id": "d2", **con, "weight": 0.2, "decided_by": "second"},
+                ],
+            },
+            {
+                "text": "Grass is green.",
+                "index": 2,
+                "support": ["d1", "d2"],
+                "contradict": [],
+                "irrelevant": [],
+                "conflicted": False,
+                "ratio": 0.0,
+                "min_side_weight": 0.5,
+                "judgments": [
+                    {"doc_id": "d1", **doc, "weight": 0.9, "decided_by": "first"},
+                    {"doc_id": "d2", **doc, "weight": 0.2, "decided_by": "first"},
+                ],
+            },
+        ],
+    }
     scored = write_jsonl(tmp_path / "scored.jsonl", [row])
     assert main(["report", str(scored), "-o", str(tmp_path / "r.html"), "-q"]) == 0
     page = open_report(tmp_path / "r.html")
@@ -201,9 +268,12 @@ def test_weights_sampling_and_the_deciding_judge_show_in_the_item(tmp_path: Path
     assert box.locator('[data-role="weighted"]').first.inner_text() == "weighted: CS-C 0.000 · CS-R 0.182"
     assert box.locator(".claim-no").all_text_contents() == ["1", "3"]  # their numbers among the item's claims
     assert box.locator('table.grid tbody tr [data-role="weighted"]').first.inner_text() == (
-        "weighted: not conflicted · ratio 0.18")
-    assert box.locator("th.doc-h").evaluate_all("hs => hs.map(h => h.title)") == ["d1 (reliability 0.90)",
-                                                                                  "d2 (reliability 0.20)"]
+        "weighted: not conflicted · ratio 0.18"
+    )
+    assert box.locator("th.doc-h").evaluate_all("hs => hs.map(h => h.title)") == [
+        "d1 (reliability 0.90)",
+        "d2 (reliability 0.20)",
+    ]
     box.locator('button.cell[data-claim="0"][data-doc="1"]').click()
     panel = box.locator("aside.cell-panel")
     assert panel.locator('[data-role="decided-by"]').inner_text() == "decided by the second judge of the cascade"

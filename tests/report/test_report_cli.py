@@ -12,8 +12,23 @@ from conflictscore_local.cli import main
 
 def test_report_command_writes_the_page(run: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture):
     out = tmp_path / "sub" / "r.html"
-    assert main(["report", str(run["scored"]), "--items", str(run["items"]), "--summary", str(run["summary"]),
-                 "-o", str(out), "--title", "Sweep <7>"]) == 0
+    assert (
+        main(
+            [
+                "report",
+                str(run["scored"]),
+                "--items",
+                str(run["items"]),
+                "--summary",
+                str(run["summary"]),
+                "-o",
+                str(out),
+                "--title",
+                "Sweep <7>",
+            ]
+        )
+        == 0
+    )
     page = out.read_text(encoding="utf-8")
     assert "<title>Sweep &lt;7&gt;</title>" in page
     assert capsys.readouterr().out.startswith(f"wrote {out} (")
@@ -21,14 +36,18 @@ def test_report_command_writes_the_page(run: dict[str, Path], tmp_path: Path, ca
     assert 'data-summary="n_items" data-value="5"' in page
 
 
-@pytest.mark.parametrize("args, message", [
-    (["missing.jsonl"], "missing.jsonl: no such file"),
-    (["{scored}", "--items", "{summary}"], "summary.json:1: invalid JSON"),
-    (["{scored}", "--summary", "{items}"], "items.jsonl: not JSON"),
-    (["{items}"], "items.jsonl:1: field 'claims[0]': not a scored result line"),
-])
-def test_bad_inputs_exit_2_naming_the_file(run: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture,
-                                           args: list[str], message: str):
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["missing.jsonl"], "missing.jsonl: no such file"),
+        (["{scored}", "--items", "{summary}"], "summary.json:1: invalid JSON"),
+        (["{scored}", "--summary", "{items}"], "items.jsonl: not JSON"),
+        (["{items}"], "items.jsonl:1: field 'claims[0]': not a scored result line"),
+    ],
+)
+def test_bad_inputs_exit_2_naming_the_file(
+    run: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture, args: list[str], message: str
+):
     argv = ["report", *(a.format(**{k: str(v) for k, v in run.items()}) for a in args), "-o", str(tmp_path / "r.html")]
     assert main(argv) == 2
     err = capsys.readouterr().err
@@ -36,8 +55,9 @@ def test_bad_inputs_exit_2_naming_the_file(run: dict[str, Path], tmp_path: Path,
     assert not (tmp_path / "r.html").exists()
 
 
-def test_a_report_that_cannot_be_written_exits_2_naming_it(run: dict[str, Path], tmp_path: Path,
-                                                           capsys: pytest.CaptureFixture):
+def test_a_report_that_cannot_be_written_exits_2_naming_it(
+    run: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture
+):
     (tmp_path / "a-file").write_text("x")
     for target in (tmp_path, tmp_path / "a-file" / "r.html"):  # a folder; below a file
         assert main(["report", str(run["scored"]), "-o", str(target)]) == 2
@@ -51,8 +71,21 @@ def test_score_report_equals_the_report_command(run: dict[str, Path], tmp_path: 
     import re
 
     again = tmp_path / "again.html"
-    assert main(["report", str(run["scored"]), "--items", str(run["items"]), "--summary", str(run["summary"]),
-                 "-o", str(again)]) == 0
+    assert (
+        main(
+            [
+                "report",
+                str(run["scored"]),
+                "--items",
+                str(run["items"]),
+                "--summary",
+                str(run["summary"]),
+                "-o",
+                str(again),
+            ]
+        )
+        == 0
+    )
 
     def body(p: Path) -> str:
         text = p.read_text(encoding="utf-8")

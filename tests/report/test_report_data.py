@@ -27,18 +27,44 @@ def test_item_records_hold_the_exact_cells_spans_and_index(run: dict[str, Path])
     index, details = item_records(inputs)
     assert [r["id"] for r in index] == ["mixed", "unsure", "worked", HOSTILE["id"], "empty"]
     known = ("id", "nc", "cc", "cr", "ce", "sr", "nk", "nu")  # a metric added to the table adds a code
-    assert {k: index[4][k] for k in known} == {"id": "empty", "nc": 0, "cc": None, "cr": None, "ce": None, "sr": None,
-                                               "nk": 0, "nu": 0}
-    assert {k: index[0][k] for k in known} == {"id": "mixed", "nc": 2, "cc": 0.5, "cr": 0.5, "ce": 0.75, "sr": 0.5,
-                                               "nk": 1, "nu": 0}
-    assert {k: index[1][k] for k in known} == {"id": "unsure", "nc": 1, "cc": 0.0, "cr": None, "ce": 0.0, "sr": 1.0,
-                                               "nk": 0, "nu": 1}
+    assert {k: index[4][k] for k in known} == {
+        "id": "empty",
+        "nc": 0,
+        "cc": None,
+        "cr": None,
+        "ce": None,
+        "sr": None,
+        "nk": 0,
+        "nu": 0,
+    }
+    assert {k: index[0][k] for k in known} == {
+        "id": "mixed",
+        "nc": 2,
+        "cc": 0.5,
+        "cr": 0.5,
+        "ce": 0.75,
+        "sr": 0.5,
+        "nk": 1,
+        "nu": 0,
+    }
+    assert {k: index[1][k] for k in known} == {
+        "id": "unsure",
+        "nc": 1,
+        "cc": 0.0,
+        "cr": None,
+        "ce": 0.0,
+        "sr": 1.0,
+        "nk": 0,
+        "nu": 1,
+    }
     assert index[2]["cr"] == round(5 / 12, 6) and index[2]["ce"] == round(5 / 18, 6)
     mixed = details[0]
     assert mixed["docs"] == ["pro", "con", "long"] and mixed["q"] == ITEMS[0]["question"]
     assert mixed["dt"] == [d["text"] for d in ITEMS[0]["documents"]]
-    assert mixed["claims"] == [{"x": "Sky is blue.", "a": [0, 12], "k": 1, "r": 0.5},
-                               {"x": "Grass is red.", "a": [13, 26], "k": 0, "r": 1.0}]
+    assert mixed["claims"] == [
+        {"x": "Sky is blue.", "a": [0, 12], "k": 1, "r": 0.5},
+        {"x": "Grass is red.", "a": [13, 26], "k": 0, "r": 1.0},
+    ]
     assert mixed["cells"][1] == [
         {"l": "I", "s": "judge", "p": [0.1, 0.1, 0.8]},
         {"l": "I", "s": "judge", "p": [0.1, 0.1, 0.8]},
@@ -66,45 +92,83 @@ def test_the_summary_shown_is_the_file_or_else_computed_from_the_results(run: di
     shown = summary_section(load_inputs(run["scored"], summary=run["summary"]))
     assert shown["computed"] == [] and shown["kind"] == "score"
     assert {m["key"]: (m["macro"], m["micro"], m["ci"]) for m in shown["metrics"]} == {
-        k: (s["macro"][k], s["micro"][k], s["ci95"][k]) for k in s["macro"]}
+        k: (s["macro"][k], s["micro"][k], s["ci95"][k]) for k in s["macro"]
+    }
     assert {p["key"]: p["value"] for p in shown["pairs"]} == s["pairs"]
     computed = summary_section(load_inputs(run["scored"]))
     m = summarize_metrics(read_results(run["scored"]))
     assert computed["computed"] == ["all"] and computed["config"] == {}
     assert {x["key"]: x["macro"] for x in computed["metrics"]} == m["macro"] == s["macro"]
     assert {x["key"]: x["ci"] for x in computed["metrics"]} == {k: list(v) for k, v in m["ci95"].items()} == s["ci95"]
-    partial = summary_section(load_inputs(run["scored"], summary={k: v for k, v in s.items() if k not in ("ci95", "pairs")}))
+    partial = summary_section(
+        load_inputs(run["scored"], summary={k: v for k, v in s.items() if k not in ("ci95", "pairs")})
+    )
     assert partial["computed"] == ["ci95", "pairs"]
     assert {x["key"]: x["ci"] for x in partial["metrics"]} == s["ci95"]
     assert {p["key"]: p["value"] for p in partial["pairs"]} == s["pairs"]
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda t, items, summ: {"items": write_jsonl(t / "other.jsonl", items[1:])},
-     r"other\.jsonl: no item with id 'mixed' \(scored in .*scored\.jsonl\): give the input file of this run"),
-    (lambda t, items, summ: {"summary": _write(t / "s.json", {**summ, "n_items": 3})},
-     r"s\.json: describes 3 items but .*scored\.jsonl holds 5: not the summary of that run"),
-    (lambda t, items, summ: {"summary": _write(t / "s.json", {"accuracy": 1})},
-     r"s\.json: neither a score summary .* nor a bench run results file"),
-    (lambda t, items, summ: {"summary": _write(t / "s.json", {"bench": {}, "detection": {}})},
-     r"s\.json: field 'conflictscore.macro': missing"),
-    (lambda t, items, summ: {"summary": _write(t / "s.json", {**summ, "macro": []})},
-     r"s\.json: field 'macro': expected an object, got list"),
-    (lambda t, items, summ: {"summary": _write(t / "s.json", {**summ, "pairs": 18})},
-     r"s\.json: field 'pairs': expected an object, got int"),
-    (lambda t, items, summ: {"summary": _write(t / "s.json", {**summ, "n_items": "5"})},
-     r"s\.json: field 'n_items': expected a whole number, got str"),
-    (lambda t, items, summ: {"items": write_jsonl(t / "other.jsonl", [
-        {**it, "documents": [{"id": "x", "text": "t"}] * 1} if it["id"] == "mixed" else it for it in items])},
-     r"item 'mixed': claim 0 is judged against document 'pro', which the item does not have \(documents: x\)"),
-    (lambda t, items, summ: {"items": write_jsonl(t / "other.jsonl", [
-        {**it, "response": "short"} if it["id"] == "mixed" else it for it in items])},
-     None),
-    (lambda t, items, summ: {"items": t / "missing.jsonl"}, r"missing\.jsonl: no such file"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (
+            lambda t, items, summ: {"items": write_jsonl(t / "other.jsonl", items[1:])},
+            r"other\.jsonl: no item with id 'mixed' \(scored in .*scored\.jsonl\): give the input file of this run",
+        ),
+        (
+            lambda t, items, summ: {"summary": _write(t / "s.json", {**summ, "n_items": 3})},
+            r"s\.json: describes 3 items but .*scored\.jsonl holds 5: not the summary of that run",
+        ),
+        (
+            lambda t, items, summ: {"summary": _write(t / "s.json", {"accuracy": 1})},
+            r"s\.json: neither a score summary .* nor a bench run results file",
+        ),
+        (
+            lambda t, items, summ: {"summary": _write(t / "s.json", {"bench": {}, "detection": {}})},
+            r"s\.json: field 'conflictscore.macro': missing",
+        ),
+        (
+            lambda t, items, summ: {"summary": _write(t / "s.json", {**summ, "macro": []})},
+            r"s\.json: field 'macro': expected an object, got list",
+        ),
+        (
+            lambda t, items, summ: {"summary": _write(t / "s.json", {**summ, "pairs": 18})},
+            r"s\.json: field 'pairs': expected an object, got int",
+        ),
+        (
+            lambda t, items, summ: {"summary": _write(t / "s.json", {**summ, "n_items": "5"})},
+            r"s\.json: field 'n_items': expected a whole number, got str",
+        ),
+        (
+            lambda t, items, summ: {
+                "items": write_jsonl(
+                    t / "other.jsonl",
+                    [
+                        {**it, "documents": [{"id": "x", "text": "t"}] * 1} if it["id"] == "mixed" else it
+                        for it in items
+                    ],
+                )
+            },
+            r"item 'mixed': claim 0 is judged against document 'pro', which the item does not have \(documents: x\)",
+        ),
+        (
+            lambda t, items, summ: {
+                "items": write_jsonl(
+                    t / "other.jsonl", [{**it, "response": "short"} if it["id"] == "mixed" else it for it in items]
+                )
+            },
+            None,
+        ),
+        (lambda t, items, summ: {"items": t / "missing.jsonl"}, r"missing\.jsonl: no such file"),
+    ],
+)
 def test_inputs_that_do_not_belong_together_are_refused(run: dict[str, Path], tmp_path: Path, change, message):
     items = [json.loads(x) for x in run["items"].read_text().splitlines()]
-    args = {"items": run["items"], "summary": run["summary"], **change(tmp_path, items, json.loads(run["summary"].read_text()))}
+    args = {
+        "items": run["items"],
+        "summary": run["summary"],
+        **change(tmp_path, items, json.loads(run["summary"].read_text())),
+    }
     if message is None:  # a response that no longer holds the claims: shown without marks, not an error
         _, details = item_records(load_inputs(run["scored"], **args))
         assert [c["a"] for c in details[0]["claims"]] == [None, None]
@@ -119,7 +183,9 @@ def test_a_recorded_span_outside_the_response_is_refused(run: dict[str, Path], t
     rows = [json.loads(x) for x in run["scored"].read_text().splitlines()]
     rows[0]["claims"][0]["span"] = [0, 99]
     scored = write_jsonl(tmp_path / "scored.jsonl", rows)
-    with pytest.raises(InputError, match=r"item 'mixed': claim 0 has span \[0, 99\] outside its response of 26 characters"):
+    with pytest.raises(
+        InputError, match=r"item 'mixed': claim 0 has span \[0, 99\] outside its response of 26 characters"
+    ):
         item_records(load_inputs(scored, items=run["items"]))
 
 
@@ -177,18 +243,40 @@ def test_bench_items_give_detection_and_gold_per_item(tmp_path: Path):
     from conflictscore_local.bench.gold import gold_evaluation, read_items_checked
     from conflictscore_local.report.data import bench_section
 
-    item = make_item(source="synthetic", id="b1", question=None, claims=["Sky is blue."],
-                     documents=[{"id": "d0", "text": "yes: sky is blue"}, {"id": "d1", "text": "no: sky is blue"}],
-                     gold_labels=[["SUPPORT", "IRRELEVANT"]], conflict_type="contradiction", split_key="k")
-    judged = [{"doc_id": "d0", "label": "SUPPORT", "probs": None, "source": "judge"},
-              {"doc_id": "d1", "label": "CONTRADICT", "probs": None, "source": "judge"}]
-    row = {"id": "b1", "claims": [{"text": "Sky is blue.", "support": ["d0"], "contradict": ["d1"], "irrelevant": [],
-                                   "judgments": judged}]}
-    inputs = load_inputs(write_jsonl(tmp_path / "pred.jsonl", [row]), items=write_jsonl(tmp_path / "b.jsonl", [item]),
-                         read=read_items_checked, evaluate=gold_evaluation)
+    item = make_item(
+        source="synthetic",
+        id="b1",
+        question=None,
+        claims=["Sky is blue."],
+        documents=[{"id": "d0", "text": "yes: sky is blue"}, {"id": "d1", "text": "no: sky is blue"}],
+        gold_labels=[["SUPPORT", "IRRELEVANT"]],
+        conflict_type="contradiction",
+        split_key="k",
+    )
+    judged = [
+        {"doc_id": "d0", "label": "SUPPORT", "probs": None, "source": "judge"},
+        {"doc_id": "d1", "label": "CONTRADICT", "probs": None, "source": "judge"},
+    ]
+    row = {
+        "id": "b1",
+        "claims": [
+            {"text": "Sky is blue.", "support": ["d0"], "contradict": ["d1"], "irrelevant": [], "judgments": judged}
+        ],
+    }
+    inputs = load_inputs(
+        write_jsonl(tmp_path / "pred.jsonl", [row]),
+        items=write_jsonl(tmp_path / "b.jsonl", [item]),
+        read=read_items_checked,
+        evaluate=gold_evaluation,
+    )
     index, details = item_records(inputs)
-    assert {k: index[0][k] for k in ("tp", "fp", "fn", "ty", "so")} == {"tp": 0, "fp": 1, "fn": 0, "ty": "none",
-                                                                       "so": "synthetic"}
+    assert {k: index[0][k] for k in ("tp", "fp", "fn", "ty", "so")} == {
+        "tp": 0,
+        "fp": 1,
+        "fn": 0,
+        "ty": "none",
+        "so": "synthetic",
+    }
     assert [c["g"] for c in details[0]["cells"][0]] == ["S", "I"] and details[0]["claims"][0]["g"] == 0
     bench = bench_section(inputs)  # no summary: computed with bench run's own evaluate, handed in
     assert bench is not None and bench["computed"]
@@ -200,11 +288,21 @@ def test_bench_items_give_detection_and_gold_per_item(tmp_path: Path):
 def test_a_repeated_claim_without_a_span_is_marked_where_it_recurs(tmp_path: Path):
     """Given claims carry no span: each is looked for after the claim before it, so a sentence the
     response says twice is marked twice, not twice at its first place."""
-    item = {"id": "twice", "response": "It rained. It was cold. It rained.", "documents": [{"id": "d", "text": "t"}],
-            "claims": ["It rained.", "It was cold.", "It rained."], "labels": [["SUPPORT"]] * 3}
+    item = {
+        "id": "twice",
+        "response": "It rained. It was cold. It rained.",
+        "documents": [{"id": "d", "text": "t"}],
+        "claims": ["It rained.", "It was cold.", "It rained."],
+        "labels": [["SUPPORT"]] * 3,
+    }
     judged = [{"doc_id": "d", "label": "SUPPORT", "probs": None, "source": "given"}]
-    row = {"id": "twice", "claims": [{"text": c, "support": ["d"], "contradict": [], "irrelevant": [],
-                                      "judgments": judged} for c in item["claims"]]}
+    row = {
+        "id": "twice",
+        "claims": [
+            {"text": c, "support": ["d"], "contradict": [], "irrelevant": [], "judgments": judged}
+            for c in item["claims"]
+        ],
+    }
     inputs = load_inputs(write_jsonl(tmp_path / "s.jsonl", [row]), items=write_jsonl(tmp_path / "i.jsonl", [item]))
     _, details = item_records(inputs)
     assert [c["a"] for c in details[0]["claims"]] == [[0, 10], [11, 23], [24, 34]]

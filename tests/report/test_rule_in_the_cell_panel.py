@@ -20,18 +20,40 @@ from .test_report_browser import open_item
 pytestmark = pytest.mark.slow  # a real Chromium per module, the default judge
 
 REPO = Path(__file__).resolve().parents[2]
-ITEM = {"id": "water", "response": "Water boils at 100 °C at sea level.",
-        "claims": ["Water boils at 100 °C at sea level."],
-        "documents": [{"id": "same", "text": "Water boils at 100 °C at sea level."},
-                      {"id": "recipe", "text": "Stir the flour into the butter and bake for twenty minutes."}]}
+ITEM = {
+    "id": "water",
+    "response": "Water boils at 100 °C at sea level.",
+    "claims": ["Water boils at 100 °C at sea level."],
+    "documents": [
+        {"id": "same", "text": "Water boils at 100 °C at sea level."},
+        {"id": "recipe", "text": "Stir the flour into the butter and bake for twenty minutes."},
+    ],
+}
 
 
 def test_the_cell_panel_and_the_pairs_csv_show_the_rule_and_what_decided(tmp_path: Path, open_report: Any) -> None:
     items = tmp_path / "water.jsonl"
     items.write_text(json.dumps(ITEM) + "\n", encoding="utf-8")
     page_path, pairs = tmp_path / "water.html", tmp_path / "water.pairs.csv"
-    assert main(["score", str(items), "-o", str(tmp_path / "water.jsonl.out.jsonl"), "--report", str(page_path),
-                 "--csv-pairs", str(pairs), "--pruner", "none", "--no-cache", "-q"]) == 0
+    assert (
+        main(
+            [
+                "score",
+                str(items),
+                "-o",
+                str(tmp_path / "water.jsonl.out.jsonl"),
+                "--report",
+                str(page_path),
+                "--csv-pairs",
+                str(pairs),
+                "--pruner",
+                "none",
+                "--no-cache",
+                "-q",
+            ]
+        )
+        == 0
+    )
     shipped = json.loads((REPO / "models" / "default-judge" / "conflictscore.json").read_text())["thresholds"]
     rule = rule_text(shipped)  # the default judge's calibrated thresholds: "thresholds S>=0.45 C>=0.30" today
     with open(pairs, newline="", encoding="utf-8") as fh:

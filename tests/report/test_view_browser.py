@@ -21,9 +21,16 @@ from .conftest import write_jsonl
 
 pytestmark = pytest.mark.slow  # a real Chromium per module
 
-LABELLED = [{"id": "a", "response": "c1. c2.", "claims": ["c1", "c2"], "documents": ["one", "two"],
-             "labels": [["SUPPORT", "CONTRADICT"], ["SUPPORT", "IRRELEVANT"]]},
-            {"id": "b", "response": "c3.", "claims": ["c3"], "documents": ["three"], "labels": [["CONTRADICT"]]}]
+LABELLED = [
+    {
+        "id": "a",
+        "response": "c1. c2.",
+        "claims": ["c1", "c2"],
+        "documents": ["one", "two"],
+        "labels": [["SUPPORT", "CONTRADICT"], ["SUPPORT", "IRRELEVANT"]],
+    },
+    {"id": "b", "response": "c3.", "claims": ["c3"], "documents": ["three"], "labels": [["CONTRADICT"]]},
+]
 
 
 @pytest.fixture(scope="module")
@@ -31,11 +38,39 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder of runs: one with summary and report, one in a subfolder with a summary, one scored file alone."""
     d = tmp_path_factory.mktemp("runs")
     items = write_jsonl(d / "items.jsonl", LABELLED)
-    assert main(["score", str(items), "-o", str(d / "first.scored.jsonl"), "--summary", str(d / "first.summary.json"),
-                 "--report", str(d / "first.report.html"), "-q"]) == 0
+    assert (
+        main(
+            [
+                "score",
+                str(items),
+                "-o",
+                str(d / "first.scored.jsonl"),
+                "--summary",
+                str(d / "first.summary.json"),
+                "--report",
+                str(d / "first.report.html"),
+                "-q",
+            ]
+        )
+        == 0
+    )
     (d / "sub").mkdir()
-    assert main(["score", str(items), "-o", str(d / "sub" / "second.jsonl"), "--summary", str(d / "sub" / "second.json"),
-                 "--set", "aggregate.keep_both=true", "-q"]) == 0
+    assert (
+        main(
+            [
+                "score",
+                str(items),
+                "-o",
+                str(d / "sub" / "second.jsonl"),
+                "--summary",
+                str(d / "sub" / "second.json"),
+                "--set",
+                "aggregate.keep_both=true",
+                "-q",
+            ]
+        )
+        == 0
+    )
     write(d / "plain.jsonl", A)
     (d / "notes.json").write_text('{"not": "a summary"}')
     return d
@@ -45,18 +80,24 @@ def test_runs_are_found_with_their_files_and_numbers(runs: Path) -> None:
     found = {r.key: r.record() for r in find_runs(runs)}
     assert sorted(found) == ["first", "plain", "sub/second"]
     first = found["first"]
-    assert (first["scored"], first["summary"], first["report"]) == ("first.scored.jsonl", "first.summary.json",
-                                                                   "first.report.html")
+    assert (first["scored"], first["summary"], first["report"]) == (
+        "first.scored.jsonl",
+        "first.summary.json",
+        "first.report.html",
+    )
     assert first["kind"] == "score" and first["n_items"] == 2 and first["input"] == "items.jsonl"
-    assert first["metrics"]["cs_c"]["macro"] == 0.25  # (1/2 + 0) / 2, hand-computed in tests/cli/test_tables_and_gate.py
+    assert (
+        first["metrics"]["cs_c"]["macro"] == 0.25
+    )  # (1/2 + 0) / 2, hand-computed in tests/cli/test_tables_and_gate.py
     assert found["sub/second"]["summary"] == "sub/second.json" and found["sub/second"]["report"] is None
     assert found["plain"]["kind"] == "scored file" and found["plain"]["summary"] is None
     assert found["plain"]["n_items"] == 4 and found["plain"]["judge"] is None
     assert [stem(n) for n in ("x.scored.jsonl", "x.summary.json", "x.report.html", "x.jsonl", "x.json")] == ["x"] * 5
 
 
-def test_the_static_page_lists_the_runs_and_shows_the_compare_command(runs: Path, open_report: Any,
-                                                                     tmp_path: Path) -> None:
+def test_the_static_page_lists_the_runs_and_shows_the_compare_command(
+    runs: Path, open_report: Any, tmp_path: Path
+) -> None:
     page_path = tmp_path / "elsewhere" / "index.html"
     page_path.parent.mkdir()
     assert main(["view", str(runs), "-o", str(page_path), "-q"]) == 0
@@ -76,14 +117,20 @@ def test_the_static_page_lists_the_runs_and_shows_the_compare_command(runs: Path
     recs = {r.key: r.record() for r in find_runs(runs)}
     assert shown == compare_command(recs["first"], recs["sub/second"], where=str(Path(href).parent))
     up = os.path.relpath(runs, page_path.parent)
-    assert shown == (f"conflictscore compare {up}/first.scored.jsonl {up}/sub/second.jsonl "
-                     f"--summary-a {up}/first.summary.json --summary-b {up}/sub/second.json --items {up}/items.jsonl "
-                     "--label-a first --label-b sub/second --report compare.first.sub_second.html")
+    assert shown == (
+        f"conflictscore compare {up}/first.scored.jsonl {up}/sub/second.jsonl "
+        f"--summary-a {up}/first.summary.json --summary-b {up}/sub/second.json --items {up}/items.jsonl "
+        "--label-a first --label-b sub/second --report compare.first.sub_second.html"
+    )
     # the command works as shown, run from the page's folder
     words = shlex.split(shown)
     assert words[:2] == ["conflictscore", "compare"]
-    assert subprocess.run([sys.executable, "-m", "conflictscore_local.cli", *words[1:], "-q"], cwd=page_path.parent,
-                          check=False).returncode == 0
+    assert (
+        subprocess.run(
+            [sys.executable, "-m", "conflictscore_local.cli", *words[1:], "-q"], cwd=page_path.parent, check=False
+        ).returncode
+        == 0
+    )
     assert (page_path.parent / "compare.first.sub_second.html").is_file()
     assert page.locator('tr.run-row[data-key="plain"] input.pick').is_enabled()
     assert all(u.startswith("file:") for u in page.requests)

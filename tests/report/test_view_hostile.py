@@ -21,15 +21,29 @@ import pytest
 import conflictscore_local
 
 PACKAGE_ROOT = Path(conflictscore_local.__file__).resolve().parents[1]  # the checkout under test, in subprocesses too
-ITEMS = [{"id": "a", "response": "c1. c2.", "claims": ["c1", "c2"], "documents": ["one", "two"],
-          "labels": [["SUPPORT", "CONTRADICT"], ["SUPPORT", "IRRELEVANT"]]},
-         {"id": "b", "response": "c3.", "claims": ["c3"], "documents": ["three"], "labels": [["CONTRADICT"]]}]
+ITEMS = [
+    {
+        "id": "a",
+        "response": "c1. c2.",
+        "claims": ["c1", "c2"],
+        "documents": ["one", "two"],
+        "labels": [["SUPPORT", "CONTRADICT"], ["SUPPORT", "IRRELEVANT"]],
+    },
+    {"id": "b", "response": "c3.", "claims": ["c3"], "documents": ["three"], "labels": [["CONTRADICT"]]},
+]
 
 
 def cs(*args: str, cwd: Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(PACKAGE_ROOT)}
-    return subprocess.run([sys.executable, "-m", "conflictscore_local.cli", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=timeout, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "conflictscore_local.cli", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
 
 
 def make_runs(tmp_path: Path) -> Path:
@@ -38,8 +52,18 @@ def make_runs(tmp_path: Path) -> Path:
     items.write_text("".join(json.dumps(r) + "\n" for r in ITEMS), encoding="utf-8")
     d = tmp_path / "runs"
     d.mkdir()
-    done = cs("score", str(items), "-o", str(d / "ok.scored.jsonl"), "--summary", str(d / "ok.summary.json"),
-              "--report", str(d / "ok.report.html"), "-q", "--no-cache")
+    done = cs(
+        "score",
+        str(items),
+        "-o",
+        str(d / "ok.scored.jsonl"),
+        "--summary",
+        str(d / "ok.summary.json"),
+        "--report",
+        str(d / "ok.report.html"),
+        "-q",
+        "--no-cache",
+    )
     assert done.returncode == 0, done.stderr
     (tmp_path / "secret.txt").write_text("outside the runs folder\n")
     return d
@@ -57,6 +81,7 @@ def served_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 # == view -o never replaces a file it lists ======================================================
 
+
 @pytest.mark.parametrize("name", ["ok.scored.jsonl", "ok.summary.json", "ok.report.html"])
 def test_view_o_onto_a_run_file_it_lists_is_refused(runs: Path, name: str) -> None:
     """Before: ``view runs -o runs/ok.scored.jsonl`` replaced the scored rows by the HTML page, exit 0."""
@@ -67,7 +92,7 @@ def test_view_o_onto_a_run_file_it_lists_is_refused(runs: Path, name: str) -> No
     if name.endswith(".html"):
         assert f"-o {runs / name} is a run file it lists ({name})" in done.stderr
     else:  # refused sooner: -o names the page's format by its extension
-        ext = name[name.rindex("."):]
+        ext = name[name.rindex(".") :]
         assert f"-o {runs / name}: {ext} is not a format this command writes; allowed: .html" in done.stderr
     assert {p.name: p.read_bytes() for p in runs.iterdir()} == before
 
@@ -88,6 +113,7 @@ def test_view_o_elsewhere_and_the_default_page_still_write(runs: Path, tmp_path:
 
 
 # == a FIFO or a damaged run file is named, never waited on =======================================
+
 
 def test_a_fifo_among_the_runs_is_left_out_with_a_warning_not_waited_on(runs: Path) -> None:
     """Before: ``mkfifo runs/hang.scored.jsonl`` made ``view`` wait for a writer forever (no message)."""
@@ -112,10 +138,12 @@ def test_a_damaged_scored_file_or_summary_is_left_out_with_a_warning(runs: Path)
         f"warning: view: {runs / 'bad.summary.json'} is left out: not a summary this release reads (damaged, or not "
         "one)",
         f"warning: view: {runs / 'rnd.scored.jsonl'} is left out: its first line is not a scored result (damaged, or "
-        "not one)"]
+        "not one)",
+    ]
 
 
 # == view --serve: only the listed run files, only to a loopback Host ==============================
+
 
 class Served:
     def __init__(self, proc: subprocess.Popen[str], port: int):
@@ -147,8 +175,12 @@ def served(served_runs: Path) -> Iterator[Served]:
     env = {**os.environ, "PYTHONPATH": str(PACKAGE_ROOT)}
     log = runs.parent / "serve.err"
     with open(log, "w") as err:  # a file, not a pipe: a full pipe would stop the server
-        proc = subprocess.Popen([sys.executable, "-m", "conflictscore_local.cli", "view", str(runs), "--serve",
-                                 "--port", "0"], env=env, stderr=err, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "conflictscore_local.cli", "view", str(runs), "--serve", "--port", "0"],
+            env=env,
+            stderr=err,
+            text=True,
+        )
     found = None
     deadline = time.monotonic() + 120
     while found is None and time.monotonic() < deadline and proc.poll() is None:
@@ -170,10 +202,24 @@ def test_served_run_files_are_the_listed_ones(served: Served, served_runs: Path)
     assert served.get("/ok.scored%2Ejsonl") == (200, (runs / "ok.scored.jsonl").read_bytes())  # a %-escape is the name
 
 
-@pytest.mark.parametrize("target", ["/etc_link/shadow", "/etc_link/passwd", "/host_link.txt",
-                                    "/secret_link.scored.jsonl", "/sub/", "/sub/notes.txt", "/items.jsonl",
-                                    "/../../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "/..%2f..%2fetc%2fpasswd",
-                                    "//etc/passwd", "/nope.json", "/compare?a=../../etc/passwd&b=x"])
+@pytest.mark.parametrize(
+    "target",
+    [
+        "/etc_link/shadow",
+        "/etc_link/passwd",
+        "/host_link.txt",
+        "/secret_link.scored.jsonl",
+        "/sub/",
+        "/sub/notes.txt",
+        "/items.jsonl",
+        "/../../etc/passwd",
+        "/%2e%2e/%2e%2e/etc/passwd",
+        "/..%2f..%2fetc%2fpasswd",
+        "//etc/passwd",
+        "/nope.json",
+        "/compare?a=../../etc/passwd&b=x",
+    ],
+)
 def test_served_nothing_but_the_listed_run_files(served: Served, target: str) -> None:
     """Before: a symbolic link inside DIR was followed (``/etc_link/shadow`` served /etc/shadow), folders
     were listed and every file under DIR was served."""
@@ -182,8 +228,7 @@ def test_served_nothing_but_the_listed_run_files(served: Served, target: str) ->
     assert b"root:" not in body and b"outside the runs folder" not in body
 
 
-@pytest.mark.parametrize("target", ["/%00", "/ok.scored.jsonl%00", "/%ff%fe", "http://evil.example.com/",
-                                    "*"])
+@pytest.mark.parametrize("target", ["/%00", "/ok.scored.jsonl%00", "/%ff%fe", "http://evil.example.com/", "*"])
 def test_served_an_odd_path_is_a_4xx_and_no_traceback(served: Served, target: str) -> None:
     """Before: ``GET /%00`` printed a traceback (``ValueError: embedded null byte``) and dropped the connection."""
     status, _ = served.get(target)
@@ -191,8 +236,10 @@ def test_served_an_odd_path_is_a_4xx_and_no_traceback(served: Served, target: st
     assert served.get("/")[0] == 200  # still serving
 
 
-@pytest.mark.parametrize("host", ["evil.example.com", "evil.example.com:{port}", "127.0.0.1.nip.io:{port}",
-                                  "127.0.0.1:1", "localhost.:{port}", ""])
+@pytest.mark.parametrize(
+    "host",
+    ["evil.example.com", "evil.example.com:{port}", "127.0.0.1.nip.io:{port}", "127.0.0.1:1", "localhost.:{port}", ""],
+)
 def test_served_only_to_a_loopback_host(served: Served, host: str) -> None:
     """Before: ``Host: evil.example.com`` got the rows (a page rebinding its name to 127.0.0.1 could read them)."""
     for target in ("/", "/ok.scored.jsonl", "/compare?a=ok&b=ok"):
@@ -201,12 +248,15 @@ def test_served_only_to_a_loopback_host(served: Served, host: str) -> None:
         assert b'"claims"' not in body and b"run-row" not in body
 
 
-@pytest.mark.parametrize("host", ["127.0.0.1", "127.0.0.1:{port}", "localhost", "LOCALHOST:{port}", "[::1]",
-                                  "[::1]:{port}"])
+@pytest.mark.parametrize(
+    "host", ["127.0.0.1", "127.0.0.1:{port}", "localhost", "LOCALHOST:{port}", "[::1]", "[::1]:{port}"]
+)
 def test_served_to_127_0_0_1_localhost_and_ipv6_loopback(served: Served, host: str, served_runs: Path) -> None:
     runs = served_runs
     assert served.get("/ok.scored.jsonl", host=host.format(port=served.port)) == (
-        200, (runs / "ok.scored.jsonl").read_bytes())
+        200,
+        (runs / "ok.scored.jsonl").read_bytes(),
+    )
 
 
 def test_a_run_named_in_bytes_that_are_not_utf8_is_listed_as_valid_json(runs: Path) -> None:
@@ -214,9 +264,13 @@ def test_a_run_named_in_bytes_that_are_not_utf8_is_listed_as_valid_json(runs: Pa
     odd = os.fsencode(runs) + b"/name\xff.scored.jsonl"
     with open(odd, "wb") as fh:
         fh.write((runs / "ok.scored.jsonl").read_bytes())
-    done = subprocess.run([sys.executable, "-m", "conflictscore_local.cli", "view", str(runs), "--json"],
-                          capture_output=True, timeout=120, check=False,
-                          env={**os.environ, "PYTHONPATH": str(PACKAGE_ROOT)})
+    done = subprocess.run(
+        [sys.executable, "-m", "conflictscore_local.cli", "view", str(runs), "--json"],
+        capture_output=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(PACKAGE_ROOT)},
+    )
     assert done.returncode == 0, done.stderr
     text = done.stdout.decode("utf-8")
     assert "\\udcff" not in text

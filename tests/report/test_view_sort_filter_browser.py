@@ -22,11 +22,20 @@ from .conftest import write_jsonl
 
 pytestmark = pytest.mark.slow  # a real Chromium per module
 
-ITEMS = [{"id": "a", "response": "c1. c2.", "claims": ["c1", "c2"], "documents": ["doc one text", "doc two text"],
-          "labels": [["SUPPORT", "CONTRADICT"], ["SUPPORT", "IRRELEVANT"]]},
-         {"id": "b", "response": "c3.", "claims": ["c3"], "documents": ["doc three text"], "labels": [["CONTRADICT"]]}]
-CALM = [{**ITEMS[0], "labels": [["SUPPORT", "IRRELEVANT"], ["SUPPORT", "IRRELEVANT"]]},
-        {**ITEMS[1], "labels": [["SUPPORT"]]}]
+ITEMS = [
+    {
+        "id": "a",
+        "response": "c1. c2.",
+        "claims": ["c1", "c2"],
+        "documents": ["doc one text", "doc two text"],
+        "labels": [["SUPPORT", "CONTRADICT"], ["SUPPORT", "IRRELEVANT"]],
+    },
+    {"id": "b", "response": "c3.", "claims": ["c3"], "documents": ["doc three text"], "labels": [["CONTRADICT"]]},
+]
+CALM = [
+    {**ITEMS[0], "labels": [["SUPPORT", "IRRELEVANT"], ["SUPPORT", "IRRELEVANT"]]},
+    {**ITEMS[1], "labels": [["SUPPORT"]]},
+]
 
 
 @pytest.fixture(scope="module")
@@ -36,8 +45,20 @@ def copied(tmp_path_factory: pytest.TempPathFactory) -> Path:
     write_jsonl(made / "items.jsonl", ITEMS)
     write_jsonl(made / "calm.jsonl", CALM)
     for name, src in (("tense", "items.jsonl"), ("quiet", "calm.jsonl")):
-        assert main(["score", str(made / src), "-o", str(made / f"{name}.scored.jsonl"), "--summary",
-                     str(made / f"{name}.summary.json"), "-q"]) == 0
+        assert (
+            main(
+                [
+                    "score",
+                    str(made / src),
+                    "-o",
+                    str(made / f"{name}.scored.jsonl"),
+                    "--summary",
+                    str(made / f"{name}.summary.json"),
+                    "-q",
+                ]
+            )
+            == 0
+        )
     # the second run's input under the first's name, so both runs read "items.jsonl"
     quiet = json.loads((made / "quiet.summary.json").read_text())
     quiet["stages"]["input"]["file"] = "items.jsonl"
@@ -85,8 +106,14 @@ def test_the_compare_command_carries_items_and_its_page_shows_the_documents(copi
     shown = page.locator("#compare-command").inner_text()
     assert "--items items.jsonl" in shlex.join(shlex.split(shown))
     words = shlex.split(shown)
-    done = subprocess.run([sys.executable, "-m", "conflictscore_local.cli", *words[1:], "-q"], cwd=copied,
-                          env={**os.environ}, check=False, capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "conflictscore_local.cli", *words[1:], "-q"],
+        cwd=copied,
+        env={**os.environ},
+        check=False,
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr
     compared = open_report(copied / "compare.quiet.tense.html")
     compared.locator('#items-body tr.item-row[data-id="a"]').click()

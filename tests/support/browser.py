@@ -11,8 +11,13 @@ from typing import Any
 
 CHROMIUM = os.environ.get("CONFLICTSCORE_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS: tuple[str, ...] = (
-    "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 )
 
 

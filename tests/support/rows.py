@@ -21,8 +21,11 @@ def row_differences(a: Any, b: Any, *, prob_tol: float = 0.0, where: str = "") -
     if isinstance(a, list) and isinstance(b, list):
         if len(a) != len(b):
             return [f"{where}: {len(a)} vs {len(b)} entries"]
-        return [d for i, (x, y) in enumerate(zip(a, b)) for d in row_differences(x, y, prob_tol=prob_tol,
-                                                                                where=f"{where}[{i}]")]
+        return [
+            d
+            for i, (x, y) in enumerate(zip(a, b))
+            for d in row_differences(x, y, prob_tol=prob_tol, where=f"{where}[{i}]")
+        ]
     if all(isinstance(v, float) for v in (a, b)) and ".probs." in f"{where}." and abs(a - b) <= prob_tol:
         return []
     return [] if a == b else [f"{where}: {a!r} vs {b!r}"]

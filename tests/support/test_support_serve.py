@@ -86,7 +86,11 @@ def test_ready_on_health_then_stopped_with_its_children_and_restarted_on_its_por
 
 
 def test_the_server_dies_with_the_process_that_started_it(tmp_path: Path) -> None:
-    parent = subprocess.run([sys.executable, "-c", textwrap.dedent(f"""
+    parent = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
         import os, signal, sys
         sys.path.insert(0, {str(Path(__file__).parents[2])!r})
         from pathlib import Path
@@ -94,13 +98,20 @@ def test_the_server_dies_with_the_process_that_started_it(tmp_path: Path) -> Non
         server = StandIn(Path({str(tmp_path)!r}), "lone").start()
         print(server.proc.pid, flush=True)
         os.kill(os.getpid(), signal.SIGKILL)  # no finalizer runs
-    """)], capture_output=True, text=True, timeout=60)
+    """),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert parent.returncode == -9, parent.stderr
     assert gone(int(parent.stdout.split()[0]))
 
 
 def test_a_server_that_exits_or_never_gets_ready_is_reported_with_its_log(tmp_path: Path) -> None:
-    with pytest.raises(RuntimeError, match=r"(?s)exited with status 7 before it was ready; .*ends:\ncannot load the model"):
+    with pytest.raises(
+        RuntimeError, match=r"(?s)exited with status 7 before it was ready; .*ends:\ncannot load the model"
+    ):
         StandIn(tmp_path, "exit").start()
     never = StandIn(tmp_path, "unhealthy", start_timeout_s=1.0)
     t0 = time.perf_counter()

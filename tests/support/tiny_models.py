@@ -33,8 +33,15 @@ def build_tiny_t5(tokenizer_source: str | Path, out: Path, *, seed: int = 0) -> 
 
     tok = _tokenizer(tokenizer_source)
     cfg = transformers.T5Config(
-        vocab_size=tok.vocab_size, d_model=32, d_kv=8, d_ff=64, num_layers=2, num_decoder_layers=2,
-        num_heads=2, pad_token_id=tok.pad_token_id, eos_token_id=tok.sep_token_id,
+        vocab_size=tok.vocab_size,
+        d_model=32,
+        d_kv=8,
+        d_ff=64,
+        num_layers=2,
+        num_decoder_layers=2,
+        num_heads=2,
+        pad_token_id=tok.pad_token_id,
+        eos_token_id=tok.sep_token_id,
         decoder_start_token_id=tok.pad_token_id,
     )
     torch.manual_seed(seed)
@@ -45,9 +52,7 @@ def build_tiny_t5(tokenizer_source: str | Path, out: Path, *, seed: int = 0) -> 
     return out
 
 
-def build_tiny_causal_lm(
-    tokenizer_source: str | Path, out: Path, *, seed: int = 0, max_positions: int = 512
-) -> Path:
+def build_tiny_causal_lm(tokenizer_source: str | Path, out: Path, *, seed: int = 0, max_positions: int = 512) -> Path:
     """A tiny random Qwen3-architecture causal LM with a Qwen3-style chat template, saved to ``out``.
 
     Qwen3, not Qwen2: transformers 5 loads a ``qwen2`` checkpoint's tokenizer as
@@ -63,13 +68,19 @@ def build_tiny_causal_lm(
     tok.chat_template = QWEN_STYLE_CHAT_TEMPLATE
     tok.eos_token = "<|im_end|>"
     cfg = transformers.Qwen3Config(
-        vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-        num_attention_heads=2, num_key_value_heads=1, head_dim=16, max_position_embeddings=max_positions,
-        eos_token_id=tok.convert_tokens_to_ids("<|im_end|>"), pad_token_id=tok.pad_token_id,
+        vocab_size=len(tok),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        head_dim=16,
+        max_position_embeddings=max_positions,
+        eos_token_id=tok.convert_tokens_to_ids("<|im_end|>"),
+        pad_token_id=tok.pad_token_id,
         tie_word_embeddings=False,
     )
     torch.manual_seed(seed)
     transformers.Qwen3ForCausalLM(cfg).save_pretrained(out)
     tok.save_pretrained(out)
     return out
-

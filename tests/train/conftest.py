@@ -9,8 +9,18 @@ from typing import Any, Iterable
 import pytest
 
 LABEL_WORDS = {"SUPPORT": "yes indeed", "CONTRADICT": "no never", "IRRELEVANT": "banana bread"}
-SUBJECTS = ("the river", "a cat", "the old tower", "my neighbour", "the committee", "a small boat", "the city",
-            "our team", "the garden", "a tall tree")
+SUBJECTS = (
+    "the river",
+    "a cat",
+    "the old tower",
+    "my neighbour",
+    "the committee",
+    "a small boat",
+    "the city",
+    "our team",
+    "the garden",
+    "a tall tree",
+)
 
 
 def write_jsonl(path: Path, rows: Iterable[Any]) -> Path:
@@ -36,8 +46,13 @@ def tiny_base(tokenizer_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     torch = pytest.importorskip("torch")
     tok = transformers.AutoTokenizer.from_pretrained(str(tokenizer_dir))
     cfg = transformers.BertConfig(
-        vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-        intermediate_size=64, max_position_embeddings=512, pad_token_id=tok.pad_token_id,
+        vocab_size=tok.vocab_size,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=512,
+        pad_token_id=tok.pad_token_id,
     )
     torch.manual_seed(0)
     out = tmp_path_factory.mktemp("tiny-base")

@@ -16,8 +16,9 @@ REPO = Path(__file__).resolve().parents[2]
 CHECKPOINT = REPO / "models" / "default-judge"
 
 WEIGHTS = CHECKPOINT / "model.packed.safetensors"
-pytestmark = pytest.mark.skipif(not WEIGHTS.is_file(),
-                                reason="models/default-judge is not built (models/build_default_judge.sh)")
+pytestmark = pytest.mark.skipif(
+    not WEIGHTS.is_file(), reason="models/default-judge is not built (models/build_default_judge.sh)"
+)
 
 EIFFEL = "The Eiffel Tower in Paris was completed in 1889 as the entrance arch to the World's Fair."
 CURIE = "Marie Curie was born in Warsaw in 1867 and moved to Paris in 1891 to study physics."
@@ -75,4 +76,3 @@ def test_default_judge_labels_obvious_pairs(default_judge, index: int, request: 
     passage, claim, want = OBVIOUS[index]
     (got,) = default_judge.judge([Pair(Claim("q", 0, claim), Passage("q", "d", 0, passage))])
     assert got.label == want, got.probs
-

@@ -49,10 +49,13 @@ def bench_item(**over: object) -> dict:
 
 
 def test_pairs_and_items_are_detected_per_line(tmp_path: Path) -> None:
-    f = write_jsonl(tmp_path / "mixed.jsonl", [
-        {"claim": "c", "passage": "p", "label": "support"},
-        bench_item(),
-    ])
+    f = write_jsonl(
+        tmp_path / "mixed.jsonl",
+        [
+            {"claim": "c", "passage": "p", "label": "support"},
+            bench_item(),
+        ],
+    )
     kinds = [type(rec).__name__ for _, rec in iter_records(str(f))]
     assert kinds == ["Example", "BenchRecord"]
     ex, records = read_training_data([str(f)], CHUNKER)
@@ -73,9 +76,13 @@ def test_long_documents_give_only_their_evidence_passage() -> None:
     assert got == [
         # claim 0: the short doc whole; the long SUPPORT doc → its passage with the answer
         # "1889"; the noise doc (no answer) → the passage sharing most words ("tower", "finished")
-        ("The tower wa", "The tower wa", s), ("The tower wa", "Work on the ", s), ("The tower wa", "Work on the ", i),
+        ("The tower wa", "The tower wa", s),
+        ("The tower wa", "Work on the ", s),
+        ("The tower wa", "Work on the ", i),
         # claim 1: the long CONTRADICT doc → the answer passage again; noise → "tower" ties, the first wins
-        ("The tower is", "The tower wa", i), ("The tower is", "Work on the ", c), ("The tower is", "The tower st", i),
+        ("The tower is", "The tower wa", i),
+        ("The tower is", "Work on the ", c),
+        ("The tower is", "The tower st", i),
     ]
     assert skipped == 8  # two passages of each long document, for each claim
 
@@ -89,8 +96,10 @@ def test_evidence_passage_falls_back_to_word_overlap() -> None:
 
 
 def test_eval_set_keeps_every_passage_and_the_claim_groups(tmp_path: Path) -> None:
-    f = write_jsonl(tmp_path / "dev.jsonl", [bench_item(gold_conflicted=[False, True]),
-                                            {"claim": "x", "passage": "y", "label": "IRRELEVANT"}])
+    f = write_jsonl(
+        tmp_path / "dev.jsonl",
+        [bench_item(gold_conflicted=[False, True]), {"claim": "x", "passage": "y", "label": "IRRELEVANT"}],
+    )
     ev, rec = read_eval_set(str(f), CHUNKER)
     assert len(ev) == 7 and ev.offsets == [0, 1, 4, 7, 8, 11, 14, 15]
     assert ev.groups == [0, 0, 0, 1, 1, 1, -1]
@@ -106,11 +115,18 @@ def test_eval_set_keeps_every_passage_and_the_claim_groups(tmp_path: Path) -> No
         ({"claim": "", "passage": "p", "label": "SUPPORT"}, "claim", "non-empty string"),
         ({"claim": "c", "passage": 3, "label": "SUPPORT"}, "passage", "non-empty string"),
         (bench_item(gold_labels=[["SUPPORT"] * 3]), "gold_labels", "has 1 rows but there are 2 claims"),
-        (bench_item(gold_labels=[["SUPPORT"] * 3, ["SUPPORT"] * 2]), "gold_labels[1]", "has 2 labels but there are 3 documents"),
+        (
+            bench_item(gold_labels=[["SUPPORT"] * 3, ["SUPPORT"] * 2]),
+            "gold_labels[1]",
+            "has 2 labels but there are 3 documents",
+        ),
         (bench_item(gold_labels=[["SUPPORT"] * 3, ["SUPPORT", "x", "SUPPORT"]]), "gold_labels[1][1]", "unknown label"),
         (bench_item(gold_conflicted=[True]), "gold_conflicted", "expected 2 booleans"),
-        (bench_item(documents=[{"id": "a"}, {"id": "b", "text": ""}, {"id": "c", "text": ""}]), "documents[0].text",
-         "missing"),
+        (
+            bench_item(documents=[{"id": "a"}, {"id": "b", "text": ""}, {"id": "c", "text": ""}]),
+            "documents[0].text",
+            "missing",
+        ),
         (bench_item(split="test"), "split", "leaks the benchmark"),
     ],
 )
@@ -141,13 +157,32 @@ def test_invalid_json_and_empty_files(tmp_path: Path) -> None:
         read_training_data([str(tmp_path / "missing.jsonl")], CHUNKER)
 
 
-def test_cli_reports_a_bad_training_file_with_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                      tiny_base: Path) -> None:
+def test_cli_reports_a_bad_training_file_with_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], tiny_base: Path
+) -> None:
     train = tmp_path / "train.jsonl"
-    train.write_text(json.dumps({"claim": "c", "passage": "p", "label": "SUPPORT"}) + "\n"
-                     + json.dumps({"claim": "c", "passage": "p", "label": "entails?"}) + "\n", encoding="utf-8")
-    code = main(["train-judge", "fit", "--base", str(tiny_base), "--train", str(train), "--eval", str(train),
-                 "-o", str(tmp_path / "out"), "-q"])
+    train.write_text(
+        json.dumps({"claim": "c", "passage": "p", "label": "SUPPORT"})
+        + "\n"
+        + json.dumps({"claim": "c", "passage": "p", "label": "entails?"})
+        + "\n",
+        encoding="utf-8",
+    )
+    code = main(
+        [
+            "train-judge",
+            "fit",
+            "--base",
+            str(tiny_base),
+            "--train",
+            str(train),
+            "--eval",
+            str(train),
+            "-o",
+            str(tmp_path / "out"),
+            "-q",
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2
     assert f"{train}:2: field 'label': unknown label 'entails?'" in err
@@ -163,10 +198,23 @@ def test_cli_reports_a_bad_training_file_with_exit_2(tmp_path: Path, capsys: pyt
         (["--base", "/nonexistent/model"], "--base: model '/nonexistent/model' is neither a directory"),
     ],
 )
-def test_cli_rejects_bad_options(tmp_path: Path, capsys: pytest.CaptureFixture[str], tiny_base: Path,
-                                 flags: list[str], message: str) -> None:
+def test_cli_rejects_bad_options(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], tiny_base: Path, flags: list[str], message: str
+) -> None:
     f = write_jsonl(tmp_path / "t.jsonl", [{"claim": "c", "passage": "p", "label": "SUPPORT"}])
-    args = ["train-judge", "fit", "--base", str(tiny_base), "--train", str(f), "--eval", str(f), "-o", str(tmp_path / "o"), "-q"]
+    args = [
+        "train-judge",
+        "fit",
+        "--base",
+        str(tiny_base),
+        "--train",
+        str(f),
+        "--eval",
+        str(f),
+        "-o",
+        str(tmp_path / "o"),
+        "-q",
+    ]
     try:
         code = main(args + flags)
     except SystemExit as e:  # argparse refuses a value out of its flag's range

@@ -30,7 +30,9 @@ def _opts(base: Path, files: tuple[Path, Path], out: Path, **over: object) -> Tr
 
 
 @pytest.fixture(scope="module")
-def trained(tiny_base: Path, pair_files: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+def trained(
+    tiny_base: Path, pair_files: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, dict]:
     out = tmp_path_factory.mktemp("judge") / "ckpt"
     record = train(_opts(tiny_base, pair_files, out, calibrate=True, fp16_save=True), log=lambda _: None)
     return out, record
@@ -47,8 +49,13 @@ def test_training_moves_the_loss_and_learns_the_separable_pairs(trained: tuple[P
 
 def test_checkpoint_files_and_training_record(trained: tuple[Path, dict], pair_files: tuple[Path, Path]) -> None:
     out, record = trained
-    assert {p.name for p in out.iterdir()} >= {"config.json", "model.safetensors", "tokenizer.json",
-                                                 "conflictscore.json", "training.json"}
+    assert {p.name for p in out.iterdir()} >= {
+        "config.json",
+        "model.safetensors",
+        "tokenizer.json",
+        "conflictscore.json",
+        "training.json",
+    }
     assert not (out / "last").exists()
     cfg = json.loads((out / "config.json").read_text())
     assert cfg["id2label"] == {"0": "SUPPORT", "1": "CONTRADICT", "2": "IRRELEVANT"}
@@ -62,7 +69,9 @@ def test_checkpoint_files_and_training_record(trained: tuple[Path, dict], pair_f
     assert saved["train_files"][0]["sha256"] == record["train_files"][0]["sha256"]
     assert saved["eval_files"][0]["path"] == portable(str(pair_files[1]))  # recorded without machine paths
     assert saved["options"]["seed"] == 0 and saved["seed"] == 0 and "torch" in saved["versions"]
-    assert saved["best_epoch"] in (1, 2, 3, 4, 5) and saved["calibration"]["objective"] == "mean of (eval: pair macro-F1)"
+    assert (
+        saved["best_epoch"] in (1, 2, 3, 4, 5) and saved["calibration"]["objective"] == "mean of (eval: pair macro-F1)"
+    )
     assert [h["epoch"] for h in saved["history"]] == [1, 2, 3, 4, 5]
 
 
@@ -77,8 +86,9 @@ def test_the_nli_judge_loads_the_checkpoint_and_labels_pairs(trained: tuple[Path
     assert judge.max_length() == 128
 
 
-def test_resume_continues_after_the_last_finished_epoch(tiny_base: Path, pair_files: tuple[Path, Path],
-                                                        tmp_path: Path) -> None:
+def test_resume_continues_after_the_last_finished_epoch(
+    tiny_base: Path, pair_files: tuple[Path, Path], tmp_path: Path
+) -> None:
     from safetensors.torch import load_file
 
     straight = train(_opts(tiny_base, pair_files, tmp_path / "a", epochs=2), log=lambda _: None)
@@ -101,8 +111,9 @@ def test_resume_continues_after_the_last_finished_epoch(tiny_base: Path, pair_fi
     assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
 
 
-def test_stop_after_exports_the_first_part_of_the_same_schedule(tiny_base: Path, pair_files: tuple[Path, Path],
-                                                                 tmp_path: Path) -> None:
+def test_stop_after_exports_the_first_part_of_the_same_schedule(
+    tiny_base: Path, pair_files: tuple[Path, Path], tmp_path: Path
+) -> None:
     straight = train(_opts(tiny_base, pair_files, tmp_path / "a", epochs=2), log=lambda _: None)
     logs: list[str] = []
     part = train(_opts(tiny_base, pair_files, tmp_path / "b", epochs=2, stop_after=1, keep_state=True), log=logs.append)
@@ -112,16 +123,19 @@ def test_stop_after_exports_the_first_part_of_the_same_schedule(tiny_base: Path,
     assert any("stopping after epoch 1 (--stop-after 1)" in m for m in logs)
     assert (tmp_path / "b" / "model.safetensors").is_file()
     # resumed at the stop itself (a run killed after its last evaluation): nothing more is learned
-    again = train(_opts(tiny_base, pair_files, tmp_path / "b", epochs=2, stop_after=1, resume=True, keep_state=True),
-                  log=lambda _: None)
+    again = train(
+        _opts(tiny_base, pair_files, tmp_path / "b", epochs=2, stop_after=1, resume=True, keep_state=True),
+        log=lambda _: None,
+    )
     assert [h["epoch"] for h in again["history"]] == [1] and again["best"] == part["best"]
     # a later stop continues that run: stop_after is not part of what a resume must share
     rest = train(_opts(tiny_base, pair_files, tmp_path / "b", epochs=2, stop_after=2, resume=True), log=lambda _: None)
     assert [h["train_loss"] for h in rest["history"]] == [h["train_loss"] for h in straight["history"]]
 
 
-def test_resume_refuses_other_options_or_a_missing_state(tiny_base: Path, pair_files: tuple[Path, Path],
-                                                         tmp_path: Path) -> None:
+def test_resume_refuses_other_options_or_a_missing_state(
+    tiny_base: Path, pair_files: tuple[Path, Path], tmp_path: Path
+) -> None:
     from conflictscore_local.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match="no saved epoch"):
@@ -151,12 +165,35 @@ def test_a_head_without_nli_names_is_replaced(tiny_nli_factory) -> None:
     assert head.startswith("new") and model.config.id2label == {i: lab for lab, i in LABEL2ID.items()}
 
 
-def test_cli_trains_and_writes_a_loadable_checkpoint(tiny_base: Path, pair_files: tuple[Path, Path],
-                                                    tmp_path: Path) -> None:
+def test_cli_trains_and_writes_a_loadable_checkpoint(
+    tiny_base: Path, pair_files: tuple[Path, Path], tmp_path: Path
+) -> None:
     train_file, eval_file = pair_files
-    code = main(["train-judge", "fit", "--base", str(tiny_base), "--train", str(train_file), "--eval", str(eval_file),
-                 "-o", str(tmp_path / "j"), "--epochs", "1", "--lr", "3e-3", "--batch-size", "8",
-                 "--max-length", "128", "--threads", "1", "-q"])
+    code = main(
+        [
+            "train-judge",
+            "fit",
+            "--base",
+            str(tiny_base),
+            "--train",
+            str(train_file),
+            "--eval",
+            str(eval_file),
+            "-o",
+            str(tmp_path / "j"),
+            "--epochs",
+            "1",
+            "--lr",
+            "3e-3",
+            "--batch-size",
+            "8",
+            "--max-length",
+            "128",
+            "--threads",
+            "1",
+            "-q",
+        ]
+    )
     assert code == 0
     record = json.loads((tmp_path / "j" / "training.json").read_text())
     assert record["options"]["lr"] == 3e-3 and record["saved_dtype"] == "float32"
@@ -164,12 +201,34 @@ def test_cli_trains_and_writes_a_loadable_checkpoint(tiny_base: Path, pair_files
 
 
 def test_cli_json_prints_the_training_record_and_a_log_shows_steps_without_a_terminal(
-        tiny_base: Path, pair_files: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str],
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    tiny_base: Path,
+    pair_files: tuple[Path, Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     train_file, eval_file = pair_files
     monkeypatch.setenv("CONFLICTSCORE_PROGRESS_S", "0.000001")  # a line at every step
-    args = ["train-judge", "fit", "--base", str(tiny_base), "--train", str(train_file), "--eval", str(eval_file),
-            "--epochs", "1", "--lr", "3e-3", "--batch-size", "8", "--max-length", "128", "--threads", "1"]
+    args = [
+        "train-judge",
+        "fit",
+        "--base",
+        str(tiny_base),
+        "--train",
+        str(train_file),
+        "--eval",
+        str(eval_file),
+        "--epochs",
+        "1",
+        "--lr",
+        "3e-3",
+        "--batch-size",
+        "8",
+        "--max-length",
+        "128",
+        "--threads",
+        "1",
+    ]
     assert main([*args, "-o", str(tmp_path / "j"), "--json"]) == 0
     out, err = capsys.readouterr()
     assert json.loads(out) == json.loads((tmp_path / "j" / "training.json").read_text())  # and nothing else
@@ -192,16 +251,18 @@ def fp16_base(tiny_base: Path, tmp_path_factory: pytest.TempPathFactory) -> Path
     return out
 
 
-def test_a_float16_base_trains_with_float32_master_weights(fp16_base: Path, pair_files: tuple[Path, Path],
-                                                           tmp_path: Path) -> None:
+def test_a_float16_base_trains_with_float32_master_weights(
+    fp16_base: Path, pair_files: tuple[Path, Path], tmp_path: Path
+) -> None:
     model, _ = load_classifier(str(fp16_base))
     assert {p.dtype for p in model.parameters()} == {torch.float32}
     record = train(_opts(fp16_base, pair_files, tmp_path / "j", epochs=2), log=lambda _: None)
     assert all(h["train_loss"] is not None and h["train_loss"] == h["train_loss"] for h in record["history"])
 
 
-def test_a_loss_that_is_not_finite_stops_the_run_at_once(tiny_base: Path, pair_files: tuple[Path, Path],
-                                                          tmp_path: Path) -> None:
+def test_a_loss_that_is_not_finite_stops_the_run_at_once(
+    tiny_base: Path, pair_files: tuple[Path, Path], tmp_path: Path
+) -> None:
     from conflictscore_local.train import TrainingDiverged
 
     broken = tmp_path / "broken"
@@ -237,14 +298,16 @@ def test_the_step_log_counts_to_the_stop_of_a_stop_after_run() -> None:
 
 
 def test_int8_embeddings_train_frozen_on_their_round_trip_and_pack_into_the_same_judge(
-        tiny_base: Path, pair_files: tuple[Path, Path], tmp_path: Path) -> None:
+    tiny_base: Path, pair_files: tuple[Path, Path], tmp_path: Path
+) -> None:
     from safetensors.torch import load_file
 
     from conflictscore_local.backends import packed
 
     out = tmp_path / "ckpt"
-    record = train(_opts(tiny_base, pair_files, out, epochs=2, int8_embeddings=True, fp16_save=True),
-                   log=lambda _: None)
+    record = train(
+        _opts(tiny_base, pair_files, out, epochs=2, int8_embeddings=True, fp16_save=True), log=lambda _: None
+    )
     base_emb = load_file(str(tiny_base / "model.safetensors"))["embeddings.word_embeddings.weight"]
     trained_state = load_file(str(out / "model.safetensors"))
     (name,) = [k for k in trained_state if k.endswith("word_embeddings.weight")]
@@ -256,11 +319,14 @@ def test_int8_embeddings_train_frozen_on_their_round_trip_and_pack_into_the_same
     assert main(["train-judge", "pack", str(out), "-o", str(tmp_path / "packed"), "-q"]) == 0
     assert packed.is_packed(tmp_path / "packed") and not (tmp_path / "packed" / "model.safetensors").exists()
     assert {p.name for p in (tmp_path / "packed").iterdir()} == {p.name for p in out.iterdir()} - {
-        "model.safetensors"} | {"model.packed.safetensors"}
+        "model.safetensors"
+    } | {"model.packed.safetensors"}
     back = packed.load_state_dict(tmp_path / "packed")
     assert set(back) == set(trained_state)
     assert all(torch.equal(back[k].float(), v.float()) for k, v in trained_state.items())
-    assert (tmp_path / "packed" / "model.packed.safetensors").stat().st_size < (out / "model.safetensors").stat().st_size
+    assert (tmp_path / "packed" / "model.packed.safetensors").stat().st_size < (
+        out / "model.safetensors"
+    ).stat().st_size
     # a judge whose embeddings were not packed before training is refused, and nothing is written
     assert main(["train-judge", "pack", str(tiny_base), "-o", str(tmp_path / "refused"), "-q"]) == 2
     assert not (tmp_path / "refused").exists()

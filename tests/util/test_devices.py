@@ -15,8 +15,10 @@ CPU = torch.device("cpu")
 
 def test_cpu_flags_read_the_first_flags_line(tmp_path: Path) -> None:
     info = tmp_path / "cpuinfo"
-    info.write_text("processor\t: 0\nmodel name\t: EPYC\nflags\t\t: fpu avx2 avx512_bf16\n\n"
-                    "processor\t: 1\nflags\t\t: fpu\n", encoding="utf-8")
+    info.write_text(
+        "processor\t: 0\nmodel name\t: EPYC\nflags\t\t: fpu avx2 avx512_bf16\n\nprocessor\t: 1\nflags\t\t: fpu\n",
+        encoding="utf-8",
+    )
     assert devices.cpu_flags(info) == frozenset({"fpu", "avx2", "avx512_bf16"})
     assert devices.cpu_flags(tmp_path / "missing") == frozenset()
 
@@ -26,12 +28,15 @@ def _no_torch_probes(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: False, raising=False)
 
 
-@pytest.mark.parametrize("flags, native, named", [
-    ({"avx2", "avx512f", "avx512_bf16"}, True, "avx512_bf16"),
-    ({"avx2", "amx_bf16", "amx_tile"}, True, "amx_bf16"),
-    ({"avx2", "avx512f", "avx512_vnni"}, False, "no avx512_bf16 or amx_bf16 flag"),
-    (set(), False, "no avx512_bf16 or amx_bf16 flag"),
-])
+@pytest.mark.parametrize(
+    "flags, native, named",
+    [
+        ({"avx2", "avx512f", "avx512_bf16"}, True, "avx512_bf16"),
+        ({"avx2", "amx_bf16", "amx_tile"}, True, "amx_bf16"),
+        ({"avx2", "avx512f", "avx512_vnni"}, False, "no avx512_bf16 or amx_bf16 flag"),
+        (set(), False, "no avx512_bf16 or amx_bf16 flag"),
+    ],
+)
 def test_native_bf16_from_cpu_flags(monkeypatch: pytest.MonkeyPatch, flags: set, native: bool, named: str) -> None:
     monkeypatch.setattr(devices, "cpu_flags", lambda: frozenset(flags))
     _no_torch_probes(monkeypatch)
@@ -39,7 +44,9 @@ def test_native_bf16_from_cpu_flags(monkeypatch: pytest.MonkeyPatch, flags: set,
     assert found is native and named in why
     # auto never follows the CPU: the same labels on every machine kind
     assert devices.resolve_dtype("auto", CPU) == (
-        torch.float32, "auto: float32 on the CPU, the same labels on every CPU kind (bfloat16 is opt-in: dtype=bfloat16)")
+        torch.float32,
+        "auto: float32 on the CPU, the same labels on every CPU kind (bfloat16 is opt-in: dtype=bfloat16)",
+    )
     # bf16 when asked for, and the reason says whether this CPU runs it natively
     assert devices.resolve_dtype("bfloat16", CPU) == (torch.bfloat16, f"given ({why})")
 

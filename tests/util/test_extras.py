@@ -23,8 +23,9 @@ def test_a_missing_package_names_its_extra_and_the_alternative(monkeypatch: pyte
     monkeypatch.setitem(sys.modules, "pandas", None)
     with pytest.raises(BackendUnavailable) as e:
         requires("pandas", "Results.to_pandas()", alternative="use Results.to_records()")
-    assert str(e.value) == ("Results.to_pandas() needs pandas: pip install 'conflictscore-local[pandas]', "
-                            "or use Results.to_records()")
+    assert str(e.value) == (
+        "Results.to_pandas() needs pandas: pip install 'conflictscore-local[pandas]', or use Results.to_records()"
+    )
 
 
 def test_a_submodule_of_a_missing_package_is_the_package_missing(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -35,10 +36,12 @@ def test_a_submodule_of_a_missing_package_is_the_package_missing(monkeypatch: py
 
 
 def test_a_missing_package_is_named_even_when_one_of_its_submodules_was_imported_before(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # CI's order: another test imported ray.data; with ray then blocked, ray/data/llm.py runs and its own
     # `import ray.llm` fails ("No module named 'ray.llm'; 'ray' is not a package"): still ray missing.
     import types
+
     (tmp_path / "llm.py").write_text("import ray.llm\n")
     data = types.ModuleType("ray.data")
     data.__path__ = [str(tmp_path)]
@@ -56,8 +59,10 @@ def test_a_package_that_does_not_import_says_so(tmp_path: Path, monkeypatch: pyt
     monkeypatch.syspath_prepend(str(tmp_path))
     with pytest.raises(BackendUnavailable) as e:
         requires("brokenpkg", "the thing", package="Broken")
-    assert str(e.value) == ("the thing needs Broken, which does not import here (No module named "
-                            "'not_a_module_anywhere'): pip install brokenpkg")
+    assert str(e.value) == (
+        "the thing needs Broken, which does not import here (No module named "
+        "'not_a_module_anywhere'): pip install brokenpkg"
+    )
 
 
 def test_the_vllm_backends_give_their_own_install_hint(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -16,8 +16,12 @@ from conflictscore_local.jobs import write_jsonl_atomic
 from conflictscore_local.util.locations import repo_root
 from conflictscore_local.util.paths import path_roots, portable, portable_text
 
-ROOTS = [("/srv/venv/lib/python3.11/site-packages", "<site-packages>"), ("/srv/data", "$CONFLICTSCORE_DATA"),
-         ("/srv", ""), ("/tmp", "<tmp>")]
+ROOTS = [
+    ("/srv/venv/lib/python3.11/site-packages", "<site-packages>"),
+    ("/srv/data", "$CONFLICTSCORE_DATA"),
+    ("/srv", ""),
+    ("/tmp", "<tmp>"),
+]
 
 
 def test_paths_are_rewritten_relative_to_the_most_specific_folder() -> None:
@@ -53,9 +57,16 @@ def test_this_machines_folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_bench_results_record_no_machine_path(tmp_path: Path) -> None:
-    item = make_item(source="synthetic", id="1", question=None, claims=["c"],
-                     documents=[{"id": "a", "text": "yes"}, {"id": "b", "text": "no"}],
-                     gold_labels=[["SUPPORT", "CONTRADICT"]], conflict_type="contradiction", split_key="c")
+    item = make_item(
+        source="synthetic",
+        id="1",
+        question=None,
+        claims=["c"],
+        documents=[{"id": "a", "text": "yes"}, {"id": "b", "text": "no"}],
+        gold_labels=[["SUPPORT", "CONTRADICT"]],
+        conflict_type="contradiction",
+        split_key="c",
+    )
     bench = tmp_path / "bench.jsonl"
     write_jsonl_atomic(bench, [item])
     out = tmp_path / "results.json"
@@ -73,11 +84,16 @@ CHECKED_DOCS = ("README.md", "CONTRIBUTING.md")
 def committed_text_files() -> list[str]:
     root = repo_root()
     try:
-        listed = subprocess.run(["git", "ls-files", *CHECKED_DIRS, *CHECKED_DOCS], cwd=root, capture_output=True,
-                                text=True, check=True).stdout.split()
+        listed = subprocess.run(
+            ["git", "ls-files", *CHECKED_DIRS, *CHECKED_DOCS], cwd=root, capture_output=True, text=True, check=True
+        ).stdout.split()
     except (OSError, subprocess.CalledProcessError):
-        listed = [p.relative_to(root).as_posix() for d in CHECKED_DIRS for p in (root / d).rglob("*")
-                  if p.is_file() and "work" not in p.relative_to(root / d).parts]
+        listed = [
+            p.relative_to(root).as_posix()
+            for d in CHECKED_DIRS
+            for p in (root / d).rglob("*")
+            if p.is_file() and "work" not in p.relative_to(root / d).parts
+        ]
         listed += [d for d in CHECKED_DOCS if (root / d).is_file()]
     out = []
     for name in listed:

@@ -23,18 +23,20 @@ def test_a_line_every_interval_with_rate_and_eta(caplog: pytest.LogCaptureFixtur
     caplog.set_level(logging.INFO, logger="conflictscore_local.util.progress")
     bar = progress.LogBar(400, "pairs", interval_s=30, clock=clock)
     clock.now += 10
-    bar.update(50)                        # 10 s: under the interval, nothing said
+    bar.update(50)  # 10 s: under the interval, nothing said
     assert caplog.messages == []
     clock.now += 20
-    bar.update(70)                        # 30 s, 120 of 400: 4 pairs/s, 280 left → 70 s
+    bar.update(70)  # 30 s, 120 of 400: 4 pairs/s, 280 left → 70 s
     clock.now += 5
-    bar.update(10)                        # 5 s after the last line: nothing
+    bar.update(10)  # 5 s after the last line: nothing
     assert caplog.messages == ["pairs: 120/400 pairs (30%), 4 pairs/s, ETA 1m10s, 30s so far"]
     clock.now += 65
     bar.update(270)
     bar.close()
-    assert caplog.messages[1:] == ["pairs: 400/400 pairs (100%), 4 pairs/s, 1m40s so far",
-                                   "pairs: 400/400 pairs (100%), 4 pairs/s, 1m40s"]
+    assert caplog.messages[1:] == [
+        "pairs: 400/400 pairs (100%), 4 pairs/s, 1m40s so far",
+        "pairs: 400/400 pairs (100%), 4 pairs/s, 1m40s",
+    ]
 
 
 def test_short_work_says_nothing_and_no_total_shows_the_count(caplog: pytest.LogCaptureFixture) -> None:

@@ -28,7 +28,7 @@ def test_pairs_and_one_eta_from_the_judging_rate(caplog: pytest.LogCaptureFixtur
     bar.step(100, 800, 160, 1000)
     assert bar.line() == "0/150 items, 160/800 pairs"  # no ETA before a batch came back
     bar.call(40, 64)  # the first call: 40 pairs, 64 passage pairs
-    clock.now += 20   # the model loads
+    clock.now += 20  # the model loads
     bar.passages(32)  # the first batch: the rate starts here
     assert bar.eta_s() is None and bar.shown_pairs() == 160 + 40 * 32 // 64
     clock.now += 4

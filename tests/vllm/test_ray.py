@@ -42,7 +42,8 @@ def test_the_vllm_judge_through_ray_data_llm_on_a_cpu(local_ray: Any, smollm2_di
     wrapped = registry.build("judge", "ray", {"judge": {"name": "vllm", **args}, "workers": 1, "batch_size": 4})
     got = wrapped.judge(pairs())
     assert wrapped.inner().generator().processor_config()["placement_group_config"] == {
-        "bundle_per_worker": {"CPU": 1.0}}
+        "bundle_per_worker": {"CPU": 1.0}
+    }
     single = registry.build("judge", "vllm", args)
     try:
         want = single.judge(pairs())

@@ -84,7 +84,8 @@ def make_lock(folder: Path, manifest: Manifest, revision: str | None, *, progres
         "files": files,
         "manifest": manifest.identity(),
         "labels": {"id2label": dict(manifest.labels.id2label), "map": dict(manifest.labels.map)}
-        if manifest.labels else None,
+        if manifest.labels
+        else None,
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "tool": f"conflictscore-local {__version__}",
     }
@@ -119,12 +120,15 @@ def read_lock(folder: Path) -> dict[str, Any] | None:
     if lock["revision"] is not None and not isinstance(lock["revision"], str):
         raise ConfigError(f"{path}: field 'revision': expected a string or null, got {lock['revision']!r}")
     labels = lock.get("labels")
-    if labels is not None and not (isinstance(labels, dict) and isinstance(labels.get("id2label"), dict)
-                                   and isinstance(labels.get("map"), dict)):
-        raise ConfigError(f"{path}: field 'labels': expected null or {{\"id2label\": {{...}}, \"map\": {{...}}}}, "
-                          f"got {labels!r}")
+    if labels is not None and not (
+        isinstance(labels, dict) and isinstance(labels.get("id2label"), dict) and isinstance(labels.get("map"), dict)
+    ):
+        raise ConfigError(
+            f'{path}: field \'labels\': expected null or {{"id2label": {{...}}, "map": {{...}}}}, got {labels!r}'
+        )
     for name, meta in lock["files"].items():
         if not (isinstance(meta, dict) and isinstance(meta.get("size"), int) and isinstance(meta.get("sha256"), str)):
-            raise ConfigError(f"{path}: field 'files.{name}': expected {{\"size\": bytes, \"sha256\": hex}}, "
-                              f"got {meta!r}")
+            raise ConfigError(
+                f'{path}: field \'files.{name}\': expected {{"size": bytes, "sha256": hex}}, got {meta!r}'
+            )
     return lock

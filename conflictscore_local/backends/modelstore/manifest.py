@@ -244,8 +244,14 @@ def load_manifest(path: str | os.PathLike[str]) -> Manifest:
     if labels is not None and not any(u.backend == "nli" for u in uses):
         raise r.fail("labels", "only models used by the nli judge carry [labels]")
     return Manifest(
-        name=name, notes=notes, source=source, uses=uses, labels=labels, file=path,
-        sha256=hashlib.sha256(raw).hexdigest(), **texts,  # type: ignore[arg-type]  # r.text returns str for these fields
+        name=name,
+        notes=notes,
+        source=source,
+        uses=uses,
+        labels=labels,
+        file=path,
+        sha256=hashlib.sha256(raw).hexdigest(),
+        **texts,  # type: ignore[arg-type]  # r.text returns str for these fields
     )
 
 
@@ -263,8 +269,9 @@ def _source(r: _Reader, data: Mapping[str, Any]) -> ModelSource:
         revision = r.text(src, "revision", "source.revision", required=False)
         unpinned = r.text(src, "unpinned", "source.unpinned", required=False)
         if revision is not None and not _COMMIT.fullmatch(revision):
-            raise r.fail("source.revision", f"{revision!r}: a pinned revision is a full 40-hex commit id, "
-                         "not a branch or tag")
+            raise r.fail(
+                "source.revision", f"{revision!r}: a pinned revision is a full 40-hex commit id, not a branch or tag"
+            )
         if revision is None and unpinned is None:
             raise r.fail("source.revision", "missing: pin a commit, or say in source.unpinned why it cannot be")
         if revision is not None and unpinned is not None:
@@ -321,15 +328,27 @@ def _parts_source(r: _Reader, src: Mapping[str, Any], checked: str | None) -> Mo
             raise r.fail(where, "expected a table")
         r.table({"p": p}, "p", where, _PART_FIELDS)
         texts = {k: r.text(p, k, f"{where}.{k}") for k in ("package", "version", "member")}
-        parts.append(Part(wheel_sha256=_check_sha(r, p.get("wheel_sha256"), f"{where}.wheel_sha256"),
-                          sha256=_check_sha(r, p.get("sha256"), f"{where}.sha256"), **texts))  # type: ignore[arg-type]  # r.text returns str for these fields
+        parts.append(
+            Part(
+                wheel_sha256=_check_sha(r, p.get("wheel_sha256"), f"{where}.wheel_sha256"),
+                sha256=_check_sha(r, p.get("sha256"), f"{where}.sha256"),
+                **texts,  # type: ignore[arg-type]  # r.text returns str for these fields
+            )
+        )
     archive = _check_sha(r, src.get("archive_sha256"), "source.archive_sha256")
     folder = r.text(src, "folder", "source.folder")
     assert folder is not None
     if Path(folder).is_absolute() or ".." in Path(folder).parts:
         raise r.fail("source.folder", f"{folder!r}: must be a relative folder inside the archive")
-    return ModelSource("pypi-parts", parts=tuple(parts), archive_sha256=archive, revision=archive, folder=folder,
-                       sha256=_sha_table(r, src), checked=checked)
+    return ModelSource(
+        "pypi-parts",
+        parts=tuple(parts),
+        archive_sha256=archive,
+        revision=archive,
+        folder=folder,
+        sha256=_sha_table(r, src),
+        checked=checked,
+    )
 
 
 def _uses(r: _Reader, data: Mapping[str, Any], name: str) -> tuple[Use, ...]:
@@ -347,16 +366,21 @@ def _uses(r: _Reader, data: Mapping[str, Any], name: str) -> tuple[Use, ...]:
             raise r.fail(f"{where}.role", f"{role!r} is not allowed; allowed: {', '.join(registry.ROLES)}")
         backend = u.get("backend")
         if not isinstance(backend, str) or backend not in registry.available(role):
-            raise r.fail(f"{where}.backend", f"{backend!r} is not a {role} backend; allowed: "
-                         f"{', '.join(registry.available(role))}")
+            raise r.fail(
+                f"{where}.backend",
+                f"{backend!r} is not a {role} backend; allowed: {', '.join(registry.available(role))}",
+            )
         args = r.table(u, "args", f"{where}.args")
         if "model" in args:
             raise r.fail(f"{where}.args.model", "the model is the manifest itself; leave model out")
         cls = registry.resolve(role, backend)
         takes_model = "model" in argument_names(cls.Config)
         if not takes_model and not _mentions(args, name):
-            raise r.fail(f"{where}.args", f"the {role} {backend!r} takes no model argument: name this model "
-                         f"({name!r}) where its arguments expect one, e.g. generator_args = {{ model = {name!r} }}")
+            raise r.fail(
+                f"{where}.args",
+                f"the {role} {backend!r} takes no model argument: name this model "
+                f"({name!r}) where its arguments expect one, e.g. generator_args = {{ model = {name!r} }}",
+            )
         full = {**args, "model": name} if takes_model else args
         make_config(cls.Config, full, where=f"{r.path}: field '{where}.args'")
         out.append(Use(role, backend, dict(args), takes_model))
@@ -369,7 +393,7 @@ def _labels(r: _Reader, data: Mapping[str, Any]) -> Labels:
     mapping = r.table(lab, "map", "labels.map")
     keys = sorted(id2label)
     if keys not in (["0", "1"], ["0", "1", "2"]):
-        raise r.fail("labels.id2label", f"classes {keys} must be numbered from \"0\" (2 or 3 classes)")
+        raise r.fail("labels.id2label", f'classes {keys} must be numbered from "0" (2 or 3 classes)')
     if sorted(mapping) != keys:
         raise r.fail("labels.map", f"must map the same classes as id2label ({', '.join(keys)}), got {sorted(mapping)}")
     for k in keys:
@@ -384,8 +408,10 @@ def _labels(r: _Reader, data: Mapping[str, Any]) -> Labels:
     if len(keys) == 3 and values != sorted(LABELS):
         raise r.fail("labels.map", f"a 3-way head must map onto {', '.join(LABELS)} once each, got {values}")
     if len(keys) == 2 and (values.count(SUPPORT) != 1):
-        raise r.fail("labels.map", f"a 2-way head maps one class to SUPPORT and the other to CONTRADICT or "
-                     f"IRRELEVANT, got {values}")
+        raise r.fail(
+            "labels.map",
+            f"a 2-way head maps one class to SUPPORT and the other to CONTRADICT or IRRELEVANT, got {values}",
+        )
     return Labels(dict(id2label), dict(mapping))
 
 
@@ -448,6 +474,7 @@ def get_manifest(name: str) -> Manifest:
     found = find_manifest(name)
     if found is None:
         known = ", ".join(manifests()) or "(none)"
-        raise ConfigError(f"unknown model {name!r}{did_you_mean(name) or ';'} known: {known} (see `conflictscore "
-                          "models list`)")
+        raise ConfigError(
+            f"unknown model {name!r}{did_you_mean(name) or ';'} known: {known} (see `conflictscore models list`)"
+        )
     return found

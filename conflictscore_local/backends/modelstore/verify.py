@@ -41,8 +41,15 @@ class Verification:
         return not self.problems
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "path": str(self.path), "ok": self.ok, "problems": self.problems,
-                "notes": self.notes, "files_checked": self.files, "lock_sha256": self.lock_sha256}
+        return {
+            "name": self.name,
+            "path": str(self.path),
+            "ok": self.ok,
+            "problems": self.problems,
+            "notes": self.notes,
+            "files_checked": self.files,
+            "lock_sha256": self.lock_sha256,
+        }
 
     def text(self) -> str:
         head = f"{self.name or '?'}: {'OK' if self.ok else 'FAILED'} ({self.files} files checked) {self.path}"
@@ -56,8 +63,9 @@ def verify(target: str, *, progress: bool = False) -> Verification:
         return verify_folder(path.resolve(), progress=progress)
     manifest = find_manifest(target)
     if manifest is None:
-        raise ConfigError(f"models verify: {target!r} is neither a directory nor a known model name "
-                          "(see `conflictscore models list`)")
+        raise ConfigError(
+            f"models verify: {target!r} is neither a directory nor a known model name (see `conflictscore models list`)"
+        )
     return verify_manifest(manifest, progress=progress)
 
 
@@ -89,8 +97,10 @@ def verify_folder(folder: Path, manifest: Manifest | None = None, *, progress: b
         out.problems.append(str(e))
         return out
     if lock is None:
-        out.problems.append(f"no {LOCK_FILE}: nothing to check the files against (stage the model with "
-                            "`conflictscore models pull`, or unpack a bundle)")
+        out.problems.append(
+            f"no {LOCK_FILE}: nothing to check the files against (stage the model with "
+            "`conflictscore models pull`, or unpack a bundle)"
+        )
         if manifest is not None:
             _check_labels(folder, manifest.labels, out)
         return out
@@ -110,8 +120,9 @@ def verify_folder(folder: Path, manifest: Manifest | None = None, *, progress: b
         if manifest.source.revision is not None and lock["revision"] != manifest.source.revision:
             out.problems.append(f"locked revision {lock['revision']} is not the manifest's {manifest.source.revision}")
         if manifest.source.revision is None:
-            out.notes.append(f"the manifest pins no revision ({manifest.source.unpinned}); the lock records "
-                             f"{lock['revision']}")
+            out.notes.append(
+                f"the manifest pins no revision ({manifest.source.unpinned}); the lock records {lock['revision']}"
+            )
     locked: Mapping[str, Mapping[str, Any]] = lock["files"]
     present = []
     for name, meta in locked.items():
@@ -125,8 +136,10 @@ def verify_folder(folder: Path, manifest: Manifest | None = None, *, progress: b
     hashed = hash_files(folder, present, progress=progress, what=f"verifying {out.name}")
     for name in present:
         if hashed[name]["sha256"] != locked[name].get("sha256"):
-            out.problems.append(f"{name}: sha256 {hashed[name]['sha256'][:12]}… differs from the locked "
-                                f"{str(locked[name].get('sha256'))[:12]}… (the file changed)")
+            out.problems.append(
+                f"{name}: sha256 {hashed[name]['sha256'][:12]}… differs from the locked "
+                f"{str(locked[name].get('sha256'))[:12]}… (the file changed)"
+            )
     out.files = len(present)
     extra = [n for n in model_files(folder) if n not in locked]
     out.problems += [f"unexpected file {n} (not in the lock)" for n in extra]
@@ -150,8 +163,10 @@ def _verify_pypi(manifest: Manifest, *, progress: bool) -> Verification:
     hashed = hash_files(folder, present, progress=progress, what=f"verifying {manifest.name}")
     for n in present:
         if hashed[n]["sha256"] != src.sha256[n]:
-            out.problems.append(f"{n}: sha256 {hashed[n]['sha256'][:12]}… differs from the manifest's "
-                                f"{src.sha256[n][:12]}… (the file changed)")
+            out.problems.append(
+                f"{n}: sha256 {hashed[n]['sha256'][:12]}… differs from the manifest's "
+                f"{src.sha256[n][:12]}… (the file changed)"
+            )
     out.files = len(present)
     return out
 
@@ -179,8 +194,10 @@ def _check_installed(folder: Path, out: Verification, *, progress: bool) -> None
             if where.is_relative_to(folder):
                 recorded[where.relative_to(folder).as_posix()] = f.hash.value
     if not recorded:
-        out.notes.append("not installed from a wheel (a source checkout or an editable install): no install record "
-                         "to check the files against; `git status` shows local changes")
+        out.notes.append(
+            "not installed from a wheel (a source checkout or an editable install): no install record "
+            "to check the files against; `git status` shows local changes"
+        )
         return
     out.notes.append(f"checked against the sha256 pip recorded when it installed {DISTRIBUTION}")
     present = [n for n in sorted(recorded) if (folder / n).is_file()]
@@ -188,10 +205,12 @@ def _check_installed(folder: Path, out: Verification, *, progress: bool) -> None
     hashed = hash_files(folder, present, progress=progress, what=f"verifying {out.name}")
     for n in present:
         if _record_hash(hashed[n]["sha256"]) != recorded[n]:
-            out.problems.append(f"{n}: sha256 {hashed[n]['sha256'][:12]}… differs from the one recorded at install "
-                                "(the file changed)")
-    out.problems += [f"unexpected file {n} (not installed with the package)"
-                     for n in model_files(folder) if n not in recorded]
+            out.problems.append(
+                f"{n}: sha256 {hashed[n]['sha256'][:12]}… differs from the one recorded at install (the file changed)"
+            )
+    out.problems += [
+        f"unexpected file {n} (not installed with the package)" for n in model_files(folder) if n not in recorded
+    ]
     out.files = len(present)
 
 
@@ -212,5 +231,7 @@ def _check_labels(folder: Path, labels: Any, out: Verification) -> None:
         return
     found = {str(k): v for k, v in (found or {}).items()}
     if found != dict(labels.id2label):
-        out.problems.append(f"config.json id2label {json.dumps(found, sort_keys=True)} is not the manifest's "
-                            f"{json.dumps(dict(labels.id2label), sort_keys=True)}")
+        out.problems.append(
+            f"config.json id2label {json.dumps(found, sort_keys=True)} is not the manifest's "
+            f"{json.dumps(dict(labels.id2label), sort_keys=True)}"
+        )

@@ -44,18 +44,39 @@ ROUNDS = 3
 AUTO_RUNTIMES: tuple[str, ...] = ("torch", "native")
 """What ``auto`` may stand for: the runtimes that give torch's output bit for bit. A stored choice naming
 another (a ``runtime-choice.json`` edited by hand) is not taken: measured again, with a warning."""
-LIBRARIES: tuple[str, ...] = ("torch", "transformers", "tokenizers", "safetensors", "onnxruntime", "openvino",
-                               "conflictscore-local")
+LIBRARIES: tuple[str, ...] = (
+    "torch",
+    "transformers",
+    "tokenizers",
+    "safetensors",
+    "onnxruntime",
+    "openvino",
+    "conflictscore-local",
+)
 
 _SUBJECTS = ("The bridge", "The council", "Coffee production", "The vaccine trial", "The river", "The company")
-_FACTS = ("opened in 1932", "approved the budget on Tuesday", "grew by four percent", "reported no side effects",
-          "flooded the valley twice", "was founded in Oslo")
+_FACTS = (
+    "opened in 1932",
+    "approved the budget on Tuesday",
+    "grew by four percent",
+    "reported no side effects",
+    "flooded the valley twice",
+    "was founded in Oslo",
+)
 PROBE: tuple[tuple[str, str], ...] = tuple(
-    (f"{s} {f}. " * (1 + 9 * (i % 3 == 2)) + ("Records from the archive confirm it, and the numbers were "
-                                              "checked again by an independent office in the following year."
-                                              if i % 2 else ""),
-     f"{_SUBJECTS[(i + k) % 6]} {_FACTS[(i + 2 * k) % 6]}.")
-    for i, (s, f) in enumerate(zip(_SUBJECTS, _FACTS)) for k in range(4))
+    (
+        f"{s} {f}. " * (1 + 9 * (i % 3 == 2))
+        + (
+            "Records from the archive confirm it, and the numbers were "
+            "checked again by an independent office in the following year."
+            if i % 2
+            else ""
+        ),
+        f"{_SUBJECTS[(i + k) % 6]} {_FACTS[(i + 2 * k) % 6]}.",
+    )
+    for i, (s, f) in enumerate(zip(_SUBJECTS, _FACTS))
+    for k in range(4)
+)
 """24 fixed (passage, claim) pairs: short and long passages (some past a small judge's window),
 claims that restate, contradict or miss them."""
 
@@ -111,8 +132,10 @@ def choose(trials: Sequence[Trial], *, judging_s: float = JUDGING_S, margin: flo
             notes.append(f"{t.name} {cost(t) / cost(ref):.3f}x torch's cost")
             if cost(t) < best_cost:
                 best, best_cost = t, cost(t)
-    head = (f"measured: {best.name}, the cheapest at torch's labels on {n} probe pairs "
-            f"(load + {judging_s:g} s of torch's judging)")
+    head = (
+        f"measured: {best.name}, the cheapest at torch's labels on {n} probe pairs "
+        f"(load + {judging_s:g} s of torch's judging)"
+    )
     return Choice(best.name, "; ".join([head, *notes]), tuple(trials))
 
 
@@ -121,10 +144,24 @@ def choice_key(config: Mapping[str, Any], device: str, dtype: str, flags: Sequen
     dtype, and the checkpoint's architecture and size (sha256, 16 hex digits)."""
     from ...util.devices import cpu_flags
 
-    shape = {k: config.get(k) for k in ("architectures", "model_type", "hidden_size", "num_hidden_layers",
-                                         "intermediate_size", "num_attention_heads")}
-    blob = {"cpu_flags": sorted(flags or cpu_flags()), "versions": library_versions(LIBRARIES, missing="-"),
-            "device": device, "dtype": dtype, "checkpoint": shape}
+    shape = {
+        k: config.get(k)
+        for k in (
+            "architectures",
+            "model_type",
+            "hidden_size",
+            "num_hidden_layers",
+            "intermediate_size",
+            "num_attention_heads",
+        )
+    }
+    blob = {
+        "cpu_flags": sorted(flags or cpu_flags()),
+        "versions": library_versions(LIBRARIES, missing="-"),
+        "device": device,
+        "dtype": dtype,
+        "checkpoint": shape,
+    }
     return hashlib.sha256(json.dumps(blob, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -138,8 +175,14 @@ def stored(folder: Path, key: str) -> Choice | None:
 
     file = folder / CHOICE_FILE
     try:
-        data = json.loads(read_regular(file, what="runtime=auto: the stored choice", way_out="remove it (runtime=auto "
-                                       "measures again and stores a new one) or choose one: --judge-arg runtime=torch"))
+        data = json.loads(
+            read_regular(
+                file,
+                what="runtime=auto: the stored choice",
+                way_out="remove it (runtime=auto "
+                "measures again and stores a new one) or choose one: --judge-arg runtime=torch",
+            )
+        )
         entry = data["choices"][key] if data.get("format") == CHOICE_FORMAT else None
     except ConfigError:
         raise
@@ -149,9 +192,11 @@ def stored(folder: Path, key: str) -> Choice | None:
         return None
     runtime = entry.get("runtime")
     if runtime not in AUTO_RUNTIMES:
-        log.warning(f"runtime=auto: {file}: the choice stored as {key} names runtime {runtime!r}, which auto never "
-                    f"takes (only {' or '.join(AUTO_RUNTIMES)}: their output is torch's bit for bit); measuring "
-                    "again (ask for another with --judge-arg runtime=NAME)")
+        log.warning(
+            f"runtime=auto: {file}: the choice stored as {key} names runtime {runtime!r}, which auto never "
+            f"takes (only {' or '.join(AUTO_RUNTIMES)}: their output is torch's bit for bit); measuring "
+            "again (ask for another with --judge-arg runtime=NAME)"
+        )
         return None
     return Choice(runtime, str(entry.get("reason", "")))
 
@@ -163,7 +208,11 @@ def store(folder: Path, key: str, choice: Choice) -> None:
         return  # a FIFO or a device: refused when read, never replaced
     try:
         data = json.loads(file.read_text(encoding="utf-8"))
-        if not isinstance(data, dict) or data.get("format") != CHOICE_FORMAT or not isinstance(data.get("choices"), dict):
+        if (
+            not isinstance(data, dict)
+            or data.get("format") != CHOICE_FORMAT
+            or not isinstance(data.get("choices"), dict)
+        ):
             data = {}
     except (OSError, ValueError):
         data = {}
@@ -208,8 +257,15 @@ def candidates(classifier: Classifier) -> tuple[list[str], list[Trial]]:
     return names, out + opt_in
 
 
-def measure(name: str, runtime: ClassifierRuntime, tokenizer: Any, encode: Callable[[Any], Sequence[Any]],
-            *, rounds: int = ROUNDS, clock: Callable[[], float] = time.perf_counter) -> Trial:
+def measure(
+    name: str,
+    runtime: ClassifierRuntime,
+    tokenizer: Any,
+    encode: Callable[[Any], Sequence[Any]],
+    *,
+    rounds: int = ROUNDS,
+    clock: Callable[[], float] = time.perf_counter,
+) -> Trial:
     """Load ``runtime`` (timed), then classify the probe ``rounds`` times (the fastest kept)."""
     from ...core.errors import BackendUnavailable
 
@@ -230,8 +286,11 @@ def measure(name: str, runtime: ClassifierRuntime, tokenizer: Any, encode: Calla
     return Trial(name, load_s, best, labels)
 
 
-def calibrate(classifier: Classifier, build: Callable[[str, Classifier], ClassifierRuntime],
-              encode: Callable[[Any], Sequence[Any]]) -> Choice:
+def calibrate(
+    classifier: Classifier,
+    build: Callable[[str, Classifier], ClassifierRuntime],
+    encode: Callable[[Any], Sequence[Any]],
+) -> Choice:
     """Measure every candidate on the probe at float32 and :func:`choose`. ``build(name, classifier)``
     makes a runtime; ``encode(tokenizer)`` the probe's features. A runtime that brings its own tokenizer
     (``load_tokenizer``: ``native``'s) is measured with it, the others with the classifier's."""

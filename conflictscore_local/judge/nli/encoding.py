@@ -21,7 +21,9 @@ def passage_budget(tokenizer: Any, max_length: int, claim_room: int) -> tuple[Ca
     """
     budget = max_length - tokenizer.num_special_tokens_to_add(pair=True) - claim_room
     if budget < 8:
-        raise ConfigError(f"judge nli: max_length {max_length} leaves no room for passages after claim_room {claim_room}")
+        raise ConfigError(
+            f"judge nli: max_length {max_length} leaves no room for passages after claim_room {claim_room}"
+        )
     return token_counter(tokenizer), budget
 
 
@@ -53,10 +55,16 @@ def encode_pairs(
         p_len, c_len = count(passages[i]), count(claims[i])
         if c_len < room:
             one = tokenizer(passages[i], claims[i], truncation="only_first", max_length=limit, verbose=False)
-            cuts[i] = ("passage_truncated", f"passage truncated to {room - c_len} of {p_len} tokens (max_length {limit})")
+            cuts[i] = (
+                "passage_truncated",
+                f"passage truncated to {room - c_len} of {p_len} tokens (max_length {limit})",
+            )
         else:
             one = tokenizer(passages[i], claims[i], truncation="longest_first", max_length=limit, verbose=False)
-            cuts[i] = ("claim_truncated", f"claim too long ({c_len} tokens) for max_length {limit}: "
-                       f"claim and passage truncated together (passage of {p_len} tokens)")
+            cuts[i] = (
+                "claim_truncated",
+                f"claim too long ({c_len} tokens) for max_length {limit}: "
+                f"claim and passage truncated together (passage of {p_len} tokens)",
+            )
         feats[i] = {k: one[k] for k in keys}
     return feats, cuts

@@ -163,8 +163,9 @@ class NLIJudge(JudgeBase):
                         f"judge nli: no model given and the default judge at {path} is incomplete: no config.json "
                         f"({_listing(path)}); {how}"
                     )
-                found = locate(str(path) if os.environ.get(DEFAULT_JUDGE_ENV) else DEFAULT_JUDGE_MANIFEST,
-                               what="judge nli")
+                found = locate(
+                    str(path) if os.environ.get(DEFAULT_JUDGE_ENV) else DEFAULT_JUDGE_MANIFEST, what="judge nli"
+                )
             else:
                 found = locate(cfg.model, cfg.revision, what="judge nli", use=("judge", "nli"))
                 if not (found.path / "config.json").is_file():
@@ -299,8 +300,11 @@ class NLIJudge(JudgeBase):
             return found.runtime, f"auto: stored choice {key} in {folder}: {found.reason}"
         self._runtime_name = "torch"  # the reference's tokenizer while measuring
         passages, claims = [p for p, _ in PROBE], [c for _, c in PROBE]
-        choice = calibrate(self.classifier(), lambda name, c: local_runtime(c, name),
-                           lambda tok: encode_pairs(tok, passages, claims, self.max_length())[0])
+        choice = calibrate(
+            self.classifier(),
+            lambda name, c: local_runtime(c, name),
+            lambda tok: encode_pairs(tok, passages, claims, self.max_length())[0],
+        )
         if choice.runtime != "torch":
             self._tokenizer = None
         try:
@@ -378,10 +382,21 @@ class NLIJudge(JudgeBase):
         else:
             export_dir = self.cache_dir / "onnx" if self.cache_dir is not None else None
         return Classifier(
-            path=self.checkpoint(), labels=self.labels(), tokenizer=self.tokenizer, revision=cfg.revision,
-            config=self._json("config.json"), device=cfg.device, dtype=cfg.dtype, batch_size=cfg.batch_size,
-            max_batch_tokens=cfg.max_batch_tokens, int8=cfg.int8, export_dir=export_dir, count=self.count,
-            record=self.resolved.update, runtime_args=cfg.runtime_args or {}, max_length=self.max_length(),
+            path=self.checkpoint(),
+            labels=self.labels(),
+            tokenizer=self.tokenizer,
+            revision=cfg.revision,
+            config=self._json("config.json"),
+            device=cfg.device,
+            dtype=cfg.dtype,
+            batch_size=cfg.batch_size,
+            max_batch_tokens=cfg.max_batch_tokens,
+            int8=cfg.int8,
+            export_dir=export_dir,
+            count=self.count,
+            record=self.resolved.update,
+            runtime_args=cfg.runtime_args or {},
+            max_length=self.max_length(),
         )
 
     def runtime(self) -> ClassifierRuntime:

@@ -34,15 +34,18 @@ from ....backends.registry import REGISTRY
 from ....core.errors import ConfigError
 from .base import RUNTIME_ENV, Classifier, ClassifierRuntime, RuntimeBase, check_arg_names
 
-RUNTIMES: dict[str, Any] = REGISTRY.provide("runtime", {
-    "torch": f"{__name__}.torch:TorchRuntime",
-    "compile": f"{__name__}.torch:CompiledTorchRuntime",
-    "onnx": f"{__name__}.onnx:OnnxRuntime",
-    "native": f"{__name__}.native:NativeRuntime",
-    "openvino": f"{__name__}.openvino:OpenVinoRuntime",
-    "vllm": f"{__name__}.engine:VLLMClassifyRuntime",
-    "serve": f"{__name__}.engine:ServeClassifyRuntime",
-})
+RUNTIMES: dict[str, Any] = REGISTRY.provide(
+    "runtime",
+    {
+        "torch": f"{__name__}.torch:TorchRuntime",
+        "compile": f"{__name__}.torch:CompiledTorchRuntime",
+        "onnx": f"{__name__}.onnx:OnnxRuntime",
+        "native": f"{__name__}.native:NativeRuntime",
+        "openvino": f"{__name__}.openvino:OpenVinoRuntime",
+        "vllm": f"{__name__}.engine:VLLMClassifyRuntime",
+        "serve": f"{__name__}.engine:ServeClassifyRuntime",
+    },
+)
 """Runtime name → the class that runs the forward pass (its lazy ``"module:Class"`` until first used),
 built with the judge's :class:`~.base.Classifier`: the registry's ``runtime`` namespace, installed
 plugins' runtimes included."""
@@ -77,12 +80,15 @@ def check_runtime(runtime: str, runtime_args: Any, int8: bool) -> None:
         raise ValueError(f"argument 'runtime': {runtime!r} is not allowed; allowed: {', '.join(names())}")
     target = None if runtime == AUTO else REGISTRY["runtime"].get(runtime)
     if int8 and target is not None and not declared(target, "takes_int8"):
-        raise ValueError(f"int8=true needs runtime={' or runtime='.join(_having('takes_int8'))} (dynamic int8 "
-                         f"quantization of the ONNX export); runtime is {runtime}")
+        raise ValueError(
+            f"int8=true needs runtime={' or runtime='.join(_having('takes_int8'))} (dynamic int8 "
+            f"quantization of the ONNX export); runtime is {runtime}"
+        )
     if target is None or not declared(target, "runtime_args"):
         if runtime_args:
-            raise ValueError(f"runtime_args apply to runtime={' or runtime='.join(_having('runtime_args'))}; "
-                             f"runtime is {runtime}")
+            raise ValueError(
+                f"runtime_args apply to runtime={' or runtime='.join(_having('runtime_args'))}; runtime is {runtime}"
+            )
         return
     check = getattr(target, "check_args", None)
     if check is not None:
@@ -127,10 +133,21 @@ def local_runtime(classifier: Classifier, runtime: str = AUTO) -> ClassifierRunt
     name = resolve_runtime(runtime, classifier.device, classifier.dtype)
     target = runtime_class(name)
     if classifier.int8 and not declared(target, "takes_int8"):
-        raise ConfigError(f"judge nli: int8=true needs runtime={' or runtime='.join(_having('takes_int8'))} "
-                          f"(dynamic int8 quantization); runtime is {name}")
+        raise ConfigError(
+            f"judge nli: int8=true needs runtime={' or runtime='.join(_having('takes_int8'))} "
+            f"(dynamic int8 quantization); runtime is {name}"
+        )
     return target(classifier)
 
 
-__all__ = ["AUTO", "RUNTIMES", "RuntimeFactory", "check_runtime", "declared", "local_runtime", "names",
-           "resolve_runtime", "runtime_class"]
+__all__ = [
+    "AUTO",
+    "RUNTIMES",
+    "RuntimeFactory",
+    "check_runtime",
+    "declared",
+    "local_runtime",
+    "names",
+    "resolve_runtime",
+    "runtime_class",
+]

@@ -117,8 +117,9 @@ def check_arg_names(runtime: str, allowed: Sequence[str], args: Mapping[str, Any
     """``ValueError`` naming the allowed keys when ``args`` has a key ``runtime`` does not take."""
     bad = sorted(set(args) - set(allowed))
     if bad:
-        raise ValueError(f"runtime_args {', '.join(bad)} not allowed with runtime={runtime}; "
-                         f"allowed: {', '.join(allowed)}")
+        raise ValueError(
+            f"runtime_args {', '.join(bad)} not allowed with runtime={runtime}; allowed: {', '.join(allowed)}"
+        )
 
 
 def token_batches(order: Sequence[int], lengths: Sequence[int], max_pairs: int, max_tokens: int) -> Iterator[list[int]]:
@@ -127,7 +128,7 @@ def token_batches(order: Sequence[int], lengths: Sequence[int], max_pairs: int, 
     start = 0
     while start < len(order):
         n = max(1, min(max_pairs, max_tokens // max(lengths[start], 1), len(order) - start))
-        yield list(order[start:start + n])
+        yield list(order[start : start + n])
         start += n
 
 

@@ -40,7 +40,12 @@ from ....generate.vllm import VLLMGenerator, import_vllm, keyed_engine_args, shu
 from .base import Classifier, DoneFn, Features, Row, RuntimeBase, pair_boundary
 
 VLLM_RUNTIME_ARGS: tuple[str, ...] = (
-    "tensor_parallel_size", "max_model_len", "gpu_memory_utilization", "seed", "engine_args", "chunk_size",
+    "tensor_parallel_size",
+    "max_model_len",
+    "gpu_memory_utilization",
+    "seed",
+    "engine_args",
+    "chunk_size",
 )
 """``runtime_args`` of ``runtime=vllm``: the ``vllm`` generator's engine arguments (``engine_args``
 go to ``vllm.LLM`` as they are) and ``chunk_size``, inputs per ``LLM.classify`` call (default
@@ -49,8 +54,15 @@ CPU, bf16 on a GPU that has it, as the ``torch`` runtime)."""
 
 
 SERVE_RUNTIME_ARGS: tuple[str, ...] = (
-    "base_url", "model", "api_key_env", "max_concurrency", "timeout_s", "max_retries", "backoff_s",
-    "max_backoff_s", "batch_size",
+    "base_url",
+    "model",
+    "api_key_env",
+    "max_concurrency",
+    "timeout_s",
+    "max_retries",
+    "backoff_s",
+    "max_backoff_s",
+    "batch_size",
 )
 """``runtime_args`` of ``runtime=serve``: where the server is (``base_url``, the OpenAI one, ending
 in ``/v1``), the name it serves the classifier under (``model``; default: the one it lists), the
@@ -161,14 +173,18 @@ class VLLMClassifyRuntime(_EngineRuntime):
         plain = vllm.PoolingParams()
         rows: list[Row] = []
         for start in range(0, len(feats), self.chunk_size):
-            chunk = feats[start:start + self.chunk_size]
+            chunk = feats[start : start + self.chunk_size]
             params = []
             for f in chunk:
                 boundary = pair_boundary(f)
-                params.append(plain if boundary is None else
-                              vllm.PoolingParams(extra_kwargs={"compressed_token_type_ids": boundary}))
-            outs = llm.classify([{"prompt_token_ids": list(f["input_ids"])} for f in chunk],
-                                pooling_params=params, use_tqdm=False)
+                params.append(
+                    plain
+                    if boundary is None
+                    else vllm.PoolingParams(extra_kwargs={"compressed_token_type_ids": boundary})
+                )
+            outs = llm.classify(
+                [{"prompt_token_ids": list(f["input_ids"])} for f in chunk], pooling_params=params, use_tqdm=False
+            )
             if len(outs) != len(chunk):
                 raise RuntimeError(f"vLLM returned {len(outs)} classifications for {len(chunk)} inputs")
             rows.extend([float(p) for p in o.outputs.probs] for o in outs)
@@ -187,7 +203,9 @@ def check_engine_labels(llm: Any, classifier: Classifier) -> None:
         return
     n = getattr(hf, "num_labels", None)
     if isinstance(n, int) and n != len(classifier.labels):
-        raise ConfigError(f"judge nli: {classifier.path} has {n} output classes but {len(classifier.labels)} labels are mapped")
+        raise ConfigError(
+            f"judge nli: {classifier.path} has {n} output classes but {len(classifier.labels)} labels are mapped"
+        )
 
 
 class ServeClassifyRuntime(_EngineRuntime):
@@ -208,8 +226,12 @@ class ServeClassifyRuntime(_EngineRuntime):
 
     def spec(self) -> dict[str, Any]:
         self.check_segments()
-        return {"runtime": self.name, "dtype": None, "served_model": self.api.model_name(),
-                "classify_url": self.root + "/classify"}
+        return {
+            "runtime": self.name,
+            "dtype": None,
+            "served_model": self.api.model_name(),
+            "classify_url": self.root + "/classify",
+        }
 
     def check_segments(self) -> None:
         """``ConfigError`` when the checkpoint's inputs carry segment ids its model reads: the
@@ -249,14 +271,14 @@ class ServeClassifyRuntime(_EngineRuntime):
         workers = min(self.api.config.max_concurrency, len(starts)) or 1
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="classify") as pool:
             futures = {
-                pool.submit(self._request, [list(f["input_ids"]) for f in feats[s:s + self.batch_size]]): s
+                pool.submit(self._request, [list(f["input_ids"]) for f in feats[s : s + self.batch_size]]): s
                 for s in starts
             }
             try:
                 for fut in as_completed(futures):
                     s = futures[fut]
                     got = fut.result()
-                    rows[s:s + len(got)] = got
+                    rows[s : s + len(got)] = got
                     self.classifier.count("requests")
                     if on_done is not None:
                         on_done(range(s, s + len(got)))

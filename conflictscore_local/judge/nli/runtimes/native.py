@@ -79,15 +79,20 @@ class NativeTokenizer:
         self.pad_token_id = 0 if pad_id is None else pad_id
         self.pad_token_type_id = int(config.get("pad_token_type_id") or 0)
         if config.get("padding_side", "right") != "right" or config.get("truncation_side", "right") != "right":
-            raise BackendUnavailable(f"judge nli: runtime=native: {path / 'tokenizer_config.json'} pads or truncates "
-                                     "on the left; use runtime=torch")
+            raise BackendUnavailable(
+                f"judge nli: runtime=native: {path / 'tokenizer_config.json'} pads or truncates "
+                "on the left; use runtime=torch"
+            )
 
     def num_special_tokens_to_add(self, pair: bool = False) -> int:
         return self._tok.num_special_tokens_to_add(pair)
 
     def _truncate(self, truncation: Any, max_length: int | None) -> None:
-        want = None if truncation in (False, None, "do_not_truncate") else (
-            "longest_first" if truncation is True else str(truncation), max_length or self.model_max_length)
+        want = (
+            None
+            if truncation in (False, None, "do_not_truncate")
+            else ("longest_first" if truncation is True else str(truncation), max_length or self.model_max_length)
+        )
         if want != self._truncation:
             if want is None:
                 self._tok.no_truncation()
@@ -95,9 +100,16 @@ class NativeTokenizer:
                 self._tok.enable_truncation(want[1], strategy=want[0], direction="right")
             self._truncation = want
 
-    def __call__(self, text: str | Sequence[str], text_pair: str | Sequence[str] | None = None, *,
-                 truncation: Any = False, max_length: int | None = None, add_special_tokens: bool = True,
-                 verbose: bool = False) -> dict[str, Any]:
+    def __call__(
+        self,
+        text: str | Sequence[str],
+        text_pair: str | Sequence[str] | None = None,
+        *,
+        truncation: Any = False,
+        max_length: int | None = None,
+        add_special_tokens: bool = True,
+        verbose: bool = False,
+    ) -> dict[str, Any]:
         self._truncate(truncation, max_length)
         one = isinstance(text, str)
         texts = [text] if one else list(text)
@@ -106,8 +118,11 @@ class NativeTokenizer:
         else:
             pairs = [text_pair] if isinstance(text_pair, str) else list(text_pair)
             encs = self._tok.encode_batch(list(zip(texts, pairs)), add_special_tokens=add_special_tokens)
-        out = {"input_ids": [e.ids for e in encs], "token_type_ids": [e.type_ids for e in encs],
-               "attention_mask": [e.attention_mask for e in encs]}
+        out = {
+            "input_ids": [e.ids for e in encs],
+            "token_type_ids": [e.type_ids for e in encs],
+            "attention_mask": [e.attention_mask for e in encs],
+        }
         return {k: v[0] for k, v in out.items()} if one else out
 
 
@@ -152,7 +167,7 @@ def build_bert(config: Mapping[str, Any], weights: Mapping[str, Any], *, prepack
     n_layers = int(config["num_hidden_layers"])
     hidden = int(config["hidden_size"])
     head_size = hidden // heads
-    scale = head_size ** -0.5
+    scale = head_size**-0.5
 
     def w(name: str) -> Any:
         try:
@@ -168,16 +183,14 @@ def build_bert(config: Mapping[str, Any], weights: Mapping[str, Any], *, prepack
             x = x + F.embedding(token_type_ids, self.p["bert.embeddings.token_type_embeddings.weight"])
             x = x + F.embedding(positions, self.p["bert.embeddings.position_embeddings.weight"])
             x = self._norm(x, "bert.embeddings.LayerNorm")
-            mask = None if bool(attention_mask.all()) else \
-                attention_mask.bool()[:, None, None, :].expand(b, 1, n, n)
+            mask = None if bool(attention_mask.all()) else attention_mask.bool()[:, None, None, :].expand(b, 1, n, n)
             for i in range(n_layers):
                 pre = f"bert.encoder.layer.{i}."
                 shape = (b, n, -1, head_size)
                 q = self._lin(x, pre + "attention.self.query").view(*shape).transpose(1, 2)
                 k = self._lin(x, pre + "attention.self.key").view(*shape).transpose(1, 2)
                 v = self._lin(x, pre + "attention.self.value").view(*shape).transpose(1, 2)
-                a = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=0.0, scale=scale,
-                                                   is_causal=False)
+                a = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=0.0, scale=scale, is_causal=False)
                 a = a.transpose(1, 2).contiguous().reshape(b, n, -1).contiguous()
                 x = self._norm(self._lin(a, pre + "attention.output.dense") + x, pre + "attention.output.LayerNorm")
                 h = F.gelu(self._lin(x, pre + "intermediate.dense"))
@@ -194,19 +207,34 @@ def build_bert(config: Mapping[str, Any], weights: Mapping[str, Any], *, prepack
             return F.layer_norm(x, (hidden,), self.p[name + ".weight"], self.p[name + ".bias"], eps)
 
     model = Bert()
-    names = ["bert.embeddings.word_embeddings.weight", "bert.embeddings.token_type_embeddings.weight",
-             "bert.embeddings.position_embeddings.weight"]
+    names = [
+        "bert.embeddings.word_embeddings.weight",
+        "bert.embeddings.token_type_embeddings.weight",
+        "bert.embeddings.position_embeddings.weight",
+    ]
     linear = ["bert.pooler.dense", "classifier"]
     norms = ["bert.embeddings.LayerNorm"]
     for i in range(n_layers):
         pre = f"bert.encoder.layer.{i}."
-        linear += [pre + s for s in ("attention.self.query", "attention.self.key", "attention.self.value",
-                                     "attention.output.dense", "intermediate.dense", "output.dense")]
+        linear += [
+            pre + s
+            for s in (
+                "attention.self.query",
+                "attention.self.key",
+                "attention.self.value",
+                "attention.output.dense",
+                "intermediate.dense",
+                "output.dense",
+            )
+        ]
         norms += [pre + "attention.output.LayerNorm", pre + "output.LayerNorm"]
     names += [f"{m}.{p}" for m in linear + norms for p in ("weight", "bias")]
     model.p = {name: w(name) for name in names}
-    model.packed = {name: torch.ops.mkldnn._reorder_linear_weight(model.p[name + ".weight"], PREPACK_ROWS)
-                    for name in linear} if prepack else {}
+    model.packed = (
+        {name: torch.ops.mkldnn._reorder_linear_weight(model.p[name + ".weight"], PREPACK_ROWS) for name in linear}
+        if prepack
+        else {}
+    )
     model.position_ids = torch.arange(int(config["max_position_embeddings"]))[None, :]
     return model
 
@@ -251,8 +279,9 @@ class NativeRuntime(TorchRuntime):
             c = self.classifier
             device = torch_device(c.device)
             dtype, why = self.resolved_dtype()
-            check_num_labels(int(c.config.get("num_labels") or len(c.config.get("id2label") or {}) or 2),
-                             c.labels, c.path)
+            check_num_labels(
+                int(c.config.get("num_labels") or len(c.config.get("id2label") or {}) or 2), c.labels, c.path
+            )
             prepack, linear = can_prepack(dtype, device)
             model = build_bert(c.config, load_weights(c.path, dtype), prepack=prepack)
             if device.type != "cpu":
@@ -260,8 +289,13 @@ class NativeRuntime(TorchRuntime):
                 model.position_ids = model.position_ids.to(device)
             self._model = model.eval()
             self._device = device
-            c.record(device=str(device), dtype=str(dtype).removeprefix("torch."), dtype_reason=why,
-                     architecture="BertForSequenceClassification (runtime=native)", linear=linear)
+            c.record(
+                device=str(device),
+                dtype=str(dtype).removeprefix("torch."),
+                dtype_reason=why,
+                architecture="BertForSequenceClassification (runtime=native)",
+                linear=linear,
+            )
         return self._model
 
     def classify(self, feats: Sequence[Features], on_done: DoneFn | None = None) -> list[Row]:
@@ -269,17 +303,25 @@ class NativeRuntime(TorchRuntime):
 
         model = self.model()
         tok = self.classifier.tokenizer()
-        pad = {"input_ids": getattr(tok, "pad_token_id", 0) or 0,
-               "token_type_ids": getattr(tok, "pad_token_type_id", 0) or 0, "attention_mask": 0}
+        pad = {
+            "input_ids": getattr(tok, "pad_token_id", 0) or 0,
+            "token_type_ids": getattr(tok, "pad_token_type_id", 0) or 0,
+            "attention_mask": 0,
+        }
 
         def forward(batch: list[Features]) -> list[list[float]]:
             n = max(len(f["input_ids"]) for f in batch)
             tensors = {}
             for key, fill in pad.items():
-                rows = [list(f[key]) if key in f else ([1] * len(f["input_ids"]) if key == "attention_mask"
-                                                        else [0] * len(f["input_ids"])) for f in batch]
-                tensors[key] = torch.tensor([r + [fill] * (n - len(r)) for r in rows], dtype=torch.long,
-                                            device=self._device)
+                rows = [
+                    list(f[key])
+                    if key in f
+                    else ([1] * len(f["input_ids"]) if key == "attention_mask" else [0] * len(f["input_ids"]))
+                    for f in batch
+                ]
+                tensors[key] = torch.tensor(
+                    [r + [fill] * (n - len(r)) for r in rows], dtype=torch.long, device=self._device
+                )
             with torch.inference_mode():
                 logits = model(**tensors)
             self.classifier.count("batches")
@@ -288,4 +330,3 @@ class NativeRuntime(TorchRuntime):
         c = self.classifier
         budget = c.max_batch_tokens or (2048 if self._device.type == "cpu" else 65536)
         return run_batched(feats, forward, max_pairs=c.batch_size, max_tokens=budget, on_done=on_done)
-

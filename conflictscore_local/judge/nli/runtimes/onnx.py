@@ -57,9 +57,11 @@ INT8_NOTE = (
 )
 SAMPLE_PAIRS: tuple[tuple[str, str], ...] = (
     ("The bridge over the river opened in 1932 after four years of work.", "The bridge opened in 1932."),
-    ("Local papers reported that the bridge opened in 1934, two years later than planned, "
-     "after a dispute between the city council and the builders over the cost of the steel.",
-     "The bridge opened in 1932."),
+    (
+        "Local papers reported that the bridge opened in 1934, two years later than planned, "
+        "after a dispute between the city council and the builders over the cost of the steel.",
+        "The bridge opened in 1932.",
+    ),
     ("Marie Curie was born in Warsaw.", "Curie was born in Paris in 1867 and moved to Warsaw."),
     ("Water boils at 100 degrees Celsius at sea level.", "It is painted red."),
 )
@@ -132,17 +134,20 @@ def export_classifier(checkpoint: Path, out: Path, tokenizer: Any, *, revision: 
     torch = requires("torch", "judge nli: exporting to ONNX", install=INSTALL_HINT)
     Dim = requires("torch.export", "judge nli: exporting to ONNX", install=INSTALL_HINT).Dim
     AutoModelForSequenceClassification = requires(
-        "transformers", "judge nli: exporting to ONNX", install=INSTALL_HINT).AutoModelForSequenceClassification
+        "transformers", "judge nli: exporting to ONNX", install=INSTALL_HINT
+    ).AutoModelForSequenceClassification
     exporters = requires("transformers.exporters", "judge nli: exporting to ONNX", install=INSTALL_HINT)
     OnnxConfig, OnnxExporter = exporters.OnnxConfig, exporters.OnnxExporter
     with quiet():
-        model = from_pretrained(AutoModelForSequenceClassification, checkpoint, revision=revision,
-                                dtype=torch.float32).eval()
+        model = from_pretrained(
+            AutoModelForSequenceClassification, checkpoint, revision=revision, dtype=torch.float32
+        ).eval()
     keys = [k for k in tokenizer.model_input_names if k in ("input_ids", "token_type_ids", "attention_mask")]
     limit = min(512, getattr(model.config, "max_position_embeddings", 512) or 512)
     passages, claims = [p for p, _ in SAMPLE_PAIRS], [c for _, c in SAMPLE_PAIRS]
-    sample = tokenizer(passages[:2], claims[:2], padding=True, truncation="only_first", max_length=limit,
-                       return_tensors="pt")
+    sample = tokenizer(
+        passages[:2], claims[:2], padding=True, truncation="only_first", max_length=limit, return_tensors="pt"
+    )
     sample = {k: sample[k] for k in keys}
     batch, seq = Dim("batch", min=1, max=1 << 16), Dim("sequence", min=2, max=limit)
     config = OnnxConfig(dynamic_shapes={k: {0: batch, 1: seq} for k in sample})
@@ -164,8 +169,14 @@ def export_classifier(checkpoint: Path, out: Path, tokenizer: Any, *, revision: 
             f"judge nli: the ONNX export of {checkpoint} disagrees with PyTorch (a class probability differs "
             f"by {diff:.2g} > {EXPORT_TOLERANCE:g} on sample pairs); use runtime=torch"
         )
-    return {"format": EXPORT_FORMAT, "checkpoint": str(checkpoint), "weights": model_fingerprint(checkpoint),
-            "versions": export_versions(), "max_prob_diff_vs_torch": diff, "tolerance": EXPORT_TOLERANCE}
+    return {
+        "format": EXPORT_FORMAT,
+        "checkpoint": str(checkpoint),
+        "weights": model_fingerprint(checkpoint),
+        "versions": export_versions(),
+        "max_prob_diff_vs_torch": diff,
+        "tolerance": EXPORT_TOLERANCE,
+    }
 
 
 def quantize_int8(fp32: Path, out: Path) -> None:
@@ -208,12 +219,16 @@ class OnnxRuntime(RuntimeBase):
                 f"judge nli: runtime=onnx runs on the CPU; device={c.device} needs runtime=torch (or the vllm judge)"
             )
         if c.dtype not in ("auto", "float32"):
-            raise ConfigError(f"judge nli: runtime=onnx runs float32 (int8 with int8=true); dtype={c.dtype} needs "
-                              "runtime=torch")
+            raise ConfigError(
+                f"judge nli: runtime=onnx runs float32 (int8 with int8=true); dtype={c.dtype} needs runtime=torch"
+            )
 
     def spec(self) -> dict[str, Any]:
-        return {"runtime": self.name, "dtype": "float32",
-                "quantization": "dynamic-int8" if self.classifier.int8 else None}
+        return {
+            "runtime": self.name,
+            "dtype": "float32",
+            "quantization": "dynamic-int8" if self.classifier.int8 else None,
+        }
 
     def export_dir(self) -> Path:
         """This checkpoint's export folder (not created)."""
@@ -274,8 +289,13 @@ class OnnxRuntime(RuntimeBase):
             out = self._session.get_outputs()[0].shape
             if isinstance(out[-1], int):
                 check_num_labels(out[-1], c.labels, c.path)
-            c.record(device="cpu", dtype="float32", onnx_model=str(path), quantization=self.spec()["quantization"],
-                     onnxruntime=ort.__version__)
+            c.record(
+                device="cpu",
+                dtype="float32",
+                onnx_model=str(path),
+                quantization=self.spec()["quantization"],
+                onnxruntime=ort.__version__,
+            )
         return self._session
 
     def classify(self, feats: Sequence[Features], on_done: DoneFn | None = None) -> list[Row]:
@@ -290,5 +310,6 @@ class OnnxRuntime(RuntimeBase):
             c.count("batches")
             return _softmax(session.run(None, _inputs(names, padded))[0])
 
-        return run_batched(feats, forward, max_pairs=c.batch_size, max_tokens=c.max_batch_tokens or 2048,
-                           on_done=on_done)
+        return run_batched(
+            feats, forward, max_pairs=c.batch_size, max_tokens=c.max_batch_tokens or 2048, on_done=on_done
+        )

@@ -53,13 +53,19 @@ class OpenVinoRuntime(OnnxRuntime):
         self._session: Any = None
         self._inputs: list[str] = []
         if c.device not in ("auto", "cpu"):
-            raise ConfigError(f"judge nli: runtime=openvino runs on the CPU; device={c.device} needs runtime=torch "
-                              "(or the vllm judge)")
+            raise ConfigError(
+                f"judge nli: runtime=openvino runs on the CPU; device={c.device} needs runtime=torch "
+                "(or the vllm judge)"
+            )
         if c.dtype not in PRECISION:
-            raise ConfigError(f"judge nli: runtime=openvino runs dtype=float32 or bfloat16 (auto: float32); "
-                              f"dtype={c.dtype} needs runtime=torch")
+            raise ConfigError(
+                f"judge nli: runtime=openvino runs dtype=float32 or bfloat16 (auto: float32); "
+                f"dtype={c.dtype} needs runtime=torch"
+            )
         if c.int8:
-            raise ConfigError("judge nli: int8=true needs runtime=onnx (dynamic int8 quantization); runtime is openvino")
+            raise ConfigError(
+                "judge nli: int8=true needs runtime=onnx (dynamic int8 quantization); runtime is openvino"
+            )
 
     def precision(self) -> str:
         """The ``INFERENCE_PRECISION_HINT`` asked for; ``ConfigError`` for bf16 on a CPU without it."""
@@ -69,8 +75,10 @@ class OpenVinoRuntime(OnnxRuntime):
 
             native, why = native_cpu_bf16()
             if not native:
-                raise ConfigError(f"judge nli: runtime=openvino dtype=bfloat16 needs a CPU with native bf16, and {why}; "
-                                  "use dtype=float32")
+                raise ConfigError(
+                    f"judge nli: runtime=openvino dtype=bfloat16 needs a CPU with native bf16, and {why}; "
+                    "use dtype=float32"
+                )
         return hint
 
     def spec(self) -> dict[str, Any]:
@@ -83,20 +91,30 @@ class OpenVinoRuntime(OnnxRuntime):
             ov = import_openvino()
             c = self.classifier
             path: Path = self.ensure_export()
-            compiled = ov.Core().compile_model(str(path), "CPU", {
-                "INFERENCE_PRECISION_HINT": hint, "NUM_STREAMS": 1, "INFERENCE_NUM_THREADS": threads()})
+            compiled = ov.Core().compile_model(
+                str(path),
+                "CPU",
+                {"INFERENCE_PRECISION_HINT": hint, "NUM_STREAMS": 1, "INFERENCE_NUM_THREADS": threads()},
+            )
             found = compiled.get_property("INFERENCE_PRECISION_HINT")
             ran = found.get_type_name() if hasattr(found, "get_type_name") else str(found)
             if ran != hint:
-                raise ConfigError(f"judge nli: OpenVINO compiled the judge at {ran}, not the {hint} asked for; "
-                                  "use runtime=torch")
+                raise ConfigError(
+                    f"judge nli: OpenVINO compiled the judge at {ran}, not the {hint} asked for; use runtime=torch"
+                )
             out = compiled.outputs[0].get_partial_shape()
             if out.rank.is_static and out[out.rank.get_length() - 1].is_static:
                 check_num_labels(out[out.rank.get_length() - 1].get_length(), c.labels, c.path)
             self._inputs = [i.get_any_name() for i in compiled.inputs]
             self._session = compiled
-            c.record(device="cpu", dtype=DTYPE_OF[ran], onnx_model=str(path), quantization=None,
-                     openvino_precision=ran, openvino=ov.__version__)
+            c.record(
+                device="cpu",
+                dtype=DTYPE_OF[ran],
+                onnx_model=str(path),
+                quantization=None,
+                openvino_precision=ran,
+                openvino=ov.__version__,
+            )
         return self._session
 
     def classify(self, feats: Sequence[Features], on_done: DoneFn | None = None) -> list[Row]:
@@ -110,5 +128,6 @@ class OpenVinoRuntime(OnnxRuntime):
             c.count("batches")
             return _softmax(request.infer(_inputs(self._inputs, padded))[compiled.outputs[0]])
 
-        return run_batched(feats, forward, max_pairs=c.batch_size, max_tokens=c.max_batch_tokens or 2048,
-                           on_done=on_done)
+        return run_batched(
+            feats, forward, max_pairs=c.batch_size, max_tokens=c.max_batch_tokens or 2048, on_done=on_done
+        )

@@ -52,8 +52,12 @@ class TorchRuntime(RuntimeBase):
                 ) from e
             check_num_labels(model.config.num_labels, c.labels, path)
             self._model = model.to(device).eval()
-            c.record(device=str(device), dtype=str(dtype).removeprefix("torch."), dtype_reason=why,
-                     architecture=type(model).__name__)
+            c.record(
+                device=str(device),
+                dtype=str(dtype).removeprefix("torch."),
+                dtype_reason=why,
+                architecture=type(model).__name__,
+            )
         return self._model
 
     def classify(self, feats: Sequence[Features], on_done: DoneFn | None = None) -> list[Row]:
@@ -97,8 +101,10 @@ class CompiledTorchRuntime(TorchRuntime):
             tok = self.classifier.tokenizer()
             device = next(eager.parameters()).device
             compiled = _compile_step(lambda: torch.compile(eager, dynamic=True), at_load=True)
-            for claims, passages in ((["one two three four", "five six seven"], ["eight nine ten", "eleven twelve"]),
-                                     (["one two three"], ["four five six"])):
+            for claims, passages in (
+                (["one two three four", "five six seven"], ["eight nine ten", "eleven twelve"]),
+                (["one two three"], ["four five six"]),
+            ):
                 warm = tok(claims, passages, padding=True, return_tensors="pt")
                 with torch.inference_mode():
                     _compile_step(lambda: compiled(**{k: v.to(device) for k, v in warm.items()}), at_load=True)
@@ -123,10 +129,14 @@ def _compile_step(step: Callable[[], Any], *, at_load: bool = False) -> Any:
         raise
     except Exception as e:
         module = type(e).__module__
-        if not (module.startswith(("torch._dynamo", "torch._inductor"))
-                or (at_load and isinstance(e, (RuntimeError, OSError, ImportError)))):
+        if not (
+            module.startswith(("torch._dynamo", "torch._inductor"))
+            or (at_load and isinstance(e, (RuntimeError, OSError, ImportError)))
+        ):
             raise
         cause = getattr(e, "inner_exception", None) or e
         text = str(cause).strip().splitlines()
-        raise BackendUnavailable(f"judge nli: runtime=compile: torch.compile failed: {type(cause).__name__}: "
-                                 f"{text[0] if text else ''}; use runtime=torch") from e
+        raise BackendUnavailable(
+            f"judge nli: runtime=compile: torch.compile failed: {type(cause).__name__}: "
+            f"{text[0] if text else ''}; use runtime=torch"
+        ) from e
