@@ -103,8 +103,8 @@ def test_default_judge_figures_resolve(benchmark_script: Any) -> None:
     assert calls
     for key, path in calls:
         assert isinstance(render.lookup(names[key], path), (int, float)), (key, path)
-    with pytest.raises(KeyError, match="has no 'detection.nope'"):
-        render.lookup(names["conflictbench"], "detection.nope")
+    with pytest.raises(KeyError, match="has no 'evaluation.detection.nope'"):
+        render.lookup(names["conflictbench"], "evaluation.detection.nope")
 
 
 # pages whose every figure the tests at the end of this file format from its results file
@@ -115,7 +115,7 @@ def test_no_default_judge_figure_is_hand_written() -> None:
     """Pages quote the default judge's ConflictBench figures only through the results file."""
     name = re.search(r"^\s+conflictbench: (\S+)$", (ROOT / "mkdocs.yml").read_text(encoding="utf-8"), re.M).group(1)
     data = json.loads((ROOT / "benchmarks" / "results" / name).read_text())
-    overall = data["detection"]["overall"]
+    overall = data["evaluation"]["detection"]["overall"]
     figures = {f"{overall[k]:.3f}" for k in ("precision", "recall", "f1")} | {"P 0.83 / R 0.57"}
     for page in [ROOT / "README.md", *(ROOT / "docs").glob("*.md")]:
         if page.name in FORMATTED_HERE:

@@ -85,20 +85,20 @@ def test_a_value_that_differs_is_named_and_rendered_again(render: Any, tmp_path:
 def test_a_model_card_gets_its_figures_and_its_tables_in_one_pass(render: Any, tmp_path: Path) -> None:
     results = tmp_path / "results"
     results.mkdir()
-    for tag, rate in (("v2", 0.4), ("v3", 0.9)):
+    for tag, rate in (("v3", 0.4), ("v5", 0.9)):
         (results / f"judge_checklist_{tag}.json").write_text(
             json.dumps({"capabilities": {"negation": {"n": 10, "pass_rate": rate}}, "macro_pass_rate": rate})
         )
     card = tmp_path / "models" / "my-judge" / "README.md"
     card.parent.mkdir(parents=True)
     card.write_text(
-        'mean <!-- fig result("judge_checklist_v3.json", "macro_pass_rate") -->0.1<!-- /fig -->\n'
+        'mean <!-- fig result("judge_checklist_v5.json", "macro_pass_rate") -->0.1<!-- /fig -->\n'
         "<!-- card:checklist -->\nstale\n<!-- /card:checklist -->\n"
     )
     assert render.render_file(card, {}, results) == (
-        'mean <!-- fig result("judge_checklist_v3.json", "macro_pass_rate") -->0.900<!-- /fig -->\n'
-        "<!-- card:checklist -->\n| capability | probes | v2 | v3 | target |\n|---|---:|---:|---:|---:|\n"
-        "| negation | 10 | 0.400 | **0.900** | ≥ 0.85 |\n| mean | | 0.400 | **0.900** | |\n<!-- /card:checklist -->\n"
+        'mean <!-- fig result("judge_checklist_v5.json", "macro_pass_rate") -->0.900<!-- /fig -->\n'
+        "<!-- card:checklist -->\n| capability | probes | v3 | v5 |\n|---|---:|---:|---:|\n"
+        "| negation | 10 | 0.400 | **0.900** |\n| mean | | 0.400 | **0.900** |\n<!-- /card:checklist -->\n"
     )
 
 
@@ -109,12 +109,12 @@ def test_the_site_build_fails_on_a_figure_that_differs() -> None:
     spec = importlib.util.spec_from_file_location("hooks", ROOT / "docs" / "_tools" / "hooks.py")
     hooks = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(hooks)
-    config = {"extra": {"default_judge": {"conflictbench": "conflictbench_default-judge.json"}}}
+    config = {"extra": {"default_judge": {"conflictbench": "conflictbench_default-judge-v5.json"}}}
     page = SimpleNamespace(file=SimpleNamespace(src_uri="pipeline.md"))
     text = (ROOT / "docs" / "pipeline.md").read_text(encoding="utf-8")
     assert hooks.on_page_markdown(text, page, config, None) is not None  # as committed: builds
     m = re.search(
-        r'(<!-- fig result\(config\.extra\.default_judge\.conflictbench, "detection\.overall\.f1"\) -->)'
+        r'(<!-- fig result\(config\.extra\.default_judge\.conflictbench, "evaluation\.detection\.overall\.f1"\) -->)'
         r"([0-9.]+)(<!-- /fig -->)",
         text,
     )
