@@ -191,15 +191,17 @@ def ship_table(results: Path = RESULTS) -> str:
         "",
         f"ConflictBench test: F1({NEW}) − F1({OLD}) = {paired['difference']:+.4f}, paired bootstrap 95% interval "
         f"[{lo:+.4f}, {hi:+.4f}] over {paired['items']} items ({paired['claims']} claims, {paired['resamples']} "
-        f"resamples). **{NEW} {'ships' if v['ships'] else 'does not ship'}.** The gate written before the "
-        f"result ({v['until_2026_12_04']['rule']}) "
+        f"resamples). **{NEW} {'ships' if v['ships'] else 'does not ship'}** on this gate. Issue 46's own rule "
+        f"({v['until_2026_12_04']['rule']}) "
         + (
-            "held it back on " + ", ".join(v["until_2026_12_04"]["held_back_by"])
+            "**held it back** on "
+            + ", ".join(v["until_2026_12_04"]["held_back_by"])
+            + ": it was overridden after that result by the gate above, a maintainers' decision to confirm or "
+            "reverse (v3 is `git show dfcddc8:models/default-judge/model.safetensors`)"
             if v["until_2026_12_04"]["held_back_by"]
             else "passed it too"
         )
-        + "; it was changed after that result to the gate above "
-        f"([`judge_ship_{NEW}.json`](../../benchmarks/results/judge_ship_{NEW}.json), `benchmarks/judge_ship.py`).",
+        + f" ([`judge_ship_{NEW}.json`](../../benchmarks/results/judge_ship_{NEW}.json), `benchmarks/judge_ship.py`).",
     ]
     return "\n".join(rows)
 
