@@ -140,14 +140,14 @@ def test_verify_checks_the_shipped_judge_against_the_install_record(
     verify = [str(venv / "bin" / "conflictscore"), "models", "verify", "default-judge", "--json"]
     ok = json.loads(run(verify, work, env).stdout)
     assert ok["ok"] and ok["notes"] == ["checked against the sha256 pip recorded when it installed conflictscore-local"]
-    weights = Path(ok["path"]) / "model.safetensors"
+    weights = Path(ok["path"]) / "model.packed.safetensors"
     original = weights.read_bytes()
     try:
         weights.write_bytes(original[:-1] + bytes([original[-1] ^ 1]))
         r = run(verify, work, env)
         (Path(ok["path"]) / "extra.bin").write_bytes(b"x")
         (problem,) = json.loads(r.stdout)["problems"]  # was: OK, only config.json and a weight file were looked for
-        assert r.returncode == 4 and problem.startswith("model.safetensors: sha256 ")
+        assert r.returncode == 4 and problem.startswith("model.packed.safetensors: sha256 ")
         assert problem.endswith("differs from the one recorded at install (the file changed)")
         assert (
             json.loads(run(verify, work, env).stdout)["problems"][-1]

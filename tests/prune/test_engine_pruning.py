@@ -221,11 +221,15 @@ def test_new_claims_against_stored_documents_embed_only_the_claims(tmp_path: Pat
     first = write("a.jsonl", CURIE.claims)
     second = write("b.jsonl", ("Curie was born in Krakow.", "Bread needs wild yeast."))  # another response, same docs
     assert (
-        cli.main(["score", str(first), "-o", str(tmp_path / "a.out"), "--summary", str(tmp_path / "a.json"), *args])
+        cli.main(
+            ["score", str(first), "-o", str(tmp_path / "a.out.jsonl"), "--summary", str(tmp_path / "a.json"), *args]
+        )
         == 0
     )
     assert (
-        cli.main(["score", str(second), "-o", str(tmp_path / "b.out"), "--summary", str(tmp_path / "b.json"), *args])
+        cli.main(
+            ["score", str(second), "-o", str(tmp_path / "b.out.jsonl"), "--summary", str(tmp_path / "b.json"), *args]
+        )
         == 0
     )
     a = json.loads((tmp_path / "a.json").read_text())["stages"]["pruner"]
@@ -233,9 +237,9 @@ def test_new_claims_against_stored_documents_embed_only_the_claims(tmp_path: Pat
     assert (a["texts_embedded"], a.get("texts_stored", 0)) == (1 + 4, 0)  # one claim, four one-window documents
     assert (b["texts_embedded"], b["texts_stored"]) == (2, 4)  # the new claims only
     # the stored rows give what embedding them again gives: a run without the cache prunes alike
-    assert cli.main(["score", str(second), "-o", str(tmp_path / "c.out"), *args[:-3], "--no-cache", "-q"]) == 0
-    stored = [json.loads(x) for x in (tmp_path / "b.out").read_text().splitlines()]
-    fresh = [json.loads(x) for x in (tmp_path / "c.out").read_text().splitlines()]
+    assert cli.main(["score", str(second), "-o", str(tmp_path / "c.out.jsonl"), *args[:-3], "--no-cache", "-q"]) == 0
+    stored = [json.loads(x) for x in (tmp_path / "b.out.jsonl").read_text().splitlines()]
+    fresh = [json.loads(x) for x in (tmp_path / "c.out.jsonl").read_text().splitlines()]
 
     def sims(rows: list[Any]) -> list[tuple[Any, ...]]:
         return [
