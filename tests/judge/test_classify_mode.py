@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from conflictscore_local.backends import registry
+from conflictscore_local.backends.packed import plain_folder
 from conflictscore_local.core.errors import ConfigError
 from conflictscore_local.judge.distinct import distinct
 from conflictscore_local.judge.nli.runtimes.base import pair_boundary
@@ -39,7 +40,10 @@ def agree(a: list, b: list) -> float:
 
 
 @pytest.mark.slow  # the default judge on real pairs, batched and one at a time
-@pytest.mark.skipif(not (DEFAULT_JUDGE / "model.safetensors").is_file(), reason="models/default-judge is not built")
+@pytest.mark.skipif(
+    not (DEFAULT_JUDGE / "model.safetensors").is_file(),
+    reason="needs the default judge as a plain float16 folder (v5 ships packed: these two are not ported yet)",
+)
 def test_vllm_classify_gives_the_nli_labels_for_the_default_judge(fake_vllm: Any, bench_pairs: list) -> None:
     pairs = bench_pairs[:48]
     # dtype=auto: float32 on a CPU, as the torch runtime resolves it
@@ -52,7 +56,7 @@ def test_vllm_classify_gives_the_nli_labels_for_the_default_judge(fake_vllm: Any
 
     (llm,) = fake_vllm.LLM.instances
     assert llm.kwargs["runner"] == "pooling" and "enable_prefix_caching" not in llm.kwargs
-    assert llm.kwargs["model"] == str(DEFAULT_JUDGE.resolve())
+    assert llm.kwargs["model"] == str(plain_folder(DEFAULT_JUDGE))  # a packed judge: its plain copy
     assert len({(p.passage.text, p.claim.text) for p in pairs}) == 47  # one repeated pair: judged once
     assert [len(p) for p, _ in llm.classify_calls] == [20, 20, 7]  # chunk_size inputs per engine call
     # the token ids vLLM got are the nli judge's inputs, segment ids passed in compressed form
@@ -77,7 +81,10 @@ def test_vllm_classify_gives_the_nli_labels_for_the_default_judge(fake_vllm: Any
 
 
 @pytest.mark.slow  # the default judge on real pairs, twice
-@pytest.mark.skipif(not (DEFAULT_JUDGE / "model.safetensors").is_file(), reason="models/default-judge is not built")
+@pytest.mark.skipif(
+    not (DEFAULT_JUDGE / "model.safetensors").is_file(),
+    reason="needs the default judge as a plain float16 folder (v5 ships packed: these two are not ported yet)",
+)
 def test_without_segment_ids_the_default_judge_reads_pairs_differently(fake_vllm: Any, bench_pairs: list) -> None:
     """Why segment ids travel: the same ids with the claim as segment 0 change the probabilities."""
     pairs = bench_pairs[:16]

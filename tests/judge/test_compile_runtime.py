@@ -19,7 +19,8 @@ REPO = Path(__file__).resolve().parents[2]
 DEFAULT_JUDGE = REPO / "models" / "default-judge"
 
 pytestmark = pytest.mark.skipif(
-    not (DEFAULT_JUDGE / "model.safetensors").is_file(), reason="models/default-judge is not built"
+    not any((DEFAULT_JUDGE / f).is_file() for f in ("model.packed.safetensors", "model.safetensors")),
+    reason="models/default-judge is not built",
 )
 
 PASSAGES = (

@@ -22,7 +22,10 @@ TOLERANCE = 1e-4
 """The most any class probability may differ between OpenVINO fp32 and PyTorch: the export check's tolerance."""
 
 pytestmark = [
-    pytest.mark.skipif(not (DEFAULT_JUDGE / "model.safetensors").is_file(), reason="models/default-judge is not built"),
+    pytest.mark.skipif(
+        not any((DEFAULT_JUDGE / f).is_file() for f in ("model.packed.safetensors", "model.safetensors")),
+        reason="models/default-judge is not built",
+    ),
     pytest.mark.slow,
 ]  # the default judge exported to ONNX, compiled by OpenVINO
 

@@ -100,7 +100,7 @@ def smollm2_dir(vllm_cpu: Any) -> Path:
 
 @pytest.fixture(scope="session")
 def default_judge() -> Path:
-    if not (DEFAULT_JUDGE / "model.safetensors").is_file():
+    if not any((DEFAULT_JUDGE / f).is_file() for f in ("model.packed.safetensors", "model.safetensors")):
         pytest.skip("models/default-judge is not built (models/build_default_judge.sh)")
     return DEFAULT_JUDGE
 
