@@ -130,7 +130,7 @@ def test_documents_from_the_retrieval_step_in_the_store(tmp_path: Path) -> None:
     assert log.status == "success", log.error
     score = log.samples[0].scores["conflictscore"]
     assert score.value["cs_c"] == 1.0 and score.value["cs_r"] == 0.5
-    assert score.explanation.endswith("conflicted: 'Candidate A won.' supported by [1]; contradicted by [2]")
+    assert score.explanation.endswith("conflicted: 'Candidate A won.' supported by [d0]; contradicted by [d1]")
 
 
 def test_a_sample_without_documents_fails_naming_the_sample_and_the_key(tmp_path: Path) -> None:
