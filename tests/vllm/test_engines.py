@@ -78,6 +78,8 @@ def test_segment_ids_reach_the_real_engine(nli_on_vllm: Any, default_judge: Path
     import torch
     from transformers import AutoModelForSequenceClassification
 
+    from conflictscore_local.backends.packed import from_pretrained
+
     pairs = real_pairs[:12]
     feats, _ = nli_on_vllm.encode([p.passage.text for p in pairs], [p.claim.text for p in pairs])
     runtime = nli_on_vllm.runtime()
@@ -86,7 +88,7 @@ def test_segment_ids_reach_the_real_engine(nli_on_vllm: Any, default_judge: Path
         list(o.outputs.probs)
         for o in runtime.llm().classify([{"prompt_token_ids": f["input_ids"]} for f in feats], use_tqdm=False)
     ]
-    model = AutoModelForSequenceClassification.from_pretrained(str(default_judge), dtype=torch.float32).eval()
+    model = from_pretrained(AutoModelForSequenceClassification, default_judge, dtype=torch.float32)  # packed: dequantized
 
     def transformers_probs(zero_types: bool) -> list[list[float]]:
         out = []
