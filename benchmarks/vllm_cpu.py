@@ -138,7 +138,9 @@ def cross_encoder(n: int, rounds: int, threads: int) -> dict[str, Any]:
     for runtime in CE_RUNTIMES:
         row = out["runtimes"][runtime]
         row["labels_equal_torch"] = sum(x.label == y.label for x, y in zip(got[runtime], ref))
-        row["max_prob_difference"] = max(abs(x.probs[k] - y.probs[k]) for x, y in zip(got[runtime], ref) for k in x.probs)
+        row["max_prob_difference"] = max(
+            abs(x.probs[k] - y.probs[k]) for x, y in zip(got[runtime], ref) for k in x.probs
+        )
         row["over_torch"] = round(row["pairs_per_s"] / out["runtimes"]["torch"]["pairs_per_s"], 3)
     return out
 
@@ -251,7 +253,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "vllm_cpu")
     ap.add_argument("--pairs", type=int, default=480, help="real pairs for the cross-encoder (default 480)")
-    ap.add_argument("--rounds", type=int, default=5, help="cross-encoder rounds, the runtimes' order rotating (default 5)")
+    ap.add_argument(
+        "--rounds", type=int, default=5, help="cross-encoder rounds, the runtimes' order rotating (default 5)"
+    )
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="torch threads (default: every CPU)")
     ap.add_argument("--only", choices=("all", "cross-encoder"), default="all", help="skip the LLM judge")
     ap.add_argument("--docs", type=int, default=8, help="documents for the LLM judge (default 8)")
