@@ -6,7 +6,8 @@ against one pooled corpus; ``long``: SciFact claims against whole abstracts), ev
 the engine's chunker and each pair read as (passage, claim):
 
 - the engine: ``engine_none`` (cold, ``--pruner none``), ``engine_default`` (cold, the defaults:
-  ``pruner=auto``, ``runtime=auto``) and ``warm`` (``engine_default`` again on its filled cache);
+  ``pruner=auto``, ``runtime=auto``), ``warm`` (``engine_default`` again on its filled cache) and
+  ``engine_onnx`` (the defaults with the opt-in ``runtime=onnx``);
 - sentence-transformers' ``CrossEncoder(model, backend=...)``: ``st-torch`` (this venv),
   ``st-onnx``, ``st-onnx-o3`` (``export_optimized_onnx_model``, O3), ``st-onnx-int8``
   (``export_dynamic_quantized_onnx_model``) (``.venv-peer-onnx``), ``st-openvino``
@@ -60,7 +61,9 @@ from workloads import base_parser, data_dir, long_job, pooled_job, rag_job, ramd
 from conflictscore_local.core.types import Item  # noqa: E402
 from conflictscore_local.util.locations import repo_root  # noqa: E402
 
-ENGINE = ("engine_none", "engine_default", "warm")
+ENGINE = ("engine_none", "engine_default", "warm", "engine_onnx")
+"""The engine's rows: ``engine_onnx`` is the opt-in ``--judge-arg runtime=onnx`` (ONNX Runtime: not bit for bit
+torch's output, so ``runtime=auto`` never picks it), with the other defaults."""
 WORKER_PEERS = {  # peer: its virtualenv (relative to the checkout; "" = this interpreter)
     "st-torch": "",
     "st-onnx": ".venv-peer-onnx",
@@ -354,11 +357,18 @@ class EnginePeer:
     """``engine_none``, ``engine_default`` (cold: a new judgment cache each pass) or ``warm`` (the last
     ``engine_default`` pass's cache), on ``Peers``' judge (loaded once)."""
 
-    def __init__(self, name: str, peers: Peers, items: dict[str, list[Item]], shared: dict[str, Path]):
+    def __init__(
+        self,
+        name: str,
+        peers: Peers,
+        items: dict[str, list[Item]],
+        shared: dict[str, Path],
+        load_s: float | None = None,
+    ):
         self.name, self.peers, self.items, self.shared = name, peers, items, shared
         self.info = {
             "ready": True,
-            "load_s": None,
+            "load_s": load_s,
             "resolved": {
                 "threads": f"torch {peers.threads}",
                 "runtime": peers.judge.describe()["resolved"].get("runtime"),
@@ -384,6 +394,20 @@ class EnginePeer:
 
     def close(self) -> None:
         pass
+
+
+def onnx_engine(tmp: Path, args: Any, jobs: dict[str, list[Item]], shared: dict[str, Path]) -> EnginePeer:
+    """``engine_onnx``: the engine with ``runtime=onnx``, its judge loaded (the ONNX export made and read,
+    timed as its load) before any timing; ``Unavailable`` without ONNX Runtime."""
+    import importlib.util
+
+    if importlib.util.find_spec("onnxruntime") is None:
+        raise Unavailable("no onnxruntime in this virtualenv (the onnx extra)")
+    t0 = time.perf_counter()
+    (tmp / "engine-onnx").mkdir()
+    own = Peers(tmp / "engine-onnx", args.threads, runtime="onnx")
+    own.run_engine(rag_job(ramdocs_questions(data_dir(args.data_dir))[-2:], 1), pruner=None, cache=own.new_cache())
+    return EnginePeer("engine_onnx", own, jobs, shared, load_s=round(time.perf_counter() - t0, 3))
 
 
 # -- the benchmark ---------------------------------------------------------------------------------
@@ -440,6 +464,9 @@ def measure(args: Any) -> dict[str, Any]:
         for name in names:
             print(f"loading {name}", file=sys.stderr, flush=True)
             try:
+                if name == "engine_onnx":
+                    running[name] = onnx_engine(tmp, args, jobs, shared)
+                    continue
                 if name in ENGINE:
                     running[name] = EnginePeer(name, peers, jobs, shared)
                     continue
