@@ -124,3 +124,45 @@ def test_summary_medians_ratios_labels_and_table(P: Any) -> None:
         ["rag", "st-onnx", "1.500", "0.455", "1/2"],
         ["rag", "fastembed", "3.000", "0.909", "n/a (one score)"],
     ]
+
+
+def test_infinity_rows_in_class_index_order_and_its_refusals_say_why(P: Any) -> None:
+    """Infinity's ``/classify`` answers each text with its labels sorted by score: the peer turns them into
+    rows in the checkpoint's class-index order; an HTTP error carries the server's own reason."""
+    import http.server
+    import threading
+
+    seen: list[dict[str, Any]] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 (the http.server name)
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            seen.append(body)
+            if len(body["input"]) > 2:
+                reply, code = {"error": {"message": "batch too large for this stub"}}, 400
+            else:
+                scored = [{"label": "CONTRADICT", "score": 0.7}, {"label": "SUPPORT", "score": 0.2}]
+                reply, code = {"data": [scored + [{"label": "IRRELEVANT", "score": 0.1}]] * len(body["input"])}, 200
+            data = json.dumps(reply).encode()
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        peer = object.__new__(P.InfinityPeer)  # the request and its reading, without starting a server
+        peer.url = f"http://127.0.0.1:{server.server_address[1]}"
+        peer.index = {"SUPPORT": 0, "IRRELEVANT": 1, "CONTRADICT": 2}
+        assert peer._post(["p [SEP] c1", "p [SEP] c2"]) == [[0.2, 0.1, 0.7], [0.2, 0.1, 0.7]]
+        assert seen[0] == {"model": "judge", "input": ["p [SEP] c1", "p [SEP] c2"], "raw_scores": True}
+        with pytest.raises(RuntimeError, match="HTTP 400 from /classify: .*batch too large for this stub"):
+            peer._post(["a", "b", "c"])
+    finally:
+        server.shutdown()
+        server.server_close()
