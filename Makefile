@@ -115,6 +115,7 @@ test-vllm: $(VENV)-vllm/.installed
 
 # benchmarks/peers.py runs each peer whose pins clash with the project's in its own virtualenv:
 # .venv-peer-NAME from benchmarks/peer_venvs/NAME.txt (the CPU torch first, as above), and .venv-vllm.
+# A torchvision pulled from PyPI breaks `import transformers` there as in .venv-vllm: removed likewise.
 PEER_VENVS := onnx openvino infinity
 
 $(VENV)-peer-%/.installed: benchmarks/peer_venvs/%.txt
@@ -122,6 +123,7 @@ $(VENV)-peer-%/.installed: benchmarks/peer_venvs/%.txt
 	$(VENV)-peer-$*/bin/python -m pip install -q --upgrade pip
 	$(VENV)-peer-$*/bin/python -m pip install -q $(TORCH)
 	$(VENV)-peer-$*/bin/python -m pip install -q -r benchmarks/peer_venvs/$*.txt
+	$(VENV)-peer-$*/bin/python -m pip uninstall -y -q torchvision torchaudio torchcodec
 	touch $@
 
 peer-venvs: $(foreach p,$(PEER_VENVS),$(VENV)-peer-$(p)/.installed) $(VENV)-vllm/.installed
