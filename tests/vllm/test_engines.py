@@ -88,7 +88,9 @@ def test_segment_ids_reach_the_real_engine(nli_on_vllm: Any, default_judge: Path
         list(o.outputs.probs)
         for o in runtime.llm().classify([{"prompt_token_ids": f["input_ids"]} for f in feats], use_tqdm=False)
     ]
-    model = from_pretrained(AutoModelForSequenceClassification, default_judge, dtype=torch.float32)  # packed: dequantized
+    model = from_pretrained(
+        AutoModelForSequenceClassification, default_judge, dtype=torch.float32
+    )  # packed: dequantized
 
     def transformers_probs(zero_types: bool) -> list[list[float]]:
         out = []
