@@ -13,7 +13,6 @@ import shlex
 import subprocess
 import sys
 import time
-from argparse import Namespace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -23,16 +22,23 @@ from conflictscore_local.util.locations import repo_root
 from conflictscore_local.util.paths import portable, portable_text
 
 
-def run_meta(script: str, argv: Sequence[str] | None, started: float, load: Sequence[float]) -> dict[str, Any]:
-    """The ``meta`` of a recorded result: ``load`` is ``os.getloadavg()`` at the start, ``started`` its clock."""
+def run_meta(
+    script: str, argv: Sequence[str] | None, started: float, load: Sequence[float], **extra: Any
+) -> dict[str, Any]:
+    """The ``meta`` every recorded result carries: the date, the command (``script`` is the caller's
+    ``__file__``, ``argv`` its arguments, default ``sys.argv[1:]``), the commit, the machine and its CPU
+    flags, the 1-minute load average at the start (``load``: ``os.getloadavg()`` then) and now, the time
+    since ``started`` (its ``time.perf_counter()``), the versions; then the script's own ``extra``."""
     return {
         "date": dt.date.today().isoformat(),
         "command": command(script, argv),
         "commit": commit(),
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs shared with other jobs, no GPU ({platform.platform()})",
+        "cpu_flags": cpu_flags_line(),
         "load_average": [round(load[0], 1), round(os.getloadavg()[0], 1)],
         "total_s": round(time.perf_counter() - started, 1),
         "versions": versions(),
+        **extra,
     }
 
 
@@ -102,20 +108,6 @@ def uptime() -> str:
         return subprocess.run(["uptime"], capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "load average: " + ", ".join(f"{x:.2f}" for x in os.getloadavg())
-
-
-def command_meta(args: Namespace, **extra: Any) -> dict[str, Any]:
-    """Date, the command as typed, Python, platform, CPUs and the arguments (``--out`` aside) of a run:
-    the ``meta`` of :func:`write_under_header`."""
-    return {
-        "date": dt.date.today().isoformat(),
-        "command": command(sys.argv[0]),
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "cpus": os.cpu_count(),
-        **extra,
-        "args": {k: v for k, v in vars(args).items() if k != "out"},
-    }
 
 
 def write_under_header(out: Path, meta: dict[str, Any], results: Any, body: str) -> None:

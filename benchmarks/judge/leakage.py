@@ -16,15 +16,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
+import os
 import sys
 import time
 from collections import Counter
 from pathlib import Path
 
+from benchmarks._lib.recording import header, run_meta, write_recorded
 from conflictscore_local.bench import build_bench, default_data_dir, normalize_text, split_for
 from conflictscore_local.bench.leakage import TextIndex, bench_leaks, separate_splits
-from conflictscore_local.jobs import write_json_atomic
 from conflictscore_local.train.sources import load_healthver_csv
 
 REPO = Path(__file__).resolve().parents[2]
@@ -52,7 +52,7 @@ def eval_pairs_with_train_docs(items: list[dict]) -> dict[str, dict[str, int]]:
     return {k: dict(v) for k, v in sorted(out.items())}
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument(
         "--data-json",
@@ -60,7 +60,8 @@ def main() -> int:
         help="data.json of `conflictscore train-judge prepare` (default: %(default)s)",
     )
     ap.add_argument("--out", default="benchmarks/results/judge/leakage", help="output stem (default: %(default)s)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
+    started, load = time.perf_counter(), os.getloadavg()
     data_dir = default_data_dir()
     claim_only = build_bench(data_dir, leak_free=False)
     leak_free = build_bench(data_dir)
@@ -74,9 +75,7 @@ def main() -> int:
     # the old recipe trained on the HealthVer dev pairs whose claim fell in the bench's train split
     hv = [p for p in load_healthver_csv(data_dir / "healthver/data/healthver_dev.csv") if split_for(p.claim) == "train"]
     record = {
-        "command": "python -m benchmarks.judge.leakage --data-json " + args.data_json,
-        "machine": f"{platform.machine()}, {platform.python_version()}",
-        "date": time.strftime("%Y-%m-%d"),
+        "meta": run_meta(__file__, argv, started, load),
         "conflictbench": {
             "claim_only_split": {
                 "eval_pairs": eval_pairs_with_train_docs(claim_only),
@@ -97,9 +96,7 @@ def main() -> int:
     data_json = Path(args.data_json)
     if data_json.is_file():
         record["train_judge_prepare"] = json.loads(data_json.read_text())["leakage"]
-    write_json_atomic(REPO / f"{args.out}.json", record)
-    (REPO / f"{args.out}.md").write_text(report(record), encoding="utf-8")
-    print(report(record))
+    print(write_recorded(REPO / args.out, record, report))
     return 0
 
 
@@ -108,8 +105,9 @@ def report(r: dict) -> str:
     lines = [
         "# Leakage between training and evaluation",
         "",
-        f"`{r['command']}` ({r['machine']}, {r['date']}). A document leaks when a training document has the same",
-        "normalised text (exact) or shares a sentence of at least 6 words with it (sentence: the rule the builds enforce).",
+        *header(r["meta"]),
+        "A document leaks when a training document has the same normalised text (exact) or shares a sentence of",
+        "at least 6 words with it (sentence: the rule the builds enforce).",
         "",
         "## ConflictBench: dev/test claim × document pairs whose document is also a train document",
         "",

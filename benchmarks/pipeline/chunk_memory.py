@@ -14,15 +14,15 @@ longest text it handed the tokenizer.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import os
-import platform
 import resource
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from benchmarks._lib.recording import header, run_meta, write_recorded
 
 
 def document(mb: float) -> str:
@@ -67,15 +67,16 @@ def child(mode: str, mb: float) -> dict[str, object]:
     return out
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mb", type=float, default=10.0)
     ap.add_argument("--out", default="benchmarks/results/pipeline/chunk_memory")
     ap.add_argument("--child", choices=["whole", "chunker"], help=argparse.SUPPRESS)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if args.child:
         print(json.dumps(child(args.child, args.mb)))
         return
+    started, load = time.perf_counter(), os.getloadavg()
     runs = {}
     for mode in ("chunker", "whole"):
         r = subprocess.run(
@@ -88,31 +89,35 @@ def main() -> None:
         runs[mode] = json.loads(r.stdout.strip().splitlines()[-1])
         print(mode, runs[mode], flush=True)
     record = {
-        "command": "python -m benchmarks.pipeline.chunk_memory" + (f" --mb {args.mb:g}" if args.mb != 10.0 else ""),
-        "date": dt.date.today().isoformat(),
-        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs ({platform.platform()})",
+        "meta": run_meta(__file__, argv, started, load),
         "document_mb": args.mb,
         "tokenizer": "the bundled default judge's (models/default-judge), as the nli judge counts passages",
         "chunker": runs["chunker"],
         "whole_document_count": runs["whole"],
     }
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps(record, indent=2) + "\n")
-    c, w = runs["chunker"], runs["whole"]
-    out.with_suffix(".md").write_text(
-        f"# Chunking a document of {c['chars'] / 1e6:.1f} million characters: peak memory\n\n"
-        f"Command: `{record['command']}`  \n"
-        f"Date: {record['date']}. Machine: {record['machine']}, shared with other jobs.  \n"
-        f"Tokenizer: {record['tokenizer']}. Each variant in a fresh process; memory is the peak resident set "
-        "above the process's baseline (tokenizer loaded, document built).\n\n"
-        "| | peak RSS above baseline, MB | longest text counted at once, chars | seconds |\n|---|---|---|---|\n"
-        f"| `Chunker.passages` now ({c['passages']} passages of ≤ {c['passage_budget']} tokens) | "
-        f"{c['peak_rss_above_baseline_mb']} | {c['longest_counted']} | {c['seconds']} |\n"
-        f"| counting the whole document at once (the chunker's first step before) | "
-        f"{w['peak_rss_above_baseline_mb']} | {w['longest_counted']} | {w['seconds']} |\n"
+    print(write_recorded(Path(args.out), record, markdown))
+
+
+def markdown(record: dict) -> str:
+    c, w = record["chunker"], record["whole_document_count"]
+    return (
+        "\n".join(
+            [f"# Chunking a document of {c['chars'] / 1e6:.1f} million characters: peak memory", ""]
+            + header(record["meta"])
+            + [
+                f"Tokenizer: {record['tokenizer']}. Each variant in a fresh process; memory is the peak resident set "
+                "above the process's baseline (tokenizer loaded, document built).",
+                "",
+                "| | peak RSS above baseline, MB | longest text counted at once, chars | seconds |",
+                "|---|---|---|---|",
+                f"| `Chunker.passages` now ({c['passages']} passages of ≤ {c['passage_budget']} tokens) | "
+                f"{c['peak_rss_above_baseline_mb']} | {c['longest_counted']} | {c['seconds']} |",
+                f"| counting the whole document at once (the chunker's first step before) | "
+                f"{w['peak_rss_above_baseline_mb']} | {w['longest_counted']} | {w['seconds']} |",
+            ]
+        )
+        + "\n"
     )
-    print(out.with_suffix(".md").read_text())
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks._lib.recording import cpu_flags_line, header, run_meta, write_recorded
+from benchmarks._lib.recording import header, run_meta, write_recorded
 from benchmarks._lib.workloads import base_parser, data_dir, long_job, rag_job, ramdocs_questions
 from conflictscore_local import Engine, RunConfig
 
@@ -168,7 +168,7 @@ def main(argv: list[str] | None = None) -> None:
     torch.set_num_threads(args.threads)
     t0, load = time.perf_counter(), os.getloadavg()
     measured = measure(args)
-    meta = {**run_meta(__file__, argv, t0, load), "cpu_flags": cpu_flags_line(), "threads": args.threads}
+    meta = run_meta(__file__, argv, t0, load, threads=args.threads)
     print(write_recorded(Path(args.out), {"measured": measured, "meta": meta}, markdown))
 
 

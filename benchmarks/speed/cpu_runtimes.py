@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from benchmarks._lib.recording import cpu_flags_line, header, run_meta, write_recorded
+from benchmarks._lib.recording import header, run_meta, write_recorded
 from benchmarks._lib.workloads import base_parser, candidate_groups, rag_job, ramdocs_questions
 from conflictscore_local import Engine
 from conflictscore_local.judge.nli import encode_pairs
@@ -189,7 +189,7 @@ def main(argv: list[str] | None = None) -> None:
     torch.set_num_threads(args.threads)
     t0, load = time.perf_counter(), os.getloadavg()
     measured = measure(args)
-    meta = {**run_meta(__file__, argv, t0, load), "cpu_flags": cpu_flags_line()}
+    meta = run_meta(__file__, argv, t0, load)
     print(write_recorded(Path(args.out), {"measured": measured, "meta": meta}, markdown))
 
 

@@ -38,7 +38,7 @@ from typing import Any, Callable
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from benchmarks._lib.recording import command_meta, write_under_header
+from benchmarks._lib.recording import header, run_meta, write_under_header
 from benchmarks._lib.workloads import data_dir
 from conflictscore_local.backends import registry
 from conflictscore_local.core.errors import BackendUnavailable
@@ -149,7 +149,7 @@ def table(results: dict[str, dict[str, dict[str, Any]]]) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--data-dir")
     p.add_argument("--limit", type=int, default=200, help="responses per data set")
@@ -159,11 +159,11 @@ def main() -> None:
     p.add_argument("--max-new-tokens", type=int, default=24)
     p.add_argument("--backends", default="spacy,spacy-blank,seq2seq-tiny,llm-tiny")
     p.add_argument("--out", help="write the results as markdown here (and JSON beside it)")
-    args = p.parse_args()
+    args = p.parse_args(argv)
     args.backends = args.backends.split(",")
     root = data_dir(args.data_dir)
     data = {"ramdocs": ramdocs_responses(root, args.limit), "truthfulqa": truthfulqa_responses(root, args.limit)}
-    load_before = os.getloadavg()
+    started, load = time.perf_counter(), os.getloadavg()
     results: dict[str, dict[str, dict[str, Any]]] = {}
     with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -183,25 +183,11 @@ def main() -> None:
                     f"sentences/s  ({r['claims']} claims, {r['seconds']:.3f} s)",
                     flush=True,
                 )
-    load_after = os.getloadavg()
     md = table(results)
     print(md)
     if args.out:
-        meta = command_meta(
-            args,
-            load_average_before=[round(x, 2) for x in load_before],
-            load_average_after=[round(x, 2) for x in load_after],
-        )
-        write_under_header(
-            Path(args.out),
-            meta,
-            results,
-            (
-                f"Date {meta['date']}, `{meta['command']}`; Python {meta['python']} on {meta['platform']}, "
-                f"{meta['cpus']} CPUs, no GPU. The machine was shared with other jobs: load average "
-                f"{meta['load_average_before'][0]} before, {meta['load_average_after'][0]} after the run.\n\n{md}\n"
-            ),
-        )
+        meta = run_meta(__file__, argv, started, load, args={k: v for k, v in vars(args).items() if k != "out"})
+        write_under_header(Path(args.out), meta, results, "\n".join(header(meta)) + f"\n{md}\n")
 
 
 if __name__ == "__main__":

@@ -37,7 +37,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from benchmarks._lib.recording import command_meta, write_under_header
+from benchmarks._lib.recording import header, run_meta, write_under_header
 from benchmarks._lib.workloads import data_dir, load_pairs
 from conflictscore_local.backends import registry
 from tests.support.serve import TransformersServer, smollm2_checkpoint
@@ -161,7 +161,7 @@ def table(results: dict[str, Any], levels: list[int]) -> str:
     return "\n".join(rows)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--pairs", type=int, default=32)
     p.add_argument("--repeats", type=int, default=2, help="rounds over every path; the median is reported")
@@ -170,7 +170,8 @@ def main() -> None:
     p.add_argument("--max-tokens", type=int, default=8, help="the judge's reply budget (its default)")
     p.add_argument("--data-dir")
     p.add_argument("--out", help="write the results as markdown here (and JSON beside it)")
-    args = p.parse_args()
+    args = p.parse_args(argv)
+    started, start_load = time.perf_counter(), os.getloadavg()
 
     import torch
     from transformers.utils import logging as hf_logging
@@ -201,28 +202,25 @@ def main() -> None:
     md = table(results, args.concurrency)
     print(md)
     if args.out:
-        import transformers
-
-        meta = command_meta(
-            args,
-            torch_threads=args.threads,
+        meta = run_meta(
+            __file__,
+            argv,
+            started,
+            start_load,
+            args={k: v for k, v in vars(args).items() if k != "out"},
             server_startup_s=startup,
             load_before=before,
             load_after=after,
-            versions={"torch": torch.__version__, "transformers": transformers.__version__},
         )
-        write_under_header(
-            Path(args.out),
-            meta,
-            results,
-            (
-                f"Date {meta['date']}, `{meta['command']}`; Python {meta['python']} on {meta['platform']}, "
-                f"{meta['cpus']} CPUs, no GPU, torch {torch.__version__} with {args.threads} thread(s), transformers "
-                f"{transformers.__version__}. Load before: `{before['uptime']}` (busiest: "
-                f"{', '.join(before['busiest']) or 'none'}); after: `{after['uptime']}`. Server start to "
-                f"`/health` ok: {startup['no_cb']} s without, {startup['cb']} s with continuous batching.\n\n{md}\n"
-            ),
+        said = (
+            f"Load before: `{before['uptime']}` (busiest: {', '.join(before['busiest']) or 'none'}); after: "
+            f"`{after['uptime']}`. Server start to `/health` ok: {startup['no_cb']} s without, {startup['cb']} s with "
+            "continuous batching."
         )
+        body = (
+            "\n".join(header(meta, f"; torch {torch.__version__} with {args.threads} thread(s)")) + f"{said}\n\n{md}\n"
+        )
+        write_under_header(Path(args.out), meta, results, body)
 
 
 if __name__ == "__main__":

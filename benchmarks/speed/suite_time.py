@@ -11,10 +11,7 @@ under half the whole one (``pytest -m "not slow"`` while working, the whole suit
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import json
 import os
-import platform
 import re
 import subprocess
 import sys
@@ -22,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks._lib.recording import uptime
+from benchmarks._lib.recording import header, run_meta, uptime, write_recorded
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -48,38 +45,36 @@ def run(marker: str | None) -> dict[str, Any]:
     }
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", default="benchmarks/results/speed/suite_time")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
+    started, load = time.perf_counter(), os.getloadavg()
     whole = run(None)
     quick = run("not slow")
     record = {
-        "command": "nice -n 5 python -m benchmarks.speed.suite_time",
-        "date": dt.date.today().isoformat(),
-        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs ({platform.platform()}), Python {platform.python_version()}",
+        "meta": run_meta(__file__, argv, started, load),
         "whole": whole,
         "not_slow": quick,
         "ratio": round(quick["wall_s"] / whole["wall_s"], 3),
     }
-    out = REPO / args.out
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps(record, indent=2) + "\n")
+    print(write_recorded(REPO / args.out, record, markdown))
+    sys.exit(0 if whole["exit_status"] == 0 and quick["exit_status"] == 0 else 1)
+
+
+def markdown(record: dict) -> str:
     rows = "\n".join(
         f"| `{r['command']}` | {r['wall_s']} | {r['result']} | {r['uptime_before'].split('load average: ')[-1]} "
         f"→ {r['uptime_after'].split('load average: ')[-1]} |"
-        for r in (whole, quick)
+        for r in (record["whole"], record["not_slow"])
     )
-    out.with_suffix(".md").write_text(
+    return (
         "# Test suite time: whole, and without the slow tests\n\n"
-        f"Command: `{record['command']}` (the two runs back to back).  \nDate: {record['date']}. Machine: "
-        f"{record['machine']}; shared with other jobs, so the load average (1, 5, 15 min) is given before → after "
-        "each run.\n\n"
+        + "\n".join(header(record["meta"]))
+        + "\nThe two runs back to back; the load average (1, 5, 15 min) is given before → after each run.\n\n"
         "| run | wall s | pytest's result | load average |\n|---|---:|---|---|\n" + rows + "\n\n"
         f'`-m "not slow"` took **{record["ratio"]:.0%}** of the whole suite\'s time.\n'
     )
-    print(out.with_suffix(".md").read_text())
-    sys.exit(0 if whole["exit_status"] == 0 and quick["exit_status"] == 0 else 1)
 
 
 if __name__ == "__main__":
