@@ -21,22 +21,19 @@ number of judge calls and the longest time between two checkpoints (what a kill 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import json
 import os
-import platform
 import random
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks._lib.recording import header, run_meta, write_recorded
 from conflictscore_local import Engine, RunConfig
 from conflictscore_local.bench import build_bench
 from conflictscore_local.core.types import Pair
 from conflictscore_local.formats.cache import JudgmentCache
 from conflictscore_local.formats.inputs import parse_item
-from conflictscore_local.util.environment import versions
 
 
 def sample(n: int, seed: int) -> list[Any]:
@@ -112,15 +109,15 @@ def engine_claim(it: Any, i: int) -> Any:
     return Claim(it.id, i, it.claims[i])
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--items", type=int, default=20)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--checkpoints", type=float, nargs="+", default=[86400.0, 60.0, 5.0, 1.0])
     ap.add_argument("--out", default="benchmarks/results/pipeline/checkpoint_overhead", help="PATH without extension")
-    args = ap.parse_args()
-    load0 = os.getloadavg()
+    args = ap.parse_args(argv)
+    started, load = time.perf_counter(), os.getloadavg()
     items = sample(args.items, args.seed)
     names = ["one call"] + [f"engine, checkpoint_s={s:g}" for s in args.checkpoints]
     best: dict[str, dict[str, Any]] = {}
@@ -144,32 +141,28 @@ def main() -> None:
         for n in names
     ]
     record = {
-        "command": "python -m benchmarks.pipeline.checkpoint_overhead",
-        "date": dt.date.today().isoformat(),
-        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, no GPU ({platform.platform()})",
-        "load_average": [round(load0[0], 2), round(os.getloadavg()[0], 2)],
+        "meta": run_meta(__file__, argv, started, load),
         "sample": f"{args.items} RAMDocs items of ConflictBench (seed {args.seed}), {pairs} claim × passage pairs",
         "judge": "nli, the bundled default judge, CPU",
         "rounds": args.rounds,
         "results": rows,
-        "versions": {
-            k: v for k, v in versions().items() if k in ("python", "torch", "transformers", "conflictscore-local")
-        },
     }
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps(record, indent=2) + "\n")
+    print(write_recorded(Path(args.out), record, markdown))
+
+
+def markdown(record: dict[str, Any]) -> str:
     table = "\n".join(
         f"| {r['variant']} | {r['cpu_s']} | {r['cpu_ratio_to_one_call']} | {r['pairs_per_cpu_s']} | {r['wall_s']} | "
         f"{r['judge_calls']} | {r['longest_between_checkpoints_s']} |"
-        for r in rows
+        for r in record["results"]
     )
-    out.with_suffix(".md").write_text(
-        f"# Checkpointing overhead\n\nCommand: `{record['command']}`  \nDate: {record['date']}. Machine: "
-        f"{record['machine']}; load average {record['load_average']} (start, end), shared with other jobs.  \n"
-        f"Sample: {record['sample']}. Judge: {record['judge']}; `--pruner none`; a fresh cache per run; the round "
-        f"with the least CPU time of {args.rounds} interleaved rounds. CPU time (all threads of the process) is the "
-        "measure: on this shared machine wall time moves with other jobs' load by more than the effect measured.\n\n"
+    return (
+        "# Checkpointing overhead\n\n"
+        + "\n".join(header(record["meta"]))
+        + f"\nSample: {record['sample']}. Judge: {record['judge']}; `--pruner none`; a fresh cache per run; the round "
+        f"with the least CPU time of {record['rounds']} interleaved rounds. CPU time (all threads of the process) is "
+        "the measure: on this shared machine wall time moves with other jobs' load by more than the effect "
+        "measured.\n\n"
         "| variant | CPU s | CPU ratio to one call | pairs / CPU s | wall s | judge calls | "
         "longest between checkpoints, s |\n"
         f"|---|---|---|---|---|---|---|\n{table}\n\n"
@@ -177,7 +170,6 @@ def main() -> None:
         "(1024 items by default) was judged. The engine variants cache the judgments and write finished items "
         "after every call.\n"
     )
-    print(out.with_suffix(".md").read_text())
 
 
 if __name__ == "__main__":

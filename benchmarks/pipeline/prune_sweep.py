@@ -28,10 +28,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import datetime as dt
-import json
 import os
-import platform
 import random
 import sys
 import time
@@ -40,6 +37,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from benchmarks._lib.recording import header, run_meta, write_recorded
 from conflictscore_local import Engine, RunConfig
 from conflictscore_local.bench import build_bench
 from conflictscore_local.core.types import CONTRADICT, SUPPORT, Claim, Item, Pair, Passage
@@ -47,8 +45,6 @@ from conflictscore_local.formats.inputs import parse_item
 from conflictscore_local.pipeline.config import parse_assignment
 from conflictscore_local.prune.embedding import EmbeddingPruner, keep_documents, passage_similarity
 from conflictscore_local.prune.guard import shared_keys
-from conflictscore_local.util.environment import versions
-from conflictscore_local.util.paths import portable
 
 SWEEP_SOURCES = ("ramdocs", "contraqa_en555")
 THRESHOLDS = (0.0, 0.05, 0.1, 0.12, 0.14, 0.16, 0.18, 0.2, 0.25, 0.3, 0.4)
@@ -282,9 +278,7 @@ def markdown(result: dict[str, Any]) -> str:
     lines = [
         "# Embedding pruner: recall / reduction sweep",
         "",
-        f"Command: `{result['command']}`  ",
-        f"Date: {result['date']}. Machine: {result['machine']}; load average {result['load_average']} "
-        "(start, end of the run).  ",
+        *header(result["meta"]),
         f"Model: {result['pruner']['resolved']['model_source']} ({result['pruner']['resolved']['model']}).  ",
         f"Chunker: the engine's, from judge `{result['chunker']['judge']}`: max_tokens "
         f"{result['chunker']['max_tokens']}, overlap {result['chunker']['overlap']}.  ",
@@ -373,7 +367,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--out", default="benchmarks/results/pipeline/prune_sweep", help="output path without extension")
     args = ap.parse_args(argv)
 
-    load_start = round(os.getloadavg()[0], 1)
+    started, load = time.perf_counter(), os.getloadavg()
     items = load_items(args.data_dir)
     chunker, judge_desc = engine_chunker(args.judge, args.judge_arg)
     docs: list[Doc] = []
@@ -418,10 +412,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
 
     result = {
-        "command": "python " + " ".join([sys.argv[0], *(argv if argv is not None else sys.argv[1:])]),
-        "date": dt.date.today().isoformat(),
-        "machine": f"{platform.machine()}, 2-core CPU shared with other jobs, no GPU ({platform.platform()})",
-        "versions": versions(),
+        "meta": run_meta(__file__, argv, started, load),
         "seed": args.seed,
         "target": args.target,
         "pruner": described,
@@ -438,19 +429,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             "sources": list(SWEEP_SOURCES),
         },
         "embed_s": embed_s,
-        "load_average": [load_start, round(os.getloadavg()[0], 1)],
         "settings": list(settings),
         "select_check": check,
         "misses_own": misses(cands["own"], chosen, items, claims, docs, claim_item),
         "chosen": chosen,
         "grid": grid,
     }
-    result = portable(result)  # repository-relative paths: the files are committed
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps(result, indent=1) + "\n")
-    out.with_suffix(".md").write_text(markdown(result))
-    print(markdown(result).split("## Setting")[0])
+    print(write_recorded(Path(args.out), result, markdown).split("## Setting")[0])
     return 0
 
 

@@ -20,22 +20,18 @@ judge), in one process:
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import os
-import platform
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks._lib.recording import uptime
+from benchmarks._lib.recording import header, run_meta, uptime, write_recorded
 from benchmarks._lib.workloads import base_parser, candidate_groups, grown_job, rag_job, ramdocs_questions
 from conflictscore_local import Engine
 from conflictscore_local.core.types import Item
 from conflictscore_local.prune.auto import AutoConfig, decide_prune, expected_pruned_share
 from conflictscore_local.prune.embedding import EmbeddingPruner
-from conflictscore_local.util.environment import versions
 
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
@@ -111,16 +107,14 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
-def write_md(data: dict[str, Any], path: Path) -> None:
+def markdown(data: dict[str, Any]) -> str:
     m = data["measured"]
     lines = [
         "# The `auto` pruner's rule: its inputs measured",
         "",
-        f"Command: `{data['command']}`  ",
-        f"Date: {data['date']}. Machine: {data['machine']}; torch threads {data['torch_threads']}. "
-        "**The machine was not idle** (shared with a judge-training job and other engineers' tests):  ",
-        f"uptime before: `{data['uptime_before']}`  ",
-        f"uptime after: `{data['uptime_after']}`",
+        *header(data["meta"], f"; torch threads {data['meta']['torch_threads']}"),
+        f"uptime before: `{data['meta']['uptime_before']}`  ",
+        f"uptime after: `{data['meta']['uptime_after']}`",
         "",
         "| input (the `auto` pruner's argument) | measured |",
         "|---|---|",
@@ -148,20 +142,21 @@ def write_md(data: dict[str, Any], path: Path) -> None:
         "questions. 'pruning paid': the judge time the pruned pairs would have cost exceeds the embedding "
         "plus the embedder's load. The rule decides from the counts and the costs before embedding anything.",
     ]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return "\n".join(lines) + "\n"
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = base_parser(__doc__, "pruner_cost")
     ap.add_argument("--questions", type=int, default=24, help="RAMDocs questions (default 24)")
     ap.add_argument("--judge-pairs", type=int, default=256, help="pairs the judge cost is measured on")
     ap.add_argument("--pools", default="5,10", help="other questions pooled in, comma-separated (default 5,10)")
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     ap.add_argument("--render", action="store_true", help="only write OUT.md again from OUT.json")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
+    started, load = time.perf_counter(), os.getloadavg()
     out = Path(args.out)
     if args.render:
-        write_md(json.loads(out.with_suffix(".json").read_text(encoding="utf-8")), out.with_suffix(".md"))
+        out.with_suffix(".md").write_text(markdown(json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))))
         return
     import torch
 
@@ -171,19 +166,18 @@ def main() -> None:
     before = uptime()
     measured = measure(args)
     data = {
-        "command": "python -m benchmarks.pipeline.pruner_cost " + " ".join(sys.argv[1:]),
-        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs ({platform.platform()})",
-        "torch_threads": torch.get_num_threads(),
-        "uptime_before": before,
-        "uptime_after": uptime(),
-        "versions": versions(),
+        "meta": run_meta(
+            __file__,
+            argv,
+            started,
+            load,
+            torch_threads=torch.get_num_threads(),
+            uptime_before=before,
+            uptime_after=uptime(),
+        ),
         "measured": measured,
     }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    write_md(data, out.with_suffix(".md"))
-    print(out.with_suffix(".md").read_text(encoding="utf-8"))
+    print(write_recorded(out, data, markdown))
 
 
 if __name__ == "__main__":

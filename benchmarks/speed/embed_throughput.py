@@ -21,10 +21,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import datetime as dt
-import json
 import os
-import platform
 import random
 import sys
 import time
@@ -33,11 +30,10 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from benchmarks._lib.recording import header, run_meta, write_recorded
 from conflictscore_local.bench import build_bench
 from conflictscore_local.core.types import Claim, Pair, Passage
 from conflictscore_local.prune.embedding import EmbeddingPruner, keep_documents, passage_similarity
-from conflictscore_local.util.environment import versions
-from conflictscore_local.util.paths import portable
 
 
 def timed(fn: Callable[[], Any], repeats: int) -> float:
@@ -102,9 +98,7 @@ def markdown(r: dict[str, Any]) -> str:
     lines = [
         "# Embedding throughput of the `embedding` pruner",
         "",
-        f"Command: `{r['command']}`  ",
-        f"Date: {r['date']}. Machine: {r['machine']}; load average {r['load_average']} (start, end of the run); "
-        f"torch threads: {r['torch_threads']}.  ",
+        *header(r["meta"], f"; torch threads {r['meta']['torch_threads']}"),
         f"Model: {r['model']['model_source']}, device {r['model']['device']}, max_seq_length "
         f"{r['model']['max_seq_length']}.  ",
         f"Sample (seed {r['seed']}): {r['sample']['passages']} passages (mean {r['sample']['passage_tokens']} word "
@@ -172,7 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     import torch
 
-    load_start = round(os.getloadavg()[0], 1)
+    started, load = time.perf_counter(), os.getloadavg()
     items = build_bench(args.data_dir, only=["ramdocs", "contraqa_en555"])
     rng = random.Random(args.seed)
     docs = list(dict.fromkeys(d["text"] for it in items for d in it["documents"]))
@@ -225,12 +219,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return round(float(np.mean([len(tok(t, verbose=False)["input_ids"]) for t in texts])), 1)
 
     result = {
-        "command": "python " + " ".join([sys.argv[0], *(argv if argv is not None else sys.argv[1:])]),
-        "date": dt.date.today().isoformat(),
-        "machine": f"{platform.machine()}, 2-core CPU shared with other jobs, no GPU ({platform.platform()})",
-        "versions": versions(),
-        "load_average": [load_start, round(os.getloadavg()[0], 1)],
-        "torch_threads": torch.get_num_threads(),
+        "meta": run_meta(__file__, argv, started, load, torch_threads=torch.get_num_threads()),
         "seed": args.seed,
         "repeats": args.repeats,
         "model": pruner.resolved,
@@ -244,12 +233,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "select": select,
         "search": search,
     }
-    result = portable(result)  # repository-relative paths: the files are committed
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps(result, indent=1) + "\n")
-    out.with_suffix(".md").write_text(markdown(result))
-    print(markdown(result))
+    print(write_recorded(Path(args.out), result, markdown))
     return 0
 
 

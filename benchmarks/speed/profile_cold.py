@@ -12,18 +12,17 @@ cache (SQLite), JSON reading and writing, model loading, imports, other.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
+import time
 from collections import defaultdict
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
-from benchmarks._lib.recording import uptime
+from benchmarks._lib.recording import header, run_meta, uptime, write_recorded
 from benchmarks._lib.workloads import base_parser, ramdocs_questions
 
 STAGES: list[tuple[str, Callable[[str], bool]]] = [
@@ -71,11 +70,12 @@ def shares(raw: str) -> dict[str, object]:
     }
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = base_parser(__doc__, "profile_cold")
     ap.add_argument("--questions", type=int, default=10, help="RAMDocs questions (default 10)")
     ap.add_argument("--rate", type=int, default=50, help="py-spy samples per second")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
+    started, load = time.perf_counter(), os.getloadavg()
     questions = ramdocs_questions(Path(args.data_dir) if args.data_dir else None)[: args.questions]
     before = uptime()
     with tempfile.TemporaryDirectory() as tmp:
@@ -123,28 +123,27 @@ def main() -> None:
         found = shares(raw.read_text(encoding="utf-8"))
         summary = json.loads((Path(tmp) / "summary.json").read_text(encoding="utf-8"))
     data = {
-        "command": "python -m benchmarks.speed.profile_cold " + " ".join(sys.argv[1:]),
+        "meta": run_meta(__file__, argv, started, load, uptime_before=before, uptime_after=uptime()),
         "profiled": "py-spy record --format raw --rate N --nonblocking -- python -m conflictscore_local.cli score "
         "ITEMS -o OUT --summary SUMMARY --no-cache -q",
-        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs ({platform.platform()})",
-        "uptime_before": before,
-        "uptime_after": uptime(),
         "items": len(questions),
         "pairs": summary.get("pairs"),
         "timing": summary.get("timing"),
         "pruner_decisions": (summary.get("stages", {}).get("pruner") or {}).get("decisions"),
         **found,
     }
-    out = Path(args.out)
-    out.with_suffix(".json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    print(write_recorded(Path(args.out), data, markdown))
+
+
+def markdown(data: dict[str, Any]) -> str:
+    meta = data["meta"]
     lines = [
         "# Profile of one cold `conflictscore score` run (py-spy)",
         "",
-        f"Command: `{data['command']}` (profiled: `{data['profiled']}`)  ",
-        f"Date: {data['date']}. Machine: {data['machine']}. **Not idle** (shared machine):  ",
-        f"uptime before: `{before}`  ",
-        f"uptime after: `{data['uptime_after']}`",
+        *header(meta),
+        f"Profiled: `{data['profiled']}`. **Not idle** (shared machine):  ",
+        f"uptime before: `{meta['uptime_before']}`  ",
+        f"uptime after: `{meta['uptime_after']}`",
         "",
         f"{data['items']} RAMDocs items against their own documents, claims given; pairs: {data['pairs']}; "
         f"the run's own timing: {data['timing']}.",
@@ -158,8 +157,7 @@ def main() -> None:
         "A sample counts for the first stage in the table's rule order whose frame appears in its stack "
         "(imports first: a module imported while loading a model counts as an import).",
     ]
-    out.with_suffix(".md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    print("\n".join(lines))
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":
