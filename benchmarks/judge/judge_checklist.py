@@ -50,14 +50,13 @@ import argparse
 import logging
 import math
 import os
-import platform
-import shlex
 import sys
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from benchmarks._lib.recording import header, run_meta, write_recorded
 from benchmarks.judge import judge_checklist_probes as probes_mod
 from benchmarks.judge.judge_checklist_probes import CAPABILITIES, DIRECTIONS, Probe
 from conflictscore_local.core.errors import ConflictScoreError
@@ -230,9 +229,7 @@ def report(record: dict[str, Any]) -> str:
     lines = [
         f"# Judge checklist: `{record['tag']}`",
         "",
-        f"Command: `{record['command']}`  ",
-        f"Date: {record['date']}. Machine: {record['machine']}; load average {record['load_average']} (start, end). "
-        f"Wall time {record['seconds']['total']:.0f} s.  ",
+        *header(record["meta"]),
         f"Judge: `{j['name']}` with arguments `{j['args'] or {}}`; model `{j.get('model')}`; decision rule: "
         f"{j.get('decision')}.  ",
         f"Probes: seed {record['seed']}; {record['n_probes']} probes "
@@ -345,10 +342,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from conflictscore_local.jobs import write_json_atomic
-    from conflictscore_local.util.environment import versions
     from conflictscore_local.util.locations import default_data_dir
-    from conflictscore_local.util.paths import portable
 
     t0 = time.perf_counter()
     load0 = os.getloadavg()
@@ -391,14 +385,8 @@ def run(args: argparse.Namespace) -> int:
     capabilities = summarize(probes, results)
     tag = (args.tag or args.judge) + (f"-only-{'-'.join(caps)}" if args.only else "")
     record: dict[str, Any] = {
+        "meta": run_meta(__file__, args.argv, t0, load0),
         "tag": tag,
-        "command": "python -m benchmarks.judge.judge_checklist " + shlex.join(args.argv),
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs ({platform.platform()}), shared with other jobs",
-        "load_average": [round(load0[0], 2), round(os.getloadavg()[0], 2)],
-        "versions": {
-            k: v for k, v in versions().items() if k in ("python", "torch", "transformers", "conflictscore-local")
-        },
         "seed": args.seed,
         "judge": judge_record(engine, args.judge, args.judge_arg),
         "engine": {
@@ -423,14 +411,11 @@ def run(args: argparse.Namespace) -> int:
         },
         "directions": {c: {d: {"label": lab, "what": what} for d, (lab, what) in DIRECTIONS[c].items()} for c in caps},
     }
-    record = portable(record)
     out = Path(args.out_dir)
     if not out.is_absolute():
         out = REPO / out
     out.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(out / f"judge_checklist_{tag}.json", record)
-    md = report(record)
-    (out / f"judge_checklist_{tag}.md").write_text(md, encoding="utf-8")
+    md = write_recorded(out / f"judge_checklist_{tag}", record, report)
     print(md.split("\n## Per direction")[0])
     log.info("wrote %s and .md", out / f"judge_checklist_{tag}.json")
     engine.close()

@@ -29,12 +29,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks._lib.recording import header, run_meta, write_recorded
 from conflictscore_local.backends import registry
 from conflictscore_local.core.aggregate import DOCUMENT_RULES
 from conflictscore_local.core.types import LABELS, Claim, Pair, Passage
@@ -157,12 +156,8 @@ def main(argv: list[str] | None = None) -> int:
     tokenizer = AutoTokenizer.from_pretrained(judge.checkpoint())
     chunker = make_chunker(tokenizer, judge.max_length())
     data = Path(args.data)
-    t0 = time.perf_counter()
+    started, load = time.perf_counter(), os.getloadavg()
     record: dict[str, Any] = {
-        "command": "python -m benchmarks.judge.judge_eval " + " ".join(argv if argv is not None else sys.argv[1:]),
-        "date": time.strftime("%Y-%m-%d"),
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores",
-        "load_before": round(os.getloadavg()[0], 2),
         "judge": portable(judge.describe()),
         "thresholds_shipped": judge.thresholds(),
     }
@@ -229,13 +224,8 @@ def main(argv: list[str] | None = None) -> int:
             "shipped": _figures(evaluate(p, ev, shipped)),
         }
     record["anchors"] = anchors
-    record["wall_s"] = round(time.perf_counter() - t0, 1)
-    record["load_after"] = round(os.getloadavg()[0], 2)
-    out = Path(args.out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / f"judge_eval_{args.tag}.json").write_text(json.dumps(record, indent=1) + "\n")
-    (out / f"judge_eval_{args.tag}.md").write_text(markdown(args.tag, record))
-    print(markdown(args.tag, record))
+    record = {"meta": run_meta(__file__, argv, started, load), **record}
+    print(write_recorded(Path(args.out_dir) / f"judge_eval_{args.tag}", record, lambda r: markdown(args.tag, r)))
     return 0
 
 
@@ -249,9 +239,7 @@ def markdown(tag: str, r: dict[str, Any]) -> str:
     lines = [
         f"# Judge evaluation: {tag}",
         "",
-        f"`{r['command']}`",
-        "",
-        f"{r['date']}, {r['machine']}, load {r['load_before']} → {r['load_after']}, {r['wall_s']} s. "
+        *header(r["meta"]),
         f"Shipped thresholds: {r['thresholds_shipped']}.",
         "",
     ]

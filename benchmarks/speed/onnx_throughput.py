@@ -20,15 +20,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import sys
 import tempfile
 import time
-from datetime import date
 from pathlib import Path
 from typing import Any, Callable
 
+from benchmarks._lib.recording import header, run_meta
 from benchmarks._lib.workloads import data_dir, load_pairs
 
 RUNTIMES: list[tuple[str, dict[str, Any]]] = [
@@ -159,27 +158,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data-dir")
     ap.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     args = ap.parse_args(argv)
+    started, load = time.perf_counter(), os.getloadavg()
 
     import onnxruntime
     import torch
-    import transformers
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()
     hf_logging.set_verbosity_error()
     root = data_dir(args.data_dir)
     info: dict[str, Any] = {
-        "date": date.today().isoformat(),
-        "command": "benchmarks/speed/onnx_throughput.py " + " ".join(argv if argv is not None else sys.argv[1:]),
         "model": args.model or "models/default-judge",
         "repeats": args.repeats,
-        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, torch threads {torch.get_num_threads()}, "
-        f"load average {os.getloadavg()[0]:.1f} at start, no GPU",
-        "versions": {
-            "torch": torch.__version__,
-            "transformers": transformers.__version__,
-            "onnxruntime": onnxruntime.__version__,
-        },
         "sets": {},
     }
     with tempfile.TemporaryDirectory() as tmp:
@@ -207,8 +197,11 @@ def main(argv: list[str] | None = None) -> int:
                     f"| {r['embedder']} | {r['seconds']} | {r['passages_per_s']} | {r['speedup']} | "
                     f"{r['min_cosine_vs_torch']} |"
                 )
-    info["load_average_at_end"] = round(os.getloadavg()[0], 1)
-    print(f"\n{info['machine']}; load average {info['load_average_at_end']} at end; median of {args.repeats} runs")
+    meta = run_meta(
+        __file__, argv, started, load, torch_threads=torch.get_num_threads(), onnxruntime=onnxruntime.__version__
+    )
+    info = {"meta": meta, **info}
+    print("\n" + "\n".join(header(meta, f"; torch threads {meta['torch_threads']}")) + f"median of {args.repeats} runs")
     if args.json:
         Path(args.json).write_text(json.dumps(info, indent=2) + "\n")
     return 0

@@ -20,17 +20,16 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import datetime as dt
 import hashlib
 import json
 import os
-import platform
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any, Sequence
 
+from benchmarks._lib.recording import header, run_meta, write_recorded
 from conflictscore_local import RunConfig
 from conflictscore_local.backends import registry
 from conflictscore_local.bench import build_bench, default_data_dir
@@ -167,12 +166,10 @@ def markdown(res: dict[str, Any]) -> str:
     lines = [
         "# HTML report at scale",
         "",
-        f"Command: `{res['command']}`  ",
-        f"Date: {res['date']}. Machine: {res['machine']}; load average {res['load_start']} at the start, "
-        f"{res['load_end']} at the end.  ",
+        *header(res["meta"]),
         f"Chromium {res['rows'][0]['browser']['chromium']} (Debian `chromium`, headless), Playwright "
-        f"{res['versions'].get('playwright', '?')}, matplotlib {res['versions'].get('matplotlib', '?')}, "
-        f"Jinja2 {res['versions'].get('jinja2', '?')}. Browser figures are the best of "
+        f"{res['meta']['versions'].get('playwright', '?')}, matplotlib "
+        f"{res['meta']['versions'].get('matplotlib', '?')}, Jinja2 {res['meta']['versions'].get('jinja2', '?')}. Browser figures are the best of "
         f"{res['rows'][0]['browser']['repeats']} page loads.",
         "",
         "Items: ConflictBench (all sources) cycled to N, scored by the real engine with a stand-in hash judge "
@@ -214,16 +211,16 @@ def markdown(res: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--data-dir", default=None)
     ap.add_argument("--out", default=None, help="write OUT.json and OUT.md")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
+    started, load = time.perf_counter(), os.getloadavg()
     registry.register("judge", "hash", HashJudge)
     bench = build_bench(args.data_dir or default_data_dir())
-    load_start = [round(x, 2) for x in os.getloadavg()]
     with tempfile.TemporaryDirectory() as tmp:
         rows = [measure(bench, n, Path(tmp), args.repeats) for n in args.sizes]
     vers = versions()
@@ -231,20 +228,8 @@ def main() -> None:
 
     for dist in ("playwright", "matplotlib", "jinja2"):
         vers[dist] = metadata.version(dist)
-    res = {
-        "command": "python -m benchmarks.speed.report_scale " + " ".join(sys.argv[1:]),
-        "date": dt.date.today().isoformat(),
-        "machine": f"{platform.machine()}, {os.cpu_count()}-core CPU shared with other jobs, no GPU ({platform.platform()})",
-        "load_start": load_start,
-        "load_end": [round(x, 2) for x in os.getloadavg()],
-        "versions": vers,
-        "rows": rows,
-    }
-    text = markdown(res)
-    print(text)
-    if args.out:
-        Path(args.out + ".json").write_text(json.dumps(res, indent=2) + "\n")
-        Path(args.out + ".md").write_text(text)
+    res = {"meta": run_meta(__file__, argv, started, load, versions=vers), "rows": rows}
+    print(write_recorded(Path(args.out), res, markdown) if args.out else markdown(res))
 
 
 if __name__ == "__main__":
