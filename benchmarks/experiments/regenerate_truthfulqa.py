@@ -13,22 +13,20 @@ prompt, reply and ConflictScore verdict) and OUT/TAG.md (the table beside the pa
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import os
-import platform
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks._lib.recording import run_meta
 from conflictscore_local import Engine
 from conflictscore_local.bench import default_data_dir
 from conflictscore_local.cli.flags import add_pipeline_args, config_from_args
 from conflictscore_local.cli.text import format_results
 from conflictscore_local.experiments import regenerate_file
 from conflictscore_local.pipeline.config import parse_assignment
-from conflictscore_local.util.locations import repo_root
 from conflictscore_local.util.paths import portable
 
 PAPER = """Paper (reference figures, not measured here), TruthfulQA multiple choice, 779 questions, accuracy
@@ -63,16 +61,7 @@ def main(argv: list[str] | None = None) -> int:
             sample_size=args.sample,
             max_tokens=args.max_tokens,
         )
-    command = "python " + " ".join(
-        [os.path.relpath(__file__, repo_root())] + (argv if argv is not None else sys.argv[1:])
-    )
-    result["run"] = {
-        "date": dt.date.today().isoformat(),
-        "command": command,
-        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs shared with other jobs, no GPU ({platform.platform()})",
-        "load_average": [round(load[0], 1), round(os.getloadavg()[0], 1)],
-        "total_s": round(time.perf_counter() - t0, 1),
-    }
+    result["run"] = run_meta(__file__, argv, t0, load)
     result = portable(result)
     (out / f"{args.tag}.json").write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     md = markdown(args.tag, result)

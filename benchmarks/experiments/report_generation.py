@@ -29,16 +29,15 @@ scoring; the metrics are recomputed from the recorded verdicts).
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import hashlib
 import json
 import os
-import platform
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks._lib.recording import run_meta
 from conflictscore_local import Engine
 from conflictscore_local.backends import registry
 from conflictscore_local.bench import build_bench, default_data_dir
@@ -50,8 +49,6 @@ from conflictscore_local.experiments.prompts import prompt_record
 from conflictscore_local.formats.inputs import parse_item
 from conflictscore_local.jobs import write_json_atomic, write_jsonl_atomic
 from conflictscore_local.pipeline.config import parse_assignment
-from conflictscore_local.util.environment import versions
-from conflictscore_local.util.locations import repo_root
 from conflictscore_local.util.paths import portable
 
 KEYS = ("cs_c", "cs_r", "cs_r_evidenced", "support_rate")
@@ -120,11 +117,8 @@ def main(argv: list[str] | None = None) -> int:
     add_pipeline_args(ap)
     args = ap.parse_args(argv)
     out = Path(args.out)
-    command = "python " + " ".join(
-        [os.path.relpath(__file__, repo_root())] + (argv if argv is not None else sys.argv[1:])
-    )
     if args.compare_recorded:
-        return compare_recorded(out, args.tag, args.strategies, command)
+        return compare_recorded(out, args.tag, args.strategies, argv)
     if not args.generator:
         ap.error("--generator is required (or --compare-recorded)")
 
@@ -159,28 +153,26 @@ def main(argv: list[str] | None = None) -> int:
             }
             print(f"{strategy}: " + ", ".join(f"{k} {fmt(report.macro[k])}" for k in KEYS), file=sys.stderr)
         scoring = engine.describe()
-    meta = {
-        "date": dt.date.today().isoformat(),
-        "command": command,
-        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs shared with other jobs, no GPU ({platform.platform()})",
-        "load_average": [round(load[0], 1), round(os.getloadavg()[0], 1)],
-        "total_s": round(time.perf_counter() - t_start, 1),
-        "sample": {
+    meta = run_meta(
+        __file__,
+        argv,
+        t_start,
+        load,
+        sample={
             "ramdocs": args.ramdocs,
             "contraqa_en555": args.contraqa,
             "conflictingqa": args.n_conflictingqa if args.conflictingqa else 0,
             "items": len(items),
             "ids": [it.id for it in items],
         },
-        "max_tokens": args.max_tokens,
-        "prompts": prompt_record("report"),
-        "generator": generator.describe(),
-        "scoring": scoring,
-        "versions": versions(),
-    }
+        max_tokens=args.max_tokens,
+        prompts=prompt_record("report"),
+        generator=generator.describe(),
+        scoring=scoring,
+    )
     result = portable({"model": args.tag, "strategies": rows, "meta": meta})
     write_json_atomic(out / f"{args.tag}.json", result)
-    compared = compare_strategies(out, args.tag, args.strategies, command)
+    compared = compare_strategies(out, args.tag, args.strategies, argv)
     (out / f"{args.tag}.md").write_text(markdown(result) + compare_markdown(compared), encoding="utf-8")
     print(markdown(result) + compare_markdown(compared))
     return 0
@@ -189,9 +181,10 @@ def main(argv: list[str] | None = None) -> int:
 PAIRS = (("standard", "balanced"), ("standard", "super-balanced"), ("balanced", "super-balanced"))
 
 
-def compare_strategies(out: Path, tag: str, strategies: list[str], command: str) -> dict[str, Any]:
+def compare_strategies(out: Path, tag: str, strategies: list[str], argv: list[str] | None) -> dict[str, Any]:
     """Each pair of strategies compared on the same questions (B against A), from the scored files;
     written to OUT/TAG.compare.json."""
+    started, load = time.perf_counter(), os.getloadavg()
     runs = {s: read_run(out / tag / f"{s}.scored.jsonl", label=s) for s in strategies}
     settings = ComparisonSettings(seed=0, bootstrap=2000, permutations=20000)
     pairs = {}
@@ -199,27 +192,15 @@ def compare_strategies(out: Path, tag: str, strategies: list[str], command: str)
         if a in runs and b in runs:
             c = comparison(runs[a], runs[b], settings)
             pairs[f"{b} vs {a}"] = {k: c[k] for k in ("a", "b", "items", "metrics", "claims", "settings")}
-    load = os.getloadavg()
-    result = portable(
-        {
-            "model": tag,
-            "pairs": pairs,
-            "meta": {
-                "date": dt.date.today().isoformat(),
-                "command": command,
-                "load_average": round(load[0], 1),
-                "machine": f"{platform.machine()}, {os.cpu_count()} CPUs shared with other jobs, no GPU",
-            },
-        }
-    )
+    result = portable({"model": tag, "pairs": pairs, "meta": run_meta(__file__, argv, started, load)})
     write_json_atomic(out / f"{tag}.compare.json", result)
     return result
 
 
-def compare_recorded(out: Path, tag: str, strategies: list[str], command: str) -> int:
+def compare_recorded(out: Path, tag: str, strategies: list[str], argv: list[str] | None) -> int:
     """Redo the comparison section from the recorded scored files and the recorded table."""
     recorded = json.loads((out / f"{tag}.json").read_text(encoding="utf-8"))
-    compared = compare_strategies(out, tag, strategies, command)
+    compared = compare_strategies(out, tag, strategies, argv)
     text = markdown(recorded) + compare_markdown(compared)
     (out / f"{tag}.md").write_text(text, encoding="utf-8")
     print(text)

@@ -18,15 +18,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import time
 from pathlib import Path
 
+from benchmarks._lib.recording import header, run_meta, write_recorded
 from conflictscore_local.bench import default_data_dir
 from conflictscore_local.core.detection import all_conflicted_f1, pair_metrics
 from conflictscore_local.formats.summary import upgrade
-from conflictscore_local.jobs import write_json_atomic
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -74,7 +75,7 @@ def _f(x: float | None) -> str:
     return "–" if x is None else f"{x:.3f}"
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--before", default="benchmarks/results/judge/judge-v1")
     ap.add_argument("--after", default="benchmarks/results/judge/judge-v2")
@@ -97,7 +98,8 @@ def main() -> int:
         "--out", default=None, help="results file stem (default benchmarks/results/judge/default_judge_BEFORE_vs_AFTER)"
     )
     ap.add_argument("--relativize", action="store_true", help="rewrite absolute paths in the result files first")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
+    started, load = time.perf_counter(), os.getloadavg()
     args.out = args.out or f"benchmarks/results/judge/default_judge_{args.names[0]}_vs_{args.names[1]}"
     runs: dict[str, dict[str, dict]] = {}
     for tag, folder, bench in (("before", args.before, args.before_bench), ("after", args.after, args.after_bench)):
@@ -130,17 +132,13 @@ def main() -> int:
                     "by_source": {},
                 }
     record = {
-        "command": "python -m benchmarks.judge.judge_report " + " ".join(sys.argv[1:]),
-        "date": time.strftime("%Y-%m-%d"),
+        "meta": run_meta(__file__, argv, started, load),
         "before": args.before,
         "after": args.after,
         "names": list(args.names),
         "sets": runs,
     }
-    write_json_atomic(REPO / f"{args.out}.json", record)
-    md = report(record)
-    (REPO / f"{args.out}.md").write_text(md, encoding="utf-8")
-    print(md)
+    print(write_recorded(REPO / args.out, record, report))
     return 0
 
 
@@ -150,7 +148,8 @@ def report(r: dict) -> str:
         f"# Default judge: {before} (before) vs {after} (after; committed as models/default-judge), on the held-out "
         "evaluation sets",
         "",
-        f"`{r['command']}` ({r['date']}); before: `{r['before']}`, after: `{r['after']}`. Pair macro-F1 with "
+        *header(r["meta"]),
+        f"Before: `{r['before']}`, after: `{r['after']}`. Pair macro-F1 with "
         "scikit-learn's convention, recomputed from each run's confusion matrix. After-figures marked * come from "
         "the after judge's training.json (calibrated thresholds, the judge's rule and the engine's aggregation, "
         "every pair judged: what `bench run --pruner none` computes); the dev files were tuned on.",

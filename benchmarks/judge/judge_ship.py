@@ -27,11 +27,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sys
+import time
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from benchmarks._lib.recording import run_meta
 from conflictscore_local.core.detection import detection_metrics
 from conflictscore_local.formats.summary import read_summary  # a bench run summary of any release
 
@@ -149,6 +152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--results", type=Path, default=RESULTS)
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
+    started, load = time.perf_counter(), os.getloadavg()
     runs = dict(r.split("=", 1) for r in args.run)
     missing = {args.new, args.old} - set(runs)
     if missing:
@@ -159,9 +163,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         seed=args.seed,
     )
     verdict = {
+        "meta": run_meta(__file__, argv, started, load),
         "new": args.new,
         "old": args.old,
-        "command": "python -m benchmarks.judge.judge_ship " + " ".join(argv if argv is not None else sys.argv[1:]),
         **gate(figures(args.results, args.new, args.new), figures(args.results, args.old, args.new), paired),
     }
     (args.results / f"judge_ship_{args.new}.json").write_text(json.dumps(verdict, indent=2) + "\n", encoding="utf-8")

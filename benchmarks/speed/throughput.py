@@ -39,10 +39,8 @@ measured, one forward of one pair took 433 ms with 2 threads and 59 ms with 1 (a
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import os
-import platform
 import resource
 import subprocess
 import sys
@@ -54,12 +52,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from benchmarks._lib.recording import header, run_meta
 from benchmarks._lib.workloads import Question, doc_labels, pooled_job, ramdocs_questions, sweep_job
 from conflictscore_local import Engine, RunConfig
 from conflictscore_local.core.aggregate import claim_verdict, document_judgment
 from conflictscore_local.core.metrics import item_metrics, macro
 from conflictscore_local.core.types import Claim, Item, Judgment, Pair
-from conflictscore_local.util.environment import versions
 from conflictscore_local.util.paths import portable
 
 POOLED_ENGINE = [
@@ -556,7 +554,7 @@ def parse_sizes(text: str) -> list[tuple[int, int]]:
     return [tuple(int(x) for x in s.split("x")) for s in text.split(",") if s]  # type: ignore[misc]
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", default="benchmarks/results/speed/throughput", help="results prefix (.json, .md, .png)")
     ap.add_argument("--data-dir", help="the shared data folder (default ../shared/data)")
@@ -568,7 +566,7 @@ def main() -> None:
     ap.add_argument("--profile", action="store_true", help="also profile the cold engine (py-spy)")
     ap.add_argument("--threads", type=int, default=1, help="torch threads (default 1; see the module docstring)")
     ap.add_argument("--profile-child", help=argparse.SUPPRESS)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     import torch
 
     torch.set_num_threads(args.threads)
@@ -581,30 +579,14 @@ def main() -> None:
     if args.profile and not spy.is_file():  # found before measuring, not after
         sys.exit(f"--profile needs py-spy beside this Python ({spy}): pip install py-spy")
     questions = ramdocs_questions(Path(args.data_dir) if args.data_dir else None)
-    started = time.time()
-    load0 = os.getloadavg()
+    started, load = time.perf_counter(), os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         bench = Bench(Path(tmp), onnx=not args.no_onnx)
         bench.warm_up(pooled_job(questions, 2, 4))
         runs = measure(args, bench, questions, lambda m: print(m, flush=True))
     prof = profile(args, out) if args.profile else None
-    load1 = os.getloadavg()
     record = {
-        "command": " ".join(["python", "benchmarks/speed/throughput.py"] + sys.argv[1:]),
-        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "machine": {
-            "cpus": os.cpu_count(),
-            "torch_threads": args.threads,
-            "platform": platform.platform(),
-            "load_avg_start": load0,
-            "load_avg_end": load1,
-            "wall_s": round(time.time() - started, 1),
-        },
-        "versions": {
-            k: v
-            for k, v in versions().items()
-            if k in ("python", "torch", "transformers", "sentence-transformers", "onnxruntime")
-        },
+        "meta": run_meta(__file__, argv, started, load, torch_threads=args.threads),
         "judge": portable(bench.judge.describe()),
         "runtime_as_shipped": bench.runtime,
         "other_runtime": bench.alt if bench.onnx_judge is not None else bench.onnx_note,
@@ -614,10 +596,8 @@ def main() -> None:
         "peak_rss_process_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
     out.with_suffix(".json").write_text(json.dumps(portable(record), indent=2) + "\n", encoding="utf-8")
-    head = (
-        f"# Whole-pipeline throughput\n\n`{record['command']}` on {record['date']}; {os.cpu_count()} CPUs, "
-        f"nli runtime as shipped: {bench.runtime}; torch threads {args.threads}; load average {load0[0]:.1f} at start, {load1[0]:.1f} at end (shared machine)."
-    )
+    said = f"; nli runtime as shipped: {bench.runtime}; torch threads {args.threads}"
+    head = "# Whole-pipeline throughput\n\n" + "\n".join(header(record["meta"], said)).rstrip()
     write_table(runs, out.with_suffix(".md"), head)
     plot(runs, out.with_suffix(".png"))
     print(json.dumps(record["cold_speedup"], indent=2))
