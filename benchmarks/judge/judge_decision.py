@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -142,7 +143,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.apply and args.model is None:
         p.error("--apply needs --model")
-    started, load = time.perf_counter(), __import__("os").getloadavg()
+    started, load = time.perf_counter(), os.getloadavg()
     records = [json.loads(f.read_text(encoding="utf-8")) for f in (args.eval, args.sanity, args.sanity_argmax)]
     dev = dev_means(records[0])
     result = {

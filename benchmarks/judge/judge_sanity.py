@@ -56,7 +56,6 @@ import argparse
 import json
 import logging
 import os
-import subprocess
 import sys
 import time
 from collections import Counter
@@ -64,7 +63,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from benchmarks._lib.recording import cpu_flags_line, header, run_meta, write_recorded
+from benchmarks._lib.recording import header, run_meta, write_recorded
 from benchmarks.judge.judge_checklist import build_engine, judge_pairs, judge_record, wilson
 from conflictscore_local.core.errors import ConflictScoreError, InputError
 from conflictscore_local.core.types import CONTRADICT, IRRELEVANT, SUPPORT
@@ -280,20 +279,6 @@ def summarize(
     }
 
 
-def commit() -> dict[str, Any]:
-    """The checkout's commit, and whether its tracked files differ from it."""
-
-    def git(*a: str) -> str:
-        return subprocess.run(["git", "-C", str(REPO), *a], capture_output=True, text=True, check=True).stdout
-
-    try:
-        head = git("rev-parse", "HEAD").strip()
-        dirty = bool(git("status", "--porcelain", "--untracked-files=no").strip())
-    except (OSError, subprocess.CalledProcessError):
-        return {"commit": None, "dirty": None}
-    return {"commit": head, "dirty": dirty}
-
-
 def leak_check(pairs: Sequence[SanityPair], data_dir: Path) -> dict[str, Any]:
     """Pairs whose passage or claim is (or shares a sentence of six words or more with) a text of
     the general NLI sets a judge of this project trains on."""
@@ -324,16 +309,11 @@ def report(record: dict[str, Any]) -> str:
 
     s, j, m = record["summary"], record["judge"], record["meta"]
     o = s["overall"]
-    commit_text = (
-        (f"`{record['commit']['commit'][:12]}`" + (" with uncommitted changes" if record["commit"]["dirty"] else ""))
-        if record["commit"]["commit"]
-        else "unknown"
-    )
     lines = [
         f"# Judge sanity checklist: `{record['tag']}`",
         "",
         *header(m),
-        f"Commit {commit_text}. CPU flags: {record['cpu_flags']}.  ",
+        f"CPU flags: {m['cpu_flags']}.  ",
         f"Judge: `{j['name']}` with arguments `{j['args'] or {}}`; model `{j.get('model')}`; decision rule: "
         f"{record['decision']}.  ",
         f"Pairs: {o['n']} hand-written pairs of `{record['pairs_file']}` "
@@ -476,8 +456,6 @@ def run(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
     record = {
         "tag": tag,
         "meta": run_meta(__file__, argv, started, load),
-        "commit": commit(),
-        "cpu_flags": cpu_flags_line(),
         "judge": judge,
         "decision": rule,
         "pairs_file": path,

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks._lib.recording import cpu_flags_line, header, run_meta, write_recorded
+from benchmarks._lib.recording import header, run_meta, write_recorded
 from benchmarks._lib.workloads import base_parser, candidate_groups, data_dir, rag_job, ramdocs_questions
 from conflictscore_local import Engine, RunConfig
 from conflictscore_local.backends import registry
@@ -82,7 +82,6 @@ def measure(args: Any) -> dict[str, Any]:
     }
     lengths = [len(f["input_ids"]) for f in feats]
     return {
-        "cpu_flags": cpu_flags_line(),
         "native_bf16_reason": why,
         "inputs": len(feats),
         "tokens": sum(lengths),
@@ -96,7 +95,7 @@ def markdown(data: dict[str, Any]) -> str:
     lines = [
         "# bfloat16 on the CPU: runtime=torch against runtime=native, its weights prepacked or not",
         "",
-        *header(data["meta"], extra=f"; CPU flags: {data['cpu_flags']}"),
+        *header(data["meta"], extra=f"; CPU flags: {data['meta']['cpu_flags']}"),
         f"{data['inputs']} real inputs ({data['tokens']} tokens), 2,048 tokens a batch, {data['rounds']} rounds, "
         f"the three alternating after a warm-up pass each ({data['native_bf16_reason']}).",
         "",

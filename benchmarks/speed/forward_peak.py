@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from benchmarks._lib.recording import cpu_flags_line, header, run_meta, uptime, write_recorded
+from benchmarks._lib.recording import header, run_meta, uptime, write_recorded
 from benchmarks._lib.workloads import (
     base_parser,
     candidate_groups,
@@ -371,7 +371,6 @@ def measure(args: Any) -> dict[str, Any]:
     return {
         "native_bf16": native,
         "native_bf16_reason": why,
-        "cpu_flags": cpu_flags_line(),
         "torch_threads": torch.get_num_threads(),
         "inputs": len(feats),
         "tokens": {
@@ -430,7 +429,7 @@ def markdown(data: dict[str, Any]) -> str:
     lines = [
         "# The judge's forward against the matmul peak, per dtype",
         "",
-        *header(meta, extra=f"; CPU flags: {data['cpu_flags']}; torch threads {data['torch_threads']}"),
+        *header(meta, extra=f"; CPU flags: {meta['cpu_flags']}; torch threads {data['torch_threads']}"),
         f"{data['inputs']} real inputs (RAMDocs questions against their own documents, split and encoded as the "
         f"judge does): {data['tokens']['total']} tokens, {data['tokens']['min']}–{data['tokens']['max']} a sequence "
         f"(mean {data['tokens']['mean']}). Native bf16: {data['native_bf16']} ({data['native_bf16_reason']}). "

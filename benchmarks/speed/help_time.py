@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks._lib.recording import cpu_flags_line, header, run_meta, uptime, write_recorded
+from benchmarks._lib.recording import header, run_meta, uptime, write_recorded
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMANDS: tuple[tuple[str, ...], ...] = (("--help",), ("backends",))
@@ -185,7 +185,6 @@ def main() -> None:
     data = measure(args)
     data["meta"] = {
         **run_meta(__file__, None, started, load),
-        "cpu_flags": cpu_flags_line(),
         "uptime_before": before,
         "uptime_after": uptime(),
     }

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks._lib.recording import cpu_flags_line, header, run_meta, write_recorded
+from benchmarks._lib.recording import header, run_meta, write_recorded
 from benchmarks._lib.workloads import base_parser, candidate_groups, data_dir, rag_job, ramdocs_questions
 from conflictscore_local import Engine, RunConfig
 from conflictscore_local.backends import registry
@@ -86,7 +86,6 @@ def measure(args: Any) -> dict[str, Any]:
         for n in names
     }
     return {
-        "cpu_flags": cpu_flags_line(),
         "dtype": args.dtype,
         "inputs": len(fp32),
         "claims": len(groups),
@@ -101,7 +100,7 @@ def markdown(data: dict[str, Any]) -> str:
     lines = [
         "# Local runtimes of the nli judge, paired",
         "",
-        *header(data["meta"], extra=f"; CPU flags: {data['cpu_flags']}"),
+        *header(data["meta"], extra=f"; CPU flags: {data['meta']['cpu_flags']}"),
         f"{data['inputs']} real inputs, {data['claims']} claims' pairs, at dtype={data['dtype']}, {data['rounds']} rounds, "
         "the runtimes alternating after a warm-up pass each; `per claim`: one call per claim's pairs (its "
         "passages), `at once`: every pair in one call.",

@@ -230,8 +230,8 @@ def test_the_runner_scores_the_whole_checklist_with_the_default_judge(
         and str(tmp_path) not in command
     )  # the machine's path is not kept
     assert (
-        record["commit"]["commit"]
-        and record["cpu_flags"]
+        record["meta"]["commit"]
+        and record["meta"]["cpu_flags"]
         and record["leak_check"] == {"checked": False, "why": "--no-leak-check"}
     )
     for cat in S.CATEGORIES:
