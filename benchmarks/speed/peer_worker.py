@@ -3,7 +3,7 @@
 Standalone on purpose: the peers' virtualenvs hold the peer and its pins, not this project (except
 ``.venv-vllm``, where ``vllm`` runs the project's own ``runtime=vllm``). Started as
 
-    VENV/bin/python -m benchmarks.speed.peer_worker PEER --model DIR --pairs PAIRS.json --threads T --max-length L
+    VENV/bin/python benchmarks/speed/peer_worker.py PEER --model DIR --pairs PAIRS.json --threads T --max-length L
 
 it loads the peer, says ``{"ready": ...}`` (load seconds, versions, what ran, the threads) or
 ``{"error": ...}`` (the reason it cannot run here: a missing wheel, a refused architecture) as one
