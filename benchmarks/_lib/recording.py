@@ -33,7 +33,8 @@ def run_meta(
         "date": dt.date.today().isoformat(),
         "command": command(script, argv),
         "commit": commit(),
-        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs shared with other jobs, no GPU ({platform.platform()})",
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs shared with other jobs, no GPU "
+        f"({platform.platform()})",
         "cpu_flags": cpu_flags_line(),
         "load_average": [round(load[0], 1), round(os.getloadavg()[0], 1)],
         "total_s": round(time.perf_counter() - started, 1),

@@ -78,7 +78,8 @@ def markdown(tag: str, result: dict[str, Any]) -> str:
             f"# Regenerated-RAG on TruthfulQA: {tag}",
             "",
             f"Date {r['date']}; `{r['command']}`; {r['machine']}; load average {r['load_average']} (start, end); "
-            f"{r['total_s']} s in all. {c['n_questions']} questions (fixed sample), at most {c['max_tokens']} new tokens "
+            f"{r['total_s']} s in all. {c['n_questions']} questions (fixed sample), "
+            f"at most {c['max_tokens']} new tokens "
             f"per reply, greedy; prompts version {c['prompts']['version']}; ConflictScore judge `{judge}`, pruner "
             f"`{c['conflictscore']['run']['pruner']['name']}`. Accuracy counts only replies read as the right option "
             "(strict parsing: unparseable replies and failed requests count as not right).",

@@ -31,7 +31,8 @@ Cases:
   ``runtime=vllm``): they need vLLM and a GPU, and are skipped, saying why, where either is missing.
 
 ``--size tiny`` runs the same code on small shapes (the dry run on a CPU: ``gpu_check.sh --dry-run``).
-The FLOP counts, configs, tokenizers and the report are plain functions, tested in ``tests/benchmarks/test_gpu_check.py``.
+The FLOP counts, configs, tokenizers and the report are plain functions, tested in
+``tests/benchmarks/test_gpu_check.py``.
 """
 
 from __future__ import annotations

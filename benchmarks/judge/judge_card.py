@@ -200,7 +200,8 @@ def ship_table(results: Path = RESULTS) -> str:
             if v["until_2026_12_04"]["held_back_by"]
             else "passed it too"
         )
-        + f" ([`judge_ship_{NEW}.json`](../../benchmarks/results/judge/judge_ship_{NEW}.json), `benchmarks/judge/judge_ship.py`).",
+        + f" ([`judge_ship_{NEW}.json`](../../benchmarks/results/judge/judge_ship_{NEW}.json), "
+        "`benchmarks/judge/judge_ship.py`).",
     ]
     return "\n".join(rows)
 
@@ -458,11 +459,13 @@ V4 = (
         "v4-mpnet6-r64",
         "v4-mpnet6-r64",
         "default-judge-v4-mpnet6-r64",
-        "MPNet 6 layers fully fine-tuned, shipped as its rank-64 difference from the base: the opt-in default-judge-base",
+        "MPNet 6 layers fully fine-tuned, shipped as its rank-64 difference from the base: "
+        "the opt-in default-judge-base",
     ),
     ("v4-mpnet6-full", "v4-mpnet6-full", None, "the same fine-tune whole (not shippable: over 50 MB)"),
 )
-"""(judge_eval / checklist tag, pair-cost tag, ConflictBench dev run stem or None, what it is) of v3 and the v4 candidates."""
+"""(judge_eval / checklist tag, pair-cost tag, ConflictBench dev run stem or None, what it is) of v3 and the
+v4 candidates."""
 
 
 def _optional(results: Path, name: str) -> Any:
@@ -547,7 +550,8 @@ def v4_training_table(results: Path = RESULTS) -> str:
             )
         b = r["base"]
         notes.append(
-            f"{kind}: {b['trainable_parameters']:,} trainable of {b['trainable_parameters'] + b['frozen_parameters']:,} "
+            f"{kind}: {b['trainable_parameters']:,} trainable of "
+            f"{b['trainable_parameters'] + b['frozen_parameters']:,} "
             f"parameters, layers {b['kept_layers']} of {b['layers']}, lr {r['options']['lr']:g}, "
             f"{r['train_pairs_per_s']} training pairs/s on {r['threads']} thread(s), bf16 autocast "
             f"{'on' if r['options']['bf16'] else 'off'}, schedule {r['options']['epochs']} epoch run to "

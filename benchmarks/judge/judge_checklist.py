@@ -37,7 +37,8 @@ examples:
   python -m benchmarks.judge.judge_checklist --judge nli --judge-arg model=benchmarks/work/judge-v3 --tag v3
   python -m benchmarks.judge.judge_checklist --judge openai --judge-arg base_url=http://localhost:8000/v1 \\
       --judge-arg model=Qwen3-32B --tag qwen3-32b
-  python -m benchmarks.judge.judge_checklist --only negation --only numbers --tag v2   (writes ..._v2-only-negation-numbers)
+  python -m benchmarks.judge.judge_checklist --only negation --only numbers --tag v2
+      (writes ..._v2-only-negation-numbers)
 
 writes benchmarks/results/judge/judge_checklist_<tag>.json (every capability, direction and source, the
 failing probes with their predictions and probabilities, up to 20 per capability) and .md (the tables),

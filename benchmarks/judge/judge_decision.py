@@ -105,8 +105,9 @@ def markdown(r: dict[str, Any]) -> str:
         f"# The decision rule of `{r['tag']}`",
         "",
         *header(r["meta"]),
-        f"**Rule: {'calibrated thresholds ' + json.dumps(d['thresholds']) if d['rule'] == 'thresholds' else 'plain arg-max'}.** "
-        f"{d['why']}.",
+        "**Rule: "
+        + (f"calibrated thresholds {json.dumps(d['thresholds'])}" if d["rule"] == "thresholds" else "plain arg-max")
+        + f".** {d['why']}.",
         "",
         f"Document rule in force: `{dev['document_rule']}`; thresholds calibrated on the dev sets: "
         f"`{json.dumps(dev['thresholds'])}`.",

@@ -296,7 +296,8 @@ def markdown(tag: str, r: dict[str, Any]) -> str:
         ]
         for name, v in r["anchors"].items():
             lines.append(
-                f"| {name} | {v.get('units', '–')} ({v.get('of', '–')}) | {v['argmax']['pairs']} | {v['argmax']['accuracy']} | {v['argmax']['macro_f1']} | "
+                f"| {name} | {v.get('units', '–')} ({v.get('of', '–')}) | {v['argmax']['pairs']} | "
+                f"{v['argmax']['accuracy']} | {v['argmax']['macro_f1']} | "
                 f"{v['shipped']['accuracy']} | {v['shipped']['macro_f1']} |"
             )
         lines.append("")

@@ -1,13 +1,15 @@
 """The default judge before and after retraining, on every evaluation set held out from training.
 
-    .venv/bin/python -m benchmarks.judge.judge_report [--before benchmarks/results/judge/judge-v1] [--after benchmarks/results/judge/judge-v2]
+    .venv/bin/python -m benchmarks.judge.judge_report [--before benchmarks/results/judge/judge-v1] \\
+        [--after benchmarks/results/judge/judge-v2]
 
 Each folder holds ``bench run`` results (JSON) named after the evaluation file of
 ``conflictscore train-judge prepare``: ``scifact_dev``, ``check_covid_dev``, ``citint_dev``,
 ``healthver_dev`` (``--pruner none``: every claim × document pair judged); ConflictBench test
 and dev (default pipeline) are ``benchmarks/results/judge/conflictbench_<NAME>.json`` and
 ``conflictbench_<NAME>-dev.json`` with NAME ``default-judge`` (before: the committed judge)
-and ``judge-v2-attempt`` (after), the rows of ``benchmarks/results/judge/conflictbench.md``. Pair macro-F1 is recomputed from each run's
+and ``judge-v2-attempt`` (after), the rows of ``benchmarks/results/judge/conflictbench.md``. Pair macro-F1 is
+recomputed from each run's
 confusion matrix with the benchmark's current definition (scikit-learn's convention: labels
 = gold ∪ predicted), so results recorded before that convention compare exactly. Writes
 ``benchmarks/results/judge/default_judge_v1_vs_v2.{json,md}``; absolute paths inside the result

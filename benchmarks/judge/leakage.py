@@ -111,7 +111,8 @@ def report(r: dict) -> str:
         "",
         "## ConflictBench: dev/test claim × document pairs whose document is also a train document",
         "",
-        "| source/split | pairs | claim-only split: exact | claim-only: sentence | leak-free split: exact | leak-free: sentence |",
+        "| source/split | pairs | claim-only split: exact | claim-only: sentence | leak-free split: exact "
+        "| leak-free: sentence |",
         "|---|---:|---:|---:|---:|---:|",
     ]
     before, after = cb["claim_only_split"]["eval_pairs"], cb["leak_free_split"]["eval_pairs"]

@@ -323,7 +323,8 @@ def markdown(result: dict[str, Any]) -> str:
         "| item | doc | gold | cosine | claim | document (start) |",
         "|---|---|---|---|---|---|",
         *[
-            f"| {e['item']} | {e['doc']} | {e['label']} | {e['cosine']} | {_cell(e['claim'])} | {_cell(e['document'])} |"
+            f"| {e['item']} | {e['doc']} | {e['label']} | {e['cosine']} | {_cell(e['claim'])} | "
+            f"{_cell(e['document'])} |"
             for e in m["lowest_cosine"]
         ],
         "",

@@ -15,7 +15,8 @@ and the selections of 2 and 3 compared pair by pair (the stored rows are the row
 gives again, so they must agree). Repeated ``--repeats`` times, B stored and B fresh
 alternating, medians reported.
 
-    .venv/bin/python -m benchmarks.pipeline.vector_store --out benchmarks/results/pipeline/vector_store [--items 8 --docs 64]
+    .venv/bin/python -m benchmarks.pipeline.vector_store --out benchmarks/results/pipeline/vector_store \\
+        [--items 8 --docs 64]
 """
 
 from __future__ import annotations

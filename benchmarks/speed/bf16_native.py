@@ -8,7 +8,8 @@ median pass, the ratios of medians, and the labels (the judge's calibrated rule)
 ``runtime=torch`` at float32. On a CPU without native bf16 the script exits saying so (nothing is
 prepacked there).
 
-    .venv/bin/python -m benchmarks.speed.bf16_native --out benchmarks/results/speed/bf16_native-amx [--rag 40 --rounds 5]
+    .venv/bin/python -m benchmarks.speed.bf16_native --out benchmarks/results/speed/bf16_native-amx \\
+        [--rag 40 --rounds 5]
 """
 
 from __future__ import annotations

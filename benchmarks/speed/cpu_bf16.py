@@ -142,7 +142,8 @@ def markdown(data: dict[str, Any]) -> str:
     ]
     for name, r in m["variants"].items():
         lines.append(
-            f"| {r['what']}{' (auto)' if name == 'fp32-torch-b64' else ''} | {r['median_s']} | {r['speedup']} | {r['labels_differ']} / {r['judgments']} | "
+            f"| {r['what']}{' (auto)' if name == 'fp32-torch-b64' else ''} | {r['median_s']} | {r['speedup']} | "
+            f"{r['labels_differ']} / {r['judgments']} | "
             f"{r['conflicted_differs']} / {r['claims']} | {r['macro_cs_c']} | {r['prob_shift_median']} / "
             f"{r['prob_shift_p99']} / {r['prob_shift_max']} | {r['setup_s']} |"
         )

@@ -95,7 +95,8 @@ MEASURE = """async () => {
   const time = (f) => { const a = performance.now(); f(); return performance.now() - a; };
   const filter = document.getElementById('filter');
   t.filter_conflicted_ms = time(() => { filter.value = 'conflicted'; filter.dispatchEvent(new Event('change')); });
-  t.conflicted_items = Number((document.getElementById('count').textContent.match(/of ([\\d,]+)/) || [0, '0'])[1].replace(/,/g, ''));
+  t.conflicted_items = Number(
+    (document.getElementById('count').textContent.match(/of ([\\d,]+)/) || [0, '0'])[1].replace(/,/g, ''));
   filter.value = 'all'; filter.dispatchEvent(new Event('change'));
   const sort = document.querySelector('button[data-sort="cc"]');
   t.sort_cs_c_ms = time(() => sort.click());
@@ -169,7 +170,8 @@ def markdown(res: dict[str, Any]) -> str:
         *header(res["meta"]),
         f"Chromium {res['rows'][0]['browser']['chromium']} (Debian `chromium`, headless), Playwright "
         f"{res['meta']['versions'].get('playwright', '?')}, matplotlib "
-        f"{res['meta']['versions'].get('matplotlib', '?')}, Jinja2 {res['meta']['versions'].get('jinja2', '?')}. Browser figures are the best of "
+        f"{res['meta']['versions'].get('matplotlib', '?')}, Jinja2 {res['meta']['versions'].get('jinja2', '?')}. "
+        "Browser figures are the best of "
         f"{res['rows'][0]['browser']['repeats']} page loads.",
         "",
         "Items: ConflictBench (all sources) cycled to N, scored by the real engine with a stand-in hash judge "

@@ -101,11 +101,13 @@ def markdown(data: dict[str, Any]) -> str:
         "# Local runtimes of the nli judge, paired",
         "",
         *header(data["meta"], extra=f"; CPU flags: {data['meta']['cpu_flags']}"),
-        f"{data['inputs']} real inputs, {data['claims']} claims' pairs, at dtype={data['dtype']}, {data['rounds']} rounds, "
+        f"{data['inputs']} real inputs, {data['claims']} claims' pairs, at dtype={data['dtype']}, "
+        f"{data['rounds']} rounds, "
         "the runtimes alternating after a warm-up pass each; `per claim`: one call per claim's pairs (its "
         "passages), `at once`: every pair in one call.",
         "",
-        f"| runtime | what ran | per claim, median s | ÷ {first} | at once, median s | ÷ {first} | labels ≠ torch float32 |",
+        f"| runtime | what ran | per claim, median s | ÷ {first} | at once, median s | ÷ {first} "
+        "| labels ≠ torch float32 |",
         "|---|---|---|---|---|---|---|",
     ]
     for n, r in data["runtimes"].items():

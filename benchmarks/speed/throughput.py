@@ -514,8 +514,9 @@ def write_table(runs: Sequence[Run], path: Path, head: str) -> None:
             else ""
         )
         lines.append(
-            f"| {r.job} | {r.size} | {r.variant} | {r.items} | {r.doc_pairs} | {w['wall_s']:.2f} | {w['pairs_per_s']:.1f} "
-            f"| {w['items_per_s']:.2f} | {w['peak_rss_mb']:.0f} | {w['judged_fraction'] if w['judged_fraction'] is not None else ''} "
+            f"| {r.job} | {r.size} | {r.variant} | {r.items} | {r.doc_pairs} | {w['wall_s']:.2f} "
+            f"| {w['pairs_per_s']:.1f} | {w['items_per_s']:.2f} | {w['peak_rss_mb']:.0f} "
+            f"| {w['judged_fraction'] if w['judged_fraction'] is not None else ''} "
             f"| {r.extra.get('speedup_vs_naive', '')} | {same} | {missed} | {w['load_avg_1m']} |"
         )
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
