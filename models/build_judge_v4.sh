@@ -52,12 +52,12 @@ done
 DEV=(bench_dev scifact_dev check_covid_dev citint_dev healthver_dev)
 ANCHORS=(anli taxinli control averitec nan_nli fever_symmetric conjnli cad_test)
 # the full fine-tune: document rules compared on the dev sets, the best one's thresholds written into it
-"$PY" benchmarks/judge_eval.py --tag v4-mpnet6-full --judge-arg model="$WORK/mpnet6-full" --judge-arg dtype=float32 \
+"$PY" -m benchmarks.judge.judge_eval --tag v4-mpnet6-full --judge-arg model="$WORK/mpnet6-full" --judge-arg dtype=float32 \
   --data "$DATA" --dev "${DEV[@]}" --apply-best "$WORK/mpnet6-full" --threads 2
-for kind in lora full; do cp "$WORK/mpnet6-$kind/training.json" "benchmarks/results/judge-v4-mpnet6-${kind}_training.json"; done
+for kind in lora full; do cp "$WORK/mpnet6-$kind/training.json" "benchmarks/results/judge/judge-v4-mpnet6-${kind}_training.json"; done
 # what ships: its difference from the base, every layer matrix at rank 64 (the LoRA run did not learn: see the card)
 rm -rf "$WORK/mpnet6-full-r64"
-"$CS" train-judge delta "$WORK/mpnet6-full" --rank 64 -o "$WORK/mpnet6-full-r64" --json > benchmarks/results/judge-v4-mpnet6-r64_delta.json
+"$CS" train-judge delta "$WORK/mpnet6-full" --rank 64 -o "$WORK/mpnet6-full-r64" --json > benchmarks/results/judge/judge-v4-mpnet6-r64_delta.json
 rm -rf models/default-judge-base.new && mkdir models/default-judge-base.new
 cp "$WORK/mpnet6-full-r64/"* models/default-judge-base.new/
 [ -f models/default-judge-base/README.md ] && cp models/default-judge-base/README.md models/default-judge-base.new/
@@ -71,15 +71,15 @@ text = re.sub(r"(\[source\.sha256\]\n)(?:\".*\n)*", lambda m: m.group(1) + table
 toml.write_text(text)
 EOF2
 "$CS" models pull default-judge-base -q      # assembled from the staged base + the delta, every file checked
-"$PY" benchmarks/judge_eval.py --tag v4-mpnet6-r64 --judge-arg model=default-judge-base --judge-arg dtype=float32 \
+"$PY" -m benchmarks.judge.judge_eval --tag v4-mpnet6-r64 --judge-arg model=default-judge-base --judge-arg dtype=float32 \
   --data "$DATA" --dev "${DEV[@]}" --anchors "${ANCHORS[@]}" --anchor-sample 200 --threads 2
 "$CS" bench build -o "$WORK/conflictbench.jsonl" -q
 "$CS" bench run "$WORK/conflictbench.jsonl" --split dev --judge nli --judge-arg model=default-judge-base \
   --pruner embedding --no-cache -q -o "$WORK/v4-mpnet6-r64-dev.jsonl" \
-  --summary benchmarks/results/conflictbench_default-judge-v4-mpnet6-r64-dev.json
-"$PY" benchmarks/judge_checklist.py --judge-arg model=default-judge-base --judge-arg dtype=float32 --tag v4-mpnet6-r64
-"$PY" benchmarks/judge_pair_cost.py --judge v3=models/default-judge --judge v4-mpnet6-r64=default-judge-base \
+  --summary benchmarks/results/judge/conflictbench_default-judge-v4-mpnet6-r64-dev.json
+"$PY" -m benchmarks.judge.judge_checklist --judge-arg model=default-judge-base --judge-arg dtype=float32 --tag v4-mpnet6-r64
+"$PY" -m benchmarks.judge.judge_pair_cost --judge v3=models/default-judge --judge v4-mpnet6-r64=default-judge-base \
   --data "$DATA" --pairs 64 --repeats 3 --dtype float32 bfloat16 --threads 2
-"$PY" benchmarks/conflictbench_report.py
-"$PY" benchmarks/judge_card.py
-"$PY" benchmarks/judge_card.py --card models/default-judge-base/README.md
+"$PY" -m benchmarks.judge.conflictbench_report
+"$PY" -m benchmarks.judge.judge_card
+"$PY" -m benchmarks.judge.judge_card --card models/default-judge-base/README.md

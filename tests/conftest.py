@@ -260,14 +260,6 @@ def _load(name: str) -> Any:
     return load_module(Path(__file__).parent / "generate" / f"{name}.py")
 
 
-@pytest.fixture(scope="session")
-def benchmark_script() -> Any:
-    """``benchmark_script("gpu_check")``: a script of ``benchmarks/`` imported as a module, to
-    test its parts that need no run."""
-    folder = Path(__file__).resolve().parents[1] / "benchmarks"
-    return lambda name: load_module(folder / f"{name}.py")
-
-
 @pytest.fixture
 def fake_vllm(monkeypatch: pytest.MonkeyPatch) -> Any:
     """A fresh stand-in ``vllm`` module installed in ``sys.modules`` for one test."""

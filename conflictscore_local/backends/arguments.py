@@ -4,7 +4,7 @@ to its typed ``Config`` dataclass, checked by name and type, and back to JSON.
 Strings are accepted for numbers, booleans, lists and objects (flags and environment
 variables arrive as strings) and converted; anything else of the wrong type is refused with
 the argument's name and what it expects. Hand-written rather than pydantic or cattrs: see
-:func:`coerce` and ``benchmarks/results/coerce_import_cost.md``.
+:func:`coerce` and ``benchmarks/results/decisions/coerce_import_cost.md``.
 
 Every numeric argument has a range (:class:`Range`, declared with :func:`ranged`): a value outside it
 is refused naming the range, and ``conflictscore backends`` and ``--help`` show it.
@@ -297,7 +297,7 @@ def coerce(value: Any, hint: Any, *, where: str) -> Any:
     and pydantic adds about a third to the import time of the CLI plus the building of a
     validator per config class, yet still reads no comma-separated list; cattrs reads
     ``"false"`` as ``True`` without hooks as long as this code (measured in
-    ``benchmarks/results/coerce_import_cost.md``).
+    ``benchmarks/results/decisions/coerce_import_cost.md``).
     """
     if hint is Any:
         return value

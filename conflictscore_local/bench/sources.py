@@ -3,7 +3,7 @@
 Each loader reads one source's own file format and yields items made by
 :func:`~conflictscore_local.bench.items.make_item`; its row (name, path, description, options) is in
 the one table of data sources, :data:`~conflictscore_local.formats.sources.DATA_SOURCES`. The mapping of every source's
-labels onto SUPPORT / CONTRADICT / IRRELEVANT is documented in ``benchmarks/conflictbench.md``.
+labels onto SUPPORT / CONTRADICT / IRRELEVANT is documented in ``benchmarks/results/judge/conflictbench.md``.
 """
 
 from __future__ import annotations

@@ -345,7 +345,7 @@ def interrupted(args: argparse.Namespace, stop: KeyboardInterrupt) -> str:
 EXIT_UNLOADS: tuple[str, ...] = ("torch",)
 """Libraries whose teardown at interpreter exit :func:`run` skips: unloading PyTorch's modules and
 operator registrations, after every output is written, takes about a tenth of a one-item run's
-wall time on a 2-core CPU (``benchmarks/results/start_time-avx2.md`` times both exits)."""
+wall time on a 2-core CPU (``benchmarks/results/speed/start_time-avx2.md`` times both exits)."""
 EXIT_SHUTS_DOWN: tuple[str, ...] = (
     "ray",
     "vllm",

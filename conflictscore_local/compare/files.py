@@ -58,7 +58,7 @@ class Run:
 
 def read_run(path: str | os.PathLike[str], *, label: str, summary: str | os.PathLike[str] | None = None) -> Run:
     """A scored file (the OUTPUT of ``score`` or ``bench run``, or lines that hold one
-    under ``"scored"``, as ``benchmarks/report_generation.py`` writes them), its items' metrics
+    under ``"scored"``, as ``benchmarks/experiments/report_generation.py`` writes them), its items' metrics
     recomputed from the verdicts; every bad line and duplicate id an :class:`InputError`."""
     p = str(path)
     stats = InputStats()

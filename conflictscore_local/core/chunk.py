@@ -167,7 +167,7 @@ class Chunker:
     """Spans already computed are kept per document text, up to this many characters of text
     in all (oldest forgotten first; a text over 1/16 of it is never kept): pooled corpora and
     sweeps hand the same documents to many items, and counting tokens is most of a warm
-    rerun (benchmarks/results/throughput.md). 0 turns the memo off."""
+    rerun (benchmarks/results/speed/throughput.md). 0 turns the memo off."""
     _memo: dict[str, tuple[tuple[int, int], ...]] = field(default_factory=dict, init=False, repr=False, compare=False)
     _memo_size: list[int] = field(default_factory=lambda: [0], init=False, repr=False, compare=False)
 

@@ -8,7 +8,7 @@ report and the harness integrations. A new metric is one entry here, plus its te
 
 Pure Python but for the bootstrap, a thousand resamples of every item: numpy (imported when
 it runs), as the pure-Python loop took minutes for 200k items
-(``benchmarks/results/bootstrap_speed.md``).
+(``benchmarks/results/decisions/bootstrap_speed.md``).
 """
 
 from __future__ import annotations
@@ -215,7 +215,7 @@ def bootstrap_columns(
     Values repeat a lot (``cs_c`` of a 3-claim item is 0, 1/3, 2/3 or 1): when a column has at
     most an eighth as many distinct values as values, a resample is drawn as multinomial counts
     over the distinct values, the same distribution as ``n`` index draws at a cost that grows
-    with the distinct values rather than the items (measured in ``benchmarks/bootstrap_speed.py``).
+    with the distinct values rather than the items (measured: ``benchmarks/results/decisions/bootstrap_speed.md``).
     """
     import numpy as np
 

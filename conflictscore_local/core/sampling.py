@@ -15,7 +15,7 @@ claim's index), and the summary says how many claims were scored of how many
   the same claims in every run, shard and batch.
 
 Scored claims stay in response order. Measured against the full matrix in
-``benchmarks/results/claim_sampling.md`` (``benchmarks/claim_sampling.py``).
+``benchmarks/results/pipeline/claim_sampling.md`` (``benchmarks/pipeline/claim_sampling.py``).
 """
 
 from __future__ import annotations
@@ -105,7 +105,7 @@ INTERVAL_NOTE = (
     "ci95: bootstrap over items of the per-item values computed on the scored claims. For selection=random "
     "it covers the claim sampling as well (each item's value is an unbiased estimate, resampled whole); "
     "first, longest and salient choose deterministically, so the interval says nothing of how far their "
-    "choice is from the full matrix (measured: benchmarks/results/claim_sampling.md)."
+    "choice is from the full matrix (measured: benchmarks/results/pipeline/claim_sampling.md)."
 )
 
 

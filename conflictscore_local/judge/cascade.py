@@ -22,7 +22,7 @@ and the output's document judgments carry it on. The spec holds both judges' spe
 escalation settings, so it keys the judgment cache and the resume fingerprint. With the
 judgment cache on, each judge's own judgments are cached under its own spec too, so moving
 ``escalate_below`` re-asks neither judge what it answered before: a threshold sweep costs only
-the new escalations (``benchmarks/cascade_sweep.py``).
+the new escalations (``benchmarks/pipeline/cascade_sweep.py``).
 
 Both judges are built through the registry from their configs (``{"name": ..., args...}``), so
 their arguments are checked before anything runs and recorded in the summary.

@@ -681,7 +681,7 @@ class _Pacer:
     The first call is :data:`FIRST_CALL_PAIRS` pairs (the first checkpoint comes soon even
     while a model loads); each next one is sized by the pairs per second of the last
     (:meth:`took`), growing at most 16-fold at a time and never below the first size, so a
-    slow judge still gets whole batches (``benchmarks/results/checkpoint_overhead.md``).
+    slow judge still gets whole batches (``benchmarks/results/pipeline/checkpoint_overhead.md``).
     """
 
     every: float

@@ -14,7 +14,7 @@ the rule is, with the step's numbers:
 - ``D``: candidate documents per claim (mean over the step's claims), ``N``: candidate pairs;
 - ``f``: the share of a claim's documents the embedding pruner at its default settings is
   expected to prune; kept documents grow as ``4.85 + 0.127 * D``, the line through what
-  ``benchmarks/prune_sweep.py`` measured on RAMDocs + ContraQA (own documents, D ≈ 5.9: 4.5%
+  ``benchmarks/pipeline/prune_sweep.py`` measured on RAMDocs + ContraQA (own documents, D ≈ 5.9: 4.5%
   pruned; 5 and 20 other items' documents pooled in: 73% and 83%);
 - ``J``: the judge's seconds per pair: measured in this run once the judge has run (its
   first call includes loading the judge, so an early estimate errs towards pruning),
@@ -27,7 +27,7 @@ the rule is, with the step's numbers:
 - ``L``: ``load_s`` while the embedder is not loaded yet and the step has texts to embed, else 0.
 
 The defaults of ``judge_s_per_pair``, ``embed_s_per_text`` and ``load_s`` are measured by
-``benchmarks/pruner_cost.py`` (``benchmarks/results/pruner_cost.md``) on a 2-core CPU under a
+``benchmarks/pipeline/pruner_cost.py`` (``benchmarks/results/pipeline/pruner_cost.md``) on a 2-core CPU under a
 load of about 11, so their absolute values are slow; what the rule needs is their ratios
 (embedding a text about 0.7 of a judge pair, loading the embedder about 65 judge pairs),
 and once this run has measured a judge of known size, the embedder's priors are scaled by

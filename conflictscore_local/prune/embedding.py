@@ -24,8 +24,8 @@ their candidate passages (an item's claims in the engine). faiss is not used: th
 hands over every candidate pair and each one's similarity is recorded, so all of them are
 computed anyway, and one matrix product does that faster than faiss finds only the top k
 (200 claims against 10,000 / 50,000 shared passages: ``IndexFlatIP`` 1.58× / 1.45× slower,
-building and searching an HNSW index 6.6× / 6.8× slower; ``benchmarks/results/embed_throughput.md``).
-So faiss is no dependency (``benchmarks/embed_throughput.py`` runs the comparison when it is
+building and searching an HNSW index 6.6× / 6.8× slower; ``benchmarks/results/speed/embed_throughput.md``).
+So faiss is no dependency (``benchmarks/speed/embed_throughput.py`` runs the comparison when it is
 installed). The time
 goes into embedding, which every distinct text of a step gets once: a passage costs about
 what one judge call of the same model size costs, so pruning pays where a passage meets
@@ -41,12 +41,12 @@ Passages longer than the model's window (256 word pieces for MiniLM, less than t
 judge's) are embedded in sentence windows that fit, and a passage scores its best window,
 so no part of a passage is invisible to the pruner.
 
-The defaults (``threshold=0.14``, ``k=3``, guard on) come from ``benchmarks/prune_sweep.py``:
+The defaults (``threshold=0.14``, ``k=3``, guard on) come from ``benchmarks/pipeline/prune_sweep.py``:
 of the settings that keep ≥ 0.98 of the gold-relevant and of the CONTRADICT claim ×
 document pairs of RAMDocs and ContraQA (EN555), each claim against its own documents and
 against a pooled corpus, the one that prunes most in the pooled corpus. They prune 4.5% of
 the pairs against an item's own (retrieved, mostly on-topic) documents and 73% / 83% when
-the documents of 5 / 20 other items are pooled in (``benchmarks/results/prune_sweep.md``).
+the documents of 5 / 20 other items are pooled in (``benchmarks/results/pipeline/prune_sweep.md``).
 """
 
 from __future__ import annotations

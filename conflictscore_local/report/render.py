@@ -4,7 +4,7 @@ The page needs nothing but itself: styles, script, plots (SVG data URIs) and dat
 the file. The summary, tables and plots are plain HTML, so they paint before any script
 runs. Per-item records travel as gzip-compressed JSON in base64 (decompressed by the
 browser's ``DecompressionStream``): at 10,000 ConflictBench items they are 3.3× smaller
-than plain JSON, base64 included (``benchmarks/report_scale.py``).
+than plain JSON, base64 included (``benchmarks/speed/report_scale.py``).
 The index the item table sorts and filters on stays plain JSON, so the table is ready as
 soon as it is parsed and the details follow.
 """

@@ -143,7 +143,7 @@ class Mix:
     per label (:func:`.augment.compose`, drawn from their own seeded stream; 0, the default,
     makes none and rebuilds the v3 mix exactly, while any other value also changes which pairs
     the rebalancing drops and the order. 1000 of them, trained on from v3, raised the checklist
-    but lowered the dev sets: ``benchmarks/results/judge_eval_v31.md``); ``offtopic_per_source`` same-source and
+    but lowered the dev sets: ``benchmarks/results/judge/judge_eval_v31.md``); ``offtopic_per_source`` same-source and
     cross-source off-topic passages (IRRELEVANT) per source; then :func:`.augment.rebalance` with
     ``balance_tolerance``.
     """

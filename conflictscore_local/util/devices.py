@@ -55,7 +55,7 @@ def native_cpu_bf16() -> tuple[bool, str]:
 
     Native means AVX512-BF16 or AMX, found in /proc/cpuinfo's flags or reported by torch.
     Without them torch emulates bf16 and it runs far slower than float32 (an AVX2-only EPYC:
-    9 vs 56 GFLOP/s, ``benchmarks/results/throughput_peers.md``), so ``auto`` must not pick it.
+    9 vs 56 GFLOP/s, ``benchmarks/results/speed/throughput_peers.md``), so ``auto`` must not pick it.
     """
     import torch
 

@@ -1,6 +1,6 @@
 """Matmul FLOPs of a transformer encoder's forward pass, from its ``config.json``.
 
-What the roofline (``benchmarks/throughput_peers.py``) divides by the measured peak, and what
+What the roofline (``benchmarks/speed/throughput_peers.py``) divides by the measured peak, and what
 the ``auto`` pruner scales its judge-cost prior by. Counted: the four attention projections
 and the two feed-forward matrices per layer (``2 * (4 h^2 + 2 h i)`` per token), and the
 attention scores and their weighted sum (``4 n h`` per token for a sequence of ``n``);

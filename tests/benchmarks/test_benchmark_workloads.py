@@ -1,4 +1,4 @@
-"""``benchmarks/workloads.py``, the inputs the speed scripts share, on hand-made questions: which
+"""``benchmarks/_lib/workloads.py``, the inputs the speed scripts share, on hand-made questions: which
 documents each job gives each item."""
 
 from __future__ import annotations
@@ -9,8 +9,10 @@ import pytest
 
 
 @pytest.fixture(scope="module")
-def W(benchmark_script: Any) -> Any:
-    return benchmark_script("workloads")
+def W() -> Any:
+    from benchmarks._lib import workloads
+
+    return workloads
 
 
 @pytest.fixture(scope="module")

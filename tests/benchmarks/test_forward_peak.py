@@ -1,4 +1,4 @@
-"""The parts of ``benchmarks/forward_peak.py`` that need no run: the linear layers' FLOPs on the padded
+"""The parts of ``benchmarks/speed/forward_peak.py`` that need no run: the linear layers' FLOPs on the padded
 tokens of the judge's batches against the measured peak, and the profiled time's shares."""
 
 from __future__ import annotations
@@ -12,8 +12,10 @@ PER_TOKEN = 2 * 6 * (4 * 384 * 384 + 2 * 384 * 1536)  # 21,233,664 matmul FLOPs 
 
 
 @pytest.fixture(scope="module")
-def fp(benchmark_script: Any) -> Any:
-    return benchmark_script("forward_peak")
+def fp() -> Any:
+    from benchmarks.speed import forward_peak
+
+    return forward_peak
 
 
 def test_linear_layers_count_the_padded_tokens_of_the_judges_batches(fp: Any) -> None:

@@ -1,5 +1,5 @@
-"""``benchmarks/gpu_check.sh`` and its Python part without a GPU: the model shapes, the locally built
-tokenizers, the FLOP counts, the report, the clear exits, ``benchmarks/tree_size.py``, and the whole
+"""``benchmarks/gpu/gpu_check.sh`` and its Python part without a GPU: the model shapes, the locally built
+tokenizers, the FLOP counts, the report, the clear exits, ``benchmarks/tools/tree_size.py``, and the whole
 script's dry run on the CPU (the same entry points at tiny sizes), so that the check cannot rot."""
 
 from __future__ import annotations
@@ -21,8 +21,10 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def gc(benchmark_script: Any) -> Any:
-    return benchmark_script("gpu_check")
+def gc() -> Any:
+    from benchmarks.gpu import gpu_check
+
+    return gpu_check
 
 
 def n_params(model_cls: Any, cfg: Any) -> int:
@@ -164,7 +166,7 @@ def test_report_shares_of_the_measured_peak_agreement_skips_and_failures(gc: Any
         {"case": "vllm-prefix-on", "skipped": "vLLM is not installed on this machine"},
     ]
     peers = {
-        "command": "python benchmarks/throughput_peers.py --device cuda",
+        "command": "python -m benchmarks.speed.throughput_peers --device cuda",
         "dtype_auto": "bfloat16",
         "dtype_reason": "auto: the GPU supports bf16",
         "workloads": {
@@ -233,7 +235,7 @@ def test_a_missing_module_is_named_with_how_to_carry_it(
         gc.main(["env", "--device", "cpu"])
     assert e.value.code == 2
     assert (
-        "lacks no_such_module_here, which the GPU cases import: carry them as wheels (benchmarks/gpu_carry.sh "
+        "lacks no_such_module_here, which the GPU cases import: carry them as wheels (benchmarks/gpu/gpu_carry.sh "
         "NAME==VERSION" in capsys.readouterr().err
     )
 
@@ -254,8 +256,9 @@ def git(root: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
 
 
-def test_tree_size_counts_what_travels(benchmark_script: Any, tmp_path: Path) -> None:
-    ts = benchmark_script("tree_size")
+def test_tree_size_counts_what_travels(tmp_path: Path) -> None:
+    from benchmarks.tools import tree_size as ts
+
     root = tmp_path / "checkout"
     (root / "benchmarks" / "gpu_carry" / "wheels").mkdir(parents=True)
     (root / "benchmarks" / "gpu_carry" / "data").mkdir()
@@ -278,7 +281,8 @@ def test_tree_size_counts_what_travels(benchmark_script: Any, tmp_path: Path) ->
         "total": 190,
     }
     out = subprocess.run(
-        [sys.executable, str(REPO / "benchmarks" / "tree_size.py"), "--root", str(root)],
+        [sys.executable, "-m", "benchmarks.tools.tree_size", "--root", str(root)],
+        cwd=REPO,
         capture_output=True,
         text=True,
         timeout=60,
@@ -332,7 +336,7 @@ def test_the_dry_run_runs_every_case_on_the_cpu(shared_data: Path, tmp_path: Pat
         "CONFLICTSCORE_DATA": str(shared_data),
     }
     run = subprocess.run(
-        ["bash", str(REPO / "benchmarks" / "gpu_check.sh"), "--dry-run"],
+        ["bash", str(REPO / "benchmarks" / "gpu" / "gpu_check.sh"), "--dry-run"],
         env=env,
         capture_output=True,
         text=True,
@@ -384,4 +388,4 @@ def test_the_dry_run_runs_every_case_on_the_cpu(shared_data: Path, tmp_path: Pat
         f"Labels equal between float32 and bfloat16 on the default judge: {agree['labels_equal']} of "
         f"{agree['labels']} pairs" in table
     )
-    assert "## Peers: `python benchmarks/throughput_peers.py --device cpu" in table
+    assert "## Peers: `python -m benchmarks.speed.throughput_peers --device cpu" in table

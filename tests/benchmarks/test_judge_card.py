@@ -1,5 +1,5 @@
 """The default judge's card quotes no figure by hand: its tables are exactly what
-``benchmarks/judge_card.py`` renders from ``benchmarks/results/`` (a retrained judge whose
+``benchmarks/judge/judge_card.py`` renders from ``benchmarks/results/`` (a retrained judge whose
 results change fails here until the card is refilled)."""
 
 from __future__ import annotations
@@ -14,22 +14,24 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def card(benchmark_script: Any) -> Any:
-    return benchmark_script("judge_card")
+def card() -> Any:
+    from benchmarks.judge import judge_card
+
+    return judge_card
 
 
 def test_the_committed_card_is_what_its_results_render(card: Any) -> None:
     text = (ROOT / "models" / "default-judge" / "README.md").read_text(encoding="utf-8")
     names = [m.group("name") for m in card.BLOCK.finditer(text)]
     assert sorted(names) == sorted(card.TABLES)  # every table is in the card, once
-    assert card.render(text) == text, "run: python benchmarks/judge_card.py"
+    assert card.render(text) == text, "run: python -m benchmarks.judge.judge_card"
 
 
 def test_the_v4_card_is_what_its_results_render(card: Any) -> None:
     text = card.V4_CARD.read_text(encoding="utf-8")
     assert sorted(m.group("name") for m in card.BLOCK.finditer(text)) == sorted(card.V4_TABLES)
     assert card.render(text, tables=card.V4_TABLES) == text, (
-        "run: python benchmarks/judge_card.py --card models/default-judge-base/README.md"
+        "run: python -m benchmarks.judge.judge_card --card models/default-judge-base/README.md"
     )
 
 

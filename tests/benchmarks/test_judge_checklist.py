@@ -1,4 +1,4 @@
-"""The probe generators of ``benchmarks/judge_checklist.py`` (not any judge's score): near
+"""The probe generators of ``benchmarks/judge/judge_checklist.py`` (not any judge's score): near
 misses really differ, reformatted values are the same, long documents hold exactly one
 relevant sentence, off-topic passages never name the claim's subject, generation is
 deterministic per seed, and the mined loaders read their sets' original shapes."""
@@ -16,8 +16,10 @@ import pytest
 
 
 @pytest.fixture(scope="module")
-def P(benchmark_script: Any) -> Any:
-    return benchmark_script("judge_checklist_probes")
+def P() -> Any:
+    from benchmarks.judge import judge_checklist_probes
+
+    return judge_checklist_probes
 
 
 @pytest.fixture(scope="module")

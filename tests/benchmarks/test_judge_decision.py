@@ -1,4 +1,4 @@
-"""``benchmarks/judge_decision.py``: arg-max unless the thresholds raise the dev mean and break no sanity pair."""
+"""``benchmarks/judge/judge_decision.py``: arg-max unless the thresholds raise the dev mean and break no sanity pair."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ import pytest
 
 
 @pytest.fixture(scope="module")
-def jd(benchmark_script: Any) -> Any:
-    return benchmark_script("judge_decision")
+def jd() -> Any:
+    from benchmarks.judge import judge_decision
+
+    return judge_decision
 
 
 def _eval(argmax: tuple[float, float], thresholds: tuple[float, float]) -> dict[str, Any]:
@@ -99,10 +101,9 @@ def _bench_files(tmp_path: Path, preds: dict[str, list[list[bool]]], gold: list[
     return {"bench": bench, **runs}
 
 
-def test_the_paired_f1_difference_is_exact_on_the_items_and_zero_for_equal_runs(
-    benchmark_script: Any, tmp_path: Path
-) -> None:
-    ship = benchmark_script("judge_ship")
+def test_the_paired_f1_difference_is_exact_on_the_items_and_zero_for_equal_runs(tmp_path: Path) -> None:
+    from benchmarks.judge import judge_ship as ship
+
     gold = [[True, False], [True], [False], [True, True]]
     # new: TP 3 (i0, i1, i3a), FP 0, FN 1 -> F1 6/7; old: TP 2 (i0, i3a), FP 1 (i2), FN 2 -> F1 4/7
     f = _bench_files(
@@ -122,21 +123,19 @@ def test_the_paired_f1_difference_is_exact_on_the_items_and_zero_for_equal_runs(
     assert same["difference"] == 0 and same["interval95"] == [0.0, 0.0]
 
 
-def test_a_run_of_other_items_is_refused_naming_its_line(benchmark_script: Any, tmp_path: Path) -> None:
-    ship = benchmark_script("judge_ship")
+def test_a_run_of_other_items_is_refused_naming_its_line(tmp_path: Path) -> None:
+    from benchmarks.judge import judge_ship as ship
+
     f = _bench_files(tmp_path, {"x": [[True], [False, True]]}, [[True], [False]])
     with pytest.raises(SystemExit, match=r"run_x.jsonl:2: item 'i1' is not in .* with 2 claims"):
         ship.claims_by_item(f["bench"], f["x"])
 
 
-def test_the_ship_gate_needs_sanity_and_general_inference_higher_and_no_bench_loss_beyond_noise(
-    benchmark_script: Any, tmp_path: Path
-) -> None:
-    ship = benchmark_script("judge_ship")
+def test_the_ship_gate_needs_sanity_and_general_inference_higher_and_no_bench_loss_beyond_noise(tmp_path: Path) -> None:
+    from benchmarks.judge import judge_ship as ship
+
     real = json.loads(
-        (
-            Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "conflictbench_default-judge-v2.json"
-        ).read_text()
+        (ship.RESULTS / "conflictbench_default-judge-v2.json").read_text()
     )  # a recorded bench run summary
     for tag, f1, acc, anchor in (("new", 0.69, 0.70, 0.6), ("old", 0.70, 0.54, 0.5), ("worse", 0.78, 0.50, 0.7)):
         real["detection"]["overall"]["f1"] = f1

@@ -1,9 +1,9 @@
-"""The judge's sanity checklist (``benchmarks/sanity/pairs.jsonl``) and its runner
-``benchmarks/judge_sanity.py``: the file loads and every line is valid, a bad line is refused
+"""The judge's sanity checklist (``benchmarks/judge/sanity/pairs.jsonl``) and its runner
+``benchmarks/judge/judge_sanity.py``: the file loads and every line is valid, a bad line is refused
 naming the file, the line, the field and the allowed values, the summary is exact on a
 hand-computed case, and the runner scores the whole checklist with the shipped default judge
 with counts that add up. Nothing here asserts the judge's quality: that is the benchmark's
-figure (benchmarks/results/judge_sanity_<tag>.md)."""
+figure (benchmarks/results/judge/judge_sanity_<tag>.md)."""
 
 from __future__ import annotations
 
@@ -18,8 +18,10 @@ from conflictscore_local.core.errors import InputError
 
 
 @pytest.fixture(scope="module")
-def S(benchmark_script: Any) -> Any:
-    return benchmark_script("judge_sanity")
+def S() -> Any:
+    from benchmarks.judge import judge_sanity
+
+    return judge_sanity
 
 
 @pytest.fixture(scope="module")
@@ -223,13 +225,13 @@ def test_the_runner_scores_the_whole_checklist_with_the_default_judge(
     assert record["decision"] == "arg-max"  # the shipped judge's rule (conflictscore.json's decision_rule)
     command = record["meta"]["command"]
     assert (
-        command.startswith("python benchmarks/judge_sanity.py --tag t --out-dir ")
+        command.startswith("python -m benchmarks.judge.judge_sanity --tag t --out-dir ")
         and command.endswith(" --no-leak-check")
         and str(tmp_path) not in command
     )  # the machine's path is not kept
     assert (
-        record["commit"]["commit"]
-        and record["cpu_flags"]
+        record["meta"]["commit"]
+        and record["meta"]["cpu_flags"]
         and record["leak_check"] == {"checked": False, "why": "--no-leak-check"}
     )
     for cat in S.CATEGORIES:

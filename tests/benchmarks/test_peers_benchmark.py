@@ -1,4 +1,4 @@
-"""The parts of ``benchmarks/peers.py`` (and what it reads from ``workloads.py``) that need no peer:
+"""The parts of ``benchmarks/speed/peers.py`` (and what it reads from ``workloads.py``) that need no peer:
 the plain float32 folder every peer loads, and the summary of timed passes (medians, the ratio to the
 engine's default, labels, the paired auto ÷ none ratios, the table the docs render)."""
 
@@ -12,8 +12,10 @@ import pytest
 
 
 @pytest.fixture(scope="module")
-def P(benchmark_script: Any) -> Any:
-    return benchmark_script("peers")
+def P() -> Any:
+    from benchmarks.speed import peers
+
+    return peers
 
 
 def _checkpoint(folder: Path, packed: bool) -> dict[str, Any]:
@@ -41,11 +43,12 @@ def _checkpoint(folder: Path, packed: bool) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("packed", [False, True], ids=["float16", "packed"])
-def test_plain_folder_is_float32_with_the_same_values(benchmark_script: Any, tmp_path: Path, packed: bool) -> None:
+def test_plain_folder_is_float32_with_the_same_values(tmp_path: Path, packed: bool) -> None:
     import torch
     from safetensors.torch import load_file
 
-    W = benchmark_script("workloads")
+    from benchmarks._lib import workloads as W
+
     state = _checkpoint(tmp_path / "judge", packed)
     out = W.plain_folder(tmp_path / "judge", tmp_path / "plain")
     got = load_file(str(out / "model.safetensors"))

@@ -1,4 +1,4 @@
-"""The parts of ``benchmarks/throughput_peers.py`` and ``benchmarks/profile_cold.py`` that need no run:
+"""The parts of ``benchmarks/speed/throughput_peers.py`` and ``benchmarks/speed/profile_cold.py`` that need no run:
 padding and FLOP counts, the targets' verdicts, the profile's stages."""
 
 from __future__ import annotations
@@ -11,8 +11,10 @@ CFG = {"num_hidden_layers": 6, "hidden_size": 384, "intermediate_size": 1536}
 
 
 @pytest.fixture(scope="module")
-def tp(benchmark_script: Any) -> Any:
-    return benchmark_script("throughput_peers")
+def tp() -> Any:
+    from benchmarks.speed import throughput_peers
+
+    return throughput_peers
 
 
 def test_padding_of_the_peers_and_of_the_engine_by_hand(tp: Any) -> None:
@@ -70,8 +72,9 @@ def test_targets_say_met_and_missed(tp: Any) -> None:
     assert tp.targets(data)[0].startswith("rag: engine cold 3.2x the CrossEncoder = 0.71 of the ceiling")
 
 
-def test_profile_stages(benchmark_script: Any) -> None:
-    pc = benchmark_script("profile_cold")
+def test_profile_stages() -> None:
+    from benchmarks.speed import profile_cold as pc
+
     forward = (
         "main (cli.py:1);judge (conflictscore_local/judge/nli.py:400);"
         "forward (transformers/models/bert/modeling_bert.py:9)"

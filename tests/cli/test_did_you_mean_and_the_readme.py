@@ -74,13 +74,13 @@ def test_a_model_name_close_to_a_known_one_is_named(tmp_path: Path, capsys: pyte
 
 def test_the_readme_says_how_long_make_test_takes_from_the_recorded_run() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    recorded = (ROOT / "benchmarks" / "results" / "ci_time.md").read_text(encoding="utf-8")
+    recorded = (ROOT / "benchmarks" / "results" / "speed" / "ci_time.md").read_text(encoding="utf-8")
     newest = recorded.split("\n## ")[1]  # the first section is the newest run
     rows = [line for line in newest.splitlines() if re.match(r"\| \d+ \|", line)]
     last = [c.strip().strip("*") for c in rows[-1].strip("|").split("|")]
     whole, suite, vllm = last[-1], re.search(r"(\d+) s$", last[3]).group(1), re.search(r"(\d+) s", last[-2]).group(1)
     assert (
         f"({whole} on a 2-core Xeon, the main suite {suite} s of it, the vLLM tests {vllm} s: "
-        "`benchmarks/results/ci_time.md`)" in readme.replace("\n", " ")
+        "`benchmarks/results/speed/ci_time.md`)" in readme.replace("\n", " ")
     )
     assert "[Speed](docs/speed.md)" in readme

@@ -2,7 +2,7 @@
 
 ``docs/figures.md`` lists measured figures, one row each, with the recorded files in its last
 column. Figures rendered from a results file (``<!-- fig result(...) -->VALUE<!-- /fig -->``,
-``benchmarks/render_docs.py``) are checked by ``tests/docs/test_rendered_figures.py`` and left out here;
+``benchmarks/tools/render_docs.py``) are checked by ``tests/docs/test_rendered_figures.py`` and left out here;
 for every other figure of a row each decimal figure of its result
 cell must occur in one of the files the row names (or the ``.json`` beside a cited ``.md``), so a
 rerun that changes a figure fails here until the page is updated. The same holds for every paragraph
@@ -93,9 +93,10 @@ def test_each_figure_is_in_its_results_file(what: str, result: str, paths: list[
     assert not absent, f"row {what!r}: {absent} appear in none of {[str(p.relative_to(ROOT)) for p in paths]}"
 
 
-def test_default_judge_figures_resolve(benchmark_script: Any) -> None:
+def test_default_judge_figures_resolve() -> None:
     """The files mkdocs.yml names for the default judge hold every path the pages read."""
-    render = benchmark_script("render_docs")
+    from benchmarks.tools import render_docs as render
+
     config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
     names = dict(re.findall(r"^\s+(conflictbench|checklist): (\S+)$", config, re.M))
     pages = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "docs").glob("*.md"))
@@ -172,7 +173,7 @@ def sampling_row(result: dict[str, Any], set_prefix: str, rule: str, k: int) -> 
 
 
 def test_sampling_figures_are_the_recorded_ones() -> None:
-    result = load("claim_sampling.json")
+    result = load("pipeline/claim_sampling.json")
     doc = text("docs/sampling.md")
     gold = {
         rule: sampling_row(result, "ConflictBench all splits", rule, 1)
@@ -224,7 +225,7 @@ def cascade_row(result: dict[str, Any], second: str, flips: bool, below: float) 
 
 
 def test_cascade_figures_are_the_recorded_ones() -> None:
-    result = load("cascade_sweep.json")
+    result = load("pipeline/cascade_sweep.json")
     doc = text("docs/cascade.md")
     none, at8, at95 = (cascade_row(result, "gold-oracle", False, b) for b in (0.0, 0.8, 0.95))
     flip0, flip8, flip95 = (cascade_row(result, "gold-oracle", True, b) for b in (0.0, 0.8, 0.95))
@@ -248,7 +249,7 @@ def test_cascade_figures_are_the_recorded_ones() -> None:
 
 def test_compare_figures_are_the_recorded_ones() -> None:
     doc = text("docs/compare.md")
-    compared = load("report_generation/smollm2-135m.compare.json")
+    compared = load("experiments/report_generation/smollm2-135m.compare.json")
     cs_c = compared["pairs"]["super-balanced vs standard"]["metrics"]["cs_c"]
     assert (
         f"super-balanced −\nstandard CS-C {cs_c['diff']:+.3f} [{cs_c['ci95'][0]:+.2f}, {cs_c['ci95'][1]:+.2f}], "

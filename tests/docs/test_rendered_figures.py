@@ -1,5 +1,5 @@
 """Figures where people read them: the committed Markdown (docs pages, README, model cards) carries each
-figure's value, rendered from ``benchmarks/results/`` by ``benchmarks/render_docs.py``; a file whose value
+figure's value, rendered from ``benchmarks/results/`` by ``benchmarks/tools/render_docs.py``; a file whose value
 differs from its results fails here and fails the site build (``docs/_tools/hooks.py``)."""
 
 from __future__ import annotations
@@ -17,8 +17,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def render(benchmark_script: Any) -> Any:
-    return benchmark_script("render_docs")
+def render() -> Any:
+    from benchmarks.tools import render_docs
+
+    return render_docs
 
 
 def test_no_template_call_is_left_where_people_read(render: Any) -> None:
@@ -40,7 +42,7 @@ def test_every_committed_figure_is_what_its_results_give(render: Any) -> None:
     for path in render.pages():
         text = path.read_text(encoding="utf-8")
         counted += sum(1 for _ in render.figures(text))
-        fix = f"{path.relative_to(ROOT)}: run python benchmarks/render_docs.py"
+        fix = f"{path.relative_to(ROOT)}: run python -m benchmarks.tools.render_docs"
         assert render.stale(text, extra) == [], fix
         assert render.render_file(path, extra) == text, fix
     assert counted >= 100  # speed.md alone holds about 90
@@ -84,19 +86,19 @@ def test_a_value_that_differs_is_named_and_rendered_again(render: Any, tmp_path:
 
 def test_a_model_card_gets_its_figures_and_its_tables_in_one_pass(render: Any, tmp_path: Path) -> None:
     results = tmp_path / "results"
-    results.mkdir()
+    (results / "judge").mkdir(parents=True)
     for tag, rate in (("v3", 0.4), ("v5", 0.9)):
-        (results / f"judge_checklist_{tag}.json").write_text(
+        (results / "judge" / f"judge_checklist_{tag}.json").write_text(
             json.dumps({"capabilities": {"negation": {"n": 10, "pass_rate": rate}}, "macro_pass_rate": rate})
         )
     card = tmp_path / "models" / "my-judge" / "README.md"
     card.parent.mkdir(parents=True)
     card.write_text(
-        'mean <!-- fig result("judge_checklist_v5.json", "macro_pass_rate") -->0.1<!-- /fig -->\n'
+        'mean <!-- fig result("judge/judge_checklist_v5.json", "macro_pass_rate") -->0.1<!-- /fig -->\n'
         "<!-- card:checklist -->\nstale\n<!-- /card:checklist -->\n"
     )
     assert render.render_file(card, {}, results) == (
-        'mean <!-- fig result("judge_checklist_v5.json", "macro_pass_rate") -->0.900<!-- /fig -->\n'
+        'mean <!-- fig result("judge/judge_checklist_v5.json", "macro_pass_rate") -->0.900<!-- /fig -->\n'
         "<!-- card:checklist -->\n| capability | probes | v3 | v5 |\n|---|---:|---:|---:|\n"
         "| negation | 10 | 0.400 | **0.900** |\n| mean | | 0.400 | **0.900** |\n<!-- /card:checklist -->\n"
     )
@@ -109,7 +111,7 @@ def test_the_site_build_fails_on_a_figure_that_differs() -> None:
     spec = importlib.util.spec_from_file_location("hooks", ROOT / "docs" / "_tools" / "hooks.py")
     hooks = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(hooks)
-    config = {"extra": {"default_judge": {"conflictbench": "conflictbench_default-judge-v5.json"}}}
+    config = {"extra": {"default_judge": {"conflictbench": "judge/conflictbench_default-judge-v5.json"}}}
     page = SimpleNamespace(file=SimpleNamespace(src_uri="pipeline.md"))
     text = (ROOT / "docs" / "pipeline.md").read_text(encoding="utf-8")
     assert hooks.on_page_markdown(text, page, config, None) is not None  # as committed: builds
@@ -124,7 +126,7 @@ def test_the_site_build_fails_on_a_figure_that_differs() -> None:
     with pytest.raises(
         PluginError,
         match=rf"docs/pipeline\.md:{line}: .* reads '0\.999', its results give "
-        rf"'{re.escape(m.group(2))}'\nrun: python benchmarks/render_docs\.py",
+        rf"'{re.escape(m.group(2))}'\nrun: python -m benchmarks\.tools\.render_docs",
     ):
         hooks.on_page_markdown(edited, page, config, None)
 

@@ -149,7 +149,8 @@ def test_shards_reduce_as_declared_and_the_rate_is_derived_from_the_sums() -> No
 
 
 def test_an_earlier_bench_results_file_reads_as_this_schema() -> None:
-    path = ROOT / "benchmarks" / "results" / "conflictbench_gold-labels.json"  # recorded by an earlier release
+    # recorded by an earlier release
+    path = ROOT / "benchmarks" / "results" / "judge" / "conflictbench_gold-labels.json"
     old = json.loads(path.read_text())
     new = read_summary(path)
     assert new["n_items"] == old["bench"]["n_items"] and new["n_claims"] == old["bench"]["n_claims"]

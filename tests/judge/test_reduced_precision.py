@@ -1,7 +1,7 @@
 """Opt-in reduced precision on the CPU: bfloat16 where the CPU multiplies it natively (AVX512-BF16
 or AMX) keeps the default judge's labels on the bundled example, probabilities within
 ``BF16_TOLERANCE`` of float32; elsewhere the test skips, saying why. What bfloat16 changes on a
-larger set is measured, not asserted: ``benchmarks/results/cpu_bf16.md``."""
+larger set is measured, not asserted: ``benchmarks/results/speed/cpu_bf16.md``."""
 
 from __future__ import annotations
 

@@ -114,7 +114,7 @@ class TransformersServer:
 
     ``url`` is the OpenAI base URL (``.../v1``); the model is served under the name ``model``
     (the path given). ``threads``: torch threads of the server (1: on a 2-core machine shared
-    with other jobs, two threads spin against their load; see ``benchmarks/throughput.py``).
+    with other jobs, two threads spin against their load; see ``benchmarks/speed/throughput.py``).
     ``log`` receives the server's output.
     """
 

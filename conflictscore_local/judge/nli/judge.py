@@ -87,7 +87,7 @@ class NLIConfig:
     is emulated: ``docs/speed.md``); the choice and its reason go into the summary
     (``resolved.dtype``, ``resolved.dtype_reason``) and the dtype into the spec.
     ``int8``: dynamic int8 quantization of the ONNX export, faster
-    but it changes some labels (measured in ``benchmarks/results/onnx_throughput.md``).
+    but it changes some labels (measured in ``benchmarks/results/speed/onnx_throughput.md``).
     ``runtime_args``: the settings of ``runtime=vllm`` (vLLM engine arguments) or ``runtime=serve``
     (the server's ``base_url``, ``model``, batching and retries); refused with any other runtime.
     """
@@ -239,7 +239,7 @@ class NLIJudge(JudgeBase):
 
     def document_rule(self) -> str | None:
         """The document rule this checkpoint's thresholds were calibrated with (``document_rule``
-        in ``conflictscore.json``, written by ``benchmarks/judge_eval.py --apply-best``), or None;
+        in ``conflictscore.json``, written by ``python -m benchmarks.judge.judge_eval --apply-best``), or None;
         the engine uses it when ``aggregate.document_rule`` is ``auto``."""
         if not self.config.calibration or self.config.thresholds is not None:
             return None  # thresholds not the checkpoint's: its rule does not go with them
@@ -280,7 +280,7 @@ class NLIJudge(JudgeBase):
     def _bfloat16_cpu_runtime(self) -> tuple[str, str]:
         """``auto`` at ``dtype=bfloat16`` on a CPU: ``native`` where it runs the checkpoint (its linear
         layers' weights prepacked for oneDNN where the CPU has native bf16, the fastest bf16 forward
-        in PyTorch measured: ``benchmarks/results/forward_peak-amx.md``), else ``torch``, saying why. bfloat16 is
+        in PyTorch measured: ``benchmarks/results/speed/forward_peak-amx.md``), else ``torch``, saying why. bfloat16 is
         opt-in and moves probabilities already, so no calibration against float32 is asked of it."""
         try:
             declared(runtime_class("native"), "supports")(self._json("config.json"), self.checkpoint())

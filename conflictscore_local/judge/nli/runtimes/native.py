@@ -2,7 +2,7 @@
 
 What a one-item run waits for is mostly imports: transformers' tokenizer registry and its
 ``modeling_bert`` (which pull ``torch.distributed.tensor``, ``torch._dynamo`` and scipy) cost
-more CPU time than torch itself and the forward together (``benchmarks/results/start_time.md``).
+more CPU time than torch itself and the forward together (``benchmarks/results/speed/start_time.md``).
 This runtime does the same forward with the same torch operations in the same order as
 transformers' ``BertForSequenceClassification`` (SDPA attention, a boolean padding mask, none
 when nothing is padded), the weights read from ``model.safetensors`` memory-mapped, and the
@@ -140,7 +140,7 @@ PREPACK_ROWS = 2048
 def can_prepack(dtype: Any, device: Any) -> tuple[bool, str]:
     """Whether the linear layers' weights are reordered once for oneDNN (what inductor's freezing
     does): bfloat16 on a CPU that has it natively, where ``F.linear`` would reorder them at every
-    call (``benchmarks/results/forward_peak-amx.md``: 1.17 s against 1.29 s for the same forwards);
+    call (``benchmarks/results/speed/forward_peak-amx.md``: 1.17 s against 1.29 s for the same forwards);
     float32 keeps ``F.linear``, whose output is ``runtime=torch``'s bit for bit."""
     import torch
 

@@ -2,8 +2,8 @@
 
 Opt-in (``runtime=onnx``), never what ``auto`` picks: on an idle 2-core CPU ONNX Runtime ran
 the default judge at 0.82–0.89× PyTorch's pairs/s with identical labels; it won (1.35–1.6×)
-only on a machine overloaded by other jobs (``benchmarks/onnx_throughput.py``,
-``benchmarks/results/onnx_throughput.md``). Dynamic int8 (``int8=true``) is faster than both
+only on a machine overloaded by other jobs (``benchmarks/speed/onnx_throughput.py``,
+``benchmarks/results/speed/onnx_throughput.md``). Dynamic int8 (``int8=true``) is faster than both
 and changes some labels.
 
 Tooling: transformers' own exporter (``transformers.exporters.OnnxExporter``, on
@@ -53,7 +53,8 @@ INSTALL_HINT = "pip install 'conflictscore-local[onnx]'"
 EXPORT_LIBRARIES: tuple[str, ...] = ("torch", "transformers", "onnx", "onnxscript", "onnxruntime")
 INT8_NOTE = (
     "dynamic int8 quantization changes some labels (9-12.5% of the default judge's on real pairs in "
-    "benchmarks/results/onnx_throughput.md); measure it on your data with benchmarks/onnx_throughput.py --model DIR"
+    "benchmarks/results/speed/onnx_throughput.md); measure it on your data with "
+    "python -m benchmarks.speed.onnx_throughput --model DIR"
 )
 SAMPLE_PAIRS: tuple[tuple[str, str], ...] = (
     ("The bridge over the river opened in 1932 after four years of work.", "The bridge opened in 1932."),

@@ -3,7 +3,7 @@
 Opt-in (``runtime=openvino``, the ``openvino`` extra), never what ``auto`` picks: its float32
 probabilities differ from PyTorch's in the last digits (about 4e-6 on real pairs), so a label on a
 threshold could move. Measured against the other runtimes on one machine in
-``benchmarks/results/forward_peak-*.md`` (``benchmarks/forward_peak.py``).
+``benchmarks/results/speed/forward_peak-*.md`` (``benchmarks/speed/forward_peak.py``).
 
 Precision is always set, never left to OpenVINO: its CPU plugin picks a default by CPU (``bf16`` on
 the AMX Xeon measured here), which would make ``dtype=auto`` change labels by machine kind. ``auto``

@@ -83,7 +83,7 @@ class CompiledTorchRuntime(TorchRuntime):
     """:class:`TorchRuntime` with the model under ``torch.compile`` (inductor, dynamic shapes):
     for long runs. On this project's 2-core AVX2 CPU it kept every label and ran the forward
     1.125x faster, but loading and compiling took 20.33 s against 6.13 s, paid back after 127.8 s
-    of judging (``benchmarks/results/cpu_runtimes.md``), which is why ``auto`` does not choose it.
+    of judging (``benchmarks/results/speed/cpu_runtimes.md``), which is why ``auto`` does not choose it.
     Needs a C compiler on the machine (inductor writes C++)."""
 
     name = "compile"

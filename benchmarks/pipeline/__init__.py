@@ -1,0 +1,1 @@
+"""Pipeline design choices: chunking, pruning, claim sampling, the cascade, checkpoints and the embedding store."""

@@ -1,0 +1,1 @@
+"""How fast: the judge runtimes, the whole pipeline, start-up, serving and the CPU peers."""

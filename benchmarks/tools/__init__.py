@@ -1,0 +1,1 @@
+"""Tools over the recorded results: rendering the docs' figures, the tree's size, portable paths."""
