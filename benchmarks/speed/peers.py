@@ -31,7 +31,8 @@ are compared. Labels: each peer's class probabilities through the judge's own ru
 the checkpoint's ``conflictscore.json``) and the engine's document aggregation, compared with
 ``engine_none``'s claim × document labels.
 
-    .venv/bin/python -m benchmarks.speed.peers --out benchmarks/results/speed/peers [--rag 60 --pooled 8x32 --long 24 --rounds 5]
+    .venv/bin/python -m benchmarks.speed.peers --out benchmarks/results/speed/peers
+    .venv/bin/python -m benchmarks.speed.peers --rounds 3 --rag 30 --pooled 8x16 --long 12  # the recorded run
 """
 
 from __future__ import annotations

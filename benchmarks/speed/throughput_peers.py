@@ -16,8 +16,8 @@ own rule (calibrated thresholds) and into document labels by the engine's aggreg
 - ``warm``: ``engine_default`` again on its filled cache.
 
 Models are loaded before any timing, except the ``auto`` pruner's embedder, which loads inside
-the first cold run where it decides to prune (as in a user's first run). Workloads (claims given): ``rag`` RAMDocs questions
-against their own 5-10 documents; ``pooled`` RAMDocs items each against one pooled corpus
+the first cold run where it decides to prune (as in a user's first run). Workloads (claims given):
+``rag`` RAMDocs questions against their own 5-10 documents; ``pooled`` RAMDocs items each against one pooled corpus
 of other questions' documents; ``long`` SciFact dev claims against their cited abstracts
 plus three uncited ones (whole abstracts: split into several passages).
 

@@ -210,7 +210,8 @@ def markdown(r: dict[str, Any]) -> str:
         f"## The default judge's cross-encoder: runtime=auto (the default), torch and vllm ({ce['pairs']} real "
         f"pairs, float32, {ce['rounds']} rounds, the order rotating)",
         "",
-        "| runtime | what ran | threads | load (s) | median s | pairs/s | ÷ torch | labels = torch's | largest prob. difference |",
+        "| runtime | what ran | threads | load (s) | median s | pairs/s | ÷ torch | labels = torch's "
+        "| largest prob. difference |",
         "|---|---|---|---:|---:|---:|---:|---:|---:|",
         *(
             f"| {name} | {row['runs']} | {row['threads']} | {row['load_s']} | {row['median_s']} | {row['pairs_per_s']} "
