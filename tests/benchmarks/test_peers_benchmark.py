@@ -130,22 +130,29 @@ def test_summary_medians_ratios_labels_and_table(P: Any) -> None:
 
 
 def test_infinity_rows_in_class_index_order_and_its_refusals_say_why(P: Any) -> None:
-    """Infinity's ``/classify`` answers each text with its labels sorted by score: the peer turns them into
-    rows in the checkpoint's class-index order; an HTTP error carries the server's own reason."""
+    """Infinity's ``/classify`` answers each text with its labels sorted by score: the peer sends one request
+    per passage (its pairs as ``passage [SEP] claim``), puts each answer back at its pair's place, in the
+    checkpoint's class-index order; an HTTP error is the peer's ``Unavailable`` with the server's reason."""
+    import concurrent.futures as cf
     import http.server
     import threading
 
-    seen: list[dict[str, Any]] = []
+    seen: list[list[str]] = []
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_POST(self) -> None:  # noqa: N802 (the http.server name)
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            seen.append(body)
+            seen.append(body["input"])
             if len(body["input"]) > 2:
                 reply, code = {"error": {"message": "batch too large for this stub"}}, 400
-            else:
-                scored = [{"label": "CONTRADICT", "score": 0.7}, {"label": "SUPPORT", "score": 0.2}]
-                reply, code = {"data": [scored + [{"label": "IRRELEVANT", "score": 0.1}]] * len(body["input"])}, 200
+            else:  # CONTRADICT for a claim ending "no", SUPPORT otherwise; the labels sorted by score
+                reply = {"data": [], "object": "classify"}
+                for text in body["input"]:
+                    top = "CONTRADICT" if text.endswith("no") else "SUPPORT"
+                    rest = [x for x in ("SUPPORT", "CONTRADICT") if x != top][0]
+                    scored = [{"label": top, "score": 0.7}, {"label": rest, "score": 0.2}]
+                    reply["data"].append(scored + [{"label": "IRRELEVANT", "score": 0.1}])
+                code = 200
             data = json.dumps(reply).encode()
             self.send_response(code)
             self.send_header("Content-Type", "application/json")
@@ -158,14 +165,20 @@ def test_infinity_rows_in_class_index_order_and_its_refusals_say_why(P: Any) -> 
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
+    peer = object.__new__(P.InfinityPeer)  # the requests and their reading, without starting a server
+    peer.url = f"http://127.0.0.1:{server.server_address[1]}"
+    peer.index = {"SUPPORT": 0, "IRRELEVANT": 1, "CONTRADICT": 2}
+    peer.sep = " [SEP] "
+    peer.pool = cf.ThreadPoolExecutor(4)
+    peer.pairs = {"w": [["p1", "yes"], ["p2", "no"], ["p1", "no"]], "big": [["p", "a"], ["p", "b"], ["p", "c"]]}
     try:
-        peer = object.__new__(P.InfinityPeer)  # the request and its reading, without starting a server
-        peer.url = f"http://127.0.0.1:{server.server_address[1]}"
-        peer.index = {"SUPPORT": 0, "IRRELEVANT": 1, "CONTRADICT": 2}
-        assert peer._post(["p [SEP] c1", "p [SEP] c2"]) == [[0.2, 0.1, 0.7], [0.2, 0.1, 0.7]]
-        assert seen[0] == {"model": "judge", "input": ["p [SEP] c1", "p [SEP] c2"], "raw_scores": True}
-        with pytest.raises(RuntimeError, match="HTTP 400 from /classify: .*batch too large for this stub"):
-            peer._post(["a", "b", "c"])
+        seconds, rows = peer.run("w")
+        assert seconds > 0
+        assert rows == [[0.7, 0.1, 0.2], [0.2, 0.1, 0.7], [0.2, 0.1, 0.7]]
+        assert sorted(seen) == [["p1 [SEP] yes", "p1 [SEP] no"], ["p2 [SEP] no"]]  # one request per passage
+        with pytest.raises(P.Unavailable, match="HTTP 400 from /classify: .*batch too large for this stub"):
+            peer.run("big")
     finally:
+        peer.pool.shutdown()
         server.shutdown()
         server.server_close()

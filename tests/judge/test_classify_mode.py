@@ -67,7 +67,9 @@ def test_vllm_classify_gives_the_nli_labels_for_the_default_judge(fake_vllm: Any
     assert (spec["backend"], spec["runtime"], spec["dtype"]) == ("nli", "vllm", "float32")
     assert llm.kwargs["dtype"] == "float32"
     cal = json.loads((DEFAULT_JUDGE / "conflictscore.json").read_text())
-    assert spec["thresholds"] == ref_spec["thresholds"] == cal.get("thresholds")  # v5: none (its rule is arg-max)
+    # v5 ships no thresholds: its rule is arg-max, and both runtimes decide by it
+    assert cal["decision_rule"]["rule"] == "argmax" and spec["thresholds"] is None is ref_spec["thresholds"]
+    assert all(j.label == max(j.probs, key=j.probs.__getitem__) for j in by_vllm)
     assert spec["engine_args"] == {}
     assert {k: v for k, v in spec.items() if k not in ("runtime", "engine_args")} == {
         k: v for k, v in ref_spec.items() if k != "runtime"
