@@ -180,6 +180,9 @@ def served(served_runs: Path) -> Iterator[Served]:
             env=env,
             stderr=err,
             text=True,
+            # a terminal's Ctrl-C: a suite started in the background (`make test &`) ignores SIGINT, and a
+            # child would inherit that and never stop
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
     found = None
     deadline = time.monotonic() + 120
