@@ -81,7 +81,19 @@ def write_recorded(
     write_text_atomic(out.with_suffix(".md"), text)
     if plot is not None:
         plot(result, out.with_suffix(".png"))
+        compact_png(out.with_suffix(".png"))
     return text
+
+
+def compact_png(path: Path) -> None:
+    """Rewrite a plot's PNG in place as an optimised 256-colour palette image (no alpha): a third of
+    matplotlib's RGBA file or less for the same picture, which keeps the committed results small."""
+    from PIL import Image
+
+    part = path.with_name(path.name + ".part")
+    with Image.open(path) as im:
+        im.convert("RGB").quantize(256).save(part, "PNG", optimize=True)
+    os.replace(part, path)
 
 
 def header(meta: dict[str, Any], extra: str = "") -> list[str]:

@@ -7,7 +7,8 @@ the engine's chunker and each pair read as (passage, claim):
 
 - the engine: ``engine_none`` (cold, ``--pruner none``), ``engine_default`` (cold, the defaults:
   ``pruner=auto``, ``runtime=auto``), ``warm`` (``engine_default`` again on its filled cache) and
-  ``engine_onnx`` (the defaults with the opt-in ``runtime=onnx``);
+  ``engine_onnx`` (the defaults with the opt-in ``runtime=onnx``) and ``engine_onnx_int8`` (with ``runtime=onnx``
+  and ``int8=true``: ONNX Runtime's dynamic int8, the engine's own answer to ``st-onnx-int8``);
 - sentence-transformers' ``CrossEncoder(model, backend=...)``: ``st-torch`` (this venv),
   ``st-onnx``, ``st-onnx-o3`` (``export_optimized_onnx_model``, O3), ``st-onnx-int8``
   (``export_dynamic_quantized_onnx_model``) (``.venv-peer-onnx``), ``st-openvino``
@@ -32,7 +33,7 @@ the checkpoint's ``conflictscore.json``) and the engine's document aggregation, 
 ``engine_none``'s claim × document labels.
 
     .venv/bin/python -m benchmarks.speed.peers --out benchmarks/results/speed/peers
-    .venv/bin/python -m benchmarks.speed.peers --rounds 3 --rag 30 --pooled 8x16 --long 12  # the recorded run
+    .venv/bin/python -m benchmarks.speed.peers --out benchmarks/results/speed/peers --rounds 3  # the recorded run
 """
 
 from __future__ import annotations
@@ -59,9 +60,12 @@ from benchmarks.speed.throughput_peers import Peers
 from conflictscore_local.core.types import Item
 from conflictscore_local.util.locations import repo_root
 
-ENGINE = ("engine_none", "engine_default", "warm", "engine_onnx")
+ONNX_ENGINE = {"engine_onnx": {}, "engine_onnx_int8": {"int8": True}}
+"""The engine's opt-in ONNX rows and their judge arguments beside ``runtime=onnx``."""
+ENGINE = ("engine_none", "engine_default", "warm", *ONNX_ENGINE)
 """The engine's rows: ``engine_onnx`` is the opt-in ``--judge-arg runtime=onnx`` (ONNX Runtime: not bit for bit
-torch's output, so ``runtime=auto`` never picks it), with the other defaults."""
+torch's output, so ``runtime=auto`` never picks it), ``engine_onnx_int8`` adds ``--judge-arg int8=true`` (it
+changes labels: the table counts them), both with the other defaults."""
 WORKER_PEERS = {  # peer: its virtualenv (relative to the checkout; "" = this interpreter)
     "st-torch": "",
     "st-onnx": ".venv-peer-onnx",
@@ -211,6 +215,12 @@ class InfinityPeer:
             "DO_NOT_TRACK": "1",
             "PYTHONPATH": "",
         }
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        self.index = {label: int(k) for k, label in config["id2label"].items()}
+        sep = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8")).get("sep_token")
+        if not isinstance(sep, str) or not sep:
+            raise Unavailable("the tokenizer names no sep_token: a pair cannot be one text for /classify")
+        self.sep = f" {sep} "
         self.stderr = open(log, "w", encoding="utf-8")
         t0 = time.perf_counter()
         if engine == "optimum":  # Infinity's optimum engine reads an ONNX file of the folder: export it, as a user must
@@ -229,12 +239,6 @@ class InfinityPeer:
                 raise Unavailable(
                     f"exporting the folder to ONNX for Infinity's optimum engine failed (log: {log.name})"
                 )
-        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-        self.index = {label: int(k) for k, label in config["id2label"].items()}
-        sep = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8")).get("sep_token")
-        if not isinstance(sep, str) or not sep:
-            raise Unavailable("the tokenizer names no sep_token: a pair cannot be one text for /classify")
-        self.sep = f" {sep} "
         warmup = ["--no-model-warmup"] if engine == "optimum" else []
         self.proc = subprocess.Popen(
             [
@@ -396,22 +400,25 @@ class EnginePeer:
         pass
 
 
-def onnx_engine(tmp: Path, args: Any, jobs: dict[str, list[Item]], shared: dict[str, Path]) -> EnginePeer:
-    """``engine_onnx``: the engine with ``runtime=onnx``, its judge loaded (the ONNX export made and read,
-    timed as its load) before any timing; ``Unavailable`` without ONNX Runtime."""
+def onnx_engine(name: str, tmp: Path, args: Any, jobs: dict[str, list[Item]], shared: dict[str, Path]) -> EnginePeer:
+    """``engine_onnx`` or ``engine_onnx_int8``: the engine with ``runtime=onnx`` (and its ``ONNX_ENGINE``
+    arguments), its judge loaded (the ONNX export made, quantized and read, timed as its load) before any
+    timing; ``Unavailable`` without ONNX Runtime."""
     from conflictscore_local.core.errors import BackendUnavailable
 
     t0 = time.perf_counter()
-    (tmp / "engine-onnx").mkdir()
+    (tmp / name).mkdir()
     try:
-        own = Peers(tmp / "engine-onnx", args.threads, runtime="onnx")
+        own = Peers(tmp / name, args.threads, runtime="onnx", judge_args=ONNX_ENGINE[name])
         warm = rag_job(ramdocs_questions(data_dir(args.data_dir))[-2:], 1)
         own.run_engine(warm, pruner=None, cache=own.new_cache())
     except BackendUnavailable as e:  # no onnxruntime, a failed export or agreement check
         raise Unavailable(str(e)) from e
-    peer = EnginePeer("engine_onnx", own, jobs, shared, load_s=round(time.perf_counter() - t0, 3))
+    peer = EnginePeer(name, own, jobs, shared, load_s=round(time.perf_counter() - t0, 3))
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     peer.info["resolved"]["threads"] = f"ONNX Runtime intra-op {cpus} (the runtime's own: the CPUs it may use)"
+    if ONNX_ENGINE[name].get("int8"):
+        peer.info["resolved"]["quantization"] = "dynamic-int8"
     return peer
 
 
@@ -469,8 +476,8 @@ def measure(args: Any) -> dict[str, Any]:
         for name in names:
             print(f"loading {name}", file=sys.stderr, flush=True)
             try:
-                if name == "engine_onnx":
-                    running[name] = onnx_engine(tmp, args, jobs, shared)
+                if name in ONNX_ENGINE:
+                    running[name] = onnx_engine(name, tmp, args, jobs, shared)
                     continue
                 if name in ENGINE:
                     running[name] = EnginePeer(name, peers, jobs, shared)

@@ -72,7 +72,15 @@ from conflictscore_local.util.environment import versions
 class Peers:
     """The default judge's weights as a user would run them, beside the engine."""
 
-    def __init__(self, tmp: Path, threads: int, device: str = "cpu", runtime: str = "auto", pruner: str | None = None):
+    def __init__(
+        self,
+        tmp: Path,
+        threads: int,
+        device: str = "cpu",
+        runtime: str = "auto",
+        pruner: str | None = None,
+        judge_args: dict[str, Any] | None = None,
+    ):
         import torch
 
         from conflictscore_local.backends import registry
@@ -81,7 +89,7 @@ class Peers:
         self.pruner = pruner  # engine_default's and warm's (None: the engine's default)
         self.threads = threads
         self.device = device
-        self.judge = registry.build("judge", "nli", {"device": device, "runtime": runtime})
+        self.judge = registry.build("judge", "nli", {"device": device, "runtime": runtime, **(judge_args or {})})
         rt = self.judge.runtime()
         # the peers run in the engine's dtype (onnx and openvino: float32 at dtype=auto)
         self.dtype = rt.resolved_dtype()[0] if hasattr(rt, "resolved_dtype") else torch.float32

@@ -182,3 +182,47 @@ def test_infinity_rows_in_class_index_order_and_its_refusals_say_why(P: Any) -> 
         peer.pool.shutdown()
         server.shutdown()
         server.server_close()
+
+
+def test_onnx_engine_rows_pass_their_judge_arguments_and_a_refused_runtime_is_unavailable(
+    P: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from types import SimpleNamespace
+
+    from conflictscore_local.core.errors import BackendUnavailable
+
+    built: list[dict[str, Any]] = []
+
+    class FakePeers:
+        threads = 2
+
+        def __init__(self, tmp: Path, threads: int, runtime: str = "auto", judge_args: Any = None):
+            built.append({"tmp": tmp.name, "threads": threads, "runtime": runtime, "judge_args": judge_args})
+            if judge_args == {"int8": True} and (tmp.parent / "refuse").exists():
+                raise BackendUnavailable("judge nli: runtime=onnx needs onnxruntime")
+            self.judge = SimpleNamespace(describe=lambda: {"resolved": {"runtime": "onnx"}})
+
+        def new_cache(self) -> Path:
+            return tmp_path / "cache.sqlite"
+
+        def run_engine(self, items: Any, *, pruner: Any, cache: Path) -> dict[str, Any]:
+            return {"wall_s": 0.0}
+
+    monkeypatch.setattr(P, "Peers", FakePeers)
+    monkeypatch.setattr(P, "ramdocs_questions", lambda root: ["q1", "q2", "q3"])
+    monkeypatch.setattr(P, "rag_job", lambda questions, n: list(questions))
+    args = SimpleNamespace(threads=2, data_dir=str(tmp_path))
+    plain = P.onnx_engine("engine_onnx", tmp_path, args, {}, {})
+    int8 = P.onnx_engine("engine_onnx_int8", tmp_path, args, {}, {})
+    assert built == [
+        {"tmp": "engine_onnx", "threads": 2, "runtime": "onnx", "judge_args": {}},
+        {"tmp": "engine_onnx_int8", "threads": 2, "runtime": "onnx", "judge_args": {"int8": True}},
+    ]
+    assert (plain.name, int8.name) == ("engine_onnx", "engine_onnx_int8")
+    assert "quantization" not in plain.info["resolved"]
+    assert int8.info["resolved"]["quantization"] == "dynamic-int8"
+    assert set(P.ONNX_ENGINE) <= set(P.ENGINE) <= set(P.ALL)
+
+    (tmp_path / "again" / "refuse").mkdir(parents=True)
+    with pytest.raises(P.Unavailable, match="runtime=onnx needs onnxruntime"):
+        P.onnx_engine("engine_onnx_int8", tmp_path / "again", args, {}, {})
