@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from benchmarks._lib.recording import compact_png
 from conflictscore_local.formats.summary import read_summary
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -158,6 +159,7 @@ def plot(runs: dict[str, dict[str, Any]]) -> str:
     fig.tight_layout()
     fig.savefig(PLOT)
     plt.close(fig)
+    compact_png(PLOT)
     return f"![detection F1 per conflict type](results/{PLOT.name})"
 
 

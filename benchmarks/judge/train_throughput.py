@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks._lib.recording import cpu_flags_line, header, run_meta, write_recorded
+from benchmarks._lib.recording import header, run_meta, write_recorded
 from benchmarks._lib.workloads import base_parser, data_dir, plain_folder
 from conflictscore_local.util.devices import native_cpu_bf16
 
@@ -96,7 +96,6 @@ def measure(args: Any) -> dict[str, Any]:
         "rounds": args.rounds,
         "native_bf16": native,
         "native_bf16_reason": why,
-        "cpu_flags": cpu_flags_line(),
         "variants": {
             v: {
                 "median_pairs_per_s": round(statistics.median(r["train_pairs_per_s"] for r in rs), 2),
@@ -105,6 +104,8 @@ def measure(args: Any) -> dict[str, Any]:
             for v, rs in runs.items()
         },
     }
+    if "bf16" in runs and not native:
+        out["bf16_note"] = f"emulated, measured with --emulated-bf16: {why}"
     if "bf16" in runs:
         ratios = [b["train_pairs_per_s"] / f["train_pairs_per_s"] for b, f in zip(runs["bf16"], runs["fp32"])]
         out["bf16_over_fp32"] = {
@@ -122,7 +123,7 @@ def markdown(data: dict[str, Any]) -> str:
     lines += header(data["meta"])
     lines += [
         f"{data['pairs']} LingNLI train pairs, {data['threads']} threads, {data['rounds']} rounds (the variants "
-        f"alternating first); CPU flags: {data['cpu_flags']}.",
+        f"alternating first); CPU flags: {data['meta']['cpu_flags']}.",
         "",
         "| variant | median training pairs/s | per run: pairs/s (train loss) |",
         "|---|---|---|",
@@ -135,6 +136,8 @@ def markdown(data: dict[str, Any]) -> str:
         b = data["bf16_over_fp32"]
         per = ", ".join(map(str, b["per_round"]))
         lines.append(f"`--bf16` ÷ float32, pairs/s, paired by round: median {b['median']} ({per}).")
+        if data.get("bf16_note"):
+            lines.append(f"`--bf16` here: {data['bf16_note']}.")
     else:
         lines.append(f"`--bf16`: {data['bf16_note']}.")
     return "\n".join(lines) + "\n"
@@ -150,6 +153,12 @@ def main() -> None:
         "--emulated-bf16", action="store_true", help="measure --bf16 also where the CPU only emulates bfloat16"
     )
     args = ap.parse_args()
+    if args.rounds < 1:
+        ap.error(f"--rounds {args.rounds}: allowed 1 or more")
+    if args.pairs < 32:
+        ap.error(f"--pairs {args.pairs}: allowed 32 or more (one training batch)")
+    if args.threads < 1:
+        ap.error(f"--threads {args.threads}: allowed 1 or more")
     started, load = time.perf_counter(), os.getloadavg()
     data = measure(args)
     data["meta"] = run_meta(__file__, None, started, load)

@@ -402,14 +402,15 @@ class EnginePeer:
 
 def onnx_engine(name: str, tmp: Path, args: Any, jobs: dict[str, list[Item]], shared: dict[str, Path]) -> EnginePeer:
     """``engine_onnx`` or ``engine_onnx_int8``: the engine with ``runtime=onnx`` (and its ``ONNX_ENGINE``
-    arguments), its judge loaded (the ONNX export made, quantized and read, timed as its load) before any
-    timing; ``Unavailable`` without ONNX Runtime."""
+    arguments), its judge loaded (the ONNX export made in the run's temporary folder, quantized and read,
+    timed as its load) before any timing; ``Unavailable`` without ONNX Runtime."""
     from conflictscore_local.core.errors import BackendUnavailable
 
     t0 = time.perf_counter()
     (tmp / name).mkdir()
     try:
-        own = Peers(tmp / name, args.threads, runtime="onnx", judge_args=ONNX_ENGINE[name])
+        judge_args = {**ONNX_ENGINE[name], "export_dir": str(tmp / name / "onnx")}  # made here, not reused
+        own = Peers(tmp / name, args.threads, runtime="onnx", judge_args=judge_args)
         warm = rag_job(ramdocs_questions(data_dir(args.data_dir))[-2:], 1)
         own.run_engine(warm, pruner=None, cache=own.new_cache())
     except BackendUnavailable as e:  # no onnxruntime, a failed export or agreement check
@@ -417,8 +418,9 @@ def onnx_engine(name: str, tmp: Path, args: Any, jobs: dict[str, list[Item]], sh
     peer = EnginePeer(name, own, jobs, shared, load_s=round(time.perf_counter() - t0, 3))
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     peer.info["resolved"]["threads"] = f"ONNX Runtime intra-op {cpus} (the runtime's own: the CPUs it may use)"
-    if ONNX_ENGINE[name].get("int8"):
-        peer.info["resolved"]["quantization"] = "dynamic-int8"
+    quantization = own.judge.runtime().spec().get("quantization")  # what ran, as the runtime says
+    if quantization:
+        peer.info["resolved"]["quantization"] = quantization
     return peer
 
 

@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from benchmarks._lib.recording import header, run_meta
+from benchmarks._lib.recording import compact_png, header, run_meta
 from benchmarks._lib.workloads import Question, doc_labels, pooled_job, ramdocs_questions, sweep_job
 from conflictscore_local import Engine, RunConfig
 from conflictscore_local.core.aggregate import claim_verdict, document_judgment
@@ -549,6 +549,7 @@ def plot(runs: Sequence[Run], path: Path) -> None:
         ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
+    compact_png(path)
 
 
 def parse_sizes(text: str) -> list[tuple[int, int]]:

@@ -45,7 +45,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from benchmarks._lib.recording import uptime
+from benchmarks._lib.recording import compact_png, uptime
 from benchmarks._lib.workloads import (
     PEER_BATCH,
     base_parser,
@@ -448,6 +448,7 @@ def plot(data: dict[str, Any], path: Path) -> None:
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
+    compact_png(path)
 
 
 def ceiling(data: dict[str, Any], name: str) -> tuple[float, str] | None:

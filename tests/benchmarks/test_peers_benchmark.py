@@ -198,9 +198,14 @@ def test_onnx_engine_rows_pass_their_judge_arguments_and_a_refused_runtime_is_un
 
         def __init__(self, tmp: Path, threads: int, runtime: str = "auto", judge_args: Any = None):
             built.append({"tmp": tmp.name, "threads": threads, "runtime": runtime, "judge_args": judge_args})
-            if judge_args == {"int8": True} and (tmp.parent / "refuse").exists():
+            if judge_args.get("int8") and (tmp.parent / "refuse").exists():
                 raise BackendUnavailable("judge nli: runtime=onnx needs onnxruntime")
-            self.judge = SimpleNamespace(describe=lambda: {"resolved": {"runtime": "onnx"}})
+            # what the ONNX runtime's spec says it ran (a judge that ignored int8 would say None)
+            spec = {"runtime": "onnx", "quantization": "dynamic-int8" if judge_args.get("int8") else None}
+            self.judge = SimpleNamespace(
+                describe=lambda: {"resolved": {"runtime": "onnx"}},
+                runtime=lambda: SimpleNamespace(spec=lambda: spec),
+            )
 
         def new_cache(self) -> Path:
             return tmp_path / "cache.sqlite"
@@ -214,9 +219,15 @@ def test_onnx_engine_rows_pass_their_judge_arguments_and_a_refused_runtime_is_un
     args = SimpleNamespace(threads=2, data_dir=str(tmp_path))
     plain = P.onnx_engine("engine_onnx", tmp_path, args, {}, {})
     int8 = P.onnx_engine("engine_onnx_int8", tmp_path, args, {}, {})
+    export = {n: str(tmp_path / n / "onnx") for n in ("engine_onnx", "engine_onnx_int8")}  # in the run's folder
     assert built == [
-        {"tmp": "engine_onnx", "threads": 2, "runtime": "onnx", "judge_args": {}},
-        {"tmp": "engine_onnx_int8", "threads": 2, "runtime": "onnx", "judge_args": {"int8": True}},
+        {"tmp": "engine_onnx", "threads": 2, "runtime": "onnx", "judge_args": {"export_dir": export["engine_onnx"]}},
+        {
+            "tmp": "engine_onnx_int8",
+            "threads": 2,
+            "runtime": "onnx",
+            "judge_args": {"int8": True, "export_dir": export["engine_onnx_int8"]},
+        },
     ]
     assert (plain.name, int8.name) == ("engine_onnx", "engine_onnx_int8")
     assert "quantization" not in plain.info["resolved"]
@@ -226,3 +237,19 @@ def test_onnx_engine_rows_pass_their_judge_arguments_and_a_refused_runtime_is_un
     (tmp_path / "again" / "refuse").mkdir(parents=True)
     with pytest.raises(P.Unavailable, match="runtime=onnx needs onnxruntime"):
         P.onnx_engine("engine_onnx_int8", tmp_path / "again", args, {}, {})
+
+
+def test_infinity_refuses_a_tokenizer_without_separator_before_it_opens_a_log(
+    P: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, folder = tmp_path / "repo", tmp_path / "model"
+    (root / ".venv-peer-infinity" / "bin").mkdir(parents=True)
+    (root / ".venv-peer-infinity" / "bin" / "infinity_emb").write_text("", encoding="utf-8")
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({"id2label": {"0": "SUPPORT"}}), encoding="utf-8")
+    (folder / "tokenizer_config.json").write_text(json.dumps({"cls_token": "[CLS]"}), encoding="utf-8")
+    monkeypatch.setattr(P, "repo_root", lambda: root)
+    log = tmp_path / "infinity.log"
+    with pytest.raises(P.Unavailable, match="names no sep_token"):
+        P.InfinityPeer("infinity-torch", "torch", ".venv-peer-infinity", folder, {}, 2, log)
+    assert not log.exists()  # refused before the server's log was opened: nothing left open or behind
