@@ -33,14 +33,18 @@
 #   models/build_default_judge.sh            (about 4 hours on an idle 2-core CPU; stage 1 is ~1 h of it)
 #
 # Each fit resumes where it stopped (RESUME=1 models/build_default_judge.sh continues the stage whose
-# OUTPUT/last/ exists); on a GPU box add `--device cuda --bf16 --batch-size 64` to both fits.
+# OUTPUT/last/ exists). FIT_ARGS is added to both fits, after their own options (so it overrides them): on a CPU
+# with native bf16 (AMX, AVX512-BF16) FIT_ARGS=--bf16 trains about 1.6x as fast (python -m
+# benchmarks.judge.train_throughput measures it: docs/training.md); on a GPU box FIT_ARGS="--device cuda --bf16
+# --batch-size 64". A resumed fit needs the same FIT_ARGS.
 # Environment: CONFLICTSCORE (default .venv/bin/conflictscore), PYTHON (default .venv/bin/python),
-# CONFLICTSCORE_DATA (the shared data folder), THREADS (default 2).
+# CONFLICTSCORE_DATA (the shared data folder), THREADS (default 2), FIT_ARGS (default none).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CS=${CONFLICTSCORE:-.venv/bin/conflictscore}
 PY=${PYTHON:-.venv/bin/python}
 THREADS=${THREADS:-2}
+read -r -a FIT_EXTRA <<< "${FIT_ARGS:-}"
 WORK=benchmarks/work
 RES=benchmarks/results/judge
 GENERAL=$WORK/judge-data-v5-general
@@ -65,7 +69,8 @@ if [ ! -f "$WORK/judge-v5-stage1/training.json" ]; then
     --eval "$GENERAL/lingnli_dev.jsonl" "$GENERAL/mpe_dev.jsonl" "$GENERAL/cad_dev.jsonl" "$GENERAL/vitaminc_dev.jsonl" \
            "$GENERAL/scone_dev.jsonl" \
     --epochs 1 --lr 4e-5 --batch-size 32 --max-length 192 --threads "$THREADS" --int8-embeddings \
-    --eval-every 0.25 --patience 4 --seed 0 $(resume "$WORK/judge-v5-stage1") -o "$WORK/judge-v5-stage1"
+    --eval-every 0.25 --patience 4 --seed 0 ${FIT_EXTRA[@]+"${FIT_EXTRA[@]}"} $(resume "$WORK/judge-v5-stage1") \
+    -o "$WORK/judge-v5-stage1"
 fi
 
 [ -f "$DATA/pairs.jsonl" ] || "$CS" train-judge prepare --mix v5 -o "$DATA" -q --max-length 192
@@ -80,7 +85,8 @@ if [ ! -f "$WORK/judge-v5/training.json" ]; then
   # shellcheck disable=SC2046
   "$CS" train-judge fit --base "$WORK/judge-v5-stage1" --train "$DATA/stage2.jsonl" "$DATA/bench_train.jsonl" \
     --eval "${EVAL[@]}" --epochs 1 --lr 3e-5 --batch-size 32 --max-length 192 --threads "$THREADS" --int8-embeddings \
-    --calibrate --eval-every 0.5 --patience 4 --seed 0 $(resume "$WORK/judge-v5") -o "$WORK/judge-v5"
+    --calibrate --eval-every 0.5 --patience 4 --seed 0 ${FIT_EXTRA[@]+"${FIT_EXTRA[@]}"} $(resume "$WORK/judge-v5") \
+    -o "$WORK/judge-v5"
 fi
 cp "$GENERAL/data.json" "$RES/default-judge-v5-general_data.json"
 cp "$DATA/data.json" "$RES/default-judge-v5_data.json"
