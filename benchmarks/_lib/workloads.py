@@ -47,6 +47,26 @@ def base_parser(doc: str, out: str, suffixes: str = ".json, .md") -> argparse.Ar
     return ap
 
 
+def at_least(low: int) -> Any:
+    """An argparse ``type``: a whole number of at least ``low``; anything else is refused naming what is allowed."""
+
+    def check(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = low - 1
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{text!r} is not allowed; allowed: a whole number of at least {low}")
+        return value
+
+    check.__name__ = f"whole number >= {low}"  # what argparse names in its own messages
+    return check
+
+
+positive = at_least(1)
+"""An argparse ``type``: a whole number of at least 1."""
+
+
 def data_dir(arg: str | None) -> Path:
     """``--data-dir``, else ``$CONFLICTSCORE_DATA``, else ``<repo>/../shared/data``; exits naming it
     when it is not a folder."""

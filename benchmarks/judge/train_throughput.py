@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks._lib.recording import header, run_meta, write_recorded
-from benchmarks._lib.workloads import base_parser, data_dir, plain_folder
+from benchmarks._lib.workloads import at_least, base_parser, data_dir, plain_folder, positive
 from conflictscore_local.util.devices import native_cpu_bf16
 
 MODEL = "models/default-judge"
@@ -145,20 +145,21 @@ def markdown(data: dict[str, Any]) -> str:
 
 def main() -> None:
     ap = base_parser(__doc__, "judge/train_throughput")
-    ap.add_argument("--pairs", type=int, default=1536, help="LingNLI train pairs each run trains on (default 1536)")
-    ap.add_argument("--rounds", type=int, default=2, help="rounds, the variants alternating first (default 2)")
-    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="training threads (default: the CPUs)")
+    ap.add_argument(
+        "--pairs",
+        type=at_least(32),
+        default=1536,
+        help="LingNLI train pairs each run trains on, at least one batch of 32 (default 1536)",
+    )
+    ap.add_argument("--rounds", type=positive, default=2, help="rounds, the variants alternating first (default 2)")
+    ap.add_argument(
+        "--threads", type=positive, default=os.cpu_count() or 1, help="training threads (default: the CPUs)"
+    )
     ap.add_argument("--seed", type=int, default=0, help="the pairs' sample and the training seed (default 0)")
     ap.add_argument(
         "--emulated-bf16", action="store_true", help="measure --bf16 also where the CPU only emulates bfloat16"
     )
     args = ap.parse_args()
-    if args.rounds < 1:
-        ap.error(f"--rounds {args.rounds}: allowed 1 or more")
-    if args.pairs < 32:
-        ap.error(f"--pairs {args.pairs}: allowed 32 or more (one training batch)")
-    if args.threads < 1:
-        ap.error(f"--threads {args.threads}: allowed 1 or more")
     started, load = time.perf_counter(), os.getloadavg()
     data = measure(args)
     data["meta"] = run_meta(__file__, None, started, load)

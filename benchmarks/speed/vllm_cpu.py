@@ -30,6 +30,7 @@ os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from benchmarks._lib.recording import header, run_meta, uptime, write_recorded
+from benchmarks._lib.workloads import positive
 
 REPO = Path(__file__).resolve().parents[2]
 EAGER = {"enforce_eager": True}
@@ -247,17 +248,6 @@ def markdown(r: dict[str, Any]) -> str:
         "",
     ]
     return "\n".join(lines)
-
-
-def positive(text: str) -> int:
-    """An argument that must be a whole number of at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not allowed; allowed: a whole number of at least 1")
-    return value
 
 
 def main(argv: Sequence[str] | None = None) -> int:

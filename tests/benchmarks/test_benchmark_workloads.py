@@ -64,3 +64,16 @@ def test_data_dir_that_is_not_a_folder_exits_naming_it(W: Any, tmp_path: Any) ->
     with pytest.raises(SystemExit, match=f"data directory {tmp_path / 'nope'} not found"):
         W.data_dir(str(tmp_path / "nope"))
     assert W.data_dir(str(tmp_path)) == tmp_path
+
+
+def test_at_least_takes_whole_numbers_from_its_floor_and_names_it_when_refusing(W: Any) -> None:
+    import argparse
+
+    assert W.at_least(32)("32") == 32 and W.positive("1") == 1
+    for text, low in (("31", 32), ("0", 1), ("-3", 1), ("2.5", 1), ("many", 1)):
+        with pytest.raises(argparse.ArgumentTypeError, match=f"allowed: a whole number of at least {low}$"):
+            W.at_least(low)(text)
+    parser = argparse.ArgumentParser(prog="bench", exit_on_error=False)
+    parser.add_argument("--rounds", type=W.positive)
+    with pytest.raises(argparse.ArgumentError, match="'0' is not allowed; allowed: a whole number of at least 1"):
+        parser.parse_args(["--rounds", "0"])
