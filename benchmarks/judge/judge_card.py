@@ -46,7 +46,17 @@ RESULTS = ROOT / "benchmarks" / "results" / "judge"
 CARD = ROOT / "models" / "default-judge" / "README.md"
 LABELS = ("SUPPORT", "CONTRADICT", "IRRELEVANT")
 BLOCK = re.compile(r"(<!-- card:(?P<name>[a-z0-9_]+) -->\n)(?P<body>.*?)(<!-- /card:(?P=name) -->)", re.S)
-OLD, NEW = "v3", "v5"
+COLUMNS = ("v3", "v5")
+"""The judges the card compares, oldest first: v3 (the judge the retrains started from), then each default since;
+the last is the card's judge."""
+OLD, NEW = COLUMNS[0], COLUMNS[-1]
+MIX = "v5"
+"""The training mix the dev sets and anchors come from; an older judge's run on it is ``judge_eval_<tag>-v5data``."""
+WHERE = {
+    "v3": "git show dfcddc8:models/default-judge/model.safetensors",
+    "v5": "git show 8f5fa77:models/default-judge/model.packed.safetensors",
+}
+"""Where each judge the card's judge replaced can still be had."""
 CONFLICT_TYPES = ("ambiguity", "misinformation", "contradiction", "opinion")
 
 
@@ -65,14 +75,18 @@ def _bench(results: Path, tag: str, split: str = "test") -> dict[str, Any]:
 
 
 def _rule_column(results: Path, tag: str) -> str:
-    """``argmax`` or ``shipped``: the judge_eval column that holds the figures of the rule ``tag`` ships."""
-    if tag == NEW:
-        return "argmax" if _load(f"judge_decision_{NEW}.json", results)["decision"]["rule"] == "argmax" else "shipped"
+    """``argmax`` or ``shipped``: the judge_eval column that holds the figures of the rule ``tag`` ships (arg-max
+    when its ``judge_decision_<tag>.json`` chose it; a judge with none ships the thresholds it was evaluated with)."""
+    if (results / f"judge_decision_{tag}.json").exists():
+        return "argmax" if _load(f"judge_decision_{tag}.json", results)["decision"]["rule"] == "argmax" else "shipped"
     return "shipped"
 
 
 def _eval(results: Path, tag: str) -> dict[str, Any]:
-    return _load(f"judge_eval_{NEW}.json" if tag == NEW else f"judge_eval_{OLD}-{NEW}data.json", results)
+    """``tag``'s judge_eval record on the mix's dev sets and anchors: its run on them as an older judge, else
+    its own."""
+    other = f"judge_eval_{tag}-{MIX}data.json"
+    return _load(other if tag != MIX and (results / other).exists() else f"judge_eval_{tag}.json", results)
 
 
 def _dev_sets(results: Path, tag: str) -> tuple[str, dict[str, Any], str]:
@@ -124,30 +138,36 @@ TARGETS = (  # (key, what, target, higher is better)
 
 
 def targets_table(results: Path = RESULTS) -> str:
-    old, new = figures(results, OLD), figures(results, NEW)
+    figs = {tag: figures(results, tag) for tag in COLUMNS}
+    new = figs[NEW]
     cost = _load(f"judge_pair_cost_{OLD}-{NEW}.json", results)
     ms = {r["judge"]: r["ms_per_pair"] for r in cost["rows"] if r["dtype"] == "float32"}
-    rows = [f"| figure | target | {OLD} | {NEW} | {NEW} meets it |", "|---|---:|---:|---:|---|"]
+    rows = [
+        "| figure | target | " + " | ".join(COLUMNS) + f" | {NEW} meets it |",
+        "|---|---:|" + "---:|" * len(COLUMNS) + "---|",
+    ]
     for key, what, target, higher in TARGETS:
         v = new[key]
         met = v is not None and (v >= target if higher else v <= target)
         rows.append(
-            f"| {what} | {'≥' if higher else '≤'} {target:g} | {_n(old[key])} | **{_n(v)}** | "
-            f"{'yes' if met else '**no**'} |"
+            f"| {what} | {'≥' if higher else '≤'} {target:g} | "
+            + " | ".join(_n(figs[t][key]) for t in COLUMNS[:-1])
+            + f" | **{_n(v)}** | {'yes' if met else '**no**'} |"
         )
-    ratio = ms[NEW] / ms[OLD]
+    ratios = [ms[t] / ms[OLD] for t in COLUMNS]
     rows.append(
-        f"| cost per pair, fp32, ÷ {OLD}'s | ≤ 1.3 | 1 | **{ratio:.2f}** | {'yes' if ratio <= 1.3 else '**no**'} |"
+        f"| cost per pair, fp32, ÷ {OLD}'s | ≤ 1.3 | 1 | "
+        + " | ".join(f"{r:.2f}" for r in ratios[1:-1])
+        + ("" if len(COLUMNS) == 2 else " | ")
+        + f"**{ratios[-1]:.2f}** | {'yes' if ratios[-1] <= 1.3 else '**no**'} |"
     )
     rows.append("")
     rows.append(
         "Recall per conflict type on ConflictBench test, "
-        + OLD
-        + " → "
-        + NEW
+        + " → ".join(COLUMNS)
         + ": "
         + ", ".join(
-            f"{t} {_n(old['recalls'].get(t))} → {_n(new['recalls'].get(t))}"
+            f"{t} " + " → ".join(_n(figs[c]["recalls"].get(t)) for c in COLUMNS)
             for t in CONFLICT_TYPES
             if t in new["recalls"]
         )
@@ -174,11 +194,11 @@ def decision_table(results: Path = RESULTS) -> str:
 
 def ship_table(results: Path = RESULTS) -> str:
     v = _load(f"judge_ship_{NEW}.json", results)
-    f = v["figures"]
+    f, old = v["figures"], v["old"]
     b, paired = f["conflictbench_test_detection_f1"], f["conflictbench_test_detection_f1"]["paired"]
     lo, hi = paired["interval95"]
     rows = [
-        f"| gate figure | {OLD} | {NEW} | passes |",
+        f"| gate figure | {old} | {NEW} | passes |",
         "|---|---:|---:|---|",
         f"| sanity accuracy (higher) | {_n(f['sanity_accuracy']['old'])} | {_n(f['sanity_accuracy']['new'])} | "
         f"{'yes' if f['sanity_accuracy']['passes'] else '**no**'} |",
@@ -188,7 +208,7 @@ def ship_table(results: Path = RESULTS) -> str:
         f"| ConflictBench test detection F1 (not lower beyond noise) | {_n(b['old'])} | {_n(b['new'])} | "
         f"{'yes' if b['passes'] else '**no**'} |",
         "",
-        f"ConflictBench test: F1({NEW}) − F1({OLD}) = {paired['difference']:+.4f}, paired bootstrap 95% interval "
+        f"ConflictBench test: F1({NEW}) − F1({old}) = {paired['difference']:+.4f}, paired bootstrap 95% interval "
         f"[{lo:+.4f}, {hi:+.4f}] over {paired['items']} items ({paired['claims']} claims, {paired['resamples']} "
         f"resamples). **{NEW} {'ships' if v['ships'] else 'does not ship'}** on this gate. Issue 46's own rule "
         f"({v['until_2026_12_04']['rule']}) "
@@ -196,7 +216,7 @@ def ship_table(results: Path = RESULTS) -> str:
             "**held it back** on "
             + ", ".join(v["until_2026_12_04"]["held_back_by"])
             + ": it was overridden after that result by the gate above, a maintainers' decision to confirm or "
-            "reverse (v3 is `git show dfcddc8:models/default-judge/model.safetensors`)"
+            f"reverse ({old} is `{WHERE[old]}`)"
             if v["until_2026_12_04"]["held_back_by"]
             else "passed it too"
         )
@@ -232,7 +252,7 @@ def _mix_rows(d: dict[str, Any]) -> list[str]:
 
 
 def data_general_table(results: Path = RESULTS) -> str:
-    d = _load(f"default-judge-{NEW}-general_data.json", results)
+    d = _load(f"default-judge-{MIX}-general_data.json", results)
     rows = ["| source | pairs | SUPPORT | CONTRADICT | IRRELEVANT | licence |", "|---|---:|---:|---:|---:|---|"]
     rows += _mix_rows(d)
     total = d["pairs_by_label"]
@@ -243,7 +263,7 @@ def data_general_table(results: Path = RESULTS) -> str:
 
 
 def data_table(results: Path = RESULTS) -> str:
-    d = _load(f"default-judge-{NEW}_data.json", results)
+    d = _load(f"default-judge-{MIX}_data.json", results)
     rows = ["| source | pairs | SUPPORT | CONTRADICT | IRRELEVANT | licence |", "|---|---:|---:|---:|---:|---|"]
     rows += _mix_rows(d)
     bt = d["bench_train"]["pairs_by_label"]
@@ -280,8 +300,8 @@ def mining_table(results: Path = RESULTS) -> str:
 def balance_table(results: Path = RESULTS) -> str:
     rows = []
     for stage, name in (
-        ("stage 1", f"default-judge-{NEW}-general_data.json"),
-        ("stage 2", f"default-judge-{NEW}_data.json"),
+        ("stage 1", f"default-judge-{MIX}-general_data.json"),
+        ("stage 2", f"default-judge-{MIX}_data.json"),
     ):
         d = _load(name, results)["label_balance"]
         rows += [
@@ -305,8 +325,8 @@ def balance_table(results: Path = RESULTS) -> str:
 def leakage_table(results: Path = RESULTS) -> str:
     rows = []
     for stage, name in (
-        ("stage 1", f"default-judge-{NEW}-general_data.json"),
-        ("stage 2", f"default-judge-{NEW}_data.json"),
+        ("stage 1", f"default-judge-{MIX}-general_data.json"),
+        ("stage 2", f"default-judge-{MIX}_data.json"),
     ):
         d = _load(name, results)["leakage"]
         if not rows:
@@ -341,75 +361,97 @@ def training_table(results: Path = RESULTS) -> str:
             )
         o = r["options"]
         notes.append(
-            f"stage {stage}: {sum(r['train_labels'].values()):,} pairs, {o['epochs']} epoch at lr {o['lr']:g}, "
+            f"stage {stage}: {sum(r['train_labels'].values()):,} pairs, {o['epochs']} epoch{'s' * (o['epochs'] > 1)} "
+            f"at lr {o['lr']:g}, "
             f"batch {o['batch_size']}, window {o['max_length']}, int8 embeddings frozen "
             f"{'yes' if o.get('int8_embeddings') else 'no'}; {r['train_pairs_per_s']} training pairs/s, "
-            f"{r['threads']} threads, device {r['device']}; eval sets: "
+            f"{r['threads']} threads, device {r['device']}{', bf16 autocast' if o.get('bf16') else ''}; eval sets: "
             + ", ".join(Path(f["path"]).stem for f in r["eval_files"])
         )
     return "\n".join(rows + [""] + [f"- {x}" for x in notes])
 
 
+def _cells(values: list[str]) -> str:
+    """Table cells, the last (the card's judge) in bold."""
+    return " | ".join(values[:-1] + [f"**{values[-1]}**"])
+
+
 def sanity_table(results: Path = RESULTS) -> str:
-    old, new = (_load(f"judge_sanity_{t}.json", results)["summary"] for t in (OLD, NEW))
-    rows = [f"| category | pairs | {OLD} | {NEW} |", "|---|---:|---:|---:|"]
-    for cat, c in new["categories"].items():
+    recs = [_load(f"judge_sanity_{t}.json", results)["summary"] for t in COLUMNS]
+    rows = ["| category | pairs | " + " | ".join(COLUMNS) + " |", "|---|---:|" + "---:|" * len(COLUMNS)]
+    for cat, c in recs[-1]["categories"].items():
         rows.append(
-            f"| {cat} | {c['n']} | {_n(old['categories'].get(cat, {}).get('accuracy'))} | **{_n(c['accuracy'])}** |"
+            f"| {cat} | {c['n']} | " + _cells([_n(r["categories"].get(cat, {}).get("accuracy")) for r in recs]) + " |"
         )
     rows.append(
-        f"| **all** | {new['overall']['n']} | {_n(old['overall']['accuracy'])} | **{_n(new['overall']['accuracy'])}** |"
+        f"| **all** | {recs[-1]['overall']['n']} | " + _cells([_n(r["overall"]["accuracy"]) for r in recs]) + " |"
     )
     return "\n".join(rows)
 
 
 def checklist_table(results: Path = RESULTS) -> str:
-    old, new = (_load(f"judge_checklist_{t}.json", results) for t in (OLD, NEW))
-    rows = [f"| capability | probes | {OLD} | {NEW} |", "|---|---:|---:|---:|"]
-    for cap, c in new["capabilities"].items():
+    recs = [_load(f"judge_checklist_{t}.json", results) for t in COLUMNS]
+    rows = ["| capability | probes | " + " | ".join(COLUMNS) + " |", "|---|---:|" + "---:|" * len(COLUMNS)]
+    for cap, c in recs[-1]["capabilities"].items():
         rows.append(
-            f"| {cap} | {c['n']} | {_n(old['capabilities'].get(cap, {}).get('pass_rate'))} | **{_n(c['pass_rate'])}** |"
+            f"| {cap} | {c['n']} | "
+            + _cells([_n(r["capabilities"].get(cap, {}).get("pass_rate")) for r in recs])
+            + " |"
         )
-    rows.append(f"| mean | | {_n(old['macro_pass_rate'])} | **{_n(new['macro_pass_rate'])}** |")
+    rows.append("| mean | | " + _cells([_n(r["macro_pass_rate"]) for r in recs]) + " |")
     return "\n".join(rows)
 
 
 def dev_table(results: Path = RESULTS) -> str:
-    (r_old, s_old, c_old), (r_new, s_new, c_new) = _dev_sets(results, OLD), _dev_sets(results, NEW)
+    dev = {t: _dev_sets(results, t) for t in COLUMNS}
+    rules = "; ".join(
+        f"{t}: document rule `{r}`, " + ("arg-max" if c == "argmax" else "thresholds") for t, (r, _, c) in dev.items()
+    )
     rows = [
-        f"Each judge under its own shipped rules ({OLD}: document rule `{r_old}`, thresholds; {NEW}: `{r_new}`, "
-        f"{'arg-max' if c_new == 'argmax' else 'thresholds'}). The dev sets chose {NEW}'s checkpoint and rule: "
+        f"Each judge under its own shipped rules ({rules}). The dev sets chose {NEW}'s checkpoint and rule: "
         "not held-out figures.",
         "",
-        f"| dev set | pair macro-F1 {OLD} | {NEW} | detection F1 {OLD} | {NEW} | control FPR {OLD} | {NEW} |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| dev set | pair macro-F1 "
+        + " | ".join(COLUMNS)
+        + " | detection F1 "
+        + " | ".join(COLUMNS)
+        + " | control FPR "
+        + " | ".join(COLUMNS)
+        + " |",
+        "|---|" + "---:|" * (3 * len(COLUMNS)),
     ]
-    for name in s_new:
-        a, b = s_old.get(name, {}).get(c_old, {}), s_new[name][c_new]
-        da, db = a.get("detection") or {}, b.get("detection") or {}
+    for name in dev[NEW][1]:
+        cells = [dev[t][1].get(name, {}).get(dev[t][2], {}) for t in COLUMNS]
+        dets = [c.get("detection") or {} for c in cells]
         rows.append(
-            f"| {name} | {_n(a.get('macro_f1'))} | {_n(b['macro_f1'])} | {_n(da.get('f1'))} | "
-            f"{_n(db.get('f1'))} | {_n(da.get('false_positive_rate'))} | {_n(db.get('false_positive_rate'))} |"
+            f"| {name} | "
+            + " | ".join(_n(c.get("macro_f1")) for c in cells)
+            + " | "
+            + " | ".join(_n(d.get("f1")) for d in dets)
+            + " | "
+            + " | ".join(_n(d.get("false_positive_rate")) for d in dets)
+            + " |"
         )
     return "\n".join(rows)
 
 
 def anchors_table(results: Path = RESULTS) -> str:
-    old, new = _eval(results, OLD), _eval(results, NEW)
-    c_old, c_new = _rule_column(results, OLD), _rule_column(results, NEW)
+    recs = {t: (_eval(results, t)["anchors"], _rule_column(results, t)) for t in COLUMNS}
     rows = [
         "Accuracy and macro-F1 with each judge's own decision rule; never trained on, never used for selection; "
         "a seeded sample where `units` < `of`. ANLI, ConTRoL and AVeriTeC are non-commercial (evaluation only).",
         "",
-        f"| anchor | units (of) | accuracy {OLD} | {NEW} | macro-F1 {OLD} | {NEW} |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| anchor | units (of) | accuracy " + " | ".join(COLUMNS) + " | macro-F1 " + " | ".join(COLUMNS) + " |",
+        "|---|---:|" + "---:|" * (2 * len(COLUMNS)),
     ]
-    for name, b in new["anchors"].items():
-        a = old["anchors"].get(name, {})
+    for name, b in recs[NEW][0].items():
+        cells = [a.get(name, {}).get(col, {}) for a, col in recs.values()]
         rows.append(
-            f"| {name} | {b.get('units', '–')} ({b.get('of', '–')}) | {_n(a.get(c_old, {}).get('accuracy'))} | "
-            f"**{_n(b[c_new]['accuracy'])}** | {_n(a.get(c_old, {}).get('macro_f1'))} | "
-            f"{_n(b[c_new]['macro_f1'])} |"
+            f"| {name} | {b.get('units', '–')} ({b.get('of', '–')}) | "
+            + _cells([_n(c.get("accuracy")) for c in cells])
+            + " | "
+            + " | ".join(_n(c.get("macro_f1")) for c in cells)
+            + " |"
         )
     return "\n".join(rows)
 
@@ -422,7 +464,7 @@ def conflictbench_table(results: Path = RESULTS) -> str:
         "|---|---|---:|---|---:|" + "---:|" * len(CONFLICT_TYPES) + "---:|",
     ]
     for split in ("test", "dev"):
-        for tag in (OLD, NEW):
+        for tag in COLUMNS:
             ev = _bench(results, tag, split)
             det = ev["detection"]["overall"]
             by = ev["detection"]["by_conflict_type"]
@@ -454,7 +496,7 @@ def cost_table(results: Path = RESULTS) -> str:
 
 
 V4 = (
-    ("v3", "v3", "default-judge", "the default, models/default-judge (MiniLM-L6, 22.7M parameters)"),
+    ("v3", "v3", "default-judge", "the default when v4 was tried (MiniLM-L6, 22.7M parameters)"),
     (
         "v4-mpnet6-r64",
         "v4-mpnet6-r64",

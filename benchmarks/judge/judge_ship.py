@@ -1,15 +1,17 @@
 """The gate a new default judge passes before it ships.
 
-    python -m benchmarks.judge.judge_ship --new v5 --old v3 \\
+    python -m benchmarks.judge.judge_ship --new v51 --old v5 \\
         --bench benchmarks/work/conflictbench.jsonl \\
-        --run v5=benchmarks/work/conflictbench_v5.jsonl --run v3=benchmarks/work/conflictbench_v3.jsonl
+        --run v51=benchmarks/work/conflictbench_v51.jsonl --run v5=benchmarks/work/conflictbench_v5.jsonl
 
 The new judge ships when all three hold:
 
 - **sanity**: its accuracy on the hand-written sanity pairs is higher (``judge_sanity_<tag>.json``);
 - **general inference**: its mean accuracy over the anchors judged whole (e-SNLI test, TaxiNLI, MPE test,
-  Fool Me Twice test), each judge under its own rule, is higher (``judge_eval_<new>.json`` and
-  ``judge_eval_<old>-<new>data.json``);
+  Fool Me Twice test), each judge under the decision rule it ships (arg-max when its
+  ``judge_decision_<tag>.json`` says so), is higher (``judge_eval_<new>.json`` and
+  ``judge_eval_<old>-<new>data.json``, or the old judge's own ``judge_eval_<old>.json`` when it judged the same
+  anchors: same units of the same sets);
 - **ConflictBench test**: its detection F1 is not lower beyond noise: the 95% interval of F1(new) − F1(old)
   from a paired bootstrap over the test items (both runs resampled with the same items, seeded) reaches 0
   or above. Both figures are printed, and whether the new one is strictly higher.
@@ -46,16 +48,41 @@ RESAMPLES = 2000
 
 
 def _eval_file(results: Path, tag: str, new: str) -> Path:
+    """``judge_eval_<tag>.json`` for the new judge; for the old one its run on the new judge's data
+    (``judge_eval_<tag>-<new>data.json``) when there is one, else its own run, which must then have judged the
+    same anchors (checked in :func:`figures`)."""
     own = results / f"judge_eval_{tag}.json"
-    return own if tag == new else results / f"judge_eval_{tag}-{new}data.json"
+    other = results / f"judge_eval_{tag}-{new}data.json"
+    return own if tag == new or not other.exists() else other
+
+
+def _rule_column(results: Path, tag: str) -> str:
+    """The judge_eval column of the decision rule ``tag`` ships: ``argmax`` when its ``judge_decision_<tag>.json``
+    chose arg-max, else ``shipped`` (the thresholds its checkpoint held when judge_eval ran)."""
+    decision = results / f"judge_decision_{tag}.json"
+    if decision.exists() and json.loads(decision.read_text(encoding="utf-8"))["decision"]["rule"] == "argmax":
+        return "argmax"
+    return "shipped"
 
 
 def figures(results: Path, tag: str, new: str) -> dict[str, float | None]:
-    """ConflictBench test detection F1, sanity accuracy and mean whole-anchor accuracy of the judge ``tag``."""
+    """ConflictBench test detection F1, sanity accuracy and mean whole-anchor accuracy of the judge ``tag``,
+    each under the decision rule it ships."""
     bench = read_summary(results / f"conflictbench_default-judge-{tag}.json")
     sanity = json.loads((results / f"judge_sanity_{tag}.json").read_text(encoding="utf-8"))
     anchors = json.loads(_eval_file(results, tag, new).read_text(encoding="utf-8"))["anchors"]
-    acc = [anchors[a]["shipped"]["accuracy"] for a in WHOLE_ANCHORS if a in anchors]
+    if tag != new and _eval_file(results, tag, new).name == f"judge_eval_{tag}.json":
+        theirs = json.loads(_eval_file(results, new, new).read_text(encoding="utf-8"))["anchors"]
+        for a in WHOLE_ANCHORS:
+            mine, other = anchors.get(a, {}), theirs.get(a, {})
+            if (mine.get("units"), mine.get("of")) != (other.get("units"), other.get("of")):
+                raise SystemExit(
+                    f"judge_ship: {tag} and {new} judged different {a} anchors "
+                    f"({_eval_file(results, tag, new).name}, {_eval_file(results, new, new).name}); "
+                    f"run judge_eval --tag {tag}-{new}data on {new}'s data"
+                )
+    col = _rule_column(results, tag)
+    acc = [anchors[a][col]["accuracy"] for a in WHOLE_ANCHORS if a in anchors]
     return {
         "conflictbench_test_detection_f1": bench["evaluation"]["detection"]["overall"]["f1"],
         "sanity_accuracy": sanity["summary"]["overall"]["accuracy"],

@@ -38,7 +38,7 @@ from ..core.errors import ConfigError
 from ..core.types import LABELS
 from ..jobs import Input, Job, Output, write_json_atomic
 from ..judge.nli import CALIBRATION_FILE, CALIBRATION_FORMAT, DEFAULT_CLAIM_ROOM, encode_pairs, passage_budget
-from ..util.devices import check_device
+from ..util.devices import check_device, torch_device
 from ..util.paths import portable
 from .data import ID2LABEL, LABEL2ID, EvalSet, label_counts, read_eval_set, read_training_data
 from .evaluate import calibrate, evaluate
@@ -443,7 +443,9 @@ def _trainer(
         greater_is_better=True,
         save_total_limit=2,
         bf16=opts.bf16,
-        use_cpu=opts.device == "cpu",
+        # auto means the Trainer's choice only where there is an accelerator: with none, say CPU, or --bf16
+        # fails in transformers' own check ("doesn't support bf16/gpu")
+        use_cpu=torch_device(opts.device).type == "cpu",
         report_to="none",
         disable_tqdm=not progress,
         dataloader_num_workers=0,

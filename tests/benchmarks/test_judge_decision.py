@@ -188,3 +188,35 @@ def test_the_ship_gate_needs_sanity_and_general_inference_higher_and_no_bench_lo
     verdict = json.loads((tmp_path / "judge_ship_worse.json").read_text())
     assert verdict["held_back_by"] == ["sanity_accuracy"]
     assert verdict["figures"]["general_anchor_accuracy"] == {"new": 0.35, "old": 0.25, "higher": True, "passes": True}
+
+
+def test_the_gate_reads_each_judge_under_the_rule_it_ships_and_the_old_judges_own_run_of_the_same_anchors(
+    tmp_path: Path,
+) -> None:
+    from benchmarks.judge import judge_ship as ship
+
+    real = json.loads((ship.RESULTS / "conflictbench_default-judge-v2.json").read_text())
+    anchors = {
+        "esnli_test": {"units": 10, "of": 10, "argmax": {"accuracy": 0.8}, "shipped": {"accuracy": 0.7}},
+        "taxinli": {"units": 4, "of": 4, "argmax": {"accuracy": 0.6}, "shipped": {"accuracy": 0.5}},
+    }
+    for tag in ("a", "b"):
+        (tmp_path / f"conflictbench_default-judge-{tag}.json").write_text(json.dumps(real))
+        (tmp_path / f"judge_sanity_{tag}.json").write_text(json.dumps({"summary": {"overall": {"accuracy": 0.5}}}))
+        (tmp_path / f"judge_eval_{tag}.json").write_text(json.dumps({"anchors": anchors}))
+    # a chose arg-max (its argmax column: mean 0.7); b has no decision file: the thresholds it was evaluated with
+    (tmp_path / "judge_decision_a.json").write_text(json.dumps({"decision": {"rule": "argmax"}}))
+    assert ship.figures(tmp_path, "a", "a")["general_anchor_accuracy"] == pytest.approx(0.7)
+    # b is the old judge with no run on a's data: its own run serves, the same anchors
+    assert ship._eval_file(tmp_path, "b", "a").name == "judge_eval_b.json"
+    assert ship.figures(tmp_path, "b", "a")["general_anchor_accuracy"] == pytest.approx(0.6)
+    (tmp_path / "judge_decision_b.json").write_text(json.dumps({"decision": {"rule": "thresholds"}}))
+    assert ship.figures(tmp_path, "b", "a")["general_anchor_accuracy"] == pytest.approx(0.6)
+    # ... and not when it judged another sample of an anchor
+    other = {**anchors, "taxinli": {**anchors["taxinli"], "units": 3}}
+    (tmp_path / "judge_eval_b.json").write_text(json.dumps({"anchors": other}))
+    with pytest.raises(SystemExit, match=r"b and a judged different taxinli anchors .* judge_eval --tag b-adata"):
+        ship.figures(tmp_path, "b", "a")
+    # a run on a's data wins over b's own
+    (tmp_path / "judge_eval_b-adata.json").write_text(json.dumps({"anchors": anchors}))
+    assert ship.figures(tmp_path, "b", "a")["general_anchor_accuracy"] == pytest.approx(0.6)

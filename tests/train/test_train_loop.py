@@ -330,3 +330,16 @@ def test_int8_embeddings_train_frozen_on_their_round_trip_and_pack_into_the_same
     # a judge whose embeddings were not packed before training is refused, and nothing is written
     assert main(["train-judge", "pack", str(tiny_base), "-o", str(tmp_path / "refused"), "-q"]) == 2
     assert not (tmp_path / "refused").exists()
+
+
+def test_bf16_with_device_auto_trains_on_the_cpu_when_there_is_no_gpu(
+    tiny_base: Path, pair_files: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # transformers refuses bf16 on a machine without a GPU unless told to use the CPU ("Your setup doesn't
+    # support bf16/gpu"): device auto must say CPU there (emulated bf16 on a CPU without native support is slow,
+    # not wrong)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    record = train(_opts(tiny_base, pair_files, tmp_path / "j", epochs=1, bf16=True), log=lambda _: None)
+    assert record["device"] == "cpu"
+    assert record["options"]["bf16"] is True and record["options"]["device"] == "auto"
+    assert record["history"][-1]["train_loss"] == record["history"][-1]["train_loss"]  # finite, not NaN
