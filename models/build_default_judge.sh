@@ -2,8 +2,9 @@
 # Build judge v5.1 (tag v51) and its figures, and ship it as models/default-judge when it passes the gate against
 # the default it would replace (v5). Two stages, as FactCG trains its checkers: general inference first, then
 # documents and conflicts on the examples the first stage gets wrong. v5.1 is v5's recipe with stage 1 trained
-# for two epochs instead of one (v5's stage-1 loss was still falling when its one-epoch schedule ended), both
-# fits with --bf16 on an AMX CPU (FIT_ARGS=--bf16). v5's own build, which also evaluated v3 beside it, is
+# for two epochs instead of one (v5's stage-1 loss was still falling when its one-epoch schedule ended) and
+# evaluated every half epoch instead of every quarter, both fits with --bf16 on a CPU with native bf16
+# (FIT_ARGS=--bf16). v5's own build, which also evaluated v3 beside it, is
 # `git show 8f5fa77:models/build_default_judge.sh`.
 #   1. `train-judge prepare --stage general`: the general NLI mix (LingNLI, MPE, RTE's entailments, Fool Me
 #      Twice dev, SICK, e-SNLI dev, FEVER's supported pairs and the general parts of nli_extra), leak-checked
@@ -35,8 +36,12 @@
 #      bootstrap's noise; then `train-judge pack` into models/default-judge (int8 embedding rows, float16 rest:
 #      ~34 MB), the card's tables (judge_card.py) and benchmarks/results/judge/conflictbench.md.
 #
-#   FIT_ARGS=--bf16 models/build_default_judge.sh   (on an idle 2-core AMX CPU about 2 hours, stage 1 ~50 min
-#                                                    of it; in float32 about twice that)
+#   FIT_ARGS=--bf16 models/build_default_judge.sh   (stage 1 is 7,144 steps of 32 pairs: at the --bf16 rates
+#       of benchmarks/results/judge/train_throughput-*.md about an hour on 2 cores, stage 2 half that, the
+#       evaluations another half hour; float32 is 1.6x slower)
+#
+# After a ship, set COLUMNS in benchmarks/judge/judge_card.py to end with NEW: judge_card refuses to fill the
+# card of a checkpoint whose training.json is not default-judge-NEW_training.json.
 #
 # Each fit resumes where it stopped (RESUME=1 models/build_default_judge.sh continues the stage whose
 # OUTPUT/last/ exists). FIT_ARGS is added to both fits, after their own options (so it overrides them): on a CPU
@@ -82,7 +87,10 @@ if [ ! -f "$PREV_DIR/model.packed.safetensors" ]; then
   git archive "${PREV_COMMIT:-8f5fa77}" models/default-judge | tar -x -C "$PREV_DIR" --strip-components=2
 fi
 
+# the mixes are v5's: their records must be the committed ones (the card reads those, judge_card.MIX)
+same_mix() { cmp -s "$1" "$2" || { echo "$1 differs from $2: the v5 mix changed" >&2; exit 1; }; }
 [ -f "$GENERAL/general.jsonl" ] || "$CS" train-judge prepare --stage general -o "$GENERAL" -q
+same_mix "$GENERAL/data.json" "$RES/default-judge-v5-general_data.json"
 if [ ! -f "$S1/training.json" ]; then
   # shellcheck disable=SC2046
   "$CS" train-judge fit --base "$V3" --train "$GENERAL/general.jsonl" \
@@ -93,6 +101,7 @@ if [ ! -f "$S1/training.json" ]; then
 fi
 
 [ -f "$DATA/pairs.jsonl" ] || "$CS" train-judge prepare --mix v5 -o "$DATA" -q --max-length 192
+same_mix "$DATA/data.json" "$RES/default-judge-v5_data.json"
 MINED=$DATA/stage2-$NEW.jsonl
 [ -f "$MINED" ] || "$CS" train-judge mine --model "$S1" --pairs "$DATA/pairs.jsonl" \
   --keep-correct 0.25 --replay "$GENERAL/general.jsonl" --replay-pairs 8000 --threads "$THREADS" -o "$MINED"
@@ -107,10 +116,6 @@ if [ ! -f "$OUT/training.json" ]; then
     --eval "${EVAL[@]}" --epochs 1 --lr 3e-5 --batch-size 32 --max-length 192 --threads "$THREADS" --int8-embeddings \
     --calibrate --eval-every 0.5 --patience 4 --seed 0 ${FIT_EXTRA[@]+"${FIT_EXTRA[@]}"} $(resume "$OUT") -o "$OUT"
 fi
-# the mixes are v5's: their records must be the committed ones (the card reads those, judge_card.MIX)
-for pair in "$GENERAL/data.json:$RES/default-judge-v5-general_data.json" "$DATA/data.json:$RES/default-judge-v5_data.json"; do
-  cmp -s "${pair%%:*}" "${pair#*:}" || { echo "${pair%%:*} differs from ${pair#*:}: the v5 mix changed" >&2; exit 1; }
-done
 cp "${MINED%.jsonl}.mine.json" "$RES/default-judge-${NEW}_mine.json"
 cp "$S1/training.json" "$RES/default-judge-$NEW-stage1_training.json"
 cp "$OUT/training.json" "$RES/default-judge-${NEW}_training.json"
@@ -139,9 +144,17 @@ for split in test dev; do
     --pruner embedding --no-cache -q -o "$WORK/conflictbench_$NEW$sfx.jsonl" \
     --summary "$RES/conflictbench_default-judge-$NEW$sfx.json"
 done
-# PREV's claims on test, for the paired comparison (its summary must equal the recorded one)
+# PREV's claims on test, for the paired comparison; the gate's F1 figures are the recorded summaries, so say
+# when this run's detection differs from PREV's recorded one (another CPU can move a borderline pair)
 "$CS" bench run "$WORK/conflictbench.jsonl" --split test --judge nli --judge-arg model="$PREV_DIR" \
   --pruner embedding --no-cache -q -o "$WORK/conflictbench_$PREV.jsonl" --summary "$WORK/conflictbench_$PREV.summary.json"
+"$PY" - "$WORK/conflictbench_$PREV.summary.json" "$RES/conflictbench_default-judge-$PREV.json" <<'PY'
+import sys
+from conflictscore_local.formats.summary import read_summary
+now, rec = (read_summary(p)["evaluation"]["detection"]["overall"] for p in sys.argv[1:])
+if now != rec:
+    print(f"warning: {sys.argv[1]} detection {now} differs from the recorded {sys.argv[2]}: {rec}", file=sys.stderr)
+PY
 "$PY" -m benchmarks.judge.judge_pair_cost --judge v3="$V3" --judge "$PREV=$PREV_DIR" --judge "$NEW=$OUT" --data "$DATA" \
   --pairs 256 --repeats 5 --threads "$THREADS" --out "$RES/judge_pair_cost_v3-$NEW"
 

@@ -1,24 +1,27 @@
 """The default judge's model card tables, filled from the recorded results (never by hand).
 
 ``models/default-judge/README.md`` holds blocks ``<!-- card:NAME -->`` … ``<!-- /card:NAME -->``;
-each is rendered here from files in ``benchmarks/results/judge/`` (``NEW`` is the card's judge, ``OLD`` the one it
-replaced, measured again with the same commands beside it):
+each is rendered here from files in ``benchmarks/results/judge/``. ``COLUMNS`` are the judges compared, oldest
+first, each measured with the same commands: ``OLD`` (v3, the judge the retrains started from), each default since,
+and ``NEW``, the last, the card's judge (``shipped_is_new`` refuses to fill the card of another checkpoint):
 
-- ``targets``: issue 46's targets, each with OLD's and NEW's figure and whether NEW meets it;
+- ``targets``: issue 46's targets, each with every column's figure and whether NEW meets it;
 - ``decision``: the decision rule NEW ships and why (``judge_decision_NEW.json``);
-- ``ship``: the gate NEW passed to replace OLD, and the stricter one it was changed from (``judge_ship_NEW.json``);
+- ``ship``: the gate NEW passed to replace the previous default, and the stricter one it was changed from
+  (``judge_ship_NEW.json``);
 - ``data_general`` / ``data``: the training mixes of the two stages by source, with licences
-  (``default-judge-NEW-general_data.json``, ``default-judge-NEW_data.json``), and ``mining``: what the second
-  stage kept (``default-judge-NEW_mine.json``);
+  (``default-judge-MIX-general_data.json``, ``default-judge-MIX_data.json``: ``MIX`` is the build whose mixes NEW
+  trained on), and ``mining``: what the second stage kept (``default-judge-NEW_mine.json``);
 - ``balance``: label shares conditioned on surface features after rebalancing, both stages;
 - ``leakage``: documents and claims removed because an evaluation or anchor set holds them;
 - ``training``: every evaluation of both fits, the exported ones marked;
-- ``sanity``: the hand-written sanity checklist per category, OLD and NEW (``judge_sanity_{OLD,NEW}.json``);
-- ``checklist``: the templated behavioural checklist per capability (``judge_checklist_{OLD,NEW}.json``);
-- ``dev``: pair macro-F1 / detection F1 on every dev set (``judge_eval_NEW.json``, ``judge_eval_OLD-NEWdata.json``);
+- ``sanity``: the hand-written sanity checklist per category, every column (``judge_sanity_<tag>.json``);
+- ``checklist``: the templated behavioural checklist per capability (``judge_checklist_<tag>.json``);
+- ``dev``: pair macro-F1 / detection F1 on every dev set (``judge_eval_<tag>-MIXdata.json`` for a judge older than
+  the mix, else ``judge_eval_<tag>.json``: judge_ship.eval_file);
 - ``anchors``: accuracy on the standard anchors (same files);
 - ``conflictbench``: ConflictBench test and dev through ``bench run``, per conflict type, beside the "every
-  claim is conflicted" rule (``conflictbench_default-judge-{OLD,NEW}[-dev].json``);
+  claim is conflicted" rule (``conflictbench_default-judge-<tag>[-dev].json``);
 - ``cost``: what a pair costs each (``judge_pair_cost_OLD-NEW.json``);
 - ``v4``: v3 against the judge v4 candidates; with ``v4_training``, ``v4_anchors`` and ``v4_cost`` also the blocks
   of the v4 card, ``models/default-judge-base/README.md`` (``--card`` picks the card and its blocks).
@@ -37,6 +40,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
+from benchmarks.judge.judge_ship import eval_file, rule_column
 from conflictscore_local.core.detection import all_conflicted_f1
 from conflictscore_local.formats.summary import read_summary
 
@@ -57,6 +61,16 @@ WHERE = {
     "v5": "git show 8f5fa77:models/default-judge/model.packed.safetensors",
 }
 """Where each judge the card's judge replaced can still be had."""
+GATE_CHANGED_FOR = "v5"
+"""The judge whose result the gate was changed after (judge_ship.py's docstring)."""
+
+
+def _where(tag: str) -> str:
+    if tag not in WHERE:
+        raise SystemExit(f"judge_card: no WHERE entry for {tag!r}: known {', '.join(WHERE)}")
+    return WHERE[tag]
+
+
 CONFLICT_TYPES = ("ambiguity", "misinformation", "contradiction", "opinion")
 
 
@@ -74,19 +88,9 @@ def _bench(results: Path, tag: str, split: str = "test") -> dict[str, Any]:
     return read_summary(results / f"conflictbench_default-judge-{tag}{sfx}.json")["evaluation"]
 
 
-def _rule_column(results: Path, tag: str) -> str:
-    """``argmax`` or ``shipped``: the judge_eval column that holds the figures of the rule ``tag`` ships (arg-max
-    when its ``judge_decision_<tag>.json`` chose it; a judge with none ships the thresholds it was evaluated with)."""
-    if (results / f"judge_decision_{tag}.json").exists():
-        return "argmax" if _load(f"judge_decision_{tag}.json", results)["decision"]["rule"] == "argmax" else "shipped"
-    return "shipped"
-
-
 def _eval(results: Path, tag: str) -> dict[str, Any]:
-    """``tag``'s judge_eval record on the mix's dev sets and anchors: its run on them as an older judge, else
-    its own."""
-    other = f"judge_eval_{tag}-{MIX}data.json"
-    return _load(other if tag != MIX and (results / other).exists() else f"judge_eval_{tag}.json", results)
+    """``tag``'s judge_eval record on the mix's dev sets and anchors (the gate's naming: judge_ship.eval_file)."""
+    return _load(eval_file(results, tag, MIX).name, results)
 
 
 def _dev_sets(results: Path, tag: str) -> tuple[str, dict[str, Any], str]:
@@ -95,7 +99,7 @@ def _dev_sets(results: Path, tag: str) -> tuple[str, dict[str, Any], str]:
     rules = r["document_rules"]["rules"]
     rule = r.get("document_rule_in_force") or r["document_rules"]["best"]
     rule = rule if rule in rules else "max"
-    col = "argmax" if _rule_column(results, tag) == "argmax" else "calibrated"
+    col = "argmax" if rule_column(results, tag) == "argmax" else "calibrated"
     return rule, rules[rule]["sets"], col
 
 
@@ -103,7 +107,7 @@ def figures(results: Path, tag: str) -> dict[str, Any]:
     """Issue 46's figures of judge ``tag``, each from its recorded file."""
     sanity = _load(f"judge_sanity_{tag}.json", results)["summary"]
     anchors = _eval(results, tag)["anchors"]
-    col = _rule_column(results, tag)
+    col = rule_column(results, tag)
     _, sets, dcol = _dev_sets(results, tag)
     test = _bench(results, tag)
     det = test["detection"]
@@ -215,8 +219,12 @@ def ship_table(results: Path = RESULTS) -> str:
         + (
             "**held it back** on "
             + ", ".join(v["until_2026_12_04"]["held_back_by"])
-            + ": it was overridden after that result by the gate above, a maintainers' decision to confirm or "
-            f"reverse ({old} is `{WHERE[old]}`)"
+            + (
+                ": it was overridden after that result by the gate above, a maintainers' decision to "
+                if NEW == GATE_CHANGED_FOR
+                else ": the gate above, set before this judge was trained, decides; a maintainers' decision to "
+            )
+            + f"confirm or reverse ({old} is `{_where(old)}`)"
             if v["until_2026_12_04"]["held_back_by"]
             else "passed it too"
         )
@@ -436,7 +444,7 @@ def dev_table(results: Path = RESULTS) -> str:
 
 
 def anchors_table(results: Path = RESULTS) -> str:
-    recs = {t: (_eval(results, t)["anchors"], _rule_column(results, t)) for t in COLUMNS}
+    recs = {t: (_eval(results, t)["anchors"], rule_column(results, t)) for t in COLUMNS}
     rows = [
         "Accuracy and macro-F1 with each judge's own decision rule; never trained on, never used for selection; "
         "a seeded sample where `units` < `of`. ANLI, ConTRoL and AVeriTeC are non-commercial (evaluation only).",
@@ -690,12 +698,31 @@ def render(
     return BLOCK.sub(fill, card)
 
 
+def shipped_is_new(folder: Path, results: Path = RESULTS) -> None:
+    """Refuse to fill the card of the checkpoint in ``folder`` with another judge's figures: its training.json
+    must be ``default-judge-<NEW>_training.json`` (``NEW`` = the last of ``COLUMNS``)."""
+    record = results / f"default-judge-{NEW}_training.json"
+    shipped = folder / "training.json"
+    if not record.exists() or not shipped.exists() or shipped.read_bytes() != record.read_bytes():
+        known = sorted(
+            p.name.removeprefix("default-judge-").removesuffix("_training.json")
+            for p in results.glob("default-judge-*_training.json")
+        )
+        raise SystemExit(
+            f"judge_card: {shipped} is not {record.name}: the checkpoint there is not {NEW}, the last of COLUMNS "
+            f"{COLUMNS}; set COLUMNS in benchmarks/judge/judge_card.py to end with the shipped judge's tag "
+            f"(tags with a training record: {', '.join(known)})"
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--check", action="store_true", help="exit 1 if the card differs from its results files")
     ap.add_argument("--card", default=str(CARD))
     args = ap.parse_args(argv)
     path = Path(args.card)
+    if path.resolve() == CARD.resolve():
+        shipped_is_new(path.parent)
     text = path.read_text(encoding="utf-8")
     new = render(text, tables=tables_for(path), where=path)
     if args.check:

@@ -47,18 +47,19 @@ WHOLE_ANCHORS = ("esnli_test", "taxinli", "mpe_test", "fm2_test")
 RESAMPLES = 2000
 
 
-def _eval_file(results: Path, tag: str, new: str) -> Path:
-    """``judge_eval_<tag>.json`` for the new judge; for the old one its run on the new judge's data
-    (``judge_eval_<tag>-<new>data.json``) when there is one, else its own run, which must then have judged the
-    same anchors (checked in :func:`figures`)."""
-    own = results / f"judge_eval_{tag}.json"
-    other = results / f"judge_eval_{tag}-{new}data.json"
-    return own if tag == new or not other.exists() else other
+def eval_file(results: Path, tag: str, data: str) -> Path:
+    """The judge_eval record of judge ``tag`` on the dev sets and anchors of ``data`` (a tag: the judge whose
+    build made them): ``judge_eval_<tag>-<data>data.json`` when ``tag`` is an older judge that was run on them, else
+    its own ``judge_eval_<tag>.json``, which must then have judged the same anchors (:func:`figures` checks it
+    for the gate). One naming scheme for the gate (``data`` = the new judge) and the card (``data`` = its mix)."""
+    other = results / f"judge_eval_{tag}-{data}data.json"
+    return other if tag != data and other.exists() else results / f"judge_eval_{tag}.json"
 
 
-def _rule_column(results: Path, tag: str) -> str:
-    """The judge_eval column of the decision rule ``tag`` ships: ``argmax`` when its ``judge_decision_<tag>.json``
-    chose arg-max, else ``shipped`` (the thresholds its checkpoint held when judge_eval ran)."""
+def rule_column(results: Path, tag: str) -> str:
+    """The judge_eval anchors column of the decision rule ``tag`` ships: ``argmax`` when its
+    ``judge_decision_<tag>.json`` chose arg-max, else ``shipped`` (the thresholds its checkpoint held when judge_eval
+    ran; a judge with no decision file ships those). The card reads the same column (judge_card)."""
     decision = results / f"judge_decision_{tag}.json"
     if decision.exists() and json.loads(decision.read_text(encoding="utf-8"))["decision"]["rule"] == "argmax":
         return "argmax"
@@ -70,18 +71,18 @@ def figures(results: Path, tag: str, new: str) -> dict[str, float | None]:
     each under the decision rule it ships."""
     bench = read_summary(results / f"conflictbench_default-judge-{tag}.json")
     sanity = json.loads((results / f"judge_sanity_{tag}.json").read_text(encoding="utf-8"))
-    anchors = json.loads(_eval_file(results, tag, new).read_text(encoding="utf-8"))["anchors"]
-    if tag != new and _eval_file(results, tag, new).name == f"judge_eval_{tag}.json":
-        theirs = json.loads(_eval_file(results, new, new).read_text(encoding="utf-8"))["anchors"]
+    anchors = json.loads(eval_file(results, tag, new).read_text(encoding="utf-8"))["anchors"]
+    if tag != new and eval_file(results, tag, new).name == f"judge_eval_{tag}.json":
+        theirs = json.loads(eval_file(results, new, new).read_text(encoding="utf-8"))["anchors"]
         for a in WHOLE_ANCHORS:
             mine, other = anchors.get(a, {}), theirs.get(a, {})
             if (mine.get("units"), mine.get("of")) != (other.get("units"), other.get("of")):
                 raise SystemExit(
                     f"judge_ship: {tag} and {new} judged different {a} anchors "
-                    f"({_eval_file(results, tag, new).name}, {_eval_file(results, new, new).name}); "
+                    f"({eval_file(results, tag, new).name}, {eval_file(results, new, new).name}); "
                     f"run judge_eval --tag {tag}-{new}data on {new}'s data"
                 )
-    col = _rule_column(results, tag)
+    col = rule_column(results, tag)
     acc = [anchors[a][col]["accuracy"] for a in WHOLE_ANCHORS if a in anchors]
     return {
         "conflictbench_test_detection_f1": bench["evaluation"]["detection"]["overall"]["f1"],

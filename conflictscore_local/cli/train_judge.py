@@ -156,7 +156,7 @@ def add_parser(sub: Any) -> None:
         "--device",
         default="auto",
         metavar="DEVICE",
-        help="auto (the Trainer's choice: a GPU when there is one), cpu or cuda (default auto)",
+        help="auto (a CUDA GPU when there is one, else the CPU), cpu or cuda (default auto)",
     )
     g.add_argument(
         "--bf16",
@@ -265,7 +265,7 @@ examples:
   conflictscore train-judge prepare -o data/                 training mix + held-out eval files + data.json
   conflictscore train-judge fit --base minilm --train data/pairs.jsonl data/bench_train.jsonl \\
       --eval data/bench_dev.jsonl data/citint_dev.jsonl -o my-judge --calibrate
-  models/build_default_judge.sh                             the default judge, exactly as committed
+  models/build_default_judge.sh                             the default judge's next build (resumable)
 """
 
 PREPARE_EPILOG = """\

@@ -113,7 +113,7 @@ class TrainOptions:
             raise ConfigError(f"--{e}") from None
         if self.device not in DEVICES:
             raise ConfigError(
-                f"--device {self.device!r}: training runs on the device transformers' Trainer picks; "
+                f"--device {self.device!r}: training runs on a CUDA GPU or the CPU; "
                 f"allowed: {', '.join(DEVICES)} (choose a GPU with CUDA_VISIBLE_DEVICES)"
             )
 
@@ -443,8 +443,9 @@ def _trainer(
         greater_is_better=True,
         save_total_limit=2,
         bf16=opts.bf16,
-        # auto means the Trainer's choice only where there is an accelerator: with none, say CPU, or --bf16
-        # fails in transformers' own check ("doesn't support bf16/gpu")
+        # the device util.devices.torch_device picks (auto: CUDA when there is a GPU, else the CPU), said to the
+        # Trainer: left to itself with no GPU it refuses --bf16 ("doesn't support bf16/gpu") and on MPS/XPU it
+        # would pick a device the rest of the engine never uses
         use_cpu=torch_device(opts.device).type == "cpu",
         report_to="none",
         disable_tqdm=not progress,

@@ -69,6 +69,44 @@ def test_a_block_is_refilled_and_an_unknown_one_refused(card: Any, tmp_path: Pat
         card.render("<!-- card:nope -->\n<!-- /card:nope -->", results)
 
 
+def test_three_columns_render_oldest_first_and_bold_only_the_cards_judge(
+    card: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for tag, rate in (("v3", 0.4), ("v5", 0.5), ("v51", 0.6)):
+        (tmp_path / f"judge_checklist_{tag}.json").write_text(
+            json.dumps({"capabilities": {"negation": {"n": 10, "pass_rate": rate}}, "macro_pass_rate": rate})
+        )
+    monkeypatch.setattr(card, "COLUMNS", ("v3", "v5", "v51"))
+    monkeypatch.setattr(card, "NEW", "v51")
+    text = "<!-- card:checklist -->\n<!-- /card:checklist -->\n"
+    assert card.render(text, tmp_path) == (
+        "<!-- card:checklist -->\n"
+        "| capability | probes | v3 | v5 | v51 |\n|---|---:|---:|---:|---:|\n"
+        "| negation | 10 | 0.400 | 0.500 | **0.600** |\n"
+        "| mean | | 0.400 | 0.500 | **0.600** |\n"
+        "<!-- /card:checklist -->\n"
+    )
+
+
+def test_the_card_of_a_checkpoint_trained_by_another_build_is_refused(
+    card: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    results, folder = tmp_path / "results", tmp_path / "judge"
+    results.mkdir()
+    folder.mkdir()
+    (results / "default-judge-v5_training.json").write_text('{"best_epoch": 1.0}')
+    (results / "default-judge-v51_training.json").write_text('{"best_epoch": 0.5}')
+    (folder / "training.json").write_text('{"best_epoch": 0.5}')
+    monkeypatch.setattr(card, "COLUMNS", ("v3", "v5"))
+    monkeypatch.setattr(card, "NEW", "v5")
+    with pytest.raises(
+        SystemExit, match=r"not default-judge-v5_training.json.*\(tags with a training record: v5, v51\)"
+    ):
+        card.shipped_is_new(folder, results)
+    monkeypatch.setattr(card, "NEW", "v51")
+    card.shipped_is_new(folder, results)  # the shipped checkpoint is v51's: nothing raised
+
+
 def test_the_training_table_marks_the_exported_evaluation_of_both_stages(card: Any, tmp_path: Path) -> None:
     def record(best: float, history: list[tuple[float, float, float, float]], lr: float) -> dict[str, Any]:
         return {

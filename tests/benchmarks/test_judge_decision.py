@@ -208,15 +208,20 @@ def test_the_gate_reads_each_judge_under_the_rule_it_ships_and_the_old_judges_ow
     (tmp_path / "judge_decision_a.json").write_text(json.dumps({"decision": {"rule": "argmax"}}))
     assert ship.figures(tmp_path, "a", "a")["general_anchor_accuracy"] == pytest.approx(0.7)
     # b is the old judge with no run on a's data: its own run serves, the same anchors
-    assert ship._eval_file(tmp_path, "b", "a").name == "judge_eval_b.json"
+    assert ship.eval_file(tmp_path, "b", "a").name == "judge_eval_b.json"
     assert ship.figures(tmp_path, "b", "a")["general_anchor_accuracy"] == pytest.approx(0.6)
     (tmp_path / "judge_decision_b.json").write_text(json.dumps({"decision": {"rule": "thresholds"}}))
     assert ship.figures(tmp_path, "b", "a")["general_anchor_accuracy"] == pytest.approx(0.6)
+    # the old judge that ships arg-max is read under arg-max too (v5 against v51)
+    (tmp_path / "judge_decision_b.json").write_text(json.dumps({"decision": {"rule": "argmax"}}))
+    assert ship.figures(tmp_path, "b", "a")["general_anchor_accuracy"] == pytest.approx(0.7)
     # ... and not when it judged another sample of an anchor
     other = {**anchors, "taxinli": {**anchors["taxinli"], "units": 3}}
     (tmp_path / "judge_eval_b.json").write_text(json.dumps({"anchors": other}))
     with pytest.raises(SystemExit, match=r"b and a judged different taxinli anchors .* judge_eval --tag b-adata"):
         ship.figures(tmp_path, "b", "a")
     # a run on a's data wins over b's own
-    (tmp_path / "judge_eval_b-adata.json").write_text(json.dumps({"anchors": anchors}))
-    assert ship.figures(tmp_path, "b", "a")["general_anchor_accuracy"] == pytest.approx(0.6)
+    mine = {k: {**v, "argmax": {"accuracy": 0.4}} for k, v in anchors.items()}
+    (tmp_path / "judge_eval_b-adata.json").write_text(json.dumps({"anchors": mine}))
+    assert ship.eval_file(tmp_path, "b", "a").name == "judge_eval_b-adata.json"
+    assert ship.figures(tmp_path, "b", "a")["general_anchor_accuracy"] == pytest.approx(0.4)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -341,5 +342,5 @@ def test_bf16_with_device_auto_trains_on_the_cpu_when_there_is_no_gpu(
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     record = train(_opts(tiny_base, pair_files, tmp_path / "j", epochs=1, bf16=True), log=lambda _: None)
     assert record["device"] == "cpu"
-    assert record["options"]["bf16"] is True and record["options"]["device"] == "auto"
-    assert record["history"][-1]["train_loss"] == record["history"][-1]["train_loss"]  # finite, not NaN
+    assert record["options"]["bf16"] is True
+    assert math.isfinite(record["history"][-1]["train_loss"])
