@@ -31,10 +31,10 @@
 #      (e-SNLI test, TaxiNLI, MPE test, FM2 test whole, the others sampled), the sanity checklist, the behavioural
 #      checklist, ConflictBench test and dev through `bench run` (and PREV's test run again, for the pairing),
 #      the cost per pair of v3, PREV and NEW;
-#   8. the gate (benchmarks/judge/judge_ship.py): NEW ships only when it is higher than PREV on the sanity
+#   8. the gate (benchmarks/judge/judge_ship.py): NEW can ship only when it is higher than PREV on the sanity
 #      checklist and the general anchors and not lower on ConflictBench test detection F1 beyond a paired
-#      bootstrap's noise; then `train-judge pack` into models/default-judge (int8 embedding rows, float16 rest:
-#      ~34 MB), the card's tables (judge_card.py) and benchmarks/results/judge/conflictbench.md.
+#      bootstrap's noise; with SHIP=1 it then does: `train-judge pack` into models/default-judge (int8 embedding
+#      rows, float16 rest: ~34 MB), the card's tables (judge_card.py) and benchmarks/results/judge/conflictbench.md.
 #
 #   FIT_ARGS=--bf16 models/build_default_judge.sh   (stage 1 is 7,144 steps of 32 pairs: at the --bf16 rates
 #       of benchmarks/results/judge/train_throughput-*.md about an hour on 2 cores, stage 2 half that, the
@@ -51,7 +51,7 @@
 # Environment: CONFLICTSCORE (default .venv/bin/conflictscore), PYTHON (default .venv/bin/python),
 # CONFLICTSCORE_DATA (the shared data folder), THREADS (default 2), FIT_ARGS (default none), NEW (default v51),
 # PREV (default v5: models/default-judge as committed at PREV_COMMIT, default 8f5fa77), STAGE1_EPOCHS (default 2),
-# STAGE1_EVAL_EVERY (default 0.5).
+# STAGE1_EVAL_EVERY (default 0.5), SHIP (1: pack NEW into models/default-judge when it passes the gate; default 0).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CS=${CONFLICTSCORE:-.venv/bin/conflictscore}
@@ -158,10 +158,14 @@ PY
 "$PY" -m benchmarks.judge.judge_pair_cost --judge v3="$V3" --judge "$PREV=$PREV_DIR" --judge "$NEW=$OUT" --data "$DATA" \
   --pairs 256 --repeats 5 --threads "$THREADS" --out "$RES/judge_pair_cost_v3-$NEW"
 
-# ship NEW only when it is higher than PREV on the sanity pairs and the general anchors and not lower on
-# ConflictBench test detection F1 beyond a paired bootstrap's noise (benchmarks/judge/judge_ship.py says why)
+# the gate: NEW passes when it is higher than PREV on the sanity pairs and the general anchors and not lower on
+# ConflictBench test detection F1 beyond a paired bootstrap's noise (benchmarks/judge/judge_ship.py says why).
+# Passing is necessary, not sufficient: the pack into models/default-judge happens only with SHIP=1, after
+# someone has read the verdict beside ConflictBench dev (v5.1 passed it with lower test and dev F1 than v5 and
+# was held back: models/default-judge/README.md)
 if "$PY" -m benchmarks.judge.judge_ship --new "$NEW" --old "$PREV" --bench "$WORK/conflictbench.jsonl" \
-     --run "$NEW=$WORK/conflictbench_$NEW.jsonl" --run "$PREV=$WORK/conflictbench_$PREV.jsonl"; then
+     --run "$NEW=$WORK/conflictbench_$NEW.jsonl" --run "$PREV=$WORK/conflictbench_$PREV.jsonl" \
+   && [ "${SHIP:-0}" = 1 ]; then
   rm -rf models/default-judge.new
   "$CS" train-judge pack "$OUT" -o models/default-judge.new -q
   cp models/default-judge/README.md models/default-judge.new/   # the card (its tables are refilled below)
