@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Build judge v5.1 (tag v51) and its figures, and ship it as models/default-judge when it passes the gate against
-# the default it would replace (v5). Two stages, as FactCG trains its checkers: general inference first, then
+# Build judge v5.1 (tag v51) and its figures, and put it through the gate against the default it would replace
+# (v5); with SHIP=1 a candidate that passes is packed into models/default-judge. Two stages, as FactCG trains its checkers: general inference first, then
 # documents and conflicts on the examples the first stage gets wrong. v5.1 is v5's recipe with stage 1 trained
 # for two epochs instead of one (v5's stage-1 loss was still falling when its one-epoch schedule ended) and
 # evaluated every half epoch instead of every quarter, both fits with --bf16 on a CPU with native bf16
@@ -33,8 +33,9 @@
 #      the cost per pair of v3, PREV and NEW;
 #   8. the gate (benchmarks/judge/judge_ship.py): NEW can ship only when it is higher than PREV on the sanity
 #      checklist and the general anchors and not lower on ConflictBench test detection F1 beyond a paired
-#      bootstrap's noise; with SHIP=1 it then does: `train-judge pack` into models/default-judge (int8 embedding
-#      rows, float16 rest: ~34 MB), the card's tables (judge_card.py) and benchmarks/results/judge/conflictbench.md.
+#      bootstrap's noise; with SHIP=1 it is then packed into models/default-judge (`train-judge pack`: int8
+#      embedding rows, float16 rest: ~34 MB), whose card's COLUMNS and prose are then set by hand and its tables
+#      refilled (judge_card.py); benchmarks/results/judge/conflictbench.md and leakage.md are refilled either way.
 #
 #   FIT_ARGS=--bf16 models/build_default_judge.sh   (stage 1 is 7,144 steps of 32 pairs: at the --bf16 rates
 #       of benchmarks/results/judge/train_throughput-*.md about an hour on 2 cores, stage 2 half that, the
@@ -163,14 +164,20 @@ PY
 # Passing is necessary, not sufficient: the pack into models/default-judge happens only with SHIP=1, after
 # someone has read the verdict beside ConflictBench dev (v5.1 passed it with lower test and dev F1 than v5 and
 # was held back: models/default-judge/README.md)
-if "$PY" -m benchmarks.judge.judge_ship --new "$NEW" --old "$PREV" --bench "$WORK/conflictbench.jsonl" \
-     --run "$NEW=$WORK/conflictbench_$NEW.jsonl" --run "$PREV=$WORK/conflictbench_$PREV.jsonl" \
-   && [ "${SHIP:-0}" = 1 ]; then
-  rm -rf models/default-judge.new
-  "$CS" train-judge pack "$OUT" -o models/default-judge.new -q
-  cp models/default-judge/README.md models/default-judge.new/   # the card (its tables are refilled below)
-  rm -rf models/default-judge && mv models/default-judge.new models/default-judge
-fi
 "$PY" -m benchmarks.judge.conflictbench_report             # refill the tables in benchmarks/results/judge/conflictbench.md
-"$PY" -m benchmarks.judge.judge_card                       # the card's tables, from the files above
 "$PY" -m benchmarks.judge.leakage --data-json "$DATA/data.json"
+if "$PY" -m benchmarks.judge.judge_ship --new "$NEW" --old "$PREV" --bench "$WORK/conflictbench.jsonl" \
+     --run "$NEW=$WORK/conflictbench_$NEW.jsonl" --run "$PREV=$WORK/conflictbench_$PREV.jsonl"; then
+  if [ "${SHIP:-0}" = 1 ]; then
+    rm -rf models/default-judge.new
+    "$CS" train-judge pack "$OUT" -o models/default-judge.new -q
+    cp models/default-judge/README.md models/default-judge.new/   # the card (its tables are refilled next)
+    rm -rf models/default-judge && mv models/default-judge.new models/default-judge
+    echo "packed $NEW into models/default-judge: set COLUMNS in benchmarks/judge/judge_card.py to end with" \
+      "\"$NEW\" and its prose, then run python -m benchmarks.judge.judge_card" >&2
+  else
+    echo "$NEW passed the gate; not packed (SHIP=1 packs it into models/default-judge)" >&2
+  fi
+else
+  echo "$NEW did not pass the gate: benchmarks/results/judge/judge_ship_$NEW.json" >&2
+fi

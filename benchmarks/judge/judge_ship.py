@@ -4,7 +4,8 @@
         --bench benchmarks/work/conflictbench.jsonl \\
         --run v51=benchmarks/work/conflictbench_v51.jsonl --run v5=benchmarks/work/conflictbench_v5.jsonl
 
-The new judge ships when all three hold:
+The new judge may ship when all three hold (passing is necessary, not sufficient: ``models/build_default_judge.sh``
+packs it only with ``SHIP=1``, after someone has read the verdict beside ConflictBench dev):
 
 - **sanity**: its accuracy on the hand-written sanity pairs is higher (``judge_sanity_<tag>.json``);
 - **general inference**: its mean accuracy over the anchors judged whole (e-SNLI test, TaxiNLI, MPE test,

@@ -150,7 +150,8 @@ class NLIJudge(JudgeBase):
             if cfg.model is None:
                 path = default_judge_path()
                 how = (
-                    "build it with models/build_default_judge.sh, or pass a local sequence-classification "
+                    "restore it with `git checkout -- models/default-judge` (it is built by "
+                    "`SHIP=1 models/build_default_judge.sh`), or pass a local sequence-classification "
                     f"checkpoint with --judge-arg model=PATH (or set {DEFAULT_JUDGE_ENV})"
                 )
                 if not path.is_dir():
