@@ -38,7 +38,7 @@ from ..core.errors import ConfigError
 from ..core.types import LABELS
 from ..jobs import Input, Job, Output, write_json_atomic
 from ..judge.nli import CALIBRATION_FILE, CALIBRATION_FORMAT, DEFAULT_CLAIM_ROOM, encode_pairs, passage_budget
-from ..util.devices import check_device, torch_device
+from ..util.devices import check_device, native_cpu_bf16, torch_device
 from ..util.paths import portable
 from .data import ID2LABEL, LABEL2ID, EvalSet, label_counts, read_eval_set, read_training_data
 from .evaluate import calibrate, evaluate
@@ -622,6 +622,13 @@ def _train(
         f"({sum(len(ev) for ev in data.sets)} units, {sum(len(ev.passages) for ev in data.sets)} passages), "
         f"{threads} threads"
     )
+    if opts.bf16 and torch_device(opts.device).type == "cpu":
+        native, why = native_cpu_bf16()
+        if not native:
+            (log or logger.warning)(
+                f"train-judge: warning: --bf16 on this CPU is emulated ({why}); float32 trains far faster here: "
+                f"drop --bf16 (docs/training.md, 'How fast')"
+            )
     state_dir = _state_dir(opts, data.fingerprint)
 
     random.seed(opts.seed)

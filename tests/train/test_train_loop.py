@@ -11,7 +11,7 @@ import pytest
 from conflictscore_local.backends import registry
 from conflictscore_local.cli import main
 from conflictscore_local.core.types import LABELS, Claim, Pair, Passage
-from conflictscore_local.train import LABEL2ID, TrainOptions, train
+from conflictscore_local.train import LABEL2ID, TrainOptions, loop, train
 from conflictscore_local.train.model import load_classifier, nli_head_order
 from conflictscore_local.util.paths import portable
 
@@ -340,7 +340,30 @@ def test_bf16_with_device_auto_trains_on_the_cpu_when_there_is_no_gpu(
     # support bf16/gpu"): device auto must say CPU there (emulated bf16 on a CPU without native support is slow,
     # not wrong)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    record = train(_opts(tiny_base, pair_files, tmp_path / "j", epochs=1, bf16=True), log=lambda _: None)
+    monkeypatch.setattr(loop, "native_cpu_bf16", lambda: (False, "no native bf16 here, for the test"))
+    lines: list[str] = []
+    record = train(_opts(tiny_base, pair_files, tmp_path / "j", epochs=1, bf16=True), log=lines.append)
+    # a CPU that only emulates bf16 trains many times slower (benchmarks/results/judge/train_throughput-avx2.md): said
+    assert [ln for ln in lines if ln.startswith("train-judge: warning")] == [
+        "train-judge: warning: --bf16 on this CPU is emulated (no native bf16 here, for the test); float32 trains "
+        "far faster here: drop --bf16 (docs/training.md, 'How fast')"
+    ]
     assert record["device"] == "cpu"
     assert record["options"]["bf16"] is True
     assert math.isfinite(record["history"][-1]["train_loss"])
+
+
+@pytest.mark.parametrize(("bf16", "native"), [(True, True), (False, False)])
+def test_no_bf16_warning_where_bf16_is_native_or_not_asked_for(
+    bf16: bool,
+    native: bool,
+    tiny_base: Path,
+    pair_files: tuple[Path, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(loop, "native_cpu_bf16", lambda: (native, "for the test"))
+    lines: list[str] = []
+    train(_opts(tiny_base, pair_files, tmp_path / "j", epochs=1, bf16=bf16), log=lines.append)
+    assert lines and not [ln for ln in lines if ln.startswith("train-judge: warning")]
