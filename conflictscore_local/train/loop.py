@@ -624,11 +624,8 @@ def _train(
     )
     if opts.bf16 and torch_device(opts.device).type == "cpu":
         native, why = native_cpu_bf16()
-        if not native:
-            (log or logger.warning)(
-                f"train-judge: warning: --bf16 on this CPU is emulated ({why}); float32 trains far faster here: "
-                f"drop --bf16 (docs/training.md, 'How fast')"
-            )
+        if not native:  # a warning, not a note: shown under -q too (log is the channel for notes)
+            logger.warning(f"train-judge: --bf16: {why}; drop --bf16 to train faster (docs/training.md, 'How fast')")
     state_dir = _state_dir(opts, data.fingerprint)
 
     random.seed(opts.seed)

@@ -334,20 +334,26 @@ def test_int8_embeddings_train_frozen_on_their_round_trip_and_pack_into_the_same
 
 
 def test_bf16_with_device_auto_trains_on_the_cpu_when_there_is_no_gpu(
-    tiny_base: Path, pair_files: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tiny_base: Path,
+    pair_files: tuple[Path, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     # transformers refuses bf16 on a machine without a GPU unless told to use the CPU ("Your setup doesn't
-    # support bf16/gpu"): device auto must say CPU there (emulated bf16 on a CPU without native support is slow,
-    # not wrong)
+    # support bf16/gpu"): device auto must say CPU there. A CPU that only emulates bf16 trains many times slower
+    # (benchmarks/results/judge/train_throughput-avx2.md): the command warns, under -q too
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     monkeypatch.setattr(loop, "native_cpu_bf16", lambda: (False, "no native bf16 here, for the test"))
-    lines: list[str] = []
-    record = train(_opts(tiny_base, pair_files, tmp_path / "j", epochs=1, bf16=True), log=lines.append)
-    # a CPU that only emulates bf16 trains many times slower (benchmarks/results/judge/train_throughput-avx2.md): said
-    assert [ln for ln in lines if ln.startswith("train-judge: warning")] == [
-        "train-judge: warning: --bf16 on this CPU is emulated (no native bf16 here, for the test); float32 trains "
-        "far faster here: drop --bf16 (docs/training.md, 'How fast')"
+    train_file, eval_file = pair_files
+    args = ["train-judge", "fit", "--base", str(tiny_base), "--train", str(train_file), "--eval", str(eval_file)]
+    options = ["--epochs", "1", "--lr", "5e-3", "--batch-size", "4", "--max-length", "128", "--threads", "1"]
+    assert main([*args, "-o", str(tmp_path / "j"), *options, "--bf16", "--device", "auto", "-q"]) == 0
+    assert capsys.readouterr().err.splitlines() == [
+        "warning: train-judge: --bf16: no native bf16 here, for the test; drop --bf16 to train faster "
+        "(docs/training.md, 'How fast')"
     ]
+    record = json.loads((tmp_path / "j" / "training.json").read_text())
     assert record["device"] == "cpu"
     assert record["options"]["bf16"] is True
     assert math.isfinite(record["history"][-1]["train_loss"])
@@ -361,9 +367,12 @@ def test_no_bf16_warning_where_bf16_is_native_or_not_asked_for(
     pair_files: tuple[Path, Path],
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     monkeypatch.setattr(loop, "native_cpu_bf16", lambda: (native, "for the test"))
-    lines: list[str] = []
-    train(_opts(tiny_base, pair_files, tmp_path / "j", epochs=1, bf16=bf16), log=lines.append)
-    assert lines and not [ln for ln in lines if ln.startswith("train-judge: warning")]
+    with caplog.at_level("INFO", logger="conflictscore_local"):
+        train(_opts(tiny_base, pair_files, tmp_path / "j", epochs=1, bf16=bf16))
+    ours = [r for r in caplog.records if r.name.startswith("conflictscore_local")]
+    assert [r for r in ours if r.levelname == "INFO"]  # the notes were captured
+    assert [r.getMessage() for r in ours if r.levelname == "WARNING"] == []
