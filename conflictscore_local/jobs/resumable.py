@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import IO, Any, Callable, Mapping, Sequence
 
 from ..core.errors import ConfigError, InputError, WriteFailed
+from ..util.interrupts import ctrl_c_held
 from ..util.jsonl import json_type_name
 from .atomic import commit, dumps, write_json_atomic
 from .locks import close_quietly, hold, release
@@ -305,21 +306,22 @@ class ResumableJsonlWriter:
         self._hold.fh = self._fh = fh
 
     def write(self, row: Mapping[str, Any]) -> None:
-        try:
-            line = dumps(row, verbatim=self._verbatim)
-            self._fh.write(line + "\n")
-            self._fh.flush()
-            if self._digests is not None:  # after the row: a crash in between leaves one row without, redone
-                self._last = _chain(self._last, line)
-                self._digests.write(self._last.hex()[:DIGEST_HEX] + "\n")
-                self._digests.flush()
-        except BrokenPipeError:
-            if self._stdout:
-                raise  # stdout closed by its reader (| head): the command's exit status 141
-            raise WriteFailed(self._failed(BrokenPipeError())) from None
-        except OSError as e:
-            raise WriteFailed(self._failed(e)) from None
-        self.written += 1
+        with ctrl_c_held():  # the row, its digest and the count together: a Ctrl-C in between is raised after
+            try:
+                line = dumps(row, verbatim=self._verbatim)
+                self._fh.write(line + "\n")
+                self._fh.flush()
+                if self._digests is not None:  # after the row: a crash (kill -9) in between leaves one row without
+                    self._last = _chain(self._last, line)
+                    self._digests.write(self._last.hex()[:DIGEST_HEX] + "\n")
+                    self._digests.flush()
+            except BrokenPipeError:
+                if self._stdout:
+                    raise  # stdout closed by its reader (| head): the command's exit status 141
+                raise WriteFailed(self._failed(BrokenPipeError())) from None
+            except OSError as e:
+                raise WriteFailed(self._failed(e)) from None
+            self.written += 1
 
     def _failed(self, e: OSError) -> str:
         if self._hold is None:

@@ -28,6 +28,7 @@ from ..core.types import IRRELEVANT, Claim, DocJudgment, InputRecord, Item, Item
 from ..formats.summary import build_summary, now_utc
 from ..formats.table import Results
 from ..util.environment import versions
+from ..util.interrupts import ctrl_c_held
 from ..util.nlp import Salience
 from ..util.progress import RunProgress
 from .checks import cascade_warning, fallback_warning, unscored_warning
@@ -459,11 +460,12 @@ class Engine:
                 if len(new) != len(chunk):
                     raise RuntimeError(f"judge returned {len(new)} judgments for {len(chunk)} pairs")
                 new = [_checked(j) for j in new]
-                self.counts["passage_pairs_judged"] += len(new)
-                if cache is not None:
-                    t0 = self.clock()
-                    cache.put_many(new, spec=judge.spec())  # the spec that made them (it can change mid-run)
-                    self.timing.add("cache_s", t0)
+                with ctrl_c_held():  # the judgments counted are the judgments committed to the cache
+                    self.counts["passage_pairs_judged"] += len(new)
+                    if cache is not None:
+                        t0 = self.clock()
+                        cache.put_many(new, spec=judge.spec())  # the spec that made them (it can change mid-run)
+                        self.timing.add("cache_s", t0)
                 self.counts["checkpoints"] += 1
                 yield new
         except KeyboardInterrupt as stop:

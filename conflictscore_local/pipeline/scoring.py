@@ -37,6 +37,7 @@ from ..jobs import (
     explain_fingerprint_change,
     page_output,
 )
+from ..util.interrupts import ctrl_c_held
 from .checks import EXIT_UNSCORED  # noqa: F401 (commands read the exit status here, with the runner)
 from .config import RunConfig
 from .engine import Clock, Engine
@@ -265,8 +266,9 @@ def _score_into(
         new: list[ItemResult] = []
         try:
             for r in engine.score(todo):
-                writer.write(r.to_json())
-                new.append(r)
+                with ctrl_c_held():  # a row written is a row counted as kept
+                    writer.write(r.to_json())
+                    new.append(r)
         except KeyboardInterrupt as stop:  # what is kept, for the line that says how to go on
             stop.kept_items = len(done) + len(new)  # type: ignore[attr-defined]
             stop.partial = str(writer.partial)  # type: ignore[attr-defined]

@@ -113,7 +113,13 @@ class StubServer:
                         reply = stub.respond(req)
                     if reply.delay_s:
                         time.sleep(reply.delay_s)
-                    data = reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body).encode()
+                finally:
+                    # out of flight before the reply leaves: a client that has read it and sent its next request
+                    # must not find this one still counted (max_in_flight would then exceed the client's bound)
+                    with stub._lock:
+                        stub.in_flight -= 1
+                data = reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body).encode()
+                try:
                     self.send_response(reply.status)
                     for k, v in reply.headers.items():
                         self.send_header(k, v)
@@ -123,9 +129,6 @@ class StubServer:
                     self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):
                     pass
-                finally:
-                    with stub._lock:
-                        stub.in_flight -= 1
 
             def do_POST(self) -> None:
                 self._serve("POST")

@@ -242,3 +242,30 @@ def test_text_is_written_atomically_through_the_same_rules(tmp_path: Path):
     assert (tmp_path / "r.html").is_symlink() and target.read_text(encoding="utf-8") == "<p>é</p>"
     assert target.stat().st_mode & 0o777 == 0o644
     assert [p.name for p in target.parent.iterdir()] == ["r.html"]
+
+
+def test_a_ctrl_c_between_a_row_and_its_digest_is_raised_after_both(tmp_path: Path, monkeypatch):
+    """A real SIGINT sent as the row is on disk and its digest is not: the write finishes (row, digest, count)
+    and the Ctrl-C is raised after it, so a resume keeps that row instead of scoring it again."""
+    import signal
+
+    from conflictscore_local.jobs import resumable
+
+    real = resumable._chain
+
+    def ctrl_c_then_chain(previous: bytes, line: str) -> bytes:
+        os.kill(os.getpid(), signal.SIGINT)
+        return real(previous, line)
+
+    out = tmp_path / "out.jsonl"
+    with pytest.raises(KeyboardInterrupt):
+        with ResumableJsonlWriter(out, fingerprint={"judge": "a"}) as w:
+            w.write({"id": "a"})
+            monkeypatch.setattr(resumable, "_chain", ctrl_c_then_chain)
+            w.write({"id": "b"})
+    monkeypatch.undo()
+    assert w.written == 2
+    assert (tmp_path / "out.jsonl.partial").read_text() == '{"id": "a"}\n{"id": "b"}\n'
+    assert len((tmp_path / "out.jsonl.partial.digests").read_text().splitlines()) == 2
+    with ResumableJsonlWriter(out, resume=True, fingerprint={"judge": "a"}) as w:
+        assert w.done == [{"id": "a"}, {"id": "b"}] and w.redone == 0

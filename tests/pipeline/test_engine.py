@@ -308,6 +308,93 @@ def test_a_kill_mid_step_keeps_the_finished_items_and_the_cache(tmp_path, regist
         assert len(cache) == 60
 
 
+def test_a_ctrl_c_as_a_call_is_being_cached_keeps_that_call_and_says_so(
+    tmp_path, monkeypatch, capsys, register_backend
+):
+    """A real SIGINT as the second call's judgments go to the cache: the commit finishes, then the run stops;
+    the line it ends with counts the judgments the cache holds (all 100), and the rows it kept (6 items)."""
+    import json
+    import os
+    import signal
+
+    from conflictscore_local.cli import main
+    from conflictscore_local.formats.cache import JudgmentCache
+
+    real = JudgmentCache.put_many
+    calls: list[int] = []
+
+    def ctrl_c_then_put(self: Any, judgments: Any, **kw: Any) -> int:
+        calls.append(1)
+        if len(calls) == 2:
+            os.kill(os.getpid(), signal.SIGINT)
+        return real(self, judgments, **kw)
+
+    register_backend("judge", "rule-test", RuleJudge)
+    monkeypatch.setattr(JudgmentCache, "put_many", ctrl_c_then_put)
+    rows = [
+        {
+            "id": f"i{i}",
+            "response": "",
+            "claims": [f"claim {i}"],
+            "documents": [{"id": f"d{j}", "text": f"yes: claim {i}" if j == 0 else f"noise {j}"} for j in range(10)],
+        }
+        for i in range(10)
+    ]
+    inp = tmp_path / "in.jsonl"
+    inp.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "out.jsonl"
+    args = ["score", str(inp), "-o", str(out), "--pruner", "none", "--cache", str(tmp_path / "c.sqlite"), "-q"]
+    assert main([*args, "--judge", "rule-test"]) == 130
+    monkeypatch.undo()
+    partial = (tmp_path / "out.jsonl.partial").read_text().splitlines()
+    assert [json.loads(x)["id"] for x in partial] == [f"i{i}" for i in range(6)]  # the first call's 60 pairs
+    with JudgmentCache(tmp_path / "c.sqlite", RuleJudge().spec()) as cache:
+        assert len(cache) == 100  # the second call's 40 judgments were committed before the run stopped
+    end = capsys.readouterr().err.strip().splitlines()[-1]
+    assert end == (
+        f"conflictscore score: interrupted; kept 6 items in {out}.partial and 100 judgments in the "
+        "judgment cache: rerun with --resume to continue"
+    )
+
+
+def test_a_ctrl_c_as_a_row_is_written_counts_that_row_as_kept(tmp_path, monkeypatch, capsys, register_backend):
+    """A real SIGINT as the third row is written (the row on disk, its digest not yet): the row, its digest and
+    the count of kept items go together, so the line the run ends with says 3 items, the rows the partial holds."""
+    import json
+    import os
+    import signal
+
+    from conflictscore_local.cli import main
+    from conflictscore_local.jobs import resumable
+
+    real = resumable._chain
+    rows_written: list[str] = []
+
+    def ctrl_c_at_the_third(previous: bytes, line: str) -> bytes:
+        rows_written.append(line)
+        if len(rows_written) == 3:
+            os.kill(os.getpid(), signal.SIGINT)
+        return real(previous, line)
+
+    register_backend("judge", "rule-test", RuleJudge)
+    monkeypatch.setattr(resumable, "_chain", ctrl_c_at_the_third)
+    inp = tmp_path / "in.jsonl"
+    inp.write_text(
+        "".join(
+            json.dumps({"id": f"i{i}", "response": "", "claims": [f"claim {i}"], "documents": [f"yes: claim {i}"]})
+            + "\n"
+            for i in range(10)
+        )
+    )
+    out = tmp_path / "out.jsonl"
+    assert main(["score", str(inp), "-o", str(out), "--judge", "rule-test", "--pruner", "none", "--no-cache"]) == 130
+    monkeypatch.undo()
+    partial = (tmp_path / "out.jsonl.partial").read_text().splitlines()
+    assert [json.loads(x)["id"] for x in partial] == ["i0", "i1", "i2"]
+    end = capsys.readouterr().err.strip().splitlines()[-1]
+    assert end == f"conflictscore score: interrupted; kept 3 items in {out}.partial: rerun with --resume to continue"
+
+
 def test_non_finite_probabilities_become_unscored_judgments():
     class NaNJudge(RuleJudge):
         def judge(self, pairs, on_progress=None):  # type: ignore[override]

@@ -1,0 +1,40 @@
+"""Ctrl-C held off across a few statements that belong together: a row and its digest, a written row and the
+count of rows kept, a count of judgments and the cache commit holding them. A Ctrl-C (SIGINT) that arrives
+inside :func:`ctrl_c_held` is raised as :class:`KeyboardInterrupt` when the block ends, so what the run says it
+kept is what is on disk. ``kill -9`` cannot be held: the resumable writer checks each row against its digest."""
+
+from __future__ import annotations
+
+import signal
+import threading
+from contextlib import contextmanager
+from types import FrameType
+from typing import Iterator
+
+
+@contextmanager
+def ctrl_c_held() -> Iterator[None]:
+    """Run the block whole: a Ctrl-C inside it raises :class:`KeyboardInterrupt` at its end, not midway.
+
+    Only Python's own Ctrl-C handler is held, and only in the main thread (where Python runs signal handlers):
+    elsewhere, or under a handler of the caller's (or inside another held block, whose handler takes it), the
+    block runs as it is. An error raised by the block goes on as it is; the held Ctrl-C is then not raised."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is not signal.default_int_handler:
+        yield
+        return
+    held: list[int] = []
+
+    def hold(signum: int, frame: FrameType | None) -> None:
+        held.append(signum)
+
+    signal.signal(signal.SIGINT, hold)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if held:
+        raise KeyboardInterrupt

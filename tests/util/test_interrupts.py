@@ -1,0 +1,94 @@
+"""``ctrl_c_held``: a Ctrl-C (a real SIGINT sent to this process) inside the block is raised when the block ends,
+with everything in the block done; outside the main thread, under a handler of the caller's, or nested, the block
+runs as it is."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from typing import Any
+
+import pytest
+
+from conflictscore_local.util.interrupts import ctrl_c_held
+
+
+def ctrl_c() -> None:
+    os.kill(os.getpid(), signal.SIGINT)  # delivered to this (the main) thread; its handler runs at the next bytecode
+
+
+def test_without_the_block_a_ctrl_c_stops_the_next_statement() -> None:
+    done: list[str] = []
+    with pytest.raises(KeyboardInterrupt):
+        ctrl_c()
+        done.append("after")
+    assert done == []
+
+
+def test_a_ctrl_c_in_the_block_is_raised_at_its_end_with_the_block_done() -> None:
+    done: list[str] = []
+    with pytest.raises(KeyboardInterrupt):
+        with ctrl_c_held():
+            ctrl_c()
+            done.append("after")
+        done.append("past the block")
+    assert done == ["after"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_without_a_ctrl_c_the_block_ends_as_usual_and_the_handler_is_back() -> None:
+    with ctrl_c_held():
+        assert signal.getsignal(signal.SIGINT) is not signal.default_int_handler  # held
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_an_error_in_the_block_goes_on_as_it_is() -> None:
+    with pytest.raises(ValueError, match="boom"):
+        with ctrl_c_held():
+            ctrl_c()
+            raise ValueError("boom")
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_block_inside_a_held_block_runs_as_it_is_and_the_outer_one_raises() -> None:
+    done: list[str] = []
+    with pytest.raises(KeyboardInterrupt):
+        with ctrl_c_held():
+            with ctrl_c_held():
+                ctrl_c()
+                done.append("inner")
+            done.append("outer")
+    assert done == ["inner", "outer"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_handler_of_the_callers_is_left_to_do_its_work() -> None:
+    seen: list[int] = []
+
+    def mine(signum: int, frame: Any) -> None:
+        seen.append(signum)
+
+    previous = signal.signal(signal.SIGINT, mine)
+    try:
+        with ctrl_c_held():
+            assert signal.getsignal(signal.SIGINT) is mine
+            ctrl_c()
+            for _ in range(3):  # the handler runs between bytecodes
+                pass
+        assert seen == [signal.SIGINT]
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def test_outside_the_main_thread_the_handler_is_not_touched() -> None:
+    inside: list[Any] = []
+
+    def work() -> None:
+        with ctrl_c_held():
+            inside.append(signal.getsignal(signal.SIGINT))
+
+    t = threading.Thread(target=work)
+    t.start()
+    t.join()
+    assert inside == [signal.default_int_handler]
