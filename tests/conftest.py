@@ -12,6 +12,7 @@ import importlib.util
 import logging
 import os
 import re
+import signal
 import sys
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -108,6 +109,21 @@ class LoggedWarnings:
 @pytest.fixture
 def logged(caplog: pytest.LogCaptureFixture) -> LoggedWarnings:
     return LoggedWarnings(caplog)
+
+
+@pytest.fixture
+def ctrl_c() -> Iterator[Callable[[], None]]:
+    """Press Ctrl-C: a real SIGINT to this process, its handler run before the call returns. Python's own Ctrl-C
+    handler is installed for the test (a suite started in the background, ``make test &``, inherits SIGINT
+    ignored, and Python then installs none), the handler found is put back after, and the test fails if it left
+    another behind."""
+    found = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield lambda: signal.raise_signal(signal.SIGINT)
+        left = signal.getsignal(signal.SIGINT)
+        assert left is signal.default_int_handler, f"the test left SIGINT's handler as {left!r}"
+    finally:
+        signal.signal(signal.SIGINT, found)
 
 
 @pytest.fixture(autouse=True)

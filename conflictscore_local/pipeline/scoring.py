@@ -37,7 +37,6 @@ from ..jobs import (
     explain_fingerprint_change,
     page_output,
 )
-from ..util.interrupts import ctrl_c_held
 from .checks import EXIT_UNSCORED  # noqa: F401 (commands read the exit status here, with the runner)
 from .config import RunConfig
 from .engine import Clock, Engine
@@ -266,11 +265,10 @@ def _score_into(
         new: list[ItemResult] = []
         try:
             for r in engine.score(todo):
-                with ctrl_c_held():  # a row written is a row counted as kept
-                    writer.write(r.to_json())
-                    new.append(r)
+                writer.write(r.to_json())
+                new.append(r)
         except KeyboardInterrupt as stop:  # what is kept, for the line that says how to go on
-            stop.kept_items = len(done) + len(new)  # type: ignore[attr-defined]
+            stop.kept_items = len(done) + writer.written  # type: ignore[attr-defined]  # rows written, not appended
             stop.partial = str(writer.partial)  # type: ignore[attr-defined]
             if not hasattr(stop, "judgments_cached"):
                 stop.judgments_cached = (  # type: ignore[attr-defined]  # carried on the interrupt to the command

@@ -1,7 +1,9 @@
-"""Ctrl-C held off across a few statements that belong together: a row and its digest, a written row and the
-count of rows kept, a count of judgments and the cache commit holding them. A Ctrl-C (SIGINT) that arrives
-inside :func:`ctrl_c_held` is raised as :class:`KeyboardInterrupt` when the block ends, so what the run says it
-kept is what is on disk. ``kill -9`` cannot be held: the resumable writer checks each row against its digest."""
+"""Ctrl-C held off across a few statements that belong together: a row and its digest (and the count of rows
+written), a count of judgments and the cache commit holding them. A Ctrl-C (SIGINT) that arrives inside
+:func:`ctrl_c_held` is raised as :class:`KeyboardInterrupt` when the block ends, so what the run says it kept is
+what is on disk; a second one is raised at once, so a write stuck on a full pipe or a stalled disk still stops.
+A signal Python does not handle (``kill``, ``kill -9``, a closed terminal) cannot be held: the resumable writer
+checks each row against its digest."""
 
 from __future__ import annotations
 
@@ -14,7 +16,8 @@ from typing import Iterator
 
 @contextmanager
 def ctrl_c_held() -> Iterator[None]:
-    """Run the block whole: a Ctrl-C inside it raises :class:`KeyboardInterrupt` at its end, not midway.
+    """Run the block whole: a Ctrl-C inside it raises :class:`KeyboardInterrupt` at its end, not midway; a second
+    Ctrl-C inside it raises at once (the user insists: a write that blocks must not keep the run from stopping).
 
     Only Python's own Ctrl-C handler is held, and only in the main thread (where Python runs signal handlers):
     elsewhere, or under a handler of the caller's (or inside another held block, whose handler takes it), the
@@ -30,11 +33,17 @@ def ctrl_c_held() -> Iterator[None]:
 
     def hold(signum: int, frame: FrameType | None) -> None:
         held.append(signum)
+        if len(held) > 1:
+            raise KeyboardInterrupt
 
     signal.signal(signal.SIGINT, hold)
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        try:  # a pending signal's handler runs before the handler is changed: if it raises, change it again
+            signal.signal(signal.SIGINT, previous)
+        except BaseException:
+            signal.signal(signal.SIGINT, previous)
+            raise
     if held:
         raise KeyboardInterrupt

@@ -23,8 +23,8 @@ def ends(tmp_path: Path, body: str, *, code: int = 3) -> tuple[subprocess.Comple
     script = (
         f"import atexit, pathlib, sys\n"
         f"atexit.register(lambda: pathlib.Path({str(flag)!r}).write_text({MARK!r}))\n"
+        f"from conflictscore_local.cli.app import exit_process\n"  # first: the body's thread still runs at the exit
         f"{body}\n"
-        f"from conflictscore_local.cli.app import exit_process\n"
         f"exit_process({code})\n"
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

@@ -244,17 +244,15 @@ def test_text_is_written_atomically_through_the_same_rules(tmp_path: Path):
     assert [p.name for p in target.parent.iterdir()] == ["r.html"]
 
 
-def test_a_ctrl_c_between_a_row_and_its_digest_is_raised_after_both(tmp_path: Path, monkeypatch):
+def test_a_ctrl_c_between_a_row_and_its_digest_is_raised_after_both(tmp_path: Path, monkeypatch, ctrl_c):
     """A real SIGINT sent as the row is on disk and its digest is not: the write finishes (row, digest, count)
     and the Ctrl-C is raised after it, so a resume keeps that row instead of scoring it again."""
-    import signal
-
     from conflictscore_local.jobs import resumable
 
     real = resumable._chain
 
     def ctrl_c_then_chain(previous: bytes, line: str) -> bytes:
-        os.kill(os.getpid(), signal.SIGINT)
+        ctrl_c()
         return real(previous, line)
 
     out = tmp_path / "out.jsonl"

@@ -211,18 +211,21 @@ def test_a_slow_server_meets_the_timeout_and_its_pairs_are_unscored(served_smoll
         }
     ).encode()
     done = threading.Event()
+    answered = [threading.Event(), threading.Event()]
 
-    def occupy() -> None:  # the server answers one request at a time: with two of these looping,
-        while not done.is_set():  # another one always waits ahead of the judge's requests
+    def occupy(first: threading.Event) -> None:  # the server answers one request at a time: with two of these
+        while not done.is_set():  # looping, another one always waits ahead of the judge's requests
             req = urllib.request.Request(
                 f"{served_smollm2.url}/chat/completions", busy, {"Content-Type": "application/json"}
             )
             urllib.request.urlopen(req, timeout=300).read()
+            first.set()
 
-    blockers = [threading.Thread(target=occupy, daemon=True) for _ in range(2)]
+    blockers = [threading.Thread(target=occupy, args=(a,), daemon=True) for a in answered]
     for b in blockers:
         b.start()
-    time.sleep(0.5)
+    for a in answered:  # both have had an answer: each is looping, not still on its way to the server
+        assert a.wait(timeout=300)
     items, out = write_items(tmp_path, ITEMS[:1]), tmp_path / "out.jsonl"
     t0 = time.perf_counter()
     try:

@@ -309,13 +309,11 @@ def test_a_kill_mid_step_keeps_the_finished_items_and_the_cache(tmp_path, regist
 
 
 def test_a_ctrl_c_as_a_call_is_being_cached_keeps_that_call_and_says_so(
-    tmp_path, monkeypatch, capsys, register_backend
+    tmp_path, monkeypatch, capsys, register_backend, ctrl_c
 ):
     """A real SIGINT as the second call's judgments go to the cache: the commit finishes, then the run stops;
     the line it ends with counts the judgments the cache holds (all 100), and the rows it kept (6 items)."""
     import json
-    import os
-    import signal
 
     from conflictscore_local.cli import main
     from conflictscore_local.formats.cache import JudgmentCache
@@ -326,7 +324,7 @@ def test_a_ctrl_c_as_a_call_is_being_cached_keeps_that_call_and_says_so(
     def ctrl_c_then_put(self: Any, judgments: Any, **kw: Any) -> int:
         calls.append(1)
         if len(calls) == 2:
-            os.kill(os.getpid(), signal.SIGINT)
+            ctrl_c()
         return real(self, judgments, **kw)
 
     register_backend("judge", "rule-test", RuleJudge)
@@ -357,12 +355,10 @@ def test_a_ctrl_c_as_a_call_is_being_cached_keeps_that_call_and_says_so(
     )
 
 
-def test_a_ctrl_c_as_a_row_is_written_counts_that_row_as_kept(tmp_path, monkeypatch, capsys, register_backend):
+def test_a_ctrl_c_as_a_row_is_written_counts_that_row_as_kept(tmp_path, monkeypatch, capsys, register_backend, ctrl_c):
     """A real SIGINT as the third row is written (the row on disk, its digest not yet): the row, its digest and
     the count of kept items go together, so the line the run ends with says 3 items, the rows the partial holds."""
     import json
-    import os
-    import signal
 
     from conflictscore_local.cli import main
     from conflictscore_local.jobs import resumable
@@ -373,7 +369,7 @@ def test_a_ctrl_c_as_a_row_is_written_counts_that_row_as_kept(tmp_path, monkeypa
     def ctrl_c_at_the_third(previous: bytes, line: str) -> bytes:
         rows_written.append(line)
         if len(rows_written) == 3:
-            os.kill(os.getpid(), signal.SIGINT)
+            ctrl_c()
         return real(previous, line)
 
     register_backend("judge", "rule-test", RuleJudge)
