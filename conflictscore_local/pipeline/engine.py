@@ -461,11 +461,11 @@ class Engine:
                     raise RuntimeError(f"judge returned {len(new)} judgments for {len(chunk)} pairs")
                 new = [_checked(j) for j in new]
                 with ctrl_c_held():  # the judgments counted are the judgments committed to the cache
-                    self.counts["passage_pairs_judged"] += len(new)
                     if cache is not None:
                         t0 = self.clock()
                         cache.put_many(new, spec=judge.spec())  # the spec that made them (it can change mid-run)
                         self.timing.add("cache_s", t0)
+                    self.counts["passage_pairs_judged"] += len(new)  # after the commit: never more than it holds
                 self.counts["checkpoints"] += 1
                 yield new
         except KeyboardInterrupt as stop:

@@ -1,9 +1,9 @@
 """Ctrl-C held off across a few statements that belong together: a row and its digest (and the count of rows
 written), a count of judgments and the cache commit holding them. A Ctrl-C (SIGINT) that arrives inside
 :func:`ctrl_c_held` is raised as :class:`KeyboardInterrupt` when the block ends, so what the run says it kept is
-what is on disk; a second one is raised at once, so a write stuck on a full pipe or a stalled disk still stops.
-A signal Python does not handle (``kill``, ``kill -9``, a closed terminal) cannot be held: the resumable writer
-checks each row against its digest."""
+what is on disk; a second one is raised at once, so a write stuck on a full pipe still stops (the counts may then
+be a row or a call off). A signal Python does not handle (``kill``, ``kill -9``, a closed terminal) cannot be
+held: the resumable writer checks each row against its digest."""
 
 from __future__ import annotations
 
@@ -40,10 +40,13 @@ def ctrl_c_held() -> Iterator[None]:
     try:
         yield
     finally:
-        try:  # a pending signal's handler runs before the handler is changed: if it raises, change it again
-            signal.signal(signal.SIGINT, previous)
-        except BaseException:
-            signal.signal(signal.SIGINT, previous)
-            raise
+        raised: BaseException | None = None
+        while signal.getsignal(signal.SIGINT) is not previous:
+            try:
+                signal.signal(signal.SIGINT, previous)
+            except BaseException as e:  # a pending signal's handler ran first and raised: change it again
+                raised = raised or e
+        if raised is not None:
+            raise raised
     if held:
         raise KeyboardInterrupt

@@ -224,11 +224,12 @@ def test_a_slow_server_meets_the_timeout_and_its_pairs_are_unscored(served_smoll
     blockers = [threading.Thread(target=occupy, args=(a,), daemon=True) for a in answered]
     for b in blockers:
         b.start()
-    for a in answered:  # both have had an answer: each is looping, not still on its way to the server
-        assert a.wait(timeout=300)
-    items, out = write_items(tmp_path, ITEMS[:1]), tmp_path / "out.jsonl"
     t0 = time.perf_counter()
     try:
+        for a in answered:  # both have had an answer: each is looping, not still on its way to the server
+            assert a.wait(timeout=300)
+        items, out = write_items(tmp_path, ITEMS[:1]), tmp_path / "out.jsonl"
+        t0 = time.perf_counter()
         rc = main(score_args(served_smollm2, items, out, tmp_path / "cache.sqlite", timeout_s=0.3))
     finally:
         took = time.perf_counter() - t0

@@ -355,6 +355,51 @@ def test_a_ctrl_c_as_a_call_is_being_cached_keeps_that_call_and_says_so(
     )
 
 
+def test_a_second_ctrl_c_that_stops_a_cache_commit_is_not_counted_as_cached(
+    tmp_path, monkeypatch, capsys, register_backend
+):
+    """The user presses again as the second call's judgments go to the cache, before they are committed: the
+    line the run ends with counts the 60 judgments the cache holds, not the 100 the calls made."""
+    import json
+
+    from conflictscore_local.cli import main
+    from conflictscore_local.formats.cache import JudgmentCache
+
+    real = JudgmentCache.put_many
+    calls: list[int] = []
+
+    def stopped_put(self: Any, judgments: Any, **kw: Any) -> int:
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # the second press, raised at once inside the held block
+        return real(self, judgments, **kw)
+
+    register_backend("judge", "rule-test", RuleJudge)
+    monkeypatch.setattr(JudgmentCache, "put_many", stopped_put)
+    rows = [
+        {
+            "id": f"i{i}",
+            "response": "",
+            "claims": [f"claim {i}"],
+            "documents": [{"id": f"d{j}", "text": f"yes: claim {i}" if j == 0 else f"noise {j}"} for j in range(10)],
+        }
+        for i in range(10)
+    ]
+    inp = tmp_path / "in.jsonl"
+    inp.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "out.jsonl"
+    args = ["score", str(inp), "-o", str(out), "--pruner", "none", "--cache", str(tmp_path / "c.sqlite"), "-q"]
+    assert main([*args, "--judge", "rule-test"]) == 130
+    monkeypatch.undo()
+    with JudgmentCache(tmp_path / "c.sqlite", RuleJudge().spec()) as cache:
+        assert len(cache) == 60
+    end = capsys.readouterr().err.strip().splitlines()[-1]
+    assert end == (
+        f"conflictscore score: interrupted; kept 6 items in {out}.partial and 60 judgments in the "
+        "judgment cache: rerun with --resume to continue"
+    )
+
+
 def test_a_ctrl_c_as_a_row_is_written_counts_that_row_as_kept(tmp_path, monkeypatch, capsys, register_backend, ctrl_c):
     """A real SIGINT as the third row is written (the row on disk, its digest not yet): the row, its digest and
     the count of kept items go together, so the line the run ends with says 3 items, the rows the partial holds."""

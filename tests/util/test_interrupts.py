@@ -99,3 +99,31 @@ def test_outside_the_main_thread_the_handler_is_not_touched(ctrl_c: Callable[[],
     t.start()
     t.join()
     assert inside == [signal.default_int_handler]
+
+
+def test_a_pending_ctrl_c_that_raises_as_the_handler_is_put_back_leaves_no_hold_behind(
+    ctrl_c: Callable[[], None], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Python runs a pending signal's handler before it changes a handler: a second Ctrl-C pending at the end of
+    the block raises from the restore itself, and the restore is made again (else the hold would stay installed and
+    swallow every later Ctrl-C)."""
+    from conflictscore_local.util import interrupts
+
+    calls: list[Any] = []
+
+    class PendingAtTheRestore:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(signal, name)
+
+        def signal(self, signum: int, handler: Any) -> Any:
+            calls.append(handler)
+            if len(calls) == 2:  # the first restore: the pending Ctrl-C's handler runs first, and raises
+                raise KeyboardInterrupt
+            return signal.signal(signum, handler)
+
+    monkeypatch.setattr(interrupts, "signal", PendingAtTheRestore())
+    with pytest.raises(KeyboardInterrupt):
+        with ctrl_c_held():
+            pass
+    assert calls[1:] == [signal.default_int_handler, signal.default_int_handler]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
