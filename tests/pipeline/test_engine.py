@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import subprocess
 import sys
-from typing import Any, Sequence
+from pathlib import Path
+from typing import Any, Callable, Sequence
 
 import pytest
 
@@ -261,6 +263,22 @@ def test_judgments_are_checkpointed_within_a_step(tmp_path, clock):
     assert [r.verdicts[0].support for r in [first, *rest]] == [("d0",)] * 20
 
 
+def ten_items_of_ten_documents(tmp_path: Path) -> Path:
+    """10 items, a claim each, 10 documents each (the first supports it): 100 pairs, the first call 60 (6 items)."""
+    rows = [
+        {
+            "id": f"i{i}",
+            "response": "",
+            "claims": [f"claim {i}"],
+            "documents": [{"id": f"d{j}", "text": f"yes: claim {i}" if j == 0 else f"noise {j}"} for j in range(10)],
+        }
+        for i in range(10)
+    ]
+    inp = tmp_path / "in.jsonl"
+    inp.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return inp
+
+
 def test_a_kill_mid_step_keeps_the_finished_items_and_the_cache(tmp_path, register_backend):
     from conflictscore_local.cli import main
     from conflictscore_local.formats.cache import JudgmentCache
@@ -272,17 +290,7 @@ def test_a_kill_mid_step_keeps_the_finished_items_and_the_cache(tmp_path, regist
             return super().judge(pairs, on_progress)
 
     register_backend("judge", "dying-test", Dying)
-    rows = [
-        {
-            "id": f"i{i}",
-            "response": "",
-            "claims": [f"claim {i}"],
-            "documents": [{"id": f"d{j}", "text": f"yes: claim {i}" if j == 0 else f"noise {j}"} for j in range(10)],
-        }
-        for i in range(10)
-    ]
-    inp = tmp_path / "in.jsonl"
-    inp.write_text("".join(__import__("json").dumps(r) + "\n" for r in rows))
+    inp = ten_items_of_ten_documents(tmp_path)
     out = tmp_path / "out.jsonl"
     assert (
         main(
@@ -303,9 +311,38 @@ def test_a_kill_mid_step_keeps_the_finished_items_and_the_cache(tmp_path, regist
         == 130
     )
     partial = (tmp_path / "out.jsonl.partial").read_text().splitlines()
-    assert [__import__("json").loads(x)["id"] for x in partial] == [f"i{i}" for i in range(6)]  # 60 pairs: 6 items
+    assert [json.loads(x)["id"] for x in partial] == [f"i{i}" for i in range(6)]  # 60 pairs: 6 items
     with JudgmentCache(tmp_path / "c.sqlite", Dying().spec()) as cache:
         assert len(cache) == 60
+
+
+def stopped_at_the_second_commit(
+    tmp_path: Path, monkeypatch: Any, capsys: Any, register_backend: Any, before: Callable[[], None]
+) -> tuple[list[str], int, str]:
+    """Score :func:`ten_items_of_ten_documents` into a cache, ``before()`` run as the second call's judgments go
+    to it; the ids ``OUTPUT.partial`` holds, the judgments the cache holds and the line the run ends with."""
+    from conflictscore_local.cli import main
+    from conflictscore_local.formats.cache import JudgmentCache
+
+    real = JudgmentCache.put_many
+    calls: list[int] = []
+
+    def put(self: Any, judgments: Any, **kw: Any) -> int:
+        calls.append(1)
+        if len(calls) == 2:
+            before()
+        return real(self, judgments, **kw)
+
+    register_backend("judge", "rule-test", RuleJudge)
+    monkeypatch.setattr(JudgmentCache, "put_many", put)
+    inp, out = ten_items_of_ten_documents(tmp_path), tmp_path / "out.jsonl"
+    args = ["score", str(inp), "-o", str(out), "--pruner", "none", "--cache", str(tmp_path / "c.sqlite"), "-q"]
+    assert main([*args, "--judge", "rule-test"]) == 130
+    monkeypatch.undo()
+    partial = [json.loads(x)["id"] for x in (tmp_path / "out.jsonl.partial").read_text().splitlines()]
+    with JudgmentCache(tmp_path / "c.sqlite", RuleJudge().spec()) as cache:
+        cached = len(cache)
+    return partial, cached, capsys.readouterr().err.strip().splitlines()[-1]
 
 
 def test_a_ctrl_c_as_a_call_is_being_cached_keeps_that_call_and_says_so(
@@ -313,45 +350,12 @@ def test_a_ctrl_c_as_a_call_is_being_cached_keeps_that_call_and_says_so(
 ):
     """A real SIGINT as the second call's judgments go to the cache: the commit finishes, then the run stops;
     the line it ends with counts the judgments the cache holds (all 100), and the rows it kept (6 items)."""
-    import json
-
-    from conflictscore_local.cli import main
-    from conflictscore_local.formats.cache import JudgmentCache
-
-    real = JudgmentCache.put_many
-    calls: list[int] = []
-
-    def ctrl_c_then_put(self: Any, judgments: Any, **kw: Any) -> int:
-        calls.append(1)
-        if len(calls) == 2:
-            ctrl_c()
-        return real(self, judgments, **kw)
-
-    register_backend("judge", "rule-test", RuleJudge)
-    monkeypatch.setattr(JudgmentCache, "put_many", ctrl_c_then_put)
-    rows = [
-        {
-            "id": f"i{i}",
-            "response": "",
-            "claims": [f"claim {i}"],
-            "documents": [{"id": f"d{j}", "text": f"yes: claim {i}" if j == 0 else f"noise {j}"} for j in range(10)],
-        }
-        for i in range(10)
-    ]
-    inp = tmp_path / "in.jsonl"
-    inp.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    out = tmp_path / "out.jsonl"
-    args = ["score", str(inp), "-o", str(out), "--pruner", "none", "--cache", str(tmp_path / "c.sqlite"), "-q"]
-    assert main([*args, "--judge", "rule-test"]) == 130
-    monkeypatch.undo()
-    partial = (tmp_path / "out.jsonl.partial").read_text().splitlines()
-    assert [json.loads(x)["id"] for x in partial] == [f"i{i}" for i in range(6)]  # the first call's 60 pairs
-    with JudgmentCache(tmp_path / "c.sqlite", RuleJudge().spec()) as cache:
-        assert len(cache) == 100  # the second call's 40 judgments were committed before the run stopped
-    end = capsys.readouterr().err.strip().splitlines()[-1]
+    partial, cached, end = stopped_at_the_second_commit(tmp_path, monkeypatch, capsys, register_backend, ctrl_c)
+    assert partial == [f"i{i}" for i in range(6)]  # the first call's 60 pairs
+    assert cached == 100  # the second call's 40 judgments were committed before the run stopped
     assert end == (
-        f"conflictscore score: interrupted; kept 6 items in {out}.partial and 100 judgments in the "
-        "judgment cache: rerun with --resume to continue"
+        f"conflictscore score: interrupted; kept 6 items in {tmp_path / 'out.jsonl'}.partial and 100 judgments in "
+        "the judgment cache: rerun with --resume to continue"
     )
 
 
@@ -360,51 +364,22 @@ def test_a_second_ctrl_c_that_stops_a_cache_commit_is_not_counted_as_cached(
 ):
     """The user presses again as the second call's judgments go to the cache, before they are committed: the
     line the run ends with counts the 60 judgments the cache holds, not the 100 the calls made."""
-    import json
 
-    from conflictscore_local.cli import main
-    from conflictscore_local.formats.cache import JudgmentCache
+    def second_press() -> None:
+        raise KeyboardInterrupt  # raised at once inside the held block
 
-    real = JudgmentCache.put_many
-    calls: list[int] = []
-
-    def stopped_put(self: Any, judgments: Any, **kw: Any) -> int:
-        calls.append(1)
-        if len(calls) == 2:
-            raise KeyboardInterrupt  # the second press, raised at once inside the held block
-        return real(self, judgments, **kw)
-
-    register_backend("judge", "rule-test", RuleJudge)
-    monkeypatch.setattr(JudgmentCache, "put_many", stopped_put)
-    rows = [
-        {
-            "id": f"i{i}",
-            "response": "",
-            "claims": [f"claim {i}"],
-            "documents": [{"id": f"d{j}", "text": f"yes: claim {i}" if j == 0 else f"noise {j}"} for j in range(10)],
-        }
-        for i in range(10)
-    ]
-    inp = tmp_path / "in.jsonl"
-    inp.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    out = tmp_path / "out.jsonl"
-    args = ["score", str(inp), "-o", str(out), "--pruner", "none", "--cache", str(tmp_path / "c.sqlite"), "-q"]
-    assert main([*args, "--judge", "rule-test"]) == 130
-    monkeypatch.undo()
-    with JudgmentCache(tmp_path / "c.sqlite", RuleJudge().spec()) as cache:
-        assert len(cache) == 60
-    end = capsys.readouterr().err.strip().splitlines()[-1]
+    partial, cached, end = stopped_at_the_second_commit(tmp_path, monkeypatch, capsys, register_backend, second_press)
+    assert partial == [f"i{i}" for i in range(6)]
+    assert cached == 60
     assert end == (
-        f"conflictscore score: interrupted; kept 6 items in {out}.partial and 60 judgments in the "
-        "judgment cache: rerun with --resume to continue"
+        f"conflictscore score: interrupted; kept 6 items in {tmp_path / 'out.jsonl'}.partial and 60 judgments in "
+        "the judgment cache: rerun with --resume to continue"
     )
 
 
 def test_a_ctrl_c_as_a_row_is_written_counts_that_row_as_kept(tmp_path, monkeypatch, capsys, register_backend, ctrl_c):
     """A real SIGINT as the third row is written (the row on disk, its digest not yet): the row, its digest and
     the count of kept items go together, so the line the run ends with says 3 items, the rows the partial holds."""
-    import json
-
     from conflictscore_local.cli import main
     from conflictscore_local.jobs import resumable
 
